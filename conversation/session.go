@@ -1,0 +1,352 @@
+// Package conversation runs the agent loop: user message → model → tool
+// calls → tool results → model … → final answer, firing the model-side
+// hooks around every model call and sending tool calls through dispatch.
+//
+// One Send is one run. Per iteration it fires pre_tool_list_finalized and
+// pre_api_request_mutable, calls the model, fires post_llm_call and
+// post_llm_call_can_reissue (honouring at most one reissue per iteration,
+// which does not consume the iteration budget), then runs the response's tool
+// calls. The final text goes through transform_llm_output. on_session_start
+// fires on the first run, on_session_end after every run.
+package conversation
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+)
+
+// DefaultMaxIterations bounds model calls per run when Options leaves it 0.
+const DefaultMaxIterations = 8
+
+// Options configure a Session.
+type Options struct {
+	Provider      llm.Provider
+	Model         string
+	System        string
+	MaxIterations int
+	Route         hooks.Route
+	// Bus is used only on the gateway route; on the bypass route no hook
+	// fires whatever is passed here.
+	Bus   *hooks.Bus
+	Tools *dispatch.Registry
+	// Trace, when set, receives a readable account of each step.
+	Trace func(Event)
+}
+
+// Event is one step of a run, for a human-readable trace.
+type Event struct {
+	Iteration int
+	Kind      EventKind
+	Text      string
+}
+
+// EventKind groups trace events.
+type EventKind string
+
+// Trace event kinds.
+const (
+	EventRoute     EventKind = "route"
+	EventHook      EventKind = "hook"
+	EventModelCall EventKind = "model"
+	EventReissue   EventKind = "reissue"
+	EventToolCall  EventKind = "tool"
+	EventAnswer    EventKind = "answer"
+)
+
+// Inference records one model call.
+type Inference struct {
+	Iteration int
+	Model     string
+	Usage     hooks.Usage
+	Duration  time.Duration
+	Escalated bool   // this call was a reissue
+	Reason    string // the reissue reason, for escalated calls
+	Err       error  // the call failed
+}
+
+// Turn is the result of one run.
+type Turn struct {
+	Answer     string
+	EndReason  hooks.EndReason
+	Iterations int
+	Usage      hooks.Usage // summed over every inference, reissues included
+	Inferences []Inference
+	ToolCalls  []dispatch.Outcome
+}
+
+// Session is one conversation: an id and its message history. It is not
+// safe for concurrent Sends.
+type Session struct {
+	id       string
+	opts     Options
+	bus      *hooks.Bus // nil on the bypass route
+	pipeline dispatch.Pipeline
+	history  []hooks.Message
+	started  bool
+}
+
+// New starts a session. It fires nothing until the first Send.
+func New(opts Options) (*Session, error) {
+	if opts.Provider == nil {
+		return nil, errors.New("host: conversation needs a model provider")
+	}
+	if opts.Model == "" {
+		return nil, errors.New("host: conversation needs a model name")
+	}
+	if opts.MaxIterations < 0 {
+		return nil, fmt.Errorf("host: max iterations %d is negative", opts.MaxIterations)
+	}
+	if opts.MaxIterations == 0 {
+		opts.MaxIterations = DefaultMaxIterations
+	}
+	switch opts.Route {
+	case hooks.RouteGateway, hooks.RouteBypass:
+	case "":
+		opts.Route = hooks.RouteBypass
+	default:
+		return nil, fmt.Errorf("host: unknown route %q", opts.Route)
+	}
+	s := &Session{id: newID(), opts: opts}
+	if opts.Route == hooks.RouteGateway {
+		s.bus = opts.Bus
+	}
+	s.pipeline = dispatch.Pipeline{Registry: opts.Tools, Bus: s.bus}
+	return s, nil
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ID returns the session id plugins see.
+func (s *Session) ID() string { return s.id }
+
+// Route returns the route this session's traffic takes.
+func (s *Session) Route() hooks.Route { return s.opts.Route }
+
+// History returns a copy of the messages so far.
+func (s *Session) History() []hooks.Message { return append([]hooks.Message(nil), s.history...) }
+
+func (s *Session) trace(iter int, kind EventKind, format string, a ...any) {
+	if s.opts.Trace != nil {
+		s.opts.Trace(Event{Iteration: iter, Kind: kind, Text: fmt.Sprintf(format, a...)})
+	}
+}
+
+// Tools returns the tool list offered to the model before hooks: native
+// tools, plus plugin tools on the gateway route. A plugin tool allowed to
+// override a native one replaces it in place.
+func (s *Session) Tools() []hooks.ToolSpec {
+	tools := s.opts.Tools.Specs()
+	if s.bus == nil {
+		return tools
+	}
+	index := map[string]int{}
+	for i, t := range tools {
+		index[t.Name] = i
+	}
+	for _, t := range s.bus.Tools() {
+		if i, ok := index[t.Name]; ok {
+			tools[i] = t
+			continue
+		}
+		tools = append(tools, t)
+	}
+	return tools
+}
+
+// Send runs one user message to a final answer. A model failure ends the
+// run with an error (after on_session_end); tool and plugin failures never
+// do. When the iteration budget runs out the Turn says so, without error.
+func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
+	if !s.started {
+		s.started = true
+		s.trace(0, EventRoute, "route: %s", routeLine(s.opts.Route))
+		s.bus.SessionStart(hooks.SessionStart{SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route})
+	}
+	s.history = append(s.history, hooks.Message{Role: hooks.RoleUser, Content: text})
+	turn := &Turn{}
+	err := s.run(ctx, turn)
+	end := hooks.SessionEnd{
+		SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route,
+		Reason: turn.EndReason, Iterations: turn.Iterations, Usage: turn.Usage,
+	}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	s.bus.SessionEnd(end)
+	return turn, err
+}
+
+func routeLine(r hooks.Route) string {
+	if r == hooks.RouteGateway {
+		return "gateway (plugin tools offered, hooks fire)"
+	}
+	return "bypass (native tools only, no hook fires)"
+}
+
+func (s *Session) run(ctx context.Context, turn *Turn) error {
+	for iter := 1; iter <= s.opts.MaxIterations; iter++ {
+		turn.Iterations = iter
+		resp, err := s.infer(ctx, iter, turn)
+		if err != nil {
+			turn.EndReason = hooks.EndError
+			if ctx.Err() != nil {
+				turn.EndReason = hooks.EndCancelled
+			}
+			return err
+		}
+		s.history = append(s.history, resp.Message)
+		if len(resp.Message.ToolCalls) == 0 {
+			s.finish(ctx, iter, turn, resp.Message.Content)
+			return nil
+		}
+		for _, c := range resp.Message.ToolCalls {
+			if err := ctx.Err(); err != nil {
+				turn.EndReason = hooks.EndCancelled
+				return err
+			}
+			out := s.pipeline.Run(ctx, s.id, c)
+			turn.ToolCalls = append(turn.ToolCalls, out)
+			s.traceTool(iter, out)
+			s.history = append(s.history, hooks.Message{
+				Role: hooks.RoleTool, ToolCallID: c.ID, ToolName: c.Name,
+				Content: out.Result.Content, IsError: out.Result.IsError,
+			})
+		}
+	}
+	turn.EndReason = hooks.EndMaxIterations
+	turn.Answer = fmt.Sprintf("Stopped after %d iterations without a final answer.", s.opts.MaxIterations)
+	s.trace(s.opts.MaxIterations, EventAnswer, "iteration budget exhausted")
+	return nil
+}
+
+func (s *Session) finish(ctx context.Context, iter int, turn *Turn, text string) {
+	final, by := s.bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: s.id, Text: text})
+	for _, p := range by {
+		s.trace(iter, EventHook, "transform_llm_output: %s rewrote the answer", p)
+	}
+	turn.Answer = final
+	turn.EndReason = hooks.EndCompleted
+}
+
+// infer makes one iteration's model call, with its hooks and at most one
+// reissue.
+func (s *Session) infer(ctx context.Context, iter int, turn *Turn) (hooks.ModelResponse, error) {
+	tools := s.Tools()
+	if ch := s.bus.ToolList(ctx, hooks.ToolListRequest{SessionID: s.id, Iteration: iter, Tools: tools}); ch != nil {
+		tools = ch.Tools
+		s.trace(iter, EventHook, "pre_tool_list_finalized: %s replaced the tool list (%d tools)", ch.Plugin, len(tools))
+	}
+	req := hooks.ModelRequest{
+		Model: s.opts.Model, System: s.opts.System, Tools: tools,
+		Messages: append([]hooks.Message(nil), s.history...),
+	}
+	req, changes := s.bus.MutateRequest(ctx, hooks.APIRequest{SessionID: s.id, Iteration: iter, Request: req})
+	for _, c := range changes {
+		s.trace(iter, EventHook, "pre_api_request_mutable: %s set %v", c.Plugin, c.Fields)
+	}
+
+	resp, err := s.complete(ctx, iter, req, turn, "")
+	if err != nil {
+		return resp, err
+	}
+	r := s.bus.Reissue(ctx, hooks.LLMCall{SessionID: s.id, Iteration: iter, Route: s.opts.Route, Request: req, Response: resp})
+	if r == nil {
+		return resp, nil
+	}
+	req2, fields := r.Patch.Apply(req)
+	s.trace(iter, EventReissue, "post_llm_call_can_reissue: %s asked to reissue to %s (%s; changed %v)", r.Plugin, req2.Model, r.Reason, fields)
+	resp2, err := s.complete(ctx, iter, req2, turn, r.Reason)
+	if err != nil {
+		if ctx.Err() != nil {
+			return resp2, err
+		}
+		// The first answer is still good; a failed escalation must not
+		// cost the user the turn.
+		s.trace(iter, EventReissue, "reissue failed (%v); keeping the first answer", err)
+		return resp, nil
+	}
+	return resp2, nil
+}
+
+// complete calls the model once and records the inference. reason is
+// non-empty for a reissue.
+func (s *Session) complete(ctx context.Context, iter int, req hooks.ModelRequest, turn *Turn, reason string) (hooks.ModelResponse, error) {
+	start := time.Now()
+	resp, err := s.opts.Provider.Complete(ctx, req)
+	inf := Inference{Iteration: iter, Model: req.Model, Usage: resp.Usage, Duration: time.Since(start), Escalated: reason != "", Reason: reason, Err: err}
+	turn.Inferences = append(turn.Inferences, inf)
+	turn.Usage = turn.Usage.Add(resp.Usage)
+	ev := hooks.Inference{
+		SessionID: s.id, Iteration: iter, Route: s.opts.Route, Model: req.Model, Usage: resp.Usage,
+		StopReason: resp.StopReason, Escalated: inf.Escalated, Reason: reason, Duration: inf.Duration,
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.bus.LLMCallDone(ev)
+	if err != nil {
+		s.trace(iter, EventModelCall, "model %s failed: %v", req.Model, err)
+		return resp, err
+	}
+	s.trace(iter, EventModelCall, "model %s: %s (%d in / %d out tokens)", req.Model, summarize(resp.Message), resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	return resp, nil
+}
+
+func summarize(m hooks.Message) string {
+	if len(m.ToolCalls) > 0 {
+		s := "calls"
+		for i, c := range m.ToolCalls {
+			if i > 0 {
+				s += ","
+			}
+			s += fmt.Sprintf(" %s(%s)", c.Name, c.Arguments)
+		}
+		return s
+	}
+	return fmt.Sprintf("answers %q", clip(m.Content, 80))
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func (s *Session) traceTool(iter int, out dispatch.Outcome) {
+	for _, p := range out.ModifiedBy {
+		s.trace(iter, EventHook, "pre_tool_call: %s modified the arguments of %s", p, out.Call.Name)
+	}
+	var how string
+	switch out.Path {
+	case dispatch.PathNative:
+		how = "native"
+	case dispatch.PathProvided:
+		how = "provided by " + out.AnsweredBy + " (native dispatch skipped)"
+	case dispatch.PathBlocked:
+		how = "blocked by " + out.AnsweredBy
+	default:
+		how = "rejected"
+	}
+	status := "ok"
+	if out.Result.IsError {
+		status = "error"
+	}
+	s.trace(iter, EventToolCall, "tool %s(%s) → %s, %s: %s", out.Call.Name, out.Call.Arguments, how, status, clip(out.Result.Content, 120))
+	for _, p := range out.TransformedBy {
+		s.trace(iter, EventHook, "transform_tool_result: %s rewrote the result of %s", p, out.Call.Name)
+	}
+}

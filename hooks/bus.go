@@ -1,0 +1,284 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Default deadlines for a plugin call when Options leaves them zero.
+const (
+	DefaultTimeout     = 2 * time.Second
+	DefaultToolTimeout = 10 * time.Second
+	// DefaultObserverQueue is how many observer events may wait per plugin
+	// before new ones are dropped.
+	DefaultObserverQueue = 256
+)
+
+// Options are the host's settings for one plugin, from its config entry.
+type Options struct {
+	// Timeout bounds every hook call; ToolTimeout bounds
+	// pre_tool_call_can_provide_result, which does a tool's work.
+	Timeout     time.Duration
+	ToolTimeout time.Duration
+	// FailClosed makes this plugin's own pre_tool_call failures block the
+	// call, for guards that must not fail open.
+	FailClosed bool
+	// AllowToolOverride lets the plugin declare tools outside "<name>__".
+	AllowToolOverride bool
+}
+
+// Member is one plugin on the Bus with its options.
+type Member struct {
+	Plugin  Plugin
+	Options Options
+}
+
+// Config tunes a Bus.
+type Config struct {
+	Logger        hclog.Logger // nil: discard
+	ObserverQueue int          // per plugin; 0: DefaultObserverQueue
+}
+
+// Bus fires hooks across plugins in priority order.
+//
+// Lifecycle: NewBus validates every manifest and starts one observer worker
+// per plugin that subscribes to an observer hook. Fire methods may then be
+// called from any number of goroutines. Flush waits until queued observer
+// events are delivered. Close stops accepting observer events, delivers what
+// is queued until its context ends, and stops the workers; fire methods
+// still work after Close but observer events are dropped and counted.
+type Bus struct {
+	log     hclog.Logger
+	members []*member
+	subs    map[Name][]*subscriber
+	tools   []ToolSpec
+	owners  map[string]string // tool name → plugin
+
+	warned sync.Map // warnKey → struct{}
+
+	obsMu     sync.RWMutex
+	obsClosed bool
+	workers   sync.WaitGroup
+}
+
+type member struct {
+	name     string
+	plugin   Plugin
+	opts     Options
+	matchers []string
+	queue    chan observerEvent // nil when it observes nothing
+	dropped  atomic.Uint64
+}
+
+type subscriber struct {
+	m     *member
+	hook  Name
+	calls atomic.Uint64
+	fails [numKinds]atomic.Uint64
+}
+
+// toolNamePattern is what OpenAI and Anthropic accept as a tool name.
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ValidToolName reports whether name can be sent to model providers.
+func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
+
+// ValidateManifest checks one plugin's manifest against its options: a name,
+// known hooks, valid matcher globs, and tools that are legal, unique and (unless
+// AllowToolOverride) inside the plugin's "<name>__" namespace. The error names
+// the plugin.
+func ValidateManifest(m Manifest, opts Options) error {
+	if m.Name == "" {
+		return fmt.Errorf("plugin manifest has no name")
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("plugin %q: manifest: %s", m.Name, fmt.Sprintf(format, a...))
+	}
+	seenHook := map[Name]bool{}
+	for _, h := range m.Hooks {
+		if !h.Known() {
+			return bad("unknown hook %q", h)
+		}
+		if seenHook[h] {
+			return bad("hook %q listed twice", h)
+		}
+		seenHook[h] = true
+	}
+	for _, g := range m.Matchers {
+		if g == "" {
+			return bad("empty tool matcher")
+		}
+		if _, err := path.Match(g, ""); err != nil {
+			return bad("tool matcher %q is not a valid glob: %v", g, err)
+		}
+	}
+	seenTool := map[string]bool{}
+	for _, t := range m.Tools {
+		if !ValidToolName(t.Name) {
+			return bad("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", t.Name)
+		}
+		if !opts.AllowToolOverride && !strings.HasPrefix(t.Name, m.Name+"__") {
+			return bad("tool %q is outside the plugin's namespace %q (rename it, or set allow_tool_override in its config entry)", t.Name, m.Name+"__")
+		}
+		if seenTool[t.Name] {
+			return bad("tool %q declared twice", t.Name)
+		}
+		seenTool[t.Name] = true
+		if len(t.InputSchema) > 0 && !isJSONObject(t.InputSchema) {
+			return bad("tool %q: input schema is not a JSON object", t.Name)
+		}
+	}
+	return nil
+}
+
+// NewBus builds a Bus over members, highest priority first. It rejects
+// invalid manifests, two plugins with one name, and two plugins declaring the
+// same tool; the error names the plugins.
+func NewBus(members []Member, cfg Config) (*Bus, error) {
+	b := &Bus{
+		log:    cfg.Logger,
+		subs:   map[Name][]*subscriber{},
+		owners: map[string]string{},
+	}
+	if b.log == nil {
+		b.log = hclog.NewNullLogger()
+	}
+	queueLen := cfg.ObserverQueue
+	if queueLen <= 0 {
+		queueLen = DefaultObserverQueue
+	}
+	seen := map[string]bool{}
+	for _, mb := range members {
+		man := mb.Plugin.Manifest()
+		if err := ValidateManifest(man, mb.Options); err != nil {
+			return nil, err
+		}
+		if seen[man.Name] {
+			return nil, fmt.Errorf("plugin %q is on the bus twice", man.Name)
+		}
+		seen[man.Name] = true
+		opts := mb.Options
+		if opts.Timeout <= 0 {
+			opts.Timeout = DefaultTimeout
+		}
+		if opts.ToolTimeout <= 0 {
+			opts.ToolTimeout = DefaultToolTimeout
+		}
+		m := &member{name: man.Name, plugin: mb.Plugin, opts: opts, matchers: man.Matchers}
+		for _, h := range man.Hooks {
+			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h})
+			if h.Observer() && m.queue == nil {
+				m.queue = make(chan observerEvent, queueLen)
+			}
+		}
+		for _, t := range man.Tools {
+			if other, dup := b.owners[t.Name]; dup {
+				return nil, fmt.Errorf("plugins %q and %q both declare tool %q", other, man.Name, t.Name)
+			}
+			b.owners[t.Name] = man.Name
+			b.tools = append(b.tools, t)
+		}
+		b.members = append(b.members, m)
+	}
+	for _, m := range b.members {
+		if m.queue != nil {
+			b.workers.Add(1)
+			go b.observe(m)
+		}
+	}
+	return b, nil
+}
+
+// Plugins returns the plugin names in priority order.
+func (b *Bus) Plugins() []string {
+	if b == nil {
+		return nil
+	}
+	names := make([]string, len(b.members))
+	for i, m := range b.members {
+		names[i] = m.name
+	}
+	return names
+}
+
+// Tools returns the tools plugins contribute, in priority order.
+func (b *Bus) Tools() []ToolSpec {
+	if b == nil {
+		return nil
+	}
+	return append([]ToolSpec(nil), b.tools...)
+}
+
+// ToolOwner returns the plugin that declared the named tool.
+func (b *Bus) ToolOwner(tool string) (string, bool) {
+	if b == nil {
+		return "", false
+	}
+	p, ok := b.owners[tool]
+	return p, ok
+}
+
+// Subscribed reports whether any plugin would be asked hook for tool (tool
+// is ignored for hooks that are not per tool).
+func (b *Bus) Subscribed(hook Name, tool string) bool {
+	if b == nil {
+		return false
+	}
+	for _, s := range b.subs[hook] {
+		if !hook.ToolScoped() || s.m.matches(tool) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *member) matches(tool string) bool {
+	if len(m.matchers) == 0 {
+		return true
+	}
+	for _, g := range m.matchers {
+		if ok, _ := path.Match(g, tool); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops the observer workers after delivering what is queued, or when
+// ctx ends, whichever is first. Later observer events are dropped.
+func (b *Bus) Close(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	b.obsMu.Lock()
+	if !b.obsClosed {
+		b.obsClosed = true
+		for _, m := range b.members {
+			if m.queue != nil {
+				close(m.queue)
+			}
+		}
+	}
+	b.obsMu.Unlock()
+	done := make(chan struct{})
+	go func() { b.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("host: observer queues not drained: %w", ctx.Err())
+	}
+}
+
+func isJSONObject(raw []byte) bool {
+	s := strings.TrimLeft(string(raw), " \t\r\n")
+	return strings.HasPrefix(s, "{") && jsonValid(raw)
+}

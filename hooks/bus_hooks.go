@@ -1,0 +1,253 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+)
+
+// This file holds every hook's combine rule, one fire method per hook, in
+// the order a turn meets them. Each method asks subscribers in priority
+// order through invoke, which has already turned every failure into "no
+// result", so the rules below only ever see answers.
+
+// SessionStart fires on_session_start. Observe: queued, never delays.
+func (b *Bus) SessionStart(ev SessionStart) {
+	b.emit(OnSessionStart, "", func(ctx context.Context, p Plugin) error { return p.OnSessionStart(ctx, ev) })
+}
+
+// ToolListChange says which plugin replaced the tool list.
+type ToolListChange struct {
+	Plugin string
+	Tools  []ToolSpec
+}
+
+// ToolList fires pre_tool_list_finalized. First non-nil wins; the override
+// applies to this model call only. It returns nil when nobody overrode.
+func (b *Bus) ToolList(ctx context.Context, req ToolListRequest) *ToolListChange {
+	if b == nil {
+		return nil
+	}
+	for _, s := range b.subs[PreToolListFinalized] {
+		o, kind := invoke(ctx, b, s, func(ctx context.Context) (*ToolListOverride, error) {
+			return s.m.plugin.PreToolListFinalized(ctx, req)
+		})
+		if kind != KindNone || o == nil {
+			continue
+		}
+		if err := checkToolList(o.Tools); err != nil {
+			b.malformed(s, "tool list override: %v", err)
+			continue
+		}
+		return &ToolListChange{Plugin: s.m.name, Tools: o.Tools}
+	}
+	return nil
+}
+
+// RequestChange says which fields one plugin's patch set.
+type RequestChange struct {
+	Plugin string
+	Fields []string
+}
+
+// MutateRequest fires pre_api_request_mutable. Merge: patches apply in
+// priority order, each plugin seeing the request as patched so far, so the
+// last write to a field wins. It returns the final request and who changed
+// what.
+func (b *Bus) MutateRequest(ctx context.Context, ev APIRequest) (ModelRequest, []RequestChange) {
+	if b == nil {
+		return ev.Request, nil
+	}
+	var changes []RequestChange
+	for _, s := range b.subs[PreAPIRequestMutable] {
+		asked := ev // a timed-out handler may still read its copy
+		patch, kind := invoke(ctx, b, s, func(ctx context.Context) (*RequestPatch, error) {
+			return s.m.plugin.PreAPIRequestMutable(ctx, asked)
+		})
+		if kind != KindNone || patch == nil {
+			continue
+		}
+		if err := patch.check(); err != nil {
+			b.malformed(s, "request patch: %v", err)
+			continue
+		}
+		var fields []string
+		ev.Request, fields = patch.Apply(ev.Request)
+		if len(fields) > 0 {
+			changes = append(changes, RequestChange{Plugin: s.m.name, Fields: fields})
+		}
+	}
+	return ev.Request, changes
+}
+
+// ReissueRequest is a plugin's accepted request to reissue a model call.
+type ReissueRequest struct {
+	Plugin string
+	Reissue
+}
+
+// Reissue fires post_llm_call_can_reissue. First non-nil wins. Enforcing at
+// most one reissue per iteration is the caller's job: only the loop knows
+// whether this response is already a reissue.
+func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
+	if b == nil {
+		return nil
+	}
+	for _, s := range b.subs[PostLLMCallCanReissue] {
+		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*Reissue, error) {
+			return s.m.plugin.PostLLMCallCanReissue(ctx, ev)
+		})
+		if kind != KindNone || r == nil {
+			continue
+		}
+		if err := r.Patch.check(); err != nil {
+			b.malformed(s, "reissue patch: %v", err)
+			continue
+		}
+		return &ReissueRequest{Plugin: s.m.name, Reissue: *r}
+	}
+	return nil
+}
+
+// LLMCallDone fires post_llm_call for every inference. Observe.
+func (b *Bus) LLMCallDone(ev Inference) {
+	b.emit(PostLLMCall, "", func(ctx context.Context, p Plugin) error { return p.PostLLMCall(ctx, ev) })
+}
+
+// PreToolCallOutcome is the combined pre_tool_call decision.
+type PreToolCallOutcome struct {
+	Arguments  []byte   // the arguments to use, after every modify
+	ModifiedBy []string // plugins whose modify applied, in order
+	Blocked    bool
+	BlockedBy  string
+	Message    string // the block message, for the error result
+}
+
+// PreToolCall fires pre_tool_call. Any block wins and stops the round;
+// modifies apply in priority order, each plugin seeing the arguments as
+// modified so far. A FailClosed plugin that fails blocks the call.
+func (b *Bus) PreToolCall(ctx context.Context, req ToolCallRequest) PreToolCallOutcome {
+	out := PreToolCallOutcome{Arguments: req.Arguments}
+	if b == nil {
+		return out
+	}
+	for _, s := range b.subs[PreToolCall] {
+		if !s.m.matches(req.Name) {
+			continue
+		}
+		asked := req // a timed-out handler may still read its copy
+		d, kind := invoke(ctx, b, s, func(ctx context.Context) (*PreToolCallDecision, error) {
+			return s.m.plugin.PreToolCall(ctx, asked)
+		})
+		if kind == KindNone && d != nil {
+			if err := d.check(); err != nil {
+				b.malformed(s, "pre_tool_call decision: %v", err)
+				kind = KindMalformed
+			}
+		}
+		if kind != KindNone {
+			if s.m.opts.FailClosed && kind != KindCancelled {
+				out.Blocked, out.BlockedBy = true, s.m.name
+				out.Message = fmt.Sprintf("tool call blocked: guard plugin %q failed (%s) and is configured fail_closed", s.m.name, kind)
+				return out
+			}
+			continue
+		}
+		if d == nil {
+			continue
+		}
+		if d.Block != nil {
+			out.Blocked, out.BlockedBy, out.Message = true, s.m.name, d.Block.Message
+			if out.Message == "" {
+				out.Message = fmt.Sprintf("tool call blocked by plugin %q", s.m.name)
+			}
+			return out
+		}
+		if d.ModifiedArgs != nil {
+			req.Arguments = d.ModifiedArgs
+			out.Arguments = d.ModifiedArgs
+			out.ModifiedBy = append(out.ModifiedBy, s.m.name)
+		}
+	}
+	return out
+}
+
+// ProvidedResult is a tool result a plugin supplied instead of native dispatch.
+type ProvidedResult struct {
+	Plugin string
+	ToolResult
+}
+
+// ProvideResult fires pre_tool_call_can_provide_result. First non-nil wins
+// and skips native dispatch; nil means dispatch natively.
+func (b *Bus) ProvideResult(ctx context.Context, req ToolCallRequest) *ProvidedResult {
+	if b == nil {
+		return nil
+	}
+	for _, s := range b.subs[PreToolCallCanProvideResult] {
+		if !s.m.matches(req.Name) {
+			continue
+		}
+		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*ToolResult, error) {
+			return s.m.plugin.PreToolCallCanProvideResult(ctx, req)
+		})
+		if kind != KindNone || r == nil {
+			continue
+		}
+		return &ProvidedResult{Plugin: s.m.name, ToolResult: *r}
+	}
+	return nil
+}
+
+// ToolCallDone fires post_tool_call. Observe.
+func (b *Bus) ToolCallDone(ev ToolCallOutcome) {
+	b.emit(PostToolCall, ev.Name, func(ctx context.Context, p Plugin) error { return p.PostToolCall(ctx, ev) })
+}
+
+// TransformToolResult fires transform_tool_result. Chain: each plugin in
+// priority order sees the result as transformed so far.
+func (b *Bus) TransformToolResult(ctx context.Context, ev ToolCallOutcome) (ToolResult, []string) {
+	if b == nil {
+		return ev.Result, nil
+	}
+	var changedBy []string
+	for _, s := range b.subs[TransformToolResult] {
+		if !s.m.matches(ev.Name) {
+			continue
+		}
+		asked := ev // a timed-out handler may still read its copy
+		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*ToolResult, error) {
+			return s.m.plugin.TransformToolResult(ctx, asked)
+		})
+		if kind != KindNone || r == nil {
+			continue
+		}
+		ev.Result = *r
+		changedBy = append(changedBy, s.m.name)
+	}
+	return ev.Result, changedBy
+}
+
+// TransformOutput fires transform_llm_output on the final answer. Chain.
+func (b *Bus) TransformOutput(ctx context.Context, ev LLMOutput) (string, []string) {
+	if b == nil {
+		return ev.Text, nil
+	}
+	var changedBy []string
+	for _, s := range b.subs[TransformLLMOutput] {
+		asked := ev // a timed-out handler may still read its copy
+		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*TextReplacement, error) {
+			return s.m.plugin.TransformLLMOutput(ctx, asked)
+		})
+		if kind != KindNone || r == nil {
+			continue
+		}
+		ev.Text = r.Text
+		changedBy = append(changedBy, s.m.name)
+	}
+	return ev.Text, changedBy
+}
+
+// SessionEnd fires on_session_end. Observe.
+func (b *Bus) SessionEnd(ev SessionEnd) {
+	b.emit(OnSessionEnd, "", func(ctx context.Context, p Plugin) error { return p.OnSessionEnd(ctx, ev) })
+}

@@ -1,0 +1,197 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// FailureKind classifies why a plugin call counted as nil.
+type FailureKind int
+
+// Failure kinds, each logged at WARN once per plugin and hook.
+const (
+	KindNone        FailureKind = iota
+	KindError                   // the plugin returned an error
+	KindPanic                   // the handler panicked
+	KindTimeout                 // the plugin's deadline passed
+	KindMalformed               // the result broke the hook's rules
+	KindUnavailable             // the plugin process is not running
+	KindCancelled               // the caller gave up (not the plugin's fault)
+	numKinds
+)
+
+var kindNames = [numKinds]string{"none", "error", "panic", "timeout", "malformed", "unavailable", "cancelled"}
+
+func (k FailureKind) String() string { return kindNames[k] }
+
+// ContextHonouring is implemented by plugins whose calls always return soon
+// after their context ends (remote adapters: gRPC enforces the deadline). The
+// Bus calls them directly instead of on a watchdog goroutine.
+type ContextHonouring interface {
+	HonoursContext() bool
+}
+
+type warnKey struct {
+	plugin string
+	hook   Name
+	kind   FailureKind
+}
+
+type callResult[T any] struct {
+	v   T
+	err error
+}
+
+// invoke runs one plugin call under the plugin's deadline and turns every way
+// it can fail into a FailureKind. It never panics and never outlives the
+// deadline by more than scheduling noise, even if the plugin ignores ctx.
+func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.Context) (T, error)) (T, FailureKind) {
+	s.calls.Add(1)
+	timeout := s.m.opts.Timeout
+	if s.hook == PreToolCallCanProvideResult {
+		timeout = s.m.opts.ToolTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var r callResult[T]
+	if ch, ok := s.m.plugin.(ContextHonouring); ok && ch.HonoursContext() {
+		r = guarded(cctx, fn)
+	} else {
+		done := make(chan callResult[T], 1)
+		go func() { done <- guarded(cctx, fn) }()
+		select {
+		case r = <-done:
+		case <-cctx.Done():
+			r.err = cctx.Err()
+		}
+	}
+	if r.err == nil {
+		return r.v, KindNone
+	}
+	var zero T
+	kind := KindError
+	switch {
+	case errors.As(r.err, new(*panicError)):
+		kind = KindPanic
+	case errors.Is(r.err, ErrUnavailable):
+		kind = KindUnavailable
+	case ctx.Err() != nil:
+		kind = KindCancelled
+	case cctx.Err() != nil || errors.Is(r.err, context.DeadlineExceeded):
+		kind = KindTimeout
+	}
+	b.fail(s, kind, r.err)
+	return zero, kind
+}
+
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+func guarded[T any](ctx context.Context, fn func(context.Context) (T, error)) (r callResult[T]) {
+	defer func() {
+		if v := recover(); v != nil {
+			r = callResult[T]{err: &panicError{value: v, stack: debug.Stack()}}
+		}
+	}()
+	v, err := fn(ctx)
+	return callResult[T]{v: v, err: err}
+}
+
+// fail counts a failed call and logs it: WARN the first time this plugin
+// fails this hook this way, DEBUG after that, so a flapping plugin cannot
+// flood the log.
+func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
+	s.fails[kind].Add(1)
+	if kind == KindCancelled {
+		return
+	}
+	args := []any{"plugin", s.m.name, "hook", string(s.hook), "kind", kind.String(), "error", err.Error()}
+	if p := (*panicError)(nil); errors.As(err, &p) {
+		args = append(args, "stack", string(p.stack))
+	}
+	if _, seen := b.warned.LoadOrStore(warnKey{s.m.name, s.hook, kind}, struct{}{}); !seen {
+		b.log.Warn("plugin call failed; treating as no result", args...)
+		return
+	}
+	b.log.Debug("plugin call failed; treating as no result", args...)
+}
+
+// malformed records a result that broke its hook's rules.
+func (b *Bus) malformed(s *subscriber, format string, a ...any) {
+	b.fail(s, KindMalformed, fmt.Errorf(format, a...))
+}
+
+func jsonValid(raw []byte) bool { return json.Valid(raw) }
+
+// HookStats counts the calls of one plugin for one hook.
+type HookStats struct {
+	Plugin   string
+	Hook     Name
+	Calls    uint64
+	Failures map[string]uint64 // by FailureKind name; absent when zero
+}
+
+// Stats is a snapshot of the Bus's counters.
+type Stats struct {
+	Hooks   []HookStats
+	Dropped map[string]uint64 // observer events dropped, by plugin
+}
+
+// Calls returns the total number of plugin calls made, over all hooks.
+func (s Stats) Calls() uint64 {
+	var n uint64
+	for _, h := range s.Hooks {
+		n += h.Calls
+	}
+	return n
+}
+
+// Failures returns how many calls of plugin for hook failed with kind.
+func (s Stats) Failures(plugin string, hook Name, kind FailureKind) uint64 {
+	for _, h := range s.Hooks {
+		if h.Plugin == plugin && h.Hook == hook {
+			return h.Failures[kind.String()]
+		}
+	}
+	return 0
+}
+
+// Stats returns a snapshot of the counters, ordered by plugin priority then
+// catalogue order.
+func (b *Bus) Stats() Stats {
+	st := Stats{Dropped: map[string]uint64{}}
+	if b == nil {
+		return st
+	}
+	for _, m := range b.members {
+		for _, h := range Catalogue {
+			for _, s := range b.subs[h] {
+				if s.m != m {
+					continue
+				}
+				hs := HookStats{Plugin: m.name, Hook: h, Calls: s.calls.Load()}
+				for k := KindError; k < numKinds; k++ {
+					if n := s.fails[k].Load(); n > 0 {
+						if hs.Failures == nil {
+							hs.Failures = map[string]uint64{}
+						}
+						hs.Failures[k.String()] = n
+					}
+				}
+				st.Hooks = append(st.Hooks, hs)
+			}
+		}
+		if n := m.dropped.Load(); n > 0 {
+			st.Dropped[m.name] = n
+		}
+	}
+	return st
+}

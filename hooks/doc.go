@@ -1,0 +1,27 @@
+// Package hooks is the contract between the hookhost conversation loop and
+// its plugins: the hook names, a typed payload and result for every hook, the
+// Plugin interface, and the Bus that fires one hook across the enabled
+// plugins in priority order.
+//
+// The Bus owns three rules so that no caller has to:
+//
+//   - Who is asked. A plugin is asked only for hooks its manifest lists, and
+//     for per-tool hooks only when the tool name matches one of its matchers.
+//     A hook nobody subscribes to costs no call at all.
+//   - How answers combine. Each hook has one combine rule (first non-nil
+//     wins, merge, chain, any block wins, observe); they are written out
+//     top to bottom in bus_hooks.go.
+//   - What failure means. A plugin that errors, panics, misses its deadline,
+//     returns something malformed or is unavailable counts as nil for that
+//     call. It is logged at WARN once per (plugin, hook, failure kind) and at
+//     DEBUG afterwards, and counted in Stats. The one opt-in exception is
+//     Options.FailClosed, which turns a plugin's own pre_tool_call failure
+//     into a block.
+//
+// Observer hooks (on_session_start, on_session_end, post_llm_call,
+// post_tool_call) are queued per plugin and delivered in order by a worker,
+// so they never delay the conversation; a full queue drops the event and
+// counts the drop.
+//
+// A nil *Bus is valid and fires nothing: it is the bypass route.
+package hooks

@@ -1,0 +1,88 @@
+package hooks
+
+import "context"
+
+// observerEvent is one queued observer delivery; barrier, when set, marks a
+// Flush point instead.
+type observerEvent struct {
+	sub     *subscriber
+	deliver func(context.Context, Plugin) error
+	barrier chan struct{}
+}
+
+// emit queues an observer event for every subscriber of hook (filtered by
+// tool for per-tool hooks). It never blocks: a full queue drops the event.
+func (b *Bus) emit(hook Name, tool string, deliver func(context.Context, Plugin) error) {
+	if b == nil || len(b.subs[hook]) == 0 {
+		return
+	}
+	b.obsMu.RLock()
+	defer b.obsMu.RUnlock()
+	for _, s := range b.subs[hook] {
+		if hook.ToolScoped() && !s.m.matches(tool) {
+			continue
+		}
+		if b.obsClosed {
+			s.m.dropped.Add(1)
+			continue
+		}
+		select {
+		case s.m.queue <- observerEvent{sub: s, deliver: deliver}:
+		default:
+			s.m.dropped.Add(1)
+			if _, seen := b.warned.LoadOrStore(warnKey{s.m.name, hook, numKinds}, struct{}{}); !seen {
+				b.log.Warn("observer queue full; dropping events", "plugin", s.m.name, "hook", string(hook))
+			}
+		}
+	}
+}
+
+// observe delivers one plugin's observer events in order. Each delivery gets
+// the plugin's own deadline, detached from the caller, whose request may
+// already be over.
+func (b *Bus) observe(m *member) {
+	defer b.workers.Done()
+	for ev := range m.queue {
+		if ev.barrier != nil {
+			close(ev.barrier)
+			continue
+		}
+		invoke(context.Background(), b, ev.sub, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, ev.deliver(ctx, m.plugin)
+		})
+	}
+}
+
+// Flush waits until every observer event queued before the call has been
+// delivered, or ctx ends.
+func (b *Bus) Flush(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	var barriers []chan struct{}
+	b.obsMu.RLock()
+	if !b.obsClosed {
+		for _, m := range b.members {
+			if m.queue == nil {
+				continue
+			}
+			c := make(chan struct{})
+			select {
+			case m.queue <- observerEvent{barrier: c}:
+				barriers = append(barriers, c)
+			case <-ctx.Done():
+				b.obsMu.RUnlock()
+				return ctx.Err()
+			}
+		}
+	}
+	b.obsMu.RUnlock()
+	for _, c := range barriers {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package hooks
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Role is who wrote a message.
+type Role string
+
+// The four roles of a provider-neutral conversation.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one provider-neutral conversation message. Assistant messages may
+// carry tool calls; tool messages answer exactly one call by ToolCallID.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	IsError    bool       `json:"is_error,omitempty"`
+}
+
+// ToolCall is a model's request to run one tool. Arguments is the raw JSON
+// the model produced; it may be invalid, which dispatch turns into an error
+// result rather than a failed turn.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolSpec describes a tool offered to the model. InputSchema is a JSON
+// Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// Usage counts tokens of one or more model calls.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens}
+}
+
+// StopReason says why a model stopped producing output.
+type StopReason string
+
+// Provider-neutral stop reasons.
+const (
+	StopEndTurn   StopReason = "end_turn"
+	StopToolUse   StopReason = "tool_use"
+	StopMaxTokens StopReason = "max_tokens"
+	StopRefusal   StopReason = "refusal"
+	StopOther     StopReason = "other"
+)
+
+// ModelRequest is the provider-neutral request for one model call.
+type ModelRequest struct {
+	Model       string     `json:"model"`
+	System      string     `json:"system,omitempty"`
+	Messages    []Message  `json:"messages"`
+	Tools       []ToolSpec `json:"tools,omitempty"`
+	MaxTokens   int        `json:"max_tokens,omitempty"`
+	Temperature *float64   `json:"temperature,omitempty"`
+}
+
+// ModelResponse is the provider-neutral answer of one model call. Message is
+// always an assistant message.
+type ModelResponse struct {
+	Model      string     `json:"model"`
+	Message    Message    `json:"message"`
+	Usage      Usage      `json:"usage"`
+	StopReason StopReason `json:"stop_reason"`
+}
+
+// ToolResult is what a tool call produced, as the model will see it.
+// Content is usually JSON text; IsError marks a failed call.
+type ToolResult struct {
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Route is the path traffic takes through the host.
+type Route string
+
+// The two routes. On RouteBypass no hook fires and only native tools are
+// offered; on RouteGateway plugin tools are offered and every hook fires.
+const (
+	RouteBypass  Route = "bypass"
+	RouteGateway Route = "gateway"
+)
+
+// EndReason says why a conversation run ended.
+type EndReason string
+
+// Reasons carried by on_session_end.
+const (
+	EndCompleted     EndReason = "completed"
+	EndMaxIterations EndReason = "max_iterations"
+	EndError         EndReason = "error"
+	EndCancelled     EndReason = "cancelled"
+)
+
+// CallStatus is how a tool call was answered, as reported to post_tool_call.
+// Besides the constants it takes the form "provided_by:<plugin>".
+type CallStatus string
+
+// Fixed call statuses; see ProvidedBy for the plugin form.
+const (
+	StatusOK      CallStatus = "ok"
+	StatusError   CallStatus = "error"
+	StatusBlocked CallStatus = "blocked"
+)
+
+// ProvidedBy is the status of a call whose result a plugin supplied.
+func ProvidedBy(plugin string) CallStatus { return CallStatus("provided_by:" + plugin) }
+
+// --- hook payloads and results -------------------------------------------
+
+// SessionStart is the payload of on_session_start.
+type SessionStart struct {
+	SessionID string `json:"session_id"`
+	Model     string `json:"model"`
+	Route     Route  `json:"route"`
+}
+
+// SessionEnd is the payload of on_session_end, fired when each run ends.
+type SessionEnd struct {
+	SessionID  string    `json:"session_id"`
+	Model      string    `json:"model"`
+	Route      Route     `json:"route"`
+	Reason     EndReason `json:"reason"`
+	Iterations int       `json:"iterations"`
+	Usage      Usage     `json:"usage"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// ToolListRequest is the payload of pre_tool_list_finalized.
+type ToolListRequest struct {
+	SessionID string     `json:"session_id"`
+	Iteration int        `json:"iteration"`
+	Tools     []ToolSpec `json:"tools"`
+}
+
+// ToolListOverride replaces the tool list for one model call.
+type ToolListOverride struct {
+	Tools []ToolSpec `json:"tools"`
+}
+
+// APIRequest is the payload of pre_api_request_mutable.
+type APIRequest struct {
+	SessionID string       `json:"session_id"`
+	Iteration int          `json:"iteration"`
+	Request   ModelRequest `json:"request"`
+}
+
+// RequestPatch overrides fields of a ModelRequest. A nil field is left alone.
+type RequestPatch struct {
+	Model       *string    `json:"model,omitempty"`
+	System      *string    `json:"system,omitempty"`
+	Messages    []Message  `json:"messages,omitempty"`
+	Tools       []ToolSpec `json:"tools,omitempty"`
+	MaxTokens   *int       `json:"max_tokens,omitempty"`
+	Temperature *float64   `json:"temperature,omitempty"`
+}
+
+// LLMCall is the payload of post_llm_call_can_reissue: one model response and
+// the request that produced it.
+type LLMCall struct {
+	SessionID string        `json:"session_id"`
+	Iteration int           `json:"iteration"`
+	Route     Route         `json:"route"`
+	Request   ModelRequest  `json:"request"`
+	Response  ModelResponse `json:"response"`
+}
+
+// Reissue asks the host to make the model call again with Patch applied to
+// the original request. Reason is recorded with the second inference.
+type Reissue struct {
+	Patch  RequestPatch `json:"patch"`
+	Reason string       `json:"reason"`
+}
+
+// Inference is the payload of post_llm_call, the observer that sees every
+// model call, including a reissued one (Escalated, with its Reason).
+type Inference struct {
+	SessionID  string        `json:"session_id"`
+	Iteration  int           `json:"iteration"`
+	Route      Route         `json:"route"`
+	Model      string        `json:"model"`
+	Usage      Usage         `json:"usage"`
+	StopReason StopReason    `json:"stop_reason"`
+	Escalated  bool          `json:"escalated,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Duration   time.Duration `json:"duration"`
+	Error      string        `json:"error,omitempty"`
+}
+
+// LLMOutput is the payload of transform_llm_output: the final answer text.
+type LLMOutput struct {
+	SessionID string `json:"session_id"`
+	Text      string `json:"text"`
+}
+
+// TextReplacement replaces the final answer text.
+type TextReplacement struct {
+	Text string `json:"text"`
+}
+
+// ToolCallRequest is the payload of pre_tool_call and
+// pre_tool_call_can_provide_result.
+type ToolCallRequest struct {
+	SessionID string          `json:"session_id"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// PreToolCallDecision is what a pre_tool_call handler returns: either a block
+// (its message becomes the error result) or replacement arguments, never both.
+type PreToolCallDecision struct {
+	Block        *Block          `json:"block,omitempty"`
+	ModifiedArgs json.RawMessage `json:"modified_args,omitempty"`
+}
+
+// Block stops a tool call; Message tells the model why.
+type Block struct {
+	Message string `json:"message"`
+}
+
+// ToolCallOutcome is the payload of post_tool_call and transform_tool_result.
+type ToolCallOutcome struct {
+	SessionID string          `json:"session_id"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    ToolResult      `json:"result"`
+	Status    CallStatus      `json:"status"`
+	Duration  time.Duration   `json:"duration"`
+}

@@ -1,0 +1,62 @@
+// Package llm defines the provider-neutral model interface that the
+// conversation loop talks to. Adapters for real providers live in
+// subpackages; llm/offline is the embedded default model that needs no key
+// and no network.
+//
+// The neutral message types are those of package hooks, because plugins see
+// requests and responses too and one definition cannot drift from another.
+package llm
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// Neutral types, re-exported so provider code reads naturally.
+type (
+	Request  = hooks.ModelRequest
+	Response = hooks.ModelResponse
+	Message  = hooks.Message
+	ToolCall = hooks.ToolCall
+	ToolSpec = hooks.ToolSpec
+	Usage    = hooks.Usage
+)
+
+// Provider makes one model call. Implementations must honour ctx
+// cancellation and must not retain req after returning.
+type Provider interface {
+	// Name is the provider's config name, such as "offline" or "openai".
+	Name() string
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// ProviderError is a failure reported by (or while reaching) a model
+// provider, as opposed to one caused by the host or a plugin.
+type ProviderError struct {
+	Provider   string
+	StatusCode int    // HTTP status, 0 when none
+	Type       string // the provider's error type, when it gave one
+	Message    string
+	Err        error // underlying cause, if any
+}
+
+func (e *ProviderError) Error() string {
+	s := "provider " + e.Provider
+	if e.StatusCode != 0 {
+		s += fmt.Sprintf(": HTTP %d", e.StatusCode)
+	}
+	if e.Type != "" {
+		s += " " + e.Type
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *ProviderError) Unwrap() error { return e.Err }
