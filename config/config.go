@@ -1,0 +1,258 @@
+// Package config loads hookhost's TOML configuration: which model provider
+// to use, whether traffic is routed through the plugin gateway, how long a
+// conversation may iterate, where the native read_file tool may read, and
+// which plugins to launch with which limits.
+//
+// Load and Parse return fully resolved settings: defaults are filled in,
+// relative paths are made absolute against the config file's directory and
+// every enabled plugin has an entry. A file that cannot be trusted is
+// rejected as a whole; each problem is reported as an *Error naming the
+// file, the line and the full dotted key, with a hint on how to fix it.
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// GatewayEnv is the environment variable that overrides routing.gateway, so
+// that traffic can be moved onto plugins (and back) without editing the file
+// during a staged rollout.
+const GatewayEnv = "HOOKHOST_USE_GATEWAY"
+
+// Defaults for keys that are absent from the file.
+const (
+	defaultProvider      = "offline"
+	defaultModel         = "offline-small"
+	defaultMaxIterations = 8
+	defaultReadRoot      = "."
+	defaultPluginDir     = "bin/plugins"
+	defaultTimeout       = 2 * time.Second
+	defaultToolTimeout   = 10 * time.Second
+)
+
+// providers are the names the llm package knows how to build.
+var providers = []string{"offline", "openai", "anthropic"}
+
+// Config is a loaded, validated and resolved configuration.
+type Config struct {
+	LLM          LLM
+	Routing      Routing
+	Conversation Conversation
+	Tools        Tools
+	Plugins      Plugins
+
+	// Dir is the absolute directory of the config file (the working
+	// directory for Default and for Parse called with dir ""). Relative
+	// paths in the file have already been resolved against it.
+	Dir string
+}
+
+// LLM selects the model provider, from the [llm] table.
+type LLM struct {
+	Provider string // "offline", "openai" or "anthropic"
+	Model    string
+}
+
+// Routing is the [routing] table.
+type Routing struct {
+	// Gateway routes traffic through the hook-enabled path. Use
+	// ResolveGateway rather than reading it directly: GatewayEnv overrides it.
+	Gateway bool
+}
+
+// Conversation is the [conversation] table.
+type Conversation struct {
+	MaxIterations int    // model calls allowed per user message; at least 1
+	System        string // system prompt; "" for none
+}
+
+// Tools is the [tools] table.
+type Tools struct {
+	// ReadRoot is the absolute directory the native read_file tool is
+	// confined to.
+	ReadRoot string
+}
+
+// Plugins is the [plugins] table.
+type Plugins struct {
+	// Enabled lists the plugins to launch, highest priority first; nil
+	// when none are.
+	Enabled []string
+	// Dir is the absolute directory holding plugin binaries.
+	Dir string
+	// Entries holds every [plugins.entries.<name>] table plus a default
+	// entry for each enabled plugin that has no table of its own.
+	Entries map[string]PluginEntry
+}
+
+// PluginEntry is one plugin's [plugins.entries.<name>] table, with defaults
+// filled in.
+type PluginEntry struct {
+	// Path is the absolute path of the plugin binary: the path key
+	// (relative to the config file's directory, like every path in the
+	// file), or <Plugins.Dir>/<name> when it is absent or "".
+	Path string
+	// SHA256 is the expected lower-case hex digest of the binary; "" means
+	// the binary is not pinned.
+	SHA256 string
+	// Timeout bounds each hook call to the plugin.
+	Timeout time.Duration
+	// ToolTimeout bounds pre_tool_call_can_provide_result, which may run a
+	// whole tool and so gets a longer deadline than other hooks.
+	ToolTimeout time.Duration
+	// FailClosed turns the plugin's own pre_tool_call failures into a block
+	// instead of a fall-through to native dispatch.
+	FailClosed bool
+	// AllowToolOverride lets the plugin declare tools outside its own
+	// "<name>__*" namespace, shadowing native tools.
+	AllowToolOverride bool
+	// Env names the host environment variables passed to the plugin
+	// process; nothing else leaks into its environment. Names only: secrets
+	// never live in the file.
+	Env []string
+	// Config is the free-form [plugins.entries.<name>.config] table as a
+	// JSON object, "{}" when absent.
+	Config json.RawMessage
+}
+
+// Error is one problem in a config file. Parse and Load return either a
+// single *Error or several joined with errors.Join, in file order; use
+// errors.As to reach the first one.
+type Error struct {
+	File string // file name as given to Load or Parse; may be ""
+	Line int    // 1-based line; 0 when no single line is to blame
+	Key  string // full dotted key, e.g. "plugins.entries.kora.timeout"
+	Msg  string // what is wrong and how to fix it
+}
+
+// Error formats the problem as "config: FILE:LINE: KEY: MSG", leaving out
+// the parts that are unknown.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	switch {
+	case e.File != "" && e.Line > 0:
+		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
+	case e.File != "":
+		fmt.Fprintf(&b, "%s: ", e.File)
+	case e.Line > 0:
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Default returns the configuration used when the file is empty, with paths
+// resolved against the working directory.
+func Default() *Config {
+	return newDefault(absDir(""))
+}
+
+func newDefault(dir string) *Config {
+	return &Config{
+		LLM:          LLM{Provider: defaultProvider, Model: defaultModel},
+		Conversation: Conversation{MaxIterations: defaultMaxIterations},
+		Tools:        Tools{ReadRoot: resolve(dir, defaultReadRoot)},
+		Plugins: Plugins{
+			Dir:     resolve(dir, defaultPluginDir),
+			Entries: map[string]PluginEntry{},
+		},
+		Dir: dir,
+	}
+}
+
+// Load reads and parses the config file at path. Relative paths inside it
+// are resolved against the file's directory, so the result does not depend
+// on the directory hookhost is started from.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w (copy config.toml.example to start a new file)", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", path, err)
+	}
+	return Parse(data, path, filepath.Dir(abs))
+}
+
+// Parse parses config data. filename is used only in error messages. dir is
+// the directory relative paths are resolved against; "" means the working
+// directory.
+func Parse(data []byte, filename, dir string) (*Config, error) {
+	return parse(data, filename, absDir(dir))
+}
+
+// Entry returns the settings for plugin name: its entry if it has one,
+// otherwise the defaults with the binary at <Plugins.Dir>/<name>.
+func (c *Config) Entry(name string) PluginEntry {
+	if e, ok := c.Plugins.Entries[name]; ok {
+		return e
+	}
+	return defaultEntry(c.Plugins.Dir, name)
+}
+
+func defaultEntry(pluginDir, name string) PluginEntry {
+	return PluginEntry{
+		Path:        filepath.Join(pluginDir, name),
+		Timeout:     defaultTimeout,
+		ToolTimeout: defaultToolTimeout,
+		Config:      json.RawMessage("{}"),
+	}
+}
+
+// ResolveGateway decides whether traffic goes through the gateway. A
+// non-empty GatewayEnv wins over routing.gateway so operators can flip
+// routing per process; it must be exactly 1, 0, true or false (any case,
+// surrounding space ignored), because guessing at a mistyped rollout switch
+// could silently send traffic the wrong way. source is GatewayEnv or
+// "routing.gateway", for logging where the decision came from. A nil getenv
+// means os.Getenv; a nil c means the defaults.
+func ResolveGateway(c *Config, getenv func(string) string) (gateway bool, source string, err error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	raw := getenv(GatewayEnv)
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "":
+		if c == nil {
+			return false, "routing.gateway", nil
+		}
+		return c.Routing.Gateway, "routing.gateway", nil
+	case "1", "true":
+		return true, GatewayEnv, nil
+	case "0", "false":
+		return false, GatewayEnv, nil
+	}
+	return false, "", fmt.Errorf("config: %s=%q is not a valid value (set it to 1, 0, true or false, or unset it to use routing.gateway)", GatewayEnv, raw)
+}
+
+// absDir makes dir absolute; "" is the working directory. If the working
+// directory cannot be determined the path is kept as given, which still
+// works for relative lookups from the same process.
+func absDir(dir string) string {
+	if dir == "" {
+		dir = "."
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
+
+// resolve makes p absolute against dir.
+func resolve(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}

@@ -1,0 +1,685 @@
+package config
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The file is decoded into plain maps and checked against this schema by
+// hand rather than decoded into structs: the toml package stops at the first
+// type mismatch and reports it without a dependable position, while walking
+// the maps lets every problem be reported with its key, its line and a fix.
+
+var (
+	rootKeys         = []string{"llm", "routing", "conversation", "tools", "plugins"}
+	llmKeys          = []string{"provider", "model"}
+	routingKeys      = []string{"gateway"}
+	conversationKeys = []string{"max_iterations", "system"}
+	toolsKeys        = []string{"read_root"}
+	pluginsKeys      = []string{"enabled", "dir", "entries"}
+	entryKeys        = []string{"path", "sha256", "timeout", "tool_timeout", "fail_closed", "allow_tool_override", "env", "config"}
+)
+
+// homeOf maps a key name to the table it belongs in, to redirect keys
+// written in the wrong table.
+var homeOf = func() map[string]string {
+	m := map[string]string{}
+	for table, keys := range map[string][]string{
+		"":                       rootKeys,
+		"llm":                    llmKeys,
+		"routing":                routingKeys,
+		"conversation":           conversationKeys,
+		"tools":                  toolsKeys,
+		"plugins":                pluginsKeys,
+		"plugins.entries.<name>": entryKeys,
+	} {
+		for _, k := range keys {
+			m[k] = table
+		}
+	}
+	return m
+}()
+
+const maxPluginName = 48
+
+var (
+	// Tool names are "<plugin>__<tool>", so a plugin name must not contain
+	// "__" or the split would be ambiguous.
+	pluginNameRE = regexp.MustCompile(`^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$`)
+	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+type decoder struct {
+	file string
+	pos  *positions
+	errs []*Error
+}
+
+func (d *decoder) fail(key toml.Key, elem int, format string, args ...any) {
+	d.errs = append(d.errs, &Error{
+		File: d.file,
+		Line: d.pos.line(key, elem),
+		Key:  key.String(),
+		Msg:  fmt.Sprintf(format, args...),
+	})
+}
+
+// rawEntry is an entry before paths can be resolved: plugins.dir may come
+// after the entries in the map walk.
+type rawEntry struct {
+	PluginEntry
+	path string
+}
+
+func parse(data []byte, filename, dir string) (*Config, error) {
+	var root map[string]any
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
+		return nil, syntaxError(err, string(data), filename)
+	}
+	d := &decoder{file: filename, pos: scanPositions(string(data))}
+	c := newDefault(dir)
+	pluginDir := defaultPluginDir
+	entries := map[string]rawEntry{}
+
+	for _, k := range sortedKeys(root) {
+		key := toml.Key{k}
+		v := root[k]
+		switch k {
+		case "llm":
+			d.llm(key, v, &c.LLM)
+		case "routing":
+			d.routing(key, v, &c.Routing)
+		case "conversation":
+			d.conversation(key, v, &c.Conversation)
+		case "tools":
+			d.tools(key, v, &c.Tools, dir)
+		case "plugins":
+			d.plugins(key, v, &c.Plugins, &pluginDir, entries)
+		default:
+			d.unknown(key, rootKeys, v)
+		}
+	}
+
+	c.Plugins.Dir = resolve(dir, pluginDir)
+	for name, e := range entries {
+		if e.path != "" {
+			e.Path = resolve(dir, e.path)
+		} else {
+			e.Path = filepath.Join(c.Plugins.Dir, name)
+		}
+		c.Plugins.Entries[name] = e.PluginEntry
+	}
+	for _, name := range c.Plugins.Enabled {
+		if _, ok := c.Plugins.Entries[name]; !ok {
+			c.Plugins.Entries[name] = defaultEntry(c.Plugins.Dir, name)
+		}
+	}
+
+	if len(d.errs) > 0 {
+		return nil, d.err()
+	}
+	return c, nil
+}
+
+// err returns the collected problems in file order.
+func (d *decoder) err() error {
+	sort.SliceStable(d.errs, func(i, j int) bool {
+		if d.errs[i].Line != d.errs[j].Line {
+			return d.errs[i].Line < d.errs[j].Line
+		}
+		return d.errs[i].Key < d.errs[j].Key
+	})
+	if len(d.errs) == 1 {
+		return d.errs[0]
+	}
+	errs := make([]error, len(d.errs))
+	for i, e := range d.errs {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}
+
+func syntaxError(err error, src, filename string) error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return &Error{File: filename, Msg: fmt.Sprintf("invalid TOML: %v", err)}
+	}
+	// The parser reports an error found at a line's closing newline on the
+	// next line, which may not even exist; the byte offset is reliable.
+	line := pe.Position.Line
+	if start := pe.Position.Start; start > 0 && start <= len(src) {
+		line = strings.Count(src[:start], "\n") + 1
+	}
+	key, value := syntaxKey(src, line)
+	if key == "" {
+		key = pe.LastKey
+	}
+	hint := "fix the TOML syntax on this line; config.toml.example shows every key"
+	if value != "" && unquotedWord.MatchString(value) && !numberLike.MatchString(value) && value != "true" && value != "false" {
+		name := key[strings.LastIndex(key, ".")+1:]
+		switch name {
+		case "gateway", "fail_closed", "allow_tool_override":
+			hint = fmt.Sprintf("write %s = true or %s = false", name, name)
+		case "max_iterations":
+			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxIterations)
+		default:
+			hint = fmt.Sprintf("strings need double quotes: %s = %q", name, value)
+		}
+	}
+	return &Error{File: filename, Line: line, Key: key, Msg: fmt.Sprintf("invalid TOML: %s (%s)", pe.Message, hint)}
+}
+
+func (d *decoder) llm(key toml.Key, v any, c *LLM) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		switch k {
+		case "provider":
+			s, ok := d.str(kk, m[k])
+			if !ok {
+				continue
+			}
+			if !slices.Contains(providers, s) {
+				hint := ""
+				if near := closest(s, providers); near != "" {
+					hint = fmt.Sprintf("did you mean %q? ", near)
+				}
+				d.fail(kk, -1, "unknown provider %q (%suse one of: %s)", s, hint, strings.Join(providers, ", "))
+				continue
+			}
+			c.Provider = s
+		case "model":
+			if s, ok := d.nonEmpty(kk, m[k], defaultModel); ok {
+				c.Model = s
+			}
+		default:
+			d.unknown(kk, llmKeys, m[k])
+		}
+	}
+}
+
+func (d *decoder) routing(key toml.Key, v any, c *Routing) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		switch k {
+		case "gateway":
+			if b, ok := d.boolean(kk, m[k]); ok {
+				c.Gateway = b
+			}
+		default:
+			d.unknown(kk, routingKeys, m[k])
+		}
+	}
+}
+
+func (d *decoder) conversation(key toml.Key, v any, c *Conversation) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		switch k {
+		case "max_iterations":
+			n, ok := d.integer(kk, m[k], defaultMaxIterations)
+			if !ok {
+				continue
+			}
+			if n < 1 || n > math.MaxInt32 {
+				d.fail(kk, -1, "must be at least 1, got %d (it caps model calls per user message; the default is %d)", n, defaultMaxIterations)
+				continue
+			}
+			c.MaxIterations = int(n)
+		case "system":
+			if s, ok := d.str(kk, m[k]); ok {
+				c.System = s
+			}
+		default:
+			d.unknown(kk, conversationKeys, m[k])
+		}
+	}
+}
+
+func (d *decoder) tools(key toml.Key, v any, c *Tools, dir string) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		switch k {
+		case "read_root":
+			if s, ok := d.nonEmpty(kk, m[k], defaultReadRoot); ok {
+				c.ReadRoot = resolve(dir, s)
+			}
+		default:
+			d.unknown(kk, toolsKeys, m[k])
+		}
+	}
+}
+
+func (d *decoder) plugins(key toml.Key, v any, c *Plugins, dir *string, entries map[string]rawEntry) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		switch k {
+		case "enabled":
+			d.enabled(kk, m[k], c)
+		case "dir":
+			if s, ok := d.nonEmpty(kk, m[k], defaultPluginDir); ok {
+				*dir = s
+			}
+		case "entries":
+			em, ok := d.table(kk, m[k])
+			if !ok {
+				continue
+			}
+			for _, name := range sortedKeys(em) {
+				nk := join(kk, toml.Key{name})
+				if !d.pluginName(nk, -1, name) {
+					continue
+				}
+				if e, ok := d.entry(nk, em[name]); ok {
+					entries[name] = e
+				}
+			}
+		default:
+			d.unknown(kk, pluginsKeys, m[k])
+		}
+	}
+}
+
+func (d *decoder) enabled(key toml.Key, v any, c *Plugins) {
+	names, ok := d.stringList(key, v)
+	if !ok {
+		return
+	}
+	first := map[string]int{}
+	valid := true
+	for i, name := range names {
+		if !d.pluginName(key, i, name) {
+			valid = false
+			continue
+		}
+		if j, dup := first[name]; dup {
+			d.fail(key, i, "plugin %q is enabled twice, as items %d and %d (list it once; the order sets priority)", name, j+1, i+1)
+			valid = false
+			continue
+		}
+		first[name] = i
+	}
+	if valid && len(names) > 0 {
+		c.Enabled = names
+	}
+}
+
+func (d *decoder) pluginName(key toml.Key, elem int, name string) bool {
+	switch {
+	case name == "":
+		d.fail(key, elem, "plugin name is empty (use letters, digits, \"-\" and single \"_\")")
+	case len(name) > maxPluginName:
+		d.fail(key, elem, "plugin name %q is %d characters long (at most %d)", name, len(name), maxPluginName)
+	case strings.Contains(name, "__"):
+		d.fail(key, elem, "bad plugin name %q: \"__\" separates a plugin's name from its tool names (use a single \"_\" or \"-\")", name)
+	case !pluginNameRE.MatchString(name):
+		d.fail(key, elem, "bad plugin name %q (use letters, digits, \"-\" and single \"_\" between them, at most %d characters)", name, maxPluginName)
+	default:
+		return true
+	}
+	return false
+}
+
+func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return rawEntry{}, false
+	}
+	e := rawEntry{PluginEntry: defaultEntry("", "")}
+	ok = true
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		var good bool
+		switch k {
+		case "path":
+			e.path, good = d.str(kk, m[k])
+		case "sha256":
+			e.SHA256, good = d.sha256(kk, m[k])
+		case "timeout":
+			e.Timeout, good = d.duration(kk, m[k], defaultTimeout)
+		case "tool_timeout":
+			e.ToolTimeout, good = d.duration(kk, m[k], defaultToolTimeout)
+		case "fail_closed":
+			e.FailClosed, good = d.boolean(kk, m[k])
+		case "allow_tool_override":
+			e.AllowToolOverride, good = d.boolean(kk, m[k])
+		case "env":
+			e.Env, good = d.env(kk, m[k])
+		case "config":
+			e.Config, good = d.pluginConfig(kk, m[k])
+		default:
+			d.unknown(kk, entryKeys, m[k])
+		}
+		ok = ok && good
+	}
+	return e, ok
+}
+
+func (d *decoder) sha256(key toml.Key, v any) (string, bool) {
+	s, ok := d.str(key, v)
+	if !ok || s == "" {
+		return "", ok
+	}
+	if _, err := hex.DecodeString(s); err != nil || len(s) != 64 {
+		d.fail(key, -1, "must be 64 hexadecimal characters, got %q (compute it with: sha256sum <plugin binary>; or remove the key to skip the check)", abbrev(s))
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+func (d *decoder) env(key toml.Key, v any) ([]string, bool) {
+	names, ok := d.stringList(key, v)
+	if !ok {
+		return nil, false
+	}
+	for i, n := range names {
+		if envNameRE.MatchString(n) {
+			continue
+		}
+		ok = false
+		if name, _, found := strings.Cut(n, "="); found && envNameRE.MatchString(name) {
+			// Never echo the value: it is probably a secret.
+			d.fail(key, i, "item %d looks like NAME=value (list only the name %q; the plugin gets the value from the host's environment, so secrets stay out of this file)", i+1, name)
+			continue
+		}
+		d.fail(key, i, "item %d, %q, is not an environment variable name (use letters, digits and \"_\", not starting with a digit)", i+1, abbrev(n))
+	}
+	if !ok {
+		return nil, false
+	}
+	if len(names) == 0 {
+		names = nil
+	}
+	return names, true
+}
+
+// pluginConfig turns the free-form table into JSON, which is how the plugin
+// receives it.
+func (d *decoder) pluginConfig(key toml.Key, v any) (json.RawMessage, bool) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return nil, false
+	}
+	jv, ok := d.jsonValue(key, m)
+	if !ok {
+		return nil, false
+	}
+	b, err := json.Marshal(jv)
+	if err != nil {
+		d.fail(key, -1, "cannot be converted to JSON: %v", err)
+		return nil, false
+	}
+	return b, true
+}
+
+// jsonValue converts TOML values that JSON has no faithful form for.
+func (d *decoder) jsonValue(key toml.Key, v any) (any, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		ok := true
+		for k, x := range v {
+			var good bool
+			out[k], good = d.jsonValue(join(key, toml.Key{k}), x)
+			ok = ok && good
+		}
+		return out, ok
+	case []map[string]any:
+		out := make([]any, len(v))
+		ok := true
+		for i, x := range v {
+			var good bool
+			out[i], good = d.jsonValue(key, x)
+			ok = ok && good
+		}
+		return out, ok
+	case []any:
+		out := make([]any, len(v))
+		ok := true
+		for i, x := range v {
+			var good bool
+			out[i], good = d.jsonValue(key, x)
+			ok = ok && good
+		}
+		return out, ok
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			d.fail(key, -1, "%v cannot be represented in JSON (use a finite number or a string)", v)
+			return nil, false
+		}
+		return v, true
+	case time.Time:
+		// Local date-times carry no zone; keep them as TOML wrote them
+		// rather than inventing an offset.
+		switch v.Location().String() {
+		case "datetime-local":
+			return v.Format("2006-01-02T15:04:05.999999999"), true
+		case "date-local":
+			return v.Format("2006-01-02"), true
+		case "time-local":
+			return v.Format("15:04:05.999999999"), true
+		}
+		return v.Format(time.RFC3339Nano), true
+	}
+	return v, true
+}
+
+func (d *decoder) unknown(key toml.Key, known []string, v any) {
+	name := key[len(key)-1]
+	table := key[:len(key)-1].String()
+	var hint string
+	if near := closest(name, known); near != "" {
+		hint = fmt.Sprintf("did you mean %s?", near)
+	} else if home, ok := homeOf[name]; ok {
+		if home == "" {
+			hint = fmt.Sprintf("%s is a top-level table; move it out of [%s]", name, table)
+		} else {
+			hint = fmt.Sprintf("%s belongs in [%s]", name, home)
+		}
+	} else if _, isTable := v.(map[string]any); isTable && table == "plugins" {
+		hint = fmt.Sprintf("settings for a plugin go in [plugins.entries.%s]", key[len(key)-1:].String())
+	} else if table == "" {
+		hint = "remove it; the top-level tables are " + strings.Join(known, ", ")
+	} else {
+		hint = fmt.Sprintf("remove it; keys allowed in [%s] are %s", table, strings.Join(known, ", "))
+	}
+	d.fail(key, -1, "unknown key (%s)", hint)
+}
+
+// Typed accessors. Each reports a mismatch itself, with an example of the
+// right form, and returns ok=false.
+
+func (d *decoder) table(key toml.Key, v any) (map[string]any, bool) {
+	if m, ok := v.(map[string]any); ok {
+		return m, true
+	}
+	d.fail(key, -1, "expected a table, got %s (write a [%s] header and put its keys below it)", describe(v), key)
+	return nil, false
+}
+
+func (d *decoder) str(key toml.Key, v any) (string, bool) {
+	if s, ok := v.(string); ok {
+		return s, true
+	}
+	d.fail(key, -1, "expected a string, got %s (put the value in double quotes: %s = \"...\")", describe(v), key[len(key)-1])
+	return "", false
+}
+
+// nonEmpty is a string key whose empty value would only be a mistake.
+func (d *decoder) nonEmpty(key toml.Key, v any, def string) (string, bool) {
+	s, ok := d.str(key, v)
+	if ok && s == "" {
+		d.fail(key, -1, "must not be empty (remove the key to use the default %q)", def)
+		return "", false
+	}
+	return s, ok
+}
+
+func (d *decoder) boolean(key toml.Key, v any) (bool, bool) {
+	if b, ok := v.(bool); ok {
+		return b, true
+	}
+	name := key[len(key)-1]
+	d.fail(key, -1, "expected true or false, got %s (write %s = true or %s = false, without quotes)", describe(v), name, name)
+	return false, false
+}
+
+func (d *decoder) integer(key toml.Key, v any, example int64) (int64, bool) {
+	if n, ok := v.(int64); ok {
+		return n, true
+	}
+	if s, ok := v.(string); ok {
+		if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+			example = n
+		}
+	}
+	d.fail(key, -1, "expected an integer, got %s (write a whole number without quotes: %s = %d)", describe(v), key[len(key)-1], example)
+	return 0, false
+}
+
+func (d *decoder) stringList(key toml.Key, v any) ([]string, bool) {
+	name := key[len(key)-1]
+	arr, ok := v.([]any)
+	if !ok {
+		example := `["..."]`
+		if s, isStr := v.(string); isStr {
+			example = fmt.Sprintf("[%q]", s)
+		}
+		d.fail(key, -1, "expected an array of strings, got %s (write %s = %s)", describe(v), name, example)
+		return nil, false
+	}
+	out := make([]string, len(arr))
+	for i, x := range arr {
+		s, isStr := x.(string)
+		if !isStr {
+			d.fail(key, i, "item %d: expected a string, got %s (put every item in double quotes)", i+1, describe(x))
+			ok = false
+			continue
+		}
+		out[i] = s
+	}
+	return out, ok
+}
+
+func (d *decoder) duration(key toml.Key, v any, def time.Duration) (time.Duration, bool) {
+	s, ok := v.(string)
+	if !ok {
+		d.fail(key, -1, "expected a duration string, got %s (write %s = %q; use Go durations such as \"500ms\" or \"2s\")", describe(v), key[len(key)-1], def.String())
+		return 0, false
+	}
+	dur, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		d.fail(key, -1, "bad duration %q (use Go durations such as \"500ms\" or \"2s\")", abbrev(s))
+		return 0, false
+	}
+	if dur <= 0 {
+		d.fail(key, -1, "must be greater than zero, got %q (use e.g. \"500ms\" or \"2s\"; the default is %q)", s, def.String())
+		return 0, false
+	}
+	return dur, true
+}
+
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("string %q", abbrev(v))
+	case int64:
+		return fmt.Sprintf("integer %d", v)
+	case float64:
+		return fmt.Sprintf("float %v", v)
+	case bool:
+		return fmt.Sprintf("boolean %t", v)
+	case time.Time:
+		return "date-time"
+	case []any, []map[string]any:
+		return "array"
+	case map[string]any:
+		return "table"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// abbrev keeps echoed values short; a long value is more likely pasted by
+// mistake, and perhaps sensitive.
+func abbrev(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
+
+// closest returns the candidate within edit distance 2 of s, if any, so
+// typos get a suggestion. Very short words are left alone: every short key
+// is within 2 edits of them.
+func closest(s string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), c); d < bestDist && d < len(s) {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,283 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+const searchSchema = `{
+	"type": "object",
+	"properties": {
+		"query":  {"type": "string", "minLength": 1, "maxLength": 10, "description": "words"},
+		"limit":  {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+		"window": {"type": "string", "enum": ["today", "7d", "all"]},
+		"score":  {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+		"tags":   {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}, "minItems": 1, "maxItems": 3},
+		"strict": {"type": "boolean"},
+		"cursor": {"type": ["string", "null"]},
+		"mode":   {"const": "fast"},
+		"filter": {
+			"type": "object",
+			"properties": {"owner": {"type": "string"}},
+			"required": ["owner"],
+			"additionalProperties": false
+		},
+		"labels": {"type": "object", "additionalProperties": {"type": "integer"}},
+		"content-type": {"type": "string"}
+	},
+	"required": ["query"],
+	"additionalProperties": false
+}`
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		schema  string
+		args    string
+		wantErr string // substring; empty means valid
+	}{
+		{"minimal", searchSchema, `{"query":"go"}`, ""},
+		{"everything", searchSchema, `{"query":"go","limit":50,"window":"7d","score":0.5,"tags":["a","bc"],"strict":true,"cursor":null,"mode":"fast","filter":{"owner":"x"},"labels":{"a":1},"content-type":"x"}`, ""},
+		{"integer as float", searchSchema, `{"query":"go","limit":3.0}`, ""},
+		{"integer in exponent form", searchSchema, `{"query":"go","limit":3e1}`, ""},
+		{"cursor string", searchSchema, `{"query":"go","cursor":"abc"}`, ""},
+
+		{"missing required", searchSchema, `{}`, `args: missing required property "query"`},
+		{"below minimum", searchSchema, `{"query":"go","limit":0}`, `args.limit: must be >= 1, got 0`},
+		{"above maximum", searchSchema, `{"query":"go","limit":51}`, `args.limit: must be <= 50, got 51`},
+		{"not integer", searchSchema, `{"query":"go","limit":3.5}`, `args.limit: must be an integer, got number 3.5`},
+		{"integer as string", searchSchema, `{"query":"go","limit":"3"}`, `args.limit: must be an integer, got string "3"`},
+		{"enum", searchSchema, `{"query":"go","window":"month"}`, `args.window: must be one of "today", "7d", "all"`},
+		{"exclusive minimum", searchSchema, `{"query":"go","score":0}`, `args.score: must be > 0, got 0`},
+		{"exclusive maximum", searchSchema, `{"query":"go","score":1.0}`, `args.score: must be < 1, got 1.0`},
+		{"too short", searchSchema, `{"query":""}`, `args.query: must be at least 1 characters long, got 0`},
+		{"too long", searchSchema, `{"query":"abcdefghijk"}`, `args.query: must be at most 10 characters long, got 11`},
+		{"length counts characters", searchSchema, `{"query":"ééééééééé"}`, ""},
+		{"pattern", searchSchema, `{"query":"go","tags":["ok","Bad"]}`, `args.tags[1]: must match the pattern "^[a-z]+$", got "Bad"`},
+		{"too few items", searchSchema, `{"query":"go","tags":[]}`, `args.tags: must have at least 1 items, got 0`},
+		{"too many items", searchSchema, `{"query":"go","tags":["a","b","c","d"]}`, `args.tags: must have at most 3 items, got 4`},
+		{"boolean", searchSchema, `{"query":"go","strict":"yes"}`, `args.strict: must be a boolean, got string "yes"`},
+		{"type list", searchSchema, `{"query":"go","cursor":5}`, `args.cursor: must be a string or null, got number 5`},
+		{"const", searchSchema, `{"query":"go","mode":"slow"}`, `args.mode: must be "fast"`},
+		{"nested required", searchSchema, `{"query":"go","filter":{}}`, `args.filter: missing required property "owner"`},
+		{"nested closed", searchSchema, `{"query":"go","filter":{"owner":"x","team":"y"}}`, `args.filter: unexpected property "team"; allowed properties are "owner"`},
+		{"additional schema", searchSchema, `{"query":"go","labels":{"a":"one"}}`, `args.labels.a: must be an integer, got string "one"`},
+		{"odd key path", searchSchema, `{"query":"go","content-type":1}`, `args["content-type"]: must be a string, got number 1`},
+		{"unexpected top-level", searchSchema, `{"query":"go","extra":1}`, `args: unexpected property "extra"`},
+		{"several errors reported", searchSchema, `{"limit":0,"window":"x"}`, "args: missing required property \"query\"\nargs.limit: must be >= 1, got 0\nargs.window: must be one of"},
+
+		{"invalid JSON", searchSchema, `{"query":`, "arguments are not valid JSON: "},
+		{"empty args", searchSchema, ``, "arguments are not valid JSON: empty input"},
+		{"trailing data", searchSchema, `{"query":"go"} {}`, "arguments are not valid JSON: "},
+		{"array args", searchSchema, `["go"]`, "args: must be a JSON object, got array"},
+		{"null args", searchSchema, `null`, "args: must be a JSON object, got null"},
+		{"string args", ``, `"go"`, "args: must be a JSON object, got string"},
+
+		{"empty schema accepts objects", ``, `{"anything":[1,2,{"x":null}]}`, ""},
+		{"null schema accepts objects", `null`, `{}`, ""},
+		{"empty object schema", `{}`, `{"a":1}`, ""},
+		{"no-argument tool", `{"type":"object","properties":{},"additionalProperties":false}`, `{"a":1}`, `args: unexpected property "a"; this tool takes no arguments, send {}`},
+		{"false subschema", `{"type":"object","properties":{"a":false}}`, `{"a":1}`, `args.a: no value is allowed here`},
+		{"true subschema", `{"type":"object","properties":{"a":true}}`, `{"a":[1]}`, ""},
+
+		{"big integers keep precision", `{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740992}}}`, `{"n":9007199254740993}`, "must be <= 9007199254740992, got 9007199254740993"},
+		{"tiny fraction is not integer", `{"type":"object","properties":{"n":{"type":"integer"}}}`, `{"n":1.0000000000000000000000001}`, "must be an integer"},
+		{"negative numbers", `{"type":"object","properties":{"n":{"type":"number","minimum":-5}}}`, `{"n":-5.5}`, "must be >= -5, got -5.5"},
+		{"huge exponent", `{"type":"object","properties":{"n":{"type":"number","maximum":1e308}}}`, `{"n":1e999999999999999999999}`, "must be <= 1e308"},
+		{"tiny exponent passes", `{"type":"object","properties":{"n":{"type":"number","exclusiveMinimum":0}}}`, `{"n":1e-999999999999999999999}`, ""},
+		{"enum numbers compare by value", `{"type":"object","properties":{"n":{"enum":[1,2]}}}`, `{"n":2.0}`, ""},
+		{"enum objects", `{"type":"object","properties":{"n":{"enum":[{"a":[1,"x"]}]}}}`, `{"n":{"a":[1.0,"x"]}}`, ""},
+		{"enum mismatch object", `{"type":"object","properties":{"n":{"enum":[{"a":1}]}}}`, `{"n":{"a":1,"b":2}}`, `args.n: must be one of {"a":1}`},
+		{"unanchored pattern", `{"type":"object","properties":{"s":{"type":"string","pattern":"b+"}}}`, `{"s":"abbc"}`, ""},
+		{"keywords of other types ignored", `{"type":"object","properties":{"s":{"minimum":3,"minLength":2}}}`, `{"s":1}`, `args.s: must be >= 3, got 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Validate(json.RawMessage(tt.schema), json.RawMessage(tt.args))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate(%s) = %v, want nil", tt.args, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate(%s) = nil, want error containing %q", tt.args, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate(%s) = %q, want it to contain %q", tt.args, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestValidateErrorType(t *testing.T) {
+	err := Validate(json.RawMessage(searchSchema), json.RawMessage(`{"query":"go","limit":0}`))
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v is not a *schema.Error", err)
+	}
+	if e.Path != "args.limit" || e.Message != "must be >= 1, got 0" {
+		t.Fatalf("got path %q message %q", e.Path, e.Message)
+	}
+	if got := err.Error(); got != "args.limit: must be >= 1, got 0" {
+		t.Fatalf("single error text = %q", got)
+	}
+}
+
+func TestValidateCapsErrors(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 50 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"k` + strings.Repeat("x", i) + `":1`)
+	}
+	b.WriteString("}")
+	err := Validate(json.RawMessage(`{"type":"object","additionalProperties":{"type":"string"}}`), json.RawMessage(b.String()))
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != maxErrors {
+		t.Fatalf("got %d error lines, want %d", n, maxErrors)
+	}
+}
+
+func TestValidateInvalidSchema(t *testing.T) {
+	err := Validate(json.RawMessage(`{"type":"objekt"}`), json.RawMessage(`{}`))
+	if !errors.Is(err, ErrInvalidSchema) {
+		t.Fatalf("Validate with a bad schema = %v, want ErrInvalidSchema", err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name    string
+		schema  string
+		wantErr string // substring; empty means usable
+	}{
+		{"search schema", searchSchema, ""},
+		{"empty", ``, ""},
+		{"null", `null`, ""},
+		{"empty object", `{}`, ""},
+		{"annotations and unknown keywords ignored", `{"type":"object","title":"t","description":"d","$schema":"x","x-vendor":{"anyOf":1},"properties":{"a":{"type":"string","format":"uri","examples":["x"],"default":"y"}}}`, ""},
+		{"type list", `{"type":["object","null"]}`, ""},
+		{"integer-valued counts", `{"type":"object","properties":{"a":{"type":"string","maxLength":10.0}}}`, ""},
+
+		{"invalid JSON", `{"type":`, "schema is not valid JSON"},
+		{"not an object", `[]`, "schema: must be a JSON object, got array"},
+		{"boolean root", `true`, "schema: must be a JSON object"},
+		{"top-level not object", `{"type":"string"}`, `top-level type must be "object"`},
+		{"unknown type", `{"type":"object","properties":{"a":{"type":"text"}}}`, `schema.properties.a.type: unknown type "text"`},
+		{"type not string", `{"type":3}`, "schema.type: must be a type name"},
+		{"empty type list", `{"type":[]}`, "must list at least one type"},
+		{"duplicate type", `{"type":["object","object"]}`, "listed twice"},
+		{"properties not object", `{"properties":[]}`, "schema.properties: must be an object"},
+		{"property not schema", `{"properties":{"a":"string"}}`, `schema.properties.a: must be a schema`},
+		{"required not array", `{"properties":{"a":{}},"required":"a"}`, "schema.required: must be an array"},
+		{"required not string", `{"properties":{"a":{}},"required":[1]}`, "schema.required[0]: must be a property name string"},
+		{"required undeclared", `{"properties":{"a":{}},"required":["b"]}`, `required property "b" is not declared in properties`},
+		{"required without properties", `{"required":["a"]}`, `required property "a" is not declared`},
+		{"required twice", `{"properties":{"a":{}},"required":["a","a"]}`, "listed twice"},
+		{"additionalProperties bad", `{"additionalProperties":"no"}`, "schema.additionalProperties: must be a schema"},
+		{"enum empty", `{"properties":{"a":{"enum":[]}}}`, "must be a non-empty array"},
+		{"enum not array", `{"properties":{"a":{"enum":"x"}}}`, "must be a non-empty array"},
+		{"enum wrong type", `{"properties":{"a":{"type":"string","enum":["x",1]}}}`, "schema.properties.a.enum[1]: value 1 does not have the schema's type string"},
+		{"const wrong type", `{"properties":{"a":{"type":"integer","const":1.5}}}`, "does not have the schema's type integer"},
+		{"minimum not number", `{"properties":{"a":{"minimum":"1"}}}`, "schema.properties.a.minimum: must be a number"},
+		{"boolean exclusiveMinimum", `{"properties":{"a":{"exclusiveMinimum":true}}}`, "boolean draft-04 form is not supported"},
+		{"min above max", `{"properties":{"a":{"minimum":5,"maximum":1}}}`, "lower bound 5 is greater than upper bound 1"},
+		{"negative minLength", `{"properties":{"a":{"minLength":-1}}}`, "minLength: must be a non-negative integer"},
+		{"fractional maxItems", `{"properties":{"a":{"maxItems":1.5}}}`, "maxItems: must be a non-negative integer"},
+		{"huge maxLength", `{"properties":{"a":{"maxLength":1e30}}}`, "maxLength: must be a non-negative integer"},
+		{"minLength above maxLength", `{"properties":{"a":{"minLength":3,"maxLength":2}}}`, "minLength 3 is greater than maxLength 2"},
+		{"minItems above maxItems", `{"properties":{"a":{"minItems":3,"maxItems":2}}}`, "minItems 3 is greater than maxItems 2"},
+		{"bad pattern", `{"properties":{"a":{"pattern":"("}}}`, "not a valid Go regular expression"},
+		{"pattern not string", `{"properties":{"a":{"pattern":1}}}`, "must be a regular expression string"},
+		{"tuple items", `{"properties":{"a":{"items":[{}]}}}`, "tuple form"},
+		{"items not schema", `{"properties":{"a":{"items":1}}}`, "schema.properties.a.items: must be a schema"},
+		{"unsupported keyword", `{"properties":{"a":{"anyOf":[{"type":"string"}]}}}`, `schema.properties.a: keyword "anyOf" is not supported`},
+		{"unsupported ref", `{"properties":{"a":{"$ref":"#/$defs/x"}}}`, `keyword "$ref" is not supported`},
+		{"too deep", strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100), "nested more than 64 levels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(json.RawMessage(tt.schema))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Check = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Check = %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDecimalCompare(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"0", "-0", 0},
+		{"0.0", "0e10", 0},
+		{"1", "1.0", 0},
+		{"100", "1e2", 0},
+		{"0.001", "1e-3", 0},
+		{"1.5", "1.25", 1},
+		{"-1.5", "-1.25", -1},
+		{"10", "9.999", 1},
+		{"0.1", "0.09", 1},
+		{"-1", "0", -1},
+		{"9007199254740993", "9007199254740992", 1},
+		{"1e1000000000000000000000", "1e308", 1},
+		{"-1e1000000000000000000000", "-1e308", -1},
+		{"1e-1000000000000000000000", "0", 1},
+	}
+	for _, tt := range tests {
+		a, ok1 := parseDecimal(json.Number(tt.a))
+		b, ok2 := parseDecimal(json.Number(tt.b))
+		if !ok1 || !ok2 {
+			t.Fatalf("parse %s / %s failed", tt.a, tt.b)
+		}
+		if got := a.cmp(b); got != tt.want {
+			t.Errorf("cmp(%s, %s) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+		if got := b.cmp(a); got != -tt.want {
+			t.Errorf("cmp(%s, %s) = %d, want %d", tt.b, tt.a, got, -tt.want)
+		}
+	}
+	for _, s := range []string{"3", "3.0", "30e-1", "0", "-0.0", "1e100", "12.5e1"} {
+		if d, _ := parseDecimal(json.Number(s)); !d.isInteger() {
+			t.Errorf("%s should be an integer", s)
+		}
+	}
+	for _, s := range []string{"3.5", "0.1", "1e-1", "125e-2", "1e-1000000000000000000000"} {
+		if d, _ := parseDecimal(json.Number(s)); d.isInteger() {
+			t.Errorf("%s should not be an integer", s)
+		}
+	}
+}
+
+func FuzzValidate(f *testing.F) {
+	f.Add(searchSchema, `{"query":"go","limit":0}`)
+	f.Add(``, `{}`)
+	f.Add(`{"type":["object","null"],"properties":{"a":{"type":"integer","minimum":-1e5}}}`, `{"a":1e-400}`)
+	f.Add(`{"properties":{"a":{"items":{"enum":[1,"x",null]}}}}`, `{"a":[1.0,"x",null,{}]}`)
+	f.Add(`{"properties":{"a":{"pattern":"^(a+)+$","maxLength":3}}}`, `{"a":"aaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}`)
+	f.Add(`{"additionalProperties":{"type":"object","additionalProperties":false}}`, `{"x":{"y":1}}`)
+	f.Fuzz(func(t *testing.T, s, args string) {
+		checkErr := Check(json.RawMessage(s))
+		err := Validate(json.RawMessage(s), json.RawMessage(args))
+		if checkErr != nil && !errors.Is(err, ErrInvalidSchema) {
+			t.Fatalf("Check failed (%v) but Validate did not report ErrInvalidSchema: %v", checkErr, err)
+		}
+		if err != nil && err.Error() == "" {
+			t.Fatal("empty error message")
+		}
+	})
+}
