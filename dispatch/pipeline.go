@@ -113,7 +113,8 @@ func runNative(ctx context.Context, tool Tool, args json.RawMessage) (res hooks.
 	}()
 	v, err := tool.Run(ctx, args)
 	if err != nil {
-		return errorResult(fmt.Sprintf("tool %q failed: %v", tool.Spec.Name, err)), hooks.StatusError
+		// The model knows which tool it called; the bare message reads best.
+		return errorResult(err.Error()), hooks.StatusError
 	}
 	content, err := json.Marshal(v)
 	if err != nil {

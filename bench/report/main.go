@@ -1,0 +1,156 @@
+// Command report reads `go test -bench` output (several -count runs) and
+// prints the median of every metric per benchmark, then the comparisons the
+// project tracks, as ratios of medians measured in the same run.
+//
+//	go test -run '^$' -bench . -count 6 ./... | tee bench.txt
+//	go run ./bench/report bench.txt
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// comparison is one tracked ratio: num's median over den's, with the target
+// the project holds itself to.
+type comparison struct {
+	label    string
+	num, den string
+	metric   string
+	target   string
+	ok       func(ratio float64) bool
+}
+
+var comparisons = []comparison{
+	{"remote hook round trip / raw gRPC call (unix socket)", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/rawgrpc", "ns/op", "≤ 1.2×", func(r float64) bool { return r <= 1.2 }},
+	{"process per hook / remote hook round trip", "BenchmarkHookRoundTrip/exec", "BenchmarkHookRoundTrip/remote", "ns/op", "≥ 25×", func(r float64) bool { return r >= 25 }},
+	{"remote hook round trip / in-process plugin", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/inprocess", "ns/op", "", nil},
+	{"tool call with remote provider / native tool call", "BenchmarkToolCall/remote", "BenchmarkToolCall/native", "ns/op", "", nil},
+	{"startup of 8 plugins / startup of 1", "BenchmarkStartup/plugins=8", "BenchmarkStartup/plugins=1", "ns/op", "< 2×", func(r float64) bool { return r < 2 }},
+}
+
+// benchLine matches "BenchmarkName-2   1000   123 ns/op   45 B/op ...".
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+func main() {
+	var in io.Reader = os.Stdin
+	if len(os.Args) > 1 {
+		f, err := os.Open(os.Args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "report:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		in = f
+	}
+	samples, order := parse(in)
+	if len(order) == 0 {
+		fmt.Fprintln(os.Stderr, "report: no benchmark lines in the input")
+		os.Exit(1)
+	}
+	print(os.Stdout, samples, order)
+}
+
+// parse collects every sample of every metric per benchmark, keeping the
+// order benchmarks first appear in.
+func parse(in io.Reader) (map[string]map[string][]float64, []string) {
+	samples := map[string]map[string][]float64{}
+	var order []string
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		name, fields := m[1], strings.Fields(m[2])
+		if samples[name] == nil {
+			samples[name] = map[string][]float64{}
+			order = append(order, name)
+		}
+		for i := 0; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				continue
+			}
+			samples[name][fields[i+1]] = append(samples[name][fields[i+1]], v)
+		}
+	}
+	return samples, order
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func human(v float64, unit string) string {
+	if unit == "ns/op" {
+		switch {
+		case v >= 1e9:
+			return fmt.Sprintf("%.2f s", v/1e9)
+		case v >= 1e6:
+			return fmt.Sprintf("%.2f ms", v/1e6)
+		case v >= 1e3:
+			return fmt.Sprintf("%.1f µs", v/1e3)
+		}
+		return fmt.Sprintf("%.1f ns", v)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit
+}
+
+func print(w io.Writer, samples map[string]map[string][]float64, order []string) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "benchmark\truns\tmedian time/op\tother medians")
+	for _, name := range order {
+		metrics := samples[name]
+		var others []string
+		var units []string
+		for u := range metrics {
+			if u != "ns/op" {
+				units = append(units, u)
+			}
+		}
+		sort.Strings(units)
+		for _, u := range units {
+			others = append(others, human(median(metrics[u]), u))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", strings.TrimPrefix(name, "Benchmark"), len(metrics["ns/op"]), human(median(metrics["ns/op"]), "ns/op"), strings.Join(others, ", "))
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "comparison (medians, same run)\tratio\ttarget\t")
+	for _, c := range comparisons {
+		num, okNum := samples[c.num][c.metric]
+		den, okDen := samples[c.den][c.metric]
+		if !okNum || !okDen || median(den) == 0 {
+			continue
+		}
+		r := median(num) / median(den)
+		verdict := ""
+		if c.ok != nil {
+			verdict = "met"
+			if !c.ok(r) {
+				verdict = "MISSED"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.2f×\t%s\t%s\n", c.label, r, c.target, verdict)
+	}
+	tw.Flush()
+}

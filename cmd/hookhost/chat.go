@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/conversation"
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/offline"
+)
+
+// defaultConfig is read when -c is not given and the file exists; without
+// it the built-in defaults apply (offline model, no plugins).
+const defaultConfig = "hookhost.toml"
+
+func loadConfig(path string, explicit bool) (*config.Config, error) {
+	if !explicit {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return config.Default(), nil
+		}
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	return cfg, nil
+}
+
+func newProvider(cfg *config.Config) (llm.Provider, error) {
+	switch cfg.LLM.Provider {
+	case "offline":
+		return offline.New(), nil
+	default:
+		return nil, usageErr("config: llm.provider %q is not available in this build (use \"offline\")", cfg.LLM.Provider)
+	}
+}
+
+func logger(stderr io.Writer, verbose bool) hclog.Logger {
+	level := hclog.Warn
+	if verbose {
+		level = hclog.Info
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: stderr, Level: level})
+}
+
+func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("c", defaultConfig, "config file")
+	verbose := fs.Bool("v", false, "print a trace of each turn to stderr")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "c" })
+	cfg, err := loadConfig(*cfgPath, explicit)
+	if err != nil {
+		return err
+	}
+	gateway, source, err := config.ResolveGateway(cfg, os.Getenv)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	route := hooks.RouteBypass
+	if gateway {
+		route = hooks.RouteGateway
+	}
+	provider, err := newProvider(cfg)
+	if err != nil {
+		return err
+	}
+	tools, err := builtin.All(cfg.Tools.ReadRoot)
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("config: tools.read_root: %w", err)}
+	}
+	registry, err := dispatch.NewRegistry(tools...)
+	if err != nil {
+		return err
+	}
+
+	log := logger(stderr, *verbose)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	plugins, err := startPlugins(ctx, cfg, log, stderr)
+	stop()
+	if err != nil {
+		return err
+	}
+	defer plugins.close()
+
+	var trace func(conversation.Event)
+	if *verbose {
+		trace = func(e conversation.Event) {
+			if e.Iteration > 0 {
+				fmt.Fprintf(stderr, "  [%d] %s\n", e.Iteration, e.Text)
+				return
+			}
+			fmt.Fprintf(stderr, "  %s\n", e.Text)
+		}
+	}
+	fmt.Fprintf(stderr, "hookhost: route %s (from %s), model %s/%s, plugins: %s\n",
+		route, source, cfg.LLM.Provider, cfg.LLM.Model, plugins.summary())
+	sess, err := conversation.New(conversation.Options{
+		Provider: provider, Model: cfg.LLM.Model, System: cfg.Conversation.System,
+		MaxIterations: cfg.Conversation.MaxIterations, Route: route, Bus: plugins.bus,
+		Tools: registry, Trace: trace,
+	})
+	if err != nil {
+		return err
+	}
+
+	message := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if message != "" {
+		err = turn(sess, message, stdout, stderr, *verbose, plugins.bus)
+	} else {
+		err = repl(sess, stdin, stdout, stderr, *verbose, plugins.bus)
+	}
+	return err
+}
+
+// turn runs one message; Ctrl-C cancels it.
+func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	before := bus.Stats().Calls()
+	start := time.Now()
+	t, err := sess.Send(ctx, message)
+	if verbose {
+		// Observers run asynchronously; wait briefly so the count is whole.
+		fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		bus.Flush(fctx)
+		cancel()
+		calls := bus.Stats().Calls() - before
+		hooksLine := fmt.Sprintf("%d plugin hook calls", calls)
+		if sess.Route() == hooks.RouteBypass || calls == 0 {
+			hooksLine = "no hook fired"
+		}
+		fmt.Fprintf(stderr, "  end: %s after %d iteration(s), %d model call(s), %d in / %d out tokens, %s, %s\n",
+			t.EndReason, t.Iterations, len(t.Inferences), t.Usage.InputTokens, t.Usage.OutputTokens,
+			hooksLine, time.Since(start).Round(time.Millisecond))
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("turn cancelled")
+		}
+		return err
+	}
+	fmt.Fprintln(stdout, t.Answer)
+	return nil
+}
+
+func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus) error {
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, 64*1024), 1<<20)
+	fmt.Fprintln(stderr, "type a message; /exit or Ctrl-D ends the session, Ctrl-C cancels a turn")
+	for {
+		fmt.Fprint(stderr, "> ")
+		if !in.Scan() {
+			fmt.Fprintln(stderr)
+			return in.Err()
+		}
+		line := strings.TrimSpace(in.Text())
+		switch line {
+		case "":
+			continue
+		case "/exit", "/quit":
+			return nil
+		}
+		if err := turn(sess, line, stdout, stderr, verbose, bus); err != nil {
+			// A failed turn is reported, not fatal: the session goes on.
+			fmt.Fprintln(stderr, "hookhost:", err)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+// Command hookhost runs an LLM agent whose conversation loop fires hooks
+// into out-of-process plugins.
+//
+//	hookhost chat [-c config] [-v] [message]   one turn, or a REPL without a message
+//	hookhost plugins list [-c config]          what each enabled plugin declares
+//	hookhost plugins check [-c config]         start, verify and stop every enabled plugin
+//	hookhost version
+//
+// Exit codes: 0 success, 1 runtime failure, 2 usage or config error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	// The now tool takes IANA zone names; embed the database so it works
+	// on machines without one.
+	_ "time/tzdata"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `usage:
+  hookhost chat [-c config] [-v] [message]   one turn, or a line-by-line REPL without a message
+  hookhost plugins list [-c config]          name, version, path, hooks, tools, matchers
+  hookhost plugins check [-c config]         start each enabled plugin and verify it
+  hookhost version
+
+The route is bypass unless routing.gateway is true; HOOKHOST_USE_GATEWAY=1|0
+overrides it.
+`
+
+// exitError carries the exit code a failure should produce.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "chat":
+		err = chat(args[1:], stdin, stdout, stderr)
+	case "plugins":
+		err = pluginsCmd(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "hookhost %s (plugin protocol %d)\n", version, protocolVersion)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = usageErr("unknown command %q\n\n%s", args[0], usage)
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "hookhost:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}

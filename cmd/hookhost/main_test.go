@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hookhost.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestChatWhatTimeIsItOnBothRoutes(t *testing.T) {
+	cfg := writeConfig(t, "[llm]\nprovider = \"offline\"\nmodel = \"offline-small\"\n")
+	for _, gw := range []string{"1", "0"} {
+		t.Run("HOOKHOST_USE_GATEWAY="+gw, func(t *testing.T) {
+			t.Setenv("HOOKHOST_USE_GATEWAY", gw)
+			code, out, errOut := runCLI(t, "", "chat", "-c", cfg, "-v", "what time is it")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errOut)
+			}
+			if !strings.Contains(out, "From now:") {
+				t.Fatalf("answer does not come from the now tool: %q", out)
+			}
+			if !strings.Contains(errOut, "tool now({}) → native, ok") {
+				t.Fatalf("trace does not show the native now call:\n%s", errOut)
+			}
+			wantRoute := map[string]string{"1": "route gateway", "0": "route bypass"}[gw]
+			if !strings.Contains(errOut, wantRoute+" (from HOOKHOST_USE_GATEWAY)") {
+				t.Fatalf("route not stated:\n%s", errOut)
+			}
+			if gw == "0" && !strings.Contains(errOut, "no hook fired") {
+				t.Fatalf("bypass trace does not say no hook fired:\n%s", errOut)
+			}
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	t.Setenv("HOOKHOST_USE_GATEWAY", "")
+	bad := writeConfig(t, "[plugins]\nenabled = [\"a\", \"a\"]\n")
+	cases := []struct {
+		name string
+		env  string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", "", nil, 2, "usage"},
+		{"unknown command", "", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"bad flag", "", []string{"chat", "-nope"}, 2, "flag provided but not defined"},
+		{"missing explicit config", "", []string{"chat", "-c", "/nonexistent/hookhost.toml", "hi"}, 2, "config"},
+		{"config error names key and line", "", []string{"chat", "-c", bad, "hi"}, 2, ":2: plugins.enabled"},
+		{"bad gateway flag", "maybe", []string{"chat", "hi"}, 2, "HOOKHOST_USE_GATEWAY"},
+		{"version", "", []string{"version"}, 0, ""},
+		{"plugins without subcommand", "", []string{"plugins"}, 2, "list or check"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("HOOKHOST_USE_GATEWAY", c.env)
+			code, out, errOut := runCLI(t, "", c.args...)
+			if code != c.code || !strings.Contains(out+errOut, c.want) {
+				t.Fatalf("exit %d (want %d), output:\n%s%s", code, c.code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestREPL(t *testing.T) {
+	t.Setenv("HOOKHOST_USE_GATEWAY", "1")
+	cfg := writeConfig(t, "")
+	code, out, errOut := runCLI(t, "what is 6*7\n\nwhat time is it\n/exit\nnever sent\n", "chat", "-c", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "42") || !strings.Contains(lines[1], "From now:") {
+		t.Fatalf("REPL answers:\n%s", out)
+	}
+}

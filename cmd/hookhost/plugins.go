@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/plugins/sdk"
+)
+
+const protocolVersion = sdk.ProtocolVersion
+
+// runningPlugins is what chat needs of the plugin host.
+type runningPlugins struct {
+	host    *host.Host
+	bus     *hooks.Bus
+	names   []string
+	skipped int
+}
+
+// startPlugins launches the enabled plugins and builds the Bus over the
+// ones that started. A plugin that fails is reported and skipped.
+func startPlugins(ctx context.Context, cfg *config.Config, log hclog.Logger, stderr io.Writer) (*runningPlugins, error) {
+	rp := &runningPlugins{}
+	if len(cfg.Plugins.Enabled) == 0 {
+		return rp, nil
+	}
+	h, startErrs := host.Start(ctx, cfg, host.Options{Logger: log})
+	for _, e := range startErrs {
+		fmt.Fprintf(stderr, "hookhost: %v\n", e)
+	}
+	rp.host, rp.skipped = h, len(startErrs)
+	members := h.Members()
+	bus, err := hooks.NewBus(members, hooks.Config{Logger: log.Named("hooks")})
+	if err != nil {
+		h.Close(context.Background())
+		return nil, err
+	}
+	rp.bus = bus
+	for _, m := range members {
+		rp.names = append(rp.names, m.Plugin.Manifest().Name)
+	}
+	return rp, nil
+}
+
+func (rp *runningPlugins) summary() string {
+	if len(rp.names) == 0 && rp.skipped == 0 {
+		return "none"
+	}
+	s := strings.Join(rp.names, ", ")
+	if s == "" {
+		s = "none running"
+	}
+	if rp.skipped > 0 {
+		s += fmt.Sprintf(" (%d failed to start)", rp.skipped)
+	}
+	return s
+}
+
+func (rp *runningPlugins) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rp.bus.Close(ctx)
+	if rp.host != nil {
+		rp.host.Close(ctx)
+	}
+}
+
+func pluginsCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "check") {
+		return usageErr("plugins needs a subcommand: list or check\n\n%s", usage)
+	}
+	fs := flag.NewFlagSet("plugins "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("c", defaultConfig, "config file")
+	if err := fs.Parse(args[1:]); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "c" })
+	cfg, err := loadConfig(*cfgPath, explicit)
+	if err != nil {
+		return err
+	}
+	if len(cfg.Plugins.Enabled) == 0 {
+		fmt.Fprintln(stdout, "no plugins enabled (set plugins.enabled in the config)")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	results := host.Check(ctx, cfg, host.Options{Logger: logger(stderr, false)})
+
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	failed := 0
+	if args[0] == "list" {
+		fmt.Fprintln(tw, "NAME\tVERSION\tPATH\tHOOKS\tTOOLS\tMATCHERS")
+	} else {
+		fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tPATH\tDETAIL")
+	}
+	for _, r := range results {
+		if !r.OK {
+			failed++
+		}
+		if args[0] == "list" {
+			hooksCol, toolsCol, matchCol := "-", "-", "*"
+			if r.OK {
+				hooksCol = joinOr(hookNames(r.Hooks), "-")
+				toolsCol = joinOr(r.Tools, "-")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(r.Version), r.Path, hooksCol, toolsCol, matchCol)
+			continue
+		}
+		status, detail := "ok", fmt.Sprintf("%d hooks, %d tools, healthy", len(r.Hooks), len(r.Tools))
+		if !r.OK {
+			status, detail = "FAILED", r.Err.Error()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(r.Version), r.Path, detail)
+	}
+	tw.Flush()
+	if failed > 0 {
+		return fmt.Errorf("%d of %d plugins failed", failed, len(results))
+	}
+	return nil
+}
+
+func hookNames(hs []hooks.Name) []string {
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = string(h)
+	}
+	return names
+}
+
+func joinOr(items []string, empty string) string {
+	if len(items) == 0 {
+		return empty
+	}
+	return strings.Join(items, ",")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
