@@ -46,6 +46,8 @@ lint:
 
 bench: build plugins
 	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) -benchtime $(BENCHTIME) ./... | tee $(BIN)/bench.txt
+	@echo
+	@$(GO) run ./bench/report $(BIN)/bench.txt | tee $(BIN)/bench-report.txt
 
 proto:
 	@command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)

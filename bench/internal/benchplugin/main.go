@@ -1,0 +1,39 @@
+// Command benchplugin is the remote plugin the benchmarks measure. It
+// subscribes to every tool hook; only provide-result answers, so a tool call
+// runs the whole pipeline. Its name is its file name, so one binary copied
+// under several names can stand for several plugins.
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
+)
+
+type bench struct {
+	sdk.Base
+	name string
+}
+
+func (p *bench) Info() sdk.Info { return sdk.Info{Name: p.name, Version: "1"} }
+
+func (p *bench) PreToolCall(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	return nil, nil
+}
+
+func (p *bench) PreToolCallCanProvideResult(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	return &hooks.ToolResult{Content: `{"ok":true}`}, nil
+}
+
+func (p *bench) PostToolCall(context.Context, hooks.ToolCallOutcome) error { return nil }
+
+func (p *bench) TransformToolResult(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+	return nil, nil
+}
+
+func main() {
+	sdk.Serve(&bench{name: filepath.Base(os.Args[0])})
+}
