@@ -115,6 +115,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 			if r.OK {
 				hooksCol = joinOr(hookNames(r.Hooks), "-")
 				toolsCol = joinOr(r.Tools, "-")
+				matchCol = joinOr(r.Matchers, "*")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(r.Version), r.Path, hooksCol, toolsCol, matchCol)
 			continue

@@ -1,0 +1,282 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultStartTimeout    = 10 * time.Second
+	DefaultBackoffInitial  = 100 * time.Millisecond
+	DefaultBackoffMax      = 5 * time.Second
+	DefaultBackoffFactor   = 2.0
+	DefaultCircuitFailures = 5
+	DefaultCircuitWindow   = time.Minute
+	DefaultCircuitCooldown = 30 * time.Second
+	DefaultCloseTimeout    = 5 * time.Second
+)
+
+// Plugin states, as reported in Status.State.
+const (
+	StateRunning     = "running"      // serving calls
+	StateRestarting  = "restarting"   // crashed; calls fail at once while a new process starts
+	StateCircuitOpen = "circuit_open" // crashed too often; calls fail at once until the cool-down ends
+	StateStopped     = "stopped"      // closed by the host
+)
+
+// Options tune how plugins are started and supervised. Zero fields take the
+// defaults above.
+type Options struct {
+	// Logger receives the host's and the plugins' logs (plugin stderr is
+	// relayed through it, named "plugin.<name>"). nil discards them.
+	Logger hclog.Logger
+	// StartTimeout bounds the handshake, Describe and Configure of one start.
+	StartTimeout time.Duration
+	// Backoff spaces restarts of a plugin that keeps crashing.
+	Backoff BackoffPolicy
+	// CircuitFailures restarts within CircuitWindow open the plugin's
+	// circuit: it stays down for CircuitCooldown, then gets one trial start.
+	CircuitFailures int
+	CircuitWindow   time.Duration
+	CircuitCooldown time.Duration
+}
+
+// BackoffPolicy is the delay before a restart: Initial, multiplied by Factor
+// for every restart already made within the circuit window, capped at Max,
+// with jitter so that plugins that crashed together do not restart in step.
+type BackoffPolicy struct {
+	Initial time.Duration
+	Max     time.Duration
+	Factor  float64
+}
+
+// delay is the wait before the restart that follows n recent ones: a
+// uniformly random duration between half and all of the exponential step.
+func (p BackoffPolicy) delay(n int) time.Duration {
+	d := float64(p.Initial) * math.Pow(p.Factor, float64(n))
+	if d > float64(p.Max) || math.IsInf(d, 0) || math.IsNaN(d) {
+		d = float64(p.Max)
+	}
+	return time.Duration(d/2 + rand.Float64()*d/2)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.Backoff.Initial <= 0 {
+		o.Backoff.Initial = DefaultBackoffInitial
+	}
+	if o.Backoff.Max <= 0 {
+		o.Backoff.Max = DefaultBackoffMax
+	}
+	if o.Backoff.Max < o.Backoff.Initial {
+		o.Backoff.Max = o.Backoff.Initial
+	}
+	if o.Backoff.Factor < 1 {
+		o.Backoff.Factor = DefaultBackoffFactor
+	}
+	if o.CircuitFailures <= 0 {
+		o.CircuitFailures = DefaultCircuitFailures
+	}
+	if o.CircuitWindow <= 0 {
+		o.CircuitWindow = DefaultCircuitWindow
+	}
+	if o.CircuitCooldown <= 0 {
+		o.CircuitCooldown = DefaultCircuitCooldown
+	}
+	return o
+}
+
+// Status describes one supervised plugin.
+type Status struct {
+	Name     string
+	Version  string
+	Path     string
+	PID      int    // 0 when no process is running
+	State    string // StateRunning, StateRestarting, StateCircuitOpen or StateStopped
+	Restarts int    // restart attempts since Start, successful or not
+	Manifest hooks.Manifest
+}
+
+// Host runs the enabled plugins of one config.
+//
+// Lifecycle: Start launches every enabled plugin concurrently. Launching one
+// plugin checks that its binary exists and is executable, verifies its
+// sha256 pin if the config sets one, and executes it in a process group of
+// its own with only the environment variables its entry lists. go-plugin's
+// handshake (magic cookie, protocol version, gRPC, automatic mTLS) must
+// complete within Options.StartTimeout; then the plugin is asked to Describe
+// itself, its manifest must carry the name it is enabled under and pass
+// hooks.ValidateManifest, and it is handed its config table through
+// Configure. Plugins are then checked in priority order for tools already
+// declared by a plugin before them. A plugin that fails any step is stopped
+// and reported as a *StartError (which plugin, why, how to fix); the others
+// run regardless.
+//
+// Each running plugin is wrapped in a *Supervised, the hooks.Plugin that
+// Members hands to the Bus. A supervisor goroutine per plugin watches its
+// process; a call that finds the plugin unreachable reports it too. A dead
+// plugin is restarted with a new process and a new go-plugin client, after
+// an exponential, jittered backoff, going through the same launch steps
+// again. While it is down, calls fail at once with hooks.ErrUnavailable,
+// which the Bus treats as no result. After Options.CircuitFailures restarts
+// within Options.CircuitWindow the circuit opens: no restart for
+// Options.CircuitCooldown, then a single trial start that closes the circuit
+// if it succeeds and reopens it if not. The manifest the Bus subscribed with
+// is the one from the first start; a restarted plugin whose manifest changed
+// keeps serving, with a warning.
+//
+// Close stops supervision and stops every plugin concurrently: go-plugin
+// asks it to shut down and kills it if it does not, then its process group
+// is killed so that nothing it spawned survives. Close is bounded by its
+// context and may be called more than once. Should the host die without
+// calling Close, even by SIGKILL, the plugins notice (the SDK watches its
+// parent) and exit on their own.
+type Host struct {
+	log     hclog.Logger
+	plugins []*Supervised // in plugins.enabled order
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start launches every enabled plugin of cfg concurrently and supervises
+// the ones that start. The plugins that fail are reported, in plugins.enabled
+// order, and left out; the Host is usable either way and must be closed. ctx
+// bounds the start only, not the plugins' lifetime.
+func Start(ctx context.Context, cfg *config.Config, opts Options) (*Host, []*StartError) {
+	opts = opts.withDefaults()
+	h := &Host{log: opts.Logger}
+	names, entries, results := launchAll(ctx, cfg, &opts)
+	var errs []*StartError
+	for i, r := range results {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		s := newSupervised(names[i], entries[i], opts, r.inst)
+		h.plugins = append(h.plugins, s)
+		h.log.Info("plugin started", "plugin", names[i], "version", r.inst.manifest.Version, "pid", r.inst.pid)
+	}
+	return h, errs
+}
+
+type launchResult struct {
+	inst *instance
+	err  *StartError
+}
+
+// launchAll starts every enabled plugin at once and returns the outcome of
+// each in plugins.enabled order, after refusing plugins whose tools a
+// higher-priority plugin already declared.
+func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string, []config.PluginEntry, []launchResult) {
+	if cfg == nil {
+		return nil, nil, nil
+	}
+	names := cfg.Plugins.Enabled
+	entries := make([]config.PluginEntry, len(names))
+	results := make([]launchResult, len(names))
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for i, name := range names {
+		entries[i] = cfg.Entry(name)
+		if seen[name] {
+			results[i].err = startErr(name, nil, "list it once in plugins.enabled; the order sets priority",
+				"config: plugins.enabled lists %q more than once", name)
+			continue
+		}
+		seen[name] = true
+		wg.Go(func() {
+			inst, err := launch(ctx, name, entries[i], opts)
+			results[i] = launchResult{inst: inst, err: err}
+		})
+	}
+	wg.Wait()
+
+	owner := map[string]string{}
+	for i, r := range results {
+		if r.inst == nil {
+			continue
+		}
+		var clash *StartError
+		for _, t := range r.inst.manifest.Tools {
+			if other, taken := owner[t.Name]; taken {
+				clash = startErr(names[i], nil,
+					fmt.Sprintf("rename the tool in one of the two plugins, or remove %q or %q from plugins.enabled", other, names[i]),
+					"tool %q is already declared by plugin %q, which comes first in plugins.enabled", t.Name, other)
+				break
+			}
+		}
+		if clash != nil {
+			r.inst.abort()
+			results[i] = launchResult{err: clash}
+			continue
+		}
+		for _, t := range r.inst.manifest.Tools {
+			owner[t.Name] = names[i]
+		}
+	}
+	return names, entries, results
+}
+
+// Members returns the started plugins in plugins.enabled order, ready for
+// hooks.NewBus, each with the options of its config entry. Every Plugin is a
+// *Supervised.
+func (h *Host) Members() []hooks.Member {
+	members := make([]hooks.Member, len(h.plugins))
+	for i, s := range h.plugins {
+		members[i] = hooks.Member{Plugin: s, Options: hooks.Options{
+			Timeout:           s.entry.Timeout,
+			ToolTimeout:       s.entry.ToolTimeout,
+			FailClosed:        s.entry.FailClosed,
+			AllowToolOverride: s.entry.AllowToolOverride,
+		}}
+	}
+	return members
+}
+
+// Plugins reports the state of every started plugin, in plugins.enabled
+// order.
+func (h *Host) Plugins() []Status {
+	out := make([]Status, len(h.plugins))
+	for i, s := range h.plugins {
+		out[i] = s.Status()
+	}
+	return out
+}
+
+// Close stops every plugin and its process group, concurrently. A ctx
+// without a deadline gets DefaultCloseTimeout. Later calls return the first
+// call's result.
+func (h *Host) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, DefaultCloseTimeout)
+			defer cancel()
+		}
+		errs := make([]error, len(h.plugins))
+		var wg sync.WaitGroup
+		for i, s := range h.plugins {
+			wg.Go(func() { errs[i] = s.close(ctx) })
+		}
+		wg.Wait()
+		h.closeErr = errors.Join(errs...)
+	})
+	return h.closeErr
+}

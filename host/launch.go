@@ -1,0 +1,355 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
+	"github.com/hookhost/hookhost/plugins/sdk/wire"
+)
+
+// killGrace is how long a plugin gets to exit after go-plugin asked it to
+// before its whole process group is killed. go-plugin itself waits 2s for a
+// graceful exit, so this leaves it room to finish on its own.
+const killGrace = 3 * time.Second
+
+// instance is one started plugin process: its go-plugin client, the typed
+// gRPC adapter dispensed from it, and what it said about itself.
+type instance struct {
+	client   *plugin.Client
+	proto    plugin.ClientProtocol
+	rpc      *wire.Client
+	pid      int // also the process group id
+	manifest hooks.Manifest
+}
+
+// launch starts one plugin from its config entry and brings it to the point
+// where it can serve hooks: binary checks, checksum, a scrubbed environment
+// in a process group of its own, the go-plugin handshake, Describe, manifest
+// validation and Configure. Start, restarts and Check all go through here so
+// that a plugin is held to the same rules every time it is started. On
+// failure nothing is left running.
+func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Options) (*instance, *StartError) {
+	if err := ctx.Err(); err != nil {
+		return nil, startErr(name, err, "", "host: start abandoned: %v", err)
+	}
+	path := entry.Path
+	if serr := checkBinary(name, path); serr != nil {
+		return nil, serr
+	}
+	var secure *plugin.SecureConfig
+	if entry.SHA256 != "" {
+		sum, err := hex.DecodeString(entry.SHA256)
+		if err != nil || len(sum) != sha256.Size {
+			return nil, startErr(name, err,
+				fmt.Sprintf("set plugins.entries.%s.sha256 to the output of: sha256sum %s", name, path),
+				"config: plugins.entries.%s.sha256 = %q is not a sha256 hex digest", name, entry.SHA256)
+		}
+		// go-plugin hashes the file right before exec, which keeps the
+		// window for swapping the binary as small as it can be.
+		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
+	}
+
+	log := opts.Logger.Named("plugin." + name)
+	cmd := exec.Command(path)
+	cmd.SysProcAttr = procAttr()
+	cmd.Env = pluginEnv(entry.Env)
+	tail := &tailWriter{max: 2048}
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Cmd:              cmd,
+		SecureConfig:     secure,
+		// Only the variables the entry lists reach the plugin; go-plugin
+		// appends its own (magic cookie, protocol versions, ports, client
+		// certificate) to cmd.Env after this.
+		SkipHostEnv:  true,
+		Logger:       log,
+		Stderr:       tail,
+		SyncStdout:   log.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}),
+		SyncStderr:   log.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}),
+		StartTimeout: opts.StartTimeout,
+		// The supervisor owns the plugin's lifetime; go-plugin's global
+		// cleanup list would only race with it.
+		Managed: false,
+	})
+	in := &instance{client: client}
+
+	proto, err := client.Client()
+	if cmd.Process != nil {
+		in.pid = cmd.Process.Pid
+	}
+	if err != nil {
+		in.abort()
+		return nil, classifyStart(name, path, entry, opts.StartTimeout, err, tail.String())
+	}
+	fail := func(serr *StartError) (*instance, *StartError) {
+		in.abort()
+		return nil, serr
+	}
+
+	raw, err := proto.Dispense(sdk.PluginKey)
+	if err != nil {
+		return fail(startErr(name, err, "build the plugin with hookhost's plugins/sdk",
+			"the binary at %s does not serve the hookhost plugin service: %v", path, err))
+	}
+	rpc, ok := raw.(*wire.Client)
+	if !ok {
+		return fail(startErr(name, nil, "build the plugin with hookhost's plugins/sdk",
+			"the binary at %s does not serve the hookhost plugin service (got %T)", path, raw))
+	}
+
+	dctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	m, err := rpc.Describe(dctx)
+	cancel()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fail(startErr(name, err, "look at the plugin's log; Describe must answer at once",
+				"did not answer Describe within %s", opts.StartTimeout))
+		}
+		return fail(startErr(name, err, "look at the plugin's log", "Describe failed: %v", err))
+	}
+	if m.Name != name {
+		return fail(startErr(name, nil,
+			fmt.Sprintf("point plugins.entries.%s.path at the %s plugin, or enable this binary as %q", name, name, m.Name),
+			"the plugin binary at %s calls itself %q", path, m.Name))
+	}
+	if err := hooks.ValidateManifest(m, hooks.Options{AllowToolOverride: entry.AllowToolOverride}); err != nil {
+		return fail(manifestErr(name, m, err))
+	}
+
+	conf := []byte(entry.Config)
+	if len(conf) == 0 {
+		conf = []byte("{}")
+	}
+	cctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	err = rpc.Configure(cctx, conf)
+	cancel()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fail(startErr(name, err, "make the plugin's Configure return sooner",
+				"did not finish Configure within %s", opts.StartTimeout))
+		}
+		why := strings.TrimPrefix(err.Error(), fmt.Sprintf("plugin %q: configure: ", name))
+		return fail(startErr(name, err, fmt.Sprintf("correct [plugins.entries.%s.config]", name),
+			"rejected its config: %s", why))
+	}
+
+	in.proto, in.rpc, in.manifest = proto, rpc, m
+	log.Debug("plugin started", "pid", in.pid, "version", m.Version)
+	return in, nil
+}
+
+// abort tears down a plugin that failed to start. There is nothing worth a
+// graceful shutdown, and killing the group first means go-plugin's Kill is
+// not left waiting on pipes a child still holds.
+func (in *instance) abort() {
+	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
+	defer cancel()
+	_ = in.stop(ctx, false)
+}
+
+// stop ends the plugin and everything in its process group, bounded by ctx.
+// Graceful first lets go-plugin ask the plugin to shut down and wait for it;
+// the group kill afterwards takes the children the plugin did not reap, and
+// also unblocks go-plugin if one of them holds the plugin's output pipes.
+func (in *instance) stop(ctx context.Context, graceful bool) error {
+	if !graceful {
+		_ = killGroup(in.pid)
+	}
+	done := make(chan struct{})
+	go func() {
+		in.client.Kill()
+		close(done)
+	}()
+	if graceful {
+		t := time.NewTimer(killGrace)
+		select {
+		case <-done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		_ = killGroup(in.pid)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func checkBinary(name, path string) *StartError {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return startErr(name, err,
+			fmt.Sprintf("build it (make plugins) or set plugins.entries.%s.path", name),
+			"binary %s does not exist", path)
+	case err != nil:
+		return startErr(name, err, "check the permissions of the binary and its directory",
+			"cannot read binary %s: %v", path, err)
+	case fi.IsDir():
+		return startErr(name, nil,
+			fmt.Sprintf("set plugins.entries.%s.path to the plugin binary itself", name),
+			"%s is a directory, not a plugin binary", path)
+	case fi.Mode().Perm()&0o111 == 0:
+		return startErr(name, nil, "chmod +x "+path, "binary %s is not executable", path)
+	}
+	return nil
+}
+
+// pluginEnv returns the host variables named in names that are set, as
+// NAME=value pairs. Nothing else of the host's environment is passed on:
+// plugins are third-party code and the host's environment holds secrets.
+func pluginEnv(names []string) []string {
+	env := make([]string, 0, len(names))
+	for _, n := range names {
+		if v, ok := os.LookupEnv(n); ok {
+			env = append(env, n+"="+v)
+		}
+	}
+	return env
+}
+
+var pluginVersionRE = regexp.MustCompile(`Plugin version: (\S+?),`)
+
+// classifyStart turns a go-plugin start error into an operator's
+// explanation. go-plugin reports these conditions only as text, so the
+// matching is on its messages (v1.8).
+func classifyStart(name, path string, entry config.PluginEntry, timeout time.Duration, err error, stderr string) *StartError {
+	msg := err.Error()
+	lower := strings.ToLower(msg)
+	withStderr := func(s string) string {
+		if stderr == "" {
+			return s
+		}
+		return fmt.Sprintf("%s; its stderr ends with: %q", s, stderr)
+	}
+	switch {
+	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+		actual, herr := fileSHA256(path)
+		if herr != nil {
+			actual = "unknown (" + herr.Error() + ")"
+		}
+		return startErr(name, err,
+			fmt.Sprintf("if the binary was rebuilt on purpose, set plugins.entries.%s.sha256 = %q; otherwise rebuild or restore the binary that was pinned", name, actual),
+			"checksum mismatch: refusing to run %s: expected sha256 %s (plugins.entries.%s.sha256), actual %s",
+			path, entry.SHA256, name, actual)
+	case strings.Contains(msg, "error verifying checksum"):
+		return startErr(name, err, "check that the binary is readable", "cannot checksum %s: %v", path, err)
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		line := strings.TrimPrefix(msg, "Unrecognized remote plugin message:")
+		line, _, _ = strings.Cut(line, "\n")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			return startErr(name, err,
+				fmt.Sprintf("run the plugin's own tests, or check that %s is a hookhost plugin that calls sdk.Serve", path),
+				"%s", withStderr("exited before completing the go-plugin handshake (nothing on stdout)"))
+		}
+		return startErr(name, err,
+			fmt.Sprintf("a plugin must never write to stdout, which carries the handshake: log to stderr instead; if %s is not a hookhost plugin, correct plugins.entries.%s.path", path, name),
+			"wrote %q to stdout instead of the go-plugin handshake", line)
+	case strings.Contains(lower, "incompatible core api version"):
+		return startErr(name, err, "rebuild the plugin against this hookhost's plugins/sdk",
+			"speaks an incompatible go-plugin core protocol: %s", firstLine(msg))
+	case strings.Contains(lower, "incompatible api version"):
+		theirs := "another version"
+		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
+			theirs = "version " + m[1]
+		}
+		return startErr(name, err,
+			fmt.Sprintf("rebuild the plugin against this hookhost's plugins/sdk (protocol version %d), or use a hookhost release that speaks its version", sdk.ProtocolVersion),
+			"speaks plugin protocol %s, but this host speaks version %d", theirs, sdk.ProtocolVersion)
+	case strings.Contains(msg, "unsupported plugin protocol"):
+		return startErr(name, err, "serve the plugin with plugins/sdk, which speaks gRPC",
+			"speaks a protocol other than gRPC: %s", firstLine(msg))
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return startErr(name, err,
+			"check that the plugin calls sdk.Serve promptly and look at its log; a slow machine may need a longer start timeout",
+			"%s", withStderr(fmt.Sprintf("did not complete the go-plugin handshake within %s", timeout)))
+	case strings.Contains(msg, "plugin exited before we could connect"):
+		return startErr(name, err,
+			fmt.Sprintf("run the plugin's own tests, or check that %s is a hookhost plugin that calls sdk.Serve", path),
+			"%s", withStderr("exited before completing the go-plugin handshake"))
+	case errors.Is(err, syscall.EACCES):
+		return startErr(name, err, "chmod +x "+path, "binary %s cannot be executed: permission denied", path)
+	case errors.Is(err, syscall.ENOEXEC):
+		return startErr(name, err, "build the plugin for this operating system and architecture",
+			"binary %s is not an executable for this system: %v", path, err)
+	}
+	return startErr(name, err, "look at the plugin's log", "failed to start: %v", err)
+}
+
+func manifestErr(name string, m hooks.Manifest, err error) *StartError {
+	why := strings.TrimPrefix(err.Error(), fmt.Sprintf("plugin %q: manifest: ", m.Name))
+	fix := "correct the plugin's manifest (its Info) and rebuild it"
+	if strings.Contains(why, "outside the plugin's namespace") {
+		// The Fix below says the same as hooks' own hint, with the full key.
+		why, _, _ = strings.Cut(why, " (rename it")
+		fix = fmt.Sprintf("rename the tool to start with %q, or set plugins.entries.%s.allow_tool_override = true", name+"__", name)
+	}
+	return startErr(name, err, fix, "invalid manifest: %s", why)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// tailWriter keeps the last max bytes of a plugin's raw stderr, so that a
+// plugin that dies before the handshake can be explained by its own words.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}

@@ -1,0 +1,26 @@
+//go:build unix
+
+package host
+
+import (
+	"errors"
+	"syscall"
+)
+
+// procAttr puts the plugin in a process group of its own, with the plugin
+// as leader, so that stopping it can also take down whatever it spawned.
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup SIGKILLs the process group led by pid. A group that is already
+// gone is not an error: the point is only that nothing is left.
+func killGroup(pid int) error {
+	if pid <= 0 {
+		return nil
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,392 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk/wire"
+)
+
+// exitPoll is how often the supervisor looks for a plugin process that has
+// exited. go-plugin offers no exit channel, and a crash between calls should
+// be repaired before the next call needs the plugin.
+const exitPoll = 100 * time.Millisecond
+
+// reapTimeout bounds cleaning up after a dead plugin before its restart.
+const reapTimeout = 10 * time.Second
+
+// Supervised is one remote plugin as the Bus sees it: a hooks.Plugin that
+// forwards every call to the plugin's current process and keeps a process
+// running (see Host for the lifecycle). While the plugin is down every call
+// fails at once with an error wrapping hooks.ErrUnavailable.
+type Supervised struct {
+	name     string
+	entry    config.PluginEntry
+	opts     Options
+	log      hclog.Logger
+	manifest hooks.Manifest // from the first start; what the Bus subscribed with
+
+	mu       sync.Mutex
+	state    string
+	cur      *instance   // nil unless running
+	dead     *instance   // went down, not yet cleaned up
+	closed   bool        // no restart may be made or kept after this
+	restarts int         // restart attempts, for Status
+	recent   []time.Time // restart attempts within the circuit window
+
+	kick   chan struct{} // wakes the supervisor when a call saw the plugin die
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the supervisor goroutine returns
+}
+
+var (
+	_ hooks.Plugin           = (*Supervised)(nil)
+	_ hooks.ContextHonouring = (*Supervised)(nil)
+)
+
+func newSupervised(name string, entry config.PluginEntry, opts Options, first *instance) *Supervised {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Supervised{
+		name:     name,
+		entry:    entry,
+		opts:     opts,
+		log:      opts.Logger.With("plugin", name),
+		manifest: first.manifest,
+		state:    StateRunning,
+		cur:      first,
+		kick:     make(chan struct{}, 1),
+		ctx:      ctx,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+	}
+	go s.supervise()
+	return s
+}
+
+// Name is the plugin's name in plugins.enabled.
+func (s *Supervised) Name() string { return s.name }
+
+// Manifest returns the manifest from the plugin's first start.
+func (s *Supervised) Manifest() hooks.Manifest { return s.manifest }
+
+// HonoursContext reports true: calls either fail at once or go through gRPC,
+// which enforces the deadline, so the Bus needs no watchdog goroutine.
+func (s *Supervised) HonoursContext() bool { return true }
+
+// Status reports the plugin's current state.
+func (s *Supervised) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{
+		Name:     s.name,
+		Version:  s.manifest.Version,
+		Path:     s.entry.Path,
+		State:    s.state,
+		Restarts: s.restarts,
+		Manifest: s.manifest,
+	}
+	if s.cur != nil {
+		st.PID = s.cur.pid
+	}
+	return st
+}
+
+// current returns the running instance, or an ErrUnavailable error without
+// waiting when there is none: a call must never wait on a dead process.
+func (s *Supervised) current() (*instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return nil, fmt.Errorf("plugin %s: %s: %w", s.name, s.state, hooks.ErrUnavailable)
+	}
+	return s.cur, nil
+}
+
+// call forwards one hook call to the running process. A failure that means
+// the process is gone or unreachable marks the plugin down; only the first
+// caller to see a given process fail does so, however many fail at once.
+func call[T any](s *Supervised, fn func(*wire.Client) (T, error)) (T, error) {
+	in, err := s.current()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := fn(in.rpc)
+	if err != nil && (errors.Is(err, hooks.ErrUnavailable) || in.client.Exited()) {
+		s.markDown(in, err.Error())
+	}
+	return v, err
+}
+
+// markDown takes in out of service and asks the supervisor to restart the
+// plugin, unless in is no longer the current process.
+func (s *Supervised) markDown(in *instance, reason string) {
+	s.mu.Lock()
+	if s.cur != in || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.cur, s.dead, s.state = nil, in, StateRestarting
+	s.mu.Unlock()
+	s.log.Warn("plugin down; restarting it", "pid", in.pid, "reason", reason)
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// supervise runs until close: it notices processes that exited on their own
+// and restores the plugin whenever it is down.
+func (s *Supervised) supervise() {
+	defer close(s.done)
+	tick := time.NewTicker(exitPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.kick:
+		case <-tick.C:
+			s.mu.Lock()
+			in := s.cur
+			s.mu.Unlock()
+			if in != nil && in.client.Exited() {
+				s.markDown(in, "process exited")
+			}
+		}
+		s.mu.Lock()
+		dead := s.dead
+		s.dead = nil
+		down := s.state == StateRestarting
+		s.mu.Unlock()
+		if dead != nil {
+			// The process may be gone, hung or merely unreachable; either
+			// way it and its children must not outlive their replacement.
+			ctx, cancel := context.WithTimeout(s.ctx, reapTimeout)
+			_ = dead.stop(ctx, false)
+			cancel()
+		}
+		if down {
+			s.restore()
+		}
+	}
+}
+
+// restore brings the plugin back, or returns when the host closes it.
+func (s *Supervised) restore() {
+	trialFailed := false
+	for s.ctx.Err() == nil {
+		n := s.recentRestarts()
+		if trialFailed || n >= s.opts.CircuitFailures {
+			s.setState(StateCircuitOpen)
+			s.log.Warn("plugin circuit open: not restarting it for a while",
+				"restarts", n, "window", s.opts.CircuitWindow, "cooldown", s.opts.CircuitCooldown)
+			if !s.sleep(s.opts.CircuitCooldown) {
+				return
+			}
+			s.setState(StateRestarting)
+			s.log.Warn("plugin circuit cool-down over; trying one start")
+			if s.attempt() {
+				s.mu.Lock()
+				s.recent = nil
+				s.mu.Unlock()
+				s.log.Warn("plugin circuit closed")
+				return
+			}
+			trialFailed = true
+			continue
+		}
+		if !s.sleep(s.opts.Backoff.delay(n)) {
+			return
+		}
+		if s.attempt() {
+			return
+		}
+	}
+}
+
+// recentRestarts forgets restarts older than the circuit window and counts
+// the rest.
+func (s *Supervised) recentRestarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cutoff := time.Now().Add(-s.opts.CircuitWindow)
+	s.recent = slices.DeleteFunc(s.recent, func(t time.Time) bool { return t.Before(cutoff) })
+	return len(s.recent)
+}
+
+// attempt makes one restart and reports whether the plugin is running (or
+// closed, which also ends the restarting).
+func (s *Supervised) attempt() bool {
+	s.mu.Lock()
+	s.restarts++
+	s.recent = append(s.recent, time.Now())
+	attempt := s.restarts
+	s.mu.Unlock()
+
+	in, serr := launch(s.ctx, s.name, s.entry, &s.opts)
+	if serr != nil {
+		if s.ctx.Err() != nil {
+			return true
+		}
+		s.log.Warn("plugin restart failed", "attempt", attempt, "reason", serr.Reason, "fix", serr.Fix)
+		return false
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), reapTimeout)
+		_ = in.stop(ctx, false)
+		cancel()
+		return true
+	}
+	s.cur, s.state = in, StateRunning
+	s.mu.Unlock()
+	s.log.Warn("plugin restarted", "pid", in.pid, "restarts", attempt)
+	if !sameShape(s.manifest, in.manifest) {
+		s.log.Warn("plugin manifest changed since its first start; hooks, matchers and tools stay as first declared until the host restarts",
+			"first", fmt.Sprintf("%+v", s.manifest), "now", fmt.Sprintf("%+v", in.manifest))
+	}
+	return true
+}
+
+func (s *Supervised) setState(state string) {
+	s.mu.Lock()
+	if !s.closed {
+		s.state = state
+	}
+	s.mu.Unlock()
+}
+
+// sleep waits d, or returns false when the plugin is closed first.
+func (s *Supervised) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// close stops supervision and the plugin's processes, bounded by ctx.
+func (s *Supervised) close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.state = StateStopped
+	cur, dead := s.cur, s.dead
+	s.cur, s.dead = nil, nil
+	s.mu.Unlock()
+	s.cancel()
+
+	var errs []error
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	for _, in := range []*instance{cur, dead} {
+		if in == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := in.stop(ctx, in == cur); err != nil {
+				emu.Lock()
+				errs = append(errs, fmt.Errorf("host: plugin %s (pid %d) not stopped: %w", s.name, in.pid, err))
+				emu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		// Only a start already under way can hold the supervisor this long;
+		// it stops its process itself when it completes.
+		errs = append(errs, fmt.Errorf("host: plugin %s: a restart was still under way: %w", s.name, ctx.Err()))
+	}
+	return errors.Join(errs...)
+}
+
+// sameShape reports whether two manifests subscribe to the same hooks for
+// the same tools and declare the same tools: what the Bus fixed at start.
+func sameShape(a, b hooks.Manifest) bool {
+	if !slices.Equal(a.Hooks, b.Hooks) || !slices.Equal(a.Matchers, b.Matchers) || len(a.Tools) != len(b.Tools) {
+		return false
+	}
+	for i := range a.Tools {
+		if a.Tools[i].Name != b.Tools[i].Name || a.Tools[i].Description != b.Tools[i].Description ||
+			string(a.Tools[i].InputSchema) != string(b.Tools[i].InputSchema) {
+			return false
+		}
+	}
+	return true
+}
+
+// The hooks, forwarded.
+
+// OnSessionStart forwards on_session_start.
+func (s *Supervised) OnSessionStart(ctx context.Context, ev hooks.SessionStart) error {
+	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.OnSessionStart(ctx, ev) })
+	return err
+}
+
+// OnSessionEnd forwards on_session_end.
+func (s *Supervised) OnSessionEnd(ctx context.Context, ev hooks.SessionEnd) error {
+	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.OnSessionEnd(ctx, ev) })
+	return err
+}
+
+// PreToolListFinalized forwards pre_tool_list_finalized.
+func (s *Supervised) PreToolListFinalized(ctx context.Context, req hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+	return call(s, func(c *wire.Client) (*hooks.ToolListOverride, error) { return c.PreToolListFinalized(ctx, req) })
+}
+
+// PreAPIRequestMutable forwards pre_api_request_mutable.
+func (s *Supervised) PreAPIRequestMutable(ctx context.Context, req hooks.APIRequest) (*hooks.RequestPatch, error) {
+	return call(s, func(c *wire.Client) (*hooks.RequestPatch, error) { return c.PreAPIRequestMutable(ctx, req) })
+}
+
+// PostLLMCallCanReissue forwards post_llm_call_can_reissue.
+func (s *Supervised) PostLLMCallCanReissue(ctx context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
+	return call(s, func(c *wire.Client) (*hooks.Reissue, error) { return c.PostLLMCallCanReissue(ctx, ev) })
+}
+
+// PostLLMCall forwards post_llm_call.
+func (s *Supervised) PostLLMCall(ctx context.Context, ev hooks.Inference) error {
+	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.PostLLMCall(ctx, ev) })
+	return err
+}
+
+// TransformLLMOutput forwards transform_llm_output.
+func (s *Supervised) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+	return call(s, func(c *wire.Client) (*hooks.TextReplacement, error) { return c.TransformLLMOutput(ctx, ev) })
+}
+
+// PreToolCall forwards pre_tool_call.
+func (s *Supervised) PreToolCall(ctx context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	return call(s, func(c *wire.Client) (*hooks.PreToolCallDecision, error) { return c.PreToolCall(ctx, req) })
+}
+
+// PreToolCallCanProvideResult forwards pre_tool_call_can_provide_result.
+func (s *Supervised) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	return call(s, func(c *wire.Client) (*hooks.ToolResult, error) { return c.PreToolCallCanProvideResult(ctx, req) })
+}
+
+// PostToolCall forwards post_tool_call.
+func (s *Supervised) PostToolCall(ctx context.Context, ev hooks.ToolCallOutcome) error {
+	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.PostToolCall(ctx, ev) })
+	return err
+}
+
+// TransformToolResult forwards transform_tool_result.
+func (s *Supervised) TransformToolResult(ctx context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+	return call(s, func(c *wire.Client) (*hooks.ToolResult, error) { return c.TransformToolResult(ctx, ev) })
+}
