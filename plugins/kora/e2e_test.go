@@ -1,0 +1,443 @@
+package main
+
+// End-to-end tests: the real kora binary, started and supervised by the
+// real host, answering a real conversation loop on the offline model. What
+// they check comes from two independent witnesses: the transcript the loop
+// returns and the ledger files Kora wrote.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/conversation"
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/llm/offline"
+	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+)
+
+// pluginDir holds the kora binary, built once for every test here.
+var pluginDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kora-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kora"), ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the kora plugin:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	pluginDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer collects host and plugin logs, shown only when a test fails.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// rig is one host running kora, a Bus over it and a gateway session.
+type rig struct {
+	host     *host.Host
+	bus      *hooks.Bus
+	sess     *conversation.Session
+	ledger   *ledger.Ledger
+	stateDir string
+	// onTrace, when set, sees every trace event as it happens.
+	onTrace func(conversation.Event)
+}
+
+func start(t *testing.T, stateDir string) *rig {
+	t.Helper()
+	logs := &syncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("host and plugin log:\n%s", logs.String())
+		}
+	})
+	src := fmt.Sprintf(`
+[llm]
+provider = "offline"
+model = "offline-small"
+[routing]
+gateway = true
+[plugins]
+enabled = ["kora"]
+dir = %q
+[plugins.entries.kora]
+timeout = "5s"
+[plugins.entries.kora.config]
+state_dir = %q
+[plugins.entries.kora.config.budget]
+daily_usd = 1.0
+`, pluginDir, stateDir)
+	cfg, err := config.Parse([]byte(src), "e2e.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: logs, Level: hclog.Debug})
+	h, errs := host.Start(context.Background(), cfg, host.Options{
+		Logger: log,
+		// Restarts quick enough for a test, slow enough that the outage is
+		// observable: the first restart comes 250-500ms after a crash.
+		Backoff: host.BackoffPolicy{Initial: 500 * time.Millisecond, Max: time.Second, Factor: 2},
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.Close(ctx)
+	})
+	if len(errs) > 0 {
+		t.Fatalf("kora did not start: %v", errs)
+	}
+	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.Named("hooks")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		bus.Close(ctx)
+	})
+	native, err := builtin.All(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := dispatch.NewRegistry(native...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{host: h, bus: bus, stateDir: stateDir}
+	r.sess, err = conversation.New(conversation.Options{
+		Provider: offline.New(), Model: cfg.LLM.Model, Route: hooks.RouteGateway, Bus: bus, Tools: reg,
+		Trace: func(e conversation.Event) {
+			if r.onTrace != nil {
+				r.onTrace(e)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ledger, err = ledger.Open(stateDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *rig) send(t *testing.T, q string) *conversation.Turn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	turn, err := r.sess.Send(ctx, q)
+	if err != nil {
+		t.Fatalf("%q: %v", q, err)
+	}
+	if turn.EndReason != hooks.EndCompleted {
+		t.Fatalf("%q ended %s", q, turn.EndReason)
+	}
+	return turn
+}
+
+func (r *rig) flush(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.bus.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *rig) kora(t *testing.T) host.Status {
+	t.Helper()
+	for _, s := range r.host.Plugins() {
+		if s.Name == "kora" {
+			return s
+		}
+	}
+	t.Fatal("kora is not among the host's plugins")
+	return host.Status{}
+}
+
+// readLedger reads both streams and fails the test on any unreadable line.
+func (r *rig) readLedger(t *testing.T) ([]ledger.Inference, []ledger.ToolCall) {
+	t.Helper()
+	infs, st, err := r.ledger.Inferences()
+	if err != nil || st.Skipped != 0 {
+		t.Fatalf("inference ledger: %v, %d lines skipped", err, st.Skipped)
+	}
+	calls, st, err := r.ledger.ToolCalls()
+	if err != nil || st.Skipped != 0 {
+		t.Fatalf("tool-call ledger: %v, %d lines skipped", err, st.Skipped)
+	}
+	return infs, calls
+}
+
+func TestDemoBehaviours(t *testing.T) {
+	r := start(t, filepath.Join(t.TempDir(), "state"))
+
+	// 1. The bridge answers kora__get_burn; native dispatch never runs.
+	burn := r.send(t, "what's my burn?")
+	if len(burn.ToolCalls) != 1 {
+		t.Fatalf("burn turn made %d tool calls", len(burn.ToolCalls))
+	}
+	if c := burn.ToolCalls[0]; c.Call.Name != bridge.ToolBurn || c.Path != dispatch.PathProvided || c.AnsweredBy != "kora" || c.Status != hooks.ProvidedBy("kora") || c.Result.IsError {
+		t.Fatalf("burn call = %+v", c)
+	}
+	var report bridge.Burn
+	if err := json.Unmarshal([]byte(burn.ToolCalls[0].Result.Content), &report); err != nil || report.Window != "today" {
+		t.Fatalf("burn result %s: %v", burn.ToolCalls[0].Result.Content, err)
+	}
+
+	// 2. The small tier hedges; Kora escalates once to offline-large.
+	hedge := r.send(t, "show the tokens spent lately")
+	models := []string{}
+	for _, inf := range hedge.Inferences {
+		models = append(models, inf.Model)
+	}
+	if !slices.Equal(models, []string{offline.SmallModel, offline.LargeModel, offline.SmallModel}) ||
+		!hedge.Inferences[1].Escalated || !strings.Contains(hedge.Inferences[1].Reason, "hedged") {
+		t.Fatalf("hedge turn inferences = %+v", hedge.Inferences)
+	}
+	if len(hedge.ToolCalls) != 1 || hedge.ToolCalls[0].AnsweredBy != "kora" {
+		t.Fatalf("the escalated model's call = %+v", hedge.ToolCalls)
+	}
+
+	// 3. A native tool goes through Kora untouched.
+	clock := r.send(t, "what time is it")
+	if len(clock.ToolCalls) != 1 || clock.ToolCalls[0].Call.Name != "now" || clock.ToolCalls[0].Path != dispatch.PathNative || clock.ToolCalls[0].Status != hooks.StatusOK {
+		t.Fatalf("clock turn = %+v", clock.ToolCalls)
+	}
+	if len(clock.Inferences) != 2 || clock.Inferences[0].Escalated || clock.Inferences[1].Escalated {
+		t.Fatalf("clock turn inferences = %+v", clock.Inferences)
+	}
+
+	// The ledger, written by the plugin process, tells the same story.
+	r.flush(t)
+	infs, calls := r.readLedger(t)
+	var turns []conversation.Inference
+	for _, turn := range []*conversation.Turn{burn, hedge, clock} {
+		turns = append(turns, turn.Inferences...)
+	}
+	if len(infs) != len(turns) {
+		t.Fatalf("ledger has %d inferences, the transcript %d", len(infs), len(turns))
+	}
+	for i, rec := range infs {
+		want := turns[i]
+		if rec.Model != want.Model || rec.Escalated != want.Escalated || rec.Reason != want.Reason ||
+			rec.InputTokens != want.Usage.InputTokens || rec.OutputTokens != want.Usage.OutputTokens ||
+			rec.Route != string(hooks.RouteGateway) || rec.SessionID != r.sess.ID() || rec.CostUSD <= 0 {
+			t.Errorf("ledger inference %d = %+v, transcript %+v", i, rec, want)
+		}
+	}
+	var audit []string
+	for _, c := range calls {
+		audit = append(audit, c.Name+" "+c.Status+" "+c.AnsweredBy)
+	}
+	want := []string{
+		"kora__get_burn provided_by:kora kora",
+		"kora__get_burn provided_by:kora kora",
+		"now ok native",
+	}
+	if !slices.Equal(audit, want) {
+		t.Fatalf("audit = %q, want %q", audit, want)
+	}
+
+	// The tools read that ledger back: the escalation shows in the burn.
+	check := r.send(t, "show my recent inferences")
+	var recent bridge.Recent[bridge.InferenceView]
+	if err := json.Unmarshal([]byte(check.ToolCalls[0].Result.Content), &recent); err != nil {
+		t.Fatal(err)
+	}
+	escalated := 0
+	for _, e := range recent.Entries {
+		if e.Escalated {
+			escalated++
+		}
+	}
+	if check.ToolCalls[0].AnsweredBy != "kora" || escalated != 1 {
+		t.Fatalf("kora__recent_inferences answered %s", check.ToolCalls[0].Result.Content)
+	}
+}
+
+// TestKoraKilledMidConversation SIGKILLs the Kora process in the middle of a
+// turn, between the model's decision to call a Kora tool and the call.
+func TestKoraKilledMidConversation(t *testing.T) {
+	r := start(t, filepath.Join(t.TempDir(), "state"))
+
+	before := r.send(t, "what's my burn?")
+	if before.ToolCalls[0].AnsweredBy != "kora" {
+		t.Fatalf("before the kill: %+v", before.ToolCalls[0])
+	}
+	r.flush(t)
+	snapInf, err := os.ReadFile(filepath.Join(r.stateDir, ledger.InferencesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapCalls, err := os.ReadFile(filepath.Join(r.stateDir, ledger.ToolCallsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	first := r.kora(t)
+	killed := false
+	r.onTrace = func(e conversation.Event) {
+		if killed || e.Kind != conversation.EventModelCall || !strings.Contains(e.Text, "calls "+bridge.ToolBudget) {
+			return
+		}
+		killed = true
+		if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+			t.Errorf("kill kora (pid %d): %v", first.PID, err)
+			return
+		}
+		// Let the host notice, so the call below meets the outage and not
+		// a process that happens to be still dying.
+		deadline := time.Now().Add(10 * time.Second)
+		for r.kora(t).State == host.StateRunning && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	during := r.send(t, "what's my budget")
+	r.onTrace = nil
+	if !killed {
+		t.Fatalf("the model never called %s, so kora was not killed; trace hook missed", bridge.ToolBudget)
+	}
+	if len(during.ToolCalls) != 1 {
+		t.Fatalf("outage turn made %d tool calls", len(during.ToolCalls))
+	}
+	if c := during.ToolCalls[0]; !c.Result.IsError || c.AnsweredBy == "kora" || !strings.Contains(c.Result.Content, `served by plugin \"kora\"`) {
+		t.Fatalf("during the outage %s answered %+v, want an error result from the host", bridge.ToolBudget, c)
+	}
+	if during.Answer == "" {
+		t.Fatal("the conversation produced no answer during the outage")
+	}
+
+	// Back after the restart, with the same ledger.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := r.kora(t)
+		if s.State == host.StateRunning && s.Restarts >= 1 && s.PID != first.PID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kora not restarted within 20s: %+v", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	after := r.send(t, "what's my budget")
+	if c := after.ToolCalls[0]; c.AnsweredBy != "kora" || c.Result.IsError {
+		t.Fatalf("after the restart %s answered %+v", bridge.ToolBudget, c)
+	}
+	r.flush(t)
+
+	// Nothing recorded before the kill was lost or changed, and every line
+	// parses.
+	infs, calls := r.readLedger(t)
+	nowInf, _ := os.ReadFile(filepath.Join(r.stateDir, ledger.InferencesFile))
+	nowCalls, _ := os.ReadFile(filepath.Join(r.stateDir, ledger.ToolCallsFile))
+	if !bytes.HasPrefix(nowInf, snapInf) || !bytes.HasPrefix(nowCalls, snapCalls) {
+		t.Fatal("the ledger no longer starts with what was recorded before the kill")
+	}
+	// The restarted process appends after whatever the outage left.
+	n := len(after.Inferences)
+	if len(infs) < len(before.Inferences)+n {
+		t.Fatalf("ledger has %d inferences, want at least %d", len(infs), len(before.Inferences)+n)
+	}
+	for i, want := range after.Inferences {
+		if got := infs[len(infs)-n+i]; got.Model != want.Model || got.InputTokens != want.Usage.InputTokens {
+			t.Errorf("post-restart inference %d recorded as %+v, transcript %+v", i, got, want)
+		}
+	}
+	if last := calls[len(calls)-1]; last.Name != bridge.ToolBudget || last.AnsweredBy != "kora" {
+		t.Errorf("last audited call = %+v, want the post-restart %s", last, bridge.ToolBudget)
+	}
+}
+
+// TestConcurrentSessionsShareTheLedger runs two hosts, each with its own
+// Kora process, against one state directory at the same time.
+func TestConcurrentSessionsShareTheLedger(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	rigs := []*rig{start(t, state), start(t, state)}
+	questions := []string{"what's my burn?", "show the tokens spent lately", "what time is it", "what's my budget"}
+	turns := make([][]*conversation.Turn, len(rigs))
+	var wg sync.WaitGroup
+	for i, r := range rigs {
+		wg.Go(func() {
+			for _, q := range questions {
+				turn, err := r.sess.Send(context.Background(), q)
+				if err != nil {
+					t.Errorf("session %d, %q: %v", i, q, err)
+					return
+				}
+				turns[i] = append(turns[i], turn)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	wantInf, wantCalls := 0, 0
+	for i, r := range rigs {
+		r.flush(t)
+		for _, turn := range turns[i] {
+			wantInf += len(turn.Inferences)
+			wantCalls += len(turn.ToolCalls)
+		}
+	}
+	infs, calls := rigs[0].readLedger(t)
+	if len(infs) != wantInf || len(calls) != wantCalls {
+		t.Fatalf("ledger has %d inferences and %d tool calls, the transcripts %d and %d", len(infs), len(calls), wantInf, wantCalls)
+	}
+	perSession := map[string]int{}
+	for _, rec := range infs {
+		perSession[rec.SessionID]++
+	}
+	for i, r := range rigs {
+		want := 0
+		for _, turn := range turns[i] {
+			want += len(turn.Inferences)
+		}
+		if perSession[r.sess.ID()] != want {
+			t.Errorf("session %d: %d inferences in the ledger, %d in its transcript", i, perSession[r.sess.ID()], want)
+		}
+	}
+}

@@ -1,0 +1,377 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/dispatch/schema"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm/offline"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+)
+
+var now = time.Date(2026, 11, 22, 15, 30, 0, 0, time.UTC)
+
+func settings() Settings {
+	return Settings{Allowlist: ToolNames(), Budget: Budget{DailyUSD: 1, TotalUSD: 10}, PrimaryState: "nominal", ClaimsGranted: true}
+}
+
+func newBridge(t *testing.T, s Settings, infs []ledger.Inference, calls []ledger.ToolCall) *Bridge {
+	t.Helper()
+	l, err := ledger.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range infs {
+		if err := l.AppendInference(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range calls {
+		if err := l.AppendToolCall(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := New(l, s, nil)
+	b.Now = func() time.Time { return now }
+	return b
+}
+
+func provide(t *testing.T, b *Bridge, name, args string) *hooks.ToolResult {
+	t.Helper()
+	return b.Provide(context.Background(), hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: name, Arguments: json.RawMessage(args)})
+}
+
+// ok decodes a successful result into v.
+func ok(t *testing.T, r *hooks.ToolResult, v any) {
+	t.Helper()
+	if r == nil {
+		t.Fatal("no result: the bridge did not answer")
+	}
+	if r.IsError {
+		t.Fatalf("error result: %s", r.Content)
+	}
+	if err := json.Unmarshal([]byte(r.Content), v); err != nil {
+		t.Fatalf("result %s is not the expected JSON: %v", r.Content, err)
+	}
+}
+
+// failed checks r is a Kora error result of kind containing msg.
+func failed(t *testing.T, r *hooks.ToolResult, kind Kind, msg string) {
+	t.Helper()
+	if r == nil || !r.IsError {
+		t.Fatalf("result %+v, want an error result", r)
+	}
+	var body map[string]string
+	if err := json.Unmarshal([]byte(r.Content), &body); err != nil || len(body) != 1 {
+		t.Fatalf("error result %s is not {\"error\": ...}", r.Content)
+	}
+	prefix := ErrorPrefix + ": " + string(kind) + ": "
+	if !strings.HasPrefix(body["error"], prefix) || !strings.Contains(body["error"], msg) {
+		t.Fatalf("error %q, want prefix %q and %q in it", body["error"], prefix, msg)
+	}
+}
+
+func TestSpecs(t *testing.T) {
+	specs := Specs()
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+		if len(s.Description) < 40 {
+			t.Errorf("%s: description %q is too thin for a model to choose by", s.Name, s.Description)
+		}
+		var sch map[string]any
+		if err := json.Unmarshal(s.InputSchema, &sch); err != nil {
+			t.Fatalf("%s: schema: %v", s.Name, err)
+		}
+		if sch["type"] != "object" || sch["additionalProperties"] != false {
+			t.Errorf("%s: schema %s must be a closed object", s.Name, s.InputSchema)
+		}
+		// The host checks native arguments with this validator; Kora's
+		// schemas should mean the same to it.
+		if err := schema.Validate(s.InputSchema, json.RawMessage(`{}`)); err != nil {
+			t.Errorf("%s: {} rejected by its own schema: %v", s.Name, err)
+		}
+		if err := schema.Validate(s.InputSchema, json.RawMessage(`{"bogus":1}`)); err == nil {
+			t.Errorf("%s: schema accepts unknown arguments", s.Name)
+		}
+	}
+	if !slices.Equal(names, ToolNames()) {
+		t.Errorf("spec names %v, want %v", names, ToolNames())
+	}
+	m := hooks.Manifest{Name: "kora", Hooks: []hooks.Name{hooks.PreToolCallCanProvideResult}, Tools: specs}
+	if err := hooks.ValidateManifest(m, hooks.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{`{"limit":0}`, `{"limit":1001}`, `{"limit":2.5}`} {
+		if err := schema.Validate(Specs()[3].InputSchema, json.RawMessage(bad)); err == nil {
+			t.Errorf("limit schema accepts %s", bad)
+		}
+	}
+}
+
+func TestOnlyAllowlistedKoraToolsAreAnswered(t *testing.T) {
+	s := settings()
+	s.Allowlist = []string{ToolBurn}
+	b := newBridge(t, s, nil, nil)
+	for _, name := range []string{"now", "calculate", "guard__check", ToolBudget, ToolAuditTail, "kora__unknown", "kora_get_burn"} {
+		if r := provide(t, b, name, `{}`); r != nil {
+			t.Errorf("%s answered with %+v; it must fall through (nil)", name, r)
+		}
+	}
+	if r := provide(t, b, ToolBurn, `{}`); r == nil || r.IsError {
+		t.Fatalf("allowlisted %s: %+v", ToolBurn, r)
+	}
+}
+
+func inf(at time.Time, model string, in, out int, cost float64, escalated bool) ledger.Inference {
+	r := ledger.Inference{Time: at, Model: model, Route: "gateway", InputTokens: in, OutputTokens: out, CostUSD: cost, Escalated: escalated}
+	if escalated {
+		r.Reason = "hedged"
+	}
+	return r
+}
+
+func sampleInferences() []ledger.Inference {
+	return []ledger.Inference{
+		inf(now.Add(-30*24*time.Hour), "offline-large", 1000, 100, 2.0, false), // outside 7d
+		inf(now.Add(-3*24*time.Hour), "offline-small", 100, 10, 0.1, false),    // inside 7d, not today
+		inf(now.Add(-2*time.Hour), "offline-small", 40, 4, 0.1, false),         // today
+		inf(now.Add(-2*time.Hour), "offline-large", 60, 6, 0.2, true),          // today, escalated
+		{Time: now.Add(-time.Hour), Model: "gpt-x", Route: "", InputTokens: 5, OutputTokens: 1, Unpriced: true},
+	}
+}
+
+func TestBurnWindows(t *testing.T) {
+	b := newBridge(t, settings(), sampleInferences(), nil)
+
+	var today Burn
+	ok(t, provide(t, b, ToolBurn, `{}`), &today)
+	if today.Window != "today" || today.Since == nil || !today.Since.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("default window = %q since %v, want today since UTC midnight", today.Window, today.Since)
+	}
+	if today.Inferences != 3 || today.Escalated != 1 || today.InputTokens != 105 || today.OutputTokens != 11 || today.CostUSD != 0.3 {
+		t.Errorf("today totals = %+v", today.Totals)
+	}
+	if s := today.ByModel["offline-small"]; s.Inferences != 1 || s.CostUSD != 0.1 {
+		t.Errorf("today offline-small = %+v", s)
+	}
+	if l := today.ByModel["offline-large"]; l.Escalated != 1 || l.CostUSD != 0.2 {
+		t.Errorf("today offline-large = %+v", l)
+	}
+	if g := today.ByRoute["gateway"]; g.Inferences != 2 {
+		t.Errorf("today by route gateway = %+v", g)
+	}
+	if u := today.ByRoute["unknown"]; u.Inferences != 1 {
+		t.Errorf("a record without a route must count as unknown: %+v", today.ByRoute)
+	}
+	if !slices.Equal(today.UnpricedModels, []string{"gpt-x"}) {
+		t.Errorf("unpriced models = %v", today.UnpricedModels)
+	}
+
+	var week, all Burn
+	ok(t, provide(t, b, ToolBurn, `{"window":"7d"}`), &week)
+	ok(t, provide(t, b, ToolBurn, `{"window":"all"}`), &all)
+	if week.Inferences != 4 || week.CostUSD != 0.4 {
+		t.Errorf("7d totals = %+v", week.Totals)
+	}
+	if all.Inferences != 5 || all.CostUSD != 2.4 || all.Since != nil {
+		t.Errorf("all totals = %+v since %v", all.Totals, all.Since)
+	}
+}
+
+func TestBudgetAndOperationalState(t *testing.T) {
+	b := newBridge(t, settings(), sampleInferences(), nil)
+	var br map[string]any
+	ok(t, provide(t, b, ToolBudget, ``), &br)
+	want := map[string]any{
+		"daily_usd": 1.0, "spent_today_usd": 0.3, "remaining_today_usd": 0.7,
+		"total_usd": 10.0, "spent_total_usd": 2.4, "remaining_total_usd": 7.6, "status": "within budget",
+	}
+	for k, v := range want {
+		if br[k] != v {
+			t.Errorf("budget %s = %v, want %v", k, br[k], v)
+		}
+	}
+	var st OperationalState
+	ok(t, provide(t, b, ToolOperationalState, `{}`), &st)
+	if st.PrimaryState != "nominal" || st.ClaimPermission != "granted" || st.BurnTodayUSD != 0.3 || st.BudgetRemainingToday != 0.7 || st.AsOf != "2026-11-22T15:30:00Z" {
+		t.Errorf("state = %+v", st)
+	}
+
+	// Over the daily limit: the state says so and claims are denied.
+	s := settings()
+	s.Budget.DailyUSD = 0.25
+	b = newBridge(t, s, sampleInferences(), nil)
+	ok(t, provide(t, b, ToolOperationalState, `{}`), &st)
+	if st.PrimaryState != "over_budget" || st.ClaimPermission != "denied" || st.ClaimPermissionReason != "daily budget exhausted" || st.BudgetRemainingToday != 0.0 {
+		t.Errorf("over the daily budget, state = %+v", st)
+	}
+
+	// No limits configured, and the operator withholds claims.
+	s = settings()
+	s.Budget, s.ClaimsGranted, s.PrimaryState = Budget{}, false, "maintenance"
+	b = newBridge(t, s, sampleInferences(), nil)
+	ok(t, provide(t, b, ToolBudget, `{}`), &br)
+	if br["daily_usd"] != Unlimited || br["remaining_total_usd"] != Unlimited || br["status"] != "within budget" {
+		t.Errorf("unlimited budget = %v", br)
+	}
+	ok(t, provide(t, b, ToolOperationalState, `{}`), &st)
+	if st.PrimaryState != "maintenance" || st.ClaimPermission != "denied" || !strings.Contains(st.ClaimPermissionReason, "operator") {
+		t.Errorf("operator-denied state = %+v", st)
+	}
+}
+
+func TestRecentInferencesAndAuditTail(t *testing.T) {
+	var calls []ledger.ToolCall
+	for i, name := range []string{"now", ToolBurn, "calculate"} {
+		calls = append(calls, ledger.ToolCall{Time: now.Add(time.Duration(i) * time.Second), Name: name, Status: "ok", AnsweredBy: "native"})
+	}
+	b := newBridge(t, settings(), sampleInferences(), calls)
+
+	var infs Recent[InferenceView]
+	ok(t, provide(t, b, ToolRecentInferences, `{"limit":2}`), &infs)
+	if infs.Count != 2 || infs.Total != 5 || infs.Entries[0].Model != "gpt-x" || !infs.Entries[1].Escalated {
+		t.Errorf("recent inferences = %+v", infs)
+	}
+	ok(t, provide(t, b, ToolRecentInferences, `{}`), &infs)
+	if infs.Count != 5 {
+		t.Errorf("default limit returned %d of 5", infs.Count)
+	}
+	var tail Recent[ToolCallView]
+	ok(t, provide(t, b, ToolAuditTail, `{"limit": 2.0}`), &tail)
+	if tail.Count != 2 || tail.Entries[0].Name != "calculate" || tail.Entries[1].Name != ToolBurn {
+		t.Errorf("audit tail = %+v", tail)
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	b := newBridge(t, settings(), nil, nil)
+	cases := []struct{ tool, args, msg string }{
+		{ToolRecentInferences, `{"limit":-3}`, "limit must be between 1 and 1000, got -3"},
+		{ToolRecentInferences, `{"limit":0}`, "between 1 and 1000"},
+		{ToolAuditTail, `{"limit":5000}`, "between 1 and 1000, got 5000"},
+		{ToolAuditTail, `{"limit":2.5}`, "whole number"},
+		{ToolAuditTail, `{"limit":"ten"}`, `"limit" must be a number`},
+		{ToolBurn, `{"window":"month"}`, `window must be one of today, 7d, all; got "month"`},
+		{ToolBurn, `{"window":7}`, `"window" must be a string`},
+		{ToolBurn, `{"windw":"today"}`, `unknown field "windw"`},
+		{ToolBudget, `{"verbose":true}`, `unknown field "verbose"`},
+		{ToolOperationalState, `[1]`, "not the expected JSON object"},
+		{ToolBudget, `{} {}`, "more than one JSON value"},
+	}
+	for _, c := range cases {
+		t.Run(c.tool+c.args, func(t *testing.T) {
+			failed(t, provide(t, b, c.tool, c.args), KindBadArguments, c.msg)
+		})
+	}
+}
+
+func TestLedgerUnreadable(t *testing.T) {
+	b := newBridge(t, settings(), nil, nil)
+	if err := os.Mkdir(filepath.Join(b.ledger.Dir(), ledger.InferencesFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{ToolBurn, ToolBudget, ToolOperationalState, ToolRecentInferences} {
+		failed(t, provide(t, b, tool, `{}`), KindLedgerUnreadable, ledger.InferencesFile)
+	}
+	if r := provide(t, b, ToolAuditTail, `{}`); r == nil || r.IsError {
+		t.Errorf("the audit stream is intact but %s failed: %+v", ToolAuditTail, r)
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	b := newBridge(t, settings(), nil, nil)
+	b.Now = func() time.Time { panic("clock gone") }
+	failed(t, provide(t, b, ToolBurn, `{}`), KindInternal, "clock gone")
+	// The bridge keeps serving afterwards.
+	b.Now = func() time.Time { return now }
+	if r := provide(t, b, ToolBurn, `{}`); r == nil || r.IsError {
+		t.Fatalf("after a panic: %+v", r)
+	}
+}
+
+func TestTornLedgerStillAnswers(t *testing.T) {
+	b := newBridge(t, settings(), sampleInferences(), nil)
+	f, err := os.OpenFile(filepath.Join(b.ledger.Dir(), ledger.InferencesFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"time":"2026-11-22T15:00:00Z","model":"offl`)
+	f.Close()
+	var all Burn
+	ok(t, provide(t, b, ToolBurn, `{"window":"all"}`), &all)
+	if all.Inferences != 5 || all.SkippedLines != 1 {
+		t.Errorf("with a torn last line: %d inferences, %d skipped; want 5 and 1", all.Inferences, all.SkippedLines)
+	}
+}
+
+func TestErrorResultOfAPlainError(t *testing.T) {
+	r := ErrorResult(os.ErrClosed)
+	failed(t, r, KindInternal, "file already closed")
+}
+
+// TestOfflineModelPicksKoraTools pins the wording of the descriptions
+// against the offline model that `make run` uses: each demo question must
+// reach the intended tool among the native ones, and the hedge question
+// must be a weak match that only the strong tier acts on.
+func TestOfflineModelPicksKoraTools(t *testing.T) {
+	native, err := builtin.All(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []hooks.ToolSpec
+	for _, n := range native {
+		tools = append(tools, n.Spec)
+	}
+	tools = append(tools, Specs()...)
+	ask := func(model, q string) hooks.ModelResponse {
+		resp, err := offline.New().Complete(context.Background(), hooks.ModelRequest{
+			Model: model, Tools: tools, Messages: []hooks.Message{{Role: hooks.RoleUser, Content: q}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	strong := map[string]string{
+		"what's my burn?":                    ToolBurn,
+		"what did I burn this week, 7d":      ToolBurn,
+		"what's my budget":                   ToolBudget,
+		"show the operational state":         ToolOperationalState,
+		"show my recent inferences":          ToolRecentInferences,
+		"show the audit tail":                ToolAuditTail,
+		"what time is it":                    "now",
+		"are claims permitted":               ToolOperationalState,
+		"list the latest escalated calls":    ToolRecentInferences,
+		"which tool calls did the audit see": ToolAuditTail,
+	}
+	for q, want := range strong {
+		resp := ask(offline.SmallModel, q)
+		if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != want {
+			t.Errorf("offline-small on %q: %+v, want a %s call", q, resp.Message, want)
+			continue
+		}
+		// Whatever arguments the model builds must be ones Kora accepts.
+		if strings.HasPrefix(want, Prefix) {
+			b := newBridge(t, settings(), nil, nil)
+			if r := provide(t, b, want, string(resp.Message.ToolCalls[0].Arguments)); r == nil || r.IsError {
+				t.Errorf("%s rejected the model's arguments %s: %+v", want, resp.Message.ToolCalls[0].Arguments, r)
+			}
+		}
+	}
+	const hedgeQ = "show the tokens spent lately"
+	if resp := ask(offline.SmallModel, hedgeQ); len(resp.Message.ToolCalls) != 0 || !strings.Contains(resp.Message.Content, "not sure") {
+		t.Errorf("offline-small on %q: %+v, want a hedge", hedgeQ, resp.Message)
+	}
+	if resp := ask(offline.LargeModel, hedgeQ); len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != ToolBurn {
+		t.Errorf("offline-large on %q: %+v, want a %s call", hedgeQ, resp.Message, ToolBurn)
+	}
+}

@@ -1,0 +1,125 @@
+package kora
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
+	"github.com/hookhost/hookhost/plugins/kora/internal/router"
+)
+
+// TestExampleSectionLoads places config.example.toml in a hookhost config
+// file, as config.toml.example carries it, and checks that hookhost's
+// loader accepts it and that Kora accepts what the loader hands over.
+func TestExampleSectionLoads(t *testing.T) {
+	section, err := os.ReadFile(filepath.Join("..", "..", "config.example.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "[llm]\nprovider = \"offline\"\n\n[plugins]\nenabled = [\"kora\"]\ndir = \"bin/plugins\"\n\n[plugins.entries.kora]\ntimeout = \"2s\"\n\n" + string(section)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hookhost.toml")
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := config.Load(file)
+	if err != nil {
+		t.Fatalf("hookhost rejects Kora's example section: %v", err)
+	}
+	raw := hc.Entry("kora").Config
+	cfg, err := ParseConfig(raw)
+	if err != nil {
+		t.Fatalf("Kora rejects the table hookhost hands it (%s): %v", raw, err)
+	}
+	wd, _ := os.Getwd()
+	want := defaults()
+	want.StateDir = filepath.Join(wd, ".kora")
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("the example does not show the defaults:\n got %+v\nwant %+v", cfg, want)
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := ParseConfig(json.RawMessage(`{"state_dir": "/var/lib/kora"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.StateDir != "/var/lib/kora" || !reflect.DeepEqual(cfg.Allowlist, bridge.ToolNames()) ||
+		cfg.PrimaryState != "nominal" || cfg.ClaimPermission != ClaimGranted || cfg.Budget != (Budget{}) ||
+		!reflect.DeepEqual(cfg.Prices, DefaultPrices()) || !reflect.DeepEqual(cfg.Router, router.Defaults()) {
+		t.Errorf("defaults = %+v", cfg)
+	}
+}
+
+func TestParseConfigOverrides(t *testing.T) {
+	cfg, err := ParseConfig(json.RawMessage(`{
+		"state_dir": "state",
+		"allowlist": ["kora__get_burn"],
+		"primary_state": "degraded",
+		"claim_permission": "denied",
+		"budget": {"daily_usd": 2, "total_usd": 50.5},
+		"prices": {"gpt-4.1": {"input_per_mtok": 2, "output_per_mtok": 8}, "offline-small": {"input_per_mtok": 1}},
+		"router": {"strong_model": "gpt-4.1"}
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if cfg.StateDir != filepath.Join(wd, "state") {
+		t.Errorf("relative state_dir resolved to %q, want it under the working directory %q", cfg.StateDir, wd)
+	}
+	if !reflect.DeepEqual(cfg.Allowlist, []string{"kora__get_burn"}) || cfg.PrimaryState != "degraded" || cfg.ClaimPermission != ClaimDenied {
+		t.Errorf("overrides lost: %+v", cfg)
+	}
+	if cfg.Budget != (Budget{DailyUSD: 2, TotalUSD: 50.5}) {
+		t.Errorf("budget = %+v", cfg.Budget)
+	}
+	wantPrices := map[string]Price{
+		"gpt-4.1":       {InputPerMTok: 2, OutputPerMTok: 8},
+		"offline-small": {InputPerMTok: 1},
+		"offline-large": DefaultPrices()["offline-large"],
+	}
+	if !reflect.DeepEqual(cfg.Prices, wantPrices) {
+		t.Errorf("prices = %+v, want the operator's merged over the defaults: %+v", cfg.Prices, wantPrices)
+	}
+	r := router.Defaults()
+	r.StrongModel = "gpt-4.1"
+	if !reflect.DeepEqual(cfg.Router, r) {
+		t.Errorf("router = %+v, want the defaults but strong_model", cfg.Router)
+	}
+}
+
+func TestParseConfigErrorsNameTheKey(t *testing.T) {
+	cases := []struct{ raw, want string }{
+		{`{}`, "state_dir is required"},
+		{`{"state_dir": "  "}`, "state_dir is required"},
+		{`{"state_dir": "s", "bugdet": {}}`, `unknown key "bugdet"`},
+		{`{"state_dir": "s", "router": {"strong": "x"}}`, `unknown key "router.strong"`},
+		{`{"state_dir": "s", "budget": {"daily": 1}}`, `unknown key "budget.daily"`},
+		{`{"state_dir": "s", "prices": {"m": {"input": 1}}}`, `unknown key "prices.m.input"`},
+		{`{"state_dir": "s", "budget": {"daily_usd": "ten"}}`, "budget.daily_usd: expected a number, got string"},
+		{`{"state_dir": "s", "router": {"small_models": "offline-small"}}`, "router.small_models: expected a list of strings, got string"},
+		{`{"state_dir": 3}`, "state_dir: expected a string, got number"},
+		{`{"state_dir": "s", "budget": {"daily_usd": -1}}`, "budget.daily_usd = -1 must be zero or more"},
+		{`{"state_dir": "s", "prices": {"m": {"input_per_mtok": -0.5}}}`, "prices.m.input_per_mtok = -0.5"},
+		{`{"state_dir": "s", "allowlist": ["now"]}`, `allowlist[0] = "now" is not a Kora tool`},
+		{`{"state_dir": "s", "allowlist": ["kora__get_burn", "kora__get_burn"]}`, `allowlist[1] = "kora__get_burn" is listed twice`},
+		{`{"state_dir": "s", "claim_permission": "maybe"}`, `claim_permission = "maybe"`},
+		{`{"state_dir": "s", "primary_state": ""}`, "primary_state is empty"},
+		{`{"state_dir": "s", "router": {"strong_model": "offline-small"}}`, "router.small_models[0]"},
+		{`[1, 2]`, "not a JSON object"},
+		{`{"state_dir": "s", "router": {"enabled": "yes"}}`, "router.enabled: expected true or false"},
+		{`{"state_dir": "s", "budget": 5}`, "budget: expected a table, got number"},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig(json.RawMessage(c.raw))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "kora: config: ") {
+			t.Errorf("ParseConfig(%s) = %v, want a kora config error containing %q", c.raw, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+// Package kora is the Kora plugin: an operator's assistant that owns five
+// kora__* tools, keeps a ledger of every inference and tool call, and
+// routes low-confidence answers from small models to a strong one.
+//
+// Lifecycle: the host starts the process, reads Info through Describe, then
+// calls Configure once with the [plugins.entries.kora.config] table before
+// any hook. Configure validates the table, opens the ledger under state_dir
+// and builds the bridge; a restarted process goes through the same steps,
+// and the ledger it reopens is the one its predecessor left. From then on
+// hooks may arrive concurrently:
+//
+//   - pre_tool_call_can_provide_result: the bridge answers allowlisted Kora
+//     tools and returns nil for everything else (package bridge);
+//   - post_llm_call_can_reissue: the router may ask once for the strong
+//     model (package router);
+//   - post_llm_call and post_tool_call: every inference (priced) and every
+//     tool call is appended to the ledger (package ledger).
+//
+// Kora's manifest declares no tool matchers on purpose: post_tool_call is
+// filtered by matchers, and the audit has to see every tool call, not just
+// Kora's own.
+package kora
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+	"github.com/hookhost/hookhost/plugins/kora/internal/router"
+	"github.com/hookhost/hookhost/plugins/sdk"
+)
+
+// Name is the plugin's name, which the host requires to match its entry in
+// plugins.enabled and which prefixes its tools.
+const Name = "kora"
+
+// Version is reported in the manifest.
+const Version = "0.1.0"
+
+// Plugin is Kora. The zero value is not usable; call New.
+type Plugin struct {
+	sdk.Base
+	st atomic.Pointer[state] // nil until Configure succeeds
+}
+
+// state is everything Configure builds; it is replaced whole, never
+// mutated, so hooks read it without locks.
+type state struct {
+	cfg    Config
+	ledger *ledger.Ledger
+	bridge *bridge.Bridge
+}
+
+// New returns an unconfigured Kora.
+func New() *Plugin { return &Plugin{} }
+
+// Interface guards: these decide which hooks the manifest lists.
+var (
+	_ sdk.Plugin           = (*Plugin)(nil)
+	_ sdk.Configurer       = (*Plugin)(nil)
+	_ sdk.ResultProvider   = (*Plugin)(nil)
+	_ sdk.Reissuer         = (*Plugin)(nil)
+	_ sdk.LLMCallObserver  = (*Plugin)(nil)
+	_ sdk.ToolCallObserver = (*Plugin)(nil)
+)
+
+// Info is Kora's manifest.
+func (p *Plugin) Info() sdk.Info {
+	return sdk.Info{Name: Name, Version: Version, Tools: bridge.Specs()}
+}
+
+// Configure validates the config table and opens the ledger.
+func (p *Plugin) Configure(_ context.Context, raw json.RawMessage) error {
+	cfg, err := ParseConfig(raw)
+	if err != nil {
+		return err
+	}
+	log := p.Logger()
+	l, err := ledger.Open(cfg.StateDir, log.Named("ledger"))
+	if err != nil {
+		return err
+	}
+	b := bridge.New(l, bridge.Settings{
+		Allowlist:     cfg.Allowlist,
+		Budget:        bridge.Budget{DailyUSD: cfg.Budget.DailyUSD, TotalUSD: cfg.Budget.TotalUSD},
+		PrimaryState:  cfg.PrimaryState,
+		ClaimsGranted: cfg.ClaimPermission == ClaimGranted,
+	}, log.Named("bridge"))
+	p.st.Store(&state{cfg: cfg, ledger: l, bridge: b})
+	log.Debug("configured", "state_dir", cfg.StateDir, "allowlist", strings.Join(cfg.Allowlist, ","),
+		"router", cfg.Router.Enabled, "strong_model", cfg.Router.StrongModel)
+	return nil
+}
+
+var errNotConfigured = errors.New("kora: not configured yet (the host calls Configure before any hook)")
+
+// PreToolCallCanProvideResult answers Kora's allowlisted tools.
+func (p *Plugin) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	st := p.st.Load()
+	if st == nil {
+		if strings.HasPrefix(req.Name, bridge.Prefix) {
+			return bridge.ErrorResult(&bridge.Error{Kind: bridge.KindNotConfigured, Msg: errNotConfigured.Error()}), nil
+		}
+		return nil, nil
+	}
+	return st.bridge.Provide(ctx, req), nil
+}
+
+// PostLLMCallCanReissue asks for the strong model when a small model's
+// answer looks low-confidence.
+func (p *Plugin) PostLLMCallCanReissue(_ context.Context, call hooks.LLMCall) (*hooks.Reissue, error) {
+	st := p.st.Load()
+	if st == nil {
+		return nil, errNotConfigured
+	}
+	d := router.Decide(st.cfg.Router, call)
+	r := router.Reissue(st.cfg.Router, call, d)
+	if r != nil {
+		p.Logger().Debug("escalating", "session", call.SessionID, "iteration", call.Iteration,
+			"from", call.Response.Model, "to", st.cfg.Router.StrongModel, "reason", d.Reason)
+	}
+	return r, nil
+}
+
+// PostLLMCall records one inference, priced.
+func (p *Plugin) PostLLMCall(_ context.Context, inf hooks.Inference) error {
+	st := p.st.Load()
+	if st == nil {
+		return errNotConfigured
+	}
+	price, priced := st.cfg.Prices[inf.Model]
+	return st.ledger.AppendInference(ledger.Inference{
+		SessionID:    inf.SessionID,
+		Iteration:    inf.Iteration,
+		Model:        inf.Model,
+		Route:        string(inf.Route),
+		InputTokens:  inf.Usage.InputTokens,
+		OutputTokens: inf.Usage.OutputTokens,
+		CostUSD:      price.Cost(inf.Usage.InputTokens, inf.Usage.OutputTokens),
+		Unpriced:     !priced,
+		Escalated:    inf.Escalated,
+		Reason:       inf.Reason,
+		StopReason:   string(inf.StopReason),
+		DurationMS:   ms(inf.Duration.Seconds()),
+		Error:        inf.Error,
+	})
+}
+
+// Limits on what the audit copies from a call, so one huge argument or
+// error cannot bloat every later read of the ledger.
+const (
+	maxAuditArgs  = 2048
+	maxAuditError = 300
+)
+
+// PostToolCall records one tool call in the audit.
+func (p *Plugin) PostToolCall(_ context.Context, out hooks.ToolCallOutcome) error {
+	st := p.st.Load()
+	if st == nil {
+		return errNotConfigured
+	}
+	rec := ledger.ToolCall{
+		SessionID:  out.SessionID,
+		CallID:     out.CallID,
+		Name:       out.Name,
+		Status:     string(out.Status),
+		AnsweredBy: answeredBy(out.Status),
+		IsError:    out.Result.IsError,
+		DurationMS: ms(out.Duration.Seconds()),
+	}
+	if args := bytes.TrimSpace(out.Arguments); len(args) > 0 && len(args) <= maxAuditArgs && json.Valid(args) {
+		rec.Arguments = json.RawMessage(args)
+	}
+	if out.Result.IsError || out.Status == hooks.StatusError || out.Status == hooks.StatusBlocked {
+		rec.Error = clip(errorText(out.Result.Content), maxAuditError)
+	}
+	return st.ledger.AppendToolCall(rec)
+}
+
+// answeredBy turns the host's status into who produced the result.
+func answeredBy(s hooks.CallStatus) string {
+	switch {
+	case strings.HasPrefix(string(s), "provided_by:"):
+		return strings.TrimPrefix(string(s), "provided_by:")
+	case s == hooks.StatusBlocked:
+		return "blocked"
+	default:
+		return "native"
+	}
+}
+
+// errorText pulls the message out of the {"error": "..."} shape tools use,
+// falling back to the raw content.
+func errorText(content string) string {
+	var body struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal([]byte(content), &body) == nil && body.Error != "" {
+		return body.Error
+	}
+	return strings.TrimSpace(content)
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// ms keeps durations readable in the ledger: milliseconds, to the
+// microsecond.
+func ms(seconds float64) float64 {
+	return float64(int64(seconds*1e6+0.5)) / 1e3
+}

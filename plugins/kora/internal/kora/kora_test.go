@@ -1,0 +1,203 @@
+package kora
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/conversation"
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm/offline"
+	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+	"github.com/hookhost/hookhost/plugins/sdk"
+)
+
+// inProcess configures Kora on a fresh state directory and puts it on a
+// real Bus, the way the host would after starting the process.
+func inProcess(t *testing.T, extra string) (*Plugin, *hooks.Bus, string) {
+	t.Helper()
+	dir := t.TempDir()
+	p := New()
+	raw := fmt.Sprintf(`{"state_dir": %q%s}`, dir, extra)
+	if err := p.Configure(context.Background(), json.RawMessage(raw)); err != nil {
+		t.Fatal(err)
+	}
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: sdk.Adapt(p)}}, hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bus.Close(context.Background()) })
+	return p, bus, dir
+}
+
+func TestManifest(t *testing.T) {
+	m := sdk.Adapt(New()).Manifest()
+	want := []hooks.Name{hooks.PostLLMCallCanReissue, hooks.PostLLMCall, hooks.PreToolCallCanProvideResult, hooks.PostToolCall}
+	if m.Name != Name || m.Version != Version || !slices.Equal(m.Hooks, want) {
+		t.Errorf("manifest = %s %s %v, want hooks %v", m.Name, m.Version, m.Hooks, want)
+	}
+	if len(m.Matchers) != 0 {
+		t.Errorf("matchers %v: the audit must see every tool call, so Kora declares none", m.Matchers)
+	}
+	if len(m.Tools) != 5 {
+		t.Errorf("%d tools, want 5", len(m.Tools))
+	}
+}
+
+func TestUnconfigured(t *testing.T) {
+	p := New()
+	ctx := context.Background()
+	r, err := p.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: bridge.ToolBurn})
+	if err != nil || r == nil || !r.IsError || !strings.Contains(r.Content, "kora_tool_dispatch_error: not_configured") {
+		t.Errorf("kora tool before Configure: %+v, %v", r, err)
+	}
+	if r, err := p.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "now"}); r != nil || err != nil {
+		t.Errorf("native tool before Configure: %+v, %v; want nil so it falls through", r, err)
+	}
+	if err := p.PostLLMCall(ctx, hooks.Inference{}); err == nil {
+		t.Error("PostLLMCall before Configure must report it cannot record")
+	}
+	if err := p.Configure(ctx, json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "state_dir") {
+		t.Errorf("Configure({}) = %v, want the missing state_dir named", err)
+	}
+}
+
+func TestRecordsArePricedAndAttributed(t *testing.T) {
+	p, _, dir := inProcess(t, `, "prices": {"priced": {"input_per_mtok": 1, "output_per_mtok": 2}}`)
+	ctx := context.Background()
+	for _, inf := range []hooks.Inference{
+		{SessionID: "s", Iteration: 1, Route: hooks.RouteGateway, Model: "priced", Usage: hooks.Usage{InputTokens: 1_000_000, OutputTokens: 500_000}, Duration: 1500 * time.Microsecond},
+		{SessionID: "s", Iteration: 1, Route: hooks.RouteGateway, Model: "mystery", Usage: hooks.Usage{InputTokens: 10}, Escalated: true, Reason: "hedged"},
+	} {
+		if err := p.PostLLMCall(ctx, inf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outcomes := []hooks.ToolCallOutcome{
+		{Name: "now", Status: hooks.StatusOK, Arguments: json.RawMessage(`{}`), Result: hooks.ToolResult{Content: `{"time":"x"}`}},
+		{Name: bridge.ToolBurn, Status: hooks.ProvidedBy("kora"), Arguments: json.RawMessage(`{"window":"7d"}`)},
+		{Name: "rm", Status: hooks.StatusBlocked, Result: hooks.ToolResult{Content: `{"error":"not here"}`, IsError: true}},
+		{Name: "read_file", Status: hooks.StatusError, Arguments: json.RawMessage(`{"path":"` + strings.Repeat("x", 3000) + `"}`), Result: hooks.ToolResult{Content: `{"error":"no such file"}`, IsError: true}},
+	}
+	for _, o := range outcomes {
+		if err := p.PostToolCall(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := ledger.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infs, _, _ := l.Inferences()
+	if len(infs) != 2 || infs[0].CostUSD != 2.0 || infs[0].Unpriced || infs[0].DurationMS != 1.5 {
+		t.Errorf("priced inference recorded as %+v", infs[0])
+	}
+	if !infs[1].Unpriced || infs[1].CostUSD != 0 || !infs[1].Escalated || infs[1].Reason != "hedged" {
+		t.Errorf("unpriced escalated inference recorded as %+v", infs[1])
+	}
+	calls, _, _ := l.ToolCalls()
+	by := []string{}
+	for _, c := range calls {
+		by = append(by, c.AnsweredBy)
+	}
+	if !slices.Equal(by, []string{"native", "kora", "blocked", "native"}) {
+		t.Errorf("answered_by = %v", by)
+	}
+	if calls[2].Error != "not here" || calls[3].Error != "no such file" || calls[3].Arguments != nil {
+		t.Errorf("audit of failures = %+v / %+v (oversized arguments must be left out)", calls[2], calls[3])
+	}
+	if string(calls[1].Arguments) != `{"window":"7d"}` {
+		t.Errorf("arguments recorded as %s", calls[1].Arguments)
+	}
+}
+
+// TestDemoTurnsInProcess runs the three demo behaviours through a real Bus
+// and conversation loop, with Kora in-process.
+func TestDemoTurnsInProcess(t *testing.T) {
+	_, bus, dir := inProcess(t, "")
+	native, err := builtin.All(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := dispatch.NewRegistry(native...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := conversation.New(conversation.Options{
+		Provider: offline.New(), Model: offline.SmallModel, Route: hooks.RouteGateway, Bus: bus, Tools: reg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	send := func(q string) *conversation.Turn {
+		t.Helper()
+		turn, err := sess.Send(ctx, q)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		return turn
+	}
+
+	burn := send("what's my burn?")
+	if len(burn.ToolCalls) != 1 || burn.ToolCalls[0].Path != dispatch.PathProvided || burn.ToolCalls[0].AnsweredBy != "kora" || burn.ToolCalls[0].Call.Name != bridge.ToolBurn {
+		t.Fatalf("burn turn tool calls = %+v", burn.ToolCalls)
+	}
+	if !strings.HasPrefix(burn.Answer, "From kora__get_burn: ") {
+		t.Errorf("burn answer = %q", burn.Answer)
+	}
+
+	hedge := send("show the tokens spent lately")
+	if len(hedge.Inferences) != 3 || !hedge.Inferences[1].Escalated || hedge.Inferences[1].Model != offline.LargeModel {
+		t.Fatalf("hedge turn inferences = %+v, want small, escalated large, small", hedge.Inferences)
+	}
+	if len(hedge.ToolCalls) != 1 || hedge.ToolCalls[0].AnsweredBy != "kora" {
+		t.Errorf("after escalation the strong model's call = %+v", hedge.ToolCalls)
+	}
+
+	clock := send("what time is it")
+	if len(clock.ToolCalls) != 1 || clock.ToolCalls[0].Path != dispatch.PathNative || clock.ToolCalls[0].Call.Name != "now" {
+		t.Fatalf("clock turn = %+v", clock.ToolCalls)
+	}
+	for _, inf := range clock.Inferences {
+		if inf.Escalated {
+			t.Errorf("a confident answer was escalated: %+v", inf)
+		}
+	}
+
+	if err := bus.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := ledger.Open(dir, nil)
+	infs, st, err := l.Inferences()
+	if err != nil || st.Skipped != 0 {
+		t.Fatal(err, st)
+	}
+	if want := len(burn.Inferences) + len(hedge.Inferences) + len(clock.Inferences); len(infs) != want {
+		t.Fatalf("ledger has %d inferences, the transcript %d", len(infs), want)
+	}
+	var escalated []ledger.Inference
+	for _, r := range infs {
+		if r.Escalated {
+			escalated = append(escalated, r)
+		}
+	}
+	if len(escalated) != 1 || escalated[0].Model != offline.LargeModel || !strings.Contains(escalated[0].Reason, "hedged") || escalated[0].CostUSD <= 0 {
+		t.Errorf("escalated ledger records = %+v", escalated)
+	}
+	calls, _, _ := l.ToolCalls()
+	var got []string
+	for _, c := range calls {
+		got = append(got, c.Name+"/"+c.AnsweredBy)
+	}
+	if want := []string{"kora__get_burn/kora", "kora__get_burn/kora", "now/native"}; !slices.Equal(got, want) {
+		t.Errorf("audit = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,20 @@
+package sdk
+
+import "github.com/hashicorp/go-plugin"
+
+// ProtocolVersion is the plugin protocol this SDK speaks. A new major version
+// gets its own proto package (hookhost.plugin.v2) and its own entry in
+// VersionedPlugins, so hosts can serve old and new plugins side by side.
+const ProtocolVersion = 1
+
+// PluginKey names the hook service in go-plugin's plugin set.
+const PluginKey = "hooks"
+
+// Handshake is the go-plugin handshake shared by the host and every plugin.
+// The cookie is not a secret: it only stops a user from running a plugin
+// binary by hand and seeing gibberish.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "HOOKHOST_PLUGIN",
+	MagicCookieValue: "d3c1b0a2-hookhost-plugin-v1",
+}

@@ -1,0 +1,238 @@
+// Package plugintest runs an SDK plugin in-process against a real
+// hooks.Bus, so a plugin author can test what the host will make of the
+// plugin's answers (combine rules, malformed results, matchers, deadlines)
+// without building a binary or starting a process.
+//
+//	func TestGuardBlocksDeletes(t *testing.T) {
+//		h := plugintest.New(t, &guard{})
+//		if out := h.PreToolCall("delete_everything", `{}`); !out.Blocked {
+//			t.Fatal("not blocked")
+//		}
+//	}
+//
+// The plugin goes through sdk.Adapt, exactly as under sdk.Serve, and the Bus
+// applies the same rules as in the host: a handler that errors, panics or
+// misses its deadline counts as no opinion, and the Bus's warning about it
+// is written to the test log.
+package plugintest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
+)
+
+// SessionID is the session id of every payload the Harness builds.
+const SessionID = "plugintest-session"
+
+// Harness is one plugin on a Bus of its own. The firing helpers build a
+// payload, fire the hook through Bus, and return what the Bus decided. For
+// payloads the helpers do not cover, fire through Bus directly.
+type Harness struct {
+	Bus *hooks.Bus
+	// Plugin is the plugin as the Bus sees it, with its derived manifest.
+	Plugin hooks.Plugin
+
+	t     testing.TB
+	calls atomic.Uint64
+}
+
+// Option configures New.
+type Option func(*settings)
+
+type settings struct {
+	config    *string
+	opts      hooks.Options
+	flushWait time.Duration
+}
+
+// WithConfig configures the plugin with configJSON, as the host does with
+// the plugin's config table, before any hook fires.
+func WithConfig(configJSON string) Option {
+	return func(s *settings) { s.config = &configJSON }
+}
+
+// WithOptions sets the host options for the plugin (timeouts, fail_closed,
+// allow_tool_override). The default is the zero Options, which is what the
+// host uses for a plugin entry that sets none.
+func WithOptions(o hooks.Options) Option {
+	return func(s *settings) { s.opts = o }
+}
+
+// New adapts p, configures it if WithConfig is given, and puts it on a new
+// Bus, failing the test if any step fails (an invalid manifest included).
+// The Bus is closed when the test ends, after delivering queued observer
+// events.
+func New(t testing.TB, p sdk.Plugin, opts ...Option) *Harness {
+	t.Helper()
+	s := settings{flushWait: 10 * time.Second}
+	for _, o := range opts {
+		o(&s)
+	}
+	impl := sdk.Adapt(p)
+	if s.config != nil {
+		c, ok := p.(sdk.Configurer)
+		if !ok {
+			t.Fatalf("plugintest: WithConfig given but %T has no Configure method (embed sdk.Base or implement sdk.Configurer)", p)
+		}
+		if !json.Valid([]byte(*s.config)) {
+			t.Fatalf("plugintest: WithConfig: %q is not valid JSON", *s.config)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.flushWait)
+		err := c.Configure(ctx, json.RawMessage(*s.config))
+		cancel()
+		if err != nil {
+			t.Fatalf("plugintest: plugin %q: configure: %v", impl.Manifest().Name, err)
+		}
+	}
+
+	logw := &testLogWriter{t: t}
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: impl, Options: s.opts}}, hooks.Config{
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "bus", Output: logw, Level: hclog.Warn}),
+	})
+	if err != nil {
+		t.Fatalf("plugintest: %v", err)
+	}
+	h := &Harness{Bus: bus, Plugin: impl, t: t}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.flushWait)
+		defer cancel()
+		if err := bus.Close(ctx); err != nil {
+			t.Errorf("plugintest: %v", err)
+		}
+		logw.close()
+	})
+	return h
+}
+
+func (h *Harness) ctx() context.Context { return context.Background() }
+
+func (h *Harness) callID() string { return fmt.Sprintf("call-%d", h.calls.Add(1)) }
+
+func args(argsJSON string) json.RawMessage {
+	if argsJSON == "" {
+		return nil
+	}
+	return json.RawMessage(argsJSON)
+}
+
+// PreToolCall fires pre_tool_call for a call of tool name with argsJSON
+// (passed through as is, so invalid JSON can be tested too).
+func (h *Harness) PreToolCall(name, argsJSON string) hooks.PreToolCallOutcome {
+	return h.Bus.PreToolCall(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
+}
+
+// ProvideResult fires pre_tool_call_can_provide_result; nil means the host
+// would dispatch the tool natively.
+func (h *Harness) ProvideResult(name, argsJSON string) *hooks.ProvidedResult {
+	return h.Bus.ProvideResult(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
+}
+
+// TransformToolResult fires transform_tool_result on a successful call's
+// result content, returning the final result and who changed it.
+func (h *Harness) TransformToolResult(name, argsJSON, content string) (hooks.ToolResult, []string) {
+	return h.Bus.TransformToolResult(h.ctx(), hooks.ToolCallOutcome{
+		SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON),
+		Result: hooks.ToolResult{Content: content}, Status: hooks.StatusOK,
+	})
+}
+
+// ToolCallDone fires the post_tool_call observer; call Flush before
+// asserting on what the plugin recorded.
+func (h *Harness) ToolCallDone(name, argsJSON string, result hooks.ToolResult, status hooks.CallStatus) {
+	h.Bus.ToolCallDone(hooks.ToolCallOutcome{
+		SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON),
+		Result: result, Status: status,
+	})
+}
+
+// ToolList fires pre_tool_list_finalized with tools; nil means no override.
+func (h *Harness) ToolList(tools ...hooks.ToolSpec) *hooks.ToolListChange {
+	return h.Bus.ToolList(h.ctx(), hooks.ToolListRequest{SessionID: SessionID, Tools: tools})
+}
+
+// MutateRequest fires pre_api_request_mutable and returns the patched
+// request and who changed which fields.
+func (h *Harness) MutateRequest(req hooks.ModelRequest) (hooks.ModelRequest, []hooks.RequestChange) {
+	return h.Bus.MutateRequest(h.ctx(), hooks.APIRequest{SessionID: SessionID, Request: req})
+}
+
+// Reissue fires post_llm_call_can_reissue on a response to req; nil means
+// no reissue.
+func (h *Harness) Reissue(req hooks.ModelRequest, resp hooks.ModelResponse) *hooks.ReissueRequest {
+	return h.Bus.Reissue(h.ctx(), hooks.LLMCall{SessionID: SessionID, Route: hooks.RouteGateway, Request: req, Response: resp})
+}
+
+// LLMCallDone fires the post_llm_call observer. An empty SessionID is
+// filled in.
+func (h *Harness) LLMCallDone(ev hooks.Inference) {
+	if ev.SessionID == "" {
+		ev.SessionID = SessionID
+	}
+	h.Bus.LLMCallDone(ev)
+}
+
+// TransformOutput fires transform_llm_output on the final answer text.
+func (h *Harness) TransformOutput(text string) (string, []string) {
+	return h.Bus.TransformOutput(h.ctx(), hooks.LLMOutput{SessionID: SessionID, Text: text})
+}
+
+// SessionStart fires the on_session_start observer.
+func (h *Harness) SessionStart(model string) {
+	h.Bus.SessionStart(hooks.SessionStart{SessionID: SessionID, Model: model, Route: hooks.RouteGateway})
+}
+
+// SessionEnd fires the on_session_end observer.
+func (h *Harness) SessionEnd(model string, reason hooks.EndReason) {
+	h.Bus.SessionEnd(hooks.SessionEnd{SessionID: SessionID, Model: model, Route: hooks.RouteGateway, Reason: reason})
+}
+
+// Flush waits until every observer event fired so far has been delivered to
+// the plugin, failing the test if that takes more than ten seconds.
+func (h *Harness) Flush() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Bus.Flush(ctx); err != nil {
+		h.t.Fatalf("plugintest: observer events not delivered: %v", err)
+	}
+}
+
+// Failures returns how many calls of hook failed with kind (an error, a
+// panic, a timeout, a malformed result): each counted as no opinion.
+func (h *Harness) Failures(hook hooks.Name, kind hooks.FailureKind) uint64 {
+	return h.Bus.Stats().Failures(h.Plugin.Manifest().Name, hook, kind)
+}
+
+// testLogWriter sends the Bus's log to the test log until the test ends;
+// logging to a finished test panics.
+type testLogWriter struct {
+	mu     sync.Mutex
+	t      testing.TB
+	closed bool
+}
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testLogWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+}

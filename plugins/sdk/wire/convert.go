@@ -1,0 +1,563 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
+)
+
+// Conversions come in pairs, xToPB and xFromPB, one pair per type. They are
+// total: they never fail, so they can serve both directions. What makes a
+// message malformed is decided separately (checkManifest, checkMessages), by
+// the side that received it and so knows whom to blame.
+
+// --- shared building blocks ------------------------------------------------
+
+// bytesFromPB normalises an absent or empty byte string to nil; proto3 cannot
+// tell the two apart, so neither may the receiver.
+func bytesFromPB(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+func specsToPB(specs []hooks.ToolSpec) []*pluginv1.ToolSpec {
+	if len(specs) == 0 {
+		return nil
+	}
+	out := make([]*pluginv1.ToolSpec, len(specs))
+	for i, s := range specs {
+		out[i] = &pluginv1.ToolSpec{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema}
+	}
+	return out
+}
+
+func specsFromPB(specs []*pluginv1.ToolSpec) []hooks.ToolSpec {
+	if len(specs) == 0 {
+		return nil
+	}
+	out := make([]hooks.ToolSpec, len(specs))
+	for i, s := range specs {
+		out[i] = hooks.ToolSpec{Name: s.GetName(), Description: s.GetDescription(), InputSchema: bytesFromPB(s.GetInputSchema())}
+	}
+	return out
+}
+
+func toolCallsToPB(calls []hooks.ToolCall) []*pluginv1.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]*pluginv1.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = &pluginv1.ToolCall{Id: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	return out
+}
+
+func toolCallsFromPB(calls []*pluginv1.ToolCall) []hooks.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]hooks.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = hooks.ToolCall{ID: c.GetId(), Name: c.GetName(), Arguments: bytesFromPB(c.GetArguments())}
+	}
+	return out
+}
+
+func messageToPB(m hooks.Message) *pluginv1.Message {
+	return &pluginv1.Message{
+		Role:       string(m.Role),
+		Content:    m.Content,
+		ToolCalls:  toolCallsToPB(m.ToolCalls),
+		ToolCallId: m.ToolCallID,
+		ToolName:   m.ToolName,
+		IsError:    m.IsError,
+	}
+}
+
+func messageFromPB(m *pluginv1.Message) hooks.Message {
+	return hooks.Message{
+		Role:       hooks.Role(m.GetRole()),
+		Content:    m.GetContent(),
+		ToolCalls:  toolCallsFromPB(m.GetToolCalls()),
+		ToolCallID: m.GetToolCallId(),
+		ToolName:   m.GetToolName(),
+		IsError:    m.GetIsError(),
+	}
+}
+
+func messagesToPB(msgs []hooks.Message) []*pluginv1.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]*pluginv1.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = messageToPB(m)
+	}
+	return out
+}
+
+func messagesFromPB(msgs []*pluginv1.Message) []hooks.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]hooks.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = messageFromPB(m)
+	}
+	return out
+}
+
+func usageToPB(u hooks.Usage) *pluginv1.Usage {
+	return &pluginv1.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)}
+}
+
+func usageFromPB(u *pluginv1.Usage) hooks.Usage {
+	return hooks.Usage{InputTokens: int(u.GetInputTokens()), OutputTokens: int(u.GetOutputTokens())}
+}
+
+// copyFloat keeps the two sides from sharing a pointer, so a plugin that
+// edits a temperature it was given cannot reach back into the caller's value.
+func copyFloat(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func modelRequestToPB(r hooks.ModelRequest) *pluginv1.ModelRequest {
+	return &pluginv1.ModelRequest{
+		Model:       r.Model,
+		System:      r.System,
+		Messages:    messagesToPB(r.Messages),
+		Tools:       specsToPB(r.Tools),
+		MaxTokens:   int64(r.MaxTokens),
+		Temperature: copyFloat(r.Temperature),
+	}
+}
+
+func modelRequestFromPB(r *pluginv1.ModelRequest) hooks.ModelRequest {
+	if r == nil {
+		return hooks.ModelRequest{}
+	}
+	return hooks.ModelRequest{
+		Model:       r.GetModel(),
+		System:      r.GetSystem(),
+		Messages:    messagesFromPB(r.GetMessages()),
+		Tools:       specsFromPB(r.GetTools()),
+		MaxTokens:   int(r.GetMaxTokens()),
+		Temperature: copyFloat(r.Temperature),
+	}
+}
+
+func modelResponseToPB(r hooks.ModelResponse) *pluginv1.ModelResponse {
+	return &pluginv1.ModelResponse{
+		Model:      r.Model,
+		Message:    messageToPB(r.Message),
+		Usage:      usageToPB(r.Usage),
+		StopReason: string(r.StopReason),
+	}
+}
+
+func modelResponseFromPB(r *pluginv1.ModelResponse) hooks.ModelResponse {
+	if r == nil {
+		return hooks.ModelResponse{}
+	}
+	var msg hooks.Message
+	if r.GetMessage() != nil {
+		msg = messageFromPB(r.GetMessage())
+	}
+	return hooks.ModelResponse{
+		Model:      r.GetModel(),
+		Message:    msg,
+		Usage:      usageFromPB(r.GetUsage()),
+		StopReason: hooks.StopReason(r.GetStopReason()),
+	}
+}
+
+func toolResultToPB(r hooks.ToolResult) *pluginv1.ToolResult {
+	return &pluginv1.ToolResult{Content: r.Content, IsError: r.IsError}
+}
+
+func toolResultFromPB(r *pluginv1.ToolResult) hooks.ToolResult {
+	return hooks.ToolResult{Content: r.GetContent(), IsError: r.GetIsError()}
+}
+
+// patchToPB keeps the patch's presence rules: a nil pointer or slice is an
+// absent field. Messages and Tools travel in wrapper messages because a
+// repeated field alone cannot say "set to this list" apart from "leave
+// alone".
+func patchToPB(p hooks.RequestPatch) *pluginv1.RequestPatch {
+	out := &pluginv1.RequestPatch{Temperature: copyFloat(p.Temperature)}
+	if p.Model != nil {
+		v := *p.Model
+		out.Model = &v
+	}
+	if p.System != nil {
+		v := *p.System
+		out.System = &v
+	}
+	if p.Messages != nil {
+		out.Messages = &pluginv1.MessageList{Messages: messagesToPB(p.Messages)}
+	}
+	if p.Tools != nil {
+		out.Tools = &pluginv1.ToolList{Tools: specsToPB(p.Tools)}
+	}
+	if p.MaxTokens != nil {
+		v := int64(*p.MaxTokens)
+		out.MaxTokens = &v
+	}
+	return out
+}
+
+func patchFromPB(p *pluginv1.RequestPatch) hooks.RequestPatch {
+	var out hooks.RequestPatch
+	if p == nil {
+		return out
+	}
+	if p.Model != nil {
+		v := *p.Model
+		out.Model = &v
+	}
+	if p.System != nil {
+		v := *p.System
+		out.System = &v
+	}
+	if p.Messages != nil {
+		// Present but empty stays an empty, non-nil list: the Bus rejects
+		// it as malformed, which it could not do if it arrived as nil.
+		out.Messages = append([]hooks.Message{}, messagesFromPB(p.Messages.GetMessages())...)
+	}
+	if p.Tools != nil {
+		out.Tools = append([]hooks.ToolSpec{}, specsFromPB(p.Tools.GetTools())...)
+	}
+	if p.MaxTokens != nil {
+		v := int(*p.MaxTokens)
+		out.MaxTokens = &v
+	}
+	out.Temperature = copyFloat(p.Temperature)
+	return out
+}
+
+// --- describe and configure -------------------------------------------------
+
+func manifestToPB(m hooks.Manifest) *pluginv1.Manifest {
+	out := &pluginv1.Manifest{
+		Name:     m.Name,
+		Version:  m.Version,
+		Matchers: m.Matchers,
+		Tools:    specsToPB(m.Tools),
+	}
+	if len(m.Hooks) > 0 {
+		out.Hooks = make([]string, len(m.Hooks))
+		for i, h := range m.Hooks {
+			out.Hooks[i] = string(h)
+		}
+	}
+	if len(out.Matchers) == 0 {
+		out.Matchers = nil
+	}
+	return out
+}
+
+func manifestFromPB(m *pluginv1.Manifest) hooks.Manifest {
+	out := hooks.Manifest{
+		Name:    m.GetName(),
+		Version: m.GetVersion(),
+		Tools:   specsFromPB(m.GetTools()),
+	}
+	if hs := m.GetHooks(); len(hs) > 0 {
+		out.Hooks = make([]hooks.Name, len(hs))
+		for i, h := range hs {
+			out.Hooks[i] = hooks.Name(h)
+		}
+	}
+	if ms := m.GetMatchers(); len(ms) > 0 {
+		out.Matchers = ms
+	}
+	return out
+}
+
+// checkManifest rejects what the wire cannot carry into a hooks.Manifest
+// with its meaning intact. The full rules (namespaces, globs, duplicates)
+// depend on the host's options and are the Bus's to apply.
+func checkManifest(m hooks.Manifest) error {
+	for _, h := range m.Hooks {
+		if !h.Known() {
+			return fmt.Errorf("unknown hook %q in the manifest", h)
+		}
+	}
+	return nil
+}
+
+func checkMessages(msgs []hooks.Message) error {
+	for i, m := range msgs {
+		switch m.Role {
+		case hooks.RoleSystem, hooks.RoleUser, hooks.RoleAssistant, hooks.RoleTool:
+		default:
+			return fmt.Errorf("message %d has role %q, want system, user, assistant or tool", i, m.Role)
+		}
+	}
+	return nil
+}
+
+// --- hook payloads ------------------------------------------------------------
+
+func sessionStartToPB(ev hooks.SessionStart) *pluginv1.SessionStart {
+	return &pluginv1.SessionStart{SessionId: ev.SessionID, Model: ev.Model, Route: string(ev.Route)}
+}
+
+func sessionStartFromPB(ev *pluginv1.SessionStart) hooks.SessionStart {
+	return hooks.SessionStart{SessionID: ev.GetSessionId(), Model: ev.GetModel(), Route: hooks.Route(ev.GetRoute())}
+}
+
+func sessionEndToPB(ev hooks.SessionEnd) *pluginv1.SessionEnd {
+	return &pluginv1.SessionEnd{
+		SessionId:  ev.SessionID,
+		Model:      ev.Model,
+		Route:      string(ev.Route),
+		Reason:     string(ev.Reason),
+		Iterations: int64(ev.Iterations),
+		Usage:      usageToPB(ev.Usage),
+		Error:      ev.Error,
+	}
+}
+
+func sessionEndFromPB(ev *pluginv1.SessionEnd) hooks.SessionEnd {
+	return hooks.SessionEnd{
+		SessionID:  ev.GetSessionId(),
+		Model:      ev.GetModel(),
+		Route:      hooks.Route(ev.GetRoute()),
+		Reason:     hooks.EndReason(ev.GetReason()),
+		Iterations: int(ev.GetIterations()),
+		Usage:      usageFromPB(ev.GetUsage()),
+		Error:      ev.GetError(),
+	}
+}
+
+func toolListRequestToPB(ev hooks.ToolListRequest) *pluginv1.ToolListRequest {
+	return &pluginv1.ToolListRequest{SessionId: ev.SessionID, Iteration: int64(ev.Iteration), Tools: specsToPB(ev.Tools)}
+}
+
+func toolListRequestFromPB(ev *pluginv1.ToolListRequest) hooks.ToolListRequest {
+	return hooks.ToolListRequest{SessionID: ev.GetSessionId(), Iteration: int(ev.GetIteration()), Tools: specsFromPB(ev.GetTools())}
+}
+
+func apiRequestToPB(ev hooks.APIRequest) *pluginv1.ApiRequest {
+	return &pluginv1.ApiRequest{SessionId: ev.SessionID, Iteration: int64(ev.Iteration), Request: modelRequestToPB(ev.Request)}
+}
+
+func apiRequestFromPB(ev *pluginv1.ApiRequest) hooks.APIRequest {
+	return hooks.APIRequest{SessionID: ev.GetSessionId(), Iteration: int(ev.GetIteration()), Request: modelRequestFromPB(ev.GetRequest())}
+}
+
+func llmCallToPB(ev hooks.LLMCall) *pluginv1.LlmCall {
+	return &pluginv1.LlmCall{
+		SessionId: ev.SessionID,
+		Iteration: int64(ev.Iteration),
+		Route:     string(ev.Route),
+		Request:   modelRequestToPB(ev.Request),
+		Response:  modelResponseToPB(ev.Response),
+	}
+}
+
+func llmCallFromPB(ev *pluginv1.LlmCall) hooks.LLMCall {
+	return hooks.LLMCall{
+		SessionID: ev.GetSessionId(),
+		Iteration: int(ev.GetIteration()),
+		Route:     hooks.Route(ev.GetRoute()),
+		Request:   modelRequestFromPB(ev.GetRequest()),
+		Response:  modelResponseFromPB(ev.GetResponse()),
+	}
+}
+
+func inferenceToPB(ev hooks.Inference) *pluginv1.Inference {
+	return &pluginv1.Inference{
+		SessionId:  ev.SessionID,
+		Iteration:  int64(ev.Iteration),
+		Route:      string(ev.Route),
+		Model:      ev.Model,
+		Usage:      usageToPB(ev.Usage),
+		StopReason: string(ev.StopReason),
+		Escalated:  ev.Escalated,
+		Reason:     ev.Reason,
+		DurationNs: int64(ev.Duration),
+		Error:      ev.Error,
+	}
+}
+
+func inferenceFromPB(ev *pluginv1.Inference) hooks.Inference {
+	return hooks.Inference{
+		SessionID:  ev.GetSessionId(),
+		Iteration:  int(ev.GetIteration()),
+		Route:      hooks.Route(ev.GetRoute()),
+		Model:      ev.GetModel(),
+		Usage:      usageFromPB(ev.GetUsage()),
+		StopReason: hooks.StopReason(ev.GetStopReason()),
+		Escalated:  ev.GetEscalated(),
+		Reason:     ev.GetReason(),
+		Duration:   time.Duration(ev.GetDurationNs()),
+		Error:      ev.GetError(),
+	}
+}
+
+func llmOutputToPB(ev hooks.LLMOutput) *pluginv1.LlmOutput {
+	return &pluginv1.LlmOutput{SessionId: ev.SessionID, Text: ev.Text}
+}
+
+func llmOutputFromPB(ev *pluginv1.LlmOutput) hooks.LLMOutput {
+	return hooks.LLMOutput{SessionID: ev.GetSessionId(), Text: ev.GetText()}
+}
+
+func toolCallRequestToPB(ev hooks.ToolCallRequest) *pluginv1.ToolCallRequest {
+	return &pluginv1.ToolCallRequest{SessionId: ev.SessionID, CallId: ev.CallID, Name: ev.Name, Arguments: ev.Arguments}
+}
+
+func toolCallRequestFromPB(ev *pluginv1.ToolCallRequest) hooks.ToolCallRequest {
+	return hooks.ToolCallRequest{
+		SessionID: ev.GetSessionId(),
+		CallID:    ev.GetCallId(),
+		Name:      ev.GetName(),
+		Arguments: bytesFromPB(ev.GetArguments()),
+	}
+}
+
+func toolCallOutcomeToPB(ev hooks.ToolCallOutcome) *pluginv1.ToolCallOutcome {
+	return &pluginv1.ToolCallOutcome{
+		SessionId:  ev.SessionID,
+		CallId:     ev.CallID,
+		Name:       ev.Name,
+		Arguments:  ev.Arguments,
+		Result:     toolResultToPB(ev.Result),
+		Status:     string(ev.Status),
+		DurationNs: int64(ev.Duration),
+	}
+}
+
+func toolCallOutcomeFromPB(ev *pluginv1.ToolCallOutcome) hooks.ToolCallOutcome {
+	return hooks.ToolCallOutcome{
+		SessionID: ev.GetSessionId(),
+		CallID:    ev.GetCallId(),
+		Name:      ev.GetName(),
+		Arguments: bytesFromPB(ev.GetArguments()),
+		Result:    toolResultFromPB(ev.GetResult()),
+		Status:    hooks.CallStatus(ev.GetStatus()),
+		Duration:  time.Duration(ev.GetDurationNs()),
+	}
+}
+
+// --- hook results -------------------------------------------------------------
+//
+// A nil result is "no opinion" and travels as an unset response field.
+
+func overrideToPB(o *hooks.ToolListOverride) *pluginv1.ToolListResponse {
+	if o == nil {
+		return &pluginv1.ToolListResponse{}
+	}
+	return &pluginv1.ToolListResponse{Override: &pluginv1.ToolList{Tools: specsToPB(o.Tools)}}
+}
+
+// overrideFromPB returns an override whose Tools is never nil: an override
+// to no tools at all is an empty list, not an absent one.
+func overrideFromPB(r *pluginv1.ToolListResponse) *hooks.ToolListOverride {
+	if r.GetOverride() == nil {
+		return nil
+	}
+	return &hooks.ToolListOverride{Tools: append([]hooks.ToolSpec{}, specsFromPB(r.GetOverride().GetTools())...)}
+}
+
+func patchResponseToPB(p *hooks.RequestPatch) *pluginv1.RequestPatchResponse {
+	if p == nil {
+		return &pluginv1.RequestPatchResponse{}
+	}
+	return &pluginv1.RequestPatchResponse{Patch: patchToPB(*p)}
+}
+
+func patchResponseFromPB(r *pluginv1.RequestPatchResponse) *hooks.RequestPatch {
+	if r.GetPatch() == nil {
+		return nil
+	}
+	p := patchFromPB(r.GetPatch())
+	return &p
+}
+
+func reissueToPB(r *hooks.Reissue) *pluginv1.ReissueResponse {
+	if r == nil {
+		return &pluginv1.ReissueResponse{}
+	}
+	return &pluginv1.ReissueResponse{Reissue: &pluginv1.Reissue{Patch: patchToPB(r.Patch), Reason: r.Reason}}
+}
+
+func reissueFromPB(r *pluginv1.ReissueResponse) *hooks.Reissue {
+	if r.GetReissue() == nil {
+		return nil
+	}
+	return &hooks.Reissue{Patch: patchFromPB(r.GetReissue().GetPatch()), Reason: r.GetReissue().GetReason()}
+}
+
+func textToPB(t *hooks.TextReplacement) *pluginv1.TextResponse {
+	if t == nil {
+		return &pluginv1.TextResponse{}
+	}
+	text := t.Text
+	return &pluginv1.TextResponse{Text: &text}
+}
+
+func textFromPB(r *pluginv1.TextResponse) *hooks.TextReplacement {
+	if r == nil || r.Text == nil {
+		return nil
+	}
+	return &hooks.TextReplacement{Text: *r.Text}
+}
+
+// decisionToPB maps a decision that neither blocks nor modifies to the
+// empty response: it changes nothing, exactly like no opinion.
+func decisionToPB(d *hooks.PreToolCallDecision) *pluginv1.PreToolCallResponse {
+	out := &pluginv1.PreToolCallResponse{}
+	if d == nil {
+		return out
+	}
+	if d.Block != nil {
+		out.Block = &pluginv1.Block{Message: d.Block.Message}
+	}
+	if d.ModifiedArgs != nil {
+		// Non-nil marks the optional field present, even when empty.
+		out.ModifiedArgs = append([]byte{}, d.ModifiedArgs...)
+	}
+	return out
+}
+
+func decisionFromPB(r *pluginv1.PreToolCallResponse) *hooks.PreToolCallDecision {
+	if r == nil || (r.Block == nil && r.ModifiedArgs == nil) {
+		return nil
+	}
+	d := &hooks.PreToolCallDecision{}
+	if r.GetBlock() != nil {
+		d.Block = &hooks.Block{Message: r.GetBlock().GetMessage()}
+	}
+	if r.ModifiedArgs != nil {
+		d.ModifiedArgs = append(json.RawMessage{}, r.ModifiedArgs...)
+	}
+	return d
+}
+
+func toolResultResponseToPB(r *hooks.ToolResult) *pluginv1.ToolResultResponse {
+	if r == nil {
+		return &pluginv1.ToolResultResponse{}
+	}
+	return &pluginv1.ToolResultResponse{Result: toolResultToPB(*r)}
+}
+
+func toolResultResponseFromPB(r *pluginv1.ToolResultResponse) *hooks.ToolResult {
+	if r.GetResult() == nil {
+		return nil
+	}
+	res := toolResultFromPB(r.GetResult())
+	return &res
+}

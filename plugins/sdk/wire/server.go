@@ -1,0 +1,202 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/hookhost/hookhost/hooks"
+	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
+)
+
+// server serves the protocol by calling a hooks.Plugin. Embedding the
+// generated Unimplemented type by value keeps it compiling, and answering
+// Unimplemented, when the proto grows an RPC.
+type server struct {
+	pluginv1.UnimplementedPluginServer
+	p         hooks.Plugin
+	configure func(context.Context, json.RawMessage) error
+}
+
+var _ pluginv1.PluginServer = (*server)(nil)
+
+// NewServer returns a pluginv1.PluginServer backed by p. configure receives
+// the host's Configure call; nil accepts and ignores any config. The config
+// handed to configure is always JSON: an empty one arrives as {}.
+//
+// A handler error reaches the host as codes.Unknown carrying the error's
+// text. A handler panic is recovered, logged with its stack through
+// hclog.Default, and reaches the host as codes.Internal, so the process
+// keeps serving. Hooks p does not implement answer with the empty response,
+// which means no opinion.
+func NewServer(p hooks.Plugin, configure func(context.Context, json.RawMessage) error) pluginv1.PluginServer {
+	return &server{p: p, configure: configure}
+}
+
+// guard runs one handler, turning its error or panic into a status error.
+func guard(ctx context.Context, hook hooks.Name, fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			hclog.Default().Error("recovered a panic in a hook handler", "hook", string(hook), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = status.Errorf(codes.Internal, "panic in %s handler: %v", hook, v)
+		}
+	}()
+	if err := fn(); err != nil {
+		// A handler that gave up because its own call ended says so with
+		// the matching code. Any other error is the handler's, whatever it
+		// wraps: passing through a status it got from some backend would
+		// make the host blame the transport (Unavailable) for a plugin
+		// error.
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return status.FromContextError(err).Err()
+		}
+		return status.Error(codes.Unknown, err.Error())
+	}
+	return nil
+}
+
+func (s *server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
+	var out *pluginv1.Manifest
+	err := guard(ctx, "describe", func() error {
+		out = manifestToPB(s.p.Manifest())
+		return nil
+	})
+	return out, err
+}
+
+func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (*pluginv1.ConfigureResponse, error) {
+	if s.configure == nil {
+		return &pluginv1.ConfigureResponse{}, nil
+	}
+	cfg := json.RawMessage(req.GetConfigJson())
+	if len(cfg) == 0 {
+		cfg = json.RawMessage("{}")
+	}
+	err := guard(ctx, "configure", func() error { return s.configure(ctx, cfg) })
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.ConfigureResponse{}, nil
+}
+
+func (s *server) OnSessionStart(ctx context.Context, req *pluginv1.SessionStart) (*pluginv1.Empty, error) {
+	err := guard(ctx, hooks.OnSessionStart, func() error { return s.p.OnSessionStart(ctx, sessionStartFromPB(req)) })
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.Empty{}, nil
+}
+
+func (s *server) OnSessionEnd(ctx context.Context, req *pluginv1.SessionEnd) (*pluginv1.Empty, error) {
+	err := guard(ctx, hooks.OnSessionEnd, func() error { return s.p.OnSessionEnd(ctx, sessionEndFromPB(req)) })
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.Empty{}, nil
+}
+
+func (s *server) PreToolListFinalized(ctx context.Context, req *pluginv1.ToolListRequest) (*pluginv1.ToolListResponse, error) {
+	var out *hooks.ToolListOverride
+	err := guard(ctx, hooks.PreToolListFinalized, func() (err error) {
+		out, err = s.p.PreToolListFinalized(ctx, toolListRequestFromPB(req))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return overrideToPB(out), nil
+}
+
+func (s *server) PreApiRequestMutable(ctx context.Context, req *pluginv1.ApiRequest) (*pluginv1.RequestPatchResponse, error) {
+	var out *hooks.RequestPatch
+	err := guard(ctx, hooks.PreAPIRequestMutable, func() (err error) {
+		out, err = s.p.PreAPIRequestMutable(ctx, apiRequestFromPB(req))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return patchResponseToPB(out), nil
+}
+
+func (s *server) PostLlmCallCanReissue(ctx context.Context, req *pluginv1.LlmCall) (*pluginv1.ReissueResponse, error) {
+	var out *hooks.Reissue
+	err := guard(ctx, hooks.PostLLMCallCanReissue, func() (err error) {
+		out, err = s.p.PostLLMCallCanReissue(ctx, llmCallFromPB(req))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reissueToPB(out), nil
+}
+
+func (s *server) PostLlmCall(ctx context.Context, req *pluginv1.Inference) (*pluginv1.Empty, error) {
+	err := guard(ctx, hooks.PostLLMCall, func() error { return s.p.PostLLMCall(ctx, inferenceFromPB(req)) })
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.Empty{}, nil
+}
+
+func (s *server) TransformLlmOutput(ctx context.Context, req *pluginv1.LlmOutput) (*pluginv1.TextResponse, error) {
+	var out *hooks.TextReplacement
+	err := guard(ctx, hooks.TransformLLMOutput, func() (err error) {
+		out, err = s.p.TransformLLMOutput(ctx, llmOutputFromPB(req))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return textToPB(out), nil
+}
+
+func (s *server) PreToolCall(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.PreToolCallResponse, error) {
+	var out *hooks.PreToolCallDecision
+	err := guard(ctx, hooks.PreToolCall, func() (err error) {
+		out, err = s.p.PreToolCall(ctx, toolCallRequestFromPB(req))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return decisionToPB(out), nil
+}
+
+func (s *server) PreToolCallCanProvideResult(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.ToolResultResponse, error) {
+	var out *hooks.ToolResult
+	err := guard(ctx, hooks.PreToolCallCanProvideResult, func() (err error) {
+		out, err = s.p.PreToolCallCanProvideResult(ctx, toolCallRequestFromPB(req))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toolResultResponseToPB(out), nil
+}
+
+func (s *server) PostToolCall(ctx context.Context, req *pluginv1.ToolCallOutcome) (*pluginv1.Empty, error) {
+	err := guard(ctx, hooks.PostToolCall, func() error { return s.p.PostToolCall(ctx, toolCallOutcomeFromPB(req)) })
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.Empty{}, nil
+}
+
+func (s *server) TransformToolResult(ctx context.Context, req *pluginv1.ToolCallOutcome) (*pluginv1.ToolResultResponse, error) {
+	var out *hooks.ToolResult
+	err := guard(ctx, hooks.TransformToolResult, func() (err error) {
+		out, err = s.p.TransformToolResult(ctx, toolCallOutcomeFromPB(req))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toolResultResponseToPB(out), nil
+}
