@@ -35,8 +35,9 @@ var _ hooks.Plugin = (*adapter)(nil)
 // Info is called once, here. Serve and package plugintest both use it, so a
 // plugin behaves the same in-process as in its own process.
 //
-// If p embeds Base by pointer, Adapt gives it a logger named after the
-// plugin, writing text to stderr.
+// If p is a pointer to a type embedding Base, Adapt gives it a logger named
+// after the plugin, writing text to stderr; Serve replaces it with one the
+// host can parse.
 func Adapt(p Plugin) hooks.Plugin {
 	return adapt(p, func(name string) hclog.Logger {
 		return hclog.New(&hclog.LoggerOptions{Name: name, Output: os.Stderr, Level: hclog.Info})

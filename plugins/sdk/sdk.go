@@ -27,9 +27,10 @@
 // prints the handshake line on stdout and serves gRPC. The host then calls
 // Describe, then Configure once with the plugin's config table, then hooks,
 // concurrently, each under a deadline. The process exits when the host
-// shuts it down, and also when the host dies, however it died: Serve
-// watches its parent and, once it is gone, kills the plugin's process group
-// (its children included) when the plugin leads one, or exits otherwise.
+// shuts it down, and also when the host dies, however it died: on Linux,
+// macOS and the BSDs, Serve watches its parent and, once it is gone, kills
+// the plugin's process group (its children included) when the plugin leads
+// one, or exits otherwise.
 //
 // Stdout carries the handshake, so a plugin must never write to it; log
 // through Base.Logger, which writes structured lines to stderr that the

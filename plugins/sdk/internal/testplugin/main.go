@@ -11,7 +11,8 @@
 //	block   pre_tool_call blocks the call
 //
 // pre_tool_call_can_provide_result answers testplugin__echo with its
-// arguments; other names get no opinion.
+// arguments; other names get no opinion. With TESTPLUGIN_BAD_TOOL set, the
+// plugin also declares a tool of that name, to test manifest validation.
 package main
 
 import (
@@ -43,11 +44,15 @@ var (
 func (p *testPlugin) Info() sdk.Info {
 	// A print before the handshake: Serve must keep it off stdout.
 	fmt.Println("testplugin: Info called")
-	return sdk.Info{
+	info := sdk.Info{
 		Name:    "testplugin",
 		Version: "0.1.0",
 		Tools:   []hooks.ToolSpec{{Name: "testplugin__echo", Description: "echoes its arguments", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 	}
+	if bad := os.Getenv("TESTPLUGIN_BAD_TOOL"); bad != "" {
+		info.Tools = append(info.Tools, hooks.ToolSpec{Name: bad})
+	}
+	return info
 }
 
 func (p *testPlugin) Configure(_ context.Context, cfg json.RawMessage) error {

@@ -1,0 +1,330 @@
+package plugintest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
+	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
+)
+
+// kitchen implements every hook, configured by JSON, and records what its
+// observers see.
+type kitchen struct {
+	sdk.Base
+
+	mu       sync.Mutex
+	cfg      struct{ Denied []string }
+	rawCfg   json.RawMessage
+	observed []string
+}
+
+func (*kitchen) Info() sdk.Info {
+	return sdk.Info{
+		Name: "kitchen", Version: "0.0.1", Matchers: []string{"kitchen__*", "shell", "fail_*"},
+		Tools: []hooks.ToolSpec{{Name: "kitchen__soup", Description: "makes soup"}},
+	}
+}
+
+func (k *kitchen) Configure(_ context.Context, raw json.RawMessage) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.rawCfg = append(json.RawMessage{}, raw...)
+	return json.Unmarshal(raw, &k.cfg)
+}
+
+func (k *kitchen) note(s string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.observed = append(k.observed, s)
+}
+
+func (k *kitchen) seen() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]string(nil), k.observed...)
+}
+
+func (k *kitchen) OnSessionStart(_ context.Context, ev hooks.SessionStart) error {
+	k.note("start " + ev.Model)
+	return nil
+}
+
+func (k *kitchen) OnSessionEnd(_ context.Context, ev hooks.SessionEnd) error {
+	k.note("end " + string(ev.Reason))
+	return nil
+}
+
+func (k *kitchen) PostLLMCall(_ context.Context, ev hooks.Inference) error {
+	k.note("inference " + ev.Model)
+	return nil
+}
+
+func (k *kitchen) PostToolCall(_ context.Context, ev hooks.ToolCallOutcome) error {
+	k.note("tool " + ev.Name + " " + string(ev.Status))
+	return nil
+}
+
+func (k *kitchen) PreToolListFinalized(_ context.Context, ev hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+	var keep []hooks.ToolSpec
+	for _, t := range ev.Tools {
+		if !strings.HasPrefix(t.Name, "danger") {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) == len(ev.Tools) {
+		return nil, nil
+	}
+	return &hooks.ToolListOverride{Tools: keep}, nil
+}
+
+func (k *kitchen) PreAPIRequestMutable(_ context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
+	if ev.Request.MaxTokens > 1000 {
+		n := 1000
+		return &hooks.RequestPatch{MaxTokens: &n}, nil
+	}
+	return nil, nil
+}
+
+func (k *kitchen) PostLLMCallCanReissue(_ context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
+	if strings.Contains(ev.Response.Message.Content, "not sure") {
+		m := "offline-large"
+		return &hooks.Reissue{Patch: hooks.RequestPatch{Model: &m}, Reason: "hedged"}, nil
+	}
+	return nil, nil
+}
+
+func (k *kitchen) TransformLLMOutput(_ context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+	return &hooks.TextReplacement{Text: strings.ToUpper(ev.Text)}, nil
+}
+
+func (k *kitchen) PreToolCall(ctx context.Context, call hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	k.mu.Lock()
+	denied := k.cfg.Denied
+	k.mu.Unlock()
+	for _, d := range denied {
+		if strings.Contains(string(call.Arguments), d) {
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "denied: " + d}}, nil
+		}
+	}
+	switch call.Name {
+	case "fail_error":
+		return nil, errors.New("policy store down")
+	case "fail_panic":
+		panic("nil map")
+	case "fail_slow":
+		select {
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+		}
+		return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "too late"}}, nil
+	case "fail_malformed":
+		return &hooks.PreToolCallDecision{Block: &hooks.Block{}, ModifiedArgs: json.RawMessage(`{}`)}, nil
+	case "shell":
+		return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"cmd":"ls","safe":true}`)}, nil
+	}
+	return nil, nil
+}
+
+func (k *kitchen) PreToolCallCanProvideResult(_ context.Context, call hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	if call.Name == "kitchen__soup" {
+		return &hooks.ToolResult{Content: `{"soup":"tomato"}`}, nil
+	}
+	return nil, nil
+}
+
+func (k *kitchen) TransformToolResult(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+	return &hooks.ToolResult{Content: strings.ReplaceAll(ev.Result.Content, "secret", "[redacted]")}, nil
+}
+
+func TestConfigureAndToolHooks(t *testing.T) {
+	k := &kitchen{}
+	h := plugintest.New(t, k, plugintest.WithConfig(`{"Denied":["rm -rf"]}`))
+	if string(k.rawCfg) != `{"Denied":["rm -rf"]}` {
+		t.Fatalf("configure got %q", k.rawCfg)
+	}
+
+	if out := h.PreToolCall("kitchen__soup", `{"cmd":"rm -rf /"}`); !out.Blocked || out.BlockedBy != "kitchen" || out.Message != "denied: rm -rf" {
+		t.Fatalf("deny: %+v", out)
+	}
+	out := h.PreToolCall("shell", `{"cmd":"ls"}`)
+	if out.Blocked || string(out.Arguments) != `{"cmd":"ls","safe":true}` || !reflect.DeepEqual(out.ModifiedBy, []string{"kitchen"}) {
+		t.Fatalf("modify: %+v", out)
+	}
+	// Outside the matchers the plugin is not asked, even with denied args.
+	if out := h.PreToolCall("python", `{"cmd":"rm -rf /"}`); out.Blocked {
+		t.Fatalf("unmatched tool was blocked: %+v", out)
+	}
+
+	if r := h.ProvideResult("kitchen__soup", `{}`); r == nil || r.Plugin != "kitchen" || r.Content != `{"soup":"tomato"}` {
+		t.Fatalf("provide: %+v", r)
+	}
+	if r := h.ProvideResult("kitchen__stew", `{}`); r != nil {
+		t.Fatalf("provide for an unknown tool: %+v", r)
+	}
+
+	res, by := h.TransformToolResult("shell", `{}`, `{"token":"secret"}`)
+	if res.Content != `{"token":"[redacted]"}` || !reflect.DeepEqual(by, []string{"kitchen"}) {
+		t.Fatalf("transform: %+v by %v", res, by)
+	}
+}
+
+func TestModelHooks(t *testing.T) {
+	h := plugintest.New(t, &kitchen{})
+
+	change := h.ToolList(hooks.ToolSpec{Name: "search"}, hooks.ToolSpec{Name: "danger_rm"})
+	if change == nil || change.Plugin != "kitchen" || len(change.Tools) != 1 || change.Tools[0].Name != "search" {
+		t.Fatalf("tool list: %+v", change)
+	}
+	if change := h.ToolList(hooks.ToolSpec{Name: "search"}); change != nil {
+		t.Fatalf("tool list without changes: %+v", change)
+	}
+
+	req, changes := h.MutateRequest(hooks.ModelRequest{Model: "m", MaxTokens: 5000})
+	if req.MaxTokens != 1000 || len(changes) != 1 || !reflect.DeepEqual(changes[0].Fields, []string{"max_tokens"}) {
+		t.Fatalf("mutate: %+v %+v", req, changes)
+	}
+
+	r := h.Reissue(hooks.ModelRequest{Model: "offline-small"}, hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, Content: "I'm not sure"}})
+	if r == nil || r.Plugin != "kitchen" || *r.Patch.Model != "offline-large" || r.Reason != "hedged" {
+		t.Fatalf("reissue: %+v", r)
+	}
+	if r := h.Reissue(hooks.ModelRequest{}, hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, Content: "It is 12."}}); r != nil {
+		t.Fatalf("reissue on a plain answer: %+v", r)
+	}
+
+	if text, by := h.TransformOutput("done"); text != "DONE" || !reflect.DeepEqual(by, []string{"kitchen"}) {
+		t.Fatalf("output: %q by %v", text, by)
+	}
+}
+
+func TestObserversAndFlush(t *testing.T) {
+	k := &kitchen{}
+	h := plugintest.New(t, k)
+	h.SessionStart("offline-small")
+	h.LLMCallDone(hooks.Inference{Model: "offline-small"})
+	h.ToolCallDone("kitchen__soup", `{}`, hooks.ToolResult{Content: "x"}, hooks.ProvidedBy("kitchen"))
+	h.ToolCallDone("python", `{}`, hooks.ToolResult{}, hooks.StatusOK) // outside the matchers
+	h.SessionEnd("offline-small", hooks.EndCompleted)
+	h.Flush()
+	want := []string{"start offline-small", "inference offline-small", "tool kitchen__soup provided_by:kitchen", "end completed"}
+	if got := k.seen(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("observed %q, want %q", got, want)
+	}
+}
+
+func TestFailuresCountAsNoOpinion(t *testing.T) {
+	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hooks.Options{Timeout: 50 * time.Millisecond}))
+	for name, kind := range map[string]hooks.FailureKind{
+		"fail_error":     hooks.KindError,
+		"fail_panic":     hooks.KindPanic,
+		"fail_slow":      hooks.KindTimeout,
+		"fail_malformed": hooks.KindMalformed,
+	} {
+		if out := h.PreToolCall(name, `{}`); out.Blocked {
+			t.Errorf("%s: a failing guard blocked the call: %+v", name, out)
+		}
+		if n := h.Failures(hooks.PreToolCall, kind); n != 1 {
+			t.Errorf("%s: %d %s failures, want 1", name, n, kind)
+		}
+	}
+}
+
+func TestFailClosed(t *testing.T) {
+	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hooks.Options{FailClosed: true}))
+	if out := h.PreToolCall("fail_error", `{}`); !out.Blocked || !strings.Contains(out.Message, "fail_closed") {
+		t.Fatalf("fail_closed guard did not block: %+v", out)
+	}
+}
+
+// outlaw declares a tool outside its namespace.
+type outlaw struct{ sdk.Base }
+
+func (outlaw) Info() sdk.Info {
+	return sdk.Info{Name: "outlaw", Tools: []hooks.ToolSpec{{Name: "search"}}}
+}
+
+// bare has no Configure method.
+type bare struct{}
+
+func (bare) Info() sdk.Info { return sdk.Info{Name: "bare"} }
+
+func TestNewFailsTheTest(t *testing.T) {
+	cases := []struct {
+		name string
+		p    sdk.Plugin
+		opts []plugintest.Option
+		want string
+	}{
+		{"tool outside namespace", outlaw{}, nil, `plugin "outlaw": manifest: tool "search" is outside the plugin's namespace`},
+		{"config without Configure", bare{}, []plugintest.Option{plugintest.WithConfig(`{}`)}, "has no Configure method"},
+		{"config not JSON", &kitchen{}, []plugintest.Option{plugintest.WithConfig(`{`)}, "is not valid JSON"},
+		{"configure error", &kitchen{}, []plugintest.Option{plugintest.WithConfig(`{"Denied":7}`)}, `plugin "kitchen": configure: json: cannot unmarshal`},
+	}
+	for _, c := range cases {
+		ft := &fakeTB{}
+		ft.run(func() { plugintest.New(ft, c.p, c.opts...) })
+		if !strings.Contains(ft.fatal, c.want) {
+			t.Errorf("%s: fatal %q, want it to contain %q", c.name, ft.fatal, c.want)
+		}
+	}
+
+	// The host option that permits it makes the outlaw acceptable.
+	plugintest.New(t, outlaw{}, plugintest.WithOptions(hooks.Options{AllowToolOverride: true}))
+}
+
+func TestHarnessExposesTheAdaptedPlugin(t *testing.T) {
+	h := plugintest.New(t, &kitchen{})
+	m := h.Plugin.Manifest()
+	if m.Name != "kitchen" || len(m.Hooks) != len(hooks.Catalogue) {
+		t.Fatalf("manifest %+v", m)
+	}
+	if got := h.Bus.Plugins(); !reflect.DeepEqual(got, []string{"kitchen"}) {
+		t.Fatalf("bus plugins %v", got)
+	}
+}
+
+// fakeTB records a fatal failure instead of failing the real test.
+type fakeTB struct {
+	testing.TB
+	mu       sync.Mutex
+	fatal    string
+	cleanups []func()
+}
+
+func (*fakeTB) Helper()    {}
+func (*fakeTB) Log(...any) {}
+func (f *fakeTB) Cleanup(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cleanups = append(f.cleanups, fn)
+}
+func (f *fakeTB) Errorf(format string, a ...any) { f.Fatalf(format, a...) }
+func (f *fakeTB) Fatalf(format string, a ...any) {
+	f.mu.Lock()
+	f.fatal = fmt.Sprintf(format, a...)
+	f.mu.Unlock()
+	runtime.Goexit()
+}
+
+// run calls fn as a test body would run, then the cleanups.
+func (f *fakeTB) run(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	<-done
+	for i := len(f.cleanups) - 1; i >= 0; i-- {
+		f.cleanups[i]()
+	}
+}

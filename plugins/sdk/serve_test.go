@@ -1,0 +1,454 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package sdk_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
+	"github.com/hookhost/hookhost/plugins/sdk/wire"
+)
+
+// These tests run internal/testplugin as a real plugin process, started the
+// way a host starts it, and kill, hang and crash it.
+
+const (
+	envParent    = "TESTHOOK_PARENT"
+	envPluginBin = "TESTHOOK_PLUGIN_BIN"
+	envSetpgid   = "TESTHOOK_SETPGID"
+)
+
+var testPlugin struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	// Re-executed as a stand-in host for the parent-death test.
+	if os.Getenv(envParent) == "1" {
+		os.Exit(runParent())
+	}
+	dir, err := os.MkdirTemp("", "sdk-serve-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testPlugin.dir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// pluginBinary builds the test plugin once per test run, with the race
+// detector when the tests have it, so races in Serve fail the tests too.
+func pluginBinary(t *testing.T) string {
+	t.Helper()
+	testPlugin.once.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			testPlugin.err = fmt.Errorf("go tool not found: %w", err)
+			return
+		}
+		testPlugin.path = testPlugin.dir + "/testplugin"
+		args := []string{"build", "-o", testPlugin.path}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command(goBin, append(args, "./internal/testplugin")...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			testPlugin.err = fmt.Errorf("building the test plugin: %v\n%s", err, out)
+		}
+	})
+	if errors.Is(testPlugin.err, exec.ErrNotFound) {
+		t.Skip(testPlugin.err)
+	}
+	if testPlugin.err != nil {
+		t.Fatal(testPlugin.err)
+	}
+	return testPlugin.path
+}
+
+// logSink collects a go-plugin client's log and mirrors it to the test log
+// while the test runs.
+type logSink struct {
+	mu   sync.Mutex
+	t    testing.TB
+	buf  bytes.Buffer
+	done bool
+}
+
+func newLogSink(t testing.TB) *logSink {
+	s := &logSink{t: t}
+	t.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.done = true
+	})
+	return s
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	if !s.done {
+		s.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (s *logSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+func clientConfig(bin string, log hclog.Logger, env ...string) *plugin.ClientConfig {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), env...)
+	return &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     30 * time.Second,
+		Logger:           log,
+	}
+}
+
+// launch starts the test plugin as a host would and returns its go-plugin
+// client and the dispensed hook client, already described.
+func launch(t *testing.T) (*plugin.Client, *wire.Client, *logSink) {
+	t.Helper()
+	sink := newLogSink(t)
+	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
+	pc := plugin.NewClient(clientConfig(pluginBinary(t), log))
+	t.Cleanup(pc.Kill)
+	rpc, err := pc.Client()
+	if err != nil {
+		t.Fatalf("starting the plugin: %v", err)
+	}
+	raw, err := rpc.Dispense(sdk.PluginKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, ok := raw.(*wire.Client)
+	if !ok {
+		t.Fatalf("dispensed %T, want *wire.Client", raw)
+	}
+	if _, err := wc.Describe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return pc, wc, sink
+}
+
+func provide(t *testing.T, c *wire.Client, name, args string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	r, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: name, Arguments: []byte(args)})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if r == nil {
+		t.Fatalf("%s: no result", name)
+	}
+	return r.Content
+}
+
+func TestServeProcess(t *testing.T) {
+	pc, c, sink := launch(t)
+	ctx := t.Context()
+
+	want := hooks.Manifest{
+		Name: "testplugin", Version: "0.1.0",
+		Hooks: []hooks.Name{hooks.PreToolCall, hooks.PreToolCallCanProvideResult},
+		Tools: []hooks.ToolSpec{{Name: "testplugin__echo", Description: "echoes its arguments", InputSchema: []byte(`{"type":"object"}`)}},
+	}
+	if got := c.Manifest(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("manifest\n got  %+v\n want %+v", got, want)
+	}
+
+	if err := c.Configure(ctx, []byte(`{"greeting":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := provide(t, c, "config", ""); got != `{"greeting":"hi"}` {
+		t.Fatalf("plugin was configured with %q", got)
+	}
+	if err := c.Configure(ctx, []byte(`not json`)); err == nil || !strings.Contains(err.Error(), `plugin "testplugin": configure: config is not a JSON object`) {
+		t.Fatalf("bad config: got %v", err)
+	}
+
+	if got := provide(t, c, "testplugin__echo", `{"invalid json`); got != `{"invalid json` {
+		t.Fatalf("echo: %q", got)
+	}
+	if d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "block"}); err != nil || d == nil || d.Block == nil || d.Block.Message != "blocked by testplugin" {
+		t.Fatalf("block: %+v %v", d, err)
+	}
+	if d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "anything"}); err != nil || d != nil {
+		t.Fatalf("no opinion: %+v %v", d, err)
+	}
+	if r, err := c.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "x"}); err != nil || r != nil {
+		t.Fatalf("a hook the plugin does not implement: %+v %v", r, err)
+	}
+
+	// A panicking handler is an error for that call; the process serves on.
+	_, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "panic"})
+	if err == nil || err.Error() != `plugin "testplugin": pre_tool_call: panic in pre_tool_call handler: boom` {
+		t.Fatalf("panic: got %v", err)
+	}
+	if got := provide(t, c, "testplugin__echo", `{"after":"panic"}`); got != `{"after":"panic"}` {
+		t.Fatalf("after panic: %q", got)
+	}
+
+	// A handler that hangs costs the caller its deadline, no more.
+	dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = c.PreToolCall(dctx, hooks.ToolCallRequest{Name: "sleep"})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("sleep: got %v, want a deadline error", err)
+	}
+	if got := provide(t, c, "testplugin__echo", `{"after":"sleep"}`); got != `{"after":"sleep"}` {
+		t.Fatalf("after sleep: %q", got)
+	}
+
+	// Stray stdout after the handshake goes nowhere harmful.
+	if got := provide(t, c, "stdout", ""); got != "printed" {
+		t.Fatalf("stdout: %q", got)
+	}
+	if got := provide(t, c, "testplugin__echo", `{"after":"stdout"}`); got != `{"after":"stdout"}` {
+		t.Fatalf("after stdout: %q", got)
+	}
+
+	// The plugin's logs reach the host's logger with their level, and the
+	// panic's stack with them.
+	if log := sink.String(); !strings.Contains(log, "[ERROR] host.testplugin: recovered a panic in a hook handler") || !strings.Contains(log, "stack=") {
+		t.Errorf("the recovered panic was not logged to the host:\n%s", log)
+	}
+
+	// Kill asks the plugin to shut down, and Serve exits cleanly.
+	pid := provide(t, c, "pid", "")
+	pc.Kill()
+	if !pc.Exited() {
+		t.Fatal("Exited() is false after Kill")
+	}
+	if log := sink.String(); strings.Contains(log, "plugin failed to exit gracefully") || !strings.Contains(log, "plugin process exited") {
+		t.Fatalf("the plugin did not exit on request:\n%s", log)
+	}
+	if n, _ := strconv.Atoi(pid); n <= 0 || !processGone(n) {
+		t.Fatalf("plugin process %s still exists after Kill", pid)
+	}
+	_, err = c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "block"})
+	if !errors.Is(err, hooks.ErrUnavailable) {
+		t.Fatalf("call after Kill: got %v, want hooks.ErrUnavailable", err)
+	}
+}
+
+func TestServeProcessCrash(t *testing.T) {
+	pc, c, _ := launch(t)
+	_, err := c.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "crash"})
+	if !errors.Is(err, hooks.ErrUnavailable) {
+		t.Fatalf("crash mid-call: got %v, want hooks.ErrUnavailable", err)
+	}
+	waitFor(t, 10*time.Second, "go-plugin to notice the exit", pc.Exited)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "testplugin__echo"}); !errors.Is(err, hooks.ErrUnavailable) {
+		t.Fatalf("call after crash: got %v, want hooks.ErrUnavailable", err)
+	}
+}
+
+func TestServeRefusesInvalidManifest(t *testing.T) {
+	sink := newLogSink(t)
+	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
+	pc := plugin.NewClient(clientConfig(pluginBinary(t), log, "TESTPLUGIN_BAD_TOOL=bad tool!"))
+	defer pc.Kill()
+	if _, err := pc.Client(); err == nil {
+		t.Fatal("a plugin with an invalid manifest started")
+	}
+	if log := sink.String(); !strings.Contains(log, "[ERROR] host.testplugin: plugin cannot start: invalid manifest") || !strings.Contains(log, `manifest: tool name \"bad tool!\" must match`) {
+		t.Fatalf("the reason did not reach the host's log:\n%s", sink.String())
+	}
+}
+
+func TestServeStartedByHand(t *testing.T) {
+	cmd := exec.Command(pluginBinary(t))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("got %v, want exit status 1", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("wrote to stdout: %q", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "This binary is a plugin") {
+		t.Errorf("stderr: %q", stderr.String())
+	}
+}
+
+// TestServeParentDeath SIGKILLs a host and checks that its plugin goes too,
+// and with it the plugin's own children when the plugin leads its process
+// group.
+func TestServeParentDeath(t *testing.T) {
+	bin := pluginBinary(t)
+	for _, setpgid := range []bool{true, false} {
+		t.Run(fmt.Sprintf("setpgid=%v", setpgid), func(t *testing.T) {
+			parent := exec.Command(os.Args[0], "-test.run=^$")
+			parent.Env = append(os.Environ(), envParent+"=1", envPluginBin+"="+bin, envSetpgid+"="+strconv.FormatBool(setpgid))
+			parent.Stderr = newLogSink(t)
+			out, err := parent.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := parent.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = parent.Process.Kill()
+				_ = parent.Wait()
+			})
+
+			lines := make(chan string, 1)
+			go func() {
+				line, _ := bufio.NewReader(out).ReadString('\n')
+				lines <- strings.TrimSpace(line)
+			}()
+			var line string
+			select {
+			case line = <-lines:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the stand-in host never reported its plugin")
+			}
+			var pids []int
+			for _, f := range strings.Fields(line) {
+				pid, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatalf("stand-in host: %q", line)
+				}
+				pids = append(pids, pid)
+			}
+			if want := map[bool]int{true: 2, false: 1}[setpgid]; len(pids) != want {
+				t.Fatalf("stand-in host reported %q, want %d pids", line, want)
+			}
+			t.Cleanup(func() {
+				for _, pid := range pids {
+					if !processGone(pid) {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			for _, pid := range pids {
+				if processGone(pid) {
+					t.Fatalf("process %d is gone before its host died", pid)
+				}
+			}
+
+			if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = parent.Wait()
+
+			for i, pid := range pids {
+				what := map[int]string{0: "plugin", 1: "plugin's child"}[i]
+				waitFor(t, 10*time.Second, fmt.Sprintf("the %s (pid %d) to exit", what, pid), func() bool { return processGone(pid) })
+			}
+		})
+	}
+}
+
+// runParent is the stand-in host: it starts the plugin through go-plugin,
+// prints the plugin's pid (and, in its own process group, the pid of a
+// child the plugin spawned), and waits to be killed.
+func runParent() int {
+	setpgid, _ := strconv.ParseBool(os.Getenv(envSetpgid))
+	cfg := clientConfig(os.Getenv(envPluginBin), hclog.New(&hclog.LoggerOptions{Output: os.Stderr, Level: hclog.Warn}))
+	if setpgid {
+		cfg.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	pc := plugin.NewClient(cfg)
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "stand-in host:", err)
+		pc.Kill()
+		return 1
+	}
+	rpc, err := pc.Client()
+	if err != nil {
+		return fail(err)
+	}
+	raw, err := rpc.Dispense(sdk.PluginKey)
+	if err != nil {
+		return fail(err)
+	}
+	c := raw.(*wire.Client)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	report := []string{}
+	tools := []string{"pid"}
+	if setpgid {
+		tools = append(tools, "spawn")
+	}
+	for _, tool := range tools {
+		r, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: tool})
+		if err != nil || r == nil {
+			return fail(fmt.Errorf("%s: %v %v", tool, r, err))
+		}
+		report = append(report, r.Content)
+	}
+	fmt.Println(strings.Join(report, " "))
+	select {}
+}
+
+// processGone reports whether pid has exited. A zombie counts as gone: its
+// new parent may be an init that never reaps (common in containers).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) && procAvailable()
+	}
+	// The state follows the command name, which is parenthesised and may
+	// itself contain spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+func procAvailable() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting %v for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
