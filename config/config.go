@@ -33,6 +33,30 @@ const (
 	defaultPluginDir     = "bin/plugins"
 	defaultTimeout       = 2 * time.Second
 	defaultToolTimeout   = 10 * time.Second
+
+	defaultLLMTimeout         = 60 * time.Second
+	defaultMaxRetries         = 2
+	maxRetriesLimit           = 10
+	defaultAnthropicMaxTokens = 1024
+	apiChat                   = "chat"
+	apiResponses              = "responses"
+)
+
+// Per-provider defaults. The offline model needs neither a URL nor a key.
+var (
+	defaultBaseURL = map[string]string{
+		"openai":    "https://api.openai.com/v1",
+		"anthropic": "https://api.anthropic.com",
+	}
+	defaultAPIKeyEnv = map[string]string{
+		"openai":    "OPENAI_API_KEY",
+		"anthropic": "ANTHROPIC_API_KEY",
+	}
+	// exampleModel is suggested when a provider is chosen without a model.
+	exampleModel = map[string]string{
+		"openai":    "gpt-4.1-mini",
+		"anthropic": "claude-sonnet-4-5",
+	}
 )
 
 // providers are the names the llm package knows how to build.
@@ -52,10 +76,50 @@ type Config struct {
 	Dir string
 }
 
-// LLM selects the model provider, from the [llm] table.
+// LLM selects the model provider, from the [llm] table. Defaults that
+// depend on the provider are filled in: BaseURL, APIKeyEnv, API (openai
+// only) and MaxTokens (anthropic only). The offline provider ignores every
+// network setting.
 type LLM struct {
 	Provider string // "offline", "openai" or "anthropic"
-	Model    string
+	// Model is the model every conversation starts with; when the file
+	// leaves it out it is Tiers.Small, or "offline-small" for offline.
+	Model string
+	// API is the OpenAI API to speak, "chat" (Chat Completions, default)
+	// or "responses"; "" for other providers.
+	API string
+	// BaseURL is the API root without the endpoint path and without a
+	// trailing slash: https://api.openai.com/v1 and
+	// https://api.anthropic.com by default; "" for offline.
+	BaseURL string
+	// APIKeyEnv names the environment variable holding the API key:
+	// OPENAI_API_KEY or ANTHROPIC_API_KEY by default. "" (for offline, or
+	// written explicitly for a local server) means no key is sent.
+	APIKeyEnv string
+	// Headers are extra HTTP headers for every request; nil when none.
+	Headers map[string]string
+	// MaxTokens caps each response's output; 0 leaves it to the provider.
+	// Anthropic requires one and defaults to 1024.
+	MaxTokens int
+	// Temperature is the sampling temperature; nil means the model's own
+	// default.
+	Temperature *float64
+	// Timeout bounds each HTTP attempt: a whole response, or for a stream
+	// the wait for each next piece.
+	Timeout time.Duration
+	// MaxRetries is how many times a failed call is retried.
+	MaxRetries int
+	// Tiers names a small and a strong model of the same provider, for a
+	// router plugin that escalates from one to the other.
+	Tiers Tiers
+}
+
+// Tiers is the [llm.tiers] table. hookhost itself only uses Small as the
+// default model; a router plugin (Kora's router.small_models and
+// router.strong_model) must name the same models to escalate between them.
+type Tiers struct {
+	Small  string // "" when not set
+	Strong string
 }
 
 // Routing is the [routing] table.
@@ -159,7 +223,7 @@ func Default() *Config {
 
 func newDefault(dir string) *Config {
 	return &Config{
-		LLM:          LLM{Provider: defaultProvider, Model: defaultModel},
+		LLM:          LLM{Provider: defaultProvider, Model: defaultModel, Timeout: defaultLLMTimeout, MaxRetries: defaultMaxRetries},
 		Conversation: Conversation{MaxIterations: defaultMaxIterations},
 		Tools:        Tools{ReadRoot: resolve(dir, defaultReadRoot)},
 		Plugins: Plugins{

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,7 +26,8 @@ import (
 
 var (
 	rootKeys         = []string{"llm", "routing", "conversation", "tools", "plugins"}
-	llmKeys          = []string{"provider", "model"}
+	llmKeys          = []string{"provider", "model", "api", "base_url", "api_key_env", "headers", "max_tokens", "temperature", "timeout", "max_retries", "tiers"}
+	tiersKeys        = []string{"small", "strong"}
 	routingKeys      = []string{"gateway"}
 	conversationKeys = []string{"max_iterations", "system"}
 	toolsKeys        = []string{"read_root"}
@@ -33,21 +35,26 @@ var (
 	entryKeys        = []string{"path", "sha256", "timeout", "tool_timeout", "fail_closed", "allow_tool_override", "env", "config"}
 )
 
-// homeOf maps a key name to the table it belongs in, to redirect keys
-// written in the wrong table.
-var homeOf = func() map[string]string {
-	m := map[string]string{}
-	for table, keys := range map[string][]string{
-		"":                       rootKeys,
-		"llm":                    llmKeys,
-		"routing":                routingKeys,
-		"conversation":           conversationKeys,
-		"tools":                  toolsKeys,
-		"plugins":                pluginsKeys,
-		"plugins.entries.<name>": entryKeys,
+// homeOf maps a key name to the tables it belongs in, to redirect keys
+// written in the wrong table. A name used in several tables (timeout) maps
+// to all of them, in this fixed order, so the hint does not vary by run.
+var homeOf = func() map[string][]string {
+	m := map[string][]string{}
+	for _, t := range []struct {
+		table string
+		keys  []string
+	}{
+		{"", rootKeys},
+		{"llm", llmKeys},
+		{"llm.tiers", tiersKeys},
+		{"routing", routingKeys},
+		{"conversation", conversationKeys},
+		{"tools", toolsKeys},
+		{"plugins", pluginsKeys},
+		{"plugins.entries.<name>", entryKeys},
 	} {
-		for _, k := range keys {
-			m[k] = table
+		for _, k := range t.keys {
+			m[k] = append(m[k], t.table)
 		}
 	}
 	return m
@@ -175,6 +182,12 @@ func syntaxError(err error, src, filename string) error {
 			hint = fmt.Sprintf("write %s = true or %s = false", name, name)
 		case "max_iterations":
 			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxIterations)
+		case "max_tokens":
+			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultAnthropicMaxTokens)
+		case "max_retries":
+			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxRetries)
+		case "temperature":
+			hint = fmt.Sprintf("write a number, e.g. %s = 0.2", name)
 		default:
 			hint = fmt.Sprintf("strings need double quotes: %s = %q", name, value)
 		}
@@ -187,13 +200,19 @@ func (d *decoder) llm(key toml.Key, v any, c *LLM) {
 	if !ok {
 		return
 	}
+	// Defaults that depend on the provider are filled in afterwards, so
+	// remember which keys the file set, and whether each was valid.
+	set := map[string]bool{}
+	bad := false
 	for _, k := range sortedKeys(m) {
 		kk := join(key, toml.Key{k})
+		good := true
 		switch k {
 		case "provider":
 			s, ok := d.str(kk, m[k])
 			if !ok {
-				continue
+				good = false
+				break
 			}
 			if !slices.Contains(providers, s) {
 				hint := ""
@@ -201,17 +220,203 @@ func (d *decoder) llm(key toml.Key, v any, c *LLM) {
 					hint = fmt.Sprintf("did you mean %q? ", near)
 				}
 				d.fail(kk, -1, "unknown provider %q (%suse one of: %s)", s, hint, strings.Join(providers, ", "))
-				continue
+				good = false
+				break
 			}
 			c.Provider = s
 		case "model":
-			if s, ok := d.nonEmpty(kk, m[k], defaultModel); ok {
-				c.Model = s
+			c.Model, good = d.nonEmpty(kk, m[k], defaultModel)
+		case "api":
+			c.API, good = d.str(kk, m[k])
+			if good && c.API != apiChat && c.API != apiResponses {
+				d.fail(kk, -1, "unknown api %q (use %q for Chat Completions or %q for the Responses API)", abbrev(c.API), apiChat, apiResponses)
+				good = false
 			}
+		case "base_url":
+			c.BaseURL, good = d.baseURL(kk, m[k])
+		case "api_key_env":
+			c.APIKeyEnv, good = d.apiKeyEnv(kk, m[k])
+		case "headers":
+			c.Headers, good = d.headers(kk, m[k])
+		case "max_tokens":
+			n, ok := d.integer(kk, m[k], defaultAnthropicMaxTokens)
+			if ok && (n < 1 || n > math.MaxInt32) {
+				d.fail(kk, -1, "must be at least 1, got %d (remove the key to let the provider decide; anthropic then uses %d)", n, defaultAnthropicMaxTokens)
+				ok = false
+			}
+			c.MaxTokens, good = int(n), ok
+		case "temperature":
+			var t float64
+			if t, good = d.number(kk, m[k], 0.2); good {
+				if t < 0 || t > 2 || math.IsNaN(t) {
+					d.fail(kk, -1, "must be between 0 and 2, got %v (remove the key to use the model's default)", t)
+					good = false
+				} else {
+					c.Temperature = &t
+				}
+			}
+		case "timeout":
+			c.Timeout, good = d.duration(kk, m[k], defaultLLMTimeout)
+		case "max_retries":
+			n, ok := d.integer(kk, m[k], defaultMaxRetries)
+			if ok && (n < 0 || n > maxRetriesLimit) {
+				d.fail(kk, -1, "must be between 0 and %d, got %d (0 turns retries off; the default is %d)", maxRetriesLimit, n, defaultMaxRetries)
+				ok = false
+			}
+			c.MaxRetries, good = int(n), ok
+		case "tiers":
+			good = d.tiers(kk, m[k], &c.Tiers)
 		default:
 			d.unknown(kk, llmKeys, m[k])
 		}
+		set[k] = true
+		bad = bad || !good
 	}
+	if !bad {
+		d.resolveLLM(key, c, set)
+	}
+}
+
+// resolveLLM fills in the defaults that depend on the provider and checks
+// the keys that only make sense together.
+func (d *decoder) resolveLLM(key toml.Key, c *LLM, set map[string]bool) {
+	at := func(k string) toml.Key { return join(key, toml.Key{k}) }
+	if !set["model"] {
+		switch {
+		case c.Tiers.Small != "":
+			c.Model = c.Tiers.Small
+		case c.Provider != defaultProvider:
+			d.fail(at("model"), -1, "is required with provider %q (name the model, e.g. model = %q, or set [llm.tiers] small)", c.Provider, exampleModel[c.Provider])
+		}
+	}
+	switch c.Provider {
+	case "openai":
+		if c.API == "" {
+			c.API = apiChat
+		}
+	case "anthropic":
+		if set["api"] {
+			d.fail(at("api"), -1, "applies only to provider \"openai\" (anthropic has one API; remove the key)")
+		}
+		if c.MaxTokens == 0 {
+			c.MaxTokens = defaultAnthropicMaxTokens
+		}
+		if c.Temperature != nil && *c.Temperature > 1 {
+			d.fail(at("temperature"), -1, "must be between 0 and 1 for anthropic, got %v", *c.Temperature)
+		}
+		if strings.HasSuffix(c.BaseURL, "/v1") {
+			d.fail(at("base_url"), -1, "ends in \"/v1\", but \"/v1/messages\" is added to it (drop the \"/v1\", e.g. %q)", defaultBaseURL["anthropic"])
+		}
+	default:
+		// The offline model ignores the network settings, so a file can
+		// switch to it for a demo without losing them.
+		c.API = ""
+	}
+	if !set["base_url"] {
+		c.BaseURL = defaultBaseURL[c.Provider]
+	}
+	if !set["api_key_env"] {
+		c.APIKeyEnv = defaultAPIKeyEnv[c.Provider]
+	}
+}
+
+func (d *decoder) tiers(key toml.Key, v any, t *Tiers) bool {
+	m, ok := d.table(key, v)
+	if !ok {
+		return false
+	}
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		var good bool
+		switch k {
+		case "small":
+			t.Small, good = d.nonEmpty(kk, m[k], "")
+		case "strong":
+			t.Strong, good = d.nonEmpty(kk, m[k], "")
+		default:
+			d.unknown(kk, tiersKeys, m[k])
+		}
+		ok = ok && good
+	}
+	if ok && t.Small != "" && t.Small == t.Strong {
+		d.fail(join(key, toml.Key{"strong"}), -1, "is the same model as small, %q (escalation needs a stronger model; remove strong if there is none)", abbrev(t.Small))
+		return false
+	}
+	return ok
+}
+
+func (d *decoder) baseURL(key toml.Key, v any) (string, bool) {
+	s, ok := d.str(key, v)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(strings.TrimSpace(s))
+	switch {
+	case s == "":
+		d.fail(key, -1, "must not be empty (remove the key to use the provider's own API)")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		d.fail(key, -1, "%q is not an http or https URL (e.g. %q for a local Ollama)", abbrev(s), "http://localhost:11434/v1")
+	case u.User != nil:
+		// Never echo it: the user part is a credential.
+		d.fail(key, -1, "must not contain a user name or password (the key comes from the variable named by api_key_env)")
+	case u.RawQuery != "" || u.Fragment != "":
+		d.fail(key, -1, "%q must not have a query or fragment (the endpoint path is appended to it)", abbrev(s))
+	default:
+		return strings.TrimRight(strings.TrimSpace(s), "/"), true
+	}
+	return "", false
+}
+
+func (d *decoder) apiKeyEnv(key toml.Key, v any) (string, bool) {
+	s, ok := d.str(key, v)
+	if !ok || s == "" || envNameRE.MatchString(s) {
+		return s, ok
+	}
+	// Never echo the value: a key pasted here by mistake is a secret.
+	d.fail(key, -1, "must be the name of an environment variable (letters, digits and \"_\", e.g. \"OPENAI_API_KEY\"), not the key itself; \"\" sends no key")
+	return "", false
+}
+
+// headerNameRE is an HTTP token.
+var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// secretHeaders carry credentials, which come from api_key_env only.
+var secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-authorization"}
+
+func (d *decoder) headers(key toml.Key, v any) (map[string]string, bool) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, name := range sortedKeys(m) {
+		kk := join(key, toml.Key{name})
+		s, good := d.str(kk, m[name])
+		switch {
+		case !good:
+		case !headerNameRE.MatchString(name):
+			d.fail(kk, -1, "%q is not a valid HTTP header name", abbrev(name))
+			good = false
+		case slices.Contains(secretHeaders, strings.ToLower(name)):
+			d.fail(kk, -1, "credentials do not go in this file (name the environment variable holding the key in api_key_env)")
+			good = false
+		case strings.ContainsAny(s, "\r\n\x00"):
+			d.fail(kk, -1, "header value must be a single line")
+			good = false
+		}
+		if !good {
+			ok = false
+			continue
+		}
+		out[name] = s
+	}
+	if !ok {
+		return nil, false
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, true
 }
 
 func (d *decoder) routing(key toml.Key, v any, c *Routing) {
@@ -502,11 +707,11 @@ func (d *decoder) unknown(key toml.Key, known []string, v any) {
 	var hint string
 	if near := closest(name, known); near != "" {
 		hint = fmt.Sprintf("did you mean %s?", near)
-	} else if home, ok := homeOf[name]; ok {
-		if home == "" {
+	} else if homes, ok := homeOf[name]; ok {
+		if homes[0] == "" {
 			hint = fmt.Sprintf("%s is a top-level table; move it out of [%s]", name, table)
 		} else {
-			hint = fmt.Sprintf("%s belongs in [%s]", name, home)
+			hint = fmt.Sprintf("%s belongs in [%s]", name, strings.Join(homes, "] or ["))
 		}
 	} else if _, isTable := v.(map[string]any); isTable && table == "plugins" {
 		hint = fmt.Sprintf("settings for a plugin go in [plugins.entries.%s]", key[len(key)-1:].String())
@@ -566,6 +771,18 @@ func (d *decoder) integer(key toml.Key, v any, example int64) (int64, bool) {
 		}
 	}
 	d.fail(key, -1, "expected an integer, got %s (write a whole number without quotes: %s = %d)", describe(v), key[len(key)-1], example)
+	return 0, false
+}
+
+// number accepts integers too: temperature = 1 is as natural as 1.0.
+func (d *decoder) number(key toml.Key, v any, example float64) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	}
+	d.fail(key, -1, "expected a number, got %s (write it without quotes: %s = %v)", describe(v), key[len(key)-1], example)
 	return 0, false
 }
 

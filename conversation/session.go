@@ -39,6 +39,12 @@ type Options struct {
 	Tools *dispatch.Registry
 	// Trace, when set, receives a readable account of each step.
 	Trace func(Event)
+	// OnText, when set and the provider implements llm.Streamer, receives
+	// the model's text as it is generated. It sees every model call's raw
+	// text: that of a response which goes on to call tools, and that of a
+	// response a plugin then reissues, as well as the final answer before
+	// transform_llm_output rewrites it (Turn.Answer has the rewritten one).
+	OnText func(delta string)
 }
 
 // Event is one step of a run, for a human-readable trace.
@@ -211,8 +217,17 @@ func (s *Session) run(ctx context.Context, turn *Turn) error {
 			s.finish(ctx, iter, turn, resp.Message.Content)
 			return nil
 		}
-		for _, c := range resp.Message.ToolCalls {
+		for i, c := range resp.Message.ToolCalls {
 			if err := ctx.Err(); err != nil {
+				// Providers reject a history where an assistant's tool call
+				// has no result, so the calls never run get one saying so;
+				// the session stays usable for the next message.
+				for _, skipped := range resp.Message.ToolCalls[i:] {
+					s.history = append(s.history, hooks.Message{
+						Role: hooks.RoleTool, ToolCallID: skipped.ID, ToolName: skipped.Name,
+						Content: `{"error":"not run: the turn was cancelled"}`, IsError: true,
+					})
+				}
 				turn.EndReason = hooks.EndCancelled
 				return err
 			}
@@ -284,7 +299,13 @@ func (s *Session) infer(ctx context.Context, iter int, turn *Turn) (hooks.ModelR
 // non-empty for a reissue.
 func (s *Session) complete(ctx context.Context, iter int, req hooks.ModelRequest, turn *Turn, reason string) (hooks.ModelResponse, error) {
 	start := time.Now()
-	resp, err := s.opts.Provider.Complete(ctx, req)
+	var resp hooks.ModelResponse
+	var err error
+	if st, ok := s.opts.Provider.(llm.Streamer); ok && s.opts.OnText != nil {
+		resp, err = st.Stream(ctx, req, s.opts.OnText)
+	} else {
+		resp, err = s.opts.Provider.Complete(ctx, req)
+	}
 	inf := Inference{Iteration: iter, Model: req.Model, Usage: resp.Usage, Duration: time.Since(start), Escalated: reason != "", Reason: reason, Err: err}
 	turn.Inferences = append(turn.Inferences, inf)
 	turn.Usage = turn.Usage.Add(resp.Usage)

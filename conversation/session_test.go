@@ -138,19 +138,40 @@ func TestNativeToolCallThenAnswer(t *testing.T) {
 func everything(name string, counts map[hooks.Name]int, mu *sync.Mutex) *hooks.Funcs {
 	hit := func(h hooks.Name) { mu.Lock(); counts[h]++; mu.Unlock() }
 	return &hooks.Funcs{
-		Name:                            name,
-		Tools:                           []hooks.ToolSpec{{Name: name + "__tool", Description: "plugin tool"}},
-		OnSessionStartFunc:              func(context.Context, hooks.SessionStart) error { hit(hooks.OnSessionStart); return nil },
-		OnSessionEndFunc:                func(context.Context, hooks.SessionEnd) error { hit(hooks.OnSessionEnd); return nil },
-		PreToolListFinalizedFunc:        func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) { hit(hooks.PreToolListFinalized); return nil, nil },
-		PreAPIRequestMutableFunc:        func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) { hit(hooks.PreAPIRequestMutable); return nil, nil },
-		PostLLMCallCanReissueFunc:       func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) { hit(hooks.PostLLMCallCanReissue); return nil, nil },
-		PostLLMCallFunc:                 func(context.Context, hooks.Inference) error { hit(hooks.PostLLMCall); return nil },
-		TransformLLMOutputFunc:          func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) { hit(hooks.TransformLLMOutput); return nil, nil },
-		PreToolCallFunc:                 func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { hit(hooks.PreToolCall); return nil, nil },
-		PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { hit(hooks.PreToolCallCanProvideResult); return nil, nil },
-		PostToolCallFunc:                func(context.Context, hooks.ToolCallOutcome) error { hit(hooks.PostToolCall); return nil },
-		TransformToolResultFunc:         func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { hit(hooks.TransformToolResult); return nil, nil },
+		Name:               name,
+		Tools:              []hooks.ToolSpec{{Name: name + "__tool", Description: "plugin tool"}},
+		OnSessionStartFunc: func(context.Context, hooks.SessionStart) error { hit(hooks.OnSessionStart); return nil },
+		OnSessionEndFunc:   func(context.Context, hooks.SessionEnd) error { hit(hooks.OnSessionEnd); return nil },
+		PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+			hit(hooks.PreToolListFinalized)
+			return nil, nil
+		},
+		PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+			hit(hooks.PreAPIRequestMutable)
+			return nil, nil
+		},
+		PostLLMCallCanReissueFunc: func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
+			hit(hooks.PostLLMCallCanReissue)
+			return nil, nil
+		},
+		PostLLMCallFunc: func(context.Context, hooks.Inference) error { hit(hooks.PostLLMCall); return nil },
+		TransformLLMOutputFunc: func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) {
+			hit(hooks.TransformLLMOutput)
+			return nil, nil
+		},
+		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			hit(hooks.PreToolCall)
+			return nil, nil
+		},
+		PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+			hit(hooks.PreToolCallCanProvideResult)
+			return nil, nil
+		},
+		PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { hit(hooks.PostToolCall); return nil },
+		TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+			hit(hooks.TransformToolResult)
+			return nil, nil
+		},
 	}
 }
 
@@ -351,7 +372,11 @@ func sessionEnds(t *testing.T) (*hooks.Funcs, func() []hooks.SessionEnd) {
 		mu.Unlock()
 		return nil
 	}}
-	return p, func() []hooks.SessionEnd { mu.Lock(); defer mu.Unlock(); return append([]hooks.SessionEnd(nil), ends...) }
+	return p, func() []hooks.SessionEnd {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]hooks.SessionEnd(nil), ends...)
+	}
 }
 
 func TestMaxIterations(t *testing.T) {
@@ -446,5 +471,38 @@ func TestTraceNamesWhoAnswered(t *testing.T) {
 	}
 	if turn.ToolCalls[0].Status != hooks.StatusBlocked || !strings.Contains(turn.ToolCalls[0].Result.Content, "echo is not allowed") {
 		t.Fatalf("blocked call %+v", turn.ToolCalls[0])
+	}
+}
+
+func TestCancelBetweenToolCallsKeepsHistoryValid(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	tool := echoTool()
+	run := tool.Run
+	tool.Run = func(c context.Context, a json.RawMessage) (any, error) { cancel(); return run(c, a) }
+	reg, _ := dispatch.NewRegistry(tool)
+	p := &scripted{fn: func(n int, req hooks.ModelRequest) (hooks.ModelResponse, error) {
+		if n > 0 {
+			return answer("ok"), nil
+		}
+		return hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, ToolCalls: []hooks.ToolCall{
+			{ID: "a", Name: "echo", Arguments: json.RawMessage(`{"say":"1"}`)},
+			{ID: "b", Name: "echo", Arguments: json.RawMessage(`{"say":"2"}`)},
+		}}}, nil
+	}}
+	s, _ := New(Options{Provider: p, Model: "m", Route: hooks.RouteBypass, Tools: reg})
+	if _, err := s.Send(ctx, "two calls"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want cancelled", err)
+	}
+	answered := map[string]bool{}
+	for _, m := range s.History() {
+		if m.Role == hooks.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	if !answered["a"] || !answered["b"] {
+		t.Fatalf("tool calls without results in history: %+v", s.History())
+	}
+	if turn, err := s.Send(context.Background(), "again"); err != nil || turn.Answer != "ok" {
+		t.Fatalf("session unusable after a cancel: %v", err)
 	}
 }

@@ -32,6 +32,17 @@ type Provider interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
+// Streamer is implemented by providers that can hand out an answer's text
+// while it is being generated, so a person watching sees progress instead
+// of a pause. onText receives each fragment in order, from the calling
+// goroutine. The returned Response is the same one Complete would return
+// for the same model output: streaming changes when text is seen, never
+// what the conversation records. A stream that ends early is an error, not
+// a shorter answer.
+type Streamer interface {
+	Stream(ctx context.Context, req Request, onText func(delta string)) (Response, error)
+}
+
 // ProviderError is a failure reported by (or while reaching) a model
 // provider, as opposed to one caused by the host or a plugin.
 type ProviderError struct {

@@ -20,7 +20,9 @@ import (
 	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/anthropic"
 	"github.com/hookhost/hookhost/llm/offline"
+	"github.com/hookhost/hookhost/llm/openai"
 )
 
 // defaultConfig is read when -c is not given and the file exists; without
@@ -40,12 +42,44 @@ func loadConfig(path string, explicit bool) (*config.Config, error) {
 	return cfg, nil
 }
 
+// newProvider builds the configured model provider. The API key is read
+// from the environment variable the config names; a missing one is a
+// startup error, because otherwise the first turn would fail with a less
+// helpful 401. The key itself is never printed.
 func newProvider(cfg *config.Config) (llm.Provider, error) {
-	switch cfg.LLM.Provider {
+	c := cfg.LLM
+	var key string
+	if c.Provider != "offline" && c.APIKeyEnv != "" {
+		key = strings.TrimSpace(os.Getenv(c.APIKeyEnv))
+		if key == "" {
+			return nil, usageErr("config: llm.api_key_env: environment variable %s is not set; export the %s API key in it (or set api_key_env = \"\" for a server that needs no key)", c.APIKeyEnv, c.Provider)
+		}
+	}
+	switch c.Provider {
 	case "offline":
 		return offline.New(), nil
+	case "openai":
+		p, err := openai.New(openai.Config{
+			API: c.API, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
+			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
+			Timeout: c.Timeout, MaxRetries: c.MaxRetries,
+		})
+		if err != nil {
+			return nil, &exitError{code: 2, err: err}
+		}
+		return p, nil
+	case "anthropic":
+		p, err := anthropic.New(anthropic.Config{
+			BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
+			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
+			Timeout: c.Timeout, MaxRetries: c.MaxRetries,
+		})
+		if err != nil {
+			return nil, &exitError{code: 2, err: err}
+		}
+		return p, nil
 	default:
-		return nil, usageErr("config: llm.provider %q is not available in this build (use \"offline\")", cfg.LLM.Provider)
+		return nil, usageErr("config: llm.provider %q is not available in this build (use offline, openai or anthropic)", c.Provider)
 	}
 }
 
@@ -60,14 +94,9 @@ func logger(stderr io.Writer, verbose bool) hclog.Logger {
 func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("c", defaultConfig, "config file")
 	verbose := fs.Bool("v", false, "print a trace of each turn to stderr")
-	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	explicit := false
-	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "c" })
-	cfg, err := loadConfig(*cfgPath, explicit)
+	stream := fs.Bool("stream", false, "print the model's text as it arrives (raw: before transform_llm_output)")
+	cfg, err := parseWithConfig(fs, args)
 	if err != nil {
 		return err
 	}
@@ -113,10 +142,16 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "hookhost: route %s (from %s), model %s/%s, plugins: %s\n",
 		route, source, cfg.LLM.Provider, cfg.LLM.Model, plugins.summary())
+	var out *streamOut
+	var onText func(string)
+	if *stream {
+		out = &streamOut{w: stdout}
+		onText = out.write
+	}
 	sess, err := conversation.New(conversation.Options{
 		Provider: provider, Model: cfg.LLM.Model, System: cfg.Conversation.System,
 		MaxIterations: cfg.Conversation.MaxIterations, Route: route, Bus: plugins.bus,
-		Tools: registry, Trace: trace,
+		Tools: registry, Trace: trace, OnText: onText,
 	})
 	if err != nil {
 		return err
@@ -124,20 +159,55 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	message := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if message != "" {
-		err = turn(sess, message, stdout, stderr, *verbose, plugins.bus)
+		err = turn(sess, message, stdout, stderr, *verbose, plugins.bus, out)
 	} else {
-		err = repl(sess, stdin, stdout, stderr, *verbose, plugins.bus)
+		err = repl(sess, stdin, stdout, stderr, *verbose, plugins.bus, out)
 	}
 	return err
 }
 
+// streamOut prints streamed model text and remembers whether a turn
+// printed any, so the answer is not printed twice.
+type streamOut struct {
+	w       io.Writer
+	printed bool
+}
+
+func (s *streamOut) write(delta string) {
+	if delta != "" {
+		s.printed = true
+		io.WriteString(s.w, delta)
+	}
+}
+
+// finish ends a turn's streamed output and says whether the answer has
+// been shown. Streamed text is the model's raw text: a transform_llm_output
+// rewrite cannot reach what is already on the screen, so it is not printed
+// a second time. An answer the model never wrote (the iteration budget ran
+// out) or one from a provider that does not stream still has to be.
+func (s *streamOut) finish(t *conversation.Turn, err error) (answered bool) {
+	printed := s.printed
+	s.printed = false
+	if printed {
+		fmt.Fprintln(s.w)
+	}
+	if err != nil || t == nil {
+		return true
+	}
+	return printed && t.EndReason == hooks.EndCompleted
+}
+
 // turn runs one message; Ctrl-C cancels it.
-func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus) error {
+func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus, stream *streamOut) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	before := bus.Stats().Calls()
 	start := time.Now()
 	t, err := sess.Send(ctx, message)
+	answered := false
+	if stream != nil {
+		answered = stream.finish(t, err)
+	}
 	if verbose {
 		// Observers run asynchronously; wait briefly so the count is whole.
 		fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -158,11 +228,13 @@ func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, 
 		}
 		return err
 	}
-	fmt.Fprintln(stdout, t.Answer)
+	if !answered {
+		fmt.Fprintln(stdout, t.Answer)
+	}
 	return nil
 }
 
-func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus) error {
+func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus, stream *streamOut) error {
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64*1024), 1<<20)
 	fmt.Fprintln(stderr, "type a message; /exit or Ctrl-D ends the session, Ctrl-C cancels a turn")
@@ -179,7 +251,7 @@ func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer,
 		case "/exit", "/quit":
 			return nil
 		}
-		if err := turn(sess, line, stdout, stderr, verbose, bus); err != nil {
+		if err := turn(sess, line, stdout, stderr, verbose, bus, stream); err != nil {
 			// A failed turn is reported, not fatal: the session goes on.
 			fmt.Fprintln(stderr, "hookhost:", err)
 		}

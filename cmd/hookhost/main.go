@@ -1,7 +1,7 @@
 // Command hookhost runs an LLM agent whose conversation loop fires hooks
 // into out-of-process plugins.
 //
-//	hookhost chat [-c config] [-v] [message]   one turn, or a REPL without a message
+//	hookhost chat [-c config] [-v] [-stream] [message]   one turn, or a REPL without a message
 //	hookhost plugins list [-c config]          what each enabled plugin declares
 //	hookhost plugins check [-c config]         start, verify and stop every enabled plugin
 //	hookhost version
@@ -11,9 +11,12 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/hookhost/hookhost/config"
 
 	// The now tool takes IANA zone names; embed the database so it works
 	// on machines without one.
@@ -24,7 +27,9 @@ import (
 var version = "dev"
 
 const usage = `usage:
-  hookhost chat [-c config] [-v] [message]   one turn, or a line-by-line REPL without a message
+  hookhost chat [-c config] [-v] [-stream] [message]
+                                             one turn, or a line-by-line REPL without a message;
+                                             -v traces each step, -stream prints text as it arrives
   hookhost plugins list [-c config]          name, version, path, hooks, tools, matchers
   hookhost plugins check [-c config]         start each enabled plugin and verify it
   hookhost version
@@ -76,4 +81,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	return 1
+}
+
+// parseWithConfig adds the -c flag to fs, parses args and loads the config.
+// Without -c, hookhost.toml is read if it exists and the defaults apply if
+// not; a file named with -c must exist.
+func parseWithConfig(fs *flag.FlagSet, args []string) (*config.Config, error) {
+	path := fs.String("c", defaultConfig, "config file")
+	if err := fs.Parse(args); err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "c" })
+	return loadConfig(*path, explicit)
 }

@@ -81,13 +81,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := flag.NewFlagSet("plugins "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("c", defaultConfig, "config file")
-	if err := fs.Parse(args[1:]); err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	explicit := false
-	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "c" })
-	cfg, err := loadConfig(*cfgPath, explicit)
+	cfg, err := parseWithConfig(fs, args[1:])
 	if err != nil {
 		return err
 	}

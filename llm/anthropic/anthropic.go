@@ -1,0 +1,567 @@
+// Package anthropic is the model provider for Anthropic's Messages API
+// (POST {base}/v1/messages, anthropic-version 2023-06-01).
+//
+// The system prompt goes in the request's system field. An assistant
+// message is sent as its text block followed by one tool_use block per
+// call; the results of those calls go back as ONE user message of
+// tool_result blocks, with is_error set on failures, as the API requires.
+// max_tokens is mandatory in this API, so a request without one gets
+// Config.MaxTokens, or DefaultMaxTokens.
+//
+// # Tool arguments
+//
+// A tool_use block's input is a JSON object, carried into
+// ToolCall.Arguments compacted, so that a streamed call and the same call
+// received whole are byte for byte equal. When a call's arguments are not
+// a JSON object (a model of another provider wrote them, earlier in a
+// conversation whose provider was switched, or a plugin rewrote the
+// history), the history cannot carry them as input; they are sent as
+// {"invalid_arguments": "<the text as written>"} so the model still sees
+// what was attempted next to the error result that explains it.
+//
+// # Usage
+//
+// InputTokens is the sum of input_tokens and the cache creation and cache
+// read counts, which Anthropic reports separately: together they are what
+// the prompt cost in tokens.
+//
+// # Streaming
+//
+// Stream reads the named events (message_start, content_block_start,
+// content_block_delta with text_delta or input_json_delta,
+// content_block_stop, message_delta, message_stop), ignores ping, and
+// builds the same message object a non-streaming call returns before
+// mapping it with the same code. An error event, or a stream that stops
+// before message_stop, is an error.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/history"
+	"github.com/hookhost/hookhost/llm/httpretry"
+	"github.com/hookhost/hookhost/llm/sse"
+	"github.com/hookhost/hookhost/llm/toolfmt"
+)
+
+// Name is the provider's config name.
+const Name = "anthropic"
+
+// Defaults.
+const (
+	DefaultBaseURL   = "https://api.anthropic.com"
+	DefaultMaxTokens = 1024
+	// Version is the anthropic-version header value the wire shapes here
+	// follow.
+	Version = "2023-06-01"
+)
+
+// Config configures a Provider. Zero values get the documented defaults.
+type Config struct {
+	// BaseURL is the API root without "/v1"; "" means DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as x-api-key; "" sends none (for a gateway that adds
+	// it).
+	APIKey string
+	// Headers are added to every request after the defaults, so they may
+	// replace them (an anthropic-beta flag, for instance).
+	Headers map[string]string
+	// MaxTokens is used when a request does not set it; 0 means
+	// DefaultMaxTokens.
+	MaxTokens int
+	// Temperature is used when a request does not set one; nil sends none.
+	Temperature *float64
+	// Timeout bounds each attempt (see httpretry); 0 means none.
+	Timeout time.Duration
+	// MaxRetries is how often a failed attempt is repeated.
+	MaxRetries int
+	// HTTPClient replaces the default client.
+	HTTPClient *http.Client
+	// Sleep replaces the wait between retries, for tests.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Provider calls the Messages API. It is safe for concurrent use.
+type Provider struct {
+	endpoint    string
+	header      http.Header
+	maxTokens   int
+	temperature *float64
+	client      *httpretry.Client
+}
+
+var (
+	_ llm.Provider = (*Provider)(nil)
+	_ llm.Streamer = (*Provider)(nil)
+)
+
+// New checks cfg and returns a provider. It makes no request.
+func New(cfg Config) (*Provider, error) {
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("provider anthropic: base URL %q is not an http(s) URL", base)
+	}
+	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 {
+		return nil, fmt.Errorf("provider anthropic: max tokens, retries and timeout must not be negative")
+	}
+	maxTokens := cfg.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "hookhost")
+	h.Set("anthropic-version", Version)
+	if cfg.APIKey != "" {
+		h.Set("x-api-key", cfg.APIKey)
+	}
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
+	var secrets []string
+	if cfg.APIKey != "" {
+		secrets = []string{cfg.APIKey}
+	}
+	return &Provider{
+		endpoint:    strings.TrimRight(base, "/") + "/v1/messages",
+		header:      h,
+		maxTokens:   maxTokens,
+		temperature: cfg.Temperature,
+		client: &httpretry.Client{
+			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout,
+			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
+		},
+	}, nil
+}
+
+// Name returns "anthropic".
+func (p *Provider) Name() string { return Name }
+
+// Wire types. Only the fields hookhost sends or reads.
+
+type request struct {
+	Model       string                  `json:"model"`
+	MaxTokens   int                     `json:"max_tokens"`
+	System      string                  `json:"system,omitempty"`
+	Messages    []message               `json:"messages"`
+	Tools       []toolfmt.AnthropicTool `json:"tools,omitempty"`
+	Temperature *float64                `json:"temperature,omitempty"`
+	Stream      bool                    `json:"stream,omitempty"`
+}
+
+type message struct {
+	Role string `json:"role"`
+	// Content is a string for a plain user message and []block otherwise.
+	Content any `json:"content"`
+}
+
+type block struct {
+	Type string `json:"type"`
+	// text
+	Text *string `json:"text,omitempty"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// tool_result
+	ToolUseID string  `json:"tool_use_id,omitempty"`
+	Content   *string `json:"content,omitempty"`
+	IsError   bool    `json:"is_error,omitempty"`
+}
+
+type response struct {
+	ID           string          `json:"id"`
+	Type         string          `json:"type"`
+	Role         string          `json:"role"`
+	Model        string          `json:"model"`
+	Content      []responseBlock `json:"content"`
+	StopReason   *string         `json:"stop_reason"`
+	StopSequence *string         `json:"stop_sequence"`
+	Usage        usage           `json:"usage"`
+}
+
+type responseBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+type usage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+func str(s string) *string { return &s }
+
+// inputOf is a tool call's arguments as a tool_use input (see the package
+// doc for arguments that are not an object).
+func inputOf(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return json.RawMessage("{}")
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(t, &obj) == nil && obj != nil {
+		return t
+	}
+	w, _ := json.Marshal(map[string]string{"invalid_arguments": string(raw)})
+	return w
+}
+
+// argsOf is a tool_use input as ToolCall arguments: compact JSON when it is
+// valid, {} when empty, and the text as it came otherwise.
+func argsOf(input []byte) json.RawMessage {
+	t := bytes.TrimSpace(input)
+	if len(t) == 0 {
+		return json.RawMessage("{}")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, t) == nil {
+		return b.Bytes()
+	}
+	return append(json.RawMessage(nil), input...)
+}
+
+func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap, error) {
+	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
+	if err != nil {
+		return request{}, nil, p.fail("cannot offer the tools", err)
+	}
+	body := request{Model: req.Model, MaxTokens: p.maxTokens, Temperature: req.Temperature, Stream: stream, Messages: []message{}}
+	if req.MaxTokens > 0 {
+		body.MaxTokens = req.MaxTokens
+	}
+	if body.Temperature == nil {
+		body.Temperature = p.temperature
+	}
+	for _, s := range req.Tools {
+		t, err := toolfmt.ToAnthropic(s)
+		if err != nil {
+			return request{}, nil, p.fail("cannot offer the tools", err)
+		}
+		body.Tools = append(body.Tools, t)
+	}
+	system := []string{}
+	if req.System != "" {
+		system = append(system, req.System)
+	}
+	// add appends blocks under role, merging with the previous message of
+	// the same role: tool results and a following user text must share
+	// one user message.
+	add := func(role string, blocks ...block) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == role {
+			prev := body.Messages[n-1]
+			bs, ok := prev.Content.([]block)
+			if !ok {
+				bs = []block{{Type: "text", Text: str(prev.Content.(string))}}
+			}
+			body.Messages[n-1].Content = append(bs, blocks...)
+			return
+		}
+		body.Messages = append(body.Messages, message{Role: role, Content: blocks})
+	}
+	for _, m := range history.Repair(req.Messages) {
+		switch m.Role {
+		case hooks.RoleSystem:
+			// Anthropic has no system role inside the conversation.
+			system = append(system, m.Content)
+		case hooks.RoleUser:
+			if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == "user" {
+				add("user", block{Type: "text", Text: str(m.Content)})
+				continue
+			}
+			body.Messages = append(body.Messages, message{Role: "user", Content: m.Content})
+		case hooks.RoleAssistant:
+			var bs []block
+			if m.Content != "" {
+				bs = append(bs, block{Type: "text", Text: str(m.Content)})
+			}
+			for _, c := range m.ToolCalls {
+				bs = append(bs, block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)})
+			}
+			// An empty assistant turn would be rejected; it said nothing
+			// the model needs to see.
+			add("assistant", bs...)
+		case hooks.RoleTool:
+			b := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+			if m.Content != "" {
+				b.Content = str(m.Content)
+			}
+			add("user", b)
+		default:
+			return request{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+		}
+	}
+	body.System = strings.Join(system, "\n\n")
+	return body, names, nil
+}
+
+func (p *Provider) post(ctx context.Context, body request) (*http.Response, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		return nil, p.fail("cannot encode the request", err)
+	}
+	h := p.header.Clone()
+	if body.Stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	return p.client.Do(ctx, httpretry.Request{
+		Method: http.MethodPost, URL: p.endpoint, Header: h,
+		Body: bytes.TrimRight(b.Bytes(), "\n"), Stream: body.Stream,
+	})
+}
+
+func (p *Provider) fail(msg string, err error) error {
+	return &llm.ProviderError{Provider: Name, Message: msg, Err: err}
+}
+
+func (p *Provider) badResponse(format string, a ...any) error {
+	return &llm.ProviderError{Provider: Name, Message: p.client.Redact(fmt.Sprintf(format, a...))}
+}
+
+// Complete makes one non-streaming call.
+func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	body, names, err := p.body(req, false)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	resp, err := p.post(ctx, body)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	data, err := p.client.ReadAll(resp)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	var r response
+	if err := json.Unmarshal(data, &r); err != nil {
+		return llm.Response{}, p.badResponse("response is not a message: %v", err)
+	}
+	if r.Type == "error" {
+		typ, msg := httpretry.ParseError(data)
+		return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact(msg)}
+	}
+	return p.result(r, names), nil
+}
+
+// result maps a message, received whole or assembled from a stream, to the
+// neutral response. Text blocks are joined as they are, which is also how
+// their deltas were printed.
+func (p *Provider) result(r response, names *toolfmt.NameMap) llm.Response {
+	msg := hooks.Message{Role: hooks.RoleAssistant}
+	var text strings.Builder
+	for _, b := range r.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: argsOf(b.Input)})
+		}
+		// thinking and server tool blocks have no neutral form.
+	}
+	msg.Content = text.String()
+	out := llm.Response{
+		Model: r.Model, Message: msg,
+		Usage: hooks.Usage{
+			InputTokens:  r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
+			OutputTokens: r.Usage.OutputTokens,
+		},
+	}
+	stop := ""
+	if r.StopReason != nil {
+		stop = *r.StopReason
+	}
+	switch stop {
+	case "end_turn", "stop_sequence":
+		out.StopReason = hooks.StopEndTurn
+	case "tool_use":
+		out.StopReason = hooks.StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		out.StopReason = hooks.StopMaxTokens
+	case "refusal":
+		out.StopReason = hooks.StopRefusal
+	default:
+		out.StopReason = hooks.StopOther
+	}
+	return out
+}
+
+// Stream events, as far as hookhost reads them.
+type event struct {
+	Type         string          `json:"type"`
+	Message      *response       `json:"message"`
+	Index        int             `json:"index"`
+	ContentBlock *responseBlock  `json:"content_block"`
+	Delta        json.RawMessage `json:"delta"`
+	Usage        *usage          `json:"usage"`
+}
+
+type delta struct {
+	Type         string  `json:"type"`
+	Text         string  `json:"text"`
+	PartialJSON  string  `json:"partial_json"`
+	StopReason   *string `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
+}
+
+// Stream makes one streaming call, passing text to onText as it arrives.
+// A nil onText discards it.
+func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
+	if onText == nil {
+		onText = func(string) {}
+	}
+	body, names, err := p.body(req, true)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	resp, err := p.post(ctx, body)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	defer resp.Body.Close()
+
+	var (
+		msg    *response
+		blocks = map[int]*responseBlock{}
+		order  []int
+		inputs = map[int]*strings.Builder{}
+	)
+	events := sse.NewReader(resp.Body)
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return llm.Response{}, p.badResponse("stream ended before message_stop")
+			}
+			return llm.Response{}, p.client.ReadError(err)
+		}
+		var e event
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			return llm.Response{}, p.badResponse("stream event %q is not JSON: %v", ev.Name, err)
+		}
+		name := ev.Name
+		if name == "" {
+			name = e.Type
+		}
+		if msg == nil && name != "message_start" && name != "ping" && name != "error" {
+			return llm.Response{}, p.badResponse("stream event %s came before message_start", name)
+		}
+		switch name {
+		case "ping":
+		case "error":
+			typ, m := httpretry.ParseError([]byte(ev.Data))
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact("error in stream: " + m)}
+		case "message_start":
+			if e.Message == nil {
+				return llm.Response{}, p.badResponse("message_start without a message")
+			}
+			if msg != nil {
+				return llm.Response{}, p.badResponse("second message_start in one stream")
+			}
+			msg = e.Message
+			// Blocks come from the block events; a non-empty list here
+			// would be counted twice.
+			msg.Content = nil
+		case "content_block_start":
+			if e.ContentBlock == nil {
+				return llm.Response{}, p.badResponse("content_block_start without a block")
+			}
+			if _, dup := blocks[e.Index]; dup {
+				return llm.Response{}, p.badResponse("content block %d started twice", e.Index)
+			}
+			b := *e.ContentBlock
+			blocks[e.Index] = &b
+			order = append(order, e.Index)
+			inputs[e.Index] = &strings.Builder{}
+			if b.Type == "text" && b.Text != "" {
+				onText(b.Text)
+			}
+		case "content_block_delta":
+			b := blocks[e.Index]
+			if b == nil {
+				return llm.Response{}, p.badResponse("delta for content block %d, which was not started", e.Index)
+			}
+			var d delta
+			if err := json.Unmarshal(e.Delta, &d); err != nil {
+				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
+			}
+			switch d.Type {
+			case "text_delta":
+				b.Text += d.Text
+				if d.Text != "" {
+					onText(d.Text)
+				}
+			case "input_json_delta":
+				inputs[e.Index].WriteString(d.PartialJSON)
+			}
+		case "content_block_stop":
+		case "message_delta":
+			var d delta
+			if len(e.Delta) > 0 {
+				if err := json.Unmarshal(e.Delta, &d); err != nil {
+					return llm.Response{}, p.badResponse("message_delta: %v", err)
+				}
+			}
+			if d.StopReason != nil {
+				msg.StopReason = d.StopReason
+			}
+			if d.StopSequence != nil {
+				msg.StopSequence = d.StopSequence
+			}
+			if e.Usage != nil {
+				// Counts here are cumulative; input counts appear only
+				// when the server revises them.
+				msg.Usage.OutputTokens = e.Usage.OutputTokens
+				if e.Usage.InputTokens > 0 {
+					msg.Usage.InputTokens = e.Usage.InputTokens
+				}
+				if e.Usage.CacheCreationInputTokens > 0 {
+					msg.Usage.CacheCreationInputTokens = e.Usage.CacheCreationInputTokens
+				}
+				if e.Usage.CacheReadInputTokens > 0 {
+					msg.Usage.CacheReadInputTokens = e.Usage.CacheReadInputTokens
+				}
+			}
+		case "message_stop":
+			if msg.StopReason == nil {
+				return llm.Response{}, p.badResponse("stream ended without a stop_reason")
+			}
+			for _, i := range order {
+				b := *blocks[i]
+				if b.Type == "tool_use" {
+					if in := inputs[i].String(); in != "" {
+						b.Input = json.RawMessage(in)
+					}
+				}
+				msg.Content = append(msg.Content, b)
+			}
+			return p.result(*msg, names), nil
+		}
+	}
+}

@@ -1,0 +1,429 @@
+// Package httpretry is the HTTP client shared by the model provider
+// adapters. It behaves the way the providers' official clients do, so that
+// hookhost is neither more fragile nor more aggressive than they are:
+//
+//   - network errors and HTTP 408, 409, 429 and 5xx (Anthropic's 529
+//     included) are retried with exponential backoff and jitter, up to
+//     MaxRetries times; other statuses are never retried;
+//   - a server's own advice wins: retry-after-ms and Retry-After (seconds
+//     or an HTTP date) set the wait, capped at MaxWait, and
+//     x-should-retry: true or false overrides the status rule;
+//   - Timeout bounds each attempt: the whole exchange for an ordinary call,
+//     the wait for each next piece of data for a stream, which may
+//     legitimately run for minutes while it keeps sending;
+//   - cancelling the context stops the request at once, including a wait
+//     between attempts;
+//   - every failure is a *llm.ProviderError carrying the HTTP status and the
+//     provider's error type and message, with any configured secret (the
+//     API key) blanked out of whatever text the server sent back.
+//
+// The clock, the sleeper and the jitter source are fields so tests can run
+// a retry schedule without waiting for it.
+package httpretry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookhost/hookhost/llm"
+)
+
+// Defaults for zero fields of Client.
+const (
+	DefaultBaseDelay = 500 * time.Millisecond
+	DefaultMaxDelay  = 8 * time.Second
+	DefaultMaxWait   = 30 * time.Second
+)
+
+// maxErrorBody bounds how much of an error response is read: enough for
+// any JSON error object, not enough for a proxy to make us buffer a page.
+const maxErrorBody = 64 << 10
+
+// maxBody bounds a successful non-streaming response body.
+const maxBody = 64 << 20
+
+// Client sends requests to one provider's API. The zero value works; only
+// Provider should always be set, because it names who failed in errors.
+type Client struct {
+	// Provider is the config name of the provider, used in errors.
+	Provider string
+	// HTTP is the underlying client; nil means one with no overall timeout
+	// of its own, since Timeout below is applied per attempt.
+	HTTP *http.Client
+	// Timeout bounds each attempt (see the package doc); 0 means none.
+	Timeout time.Duration
+	// MaxRetries is how many times a failed attempt may be repeated.
+	MaxRetries int
+	// BaseDelay is the first backoff; each retry doubles it, up to MaxDelay.
+	BaseDelay time.Duration
+	MaxDelay  time.Duration
+	// MaxWait caps a wait the server asks for with Retry-After.
+	MaxWait time.Duration
+	// Secrets are blanked out of error messages echoed from the server.
+	Secrets []string
+
+	// Sleep waits d or until ctx ends; nil means a real timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a number in [0, 1); nil means math/rand.
+	Jitter func() float64
+	// Now is the clock Retry-After dates are measured against.
+	Now func() time.Time
+}
+
+// Request is one API call. Body is sent as-is on every attempt.
+type Request struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+	// Stream makes Timeout an idle timeout between reads of the response
+	// body instead of a bound on the whole exchange.
+	Stream bool
+}
+
+// errTimeout is the cancellation cause of an attempt that ran out of time,
+// so it can be told apart from the caller cancelling.
+var errTimeout = errors.New("timed out")
+
+// Do sends r, retrying as described in the package doc, and returns a
+// response with a 2xx status whose Body the caller must close. Reading the
+// body stays under the attempt's timeout. Every other outcome is a
+// *llm.ProviderError; when the caller's context ended it wraps ctx.Err(),
+// so errors.Is(err, context.Canceled) holds.
+func (c *Client) Do(ctx context.Context, r Request) (*http.Response, error) {
+	attempts := c.MaxRetries + 1
+	for attempt := 1; ; attempt++ {
+		resp, next, err := c.attempt(ctx, r)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, c.cancelled(ctx)
+		}
+		if !next.retry || attempt >= attempts {
+			if next.retry && attempts > 1 {
+				note(err, fmt.Sprintf("gave up after %d attempts", attempt))
+			}
+			return nil, err
+		}
+		wait := next.wait
+		if wait < 0 {
+			wait = c.backoff(attempt)
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return nil, c.cancelled(ctx)
+		}
+	}
+}
+
+// verdict says whether a failed attempt is worth another one, and how long
+// the server asked to wait first (-1: it did not say).
+type verdict struct {
+	retry bool
+	wait  time.Duration
+}
+
+var final = verdict{retry: false, wait: -1}
+
+// attempt makes one try.
+func (c *Client) attempt(ctx context.Context, r Request) (*http.Response, verdict, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	var timer *time.Timer
+	if c.Timeout > 0 {
+		timer = time.AfterFunc(c.Timeout, func() { cancel(errTimeout) })
+	}
+	stop := func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		cancel(nil)
+	}
+	req, err := http.NewRequestWithContext(actx, r.Method, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		stop()
+		return nil, final, &llm.ProviderError{Provider: c.Provider, Message: "cannot build the request", Err: err}
+	}
+	for k, vs := range r.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		stop()
+		again := verdict{retry: true, wait: -1}
+		if context.Cause(actx) == errTimeout {
+			return nil, again, c.timeoutErr("no response")
+		}
+		return nil, again, &llm.ProviderError{Provider: c.Provider, Message: "request failed", Err: err}
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		resp.Body = &body{rc: resp.Body, c: c, ctx: actx, stop: stop, timer: timer, stream: r.Stream}
+		return resp, final, nil
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	stop()
+	return nil, verdict{retry: shouldRetry(resp.StatusCode, resp.Header), wait: c.retryAfter(resp.Header)}, c.statusError(resp.StatusCode, data)
+}
+
+func (c *Client) client() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (c *Client) cancelled(ctx context.Context) error {
+	return &llm.ProviderError{Provider: c.Provider, Message: "request stopped", Err: ctx.Err()}
+}
+
+func (c *Client) timeoutErr(what string) *llm.ProviderError {
+	return &llm.ProviderError{Provider: c.Provider, Message: fmt.Sprintf("%s within %s (raise llm.timeout if the model needs longer)", what, c.Timeout)}
+}
+
+// note appends a remark to a ProviderError's message.
+func note(err error, s string) {
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		if pe.Message == "" {
+			pe.Message = s
+		} else {
+			pe.Message += " (" + s + ")"
+		}
+	}
+}
+
+// shouldRetry applies the status rule, unless the server said otherwise:
+// a gateway that has already run side-effecting tools sends
+// x-should-retry: false on its own failures.
+func shouldRetry(status int, h http.Header) bool {
+	switch strings.ToLower(strings.TrimSpace(h.Get("x-should-retry"))) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500
+}
+
+// retryAfter reads the server's requested delay, capped at MaxWait; -1
+// when it gave none that can be used.
+func (c *Client) retryAfter(h http.Header) time.Duration {
+	maxWait := c.MaxWait
+	if maxWait <= 0 {
+		maxWait = DefaultMaxWait
+	}
+	capped := func(d time.Duration) time.Duration {
+		if d < 0 {
+			return 0
+		}
+		return min(d, maxWait)
+	}
+	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return capped(time.Duration(ms * float64(time.Millisecond)))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return -1
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s < 0 || s > 1e9 {
+			return -1
+		}
+		return capped(time.Duration(s * float64(time.Second)))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		now := time.Now
+		if c.Now != nil {
+			now = c.Now
+		}
+		return capped(t.Sub(now()))
+	}
+	return -1
+}
+
+// backoff is the delay before retry n (1-based) when the server gave no
+// advice: BaseDelay doubling up to MaxDelay, less up to a quarter at random
+// so that many clients hit by one outage do not return in lockstep.
+func (c *Client) backoff(n int) time.Duration {
+	base, maxDelay := c.BaseDelay, c.MaxDelay
+	if base <= 0 {
+		base = DefaultBaseDelay
+	}
+	if maxDelay <= 0 {
+		maxDelay = DefaultMaxDelay
+	}
+	d := base
+	for i := 1; i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, maxDelay)
+	j := rand.Float64
+	if c.Jitter != nil {
+		j = c.Jitter
+	}
+	return time.Duration(float64(d) * (1 - 0.25*j()))
+}
+
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	if c.Sleep != nil {
+		return c.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// statusError turns an error response into a ProviderError. The OpenAI and
+// Anthropic shapes both nest {type, message} under "error"; servers that
+// imitate them sometimes put a bare string there, or the fields at the top
+// level, so those are read too. A body that is not JSON at all (a proxy's
+// HTML page) is quoted briefly.
+func (c *Client) statusError(status int, body []byte) *llm.ProviderError {
+	pe := &llm.ProviderError{Provider: c.Provider, StatusCode: status}
+	pe.Type, pe.Message = ParseError(body)
+	if pe.Type == "" && pe.Message == "" {
+		text := strings.TrimSpace(string(body))
+		if len(text) > 200 {
+			text = text[:200] + "…"
+		}
+		if text == "" {
+			text = http.StatusText(status)
+		}
+		pe.Message = text
+	}
+	pe.Message = c.Redact(pe.Message)
+	return pe
+}
+
+// ParseError reads the error type and message out of a provider's error
+// body, "" for what it does not carry. It also serves error frames inside
+// a stream, which use the same object.
+func ParseError(body []byte) (typ, msg string) {
+	var env struct {
+		Type    any             `json:"type"`
+		Message string          `json:"message"`
+		Code    any             `json:"code"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return "", ""
+	}
+	var inner struct {
+		Type    any    `json:"type"`
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+	}
+	var str string
+	switch {
+	case len(env.Error) > 0 && json.Unmarshal(env.Error, &inner) == nil && (inner.Message != "" || inner.Type != nil || inner.Code != nil):
+		typ, msg = scalar(inner.Type), inner.Message
+		if typ == "" {
+			typ = scalar(inner.Code)
+		}
+	case len(env.Error) > 0 && json.Unmarshal(env.Error, &str) == nil:
+		msg = str
+	default:
+		typ, msg = scalar(env.Type), env.Message
+		if typ == "error" || typ == "" {
+			// Anthropic's envelope says type "error" around the real type;
+			// without an inner object there is nothing more specific.
+			typ = scalar(env.Code)
+		}
+	}
+	return typ, msg
+}
+
+func scalar(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
+}
+
+// Redact blanks out every configured secret in s.
+func (c *Client) Redact(s string) string {
+	for _, sec := range c.Secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}
+
+// ReadAll reads a successful response body whole, under the attempt's
+// timeout, and closes it.
+func (c *Client) ReadAll(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, c.ReadError(err)
+	}
+	if len(data) > maxBody {
+		return nil, &llm.ProviderError{Provider: c.Provider, StatusCode: resp.StatusCode, Message: fmt.Sprintf("response body is larger than %d MiB", maxBody>>20)}
+	}
+	return data, nil
+}
+
+// ReadError wraps an error met while reading a response body.
+func (c *Client) ReadError(err error) error {
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &llm.ProviderError{Provider: c.Provider, Message: "reading the response failed", Err: err}
+}
+
+// body keeps an attempt's context and timer alive while the caller reads,
+// and turns a timeout into an error that says so.
+type body struct {
+	rc     io.ReadCloser
+	c      *Client
+	ctx    context.Context
+	stop   func()
+	timer  *time.Timer
+	stream bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 && b.stream && b.timer != nil {
+		b.timer.Reset(b.c.Timeout)
+	}
+	if err != nil && err != io.EOF {
+		switch {
+		case context.Cause(b.ctx) == errTimeout && b.stream:
+			return n, b.c.timeoutErr("no data from the stream")
+		case context.Cause(b.ctx) == errTimeout:
+			return n, b.c.timeoutErr("no complete response")
+		case b.ctx.Err() != nil:
+			return n, &llm.ProviderError{Provider: b.c.Provider, Message: "request stopped", Err: context.Cause(b.ctx)}
+		}
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	err := b.rc.Close()
+	b.stop()
+	return err
+}

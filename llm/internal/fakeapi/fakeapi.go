@@ -1,0 +1,185 @@
+// Package fakeapi is a scriptable stand-in for a model provider's HTTP API,
+// for the adapters' tests: each request gets the next scripted reply (a
+// JSON body, an error status, or a server-sent event stream written frame
+// by frame), and every request is kept so a test can check what the
+// adapter put on the wire, field by field.
+package fakeapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Seen is one request as the server received it.
+type Seen struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+}
+
+// Reply answers one request.
+type Reply func(w http.ResponseWriter, r Seen)
+
+// Server answers requests with Replies in order; a request past the end
+// gets HTTP 418 with an error body, which no adapter retries.
+type Server struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	reqs    []Seen
+	replies []Reply
+}
+
+// New starts a server that is closed when the test ends.
+func New(t testing.TB, replies ...Reply) *Server {
+	s := &Server{replies: replies}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the server's root URL.
+func (s *Server) URL() string { return s.srv.URL }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	seen := Seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	s.mu.Lock()
+	n := len(s.reqs)
+	s.reqs = append(s.reqs, seen)
+	var reply Reply
+	if n < len(s.replies) {
+		reply = s.replies[n]
+	}
+	s.mu.Unlock()
+	if reply == nil {
+		w.WriteHeader(http.StatusTeapot)
+		fmt.Fprintf(w, `{"type":"error","error":{"message":"fake server: no reply scripted for request %d","type":"test_error"}}`, n+1)
+		return
+	}
+	reply(w, seen)
+}
+
+// Requests returns what the server has received so far.
+func (s *Server) Requests() []Seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Seen(nil), s.reqs...)
+}
+
+// JSON answers with status and body; headers are name, value pairs.
+func JSON(status int, body string, headers ...string) Reply {
+	return func(w http.ResponseWriter, _ Seen) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+}
+
+// SSE streams frames, flushing after each one as a server would.
+func SSE(frames ...string) Reply {
+	return func(w http.ResponseWriter, _ Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, f := range frames {
+			io.WriteString(w, f)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// Data is one "data:" frame. JSON is put on one line, as servers send it.
+func Data(s string) string { return "data: " + oneLine(s) + "\n\n" }
+
+// Named is one frame with an event name.
+func Named(event, s string) string { return "event: " + event + "\ndata: " + oneLine(s) + "\n\n" }
+
+func oneLine(s string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(s)) != nil {
+		return s
+	}
+	return b.String()
+}
+
+// Sleeper records backoff waits instead of waiting.
+type Sleeper struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+// Sleep records d and returns at once.
+func (s *Sleeper) Sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.waits = append(s.waits, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// Waits returns the recorded waits.
+func (s *Sleeper) Waits() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.waits...)
+}
+
+// Redirect is a transport that sends every request to the server whatever
+// its URL says, to test behaviour that depends on the configured host.
+func (s *Server) Redirect() *http.Client {
+	to, _ := url.Parse(s.srv.URL)
+	return &http.Client{Transport: redirect{to}}
+}
+
+type redirect struct{ to *url.URL }
+
+func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Scheme, req.URL.Host = r.to.Scheme, r.to.Host
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// AssertJSON compares a request body with the expected JSON as values, so
+// every field is checked and key order does not matter.
+func AssertJSON(t testing.TB, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad expectation: %v\n%s", err, want)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("request body =\n%s\nwant\n%s", indent(got), indent([]byte(want)))
+	}
+}
+
+func indent(b []byte) string {
+	var out bytes.Buffer
+	if json.Indent(&out, b, "", "  ") != nil {
+		return string(b)
+	}
+	return out.String()
+}
+
+// Quote is s as a JSON string.
+func Quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Itoa is n in JSON.
+func Itoa(n int) string { return fmt.Sprint(n) }

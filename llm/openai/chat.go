@@ -1,0 +1,371 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/history"
+	"github.com/hookhost/hookhost/llm/httpretry"
+	"github.com/hookhost/hookhost/llm/sse"
+	"github.com/hookhost/hookhost/llm/toolfmt"
+)
+
+// Chat Completions wire types. Only the fields hookhost sends or reads.
+
+type chatRequest struct {
+	Model               string             `json:"model"`
+	Messages            []chatMessage      `json:"messages"`
+	Tools               []toolfmt.ChatTool `json:"tools,omitempty"`
+	MaxTokens           int                `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64           `json:"temperature,omitempty"`
+	Stream              bool               `json:"stream,omitempty"`
+	StreamOptions       *streamOptions     `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role string `json:"role"`
+	// Content is null for an assistant message that only calls tools.
+	Content    *string        `json:"content"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments args   `json:"arguments"`
+}
+
+type chatResponse struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage"`
+}
+
+type chatChoice struct {
+	Index        int     `json:"index"`
+	FinishReason *string `json:"finish_reason"`
+	Message      struct {
+		Role      string         `json:"role"`
+		Content   *string        `json:"content"`
+		Refusal   *string        `json:"refusal"`
+		ToolCalls []chatToolCall `json:"tool_calls"`
+	} `json:"message"`
+}
+
+type chatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// chatChunk is one streamed event.
+type chatChunk struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Role      string  `json:"role"`
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments args   `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *chatUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+func str(s string) *string { return &s }
+
+// chatBody builds the request, and the name map that turns the names the
+// model calls back into tool ids.
+func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt.NameMap, error) {
+	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
+	if err != nil {
+		return chatRequest{}, nil, p.fail("cannot offer the tools", err)
+	}
+	body := chatRequest{Model: req.Model, Temperature: p.temperatureFor(req)}
+	if n := p.maxTokensFor(req); n > 0 {
+		if p.completionTokens {
+			body.MaxCompletionTokens = n
+		} else {
+			body.MaxTokens = n
+		}
+	}
+	if stream {
+		body.Stream = true
+		body.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	for _, s := range req.Tools {
+		t, err := toolfmt.ToOpenAIChat(s)
+		if err != nil {
+			return chatRequest{}, nil, p.fail("cannot offer the tools", err)
+		}
+		body.Tools = append(body.Tools, t)
+	}
+	if req.System != "" {
+		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: str(req.System)})
+	}
+	for _, m := range history.Repair(req.Messages) {
+		switch m.Role {
+		case hooks.RoleSystem, hooks.RoleUser:
+			body.Messages = append(body.Messages, chatMessage{Role: string(m.Role), Content: str(m.Content)})
+		case hooks.RoleAssistant:
+			cm := chatMessage{Role: "assistant"}
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				cm.Content = str(m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				cm.ToolCalls = append(cm.ToolCalls, chatToolCall{
+					ID: c.ID, Type: "function",
+					Function: chatFunction{Name: names.Wire(c.Name), Arguments: wireArgs(c.Arguments)},
+				})
+			}
+			body.Messages = append(body.Messages, cm)
+		case hooks.RoleTool:
+			body.Messages = append(body.Messages, chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: str(m.Content)})
+		default:
+			return chatRequest{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+		}
+	}
+	return body, names, nil
+}
+
+func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	body, names, err := p.chatBody(req, false)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	resp, err := p.post(ctx, body, false)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	data, err := p.client.ReadAll(resp)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(data, &cr); err != nil {
+		return llm.Response{}, p.badResponse("response is not a chat completion: %v", err)
+	}
+	return p.chatResult(cr, names)
+}
+
+// chatResult maps a completion, received whole or assembled from a
+// stream, to the neutral response.
+func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Response, error) {
+	if len(cr.Choices) == 0 {
+		return llm.Response{}, p.badResponse("response has no choices")
+	}
+	ch := cr.Choices[0]
+	msg := hooks.Message{Role: hooks.RoleAssistant}
+	refused := false
+	switch {
+	case ch.Message.Content != nil && *ch.Message.Content != "":
+		msg.Content = *ch.Message.Content
+	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
+		msg.Content = *ch.Message.Refusal
+		refused = true
+	}
+	for _, c := range ch.Message.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: rawArgs(string(c.Function.Arguments))})
+	}
+	out := llm.Response{Model: cr.Model, Message: msg, StopReason: chatStop(ch.FinishReason, len(msg.ToolCalls) > 0, refused)}
+	if cr.Usage != nil {
+		out.Usage = hooks.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
+	}
+	return out, nil
+}
+
+func chatStop(reason *string, calls, refused bool) hooks.StopReason {
+	r := ""
+	if reason != nil {
+		r = *reason
+	}
+	switch {
+	case refused || r == "content_filter":
+		return hooks.StopRefusal
+	case r == "tool_calls" || r == "function_call" || (calls && r == "stop"):
+		// Some compatible servers finish a tool call with "stop"; what
+		// matters to the loop is that tools were called.
+		return hooks.StopToolUse
+	case r == "length":
+		return hooks.StopMaxTokens
+	case r == "stop":
+		return hooks.StopEndTurn
+	}
+	return hooks.StopOther
+}
+
+// chatStream assembles chunks into the completion a non-streaming call
+// would have returned.
+type chatStream struct {
+	resp    chatResponse
+	content strings.Builder
+	refusal strings.Builder
+	hasText bool
+	hasRef  bool
+	finish  *string
+	calls   map[int]*chatToolCall
+	args    map[int]*strings.Builder
+}
+
+func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
+	body, names, err := p.chatBody(req, true)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	resp, err := p.post(ctx, body, true)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	defer resp.Body.Close()
+	st := &chatStream{calls: map[int]*chatToolCall{}, args: map[int]*strings.Builder{}}
+	events := sse.NewReader(resp.Body)
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return llm.Response{}, p.truncated(st)
+			}
+			return llm.Response{}, p.client.ReadError(err)
+		}
+		if strings.TrimSpace(ev.Data) == "[DONE]" {
+			if st.finish == nil {
+				return llm.Response{}, p.truncated(st)
+			}
+			return p.chatResult(st.result(), names)
+		}
+		var c chatChunk
+		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
+			return llm.Response{}, p.badResponse("stream chunk is not JSON: %v", err)
+		}
+		if len(c.Error) > 0 && string(c.Error) != "null" {
+			typ, msg := httpretry.ParseError([]byte(ev.Data))
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact("error in stream: " + msg)}
+		}
+		if err := st.add(c, onText); err != nil {
+			return llm.Response{}, p.badResponse("%v", err)
+		}
+	}
+}
+
+func (p *Provider) truncated(st *chatStream) error {
+	if st.finish == nil {
+		return p.badResponse("stream ended before the answer was finished (no finish_reason)")
+	}
+	return p.badResponse("stream ended without its [DONE] marker")
+}
+
+func (st *chatStream) add(c chatChunk, onText func(string)) error {
+	if st.resp.ID == "" {
+		st.resp.ID = c.ID
+	}
+	if c.Model != "" {
+		st.resp.Model = c.Model
+	}
+	if c.Usage != nil {
+		st.resp.Usage = c.Usage
+	}
+	for i, ch := range c.Choices {
+		// hookhost asks for one choice; any other is ignored, as
+		// Complete ignores it.
+		if ch.Index != 0 {
+			continue
+		}
+		d := ch.Delta
+		if d.Content != nil && *d.Content != "" {
+			st.content.WriteString(*d.Content)
+			st.hasText = true
+			onText(*d.Content)
+		}
+		if d.Refusal != nil && *d.Refusal != "" {
+			st.refusal.WriteString(*d.Refusal)
+			st.hasRef = true
+			onText(*d.Refusal)
+		}
+		for j, tc := range d.ToolCalls {
+			idx := j
+			if tc.Index != nil {
+				idx = *tc.Index
+			}
+			if idx < 0 || idx > 1024 {
+				return fmt.Errorf("stream chunk %d: tool call index %d out of range", i, idx)
+			}
+			call := st.calls[idx]
+			if call == nil {
+				call = &chatToolCall{Type: "function"}
+				st.calls[idx] = call
+				st.args[idx] = &strings.Builder{}
+			}
+			if tc.ID != "" && call.ID == "" {
+				call.ID = tc.ID
+			}
+			switch name := tc.Function.Name; {
+			case name == "" || name == call.Function.Name:
+			case call.Function.Name == "":
+				call.Function.Name = name
+			default:
+				call.Function.Name += name
+			}
+			st.args[idx].WriteString(string(tc.Function.Arguments))
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			st.finish = ch.FinishReason
+		}
+	}
+	return nil
+}
+
+func (st *chatStream) result() chatResponse {
+	r := st.resp
+	ch := chatChoice{FinishReason: st.finish}
+	ch.Message.Role = "assistant"
+	if st.hasText {
+		ch.Message.Content = str(st.content.String())
+	}
+	if st.hasRef {
+		ch.Message.Refusal = str(st.refusal.String())
+	}
+	idx := make([]int, 0, len(st.calls))
+	for i := range st.calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		c := *st.calls[i]
+		c.Function.Arguments = args(st.args[i].String())
+		ch.Message.ToolCalls = append(ch.Message.ToolCalls, c)
+	}
+	r.Choices = []chatChoice{ch}
+	return r
+}

@@ -1,0 +1,274 @@
+// Package openai is the model provider for OpenAI's HTTP API and for the
+// many servers that imitate it (Ollama, vLLM, llama.cpp's server, gateways),
+// which are reached by pointing BaseURL at them.
+//
+// It speaks either of OpenAI's two conversation APIs, chosen by Config.API:
+//
+//   - "chat" (default): POST {base}/chat/completions. The system prompt is
+//     the first message; tool results are role "tool" messages, one per
+//     call. MaxTokens is sent as max_completion_tokens to api.openai.com,
+//     whose newer models reject the older field, and as max_tokens to every
+//     other server, since that is the field compatible servers read.
+//   - "responses": POST {base}/responses. The system prompt is the
+//     instructions; tool calls and results are function_call and
+//     function_call_output items. Requests are sent with store=false:
+//     hookhost sends the whole conversation every time, so nothing needs
+//     to be kept on OpenAI's side.
+//
+// # Tool arguments
+//
+// Arguments are passed through exactly as the model wrote them, even when
+// they are not valid JSON: the tool-call pipeline turns such a call into an
+// error result the model can read and correct, rather than failing the
+// turn here. They are sent back in the history unchanged, as the string
+// both APIs expect. Dotted tool ids are sent as "__" names and mapped back
+// (see package toolfmt).
+//
+// # Streaming
+//
+// Stream asks for server-sent events and hands each text fragment to a
+// callback as it arrives. Tool-call fragments are joined by their index.
+// The Response it returns is built by the same code as Complete's, from the
+// assembled chunks (chat) or from the final response.completed event
+// (responses). A stream that ends before its end marker is an error.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/httpretry"
+)
+
+// Name is the provider's config name.
+const Name = "openai"
+
+// The two APIs.
+const (
+	APIChat      = "chat"
+	APIResponses = "responses"
+)
+
+// DefaultBaseURL is OpenAI's own API.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Config configures a Provider. Zero values get the documented defaults.
+type Config struct {
+	// API is APIChat or APIResponses; "" means APIChat.
+	API string
+	// BaseURL is the API root, without the endpoint; "" means
+	// DefaultBaseURL. For Ollama it is "http://localhost:11434/v1".
+	BaseURL string
+	// APIKey is sent as a bearer token; "" sends no Authorization header,
+	// for local servers that need none.
+	APIKey string
+	// Headers are added to every request, after the defaults, so they may
+	// replace them (an OpenAI-Organization header, a gateway's routing
+	// header).
+	Headers map[string]string
+	// MaxTokens caps output when a request does not; 0 leaves it to the
+	// server.
+	MaxTokens int
+	// Temperature is used when a request does not set one; nil sends none.
+	Temperature *float64
+	// Timeout bounds each attempt (see httpretry); 0 means none.
+	Timeout time.Duration
+	// MaxRetries is how often a failed attempt is repeated.
+	MaxRetries int
+	// HTTPClient replaces the default client, e.g. for a proxy.
+	HTTPClient *http.Client
+	// Sleep replaces the wait between retries; tests use it to run the
+	// backoff schedule without waiting for it.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Provider calls one OpenAI-compatible server. It is safe for concurrent
+// use.
+type Provider struct {
+	api         string
+	endpoint    string
+	header      http.Header
+	maxTokens   int
+	temperature *float64
+	// completionTokens selects max_completion_tokens over max_tokens.
+	completionTokens bool
+	client           *httpretry.Client
+}
+
+var (
+	_ llm.Provider = (*Provider)(nil)
+	_ llm.Streamer = (*Provider)(nil)
+)
+
+// New checks cfg and returns a provider. It makes no request.
+func New(cfg Config) (*Provider, error) {
+	api := cfg.API
+	if api == "" {
+		api = APIChat
+	}
+	if api != APIChat && api != APIResponses {
+		return nil, fmt.Errorf("provider openai: unknown api %q (use %q or %q)", cfg.API, APIChat, APIResponses)
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("provider openai: base URL %q is not an http(s) URL", base)
+	}
+	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 {
+		return nil, fmt.Errorf("provider openai: max tokens, retries and timeout must not be negative")
+	}
+	path := "/chat/completions"
+	if api == APIResponses {
+		path = "/responses"
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "hookhost")
+	if cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
+	var secrets []string
+	if cfg.APIKey != "" {
+		secrets = []string{cfg.APIKey}
+	}
+	return &Provider{
+		api:              api,
+		endpoint:         strings.TrimRight(base, "/") + path,
+		header:           h,
+		maxTokens:        cfg.MaxTokens,
+		temperature:      cfg.Temperature,
+		completionTokens: strings.EqualFold(u.Hostname(), "api.openai.com"),
+		client: &httpretry.Client{
+			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout,
+			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
+		},
+	}, nil
+}
+
+// Name returns "openai".
+func (p *Provider) Name() string { return Name }
+
+// API returns the API in use, APIChat or APIResponses.
+func (p *Provider) API() string { return p.api }
+
+// Complete makes one non-streaming call.
+func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if p.api == APIResponses {
+		return p.completeResponses(ctx, req)
+	}
+	return p.completeChat(ctx, req)
+}
+
+// Stream makes one streaming call, passing text to onText as it arrives.
+// A nil onText discards it.
+func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
+	if onText == nil {
+		onText = func(string) {}
+	}
+	if p.api == APIResponses {
+		return p.streamResponses(ctx, req, onText)
+	}
+	return p.streamChat(ctx, req, onText)
+}
+
+// post sends body and returns the open response.
+func (p *Provider) post(ctx context.Context, body any, stream bool) (*http.Response, error) {
+	data, err := marshal(body)
+	if err != nil {
+		return nil, p.fail("cannot encode the request", err)
+	}
+	h := p.header.Clone()
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	return p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: data, Stream: stream})
+}
+
+// marshal encodes without HTML escaping, so "<" in a prompt is sent as
+// written rather than as \u003c.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+func (p *Provider) fail(msg string, err error) error {
+	return &llm.ProviderError{Provider: Name, Message: msg, Err: err}
+}
+
+// badResponse reports a response hookhost cannot use.
+func (p *Provider) badResponse(format string, a ...any) error {
+	return &llm.ProviderError{Provider: Name, Message: p.client.Redact(fmt.Sprintf(format, a...))}
+}
+
+func (p *Provider) maxTokensFor(req llm.Request) int {
+	if req.MaxTokens > 0 {
+		return req.MaxTokens
+	}
+	return p.maxTokens
+}
+
+func (p *Provider) temperatureFor(req llm.Request) *float64 {
+	if req.Temperature != nil {
+		return req.Temperature
+	}
+	return p.temperature
+}
+
+// args is a tool call's arguments on the wire: a JSON string holding the
+// model's text. Some compatible servers send a JSON object instead; that is
+// accepted as the arguments themselves.
+type args string
+
+func (a args) MarshalJSON() ([]byte, error) { return json.Marshal(string(a)) }
+
+func (a *args) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*a = args(s)
+		return nil
+	}
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*a = ""
+		return nil
+	}
+	*a = args(b)
+	return nil
+}
+
+// rawArgs turns wire arguments into a ToolCall's. Text is kept as written,
+// invalid JSON included; only an empty string becomes {}, which is what a
+// model means by it and what dispatch would assume anyway.
+func rawArgs(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(s)
+}
+
+// wireArgs is the inverse for the history: the text the model wrote.
+func wireArgs(r json.RawMessage) args {
+	if len(bytes.TrimSpace(r)) == 0 {
+		return "{}"
+	}
+	return args(r)
+}

@@ -1,0 +1,270 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/history"
+	"github.com/hookhost/hookhost/llm/sse"
+	"github.com/hookhost/hookhost/llm/toolfmt"
+)
+
+// Responses API wire types. Only the fields hookhost sends or reads.
+
+type respRequest struct {
+	Model           string                  `json:"model"`
+	Instructions    string                  `json:"instructions,omitempty"`
+	Input           []respInput             `json:"input"`
+	Tools           []toolfmt.ResponsesTool `json:"tools,omitempty"`
+	MaxOutputTokens int                     `json:"max_output_tokens,omitempty"`
+	Temperature     *float64                `json:"temperature,omitempty"`
+	Stream          bool                    `json:"stream,omitempty"`
+	Store           bool                    `json:"store"`
+}
+
+// respInput is one input item: a message, a function call the model made
+// earlier, or a function call's output.
+type respInput struct {
+	Type      string  `json:"type"`
+	Role      string  `json:"role,omitempty"`
+	Content   *string `json:"content,omitempty"`
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Arguments *args   `json:"arguments,omitempty"`
+	// Output is a pointer so that an empty result is still sent: the
+	// field is required.
+	Output *string `json:"output,omitempty"`
+}
+
+type respResponse struct {
+	ID                string     `json:"id"`
+	Object            string     `json:"object"`
+	Status            string     `json:"status"`
+	Model             string     `json:"model"`
+	Output            []respItem `json:"output"`
+	Usage             *respUsage `json:"usage"`
+	Error             *respError `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+}
+
+type respItem struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Role    string `json:"role"`
+	Status  string `json:"status"`
+	Content []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	} `json:"content"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments args   `json:"arguments"`
+}
+
+type respUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+type respError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// respEvent is one streamed event; which fields are set depends on Type.
+type respEvent struct {
+	Type        string        `json:"type"`
+	Response    *respResponse `json:"response"`
+	OutputIndex int           `json:"output_index"`
+	Item        *respItem     `json:"item"`
+	Delta       string        `json:"delta"`
+	// Fields of the "error" event.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (p *Provider) responsesBody(req llm.Request, stream bool) (respRequest, *toolfmt.NameMap, error) {
+	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
+	if err != nil {
+		return respRequest{}, nil, p.fail("cannot offer the tools", err)
+	}
+	body := respRequest{
+		Model: req.Model, Instructions: req.System, Input: []respInput{},
+		MaxOutputTokens: p.maxTokensFor(req), Temperature: p.temperatureFor(req), Stream: stream,
+	}
+	for _, s := range req.Tools {
+		t, err := toolfmt.ToResponses(s)
+		if err != nil {
+			return respRequest{}, nil, p.fail("cannot offer the tools", err)
+		}
+		body.Tools = append(body.Tools, t)
+	}
+	for _, m := range history.Repair(req.Messages) {
+		switch m.Role {
+		case hooks.RoleSystem, hooks.RoleUser:
+			body.Input = append(body.Input, respInput{Type: "message", Role: string(m.Role), Content: str(m.Content)})
+		case hooks.RoleAssistant:
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				body.Input = append(body.Input, respInput{Type: "message", Role: "assistant", Content: str(m.Content)})
+			}
+			for _, c := range m.ToolCalls {
+				a := wireArgs(c.Arguments)
+				body.Input = append(body.Input, respInput{Type: "function_call", CallID: c.ID, Name: names.Wire(c.Name), Arguments: &a})
+			}
+		case hooks.RoleTool:
+			body.Input = append(body.Input, respInput{Type: "function_call_output", CallID: m.ToolCallID, Output: str(m.Content)})
+		default:
+			return respRequest{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+		}
+	}
+	return body, names, nil
+}
+
+func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.Response, error) {
+	body, names, err := p.responsesBody(req, false)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	resp, err := p.post(ctx, body, false)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	data, err := p.client.ReadAll(resp)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	var rr respResponse
+	if err := json.Unmarshal(data, &rr); err != nil {
+		return llm.Response{}, p.badResponse("response is not a Responses API object: %v", err)
+	}
+	return p.responsesResult(rr, names)
+}
+
+// responsesResult maps a response object, received whole or as the final
+// event of a stream, to the neutral response.
+func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm.Response, error) {
+	if rr.Status == "failed" || rr.Status == "cancelled" {
+		pe := &llm.ProviderError{Provider: Name, Message: "response " + rr.Status}
+		if rr.Error != nil {
+			pe.Type, pe.Message = rr.Error.Code, p.client.Redact(rr.Error.Message)
+		}
+		return llm.Response{}, pe
+	}
+	msg := hooks.Message{Role: hooks.RoleAssistant}
+	var text strings.Builder
+	refused := false
+	for _, it := range rr.Output {
+		switch it.Type {
+		case "message":
+			for _, c := range it.Content {
+				switch c.Type {
+				case "output_text":
+					text.WriteString(c.Text)
+				case "refusal":
+					text.WriteString(c.Refusal)
+					refused = true
+				}
+			}
+		case "function_call":
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: rawArgs(string(it.Arguments))})
+		}
+		// Reasoning and built-in tool items have no neutral form; with
+		// store=false they are not needed again.
+	}
+	msg.Content = text.String()
+	out := llm.Response{Model: rr.Model, Message: msg}
+	if rr.Usage != nil {
+		out.Usage = hooks.Usage{InputTokens: rr.Usage.InputTokens, OutputTokens: rr.Usage.OutputTokens}
+	}
+	reason := ""
+	if rr.IncompleteDetails != nil {
+		reason = rr.IncompleteDetails.Reason
+	}
+	switch {
+	case refused || reason == "content_filter":
+		out.StopReason = hooks.StopRefusal
+	case len(msg.ToolCalls) > 0:
+		out.StopReason = hooks.StopToolUse
+	case rr.Status == "incomplete" && reason == "max_output_tokens":
+		out.StopReason = hooks.StopMaxTokens
+	case rr.Status == "completed":
+		out.StopReason = hooks.StopEndTurn
+	default:
+		out.StopReason = hooks.StopOther
+	}
+	return out, nil
+}
+
+func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
+	body, names, err := p.responsesBody(req, true)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	resp, err := p.post(ctx, body, true)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	defer resp.Body.Close()
+	// Items are kept as they finish, in case a server's final event
+	// leaves its output list out.
+	items := map[int]respItem{}
+	started := false
+	events := sse.NewReader(resp.Body)
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return llm.Response{}, p.badResponse("stream ended before response.completed")
+			}
+			return llm.Response{}, p.client.ReadError(err)
+		}
+		var e respEvent
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			return llm.Response{}, p.badResponse("stream event is not JSON: %v", err)
+		}
+		if e.Type == "" {
+			e.Type = ev.Name
+		}
+		switch e.Type {
+		case "response.created":
+			started = true
+		case "response.output_text.delta", "response.refusal.delta":
+			if e.Delta != "" {
+				onText(e.Delta)
+			}
+		case "response.output_item.done":
+			if e.Item != nil {
+				items[e.OutputIndex] = *e.Item
+			}
+		case "response.completed", "response.incomplete", "response.failed":
+			if !started || e.Response == nil {
+				return llm.Response{}, p.badResponse("stream event %s without a response.created before it or a response in it", e.Type)
+			}
+			rr := *e.Response
+			if len(rr.Output) == 0 && len(items) > 0 {
+				idx := make([]int, 0, len(items))
+				for i := range items {
+					idx = append(idx, i)
+				}
+				sort.Ints(idx)
+				for _, i := range idx {
+					rr.Output = append(rr.Output, items[i])
+				}
+			}
+			return p.responsesResult(rr, names)
+		case "error":
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: e.Code, Message: p.client.Redact("error in stream: " + e.Message)}
+		}
+	}
+}
