@@ -1,0 +1,326 @@
+package pythonplugin
+
+// These tests run plugin.py under the real host, with Debian's Python
+// (/usr/bin/python3) and its packages python3-grpcio, python3-protobuf and
+// python3-cryptography. Without them the tests are skipped, saying why.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/examples/internal/exampletest"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/host"
+)
+
+const python = "/usr/bin/python3"
+
+// childHostEnv turns the test binary into a host of its own, for the test
+// that SIGKILLs a host: it starts the plugin at the path it holds, prints
+// the plugin's pid and waits to be killed.
+const childHostEnv = "PYSHOUT_TEST_CHILD_HOST"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(childHostEnv); path != "" {
+		os.Exit(childHost(path))
+	}
+	os.Exit(m.Run())
+}
+
+func childHost(path string) int {
+	cfg, err := config.Parse([]byte(configFor(path, "")), "child.toml", "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	if len(errs) > 0 {
+		fmt.Fprintln(os.Stderr, errs[0])
+		return 1
+	}
+	fmt.Println(h.Plugins()[0].PID)
+	time.Sleep(time.Minute)
+	return 0
+}
+
+// script is plugin.py's absolute path, as a config would give it.
+func script(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
+	if err != nil {
+		msg := fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (install Debian's python3-grpcio, python3-protobuf and python3-cryptography): %v: %s",
+			python, err, bytes.TrimSpace(out))
+		// CI installs them (.ci/run), so there a missing module is a
+		// broken install, not a reason to skip.
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	p, err := filepath.Abs("plugin.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func configFor(path, pluginConfig string) string {
+	return fmt.Sprintf(`
+[plugins]
+enabled = ["pyshout"]
+[plugins.entries.pyshout]
+path = %q
+[plugins.entries.pyshout.config]
+%s
+`, path, pluginConfig)
+}
+
+func TestPythonPluginUnderTheHost(t *testing.T) {
+	path := script(t)
+	cfg := exampletest.Parse(t, configFor(path, `signature = "-- shouted by pyshout"`))
+	log := exampletest.NewLog(t)
+	h, bus := exampletest.Start(t, cfg, host.Options{Logger: log.Logger()})
+
+	st := h.Plugins()[0]
+	m := st.Manifest
+	if m.Name != "pyshout" || m.Version != "0.1.0" ||
+		!slices.Equal(m.Hooks, []hooks.Name{hooks.PreToolCall, hooks.PreToolCallCanProvideResult, hooks.TransformLLMOutput}) ||
+		!slices.Equal(m.Matchers, []string{"pyshout__*"}) || len(m.Tools) != 1 || m.Tools[0].Name != "pyshout__echo" {
+		t.Fatalf("manifest = %+v", m)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(m.Tools[0].InputSchema, &schema); err != nil || schema["type"] != "object" {
+		t.Errorf("pyshout__echo input schema = %s (%v)", m.Tools[0].InputSchema, err)
+	}
+	if tools := bus.Tools(); len(tools) != 1 || tools[0].Name != "pyshout__echo" {
+		t.Errorf("tools offered = %+v", tools)
+	}
+
+	checkHooks(t, bus)
+
+	// The tool hooks are asked only for pyshout's own tools.
+	if bus.Subscribed(hooks.PreToolCall, "read_file") {
+		t.Error("pyshout is asked pre_tool_call for read_file; its matchers say pyshout__* only")
+	}
+
+	// Killed, it is restarted and answers again.
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	exampletest.WaitFor(t, "pyshout to be restarted", func() bool {
+		now := h.Plugins()[0]
+		return now.State == host.StateRunning && now.PID != st.PID && now.PID != 0
+	})
+	checkHooks(t, bus)
+	if r := h.Plugins()[0].Restarts; r != 1 {
+		t.Errorf("restarts = %d, want 1", r)
+	}
+
+	// Close leaves no process behind.
+	pid := h.Plugins()[0].PID
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	exampletest.WaitFor(t, "pyshout to exit after Close", func() bool {
+		return exampletest.Gone(pid) && exampletest.Gone(st.PID) && len(running(path)) == 0
+	})
+	checkGraceful(t, log)
+}
+
+// checkGraceful fails the test if a plugin had to be killed because it did
+// not exit when the host asked it to shut down (GRPCController.Shutdown).
+func checkGraceful(t *testing.T, log *exampletest.Log) {
+	t.Helper()
+	if strings.Contains(log.String(), "failed to exit gracefully") {
+		t.Error("pyshout did not exit when the host asked it to shut down; it was killed")
+	}
+}
+
+func checkHooks(t *testing.T, bus *hooks.Bus) {
+	t.Helper()
+	ctx := context.Background()
+	call := func(args string) hooks.ToolCallRequest {
+		return hooks.ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "pyshout__echo", Arguments: json.RawMessage(args)}
+	}
+
+	pre := bus.PreToolCall(ctx, call(`{"text":"hello"}`))
+	if pre.Blocked || !slices.Equal(pre.ModifiedBy, []string{"pyshout"}) || !jsonEqual(pre.Arguments, `{"text":"HELLO"}`) {
+		t.Errorf("pre_tool_call hello: %+v (arguments %s), want the text shouted", pre, pre.Arguments)
+	}
+	if pre := bus.PreToolCall(ctx, call(`{"text":"LOUD"}`)); pre.Blocked || len(pre.ModifiedBy) != 0 {
+		t.Errorf("pre_tool_call LOUD: %+v, want no opinion", pre)
+	}
+	if pre := bus.PreToolCall(ctx, call(`{}`)); !pre.Blocked || pre.BlockedBy != "pyshout" || !strings.Contains(pre.Message, `non-empty "text"`) {
+		t.Errorf("pre_tool_call without text: %+v, want blocked", pre)
+	}
+
+	r := bus.ProvideResult(ctx, call(`{"text":"HELLO"}`))
+	if r == nil || r.Plugin != "pyshout" || r.IsError || !jsonEqual([]byte(r.Content), `{"echo":"HELLO"}`) {
+		t.Errorf("provide pyshout__echo: %+v", r)
+	}
+
+	text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s1", Text: "The answer is 42."})
+	if text != "The answer is 42.\n\n-- shouted by pyshout" || !slices.Equal(by, []string{"pyshout"}) {
+		t.Errorf("transform_llm_output: %q by %v", text, by)
+	}
+	if st := bus.Stats(); failures(st) != 0 {
+		t.Errorf("failed calls: %+v", st.Hooks)
+	}
+}
+
+func TestPythonPluginPassesCheck(t *testing.T) {
+	path := script(t)
+	cfg := exampletest.Parse(t, configFor(path, ""))
+	log := exampletest.NewLog(t)
+	results := host.Check(context.Background(), cfg, host.Options{Logger: log.Logger()})
+	if len(results) != 1 || !results[0].OK {
+		t.Fatalf("check: %+v (error %v)", results, results[0].Err)
+	}
+	if r := results[0]; r.Version != "0.1.0" || !slices.Equal(r.Tools, []string{"pyshout__echo"}) || len(r.Hooks) != 3 {
+		t.Errorf("check result = %+v", r)
+	}
+	exampletest.WaitFor(t, "the checked plugin to exit", func() bool { return len(running(path)) == 0 })
+	checkGraceful(t, log)
+}
+
+func TestPythonPluginRejectsBadConfig(t *testing.T) {
+	path := script(t)
+	cfg := exampletest.Parse(t, configFor(path, `shout = "yes"`))
+	log := exampletest.NewLog(t)
+	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.Logger()})
+	defer h.Close(context.Background())
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "shout must be true or false") {
+		t.Fatalf("start errors = %v, want pyshout's own complaint about shout", errs)
+	}
+	exampletest.WaitFor(t, "the refused plugin to exit", func() bool { return len(running(path)) == 0 })
+}
+
+func TestExampleConfigStartsThePlugin(t *testing.T) {
+	path := script(t)
+	cfg, err := config.Load("example.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Entry("pyshout").Path; got != path {
+		t.Errorf("example.toml: pyshout's path resolves to %s, want %s", got, path)
+	}
+	log := exampletest.NewLog(t)
+	if r := host.Check(context.Background(), cfg, host.Options{Logger: log.Logger()}); len(r) != 1 || !r[0].OK {
+		t.Errorf("example.toml: check = %+v", r)
+	}
+}
+
+func TestREADMEConfigIsValid(t *testing.T) {
+	for _, cfg := range exampletest.TOMLBlocks(t, "README.md") {
+		e, ok := cfg.Plugins.Entries["pyshout"]
+		if !ok || !strings.HasSuffix(e.Path, "examples/python-plugin/plugin.py") {
+			t.Errorf("README config: pyshout entry %+v, want its path to end in examples/python-plugin/plugin.py", e)
+		}
+		var c struct {
+			Signature *string
+			Shout     *bool
+		}
+		if err := json.Unmarshal(e.Config, &c); err != nil || c.Signature == nil || c.Shout == nil {
+			t.Errorf("README config: %s, want signature and shout (%v)", e.Config, err)
+		}
+	}
+}
+
+// TestPythonPluginExitsWhenTheHostDies SIGKILLs a host, which then cannot
+// shut its plugins down: pyshout must notice on its own and exit.
+func TestPythonPluginExitsWhenTheHostDies(t *testing.T) {
+	path := script(t)
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childHostEnv+"="+path)
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the child host did not report the plugin's pid: %v; its stderr: %s", err, stderr.String())
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("the child host printed %q, want a pid", line)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	exampletest.WaitFor(t, "pyshout to exit after its host was SIGKILLed", func() bool { return exampletest.Gone(pid) })
+}
+
+// TestPythonPluginStartedByHand checks that run outside the host, without
+// the magic cookie, it says what it is on stderr and writes nothing on
+// stdout.
+func TestPythonPluginStartedByHand(t *testing.T) {
+	path := script(t)
+	cmd := exec.Command(path)
+	cmd.Env = []string{}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want status 1", err)
+	}
+	if stdout.Len() != 0 || !strings.Contains(stderr.String(), "hookhost plugin") {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+// running returns the pids of live processes running script.
+func running(script string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(script)) {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(d), "%d", &pid); err == nil && pid != os.Getpid() && !exampletest.Gone(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func failures(st hooks.Stats) int {
+	n := 0
+	for _, h := range st.Hooks {
+		for _, c := range h.Failures {
+			n += int(c)
+		}
+	}
+	return n
+}
+
+func jsonEqual(got []byte, want string) bool {
+	var a, b any
+	if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
+		return false
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
