@@ -7,12 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"reflect"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 // config is the cache's [plugins.entries.cache.config] table.
@@ -34,10 +33,8 @@ const (
 
 func parseConfig(raw json.RawMessage) (config, error) {
 	c := config{MaxEntries: defaultMaxEntries}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return config{}, configError(err)
+	if err := sdk.DecodeConfig(raw, &c); err != nil {
+		return config{}, err
 	}
 	if len(c.Tools) == 0 {
 		// No default: which tools are safe to cache is the operator's call.
@@ -60,21 +57,6 @@ func parseConfig(raw json.RawMessage) (config, error) {
 		return config{}, fmt.Errorf("max_entries: %d, want at least 1", c.MaxEntries)
 	}
 	return c, nil
-}
-
-// configError words a decoding error in the config's terms: TOML keys and
-// lists rather than Go fields and types.
-func configError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		want := te.Type.Kind().String()
-		if te.Type.Kind() == reflect.Slice {
-			want = "list"
-		}
-		return fmt.Errorf("%s: wrong type: got %s, want %s", te.Field, te.Value, want)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return errors.New(strings.Replace(msg, "unknown field", "unknown key", 1))
 }
 
 // key identifies a call: the tool and its arguments re-encoded with sorted

@@ -3,14 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 // config is the guard's [plugins.entries.guard.config] table.
@@ -50,12 +50,10 @@ type ruleset struct {
 // names the rule at fault by its index in deny.
 func parseRules(raw json.RawMessage) (*ruleset, error) {
 	var c config
-	dec := json.NewDecoder(bytes.NewReader(raw))
 	// A misspelt key (arg_match) would otherwise silently widen what the
 	// guard lets through.
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return nil, configError(err)
+	if err := sdk.DecodeConfig(raw, &c); err != nil {
+		return nil, err
 	}
 	rs := &ruleset{template: c.Message}
 	if rs.template == "" {
@@ -90,24 +88,6 @@ func parseRules(raw json.RawMessage) (*ruleset, error) {
 		rs.deny = append(rs.deny, r)
 	}
 	return rs, nil
-}
-
-// configError words a decoding error in the config's terms: TOML keys and
-// tables rather than Go fields and types.
-func configError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		want := te.Type.Kind().String()
-		switch te.Type.Kind() {
-		case reflect.Slice:
-			want = "list"
-		case reflect.Struct:
-			want = "table"
-		}
-		return fmt.Errorf("%s: wrong type: got %s, want %s", te.Field, te.Value, want)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return errors.New(strings.Replace(msg, "unknown field", "unknown key", 1))
 }
 
 // match returns the first rule that denies the call.

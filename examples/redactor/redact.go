@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 // config is the redactor's [plugins.entries.redactor.config] table.
@@ -71,10 +71,8 @@ var defaultRules = func() *rules {
 
 func parseRules(raw json.RawMessage) (*rules, error) {
 	var c config
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return nil, configError(err)
+	if err := sdk.DecodeConfig(raw, &c); err != nil {
+		return nil, err
 	}
 	rs := &rules{mask: c.Mask}
 	if rs.mask == "" {
@@ -124,24 +122,6 @@ func compile(name string, re *regexp.Regexp) pattern {
 		p.secret = i
 	}
 	return p
-}
-
-// configError words a decoding error in the config's terms: TOML keys and
-// tables rather than Go fields and types.
-func configError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		want := te.Type.Kind().String()
-		switch te.Type.Kind() {
-		case reflect.Slice:
-			want = "list"
-		case reflect.Struct:
-			want = "table"
-		}
-		return fmt.Errorf("%s: wrong type: got %s, want %s", te.Field, te.Value, want)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return errors.New(strings.Replace(msg, "unknown field", "unknown key", 1))
 }
 
 // redact masks the secrets in a tool result's content and returns the new
