@@ -1,6 +1,6 @@
 # hookhost — two commands do everything:
 #   make run    build the host and plugins, run the offline demo on the gateway route
-#   make test   vet, format check, and every test (-race on the concurrent packages)
+#   make test   vet, format check, and every test with the race detector
 
 GO        ?= go
 BIN       := bin

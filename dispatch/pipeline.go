@@ -77,6 +77,13 @@ func (p *Pipeline) decide(ctx context.Context, sessionID string, call *hooks.Too
 		return out
 	}
 
+	// Past this point the call does work; a turn cancelled while the guards
+	// were asked must not run it unapproved.
+	if ctx.Err() != nil {
+		r := rejected(fmt.Sprintf("tool %q not run: the turn was cancelled", call.Name))
+		r.ModifiedBy = out.ModifiedBy
+		return r
+	}
 	if r := p.Bus.ProvideResult(ctx, req); r != nil {
 		out.Path, out.AnsweredBy, out.Status = PathProvided, r.Plugin, hooks.ProvidedBy(r.Plugin)
 		out.Result = r.ToolResult
@@ -87,7 +94,7 @@ func (p *Pipeline) decide(ctx context.Context, sessionID string, call *hooks.Too
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", call.Name)
 		if owner, isPlugin := p.Bus.ToolOwner(call.Name); isPlugin {
-			msg = fmt.Sprintf("tool %q is served by plugin %q, which did not answer; try again later", call.Name, owner)
+			msg = fmt.Sprintf("tool %q is served by plugin %q, which gave no result (the plugin may be down or may not serve this tool)", call.Name, owner)
 		}
 		r := rejected(msg)
 		r.ModifiedBy = out.ModifiedBy

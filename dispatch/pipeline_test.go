@@ -215,3 +215,28 @@ func BenchmarkToolCallPipeline(b *testing.B) {
 		})
 	}
 }
+
+// A turn cancelled while the guards are asked must not dispatch the call.
+func TestCancelledTurnDoesNotDispatch(t *testing.T) {
+	ran := false
+	tool := upper()
+	tool.Run = func(context.Context, json.RawMessage) (any, error) { ran = true; return "ran", nil }
+	reg, _ := NewRegistry(tool)
+	ctx, cancel := context.WithCancel(context.Background())
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{
+		Name: "guard",
+		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			cancel() // the user pressed Ctrl-C while the guard was thinking
+			return nil, nil
+		},
+	}}}, hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	p := &Pipeline{Registry: reg, Bus: bus}
+	out := p.Run(ctx, "s", hooks.ToolCall{ID: "c", Name: "upper", Arguments: json.RawMessage(`{"text":"x"}`)})
+	if ran || !out.Result.IsError || !strings.Contains(out.Result.Content, "cancelled") {
+		t.Fatalf("ran=%v result=%+v", ran, out.Result)
+	}
+}

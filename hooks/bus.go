@@ -64,9 +64,13 @@ type Bus struct {
 
 	warned sync.Map // warnKey → struct{}
 
-	obsMu     sync.RWMutex
-	obsClosed bool
-	workers   sync.WaitGroup
+	obsMu       sync.RWMutex // orders emits against Close
+	obsClosed   bool
+	stop        chan struct{}   // closed by Close: workers drain and return
+	workCtx     context.Context // cancelled when Close gives up waiting
+	cancelWork  context.CancelFunc
+	workers     sync.WaitGroup
+	workersDone chan struct{}
 }
 
 type member struct {
@@ -144,10 +148,13 @@ func ValidateManifest(m Manifest, opts Options) error {
 // same tool; the error names the plugins.
 func NewBus(members []Member, cfg Config) (*Bus, error) {
 	b := &Bus{
-		log:    cfg.Logger,
-		subs:   map[Name][]*subscriber{},
-		owners: map[string]string{},
+		log:         cfg.Logger,
+		subs:        map[Name][]*subscriber{},
+		owners:      map[string]string{},
+		stop:        make(chan struct{}),
+		workersDone: make(chan struct{}),
 	}
+	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	if b.log == nil {
 		b.log = hclog.NewNullLogger()
 	}
@@ -194,6 +201,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			go b.observe(m)
 		}
 	}
+	go func() { b.workers.Wait(); close(b.workersDone) }()
 	return b, nil
 }
 
@@ -253,7 +261,8 @@ func (m *member) matches(tool string) bool {
 }
 
 // Close stops the observer workers after delivering what is queued, or when
-// ctx ends, whichever is first. Later observer events are dropped.
+// ctx ends, whichever is first; in the second case the deliveries still
+// running are cancelled. Later observer events are dropped and counted.
 func (b *Bus) Close(ctx context.Context) error {
 	if b == nil {
 		return nil
@@ -261,19 +270,15 @@ func (b *Bus) Close(ctx context.Context) error {
 	b.obsMu.Lock()
 	if !b.obsClosed {
 		b.obsClosed = true
-		for _, m := range b.members {
-			if m.queue != nil {
-				close(m.queue)
-			}
-		}
+		close(b.stop)
 	}
 	b.obsMu.Unlock()
-	done := make(chan struct{})
-	go func() { b.workers.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-b.workersDone:
+		b.cancelWork()
 		return nil
 	case <-ctx.Done():
+		b.cancelWork()
 		return fmt.Errorf("host: observer queues not drained: %w", ctx.Err())
 	}
 }

@@ -145,7 +145,9 @@ func (b *Bus) PreToolCall(ctx context.Context, req ToolCallRequest) PreToolCallO
 			}
 		}
 		if kind != KindNone {
-			if s.m.opts.FailClosed && kind != KindCancelled {
+			// A guard that must not fail open must not be skipped by a
+			// cancelled turn either: no answer is no approval.
+			if s.m.opts.FailClosed {
 				out.Blocked, out.BlockedBy = true, s.m.name
 				out.Message = fmt.Sprintf("tool call blocked: guard plugin %q failed (%s) and is configured fail_closed", s.m.name, kind)
 				return out

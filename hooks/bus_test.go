@@ -323,6 +323,8 @@ func TestFailClosedGuard(t *testing.T) {
 	})
 }
 
+// A cancelled turn is not the guard's fault (no WARN), but a fail_closed
+// guard that did not answer still blocks: no answer is no approval.
 func TestCallerCancellationIsNotThePluginsFault(t *testing.T) {
 	wait := hang(t)
 	var buf bytes.Buffer
@@ -338,8 +340,8 @@ func TestCallerCancellationIsNotThePluginsFault(t *testing.T) {
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	var out PreToolCallOutcome
 	within(t, func() { out = b.PreToolCall(ctx, call) })
-	if out.Blocked {
-		t.Fatal("caller cancellation triggered fail_closed")
+	if !out.Blocked {
+		t.Fatal("a fail_closed guard cut short by cancellation let the call through")
 	}
 	if b.Stats().Failures("guard", PreToolCall, KindCancelled) != 1 {
 		t.Fatal("cancellation not counted as cancelled")
@@ -686,4 +688,64 @@ func TestConcurrentFiring(t *testing.T) {
 	if uint64(n)+b.Stats().Dropped["p"] != 160 {
 		t.Fatalf("observed %d + dropped %d != 160", n, b.Stats().Dropped["p"])
 	}
+}
+
+// A Flush waiting on a full queue must not hold up emits (observers never
+// delay the conversation) nor Close, which is bounded by its own context.
+func TestFlushOnAFullQueueBlocksNobody(t *testing.T) {
+	wait := hang(t)
+	p := &Funcs{Name: "stuck", PostToolCallFunc: func(context.Context, ToolCallOutcome) error { wait(); return nil }}
+	b, err := NewBus([]Member{{Plugin: p, Options: Options{Timeout: time.Hour}}}, Config{ObserverQueue: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ToolCallDone(ToolCallOutcome{Name: "x"}) // taken by the worker, which hangs
+	b.ToolCallDone(ToolCallOutcome{Name: "x"}) // fills the queue
+
+	flushCtx, stopFlush := context.WithCancel(context.Background())
+	defer stopFlush()
+	flushed := make(chan error, 1)
+	go func() { flushed <- b.Flush(flushCtx) }()
+
+	within(t, func() {
+		for i := 0; i < 5; i++ {
+			b.ToolCallDone(ToolCallOutcome{Name: "x"})
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var closeErr error
+	within(t, func() { closeErr = b.Close(ctx) })
+	if closeErr == nil {
+		t.Fatal("Close reported a drain that cannot have happened: the observer is hung")
+	}
+	within(t, func() {
+		if err := <-flushed; err != nil && err != context.Canceled {
+			t.Errorf("Flush: %v", err)
+		}
+	})
+}
+
+// Close that gives up cancels the deliveries in flight, so a hung observer
+// does not keep a worker busy after the Bus is closed.
+func TestCloseCancelsDeliveriesWhenItGivesUp(t *testing.T) {
+	cancelled := make(chan struct{})
+	p := &Funcs{Name: "slow", PostToolCallFunc: func(ctx context.Context, _ ToolCallOutcome) error {
+		<-ctx.Done()
+		close(cancelled)
+		return ctx.Err()
+	}}
+	b, err := NewBus([]Member{{Plugin: p, Options: Options{Timeout: time.Hour}}}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ToolCallDone(ToolCallOutcome{Name: "x"})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	within(t, func() {
+		if err := b.Close(ctx); err == nil {
+			t.Error("Close returned nil with a delivery still running")
+		}
+		<-cancelled
+	})
 }

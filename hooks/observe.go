@@ -12,6 +12,7 @@ type observerEvent struct {
 
 // emit queues an observer event for every subscriber of hook (filtered by
 // tool for per-tool hooks). It never blocks: a full queue drops the event.
+// The read lock only orders emits against Close; nothing blocks under it.
 func (b *Bus) emit(hook Name, tool string, deliver func(context.Context, Plugin) error) {
 	if b == nil || len(b.subs[hook]) == 0 {
 		return
@@ -37,49 +38,64 @@ func (b *Bus) emit(hook Name, tool string, deliver func(context.Context, Plugin)
 	}
 }
 
-// observe delivers one plugin's observer events in order. Each delivery gets
-// the plugin's own deadline, detached from the caller, whose request may
-// already be over.
+// observe delivers one plugin's observer events in order until Close, then
+// delivers what is still queued and returns. Deliveries run under the
+// plugin's own deadline, detached from the caller (whose request may be
+// over) but not from Close: once Close gives up, they are cancelled.
 func (b *Bus) observe(m *member) {
 	defer b.workers.Done()
-	for ev := range m.queue {
+	handle := func(ev observerEvent) {
 		if ev.barrier != nil {
 			close(ev.barrier)
-			continue
+			return
 		}
-		invoke(context.Background(), b, ev.sub, func(ctx context.Context) (struct{}, error) {
+		invoke(b.workCtx, b, ev.sub, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, ev.deliver(ctx, m.plugin)
 		})
+	}
+	for {
+		select {
+		case ev := <-m.queue:
+			handle(ev)
+		case <-b.stop:
+			for {
+				select {
+				case ev := <-m.queue:
+					handle(ev)
+				default:
+					return
+				}
+			}
+		}
 	}
 }
 
 // Flush waits until every observer event queued before the call has been
-// delivered, or ctx ends.
+// delivered, or ctx ends. After Close it returns at once.
 func (b *Bus) Flush(ctx context.Context) error {
 	if b == nil {
 		return nil
 	}
 	var barriers []chan struct{}
-	b.obsMu.RLock()
-	if !b.obsClosed {
-		for _, m := range b.members {
-			if m.queue == nil {
-				continue
-			}
-			c := make(chan struct{})
-			select {
-			case m.queue <- observerEvent{barrier: c}:
-				barriers = append(barriers, c)
-			case <-ctx.Done():
-				b.obsMu.RUnlock()
-				return ctx.Err()
-			}
+	for _, m := range b.members {
+		if m.queue == nil {
+			continue
+		}
+		c := make(chan struct{})
+		select {
+		case m.queue <- observerEvent{barrier: c}:
+			barriers = append(barriers, c)
+		case <-b.stop:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	b.obsMu.RUnlock()
 	for _, c := range barriers {
 		select {
 		case <-c:
+		case <-b.workersDone:
+			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
