@@ -29,23 +29,19 @@ import (
 // it the built-in defaults apply (offline model, no plugins).
 const defaultConfig = "hookhost.toml"
 
-func loadConfig(path string, explicit bool) (*config.Config, error) {
+func loadConfig(path string, explicit bool) (cfg *config.Config, fromFile bool, err error) {
 	if !explicit {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return config.Default(), nil
+			return config.Default(), false, nil
 		}
 	}
-	cfg, err := config.Load(path)
+	cfg, err = config.Load(path)
 	if err != nil {
-		return nil, &exitError{code: 2, err: err}
+		return nil, false, &exitError{code: 2, err: err}
 	}
-	return cfg, nil
+	return cfg, true, nil
 }
 
-// newProvider builds the configured model provider. The API key is read
-// from the environment variable the config names; a missing one is a
-// startup error, because otherwise the first turn would fail with a less
-// helpful 401. The key itself is never printed.
 func newProvider(cfg *config.Config) (llm.Provider, error) {
 	c := cfg.LLM
 	var key string
@@ -96,13 +92,17 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	verbose := fs.Bool("v", false, "print a trace of each turn to stderr")
 	stream := fs.Bool("stream", false, "print the model's text as it arrives (raw: before transform_llm_output)")
-	cfg, err := parseWithConfig(fs, args)
+	inv, err := parseWithConfig(fs, args)
 	if err != nil {
 		return err
 	}
+	cfg := inv.cfg
 	gateway, source, err := config.ResolveGateway(cfg, os.Getenv)
 	if err != nil {
 		return &exitError{code: 2, err: err}
+	}
+	if source == "routing.gateway" && !inv.fromFile {
+		source = "default: no config file"
 	}
 	route := hooks.RouteBypass
 	if gateway {
@@ -124,11 +124,15 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	log := logger(stderr, *verbose)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	plugins, err := startPlugins(ctx, cfg, log, stderr)
+	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
 		return err
 	}
 	defer plugins.close()
+	if interrupted {
+		return errors.New("interrupted while starting plugins")
+	}
 
 	var trace func(conversation.Event)
 	if *verbose {
@@ -157,7 +161,7 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	message := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	message := strings.TrimSpace(strings.Join(inv.words, " "))
 	if message != "" {
 		err = turn(sess, message, stdout, stderr, *verbose, plugins.bus, out)
 	} else {
@@ -234,18 +238,39 @@ func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, 
 	return nil
 }
 
+// repl reads messages line by line until /exit, end of input or Ctrl-C at
+// the prompt; Ctrl-C during a turn cancels only that turn. Either way the
+// deferred shutdown runs, so plugins stop cleanly and queued observer
+// events are delivered.
 func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus, stream *streamOut) error {
-	in := bufio.NewScanner(stdin)
-	in.Buffer(make([]byte, 64*1024), 1<<20)
-	fmt.Fprintln(stderr, "type a message; /exit or Ctrl-D ends the session, Ctrl-C cancels a turn")
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		in := bufio.NewScanner(stdin)
+		in.Buffer(make([]byte, 64*1024), 1<<20)
+		for in.Scan() {
+			lines <- in.Text()
+		}
+		readErr <- in.Err()
+	}()
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
+
+	fmt.Fprintln(stderr, "type a message; /exit, Ctrl-D or Ctrl-C at the prompt ends the session, Ctrl-C during a turn cancels it")
 	for {
 		fmt.Fprint(stderr, "> ")
-		if !in.Scan() {
+		var line string
+		select {
+		case line = <-lines:
+		case err := <-readErr:
 			fmt.Fprintln(stderr)
-			return in.Err()
+			return err
+		case <-interrupts:
+			fmt.Fprintln(stderr)
+			return nil
 		}
-		line := strings.TrimSpace(in.Text())
-		switch line {
+		switch line = strings.TrimSpace(line); line {
 		case "":
 			continue
 		case "/exit", "/quit":
@@ -254,6 +279,11 @@ func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer,
 		if err := turn(sess, line, stdout, stderr, verbose, bus, stream); err != nil {
 			// A failed turn is reported, not fatal: the session goes on.
 			fmt.Fprintln(stderr, "hookhost:", err)
+		}
+		// The turn handled its own Ctrl-C; it must not also end the session.
+		select {
+		case <-interrupts:
+		default:
 		}
 	}
 }

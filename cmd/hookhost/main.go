@@ -38,10 +38,12 @@ The route is bypass unless routing.gateway is true; HOOKHOST_USE_GATEWAY=1|0
 overrides it.
 `
 
-// exitError carries the exit code a failure should produce.
+// exitError carries the exit code a failure should produce. quiet marks an
+// error already reported (the flag package prints its own).
 type exitError struct {
-	code int
-	err  error
+	code  int
+	err   error
+	quiet bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -75,23 +77,47 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "hookhost:", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if !ee.quiet {
+			fmt.Fprintln(stderr, "hookhost:", err)
+		}
 		return ee.code
 	}
+	fmt.Fprintln(stderr, "hookhost:", err)
 	return 1
 }
 
+// invocation is a parsed command line: its config, where the config came
+// from, and the words that are not flags.
+type invocation struct {
+	cfg      *config.Config
+	fromFile bool
+	words    []string
+}
+
 // parseWithConfig adds the -c flag to fs, parses args and loads the config.
-// Without -c, hookhost.toml is read if it exists and the defaults apply if
-// not; a file named with -c must exist.
-func parseWithConfig(fs *flag.FlagSet, args []string) (*config.Config, error) {
+// Flags may come after the message too (chat "hi" -v). Without -c,
+// hookhost.toml is read if it exists and the defaults apply if not; a file
+// named with -c must exist.
+func parseWithConfig(fs *flag.FlagSet, args []string) (*invocation, error) {
 	path := fs.String("c", defaultConfig, "config file")
-	if err := fs.Parse(args); err != nil {
-		return nil, &exitError{code: 2, err: err}
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, &exitError{code: 2, err: err, quiet: true}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		words = append(words, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "c" })
-	return loadConfig(*path, explicit)
+	cfg, fromFile, err := loadConfig(*path, explicit)
+	if err != nil {
+		return nil, err
+	}
+	return &invocation{cfg: cfg, fromFile: fromFile, words: words}, nil
 }

@@ -92,3 +92,30 @@ func TestREPL(t *testing.T) {
 		t.Fatalf("REPL answers:\n%s", out)
 	}
 }
+
+func TestFlagsAfterTheMessage(t *testing.T) {
+	t.Setenv("HOOKHOST_USE_GATEWAY", "")
+	cfg := writeConfig(t, "")
+	code, out, errOut := runCLI(t, "", "chat", "what time is it", "-v", "-c", cfg)
+	if code != 0 || !strings.Contains(errOut, "tool now({})") || strings.Contains(out, "-v") {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "(from routing.gateway)") {
+		t.Fatalf("route source not the config file:\n%s", errOut)
+	}
+}
+
+func TestFlagErrorsAreReportedOnce(t *testing.T) {
+	_, _, errOut := runCLI(t, "", "chat", "-nope")
+	if n := strings.Count(errOut, "flag provided but not defined"); n != 1 {
+		t.Fatalf("reported %d times:\n%s", n, errOut)
+	}
+}
+
+func TestPluginsListSaysWhyAPluginDidNotStart(t *testing.T) {
+	cfg := writeConfig(t, "[plugins]\nenabled = [\"ghost\"]\ndir = \"nowhere\"\n")
+	code, out, _ := runCLI(t, "", "plugins", "list", "-c", cfg)
+	if code != 1 || !strings.Contains(out, "ghost did not start") || !strings.Contains(out, "does not exist") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}

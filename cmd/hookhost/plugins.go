@@ -81,10 +81,14 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := flag.NewFlagSet("plugins "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, err := parseWithConfig(fs, args[1:])
+	inv, err := parseWithConfig(fs, args[1:])
 	if err != nil {
 		return err
 	}
+	if len(inv.words) > 0 {
+		return usageErr("plugins %s takes no arguments, got %q", args[0], strings.Join(inv.words, " "))
+	}
+	cfg := inv.cfg
 	if len(cfg.Plugins.Enabled) == 0 {
 		fmt.Fprintln(stdout, "no plugins enabled (set plugins.enabled in the config)")
 		return nil
@@ -105,7 +109,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 			failed++
 		}
 		if args[0] == "list" {
-			hooksCol, toolsCol, matchCol := "-", "-", "*"
+			hooksCol, toolsCol, matchCol := "-", "-", "-"
 			if r.OK {
 				hooksCol = joinOr(hookNames(r.Hooks), "-")
 				toolsCol = joinOr(r.Tools, "-")
@@ -121,6 +125,13 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(r.Version), r.Path, detail)
 	}
 	tw.Flush()
+	if args[0] == "list" {
+		for _, r := range results {
+			if !r.OK {
+				fmt.Fprintf(stdout, "\n%s did not start: %v\n", r.Name, r.Err)
+			}
+		}
+	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d plugins failed", failed, len(results))
 	}
