@@ -39,6 +39,10 @@ const (
 	sharedTool      = "shared_tool"
 	testLogVar      = "HOST_TEST_LOG" // set to see host and plugin logs
 	livenessTimeout = 10 * time.Second
+	// hangDirVar names the directory where the echo plugin records each
+	// "hang" call it has entered, in <plugin name>.hang; only entries that
+	// list it get it.
+	hangDirVar = "TESTPLUGIN_HANG_DIR"
 )
 
 func TestMain(m *testing.M) {
@@ -63,6 +67,13 @@ func TestMain(m *testing.M) {
 	os.Setenv(visibleVar, "visible-value")
 	os.Setenv(hiddenVar, "hidden-secret")
 	os.Setenv(toolsVar, sharedTool)
+	hangDir := filepath.Join(dir, "hang")
+	if err := os.Mkdir(hangDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	os.Setenv(hangDirVar, hangDir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -290,6 +301,13 @@ func TestSIGKILLDuringCallsRestartsOnce(t *testing.T) {
 	t.Parallel()
 	e := entry(echoAs(t, "victim"))
 	e.ToolTimeout = time.Minute // only the kill may end these calls
+	e.Env = []string{hangDirVar}
+	// The plugin records every hang call it enters here; "victim" is this
+	// test's alone, and a file left by an earlier run (-count) must not count.
+	entered := filepath.Join(os.Getenv(hangDirVar), "victim.hang")
+	if err := os.Remove(entered); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
 	h := startOK(t, configOf(plug{"victim", e}), fastOptions())
 	bus := busOf(t, h)
 	pid := h.Plugins()[0].PID
@@ -299,9 +317,11 @@ func TestSIGKILLDuringCallsRestartsOnce(t *testing.T) {
 	for range calls {
 		go func() { results <- provide(bus, "hang", "") }()
 	}
-	// Let the calls reach the plugin; a call that has not yet is still
-	// answered by failing, either way.
-	time.Sleep(300 * time.Millisecond)
+	// Kill only once every call is inside the process: a call that reached
+	// the plugin after the kill would meet its replacement instead.
+	waitFor(t, fmt.Sprintf("%d hang calls inside the plugin (pid %d)", calls, pid), func() bool {
+		return hangsIn(t, entered, pid) == calls
+	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -328,6 +348,26 @@ func TestSIGKILLDuringCallsRestartsOnce(t *testing.T) {
 	if n := bus.Stats().Failures("victim", hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 0 {
 		t.Errorf("%d calls counted as timeouts; the kill should have ended them", n)
 	}
+}
+
+// hangsIn counts the hang calls the echo plugin recorded in path as
+// entered by process pid.
+func hangsIn(t *testing.T, path string, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		if strings.TrimSpace(line) == strconv.Itoa(pid) {
+			n++
+		}
+	}
+	return n
 }
 
 func TestHangingPluginTimesOut(t *testing.T) {

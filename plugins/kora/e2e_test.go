@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +88,13 @@ type rig struct {
 
 func start(t *testing.T, stateDir string) *rig {
 	t.Helper()
+	return startFrom(t, stateDir, pluginDir, host.Options{})
+}
+
+// startFrom is start with the kora binary in binDir and the given host
+// options (their Logger is replaced by one the test shows on failure).
+func startFrom(t *testing.T, stateDir, binDir string, opts host.Options) *rig {
+	t.Helper()
 	logs := &syncBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -107,18 +116,14 @@ timeout = "5s"
 state_dir = %q
 [plugins.entries.kora.config.budget]
 daily_usd = 1.0
-`, pluginDir, stateDir)
+`, binDir, stateDir)
 	cfg, err := config.Parse([]byte(src), "e2e.toml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: logs, Level: hclog.Debug})
-	h, errs := host.Start(context.Background(), cfg, host.Options{
-		Logger: log,
-		// Restarts quick enough for a test, slow enough that the outage is
-		// observable: the first restart comes 250-500ms after a crash.
-		Backoff: host.BackoffPolicy{Initial: 500 * time.Millisecond, Max: time.Second, Factor: 2},
-	})
+	opts.Logger = log
+	h, errs := host.Start(context.Background(), cfg, opts)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -298,10 +303,46 @@ func TestDemoBehaviours(t *testing.T) {
 	}
 }
 
+// ownBinary copies the kora binary into a directory of the test's own, so
+// that the test can take it away without touching other tests' plugin.
+func ownBinary(t *testing.T) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "kora")
+	src, err := os.Open(filepath.Join(pluginDir, "kora"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path
+}
+
 // TestKoraKilledMidConversation SIGKILLs the Kora process in the middle of a
 // turn, between the model's decision to call a Kora tool and the call.
+//
+// The outage lasts as long as the test needs: the binary is taken away
+// before the kill, so every restart fails until the test puts it back after
+// the call it wants to see fail.
 func TestKoraKilledMidConversation(t *testing.T) {
-	r := start(t, filepath.Join(t.TempDir(), "state"))
+	binDir, bin := ownBinary(t)
+	away := bin + ".away"
+	r := startFrom(t, filepath.Join(t.TempDir(), "state"), binDir, host.Options{
+		// Retry quickly once the binary is back, and never open the
+		// circuit, however many restarts fail while it is away.
+		Backoff:         host.BackoffPolicy{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond, Factor: 2},
+		CircuitFailures: math.MaxInt32,
+	})
 
 	before := r.send(t, "what's my burn?")
 	if before.ToolCalls[0].AnsweredBy != "kora" {
@@ -324,6 +365,11 @@ func TestKoraKilledMidConversation(t *testing.T) {
 			return
 		}
 		killed = true
+		// No restart can succeed until the binary is back.
+		if err := os.Rename(bin, away); err != nil {
+			t.Errorf("take the kora binary away: %v", err)
+			return
+		}
 		if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 			t.Errorf("kill kora (pid %d): %v", first.PID, err)
 			return
@@ -331,7 +377,11 @@ func TestKoraKilledMidConversation(t *testing.T) {
 		// Let the host notice, so the call below meets the outage and not
 		// a process that happens to be still dying.
 		deadline := time.Now().Add(10 * time.Second)
-		for r.kora(t).State == host.StateRunning && time.Now().Before(deadline) {
+		for r.kora(t).State == host.StateRunning {
+			if time.Now().After(deadline) {
+				t.Errorf("the host did not notice kora (pid %d) was killed within 10s: %+v", first.PID, r.kora(t))
+				return
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
@@ -349,8 +399,14 @@ func TestKoraKilledMidConversation(t *testing.T) {
 	if during.Answer == "" {
 		t.Fatal("the conversation produced no answer during the outage")
 	}
+	if s := r.kora(t); s.State == host.StateRunning {
+		t.Fatalf("kora running again while its binary is away: %+v", s)
+	}
 
 	// Back after the restart, with the same ledger.
+	if err := os.Rename(away, bin); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		s := r.kora(t)

@@ -25,6 +25,12 @@ import (
 // to plugins whose entry names it.
 const toolsEnv = "TESTPLUGIN_TOOLS"
 
+// hangDirEnv names a directory in which every "hang" call, once inside the
+// plugin, appends the plugin's pid as a line to the file <name>.hang before
+// it hangs, so that a test can tell when its calls have all arrived. The
+// host passes it only to plugins whose entry names it.
+const hangDirEnv = "TESTPLUGIN_HANG_DIR"
+
 type echo struct {
 	sdk.Base
 	name  string
@@ -60,6 +66,11 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 	case "crash":
 		os.Exit(2)
 	case "hang":
+		if dir := os.Getenv(hangDirEnv); dir != "" {
+			if err := e.entered(dir); err != nil {
+				return nil, err
+			}
+		}
 		for {
 			time.Sleep(time.Hour)
 		}
@@ -84,6 +95,19 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 		return &hooks.ToolResult{Content: strconv.Itoa(cmd.Process.Pid)}, nil
 	}
 	return &hooks.ToolResult{Content: "answered by " + e.name}, nil
+}
+
+// entered records that a "hang" call is inside this process; see hangDirEnv.
+func (e *echo) entered(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, e.name+".hang"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := fmt.Fprintf(f, "%d\n", os.Getpid())
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	return werr
 }
 
 // sleepBinary finds sleep without PATH, which the host does not pass on.
