@@ -9,6 +9,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +25,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/hookhost/hookhost/config"
@@ -136,7 +140,18 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 	})
 
 	b.Run("rawgrpc", func(b *testing.B) {
-		client := rawGRPC(b)
+		client := rawGRPC(b, false)
+		req := &pluginv1.ToolCallRequest{SessionId: toolCall.SessionID, CallId: toolCall.CallID, Name: toolCall.Name, Arguments: toolCall.Arguments}
+		for b.Loop() {
+			resp, err := client.PreToolCallCanProvideResult(ctx, req)
+			if err != nil || resp.Result == nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	b.Run("rawgrpc-tls", func(b *testing.B) {
+		client := rawGRPC(b, true)
 		req := &pluginv1.ToolCallRequest{SessionId: toolCall.SessionID, CallId: toolCall.CallID, Name: toolCall.Name, Arguments: toolCall.Arguments}
 		for b.Loop() {
 			resp, err := client.PreToolCallCanProvideResult(ctx, req)
@@ -161,10 +176,14 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 }
 
 // rawGRPC starts the raw gRPC child and returns a client connected to it
-// over a unix socket.
-func rawGRPC(b *testing.B) pluginv1.PluginClient {
+// over a unix socket, over TLS when useTLS is set.
+func rawGRPC(b *testing.B, useTLS bool) pluginv1.PluginClient {
 	sock := filepath.Join(b.TempDir(), "raw.sock")
-	cmd := exec.Command(filepath.Join(binaries(b), "rawgrpc"), sock)
+	args := []string{sock}
+	if useTLS {
+		args = []string{"-tls", sock}
+	}
+	cmd := exec.Command(filepath.Join(binaries(b), "rawgrpc"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -175,11 +194,26 @@ func rawGRPC(b *testing.B) pluginv1.PluginClient {
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) != "ready" {
+	fields := strings.Fields(line)
+	if err != nil || len(fields) == 0 || fields[0] != "ready" {
 		b.Fatalf("raw gRPC child: %q %v", line, err)
 	}
 	go io.Copy(io.Discard, stdout)
-	conn, err := grpc.NewClient("unix:"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if useTLS {
+		der, err := base64.StdEncoding.DecodeString(fields[1])
+		if err != nil {
+			b.Fatal(err)
+		}
+		cert, err := x509.ParseCertificate(der)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AddCert(cert)
+		creds = credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12})
+	}
+	conn, err := grpc.NewClient("unix:"+sock, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		b.Fatal(err)
 	}

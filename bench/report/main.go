@@ -30,6 +30,7 @@ type comparison struct {
 
 var comparisons = []comparison{
 	{"remote hook round trip / raw gRPC call (unix socket)", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/rawgrpc", "ns/op", "≤ 1.2×", func(r float64) bool { return r <= 1.2 }},
+	{"remote hook round trip / raw gRPC call over TLS (unix socket)", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/rawgrpc-tls", "ns/op", "", nil},
 	{"process per hook / remote hook round trip", "BenchmarkHookRoundTrip/exec", "BenchmarkHookRoundTrip/remote", "ns/op", "≥ 25×", func(r float64) bool { return r >= 25 }},
 	{"remote hook round trip / in-process plugin", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/inprocess", "ns/op", "", nil},
 	{"tool call with remote provider / native tool call", "BenchmarkToolCall/remote", "BenchmarkToolCall/native", "ns/op", "", nil},
