@@ -319,22 +319,7 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 }
 
 func (p *Provider) post(ctx context.Context, body request) (*http.Response, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
-		return nil, p.fail("cannot encode the request", err)
-	}
-	h := p.header.Clone()
-	if body.Stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	return p.client.Do(ctx, httpretry.Request{
-		Method: http.MethodPost, URL: p.endpoint, Header: h,
-		Body: bytes.TrimRight(b.Bytes(), "\n"), Stream: body.Stream,
-	})
+	return p.client.PostJSON(ctx, p.endpoint, p.header, body, body.Stream)
 }
 
 func (p *Provider) fail(msg string, err error) error {

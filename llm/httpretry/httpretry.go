@@ -370,6 +370,28 @@ func (c *Client) Redact(s string) string {
 	return s
 }
 
+// PostJSON encodes body as JSON and sends it to url with Do, asking for an
+// event stream when stream is set. It encodes without HTML escaping, so
+// "<" in a prompt reaches the model as written rather than as \u003c.
+func (c *Client) PostJSON(ctx context.Context, url string, header http.Header, body any, stream bool) (*http.Response, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		return nil, &llm.ProviderError{Provider: c.Provider, Message: "cannot encode the request", Err: err}
+	}
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	return c.Do(ctx, Request{Method: http.MethodPost, URL: url, Header: h, Body: bytes.TrimRight(b.Bytes(), "\n"), Stream: stream})
+}
+
 // ReadAll reads a successful response body whole, under the attempt's
 // timeout, and closes it.
 func (c *Client) ReadAll(resp *http.Response) ([]byte, error) {

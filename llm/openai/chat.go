@@ -165,17 +165,9 @@ func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Respo
 	if err != nil {
 		return llm.Response{}, err
 	}
-	resp, err := p.post(ctx, body, false)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	data, err := p.client.ReadAll(resp)
-	if err != nil {
-		return llm.Response{}, err
-	}
 	var cr chatResponse
-	if err := json.Unmarshal(data, &cr); err != nil {
-		return llm.Response{}, p.badResponse("response is not a chat completion: %v", err)
+	if err := p.fetch(ctx, body, &cr, "a chat completion"); err != nil {
+		return llm.Response{}, err
 	}
 	return p.chatResult(cr, names)
 }

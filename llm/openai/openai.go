@@ -186,29 +186,24 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 
 // post sends body and returns the open response.
 func (p *Provider) post(ctx context.Context, body any, stream bool) (*http.Response, error) {
-	data, err := marshal(body)
-	if err != nil {
-		return nil, p.fail("cannot encode the request", err)
-	}
-	h := p.header.Clone()
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	return p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: data, Stream: stream})
+	return p.client.PostJSON(ctx, p.endpoint, p.header, body, stream)
 }
 
-// marshal encodes without HTML escaping, so "<" in a prompt is sent as
-// written rather than as \u003c.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// fetch makes a non-streaming call and decodes the response into out;
+// what names the expected object in the error when it does not decode.
+func (p *Provider) fetch(ctx context.Context, body, out any, what string) error {
+	resp, err := p.post(ctx, body, false)
+	if err != nil {
+		return err
 	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	data, err := p.client.ReadAll(resp)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return p.badResponse("response is not %s: %v", what, err)
+	}
+	return nil
 }
 
 func (p *Provider) fail(msg string, err error) error {

@@ -136,17 +136,9 @@ func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.
 	if err != nil {
 		return llm.Response{}, err
 	}
-	resp, err := p.post(ctx, body, false)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	data, err := p.client.ReadAll(resp)
-	if err != nil {
-		return llm.Response{}, err
-	}
 	var rr respResponse
-	if err := json.Unmarshal(data, &rr); err != nil {
-		return llm.Response{}, p.badResponse("response is not a Responses API object: %v", err)
+	if err := p.fetch(ctx, body, &rr, "a Responses API object"); err != nil {
+		return llm.Response{}, err
 	}
 	return p.responsesResult(rr, names)
 }
