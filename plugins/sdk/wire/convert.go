@@ -25,48 +25,41 @@ func bytesFromPB(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-func specsToPB(specs []hooks.ToolSpec) []*pluginv1.ToolSpec {
-	if len(specs) == 0 {
+// each converts a slice element by element. An empty slice becomes nil on
+// both sides, as proto3 cannot tell them apart.
+func each[A, B any](in []A, convert func(A) B) []B {
+	if len(in) == 0 {
 		return nil
 	}
-	out := make([]*pluginv1.ToolSpec, len(specs))
-	for i, s := range specs {
-		out[i] = &pluginv1.ToolSpec{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema}
+	out := make([]B, len(in))
+	for i, v := range in {
+		out[i] = convert(v)
 	}
 	return out
+}
+
+func specsToPB(specs []hooks.ToolSpec) []*pluginv1.ToolSpec {
+	return each(specs, func(s hooks.ToolSpec) *pluginv1.ToolSpec {
+		return &pluginv1.ToolSpec{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema}
+	})
 }
 
 func specsFromPB(specs []*pluginv1.ToolSpec) []hooks.ToolSpec {
-	if len(specs) == 0 {
-		return nil
-	}
-	out := make([]hooks.ToolSpec, len(specs))
-	for i, s := range specs {
-		out[i] = hooks.ToolSpec{Name: s.GetName(), Description: s.GetDescription(), InputSchema: bytesFromPB(s.GetInputSchema())}
-	}
-	return out
+	return each(specs, func(s *pluginv1.ToolSpec) hooks.ToolSpec {
+		return hooks.ToolSpec{Name: s.GetName(), Description: s.GetDescription(), InputSchema: bytesFromPB(s.GetInputSchema())}
+	})
 }
 
 func toolCallsToPB(calls []hooks.ToolCall) []*pluginv1.ToolCall {
-	if len(calls) == 0 {
-		return nil
-	}
-	out := make([]*pluginv1.ToolCall, len(calls))
-	for i, c := range calls {
-		out[i] = &pluginv1.ToolCall{Id: c.ID, Name: c.Name, Arguments: c.Arguments}
-	}
-	return out
+	return each(calls, func(c hooks.ToolCall) *pluginv1.ToolCall {
+		return &pluginv1.ToolCall{Id: c.ID, Name: c.Name, Arguments: c.Arguments}
+	})
 }
 
 func toolCallsFromPB(calls []*pluginv1.ToolCall) []hooks.ToolCall {
-	if len(calls) == 0 {
-		return nil
-	}
-	out := make([]hooks.ToolCall, len(calls))
-	for i, c := range calls {
-		out[i] = hooks.ToolCall{ID: c.GetId(), Name: c.GetName(), Arguments: bytesFromPB(c.GetArguments())}
-	}
-	return out
+	return each(calls, func(c *pluginv1.ToolCall) hooks.ToolCall {
+		return hooks.ToolCall{ID: c.GetId(), Name: c.GetName(), Arguments: bytesFromPB(c.GetArguments())}
+	})
 }
 
 func messageToPB(m hooks.Message) *pluginv1.Message {
@@ -92,25 +85,11 @@ func messageFromPB(m *pluginv1.Message) hooks.Message {
 }
 
 func messagesToPB(msgs []hooks.Message) []*pluginv1.Message {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]*pluginv1.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = messageToPB(m)
-	}
-	return out
+	return each(msgs, messageToPB)
 }
 
 func messagesFromPB(msgs []*pluginv1.Message) []hooks.Message {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]hooks.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = messageFromPB(m)
-	}
-	return out
+	return each(msgs, messageFromPB)
 }
 
 func usageToPB(u hooks.Usage) *pluginv1.Usage {
