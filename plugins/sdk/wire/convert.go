@@ -232,12 +232,7 @@ func manifestToPB(m hooks.Manifest) *pluginv1.Manifest {
 		Version:  m.Version,
 		Matchers: m.Matchers,
 		Tools:    specsToPB(m.Tools),
-	}
-	if len(m.Hooks) > 0 {
-		out.Hooks = make([]string, len(m.Hooks))
-		for i, h := range m.Hooks {
-			out.Hooks[i] = string(h)
-		}
+		Hooks:    each(m.Hooks, func(h hooks.Name) string { return string(h) }),
 	}
 	if len(out.Matchers) == 0 {
 		out.Matchers = nil
@@ -250,12 +245,7 @@ func manifestFromPB(m *pluginv1.Manifest) hooks.Manifest {
 		Name:    m.GetName(),
 		Version: m.GetVersion(),
 		Tools:   specsFromPB(m.GetTools()),
-	}
-	if hs := m.GetHooks(); len(hs) > 0 {
-		out.Hooks = make([]hooks.Name, len(hs))
-		for i, h := range hs {
-			out.Hooks[i] = hooks.Name(h)
-		}
+		Hooks:   each(m.GetHooks(), func(h string) hooks.Name { return hooks.Name(h) }),
 	}
 	if ms := m.GetMatchers(); len(ms) > 0 {
 		out.Matchers = ms
