@@ -77,16 +77,18 @@ type member struct {
 	name     string
 	plugin   Plugin
 	opts     Options
+	inline   bool // the plugin honours contexts: no watchdog goroutine needed
 	matchers []string
 	queue    chan observerEvent // nil when it observes nothing
 	dropped  atomic.Uint64
 }
 
 type subscriber struct {
-	m     *member
-	hook  Name
-	calls atomic.Uint64
-	fails [numKinds]atomic.Uint64
+	m       *member
+	hook    Name
+	timeout time.Duration
+	calls   atomic.Uint64
+	fails   [numKinds]atomic.Uint64
 }
 
 // toolNamePattern is what OpenAI and Anthropic accept as a tool name.
@@ -180,8 +182,15 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			opts.ToolTimeout = DefaultToolTimeout
 		}
 		m := &member{name: man.Name, plugin: mb.Plugin, opts: opts, matchers: man.Matchers}
+		if ch, ok := mb.Plugin.(ContextHonouring); ok {
+			m.inline = ch.HonoursContext()
+		}
 		for _, h := range man.Hooks {
-			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h})
+			timeout := opts.Timeout
+			if h == PreToolCallCanProvideResult {
+				timeout = opts.ToolTimeout
+			}
+			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, timeout: timeout})
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
 			}

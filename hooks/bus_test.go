@@ -749,3 +749,27 @@ func TestCloseCancelsDeliveriesWhenItGivesUp(t *testing.T) {
 		<-cancelled
 	})
 }
+
+// honouring is an in-process plugin that declares it returns when its
+// context ends, as the remote adapters do, so the Bus calls it inline.
+type honouring struct{ *Funcs }
+
+func (honouring) HonoursContext() bool { return true }
+
+func TestContextHonouringPluginsAreCalledInlineUnderTheirDeadline(t *testing.T) {
+	var sawDeadline bool
+	p := honouring{&Funcs{Name: "remote", PreToolCallCanProvideResultFunc: func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
+		_, sawDeadline = ctx.Deadline()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}}
+	b := newBus(t, Member{Plugin: p, Options: Options{ToolTimeout: 20 * time.Millisecond}})
+	within(t, func() {
+		if r := b.ProvideResult(context.Background(), call); r != nil {
+			t.Errorf("got %+v", r)
+		}
+	})
+	if !sawDeadline || b.Stats().Failures("remote", PreToolCallCanProvideResult, KindTimeout) != 1 {
+		t.Fatalf("deadline seen %v, timeouts %d", sawDeadline, b.Stats().Failures("remote", PreToolCallCanProvideResult, KindTimeout))
+	}
+}

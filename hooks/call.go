@@ -50,15 +50,11 @@ type callResult[T any] struct {
 // deadline by more than scheduling noise, even if the plugin ignores ctx.
 func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.Context) (T, error)) (T, FailureKind) {
 	s.calls.Add(1)
-	timeout := s.m.opts.Timeout
-	if s.hook == PreToolCallCanProvideResult {
-		timeout = s.m.opts.ToolTimeout
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 
 	var r callResult[T]
-	if ch, ok := s.m.plugin.(ContextHonouring); ok && ch.HonoursContext() {
+	if s.m.inline {
 		r = guarded(cctx, fn)
 	} else {
 		done := make(chan callResult[T], 1)
