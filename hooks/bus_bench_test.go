@@ -74,3 +74,22 @@ func BenchmarkObserverEmit(b *testing.B) {
 		bus.ToolCallDone(ev)
 	}
 }
+
+// BenchmarkInlineSubscriber is one subscriber that honours its context, so
+// the Bus calls it without a watchdog goroutine; against subscribers=1 of
+// BenchmarkFirePreToolCall it shows what the watchdog costs.
+func BenchmarkInlineSubscriber(b *testing.B) {
+	bus, err := NewBus([]Member{{Plugin: honouring{&Funcs{
+		Name:            "p0",
+		PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) { return nil, nil },
+	}}}}, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		bus.PreToolCall(ctx, call)
+	}
+}
