@@ -62,7 +62,7 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 func (p *Pipeline) decide(ctx context.Context, sessionID string, call *hooks.ToolCall) Outcome {
 	args, err := normalizeArgs(call.Arguments)
 	if err != nil {
-		return rejected(fmt.Sprintf("tool %q: arguments are not a valid JSON object: %v", call.Name, err))
+		return Outcome{}.rejected(fmt.Sprintf("tool %q: arguments are not a valid JSON object: %v", call.Name, err))
 	}
 	call.Arguments = args
 
@@ -80,9 +80,7 @@ func (p *Pipeline) decide(ctx context.Context, sessionID string, call *hooks.Too
 	// Past this point the call does work; a turn cancelled while the guards
 	// were asked must not run it unapproved.
 	if ctx.Err() != nil {
-		r := rejected(fmt.Sprintf("tool %q not run: the turn was cancelled", call.Name))
-		r.ModifiedBy = out.ModifiedBy
-		return r
+		return out.rejected(fmt.Sprintf("tool %q not run: the turn was cancelled", call.Name))
 	}
 	if r := p.Bus.ProvideResult(ctx, req); r != nil {
 		out.Path, out.AnsweredBy, out.Status = PathProvided, r.Plugin, hooks.ProvidedBy(r.Plugin)
@@ -96,14 +94,10 @@ func (p *Pipeline) decide(ctx context.Context, sessionID string, call *hooks.Too
 		if owner, isPlugin := p.Bus.ToolOwner(call.Name); isPlugin {
 			msg = fmt.Sprintf("tool %q is served by plugin %q, which gave no result (the plugin may be down or may not serve this tool)", call.Name, owner)
 		}
-		r := rejected(msg)
-		r.ModifiedBy = out.ModifiedBy
-		return r
+		return out.rejected(msg)
 	}
 	if err := schema.Validate(tool.Spec.InputSchema, call.Arguments); err != nil {
-		r := rejected(fmt.Sprintf("tool %q: %v", call.Name, err))
-		r.ModifiedBy = out.ModifiedBy
-		return r
+		return out.rejected(fmt.Sprintf("tool %q: %v", call.Name, err))
 	}
 	out.Path = PathNative
 	out.Result, out.Status = runNative(ctx, tool, call.Arguments)
@@ -130,8 +124,10 @@ func runNative(ctx context.Context, tool Tool, args json.RawMessage) (res hooks.
 	return hooks.ToolResult{Content: string(content)}, hooks.StatusOK
 }
 
-func rejected(msg string) Outcome {
-	return Outcome{Path: PathRejected, Status: hooks.StatusError, Result: errorResult(msg)}
+// rejected marks a call that never ran, keeping what hooks did before.
+func (o Outcome) rejected(msg string) Outcome {
+	o.Path, o.Status, o.Result = PathRejected, hooks.StatusError, errorResult(msg)
+	return o
 }
 
 // errorResult is the shape of every error the model sees from a tool:
