@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
@@ -294,5 +295,5 @@ func (b *Bus) Close(ctx context.Context) error {
 
 func isJSONObject(raw []byte) bool {
 	s := strings.TrimLeft(string(raw), " \t\r\n")
-	return strings.HasPrefix(s, "{") && jsonValid(raw)
+	return strings.HasPrefix(s, "{") && json.Valid(raw)
 }

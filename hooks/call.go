@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -124,8 +123,6 @@ func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
 func (b *Bus) malformed(s *subscriber, format string, a ...any) {
 	b.fail(s, KindMalformed, fmt.Errorf(format, a...))
 }
-
-func jsonValid(raw []byte) bool { return json.Valid(raw) }
 
 // HookStats counts the calls of one plugin for one hook.
 type HookStats struct {
