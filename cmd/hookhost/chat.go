@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -243,15 +242,23 @@ func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, 
 // deferred shutdown runs, so plugins stop cleanly and queued observer
 // events are delivered.
 func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus, stream *streamOut) error {
-	lines := make(chan string)
+	lines := make(chan readLine)
 	readErr := make(chan error, 1)
 	go func() {
-		in := bufio.NewScanner(stdin)
-		in.Buffer(make([]byte, 64*1024), 1<<20)
-		for in.Scan() {
-			lines <- in.Text()
+		in := newLineReader(stdin, maxLineBytes)
+		for {
+			line, err := in.next()
+			if err != nil {
+				if err == io.EOF {
+					err = nil
+				} else {
+					err = fmt.Errorf("reading standard input: %w", err)
+				}
+				readErr <- err
+				return
+			}
+			lines <- line
 		}
-		readErr <- in.Err()
 	}()
 	interrupts := make(chan os.Signal, 1)
 	signal.Notify(interrupts, os.Interrupt)
@@ -262,7 +269,13 @@ func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer,
 		fmt.Fprint(stderr, "> ")
 		var line string
 		select {
-		case line = <-lines:
+		case in := <-lines:
+			if in.tooLong > 0 {
+				fmt.Fprintf(stderr, "hookhost: line refused: %d bytes is longer than the %d MiB limit for one line; put long text in a file under tools.read_root and ask for it to be read\n",
+					in.tooLong, maxLineBytes>>20)
+				continue
+			}
+			line = in.text
 		case err := <-readErr:
 			fmt.Fprintln(stderr)
 			return err
