@@ -9,6 +9,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 COUNT     ?= 6
 BENCHTIME ?= 1s
+FUZZTIME  ?= 30s
 
 # Pinned code generators for `make proto`.
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
@@ -18,7 +19,7 @@ PROTO_DIR          := plugins/sdk/proto/v1
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test bench lint proto clean
+.PHONY: all build plugins run test bench fuzz lint proto clean
 
 all: build plugins
 
@@ -48,6 +49,12 @@ bench: build plugins
 	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) -benchtime $(BENCHTIME) ./... | tee $(BIN)/bench.txt
 	@echo
 	@$(GO) run ./bench/report $(BIN)/bench.txt | tee $(BIN)/bench-report.txt
+
+# Every fuzz target in the repository, one after another, FUZZTIME each on
+# 2 workers; FUZZ=<regexp> picks targets by name. Not part of `make test`,
+# which only replays the seeds and the inputs saved under testdata/fuzz.
+fuzz:
+	GO='$(GO)' FUZZTIME='$(FUZZTIME)' ./scripts/fuzz.sh
 
 proto:
 	@command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
