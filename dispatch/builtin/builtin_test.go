@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 	_ "time/tzdata" // zone lookups must not depend on the test machine
+	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/schema"
@@ -253,16 +254,68 @@ func TestCalculateErrors(t *testing.T) {
 	}
 }
 
+// FuzzCalculate runs expressions through the tool as the model calls it
+// and checks that hostile input ends in a value or a clear error, at a cost
+// linear in its length: no input can nest past the limit or make the parser
+// do more than a couple of steps per token.
 func FuzzCalculate(f *testing.F) {
-	for _, s := range []string{"2+3*4", "-2^2", "sqrt(16)+max(1,5,3)", "((1)", "1e308*10", "2^3^2^1", "min(", "é+1", "1..2", "pi e", "**", "1e", "-(-(-1))"} {
+	for _, s := range []string{
+		"2+3*4", "-2^2", "sqrt(16)+max(1,5,3)", "((1)", "1e308*10", "2^3^2^1", "min(", "é+1", "1..2", "pi e", "**", "1e", "-(-(-1))",
+		// Deep nesting of every kind that recurses.
+		strings.Repeat("(", 120) + "1" + strings.Repeat(")", 120),
+		strings.Repeat("-", 300) + "1",
+		strings.Repeat("2^", 200) + "2",
+		strings.Repeat("max(", 120) + "1" + strings.Repeat(")", 120),
+		strings.Repeat("sqrt(-", 60) + "1" + strings.Repeat(")", 60),
+		// Huge exponents and numbers.
+		"9^9^9^9", "1e308^1e308", "(-1)^1e308", "2^-1e308", "1e99999999999999999999", "1e-99999999999999999999",
+		"0." + strings.Repeat("0", 990) + "1", strings.Repeat("9", 1000), "1" + strings.Repeat("0", 400),
+		// Long inputs, at and past the length limit.
+		strings.Repeat("1+", 499) + "1", strings.Repeat("1+", 500) + "1", strings.Repeat(" ", 5000) + "1",
+		strings.Repeat("max(", 1) + strings.Repeat("1,", 499) + "1)",
+	} {
 		f.Add(s)
 	}
+	tool := Calculate()
 	f.Fuzz(func(t *testing.T, expr string) {
-		v, err := evaluate(expr)
-		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
-			t.Fatalf("%q evaluated to %v without an error", expr, v)
+		v, w, err := evaluateCounted(expr)
+		if w.steps > 2*w.tokens+1 {
+			t.Fatalf("%q: %d parser steps for %d tokens; parsing must stay linear", clipped(expr), w.steps, w.tokens)
+		}
+		if w.deepest > maxNesting+1 {
+			t.Fatalf("%q: recursion reached depth %d, past the limit of %d", clipped(expr), w.deepest, maxNesting)
+		}
+		switch {
+		case err == nil && (math.IsNaN(v) || math.IsInf(v, 0)):
+			t.Fatalf("%q evaluated to %v without an error", clipped(expr), v)
+		case err != nil && !strings.Contains(err.Error(), "at column "):
+			t.Fatalf("%q: error does not say where the problem is: %v", clipped(expr), err)
+		}
+
+		raw, err := json.Marshal(calculateArgs{Expression: expr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tool.Run(context.Background(), raw)
+		long := utf8.RuneCountInString(expr) > maxExpressionLen
+		switch {
+		case long && (err == nil || !strings.Contains(err.Error(), "the limit is 1000")):
+			t.Fatalf("%d characters accepted past the limit: %v, %v", utf8.RuneCountInString(expr), got, err)
+		case err != nil && err.Error() == "":
+			t.Fatalf("%q: empty error", clipped(expr))
+		case err == nil:
+			if _, err := json.Marshal(got); err != nil {
+				t.Fatalf("%q: result %v cannot be sent to the model: %v", clipped(expr), got, err)
+			}
 		}
 	})
+}
+
+func clipped(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
 }
 
 func quote(s string) string {

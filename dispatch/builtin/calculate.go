@@ -110,23 +110,37 @@ func tidy(v float64) float64 {
 
 // evaluate parses and computes expr in one pass.
 func evaluate(expr string) (float64, error) {
+	v, _, err := evaluateCounted(expr)
+	return v, err
+}
+
+// evaluateCounted is evaluate that also reports the parser's work, which
+// must stay linear in the number of tokens whatever the input.
+func evaluateCounted(expr string) (float64, work, error) {
 	toks, err := lex(expr)
 	if err != nil {
-		return 0, err
+		return 0, work{}, err
 	}
 	p := &parser{toks: toks}
 	v, err := p.expr(0)
+	w := work{tokens: len(toks), steps: p.steps, deepest: p.deepest}
 	if err != nil {
-		return 0, err
+		return 0, w, err
 	}
 	if t := p.peek(); t.kind != tokEOF {
 		err := p.unexpected(t)
 		if t.kind == tokNum || t.kind == tokIdent || t.kind == tokLParen {
 			err = fmt.Errorf("%v; write * between factors to multiply", err)
 		}
-		return 0, err
+		return 0, w, err
 	}
-	return v, nil
+	return v, w, nil
+}
+
+// work is what one evaluation cost: tokens lexed, parser steps (calls to
+// expr and turns of its operator loop) and the deepest recursion reached.
+type work struct {
+	tokens, steps, deepest int
 }
 
 // --- lexer ----------------------------------------------------------------
@@ -249,9 +263,11 @@ const (
 )
 
 type parser struct {
-	toks  []token
-	pos   int
-	depth int
+	toks    []token
+	pos     int
+	depth   int
+	deepest int
+	steps   int
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
@@ -290,6 +306,8 @@ func infixPower(t token) int {
 func (p *parser) expr(minBP int) (float64, error) {
 	p.depth++
 	defer func() { p.depth-- }()
+	p.steps++
+	p.deepest = max(p.deepest, p.depth)
 	if p.depth > maxNesting {
 		return 0, fmt.Errorf("expression is nested too deeply at column %d (more than %d levels); simplify it", p.peek().col, maxNesting)
 	}
@@ -304,6 +322,7 @@ func (p *parser) expr(minBP int) (float64, error) {
 			return left, nil
 		}
 		p.next()
+		p.steps++
 		rbp := bp
 		if op.op == '^' {
 			rbp = bp - 1 // right-associative: 2^3^2 is 2^(3^2)
