@@ -16,8 +16,10 @@ type decimal struct {
 	exp    int64
 }
 
-// expLimit clamps exponents so that arithmetic on them cannot overflow; any
-// number beyond it compares correctly against every number a schema can hold.
+// expLimit clamps exponents so that arithmetic on them cannot overflow.
+// Numbers at the clamp lose their order among themselves, so a schema may
+// not hold one (see clamped); any argument beyond it then still compares
+// correctly against every number a schema can hold.
 const expLimit = 1 << 60
 
 // parseDecimal reads a number that encoding/json has already accepted, so
@@ -92,6 +94,12 @@ func clampExp(e int64) int64 {
 }
 
 func (d decimal) isZero() bool { return d.digits == "" }
+
+// clamped reports an exponent at the limit, where the true value may lie
+// further out than the one kept.
+func (d decimal) clamped() bool {
+	return !d.isZero() && (d.exp >= expLimit || d.exp <= -expLimit)
+}
 
 // isInteger is exact: 3.0 and 3e0 and 30e-1 are integers, 3.5 is not.
 func (d decimal) isInteger() bool {

@@ -270,12 +270,18 @@ func compile(obj map[string]any, path string, depth int) (*node, error) {
 				return nil, fmt.Errorf("%s[%d]: value %s does not have the schema's type %s, so it could never be accepted", child(path, "enum"), i, jsonText(v), strings.Join(n.types, " or "))
 			}
 		}
+		if err := checkComparable(list, child(path, "enum")); err != nil {
+			return nil, err
+		}
 		n.enum = list
 	}
 
 	if c, ok := obj["const"]; ok {
 		if n.types != nil && !matchesAnyType(c, n.types) {
 			return nil, fmt.Errorf("%s: value %s does not have the schema's type %s, so it could never be accepted", child(path, "const"), jsonText(c), strings.Join(n.types, " or "))
+		}
+		if err := checkComparable(c, child(path, "const")); err != nil {
+			return nil, err
 		}
 		n.hasConst, n.constVal = true, c
 	}
@@ -395,7 +401,38 @@ func compileBound(obj map[string]any, key, path string) (*bound, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %q is not a number", child(path, key), num)
 	}
+	if d.clamped() {
+		return nil, exponentError(child(path, key), num)
+	}
 	return &bound{raw: num.String(), d: d}, nil
+}
+
+// checkComparable refuses a number in an enum or const value whose exponent
+// is at the clamp, where two different numbers would compare equal.
+func checkComparable(v any, path string) error {
+	switch x := v.(type) {
+	case json.Number:
+		if d, ok := parseDecimal(x); ok && d.clamped() {
+			return exponentError(path, x)
+		}
+	case []any:
+		for i, item := range x {
+			if err := checkComparable(item, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if err := checkComparable(x[k], child(path, k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func exponentError(path string, num json.Number) error {
+	return fmt.Errorf("%s: %s has an exponent too large to compare exactly; write a number between 1e-1000000000000000000 and 1e1000000000000000000 in magnitude", path, clip(num.String()))
 }
 
 func compileCount(obj map[string]any, key, path string) (int, error) {

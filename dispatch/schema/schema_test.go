@@ -1,8 +1,12 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -263,6 +267,11 @@ func TestDecimalCompare(t *testing.T) {
 	}
 }
 
+// FuzzValidate feeds arbitrary schemas and arguments. Besides never
+// panicking, validation must be deterministic, report an unusable schema as
+// the schema's fault, name a path under args in every complaint about the
+// arguments, stop at maxErrors, and, with no schema, accept exactly the
+// single JSON objects.
 func FuzzValidate(f *testing.F) {
 	f.Add(searchSchema, `{"query":"go","limit":0}`)
 	f.Add(``, `{}`)
@@ -270,14 +279,163 @@ func FuzzValidate(f *testing.F) {
 	f.Add(`{"properties":{"a":{"items":{"enum":[1,"x",null]}}}}`, `{"a":[1.0,"x",null,{}]}`)
 	f.Add(`{"properties":{"a":{"pattern":"^(a+)+$","maxLength":3}}}`, `{"a":"aaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}`)
 	f.Add(`{"additionalProperties":{"type":"object","additionalProperties":false}}`, `{"x":{"y":1}}`)
+	f.Add(`{"additionalProperties":false}`, `{"a\n\u2028b":1,"`+strings.Repeat("k", 300)+`":2}`)
+	f.Add(`{"properties":{"a":{"items":{"type":"string"}}}}`, `{"a":[`+strings.Repeat("1,", 40)+`1]}`)
+	f.Add(`{"properties":{"n":{"minimum":1e999999999999999999999,"maximum":1e1000000000000000000000}}}`, `{"n":1e1152921504606846977}`)
+	f.Add(`{"properties":{"n":{"type":"integer","exclusiveMaximum":-0.0}}}`, `{"n":-0e-99999999999999999999}`)
+	f.Add(`{"properties":{"s":{"pattern":"((((((((((a{1000}){1000}){1000})))))))))"}}}`, `{"s":"a"}`)
+	f.Add(`{"items":`+strings.Repeat(`{"items":`, 70)+`{}`+strings.Repeat(`}`, 71), `{}`)
+	f.Add(`{"enum":[{"a":[1,{"b":null}]}]}`, `{"a":[1.0,{"b":null}]}`)
+	f.Add(`{"const":{"a":1}}`, `{"a":1e0} `)
+	f.Add(``, `{}{}`)
+	f.Add(``, "{\"a\":\"\xff\"}")
 	f.Fuzz(func(t *testing.T, s, args string) {
 		checkErr := Check(json.RawMessage(s))
 		err := Validate(json.RawMessage(s), json.RawMessage(args))
 		if checkErr != nil && !errors.Is(err, ErrInvalidSchema) {
 			t.Fatalf("Check failed (%v) but Validate did not report ErrInvalidSchema: %v", checkErr, err)
 		}
-		if err != nil && err.Error() == "" {
-			t.Fatal("empty error message")
+		if checkErr == nil && errors.Is(err, ErrInvalidSchema) {
+			t.Fatalf("Check accepted the schema but Validate blamed it: %v", err)
+		}
+		if again := Validate(json.RawMessage(s), json.RawMessage(args)); fmt.Sprint(again) != fmt.Sprint(err) {
+			t.Fatalf("two validations disagree:\n%v\n%v", err, again)
+		}
+		if err != nil {
+			msg := err.Error()
+			if msg == "" {
+				t.Fatal("empty error message")
+			}
+			if checkErr == nil && !strings.HasPrefix(msg, "arguments are not valid JSON") {
+				lines := strings.Split(msg, "\n")
+				if len(lines) > maxErrors {
+					t.Fatalf("%d errors reported, more than the limit of %d", len(lines), maxErrors)
+				}
+				for _, l := range lines {
+					if !strings.HasPrefix(l, "args") {
+						t.Fatalf("error line does not name a path under args: %q", l)
+					}
+				}
+			}
+		}
+		trimmed := bytes.TrimSpace([]byte(args))
+		isObject := json.Valid(trimmed) && len(trimmed) > 0 && trimmed[0] == '{'
+		if err := Validate(nil, json.RawMessage(args)); (err == nil) != isObject {
+			t.Fatalf("with no schema, args %q: err = %v, but a single JSON object: %v", args, err, isObject)
+		}
+	})
+}
+
+// jsonNumber is the JSON number grammar: sign, integer part, fraction,
+// exponent.
+var jsonNumber = regexp.MustCompile(`^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$`)
+
+// exactNumber is a JSON number as mant × 10^exp with both parts unbounded,
+// so that comparing two of them can be done without any shortcut.
+type exactNumber struct{ mant, exp *big.Int }
+
+func parseExact(n string) (exactNumber, bool) {
+	m := jsonNumber.FindStringSubmatch(n)
+	if m == nil {
+		return exactNumber{}, false
+	}
+	mant, _ := new(big.Int).SetString(m[1]+m[2]+m[3], 10)
+	exp := big.NewInt(0)
+	if m[4] != "" {
+		exp.SetString(m[4], 10)
+	}
+	exp.Sub(exp, big.NewInt(int64(len(m[3]))))
+	return exactNumber{mant, exp}, true
+}
+
+// cmpExact compares numbers whose mantissas have at most maxDigits digits.
+func cmpExact(a, b exactNumber, maxDigits int) int {
+	sa, sb := a.mant.Sign(), b.mant.Sign()
+	if sa != sb || sa == 0 {
+		return cmpInt(sa, sb)
+	}
+	d := new(big.Int).Sub(a.exp, b.exp)
+	if d.CmpAbs(big.NewInt(int64(maxDigits))) > 0 {
+		// Mantissas of at most maxDigits digits cannot make up for a
+		// larger difference in exponents.
+		return sa * d.Sign()
+	}
+	x, y := new(big.Int).Abs(a.mant), new(big.Int).Abs(b.mant)
+	scale := new(big.Int).Exp(big.NewInt(10), new(big.Int).Abs(d), nil)
+	if d.Sign() > 0 {
+		x.Mul(x, scale)
+	} else {
+		y.Mul(y, scale)
+	}
+	return sa * x.Cmp(y)
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// FuzzNumberBounds checks minimum, maximum and their exclusive forms, which
+// compare decimals without converting them to float64, against exact
+// integer arithmetic, exponents of any size included.
+func FuzzNumberBounds(f *testing.F) {
+	for _, s := range [][2]string{
+		{"1", "1"}, {"1", "1.0"}, {"0", "-0"}, {"9007199254740992", "9007199254740993"},
+		{"0.1", "0.10000000000000001"}, {"1e2", "100.0"}, {"-1e-5", "-0.00001"}, {"12.5e1", "125"},
+		{"1e308", "1e309"}, {"1e-400", "0"}, {"-3", "-2.99999999999999999999"}, {"123456789e-9", "0.123456789"},
+		{"-1e-99999999999999999999", "0"}, {"1e1000", "2e99999999999999999999"}, {"-1e-1000", "-1e-99999999999999999999"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	const maxLen = 500
+	f.Fuzz(func(t *testing.T, bound, value string) {
+		if len(bound) > maxLen || len(value) > maxLen {
+			return
+		}
+		b, ok1 := parseExact(bound)
+		v, ok2 := parseExact(value)
+		if !ok1 || !ok2 {
+			return
+		}
+		c := cmpExact(v, b, maxLen)
+		for _, s := range []string{`{"properties":{"n":{"const":` + bound + `}}}`, `{"properties":{"n":{"enum":[[` + bound + `]]}}}`} {
+			arg := `{"n":` + value + `}`
+			if strings.Contains(s, "enum") {
+				arg = `{"n":[` + value + `]}`
+			}
+			err := Validate(json.RawMessage(s), json.RawMessage(arg))
+			if errors.Is(err, ErrInvalidSchema) {
+				if !strings.Contains(err.Error(), "too large") {
+					t.Fatalf("%s refused without saying why: %v", s, err)
+				}
+				continue
+			}
+			if (err == nil) != (c == 0) {
+				t.Fatalf("%s, value %s: err = %v, want passing %v", s, value, err, c == 0)
+			}
+		}
+		for _, k := range []struct {
+			keyword string
+			passes  bool
+		}{
+			{"minimum", c >= 0}, {"maximum", c <= 0}, {"exclusiveMinimum", c > 0}, {"exclusiveMaximum", c < 0},
+		} {
+			s := `{"properties":{"n":{"` + k.keyword + `":` + bound + `}}}`
+			err := Validate(json.RawMessage(s), json.RawMessage(`{"n":`+value+`}`))
+			if errors.Is(err, ErrInvalidSchema) {
+				if !strings.Contains(err.Error(), "too large") {
+					t.Fatalf("%s %s refused without saying why: %v", k.keyword, bound, err)
+				}
+				return
+			}
+			if (err == nil) != k.passes {
+				t.Fatalf("%s %s, value %s: err = %v, want passing %v", k.keyword, bound, value, err, k.passes)
+			}
 		}
 	})
 }
