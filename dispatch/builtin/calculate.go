@@ -49,6 +49,11 @@ var calculateSchema = compactJSON(`{
 // operator or function at fault. A non-integer result is rounded to 15
 // significant digits so that binary floating-point noise (0.1+0.2 giving
 // 0.30000000000000004) does not reach the model as if it were meaningful.
+//
+// An expression may be at most 1000 characters long and nest at most 100
+// levels (parentheses, calls, signs, powers); past either it is refused
+// with an error saying so. Evaluation is a single pass, linear in the
+// length, so no expression within the limits can take long.
 func Calculate() dispatch.Tool {
 	return dispatch.Tool{
 		Spec: hooks.ToolSpec{
