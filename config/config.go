@@ -35,6 +35,7 @@ const (
 	defaultToolTimeout   = 10 * time.Second
 
 	defaultLLMTimeout         = 60 * time.Second
+	defaultCallTimeout        = 10 * time.Minute
 	defaultMaxRetries         = 2
 	maxRetriesLimit           = 10
 	defaultAnthropicMaxTokens = 1024
@@ -105,8 +106,10 @@ type LLM struct {
 	// default.
 	Temperature *float64
 	// Timeout bounds each HTTP attempt: a whole response, or for a stream
-	// the wait for each next piece.
+	// the wait for each next event (keep-alives do not count).
 	Timeout time.Duration
+	// CallTimeout bounds one whole model call, retries included.
+	CallTimeout time.Duration
 	// MaxRetries is how many times a failed call is retried.
 	MaxRetries int
 	// Tiers names a small and a strong model of the same provider, for a
@@ -223,7 +226,7 @@ func Default() *Config {
 
 func newDefault(dir string) *Config {
 	return &Config{
-		LLM:          LLM{Provider: defaultProvider, Model: defaultModel, Timeout: defaultLLMTimeout, MaxRetries: defaultMaxRetries},
+		LLM:          LLM{Provider: defaultProvider, Model: defaultModel, Timeout: defaultLLMTimeout, CallTimeout: defaultCallTimeout, MaxRetries: defaultMaxRetries},
 		Conversation: Conversation{MaxIterations: defaultMaxIterations},
 		Tools:        Tools{ReadRoot: resolve(dir, defaultReadRoot)},
 		Plugins: Plugins{

@@ -26,7 +26,7 @@ import (
 
 var (
 	rootKeys         = []string{"llm", "routing", "conversation", "tools", "plugins"}
-	llmKeys          = []string{"provider", "model", "api", "base_url", "api_key_env", "headers", "max_tokens", "temperature", "timeout", "max_retries", "tiers"}
+	llmKeys          = []string{"provider", "model", "api", "base_url", "api_key_env", "headers", "max_tokens", "temperature", "timeout", "call_timeout", "max_retries", "tiers"}
 	tiersKeys        = []string{"small", "strong"}
 	routingKeys      = []string{"gateway"}
 	conversationKeys = []string{"max_iterations", "system"}
@@ -257,6 +257,8 @@ func (d *decoder) llm(key toml.Key, v any, c *LLM) {
 			}
 		case "timeout":
 			c.Timeout, good = d.duration(kk, m[k], defaultLLMTimeout)
+		case "call_timeout":
+			c.CallTimeout, good = d.duration(kk, m[k], defaultCallTimeout)
 		case "max_retries":
 			n, ok := d.integer(kk, m[k], defaultMaxRetries)
 			if ok && (n < 0 || n > maxRetriesLimit) {

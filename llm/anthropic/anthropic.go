@@ -51,7 +51,6 @@ import (
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
 	"github.com/hookhost/hookhost/llm/httpretry"
-	"github.com/hookhost/hookhost/llm/sse"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -82,8 +81,11 @@ type Config struct {
 	MaxTokens int
 	// Temperature is used when a request does not set one; nil sends none.
 	Temperature *float64
-	// Timeout bounds each attempt (see httpretry); 0 means none.
+	// Timeout bounds each attempt (see httpretry); 0 means none. For a
+	// stream it is the longest wait for the next event.
 	Timeout time.Duration
+	// CallTimeout bounds a whole call, retries included; 0 means none.
+	CallTimeout time.Duration
 	// MaxRetries is how often a failed attempt is repeated.
 	MaxRetries int
 	// HTTPClient replaces the default client.
@@ -116,8 +118,8 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider anthropic: base URL %q is not an http(s) URL", base)
 	}
-	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 {
-		return nil, fmt.Errorf("provider anthropic: max tokens, retries and timeout must not be negative")
+	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 || cfg.CallTimeout < 0 {
+		return nil, fmt.Errorf("provider anthropic: max tokens, retries and timeouts must not be negative")
 	}
 	maxTokens := cfg.MaxTokens
 	if maxTokens == 0 {
@@ -143,7 +145,7 @@ func New(cfg Config) (*Provider, error) {
 		maxTokens:   maxTokens,
 		temperature: cfg.Temperature,
 		client: &httpretry.Client{
-			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout,
+			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
 			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
 		},
 	}, nil
@@ -437,7 +439,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 		order  []int
 		inputs = map[int]*strings.Builder{}
 	)
-	events := sse.NewReader(resp.Body)
+	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
 		if err != nil {

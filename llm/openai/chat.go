@@ -13,7 +13,6 @@ import (
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
 	"github.com/hookhost/hookhost/llm/httpretry"
-	"github.com/hookhost/hookhost/llm/sse"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -242,7 +241,7 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 	}
 	defer resp.Body.Close()
 	st := &chatStream{calls: map[int]*chatToolCall{}, args: map[int]*strings.Builder{}}
-	events := sse.NewReader(resp.Body)
+	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
 		if err != nil {

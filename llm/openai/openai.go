@@ -78,8 +78,11 @@ type Config struct {
 	MaxTokens int
 	// Temperature is used when a request does not set one; nil sends none.
 	Temperature *float64
-	// Timeout bounds each attempt (see httpretry); 0 means none.
+	// Timeout bounds each attempt (see httpretry); 0 means none. For a
+	// stream it is the longest wait for the next event.
 	Timeout time.Duration
+	// CallTimeout bounds a whole call, retries included; 0 means none.
+	CallTimeout time.Duration
 	// MaxRetries is how often a failed attempt is repeated.
 	MaxRetries int
 	// HTTPClient replaces the default client, e.g. for a proxy.
@@ -124,8 +127,8 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider openai: base URL %q is not an http(s) URL", base)
 	}
-	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 {
-		return nil, fmt.Errorf("provider openai: max tokens, retries and timeout must not be negative")
+	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 || cfg.CallTimeout < 0 {
+		return nil, fmt.Errorf("provider openai: max tokens, retries and timeouts must not be negative")
 	}
 	path := "/chat/completions"
 	if api == APIResponses {
@@ -152,7 +155,7 @@ func New(cfg Config) (*Provider, error) {
 		temperature:      cfg.Temperature,
 		completionTokens: strings.EqualFold(u.Hostname(), "api.openai.com"),
 		client: &httpretry.Client{
-			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout,
+			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
 			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
 		},
 	}, nil

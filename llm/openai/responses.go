@@ -12,7 +12,6 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
-	"github.com/hookhost/hookhost/llm/sse"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -212,7 +211,7 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 	// leaves its output list out.
 	items := map[int]respItem{}
 	started := false
-	events := sse.NewReader(resp.Body)
+	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
 		if err != nil {

@@ -26,6 +26,9 @@ type Seen struct {
 	Path   string
 	Header http.Header
 	Body   []byte
+	// Done is closed when the client has gone away, so a reply that
+	// streams without end can stop.
+	Done <-chan struct{}
 }
 
 // Reply answers one request.
@@ -53,7 +56,7 @@ func (s *Server) URL() string { return s.srv.URL }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	seen := Seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	seen := Seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Done: r.Context().Done()}
 	s.mu.Lock()
 	n := len(s.reqs)
 	s.reqs = append(s.reqs, seen)
@@ -100,6 +103,42 @@ func SSE(frames ...string) Reply {
 		}
 	}
 }
+
+// Endless streams frames, then repeats the last one every interval until
+// the client goes away (or a minute has passed, so a broken client cannot
+// keep the test server up).
+func Endless(interval time.Duration, frames ...string) Reply {
+	return func(w http.ResponseWriter, r Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, f := range frames {
+			io.WriteString(w, f)
+		}
+		w.(http.Flusher).Flush()
+		if len(frames) == 0 {
+			return
+		}
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		giveUp := time.After(time.Minute)
+		for {
+			select {
+			case <-r.Done:
+				return
+			case <-giveUp:
+				return
+			case <-tick.C:
+			}
+			if _, err := io.WriteString(w, frames[len(frames)-1]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// Keepalive is the comment frame servers send to keep a stream open.
+const Keepalive = ": keepalive\n\n"
 
 // Data is one "data:" frame. JSON is put on one line, as servers send it.
 func Data(s string) string { return "data: " + oneLine(s) + "\n\n" }
