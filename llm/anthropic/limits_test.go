@@ -3,6 +3,8 @@ package anthropic_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -42,5 +44,27 @@ func TestEventsStopAtCallTimeout(t *testing.T) {
 	err := bounded(t, p)
 	if err == nil || !strings.Contains(err.Error(), "llm.call_timeout (400ms)") {
 		t.Errorf("err = %v, want the call deadline naming llm.call_timeout", err)
+	}
+}
+
+func TestEventOverCap(t *testing.T) {
+	// data: lines that never end their event used to grow one buffer
+	// without bound.
+	f := fakeapi.New(t, func(w http.ResponseWriter, r fakeapi.Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, textStream[0])
+		chunk := []byte(strings.Repeat("data: {\"type\":\"ping\"}\n", 1<<10))
+		for sent := 0; sent < 48<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := newProvider(t, f, anthropic.Config{}).Stream(ctx, userReq("hi"), nil)
+	var pe *llm.ProviderError
+	if ctx.Err() != nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "8 MiB cap on one server-sent event") {
+		t.Errorf("err = %v, want the event cap named", err)
 	}
 }

@@ -410,3 +410,33 @@ func TestParseError(t *testing.T) {
 		}
 	}
 }
+
+func TestResponseCap(t *testing.T) {
+	// The server would send 16 MiB; the client stops at 1 MiB.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat(": padding\n", 1<<10))
+		for sent := 0; sent < 16<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c := &Client{Provider: "test", MaxResponse: 1 << 20}
+	for _, stream := range []bool{false, true} {
+		resp, err := c.Do(context.Background(), Request{Method: "POST", URL: srv.URL, Stream: stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stream {
+			_, err = c.Events(resp).Next()
+			resp.Body.Close()
+		} else {
+			_, err = c.ReadAll(resp)
+		}
+		var pe *llm.ProviderError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than the 1 MiB cap on one response") {
+			t.Errorf("stream %t: err = %v, want the response cap named", stream, err)
+		}
+	}
+}

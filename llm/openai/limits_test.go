@@ -3,6 +3,8 @@ package openai_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +67,24 @@ func TestEventsStopAtCallTimeout(t *testing.T) {
 				t.Errorf("err = %v, want the call deadline naming llm.call_timeout", err)
 			}
 		})
+	}
+}
+
+func TestStreamOverResponseCap(t *testing.T) {
+	// Comments cost the server nothing and used to be read without end.
+	f := newFake(t, func(w http.ResponseWriter, r fakeapi.Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, firstEvent[openai.APIChat])
+		chunk := []byte(strings.Repeat(": keepalive\n", 1<<12))
+		for sent := 0; sent < 80<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	err := bounded(t, newProvider(t, f, openai.Config{}))
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than the 64 MiB cap on one response") {
+		t.Errorf("err = %v, want the response cap named", err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // DefaultMaxEvent is the cap on one event, counting every byte of its
-// lines. Tool arguments and text arrive in small fragments, so only a
+// lines but not their terminators. Tool arguments and text arrive in small fragments, so only a
 // broken or hostile server comes near it.
 const DefaultMaxEvent = 8 << 20
 
@@ -124,24 +124,29 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
-// line returns one line without its terminator, and how many bytes it
-// took, terminator included. A line is refused as soon as it would take
-// more than limit bytes, so no more than that is ever held. A last line
-// without a terminator is returned with io.EOF.
+// line returns one line without its terminator, and its length. A line is
+// refused as soon as it is longer than limit, so no more than that is
+// ever held. A last line without a terminator is returned with io.EOF.
 func (r *Reader) line(limit int) ([]byte, int, error) {
 	var buf []byte
 	for {
 		chunk, err := r.r.ReadSlice('\n')
-		if len(buf)+len(chunk) > limit {
+		n := len(buf) + len(chunk)
+		if err == nil {
+			n-- // the terminator is not part of the line
+		}
+		if n > limit {
 			return nil, 0, &TooLargeError{Max: r.max}
 		}
 		buf = append(buf, chunk...)
 		if err == nil {
-			return bytes.TrimSuffix(buf[:len(buf)-1], []byte("\r")), len(buf), nil
+			line := bytes.TrimSuffix(buf[:len(buf)-1], []byte("\r"))
+			return line, len(line), nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return bytes.TrimSuffix(buf, []byte("\r")), len(buf), err
+		line := bytes.TrimSuffix(buf, []byte("\r"))
+		return line, len(line), err
 	}
 }
