@@ -95,7 +95,7 @@ func (e *endless) Read(p []byte) (int, error) {
 func TestEventCap(t *testing.T) {
 	for name, line := range map[string]string{
 		"data lines without the blank line that ends an event": "data: 0123456789abcdef\n",
-		"one line without end": "data: xxxxxxxxxxxxxxxxx",
+		"one line without end":                                 "data: xxxxxxxxxxxxxxxxx",
 	} {
 		t.Run(name, func(t *testing.T) {
 			src := &endless{line: []byte(line), stop: 64 << 20}
