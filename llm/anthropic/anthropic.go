@@ -329,11 +329,16 @@ func (p *Provider) fail(msg string, err error) error {
 }
 
 func (p *Provider) badResponse(format string, a ...any) error {
-	return &llm.ProviderError{Provider: Name, Message: p.client.Redact(fmt.Sprintf(format, a...))}
+	return &llm.ProviderError{Provider: Name, Message: fmt.Sprintf(format, a...)}
 }
 
 // Complete makes one non-streaming call.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := p.complete(ctx, req)
+	return resp, p.client.Seal(err)
+}
+
+func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	body, names, err := p.body(req, false)
 	if err != nil {
 		return llm.Response{}, err
@@ -352,7 +357,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	}
 	if r.Type == "error" {
 		typ, msg := httpretry.ParseError(data)
-		return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact(msg)}
+		return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: msg}
 	}
 	return p.result(r, names), nil
 }
@@ -423,6 +428,11 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 	if onText == nil {
 		onText = func(string) {}
 	}
+	resp, err := p.stream(ctx, req, onText)
+	return resp, p.client.Seal(err)
+}
+
+func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
 	body, names, err := p.body(req, true)
 	if err != nil {
 		return llm.Response{}, err
@@ -463,7 +473,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 		case "ping":
 		case "error":
 			typ, m := httpretry.ParseError([]byte(ev.Data))
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact("error in stream: " + m)}
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + m}
 		case "message_start":
 			if e.Message == nil {
 				return llm.Response{}, p.badResponse("message_start without a message")

@@ -21,8 +21,9 @@
 //   - cancelling the context stops the request at once, including a wait
 //     between attempts;
 //   - every failure is a *llm.ProviderError carrying the HTTP status and the
-//     provider's error type and message, with any configured secret (the
-//     API key) blanked out of whatever text the server sent back.
+//     provider's error type and message. Whatever a server sends may end
+//     up in one, so an adapter passes every error it returns through Seal,
+//     which blanks the configured secrets (the API key) out of all of it.
 //
 // The clock, the sleeper and the jitter source are fields so tests can run
 // a retry schedule without waiting for it.
@@ -120,6 +121,11 @@ var (
 // *llm.ProviderError; when the caller's context ended it wraps ctx.Err(),
 // so errors.Is(err, context.Canceled) holds.
 func (c *Client) Do(ctx context.Context, r Request) (*http.Response, error) {
+	resp, err := c.do(ctx, r)
+	return resp, c.Seal(err)
+}
+
+func (c *Client) do(ctx context.Context, r Request) (*http.Response, error) {
 	caller := ctx
 	endCall := func() {}
 	if c.CallTimeout > 0 {
@@ -345,16 +351,17 @@ func (c *Client) statusError(status int, body []byte) *llm.ProviderError {
 	pe := &llm.ProviderError{Provider: c.Provider, StatusCode: status}
 	pe.Type, pe.Message = ParseError(body)
 	if pe.Type == "" && pe.Message == "" {
-		text := strings.TrimSpace(string(body))
+		// Blank the secrets before cutting: a cut through one would
+		// leave part of it behind.
+		text := strings.TrimSpace(c.Redact(string(body)))
 		if len(text) > 200 {
-			text = text[:200] + "…"
+			text = strings.ToValidUTF8(text[:200], "") + "…"
 		}
 		if text == "" {
 			text = http.StatusText(status)
 		}
 		pe.Message = text
 	}
-	pe.Message = c.Redact(pe.Message)
 	return pe
 }
 
@@ -415,6 +422,40 @@ func (c *Client) Redact(s string) string {
 	}
 	return s
 }
+
+// Seal is the one place secrets leave errors: it returns err as a
+// *llm.ProviderError whose every field, and the text of everything it
+// wraps, has the configured secrets blanked out. An error whose wrapped
+// chain would reveal a secret is cut from that chain; errors.Is still
+// answers for it, so a cancelled call is still recognised as one.
+func (c *Client) Seal(err error) error {
+	if err == nil {
+		return nil
+	}
+	pe, ok := err.(*llm.ProviderError)
+	if !ok {
+		pe = &llm.ProviderError{Provider: c.Provider, Err: err}
+	}
+	pe.Provider = c.Redact(pe.Provider)
+	pe.Type = c.Redact(pe.Type)
+	pe.Message = c.Redact(pe.Message)
+	if pe.Err != nil {
+		if text := pe.Err.Error(); c.Redact(text) != text {
+			pe.Err = &sealed{text: c.Redact(text), cause: pe.Err}
+		}
+	}
+	return pe
+}
+
+// sealed stands in for an error whose text held a secret.
+type sealed struct {
+	text  string
+	cause error
+}
+
+func (s *sealed) Error() string { return s.text }
+
+func (s *sealed) Is(target error) bool { return errors.Is(s.cause, target) }
 
 // PostJSON encodes body as JSON and sends it to url with Do, asking for an
 // event stream when stream is set. It encodes without HTML escaping, so

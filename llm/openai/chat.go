@@ -262,7 +262,7 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 		}
 		if len(c.Error) > 0 && string(c.Error) != "null" {
 			typ, msg := httpretry.ParseError([]byte(ev.Data))
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact("error in stream: " + msg)}
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + msg}
 		}
 		if err := st.add(c, onText); err != nil {
 			return llm.Response{}, p.badResponse("%v", err)

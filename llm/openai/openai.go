@@ -169,10 +169,16 @@ func (p *Provider) API() string { return p.api }
 
 // Complete makes one non-streaming call.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	var (
+		resp llm.Response
+		err  error
+	)
 	if p.api == APIResponses {
-		return p.completeResponses(ctx, req)
+		resp, err = p.completeResponses(ctx, req)
+	} else {
+		resp, err = p.completeChat(ctx, req)
 	}
-	return p.completeChat(ctx, req)
+	return resp, p.client.Seal(err)
 }
 
 // Stream makes one streaming call, passing text to onText as it arrives.
@@ -181,10 +187,16 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 	if onText == nil {
 		onText = func(string) {}
 	}
+	var (
+		resp llm.Response
+		err  error
+	)
 	if p.api == APIResponses {
-		return p.streamResponses(ctx, req, onText)
+		resp, err = p.streamResponses(ctx, req, onText)
+	} else {
+		resp, err = p.streamChat(ctx, req, onText)
 	}
-	return p.streamChat(ctx, req, onText)
+	return resp, p.client.Seal(err)
 }
 
 // post sends body and returns the open response.
@@ -215,7 +227,7 @@ func (p *Provider) fail(msg string, err error) error {
 
 // badResponse reports a response hookhost cannot use.
 func (p *Provider) badResponse(format string, a ...any) error {
-	return &llm.ProviderError{Provider: Name, Message: p.client.Redact(fmt.Sprintf(format, a...))}
+	return &llm.ProviderError{Provider: Name, Message: fmt.Sprintf(format, a...)}
 }
 
 func (p *Provider) maxTokensFor(req llm.Request) int {

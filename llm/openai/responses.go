@@ -148,7 +148,7 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 	if rr.Status == "failed" || rr.Status == "cancelled" {
 		pe := &llm.ProviderError{Provider: Name, Message: "response " + rr.Status}
 		if rr.Error != nil {
-			pe.Type, pe.Message = rr.Error.Code, p.client.Redact(rr.Error.Message)
+			pe.Type, pe.Message = rr.Error.Code, rr.Error.Message
 		}
 		return llm.Response{}, pe
 	}
@@ -255,7 +255,7 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 			}
 			return p.responsesResult(rr, names)
 		case "error":
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: e.Code, Message: p.client.Redact("error in stream: " + e.Message)}
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
 		}
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -222,3 +224,46 @@ func Quote(s string) string {
 
 // Itoa is n in JSON.
 func Itoa(n int) string { return fmt.Sprint(n) }
+
+// ErrorBodies are error responses with key planted in every field of every
+// error shape the providers send, and in the places a proxy echoes it.
+func ErrorBodies(key string) map[string]string {
+	k := Quote(key)
+	return map[string]string{
+		"openai message":     `{"error":{"message":` + k + `,"type":"invalid_request_error","param":null,"code":null}}`,
+		"openai type":        `{"error":{"message":"rate limited","type":` + k + `,"param":null,"code":null}}`,
+		"openai code":        `{"error":{"message":"rate limited","type":null,"param":null,"code":` + k + `}}`,
+		"openai param":       `{"error":{"message":"bad","type":"invalid_request_error","param":` + k + `,"code":"x"}}`,
+		"openai every field": `{"error":{"message":` + k + `,"type":` + k + `,"param":` + k + `,"code":` + k + `}}`,
+		"anthropic type":     `{"type":"error","error":{"type":` + k + `,"message":"Overloaded"}}`,
+		"anthropic message":  `{"type":"error","error":{"type":"overloaded_error","message":` + k + `}}`,
+		"anthropic both":     `{"type":"error","error":{"type":` + k + `,"message":` + k + `}}`,
+		"top-level fields":   `{"type":` + k + `,"code":` + k + `,"message":` + k + `}`,
+		"bare string":        `{"error":` + k + `}`,
+		"plain text":         "upstream said: " + key,
+		"echoed headers":     "Authorization: Bearer " + key + "\r\nx-api-key: " + key + "\r\n",
+		// The key straddles the point where a long body is cut short.
+		"cut short": strings.Repeat("x", 190) + key + strings.Repeat("y", 300),
+	}
+}
+
+// AssertNoKey fails the test if key appears in err's text, in the text of
+// any error it wraps, or in any string field of a ProviderError among
+// them. what names the case.
+func AssertNoKey(t testing.TB, what string, err error, key string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", what)
+		return
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), key) {
+			t.Errorf("%s: the key is in the error text: %s", what, e.Error())
+			return
+		}
+		if strings.Contains(fmt.Sprintf("%+v", e), key) {
+			t.Errorf("%s: the key is in a field of the error: %+v", what, e)
+			return
+		}
+	}
+}
