@@ -33,6 +33,10 @@
 // builds the same message object a non-streaming call returns before
 // mapping it with the same code. An error event, or a stream that stops
 // before message_stop, is an error.
+//
+// An answer without what the protocol requires is an error naming what is
+// missing, never an empty answer: a message needs its type, content and
+// stop_reason, every block a type, and a tool_use block its id and name.
 package anthropic
 
 import (
@@ -359,16 +363,28 @@ func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response,
 		typ, msg := httpretry.ParseError(data)
 		return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: msg}
 	}
-	return p.result(r, names), nil
+	if missing := httpretry.Missing(data, "type", "content", "stop_reason"); len(missing) > 0 {
+		return llm.Response{}, p.badResponse("response is missing %s, which a message must have", strings.Join(missing, ", "))
+	}
+	if r.Type != "message" {
+		return llm.Response{}, p.badResponse("response has type %q, not \"message\"", r.Type)
+	}
+	return p.result(r, names)
 }
 
 // result maps a message, received whole or assembled from a stream, to the
 // neutral response. Text blocks are joined as they are, which is also how
 // their deltas were printed.
-func (p *Provider) result(r response, names *toolfmt.NameMap) llm.Response {
+func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, error) {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
-	for _, b := range r.Content {
+	for i, b := range r.Content {
+		switch {
+		case b.Type == "":
+			return llm.Response{}, p.badResponse("content block %d has no type", i)
+		case b.Type == "tool_use" && (b.ID == "" || b.Name == ""):
+			return llm.Response{}, p.badResponse("tool_use content block %d needs an id and a name (got id %q, name %q)", i, b.ID, b.Name)
+		}
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
@@ -401,7 +417,7 @@ func (p *Provider) result(r response, names *toolfmt.NameMap) llm.Response {
 	default:
 		out.StopReason = hooks.StopOther
 	}
-	return out
+	return out, nil
 }
 
 // Stream events, as far as hookhost reads them.
@@ -558,7 +574,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 				}
 				msg.Content = append(msg.Content, b)
 			}
-			return p.result(*msg, names), nil
+			return p.result(*msg, names)
 		}
 	}
 }

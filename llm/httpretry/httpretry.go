@@ -403,6 +403,21 @@ func ParseError(body []byte) (typ, msg string) {
 	return typ, msg
 }
 
+// Missing returns which of fields the JSON object body lacks or has as
+// null, for adapters to name what a response that decoded fine still
+// does not carry.
+func Missing(body []byte, fields ...string) []string {
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(body, &obj)
+	var out []string
+	for _, f := range fields {
+		if v, ok := obj[f]; !ok || string(v) == "null" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func scalar(v any) string {
 	switch v := v.(type) {
 	case string:

@@ -187,7 +187,10 @@ func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Resp
 		msg.Content = *ch.Message.Refusal
 		refused = true
 	}
-	for _, c := range ch.Message.ToolCalls {
+	for i, c := range ch.Message.ToolCalls {
+		if missing := missingOf(map[string]string{"id": c.ID, "name": c.Function.Name}); missing != "" {
+			return llm.Response{}, p.badResponse("tool call %d is missing its %s", i, missing)
+		}
 		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: rawArgs(string(c.Function.Arguments))})
 	}
 	out := llm.Response{Model: cr.Model, Message: msg, StopReason: chatStop(ch.FinishReason, len(msg.ToolCalls) > 0, refused)}

@@ -30,7 +30,15 @@
 // callback as it arrives. Tool-call fragments are joined by their index.
 // The Response it returns is built by the same code as Complete's, from the
 // assembled chunks (chat) or from the final response.completed event
-// (responses). A stream that ends before its end marker is an error.
+// (responses). A stream that ends before its end marker is an error, and
+// so is a Responses stream whose final response holds other text than the
+// deltas shown.
+//
+// # Required fields
+//
+// An answer without what its protocol requires is an error naming what is
+// missing, never an empty answer: choices (chat); status and output
+// (responses); a tool call's id and name (both).
 package openai
 
 import (
@@ -205,8 +213,9 @@ func (p *Provider) post(ctx context.Context, body any, stream bool) (*http.Respo
 }
 
 // fetch makes a non-streaming call and decodes the response into out;
-// what names the expected object in the error when it does not decode.
-func (p *Provider) fetch(ctx context.Context, body, out any, what string) error {
+// what names the expected object in the error when it does not decode or
+// lacks one of the required fields.
+func (p *Provider) fetch(ctx context.Context, body, out any, what string, required ...string) error {
 	resp, err := p.post(ctx, body, false)
 	if err != nil {
 		return err
@@ -217,6 +226,9 @@ func (p *Provider) fetch(ctx context.Context, body, out any, what string) error 
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return p.badResponse("response is not %s: %v", what, err)
+	}
+	if missing := httpretry.Missing(data, required...); len(missing) > 0 {
+		return p.badResponse("response is missing %s, which %s must have", strings.Join(missing, ", "), what)
 	}
 	return nil
 }
