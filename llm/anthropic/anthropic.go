@@ -32,7 +32,10 @@
 // content_block_stop, message_delta, message_stop), ignores ping, and
 // builds the same message object a non-streaming call returns before
 // mapping it with the same code. An error event, or a stream that stops
-// before message_stop, is an error.
+// before message_stop, is an error. So is a malformed block, before any of
+// its text is shown: blocks must open in order with a known type, and each
+// delta must be of its block's kind, for a block started and not yet
+// stopped. What was shown is therefore always what the message keeps.
 //
 // An answer without what the protocol requires is an error naming what is
 // missing, never an empty answer: a message needs its type, content and
@@ -48,6 +51,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -461,10 +465,15 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 
 	var (
 		msg    *response
-		blocks = map[int]*responseBlock{}
-		order  []int
-		inputs = map[int]*strings.Builder{}
+		blocks []*streamBlock
+		shown  strings.Builder
 	)
+	show := func(s string) {
+		if s != "" {
+			shown.WriteString(s)
+			onText(s)
+		}
+	}
 	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
@@ -505,35 +514,38 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			if e.ContentBlock == nil {
 				return llm.Response{}, p.badResponse("content_block_start without a block")
 			}
-			if _, dup := blocks[e.Index]; dup {
-				return llm.Response{}, p.badResponse("content block %d started twice", e.Index)
+			if e.Index != len(blocks) {
+				return llm.Response{}, p.badResponse("content_block_start for index %d, expected %d (blocks open in order)", e.Index, len(blocks))
 			}
-			b := *e.ContentBlock
-			blocks[e.Index] = &b
-			order = append(order, e.Index)
-			inputs[e.Index] = &strings.Builder{}
-			if b.Type == "text" && b.Text != "" {
-				onText(b.Text)
+			b := &streamBlock{block: *e.ContentBlock}
+			if err := b.check(e.Index); err != nil {
+				return llm.Response{}, p.badResponse("%v", err)
+			}
+			blocks = append(blocks, b)
+			if b.block.Type == "text" {
+				show(b.block.Text)
 			}
 		case "content_block_delta":
-			b := blocks[e.Index]
-			if b == nil {
-				return llm.Response{}, p.badResponse("delta for content block %d, which was not started", e.Index)
+			b, err := openBlock(blocks, e.Index)
+			if err != nil {
+				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
 			var d delta
 			if err := json.Unmarshal(e.Delta, &d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			switch d.Type {
-			case "text_delta":
-				b.Text += d.Text
-				if d.Text != "" {
-					onText(d.Text)
-				}
-			case "input_json_delta":
-				inputs[e.Index].WriteString(d.PartialJSON)
+			if err := b.apply(e.Index, d); err != nil {
+				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
+			}
+			if d.Type == "text_delta" {
+				show(d.Text)
 			}
 		case "content_block_stop":
+			b, err := openBlock(blocks, e.Index)
+			if err != nil {
+				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
+			}
+			b.stopped = true
 		case "message_delta":
 			var d delta
 			if len(e.Delta) > 0 {
@@ -565,16 +577,87 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			if msg.StopReason == nil {
 				return llm.Response{}, p.badResponse("stream ended without a stop_reason")
 			}
-			for _, i := range order {
-				b := *blocks[i]
+			for _, sb := range blocks {
+				b := sb.block
+				b.Text += sb.text.String()
 				if b.Type == "tool_use" {
-					if in := inputs[i].String(); in != "" {
+					if in := sb.input.String(); in != "" {
 						b.Input = json.RawMessage(in)
 					}
 				}
 				msg.Content = append(msg.Content, b)
 			}
-			return p.result(*msg, names)
+			out, err := p.result(*msg, names)
+			if err == nil && out.Message.Content != shown.String() {
+				return llm.Response{}, p.badResponse("the text streamed differs from the message it builds (%d bytes shown, %d kept)", shown.Len(), len(out.Message.Content))
+			}
+			return out, err
 		}
 	}
+}
+
+// streamBlock is a content block being assembled from a stream.
+type streamBlock struct {
+	block   responseBlock
+	text    strings.Builder // a text block's text after its start
+	input   strings.Builder // a tool_use block's partial_json fragments
+	stopped bool
+}
+
+// deltaFor names the block type each delta type belongs to. Blocks
+// without a neutral form (thinking, server tools) are checked all the
+// same, so a malformed stream is found whatever it carries.
+var deltaFor = map[string][]string{
+	"text_delta":       {"text"},
+	"citations_delta":  {"text"},
+	"input_json_delta": {"tool_use", "server_tool_use"},
+	"thinking_delta":   {"thinking"},
+	"signature_delta":  {"thinking"},
+}
+
+// blockTypes are the content block types a stream may open.
+var blockTypes = []string{"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"}
+
+// check validates a block as content_block_start opened it.
+func (b *streamBlock) check(i int) error {
+	switch t := b.block.Type; {
+	case t == "":
+		return fmt.Errorf("content block %d has no type", i)
+	case !slices.Contains(blockTypes, t):
+		return fmt.Errorf("content block %d has unknown type %q (known: %s)", i, t, strings.Join(blockTypes, ", "))
+	case t == "tool_use" && (b.block.ID == "" || b.block.Name == ""):
+		return fmt.Errorf("tool_use content block %d needs an id and a name (got id %q, name %q)", i, b.block.ID, b.block.Name)
+	}
+	return nil
+}
+
+// apply adds one delta to the block, refusing one of another block's kind.
+func (b *streamBlock) apply(i int, d delta) error {
+	owners, known := deltaFor[d.Type]
+	switch {
+	case d.Type == "":
+		return fmt.Errorf("delta for content block %d has no type", i)
+	case !known:
+		return fmt.Errorf("delta for content block %d has unknown type %q", i, d.Type)
+	case !slices.Contains(owners, b.block.Type):
+		return fmt.Errorf("%s for content block %d, which is of type %s", d.Type, i, b.block.Type)
+	}
+	switch d.Type {
+	case "text_delta":
+		b.text.WriteString(d.Text)
+	case "input_json_delta":
+		b.input.WriteString(d.PartialJSON)
+	}
+	return nil
+}
+
+// openBlock is block i, which must have been started and not stopped.
+func openBlock(blocks []*streamBlock, i int) (*streamBlock, error) {
+	if i < 0 || i >= len(blocks) {
+		return nil, fmt.Errorf("content block %d was not started", i)
+	}
+	if blocks[i].stopped {
+		return nil, fmt.Errorf("content block %d has already stopped", i)
+	}
+	return blocks[i], nil
 }
