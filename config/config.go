@@ -239,7 +239,8 @@ func newDefault(dir string) *Config {
 
 // Load reads and parses the config file at path. Relative paths inside it
 // are resolved against the file's directory, so the result does not depend
-// on the directory hookhost is started from.
+// on the directory hookhost is started from. Unlike Parse, it also checks
+// that tools.read_root is an existing directory.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -249,14 +250,14 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", path, err)
 	}
-	return Parse(data, path, filepath.Dir(abs))
+	return parse(data, path, filepath.Dir(abs), true)
 }
 
 // Parse parses config data. filename is used only in error messages. dir is
 // the directory relative paths are resolved against; "" means the working
 // directory.
 func Parse(data []byte, filename, dir string) (*Config, error) {
-	return parse(data, filename, absDir(dir))
+	return parse(data, filename, absDir(dir), false)
 }
 
 // Entry returns the settings for plugin name: its entry if it has one,

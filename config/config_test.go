@@ -194,6 +194,9 @@ path = "/usr/local/bin/b"
 func TestLoadUsesFileDirectory(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hookhost.toml")
+	if err := os.Mkdir(filepath.Join(dir, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte("[tools]\nread_root = \"work\"\n[conversation]\nmax_iterations = 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
