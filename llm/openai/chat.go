@@ -257,7 +257,11 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 			if st.finish == nil {
 				return llm.Response{}, p.truncated(st)
 			}
-			return p.chatResult(st.result(), names)
+			out, err := p.chatResult(st.result(), names)
+			if shown := st.content.String() + st.refusal.String(); err == nil && out.Message.Content != shown {
+				return llm.Response{}, p.badResponse("the text streamed differs from the answer it builds (%d bytes shown, %d kept)", len(shown), len(out.Message.Content))
+			}
+			return out, err
 		}
 		var c chatChunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
@@ -297,6 +301,12 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 			continue
 		}
 		d := ch.Delta
+		// The answer keeps either text or a refusal, so a stream that
+		// shows both would keep less than it showed.
+		if (st.hasRef && d.Content != nil && *d.Content != "") || (st.hasText && d.Refusal != nil && *d.Refusal != "") ||
+			(d.Content != nil && *d.Content != "" && d.Refusal != nil && *d.Refusal != "") {
+			return fmt.Errorf("stream chunk %d mixes answer text and a refusal", i)
+		}
 		if d.Content != nil && *d.Content != "" {
 			st.content.WriteString(*d.Content)
 			st.hasText = true

@@ -267,3 +267,56 @@ func AssertNoKey(t testing.TB, what string, err error, key string) {
 		}
 	}
 }
+
+// Fuzz is a server for fuzz targets: every request gets the body and status
+// last given to Set, so one server serves a whole fuzzing run.
+type Fuzz struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	status int
+	body   string
+	stream bool
+}
+
+// NewFuzz starts a Fuzz server that is closed when the fuzz target ends.
+func NewFuzz(f *testing.F) *Fuzz {
+	z := &Fuzz{}
+	z.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		z.mu.Lock()
+		status, body, stream := z.status, z.body, z.stream
+		z.mu.Unlock()
+		if stream && status == http.StatusOK {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	f.Cleanup(z.srv.Close)
+	return z
+}
+
+// URL is the server's root URL.
+func (z *Fuzz) URL() string { return z.srv.URL }
+
+// Statuses are the statuses a fuzz input picks from by index.
+var Statuses = []int{200, 400, 401, 429, 500, 529}
+
+// Set makes the next replies status (Statuses[pick], wrapped) with body,
+// as an event stream when stream is set.
+func (z *Fuzz) Set(pick uint8, body string, stream bool) {
+	z.mu.Lock()
+	z.status, z.body, z.stream = Statuses[int(pick)%len(Statuses)], body, stream
+	z.mu.Unlock()
+}
+
+// CheckStream fails when a stream that succeeded kept other text than it
+// showed.
+func CheckStream(t testing.TB, shown, kept string) {
+	t.Helper()
+	if shown != kept {
+		t.Fatalf("shown %q, kept %q", shown, kept)
+	}
+}
