@@ -103,8 +103,8 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
-	// Stream makes Timeout an idle timeout between reads of the response
-	// body instead of a bound on the whole exchange.
+	// Stream makes Timeout an idle timeout between the events read with
+	// Events, instead of a bound on the whole exchange.
 	Stream bool
 }
 
@@ -513,7 +513,7 @@ func (c *Client) ReadError(err error) error {
 	}
 	var big *sse.TooLargeError
 	if errors.As(err, &big) {
-		return &llm.ProviderError{Provider: c.Provider, Message: fmt.Sprintf("the server sent %s (a broken or hostile server; nothing to change on this side)", big)}
+		return &llm.ProviderError{Provider: c.Provider, Message: big.Error() + " (the server is broken or hostile; no setting raises the cap)"}
 	}
 	return &llm.ProviderError{Provider: c.Provider, Message: "reading the response failed", Err: err}
 }
@@ -571,7 +571,7 @@ func (b *body) Read(p []byte) (int, error) {
 	b.read += int64(n)
 	if b.read > b.limit {
 		return n - int(b.read-b.limit), &llm.ProviderError{Provider: b.c.Provider,
-			Message: fmt.Sprintf("the response is larger than the %s cap on one response (a broken or hostile server; nothing to change on this side)", sse.Size(b.limit))}
+			Message: fmt.Sprintf("the response is larger than the %s cap on one response (the server is broken or hostile; no setting raises the cap)", sse.Size(b.limit))}
 	}
 	if err != nil && err != io.EOF {
 		switch cause := context.Cause(b.ctx); {
