@@ -3,6 +3,7 @@ package httpretry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -438,5 +439,23 @@ func TestResponseCap(t *testing.T) {
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than the 1 MiB cap on one response") {
 			t.Errorf("stream %t: err = %v, want the response cap named", stream, err)
 		}
+	}
+}
+
+func TestSealCutsSecretsFromWrappedErrors(t *testing.T) {
+	const key = "sk-test-0123456789"
+	c := &Client{Provider: "test", Secrets: []string{key}}
+	err := c.Seal(&llm.ProviderError{Provider: "test", Type: key, Message: "m " + key,
+		Err: fmt.Errorf("dial https://h/?k=%s: %w", key, context.Canceled)})
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), key) {
+			t.Fatalf("the key is in %q", e.Error())
+		}
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want it still recognised as cancelled", err)
+	}
+	if err := c.Seal(errors.New("plain " + key)); strings.Contains(err.Error(), key) || !strings.HasPrefix(err.Error(), "provider test") {
+		t.Errorf("err = %v, want a ProviderError without the key", err)
 	}
 }
