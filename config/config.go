@@ -35,6 +35,7 @@ const (
 	defaultToolTimeout   = 10 * time.Second
 
 	defaultLLMTimeout         = 60 * time.Second
+	defaultCallTimeout        = 10 * time.Minute
 	defaultMaxRetries         = 2
 	maxRetriesLimit           = 10
 	defaultAnthropicMaxTokens = 1024
@@ -105,8 +106,10 @@ type LLM struct {
 	// default.
 	Temperature *float64
 	// Timeout bounds each HTTP attempt: a whole response, or for a stream
-	// the wait for each next piece.
+	// the wait for each next event (keep-alives do not count).
 	Timeout time.Duration
+	// CallTimeout bounds one whole model call, retries included.
+	CallTimeout time.Duration
 	// MaxRetries is how many times a failed call is retried.
 	MaxRetries int
 	// Tiers names a small and a strong model of the same provider, for a
@@ -223,7 +226,7 @@ func Default() *Config {
 
 func newDefault(dir string) *Config {
 	return &Config{
-		LLM:          LLM{Provider: defaultProvider, Model: defaultModel, Timeout: defaultLLMTimeout, MaxRetries: defaultMaxRetries},
+		LLM:          LLM{Provider: defaultProvider, Model: defaultModel, Timeout: defaultLLMTimeout, CallTimeout: defaultCallTimeout, MaxRetries: defaultMaxRetries},
 		Conversation: Conversation{MaxIterations: defaultMaxIterations},
 		Tools:        Tools{ReadRoot: resolve(dir, defaultReadRoot)},
 		Plugins: Plugins{
@@ -236,7 +239,8 @@ func newDefault(dir string) *Config {
 
 // Load reads and parses the config file at path. Relative paths inside it
 // are resolved against the file's directory, so the result does not depend
-// on the directory hookhost is started from.
+// on the directory hookhost is started from. Unlike Parse, it also checks
+// that tools.read_root is an existing directory.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -246,14 +250,14 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", path, err)
 	}
-	return Parse(data, path, filepath.Dir(abs))
+	return parse(data, path, filepath.Dir(abs), true)
 }
 
 // Parse parses config data. filename is used only in error messages. dir is
 // the directory relative paths are resolved against; "" means the working
 // directory.
 func Parse(data []byte, filename, dir string) (*Config, error) {
-	return parse(data, filename, absDir(dir))
+	return parse(data, filename, absDir(dir), false)
 }
 
 // Entry returns the settings for plugin name: its entry if it has one,

@@ -25,7 +25,7 @@ func mustParse(t *testing.T, src string) *Config {
 func TestDefaults(t *testing.T) {
 	c := mustParse(t, "")
 	want := &Config{
-		LLM:          LLM{Provider: "offline", Model: "offline-small", Timeout: 60 * time.Second, MaxRetries: 2},
+		LLM:          LLM{Provider: "offline", Model: "offline-small", Timeout: 60 * time.Second, CallTimeout: 10 * time.Minute, MaxRetries: 2},
 		Routing:      Routing{Gateway: false},
 		Conversation: Conversation{MaxIterations: 8, System: ""},
 		Tools:        Tools{ReadRoot: testDir},
@@ -138,7 +138,7 @@ timeout = "3s"
 `)
 	wantLLM := LLM{
 		Provider: "anthropic", Model: "claude-x", BaseURL: "https://api.anthropic.com",
-		APIKeyEnv: "ANTHROPIC_API_KEY", MaxTokens: 1024, Timeout: time.Minute, MaxRetries: 2,
+		APIKeyEnv: "ANTHROPIC_API_KEY", MaxTokens: 1024, Timeout: time.Minute, CallTimeout: 10 * time.Minute, MaxRetries: 2,
 	}
 	if !reflect.DeepEqual(c.LLM, wantLLM) || !c.Routing.Gateway ||
 		c.Conversation != (Conversation{MaxIterations: 3, System: "be brief"}) {
@@ -194,6 +194,9 @@ path = "/usr/local/bin/b"
 func TestLoadUsesFileDirectory(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hookhost.toml")
+	if err := os.Mkdir(filepath.Join(dir, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte("[tools]\nread_root = \"work\"\n[conversation]\nmax_iterations = 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

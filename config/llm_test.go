@@ -21,7 +21,7 @@ func TestLLMDefaultsPerProvider(t *testing.T) {
 			want: LLM{
 				Provider: "openai", Model: "gpt-4.1-mini", API: "chat",
 				BaseURL: "https://api.openai.com/v1", APIKeyEnv: "OPENAI_API_KEY",
-				Timeout: time.Minute, MaxRetries: 2,
+				Timeout: time.Minute, CallTimeout: 10 * time.Minute, MaxRetries: 2,
 			},
 		},
 		{
@@ -30,7 +30,7 @@ func TestLLMDefaultsPerProvider(t *testing.T) {
 			want: LLM{
 				Provider: "anthropic", Model: "claude-sonnet-4-5",
 				BaseURL: "https://api.anthropic.com", APIKeyEnv: "ANTHROPIC_API_KEY",
-				MaxTokens: 1024, Timeout: time.Minute, MaxRetries: 2,
+				MaxTokens: 1024, Timeout: time.Minute, CallTimeout: 10 * time.Minute, MaxRetries: 2,
 			},
 		},
 		{
@@ -38,7 +38,7 @@ func TestLLMDefaultsPerProvider(t *testing.T) {
 			src:  "[llm]\nprovider = \"offline\"\napi = \"responses\"\nbase_url = \"http://localhost:1/v1\"\n",
 			want: LLM{
 				Provider: "offline", Model: "offline-small", BaseURL: "http://localhost:1/v1",
-				Timeout: time.Minute, MaxRetries: 2,
+				Timeout: time.Minute, CallTimeout: 10 * time.Minute, MaxRetries: 2,
 			},
 		},
 		{
@@ -47,7 +47,7 @@ func TestLLMDefaultsPerProvider(t *testing.T) {
 			want: LLM{
 				Provider: "openai", Model: "gpt-4.1-mini", API: "chat",
 				BaseURL: "https://api.openai.com/v1", APIKeyEnv: "OPENAI_API_KEY",
-				Timeout: time.Minute, MaxRetries: 2,
+				Timeout: time.Minute, CallTimeout: 10 * time.Minute, MaxRetries: 2,
 				Tiers: Tiers{Small: "gpt-4.1-mini", Strong: "gpt-4.1"},
 			},
 		},
@@ -57,7 +57,7 @@ func TestLLMDefaultsPerProvider(t *testing.T) {
 			want: LLM{
 				Provider: "openai", Model: "llama3.2", API: "chat",
 				BaseURL: "http://localhost:11434/v1", APIKeyEnv: "",
-				Timeout: time.Minute, MaxRetries: 2,
+				Timeout: time.Minute, CallTimeout: 10 * time.Minute, MaxRetries: 2,
 			},
 		},
 	}
@@ -82,6 +82,7 @@ api_key_env = "GATEWAY_KEY"
 max_tokens = 2048
 temperature = 1
 timeout = "2m"
+call_timeout = "30m"
 max_retries = 0
 
 [llm.headers]
@@ -97,7 +98,7 @@ strong = "gpt-4.1"
 		Provider: "openai", Model: "gpt-4.1", API: "responses",
 		BaseURL: "https://gateway.example.com/openai/v1", APIKeyEnv: "GATEWAY_KEY",
 		Headers:   map[string]string{"OpenAI-Project": "proj_123", "X-Route": "blue"},
-		MaxTokens: 2048, Temperature: &one, Timeout: 2 * time.Minute, MaxRetries: 0,
+		MaxTokens: 2048, Temperature: &one, Timeout: 2 * time.Minute, CallTimeout: 30 * time.Minute, MaxRetries: 0,
 		Tiers: Tiers{Small: "gpt-4.1-mini", Strong: "gpt-4.1"},
 	}
 	if !reflect.DeepEqual(c.LLM, want) {
@@ -203,6 +204,11 @@ func TestLLMErrors(t *testing.T) {
 			name: "bad timeout",
 			src:  "[llm]\ntimeout = \"soon\"\n",
 			key:  "llm.timeout", line: 2, msg: "bad duration",
+		},
+		{
+			name: "bad call_timeout",
+			src:  "[llm]\nprovider = \"openai\"\nmodel = \"m\"\ncall_timeout = \"0s\"\n",
+			key:  "llm.call_timeout", line: 4, msg: "must be greater than zero",
 		},
 		{
 			name: "negative max_retries",

@@ -359,6 +359,22 @@ func syntaxKey(src string, line int) (key, value string) {
 	return key, strings.TrimSpace(m[2])
 }
 
+// topLevel stands for the key of a problem outside every table whose own
+// key cannot be made out.
+const topLevel = "(top level)"
+
+// syntaxTable names the table of the nearest header at or above line, or
+// topLevel when there is none.
+func syntaxTable(src string, line int) string {
+	lines := strings.Split(src, "\n")
+	for j := min(line, len(lines)) - 1; j >= 0; j-- {
+		if h := syntaxHeader.FindStringSubmatch(strings.TrimRight(lines[j], "\r")); h != nil && h[2] != "" && strings.Trim(tidyKey(h[1]), ".") != "" {
+			return tidyKey(h[1])
+		}
+	}
+	return topLevel
+}
+
 func tidyKey(k string) string {
 	parts := strings.Split(k, ".")
 	for i := range parts {

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -26,7 +28,7 @@ import (
 
 var (
 	rootKeys         = []string{"llm", "routing", "conversation", "tools", "plugins"}
-	llmKeys          = []string{"provider", "model", "api", "base_url", "api_key_env", "headers", "max_tokens", "temperature", "timeout", "max_retries", "tiers"}
+	llmKeys          = []string{"provider", "model", "api", "base_url", "api_key_env", "headers", "max_tokens", "temperature", "timeout", "call_timeout", "max_retries", "tiers"}
 	tiersKeys        = []string{"small", "strong"}
 	routingKeys      = []string{"gateway"}
 	conversationKeys = []string{"max_iterations", "system"}
@@ -73,6 +75,25 @@ type decoder struct {
 	file string
 	pos  *positions
 	errs []*Error
+	// checkFS makes paths that must exist now be checked: a file that is
+	// loaded describes this machine, data that is parsed may not.
+	checkFS bool
+}
+
+// directory checks that path, written at key, is an existing directory.
+func (d *decoder) directory(key toml.Key, path string) {
+	if !d.checkFS {
+		return
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.fail(key, -1, "directory %q does not exist (create it, or name an existing directory; relative paths start at the config file's directory)", path)
+	case err != nil:
+		d.fail(key, -1, "cannot use directory %q: %v (fix its permissions, or name another directory)", path, err)
+	case !fi.IsDir():
+		d.fail(key, -1, "%q is not a directory (name the directory whose files read_file may read, or create one)", path)
+	}
 }
 
 func (d *decoder) fail(key toml.Key, elem int, format string, args ...any) {
@@ -91,12 +112,12 @@ type rawEntry struct {
 	path string
 }
 
-func parse(data []byte, filename, dir string) (*Config, error) {
+func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 	var root map[string]any
 	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
 		return nil, syntaxError(err, string(data), filename)
 	}
-	d := &decoder{file: filename, pos: scanPositions(string(data))}
+	d := &decoder{file: filename, pos: scanPositions(string(data)), checkFS: checkFS}
 	c := newDefault(dir)
 	pluginDir := defaultPluginDir
 	entries := map[string]rawEntry{}
@@ -171,8 +192,13 @@ func syntaxError(err error, src, filename string) error {
 		line = strings.Count(src[:start], "\n") + 1
 	}
 	key, value := syntaxKey(src, line)
-	if key == "" {
+	if strings.Trim(key, ".") == "" {
 		key = pe.LastKey
+	}
+	if strings.Trim(key, ".") == "" {
+		// No key can be read off a line this broken; the table it is in
+		// is the closest thing to name.
+		key = syntaxTable(src, line)
 	}
 	hint := "fix the TOML syntax on this line; config.toml.example shows every key"
 	if value != "" && unquotedWord.MatchString(value) && !numberLike.MatchString(value) && value != "true" && value != "false" {
@@ -240,8 +266,13 @@ func (d *decoder) llm(key toml.Key, v any, c *LLM) {
 			c.Headers, good = d.headers(kk, m[k])
 		case "max_tokens":
 			n, ok := d.integer(kk, m[k], defaultAnthropicMaxTokens)
-			if ok && (n < 1 || n > math.MaxInt32) {
+			switch {
+			case !ok:
+			case n < 1:
 				d.fail(kk, -1, "must be at least 1, got %d (remove the key to let the provider decide; anthropic then uses %d)", n, defaultAnthropicMaxTokens)
+				ok = false
+			case n > math.MaxInt32:
+				d.fail(kk, -1, "must be at most %d, got %d (no model writes that much; anthropic's default is %d)", math.MaxInt32, n, defaultAnthropicMaxTokens)
 				ok = false
 			}
 			c.MaxTokens, good = int(n), ok
@@ -257,6 +288,8 @@ func (d *decoder) llm(key toml.Key, v any, c *LLM) {
 			}
 		case "timeout":
 			c.Timeout, good = d.duration(kk, m[k], defaultLLMTimeout)
+		case "call_timeout":
+			c.CallTimeout, good = d.duration(kk, m[k], defaultCallTimeout)
 		case "max_retries":
 			n, ok := d.integer(kk, m[k], defaultMaxRetries)
 			if ok && (n < 0 || n > maxRetriesLimit) {
@@ -450,8 +483,12 @@ func (d *decoder) conversation(key toml.Key, v any, c *Conversation) {
 			if !ok {
 				continue
 			}
-			if n < 1 || n > math.MaxInt32 {
+			if n < 1 {
 				d.fail(kk, -1, "must be at least 1, got %d (it caps model calls per user message; the default is %d)", n, defaultMaxIterations)
+				continue
+			}
+			if n > math.MaxInt32 {
+				d.fail(kk, -1, "must be at most %d, got %d (it caps model calls per user message; the default is %d)", math.MaxInt32, n, defaultMaxIterations)
 				continue
 			}
 			c.MaxIterations = int(n)
@@ -476,6 +513,7 @@ func (d *decoder) tools(key toml.Key, v any, c *Tools, dir string) {
 		case "read_root":
 			if s, ok := d.nonEmpty(kk, m[k], defaultReadRoot); ok {
 				c.ReadRoot = resolve(dir, s)
+				d.directory(kk, c.ReadRoot)
 			}
 		default:
 			d.unknown(kk, toolsKeys, m[k])
@@ -817,6 +855,11 @@ func (d *decoder) duration(key toml.Key, v any, def time.Duration) (time.Duratio
 		return 0, false
 	}
 	dur, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil && durationSyntax.MatchString(strings.TrimSpace(s)) {
+		// Well formed, so it can only have overflowed.
+		d.fail(key, -1, "%q is too large (at most %s, about 292 years; the default is %q)", abbrev(s), time.Duration(math.MaxInt64), def.String())
+		return 0, false
+	}
 	if err != nil {
 		d.fail(key, -1, "bad duration %q (use Go durations such as \"500ms\" or \"2s\")", abbrev(s))
 		return 0, false
@@ -827,6 +870,9 @@ func (d *decoder) duration(key toml.Key, v any, def time.Duration) (time.Duratio
 	}
 	return dur, true
 }
+
+// durationSyntax is what time.ParseDuration accepts, whatever the size.
+var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 func describe(v any) string {
 	switch v := v.(type) {

@@ -57,7 +57,7 @@ func newProvider(cfg *config.Config) (llm.Provider, error) {
 		p, err := openai.New(openai.Config{
 			API: c.API, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
 			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
-			Timeout: c.Timeout, MaxRetries: c.MaxRetries,
+			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
 		})
 		if err != nil {
 			return nil, &exitError{code: 2, err: err}
@@ -67,7 +67,7 @@ func newProvider(cfg *config.Config) (llm.Provider, error) {
 		p, err := anthropic.New(anthropic.Config{
 			BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
 			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
-			Timeout: c.Timeout, MaxRetries: c.MaxRetries,
+			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
 		})
 		if err != nil {
 			return nil, &exitError{code: 2, err: err}

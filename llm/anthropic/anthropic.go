@@ -32,7 +32,14 @@
 // content_block_stop, message_delta, message_stop), ignores ping, and
 // builds the same message object a non-streaming call returns before
 // mapping it with the same code. An error event, or a stream that stops
-// before message_stop, is an error.
+// before message_stop, is an error. So is a malformed block, before any of
+// its text is shown: blocks must open in order with a known type, and each
+// delta must be of its block's kind, for a block started and not yet
+// stopped. What was shown is therefore always what the message keeps.
+//
+// An answer without what the protocol requires is an error naming what is
+// missing, never an empty answer: a message needs its type, content and
+// stop_reason, every block a type, and a tool_use block its id and name.
 package anthropic
 
 import (
@@ -44,6 +51,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +59,6 @@ import (
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
 	"github.com/hookhost/hookhost/llm/httpretry"
-	"github.com/hookhost/hookhost/llm/sse"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -82,8 +89,11 @@ type Config struct {
 	MaxTokens int
 	// Temperature is used when a request does not set one; nil sends none.
 	Temperature *float64
-	// Timeout bounds each attempt (see httpretry); 0 means none.
+	// Timeout bounds each attempt (see httpretry); 0 means none. For a
+	// stream it is the longest wait for the next event.
 	Timeout time.Duration
+	// CallTimeout bounds a whole call, retries included; 0 means none.
+	CallTimeout time.Duration
 	// MaxRetries is how often a failed attempt is repeated.
 	MaxRetries int
 	// HTTPClient replaces the default client.
@@ -116,8 +126,8 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider anthropic: base URL %q is not an http(s) URL", base)
 	}
-	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 {
-		return nil, fmt.Errorf("provider anthropic: max tokens, retries and timeout must not be negative")
+	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 || cfg.CallTimeout < 0 {
+		return nil, fmt.Errorf("provider anthropic: max tokens, retries and timeouts must not be negative")
 	}
 	maxTokens := cfg.MaxTokens
 	if maxTokens == 0 {
@@ -143,7 +153,7 @@ func New(cfg Config) (*Provider, error) {
 		maxTokens:   maxTokens,
 		temperature: cfg.Temperature,
 		client: &httpretry.Client{
-			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout,
+			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
 			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
 		},
 	}, nil
@@ -327,11 +337,16 @@ func (p *Provider) fail(msg string, err error) error {
 }
 
 func (p *Provider) badResponse(format string, a ...any) error {
-	return &llm.ProviderError{Provider: Name, Message: p.client.Redact(fmt.Sprintf(format, a...))}
+	return &llm.ProviderError{Provider: Name, Message: fmt.Sprintf(format, a...)}
 }
 
 // Complete makes one non-streaming call.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := p.complete(ctx, req)
+	return resp, p.client.Seal(err)
+}
+
+func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	body, names, err := p.body(req, false)
 	if err != nil {
 		return llm.Response{}, err
@@ -350,18 +365,30 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	}
 	if r.Type == "error" {
 		typ, msg := httpretry.ParseError(data)
-		return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact(msg)}
+		return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: msg}
 	}
-	return p.result(r, names), nil
+	if missing := httpretry.Missing(data, "type", "content", "stop_reason"); len(missing) > 0 {
+		return llm.Response{}, p.badResponse("response is missing %s, which a message must have", strings.Join(missing, ", "))
+	}
+	if r.Type != "message" {
+		return llm.Response{}, p.badResponse("response has type %q, not \"message\"", r.Type)
+	}
+	return p.result(r, names)
 }
 
 // result maps a message, received whole or assembled from a stream, to the
 // neutral response. Text blocks are joined as they are, which is also how
 // their deltas were printed.
-func (p *Provider) result(r response, names *toolfmt.NameMap) llm.Response {
+func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, error) {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
-	for _, b := range r.Content {
+	for i, b := range r.Content {
+		switch {
+		case b.Type == "":
+			return llm.Response{}, p.badResponse("content block %d has no type", i)
+		case b.Type == "tool_use" && (b.ID == "" || b.Name == ""):
+			return llm.Response{}, p.badResponse("tool_use content block %d needs an id and a name (got id %q, name %q)", i, b.ID, b.Name)
+		}
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
@@ -394,7 +421,7 @@ func (p *Provider) result(r response, names *toolfmt.NameMap) llm.Response {
 	default:
 		out.StopReason = hooks.StopOther
 	}
-	return out
+	return out, nil
 }
 
 // Stream events, as far as hookhost reads them.
@@ -421,6 +448,11 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 	if onText == nil {
 		onText = func(string) {}
 	}
+	resp, err := p.stream(ctx, req, onText)
+	return resp, p.client.Seal(err)
+}
+
+func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
 	body, names, err := p.body(req, true)
 	if err != nil {
 		return llm.Response{}, err
@@ -433,11 +465,16 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 
 	var (
 		msg    *response
-		blocks = map[int]*responseBlock{}
-		order  []int
-		inputs = map[int]*strings.Builder{}
+		blocks []*streamBlock
+		shown  strings.Builder
 	)
-	events := sse.NewReader(resp.Body)
+	show := func(s string) {
+		if s != "" {
+			shown.WriteString(s)
+			onText(s)
+		}
+	}
+	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
 		if err != nil {
@@ -461,7 +498,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 		case "ping":
 		case "error":
 			typ, m := httpretry.ParseError([]byte(ev.Data))
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact("error in stream: " + m)}
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + m}
 		case "message_start":
 			if e.Message == nil {
 				return llm.Response{}, p.badResponse("message_start without a message")
@@ -477,35 +514,38 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 			if e.ContentBlock == nil {
 				return llm.Response{}, p.badResponse("content_block_start without a block")
 			}
-			if _, dup := blocks[e.Index]; dup {
-				return llm.Response{}, p.badResponse("content block %d started twice", e.Index)
+			if e.Index != len(blocks) {
+				return llm.Response{}, p.badResponse("content_block_start for index %d, expected %d (blocks open in order)", e.Index, len(blocks))
 			}
-			b := *e.ContentBlock
-			blocks[e.Index] = &b
-			order = append(order, e.Index)
-			inputs[e.Index] = &strings.Builder{}
-			if b.Type == "text" && b.Text != "" {
-				onText(b.Text)
+			b := &streamBlock{block: *e.ContentBlock}
+			if err := b.check(e.Index); err != nil {
+				return llm.Response{}, p.badResponse("%v", err)
+			}
+			blocks = append(blocks, b)
+			if b.block.Type == "text" {
+				show(b.block.Text)
 			}
 		case "content_block_delta":
-			b := blocks[e.Index]
-			if b == nil {
-				return llm.Response{}, p.badResponse("delta for content block %d, which was not started", e.Index)
+			b, err := openBlock(blocks, e.Index)
+			if err != nil {
+				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
 			var d delta
 			if err := json.Unmarshal(e.Delta, &d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			switch d.Type {
-			case "text_delta":
-				b.Text += d.Text
-				if d.Text != "" {
-					onText(d.Text)
-				}
-			case "input_json_delta":
-				inputs[e.Index].WriteString(d.PartialJSON)
+			if err := b.apply(e.Index, d); err != nil {
+				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
+			}
+			if d.Type == "text_delta" {
+				show(d.Text)
 			}
 		case "content_block_stop":
+			b, err := openBlock(blocks, e.Index)
+			if err != nil {
+				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
+			}
+			b.stopped = true
 		case "message_delta":
 			var d delta
 			if len(e.Delta) > 0 {
@@ -537,16 +577,87 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 			if msg.StopReason == nil {
 				return llm.Response{}, p.badResponse("stream ended without a stop_reason")
 			}
-			for _, i := range order {
-				b := *blocks[i]
+			for _, sb := range blocks {
+				b := sb.block
+				b.Text += sb.text.String()
 				if b.Type == "tool_use" {
-					if in := inputs[i].String(); in != "" {
+					if in := sb.input.String(); in != "" {
 						b.Input = json.RawMessage(in)
 					}
 				}
 				msg.Content = append(msg.Content, b)
 			}
-			return p.result(*msg, names), nil
+			out, err := p.result(*msg, names)
+			if err == nil && out.Message.Content != shown.String() {
+				return llm.Response{}, p.badResponse("the text streamed differs from the message it builds (%d bytes shown, %d kept)", shown.Len(), len(out.Message.Content))
+			}
+			return out, err
 		}
 	}
+}
+
+// streamBlock is a content block being assembled from a stream.
+type streamBlock struct {
+	block   responseBlock
+	text    strings.Builder // a text block's text after its start
+	input   strings.Builder // a tool_use block's partial_json fragments
+	stopped bool
+}
+
+// deltaFor names the block type each delta type belongs to. Blocks
+// without a neutral form (thinking, server tools) are checked all the
+// same, so a malformed stream is found whatever it carries.
+var deltaFor = map[string][]string{
+	"text_delta":       {"text"},
+	"citations_delta":  {"text"},
+	"input_json_delta": {"tool_use", "server_tool_use"},
+	"thinking_delta":   {"thinking"},
+	"signature_delta":  {"thinking"},
+}
+
+// blockTypes are the content block types a stream may open.
+var blockTypes = []string{"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"}
+
+// check validates a block as content_block_start opened it.
+func (b *streamBlock) check(i int) error {
+	switch t := b.block.Type; {
+	case t == "":
+		return fmt.Errorf("content block %d has no type", i)
+	case !slices.Contains(blockTypes, t):
+		return fmt.Errorf("content block %d has unknown type %q (known: %s)", i, t, strings.Join(blockTypes, ", "))
+	case t == "tool_use" && (b.block.ID == "" || b.block.Name == ""):
+		return fmt.Errorf("tool_use content block %d needs an id and a name (got id %q, name %q)", i, b.block.ID, b.block.Name)
+	}
+	return nil
+}
+
+// apply adds one delta to the block, refusing one of another block's kind.
+func (b *streamBlock) apply(i int, d delta) error {
+	owners, known := deltaFor[d.Type]
+	switch {
+	case d.Type == "":
+		return fmt.Errorf("delta for content block %d has no type", i)
+	case !known:
+		return fmt.Errorf("delta for content block %d has unknown type %q", i, d.Type)
+	case !slices.Contains(owners, b.block.Type):
+		return fmt.Errorf("%s for content block %d, which is of type %s", d.Type, i, b.block.Type)
+	}
+	switch d.Type {
+	case "text_delta":
+		b.text.WriteString(d.Text)
+	case "input_json_delta":
+		b.input.WriteString(d.PartialJSON)
+	}
+	return nil
+}
+
+// openBlock is block i, which must have been started and not stopped.
+func openBlock(blocks []*streamBlock, i int) (*streamBlock, error) {
+	if i < 0 || i >= len(blocks) {
+		return nil, fmt.Errorf("content block %d was not started", i)
+	}
+	if blocks[i].stopped {
+		return nil, fmt.Errorf("content block %d has already stopped", i)
+	}
+	return blocks[i], nil
 }

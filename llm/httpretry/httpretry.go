@@ -8,14 +8,22 @@
 //   - a server's own advice wins: retry-after-ms and Retry-After (seconds
 //     or an HTTP date) set the wait, capped at MaxWait, and
 //     x-should-retry: true or false overrides the status rule;
-//   - Timeout bounds each attempt: the whole exchange for an ordinary call,
-//     the wait for each next piece of data for a stream, which may
-//     legitimately run for minutes while it keeps sending;
+//   - Timeout bounds each attempt: the whole exchange for an ordinary call;
+//     for a stream, which may legitimately run for minutes, the wait for
+//     each next event read through Events. Only an event counts: comments,
+//     blank lines and keep-alives do not, so a server that keeps a stream
+//     open without answering is cut off all the same;
+//   - CallTimeout bounds the whole call, retries, waits between them and
+//     reading the body included;
+//   - a response body is capped at MaxResponse bytes and one event at
+//     MaxEvent; going over is an error naming the cap, found while
+//     reading, before more than the cap is held;
 //   - cancelling the context stops the request at once, including a wait
 //     between attempts;
 //   - every failure is a *llm.ProviderError carrying the HTTP status and the
-//     provider's error type and message, with any configured secret (the
-//     API key) blanked out of whatever text the server sent back.
+//     provider's error type and message. Whatever a server sends may end
+//     up in one, so an adapter passes every error it returns through Seal,
+//     which blanks the configured secrets (the API key) out of all of it.
 //
 // The clock, the sleeper and the jitter source are fields so tests can run
 // a retry schedule without waiting for it.
@@ -35,6 +43,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/sse"
 )
 
 // Defaults for zero fields of Client.
@@ -42,14 +51,14 @@ const (
 	DefaultBaseDelay = 500 * time.Millisecond
 	DefaultMaxDelay  = 8 * time.Second
 	DefaultMaxWait   = 30 * time.Second
+	// DefaultMaxResponse caps one response body, streamed or not: far
+	// above any real answer, far below what would hurt the host.
+	DefaultMaxResponse = 64 << 20
 )
 
 // maxErrorBody bounds how much of an error response is read: enough for
 // any JSON error object, not enough for a proxy to make us buffer a page.
 const maxErrorBody = 64 << 10
-
-// maxBody bounds a successful non-streaming response body.
-const maxBody = 64 << 20
 
 // Client sends requests to one provider's API. The zero value works; only
 // Provider should always be set, because it names who failed in errors.
@@ -61,6 +70,15 @@ type Client struct {
 	HTTP *http.Client
 	// Timeout bounds each attempt (see the package doc); 0 means none.
 	Timeout time.Duration
+	// CallTimeout bounds a whole call, from Do until the body is closed;
+	// 0 means none.
+	CallTimeout time.Duration
+	// MaxResponse caps a response body in bytes; 0 means
+	// DefaultMaxResponse.
+	MaxResponse int64
+	// MaxEvent caps one server-sent event in bytes; 0 means
+	// sse.DefaultMaxEvent.
+	MaxEvent int
 	// MaxRetries is how many times a failed attempt may be repeated.
 	MaxRetries int
 	// BaseDelay is the first backoff; each retry doubles it, up to MaxDelay.
@@ -85,14 +103,17 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
-	// Stream makes Timeout an idle timeout between reads of the response
-	// body instead of a bound on the whole exchange.
+	// Stream makes Timeout an idle timeout between the events read with
+	// Events, instead of a bound on the whole exchange.
 	Stream bool
 }
 
-// errTimeout is the cancellation cause of an attempt that ran out of time,
-// so it can be told apart from the caller cancelling.
-var errTimeout = errors.New("timed out")
+// The cancellation causes of the two limits, so that each can be told
+// apart from the other and from the caller cancelling.
+var (
+	errTimeout     = errors.New("attempt timed out")
+	errCallTimeout = errors.New("call timed out")
+)
 
 // Do sends r, retrying as described in the package doc, and returns a
 // response with a 2xx status whose Body the caller must close. Reading the
@@ -100,16 +121,29 @@ var errTimeout = errors.New("timed out")
 // *llm.ProviderError; when the caller's context ended it wraps ctx.Err(),
 // so errors.Is(err, context.Canceled) holds.
 func (c *Client) Do(ctx context.Context, r Request) (*http.Response, error) {
+	resp, err := c.do(ctx, r)
+	return resp, c.Seal(err)
+}
+
+func (c *Client) do(ctx context.Context, r Request) (*http.Response, error) {
+	caller := ctx
+	endCall := func() {}
+	if c.CallTimeout > 0 {
+		ctx, endCall = context.WithTimeoutCause(ctx, c.CallTimeout, errCallTimeout)
+	}
 	attempts := c.MaxRetries + 1
 	for attempt := 1; ; attempt++ {
 		resp, next, err := c.attempt(ctx, r)
 		if err == nil {
+			resp.Body.(*body).endCall = endCall
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return nil, c.cancelled(ctx)
+			endCall()
+			return nil, c.stopped(caller)
 		}
 		if !next.retry || attempt >= attempts {
+			endCall()
 			if next.retry && attempts > 1 {
 				note(err, fmt.Sprintf("gave up after %d attempts", attempt))
 			}
@@ -120,9 +154,19 @@ func (c *Client) Do(ctx context.Context, r Request) (*http.Response, error) {
 			wait = c.backoff(attempt)
 		}
 		if err := c.sleep(ctx, wait); err != nil {
-			return nil, c.cancelled(ctx)
+			endCall()
+			return nil, c.stopped(caller)
 		}
 	}
+}
+
+// stopped explains why a call ended early: the caller's context, or the
+// call deadline.
+func (c *Client) stopped(caller context.Context) error {
+	if caller.Err() != nil {
+		return c.cancelled(caller)
+	}
+	return c.callTimeoutErr()
 }
 
 // verdict says whether a failed attempt is worth another one, and how long
@@ -165,7 +209,11 @@ func (c *Client) attempt(ctx context.Context, r Request) (*http.Response, verdic
 		return nil, again, &llm.ProviderError{Provider: c.Provider, Message: "request failed", Err: err}
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		resp.Body = &body{rc: resp.Body, c: c, ctx: actx, stop: stop, timer: timer, stream: r.Stream}
+		limit := c.MaxResponse
+		if limit <= 0 {
+			limit = DefaultMaxResponse
+		}
+		resp.Body = &body{rc: resp.Body, c: c, ctx: actx, stop: stop, timer: timer, stream: r.Stream, limit: limit, endCall: func() {}}
 		return resp, final, nil
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -186,7 +234,11 @@ func (c *Client) cancelled(ctx context.Context) error {
 }
 
 func (c *Client) timeoutErr(what string) *llm.ProviderError {
-	return &llm.ProviderError{Provider: c.Provider, Message: fmt.Sprintf("%s within %s (raise llm.timeout if the model needs longer)", what, c.Timeout)}
+	return &llm.ProviderError{Provider: c.Provider, Message: fmt.Sprintf("%s within llm.timeout (%s) (raise llm.timeout if the model needs longer)", what, c.Timeout)}
+}
+
+func (c *Client) callTimeoutErr() *llm.ProviderError {
+	return &llm.ProviderError{Provider: c.Provider, Message: fmt.Sprintf("the call did not finish within llm.call_timeout (%s) (raise llm.call_timeout for longer answers)", c.CallTimeout)}
 }
 
 // note appends a remark to a ProviderError's message.
@@ -299,16 +351,17 @@ func (c *Client) statusError(status int, body []byte) *llm.ProviderError {
 	pe := &llm.ProviderError{Provider: c.Provider, StatusCode: status}
 	pe.Type, pe.Message = ParseError(body)
 	if pe.Type == "" && pe.Message == "" {
-		text := strings.TrimSpace(string(body))
+		// Blank the secrets before cutting: a cut through one would
+		// leave part of it behind.
+		text := strings.TrimSpace(c.Redact(string(body)))
 		if len(text) > 200 {
-			text = text[:200] + "…"
+			text = strings.ToValidUTF8(text[:200], "") + "…"
 		}
 		if text == "" {
 			text = http.StatusText(status)
 		}
 		pe.Message = text
 	}
-	pe.Message = c.Redact(pe.Message)
 	return pe
 }
 
@@ -350,6 +403,21 @@ func ParseError(body []byte) (typ, msg string) {
 	return typ, msg
 }
 
+// Missing returns which of fields the JSON object body lacks or has as
+// null, for adapters to name what a response that decoded fine still
+// does not carry.
+func Missing(body []byte, fields ...string) []string {
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(body, &obj)
+	var out []string
+	for _, f := range fields {
+		if v, ok := obj[f]; !ok || string(v) == "null" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func scalar(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -369,6 +437,40 @@ func (c *Client) Redact(s string) string {
 	}
 	return s
 }
+
+// Seal is the one place secrets leave errors: it returns err as a
+// *llm.ProviderError whose every field, and the text of everything it
+// wraps, has the configured secrets blanked out. An error whose wrapped
+// chain would reveal a secret is cut from that chain; errors.Is still
+// answers for it, so a cancelled call is still recognised as one.
+func (c *Client) Seal(err error) error {
+	if err == nil {
+		return nil
+	}
+	pe, ok := err.(*llm.ProviderError)
+	if !ok {
+		pe = &llm.ProviderError{Provider: c.Provider, Err: err}
+	}
+	pe.Provider = c.Redact(pe.Provider)
+	pe.Type = c.Redact(pe.Type)
+	pe.Message = c.Redact(pe.Message)
+	if pe.Err != nil {
+		if text := pe.Err.Error(); c.Redact(text) != text {
+			pe.Err = &sealed{text: c.Redact(text), cause: pe.Err}
+		}
+	}
+	return pe
+}
+
+// sealed stands in for an error whose text held a secret.
+type sealed struct {
+	text  string
+	cause error
+}
+
+func (s *sealed) Error() string { return s.text }
+
+func (s *sealed) Is(target error) bool { return errors.Is(s.cause, target) }
 
 // PostJSON encodes body as JSON and sends it to url with Do, asking for an
 // event stream when stream is set. It encodes without HTML escaping, so
@@ -393,15 +495,12 @@ func (c *Client) PostJSON(ctx context.Context, url string, header http.Header, b
 }
 
 // ReadAll reads a successful response body whole, under the attempt's
-// timeout, and closes it.
+// timeout and the response cap, and closes it.
 func (c *Client) ReadAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, c.ReadError(err)
-	}
-	if len(data) > maxBody {
-		return nil, &llm.ProviderError{Provider: c.Provider, StatusCode: resp.StatusCode, Message: fmt.Sprintf("response body is larger than %d MiB", maxBody>>20)}
 	}
 	return data, nil
 }
@@ -412,31 +511,76 @@ func (c *Client) ReadError(err error) error {
 	if errors.As(err, &pe) {
 		return err
 	}
+	var big *sse.TooLargeError
+	if errors.As(err, &big) {
+		return &llm.ProviderError{Provider: c.Provider, Message: big.Error() + " (the server is broken or hostile; no setting raises the cap)"}
+	}
 	return &llm.ProviderError{Provider: c.Provider, Message: "reading the response failed", Err: err}
 }
 
+// Events reads the server-sent events of a stream response from Do.
+// Each event restarts the idle timeout; nothing else does.
+func (c *Client) Events(resp *http.Response) *Events {
+	b, _ := resp.Body.(*body)
+	return &Events{r: sse.NewReaderLimit(resp.Body, c.MaxEvent), b: b}
+}
+
+// Events is a stream's event reader; see Client.Events.
+type Events struct {
+	r *sse.Reader
+	b *body
+}
+
+// Next returns the next event, with the errors of sse.Reader.Next; the
+// limits' errors are *llm.ProviderError.
+func (e *Events) Next() (sse.Event, error) {
+	ev, err := e.r.Next()
+	if err == nil && e.b != nil {
+		e.b.sawEvent()
+	}
+	return ev, err
+}
+
 // body keeps an attempt's context and timer alive while the caller reads,
-// and turns a timeout into an error that says so.
+// caps what is read, and turns a limit into an error that names it.
 type body struct {
-	rc     io.ReadCloser
-	c      *Client
-	ctx    context.Context
-	stop   func()
-	timer  *time.Timer
-	stream bool
+	rc      io.ReadCloser
+	c       *Client
+	ctx     context.Context
+	stop    func()
+	endCall func()
+	timer   *time.Timer
+	stream  bool
+	limit   int64
+	read    int64
+}
+
+// sawEvent restarts the idle timeout of a stream.
+func (b *body) sawEvent() {
+	if b.stream && b.timer != nil && b.ctx.Err() == nil {
+		b.timer.Reset(b.c.Timeout)
+	}
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	// Read at most one byte past the cap: enough to know it was passed.
+	if left := b.limit - b.read; int64(len(p)) > left+1 {
+		p = p[:left+1]
+	}
 	n, err := b.rc.Read(p)
-	if n > 0 && b.stream && b.timer != nil {
-		b.timer.Reset(b.c.Timeout)
+	b.read += int64(n)
+	if b.read > b.limit {
+		return n - int(b.read-b.limit), &llm.ProviderError{Provider: b.c.Provider,
+			Message: fmt.Sprintf("the response is larger than the %s cap on one response (the server is broken or hostile; no setting raises the cap)", sse.Size(b.limit))}
 	}
 	if err != nil && err != io.EOF {
-		switch {
-		case context.Cause(b.ctx) == errTimeout && b.stream:
-			return n, b.c.timeoutErr("no data from the stream")
-		case context.Cause(b.ctx) == errTimeout:
+		switch cause := context.Cause(b.ctx); {
+		case cause == errTimeout && b.stream:
+			return n, b.c.timeoutErr("no event from the stream (only keep-alives, or nothing)")
+		case cause == errTimeout:
 			return n, b.c.timeoutErr("no complete response")
+		case cause == errCallTimeout:
+			return n, b.c.callTimeoutErr()
 		case b.ctx.Err() != nil:
 			return n, &llm.ProviderError{Provider: b.c.Provider, Message: "request stopped", Err: context.Cause(b.ctx)}
 		}
@@ -447,5 +591,6 @@ func (b *body) Read(p []byte) (int, error) {
 func (b *body) Close() error {
 	err := b.rc.Close()
 	b.stop()
+	b.endCall()
 	return err
 }

@@ -3,6 +3,7 @@ package httpretry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -310,37 +311,51 @@ func TestTimeoutPerAttempt(t *testing.T) {
 	c.MaxRetries = 0
 	n.Store(0)
 	_, err = do(t, c, srv.URL)
-	if err == nil || !strings.Contains(err.Error(), "no response within 50ms") {
+	if err == nil || !strings.Contains(err.Error(), "no response within llm.timeout (50ms)") {
 		t.Errorf("err = %v, want a timeout naming the limit", err)
 	}
 }
 
 func TestStreamIdleTimeout(t *testing.T) {
-	release := make(chan struct{})
+	// Events 20 ms apart keep a 200 ms idle timeout from firing; comments
+	// every 10 ms after them do not.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i < 3; i++ {
+		for i := 0; i < 20; i++ {
 			io.WriteString(w, "data: x\n\n")
 			w.(http.Flusher).Flush()
 			time.Sleep(20 * time.Millisecond)
 		}
-		select {
-		case <-r.Context().Done():
-		case <-release:
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			io.WriteString(w, ": keepalive\n\n")
+			w.(http.Flusher).Flush()
 		}
 	}))
 	defer srv.Close()
-	defer close(release)
-	c := &Client{Provider: "test", Timeout: 50 * time.Millisecond}
-	resp, err := c.Do(context.Background(), Request{Method: "POST", URL: srv.URL, Stream: true})
+	c := &Client{Provider: "test", Timeout: 200 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.Do(ctx, Request{Method: "POST", URL: srv.URL, Stream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if strings.Count(string(data), "data: x") != 3 {
-		t.Errorf("read %q, want all three events before the stall", data)
+	events := c.Events(resp)
+	n := 0
+	for {
+		if _, err = events.Next(); err != nil {
+			break
+		}
+		n++
 	}
-	if err == nil || !strings.Contains(err.Error(), "no data from the stream within 50ms") {
+	if n != 20 {
+		t.Errorf("read %d events, want all 20 before the keep-alives", n)
+	}
+	if ctx.Err() != nil || !strings.Contains(err.Error(), "no event from the stream") || !strings.Contains(err.Error(), "within llm.timeout (200ms)") {
 		t.Errorf("err = %v, want an idle timeout", err)
 	}
 }
@@ -394,5 +409,53 @@ func TestParseError(t *testing.T) {
 		if typ != tt.typ || msg != tt.msg {
 			t.Errorf("ParseError(%s) = %q, %q; want %q, %q", tt.body, typ, msg, tt.typ, tt.msg)
 		}
+	}
+}
+
+func TestResponseCap(t *testing.T) {
+	// The server would send 16 MiB; the client stops at 1 MiB.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat(": padding\n", 1<<10))
+		for sent := 0; sent < 16<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c := &Client{Provider: "test", MaxResponse: 1 << 20}
+	for _, stream := range []bool{false, true} {
+		resp, err := c.Do(context.Background(), Request{Method: "POST", URL: srv.URL, Stream: stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stream {
+			_, err = c.Events(resp).Next()
+			resp.Body.Close()
+		} else {
+			_, err = c.ReadAll(resp)
+		}
+		var pe *llm.ProviderError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than the 1 MiB cap on one response") {
+			t.Errorf("stream %t: err = %v, want the response cap named", stream, err)
+		}
+	}
+}
+
+func TestSealCutsSecretsFromWrappedErrors(t *testing.T) {
+	const key = "sk-test-0123456789"
+	c := &Client{Provider: "test", Secrets: []string{key}}
+	err := c.Seal(&llm.ProviderError{Provider: "test", Type: key, Message: "m " + key,
+		Err: fmt.Errorf("dial https://h/?k=%s: %w", key, context.Canceled)})
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), key) {
+			t.Fatalf("the key is in %q", e.Error())
+		}
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want it still recognised as cancelled", err)
+	}
+	if err := c.Seal(errors.New("plain " + key)); strings.Contains(err.Error(), key) || !strings.HasPrefix(err.Error(), "provider test") {
+		t.Errorf("err = %v, want a ProviderError without the key", err)
 	}
 }

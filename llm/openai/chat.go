@@ -13,7 +13,6 @@ import (
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
 	"github.com/hookhost/hookhost/llm/httpretry"
-	"github.com/hookhost/hookhost/llm/sse"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -188,7 +187,10 @@ func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Resp
 		msg.Content = *ch.Message.Refusal
 		refused = true
 	}
-	for _, c := range ch.Message.ToolCalls {
+	for i, c := range ch.Message.ToolCalls {
+		if missing := missingOf(map[string]string{"id": c.ID, "name": c.Function.Name}); missing != "" {
+			return llm.Response{}, p.badResponse("tool call %d is missing its %s", i, missing)
+		}
 		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: rawArgs(string(c.Function.Arguments))})
 	}
 	out := llm.Response{Model: cr.Model, Message: msg, StopReason: chatStop(ch.FinishReason, len(msg.ToolCalls) > 0, refused)}
@@ -242,7 +244,7 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 	}
 	defer resp.Body.Close()
 	st := &chatStream{calls: map[int]*chatToolCall{}, args: map[int]*strings.Builder{}}
-	events := sse.NewReader(resp.Body)
+	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
 		if err != nil {
@@ -255,7 +257,11 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 			if st.finish == nil {
 				return llm.Response{}, p.truncated(st)
 			}
-			return p.chatResult(st.result(), names)
+			out, err := p.chatResult(st.result(), names)
+			if shown := st.content.String() + st.refusal.String(); err == nil && out.Message.Content != shown {
+				return llm.Response{}, p.badResponse("the text streamed differs from the answer it builds (%d bytes shown, %d kept)", len(shown), len(out.Message.Content))
+			}
+			return out, err
 		}
 		var c chatChunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
@@ -263,7 +269,7 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 		}
 		if len(c.Error) > 0 && string(c.Error) != "null" {
 			typ, msg := httpretry.ParseError([]byte(ev.Data))
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: p.client.Redact("error in stream: " + msg)}
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + msg}
 		}
 		if err := st.add(c, onText); err != nil {
 			return llm.Response{}, p.badResponse("%v", err)
@@ -295,6 +301,12 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 			continue
 		}
 		d := ch.Delta
+		// The answer keeps either text or a refusal, so a stream that
+		// shows both would keep less than it showed.
+		if (st.hasRef && d.Content != nil && *d.Content != "") || (st.hasText && d.Refusal != nil && *d.Refusal != "") ||
+			(d.Content != nil && *d.Content != "" && d.Refusal != nil && *d.Refusal != "") {
+			return fmt.Errorf("stream chunk %d mixes answer text and a refusal", i)
+		}
 		if d.Content != nil && *d.Content != "" {
 			st.content.WriteString(*d.Content)
 			st.hasText = true

@@ -30,7 +30,15 @@
 // callback as it arrives. Tool-call fragments are joined by their index.
 // The Response it returns is built by the same code as Complete's, from the
 // assembled chunks (chat) or from the final response.completed event
-// (responses). A stream that ends before its end marker is an error.
+// (responses). A stream that ends before its end marker is an error, and
+// so is a Responses stream whose final response holds other text than the
+// deltas shown.
+//
+// # Required fields
+//
+// An answer without what its protocol requires is an error naming what is
+// missing, never an empty answer: choices (chat); status and output
+// (responses); a tool call's id and name (both).
 package openai
 
 import (
@@ -78,8 +86,11 @@ type Config struct {
 	MaxTokens int
 	// Temperature is used when a request does not set one; nil sends none.
 	Temperature *float64
-	// Timeout bounds each attempt (see httpretry); 0 means none.
+	// Timeout bounds each attempt (see httpretry); 0 means none. For a
+	// stream it is the longest wait for the next event.
 	Timeout time.Duration
+	// CallTimeout bounds a whole call, retries included; 0 means none.
+	CallTimeout time.Duration
 	// MaxRetries is how often a failed attempt is repeated.
 	MaxRetries int
 	// HTTPClient replaces the default client, e.g. for a proxy.
@@ -124,8 +135,8 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider openai: base URL %q is not an http(s) URL", base)
 	}
-	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 {
-		return nil, fmt.Errorf("provider openai: max tokens, retries and timeout must not be negative")
+	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 || cfg.CallTimeout < 0 {
+		return nil, fmt.Errorf("provider openai: max tokens, retries and timeouts must not be negative")
 	}
 	path := "/chat/completions"
 	if api == APIResponses {
@@ -152,7 +163,7 @@ func New(cfg Config) (*Provider, error) {
 		temperature:      cfg.Temperature,
 		completionTokens: strings.EqualFold(u.Hostname(), "api.openai.com"),
 		client: &httpretry.Client{
-			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout,
+			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
 			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
 		},
 	}, nil
@@ -166,10 +177,16 @@ func (p *Provider) API() string { return p.api }
 
 // Complete makes one non-streaming call.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	var (
+		resp llm.Response
+		err  error
+	)
 	if p.api == APIResponses {
-		return p.completeResponses(ctx, req)
+		resp, err = p.completeResponses(ctx, req)
+	} else {
+		resp, err = p.completeChat(ctx, req)
 	}
-	return p.completeChat(ctx, req)
+	return resp, p.client.Seal(err)
 }
 
 // Stream makes one streaming call, passing text to onText as it arrives.
@@ -178,10 +195,16 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 	if onText == nil {
 		onText = func(string) {}
 	}
+	var (
+		resp llm.Response
+		err  error
+	)
 	if p.api == APIResponses {
-		return p.streamResponses(ctx, req, onText)
+		resp, err = p.streamResponses(ctx, req, onText)
+	} else {
+		resp, err = p.streamChat(ctx, req, onText)
 	}
-	return p.streamChat(ctx, req, onText)
+	return resp, p.client.Seal(err)
 }
 
 // post sends body and returns the open response.
@@ -190,8 +213,9 @@ func (p *Provider) post(ctx context.Context, body any, stream bool) (*http.Respo
 }
 
 // fetch makes a non-streaming call and decodes the response into out;
-// what names the expected object in the error when it does not decode.
-func (p *Provider) fetch(ctx context.Context, body, out any, what string) error {
+// what names the expected object in the error when it does not decode or
+// lacks one of the required fields.
+func (p *Provider) fetch(ctx context.Context, body, out any, what string, required ...string) error {
 	resp, err := p.post(ctx, body, false)
 	if err != nil {
 		return err
@@ -203,6 +227,9 @@ func (p *Provider) fetch(ctx context.Context, body, out any, what string) error 
 	if err := json.Unmarshal(data, out); err != nil {
 		return p.badResponse("response is not %s: %v", what, err)
 	}
+	if missing := httpretry.Missing(data, required...); len(missing) > 0 {
+		return p.badResponse("response is missing %s, which %s must have", strings.Join(missing, ", "), what)
+	}
 	return nil
 }
 
@@ -212,7 +239,7 @@ func (p *Provider) fail(msg string, err error) error {
 
 // badResponse reports a response hookhost cannot use.
 func (p *Provider) badResponse(format string, a ...any) error {
-	return &llm.ProviderError{Provider: Name, Message: p.client.Redact(fmt.Sprintf(format, a...))}
+	return &llm.ProviderError{Provider: Name, Message: fmt.Sprintf(format, a...)}
 }
 
 func (p *Provider) maxTokensFor(req llm.Request) int {

@@ -12,7 +12,6 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
-	"github.com/hookhost/hookhost/llm/sse"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -137,7 +136,7 @@ func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.
 		return llm.Response{}, err
 	}
 	var rr respResponse
-	if err := p.fetch(ctx, body, &rr, "a Responses API object"); err != nil {
+	if err := p.fetch(ctx, body, &rr, "a Responses API object", "status", "output"); err != nil {
 		return llm.Response{}, err
 	}
 	return p.responsesResult(rr, names)
@@ -149,14 +148,30 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 	if rr.Status == "failed" || rr.Status == "cancelled" {
 		pe := &llm.ProviderError{Provider: Name, Message: "response " + rr.Status}
 		if rr.Error != nil {
-			pe.Type, pe.Message = rr.Error.Code, p.client.Redact(rr.Error.Message)
+			pe.Type, pe.Message = rr.Error.Code, rr.Error.Message
 		}
 		return llm.Response{}, pe
+	}
+	switch rr.Status {
+	case "completed", "incomplete":
+	default:
+		return llm.Response{}, p.badResponse("response status %q is not a final one (want completed, incomplete, failed or cancelled)", rr.Status)
+	}
+	if rr.Output == nil {
+		return llm.Response{}, p.badResponse("response is missing output, which a Responses API object must have")
 	}
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
 	refused := false
-	for _, it := range rr.Output {
+	for i, it := range rr.Output {
+		if it.Type == "" {
+			return llm.Response{}, p.badResponse("output item %d has no type", i)
+		}
+		if it.Type == "function_call" {
+			if missing := missingOf(map[string]string{"call_id": it.CallID, "name": it.Name}); missing != "" {
+				return llm.Response{}, p.badResponse("function_call output item %d is missing %s", i, missing)
+			}
+		}
 		switch it.Type {
 		case "message":
 			for _, c := range it.Content {
@@ -212,7 +227,8 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 	// leaves its output list out.
 	items := map[int]respItem{}
 	started := false
-	events := sse.NewReader(resp.Body)
+	var shown strings.Builder
+	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
 		if err != nil {
@@ -233,6 +249,7 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 			started = true
 		case "response.output_text.delta", "response.refusal.delta":
 			if e.Delta != "" {
+				shown.WriteString(e.Delta)
 				onText(e.Delta)
 			}
 		case "response.output_item.done":
@@ -244,6 +261,9 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 				return llm.Response{}, p.badResponse("stream event %s without a response.created before it or a response in it", e.Type)
 			}
 			rr := *e.Response
+			if rr.Status == "" {
+				rr.Status = strings.TrimPrefix(e.Type, "response.")
+			}
 			if len(rr.Output) == 0 && len(items) > 0 {
 				idx := make([]int, 0, len(items))
 				for i := range items {
@@ -254,9 +274,26 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 					rr.Output = append(rr.Output, items[i])
 				}
 			}
-			return p.responsesResult(rr, names)
+			out, err := p.responsesResult(rr, names)
+			if err == nil && out.Message.Content != shown.String() {
+				return llm.Response{}, p.badResponse("the text streamed differs from the text of the final response (%d bytes shown, %d kept)", shown.Len(), len(out.Message.Content))
+			}
+			return out, err
 		case "error":
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: e.Code, Message: p.client.Redact("error in stream: " + e.Message)}
+			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
 		}
 	}
+}
+
+// missingOf names the fields, of those given with their values, that are
+// empty, sorted and joined; "" when none is.
+func missingOf(fields map[string]string) string {
+	var missing []string
+	for k, v := range fields {
+		if v == "" {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	return strings.Join(missing, " and ")
 }

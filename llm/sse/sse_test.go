@@ -67,3 +67,70 @@ func TestLongLine(t *testing.T) {
 		t.Errorf("long line: %d events, err %v", len(evs), err)
 	}
 }
+
+// endless is a stream that repeats line forever, counting what was read
+// from it, up to stop bytes so that a reader without a cap fails the test
+// instead of exhausting memory.
+type endless struct {
+	line []byte
+	read int
+	stop int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= e.stop {
+		return 0, io.EOF
+	}
+	if len(p) > e.stop-e.read {
+		p = p[:e.stop-e.read]
+	}
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], e.line[(e.read+n)%len(e.line):])
+	}
+	e.read += n
+	return n, nil
+}
+
+func TestEventCap(t *testing.T) {
+	for name, line := range map[string]string{
+		"data lines without the blank line that ends an event": "data: 0123456789abcdef\n",
+		"one line without end":                                 "data: xxxxxxxxxxxxxxxxx",
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := &endless{line: []byte(line), stop: 64 << 20}
+			_, err := NewReader(src).Next()
+			if err == nil || !strings.Contains(err.Error(), "8 MiB cap on one server-sent event") {
+				t.Fatalf("err = %v, want the event cap named", err)
+			}
+			// The cap is found while reading, not after: line ends do
+			// not count, but the stream was not read to its end.
+			if src.read > 2*DefaultMaxEvent {
+				t.Errorf("read %d bytes before refusing an event over %d", src.read, DefaultMaxEvent)
+			}
+		})
+	}
+	// A comment-only stream costs nothing to hold: it reads to its end.
+	src := &endless{line: []byte(": keepalive\n\n"), stop: 13 << 21}
+	if _, err := NewReader(src).Next(); err != io.EOF {
+		t.Errorf("comments only: err = %v, want io.EOF", err)
+	}
+	// An event just under the cap is fine.
+	big := strings.Repeat("x", DefaultMaxEvent-len("data: "))
+	evs, err := readAllFast("data: " + big + "\n\n")
+	if err != io.EOF || len(evs) != 1 || len(evs[0].Data) != len(big) {
+		t.Errorf("event at the cap: %d events, err %v", len(evs), err)
+	}
+}
+
+func readAllFast(src string) ([]Event, error) {
+	r := NewReader(strings.NewReader(src))
+	var evs []Event
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}

@@ -9,12 +9,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +28,9 @@ type Seen struct {
 	Path   string
 	Header http.Header
 	Body   []byte
+	// Done is closed when the client has gone away, so a reply that
+	// streams without end can stop.
+	Done <-chan struct{}
 }
 
 // Reply answers one request.
@@ -53,7 +58,7 @@ func (s *Server) URL() string { return s.srv.URL }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	seen := Seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	seen := Seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Done: r.Context().Done()}
 	s.mu.Lock()
 	n := len(s.reqs)
 	s.reqs = append(s.reqs, seen)
@@ -100,6 +105,42 @@ func SSE(frames ...string) Reply {
 		}
 	}
 }
+
+// Endless streams frames, then repeats the last one every interval until
+// the client goes away (or a minute has passed, so a broken client cannot
+// keep the test server up).
+func Endless(interval time.Duration, frames ...string) Reply {
+	return func(w http.ResponseWriter, r Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, f := range frames {
+			io.WriteString(w, f)
+		}
+		w.(http.Flusher).Flush()
+		if len(frames) == 0 {
+			return
+		}
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		giveUp := time.After(time.Minute)
+		for {
+			select {
+			case <-r.Done:
+				return
+			case <-giveUp:
+				return
+			case <-tick.C:
+			}
+			if _, err := io.WriteString(w, frames[len(frames)-1]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// Keepalive is the comment frame servers send to keep a stream open.
+const Keepalive = ": keepalive\n\n"
 
 // Data is one "data:" frame. JSON is put on one line, as servers send it.
 func Data(s string) string { return "data: " + oneLine(s) + "\n\n" }
@@ -183,3 +224,99 @@ func Quote(s string) string {
 
 // Itoa is n in JSON.
 func Itoa(n int) string { return fmt.Sprint(n) }
+
+// ErrorBodies are error responses with key planted in every field of every
+// error shape the providers send, and in the places a proxy echoes it.
+func ErrorBodies(key string) map[string]string {
+	k := Quote(key)
+	return map[string]string{
+		"openai message":     `{"error":{"message":` + k + `,"type":"invalid_request_error","param":null,"code":null}}`,
+		"openai type":        `{"error":{"message":"rate limited","type":` + k + `,"param":null,"code":null}}`,
+		"openai code":        `{"error":{"message":"rate limited","type":null,"param":null,"code":` + k + `}}`,
+		"openai param":       `{"error":{"message":"bad","type":"invalid_request_error","param":` + k + `,"code":"x"}}`,
+		"openai every field": `{"error":{"message":` + k + `,"type":` + k + `,"param":` + k + `,"code":` + k + `}}`,
+		"anthropic type":     `{"type":"error","error":{"type":` + k + `,"message":"Overloaded"}}`,
+		"anthropic message":  `{"type":"error","error":{"type":"overloaded_error","message":` + k + `}}`,
+		"anthropic both":     `{"type":"error","error":{"type":` + k + `,"message":` + k + `}}`,
+		"top-level fields":   `{"type":` + k + `,"code":` + k + `,"message":` + k + `}`,
+		"bare string":        `{"error":` + k + `}`,
+		"plain text":         "upstream said: " + key,
+		"echoed headers":     "Authorization: Bearer " + key + "\r\nx-api-key: " + key + "\r\n",
+		// The key straddles the point where a long body is cut short.
+		"cut short": strings.Repeat("x", 190) + key + strings.Repeat("y", 300),
+	}
+}
+
+// AssertNoKey fails the test if key appears in err's text, in the text of
+// any error it wraps, or in any string field of a ProviderError among
+// them. what names the case.
+func AssertNoKey(t testing.TB, what string, err error, key string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", what)
+		return
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), key) {
+			t.Errorf("%s: the key is in the error text: %s", what, e.Error())
+			return
+		}
+		if strings.Contains(fmt.Sprintf("%+v", e), key) {
+			t.Errorf("%s: the key is in a field of the error: %+v", what, e)
+			return
+		}
+	}
+}
+
+// Fuzz is a server for fuzz targets: every request gets the body and status
+// last given to Set, so one server serves a whole fuzzing run.
+type Fuzz struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	status int
+	body   string
+	stream bool
+}
+
+// NewFuzz starts a Fuzz server that is closed when the fuzz target ends.
+func NewFuzz(f *testing.F) *Fuzz {
+	z := &Fuzz{}
+	z.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		z.mu.Lock()
+		status, body, stream := z.status, z.body, z.stream
+		z.mu.Unlock()
+		if stream && status == http.StatusOK {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	f.Cleanup(z.srv.Close)
+	return z
+}
+
+// URL is the server's root URL.
+func (z *Fuzz) URL() string { return z.srv.URL }
+
+// Statuses are the statuses a fuzz input picks from by index.
+var Statuses = []int{200, 400, 401, 429, 500, 529}
+
+// Set makes the next replies status (Statuses[pick], wrapped) with body,
+// as an event stream when stream is set.
+func (z *Fuzz) Set(pick uint8, body string, stream bool) {
+	z.mu.Lock()
+	z.status, z.body, z.stream = Statuses[int(pick)%len(Statuses)], body, stream
+	z.mu.Unlock()
+}
+
+// CheckStream fails when a stream that succeeded kept other text than it
+// showed.
+func CheckStream(t testing.TB, shown, kept string) {
+	t.Helper()
+	if shown != kept {
+		t.Fatalf("shown %q, kept %q", shown, kept)
+	}
+}

@@ -1,0 +1,70 @@
+package anthropic_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/anthropic"
+	"github.com/hookhost/hookhost/llm/internal/fakeapi"
+)
+
+// bounded runs a stream under a context far longer than any limit under
+// test, so that a stream the provider fails to end makes the test fail
+// instead of hanging.
+func bounded(t *testing.T, p *anthropic.Provider) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := p.Stream(ctx, userReq("hi"), nil)
+	if ctx.Err() != nil {
+		t.Fatalf("Stream was still running when the test gave up: %v", err)
+	}
+	return err
+}
+
+func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
+	f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], fakeapi.Keepalive))
+	err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: 300 * time.Millisecond}))
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (300ms)") {
+		t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
+	}
+}
+
+func TestEventsStopAtCallTimeout(t *testing.T) {
+	delta := ev("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":"la "}`)
+	f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], textStream[1], delta))
+	p := newProvider(t, f, anthropic.Config{Timeout: 5 * time.Second, CallTimeout: 400 * time.Millisecond})
+	err := bounded(t, p)
+	if err == nil || !strings.Contains(err.Error(), "llm.call_timeout (400ms)") {
+		t.Errorf("err = %v, want the call deadline naming llm.call_timeout", err)
+	}
+}
+
+func TestEventOverCap(t *testing.T) {
+	// data: lines that never end their event used to grow one buffer
+	// without bound.
+	f := fakeapi.New(t, func(w http.ResponseWriter, r fakeapi.Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, textStream[0])
+		chunk := []byte(strings.Repeat("data: {\"type\":\"ping\"}\n", 1<<10))
+		for sent := 0; sent < 48<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := newProvider(t, f, anthropic.Config{}).Stream(ctx, userReq("hi"), nil)
+	var pe *llm.ProviderError
+	if ctx.Err() != nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "8 MiB cap on one server-sent event") {
+		t.Errorf("err = %v, want the event cap named", err)
+	}
+}

@@ -1,0 +1,90 @@
+package openai_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/internal/fakeapi"
+	"github.com/hookhost/hookhost/llm/openai"
+)
+
+var hiReq = llm.Request{Model: "gpt-4.1-mini", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}
+
+// bounded runs a stream under a context far longer than any limit under
+// test, so that a stream the provider fails to end makes the test fail
+// instead of hanging.
+func bounded(t *testing.T, p *openai.Provider) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := p.Stream(ctx, hiReq, nil)
+	if ctx.Err() != nil {
+		t.Fatalf("Stream was still running when the test gave up: %v", err)
+	}
+	return err
+}
+
+// firstEvent is a first event of each API, after which the server only
+// keeps the connection alive.
+var firstEvent = map[string]string{
+	openai.APIChat:      data(`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"It "}}]}`),
+	openai.APIResponses: named("response.created", `{"type":"response.created","response":{"id":"r1","status":"in_progress","output":[]}}`),
+}
+
+// textEvent is an event carrying text, repeated to keep a stream busy.
+var textEvent = map[string]string{
+	openai.APIChat:      data(`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":"la "}}]}`),
+	openai.APIResponses: named("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"delta":"la "}`),
+}
+
+func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
+	for _, api := range []string{openai.APIChat, openai.APIResponses} {
+		t.Run(api, func(t *testing.T) {
+			f := newFake(t, fakeapi.Endless(20*time.Millisecond, firstEvent[api], fakeapi.Keepalive))
+			err := bounded(t, newProvider(t, f, openai.Config{API: api, Timeout: 300 * time.Millisecond}))
+			var pe *llm.ProviderError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (300ms)") {
+				t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
+			}
+		})
+	}
+}
+
+func TestEventsStopAtCallTimeout(t *testing.T) {
+	for _, api := range []string{openai.APIChat, openai.APIResponses} {
+		t.Run(api, func(t *testing.T) {
+			f := newFake(t, fakeapi.Endless(20*time.Millisecond, firstEvent[api], textEvent[api]))
+			p := newProvider(t, f, openai.Config{API: api, Timeout: 5 * time.Second, CallTimeout: 400 * time.Millisecond})
+			err := bounded(t, p)
+			if err == nil || !strings.Contains(err.Error(), "llm.call_timeout (400ms)") {
+				t.Errorf("err = %v, want the call deadline naming llm.call_timeout", err)
+			}
+		})
+	}
+}
+
+func TestStreamOverResponseCap(t *testing.T) {
+	// Comments cost the server nothing and used to be read without end.
+	f := newFake(t, func(w http.ResponseWriter, r fakeapi.Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, firstEvent[openai.APIChat])
+		chunk := []byte(strings.Repeat(": keepalive\n", 1<<12))
+		for sent := 0; sent < 80<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	err := bounded(t, newProvider(t, f, openai.Config{}))
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than the 64 MiB cap on one response") {
+		t.Errorf("err = %v, want the response cap named", err)
+	}
+}
