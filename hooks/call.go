@@ -46,7 +46,9 @@ type callResult[T any] struct {
 
 // invoke runs one plugin call under the plugin's deadline and turns every way
 // it can fail into a FailureKind. It never panics and never outlives the
-// deadline by more than scheduling noise, even if the plugin ignores ctx.
+// deadline by more than scheduling noise, even if the plugin ignores ctx. A
+// result that arrives once the deadline has passed is dropped as a timeout,
+// on the inline and the watchdog path alike.
 func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.Context) (T, error)) (T, FailureKind) {
 	s.calls.Add(1)
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -63,6 +65,12 @@ func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.C
 		case <-cctx.Done():
 			r.err = cctx.Err()
 		}
+	}
+	if r.err == nil && cctx.Err() != nil {
+		// An answer that comes after its deadline is a timeout, whatever it
+		// says: the caller has already been told nothing came, and a plugin
+		// that ignores its deadline must not win by racing the watchdog.
+		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", cctx.Err())
 	}
 	if r.err == nil {
 		return r.v, KindNone

@@ -1,0 +1,45 @@
+package hooks
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// lateProvider answers only after its deadline has passed: it waits for its
+// context to end, then returns a result anyway, as a plugin that ignores its
+// deadline would.
+func lateProvider(name string) *Funcs {
+	return &Funcs{Name: name, PreToolCallCanProvideResultFunc: func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
+		<-ctx.Done()
+		return &ToolResult{Content: `"too late"`}, nil
+	}}
+}
+
+func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		plugin Plugin
+	}{
+		{"watchdog", lateProvider("late")},
+		{"inline", honouring{lateProvider("late")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBus(t, Member{Plugin: tc.plugin, Options: Options{ToolTimeout: 20 * time.Millisecond}})
+			used := 0
+			for range 20 {
+				within(t, func() {
+					if r := b.ProvideResult(context.Background(), call); r != nil {
+						used++
+					}
+				})
+			}
+			if used > 0 {
+				t.Fatalf("%d of 20 results that arrived after their deadline were used", used)
+			}
+			if n := b.Stats().Failures("late", PreToolCallCanProvideResult, KindTimeout); n != 20 {
+				t.Fatalf("%d of 20 late results counted as timeouts", n)
+			}
+		})
+	}
+}
