@@ -117,11 +117,15 @@ func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
 		return
 	}
 	args := []any{"plugin", s.m.name, "hook", string(s.hook), "kind", kind.String(), "error", err.Error()}
+	_, seen := b.warned.LoadOrStore(warnKey{s.m.name, s.hook, kind}, struct{}{})
+	if !seen {
+		b.log.Warn("plugin call failed; treating as no result", args...)
+	}
+	// A stack is for whoever debugs the plugin, at DEBUG only, even on the
+	// first failure.
 	if p := (*panicError)(nil); errors.As(err, &p) {
 		args = append(args, "stack", string(p.stack))
-	}
-	if _, seen := b.warned.LoadOrStore(warnKey{s.m.name, s.hook, kind}, struct{}{}); !seen {
-		b.log.Warn("plugin call failed; treating as no result", args...)
+	} else if !seen {
 		return
 	}
 	b.log.Debug("plugin call failed; treating as no result", args...)

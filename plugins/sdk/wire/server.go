@@ -31,7 +31,7 @@ var _ pluginv1.PluginServer = (*server)(nil)
 // handed to configure is always JSON: an empty one arrives as {}.
 //
 // A handler error reaches the host as codes.Unknown carrying the error's
-// text. A handler panic is recovered, logged with its stack through
+// text. A handler panic is recovered, logged with its stack at DEBUG through
 // hclog.Default, and reaches the host as codes.Internal, so the process
 // keeps serving. Hooks p does not implement answer with the empty response,
 // which means no opinion.
@@ -43,7 +43,10 @@ func NewServer(p hooks.Plugin, configure func(context.Context, json.RawMessage) 
 func guard(ctx context.Context, hook hooks.Name, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			hclog.Default().Error("recovered a panic in a hook handler", "hook", string(hook), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			// DEBUG, not ERROR: the host already warns once per plugin,
+			// hook and kind when the call fails, and a handler that panics
+			// on every call must not flood its log with stacks.
+			hclog.Default().Debug("recovered a panic in a hook handler", "hook", string(hook), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			err = status.Errorf(codes.Internal, "panic in %s handler: %v", hook, v)
 		}
 	}()

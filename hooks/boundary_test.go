@@ -1,9 +1,13 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // lateProvider answers only after its deadline has passed: it waits for its
@@ -41,5 +45,32 @@ func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
 				t.Fatalf("%d of 20 late results counted as timeouts", n)
 			}
 		})
+	}
+}
+
+// An in-process panic is warned once like any failure; its stack is logged
+// at DEBUG only.
+func TestPanicStacksAreLoggedAtDebugOnly(t *testing.T) {
+	panicky := &Funcs{Name: "panicky", PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) {
+		panic("bug")
+	}}
+	for _, level := range []hclog.Level{hclog.Warn, hclog.Debug} {
+		var buf bytes.Buffer
+		b, err := NewBus([]Member{in(panicky)}, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: level})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			b.ProvideResult(context.Background(), call)
+		}
+		b.Close(context.Background())
+		out := buf.String()
+		hasStack := strings.Contains(out, "goroutine ")
+		if level == hclog.Warn && (hasStack || strings.Count(out, "[WARN]") != 1) {
+			t.Fatalf("at WARN, want one line and no stack:\n%s", out)
+		}
+		if level == hclog.Debug && !hasStack {
+			t.Fatalf("at DEBUG, the stack is missing:\n%s", out)
+		}
 	}
 }

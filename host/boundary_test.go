@@ -1,0 +1,127 @@
+//go:build unix
+
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// The tests in this file run the bigresult test plugin, which TestMain
+// builds beside echo.
+
+func bigresultAs(t testing.TB, name string) string {
+	t.Helper()
+	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "bigresult"), name)
+}
+
+func linkAs(t testing.TB, target, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// logSink collects log output written from several goroutines (the host's
+// own and go-plugin's stderr relay).
+type logSink struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *logSink) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(s.buf.String(), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// panicLog runs n panicking calls through a real plugin and a Bus that log
+// to one sink at level, and returns what was logged once the plugin has
+// stopped and its stderr has been relayed to the end.
+func panicLog(t *testing.T, level hclog.Level, n int) []string {
+	t.Helper()
+	sink := &logSink{}
+	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: level})
+	opts := fastOptions()
+	opts.Logger = log
+	h, errs := Start(context.Background(), configOf(plug{"panicky", entry(bigresultAs(t, "panicky"))}), opts)
+	for _, e := range errs {
+		t.Fatalf("unexpected start error: %v", e)
+	}
+	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	for range n {
+		if r := provide(bus, "panic", ""); r != nil {
+			t.Fatalf("a panicking plugin produced %+v", r)
+		}
+	}
+	// A remote panic reaches the host as the plugin's error.
+	if got := bus.Stats().Failures("panicky", hooks.PreToolCallCanProvideResult, hooks.KindError); got != uint64(n) {
+		t.Fatalf("%d failures counted, want %d", got, n)
+	}
+	// Close waits for go-plugin's stderr relay, so every line the plugin
+	// wrote has reached the sink after it.
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return sink.lines()
+}
+
+// A recovered panic is the plugin's failure like any other: the Bus warns
+// once per plugin, hook and kind, and the stack is there for whoever asks
+// for DEBUG. Counted on a real plugin, whose panic log goes through its
+// stderr and go-plugin's relay into the host's log.
+func TestPluginPanicsAreWarnedOnceAndTheirStackIsDebug(t *testing.T) {
+	t.Parallel()
+	const n = 200
+	lines := panicLog(t, hclog.Warn, n)
+	for _, l := range lines {
+		t.Log(l)
+	}
+	var warns int
+	for _, l := range lines {
+		if strings.Contains(l, "stack") || strings.Contains(l, "goroutine ") {
+			t.Errorf("a stack reached the default log level: %.200s", l)
+		}
+		if strings.Contains(l, "[WARN]") && strings.Contains(l, "panic") {
+			warns++
+		}
+	}
+	if len(lines) > 5 || warns != 1 {
+		t.Fatalf("%d panics gave %d log lines at the default level, %d of them a panic WARN; want a handful with exactly one WARN", n, len(lines), warns)
+	}
+
+	debug := strings.Join(panicLog(t, hclog.Debug, 1), "\n")
+	if !strings.Contains(debug, "boom from panicky") || !strings.Contains(debug, "goroutine ") {
+		t.Fatalf("the panic's stack is not logged at DEBUG:\n%s", debug)
+	}
+}
+
+var _ = json.Valid
