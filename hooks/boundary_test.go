@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,29 @@ func TestPanicStacksAreLoggedAtDebugOnly(t *testing.T) {
 		}
 		if level == hclog.Debug && !hasStack {
 			t.Fatalf("at DEBUG, the stack is missing:\n%s", out)
+		}
+	}
+}
+
+// Tool results are JSON. Plain text is carried as a JSON string, so the
+// model sees exactly the text and the protocol holds.
+func TestAsJSONCarriesTextAsAJSONString(t *testing.T) {
+	for _, tc := range []struct{ content, want string }{
+		{"plain text", `"plain text"`},
+		{"", `""`},
+		{"a <b> & c", `"a <b> & c"`},
+		{`{"broken": `, `"{\"broken\": "`},
+		{"bad \xff byte", `"bad \ufffd byte"`},
+		{`{"ok":true}`, `{"ok":true}`},
+		{` [1, 2] `, ` [1, 2] `},
+		{`"already a string"`, `"already a string"`},
+	} {
+		got := ToolResult{Content: tc.content, IsError: true}.AsJSON()
+		if got.Content != tc.want || !got.IsError {
+			t.Errorf("AsJSON(%q) = %+v, want content %s", tc.content, got, tc.want)
+		}
+		if !json.Valid([]byte(got.Content)) {
+			t.Errorf("AsJSON(%q) = %q is not JSON", tc.content, got.Content)
 		}
 	}
 }

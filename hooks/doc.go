@@ -18,6 +18,13 @@
 //     Options.FailClosed, which turns a plugin's own pre_tool_call failure
 //     into a block.
 //
+// Tool results are JSON. A result a plugin provides or transforms whose
+// content is not JSON is taken as plain text and carried as a JSON string
+// holding it ("sunny" becomes "\"sunny\""), the same for in-process and
+// remote plugins; it is not a failure. ToolResult.AsJSON is that rule; the
+// tool-call pipeline applies it to each result before anyone downstream
+// (post_tool_call, the next transform, the model) sees it.
+//
 // Observer hooks (on_session_start, on_session_end, post_llm_call,
 // post_tool_call) are queued per plugin and delivered in order by a worker,
 // so they never delay the conversation; a full queue drops the event and

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -124,4 +125,24 @@ func TestPluginPanicsAreWarnedOnceAndTheirStackIsDebug(t *testing.T) {
 	}
 }
 
-var _ = json.Valid
+// A remote plugin's plain-text answers, provided and transformed, reach the
+// conversation as JSON strings, as an in-process plugin's do.
+func TestRemotePluginTextResultsBecomeJSONStrings(t *testing.T) {
+	t.Parallel()
+	h := startOK(t, configOf(plug{"texty", entry(bigresultAs(t, "texty"))}), fastOptions())
+	p := &dispatch.Pipeline{Registry: must(dispatch.NewRegistry()), Bus: busOf(t, h)}
+	out := p.Run(context.Background(), "s1", hooks.ToolCall{ID: "c1", Name: "text", Arguments: json.RawMessage(`{}`)})
+	// The transform saw the provided text already as a JSON string, and
+	// its own text answer became one in turn.
+	want, _ := json.Marshal(`texty transformed "plain text from texty"`)
+	if out.Path != dispatch.PathProvided || out.Result.Content != string(want) {
+		t.Fatalf("got %+v, want content %s", out, want)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

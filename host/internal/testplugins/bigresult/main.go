@@ -54,10 +54,10 @@ func (b *bigresult) TransformLLMOutput(_ context.Context, ev hooks.LLMOutput) (*
 	return &hooks.TextReplacement{Text: "seen: " + ev.Text}, nil
 }
 
-// TransformToolResult replaces every result with plain text, which is not
-// JSON.
+// TransformToolResult replaces every result with plain text quoting it,
+// which is not JSON.
 func (b *bigresult) TransformToolResult(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
-	return &hooks.ToolResult{Content: "transformed into text by " + b.name}, nil
+	return &hooks.ToolResult{Content: b.name + " transformed " + ev.Result.Content}, nil
 }
 
 func main() {
