@@ -19,10 +19,11 @@ const (
 	KindMalformed               // the result broke the hook's rules
 	KindUnavailable             // the plugin process is not running
 	KindCancelled               // the caller gave up (not the plugin's fault)
+	KindRefused                 // the host would not send the call (not the plugin's fault)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"none", "error", "panic", "timeout", "malformed", "unavailable", "cancelled"}
+var kindNames = [numKinds]string{"none", "error", "panic", "timeout", "malformed", "unavailable", "cancelled", "refused"}
 
 func (k FailureKind) String() string { return kindNames[k] }
 
@@ -82,6 +83,10 @@ func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.C
 		kind = KindPanic
 	case errors.Is(r.err, ErrUnavailable):
 		kind = KindUnavailable
+	case errors.Is(r.err, ErrMalformed):
+		kind = KindMalformed
+	case errors.Is(r.err, ErrRefused):
+		kind = KindRefused
 	case ctx.Err() != nil:
 		kind = KindCancelled
 	case cctx.Err() != nil || errors.Is(r.err, context.DeadlineExceeded):

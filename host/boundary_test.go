@@ -146,3 +146,57 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// Text that is not valid UTF-8 cannot travel in a proto string field; it is
+// repaired with U+FFFD at the boundary, both ways, so the hook still works,
+// and the repair is counted and logged once per plugin and hook.
+func TestInvalidUTF8CrossesTheBoundaryRepaired(t *testing.T) {
+	t.Parallel()
+	sink := &logSink{}
+	opts := fastOptions()
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: hclog.Warn})
+	h := startOK(t, configOf(plug{"utf", entry(bigresultAs(t, "utf"))}), opts)
+	bus := busOf(t, h)
+	ctx := context.Background()
+
+	// Host to plugin: a message with a bad byte, three times.
+	for range 3 {
+		text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s\xc3", Text: "bad \xff byte"})
+		if text != "seen: bad \uFFFD byte" || len(by) != 1 {
+			t.Fatalf("transform_llm_output with invalid UTF-8 = %q by %v, want the repaired text echoed", text, by)
+		}
+	}
+	// Plugin to host: a result with bad bytes.
+	r := provide(bus, "badutf8", "")
+	if r == nil || r.Content != "{\"s\":\"bad \uFFFD byte\"}" {
+		t.Fatalf("result with invalid UTF-8 = %+v, want it repaired", r)
+	}
+	for _, hs := range bus.Stats().Hooks {
+		if hs.Failures != nil {
+			t.Fatalf("repaired text counted as a failure: %+v", hs)
+		}
+	}
+	if n := supervised(t, h, 0).InvalidUTF8(); n != 3 {
+		t.Fatalf("%d repaired requests counted, want 3", n)
+	}
+
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var host, plugin int
+	for _, l := range sink.lines() {
+		t.Log(l)
+		if !strings.Contains(l, "[WARN]") || !strings.Contains(l, "invalid UTF-8") {
+			continue
+		}
+		switch {
+		case strings.Contains(l, "plugin=utf") && strings.Contains(l, "hook=transform_llm_output"):
+			host++
+		case strings.Contains(l, "plugin.utf") && strings.Contains(l, "pre_tool_call_can_provide_result"):
+			plugin++
+		}
+	}
+	if host != 1 || plugin != 1 {
+		t.Fatalf("want one WARN from the host (got %d) and one relayed from the plugin (got %d), each naming plugin and hook", host, plugin)
+	}
+}
