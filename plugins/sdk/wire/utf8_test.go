@@ -72,7 +72,7 @@ func TestInvalidUTF8OnEveryHookOverGRPC(t *testing.T) {
 	check := func(h hooks.Name, err error, texts ...string) {
 		t.Helper()
 		if err != nil {
-			t.Errorf("%s: %v", h, err)
+			t.Fatalf("%s: %v", h, err)
 		}
 		for _, s := range texts {
 			if s != strings.ToValidUTF8(bad, "\uFFFD") {
@@ -85,19 +85,26 @@ func TestInvalidUTF8OnEveryHookOverGRPC(t *testing.T) {
 	check(hooks.PostLLMCall, c.PostLLMCall(ctx, hooks.Inference{SessionID: id, Reason: bad}))
 	check(hooks.PostToolCall, c.PostToolCall(ctx, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}}))
 	o, err := c.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: id, Tools: []hooks.ToolSpec{{Name: bad}}})
-	check(hooks.PreToolListFinalized, err, o.Tools[0].Description)
+	check(hooks.PreToolListFinalized, err)
+	check(hooks.PreToolListFinalized, nil, o.Tools[0].Description)
 	p, err := c.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: id, Request: hooks.ModelRequest{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}})
-	check(hooks.PreAPIRequestMutable, err, *p.System, p.Messages[0].Content)
+	check(hooks.PreAPIRequestMutable, err)
+	check(hooks.PreAPIRequestMutable, nil, *p.System, p.Messages[0].Content)
 	r, err := c.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: id, Response: hooks.ModelResponse{Message: hooks.Message{Content: bad}}})
-	check(hooks.PostLLMCallCanReissue, err, r.Reason)
+	check(hooks.PostLLMCallCanReissue, err)
+	check(hooks.PostLLMCallCanReissue, nil, r.Reason)
 	tr, err := c.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: id, Text: bad})
-	check(hooks.TransformLLMOutput, err, tr.Text)
+	check(hooks.TransformLLMOutput, err)
+	check(hooks.TransformLLMOutput, nil, tr.Text)
 	d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: id, Name: bad})
-	check(hooks.PreToolCall, err, d.Block.Message)
+	check(hooks.PreToolCall, err)
+	check(hooks.PreToolCall, nil, d.Block.Message)
 	res, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{SessionID: id, Name: bad})
-	check(hooks.PreToolCallCanProvideResult, err, res.Content)
+	check(hooks.PreToolCallCanProvideResult, err)
+	check(hooks.PreToolCallCanProvideResult, nil, res.Content)
 	res, err = c.TransformToolResult(ctx, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}})
-	check(hooks.TransformToolResult, err, res.Content)
+	check(hooks.TransformToolResult, err)
+	check(hooks.TransformToolResult, nil, res.Content)
 
 	if _, ok := seen.Load(strings.ToValidUTF8(id, "\uFFFD")); !ok {
 		t.Error("the plugin never saw the repaired session id")
