@@ -185,6 +185,11 @@ type PluginEntry struct {
 	// Config is the free-form [plugins.entries.<name>.config] table as a
 	// JSON object, "{}" when absent.
 	Config json.RawMessage
+	// MaxResultSize and MaxRequestSize bound, in bytes, one answer from
+	// the plugin and one call to it; 0 means the defaults (4 MiB and
+	// 16 MiB). See plugins/sdk/wire.Settings.
+	MaxResultSize  int
+	MaxRequestSize int
 }
 
 // Error is one problem in a config file. Parse and Load return either a

@@ -34,7 +34,7 @@ var (
 	conversationKeys = []string{"max_iterations", "system"}
 	toolsKeys        = []string{"read_root"}
 	pluginsKeys      = []string{"enabled", "dir", "entries"}
-	entryKeys        = []string{"path", "sha256", "timeout", "tool_timeout", "fail_closed", "allow_tool_override", "env", "config"}
+	entryKeys        = []string{"path", "sha256", "timeout", "tool_timeout", "fail_closed", "allow_tool_override", "env", "config", "max_result_size", "max_request_size"}
 )
 
 // homeOf maps a key name to the tables it belongs in, to redirect keys
@@ -622,12 +622,32 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 			e.Env, good = d.env(kk, m[k])
 		case "config":
 			e.Config, good = d.pluginConfig(kk, m[k])
+		case "max_result_size":
+			e.MaxResultSize, good = d.messageSize(kk, m[k], 4<<20)
+		case "max_request_size":
+			e.MaxRequestSize, good = d.messageSize(kk, m[k], 16<<20)
 		default:
 			d.unknown(kk, entryKeys, m[k])
 		}
 		ok = ok && good
 	}
 	return e, ok
+}
+
+// maxMessageSize is the ceiling on a plugin's message size limits; it
+// matches plugins/sdk/wire.MaxMessageSize, what the SDK's server accepts.
+const maxMessageSize = 256 << 20
+
+func (d *decoder) messageSize(key toml.Key, v any, example int64) (int, bool) {
+	n, ok := d.integer(key, v, example)
+	if !ok {
+		return 0, false
+	}
+	if n < 1 || n > maxMessageSize {
+		d.fail(key, -1, "must be between 1 and %d bytes (256 MiB), got %d (write the size in bytes, e.g. %s = %d)", maxMessageSize, n, key[len(key)-1], example)
+		return 0, false
+	}
+	return int(n), true
 }
 
 func (d *decoder) sha256(key toml.Key, v any) (string, bool) {

@@ -41,11 +41,14 @@ type Pipeline struct {
 	Bus      *hooks.Bus
 }
 
-// Run executes one tool call. It always returns a result for the model.
+// Run executes one tool call. It always returns a result for the model,
+// and its content is always JSON: a plugin's plain-text answer, provided or
+// transformed, is carried as a JSON string (hooks.ToolResult.AsJSON).
 func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCall) Outcome {
 	start := time.Now()
 	out := p.decide(ctx, sessionID, &call)
 	out.Call = call
+	out.Result = out.Result.AsJSON()
 	out.Duration = time.Since(start)
 
 	ev := hooks.ToolCallOutcome{
@@ -54,6 +57,7 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 	}
 	p.Bus.ToolCallDone(ev)
 	out.Result, out.TransformedBy = p.Bus.TransformToolResult(ctx, ev)
+	out.Result = out.Result.AsJSON()
 	return out
 }
 

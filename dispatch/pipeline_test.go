@@ -123,14 +123,14 @@ func TestPipelineOrderAndStatuses(t *testing.T) {
 		},
 		TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 			note("transform")
-			return &hooks.ToolResult{Content: ev.Result.Content + "!", IsError: ev.Result.IsError}, nil
+			return &hooks.ToolResult{Content: "[" + ev.Result.Content + "]", IsError: ev.Result.IsError}, nil
 		},
 	})
 	flush := func() { bus.Flush(context.Background()) }
 
 	out := run(p, "upper", `{"text":"mod"}`)
 	flush()
-	if out.Path != PathNative || out.Result.Content != `{"text":"MODIFIED"}!` || string(out.Call.Arguments) != `{"text":"modified"}` {
+	if out.Path != PathNative || out.Result.Content != `[{"text":"MODIFIED"}]` || string(out.Call.Arguments) != `{"text":"modified"}` {
 		t.Fatalf("native: %+v", out)
 	}
 	if got := strings.Join(order, ","); got != "pre,provide,post,transform" && got != "pre,provide,transform,post" {
@@ -142,7 +142,7 @@ func TestPipelineOrderAndStatuses(t *testing.T) {
 
 	out = run(p, "upper", `{"text":"cached"}`)
 	flush()
-	if out.Path != PathProvided || out.AnsweredBy != "all" || out.Status != hooks.ProvidedBy("all") || out.Result.Content != `"from cache"!` {
+	if out.Path != PathProvided || out.AnsweredBy != "all" || out.Status != hooks.ProvidedBy("all") || out.Result.Content != `["from cache"]` {
 		t.Fatalf("provided: %+v", out)
 	}
 

@@ -19,10 +19,11 @@ const (
 	KindMalformed               // the result broke the hook's rules
 	KindUnavailable             // the plugin process is not running
 	KindCancelled               // the caller gave up (not the plugin's fault)
+	KindRefused                 // the host would not send the call (not the plugin's fault)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"none", "error", "panic", "timeout", "malformed", "unavailable", "cancelled"}
+var kindNames = [numKinds]string{"none", "error", "panic", "timeout", "malformed", "unavailable", "cancelled", "refused"}
 
 func (k FailureKind) String() string { return kindNames[k] }
 
@@ -46,7 +47,9 @@ type callResult[T any] struct {
 
 // invoke runs one plugin call under the plugin's deadline and turns every way
 // it can fail into a FailureKind. It never panics and never outlives the
-// deadline by more than scheduling noise, even if the plugin ignores ctx.
+// deadline by more than scheduling noise, even if the plugin ignores ctx. A
+// result that arrives once the deadline has passed is dropped as a timeout,
+// on the inline and the watchdog path alike.
 func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.Context) (T, error)) (T, FailureKind) {
 	s.calls.Add(1)
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -64,6 +67,12 @@ func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.C
 			r.err = cctx.Err()
 		}
 	}
+	if r.err == nil && cctx.Err() != nil {
+		// An answer that comes after its deadline is a timeout, whatever it
+		// says: the caller has already been told nothing came, and a plugin
+		// that ignores its deadline must not win by racing the watchdog.
+		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", cctx.Err())
+	}
 	if r.err == nil {
 		return r.v, KindNone
 	}
@@ -74,6 +83,10 @@ func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.C
 		kind = KindPanic
 	case errors.Is(r.err, ErrUnavailable):
 		kind = KindUnavailable
+	case errors.Is(r.err, ErrMalformed):
+		kind = KindMalformed
+	case errors.Is(r.err, ErrRefused):
+		kind = KindRefused
 	case ctx.Err() != nil:
 		kind = KindCancelled
 	case cctx.Err() != nil || errors.Is(r.err, context.DeadlineExceeded):
@@ -109,11 +122,15 @@ func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
 		return
 	}
 	args := []any{"plugin", s.m.name, "hook", string(s.hook), "kind", kind.String(), "error", err.Error()}
+	_, seen := b.warned.LoadOrStore(warnKey{s.m.name, s.hook, kind}, struct{}{})
+	if !seen {
+		b.log.Warn("plugin call failed; treating as no result", args...)
+	}
+	// A stack is for whoever debugs the plugin, at DEBUG only, even on the
+	// first failure.
 	if p := (*panicError)(nil); errors.As(err, &p) {
 		args = append(args, "stack", string(p.stack))
-	}
-	if _, seen := b.warned.LoadOrStore(warnKey{s.m.name, s.hook, kind}, struct{}{}); !seen {
-		b.log.Warn("plugin call failed; treating as no result", args...)
+	} else if !seen {
 		return
 	}
 	b.log.Debug("plugin call failed; treating as no result", args...)

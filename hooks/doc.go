@@ -16,7 +16,17 @@
 //     call. It is logged at WARN once per (plugin, hook, failure kind) and at
 //     DEBUG afterwards, and counted in Stats. The one opt-in exception is
 //     Options.FailClosed, which turns a plugin's own pre_tool_call failure
-//     into a block.
+//     into a block. A call the host itself would not send (one over the
+//     plugin's request size limit) counts as nil too, as KindRefused, which
+//     is logged the same way but is not the plugin's fault. An answer that
+//     arrives after the deadline is a timeout: it is dropped.
+//
+// Tool results are JSON. A result a plugin provides or transforms whose
+// content is not JSON is taken as plain text and carried as a JSON string
+// holding it ("sunny" becomes "\"sunny\""), the same for in-process and
+// remote plugins; it is not a failure. ToolResult.AsJSON is that rule; the
+// tool-call pipeline applies it to each result before anyone downstream
+// (post_tool_call, the next transform, the model) sees it.
 //
 // Observer hooks (on_session_start, on_session_end, post_llm_call,
 // post_tool_call) are queued per plugin and delivered in order by a worker,

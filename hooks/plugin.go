@@ -98,3 +98,14 @@ type Plugin interface {
 // ErrUnavailable is returned by a plugin adapter whose process is not running
 // (crashed, restarting, circuit open). The Bus treats it as nil at once.
 var ErrUnavailable = errors.New("plugin unavailable")
+
+// ErrMalformed is returned by a plugin adapter when what the plugin sent
+// breaks the protocol (a result over the host's size limit, a message with
+// no valid role). The Bus counts it as KindMalformed: the plugin's fault.
+var ErrMalformed = errors.New("plugin sent a malformed response")
+
+// ErrRefused is returned by a plugin adapter that would not send a call,
+// such as a request over the size the host allows for that plugin. The Bus
+// counts it as KindRefused and logs it like a failure, but it is the host's
+// decision, not the plugin's fault.
+var ErrRefused = errors.New("host refused to send the call")

@@ -87,7 +87,10 @@ type ModelResponse struct {
 }
 
 // ToolResult is what a tool call produced, as the model will see it.
-// Content is usually JSON text; IsError marks a failed call.
+// Content is JSON text; IsError marks a failed call. A plugin may answer
+// with plain text instead: see AsJSON, which the tool-call pipeline applies
+// to every result before it goes further, so "sunny" reaches the model as
+// "\"sunny\"".
 type ToolResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -86,4 +88,21 @@ func (d *PreToolCallDecision) check() error {
 		return errors.New("modified_args is not a JSON object")
 	}
 	return nil
+}
+
+// AsJSON applies the one rule for what a tool result holds: JSON. Content
+// that is not JSON is taken as text and returned as a JSON string holding
+// it, so a plugin that answers in plain text is understood rather than
+// punished, and everything downstream may rely on JSON. Invalid UTF-8 in
+// such text becomes U+FFFD. JSON content is returned unchanged.
+func (r ToolResult) AsJSON() ToolResult {
+	if json.Valid([]byte(r.Content)) {
+		return r
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)  // the model reads it: keep <, > and & as they are
+	_ = enc.Encode(r.Content) // a string always encodes
+	r.Content = string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return r
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,6 +44,9 @@ type Supervised struct {
 	restarts int         // restart attempts, for Status
 	recent   []time.Time // restart attempts within the circuit window
 
+	invalidUTF8 atomic.Uint64 // requests whose text had to be repaired
+	warnedUTF8  sync.Map      // hook → struct{}: repaired text already warned
+
 	kick   chan struct{} // wakes the supervisor when a call saw the plugin die
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -68,8 +73,48 @@ func newSupervised(name string, entry config.PluginEntry, opts Options, first *i
 		cancel:   cancel,
 		done:     make(chan struct{}),
 	}
+	s.adopt(first)
 	go s.supervise()
 	return s
+}
+
+// adopt applies the plugin's message rules to a newly started process,
+// before any hook call can reach it.
+func (s *Supervised) adopt(in *instance) {
+	in.rpc.Apply(wire.Settings{
+		MaxResultSize:  s.entry.MaxResultSize,
+		MaxRequestSize: s.entry.MaxRequestSize,
+		Repaired:       s.repaired,
+	})
+}
+
+// repaired counts a request whose text was not valid UTF-8 and went out
+// repaired, and says so: WARN the first time per hook, DEBUG after. The
+// call itself went ahead, so this is no failure of anyone's.
+func (s *Supervised) repaired(rpc string, fields int) {
+	s.invalidUTF8.Add(1)
+	hook := hookOfRPC(rpc)
+	args := []any{"hook", hook, "fields", fields}
+	if _, seen := s.warnedUTF8.LoadOrStore(hook, struct{}{}); !seen {
+		s.log.Warn("request to plugin carried invalid UTF-8; sent it with U+FFFD in its place", args...)
+		return
+	}
+	s.log.Debug("request to plugin carried invalid UTF-8; sent it with U+FFFD in its place", args...)
+}
+
+// InvalidUTF8 returns how many requests to this plugin carried text that
+// was not valid UTF-8 and were sent repaired (see wire.RepairText).
+func (s *Supervised) InvalidUTF8() uint64 { return s.invalidUTF8.Load() }
+
+// hookOfRPC names a hook the way the rest of the host does
+// ("PreToolCall" → "pre_tool_call"); other RPCs keep their names.
+func hookOfRPC(rpc string) string {
+	for _, h := range hooks.Catalogue {
+		if strings.EqualFold(strings.ReplaceAll(string(h), "_", ""), rpc) {
+			return string(h)
+		}
+	}
+	return rpc
 }
 
 // Name is the plugin's name in plugins.enabled.
@@ -249,6 +294,7 @@ func (s *Supervised) attempt() bool {
 		cancel()
 		return true
 	}
+	s.adopt(in)
 	s.cur, s.state = in, StateRunning
 	s.mu.Unlock()
 	s.log.Warn("plugin restarted", "pid", in.pid, "restarts", attempt)

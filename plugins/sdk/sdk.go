@@ -32,6 +32,12 @@
 // the plugin's process group (its children included) when the plugin leads
 // one, or exits otherwise.
 //
+// What crosses to the host is bounded: an answer over the host's
+// max_result_size for the plugin (4 MiB by default) is dropped and counted
+// against the plugin, text that is not valid UTF-8 arrives with U+FFFD in
+// place of each bad sequence, and a tool result that is not JSON reaches the
+// model as a JSON string holding the text.
+//
 // Stdout carries the handshake, so a plugin must never write to it; log
 // through Base.Logger, which writes structured lines to stderr that the
 // host re-levels into its own log. See Serve for what happens to stray

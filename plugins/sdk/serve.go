@@ -64,7 +64,7 @@ func Serve(p Plugin) {
 		VersionedPlugins: VersionedPlugins(impl, configureOf(p)),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			serving = true
-			return plugin.DefaultGRPCServer(opts)
+			return plugin.DefaultGRPCServer(append(opts, serverOptions()...))
 		},
 		Logger: log,
 	})

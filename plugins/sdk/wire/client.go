@@ -23,6 +23,7 @@ import (
 type Client struct {
 	rpc      pluginv1.PluginClient
 	manifest atomic.Pointer[hooks.Manifest]
+	settings atomic.Pointer[Settings]
 }
 
 var (
@@ -30,9 +31,12 @@ var (
 	_ hooks.ContextHonouring = (*Client)(nil)
 )
 
-// NewClient returns a Client speaking to the plugin behind cc.
+// NewClient returns a Client speaking to the plugin behind cc, with the
+// default Settings until Apply changes them.
 func NewClient(cc grpc.ClientConnInterface) *Client {
-	return &Client{rpc: pluginv1.NewPluginClient(cc)}
+	c := &Client{}
+	c.rpc = pluginv1.NewPluginClient(boundary{cc: cc, c: c})
+	return c
 }
 
 // Describe asks the plugin for its manifest and caches it for Manifest. It
@@ -161,15 +165,17 @@ func (c *Client) TransformToolResult(ctx context.Context, ev hooks.ToolCallOutco
 }
 
 // ErrMalformed marks a response the plugin sent that breaks the protocol,
-// such as an unknown hook name in its manifest or a message with no valid
-// role. Test for it with errors.Is.
-var ErrMalformed = errors.New("plugin sent a malformed response")
+// such as an unknown hook name in its manifest, a message with no valid
+// role, or a result over the host's size limit. Test for it with errors.Is;
+// it is hooks.ErrMalformed, so the Bus counts it as malformed.
+var ErrMalformed = hooks.ErrMalformed
 
 // CallError is how a Client reports a failed call. Kind, when set, is the
 // sentinel the failure is classified as, so that errors.Is works on it:
 // hooks.ErrUnavailable (the process is gone or the connection broke),
 // context.DeadlineExceeded or context.Canceled (the call's context ended),
-// or ErrMalformed. A nil Kind means the plugin's handler returned an error
+// ErrMalformed, or hooks.ErrRefused (the host would not send the call). A
+// nil Kind means the plugin's handler returned an error
 // or panicked; Msg is then the plugin's own message.
 type CallError struct {
 	Plugin string // the manifest name, empty before Describe succeeded
@@ -213,9 +219,22 @@ func (c *Client) callError(ctx context.Context, hook hooks.Name, err error) erro
 	if err == nil {
 		return nil
 	}
+	if e := (*CallError)(nil); errors.As(err, &e) {
+		// Refused by the boundary before anything was sent.
+		e.Plugin, e.Hook = c.name(), string(hook)
+		return e
+	}
 	st := status.Convert(err)
 	e := &CallError{Plugin: c.name(), Hook: string(hook), Msg: st.Message(), Status: st}
 	switch st.Code() {
+	case codes.ResourceExhausted:
+		// An answer over the size limit, rejected from its length prefix;
+		// or a plugin that would not accept a request within the limits
+		// every plugin must accept. Either way the plugin broke the
+		// protocol.
+		e.Kind = ErrMalformed
+		e.Msg = fmt.Sprintf("%s (this plugin's max_result_size is %d bytes; raise plugins.entries.%s.max_result_size if such answers are legitimate)",
+			st.Message(), c.current().MaxResultSize, c.name())
 	case codes.DeadlineExceeded:
 		e.Kind = context.DeadlineExceeded
 	case codes.Canceled:

@@ -12,6 +12,14 @@
 //     a handler panic is recovered, so one bad call never takes the plugin
 //     process down.
 //
+// Both adapters hold the boundary's two rules on what they send (see
+// boundary.go): text that is not valid UTF-8, which proto3 string fields
+// cannot carry, is repaired with U+FFFD (RepairText) and reported; and
+// messages have size limits (Settings): the Client refuses to send a request
+// over its limit (hooks.ErrRefused) and rejects an answer over its limit
+// from the length prefix, before reading it (ErrMalformed), while the SDK's
+// server accepts any request up to MaxMessageSize.
+//
 // Presence is preserved where the contract gives it meaning: an unset
 // response field is "no opinion" (a nil result), and a RequestPatch field is
 // applied only when it is present. Where the contract gives it none, the

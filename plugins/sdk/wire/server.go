@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
 	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
@@ -22,6 +24,7 @@ type server struct {
 	pluginv1.UnimplementedPluginServer
 	p         hooks.Plugin
 	configure func(context.Context, json.RawMessage) error
+	warned    sync.Map // hooks.Name → struct{}: invalid UTF-8 already warned
 }
 
 var _ pluginv1.PluginServer = (*server)(nil)
@@ -31,19 +34,38 @@ var _ pluginv1.PluginServer = (*server)(nil)
 // handed to configure is always JSON: an empty one arrives as {}.
 //
 // A handler error reaches the host as codes.Unknown carrying the error's
-// text. A handler panic is recovered, logged with its stack through
+// text. A handler panic is recovered, logged with its stack at DEBUG through
 // hclog.Default, and reaches the host as codes.Internal, so the process
-// keeps serving. Hooks p does not implement answer with the empty response,
+// keeps serving. Text in a response that is not valid UTF-8 is repaired
+// (see RepairText) and logged. Hooks p does not implement answer with the empty response,
 // which means no opinion.
 func NewServer(p hooks.Plugin, configure func(context.Context, json.RawMessage) error) pluginv1.PluginServer {
 	return &server{p: p, configure: configure}
+}
+
+// answer makes a handler's response fit to send (see RepairText) and says
+// so when it had to: WARN the first time per hook, DEBUG after, through
+// hclog.Default, which Serve points at the host.
+func answer[M proto.Message](s *server, hook hooks.Name, m M) M {
+	if n := RepairText(m); n > 0 {
+		args := []any{"hook", string(hook), "fields", n}
+		if _, seen := s.warned.LoadOrStore(hook, struct{}{}); !seen {
+			hclog.Default().Warn("a hook handler answered with invalid UTF-8; replaced it with U+FFFD", args...)
+		} else {
+			hclog.Default().Debug("a hook handler answered with invalid UTF-8; replaced it with U+FFFD", args...)
+		}
+	}
+	return m
 }
 
 // guard runs one handler, turning its error or panic into a status error.
 func guard(ctx context.Context, hook hooks.Name, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			hclog.Default().Error("recovered a panic in a hook handler", "hook", string(hook), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			// DEBUG, not ERROR: the host already warns once per plugin,
+			// hook and kind when the call fails, and a handler that panics
+			// on every call must not flood its log with stacks.
+			hclog.Default().Debug("recovered a panic in a hook handler", "hook", string(hook), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			err = status.Errorf(codes.Internal, "panic in %s handler: %v", hook, v)
 		}
 	}()
@@ -64,7 +86,7 @@ func guard(ctx context.Context, hook hooks.Name, fn func() error) (err error) {
 func (s *server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
 	var out *pluginv1.Manifest
 	err := guard(ctx, "describe", func() error {
-		out = manifestToPB(s.p.Manifest())
+		out = answer(s, "describe", manifestToPB(s.p.Manifest()))
 		return nil
 	})
 	return out, err
@@ -110,7 +132,7 @@ func (s *server) PreToolListFinalized(ctx context.Context, req *pluginv1.ToolLis
 	if err != nil {
 		return nil, err
 	}
-	return overrideToPB(out), nil
+	return answer(s, hooks.PreToolListFinalized, overrideToPB(out)), nil
 }
 
 func (s *server) PreApiRequestMutable(ctx context.Context, req *pluginv1.ApiRequest) (*pluginv1.RequestPatchResponse, error) {
@@ -122,7 +144,7 @@ func (s *server) PreApiRequestMutable(ctx context.Context, req *pluginv1.ApiRequ
 	if err != nil {
 		return nil, err
 	}
-	return patchResponseToPB(out), nil
+	return answer(s, hooks.PreAPIRequestMutable, patchResponseToPB(out)), nil
 }
 
 func (s *server) PostLlmCallCanReissue(ctx context.Context, req *pluginv1.LlmCall) (*pluginv1.ReissueResponse, error) {
@@ -134,7 +156,7 @@ func (s *server) PostLlmCallCanReissue(ctx context.Context, req *pluginv1.LlmCal
 	if err != nil {
 		return nil, err
 	}
-	return reissueToPB(out), nil
+	return answer(s, hooks.PostLLMCallCanReissue, reissueToPB(out)), nil
 }
 
 func (s *server) PostLlmCall(ctx context.Context, req *pluginv1.Inference) (*pluginv1.Empty, error) {
@@ -154,7 +176,7 @@ func (s *server) TransformLlmOutput(ctx context.Context, req *pluginv1.LlmOutput
 	if err != nil {
 		return nil, err
 	}
-	return textToPB(out), nil
+	return answer(s, hooks.TransformLLMOutput, textToPB(out)), nil
 }
 
 func (s *server) PreToolCall(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.PreToolCallResponse, error) {
@@ -166,7 +188,7 @@ func (s *server) PreToolCall(ctx context.Context, req *pluginv1.ToolCallRequest)
 	if err != nil {
 		return nil, err
 	}
-	return decisionToPB(out), nil
+	return answer(s, hooks.PreToolCall, decisionToPB(out)), nil
 }
 
 func (s *server) PreToolCallCanProvideResult(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.ToolResultResponse, error) {
@@ -178,7 +200,7 @@ func (s *server) PreToolCallCanProvideResult(ctx context.Context, req *pluginv1.
 	if err != nil {
 		return nil, err
 	}
-	return toolResultResponseToPB(out), nil
+	return answer(s, hooks.PreToolCallCanProvideResult, toolResultResponseToPB(out)), nil
 }
 
 func (s *server) PostToolCall(ctx context.Context, req *pluginv1.ToolCallOutcome) (*pluginv1.Empty, error) {
@@ -198,5 +220,5 @@ func (s *server) TransformToolResult(ctx context.Context, req *pluginv1.ToolCall
 	if err != nil {
 		return nil, err
 	}
-	return toolResultResponseToPB(out), nil
+	return answer(s, hooks.TransformToolResult, toolResultResponseToPB(out)), nil
 }

@@ -1,0 +1,100 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// lateProvider answers only after its deadline has passed: it waits for its
+// context to end, then returns a result anyway, as a plugin that ignores its
+// deadline would.
+func lateProvider(name string) *Funcs {
+	return &Funcs{Name: name, PreToolCallCanProvideResultFunc: func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
+		<-ctx.Done()
+		return &ToolResult{Content: `"too late"`}, nil
+	}}
+}
+
+func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		plugin Plugin
+	}{
+		{"watchdog", lateProvider("late")},
+		{"inline", honouring{lateProvider("late")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBus(t, Member{Plugin: tc.plugin, Options: Options{ToolTimeout: 20 * time.Millisecond}})
+			used := 0
+			for range 20 {
+				within(t, func() {
+					if r := b.ProvideResult(context.Background(), call); r != nil {
+						used++
+					}
+				})
+			}
+			if used > 0 {
+				t.Fatalf("%d of 20 results that arrived after their deadline were used", used)
+			}
+			if n := b.Stats().Failures("late", PreToolCallCanProvideResult, KindTimeout); n != 20 {
+				t.Fatalf("%d of 20 late results counted as timeouts", n)
+			}
+		})
+	}
+}
+
+// An in-process panic is warned once like any failure; its stack is logged
+// at DEBUG only.
+func TestPanicStacksAreLoggedAtDebugOnly(t *testing.T) {
+	panicky := &Funcs{Name: "panicky", PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) {
+		panic("bug")
+	}}
+	for _, level := range []hclog.Level{hclog.Warn, hclog.Debug} {
+		var buf bytes.Buffer
+		b, err := NewBus([]Member{in(panicky)}, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: level})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			b.ProvideResult(context.Background(), call)
+		}
+		b.Close(context.Background())
+		out := buf.String()
+		hasStack := strings.Contains(out, "goroutine ")
+		if level == hclog.Warn && (hasStack || strings.Count(out, "[WARN]") != 1) {
+			t.Fatalf("at WARN, want one line and no stack:\n%s", out)
+		}
+		if level == hclog.Debug && !hasStack {
+			t.Fatalf("at DEBUG, the stack is missing:\n%s", out)
+		}
+	}
+}
+
+// Tool results are JSON. Plain text is carried as a JSON string, so the
+// model sees exactly the text and the protocol holds.
+func TestAsJSONCarriesTextAsAJSONString(t *testing.T) {
+	for _, tc := range []struct{ content, want string }{
+		{"plain text", `"plain text"`},
+		{"", `""`},
+		{"a <b> & c", `"a <b> & c"`},
+		{`{"broken": `, `"{\"broken\": "`},
+		{"bad \xff byte", `"bad \ufffd byte"`},
+		{`{"ok":true}`, `{"ok":true}`},
+		{` [1, 2] `, ` [1, 2] `},
+		{`"already a string"`, `"already a string"`},
+	} {
+		got := ToolResult{Content: tc.content, IsError: true}.AsJSON()
+		if got.Content != tc.want || !got.IsError {
+			t.Errorf("AsJSON(%q) = %+v, want content %s", tc.content, got, tc.want)
+		}
+		if !json.Valid([]byte(got.Content)) {
+			t.Errorf("AsJSON(%q) = %q is not JSON", tc.content, got.Content)
+		}
+	}
+}

@@ -1,0 +1,404 @@
+//go:build unix
+
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// The tests in this file run the bigresult test plugin, which TestMain
+// builds beside echo.
+
+func bigresultAs(t testing.TB, name string) string {
+	t.Helper()
+	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "bigresult"), name)
+}
+
+func linkAs(t testing.TB, target, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// logSink collects log output written from several goroutines (the host's
+// own and go-plugin's stderr relay).
+type logSink struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *logSink) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(s.buf.String(), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// panicLog runs n panicking calls through a real plugin and a Bus that log
+// to one sink at level, and returns what was logged once the plugin has
+// stopped and its stderr has been relayed to the end.
+func panicLog(t *testing.T, level hclog.Level, n int) []string {
+	t.Helper()
+	sink := &logSink{}
+	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: level})
+	opts := fastOptions()
+	opts.Logger = log
+	h, errs := Start(context.Background(), configOf(plug{"panicky", entry(bigresultAs(t, "panicky"))}), opts)
+	for _, e := range errs {
+		t.Fatalf("unexpected start error: %v", e)
+	}
+	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	for range n {
+		if r := provide(bus, "panic", ""); r != nil {
+			t.Fatalf("a panicking plugin produced %+v", r)
+		}
+	}
+	// A remote panic reaches the host as the plugin's error.
+	if got := bus.Stats().Failures("panicky", hooks.PreToolCallCanProvideResult, hooks.KindError); got != uint64(n) {
+		t.Fatalf("%d failures counted, want %d", got, n)
+	}
+	// Close waits for go-plugin's stderr relay, so every line the plugin
+	// wrote has reached the sink after it.
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return sink.lines()
+}
+
+// A recovered panic is the plugin's failure like any other: the Bus warns
+// once per plugin, hook and kind, and the stack is there for whoever asks
+// for DEBUG. Counted on a real plugin, whose panic log goes through its
+// stderr and go-plugin's relay into the host's log.
+func TestPluginPanicsAreWarnedOnceAndTheirStackIsDebug(t *testing.T) {
+	t.Parallel()
+	const n = 200
+	lines := panicLog(t, hclog.Warn, n)
+	for _, l := range lines {
+		t.Log(l)
+	}
+	var warns int
+	for _, l := range lines {
+		if strings.Contains(l, "stack") || strings.Contains(l, "goroutine ") {
+			t.Errorf("a stack reached the default log level: %.200s", l)
+		}
+		if strings.Contains(l, "[WARN]") && strings.Contains(l, "panic") {
+			warns++
+		}
+	}
+	if len(lines) > 5 || warns != 1 {
+		t.Fatalf("%d panics gave %d log lines at the default level, %d of them a panic WARN; want a handful with exactly one WARN", n, len(lines), warns)
+	}
+
+	debug := strings.Join(panicLog(t, hclog.Debug, 1), "\n")
+	if !strings.Contains(debug, "boom from panicky") || !strings.Contains(debug, "goroutine ") {
+		t.Fatalf("the panic's stack is not logged at DEBUG:\n%s", debug)
+	}
+}
+
+// A remote plugin's plain-text answers, provided and transformed, reach the
+// conversation as JSON strings, as an in-process plugin's do.
+func TestRemotePluginTextResultsBecomeJSONStrings(t *testing.T) {
+	t.Parallel()
+	h := startOK(t, configOf(plug{"texty", entry(bigresultAs(t, "texty"))}), fastOptions())
+	p := &dispatch.Pipeline{Registry: must(dispatch.NewRegistry()), Bus: busOf(t, h)}
+	out := p.Run(context.Background(), "s1", hooks.ToolCall{ID: "c1", Name: "text", Arguments: json.RawMessage(`{}`)})
+	// The transform saw the provided text already as a JSON string, and
+	// its own text answer became one in turn.
+	want, _ := json.Marshal(`texty transformed "plain text from texty"`)
+	if out.Path != dispatch.PathProvided || out.Result.Content != string(want) {
+		t.Fatalf("got %+v, want content %s", out, want)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Text that is not valid UTF-8 cannot travel in a proto string field; it is
+// repaired with U+FFFD at the boundary, both ways, so the hook still works,
+// and the repair is counted and logged once per plugin and hook.
+func TestInvalidUTF8CrossesTheBoundaryRepaired(t *testing.T) {
+	t.Parallel()
+	sink := &logSink{}
+	opts := fastOptions()
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: hclog.Warn})
+	h := startOK(t, configOf(plug{"utf", entry(bigresultAs(t, "utf"))}), opts)
+	bus := busOf(t, h)
+	ctx := context.Background()
+
+	// Host to plugin: a message with a bad byte, three times.
+	for range 3 {
+		text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s\xc3", Text: "bad \xff byte"})
+		if text != "seen: bad \uFFFD byte" || len(by) != 1 {
+			t.Fatalf("transform_llm_output with invalid UTF-8 = %q by %v, want the repaired text echoed", text, by)
+		}
+	}
+	// Plugin to host: a result with bad bytes.
+	r := provide(bus, "badutf8", "")
+	if r == nil || r.Content != "{\"s\":\"bad \uFFFD byte\"}" {
+		t.Fatalf("result with invalid UTF-8 = %+v, want it repaired", r)
+	}
+	for _, hs := range bus.Stats().Hooks {
+		if hs.Failures != nil {
+			t.Fatalf("repaired text counted as a failure: %+v", hs)
+		}
+	}
+	if n := supervised(t, h, 0).InvalidUTF8(); n != 3 {
+		t.Fatalf("%d repaired requests counted, want 3", n)
+	}
+
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var host, plugin int
+	for _, l := range sink.lines() {
+		t.Log(l)
+		if !strings.Contains(l, "[WARN]") || !strings.Contains(l, "invalid UTF-8") {
+			continue
+		}
+		switch {
+		case strings.Contains(l, "plugin=utf") && strings.Contains(l, "hook=transform_llm_output"):
+			host++
+		case strings.Contains(l, "plugin.utf") && strings.Contains(l, "pre_tool_call_can_provide_result"):
+			plugin++
+		}
+	}
+	if host != 1 || plugin != 1 {
+		t.Fatalf("want one WARN from the host (got %d) and one relayed from the plugin (got %d), each naming plugin and hook", host, plugin)
+	}
+}
+
+// bigArgs returns a JSON object of about n bytes asking for a result of
+// size bytes.
+func bigArgs(n, size int) string {
+	pad := max(n-40, 0)
+	return fmt.Sprintf(`{"size":%d,"pad":"%s"}`, size, strings.Repeat("p", pad))
+}
+
+// Size limits, both ways, on a real plugin process: an answer over the
+// plugin's max_result_size is its malformed answer; a call over its
+// max_request_size is the host's refusal; the plugin stays up through both,
+// and a call the host may send is one the SDK's server accepts.
+func TestMessageSizeLimits(t *testing.T) {
+	t.Parallel()
+	sink := &logSink{}
+	opts := fastOptions()
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: hclog.Warn})
+	small := entry(bigresultAs(t, "small"))
+	small.MaxRequestSize = 1 << 20
+	roomy := entry(bigresultAs(t, "roomy"))
+	roomy.MaxResultSize = 16 << 20
+	h := startOK(t, configOf(plug{"small", small}, plug{"roomy", roomy}, plug{"dflt", entry(bigresultAs(t, "dflt"))}), opts)
+	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: opts.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	ask := func(s *Supervised, tool, args string) (*hooks.ToolResult, error) {
+		return callDirect(s, tool, args, 30*time.Second)
+	}
+	small0, roomy1, dflt2 := supervised(t, h, 0), supervised(t, h, 1), supervised(t, h, 2)
+
+	// Over max_result_size (4 MiB by default): the plugin's malformed answer.
+	_, err = ask(small0, "big", bigArgs(0, 8<<20))
+	if !errors.Is(err, hooks.ErrMalformed) || !strings.Contains(err.Error(), "plugins.entries.small.max_result_size") {
+		t.Fatalf("8 MiB result under a 4 MiB limit: got %v, want a malformed answer naming the key", err)
+	}
+	// Within a raised limit: accepted whole.
+	r, err := ask(roomy1, "big", bigArgs(0, 8<<20))
+	if err != nil || len(r.Content) != 8<<20 {
+		t.Fatalf("8 MiB result under a 16 MiB limit: %v", err)
+	}
+
+	// Over max_request_size: refused by the host, nothing sent.
+	_, err = ask(small0, "argsize", bigArgs(2<<20, 0))
+	if !errors.Is(err, hooks.ErrRefused) || !strings.Contains(err.Error(), "plugins.entries.small.max_request_size") {
+		t.Fatalf("2 MiB request under a 1 MiB limit: got %v, want the host's refusal naming the key", err)
+	}
+	// 8 MiB: over gRPC's default 4 MiB, within the default 16 MiB limit
+	// the SDK's server must accept.
+	args := bigArgs(8<<20, 0)
+	r, err = ask(dflt2, "argsize", args)
+	if err != nil || r.Content != strconv.Itoa(len(args)) {
+		t.Fatalf("8 MiB request under the default limit: got %+v, %v", r, err)
+	}
+
+	// Through the Bus: counted against the right party, and both plugins
+	// still answer.
+	if got := provide(bus, "big", bigArgs(0, 8<<20)); got == nil || got.Plugin != "roomy" {
+		t.Fatalf("first plugin's oversized answer did not fall through to the next: %+v", got)
+	}
+	if got := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "argsize", Arguments: json.RawMessage(bigArgs(2<<20, 0))}); got == nil || got.Plugin != "roomy" {
+		t.Fatalf("refused call did not fall through to the next plugin: %+v", got)
+	}
+	st := bus.Stats()
+	if st.Failures("small", hooks.PreToolCallCanProvideResult, hooks.KindMalformed) != 1 ||
+		st.Failures("small", hooks.PreToolCallCanProvideResult, hooks.KindRefused) != 1 {
+		t.Fatalf("stats %+v, want one malformed and one refused for small", st.Hooks)
+	}
+	for _, s := range []*Supervised{small0, roomy1, dflt2} {
+		if r, err := ask(s, "ping", ""); err != nil || r == nil {
+			t.Fatalf("plugin %s not answering after the limits: %v", s.Name(), err)
+		}
+		if st := s.Status(); st.Restarts != 0 {
+			t.Fatalf("plugin %s restarted %d times: a size limit is no crash", s.Name(), st.Restarts)
+		}
+	}
+	var refused bool
+	for _, l := range sink.lines() {
+		if strings.Contains(l, "[WARN]") && strings.Contains(l, "kind=refused") && strings.Contains(l, "host refused") {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Fatalf("no WARN line says the host refused the call:\n%s", strings.Join(sink.lines(), "\n"))
+	}
+}
+
+// memory is what the test process holds: the Go heap's cumulative
+// allocations and, on Linux, its peak resident set since the last reset.
+type memory struct {
+	totalAlloc uint64
+	peakRSS    uint64 // bytes; 0 when /proc is not there
+}
+
+// resetPeakRSS starts a new peak-RSS window where Linux allows it.
+func resetPeakRSS() bool {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+func measure() memory {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := memory{totalAlloc: ms.TotalAlloc}
+	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+				kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+				m.peakRSS = kb << 10
+			}
+		}
+	}
+	return m
+}
+
+// Part of the plugin fault matrix: a plugin answering with results of
+// 8–64 MiB, 25 of them, 789 MiB in all. The host rejects each from its
+// length prefix, so its memory stays within a small multiple of the limit
+// however much the plugin sends, and it keeps answering between them. Not
+// parallel, so that nothing else allocates while it measures.
+func TestLargeResultsKeepTheHostBounded(t *testing.T) {
+	h := startOK(t, configOf(plug{"huge", entry(bigresultAs(t, "huge"))}), fastOptions())
+	bus := busOf(t, h)
+	var sizes []int
+	var sent int
+	for i := range 25 {
+		size := (8 + (i*7)%57) << 20 // 8 MiB to 64 MiB
+		sizes = append(sizes, size)
+		sent += size
+	}
+
+	peakWindow := resetPeakRSS()
+	before := measure()
+	for _, size := range sizes {
+		if r := provide(bus, "big", bigArgs(0, size)); r != nil {
+			t.Fatalf("a %d MiB result over the 4 MiB limit was accepted", size>>20)
+		}
+		if r := provide(bus, "ping", ""); r == nil || r.Content != `"answered by huge"` {
+			t.Fatalf("the host stopped getting answers after a %d MiB result: %+v", size>>20, r)
+		}
+	}
+	after := measure()
+
+	if n := bus.Stats().Failures("huge", hooks.PreToolCallCanProvideResult, hooks.KindMalformed); n != uint64(len(sizes)) {
+		t.Fatalf("%d of %d oversized results counted as malformed", n, len(sizes))
+	}
+	allocated := after.totalAlloc - before.totalAlloc
+	t.Logf("plugin sent %d MiB in %d results; host allocated %d MiB in all, peak RSS %d MiB (window reset: %v)",
+		sent>>20, len(sizes), allocated>>20, after.peakRSS>>20, peakWindow)
+	const limit = 4 << 20
+	if allocated > uint64(len(sizes))*limit {
+		t.Fatalf("host allocated %d MiB to reject %d MiB of oversized results: more than the limit per result", allocated>>20, sent>>20)
+	}
+	if peakWindow && after.peakRSS > before.peakRSS+8*limit {
+		t.Fatalf("peak RSS grew from %d MiB to %d MiB: more than 8×limit", before.peakRSS>>20, after.peakRSS>>20)
+	}
+}
+
+// The same results under a limit raised to 80 MiB are accepted, one at a
+// time: the host's memory is bounded by a small multiple of the limit, not
+// by the 932 MiB the plugin sends in all.
+func TestLargeResultsWithinARaisedLimit(t *testing.T) {
+	const limit = 80 << 20
+	e := entry(bigresultAs(t, "huge"))
+	e.MaxResultSize = limit
+	e.ToolTimeout = time.Minute // a shared machine may be slow to move 64 MiB
+	h := startOK(t, configOf(plug{"huge", e}), fastOptions())
+	bus := busOf(t, h)
+
+	peakWindow := resetPeakRSS()
+	before := measure()
+	var sent int
+	var retained uint64
+	for i := range 25 {
+		size := (8 + (i*7)%57) << 20
+		sent += size
+		r := provide(bus, "big", bigArgs(0, size))
+		if r == nil || len(r.Content) != size {
+			t.Fatalf("a %d MiB result within the 80 MiB limit was not accepted whole", size>>20)
+		}
+		// What the host still holds once garbage is collected, with this
+		// result still in hand: nothing may pile up from call to call.
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		retained = max(retained, ms.HeapAlloc)
+	}
+	after := measure()
+	t.Logf("plugin sent %d MiB in 25 results; heap retained at most %d MiB; peak RSS %d MiB before, %d MiB after (window reset: %v)",
+		sent>>20, retained>>20, before.peakRSS>>20, after.peakRSS>>20, peakWindow)
+	if retained > 3*limit {
+		t.Fatalf("heap retained %d MiB between calls: more than 3×limit", retained>>20)
+	}
+	// Peak RSS is logged, not asserted: it includes garbage the collector
+	// had not reached yet, and the race detector's shadow memory.
+}

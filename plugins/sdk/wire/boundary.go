@@ -1,0 +1,164 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// Size limits on one message between the host and a plugin, in bytes. The
+// host applies a plugin's own limits (Settings); these are the defaults and
+// the ceiling.
+const (
+	// DefaultMaxResultSize bounds one answer from a plugin. A result over
+	// it is rejected before it is read into memory and counts as the
+	// plugin's malformed answer.
+	DefaultMaxResultSize = 4 << 20
+	// DefaultMaxRequestSize bounds one call to a plugin. The host refuses
+	// to send a larger one; that is its own decision, not the plugin's
+	// failure.
+	DefaultMaxRequestSize = 16 << 20
+	// MaxMessageSize is the most either limit may be raised to. The SDK's
+	// server accepts requests up to this size, so a plugin never refuses
+	// what its host was allowed to send.
+	MaxMessageSize = 256 << 20
+)
+
+// Settings are the host's rules for the messages it exchanges with one
+// plugin. The zero value means the defaults.
+type Settings struct {
+	MaxResultSize  int // 0: DefaultMaxResultSize
+	MaxRequestSize int // 0: DefaultMaxRequestSize
+	// Repaired, when set, is told of every request whose text had to be
+	// repaired (see RepairText) before it could be sent, with the hook
+	// and the number of fields repaired.
+	Repaired func(hook string, fields int)
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.MaxResultSize <= 0 {
+		s.MaxResultSize = DefaultMaxResultSize
+	}
+	if s.MaxRequestSize <= 0 {
+		s.MaxRequestSize = DefaultMaxRequestSize
+	}
+	s.MaxResultSize = min(s.MaxResultSize, MaxMessageSize)
+	s.MaxRequestSize = min(s.MaxRequestSize, MaxMessageSize)
+	return s
+}
+
+// Apply sets the rules for the calls c makes from now on. Call it before
+// handing c to a Bus; it is safe to call at any time.
+func (c *Client) Apply(s Settings) {
+	s = s.withDefaults()
+	c.settings.Store(&s)
+}
+
+func (c *Client) current() Settings {
+	if s := c.settings.Load(); s != nil {
+		return *s
+	}
+	return Settings{}.withDefaults()
+}
+
+// boundary is the connection a Client's generated stub calls through: the
+// one place where every request is made fit to send and every answer is
+// bounded in size.
+type boundary struct {
+	cc grpc.ClientConnInterface
+	c  *Client
+}
+
+func (b boundary) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	s := b.c.current()
+	if m, ok := args.(proto.Message); ok {
+		if n := RepairText(m); n > 0 && s.Repaired != nil {
+			s.Repaired(hookOfMethod(method), n)
+		}
+		if size := proto.Size(m); size > s.MaxRequestSize {
+			return &CallError{Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
+				"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
+				size, s.MaxRequestSize, b.c.name(), MaxMessageSize)}
+		}
+	}
+	// Per call, so that gRPC rejects an oversized answer from its length
+	// prefix, before allocating room for it.
+	opts = append(opts, grpc.MaxCallRecvMsgSize(s.MaxResultSize))
+	return b.cc.Invoke(ctx, method, args, reply, opts...)
+}
+
+func (b boundary) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s := b.c.current()
+	return b.cc.NewStream(ctx, desc, method, append(opts, grpc.MaxCallRecvMsgSize(s.MaxResultSize))...)
+}
+
+// hookOfMethod turns "/hookhost.plugin.v1.Plugin/PreToolCall" into the RPC
+// name, for reports.
+func hookOfMethod(method string) string {
+	return method[strings.LastIndexByte(method, '/')+1:]
+}
+
+// RepairText makes every string field of m, however deeply nested, valid
+// UTF-8 by replacing each invalid sequence with U+FFFD, and returns how many
+// fields it changed. proto3 strings must be valid UTF-8: gRPC refuses to
+// send a message that breaks this, so without the repair one stray byte in
+// a conversation would fail every call to every plugin. Tool arguments and
+// results are not affected: they travel as bytes.
+//
+// Both sides apply it to what they send: the host to each request, the
+// SDK's server to each answer.
+func RepairText(m proto.Message) int {
+	if m == nil {
+		return 0
+	}
+	return repair(m.ProtoReflect())
+}
+
+func repair(m protoreflect.Message) int {
+	if !m.IsValid() {
+		return 0
+	}
+	n := 0
+	type fix struct {
+		fd protoreflect.FieldDescriptor
+		s  string
+	}
+	var fixes []fix // set after Range: a message must not change under it
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := range l.Len() {
+				switch {
+				case fd.Kind() == protoreflect.StringKind:
+					if s := l.Get(i).String(); !utf8.ValidString(s) {
+						l.Set(i, protoreflect.ValueOfString(strings.ToValidUTF8(s, "\uFFFD")))
+						n++
+					}
+				case fd.Message() != nil:
+					n += repair(l.Get(i).Message())
+				}
+			}
+		case fd.IsMap():
+			// The protocol has no maps; a future one must be repaired here.
+		case fd.Kind() == protoreflect.StringKind:
+			if s := v.String(); !utf8.ValidString(s) {
+				fixes = append(fixes, fix{fd, strings.ToValidUTF8(s, "\uFFFD")})
+			}
+		case fd.Message() != nil:
+			n += repair(v.Message())
+		}
+		return true
+	})
+	for _, f := range fixes {
+		m.Set(f.fd, protoreflect.ValueOfString(f.s))
+	}
+	return n + len(fixes)
+}

@@ -1,0 +1,117 @@
+package wire_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk/wire"
+)
+
+const bad = "bad \xff byte"
+
+// badText is a plugin subscribed to every hook that answers with text that
+// is not valid UTF-8 and records the session ids it was sent.
+func badText(seen *sync.Map) *hooks.Funcs {
+	note := func(id string) { seen.Store(id, true) }
+	return &hooks.Funcs{
+		Name:               "bad",
+		OnSessionStartFunc: func(_ context.Context, ev hooks.SessionStart) error { note(ev.SessionID); return nil },
+		OnSessionEndFunc:   func(_ context.Context, ev hooks.SessionEnd) error { note(ev.SessionID); return nil },
+		PostLLMCallFunc:    func(_ context.Context, ev hooks.Inference) error { note(ev.SessionID); return nil },
+		PostToolCallFunc:   func(_ context.Context, ev hooks.ToolCallOutcome) error { note(ev.SessionID); return nil },
+		PreToolListFinalizedFunc: func(_ context.Context, ev hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+			note(ev.SessionID)
+			return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "t", Description: bad}}}, nil
+		},
+		PreAPIRequestMutableFunc: func(_ context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
+			note(ev.SessionID)
+			return &hooks.RequestPatch{System: ptr(bad), Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}, nil
+		},
+		PostLLMCallCanReissueFunc: func(_ context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
+			note(ev.SessionID)
+			return &hooks.Reissue{Reason: bad}, nil
+		},
+		TransformLLMOutputFunc: func(_ context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+			note(ev.SessionID)
+			return &hooks.TextReplacement{Text: bad}, nil
+		},
+		PreToolCallFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			note(ev.SessionID)
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: bad}}, nil
+		},
+		PreToolCallCanProvideResultFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+			note(ev.SessionID)
+			return &hooks.ToolResult{Content: bad}, nil
+		},
+		TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+			note(ev.SessionID)
+			return &hooks.ToolResult{Content: bad}, nil
+		},
+	}
+}
+
+// Every hook works with invalid UTF-8 in what the host sends and in what
+// the plugin answers: both sides repair it, and the host is told of each
+// repaired request.
+func TestInvalidUTF8OnEveryHookOverGRPC(t *testing.T) {
+	var seen sync.Map
+	c := connectPlugin(t, badText(&seen))
+	var mu sync.Mutex
+	repaired := map[string]int{}
+	c.Apply(wire.Settings{Repaired: func(rpc string, fields int) {
+		mu.Lock()
+		defer mu.Unlock()
+		repaired[rpc] += fields
+	}})
+
+	ctx := t.Context()
+	id := "session \xc3"
+	check := func(h hooks.Name, err error, texts ...string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", h, err)
+		}
+		for _, s := range texts {
+			if s != strings.ToValidUTF8(bad, "\uFFFD") {
+				t.Errorf("%s: answer text %q, want it repaired", h, s)
+			}
+		}
+	}
+	check(hooks.OnSessionStart, c.OnSessionStart(ctx, hooks.SessionStart{SessionID: id}))
+	check(hooks.OnSessionEnd, c.OnSessionEnd(ctx, hooks.SessionEnd{SessionID: id, Error: bad}))
+	check(hooks.PostLLMCall, c.PostLLMCall(ctx, hooks.Inference{SessionID: id, Reason: bad}))
+	check(hooks.PostToolCall, c.PostToolCall(ctx, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}}))
+	o, err := c.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: id, Tools: []hooks.ToolSpec{{Name: bad}}})
+	check(hooks.PreToolListFinalized, err)
+	check(hooks.PreToolListFinalized, nil, o.Tools[0].Description)
+	p, err := c.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: id, Request: hooks.ModelRequest{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}})
+	check(hooks.PreAPIRequestMutable, err)
+	check(hooks.PreAPIRequestMutable, nil, *p.System, p.Messages[0].Content)
+	r, err := c.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: id, Response: hooks.ModelResponse{Message: hooks.Message{Content: bad}}})
+	check(hooks.PostLLMCallCanReissue, err)
+	check(hooks.PostLLMCallCanReissue, nil, r.Reason)
+	tr, err := c.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: id, Text: bad})
+	check(hooks.TransformLLMOutput, err)
+	check(hooks.TransformLLMOutput, nil, tr.Text)
+	d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: id, Name: bad})
+	check(hooks.PreToolCall, err)
+	check(hooks.PreToolCall, nil, d.Block.Message)
+	res, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{SessionID: id, Name: bad})
+	check(hooks.PreToolCallCanProvideResult, err)
+	check(hooks.PreToolCallCanProvideResult, nil, res.Content)
+	res, err = c.TransformToolResult(ctx, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}})
+	check(hooks.TransformToolResult, err)
+	check(hooks.TransformToolResult, nil, res.Content)
+
+	if _, ok := seen.Load(strings.ToValidUTF8(id, "\uFFFD")); !ok {
+		t.Error("the plugin never saw the repaired session id")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(repaired) != len(hooks.Catalogue) {
+		t.Errorf("repaired requests reported for %d RPCs, want all %d: %v", len(repaired), len(hooks.Catalogue), repaired)
+	}
+}
