@@ -1,0 +1,239 @@
+//go:build unix
+
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// syncBuffer is a log sink the plugins' relayed lines can be read from
+// while they are written.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// tracingOptions logs everything, so that go-plugin parses every stderr
+// line of the plugins (it skips parsing for a logger that is off).
+func tracingOptions(out *syncBuffer) Options {
+	opts := fastOptions()
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Trace, Output: out})
+	return opts
+}
+
+// mustCall asks the plugin for tool and fails the test unless it answers
+// want (any answer when want is empty).
+func mustCall(t *testing.T, s *Supervised, tool, args, want string) {
+	t.Helper()
+	r, err := callDirect(s, tool, args, 10*time.Second)
+	if err != nil || r == nil {
+		t.Fatalf("%s %s: %+v, %v", tool, args, r, err)
+	}
+	if want != "" && r.Content != want {
+		t.Fatalf("%s %s = %q, want %q", tool, args, r.Content, want)
+	}
+}
+
+func TestHostileStderrLinesDoNotCrashTheHost(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	h := startOK(t, configOf(plug{"noisy", entry(echoAs(t, "noisy"))}), tracingOptions(&logs))
+	s := supervised(t, h, 0)
+	hostile := []string{
+		`{"@message":1700000000}`,
+		`{"@level":2,"@message":"level is a number"}`,
+		`{"@timestamp":1700000000,"@message":"timestamp is a number"}`,
+		`{"@timestamp":"yesterday","@message":"timestamp is not a time"}`,
+		`{"@message":{"nested":true},"@level":["warn"],"@timestamp":null}`,
+		`{"@level":"info","@message":"configured","@timestamp":"2024-01-02T03:04:05.000000Z","@timestamp":1700000000}`,
+		`null`,
+		`[1,2,3]`,
+		`"just a string"`,
+		"{\"@message\":\"bad utf-8 \xff\xfe\"}",
+		`{"@message":"` + strings.Repeat("long ", 40000) + `"}`,
+		`{"@message":` + strings.Repeat("[", 100000),
+		`panic: not really`,
+	}
+	for _, line := range hostile {
+		args, _ := json.Marshal(map[string]string{"line": line})
+		mustCall(t, s, "log", string(args), "logged")
+	}
+	// The host survived every line; the plugin still answers, and the
+	// lines reached the log as text.
+	mustCall(t, s, "pid", "", "")
+	waitFor(t, "the relayed lines", func() bool {
+		out := logs.String()
+		return strings.Contains(out, "1700000000") && strings.Contains(out, "timestamp is a number") &&
+			strings.Contains(out, "line cut at")
+	})
+}
+
+func TestSanitizeLogLineKeepsGoodLinesAndFixesBadOnes(t *testing.T) {
+	t.Parallel()
+	good := `{"@level":"info","@message":"hi","@timestamp":"2024-01-02T03:04:05.000000Z","n":12345678901234567890}`
+	var in, out map[string]any
+	json.Unmarshal([]byte(good), &in)
+	if err := json.Unmarshal(sanitizeLogLine([]byte(good)), &out); err != nil || fmt.Sprint(in) != fmt.Sprint(out) {
+		t.Errorf("good line changed: %s", sanitizeLogLine([]byte(good)))
+	}
+	if got := string(sanitizeLogLine([]byte(`{"@message":12345678901234567890}`))); got != `{"@message":"12345678901234567890"}` {
+		t.Errorf("number message = %s", got)
+	}
+	if got := string(sanitizeLogLine([]byte("plain text"))); got != "plain text" {
+		t.Errorf("plain line = %s", got)
+	}
+}
+
+// FuzzSanitizeLogLine checks that no line, once sanitised, can trip
+// go-plugin's log parser: a JSON object must come out with string @message
+// and @level and a parseable @timestamp, or none.
+func FuzzSanitizeLogLine(f *testing.F) {
+	for _, s := range []string{
+		`{"@message":1}`, `{"@level":{}}`, `{"@timestamp":1700000000}`, `{"@timestamp":"x"}`,
+		`null`, `[]`, `{"@message":"ok","@level":"warn"}`, "{\"a\":\"\xff\"}", ` {"@message":true} `, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		out := sanitizeLogLine(line)
+		var raw map[string]any
+		if json.Unmarshal(out, &raw) != nil {
+			return // go-plugin logs it as text
+		}
+		for _, k := range []string{"@message", "@level"} {
+			if v, ok := raw[k]; ok {
+				if _, isString := v.(string); !isString {
+					t.Fatalf("%s is %T after sanitising %q: %s", k, v, line, out)
+				}
+			}
+		}
+		if v, ok := raw["@timestamp"]; ok {
+			s, isString := v.(string)
+			if _, err := time.Parse(hclogTimeFormat, s); !isString || err != nil {
+				t.Fatalf("@timestamp %v survived sanitising %q", v, line)
+			}
+		}
+	})
+}
+
+func TestLongStdoutLinesAreRead(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	h := startOK(t, configOf(plug{"chatty", entry(echoAs(t, "chatty"))}), tracingOptions(&logs))
+	s := supervised(t, h, 0)
+	// Each line is far over bufio.Scanner's 64 KiB token and the pipe's
+	// buffer: a stalled reader blocks the plugin in its write.
+	for i := range 5 {
+		mustCall(t, s, "bigout", `{"size":300000}`, "wrote")
+		t.Logf("line %d read", i)
+	}
+	mustCall(t, s, "pid", "", "")
+	if st := s.Status(); st.Restarts != 0 || st.State != StateRunning {
+		t.Fatalf("status = %+v", st)
+	}
+	waitFor(t, "the cut stdout lines in the log", func() bool {
+		return strings.Count(logs.String(), "more dropped") >= 5
+	})
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(ents)
+}
+
+// pidsIn reads the pids a test plugin appended to path.
+func pidsIn(path string) []int {
+	data, _ := os.ReadFile(path)
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Not parallel: it counts the goroutines and descriptors of the whole test
+// process.
+func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
+	name := "escaper"
+	e := entry(echoAs(t, name))
+	e.Env = []string{hangDirVar}
+	record := filepath.Join(os.Getenv(hangDirVar), name+".escape")
+	t.Cleanup(func() {
+		for _, pid := range pidsIn(record) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.Remove(record)
+	})
+	opts := fastOptions()
+	opts.CircuitFailures = 100
+	h, errs := Start(context.Background(), configOf(plug{name, e}), opts)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	s := supervised(t, h, 0)
+	crash := func(i int) {
+		t.Helper()
+		if _, err := callDirect(s, "escape", "", 5*time.Second); err == nil {
+			t.Fatalf("escape %d: no error", i)
+		}
+		waitFor(t, fmt.Sprintf("restart %d", i), func() bool {
+			st := s.Status()
+			return st.State == StateRunning && st.Restarts == i
+		})
+		mustCall(t, s, "pid", "", "")
+	}
+	crash(1) // warms up what is started once
+	runtime.GC()
+	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
+	const cycles = 5
+	for i := 2; i <= cycles+1; i++ {
+		crash(i)
+	}
+	if n := len(pidsIn(record)); n != cycles+1 {
+		t.Fatalf("%d escaped children recorded, want %d", n, cycles+1)
+	}
+	// A little slack for gRPC and runtime goroutines that come and go; a
+	// leak per crash would exceed it.
+	waitFor(t, "goroutines and descriptors back to their level", func() bool {
+		return runtime.NumGoroutine() <= goroutines+4 && openFDs(t) <= fds+3
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatalf("Close with escaped children holding the pipes: %v", err)
+	}
+}
