@@ -43,6 +43,9 @@ const (
 	// "hang" call it has entered, in <plugin name>.hang; only entries that
 	// list it get it.
 	hangDirVar = "TESTPLUGIN_HANG_DIR"
+	// startDirVar names the directory where the echo plugin records its pid
+	// as its first act and waits before serving while <name>.slow exists.
+	startDirVar = "TESTPLUGIN_START_DIR"
 )
 
 func TestMain(m *testing.M) {
@@ -689,11 +692,14 @@ func TestCircuitOpensAfterRepeatedCrashesAndCloses(t *testing.T) {
 }
 
 // childHost is the test binary acting as a host: it starts the plugins at
-// paths, prints their pids and waits to be killed.
+// paths, prints their pids and waits to be killed. The plugins get the
+// start directory of the echo plugin, when the test set one.
 func childHost(paths []string) int {
 	var ps []plug
 	for _, p := range paths {
-		ps = append(ps, plug{filepath.Base(p), entry(p)})
+		e := entry(p)
+		e.Env = []string{startDirVar}
+		ps = append(ps, plug{filepath.Base(p), e})
 	}
 	h, errs := Start(context.Background(), configOf(ps...), Options{})
 	if len(errs) > 0 {

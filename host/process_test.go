@@ -3,11 +3,13 @@
 package host
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -236,4 +238,111 @@ func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
 	if err := h.Close(ctx); err != nil {
 		t.Fatalf("Close with escaped children holding the pipes: %v", err)
 	}
+}
+
+// startChildHost runs the test binary as a host of the plugins at paths,
+// with env added, and returns it with its stdout lines. The test kills it.
+func startChildHost(t *testing.T, env []string, paths ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childHostEnv+"="+strings.Join(paths, string(os.PathListSeparator)))
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return cmd, lines
+}
+
+func killHost(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+}
+
+// A host SIGKILLed while its plugin has not reached sdk.Serve yet: before
+// the first start completes, and during a restart.
+func TestNoPluginOutlivesAHostKilledWhileItStarts(t *testing.T) {
+	t.Parallel()
+	t.Run("first start", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		name := "slowpoke"
+		slow := filepath.Join(dir, name+".slow")
+		if err := os.WriteFile(slow, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd, _ := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
+		var pid int
+		waitFor(t, "the plugin to begin starting", func() bool {
+			pids := pidsIn(filepath.Join(dir, name+".pids"))
+			if len(pids) > 0 {
+				pid = pids[0]
+			}
+			return pid != 0
+		})
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		killHost(t, cmd)
+		// Let a surviving plugin go on to serve, as it would.
+		os.Remove(slow)
+		waitFor(t, "the plugin of the killed host to exit", func() bool { return gone(pid) })
+	})
+	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		name := "phoenix"
+		cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
+		var first int
+		timeout := time.After(livenessTimeout)
+	ready:
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatal("child host exited before it was ready")
+				}
+				if p, ok := strings.CutPrefix(line, "pid "); ok {
+					first, _ = strconv.Atoi(p)
+				}
+				if line == "ready" {
+					break ready
+				}
+			case <-timeout:
+				t.Fatal("child host not ready")
+			}
+		}
+		slow := filepath.Join(dir, name+".slow")
+		if err := os.WriteFile(slow, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		var second int
+		waitFor(t, "the restarted plugin to begin starting", func() bool {
+			if pids := pidsIn(filepath.Join(dir, name+".pids")); len(pids) > 1 {
+				second = pids[1]
+			}
+			return second != 0
+		})
+		t.Cleanup(func() { syscall.Kill(second, syscall.SIGKILL) })
+		killHost(t, cmd)
+		os.Remove(slow)
+		waitFor(t, "the restarting plugin of the killed host to exit", func() bool { return gone(second) })
+	})
 }
