@@ -79,14 +79,14 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 		// procRunner. go-plugin passes the variables it adds (magic cookie,
 		// protocol versions, socket directory, client certificate) in
 		// spec.Env.
-		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
 			cmd := exec.Command(path)
 			cmd.SysProcAttr = procAttr()
 			// Only the variables the entry lists reach the plugin, and
 			// not the host's stdin, which is the user's terminal.
 			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", sdk.HostPIDEnv, os.Getpid()))
-			run = newProcRunner(log, cmd, secure)
+			run = newProcRunner(log, cmd, secure, socketDir)
 			return run, nil
 		},
 		SkipHostEnv:  true,

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/hooks"
 )
 
 // syncBuffer is a log sink the plugins' relayed lines can be read from
@@ -345,4 +347,58 @@ func TestNoPluginOutlivesAHostKilledWhileItStarts(t *testing.T) {
 		os.Remove(slow)
 		waitFor(t, "the restarting plugin of the killed host to exit", func() bool { return gone(second) })
 	})
+}
+
+// A fail_closed guard that never started has no manifest, so it must block
+// every tool call, through the Bus's own fail_closed rule.
+func TestFailClosedGuardThatDoesNotStartBlocksEveryTool(t *testing.T) {
+	t.Parallel()
+	pinned := entry(echoAs(t, "pinned"))
+	pinned.SHA256 = strings.Repeat("ab", 32)
+	pinned.FailClosed = true
+	missing := entry(filepath.Join(t.TempDir(), "missing"))
+	missing.FailClosed = true
+	lenient := entry(filepath.Join(t.TempDir(), "lenient"))
+	h, errs := start(t, configOf(
+		plug{"pinned", pinned},
+		plug{"witness", entry(echoAs(t, "witness"))},
+		plug{"missing", missing},
+		plug{"lenient", lenient},
+	), fastOptions())
+	wantErr(t, errs, "pinned", "checksum mismatch")
+	wantErr(t, errs, "missing", "does not exist")
+	wantErr(t, errs, "lenient", "does not exist")
+
+	sts := h.Plugins()
+	var got []string
+	for _, st := range sts {
+		got = append(got, st.Name+":"+st.State)
+	}
+	if want := "pinned:down witness:running missing:down"; strings.Join(got, " ") != want {
+		t.Fatalf("plugins = %v, want %s", got, want)
+	}
+	if !strings.Contains(sts[0].Reason, "checksum mismatch") || !strings.Contains(sts[2].Reason, "does not exist") {
+		t.Errorf("reasons = %q, %q", sts[0].Reason, sts[2].Reason)
+	}
+
+	var logs syncBuffer
+	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bus.Close(context.Background()) })
+	for _, tool := range []string{"read_file", "calculate", "witness__anything", "shared_tool"} {
+		out := bus.PreToolCall(context.Background(), hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage("{}")})
+		if !out.Blocked || out.BlockedBy != "pinned" || !strings.Contains(out.Message, "fail_closed") {
+			t.Errorf("%s: %+v, want blocked by the pinned guard", tool, out)
+		}
+	}
+	// The reason the guard is down reaches the log, once.
+	if out := logs.String(); !strings.Contains(out, "checksum mismatch") || !strings.Contains(out, "not running") {
+		t.Errorf("log does not say why the guard is down:\n%s", out)
+	}
+	// Other hooks are not the guard's business.
+	if r := provide(bus, "pid", ""); r == nil || r.Plugin != "witness" {
+		t.Errorf("provide = %+v, want the witness to answer", r)
+	}
 }

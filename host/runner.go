@@ -45,9 +45,10 @@ const (
 // has exited its process group is killed and the pipes are closed after
 // at most pipeDrain, whoever still holds them.
 type procRunner struct {
-	log    hclog.Logger // the plugin's logger
-	cmd    *exec.Cmd
-	secure *plugin.SecureConfig
+	log       hclog.Logger // the plugin's logger
+	cmd       *exec.Cmd
+	secure    *plugin.SecureConfig
+	socketDir string // go-plugin's socket directory for this start
 
 	gpOut, gpErr *io.PipeReader // what go-plugin reads
 	outW, errW   *io.PipeWriter
@@ -61,8 +62,8 @@ type procRunner struct {
 
 var _ runner.Runner = (*procRunner)(nil)
 
-func newProcRunner(log hclog.Logger, cmd *exec.Cmd, secure *plugin.SecureConfig) *procRunner {
-	r := &procRunner{log: log, cmd: cmd, secure: secure, exited: make(chan struct{})}
+func newProcRunner(log hclog.Logger, cmd *exec.Cmd, secure *plugin.SecureConfig, socketDir string) *procRunner {
+	r := &procRunner{log: log, cmd: cmd, secure: secure, socketDir: socketDir, exited: make(chan struct{})}
 	r.gpOut, r.outW = io.Pipe()
 	r.gpErr, r.errW = io.Pipe()
 	return r
@@ -70,7 +71,17 @@ func newProcRunner(log hclog.Logger, cmd *exec.Cmd, secure *plugin.SecureConfig)
 
 // Start verifies the binary's checksum, when pinned, right before executing
 // it, so the window for swapping the binary is as small as it can be.
-func (r *procRunner) Start(context.Context) error {
+func (r *procRunner) Start(ctx context.Context) error {
+	err := r.start(ctx)
+	if err != nil {
+		// go-plugin's Kill, which would remove it, skips a runner with no
+		// process.
+		_ = os.RemoveAll(r.socketDir)
+	}
+	return err
+}
+
+func (r *procRunner) start(context.Context) error {
 	if r.secure != nil {
 		ok, err := r.secure.Check(r.cmd.Path)
 		if err != nil {
@@ -284,13 +295,13 @@ func (r *procRunner) Stderr() io.ReadCloser { return r.gpErr }
 // Name is the plugin binary's path.
 func (r *procRunner) Name() string { return r.cmd.Path }
 
-// ID is the plugin's pid. Before the process exists it is still not empty,
-// so that go-plugin's Kill cleans up after a start that failed early.
+// ID is the plugin's pid, empty before the process exists, which tells
+// go-plugin's Kill that there is nothing to stop.
 func (r *procRunner) ID() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.pid == 0 {
-		return "not started"
+		return ""
 	}
 	return strconv.Itoa(r.pid)
 }
