@@ -120,6 +120,11 @@ type Status struct {
 
 // Host runs the enabled plugins of one config.
 //
+// Before it runs any plugin, Start (like Check) makes the host process's
+// memory and environment unreadable to other processes of its user where
+// the OS allows it (Linux: it clears the process's dumpable flag), so that
+// plugins cannot read the host's secrets from /proc.
+//
 // Lifecycle: Start launches every enabled plugin concurrently. Launching one
 // plugin checks that its binary exists and is executable, verifies its
 // sha256 pin if the config sets one, and executes it in a process group of
@@ -238,6 +243,8 @@ type launchResult struct {
 // each in plugins.enabled order, after refusing plugins whose tools a
 // higher-priority plugin already declared.
 func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string, []config.PluginEntry, []launchResult) {
+	// Before any plugin runs: see protectProcess.
+	protectProcess(opts)
 	if cfg == nil {
 		return nil, nil, nil
 	}

@@ -49,6 +49,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := environHelper(); ok {
+		os.Exit(code)
+	}
 	if paths := os.Getenv(childHostEnv); paths != "" {
 		os.Exit(childHost(strings.Split(paths, string(os.PathListSeparator))))
 	}
