@@ -128,11 +128,18 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 		}
 		os.Exit(2)
 	case "flood":
-		// Stderr as fast as the host reads it, until the plugin is killed.
+		// Stderr as fast as the host reads it, until the plugin is killed:
+		// plain lines, lines far over any line buffer, and JSON log lines
+		// of every shape.
 		go func() {
-			line := []byte(strings.Repeat("flood ", 200) + "\n")
-			for {
-				if _, err := rawStderr.Write(line); err != nil {
+			lines := [][]byte{
+				[]byte(strings.Repeat("flood ", 200) + "\n"),
+				append(bytes.Repeat([]byte("x"), 200000), '\n'),
+				[]byte(`{"@level":"info","@message":"flood","@timestamp":1700000000}` + "\n"),
+				[]byte(`{"@level":"error","@message":{"flood":true}}` + "\n"),
+			}
+			for i := 0; ; i++ {
+				if _, err := rawStderr.Write(lines[i%len(lines)]); err != nil {
 					return
 				}
 			}
