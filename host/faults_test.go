@@ -56,6 +56,7 @@ func TestPluginFaultMatrix(t *testing.T) {
 	t.Parallel()
 	type fault struct {
 		name string
+		bin  string // the faulty plugin's binary; the echo plugin when empty
 		// trigger makes the plugin at pid misbehave and returns the pids of
 		// whatever it spawned.
 		trigger func(t *testing.T, s *Supervised, pid int, record string) []int
@@ -65,11 +66,11 @@ func TestPluginFaultMatrix(t *testing.T) {
 		_, _ = callDirect(s, tool, "", 10*time.Second)
 	}
 	faults := []fault{
-		{"stderr flood", func(t *testing.T, s *Supervised, pid int, _ string) []int {
+		{"stderr flood", "", func(t *testing.T, s *Supervised, pid int, _ string) []int {
 			mustCall(t, s, "flood", "", "flooding")
 			return nil
 		}},
-		{"child spawned before dying", func(t *testing.T, s *Supervised, pid int, record string) []int {
+		{"child spawned before dying", "", func(t *testing.T, s *Supervised, pid int, record string) []int {
 			call(t, s, "childexit")
 			var kids []int
 			waitFor(t, "the child to be recorded", func() bool { kids = pidsIn(record + ".childexit"); return len(kids) > 0 })
@@ -77,13 +78,24 @@ func TestPluginFaultMatrix(t *testing.T) {
 			waitFor(t, "the child of the dead plugin to be killed", func() bool { return gone(kids[0]) })
 			return kids
 		}},
-		{"stopped (SIGSTOP)", func(t *testing.T, s *Supervised, pid int, _ string) []int {
+		{"stops reading its socket", bins.deaf, func(t *testing.T, s *Supervised, pid int, _ string) []int {
+			mustCall(t, s, "deaf", "", "deaf from now on")
+			// Enough to fill what the kernel buffers for the socket.
+			big := fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", 1<<20))
+			for i := range 3 {
+				if _, err := callDirect(s, "lookup", big, 2*time.Second); err == nil {
+					t.Fatalf("big call %d answered by a plugin that does not read", i)
+				}
+			}
+			return nil
+		}},
+		{"stopped (SIGSTOP)", "", func(t *testing.T, s *Supervised, pid int, _ string) []int {
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
 			return nil
 		}},
-		{"spinning the CPU", func(t *testing.T, s *Supervised, pid int, _ string) []int {
+		{"spinning the CPU", "", func(t *testing.T, s *Supervised, pid int, _ string) []int {
 			if _, err := callDirect(s, "spin", "", time.Second); err == nil {
 				t.Fatal("spin answered")
 			}
@@ -95,7 +107,11 @@ func TestPluginFaultMatrix(t *testing.T) {
 			record := filepath.Join(os.Getenv(hangDirVar), fmt.Sprintf("faulty-%d", time.Now().UnixNano()))
 			// The plugin records under its own name; give each row its own.
 			name := filepath.Base(record)
-			faulty := entry(echoAs(t, name))
+			bin := f.bin
+			if bin == "" {
+				bin = bins.echo
+			}
+			faulty := entry(linkAs(t, bin, name))
 			faulty.Env = []string{hangDirVar}
 			faulty.Timeout, faulty.ToolTimeout = time.Second, time.Second
 			opts := fastOptions()

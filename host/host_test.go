@@ -27,7 +27,7 @@ import (
 )
 
 // The tests run real plugin processes built from internal/testplugins.
-var bins struct{ echo, garbage, oldproto string }
+var bins struct{ echo, garbage, oldproto, deaf string }
 
 const (
 	// childHostEnv switches the test binary into a host process of its own,
@@ -77,6 +77,7 @@ func TestMain(m *testing.M) {
 	bins.echo = filepath.Join(dir, "echo")
 	bins.garbage = filepath.Join(dir, "garbage")
 	bins.oldproto = filepath.Join(dir, "oldproto")
+	bins.deaf = filepath.Join(dir, "deaf")
 	os.Setenv(visibleVar, "visible-value")
 	os.Setenv(hiddenVar, "hidden-secret")
 	os.Setenv(toolsVar, sharedTool)
@@ -107,8 +108,14 @@ func entry(path string) config.PluginEntry {
 // takes as its own.
 func echoAs(t testing.TB, name string) string {
 	t.Helper()
+	return linkAs(t, bins.echo, name)
+}
+
+// linkAs returns a link to bin under name.
+func linkAs(t testing.TB, bin, name string) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.Symlink(bins.echo, p); err != nil {
+	if err := os.Symlink(bin, p); err != nil {
 		t.Fatal(err)
 	}
 	return p
