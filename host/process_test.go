@@ -210,6 +210,8 @@ func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
 	s := supervised(t, h, 0)
 	crash := func(i int) {
 		t.Helper()
+		began := time.Now()
+		defer func() { t.Logf("crash %d: running again after %v", i, time.Since(began).Round(time.Millisecond)) }()
 		if _, err := callDirect(s, "escape", "", 5*time.Second); err == nil {
 			t.Fatalf("escape %d: no error", i)
 		}
@@ -237,9 +239,12 @@ func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
 	defer cancel()
+	began := time.Now()
 	if err := h.Close(ctx); err != nil {
 		t.Fatalf("Close with escaped children holding the pipes: %v", err)
 	}
+	t.Logf("Close took %v; goroutines %d → %d, descriptors %d → %d", time.Since(began).Round(time.Millisecond),
+		goroutines, runtime.NumGoroutine(), fds, openFDs(t))
 }
 
 // startChildHost runs the test binary as a host of the plugins at paths,

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -117,7 +116,7 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 		// plugin dies. An escaped child has left the process group.
 		cmd := exec.Command(sleepBinary(), "300")
 		cmd.Stdout, cmd.Stderr = rawStdout, rawStderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: req.Name == "escape"}
+		cmd.SysProcAttr = childAttr(req.Name == "escape")
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
