@@ -407,3 +407,30 @@ func TestFailClosedGuardThatDoesNotStartBlocksEveryTool(t *testing.T) {
 		t.Errorf("provide = %+v, want the witness to answer", r)
 	}
 }
+
+// A child holding the plugin's stdout and stderr (the default for children
+// of shell or Python plugins) must not hold up shutdown, and goes with it.
+func TestChildHoldingPipesDoesNotHoldUpClose(t *testing.T) {
+	t.Parallel()
+	h, errs := Start(context.Background(), configOf(plug{"piper", entry(echoAs(t, "piper"))}), fastOptions())
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	s := supervised(t, h, 0)
+	pid := s.Status().PID
+	r, err := callDirect(s, "pipechild", "", 5*time.Second)
+	if err != nil || r == nil {
+		h.Close(context.Background())
+		t.Fatalf("pipechild: %v, %v", r, err)
+	}
+	child, _ := strconv.Atoi(r.Content)
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
+	defer cancel()
+	began := time.Now()
+	if err := h.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	t.Logf("Close took %v", time.Since(began).Round(time.Millisecond))
+	waitFor(t, "plugin and child to exit", func() bool { return gone(pid) && gone(child) })
+}

@@ -126,6 +126,16 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 			}
 		}
 		os.Exit(2)
+	case "pipechild":
+		// A child that holds the plugin's stdout and stderr, as the
+		// children of shell or Python plugins do; the plugin lives on.
+		cmd := exec.Command(sleepBinary(), "300")
+		cmd.Stdout, cmd.Stderr = rawStdout, rawStderr
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go cmd.Wait()
+		return &hooks.ToolResult{Content: strconv.Itoa(cmd.Process.Pid)}, nil
 	case "flood":
 		// Stderr as fast as the host reads it, until the plugin is killed:
 		// plain lines, lines far over any line buffer, and JSON log lines
