@@ -31,15 +31,6 @@ func bigresultAs(t testing.TB, name string) string {
 	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "bigresult"), name)
 }
 
-func linkAs(t testing.TB, target, name string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.Symlink(target, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // logSink collects log output written from several goroutines (the host's
 // own and go-plugin's stderr relay).
 type logSink struct {

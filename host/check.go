@@ -22,6 +22,9 @@ type CheckResult struct {
 	Tools    []string
 	Matchers []string    // tool globs its tool hooks apply to; empty means every tool
 	Err      *StartError // nil when OK
+	// FailClosed is the plugin's fail_closed setting: one that is not OK
+	// would block every tool call of a host started with this config.
+	FailClosed bool
 }
 
 // Check starts every enabled plugin the way Start does (binary, checksum,
@@ -35,7 +38,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 	out := make([]CheckResult, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
-		out[i] = CheckResult{Name: name, Path: entries[i].Path}
+		out[i] = CheckResult{Name: name, Path: entries[i].Path, FailClosed: entries[i].FailClosed}
 		r := results[i]
 		if r.err != nil {
 			out[i].Err = r.err

@@ -33,6 +33,10 @@ const (
 	StateRestarting  = "restarting"   // crashed; calls fail at once while a new process starts
 	StateCircuitOpen = "circuit_open" // crashed too often; calls fail at once until the cool-down ends
 	StateStopped     = "stopped"      // closed by the host
+	// StateDown is a fail_closed plugin that failed to start: it is never
+	// retried, and it blocks every tool call until the host is restarted
+	// with the cause fixed (Status.Reason says what it is).
+	StateDown = "down"
 )
 
 // Options tune how plugins are started and supervised. Zero fields take the
@@ -111,9 +115,15 @@ type Status struct {
 	State    string // StateRunning, StateRestarting, StateCircuitOpen or StateStopped
 	Restarts int    // restart attempts since Start, successful or not
 	Manifest hooks.Manifest
+	Reason   string // for StateDown: why the plugin did not start and how to fix it
 }
 
 // Host runs the enabled plugins of one config.
+//
+// Before it runs any plugin, Start (like Check) makes the host process's
+// memory and environment unreadable to other processes of its user where
+// the OS allows it (Linux: it clears the process's dumpable flag), so that
+// plugins cannot read the host's secrets from /proc.
 //
 // Lifecycle: Start launches every enabled plugin concurrently. Launching one
 // plugin checks that its binary exists and is executable, verifies its
@@ -147,9 +157,18 @@ type Status struct {
 // context and may be called more than once. Should the host die without
 // calling Close, even by SIGKILL, the plugins notice (the SDK watches its
 // parent) and exit on their own.
+//
+// A plugin configured fail_closed that fails to start must still block
+// what it would have guarded, and without a manifest that is every tool:
+// Members then holds a stand-in under its name that subscribes to
+// pre_tool_call for every tool and fails each call with an error wrapping
+// hooks.ErrUnavailable and the start error, so that the Bus's fail_closed
+// rule blocks the call, as it does while a running guard is restarting or
+// its circuit is open. Its Status has State StateDown.
 type Host struct {
 	log     hclog.Logger
-	plugins []*Supervised // in plugins.enabled order
+	plugins []*Supervised // the started plugins, in plugins.enabled order
+	slots   []slot        // every member of the Bus, in plugins.enabled order
 
 	closeOnce sync.Once
 	closeErr  error
@@ -164,16 +183,55 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Host, []*Sta
 	h := &Host{log: opts.Logger}
 	names, entries, results := launchAll(ctx, cfg, &opts)
 	var errs []*StartError
+	taken := map[string]bool{}
 	for i, r := range results {
 		if r.err != nil {
 			errs = append(errs, r.err)
+			if entries[i].FailClosed && !taken[names[i]] {
+				taken[names[i]] = true
+				h.slots = append(h.slots, slot{down: &downGuard{name: names[i], entry: entries[i], err: r.err}})
+				h.log.Info("fail_closed plugin did not start: blocking every tool call until it does",
+					"plugin", names[i], "reason", r.err.Reason, "fix", r.err.Fix)
+			}
 			continue
 		}
+		taken[names[i]] = true
 		s := newSupervised(names[i], entries[i], opts, r.inst)
 		h.plugins = append(h.plugins, s)
+		h.slots = append(h.slots, slot{sup: s})
 		h.log.Info("plugin started", "plugin", names[i], "version", r.inst.manifest.Version, "pid", r.inst.pid)
 	}
 	return h, errs
+}
+
+// slot is one member of the Bus: a started plugin or a fail_closed plugin
+// that is down.
+type slot struct {
+	sup  *Supervised
+	down *downGuard
+}
+
+// downGuard stands in for a fail_closed plugin that did not start.
+type downGuard struct {
+	name  string
+	entry config.PluginEntry
+	err   *StartError
+}
+
+// plugin fails every pre_tool_call, for every tool, so that the Bus's
+// fail_closed rule blocks each one and logs why.
+func (d *downGuard) plugin() hooks.Plugin {
+	return &hooks.Funcs{
+		Name: d.name,
+		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			return nil, fmt.Errorf("plugin %s is not running (%s); fix: %s: %w", d.name, d.err.Reason, d.err.Fix, hooks.ErrUnavailable)
+		},
+	}
+}
+
+func (d *downGuard) status() Status {
+	return Status{Name: d.name, Path: d.entry.Path, State: StateDown, Reason: d.err.Error(),
+		Manifest: hooks.Manifest{Name: d.name, Hooks: []hooks.Name{hooks.PreToolCall}}}
 }
 
 type launchResult struct {
@@ -185,6 +243,8 @@ type launchResult struct {
 // each in plugins.enabled order, after refusing plugins whose tools a
 // higher-priority plugin already declared.
 func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string, []config.PluginEntry, []launchResult) {
+	// Before any plugin runs: see protectProcess.
+	protectProcess(opts)
 	if cfg == nil {
 		return nil, nil, nil
 	}
@@ -236,10 +296,18 @@ func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string
 
 // Members returns the started plugins in plugins.enabled order, ready for
 // hooks.NewBus, each with the options of its config entry. Every Plugin is a
-// *Supervised.
+// *Supervised, except the stand-in for a fail_closed plugin that did not
+// start (see Host).
 func (h *Host) Members() []hooks.Member {
-	members := make([]hooks.Member, len(h.plugins))
-	for i, s := range h.plugins {
+	members := make([]hooks.Member, len(h.slots))
+	for i, sl := range h.slots {
+		if sl.down != nil {
+			members[i] = hooks.Member{Plugin: sl.down.plugin(), Options: hooks.Options{
+				Timeout: sl.down.entry.Timeout, ToolTimeout: sl.down.entry.ToolTimeout, FailClosed: true,
+			}}
+			continue
+		}
+		s := sl.sup
 		members[i] = hooks.Member{Plugin: s, Options: hooks.Options{
 			Timeout:           s.entry.Timeout,
 			ToolTimeout:       s.entry.ToolTimeout,
@@ -250,12 +318,16 @@ func (h *Host) Members() []hooks.Member {
 	return members
 }
 
-// Plugins reports the state of every started plugin, in plugins.enabled
-// order.
+// Plugins reports the state of every started plugin and every fail_closed
+// plugin that is down, in plugins.enabled order.
 func (h *Host) Plugins() []Status {
-	out := make([]Status, len(h.plugins))
-	for i, s := range h.plugins {
-		out[i] = s.Status()
+	out := make([]Status, len(h.slots))
+	for i, sl := range h.slots {
+		if sl.down != nil {
+			out[i] = sl.down.status()
+			continue
+		}
+		out[i] = sl.sup.Status()
 	}
 	return out
 }

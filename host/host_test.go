@@ -27,7 +27,7 @@ import (
 )
 
 // The tests run real plugin processes built from internal/testplugins.
-var bins struct{ echo, garbage, oldproto string }
+var bins struct{ echo, garbage, oldproto, deaf string }
 
 const (
 	// childHostEnv switches the test binary into a host process of its own,
@@ -43,11 +43,24 @@ const (
 	// "hang" call it has entered, in <plugin name>.hang; only entries that
 	// list it get it.
 	hangDirVar = "TESTPLUGIN_HANG_DIR"
+	// startDirVar names the directory where the echo plugin records its pid
+	// as its first act and waits before serving while <name>.slow exists.
+	startDirVar = "TESTPLUGIN_START_DIR"
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := environHelper(); ok {
+		os.Exit(code)
+	}
 	if paths := os.Getenv(childHostEnv); paths != "" {
 		os.Exit(childHost(strings.Split(paths, string(os.PathListSeparator))))
+	}
+	for _, arg := range os.Args[1:] {
+		// A fuzzing worker runs only the fuzz target, which needs no
+		// plugin binaries; building them in every worker eats its time.
+		if strings.HasPrefix(arg, "-test.fuzzworker") {
+			os.Exit(m.Run())
+		}
 	}
 	dir, err := os.MkdirTemp("", "hookhost-host-test-")
 	if err != nil {
@@ -64,6 +77,7 @@ func TestMain(m *testing.M) {
 	bins.echo = filepath.Join(dir, "echo")
 	bins.garbage = filepath.Join(dir, "garbage")
 	bins.oldproto = filepath.Join(dir, "oldproto")
+	bins.deaf = filepath.Join(dir, "deaf")
 	os.Setenv(visibleVar, "visible-value")
 	os.Setenv(hiddenVar, "hidden-secret")
 	os.Setenv(toolsVar, sharedTool)
@@ -94,8 +108,14 @@ func entry(path string) config.PluginEntry {
 // takes as its own.
 func echoAs(t testing.TB, name string) string {
 	t.Helper()
+	return linkAs(t, bins.echo, name)
+}
+
+// linkAs returns a link to bin under name.
+func linkAs(t testing.TB, bin, name string) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.Symlink(bins.echo, p); err != nil {
+	if err := os.Symlink(bin, p); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -682,11 +702,14 @@ func TestCircuitOpensAfterRepeatedCrashesAndCloses(t *testing.T) {
 }
 
 // childHost is the test binary acting as a host: it starts the plugins at
-// paths, prints their pids and waits to be killed.
+// paths, prints their pids and waits to be killed. The plugins get the
+// start directory of the echo plugin, when the test set one.
 func childHost(paths []string) int {
 	var ps []plug
 	for _, p := range paths {
-		ps = append(ps, plug{filepath.Base(p), entry(p)})
+		e := entry(p)
+		e.Env = []string{startDirVar}
+		ps = append(ps, plug{filepath.Base(p), e})
 	}
 	h, errs := Start(context.Background(), configOf(ps...), Options{})
 	if len(errs) > 0 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
@@ -62,26 +63,32 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 				fmt.Sprintf("set plugins.entries.%s.sha256 to the output of: sha256sum %s", name, path),
 				"config: plugins.entries.%s.sha256 = %q is not a sha256 hex digest", name, entry.SHA256)
 		}
-		// go-plugin hashes the file right before exec, which keeps the
-		// window for swapping the binary as small as it can be.
+		// procRunner hashes the file right before exec.
 		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
 	}
 
 	log := opts.Logger.Named("plugin." + name)
-	cmd := exec.Command(path)
-	cmd.SysProcAttr = procAttr()
-	cmd.Env = pluginEnv(entry.Env)
+	var run *procRunner
 	tail := &tailWriter{max: 2048}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
-		Cmd:              cmd,
-		SecureConfig:     secure,
-		// Only the variables the entry lists reach the plugin; go-plugin
-		// appends its own (magic cookie, protocol versions, ports, client
-		// certificate) to cmd.Env after this.
+		// The host runs the process and owns its output pipes; see
+		// procRunner. go-plugin passes the variables it adds (magic cookie,
+		// protocol versions, socket directory, client certificate) in
+		// spec.Env.
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cmd := exec.Command(path)
+			cmd.SysProcAttr = procAttr()
+			// Only the variables the entry lists reach the plugin, and
+			// not the host's stdin, which is the user's terminal.
+			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", sdk.HostPIDEnv, os.Getpid()))
+			run = newProcRunner(log, cmd, secure, socketDir)
+			return run, nil
+		},
 		SkipHostEnv:  true,
 		Logger:       log,
 		Stderr:       tail,
@@ -95,8 +102,8 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 	in := &instance{client: client}
 
 	proto, err := client.Client()
-	if cmd.Process != nil {
-		in.pid = cmd.Process.Pid
+	if run != nil && run.cmd.Process != nil {
+		in.pid = run.cmd.Process.Pid
 	}
 	if err != nil {
 		in.abort()

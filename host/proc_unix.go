@@ -8,9 +8,13 @@ import (
 )
 
 // procAttr puts the plugin in a process group of its own, with the plugin
-// as leader, so that stopping it can also take down whatever it spawned.
+// as leader, so that stopping it can also take down whatever it spawned,
+// and, where the OS offers it, has the kernel signal the plugin when the
+// host dies (see parentDeathSignal).
 func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	parentDeathSignal(attr)
+	return attr
 }
 
 // killGroup SIGKILLs the process group led by pid. A group that is already

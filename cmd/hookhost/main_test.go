@@ -119,3 +119,28 @@ func TestPluginsListSaysWhyAPluginDidNotStart(t *testing.T) {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
 }
+
+// A fail_closed guard that cannot start is reported as blocking, and
+// blocks: with a wrong sha256 pin on a real binary and with no binary.
+func TestFailClosedGuardThatDoesNotStartBlocks(t *testing.T) {
+	for name, entry := range map[string]string{
+		"wrong sha256":   "path = \"/bin/true\"\nsha256 = \"" + strings.Repeat("ab", 32) + "\"\n",
+		"missing binary": "path = \"" + filepath.Join(t.TempDir(), "nowhere") + "\"\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := writeConfig(t, "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"+
+				"[plugins]\nenabled = [\"guard\"]\n[plugins.entries.guard]\nfail_closed = true\n"+entry)
+			code, out, errOut := runCLI(t, "", "plugins", "check", "-c", cfg)
+			if code != 1 || !strings.Contains(out, "DOWN (fail_closed: blocking every tool call)") {
+				t.Errorf("plugins check: exit %d\n%s%s", code, out, errOut)
+			}
+			t.Setenv("HOOKHOST_USE_GATEWAY", "1")
+			code, out, errOut = runCLI(t, "", "chat", "-c", cfg, "-v", "what time is it")
+			if !strings.Contains(errOut, "plugins: guard DOWN (fail_closed: blocking every tool call)") ||
+				!strings.Contains(errOut, "blocked") || strings.Contains(out, "From now:") {
+				t.Errorf("chat: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			t.Logf("chat stderr:\n%s", errOut)
+		})
+	}
+}

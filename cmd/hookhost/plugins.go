@@ -46,11 +46,20 @@ func startPlugins(ctx context.Context, cfg *config.Config, log hclog.Logger, std
 		return nil, err
 	}
 	rp.bus = bus
-	for _, m := range members {
-		rp.names = append(rp.names, m.Plugin.Manifest().Name)
+	for _, st := range h.Plugins() {
+		name := st.Name
+		if st.State == host.StateDown {
+			name += " " + downFailClosed
+			rp.skipped-- // listed here, not among the plugins skipped
+			fmt.Fprintf(stderr, "hookhost: plugin %s is configured fail_closed and is not running: every tool call is blocked until it starts (restart hookhost once it is fixed)\n", st.Name)
+		}
+		rp.names = append(rp.names, name)
 	}
 	return rp, nil
 }
+
+// downFailClosed is how a fail_closed plugin that is not running is shown.
+const downFailClosed = "DOWN (fail_closed: blocking every tool call)"
 
 func (rp *runningPlugins) summary() string {
 	if len(rp.names) == 0 && rp.skipped == 0 {
@@ -119,7 +128,10 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		status, detail := "ok", fmt.Sprintf("%d hooks, %d tools, healthy", len(r.Hooks), len(r.Tools))
-		if !r.OK {
+		switch {
+		case !r.OK && r.FailClosed:
+			status, detail = downFailClosed, r.Err.Error()
+		case !r.OK:
 			status, detail = "FAILED", r.Err.Error()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(r.Version), r.Path, detail)
@@ -129,6 +141,9 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 		for _, r := range results {
 			if !r.OK {
 				fmt.Fprintf(stdout, "\n%s did not start: %v\n", r.Name, r.Err)
+				if r.FailClosed {
+					fmt.Fprintf(stdout, "%s is fail_closed: while it does not start, every tool call is blocked\n", r.Name)
+				}
 			}
 		}
 	}

@@ -37,6 +37,12 @@ import threading
 import time
 import traceback
 
+# Recorded before anything slow (importing grpc, making a key), so that a
+# host that dies while the plugin is still starting is noticed too. On Linux
+# the host also has the kernel send SIGTERM when it dies, from the first
+# instruction on (the parent-death signal survives exec); see leave().
+PARENT_PID = os.getppid()
+
 # stdout carries the handshake and nothing else: keep a handle on it, and
 # send every other print, ours or a library's, to stderr.
 HANDSHAKE_OUT = sys.stdout
@@ -53,6 +59,8 @@ MAGIC_COOKIE_VALUE = "d3c1b0a2-hookhost-plugin-v1"
 CORE_PROTOCOL = 1  # go-plugin's own protocol
 APP_PROTOCOL = 1  # hookhost.plugin.v1
 PARENT_POLL_SECONDS = 0.25
+MAX_MESSAGE_SIZE = 256 << 20  # what the host may send at most (wire.MaxMessageSize)
+HOST_PID_ENV = "HOOKHOST_HOST_PID"  # the host's pid, as the host passes it
 
 ECHO_TOOL = NAME + "__echo"
 ECHO_SCHEMA = {
@@ -88,12 +96,49 @@ def log(level, message, **fields):
         pass
 
 
+def host_gone():
+    """Whether the host that started this plugin is gone: the parent has
+    changed since PARENT_PID was recorded, or the host's pid the host passed
+    is not the parent (it died before even that)."""
+    host = os.environ.get(HOST_PID_ENV, "")
+    if host.isdigit() and int(host) != PARENT_PID:
+        return True
+    return os.getppid() != PARENT_PID
+
+
+def leave(reason):
+    """Exit at once, taking the plugin's own children along when it leads
+    its process group (the host starts it so)."""
+    log("warn", "pyshout exiting: " + reason, host_pid=PARENT_PID)
+    if os.getpgrp() == os.getpid():
+        os.killpg(0, signal.SIGKILL)
+    os._exit(0)
+
+
+def watch_parent():
+    """Exit when the host is gone, however it went: a SIGKILLed host never
+    asks its plugins to shut down, and the plugin is then re-parented."""
+
+    def loop():
+        while not host_gone():
+            time.sleep(PARENT_POLL_SECONDS)
+        leave("the host process %d is gone" % PARENT_PID)
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+# SIGTERM is the host's parent-death signal; a host that is alive stops its
+# plugins through go-plugin's controller instead.
+signal.signal(signal.SIGTERM, lambda *_: leave("received SIGTERM (the host is gone or asked the plugin to stop)"))
+
 if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
     sys.stderr.write(
         "This is a hookhost plugin, started by hookhost, not by hand.\n"
         "Enable it in hookhost.toml: plugins.enabled = [\"pyshout\"] and\n"
         "plugins.entries.pyshout.path = \"examples/python-plugin/plugin.py\".\n")
     sys.exit(1)
+
+watch_parent()
 
 try:
     import grpc
@@ -361,18 +406,6 @@ def server_certificate():
     return key_pem, cert.public_bytes(serialization.Encoding.PEM), cert.public_bytes(serialization.Encoding.DER)
 
 
-def watch_parent(parent, stop):
-    """Exit when the host is gone, however it went: a SIGKILLed host never
-    asks its plugins to shut down, and the plugin is then re-parented."""
-
-    def loop():
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_SECONDS)
-        stop("the host process %d is gone" % parent)
-
-    threading.Thread(target=loop, daemon=True).start()
-
-
 def serve():
     # A Ctrl-C in the host's terminal reaches the whole process group; the
     # host decides when its plugins stop, as go-plugin does for Go plugins.
@@ -388,7 +421,12 @@ def serve():
     sock_dir = tempfile.mkdtemp(prefix="pyshout-", dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None)
     sock = os.path.join(sock_dir, "plugin.sock")
 
-    server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=8))
+    # The host may send up to 256 MiB (plugins.entries.<name>.max_request_size
+    # at its ceiling); grpc's own 4 MiB default would refuse what the host
+    # was allowed to send and the failure would count against this plugin.
+    server = grpc.server(
+        concurrent.futures.ThreadPoolExecutor(max_workers=8),
+        options=[("grpc.max_receive_message_length", MAX_MESSAGE_SIZE)])
     server.add_generic_rpc_handlers([plugin_service(Pyshout())])
     server.add_generic_rpc_handlers([health_service()])
 
@@ -413,8 +451,6 @@ def serve():
         return 1
     server.start()
 
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=stop, args=("SIGTERM",), daemon=True).start())
-    watch_parent(os.getppid(), stop)
 
     # go-plugin sends the leaf certificate as unpadded standard base64 of its
     # DER bytes, because the handshake is one line.

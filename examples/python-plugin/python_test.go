@@ -8,8 +8,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,4 +330,61 @@ func jsonEqual(got []byte, want string) bool {
 		return false
 	}
 	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// TestPythonPluginExitsWhenItsHostDiedBeforeItStarted starts pyshout the
+// way a host would, but names as its host a process that is already gone:
+// a host that died before the plugin could record its parent. The plugin
+// must notice on its own and exit, whatever the OS.
+func TestPythonPluginExitsWhenItsHostDiedBeforeItStarted(t *testing.T) {
+	path := script(t)
+	dead := exec.Command("/bin/true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path)
+	cmd.Env = []string{
+		"HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1",
+		"PLUGIN_PROTOCOL_VERSIONS=1",
+		"PLUGIN_CLIENT_CERT=" + selfSignedPEM(t),
+		"HOOKHOST_HOST_PID=" + strconv.Itoa(dead.Process.Pid),
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit: %v; stderr: %s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("pyshout still running for a host that is gone; stderr: %s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "is gone") {
+		t.Errorf("pyshout did not say why it exited: %s", stderr.String())
+	}
+}
+
+func selfSignedPEM(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }

@@ -18,3 +18,8 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieKey:   "HOOKHOST_PLUGIN",
 	MagicCookieValue: "d3c1b0a2-hookhost-plugin-v1",
 }
+
+// HostPIDEnv is the variable in which the host passes its own pid to a
+// plugin, so that a plugin whose host died while it was still starting
+// notices, even where the parent it sees has already changed.
+const HostPIDEnv = "HOOKHOST_HOST_PID"

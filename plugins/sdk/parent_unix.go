@@ -5,6 +5,7 @@ package sdk
 import (
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -16,9 +17,13 @@ const parentPollInterval = 250 * time.Millisecond
 
 // watchParent makes the plugin exit when the process that started it is
 // gone, however it went (a SIGKILLed host never shuts its plugins down).
-// The parent is polled rather than using PR_SET_PDEATHSIG, which fires when
-// the host's spawning OS thread exits, not the host process, and Go hosts
-// start plugins from whatever thread they happen to run on.
+//
+// On Linux, hookhost starts plugins with a parent-death signal (SIGTERM),
+// which the kernel delivers from the plugin's first instruction on, even
+// before Serve. This function turns that SIGTERM into the same exit as an
+// orphaned plugin. Polling the parent stays as the fallback for other
+// systems and other hosts; a host that passes its pid in HostPIDEnv is
+// also recognised as gone when it died before Serve was reached.
 //
 // When the plugin leads its own process group (a host that starts plugins
 // with Setpgid, as hookhost does), it kills the whole group, taking down any
@@ -30,23 +35,32 @@ func watchParent(log hclog.Logger) {
 	// children down. Notifying, unlike ignoring, turns that into an EPIPE
 	// error here without being inherited by the plugin's own children.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	terms := make(chan os.Signal, 1)
+	signal.Notify(terms, syscall.SIGTERM)
+	go func() {
+		<-terms
+		orphaned(log, parent, "received SIGTERM (the host is gone or asked the plugin to stop)")
+	}()
+	if host, err := strconv.Atoi(os.Getenv(HostPIDEnv)); err == nil && host > 0 && host != parent {
+		orphaned(log, host, "host process died before the plugin was serving")
+	}
 	go func() {
 		t := time.NewTicker(parentPollInterval)
 		defer t.Stop()
 		for range t.C {
 			if os.Getppid() != parent {
-				orphaned(log, parent)
+				orphaned(log, parent, "host process is gone")
 				return
 			}
 		}
 	}()
 }
 
-func orphaned(log hclog.Logger, parent int) {
+func orphaned(log hclog.Logger, parent int, why string) {
 	if pgid := syscall.Getpgrp(); pgid == os.Getpid() {
-		log.Warn("host process is gone; killing the plugin's process group", "host_pid", parent, "pgid", pgid)
+		log.Warn(why+"; killing the plugin's process group", "host_pid", parent, "pgid", pgid)
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-	log.Warn("host process is gone; exiting", "host_pid", parent)
+	log.Warn(why+"; exiting", "host_pid", parent)
 	os.Exit(0)
 }

@@ -15,13 +15,14 @@ import (
 //
 // In order, it:
 //
-//  1. adapts p (see Adapt) with stdout pointed at stderr, so that a print
+//  1. starts watching the parent process before anything else, so the
+//     plugin does not outlive a host that died without shutting it down,
+//     even one that died while the plugin was starting;
+//  2. adapts p (see Adapt) with stdout pointed at stderr, so that a print
 //     in Info cannot land before the handshake line;
-//  2. validates the derived manifest the way the host will (tool
+//  3. validates the derived manifest the way the host will (tool
 //     namespaces aside, which the host's config may waive) and exits 1
 //     with the reason on stderr if it is invalid;
-//  3. starts watching the parent process, so the plugin does not outlive a
-//     host that died without shutting it down;
 //  4. serves the hook service with go-plugin over gRPC.
 //
 // About stdout and stderr under go-plugin (v1.8): the first line the plugin
@@ -30,8 +31,10 @@ import (
 // with "Unrecognized remote plugin message". Once serving, go-plugin
 // replaces os.Stdout and os.Stderr with pipes that it streams to the host,
 // which discards them unless it configured SyncStdout/SyncStderr; anything
-// still written to the original file descriptors is read by the host too
-// (stdout discarded, stderr parsed as log lines). Base.Logger writes to the
+// still written to the original file descriptors is read by the host too,
+// however long its lines (hookhost logs stdout lines at DEBUG and parses
+// stderr lines as log lines; a line over 32 KiB is cut in the log, never
+// left unread). Base.Logger writes to the
 // original stderr, so logs reach the host whatever the plugin does with
 // os.Stderr. go-plugin also ignores SIGINT in the plugin, so a Ctrl-C meant
 // for the host does not kill its plugins behind its back.
@@ -42,6 +45,7 @@ func Serve(p Plugin) {
 	newLogger := func(name string) hclog.Logger {
 		return hclog.New(&hclog.LoggerOptions{Name: name, Output: stderr, JSONFormat: true, Level: hclog.Debug})
 	}
+	watchParent(newLogger("hookhost-sdk"))
 
 	var impl *adapter
 	withStdoutOnStderr(func() { impl = adapt(p, newLogger) })
@@ -55,8 +59,6 @@ func Serve(p Plugin) {
 		log.Error("plugin cannot start: invalid manifest", "error", err.Error())
 		os.Exit(1)
 	}
-
-	watchParent(log)
 
 	serving := false
 	plugin.Serve(&plugin.ServeConfig{

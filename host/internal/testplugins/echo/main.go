@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,15 @@ const toolsEnv = "TESTPLUGIN_TOOLS"
 // it hangs, so that a test can tell when its calls have all arrived. The
 // host passes it only to plugins whose entry names it.
 const hangDirEnv = "TESTPLUGIN_HANG_DIR"
+
+// startDirEnv names a directory in which the plugin, as its first act,
+// appends its pid to <name>.pids, and then sleeps before serving while a
+// file <name>.slow exists there: a plugin caught while starting.
+const startDirEnv = "TESTPLUGIN_START_DIR"
+
+// The plugin's original stdout and stderr, the pipes the host reads; after
+// Serve, os.Stdout and os.Stderr are go-plugin's own.
+var rawStdout, rawStderr = os.Stdout, os.Stderr
 
 type echo struct {
 	sdk.Base
@@ -60,6 +70,8 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 	var args struct {
 		Name string `json:"name"`
 		Who  string `json:"who"`
+		Line string `json:"line"`
+		Size int    `json:"size"`
 	}
 	_ = json.Unmarshal(req.Arguments, &args)
 	switch req.Name {
@@ -86,6 +98,65 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 		return &hooks.ToolResult{Content: string(out)}, nil
 	case "pid":
 		return &hooks.ToolResult{Content: strconv.Itoa(os.Getpid())}, nil
+	case "log":
+		// A raw line on the stderr the host parses as log lines.
+		if _, err := fmt.Fprintln(rawStderr, args.Line); err != nil {
+			return nil, err
+		}
+		return &hooks.ToolResult{Content: "logged"}, nil
+	case "bigout":
+		// One stdout line of args.Size bytes, on the pipe the host reads.
+		line := append(bytes.Repeat([]byte("x"), args.Size), '\n')
+		if _, err := rawStdout.Write(line); err != nil {
+			return nil, err
+		}
+		return &hooks.ToolResult{Content: "wrote"}, nil
+	case "escape", "childexit":
+		// A child that holds the plugin's stdout and stderr, then the
+		// plugin dies. An escaped child has left the process group.
+		cmd := exec.Command(sleepBinary(), "300")
+		cmd.Stdout, cmd.Stderr = rawStdout, rawStderr
+		cmd.SysProcAttr = childAttr(req.Name == "escape")
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		if dir := os.Getenv(hangDirEnv); dir != "" {
+			if err := appendPID(filepath.Join(dir, e.name+"."+req.Name), cmd.Process.Pid); err != nil {
+				return nil, err
+			}
+		}
+		os.Exit(2)
+	case "pipechild":
+		// A child that holds the plugin's stdout and stderr, as the
+		// children of shell or Python plugins do; the plugin lives on.
+		cmd := exec.Command(sleepBinary(), "300")
+		cmd.Stdout, cmd.Stderr = rawStdout, rawStderr
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go cmd.Wait()
+		return &hooks.ToolResult{Content: strconv.Itoa(cmd.Process.Pid)}, nil
+	case "flood":
+		// Stderr as fast as the host reads it, until the plugin is killed:
+		// plain lines, lines far over any line buffer, and JSON log lines
+		// of every shape.
+		go func() {
+			lines := [][]byte{
+				[]byte(strings.Repeat("flood ", 200) + "\n"),
+				append(bytes.Repeat([]byte("x"), 200000), '\n'),
+				[]byte(`{"@level":"info","@message":"flood","@timestamp":1700000000}` + "\n"),
+				[]byte(`{"@level":"error","@message":{"flood":true}}` + "\n"),
+			}
+			for i := 0; ; i++ {
+				if _, err := rawStderr.Write(lines[i%len(lines)]); err != nil {
+					return
+				}
+			}
+		}()
+		return &hooks.ToolResult{Content: "flooding"}, nil
+	case "spin":
+		for {
+		}
 	case "child":
 		cmd := exec.Command(sleepBinary(), "300")
 		if err := cmd.Start(); err != nil {
@@ -99,11 +170,15 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 
 // entered records that a "hang" call is inside this process; see hangDirEnv.
 func (e *echo) entered(dir string) error {
-	f, err := os.OpenFile(filepath.Join(dir, e.name+".hang"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	return appendPID(filepath.Join(dir, e.name+".hang"), os.Getpid())
+}
+
+func appendPID(path string, pid int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	_, werr := fmt.Fprintf(f, "%d\n", os.Getpid())
+	_, werr := fmt.Fprintf(f, "%d\n", pid)
 	if err := f.Close(); werr == nil {
 		werr = err
 	}
@@ -122,6 +197,18 @@ func sleepBinary() string {
 
 func main() {
 	e := &echo{name: filepath.Base(os.Args[0])}
+	if dir := os.Getenv(startDirEnv); dir != "" {
+		if err := appendPID(filepath.Join(dir, e.name+".pids"), os.Getpid()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(dir, e.name+".slow")); err != nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	for _, t := range strings.Split(os.Getenv(toolsEnv), ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			e.tools = append(e.tools, hooks.ToolSpec{

@@ -1,0 +1,347 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// Limits on what the host reads from a plugin's stdout and stderr.
+const (
+	// maxOutputLine is the longest stdout or stderr line handed on as one
+	// piece. It stays below go-plugin's own 64 KiB stderr line buffer, so a
+	// line go-plugin receives is always whole. Longer lines are cut, with a
+	// marker saying how much was dropped.
+	maxOutputLine = 32 * 1024
+	// pipeDrain is how long the output pipes of a plugin whose process has
+	// exited are still read. A process that escaped the plugin's process
+	// group (setsid) may hold them open forever; nothing may wait on it.
+	pipeDrain = 500 * time.Millisecond
+)
+
+// procRunner is the runner.Runner go-plugin starts plugins with. go-plugin's
+// own runner hands it the raw pipes of the plugin process, and then: a
+// stderr line whose @message, @level or @timestamp is not a string panics
+// its log parser (and with it the host), a stdout line over 64 KiB stops its
+// reader for good (the plugin then blocks writing to stdout), and Wait and
+// Kill wait for every process holding the pipes, including ones that left
+// the plugin's process group. So the host owns the pipes: go-plugin reads
+// the handshake line and sanitised stderr lines from procRunner, the rest
+// of stdout is read here without a line limit, and once the plugin process
+// has exited its process group is killed and the pipes are closed after
+// at most pipeDrain, whoever still holds them.
+type procRunner struct {
+	log       hclog.Logger // the plugin's logger
+	cmd       *exec.Cmd
+	secure    *plugin.SecureConfig
+	socketDir string // go-plugin's socket directory for this start
+
+	gpOut, gpErr *io.PipeReader // what go-plugin reads
+	outW, errW   *io.PipeWriter
+
+	mu  sync.Mutex
+	pid int
+
+	exited  chan struct{} // closed when the process has been reaped
+	waitErr error
+}
+
+var _ runner.Runner = (*procRunner)(nil)
+
+func newProcRunner(log hclog.Logger, cmd *exec.Cmd, secure *plugin.SecureConfig, socketDir string) *procRunner {
+	r := &procRunner{log: log, cmd: cmd, secure: secure, socketDir: socketDir, exited: make(chan struct{})}
+	r.gpOut, r.outW = io.Pipe()
+	r.gpErr, r.errW = io.Pipe()
+	return r
+}
+
+// Start verifies the binary's checksum, when pinned, right before executing
+// it, so the window for swapping the binary is as small as it can be.
+func (r *procRunner) Start(ctx context.Context) error {
+	err := r.start(ctx)
+	if err != nil {
+		// go-plugin's Kill, which would remove it, skips a runner with no
+		// process.
+		_ = os.RemoveAll(r.socketDir)
+	}
+	return err
+}
+
+func (r *procRunner) start(context.Context) error {
+	if r.secure != nil {
+		ok, err := r.secure.Check(r.cmd.Path)
+		if err != nil {
+			return fmt.Errorf("error verifying checksum: %s", err)
+		}
+		if !ok {
+			return plugin.ErrChecksumsDoNotMatch
+		}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	// *os.File outputs go to the child as they are: exec.Cmd starts no
+	// copying goroutine, so its Wait returns when the process exits.
+	r.cmd.Stdout, r.cmd.Stderr = outW, errW
+	err = startOnSpawnThread(r.cmd)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return err
+	}
+	r.mu.Lock()
+	r.pid = r.cmd.Process.Pid
+	r.mu.Unlock()
+
+	var readers sync.WaitGroup
+	readers.Go(func() { r.readStdout(outR) })
+	readers.Go(func() { r.readStderr(errR) })
+	go func() {
+		r.waitErr = r.cmd.Wait()
+		close(r.exited)
+		// Whatever the plugin started goes with it.
+		_ = killGroup(r.cmd.Process.Pid)
+		drained := make(chan struct{})
+		go func() { readers.Wait(); close(drained) }()
+		t := time.NewTimer(pipeDrain)
+		defer t.Stop()
+		select {
+		case <-drained:
+		case <-t.C:
+			r.log.Debug("plugin output pipes still held by another process after the plugin exited; closing them")
+			outR.Close()
+			errR.Close()
+		}
+	}()
+	return nil
+}
+
+// readStdout hands go-plugin the first line (the handshake) and logs the
+// rest at DEBUG, in pieces of at most maxOutputLine bytes.
+func (r *procRunner) readStdout(f *os.File) {
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 4096)
+	line, _, err := readLine(br, maxOutputLine)
+	if len(line) > 0 || err == nil {
+		_, _ = r.outW.Write(append(line, '\n'))
+	}
+	r.outW.Close()
+	if err != nil {
+		return
+	}
+	log := r.log.Named("stdout")
+	for {
+		line, dropped, err := readLine(br, maxOutputLine)
+		if len(line) > 0 || dropped > 0 {
+			log.Debug(string(withDropMarker(line, dropped)))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readStderr passes every stderr line through sanitizeLogLine to go-plugin,
+// which relays it into the host's log.
+func (r *procRunner) readStderr(f *os.File) {
+	defer f.Close()
+	defer r.errW.Close()
+	br := bufio.NewReaderSize(f, 4096)
+	for {
+		line, dropped, err := readLine(br, maxOutputLine)
+		if len(line) > 0 || dropped > 0 || err == nil {
+			out := sanitizeLogLine(withDropMarker(line, dropped))
+			if _, werr := r.errW.Write(append(out, '\n')); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line without its newline, keeping at most max bytes of
+// it and counting the bytes dropped beyond that. err is non-nil at the end
+// of the input; line may then hold a last, unterminated line.
+func readLine(br *bufio.Reader, max int) (line []byte, dropped int, err error) {
+	for {
+		chunk, isPrefix, rerr := br.ReadLine()
+		if rerr != nil {
+			return line, dropped, rerr
+		}
+		if room := max - len(line); room > 0 {
+			take := min(room, len(chunk))
+			line = append(line, chunk[:take]...)
+			dropped += len(chunk) - take
+		} else {
+			dropped += len(chunk)
+		}
+		if !isPrefix {
+			return line, dropped, nil
+		}
+	}
+}
+
+func withDropMarker(line []byte, dropped int) []byte {
+	if dropped == 0 {
+		return line
+	}
+	return fmt.Appendf(line, " … [hookhost: line cut at %d bytes, %d more dropped]", maxOutputLine, dropped)
+}
+
+// hclogTimeFormat is the layout go-plugin parses @timestamp with.
+const hclogTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// sanitizeLogLine makes a plugin's stderr line safe for go-plugin's log
+// parser (v1.8), which asserts that @message, @level and @timestamp of a
+// JSON line are strings and panics otherwise. A JSON object is re-encoded
+// with @message and @level as strings (a non-string value becomes its JSON
+// text) and an @timestamp go-plugin cannot parse moved to plugin_timestamp;
+// anything else is passed on as it is, which go-plugin logs as plain text.
+func sanitizeLogLine(line []byte) []byte {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return line
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber() // keeps large integers exact when re-encoded
+	if err := dec.Decode(&obj); err != nil {
+		return line
+	}
+	for _, key := range []string{"@message", "@level"} {
+		if v, ok := obj[key]; ok {
+			if _, isString := v.(string); !isString {
+				obj[key] = jsonText(v)
+			}
+		}
+	}
+	if v, ok := obj["@timestamp"]; ok {
+		s, isString := v.(string)
+		if _, err := time.Parse(hclogTimeFormat, s); !isString || err != nil {
+			delete(obj, "@timestamp")
+			obj["plugin_timestamp"] = v
+		}
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return []byte(fmt.Sprintf("[hookhost: unprintable plugin log line of %d bytes]", len(line)))
+	}
+	return out
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Wait returns once the plugin process has exited and its output pipes are
+// closed (go-plugin calls it only after it read them to the end).
+func (r *procRunner) Wait(context.Context) error {
+	<-r.exited
+	return r.waitErr
+}
+
+// Kill kills the plugin's whole process group.
+func (r *procRunner) Kill(context.Context) error {
+	r.mu.Lock()
+	pid := r.pid
+	r.mu.Unlock()
+	if pid == 0 {
+		return nil
+	}
+	if err := killGroup(pid); err != nil {
+		return err
+	}
+	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+// Stdout is the plugin's first stdout line: the go-plugin handshake.
+func (r *procRunner) Stdout() io.ReadCloser { return r.gpOut }
+
+// Stderr is the plugin's stderr, one sanitised line at a time.
+func (r *procRunner) Stderr() io.ReadCloser { return r.gpErr }
+
+// Name is the plugin binary's path.
+func (r *procRunner) Name() string { return r.cmd.Path }
+
+// ID is the plugin's pid, empty before the process exists, which tells
+// go-plugin's Kill that there is nothing to stop.
+func (r *procRunner) ID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pid == 0 {
+		return ""
+	}
+	return strconv.Itoa(r.pid)
+}
+
+// Diagnose adds nothing to go-plugin's own explanation of a failed
+// handshake; launch explains start failures itself.
+func (r *procRunner) Diagnose(context.Context) string { return "" }
+
+// PluginToHost leaves addresses alone: host and plugin share a filesystem
+// and a network.
+func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// HostToPlugin leaves addresses alone, as PluginToHost does.
+func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// spawnThread runs every plugin exec on one OS thread that never exits. On
+// Linux a plugin's parent-death signal fires when the thread that started it
+// exits, not the host process; Go ends threads whose goroutine exits while
+// locked to them, so a plugin started from an arbitrary thread could be
+// killed while the host lives on.
+var spawnThread struct {
+	once sync.Once
+	reqs chan func()
+}
+
+func startOnSpawnThread(cmd *exec.Cmd) error {
+	spawnThread.once.Do(func() {
+		spawnThread.reqs = make(chan func())
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread must outlive every plugin
+			for f := range spawnThread.reqs {
+				f()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawnThread.reqs <- func() { done <- cmd.Start() }
+	return <-done
+}
