@@ -553,6 +553,9 @@ type body struct {
 	stream  bool
 	limit   int64
 	read    int64
+	// capErr, once set, answers every later Read: reading on past the
+	// cap must neither reach the server again nor report a negative count.
+	capErr error
 }
 
 // sawEvent restarts the idle timeout of a stream.
@@ -563,6 +566,9 @@ func (b *body) sawEvent() {
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	if b.capErr != nil {
+		return 0, b.capErr
+	}
 	// Read at most one byte past the cap: enough to know it was passed.
 	if left := b.limit - b.read; int64(len(p)) > left+1 {
 		p = p[:left+1]
@@ -570,8 +576,9 @@ func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.read += int64(n)
 	if b.read > b.limit {
-		return n - int(b.read-b.limit), &llm.ProviderError{Provider: b.c.Provider,
+		b.capErr = &llm.ProviderError{Provider: b.c.Provider,
 			Message: fmt.Sprintf("the response is larger than the %s cap on one response (the server is broken or hostile; no setting raises the cap)", sse.Size(b.limit))}
+		return n - int(b.read-b.limit), b.capErr
 	}
 	if err != nil && err != io.EOF {
 		switch cause := context.Cause(b.ctx); {

@@ -1,6 +1,7 @@
 package httpretry
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -457,5 +458,70 @@ func TestSealCutsSecretsFromWrappedErrors(t *testing.T) {
 	}
 	if err := c.Seal(errors.New("plain " + key)); strings.Contains(err.Error(), key) || !strings.HasPrefix(err.Error(), "provider test") {
 		t.Errorf("err = %v, want a ProviderError without the key", err)
+	}
+}
+
+func TestReadsPastTheCapKeepFailing(t *testing.T) {
+	// A caller that reads on after the cap error, directly or through a
+	// bufio.Reader, gets the same error and never a negative count.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Repeat("x", 4<<10))
+	}))
+	defer srv.Close()
+	c := &Client{Provider: "test", MaxResponse: 1 << 10}
+	open := func() io.ReadCloser {
+		t.Helper()
+		resp, err := c.Do(context.Background(), Request{Method: "POST", URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Body
+	}
+
+	rc := open()
+	defer rc.Close()
+	buf := make([]byte, 8<<10)
+	total := 0
+	var first error
+	for i := 0; i < 100 && first == nil; i++ {
+		n, err := rc.Read(buf)
+		total += n
+		first = err
+	}
+	if first == nil || !strings.Contains(first.Error(), "cap on one response") {
+		t.Fatalf("err = %v, want the response cap", first)
+	}
+	if total != 1<<10 {
+		t.Errorf("read %d bytes before the cap error, want the 1024 under it", total)
+	}
+	for i := 0; i < 2; i++ {
+		n, err := rc.Read(buf)
+		if n != 0 || err == nil || err.Error() != first.Error() {
+			t.Errorf("read %d past the cap = %d, %v; want 0, %v", i+2, n, err, first)
+		}
+	}
+
+	rc2 := open()
+	defer rc2.Close()
+	br := bufio.NewReaderSize(rc2, 100)
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("bufio.Reader over the body panicked: %v", p)
+			}
+		}()
+		for i := 0; i < 100 && err == nil; i++ {
+			_, err = br.Read(buf[:100])
+		}
+		for i := 0; i < 2; i++ {
+			if _, again := br.Read(buf[:100]); again == nil {
+				t.Errorf("bufio read %d past the cap succeeded", i+2)
+			}
+		}
+		_, _ = br.ReadString('\n')
+	}()
+	if err == nil || !strings.Contains(err.Error(), "cap on one response") {
+		t.Errorf("bufio: err = %v, want the response cap", err)
 	}
 }
