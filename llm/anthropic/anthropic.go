@@ -37,6 +37,10 @@
 // delta must be of its block's kind, for a block started and not yet
 // stopped. What was shown is therefore always what the message keeps.
 //
+// Only events that add to the answer restart llm.timeout, the idle
+// timeout: a ping, an empty delta or a message_delta without a stop
+// reason does not, so a server sending only those is cut off as idle.
+//
 // An answer without what the protocol requires is an error naming what is
 // missing, never an empty answer: a message needs its type, content and
 // stop_reason, every block a type, and a tool_use block its id and name.
@@ -510,6 +514,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			// Blocks come from the block events; a non-empty list here
 			// would be counted twice.
 			msg.Content = nil
+			events.Progress()
 		case "content_block_start":
 			if e.ContentBlock == nil {
 				return llm.Response{}, p.badResponse("content_block_start without a block")
@@ -525,6 +530,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			if b.block.Type == "text" {
 				show(b.block.Text)
 			}
+			events.Progress()
 		case "content_block_delta":
 			b, err := openBlock(blocks, e.Index)
 			if err != nil {
@@ -540,12 +546,16 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			if d.Type == "text_delta" {
 				show(d.Text)
 			}
+			if carries(e.Delta, d) {
+				events.Progress()
+			}
 		case "content_block_stop":
 			b, err := openBlock(blocks, e.Index)
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
 			}
 			b.stopped = true
+			events.Progress()
 		case "message_delta":
 			var d delta
 			if len(e.Delta) > 0 {
@@ -555,6 +565,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			}
 			if d.StopReason != nil {
 				msg.StopReason = d.StopReason
+				events.Progress()
 			}
 			if d.StopSequence != nil {
 				msg.StopSequence = d.StopSequence
@@ -649,6 +660,29 @@ func (b *streamBlock) apply(i int, d delta) error {
 		b.input.WriteString(d.PartialJSON)
 	}
 	return nil
+}
+
+// carries reports whether a delta adds something to its block: the idle
+// timeout restarts only for those, so that a stream of empty deltas is as
+// idle as a stream of pings. A delta type hookhost does not read counts
+// when it has any field besides its type.
+func carries(raw json.RawMessage, d delta) bool {
+	switch d.Type {
+	case "text_delta":
+		return d.Text != ""
+	case "input_json_delta":
+		return d.PartialJSON != ""
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return false
+	}
+	for k, v := range fields {
+		if k != "type" && string(v) != `""` && string(v) != "null" {
+			return true
+		}
+	}
+	return false
 }
 
 // openBlock is block i, which must have been started and not stopped.

@@ -37,6 +37,24 @@ func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
 	}
 }
 
+// Pings, and deltas that add nothing, are events but not progress: a
+// server sending only them is as idle as one sending only comments.
+func TestEventsWithoutContentEndAtIdleTimeout(t *testing.T) {
+	for name, frame := range map[string]string{
+		"ping":       ev("ping", ""),
+		"empty text": ev("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":""}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], textStream[1], frame))
+			err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: time.Second}))
+			var pe *llm.ProviderError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
+				t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
+			}
+		})
+	}
+}
+
 func TestEventsStopAtCallTimeout(t *testing.T) {
 	delta := ev("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":"la "}`)
 	f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], textStream[1], delta))

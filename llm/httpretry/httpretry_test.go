@@ -317,30 +317,37 @@ func TestTimeoutPerAttempt(t *testing.T) {
 	}
 }
 
-func TestStreamIdleTimeout(t *testing.T) {
-	// Events 20 ms apart keep a 200 ms idle timeout from firing; comments
-	// every 10 ms after them do not.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i < 20; i++ {
+// endless serves n events 20 ms apart, then the frame given forever.
+func endless(n int, then string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < n; i++ {
 			io.WriteString(w, "data: x\n\n")
 			w.(http.Flusher).Flush()
-			time.Sleep(20 * time.Millisecond)
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 		for {
+			io.WriteString(w, then)
+			w.(http.Flusher).Flush()
 			select {
 			case <-r.Context().Done():
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
-			io.WriteString(w, ": keepalive\n\n")
-			w.(http.Flusher).Flush()
 		}
-	}))
-	defer srv.Close()
-	c := &Client{Provider: "test", Timeout: 200 * time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	}
+}
+
+// readEvents reads events until an error, reporting each as progress
+// when progress is set, and returns how many it read and the error.
+func readEvents(t *testing.T, c *Client, url string, progress bool) (int, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	resp, err := c.Do(ctx, Request{Method: "POST", URL: srv.URL, Stream: true})
+	resp, err := c.Do(ctx, Request{Method: "POST", URL: url, Stream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,13 +358,41 @@ func TestStreamIdleTimeout(t *testing.T) {
 		if _, err = events.Next(); err != nil {
 			break
 		}
+		if progress {
+			events.Progress()
+		}
 		n++
 	}
-	if n != 20 {
-		t.Errorf("read %d events, want all 20 before the keep-alives", n)
+	if ctx.Err() != nil {
+		t.Fatalf("the stream was still open when the test gave up: %v", err)
 	}
-	if ctx.Err() != nil || !strings.Contains(err.Error(), "no event from the stream") || !strings.Contains(err.Error(), "within llm.timeout (200ms)") {
+	return n, err
+}
+
+func TestStreamIdleTimeout(t *testing.T) {
+	// Events reported as progress keep the stream open for longer than
+	// the idle timeout; the comments after them do not.
+	srv := httptest.NewServer(endless(150, ": keepalive\n\n"))
+	defer srv.Close()
+	c := &Client{Provider: "test", Timeout: 2 * time.Second}
+	n, err := readEvents(t, c, srv.URL, true)
+	if n != 150 {
+		t.Errorf("read %d events, want all 150 before the keep-alives", n)
+	}
+	if err == nil || !strings.Contains(err.Error(), "no event from the stream") || !strings.Contains(err.Error(), "within llm.timeout (2s)") {
 		t.Errorf("err = %v, want an idle timeout", err)
+	}
+}
+
+func TestEventsWithoutProgressAreIdle(t *testing.T) {
+	// A server sending events the adapter does not count as progress
+	// (pings) is cut off like one sending comments.
+	srv := httptest.NewServer(endless(0, "event: ping\ndata: {}\n\n"))
+	defer srv.Close()
+	c := &Client{Provider: "test", Timeout: time.Second}
+	n, err := readEvents(t, c, srv.URL, false)
+	if n == 0 || err == nil || !strings.Contains(err.Error(), "no event from the stream") {
+		t.Errorf("read %d events, then err = %v; want events, then an idle timeout", n, err)
 	}
 }
 

@@ -275,6 +275,7 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 		if err := st.add(c, onText); err != nil {
 			return llm.Response{}, p.badResponse("%v", err)
 		}
+		events.Progress()
 	}
 }
 

@@ -245,6 +245,9 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 		if e.Type == "" {
 			e.Type = ev.Name
 		}
+		// Every event of this API reports some step of the answer, most of
+		// them steps hookhost does not keep (reasoning, built-in tools).
+		events.Progress()
 		switch e.Type {
 		case "response.created":
 			started = true
