@@ -30,9 +30,9 @@ func bounded(t *testing.T, p *anthropic.Provider) error {
 
 func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
 	f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], fakeapi.Keepalive))
-	err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: 300 * time.Millisecond}))
+	err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: time.Second}))
 	var pe *llm.ProviderError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (300ms)") {
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
 		t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
 	}
 }

@@ -48,9 +48,9 @@ func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
 	for _, api := range []string{openai.APIChat, openai.APIResponses} {
 		t.Run(api, func(t *testing.T) {
 			f := newFake(t, fakeapi.Endless(20*time.Millisecond, firstEvent[api], fakeapi.Keepalive))
-			err := bounded(t, newProvider(t, f, openai.Config{API: api, Timeout: 300 * time.Millisecond}))
+			err := bounded(t, newProvider(t, f, openai.Config{API: api, Timeout: time.Second}))
 			var pe *llm.ProviderError
-			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (300ms)") {
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
 				t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
 			}
 		})
