@@ -66,8 +66,8 @@ func TestEventsStopAtCallTimeout(t *testing.T) {
 }
 
 func TestEventOverCap(t *testing.T) {
-	// data: lines that never end their event used to grow one buffer
-	// without bound.
+	// data: lines that never end their event all belong to one event, so
+	// only the event cap stops the buffer holding them from growing.
 	f := fakeapi.New(t, func(w http.ResponseWriter, r fakeapi.Seen) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, textStream[0])

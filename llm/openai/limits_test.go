@@ -71,7 +71,8 @@ func TestEventsStopAtCallTimeout(t *testing.T) {
 }
 
 func TestStreamOverResponseCap(t *testing.T) {
-	// Comments cost the server nothing and used to be read without end.
+	// Comments cost a server nothing to send, so the response cap must
+	// count them as well as events, or a fast flood of them is read forever.
 	f := newFake(t, func(w http.ResponseWriter, r fakeapi.Seen) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, firstEvent[openai.APIChat])
