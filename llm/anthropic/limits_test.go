@@ -17,15 +17,8 @@ import (
 // bounded runs a stream under a context far longer than any limit under
 // test, so that a stream the provider fails to end makes the test fail
 // instead of hanging.
-func bounded(t *testing.T, p *anthropic.Provider) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := p.Stream(ctx, userReq("hi"), nil)
-	if ctx.Err() != nil {
-		t.Fatalf("Stream was still running when the test gave up: %v", err)
-	}
-	return err
+func bounded(t *testing.T, p fakeapi.Provider) error {
+	return fakeapi.Bounded(t, p, userReq("hi"))
 }
 
 func TestKeepalivesEndAtIdleTimeout(t *testing.T) {

@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -20,15 +19,8 @@ var hiReq = llm.Request{Model: "gpt-4.1-mini", Messages: []hooks.Message{{Role: 
 // bounded runs a stream under a context far longer than any limit under
 // test, so that a stream the provider fails to end makes the test fail
 // instead of hanging.
-func bounded(t *testing.T, p *openai.Provider) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := p.Stream(ctx, hiReq, nil)
-	if ctx.Err() != nil {
-		t.Fatalf("Stream was still running when the test gave up: %v", err)
-	}
-	return err
+func bounded(t *testing.T, p fakeapi.Provider) error {
+	return fakeapi.Bounded(t, p, hiReq)
 }
 
 // firstEvent is a first event of each API, after which the server only
