@@ -560,8 +560,9 @@ type body struct {
 	stream  bool
 	limit   int64
 	read    int64
-	// capErr, once set, answers every later Read: reading on past the
-	// cap must neither reach the server again nor report a negative count.
+	// capErr, once set, answers every later Read: a caller that reads on
+	// past the cap (a bufio.Reader does) must get neither more of the
+	// body nor a negative count.
 	capErr error
 }
 
