@@ -71,6 +71,26 @@ func TestLLMDefaultsPerProvider(t *testing.T) {
 	}
 }
 
+// call_timeout bounds a whole call, so left unset it is never shorter than
+// one attempt's timeout.
+func TestCallTimeoutDefaultsToAtLeastTimeout(t *testing.T) {
+	tests := []struct {
+		src  string
+		want time.Duration
+	}{
+		{"[llm]\n", 10 * time.Minute},
+		{"[llm]\ntimeout = \"2m\"\n", 10 * time.Minute},
+		{"[llm]\ntimeout = \"30m\"\n", 30 * time.Minute},
+		{"[llm]\ntimeout = \"30m\"\ncall_timeout = \"30m\"\n", 30 * time.Minute},
+		{"[llm]\ntimeout = \"30m\"\ncall_timeout = \"1h\"\n", time.Hour},
+	}
+	for _, tt := range tests {
+		if got := mustParse(t, tt.src).LLM.CallTimeout; got != tt.want {
+			t.Errorf("%q: call_timeout = %v, want %v", tt.src, got, tt.want)
+		}
+	}
+}
+
 func TestLLMEveryKey(t *testing.T) {
 	c := mustParse(t, `
 [llm]
@@ -234,6 +254,16 @@ func TestLLMErrors(t *testing.T) {
 			name: "unquoted word for a number",
 			src:  "[llm]\ntemperature = warm\n",
 			key:  "llm.temperature", line: 2, msg: "write a number, e.g. temperature = 0.2",
+		},
+		{
+			name: "call_timeout below timeout",
+			src:  "[llm]\ntimeout = \"30m\"\ncall_timeout = \"20m\"\n",
+			key:  "llm.call_timeout", line: 3, msg: `is 20m0s, shorter than llm.timeout ("30m0s" at hookhost.toml:2)`,
+		},
+		{
+			name: "call_timeout below the default timeout",
+			src:  "[llm]\ncall_timeout = \"30s\"\n",
+			key:  "llm.call_timeout", line: 2, msg: `shorter than llm.timeout (default "1m0s")`,
 		},
 		{
 			name: "llm timeout in the wrong table",

@@ -345,6 +345,23 @@ func (d *decoder) resolveLLM(key toml.Key, c *LLM, set map[string]bool) {
 		// switch to it for a demo without losing them.
 		c.API = ""
 	}
+	// A whole call includes at least one attempt, so call_timeout left
+	// unset grows with timeout, and one set below it is a mistake.
+	switch {
+	case !set["call_timeout"]:
+		c.CallTimeout = max(defaultCallTimeout, c.Timeout)
+	case c.CallTimeout < c.Timeout:
+		timeout := fmt.Sprintf("default %q", c.Timeout.String())
+		if set["timeout"] {
+			where := fmt.Sprintf("line %d", d.pos.line(at("timeout"), -1))
+			if d.file != "" {
+				where = fmt.Sprintf("%s:%d", d.file, d.pos.line(at("timeout"), -1))
+			}
+			timeout = fmt.Sprintf("%q at %s", c.Timeout.String(), where)
+		}
+		d.fail(at("call_timeout"), -1, "is %s, shorter than %s (%s), so no attempt could run its full time (raise call_timeout to at least %s, or lower timeout)",
+			c.CallTimeout, at("timeout"), timeout, c.Timeout)
+	}
 	if !set["base_url"] {
 		c.BaseURL = defaultBaseURL[c.Provider]
 	}

@@ -7,6 +7,10 @@
 #   FUZZTIME       how long each target runs (go test -fuzztime), default 30s
 #   FUZZ_PARALLEL  fuzzing workers per target, default 2
 #   FUZZ           only targets whose name matches this extended regexp
+#   FUZZMINTIME    how long to minimise a new interesting input
+#                  (go test -fuzzminimizetime), default 5s: go's own 60s
+#                  default can stall a short run's executions for most of
+#                  its time while the coverage-guided corpus grows
 #
 # A failing input is written by go test to the package's
 # testdata/fuzz/FuzzXxx/, where plain `go test` replays it from then on.
@@ -18,6 +22,7 @@ GO="${GO:-go}"
 FUZZTIME="${FUZZTIME:-30s}"
 FUZZ_PARALLEL="${FUZZ_PARALLEL:-2}"
 FUZZ="${FUZZ:-.}"
+FUZZMINTIME="${FUZZMINTIME:-5s}"
 
 # "dir name" per target, sorted so runs are comparable.
 targets="$(find . -name '*_test.go' -not -path './.git/*' -not -path './bin/*' -not -path '*/testdata/*' -print0 |
@@ -29,7 +34,7 @@ if [ -z "$targets" ]; then
 	exit 1
 fi
 count="$(printf '%s\n' "$targets" | wc -l)"
-echo "fuzz: $count targets, $FUZZTIME each, $FUZZ_PARALLEL workers"
+echo "fuzz: $count targets, $FUZZTIME each, $FUZZ_PARALLEL workers, minimising for at most $FUZZMINTIME"
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
@@ -41,7 +46,7 @@ while read -r dir name; do
 	echo "== $dir $name"
 	# Run from the package directory so a target in a nested module is
 	# built with that module's go.mod.
-	(cd "$dir" && "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -parallel "$FUZZ_PARALLEL" .) 2>&1 | tee "$log"
+	(cd "$dir" && "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINTIME" -parallel "$FUZZ_PARALLEL" .) 2>&1 | tee "$log"
 	status=${PIPESTATUS[0]}
 	execs="$(grep -oE 'execs: [0-9]+' "$log" | tail -n1 | cut -d' ' -f2)"
 	if [ "$status" -ne 0 ]; then

@@ -33,9 +33,16 @@
 // builds the same message object a non-streaming call returns before
 // mapping it with the same code. An error event, or a stream that stops
 // before message_stop, is an error. So is a malformed block, before any of
-// its text is shown: blocks must open in order with a known type, and each
-// delta must be of its block's kind, for a block started and not yet
-// stopped. What was shown is therefore always what the message keeps.
+// its text is shown: blocks must open in order, each with a type, and
+// every delta must be for a block started and not yet stopped, a text or
+// tool-input delta for a block of its kind. Block and delta types hookhost
+// does not know are passed over, as in a whole response: none of them is
+// shown or kept. What was shown is therefore always what the message
+// keeps.
+//
+// Only events that add to the answer restart llm.timeout, the idle
+// timeout: a ping, an empty delta or a message_delta without a stop
+// reason does not, so a server sending only those is cut off as idle.
 //
 // An answer without what the protocol requires is an error naming what is
 // missing, never an empty answer: a message needs its type, content and
@@ -510,6 +517,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			// Blocks come from the block events; a non-empty list here
 			// would be counted twice.
 			msg.Content = nil
+			events.Progress()
 		case "content_block_start":
 			if e.ContentBlock == nil {
 				return llm.Response{}, p.badResponse("content_block_start without a block")
@@ -525,6 +533,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			if b.block.Type == "text" {
 				show(b.block.Text)
 			}
+			events.Progress()
 		case "content_block_delta":
 			b, err := openBlock(blocks, e.Index)
 			if err != nil {
@@ -540,12 +549,16 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			if d.Type == "text_delta" {
 				show(d.Text)
 			}
+			if carries(e.Delta, d) {
+				events.Progress()
+			}
 		case "content_block_stop":
 			b, err := openBlock(blocks, e.Index)
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
 			}
 			b.stopped = true
+			events.Progress()
 		case "message_delta":
 			var d delta
 			if len(e.Delta) > 0 {
@@ -555,6 +568,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			}
 			if d.StopReason != nil {
 				msg.StopReason = d.StopReason
+				events.Progress()
 			}
 			if d.StopSequence != nil {
 				msg.StopSequence = d.StopSequence
@@ -604,42 +618,31 @@ type streamBlock struct {
 	stopped bool
 }
 
-// deltaFor names the block type each delta type belongs to. Blocks
-// without a neutral form (thinking, server tools) are checked all the
-// same, so a malformed stream is found whatever it carries.
+// deltaFor names the block types each delta that is shown or kept may be
+// applied to. Any other delta is passed over whatever its block, as are
+// blocks of types hookhost does not know (Anthropic keeps adding them):
+// neither is shown nor kept, here or in a whole response, so neither can
+// make the two differ.
 var deltaFor = map[string][]string{
 	"text_delta":       {"text"},
-	"citations_delta":  {"text"},
 	"input_json_delta": {"tool_use", "server_tool_use"},
-	"thinking_delta":   {"thinking"},
-	"signature_delta":  {"thinking"},
 }
-
-// blockTypes are the content block types a stream may open.
-var blockTypes = []string{"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"}
 
 // check validates a block as content_block_start opened it.
 func (b *streamBlock) check(i int) error {
 	switch t := b.block.Type; {
 	case t == "":
 		return fmt.Errorf("content block %d has no type", i)
-	case !slices.Contains(blockTypes, t):
-		return fmt.Errorf("content block %d has unknown type %q (known: %s)", i, t, strings.Join(blockTypes, ", "))
 	case t == "tool_use" && (b.block.ID == "" || b.block.Name == ""):
 		return fmt.Errorf("tool_use content block %d needs an id and a name (got id %q, name %q)", i, b.block.ID, b.block.Name)
 	}
 	return nil
 }
 
-// apply adds one delta to the block, refusing one of another block's kind.
+// apply adds one delta to the block, refusing a shown or kept delta aimed
+// at a block of another kind.
 func (b *streamBlock) apply(i int, d delta) error {
-	owners, known := deltaFor[d.Type]
-	switch {
-	case d.Type == "":
-		return fmt.Errorf("delta for content block %d has no type", i)
-	case !known:
-		return fmt.Errorf("delta for content block %d has unknown type %q", i, d.Type)
-	case !slices.Contains(owners, b.block.Type):
+	if owners, ok := deltaFor[d.Type]; ok && !slices.Contains(owners, b.block.Type) {
 		return fmt.Errorf("%s for content block %d, which is of type %s", d.Type, i, b.block.Type)
 	}
 	switch d.Type {
@@ -649,6 +652,29 @@ func (b *streamBlock) apply(i int, d delta) error {
 		b.input.WriteString(d.PartialJSON)
 	}
 	return nil
+}
+
+// carries reports whether a delta adds something to its block: the idle
+// timeout restarts only for those, so that a stream of empty deltas is as
+// idle as a stream of pings. A delta type hookhost does not read counts
+// when it has any field besides its type.
+func carries(raw json.RawMessage, d delta) bool {
+	switch d.Type {
+	case "text_delta":
+		return d.Text != ""
+	case "input_json_delta":
+		return d.PartialJSON != ""
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return false
+	}
+	for k, v := range fields {
+		if k != "type" && string(v) != `""` && string(v) != "null" {
+			return true
+		}
+	}
+	return false
 }
 
 // openBlock is block i, which must have been started and not stopped.

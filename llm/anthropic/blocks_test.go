@@ -36,11 +36,12 @@ func TestMalformedBlocksAreErrors(t *testing.T) {
 		want   string
 	}{
 		{"block without a type", []string{start("0", `{"text":""}`), textDelta("0", "shown"), stop("0")}, "no type"},
-		{"unknown block type", []string{start("0", `{"type":"bogus"}`), textDelta("0", "shown"), stop("0")}, `"bogus"`},
+		{"text delta for a block of unknown type", []string{start("0", `{"type":"bogus"}`), textDelta("0", "shown"), stop("0")}, "text_delta"},
+		{"input_json delta for a block of unknown type", []string{start("0", `{"type":"bogus"}`), jsonDelta, stop("0")}, "input_json_delta"},
 		{"text delta for a tool_use block", []string{start("0", `{"type":"tool_use","id":"t","name":"get_weather","input":{}}`), textDelta("0", "shown"), stop("0")}, "text_delta"},
 		{"input_json delta for a text block", []string{start("0", `{"type":"text","text":""}`), jsonDelta, stop("0")}, "input_json_delta"},
-		{"unknown delta type", []string{start("0", `{"type":"text","text":""}`), ev("content_block_delta", `"index":0,"delta":{"type":"shout","text":"x"}`), stop("0")}, `"shout"`},
-		{"delta without a type", []string{start("0", `{"type":"text","text":""}`), ev("content_block_delta", `"index":0,"delta":{"text":"x"}`), stop("0")}, "no type"},
+		{"delta for a block of unknown type after it stopped", []string{start("0", `{"type":"bogus"}`), stop("0"),
+			ev("content_block_delta", `"index":0,"delta":{"type":"bogus_delta"}`)}, "stopped"},
 		{"delta for a block never started", []string{textDelta("0", "shown")}, "not started"},
 		{"delta after the block stopped", []string{start("0", `{"type":"text","text":""}`), stop("0"), textDelta("0", "late")}, "stopped"},
 		{"blocks out of order", []string{start("1", `{"type":"text","text":""}`), textDelta("1", "x"), stop("1")}, "index 1"},
@@ -83,5 +84,34 @@ func TestShownIsKept(t *testing.T) {
 	}
 	if shown.String() != "It is sunny." || resp.Message.Content != shown.String() {
 		t.Errorf("shown %q, kept %q; want both %q", shown.String(), resp.Message.Content, "It is sunny.")
+	}
+}
+
+// Anthropic adds block and delta types over time. One hookhost does not
+// know is passed over as the whole-response path passes it over: none of
+// it is shown and none of it kept, and the stream goes on.
+func TestUnknownBlocksAndDeltasAreOpaque(t *testing.T) {
+	frames := blockStream(
+		ev("content_block_start", `"index":0,"content_block":{"type":"fancy_new_block","text":"hidden","data":{"x":1}}`),
+		ev("content_block_delta", `"index":0,"delta":{"type":"fancy_delta","text":"hidden too"}`),
+		ev("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"not this block's kind, and not shown"}`),
+		ev("content_block_stop", `"index":0`),
+		ev("content_block_start", `"index":1,"content_block":{"type":"text","text":"It "}`),
+		ev("content_block_delta", `"index":1,"delta":{"type":"shout","text":"NOT SHOWN"}`),
+		ev("content_block_delta", `"index":1,"delta":{"text":"nor this"}`),
+		textDelta("1", "is sunny."),
+		ev("content_block_stop", `"index":1`),
+	)
+	f := fakeapi.New(t, sseReply(frames...))
+	var shown strings.Builder
+	resp, err := newProvider(t, f, anthropic.Config{}).Stream(context.Background(), userReq("hi"), func(s string) { shown.WriteString(s) })
+	if err != nil {
+		t.Fatalf("err = %v, want unknown blocks and deltas passed over", err)
+	}
+	if shown.String() != "It is sunny." || resp.Message.Content != shown.String() {
+		t.Errorf("shown %q, kept %q; want both %q", shown.String(), resp.Message.Content, "It is sunny.")
+	}
+	if len(resp.Message.ToolCalls) != 0 {
+		t.Errorf("tool calls %+v from blocks that have none", resp.Message.ToolCalls)
 	}
 }

@@ -1,7 +1,6 @@
 package anthropic_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -29,22 +28,7 @@ func run(f *testing.F, stream bool, seeds ...string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, pick uint8, body string) {
-		z.Set(pick, body, stream)
-		if !stream {
-			if _, err := p.Complete(context.Background(), userReq("hi")); err != nil {
-				fakeapi.AssertNoKey(t, "complete", err, testKey)
-			}
-			return
-		}
-		var shown strings.Builder
-		resp, err := p.Stream(context.Background(), userReq("hi"), func(s string) { shown.WriteString(s) })
-		if err != nil {
-			fakeapi.AssertNoKey(t, "stream", err, testKey)
-			return
-		}
-		fakeapi.CheckStream(t, shown.String(), resp.Message.Content)
-	})
+	z.Run(f, p, userReq("hi"), testKey, stream)
 }
 
 func FuzzComplete(f *testing.F) {

@@ -17,23 +17,34 @@ import (
 // bounded runs a stream under a context far longer than any limit under
 // test, so that a stream the provider fails to end makes the test fail
 // instead of hanging.
-func bounded(t *testing.T, p *anthropic.Provider) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := p.Stream(ctx, userReq("hi"), nil)
-	if ctx.Err() != nil {
-		t.Fatalf("Stream was still running when the test gave up: %v", err)
-	}
-	return err
+func bounded(t *testing.T, p fakeapi.Provider) error {
+	return fakeapi.Bounded(t, p, userReq("hi"))
 }
 
 func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
 	f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], fakeapi.Keepalive))
-	err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: 300 * time.Millisecond}))
+	err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: time.Second}))
 	var pe *llm.ProviderError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (300ms)") {
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
 		t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
+	}
+}
+
+// Pings, and deltas that add nothing, are events but not progress: a
+// server sending only them is as idle as one sending only comments.
+func TestEventsWithoutContentEndAtIdleTimeout(t *testing.T) {
+	for name, frame := range map[string]string{
+		"ping":       ev("ping", ""),
+		"empty text": ev("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":""}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], textStream[1], frame))
+			err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: time.Second}))
+			var pe *llm.ProviderError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
+				t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
+			}
+		})
 	}
 }
 
@@ -48,8 +59,8 @@ func TestEventsStopAtCallTimeout(t *testing.T) {
 }
 
 func TestEventOverCap(t *testing.T) {
-	// data: lines that never end their event used to grow one buffer
-	// without bound.
+	// data: lines that never end their event all belong to one event, so
+	// only the event cap stops the buffer holding them from growing.
 	f := fakeapi.New(t, func(w http.ResponseWriter, r fakeapi.Seen) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, textStream[0])

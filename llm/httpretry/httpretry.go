@@ -10,9 +10,10 @@
 //     x-should-retry: true or false overrides the status rule;
 //   - Timeout bounds each attempt: the whole exchange for an ordinary call;
 //     for a stream, which may legitimately run for minutes, the wait for
-//     each next event read through Events. Only an event counts: comments,
-//     blank lines and keep-alives do not, so a server that keeps a stream
-//     open without answering is cut off all the same;
+//     each next event read through Events that the adapter reports as
+//     progress. Comments, blank lines and keep-alives never count, nor do
+//     events such as pings that carry nothing, so a server that keeps a
+//     stream open without answering is cut off all the same;
 //   - CallTimeout bounds the whole call, retries, waits between them and
 //     reading the body included;
 //   - a response body is capped at MaxResponse bytes and one event at
@@ -103,8 +104,8 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
-	// Stream makes Timeout an idle timeout between the events read with
-	// Events, instead of a bound on the whole exchange.
+	// Stream makes Timeout an idle timeout between the events that carry
+	// progress (see Events), instead of a bound on the whole exchange.
 	Stream bool
 }
 
@@ -519,7 +520,9 @@ func (c *Client) ReadError(err error) error {
 }
 
 // Events reads the server-sent events of a stream response from Do.
-// Each event restarts the idle timeout; nothing else does.
+// The idle timeout restarts only when the caller reports progress, so
+// that pings and events adding nothing keep a stream no more alive than
+// comments do.
 func (c *Client) Events(resp *http.Response) *Events {
 	b, _ := resp.Body.(*body)
 	return &Events{r: sse.NewReaderLimit(resp.Body, c.MaxEvent), b: b}
@@ -534,11 +537,15 @@ type Events struct {
 // Next returns the next event, with the errors of sse.Reader.Next; the
 // limits' errors are *llm.ProviderError.
 func (e *Events) Next() (sse.Event, error) {
-	ev, err := e.r.Next()
-	if err == nil && e.b != nil {
+	return e.r.Next()
+}
+
+// Progress restarts the idle timeout: the caller calls it for an event
+// that carried content or changed the answer's state, and only then.
+func (e *Events) Progress() {
+	if e.b != nil {
 		e.b.sawEvent()
 	}
-	return ev, err
 }
 
 // body keeps an attempt's context and timer alive while the caller reads,
@@ -553,6 +560,10 @@ type body struct {
 	stream  bool
 	limit   int64
 	read    int64
+	// capErr, once set, answers every later Read: a caller that reads on
+	// past the cap (a bufio.Reader does) must get neither more of the
+	// body nor a negative count.
+	capErr error
 }
 
 // sawEvent restarts the idle timeout of a stream.
@@ -563,6 +574,9 @@ func (b *body) sawEvent() {
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	if b.capErr != nil {
+		return 0, b.capErr
+	}
 	// Read at most one byte past the cap: enough to know it was passed.
 	if left := b.limit - b.read; int64(len(p)) > left+1 {
 		p = p[:left+1]
@@ -570,13 +584,14 @@ func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.read += int64(n)
 	if b.read > b.limit {
-		return n - int(b.read-b.limit), &llm.ProviderError{Provider: b.c.Provider,
+		b.capErr = &llm.ProviderError{Provider: b.c.Provider,
 			Message: fmt.Sprintf("the response is larger than the %s cap on one response (the server is broken or hostile; no setting raises the cap)", sse.Size(b.limit))}
+		return n - int(b.read-b.limit), b.capErr
 	}
 	if err != nil && err != io.EOF {
 		switch cause := context.Cause(b.ctx); {
 		case cause == errTimeout && b.stream:
-			return n, b.c.timeoutErr("no event from the stream (only keep-alives, or nothing)")
+			return n, b.c.timeoutErr("no event from the stream that carried content (only keep-alives, pings or empty events, or nothing)")
 		case cause == errTimeout:
 			return n, b.c.timeoutErr("no complete response")
 		case cause == errCallTimeout:

@@ -1,6 +1,7 @@
 package httpretry
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -316,30 +317,37 @@ func TestTimeoutPerAttempt(t *testing.T) {
 	}
 }
 
-func TestStreamIdleTimeout(t *testing.T) {
-	// Events 20 ms apart keep a 200 ms idle timeout from firing; comments
-	// every 10 ms after them do not.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i < 20; i++ {
+// endless serves n events 20 ms apart, then the frame given forever.
+func endless(n int, then string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < n; i++ {
 			io.WriteString(w, "data: x\n\n")
 			w.(http.Flusher).Flush()
-			time.Sleep(20 * time.Millisecond)
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 		for {
+			io.WriteString(w, then)
+			w.(http.Flusher).Flush()
 			select {
 			case <-r.Context().Done():
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
-			io.WriteString(w, ": keepalive\n\n")
-			w.(http.Flusher).Flush()
 		}
-	}))
-	defer srv.Close()
-	c := &Client{Provider: "test", Timeout: 200 * time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	}
+}
+
+// readEvents reads events until an error, reporting each as progress
+// when progress is set, and returns how many it read and the error.
+func readEvents(t *testing.T, c *Client, url string, progress bool) (int, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	resp, err := c.Do(ctx, Request{Method: "POST", URL: srv.URL, Stream: true})
+	resp, err := c.Do(ctx, Request{Method: "POST", URL: url, Stream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,13 +358,41 @@ func TestStreamIdleTimeout(t *testing.T) {
 		if _, err = events.Next(); err != nil {
 			break
 		}
+		if progress {
+			events.Progress()
+		}
 		n++
 	}
-	if n != 20 {
-		t.Errorf("read %d events, want all 20 before the keep-alives", n)
+	if ctx.Err() != nil {
+		t.Fatalf("the stream was still open when the test gave up: %v", err)
 	}
-	if ctx.Err() != nil || !strings.Contains(err.Error(), "no event from the stream") || !strings.Contains(err.Error(), "within llm.timeout (200ms)") {
+	return n, err
+}
+
+func TestStreamIdleTimeout(t *testing.T) {
+	// Events reported as progress keep the stream open for longer than
+	// the idle timeout; the comments after them do not.
+	srv := httptest.NewServer(endless(150, ": keepalive\n\n"))
+	defer srv.Close()
+	c := &Client{Provider: "test", Timeout: 2 * time.Second}
+	n, err := readEvents(t, c, srv.URL, true)
+	if n != 150 {
+		t.Errorf("read %d events, want all 150 before the keep-alives", n)
+	}
+	if err == nil || !strings.Contains(err.Error(), "no event from the stream") || !strings.Contains(err.Error(), "within llm.timeout (2s)") {
 		t.Errorf("err = %v, want an idle timeout", err)
+	}
+}
+
+func TestEventsWithoutProgressAreIdle(t *testing.T) {
+	// A server sending events the adapter does not count as progress
+	// (pings) is cut off like one sending comments.
+	srv := httptest.NewServer(endless(0, "event: ping\ndata: {}\n\n"))
+	defer srv.Close()
+	c := &Client{Provider: "test", Timeout: time.Second}
+	n, err := readEvents(t, c, srv.URL, false)
+	if n == 0 || err == nil || !strings.Contains(err.Error(), "no event from the stream") {
+		t.Errorf("read %d events, then err = %v; want events, then an idle timeout", n, err)
 	}
 }
 
@@ -457,5 +493,70 @@ func TestSealCutsSecretsFromWrappedErrors(t *testing.T) {
 	}
 	if err := c.Seal(errors.New("plain " + key)); strings.Contains(err.Error(), key) || !strings.HasPrefix(err.Error(), "provider test") {
 		t.Errorf("err = %v, want a ProviderError without the key", err)
+	}
+}
+
+func TestReadsPastTheCapKeepFailing(t *testing.T) {
+	// A caller that reads on after the cap error, directly or through a
+	// bufio.Reader, gets the same error and never a negative count.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Repeat("x", 4<<10))
+	}))
+	defer srv.Close()
+	c := &Client{Provider: "test", MaxResponse: 1 << 10}
+	open := func() io.ReadCloser {
+		t.Helper()
+		resp, err := c.Do(context.Background(), Request{Method: "POST", URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Body
+	}
+
+	rc := open()
+	defer rc.Close()
+	buf := make([]byte, 8<<10)
+	total := 0
+	var first error
+	for i := 0; i < 100 && first == nil; i++ {
+		n, err := rc.Read(buf)
+		total += n
+		first = err
+	}
+	if first == nil || !strings.Contains(first.Error(), "cap on one response") {
+		t.Fatalf("err = %v, want the response cap", first)
+	}
+	if total != 1<<10 {
+		t.Errorf("read %d bytes before the cap error, want the 1024 under it", total)
+	}
+	for i := 0; i < 2; i++ {
+		n, err := rc.Read(buf)
+		if n != 0 || err == nil || err.Error() != first.Error() {
+			t.Errorf("read %d past the cap = %d, %v; want 0, %v", i+2, n, err, first)
+		}
+	}
+
+	rc2 := open()
+	defer rc2.Close()
+	br := bufio.NewReaderSize(rc2, 100)
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("bufio.Reader over the body panicked: %v", p)
+			}
+		}()
+		for i := 0; i < 100 && err == nil; i++ {
+			_, err = br.Read(buf[:100])
+		}
+		for i := 0; i < 2; i++ {
+			if _, again := br.Read(buf[:100]); again == nil {
+				t.Errorf("bufio read %d past the cap succeeded", i+2)
+			}
+		}
+		_, _ = br.ReadString('\n')
+	}()
+	if err == nil || !strings.Contains(err.Error(), "cap on one response") {
+		t.Errorf("bufio: err = %v, want the response cap", err)
 	}
 }

@@ -188,11 +188,12 @@ func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Resp
 		refused = true
 	}
 	for i, c := range ch.Message.ToolCalls {
-		if missing := missingOf(map[string]string{"id": c.ID, "name": c.Function.Name}); missing != "" {
-			return llm.Response{}, p.badResponse("tool call %d is missing its %s", i, missing)
+		if c.Function.Name == "" {
+			return llm.Response{}, p.badResponse("tool call %d is missing its name", i)
 		}
 		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: rawArgs(string(c.Function.Arguments))})
 	}
+	fillCallIDs(msg.ToolCalls)
 	out := llm.Response{Model: cr.Model, Message: msg, StopReason: chatStop(ch.FinishReason, len(msg.ToolCalls) > 0, refused)}
 	if cr.Usage != nil {
 		out.Usage = hooks.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
@@ -274,6 +275,7 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 		if err := st.add(c, onText); err != nil {
 			return llm.Response{}, p.badResponse("%v", err)
 		}
+		events.Progress()
 	}
 }
 
@@ -336,6 +338,10 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 			}
 			switch name := tc.Function.Name; {
 			case name == "" || name == call.Function.Name:
+			case len(call.Function.Name)+len(name) > maxToolName:
+				// Refused before it is joined: a hostile stream of
+				// one-byte fragments would otherwise cost quadratic time.
+				return fmt.Errorf("stream chunk %d: tool call %d's name grows past %d characters, the most a tool name may have", i, idx, maxToolName)
 			case call.Function.Name == "":
 				call.Function.Name = name
 			default:

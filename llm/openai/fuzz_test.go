@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -42,24 +41,7 @@ func addSeeds(f *testing.F, stream bool, seeds ...string) {
 // shows exactly the text it keeps.
 func run(f *testing.F, api string, stream bool) {
 	z := fakeapi.NewFuzz(f)
-	p := fuzzProvider(f, z, api)
-	f.Fuzz(func(t *testing.T, pick uint8, body string) {
-		z.Set(pick, body, stream)
-		if !stream {
-			_, err := p.Complete(context.Background(), hiReq)
-			if err != nil {
-				fakeapi.AssertNoKey(t, "complete", err, testKey)
-			}
-			return
-		}
-		var shown strings.Builder
-		resp, err := p.Stream(context.Background(), hiReq, func(s string) { shown.WriteString(s) })
-		if err != nil {
-			fakeapi.AssertNoKey(t, "stream", err, testKey)
-			return
-		}
-		fakeapi.CheckStream(t, shown.String(), resp.Message.Content)
-	})
+	z.Run(f, fuzzProvider(f, z, api), hiReq, testKey, stream)
 }
 
 func FuzzChatComplete(f *testing.F) {

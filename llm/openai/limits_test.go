@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -20,15 +19,8 @@ var hiReq = llm.Request{Model: "gpt-4.1-mini", Messages: []hooks.Message{{Role: 
 // bounded runs a stream under a context far longer than any limit under
 // test, so that a stream the provider fails to end makes the test fail
 // instead of hanging.
-func bounded(t *testing.T, p *openai.Provider) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := p.Stream(ctx, hiReq, nil)
-	if ctx.Err() != nil {
-		t.Fatalf("Stream was still running when the test gave up: %v", err)
-	}
-	return err
+func bounded(t *testing.T, p fakeapi.Provider) error {
+	return fakeapi.Bounded(t, p, hiReq)
 }
 
 // firstEvent is a first event of each API, after which the server only
@@ -48,9 +40,9 @@ func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
 	for _, api := range []string{openai.APIChat, openai.APIResponses} {
 		t.Run(api, func(t *testing.T) {
 			f := newFake(t, fakeapi.Endless(20*time.Millisecond, firstEvent[api], fakeapi.Keepalive))
-			err := bounded(t, newProvider(t, f, openai.Config{API: api, Timeout: 300 * time.Millisecond}))
+			err := bounded(t, newProvider(t, f, openai.Config{API: api, Timeout: time.Second}))
 			var pe *llm.ProviderError
-			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (300ms)") {
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
 				t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
 			}
 		})
@@ -71,7 +63,8 @@ func TestEventsStopAtCallTimeout(t *testing.T) {
 }
 
 func TestStreamOverResponseCap(t *testing.T) {
-	// Comments cost the server nothing and used to be read without end.
+	// Comments cost a server nothing to send, so the response cap must
+	// count them as well as events, or a fast flood of them is read forever.
 	f := newFake(t, func(w http.ResponseWriter, r fakeapi.Seen) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, firstEvent[openai.APIChat])

@@ -38,7 +38,11 @@
 //
 // An answer without what its protocol requires is an error naming what is
 // missing, never an empty answer: choices (chat); status and output
-// (responses); a tool call's id and name (both).
+// (responses); a tool call's name (both). A tool call without an id, as
+// Gemini's compatible endpoint sends them, is given one ("call_1", ...)
+// that no other call of the same answer has. A streamed tool name that
+// grows past 64 characters, the most either side accepts, is refused at
+// once.
 package openai
 
 import (

@@ -168,8 +168,8 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 			return llm.Response{}, p.badResponse("output item %d has no type", i)
 		}
 		if it.Type == "function_call" {
-			if missing := missingOf(map[string]string{"call_id": it.CallID, "name": it.Name}); missing != "" {
-				return llm.Response{}, p.badResponse("function_call output item %d is missing %s", i, missing)
+			if it.Name == "" {
+				return llm.Response{}, p.badResponse("function_call output item %d is missing name", i)
 			}
 		}
 		switch it.Type {
@@ -189,6 +189,7 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 		// Reasoning and built-in tool items have no neutral form; with
 		// store=false they are not needed again.
 	}
+	fillCallIDs(msg.ToolCalls)
 	msg.Content = text.String()
 	out := llm.Response{Model: rr.Model, Message: msg}
 	if rr.Usage != nil {
@@ -244,6 +245,9 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 		if e.Type == "" {
 			e.Type = ev.Name
 		}
+		// Every event of this API reports some step of the answer, most of
+		// them steps hookhost does not keep (reasoning, built-in tools).
+		events.Progress()
 		switch e.Type {
 		case "response.created":
 			started = true
@@ -285,15 +289,25 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 	}
 }
 
-// missingOf names the fields, of those given with their values, that are
-// empty, sorted and joined; "" when none is.
-func missingOf(fields map[string]string) string {
-	var missing []string
-	for k, v := range fields {
-		if v == "" {
-			missing = append(missing, k)
+// maxToolName is the longest tool name either side of the wire accepts.
+const maxToolName = 64
+
+// fillCallIDs gives each call without an id one that no other call of the
+// answer has: some compatible servers (Gemini's) send "id": "", and the
+// loop pairs each tool result with its call by id.
+func fillCallIDs(calls []hooks.ToolCall) {
+	taken := map[string]bool{}
+	for _, c := range calls {
+		taken[c.ID] = true
+	}
+	n := 0
+	for i := range calls {
+		for calls[i].ID == "" {
+			n++
+			if id := fmt.Sprintf("call_%d", n); !taken[id] {
+				calls[i].ID = id
+				taken[id] = true
+			}
 		}
 	}
-	sort.Strings(missing)
-	return strings.Join(missing, " and ")
 }

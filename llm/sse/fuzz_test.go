@@ -8,18 +8,6 @@ import (
 	"testing/iotest"
 )
 
-// drain reads every event of r, and the error that ended it.
-func drain(r *Reader) ([]Event, error) {
-	var evs []Event
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-}
-
 // FuzzReader checks that how a stream is cut into reads changes nothing:
 // a stream read whole and the same stream read one byte at a time give the
 // same events and end with the same error, with the default cap and with

@@ -21,8 +21,8 @@ import (
 )
 
 // DefaultMaxEvent is the cap on one event, counting every byte of its
-// lines but not their terminators. Tool arguments and text arrive in small fragments, so only a
-// broken or hostile server comes near it.
+// lines but not their terminators. Tool arguments and text arrive in
+// small fragments, so only a broken or hostile server comes near it.
 const DefaultMaxEvent = 8 << 20
 
 // Event is one dispatched event. Name is "" when the frame had no "event:"

@@ -9,9 +9,8 @@ import (
 	"testing/iotest"
 )
 
-func readAll(t *testing.T, src string) ([]Event, error) {
-	t.Helper()
-	r := NewReader(iotest.OneByteReader(strings.NewReader(src)))
+// drain reads every event of r, and the error that ended it.
+func drain(r *Reader) ([]Event, error) {
 	var evs []Event
 	for {
 		ev, err := r.Next()
@@ -22,6 +21,12 @@ func readAll(t *testing.T, src string) ([]Event, error) {
 	}
 }
 
+// readAll reads src one byte at a time, where a reader that forgets state
+// between reads would show it.
+func readAll(src string) ([]Event, error) {
+	return drain(NewReader(iotest.OneByteReader(strings.NewReader(src))))
+}
+
 func TestEvents(t *testing.T) {
 	src := ": keepalive\n\n" +
 		"event: message_start\ndata: {\"a\":1}\n\n" +
@@ -29,7 +34,7 @@ func TestEvents(t *testing.T) {
 		"event: ping\nid: 7\nretry: 100\ndata: {}\n\n" +
 		"event: no-data\n\n" +
 		"data: [DONE]\n\n"
-	evs, err := readAll(t, src)
+	evs, err := readAll(src)
 	if err != io.EOF {
 		t.Fatalf("err = %v, want io.EOF", err)
 	}
@@ -49,20 +54,20 @@ func TestTruncated(t *testing.T) {
 		"data: {\"a\":1}\n\ndata: {\"b\"",
 		"data: {\"a\":1}\n\nevent: x\ndata: {}\n",
 	} {
-		evs, err := readAll(t, src)
+		evs, err := readAll(src)
 		if !errors.Is(err, io.ErrUnexpectedEOF) || len(evs) != 1 {
 			t.Errorf("%q: %d events, err %v; want 1 and io.ErrUnexpectedEOF", src, len(evs), err)
 		}
 	}
 	// A trailing comment is not part of an event.
-	if _, err := readAll(t, "data: x\n\n: bye\n"); err != io.EOF {
+	if _, err := readAll("data: x\n\n: bye\n"); err != io.EOF {
 		t.Errorf("err = %v after a trailing comment, want io.EOF", err)
 	}
 }
 
 func TestLongLine(t *testing.T) {
 	long := strings.Repeat("x", 200<<10)
-	evs, err := readAll(t, "data: "+long+"\n\n")
+	evs, err := readAll("data: " + long + "\n\n")
 	if err != io.EOF || len(evs) != 1 || evs[0].Data != long {
 		t.Errorf("long line: %d events, err %v", len(evs), err)
 	}
@@ -117,20 +122,8 @@ func TestEventCap(t *testing.T) {
 	}
 	// An event just under the cap is fine.
 	big := strings.Repeat("x", DefaultMaxEvent-len("data: "))
-	evs, err := readAllFast("data: " + big + "\n\n")
+	evs, err := drain(NewReader(strings.NewReader("data: " + big + "\n\n")))
 	if err != io.EOF || len(evs) != 1 || len(evs[0].Data) != len(big) {
 		t.Errorf("event at the cap: %d events, err %v", len(evs), err)
-	}
-}
-
-func readAllFast(src string) ([]Event, error) {
-	r := NewReader(strings.NewReader(src))
-	var evs []Event
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
 	}
 }

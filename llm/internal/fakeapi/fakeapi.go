@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/llm"
 )
 
 // Seen is one request as the server received it.
@@ -319,4 +321,48 @@ func CheckStream(t testing.TB, shown, kept string) {
 	if shown != kept {
 		t.Fatalf("shown %q, kept %q", shown, kept)
 	}
+}
+
+// Provider is what the fuzz and limit helpers call: a provider that
+// streams.
+type Provider interface {
+	llm.Provider
+	llm.Streamer
+}
+
+// Run is the body of a provider parser's fuzz target: each input is served
+// by z as the answer to req, and the call must not panic, must keep key
+// out of every error, and, for a stream that succeeds, must show exactly
+// the text it keeps.
+func (z *Fuzz) Run(f *testing.F, p Provider, req llm.Request, key string, stream bool) {
+	f.Fuzz(func(t *testing.T, pick uint8, body string) {
+		z.Set(pick, body, stream)
+		if !stream {
+			if _, err := p.Complete(context.Background(), req); err != nil {
+				AssertNoKey(t, "complete", err, key)
+			}
+			return
+		}
+		var shown strings.Builder
+		resp, err := p.Stream(context.Background(), req, func(s string) { shown.WriteString(s) })
+		if err != nil {
+			AssertNoKey(t, "stream", err, key)
+			return
+		}
+		CheckStream(t, shown.String(), resp.Message.Content)
+	})
+}
+
+// Bounded streams req through p and returns its error, failing the test
+// if the stream is still running after 30 s: a limit that does not fire
+// shows as a failure, never as a hung test.
+func Bounded(t testing.TB, p llm.Streamer, req llm.Request) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := p.Stream(ctx, req, nil)
+	if ctx.Err() != nil {
+		t.Fatalf("Stream was still running when the test gave up: %v", err)
+	}
+	return err
 }
