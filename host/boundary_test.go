@@ -284,6 +284,48 @@ func TestMessageSizeLimits(t *testing.T) {
 	}
 }
 
+// A plugin whose gRPC server accepts less than the host may send (an older
+// SDK, a third-party server, gRPC's 4 MiB default) refuses the request
+// itself. That is the plugin's limitation, counted as its error, and the
+// message says so: it is not an oversized answer, and raising
+// max_result_size would not help.
+func TestRequestRefusedByThePluginsServer(t *testing.T) {
+	t.Parallel()
+	e := entry(bigresultAs(t, "oldsdk"))
+	e.ToolTimeout = time.Minute // a shared machine may be slow to move 8 MiB
+	h := startOK(t, configOf(plug{"oldsdk", e}), fastOptions())
+	bus := busOf(t, h)
+	s := supervised(t, h, 0)
+
+	args := bigArgs(8<<20, 0)
+	_, err := callDirect(s, "argsize", args, time.Minute)
+	if err == nil {
+		t.Fatal("an 8 MiB request reached a plugin whose server accepts 4 MiB")
+	}
+	msg := err.Error()
+	if errors.Is(err, hooks.ErrMalformed) || strings.Contains(msg, "max_result_size") ||
+		!strings.Contains(msg, "oldsdk") || !strings.Contains(msg, "refused a request of") ||
+		!strings.Contains(msg, "max_request_size") {
+		t.Fatalf("got %v, want the plugin's refusal of the request, naming it and max_request_size", err)
+	}
+	if r := provide(bus, "argsize", args); r != nil {
+		t.Fatalf("refused request produced %+v", r)
+	}
+	st := bus.Stats()
+	if st.Failures("oldsdk", hooks.PreToolCallCanProvideResult, hooks.KindError) != 1 ||
+		st.Failures("oldsdk", hooks.PreToolCallCanProvideResult, hooks.KindMalformed) != 0 {
+		t.Fatalf("stats %+v, want one error and no malformed answer", st.Hooks)
+	}
+	// An answer over the limit from the same plugin is still its malformed
+	// answer.
+	if _, err := callDirect(s, "big", bigArgs(0, 8<<20), time.Minute); !errors.Is(err, hooks.ErrMalformed) || !strings.Contains(err.Error(), "max_result_size") {
+		t.Fatalf("8 MiB answer: got %v, want a malformed answer naming max_result_size", err)
+	}
+	if r, err := callDirect(s, "ping", "", time.Minute); err != nil || r == nil {
+		t.Fatalf("plugin not answering after the refusal: %v", err)
+	}
+}
+
 // memory is what the test process holds: the Go heap's cumulative
 // allocations and, on Linux, its peak resident set since the last reset.
 type memory struct {

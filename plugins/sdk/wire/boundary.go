@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -78,11 +81,12 @@ type boundary struct {
 
 func (b boundary) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	s := b.c.current()
+	size := 0
 	if m, ok := args.(proto.Message); ok {
 		if n := RepairText(m); n > 0 && s.Repaired != nil {
 			s.Repaired(hookOfMethod(method), n)
 		}
-		if size := proto.Size(m); size > s.MaxRequestSize {
+		if size = proto.Size(m); size > s.MaxRequestSize {
 			return &CallError{Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
 				"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
 				size, s.MaxRequestSize, b.c.name(), MaxMessageSize)}
@@ -90,8 +94,19 @@ func (b boundary) Invoke(ctx context.Context, method string, args, reply any, op
 	}
 	// Per call, so that gRPC rejects an oversized answer from its length
 	// prefix, before allocating room for it.
-	opts = append(opts, grpc.MaxCallRecvMsgSize(s.MaxResultSize))
-	return b.cc.Invoke(ctx, method, args, reply, opts...)
+	var header metadata.MD
+	opts = append(opts, grpc.MaxCallRecvMsgSize(s.MaxResultSize), grpc.Header(&header))
+	err := b.cc.Invoke(ctx, method, args, reply, opts...)
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && header == nil {
+		// gRPC words an oversized message the same way on both sides, and
+		// the limits may be equal, so the message cannot tell who refused.
+		// Headers can: a server sends them before its answer, so without
+		// them the plugin never answered and refused the request itself.
+		return &CallError{Status: st, Msg: fmt.Sprintf(
+			"refused a request of %d bytes: %s (its gRPC server accepts less than this host may send; rebuild the plugin with the current SDK or lower plugins.entries.%s.max_request_size)",
+			size, st.Message(), b.c.name())}
+	}
+	return err
 }
 
 func (b boundary) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {

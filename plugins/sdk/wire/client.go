@@ -175,8 +175,9 @@ var ErrMalformed = hooks.ErrMalformed
 // hooks.ErrUnavailable (the process is gone or the connection broke),
 // context.DeadlineExceeded or context.Canceled (the call's context ended),
 // ErrMalformed, or hooks.ErrRefused (the host would not send the call). A
-// nil Kind means the plugin's handler returned an error
-// or panicked; Msg is then the plugin's own message.
+// nil Kind means the plugin's handler returned an error or panicked (Msg is
+// then the plugin's own message), or its server refused a request too large
+// for it.
 type CallError struct {
 	Plugin string // the manifest name, empty before Describe succeeded
 	Hook   string // the hook name, or "describe" / "configure"
@@ -220,7 +221,8 @@ func (c *Client) callError(ctx context.Context, hook hooks.Name, err error) erro
 		return nil
 	}
 	if e := (*CallError)(nil); errors.As(err, &e) {
-		// Refused by the boundary before anything was sent.
+		// Refused by the boundary before anything was sent, or by the
+		// plugin's server before it answered.
 		e.Plugin, e.Hook = c.name(), string(hook)
 		return e
 	}
@@ -228,10 +230,9 @@ func (c *Client) callError(ctx context.Context, hook hooks.Name, err error) erro
 	e := &CallError{Plugin: c.name(), Hook: string(hook), Msg: st.Message(), Status: st}
 	switch st.Code() {
 	case codes.ResourceExhausted:
-		// An answer over the size limit, rejected from its length prefix;
-		// or a plugin that would not accept a request within the limits
-		// every plugin must accept. Either way the plugin broke the
-		// protocol.
+		// An answer over the size limit, rejected from its length prefix.
+		// (A request the plugin's server refused was told apart by the
+		// boundary.)
 		e.Kind = ErrMalformed
 		e.Msg = fmt.Sprintf("%s (this plugin's max_result_size is %d bytes; raise plugins.entries.%s.max_result_size if such answers are legitimate)",
 			st.Message(), c.current().MaxResultSize, c.name())

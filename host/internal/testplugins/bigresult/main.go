@@ -3,7 +3,9 @@
 // that is not valid UTF-8, and handler panics. What it does is chosen by the
 // tool name of each pre_tool_call_can_provide_result call. Its name is the
 // base name it was started as, so that links to one binary can play several
-// plugins.
+// plugins. Started under a name beginning with "oldsdk" it serves with
+// gRPC's default 4 MiB request limit, as a plugin built with an older SDK
+// or a third-party go-plugin server does.
 package main
 
 import (
@@ -13,6 +15,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -61,5 +66,14 @@ func (b *bigresult) TransformToolResult(_ context.Context, ev hooks.ToolCallOutc
 }
 
 func main() {
-	sdk.Serve(&bigresult{name: filepath.Base(os.Args[0])})
+	b := &bigresult{name: filepath.Base(os.Args[0])}
+	if !strings.HasPrefix(b.name, "oldsdk") {
+		sdk.Serve(b)
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(sdk.Adapt(b), b.Configure),
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: b.name, Output: os.Stderr, JSONFormat: true}),
+	})
 }
