@@ -172,7 +172,7 @@ func TestInvalidUTF8CrossesTheBoundaryRepaired(t *testing.T) {
 			t.Fatalf("repaired text counted as a failure: %+v", hs)
 		}
 	}
-	if n := supervised(t, h, 0).InvalidUTF8(); n != 3 {
+	if n := supervised(t, h, 0).invalidUTF8.Load(); n != 3 {
 		t.Fatalf("%d repaired requests counted, want 3", n)
 	}
 

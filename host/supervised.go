@@ -44,7 +44,7 @@ type Supervised struct {
 	restarts int         // restart attempts, for Status
 	recent   []time.Time // restart attempts within the circuit window
 
-	invalidUTF8 atomic.Uint64 // requests whose text had to be repaired
+	invalidUTF8 atomic.Uint64 // requests whose text had to be repaired; users see the WARN
 	warnedUTF8  sync.Map      // hook → struct{}: repaired text already warned
 
 	kick   chan struct{} // wakes the supervisor when a call saw the plugin die
@@ -101,10 +101,6 @@ func (s *Supervised) repaired(rpc string, fields int) {
 	}
 	s.log.Debug("request to plugin carried invalid UTF-8; sent it with U+FFFD in its place", args...)
 }
-
-// InvalidUTF8 returns how many requests to this plugin carried text that
-// was not valid UTF-8 and were sent repaired (see wire.RepairText).
-func (s *Supervised) InvalidUTF8() uint64 { return s.invalidUTF8.Load() }
 
 // hookOfRPC names a hook the way the rest of the host does
 // ("PreToolCall" → "pre_tool_call"); other RPCs keep their names.
