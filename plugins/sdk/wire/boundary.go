@@ -20,14 +20,14 @@ import (
 // host applies a plugin's own limits (Settings); these are the defaults and
 // the ceiling.
 const (
-	// DefaultMaxResultSize bounds one answer from a plugin. A result over
+	// defaultMaxResultSize bounds one answer from a plugin. A result over
 	// it is rejected before it is read into memory and counts as the
 	// plugin's malformed answer.
-	DefaultMaxResultSize = 4 << 20
-	// DefaultMaxRequestSize bounds one call to a plugin. The host refuses
+	defaultMaxResultSize = 4 << 20
+	// defaultMaxRequestSize bounds one call to a plugin. The host refuses
 	// to send a larger one; that is its own decision, not the plugin's
 	// failure.
-	DefaultMaxRequestSize = 16 << 20
+	defaultMaxRequestSize = 16 << 20
 	// MaxMessageSize is the most either limit may be raised to. The SDK's
 	// server accepts requests up to this size, so a plugin never refuses
 	// what its host was allowed to send.
@@ -37,20 +37,20 @@ const (
 // Settings are the host's rules for the messages it exchanges with one
 // plugin. The zero value means the defaults.
 type Settings struct {
-	MaxResultSize  int // 0: DefaultMaxResultSize
-	MaxRequestSize int // 0: DefaultMaxRequestSize
+	MaxResultSize  int // 0: 4 MiB
+	MaxRequestSize int // 0: 16 MiB
 	// Repaired, when set, is told of every request whose text had to be
-	// repaired (see RepairText) before it could be sent, with the hook
-	// and the number of fields repaired.
+	// repaired (U+FFFD for each invalid UTF-8 sequence) before it could be
+	// sent, with the hook and the number of fields repaired.
 	Repaired func(hook string, fields int)
 }
 
 func (s Settings) withDefaults() Settings {
 	if s.MaxResultSize <= 0 {
-		s.MaxResultSize = DefaultMaxResultSize
+		s.MaxResultSize = defaultMaxResultSize
 	}
 	if s.MaxRequestSize <= 0 {
-		s.MaxRequestSize = DefaultMaxRequestSize
+		s.MaxRequestSize = defaultMaxRequestSize
 	}
 	s.MaxResultSize = min(s.MaxResultSize, MaxMessageSize)
 	s.MaxRequestSize = min(s.MaxRequestSize, MaxMessageSize)
@@ -83,7 +83,7 @@ func (b boundary) Invoke(ctx context.Context, method string, args, reply any, op
 	s := b.c.current()
 	size := 0
 	if m, ok := args.(proto.Message); ok {
-		if n := RepairText(m); n > 0 && s.Repaired != nil {
+		if n := repairText(m); n > 0 && s.Repaired != nil {
 			s.Repaired(hookOfMethod(method), n)
 		}
 		if size = proto.Size(m); size > s.MaxRequestSize {
@@ -120,16 +120,17 @@ func hookOfMethod(method string) string {
 	return method[strings.LastIndexByte(method, '/')+1:]
 }
 
-// RepairText makes every string field of m, however deeply nested, valid
+// repairText makes every string field of m, however deeply nested, valid
 // UTF-8 by replacing each invalid sequence with U+FFFD, and returns how many
 // fields it changed. proto3 strings must be valid UTF-8: gRPC refuses to
 // send a message that breaks this, so without the repair one stray byte in
 // a conversation would fail every call to every plugin. Tool arguments and
-// results are not affected: they travel as bytes.
+// input schemas travel as bytes and are left alone; a tool result's content
+// is a string and is repaired like any other text.
 //
 // Both sides apply it to what they send: the host to each request, the
 // SDK's server to each answer.
-func RepairText(m proto.Message) int {
+func repairText(m proto.Message) int {
 	if m == nil {
 		return 0
 	}

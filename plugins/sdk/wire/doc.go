@@ -14,7 +14,7 @@
 //
 // Both adapters hold the boundary's two rules on what they send (see
 // boundary.go): text that is not valid UTF-8, which proto3 string fields
-// cannot carry, is repaired with U+FFFD (RepairText) and reported; and
+// cannot carry, is repaired with U+FFFD and reported; and
 // messages have size limits (Settings): the Client refuses to send a request
 // over its limit (hooks.ErrRefused) and rejects an answer over its limit
 // from the length prefix, before reading it (ErrMalformed), while the SDK's

@@ -74,8 +74,8 @@ func FuzzConvertRoundTrip(f *testing.F) {
 func send[T any, M proto.Message](t *testing.T, name string, in, want T, to func(T) M, from func(M) T) {
 	t.Helper()
 	m := to(in)
-	RepairText(m)
-	if n := RepairText(m); n != 0 {
+	repairText(m)
+	if n := repairText(m); n != 0 {
 		t.Fatalf("%s: a second repair changed %d fields", name, n)
 	}
 	b, err := proto.Marshal(m)

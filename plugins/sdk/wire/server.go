@@ -37,17 +37,17 @@ var _ pluginv1.PluginServer = (*server)(nil)
 // text. A handler panic is recovered, logged with its stack at DEBUG through
 // hclog.Default, and reaches the host as codes.Internal, so the process
 // keeps serving. Text in a response that is not valid UTF-8 is repaired
-// (see RepairText) and logged. Hooks p does not implement answer with the empty response,
-// which means no opinion.
+// with U+FFFD and logged. Hooks p does not implement answer with the empty
+// response, which means no opinion.
 func NewServer(p hooks.Plugin, configure func(context.Context, json.RawMessage) error) pluginv1.PluginServer {
 	return &server{p: p, configure: configure}
 }
 
-// answer makes a handler's response fit to send (see RepairText) and says
+// answer makes a handler's response fit to send (see repairText) and says
 // so when it had to: WARN the first time per hook, DEBUG after, through
 // hclog.Default, which Serve points at the host.
 func answer[M proto.Message](s *server, hook hooks.Name, m M) M {
-	if n := RepairText(m); n > 0 {
+	if n := repairText(m); n > 0 {
 		args := []any{"hook", string(hook), "fields", n}
 		if _, seen := s.warned.LoadOrStore(hook, struct{}{}); !seen {
 			hclog.Default().Warn("a hook handler answered with invalid UTF-8; replaced it with U+FFFD", args...)
