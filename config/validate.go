@@ -640,9 +640,9 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 		case "config":
 			e.Config, good = d.pluginConfig(kk, m[k])
 		case "max_result_size":
-			e.MaxResultSize, good = d.messageSize(kk, m[k], 4<<20)
+			e.MaxResultSize, good = d.messageSize(kk, m[k], defaultMaxResultSize)
 		case "max_request_size":
-			e.MaxRequestSize, good = d.messageSize(kk, m[k], 16<<20)
+			e.MaxRequestSize, good = d.messageSize(kk, m[k], defaultMaxRequestSize)
 		default:
 			d.unknown(kk, entryKeys, m[k])
 		}
@@ -651,9 +651,15 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 	return e, ok
 }
 
-// maxMessageSize is the ceiling on a plugin's message size limits; it
-// matches plugins/sdk/wire.MaxMessageSize, what the SDK's server accepts.
-const maxMessageSize = 256 << 20
+// The plugin message size limits, copied from plugins/sdk/wire because
+// config imports nothing of the project's; wire's tests check that the two
+// agree. maxMessageSize is what the SDK's server accepts; the defaults are
+// what an entry without the keys gets, quoted in messages.
+const (
+	maxMessageSize        = 256 << 20
+	defaultMaxResultSize  = 4 << 20
+	defaultMaxRequestSize = 16 << 20
+)
 
 func (d *decoder) messageSize(key toml.Key, v any, example int64) (int, bool) {
 	n, ok := d.integer(key, v, example)
