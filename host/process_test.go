@@ -435,3 +435,28 @@ func TestChildHoldingPipesDoesNotHoldUpClose(t *testing.T) {
 	t.Logf("Close took %v", time.Since(began).Round(time.Millisecond))
 	waitFor(t, "plugin and child to exit", func() bool { return gone(pid) && gone(child) })
 }
+
+// A plugin started through a wrapper script that does not exec it has the
+// shell, not the host, as its parent: it must still start and answer.
+func TestPluginStartedThroughAWrapperScriptAnswers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plugin := echoAs(t, "wrapped")
+	wrapper := filepath.Join(dir, "wrapper.sh")
+	// No exec: the shell stays between the host and the plugin. Absolute
+	// paths only, since the host passes no PATH.
+	script := fmt.Sprintf("#!/bin/sh\ncd %s || exit 1\n%s\n", dir, plugin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := startOK(t, configOf(plug{"wrapped", entry(wrapper)}), fastOptions())
+	s := supervised(t, h, 0)
+	mustCall(t, s, "hello", "", "answered by wrapped")
+	r, err := callDirect(s, "pid", "", 10*time.Second)
+	if err != nil || r == nil {
+		t.Fatalf("pid: %+v, %v", r, err)
+	}
+	if st := s.Status(); st.State != StateRunning || st.Restarts != 0 {
+		t.Fatalf("status = %+v, want running without restarts", st)
+	}
+}

@@ -97,13 +97,26 @@ def log(level, message, **fields):
 
 
 def host_gone():
-    """Whether the host that started this plugin is gone: the parent has
-    changed since PARENT_PID was recorded, or the host's pid the host passed
-    is not the parent (it died before even that)."""
+    """Whether the host that started this plugin is gone. A host that passed
+    its pid is gone when no process has that pid any more, or when it was
+    the first parent and the plugin has been re-parented (a killed host not
+    yet reaped still has its pid). A parent other than the host is no sign
+    of anything: a wrapper script that does not exec the plugin sits between
+    them. Without the pid, the host is the first parent."""
+    ppid = os.getppid()
     host = os.environ.get(HOST_PID_ENV, "")
-    if host.isdigit() and int(host) != PARENT_PID:
+    if not host.isdigit() or int(host) <= 0:
+        return ppid != PARENT_PID
+    host = int(host)
+    if host == PARENT_PID and ppid != PARENT_PID:
         return True
-    return os.getppid() != PARENT_PID
+    try:
+        os.kill(host, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        pass  # it exists, under another user
+    return False
 
 
 def leave(reason):
@@ -122,7 +135,7 @@ def watch_parent():
     def loop():
         while not host_gone():
             time.sleep(PARENT_POLL_SECONDS)
-        leave("the host process %d is gone" % PARENT_PID)
+        leave("the host process %s is gone" % (os.environ.get(HOST_PID_ENV) or PARENT_PID))
 
     threading.Thread(target=loop, daemon=True).start()
 
