@@ -112,6 +112,26 @@ func TestSanitizeLogLineKeepsGoodLinesAndFixesBadOnes(t *testing.T) {
 	if got := string(sanitizeLogLine([]byte("plain text"))); got != "plain text" {
 		t.Errorf("plain line = %s", got)
 	}
+
+	// Escaping must not grow a line past what go-plugin reads whole, or an
+	// ERROR line would reach the log as DEBUG fragments.
+	amps := strings.Repeat("&", 32000)
+	got := sanitizeLogLine([]byte(`{"@level":"error","@message":"` + amps + `","@timestamp":1}`))
+	if len(got) > maxSanitizedLine {
+		t.Errorf("32,000 '&' grew to %d bytes, over %d", len(got), maxSanitizedLine)
+	}
+	var amp map[string]any
+	if err := json.Unmarshal(got, &amp); err != nil || amp["@message"] != amps || amp["@level"] != "error" {
+		t.Errorf("32,000 '&' not kept as one JSON line: %.200s", got)
+	}
+	// A line that is still too long once sanitised keeps its level as
+	// go-plugin's plain-text prefix.
+	quotes := strings.Repeat(`"`, 20000)
+	long, _ := json.Marshal(map[string]any{"@level": "warn", "@message": []string{quotes}})
+	got = sanitizeLogLine(long)
+	if len(got) > maxSanitizedLine || !bytes.HasPrefix(got, []byte("[WARN] ")) || !bytes.Contains(got, []byte("line cut at")) {
+		t.Errorf("over-long sanitised line: %d bytes, %.100s", len(got), got)
+	}
 }
 
 // FuzzSanitizeLogLine checks that no line, once sanitised, can trip
@@ -124,8 +144,12 @@ func FuzzSanitizeLogLine(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"@level":"error","@message":"` + strings.Repeat("&<>", 11000) + `"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		out := sanitizeLogLine(line)
+		if len(out) > max(len(line), maxSanitizedLine) {
+			t.Fatalf("a %d-byte line grew to %d bytes, over %d", len(line), len(out), maxSanitizedLine)
+		}
 		var raw map[string]any
 		if json.Unmarshal(out, &raw) != nil {
 			return // go-plugin logs it as text
