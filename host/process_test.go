@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,8 +21,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 // syncBuffer is a log sink the plugins' relayed lines can be read from
@@ -483,4 +486,84 @@ func TestPluginStartedThroughAWrapperScriptAnswers(t *testing.T) {
 	if st := s.Status(); st.State != StateRunning || st.Restarts != 0 {
 		t.Fatalf("status = %+v, want running without restarts", st)
 	}
+}
+
+// groupLeader starts a process leading its own group, standing for an
+// unrelated process that got a reaped plugin's pid.
+func groupLeader(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(sleepPath(t), "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd
+}
+
+// wasKilled reports whether cmd was SIGKILLed before this call: it sends
+// SIGTERM and waits, and a SIGKILL already pending is what ends it then.
+func wasKilled(t *testing.T, cmd *exec.Cmd) bool {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("sleep ended with %v", err)
+	}
+	ws := ee.Sys().(syscall.WaitStatus)
+	return ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+func sleepPath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/bin/sleep", "/usr/bin/sleep"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("no sleep binary")
+	return ""
+}
+
+// A plugin process that has been reaped has given its pid back: killing
+// its group later (go-plugin calls Kill again when Close fails, possibly
+// much later) would hit whoever got the pid since.
+func TestNoGroupKillAfterThePluginWasReaped(t *testing.T) {
+	t.Parallel()
+	done := exec.Command("/bin/true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	close(exited)
+
+	t.Run("runner", func(t *testing.T) {
+		t.Parallel()
+		other := groupLeader(t)
+		r := &procRunner{cmd: done, pid: other.Process.Pid, exited: exited}
+		if err := r.Kill(context.Background()); err != nil {
+			t.Fatalf("Kill: %v", err)
+		}
+		if wasKilled(t, other) {
+			t.Fatal("Kill of a reaped plugin killed the process group that reused its pid")
+		}
+	})
+	t.Run("instance", func(t *testing.T) {
+		t.Parallel()
+		other := groupLeader(t)
+		in := &instance{client: plugin.NewClient(&plugin.ClientConfig{
+			HandshakeConfig: sdk.Handshake, Plugins: sdk.VersionedPlugins(nil, nil)[sdk.ProtocolVersion], Cmd: exec.Command("/bin/true"),
+		}), pid: other.Process.Pid, exited: exited}
+		for _, graceful := range []bool{false, true} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := in.stop(ctx, graceful); err != nil {
+				t.Fatalf("stop(graceful=%v): %v", graceful, err)
+			}
+			cancel()
+		}
+		if wasKilled(t, other) {
+			t.Fatal("stopping a reaped plugin killed the process group that reused its pid")
+		}
+	})
 }

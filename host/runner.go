@@ -298,8 +298,15 @@ func (r *procRunner) Wait(context.Context) error {
 	return r.waitErr
 }
 
-// Kill kills the plugin's whole process group.
+// Kill kills the plugin's whole process group. Once the process has been
+// reaped its pid may be another process's, so there is nothing left to
+// kill: the group was killed when the process was reaped.
 func (r *procRunner) Kill(context.Context) error {
+	select {
+	case <-r.exited:
+		return nil
+	default:
+	}
 	r.mu.Lock()
 	pid := r.pid
 	r.mu.Unlock()
