@@ -78,7 +78,9 @@ def log(level, message, **fields):
 
     The host parses these and re-logs them at their level under
     plugin.pyshout. A host that died closed the pipe; losing a log line then
-    is better than dying on it.
+    is better than dying on it. So is any other failure to write it: a
+    signal handler that logs while the stream is mid-write gets a
+    RuntimeError, and must still go on to do its job.
     """
     now = datetime.datetime.now(datetime.timezone.utc)
     entry = {
@@ -92,7 +94,7 @@ def log(level, message, **fields):
     try:
         sys.stderr.write(json.dumps(entry) + "\n")
         sys.stderr.flush()
-    except (BrokenPipeError, OSError):
+    except Exception:
         pass
 
 
@@ -121,8 +123,19 @@ def host_gone():
 
 def leave(reason):
     """Exit at once, taking the plugin's own children along when it leads
-    its process group (the host starts it so)."""
-    log("warn", "pyshout exiting: " + reason, host_pid=PARENT_PID)
+    its process group (the host starts it so).
+
+    Runs in the SIGTERM handler, which may interrupt a write to stderr, so
+    the line goes out with os.write (Python's buffered stream refuses a
+    reentrant write) and nothing it does can stop the group kill. Killing
+    the group kills this process too, so the line is written just before.
+    """
+    line = json.dumps({"@level": "warn", "@message": "pyshout exiting: " + reason,
+                       "@module": NAME, "host_pid": os.environ.get(HOST_PID_ENV) or PARENT_PID})
+    try:
+        os.write(2, (line + "\n").encode())
+    except Exception:
+        pass
     if os.getpgrp() == os.getpid():
         os.killpg(0, signal.SIGKILL)
     os._exit(0)

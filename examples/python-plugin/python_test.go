@@ -430,3 +430,47 @@ func selfSignedPEM(t *testing.T) string {
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
+
+// reentrantLeave runs plugin.py's own log and leave, as the SIGTERM handler
+// does, with a stderr whose write raises what Python raises when a signal
+// handler writes to a stream it interrupted. It starts a child first and
+// prints its pid.
+const reentrantLeave = `
+import ast, datetime, json, os, signal, subprocess, sys
+tree = ast.parse(open(sys.argv[1]).read())
+funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in ("log", "leave")]
+ns = {"os": os, "sys": sys, "signal": signal, "json": json, "datetime": datetime,
+      "NAME": "pyshout", "PARENT_PID": os.getppid(), "HOST_PID_ENV": "HOOKHOST_HOST_PID"}
+exec(compile(ast.Module(body=funcs, type_ignores=[]), "plugin.py", "exec"), ns)
+class Reentrant:
+    def write(self, s):
+        raise RuntimeError("reentrant call inside <_io.BufferedWriter name='<stderr>'>")
+    def flush(self):
+        pass
+child = subprocess.Popen(["` + "%s" + `", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+sys.stderr = Reentrant()
+ns["leave"]("test")
+`
+
+// TestPythonPluginLeavingKillsItsGroupEvenIfLoggingFails: pyshout's SIGTERM
+// handler must kill its process group even when its log line cannot be
+// written.
+func TestPythonPluginLeavingKillsItsGroupEvenIfLoggingFails(t *testing.T) {
+	path := script(t)
+	sleep := "/bin/sleep"
+	if _, err := os.Stat(sleep); err != nil {
+		sleep = "/usr/bin/sleep"
+	}
+	cmd := exec.Command(python, "-c", fmt.Sprintf(reentrantLeave, sleep), path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+	if perr != nil {
+		t.Fatalf("no child pid (%q): %v; stderr: %s", out, err, stderr.String())
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	exampletest.WaitFor(t, "the plugin's child to be killed with its group", func() bool { return exampletest.Gone(pid) })
+}
