@@ -264,12 +264,24 @@ func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
 		return runtime.NumGoroutine() <= goroutines+4 && openFDs(t) <= fds+3
 	})
 
+	// Besides the escaped children, an ordinary child holding the pipes
+	// (the default for children of shell or Python plugins), which must
+	// not hold up Close either, and goes with the plugin.
+	r, err := callDirect(s, "pipechild", "", 5*time.Second)
+	if err != nil || r == nil {
+		t.Fatalf("pipechild: %v, %v", r, err)
+	}
+	child, _ := strconv.Atoi(r.Content)
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	pid := s.Status().PID
+
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
 	defer cancel()
 	began := time.Now()
 	if err := h.Close(ctx); err != nil {
-		t.Fatalf("Close with escaped children holding the pipes: %v", err)
+		t.Fatalf("Close with children holding the pipes: %v", err)
 	}
+	waitFor(t, "the plugin and its ordinary child to exit", func() bool { return gone(pid) && gone(child) })
 	t.Logf("Close took %v; goroutines %d → %d, descriptors %d → %d", time.Since(began).Round(time.Millisecond),
 		goroutines, runtime.NumGoroutine(), fds, openFDs(t))
 }
@@ -436,33 +448,6 @@ func TestFailClosedGuardThatDoesNotStartBlocksEveryTool(t *testing.T) {
 	}
 }
 
-// A child holding the plugin's stdout and stderr (the default for children
-// of shell or Python plugins) must not hold up shutdown, and goes with it.
-func TestChildHoldingPipesDoesNotHoldUpClose(t *testing.T) {
-	t.Parallel()
-	h, errs := Start(context.Background(), configOf(plug{"piper", entry(echoAs(t, "piper"))}), fastOptions())
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	s := supervised(t, h, 0)
-	pid := s.Status().PID
-	r, err := callDirect(s, "pipechild", "", 5*time.Second)
-	if err != nil || r == nil {
-		h.Close(context.Background())
-		t.Fatalf("pipechild: %v, %v", r, err)
-	}
-	child, _ := strconv.Atoi(r.Content)
-	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
-	defer cancel()
-	began := time.Now()
-	if err := h.Close(ctx); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	t.Logf("Close took %v", time.Since(began).Round(time.Millisecond))
-	waitFor(t, "plugin and child to exit", func() bool { return gone(pid) && gone(child) })
-}
-
 // A plugin started through a wrapper script that does not exec it has the
 // shell, not the host, as its parent: it must still start and answer.
 func TestPluginStartedThroughAWrapperScriptAnswers(t *testing.T) {
@@ -566,4 +551,47 @@ func TestNoGroupKillAfterThePluginWasReaped(t *testing.T) {
 			t.Fatal("stopping a reaped plugin killed the process group that reused its pid")
 		}
 	})
+}
+
+// A plugin that is serving and has a child of its own, under a host that
+// is SIGKILLed: the SDK's SIGTERM handler (the parent-death signal) must
+// take the plugin's whole process group down, the child included.
+func TestServingPluginTakesItsChildrenAlongWhenItsHostIsKilled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "parent"
+	if err := os.WriteFile(filepath.Join(dir, name+".spawn"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
+	var pid int
+	timeout := time.After(livenessTimeout)
+ready:
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("child host exited before it was ready")
+			}
+			if p, ok := strings.CutPrefix(line, "pid "); ok {
+				pid, _ = strconv.Atoi(p)
+			}
+			if line == "ready" {
+				break ready
+			}
+		case <-timeout:
+			t.Fatal("child host not ready")
+		}
+	}
+	children := pidsIn(filepath.Join(dir, name+".children"))
+	if pid == 0 || len(children) != 1 {
+		t.Fatalf("plugin pid %d, children %v; want a serving plugin with one child", pid, children)
+	}
+	child := children[0]
+	t.Cleanup(func() {
+		syscall.Kill(pid, syscall.SIGKILL)
+		syscall.Kill(child, syscall.SIGKILL)
+	})
+	killHost(t, cmd)
+	waitFor(t, "the plugin and its child to exit after the host was SIGKILLed", func() bool { return gone(pid) && gone(child) })
 }
