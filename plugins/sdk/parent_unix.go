@@ -16,8 +16,9 @@ import (
 // parentPollInterval bounds how long a plugin outlives its host.
 const parentPollInterval = 250 * time.Millisecond
 
-// firstParent is the parent as it was before main ran, so that a host that
-// died while the plugin was starting is not taken for the parent.
+// firstParent is the parent as early as Go lets a plugin look, before main
+// runs, so that a host that dies while the plugin starts is still seen to
+// go (see hostGone).
 var firstParent = os.Getppid()
 
 // watchParent makes the plugin exit when the host that started it is gone,
