@@ -34,10 +34,13 @@ const killGrace = 3 * time.Second
 // instance is one started plugin process: its go-plugin client, the typed
 // gRPC adapter dispensed from it, and what it said about itself.
 type instance struct {
-	client   *plugin.Client
-	proto    plugin.ClientProtocol
-	rpc      *wire.Client
-	pid      int // also the process group id
+	client *plugin.Client
+	proto  plugin.ClientProtocol
+	rpc    *wire.Client
+	pid    int // also the process group id
+	// exited is closed once the process has been reaped, after which its
+	// pid, and so its group id, may belong to another process.
+	exited   <-chan struct{}
 	manifest hooks.Manifest
 }
 
@@ -104,6 +107,7 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 	proto, err := client.Client()
 	if run != nil && run.cmd.Process != nil {
 		in.pid = run.cmd.Process.Pid
+		in.exited = run.exited
 	}
 	if err != nil {
 		in.abort()
@@ -181,7 +185,7 @@ func (in *instance) abort() {
 // also unblocks go-plugin if one of them holds the plugin's output pipes.
 func (in *instance) stop(ctx context.Context, graceful bool) error {
 	if !graceful {
-		_ = killGroup(in.pid)
+		in.killGroup()
 	}
 	done := make(chan struct{})
 	go func() {
@@ -196,7 +200,7 @@ func (in *instance) stop(ctx context.Context, graceful bool) error {
 		case <-ctx.Done():
 		}
 		t.Stop()
-		_ = killGroup(in.pid)
+		in.killGroup()
 	}
 	select {
 	case <-done:
@@ -204,6 +208,18 @@ func (in *instance) stop(ctx context.Context, graceful bool) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// killGroup kills the plugin's process group unless the process has been
+// reaped: its pid may then lead another process's group, and the runner
+// killed the plugin's own group when it reaped it.
+func (in *instance) killGroup() {
+	select {
+	case <-in.exited:
+		return
+	default:
+	}
+	_ = killGroup(in.pid)
 }
 
 func checkBinary(name, path string) *StartError {

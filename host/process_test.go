@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,8 +21,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 // syncBuffer is a log sink the plugins' relayed lines can be read from
@@ -112,6 +115,26 @@ func TestSanitizeLogLineKeepsGoodLinesAndFixesBadOnes(t *testing.T) {
 	if got := string(sanitizeLogLine([]byte("plain text"))); got != "plain text" {
 		t.Errorf("plain line = %s", got)
 	}
+
+	// Escaping must not grow a line past what go-plugin reads whole, or an
+	// ERROR line would reach the log as DEBUG fragments.
+	amps := strings.Repeat("&", 32000)
+	got := sanitizeLogLine([]byte(`{"@level":"error","@message":"` + amps + `","@timestamp":1}`))
+	if len(got) > maxSanitizedLine {
+		t.Errorf("32,000 '&' grew to %d bytes, over %d", len(got), maxSanitizedLine)
+	}
+	var amp map[string]any
+	if err := json.Unmarshal(got, &amp); err != nil || amp["@message"] != amps || amp["@level"] != "error" {
+		t.Errorf("32,000 '&' not kept as one JSON line: %.200s", got)
+	}
+	// A line that is still too long once sanitised keeps its level as
+	// go-plugin's plain-text prefix.
+	quotes := strings.Repeat(`"`, 20000)
+	long, _ := json.Marshal(map[string]any{"@level": "warn", "@message": []string{quotes}})
+	got = sanitizeLogLine(long)
+	if len(got) > maxSanitizedLine || !bytes.HasPrefix(got, []byte("[WARN] ")) || !bytes.Contains(got, []byte("line cut at")) {
+		t.Errorf("over-long sanitised line: %d bytes, %.100s", len(got), got)
+	}
 }
 
 // FuzzSanitizeLogLine checks that no line, once sanitised, can trip
@@ -124,8 +147,12 @@ func FuzzSanitizeLogLine(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"@level":"error","@message":"` + strings.Repeat("&<>", 11000) + `"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		out := sanitizeLogLine(line)
+		if len(out) > max(len(line), maxSanitizedLine) {
+			t.Fatalf("a %d-byte line grew to %d bytes, over %d", len(line), len(out), maxSanitizedLine)
+		}
 		var raw map[string]any
 		if json.Unmarshal(out, &raw) != nil {
 			return // go-plugin logs it as text
@@ -237,12 +264,24 @@ func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
 		return runtime.NumGoroutine() <= goroutines+4 && openFDs(t) <= fds+3
 	})
 
+	// Besides the escaped children, an ordinary child holding the pipes
+	// (the default for children of shell or Python plugins), which must
+	// not hold up Close either, and goes with the plugin.
+	r, err := callDirect(s, "pipechild", "", 5*time.Second)
+	if err != nil || r == nil {
+		t.Fatalf("pipechild: %v, %v", r, err)
+	}
+	child, _ := strconv.Atoi(r.Content)
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	pid := s.Status().PID
+
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
 	defer cancel()
 	began := time.Now()
 	if err := h.Close(ctx); err != nil {
-		t.Fatalf("Close with escaped children holding the pipes: %v", err)
+		t.Fatalf("Close with children holding the pipes: %v", err)
 	}
+	waitFor(t, "the plugin and its ordinary child to exit", func() bool { return gone(pid) && gone(child) })
 	t.Logf("Close took %v; goroutines %d → %d, descriptors %d → %d", time.Since(began).Round(time.Millisecond),
 		goroutines, runtime.NumGoroutine(), fds, openFDs(t))
 }
@@ -409,29 +448,150 @@ func TestFailClosedGuardThatDoesNotStartBlocksEveryTool(t *testing.T) {
 	}
 }
 
-// A child holding the plugin's stdout and stderr (the default for children
-// of shell or Python plugins) must not hold up shutdown, and goes with it.
-func TestChildHoldingPipesDoesNotHoldUpClose(t *testing.T) {
+// A plugin started through a wrapper script that does not exec it has the
+// shell, not the host, as its parent: it must still start and answer.
+func TestPluginStartedThroughAWrapperScriptAnswers(t *testing.T) {
 	t.Parallel()
-	h, errs := Start(context.Background(), configOf(plug{"piper", entry(echoAs(t, "piper"))}), fastOptions())
-	if len(errs) > 0 {
-		t.Fatal(errs)
+	dir := t.TempDir()
+	plugin := echoAs(t, "wrapped")
+	wrapper := filepath.Join(dir, "wrapper.sh")
+	// No exec: the shell stays between the host and the plugin. Absolute
+	// paths only, since the host passes no PATH.
+	script := fmt.Sprintf("#!/bin/sh\ncd %s || exit 1\n%s\n", dir, plugin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	h := startOK(t, configOf(plug{"wrapped", entry(wrapper)}), fastOptions())
 	s := supervised(t, h, 0)
-	pid := s.Status().PID
-	r, err := callDirect(s, "pipechild", "", 5*time.Second)
+	mustCall(t, s, "hello", "", "answered by wrapped")
+	r, err := callDirect(s, "pid", "", 10*time.Second)
 	if err != nil || r == nil {
-		h.Close(context.Background())
-		t.Fatalf("pipechild: %v, %v", r, err)
+		t.Fatalf("pid: %+v, %v", r, err)
 	}
-	child, _ := strconv.Atoi(r.Content)
-	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
-	defer cancel()
-	began := time.Now()
-	if err := h.Close(ctx); err != nil {
-		t.Fatalf("Close: %v", err)
+	if st := s.Status(); st.State != StateRunning || st.Restarts != 0 {
+		t.Fatalf("status = %+v, want running without restarts", st)
 	}
-	t.Logf("Close took %v", time.Since(began).Round(time.Millisecond))
-	waitFor(t, "plugin and child to exit", func() bool { return gone(pid) && gone(child) })
+}
+
+// groupLeader starts a process leading its own group, standing for an
+// unrelated process that got a reaped plugin's pid.
+func groupLeader(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(sleepPath(t), "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd
+}
+
+// wasKilled reports whether cmd was SIGKILLed before this call: it sends
+// SIGTERM and waits, and a SIGKILL already pending is what ends it then.
+func wasKilled(t *testing.T, cmd *exec.Cmd) bool {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("sleep ended with %v", err)
+	}
+	ws := ee.Sys().(syscall.WaitStatus)
+	return ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+func sleepPath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/bin/sleep", "/usr/bin/sleep"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("no sleep binary")
+	return ""
+}
+
+// A plugin process that has been reaped has given its pid back: killing
+// its group later (go-plugin calls Kill again when Close fails, possibly
+// much later) would hit whoever got the pid since.
+func TestNoGroupKillAfterThePluginWasReaped(t *testing.T) {
+	t.Parallel()
+	done := exec.Command("/bin/true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	close(exited)
+
+	t.Run("runner", func(t *testing.T) {
+		t.Parallel()
+		other := groupLeader(t)
+		r := &procRunner{cmd: done, pid: other.Process.Pid, exited: exited}
+		if err := r.Kill(context.Background()); err != nil {
+			t.Fatalf("Kill: %v", err)
+		}
+		if wasKilled(t, other) {
+			t.Fatal("Kill of a reaped plugin killed the process group that reused its pid")
+		}
+	})
+	t.Run("instance", func(t *testing.T) {
+		t.Parallel()
+		other := groupLeader(t)
+		in := &instance{client: plugin.NewClient(&plugin.ClientConfig{
+			HandshakeConfig: sdk.Handshake, Plugins: sdk.VersionedPlugins(nil, nil)[sdk.ProtocolVersion], Cmd: exec.Command("/bin/true"),
+		}), pid: other.Process.Pid, exited: exited}
+		for _, graceful := range []bool{false, true} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := in.stop(ctx, graceful); err != nil {
+				t.Fatalf("stop(graceful=%v): %v", graceful, err)
+			}
+			cancel()
+		}
+		if wasKilled(t, other) {
+			t.Fatal("stopping a reaped plugin killed the process group that reused its pid")
+		}
+	})
+}
+
+// A plugin that is serving and has a child of its own, under a host that
+// is SIGKILLed: the SDK's SIGTERM handler (the parent-death signal) must
+// take the plugin's whole process group down, the child included.
+func TestServingPluginTakesItsChildrenAlongWhenItsHostIsKilled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "parent"
+	if err := os.WriteFile(filepath.Join(dir, name+".spawn"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
+	var pid int
+	timeout := time.After(livenessTimeout)
+ready:
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("child host exited before it was ready")
+			}
+			if p, ok := strings.CutPrefix(line, "pid "); ok {
+				pid, _ = strconv.Atoi(p)
+			}
+			if line == "ready" {
+				break ready
+			}
+		case <-timeout:
+			t.Fatal("child host not ready")
+		}
+	}
+	children := pidsIn(filepath.Join(dir, name+".children"))
+	if pid == 0 || len(children) != 1 {
+		t.Fatalf("plugin pid %d, children %v; want a serving plugin with one child", pid, children)
+	}
+	child := children[0]
+	t.Cleanup(func() {
+		syscall.Kill(pid, syscall.SIGKILL)
+		syscall.Kill(child, syscall.SIGKILL)
+	})
+	killHost(t, cmd)
+	waitFor(t, "the plugin and its child to exit after the host was SIGKILLed", func() bool { return gone(pid) && gone(child) })
 }

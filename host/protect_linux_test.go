@@ -53,32 +53,33 @@ func environHelper() (int, bool) {
 }
 
 // TestPluginsCannotReadTheHostsEnvironment runs a host and a reader as the
-// same unprivileged user, as a plugin runs beside its host. Root reads
-// every process's environ, so the test needs root to switch to that user.
+// same unprivileged user, as a plugin runs beside its host: the current
+// user, or, for root (which reads every process's environ), nobody.
 func TestPluginsCannotReadTheHostsEnvironment(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to run a host and a reader as an unprivileged user")
+	bin := os.Args[0]
+	var sameUser *syscall.SysProcAttr
+	if os.Geteuid() == 0 {
+		// nobody must be able to run the test binary.
+		dir, err := os.MkdirTemp("", "hookhost-environ-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		bin = filepath.Join(dir, "host.test")
+		if err := copyFile(os.Args[0], bin); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sameUser = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	}
-	// The unprivileged user must be able to run the test binary.
-	dir, err := os.MkdirTemp("", "hookhost-environ-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "host.test")
-	if err := copyFile(os.Args[0], bin); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	asNobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 
 	read := func(t *testing.T, mode string) string {
 		host := exec.Command(bin, "-test.run=^$")
 		host.Env = []string{environHostEnv + "=" + mode, environSecret}
-		host.SysProcAttr = asNobody
+		host.SysProcAttr = sameUser
 		host.Stderr = os.Stderr
 		out, err := host.StdoutPipe()
 		if err != nil {
@@ -93,7 +94,7 @@ func TestPluginsCannotReadTheHostsEnvironment(t *testing.T) {
 		}
 		reader := exec.Command(bin, "-test.run=^$")
 		reader.Env = []string{fmt.Sprintf("%s=%d", environReaderEnv, host.Process.Pid)}
-		reader.SysProcAttr = asNobody
+		reader.SysProcAttr = sameUser
 		got, err := reader.Output()
 		if err != nil {
 			t.Fatalf("reader: %v", err)

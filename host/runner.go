@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -27,6 +29,10 @@ const (
 	// line go-plugin receives is always whole. Longer lines are cut, with a
 	// marker saying how much was dropped.
 	maxOutputLine = 32 * 1024
+	// maxSanitizedLine bounds a stderr line once sanitised (see
+	// sanitizeLogLine): a cut line with its marker, still below go-plugin's
+	// 64 KiB line buffer.
+	maxSanitizedLine = maxOutputLine + 256
 	// pipeDrain is how long the output pipes of a plugin whose process has
 	// exited are still read. A process that escaped the plugin's process
 	// group (setsid) may hold them open forever; nothing may wait on it.
@@ -222,6 +228,12 @@ const hclogTimeFormat = "2006-01-02T15:04:05.000000Z07:00"
 // with @message and @level as strings (a non-string value becomes its JSON
 // text) and an @timestamp go-plugin cannot parse moved to plugin_timestamp;
 // anything else is passed on as it is, which go-plugin logs as plain text.
+//
+// Re-encoding may lengthen a line (escaped quotes in a non-string message,
+// invalid UTF-8 replaced). go-plugin splits a line over its buffer into
+// fragments it logs at DEBUG, so a line over maxSanitizedLine is passed as
+// plain text instead, cut, behind the "[LEVEL]" prefix go-plugin reads the
+// level of plain lines from.
 func sanitizeLogLine(line []byte) []byte {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
@@ -247,11 +259,28 @@ func sanitizeLogLine(line []byte) []byte {
 			obj["plugin_timestamp"] = v
 		}
 	}
-	out, err := json.Marshal(obj)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// json.Marshal's \u0026 for every '&', '<' and '>' would make a line
+	// six times longer, for a log no browser reads.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
 		return []byte(fmt.Sprintf("[hookhost: unprintable plugin log line of %d bytes]", len(line)))
 	}
-	return out
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(out) <= maxSanitizedLine {
+		return out
+	}
+	level, _ := obj["@level"].(string)
+	prefix := "[" + strings.ToUpper(hclog.LevelFromString(level).String()) + "] "
+	if hclog.LevelFromString(level) == hclog.NoLevel {
+		prefix = ""
+	}
+	cut := min(maxOutputLine, len(out))
+	for cut > 0 && !utf8.RuneStart(out[cut]) {
+		cut-- // a whole last character
+	}
+	return withDropMarker(append([]byte(prefix), out[:cut]...), len(out)-cut)
 }
 
 func jsonText(v any) string {
@@ -269,8 +298,15 @@ func (r *procRunner) Wait(context.Context) error {
 	return r.waitErr
 }
 
-// Kill kills the plugin's whole process group.
+// Kill kills the plugin's whole process group. Once the process has been
+// reaped its pid may be another process's, so there is nothing left to
+// kill: the group was killed when the process was reaped.
 func (r *procRunner) Kill(context.Context) error {
+	select {
+	case <-r.exited:
+		return nil
+	default:
+	}
 	r.mu.Lock()
 	pid := r.pid
 	r.mu.Unlock()

@@ -78,7 +78,9 @@ def log(level, message, **fields):
 
     The host parses these and re-logs them at their level under
     plugin.pyshout. A host that died closed the pipe; losing a log line then
-    is better than dying on it.
+    is better than dying on it. So is any other failure to write it: a
+    signal handler that logs while the stream is mid-write gets a
+    RuntimeError, and must still go on to do its job.
     """
     now = datetime.datetime.now(datetime.timezone.utc)
     entry = {
@@ -92,24 +94,48 @@ def log(level, message, **fields):
     try:
         sys.stderr.write(json.dumps(entry) + "\n")
         sys.stderr.flush()
-    except (BrokenPipeError, OSError):
+    except Exception:
         pass
 
 
 def host_gone():
-    """Whether the host that started this plugin is gone: the parent has
-    changed since PARENT_PID was recorded, or the host's pid the host passed
-    is not the parent (it died before even that)."""
+    """Whether the host that started this plugin is gone. A host that passed
+    its pid is gone when no process has that pid any more, or when it was
+    the first parent and the plugin has been re-parented (a killed host not
+    yet reaped still has its pid). A parent other than the host is no sign
+    of anything: a wrapper script that does not exec the plugin sits between
+    them. Without the pid, the host is the first parent."""
+    ppid = os.getppid()
     host = os.environ.get(HOST_PID_ENV, "")
-    if host.isdigit() and int(host) != PARENT_PID:
+    if not host.isdigit() or int(host) <= 0:
+        return ppid != PARENT_PID
+    host = int(host)
+    if host == PARENT_PID and ppid != PARENT_PID:
         return True
-    return os.getppid() != PARENT_PID
+    try:
+        os.kill(host, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        pass  # it exists, under another user
+    return False
 
 
 def leave(reason):
     """Exit at once, taking the plugin's own children along when it leads
-    its process group (the host starts it so)."""
-    log("warn", "pyshout exiting: " + reason, host_pid=PARENT_PID)
+    its process group (the host starts it so).
+
+    Runs in the SIGTERM handler, which may interrupt a write to stderr, so
+    the line goes out with os.write (Python's buffered stream refuses a
+    reentrant write) and nothing it does can stop the group kill. Killing
+    the group kills this process too, so the line is written just before.
+    """
+    line = json.dumps({"@level": "warn", "@message": "pyshout exiting: " + reason,
+                       "@module": NAME, "host_pid": os.environ.get(HOST_PID_ENV) or PARENT_PID})
+    try:
+        os.write(2, (line + "\n").encode())
+    except Exception:
+        pass
     if os.getpgrp() == os.getpid():
         os.killpg(0, signal.SIGKILL)
     os._exit(0)
@@ -122,7 +148,7 @@ def watch_parent():
     def loop():
         while not host_gone():
             time.sleep(PARENT_POLL_SECONDS)
-        leave("the host process %d is gone" % PARENT_PID)
+        leave("the host process %s is gone" % (os.environ.get(HOST_PID_ENV) or PARENT_PID))
 
     threading.Thread(target=loop, daemon=True).start()
 

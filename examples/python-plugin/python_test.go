@@ -332,42 +332,84 @@ func jsonEqual(got []byte, want string) bool {
 	return fmt.Sprint(a) == fmt.Sprint(b)
 }
 
-// TestPythonPluginExitsWhenItsHostDiedBeforeItStarted starts pyshout the
-// way a host would, but names as its host a process that is already gone:
-// a host that died before the plugin could record its parent. The plugin
-// must notice on its own and exit, whatever the OS.
-func TestPythonPluginExitsWhenItsHostDiedBeforeItStarted(t *testing.T) {
-	path := script(t)
-	dead := exec.Command("/bin/true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(path)
-	cmd.Env = []string{
+// pluginEnv is what a host passes pyshout, naming hostPID as the host.
+func pluginEnv(t *testing.T, hostPID int) []string {
+	return []string{
 		"HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1",
 		"PLUGIN_PROTOCOL_VERSIONS=1",
 		"PLUGIN_CLIENT_CERT=" + selfSignedPEM(t),
-		"HOOKHOST_HOST_PID=" + strconv.Itoa(dead.Process.Pid),
+		"HOOKHOST_HOST_PID=" + strconv.Itoa(hostPID),
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+}
+
+// TestPythonPluginExitsWhenItsHostDiedBeforeItStarted has a host (a shell)
+// start pyshout and die at once, before pyshout could record its parent:
+// pyshout must notice on its own that its host is gone and exit, whatever
+// the OS.
+func TestPythonPluginExitsWhenItsHostDiedBeforeItStarted(t *testing.T) {
+	path := script(t)
+	logPath := filepath.Join(t.TempDir(), "stderr")
+	// The shell passes its own pid as the host's, starts the plugin in the
+	// background and exits: the plugin's host is dead (and reaped by Run)
+	// while the plugin is still importing grpc.
+	host := exec.Command("/bin/sh", "-c", `HOOKHOST_HOST_PID=$$ "$0" >/dev/null 2>"$1" & echo $!`, path, logPath)
+	host.Env = pluginEnv(t, 0)[:3]
+	out, err := host.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("the host printed %q, want the plugin's pid", out)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	exampletest.WaitFor(t, "pyshout to exit after its host died", func() bool { return exampletest.Gone(pid) })
+	if stderr, _ := os.ReadFile(logPath); !strings.Contains(string(stderr), "is gone") {
+		t.Errorf("pyshout did not say why it exited: %s", stderr)
+	}
+}
+
+// TestPythonPluginServesUnderAWrapperScript starts pyshout through a shell
+// that does not exec it, so that its parent is not the host it was given:
+// with that host alive it must start and complete the handshake.
+func TestPythonPluginServesUnderAWrapperScript(t *testing.T) {
+	path := script(t)
+	// The trailing command keeps the shell from exec'ing the plugin.
+	cmd := exec.Command("/bin/sh", "-c", `"$0"; exit $?`, path)
+	cmd.Env = pluginEnv(t, os.Getpid())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	logPath := filepath.Join(t.TempDir(), "stderr")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stderr = logFile
+	stderr := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// The shell's group: the plugin, a child of the shell, is in it.
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- line
+	}()
 	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit: %v; stderr: %s", err, stderr.String())
+	case line := <-lines:
+		if !strings.HasPrefix(line, "1|1|tcp|") && !strings.HasPrefix(line, "1|1|unix|") {
+			t.Fatalf("handshake line %q; stderr: %s", line, stderr())
 		}
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("pyshout still running for a host that is gone; stderr: %s", stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "is gone") {
-		t.Errorf("pyshout did not say why it exited: %s", stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no handshake; stderr: %s", stderr())
 	}
 }
 
@@ -387,4 +429,48 @@ func selfSignedPEM(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// reentrantLeave runs plugin.py's own log and leave, as the SIGTERM handler
+// does, with a stderr whose write raises what Python raises when a signal
+// handler writes to a stream it interrupted. It starts a child first and
+// prints its pid.
+const reentrantLeave = `
+import ast, datetime, json, os, signal, subprocess, sys
+tree = ast.parse(open(sys.argv[1]).read())
+funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in ("log", "leave")]
+ns = {"os": os, "sys": sys, "signal": signal, "json": json, "datetime": datetime,
+      "NAME": "pyshout", "PARENT_PID": os.getppid(), "HOST_PID_ENV": "HOOKHOST_HOST_PID"}
+exec(compile(ast.Module(body=funcs, type_ignores=[]), "plugin.py", "exec"), ns)
+class Reentrant:
+    def write(self, s):
+        raise RuntimeError("reentrant call inside <_io.BufferedWriter name='<stderr>'>")
+    def flush(self):
+        pass
+child = subprocess.Popen(["` + "%s" + `", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+sys.stderr = Reentrant()
+ns["leave"]("test")
+`
+
+// TestPythonPluginLeavingKillsItsGroupEvenIfLoggingFails: pyshout's SIGTERM
+// handler must kill its process group even when its log line cannot be
+// written.
+func TestPythonPluginLeavingKillsItsGroupEvenIfLoggingFails(t *testing.T) {
+	path := script(t)
+	sleep := "/bin/sleep"
+	if _, err := os.Stat(sleep); err != nil {
+		sleep = "/usr/bin/sleep"
+	}
+	cmd := exec.Command(python, "-c", fmt.Sprintf(reentrantLeave, sleep), path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+	if perr != nil {
+		t.Fatalf("no child pid (%q): %v; stderr: %s", out, err, stderr.String())
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	exampletest.WaitFor(t, "the plugin's child to be killed with its group", func() bool { return exampletest.Gone(pid) })
 }

@@ -20,6 +20,7 @@ var Handshake = plugin.HandshakeConfig{
 }
 
 // HostPIDEnv is the variable in which the host passes its own pid to a
-// plugin, so that a plugin whose host died while it was still starting
-// notices, even where the parent it sees has already changed.
+// plugin, so that a plugin notices its host is gone (no process has that
+// pid) even when the host died while the plugin was still starting, or when
+// a wrapper script that does not exec the plugin is its parent.
 const HostPIDEnv = "HOOKHOST_HOST_PID"

@@ -3,6 +3,7 @@
 package sdk
 
 import (
+	"errors"
 	"os"
 	"os/signal"
 	"strconv"
@@ -15,21 +16,29 @@ import (
 // parentPollInterval bounds how long a plugin outlives its host.
 const parentPollInterval = 250 * time.Millisecond
 
-// watchParent makes the plugin exit when the process that started it is
-// gone, however it went (a SIGKILLed host never shuts its plugins down).
+// firstParent is the parent as early as Go lets a plugin look, before main
+// runs, so that a host that dies while the plugin starts is still seen to
+// go (see hostGone).
+var firstParent = os.Getppid()
+
+// watchParent makes the plugin exit when the host that started it is gone,
+// however it went (a SIGKILLed host never shuts its plugins down).
 //
 // On Linux, hookhost starts plugins with a parent-death signal (SIGTERM),
 // which the kernel delivers from the plugin's first instruction on, even
 // before Serve. This function turns that SIGTERM into the same exit as an
-// orphaned plugin. Polling the parent stays as the fallback for other
-// systems and other hosts; a host that passes its pid in HostPIDEnv is
-// also recognised as gone when it died before Serve was reached.
+// orphaned plugin. Polling stays as the fallback for other systems, other
+// hosts, and plugins started through a wrapper script (the signal then goes
+// to the wrapper): see hostGone.
 //
 // When the plugin leads its own process group (a host that starts plugins
 // with Setpgid, as hookhost does), it kills the whole group, taking down any
 // children the plugin started; otherwise it only exits itself.
 func watchParent(log hclog.Logger) {
-	parent := os.Getppid()
+	host, _ := strconv.Atoi(os.Getenv(HostPIDEnv))
+	if host <= 0 {
+		host = firstParent
+	}
 	// With the host gone, writing to stderr (its pipe) raises SIGPIPE, which
 	// kills a Go program writing to fd 1 or 2, before it could take its
 	// children down. Notifying, unlike ignoring, turns that into an EPIPE
@@ -39,21 +48,40 @@ func watchParent(log hclog.Logger) {
 	signal.Notify(terms, syscall.SIGTERM)
 	go func() {
 		<-terms
-		orphaned(log, parent, "received SIGTERM (the host is gone or asked the plugin to stop)")
+		orphaned(log, host, "received SIGTERM (the host is gone or asked the plugin to stop)")
 	}()
-	if host, err := strconv.Atoi(os.Getenv(HostPIDEnv)); err == nil && host > 0 && host != parent {
+	if hostGone(os.Getenv(HostPIDEnv)) {
 		orphaned(log, host, "host process died before the plugin was serving")
 	}
 	go func() {
 		t := time.NewTicker(parentPollInterval)
 		defer t.Stop()
 		for range t.C {
-			if os.Getppid() != parent {
-				orphaned(log, parent, "host process is gone")
+			if hostGone(os.Getenv(HostPIDEnv)) {
+				orphaned(log, host, "host process is gone")
 				return
 			}
 		}
 	}()
+}
+
+// hostGone reports whether the host is gone. A host that passed its pid
+// (hostPID, from HostPIDEnv) is gone when no process has that pid any more,
+// or when it was the plugin's first parent and the plugin has been
+// re-parented (a killed host not yet reaped still has its pid). A parent
+// that differs from the host is no sign of anything: a wrapper script that
+// does not exec the plugin sits between them. Without the variable, the
+// host is the first parent, gone once the plugin has another parent.
+func hostGone(hostPID string) bool {
+	ppid := os.Getppid()
+	host, err := strconv.Atoi(hostPID)
+	if err != nil || host <= 0 {
+		return ppid != firstParent
+	}
+	if host == firstParent && ppid != firstParent {
+		return true
+	}
+	return errors.Is(syscall.Kill(host, 0), syscall.ESRCH)
 }
 
 func orphaned(log hclog.Logger, parent int, why string) {

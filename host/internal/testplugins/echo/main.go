@@ -34,7 +34,9 @@ const hangDirEnv = "TESTPLUGIN_HANG_DIR"
 
 // startDirEnv names a directory in which the plugin, as its first act,
 // appends its pid to <name>.pids, and then sleeps before serving while a
-// file <name>.slow exists there: a plugin caught while starting.
+// file <name>.slow exists there: a plugin caught while starting. If
+// <name>.spawn exists there, it starts a child before serving; see
+// spawnIfAsked.
 const startDirEnv = "TESTPLUGIN_START_DIR"
 
 // The plugin's original stdout and stderr, the pipes the host reads; after
@@ -218,5 +220,26 @@ func main() {
 			})
 		}
 	}
+	if dir := os.Getenv(startDirEnv); dir != "" {
+		if err := e.spawnIfAsked(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	sdk.Serve(e)
+}
+
+// spawnIfAsked starts a child that outlives nothing on its own, in the
+// plugin's process group, when <name>.spawn exists in dir, and appends its
+// pid to <name>.children: a plugin that is serving with a child of its own.
+func (e *echo) spawnIfAsked(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, e.name+".spawn")); err != nil {
+		return nil
+	}
+	cmd := exec.Command(sleepBinary(), "300")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return appendPID(filepath.Join(dir, e.name+".children"), cmd.Process.Pid)
 }
