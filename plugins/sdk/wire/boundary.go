@@ -60,16 +60,35 @@ func (s Settings) withDefaults() Settings {
 // Apply sets the rules for the calls c makes from now on. Call it before
 // handing c to a Bus; it is safe to call at any time.
 func (c *Client) Apply(s Settings) {
-	s = s.withDefaults()
-	c.settings.Store(&s)
+	c.settings.Store(newApplied(s))
 }
 
-func (c *Client) current() Settings {
-	if s := c.settings.Load(); s != nil {
-		return *s
-	}
-	return Settings{}.withDefaults()
+// applied is a Client's Settings with what every call needs built once, so
+// that the hot path allocates nothing for them.
+type applied struct {
+	Settings
+	recvLimit grpc.CallOption
 }
+
+func newApplied(s Settings) *applied {
+	s = s.withDefaults()
+	return &applied{Settings: s, recvLimit: grpc.MaxCallRecvMsgSize(s.MaxResultSize)}
+}
+
+var defaultApplied = newApplied(Settings{})
+
+func (c *Client) current() *applied {
+	if s := c.settings.Load(); s != nil {
+		return s
+	}
+	return defaultApplied
+}
+
+// serverRefusalFloor is the smallest request a plugin's gRPC server is
+// expected to refuse: gRPC's default receive limit, which only plugins built
+// without this SDK keep. Below it a ResourceExhausted answer is taken to be
+// about the answer, which spares the hot path collecting headers.
+const serverRefusalFloor = 4 << 20
 
 // boundary is the connection a Client's generated stub calls through: the
 // one place where every request is made fit to send and every answer is
@@ -81,11 +100,25 @@ type boundary struct {
 
 func (b boundary) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	s := b.c.current()
-	size := 0
-	if m, ok := args.(proto.Message); ok {
-		if n := repairText(m); n > 0 && s.Repaired != nil {
-			s.Repaired(hookOfMethod(method), n)
+	m, _ := args.(proto.Message)
+	err := b.send(ctx, s, method, m, args, reply, opts)
+	if m != nil && status.Code(err) == codes.Internal {
+		// gRPC refuses to marshal a string field that is not valid UTF-8,
+		// before anything is sent. Repairing then, and sending once more,
+		// keeps the walk over every field off the path of valid requests.
+		if n := repairText(m); n > 0 {
+			if s.Repaired != nil {
+				s.Repaired(hookOfMethod(method), n)
+			}
+			err = b.send(ctx, s, method, m, args, reply, opts)
 		}
+	}
+	return err
+}
+
+func (b boundary) send(ctx context.Context, s *applied, method string, m proto.Message, args, reply any, opts []grpc.CallOption) error {
+	size := 0
+	if m != nil {
 		if size = proto.Size(m); size > s.MaxRequestSize {
 			return &CallError{Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
 				"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
@@ -94,10 +127,13 @@ func (b boundary) Invoke(ctx context.Context, method string, args, reply any, op
 	}
 	// Per call, so that gRPC rejects an oversized answer from its length
 	// prefix, before allocating room for it.
+	opts = append(opts[:len(opts):len(opts)], s.recvLimit)
 	var header metadata.MD
-	opts = append(opts, grpc.MaxCallRecvMsgSize(s.MaxResultSize), grpc.Header(&header))
+	if size > serverRefusalFloor {
+		opts = append(opts, grpc.Header(&header))
+	}
 	err := b.cc.Invoke(ctx, method, args, reply, opts...)
-	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && header == nil {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && size > serverRefusalFloor && header == nil {
 		// gRPC words an oversized message the same way on both sides, and
 		// the limits may be equal, so the message cannot tell who refused.
 		// Headers can: a server sends them before its answer, so without
@@ -110,8 +146,7 @@ func (b boundary) Invoke(ctx context.Context, method string, args, reply any, op
 }
 
 func (b boundary) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	s := b.c.current()
-	return b.cc.NewStream(ctx, desc, method, append(opts, grpc.MaxCallRecvMsgSize(s.MaxResultSize))...)
+	return b.cc.NewStream(ctx, desc, method, append(opts, b.c.current().recvLimit)...)
 }
 
 // hookOfMethod turns "/hookhost.plugin.v1.Plugin/PreToolCall" into the RPC

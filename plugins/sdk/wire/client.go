@@ -23,7 +23,7 @@ import (
 type Client struct {
 	rpc      pluginv1.PluginClient
 	manifest atomic.Pointer[hooks.Manifest]
-	settings atomic.Pointer[Settings]
+	settings atomic.Pointer[applied]
 }
 
 var (
