@@ -353,25 +353,7 @@ func TestNoPluginOutlivesAHostKilledWhileItStarts(t *testing.T) {
 		dir := t.TempDir()
 		name := "phoenix"
 		cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
-		var first int
-		timeout := time.After(livenessTimeout)
-	ready:
-		for {
-			select {
-			case line, ok := <-lines:
-				if !ok {
-					t.Fatal("child host exited before it was ready")
-				}
-				if p, ok := strings.CutPrefix(line, "pid "); ok {
-					first, _ = strconv.Atoi(p)
-				}
-				if line == "ready" {
-					break ready
-				}
-			case <-timeout:
-				t.Fatal("child host not ready")
-			}
-		}
+		first := waitChildHostReady(t, lines)
 		slow := filepath.Join(dir, name+".slow")
 		if err := os.WriteFile(slow, nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -564,25 +546,7 @@ func TestServingPluginTakesItsChildrenAlongWhenItsHostIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
-	var pid int
-	timeout := time.After(livenessTimeout)
-ready:
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatal("child host exited before it was ready")
-			}
-			if p, ok := strings.CutPrefix(line, "pid "); ok {
-				pid, _ = strconv.Atoi(p)
-			}
-			if line == "ready" {
-				break ready
-			}
-		case <-timeout:
-			t.Fatal("child host not ready")
-		}
-	}
+	pid := waitChildHostReady(t, lines)
 	children := pidsIn(filepath.Join(dir, name+".children"))
 	if pid == 0 || len(children) != 1 {
 		t.Fatalf("plugin pid %d, children %v; want a serving plugin with one child", pid, children)
@@ -594,4 +558,28 @@ ready:
 	})
 	killHost(t, cmd)
 	waitFor(t, "the plugin and its child to exit after the host was SIGKILLed", func() bool { return gone(pid) && gone(child) })
+}
+
+// waitChildHostReady reads a child host's report lines until it says it is
+// ready, and returns the plugin pid it reported on the way.
+func waitChildHostReady(t *testing.T, lines <-chan string) int {
+	t.Helper()
+	var pid int
+	timeout := time.After(livenessTimeout)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("child host exited before it was ready")
+			}
+			if p, ok := strings.CutPrefix(line, "pid "); ok {
+				pid, _ = strconv.Atoi(p)
+			}
+			if line == "ready" {
+				return pid
+			}
+		case <-timeout:
+			t.Fatal("child host not ready")
+		}
+	}
 }
