@@ -57,7 +57,9 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 	}
 	p.Bus.ToolCallDone(ev)
 	out.Result, out.TransformedBy = p.Bus.TransformToolResult(ctx, ev)
-	out.Result = out.Result.AsJSON()
+	if len(out.TransformedBy) > 0 {
+		out.Result = out.Result.AsJSON()
+	}
 	return out
 }
 

@@ -2,9 +2,7 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync/atomic"
 )
 
 // This file holds every hook's combine rule, one fire method per hook, in
@@ -136,14 +134,9 @@ func (b *Bus) PreToolCall(ctx context.Context, req ToolCallRequest) PreToolCallO
 		if !s.m.matches(req.Name) {
 			continue
 		}
-		asked := req                   // a timed-out handler may still read its copy
-		var down atomic.Pointer[error] // why a guard is not running, for its block message
-		d, kind := invoke(ctx, b, s, func(ctx context.Context) (*PreToolCallDecision, error) {
-			d, err := s.m.plugin.PreToolCall(ctx, asked)
-			if s.m.opts.FailClosed && errors.Is(err, ErrUnavailable) {
-				down.Store(&err)
-			}
-			return d, err
+		asked := req // a timed-out handler may still read its copy
+		d, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (*PreToolCallDecision, error) {
+			return s.m.plugin.PreToolCall(ctx, asked)
 		})
 		if kind == KindNone && d != nil {
 			if err := d.check(); err != nil {
@@ -157,10 +150,10 @@ func (b *Bus) PreToolCall(ctx context.Context, req ToolCallRequest) PreToolCallO
 			if s.m.opts.FailClosed {
 				out.Blocked, out.BlockedBy = true, s.m.name
 				out.Message = fmt.Sprintf("tool call blocked: guard plugin %q failed (%s) and is configured fail_closed", s.m.name, kind)
-				if why := down.Load(); kind == KindUnavailable && why != nil {
+				if kind == KindUnavailable {
 					// The operator reading the tool result should not have
 					// to find the log line that says why the guard is down.
-					out.Message += ": " + (*why).Error()
+					out.Message += ": " + err.Error()
 				}
 				return out
 			}

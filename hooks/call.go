@@ -51,6 +51,13 @@ type callResult[T any] struct {
 // result that arrives once the deadline has passed is dropped as a timeout,
 // on the inline and the watchdog path alike.
 func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.Context) (T, error)) (T, FailureKind) {
+	v, kind, _ := invokeErr(ctx, b, s, fn)
+	return v, kind
+}
+
+// invokeErr is invoke that also returns the failure, for a rule whose
+// answer must say what went wrong (a fail_closed guard that is down).
+func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.Context) (T, error)) (T, FailureKind, error) {
 	s.calls.Add(1)
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -74,7 +81,7 @@ func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.C
 		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", cctx.Err())
 	}
 	if r.err == nil {
-		return r.v, KindNone
+		return r.v, KindNone, nil
 	}
 	var zero T
 	kind := KindError
@@ -93,7 +100,7 @@ func invoke[T any](ctx context.Context, b *Bus, s *subscriber, fn func(context.C
 		kind = KindTimeout
 	}
 	b.fail(s, kind, r.err)
-	return zero, kind
+	return zero, kind, r.err
 }
 
 type panicError struct {

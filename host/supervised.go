@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,26 +90,14 @@ func (s *Supervised) adopt(in *instance) {
 // repaired counts a request whose text was not valid UTF-8 and went out
 // repaired, and says so: WARN the first time per hook, DEBUG after. The
 // call itself went ahead, so this is no failure of anyone's.
-func (s *Supervised) repaired(rpc string, fields int) {
+func (s *Supervised) repaired(hook string, fields int) {
 	s.invalidUTF8.Add(1)
-	hook := hookOfRPC(rpc)
 	args := []any{"hook", hook, "fields", fields}
 	if _, seen := s.warnedUTF8.LoadOrStore(hook, struct{}{}); !seen {
 		s.log.Warn("request to plugin carried invalid UTF-8; sent it with U+FFFD in its place", args...)
 		return
 	}
 	s.log.Debug("request to plugin carried invalid UTF-8; sent it with U+FFFD in its place", args...)
-}
-
-// hookOfRPC names a hook the way the rest of the host does
-// ("PreToolCall" → "pre_tool_call"); other RPCs keep their names.
-func hookOfRPC(rpc string) string {
-	for _, h := range hooks.Catalogue {
-		if strings.EqualFold(strings.ReplaceAll(string(h), "_", ""), rpc) {
-			return string(h)
-		}
-	}
-	return rpc
 }
 
 // Name is the plugin's name in plugins.enabled.

@@ -35,7 +35,8 @@ var firstParent = os.Getppid()
 // with Setpgid, as hookhost does), it kills the whole group, taking down any
 // children the plugin started; otherwise it only exits itself.
 func watchParent(log hclog.Logger) {
-	host, _ := strconv.Atoi(os.Getenv(HostPIDEnv))
+	named, _ := strconv.Atoi(os.Getenv(HostPIDEnv))
+	host := named
 	if host <= 0 {
 		host = firstParent
 	}
@@ -50,14 +51,14 @@ func watchParent(log hclog.Logger) {
 		<-terms
 		orphaned(log, host, "received SIGTERM (the host is gone or asked the plugin to stop)")
 	}()
-	if hostGone(os.Getenv(HostPIDEnv)) {
+	if hostGone(named) {
 		orphaned(log, host, "host process died before the plugin was serving")
 	}
 	go func() {
 		t := time.NewTicker(parentPollInterval)
 		defer t.Stop()
 		for range t.C {
-			if hostGone(os.Getenv(HostPIDEnv)) {
+			if hostGone(named) {
 				orphaned(log, host, "host process is gone")
 				return
 			}
@@ -66,22 +67,22 @@ func watchParent(log hclog.Logger) {
 }
 
 // hostGone reports whether the host is gone. A host that passed its pid
-// (hostPID, from HostPIDEnv) is gone when no process has that pid any more,
-// or when it was the plugin's first parent and the plugin has been
-// re-parented (a killed host not yet reaped still has its pid). A parent
-// that differs from the host is no sign of anything: a wrapper script that
-// does not exec the plugin sits between them. Without the variable, the
-// host is the first parent, gone once the plugin has another parent.
-func hostGone(hostPID string) bool {
+// (named, from HostPIDEnv; 0 when it did not) is gone when no process has
+// that pid any more, or when it was the plugin's first parent and the
+// plugin has been re-parented (a killed host not yet reaped still has its
+// pid). A parent that differs from the host is no sign of anything: a
+// wrapper script that does not exec the plugin sits between them. Without
+// the variable, the host is the first parent, gone once the plugin has
+// another parent.
+func hostGone(named int) bool {
 	ppid := os.Getppid()
-	host, err := strconv.Atoi(hostPID)
-	if err != nil || host <= 0 {
+	if named <= 0 {
 		return ppid != firstParent
 	}
-	if host == firstParent && ppid != firstParent {
+	if named == firstParent && ppid != firstParent {
 		return true
 	}
-	return errors.Is(syscall.Kill(host, 0), syscall.ESRCH)
+	return errors.Is(syscall.Kill(named, 0), syscall.ESRCH)
 }
 
 func orphaned(log hclog.Logger, parent int, why string) {

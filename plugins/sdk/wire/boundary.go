@@ -149,10 +149,18 @@ func (b boundary) NewStream(ctx context.Context, desc *grpc.StreamDesc, method s
 	return b.cc.NewStream(ctx, desc, method, append(opts, b.c.current().recvLimit)...)
 }
 
-// hookOfMethod turns "/hookhost.plugin.v1.Plugin/PreToolCall" into the RPC
-// name, for reports.
+// hookOfMethod names the hook an RPC method carries the way the rest of
+// the host does ("/hookhost.plugin.v1.Plugin/PreToolCall" →
+// "pre_tool_call"); other methods keep their RPC name. Only a repair report
+// needs it, so a scan is fine.
 func hookOfMethod(method string) string {
-	return method[strings.LastIndexByte(method, '/')+1:]
+	rpc := method[strings.LastIndexByte(method, '/')+1:]
+	for _, h := range hooks.Catalogue {
+		if strings.EqualFold(strings.ReplaceAll(string(h), "_", ""), rpc) {
+			return string(h)
+		}
+	}
+	return rpc
 }
 
 // repairText makes every string field of m, however deeply nested, valid
