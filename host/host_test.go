@@ -3,7 +3,6 @@
 package host
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -727,62 +726,17 @@ func childHost(paths []string) int {
 
 func TestNoPluginOutlivesASIGKILLedHost(t *testing.T) {
 	t.Parallel()
-	paths := []string{echoAs(t, "orphan1"), echoAs(t, "orphan2")}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childHostEnv+"="+strings.Join(paths, string(os.PathListSeparator)))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
+	cmd, lines := startChildHost(t, nil, echoAs(t, "orphan1"), echoAs(t, "orphan2"))
+	pids := waitChildHostReady(t, lines)
 	t.Cleanup(func() {
-		cmd.Process.Kill()
 		for _, pid := range pids {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	timeout := time.After(livenessTimeout)
-wait:
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatal("child host exited before it was ready")
-			}
-			if line == "ready" {
-				break wait
-			}
-			if p, ok := strings.CutPrefix(line, "pid "); ok {
-				pid, err := strconv.Atoi(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				pids = append(pids, pid)
-			}
-		case <-timeout:
-			t.Fatal("child host not ready")
-		}
-	}
 	if len(pids) != 2 {
 		t.Fatalf("child host reported pids %v", pids)
 	}
-
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killHost(t, cmd)
 	waitFor(t, "plugins of the killed host to exit", func() bool {
 		return gone(pids[0]) && gone(pids[1])
 	})

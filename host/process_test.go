@@ -353,7 +353,7 @@ func TestNoPluginOutlivesAHostKilledWhileItStarts(t *testing.T) {
 		dir := t.TempDir()
 		name := "phoenix"
 		cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
-		first := waitChildHostReady(t, lines)
+		first := onePID(t, waitChildHostReady(t, lines))
 		slow := filepath.Join(dir, name+".slow")
 		if err := os.WriteFile(slow, nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -546,7 +546,7 @@ func TestServingPluginTakesItsChildrenAlongWhenItsHostIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
-	pid := waitChildHostReady(t, lines)
+	pid := onePID(t, waitChildHostReady(t, lines))
 	children := pidsIn(filepath.Join(dir, name+".children"))
 	if pid == 0 || len(children) != 1 {
 		t.Fatalf("plugin pid %d, children %v; want a serving plugin with one child", pid, children)
@@ -561,10 +561,10 @@ func TestServingPluginTakesItsChildrenAlongWhenItsHostIsKilled(t *testing.T) {
 }
 
 // waitChildHostReady reads a child host's report lines until it says it is
-// ready, and returns the plugin pid it reported on the way.
-func waitChildHostReady(t *testing.T, lines <-chan string) int {
+// ready, and returns the plugin pids it reported on the way.
+func waitChildHostReady(t *testing.T, lines <-chan string) []int {
 	t.Helper()
-	var pid int
+	var pids []int
 	timeout := time.After(livenessTimeout)
 	for {
 		select {
@@ -573,13 +573,26 @@ func waitChildHostReady(t *testing.T, lines <-chan string) int {
 				t.Fatal("child host exited before it was ready")
 			}
 			if p, ok := strings.CutPrefix(line, "pid "); ok {
-				pid, _ = strconv.Atoi(p)
+				pid, err := strconv.Atoi(p)
+				if err != nil {
+					t.Fatalf("child host reported pid %q: %v", p, err)
+				}
+				pids = append(pids, pid)
 			}
 			if line == "ready" {
-				return pid
+				return pids
 			}
 		case <-timeout:
 			t.Fatal("child host not ready")
 		}
 	}
+}
+
+// onePID is the single plugin pid a child host of one plugin reported.
+func onePID(t *testing.T, pids []int) int {
+	t.Helper()
+	if len(pids) != 1 {
+		t.Fatalf("child host reported pids %v, want one", pids)
+	}
+	return pids[0]
 }
