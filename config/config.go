@@ -70,6 +70,7 @@ type Config struct {
 	Conversation Conversation
 	Tools        Tools
 	Plugins      Plugins
+	Server       Server
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative
@@ -238,7 +239,8 @@ func newDefault(dir string) *Config {
 			Dir:     resolve(dir, defaultPluginDir),
 			Entries: map[string]PluginEntry{},
 		},
-		Dir: dir,
+		Server: defaultServer(),
+		Dir:    dir,
 	}
 }
 

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
 	"github.com/hookhost/hookhost/llm/history"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 )
 
 const testKey = "sk-ant-test-9c8b7a6f5e"

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 )
 
 // blockStream is a whole stream around the given block events.

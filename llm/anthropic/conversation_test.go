@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/anthropic"
 	"github.com/hookhost/hookhost/llm/internal/convtest"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 )
 
 // The story of package convtest on the Messages API, whole and streamed.

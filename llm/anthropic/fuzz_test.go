@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 )
 
 // run fuzzes one parser: no panic, no key in any error, and a stream

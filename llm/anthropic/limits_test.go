@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 )
 
 // bounded runs a stream under a context far longer than any limit under

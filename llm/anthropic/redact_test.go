@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 )
 
 func TestKeyNeverInErrors(t *testing.T) {

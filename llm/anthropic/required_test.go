@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 )
 
 // A 200 answer without what the protocol requires is an error naming what

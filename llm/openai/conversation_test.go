@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/internal/convtest"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/openai"
 )
 

@@ -3,7 +3,7 @@ package openai_test
 import (
 	"testing"
 
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/openai"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/openai"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/openai"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/openai"
 )
 

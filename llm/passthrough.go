@@ -1,0 +1,174 @@
+package llm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"strconv"
+)
+
+// Protocol names one of the public wire protocols that providers speak and
+// that the gateway serves.
+type Protocol string
+
+// The wire protocols hookhost speaks on either side.
+const (
+	ProtocolChat      Protocol = "openai-chat"        // POST /v1/chat/completions
+	ProtocolResponses Protocol = "openai-responses"   // POST /v1/responses
+	ProtocolMessages  Protocol = "anthropic-messages" // POST /v1/messages
+)
+
+// Forwarder is implemented by providers that speak a public wire protocol.
+// A gateway whose client speaks the same protocol calls Forward instead of
+// Complete or Stream, so that what the client sent and the neutral types do
+// not model (images, response formats, reasoning settings, cache_control,
+// fields added to the API after this code was written) reaches the model,
+// and what the model sent back reaches the client.
+type Forwarder interface {
+	Provider
+	// Protocol is the wire protocol this provider sends, as configured.
+	Protocol() Protocol
+	// Forward makes one model call like Complete, or like Stream when
+	// onText is non-nil. The body sent upstream is built from req as
+	// Complete builds it, then: every field of pass.Fields the provider
+	// does not set itself is added as given; a message or tool of req that
+	// pass knows the wire form of (see Passthrough) is sent in that form
+	// instead of being encoded from the neutral value. pass may be nil.
+	//
+	// The WireResponse is the response's wire form. For a streamed call
+	// it is built from what the stream carried (content the provider's
+	// stream parser does not model is not in it).
+	Forward(ctx context.Context, req Request, pass *Passthrough, onText func(string)) (Response, *WireResponse, error)
+}
+
+// WireResponse is one model response in its provider's protocol.
+type WireResponse struct {
+	// Fields are the response's top-level fields as received
+	// (Chat Completions: id, created, system_fingerprint, service_tier, …;
+	// for Chat Completions the first choice's fields other than message
+	// are under the key "choice" as one object).
+	Fields map[string]json.RawMessage
+	// Message is the assistant message's wire units, in order: Chat
+	// Completions, one element (the message object); Responses, the
+	// output items; Messages, the content blocks.
+	Message []json.RawMessage
+}
+
+// Passthrough keeps the wire form of what a client sent, in the protocol
+// of a provider that will receive it, for the parts the neutral types do
+// not model. The gateway fills one from the client's request and from
+// each upstream response it continues, and hands it to Forward.
+//
+// Messages and tools are matched by value, not by position: a neutral
+// message that is still equal to the one decoded from a wire form is sent
+// in that form, wherever a hook moved it, and one a hook changed is encoded
+// afresh from its neutral value. So a hook that rewrites one message
+// cannot make stale wire content reach the model, and one that leaves a
+// message alone cannot make an image in it disappear. Equal messages that
+// arrived in different wire forms are matched in order of appearance.
+//
+// A Passthrough is not safe for concurrent use.
+type Passthrough struct {
+	// Fields are the request's top-level fields that the neutral request
+	// does not model, by key, sent as given.
+	Fields   map[string]json.RawMessage
+	messages map[[32]byte][][]json.RawMessage
+	tools    map[[32]byte]json.RawMessage
+}
+
+// KeepMessage records wire as the wire form of m: one or more units in the
+// provider's protocol (Chat Completions, the message object; Responses,
+// its input items; Messages, the whole message object for a user or
+// assistant message, or the tool_result block for a tool message).
+func (p *Passthrough) KeepMessage(m Message, wire ...json.RawMessage) {
+	if p.messages == nil {
+		p.messages = map[[32]byte][][]json.RawMessage{}
+	}
+	d := digest(m)
+	p.messages[d] = append(p.messages[d], wire)
+}
+
+// KeepTool records wire as the wire form of the tool t.
+func (p *Passthrough) KeepTool(t ToolSpec, wire json.RawMessage) {
+	if p.tools == nil {
+		p.tools = map[[32]byte]json.RawMessage{}
+	}
+	p.tools[digest(t)] = wire
+}
+
+// Tool returns the wire form of t, if t is unchanged since it was kept.
+func (p *Passthrough) Tool(t ToolSpec) (json.RawMessage, bool) {
+	if p == nil {
+		return nil, false
+	}
+	w, ok := p.tools[digest(t)]
+	return w, ok
+}
+
+// Messages starts one encoding of a request's messages: each call to
+// WireMessages.Take consumes the next wire form recorded for an equal
+// message.
+func (p *Passthrough) Messages() *WireMessages {
+	w := &WireMessages{used: map[[32]byte]int{}}
+	if p != nil {
+		w.forms = p.messages
+	}
+	return w
+}
+
+// WireMessages hands out recorded wire forms during one encoding.
+type WireMessages struct {
+	forms map[[32]byte][][]json.RawMessage
+	used  map[[32]byte]int
+}
+
+// Take returns the wire form of m, if one was kept for a message equal to
+// it and not yet taken in this encoding.
+func (w *WireMessages) Take(m Message) ([]json.RawMessage, bool) {
+	d := digest(m)
+	forms := w.forms[d]
+	n := w.used[d]
+	if n >= len(forms) {
+		return nil, false
+	}
+	w.used[d] = n + 1
+	return forms[n], true
+}
+
+// digest identifies a neutral value by its fields, each length-prefixed
+// so that no two different values write the same bytes. Raw JSON is taken
+// byte for byte: it may be invalid (a model's arguments can be), and then
+// it still identifies itself.
+func digest(v any) [32]byte {
+	h := sha256.New()
+	put := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	switch v := v.(type) {
+	case Message:
+		put("message")
+		put(string(v.Role))
+		put(v.Content)
+		put(v.ToolCallID)
+		put(v.ToolName)
+		put(strconv.FormatBool(v.IsError))
+		put(strconv.Itoa(len(v.ToolCalls)))
+		for _, c := range v.ToolCalls {
+			put(c.ID)
+			put(c.Name)
+			put(string(c.Arguments))
+		}
+	case ToolSpec:
+		put("tool")
+		put(v.Name)
+		put(v.Description)
+		put(string(v.InputSchema))
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
+}
