@@ -18,6 +18,7 @@ package hookhost
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -67,6 +68,20 @@ func (h *Host) Bus() *hooks.Bus { panic("not yet") }
 // Route returns the route traffic takes, and where that was decided
 // (HOOKHOST_USE_GATEWAY or routing.gateway).
 func (h *Host) Route() (route hooks.Route, source string) { panic("not yet") }
+
+// Upstream is where the model provider sends its calls, for a gateway
+// that proxies a client's request as it came (the bypass route).
+type Upstream struct {
+	Provider string // "offline", "openai" or "anthropic"
+	// BaseURL is the API root (llm.base_url); "" for offline.
+	BaseURL string
+	// Header holds the credentials and the llm.headers every upstream
+	// request carries.
+	Header http.Header
+}
+
+// Upstream returns the configured provider's address and credentials.
+func (h *Host) Upstream() Upstream { panic("not yet") }
 
 // Models returns the model names clients may ask for: llm.model, the
 // llm.tiers models and server.models, without duplicates.

@@ -118,8 +118,9 @@ type Provider struct {
 }
 
 var (
-	_ llm.Provider = (*Provider)(nil)
-	_ llm.Streamer = (*Provider)(nil)
+	_ llm.Provider  = (*Provider)(nil)
+	_ llm.Streamer  = (*Provider)(nil)
+	_ llm.Forwarder = (*Provider)(nil)
 )
 
 // New checks cfg and returns a provider. It makes no request.
@@ -297,4 +298,28 @@ func wireArgs(r json.RawMessage) args {
 		return "{}"
 	}
 	return args(r)
+}
+
+// Protocol returns the wire protocol of the configured API.
+func (p *Provider) Protocol() llm.Protocol {
+	if p.api == APIResponses {
+		return llm.ProtocolResponses
+	}
+	return llm.ProtocolChat
+}
+
+// Forward makes one call for a gateway whose client speaks the configured
+// API; see llm.Forwarder.
+func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+	var (
+		resp llm.Response
+		wire *llm.WireResponse
+		err  error
+	)
+	if p.api == APIResponses {
+		resp, wire, err = p.forwardResponses(ctx, req, pass, onText)
+	} else {
+		resp, wire, err = p.forwardChat(ctx, req, pass, onText)
+	}
+	return resp, wire, p.client.Seal(err)
 }

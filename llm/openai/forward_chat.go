@@ -1,0 +1,12 @@
+package openai
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hookhost/hookhost/llm"
+)
+
+func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+	return llm.Response{}, nil, errors.New("not yet")
+}
