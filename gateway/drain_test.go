@@ -1,0 +1,175 @@
+package gateway
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/internal/fakeapi"
+)
+
+// serve runs s.ListenAndServe until the returned cancel, and returns the
+// address it listens on and a channel that gets its result.
+func serve(t *testing.T, s *Server) (addr string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	result := make(chan error, 1)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		result <- s.ListenAndServe(ctx, func(a string) { ready <- a })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-returned:
+		case <-time.After(60 * time.Second):
+			t.Error("ListenAndServe did not return")
+		}
+	})
+	select {
+	case addr = <-ready:
+	case err := <-result:
+		t.Fatalf("ListenAndServe: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not start listening")
+	}
+	return addr, cancel, result
+}
+
+func TestDrainLetsInFlightRequestsFinish(t *testing.T) {
+	h := newHeld()
+	fake := fakeapi.New(t, h.reply)
+	p := bypassParts(t, "openai", fake.URL()+"/v1")
+	s, err := newServer(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, done := serve(t, s)
+	if s.Addr() != addr {
+		t.Fatalf("Addr %q, ready said %q", s.Addr(), addr)
+	}
+	url := "http://" + addr
+
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	inFlight := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(chatBody))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			inFlight <- answer{err: err}
+			return
+		}
+		b := readAll(t, resp)
+		inFlight <- answer{code: resp.StatusCode, body: string(b)}
+	}()
+	<-h.arrived
+
+	ready := func() int {
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		return rec.Code
+	}
+	if c := ready(); c != 200 {
+		t.Fatalf("readyz %d while serving", c)
+	}
+
+	stop()
+	eventually(t, "readyz to report draining", func() bool { return ready() == http.StatusServiceUnavailable })
+	eventually(t, "the listener to close", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("ListenAndServe returned (%v) with a request in flight", err)
+	default:
+	}
+
+	close(h.release)
+	a := <-inFlight
+	if a.err != nil || a.code != 200 || a.body != `{"ok":true}` {
+		t.Fatalf("the in-flight request got %d %q %v", a.code, a.body, a.err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ListenAndServe: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ListenAndServe did not return after the drain")
+	}
+}
+
+// A request still running when drain_timeout passes is cut, and the
+// server returns.
+func TestDrainDeadlineCutsWhatRemains(t *testing.T) {
+	h := newHeld()
+	fake := fakeapi.New(t, h.reply)
+	p := bypassParts(t, "openai", fake.URL()+"/v1")
+	p.server.DrainTimeout = 10 * time.Millisecond
+	s, err := newServer(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, done := serve(t, s)
+	cut := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(chatBody))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		cut <- err
+	}()
+	<-h.arrived
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ListenAndServe: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ListenAndServe did not return after drain_timeout")
+	}
+	select {
+	case err := <-cut:
+		if err == nil {
+			t.Fatal("the request still running at the drain deadline got an answer")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request still running at the drain deadline was not cut")
+	}
+}
+
+func TestListenFailureSaysWhere(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	p := testParts()
+	p.server.Listen = ln.Addr().String()
+	s, err := newServer(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.ListenAndServe(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "server.listen") {
+		t.Fatalf("listening on a taken port: %v", err)
+	}
+}
