@@ -1,6 +1,6 @@
 // Package config loads hookhost's TOML configuration: which model provider
 // to use, whether traffic is routed through the plugin gateway, how long a
-// conversation may iterate, where the native read_file tool may read, and
+// conversation may iterate, where the native read_file tool may read,
 // which plugins to launch with which limits, and how `hookhost serve`
 // listens and what it bounds.
 //
