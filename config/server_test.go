@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -140,5 +141,26 @@ func TestServerIsATable(t *testing.T) {
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Key != "server" || ce.Line != 1 || !strings.Contains(ce.Msg, "expected a table") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// config.toml.example documents the [server] defaults: loaded, it must
+// describe what an empty file does.
+func TestExampleServerTableIsTheDefaults(t *testing.T) {
+	c, err := Load("../config.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := mustParse(t, ""); !reflect.DeepEqual(c.Server, d.Server) {
+		t.Fatalf("example [server] disagrees with the defaults:\n got %+v\nwant %+v", c.Server, d.Server)
+	}
+	data, err := os.ReadFile("../config.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range serverKeys {
+		if !strings.Contains(string(data), "\n"+k+" = ") {
+			t.Errorf("config.toml.example does not document server.%s", k)
+		}
 	}
 }
