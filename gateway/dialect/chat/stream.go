@@ -215,4 +215,3 @@ func (s *stream) Fail(e *dialect.Error) error {
 
 // Started reports whether the status line has been written.
 func (s *stream) Started() bool { return s.started }
-
