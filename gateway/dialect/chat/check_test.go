@@ -75,10 +75,10 @@ func checkStream(t testing.TB, raw []byte, includeUsage bool) streamed {
 		}
 		out.DataFrames++
 		var c struct {
-			ID      string          `json:"id"`
-			Object  string          `json:"object"`
-			Created int64           `json:"created"`
-			Model   string          `json:"model"`
+			ID      string `json:"id"`
+			Object  string `json:"object"`
+			Created int64  `json:"created"`
+			Model   string `json:"model"`
 			Choices []struct {
 				Index int `json:"index"`
 				Delta struct {
