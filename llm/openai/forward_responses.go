@@ -94,8 +94,18 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 		return nil, nil, p.fail("cannot encode the request", err)
 	}
 
-	if len(req.Tools) > 0 {
-		tools := make([]json.RawMessage, 0, len(req.Tools))
+	// Tools the provider runs itself (web_search, file_search, mcp, …)
+	// have no neutral form: the gateway's Responses front keeps them, as
+	// the client sent them, in the "tools" field, and they follow the
+	// function tools.
+	var builtin []json.RawMessage
+	if raw, ok := passField(pass, "tools"); ok {
+		if err := json.Unmarshal(raw, &builtin); err != nil {
+			return nil, nil, p.fail("the kept built-in tools are not a JSON array", err)
+		}
+	}
+	if len(req.Tools) > 0 || len(builtin) > 0 {
+		tools := make([]json.RawMessage, 0, len(req.Tools)+len(builtin))
 		for _, s := range req.Tools {
 			if wire, ok := pass.Tool(s); ok {
 				tools = append(tools, wire)
@@ -111,6 +121,7 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 			}
 			tools = append(tools, raw)
 		}
+		tools = append(tools, builtin...)
 		if body["tools"], err = json.Marshal(tools); err != nil {
 			return nil, nil, p.fail("cannot offer the tools", err)
 		}
@@ -118,7 +129,10 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 
 	if pass != nil {
 		for k, v := range pass.Fields {
-			if _, set := body[k]; set || k == "stream" || k == "input" || k == "tools" {
+			if k == "tools" {
+				continue
+			}
+			if _, set := body[k]; set || k == "stream" || k == "input" {
 				continue
 			}
 			// Stream options are an error on a call that does not stream.
@@ -172,4 +186,12 @@ func streamedWire(event string, finished map[int]json.RawMessage) *llm.WireRespo
 		}
 	}
 	return &llm.WireResponse{Fields: map[string]json.RawMessage{}, Message: items}
+}
+
+func passField(pass *llm.Passthrough, key string) (json.RawMessage, bool) {
+	if pass == nil {
+		return nil, false
+	}
+	v, ok := pass.Fields[key]
+	return v, ok
 }

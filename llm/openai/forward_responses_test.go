@@ -21,6 +21,7 @@ const (
 	keptMessage   = `{"type":"message","id":"msg_9","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Checking.","annotations":[{"type":"url_citation","url":"https://example.com","start_index":0,"end_index":1,"title":"x"}]}]}`
 	keptCall      = `{"type":"function_call","id":"fc_9","call_id":"call_9","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`
 	keptImageUser = `{"type":"message","role":"user","content":[{"type":"input_text","text":"what is this?"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"high"}]}`
+	keptWebSearch = `{"type":"web_search","search_context_size":"low"}`
 	keptTool      = `{"type":"function","name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false},"strict":true}`
 )
 
@@ -41,6 +42,7 @@ func forwardReq() (llm.Request, *llm.Passthrough) {
 		"store":          json.RawMessage(`true`),
 		"model":          json.RawMessage(`"client-model"`),
 		"stream_options": json.RawMessage(`{"include_obfuscation":false}`),
+		"tools":          json.RawMessage(`[` + keptWebSearch + `]`),
 	}}
 	pass.KeepMessage(user, json.RawMessage(keptImageUser))
 	pass.KeepMessage(asst, json.RawMessage(keptReasoning), json.RawMessage(keptMessage), json.RawMessage(keptCall))
@@ -59,7 +61,8 @@ const forwardedBody = `{"model":"o4-mini","instructions":"be brief","store":fals
 	 {"type":"function_call_output","call_id":"call_9","output":"{\"temp\":21}"},
 	 {"type":"message","role":"user","content":"and now?"}],
 	"tools":[` + keptTool + `,
-	 {"type":"function","name":"files__read","description":"Reads a file","parameters":{"type":"object","properties":{}},"strict":false}]}`
+	 {"type":"function","name":"files__read","description":"Reads a file","parameters":{"type":"object","properties":{}},"strict":false},
+	 ` + keptWebSearch + `]}`
 
 // respReasoning is a reply with fields and item content the neutral
 // response does not model.
@@ -80,7 +83,7 @@ func TestForwardResponsesBody(t *testing.T) {
 	body := f.Requests()[0].Body
 	assertJSON(t, body, forwardedBody)
 	// What the client sent reaches the wire as written, not re-encoded.
-	for _, raw := range []string{keptReasoning, keptMessage, keptCall, keptImageUser, keptTool,
+	for _, raw := range []string{keptWebSearch, keptReasoning, keptMessage, keptCall, keptImageUser, keptTool,
 		`"future_field":{"nested":[1,2.50,"x"],"flag":null}`, `"metadata":{"team":"ops","ticket":"T-1"}`} {
 		if !bytes.Contains(body, []byte(raw)) {
 			t.Errorf("the body does not carry %s byte for byte:\n%s", raw, body)
