@@ -615,7 +615,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	} else {
 		for _, t := range res.Text {
 			if t != "" {
-				content = append(content, marshal(map[string]string{"type": "text", "text": t}))
+				content = append(content, fields("type", "text", "text", t))
 			}
 		}
 		for _, c := range res.ToolCalls {
@@ -715,7 +715,7 @@ func (f *Front) ErrorBody(e *dialect.Error) []byte {
 	if typ == "" {
 		typ = "api_error"
 	}
-	return marshal(map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": e.Message}})
+	return fields("type", "error", "error", fields("type", typ, "message", e.Message))
 }
 
 // marshal encodes v without HTML escaping, so "<" reaches the client as
@@ -742,6 +742,19 @@ func array(items []json.RawMessage) json.RawMessage {
 	}
 	b.WriteByte(']')
 	return b.Bytes()
+}
+
+// fields is a JSON object of the given key, value pairs, in that order.
+func fields(kv ...any) json.RawMessage {
+	var o object
+	for i := 0; i+1 < len(kv); i += 2 {
+		v, ok := kv[i+1].(json.RawMessage)
+		if !ok {
+			v = marshal(kv[i+1])
+		}
+		o.set(kv[i].(string), v)
+	}
+	return o.bytes()
 }
 
 // object is a JSON object written key by key, in order, with raw values.

@@ -33,7 +33,7 @@ var _ dialect.Sink = (*sink)(nil)
 var errEnded = errors.New("messages stream: the message has already ended")
 
 // event writes one frame, named after its data's type, and flushes it.
-func (s *sink) event(typ string, data any) error {
+func (s *sink) event(typ string, data json.RawMessage) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -41,7 +41,7 @@ func (s *sink) event(typ string, data any) error {
 	b.WriteString("event: ")
 	b.WriteString(typ)
 	b.WriteString("\ndata: ")
-	b.Write(marshal(data))
+	b.Write(data)
 	b.WriteString("\n\n")
 	if _, err := s.w.Write(b.Bytes()); err != nil {
 		s.err = err
@@ -73,14 +73,14 @@ func (s *sink) begin() error {
 		return s.err
 	}
 	s.head()
-	return s.event("message_start", map[string]any{
-		"type": "message_start",
-		"message": map[string]any{
-			"id": s.id, "type": "message", "role": "assistant", "model": s.model,
-			"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-			"usage": map[string]int{"input_tokens": s.input, "output_tokens": 1},
-		},
-	})
+	return s.event("message_start", fields(
+		"type", "message_start",
+		"message", fields(
+			"id", s.id, "type", "message", "role", "assistant", "model", s.model,
+			"content", json.RawMessage("[]"), "stop_reason", nil, "stop_sequence", nil,
+			"usage", fields("input_tokens", s.input, "output_tokens", 1),
+		),
+	))
 }
 
 func (s *sink) closeText() error {
@@ -88,7 +88,7 @@ func (s *sink) closeText() error {
 		return nil
 	}
 	s.text = false
-	return s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": s.next - 1})
+	return s.event("content_block_stop", fields("type", "content_block_stop", "index", s.next-1))
 }
 
 // Text appends to the open text block, opening one first if needed.
@@ -103,19 +103,19 @@ func (s *sink) Text(delta string) error {
 		return err
 	}
 	if !s.text {
-		if err := s.event("content_block_start", map[string]any{
-			"type": "content_block_start", "index": s.next,
-			"content_block": map[string]string{"type": "text", "text": ""},
-		}); err != nil {
+		if err := s.event("content_block_start", fields(
+			"type", "content_block_start", "index", s.next,
+			"content_block", fields("type", "text", "text", ""),
+		)); err != nil {
 			return err
 		}
 		s.text = true
 		s.next++
 	}
-	return s.event("content_block_delta", map[string]any{
-		"type": "content_block_delta", "index": s.next - 1,
-		"delta": map[string]string{"type": "text_delta", "text": delta},
-	})
+	return s.event("content_block_delta", fields(
+		"type", "content_block_delta", "index", s.next-1,
+		"delta", fields("type", "text_delta", "text", delta),
+	))
 }
 
 // EndRound closes the open text block, so the next round's text starts a
@@ -138,19 +138,19 @@ func (s *sink) ToolCall(c hooks.ToolCall) error {
 	}
 	i := s.next
 	s.next++
-	if err := s.event("content_block_start", map[string]any{
-		"type": "content_block_start", "index": i,
-		"content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}},
-	}); err != nil {
+	if err := s.event("content_block_start", fields(
+		"type", "content_block_start", "index", i,
+		"content_block", fields("type", "tool_use", "id", c.ID, "name", c.Name, "input", json.RawMessage("{}")),
+	)); err != nil {
 		return err
 	}
-	if err := s.event("content_block_delta", map[string]any{
-		"type": "content_block_delta", "index": i,
-		"delta": map[string]string{"type": "input_json_delta", "partial_json": string(arguments(c.Arguments))},
-	}); err != nil {
+	if err := s.event("content_block_delta", fields(
+		"type", "content_block_delta", "index", i,
+		"delta", fields("type", "input_json_delta", "partial_json", string(arguments(c.Arguments))),
+	)); err != nil {
 		return err
 	}
-	return s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	return s.event("content_block_stop", fields("type", "content_block_stop", "index", i))
 }
 
 // Ping sends Anthropic's ping event, starting the message first: the SDKs
@@ -159,7 +159,7 @@ func (s *sink) Ping() error {
 	if err := s.begin(); err != nil {
 		return err
 	}
-	return s.event("ping", map[string]string{"type": "ping"})
+	return s.event("ping", fields("type", "ping"))
 }
 
 // Finish closes the open block and ends the message with the usage summed
@@ -172,14 +172,14 @@ func (s *sink) Finish(stop hooks.StopReason, u hooks.Usage) error {
 		return err
 	}
 	s.ended = true
-	if err := s.event("message_delta", map[string]any{
-		"type":  "message_delta",
-		"delta": map[string]any{"stop_reason": stopReason(stop), "stop_sequence": nil},
-		"usage": map[string]int{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens},
-	}); err != nil {
+	if err := s.event("message_delta", fields(
+		"type", "message_delta",
+		"delta", fields("stop_reason", stopReason(stop), "stop_sequence", nil),
+		"usage", fields("input_tokens", u.InputTokens, "output_tokens", u.OutputTokens),
+	)); err != nil {
 		return err
 	}
-	return s.event("message_stop", map[string]string{"type": "message_stop"})
+	return s.event("message_stop", fields("type", "message_stop"))
 }
 
 // Fail ends the stream with an error event. Before anything was written
