@@ -22,8 +22,10 @@ type step struct {
 	wire   *llm.WireResponse
 	chunks []string // streamed text, in order; joined it is the content
 	err    error
-	// wait makes the call block until its context ends.
-	wait bool
+	// wait makes the call block until its context ends; entered, when
+	// set, is closed as it starts waiting.
+	wait    bool
+	entered chan struct{}
 }
 
 // seen is one request the fake upstream received.
@@ -70,6 +72,9 @@ func (s *scripted) calls() []seen {
 
 func (s *scripted) answer(ctx context.Context, st step, onText func(string)) (hooks.ModelResponse, error) {
 	if st.wait {
+		if st.entered != nil {
+			close(st.entered)
+		}
 		<-ctx.Done()
 		return hooks.ModelResponse{}, ctx.Err()
 	}

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -44,8 +45,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // A continuation whose tool calls the store does not know (expired, or kept
 // by another replica) goes upstream as the client holds it, with a warning.
@@ -112,5 +117,45 @@ func TestConcurrentRuns(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// A client that goes away while upstream is answering stops the run at
+// once, reported as the cancellation it is.
+func TestCancelledDuringUpstreamCall(t *testing.T) {
+	rec := &recorder{}
+	bus := newBus(t, rec.observer())
+	entered := make(chan struct{})
+	up := &scripted{steps: []step{{wait: true, entered: entered}}}
+	r := New(Config{Provider: up, Bus: bus})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	call := userCall("q")
+	call.Stream = true
+	sink := &recSink{}
+	go func() {
+		_, err := r.Run(ctx, testFront{llm.ProtocolChat}, call, sink)
+		errc <- err
+	}()
+	waitFor(t, entered, "the upstream call")
+	cancel()
+	select {
+	case err := <-errc:
+		var re *Error
+		if !errors.As(err, &re) || !errors.Is(err, context.Canceled) || re.ToolsRan {
+			t.Errorf("err = %v, want a cancellation with no tool run", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after cancellation")
+	}
+	if ev := sink.list(); len(ev) != 0 {
+		t.Errorf("stream written after cancellation: %q", ev)
+	}
+	flush(t, bus)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ends) != 1 || rec.ends[0].Reason != hooks.EndCancelled {
+		t.Errorf("on_session_end = %+v", rec.ends)
 	}
 }

@@ -485,7 +485,7 @@ func TestClientToolNamedLikeAPluginToolIsRefused(t *testing.T) {
 	r := New(Config{Provider: up, Bus: newBus(t, kora("{}"))})
 	_, err := r.Run(context.Background(), testFront{llm.ProtocolChat}, userCall("q", readFile, hooks.ToolSpec{Name: "kora__burn"}), nil)
 	var de *dialect.Error
-	if !errors.As(err, &de) || de.Status != 400 || de.Param != "tools[1]" || !strings.Contains(de.Message, `plugin "kora"`) {
+	if !errors.As(err, &de) || de.Status != 400 || de.Param != "tools" || !strings.Contains(de.Message, `plugin "kora"`) {
 		t.Fatalf("err = %v, want a 400 naming the plugin", err)
 	}
 	if len(up.calls()) != 0 {

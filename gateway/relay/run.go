@@ -50,9 +50,9 @@ func (r *run) check() error {
 	if r.cfg.Provider == nil {
 		return &dialect.Error{Status: 500, Type: "api_error", Message: "hookhost gateway has no upstream provider configured (host configuration: set [llm] provider)"}
 	}
-	for i, t := range r.call.Request.Tools {
+	for _, t := range r.call.Request.Tools {
 		if owner, ok := r.bus.ToolOwner(t.Name); ok {
-			return dialect.Invalid(fmt.Sprintf("tools[%d]", i), fmt.Sprintf(
+			return dialect.Invalid("tools", fmt.Sprintf(
 				"tool %q is also a tool of plugin %q on this gateway, so hookhost could not tell whose call it is; rename the request's tool", t.Name, owner))
 		}
 	}
