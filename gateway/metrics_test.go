@@ -45,6 +45,7 @@ func TestMetricsExposeEveryFamily(t *testing.T) {
 		obs.Round(llm.ProtocolMessages)
 		obs.ToolCall("plugin")
 		obs.ToolCall("client")
+		obs.(relay.StoreObserver).StoreEvicted(2)
 		return echo(ctx, f, call, sink)
 	})
 	s := newTest(t, p)
@@ -66,6 +67,7 @@ func TestMetricsExposeEveryFamily(t *testing.T) {
 		`hookhost_gateway_upstream_rounds_total{protocol="anthropic-messages"} 2`,
 		`hookhost_gateway_tool_calls_total{how="plugin"} 1`,
 		`hookhost_gateway_tool_calls_total{how="client"} 1`,
+		`hookhost_gateway_store_evicted_total 2`,
 		`hookhost_hook_calls_total{hook="pre_tool_call",plugin="guard"} 1`,
 		`hookhost_hook_calls_total{hook="pre_tool_call",plugin="slow"} 1`,
 		`hookhost_hook_failures_total{hook="pre_tool_call",kind="error",plugin="guard"} 1`,

@@ -38,10 +38,6 @@ import (
 	"github.com/hookhost/hookhost/llm"
 )
 
-// keepalive is how often a stream is pinged while plugin tools run: well
-// under the idle cut-off of common proxies and load balancers (60 s).
-const keepalive = 15 * time.Second
-
 // Options are what a Server needs besides its host.
 type Options struct {
 	// Logger receives the server's log lines; nil discards them.
@@ -134,7 +130,7 @@ func newServer(p parts) (*Server, error) {
 	if p.plugins == nil {
 		p.plugins = func() []host.Status { return nil }
 	}
-	s := &Server{p: p, log: p.logger.Named("gateway"), started: time.Now().UTC()}
+	s := &Server{p: p, log: p.logger, started: time.Now().UTC()}
 
 	s.listen = p.server.Listen
 	from := "server.listen"
@@ -173,7 +169,7 @@ func newServer(p parts) (*Server, error) {
 			Provider:      p.provider,
 			MaxIterations: p.maxIterations,
 			Store:         store,
-			Keepalive:     keepalive,
+			Keepalive:     relay.DefaultKeepalive,
 			Logger:        p.logger.Named("relay"),
 			Observe:       s.metrics,
 		}
