@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/llm/offline"
+	"github.com/hookhost/hookhost/llm/openai"
+)
+
+// realParts are a server over the real fronts and relay.
+func realParts() parts {
+	p := testParts()
+	p.fronts, p.hooked, p.plain = nil, nil, nil
+	return p
+}
+
+// The offline model answers on every endpoint, whole and streamed, on
+// both routes (bypass: the loop with no Bus, since offline cannot be
+// proxied); bad bodies get each protocol's own 400.
+func TestOfflineOnEveryEndpoint(t *testing.T) {
+	for _, route := range []hooks.Route{hooks.RouteGateway, hooks.RouteBypass} {
+		p := realParts()
+		p.route = route
+		p.provider = offline.New()
+		p.models = []string{"offline-small"}
+		s := newTest(t, p)
+		for _, tc := range []struct {
+			path, body, header string
+			wantWhole          string
+			wantStream         string
+			wantBad            string
+		}{
+			{"/v1/chat/completions", `{"model":"offline-small","messages":[{"role":"user","content":"hello"}]}`, "",
+				`"object":"chat.completion"`, "data: [DONE]\n\n", `{"error":{`},
+			{"/v1/responses", `{"model":"offline-small","input":"hello"}`, "",
+				`"object":"response"`, "event: response.completed", `{"error":{`},
+			{"/v1/messages", `{"model":"offline-small","max_tokens":100,"messages":[{"role":"user","content":"hello"}]}`, "2023-06-01",
+				`"type":"message"`, "event: message_stop", `{"type":"error","error":{`},
+		} {
+			hdr := []string{}
+			if tc.header != "" {
+				hdr = []string{"anthropic-version", tc.header}
+			}
+			resp := post(t, s.url, tc.path, tc.body, hdr...)
+			got := string(readAll(t, resp))
+			if resp.StatusCode != 200 || !strings.Contains(got, tc.wantWhole) {
+				t.Fatalf("%s %s whole: %d %s", route, tc.path, resp.StatusCode, got)
+			}
+			resp = post(t, s.url, tc.path, strings.Replace(tc.body, `"model"`, `"stream":true,"model"`, 1), hdr...)
+			got = string(readAll(t, resp))
+			if resp.StatusCode != 200 || !strings.Contains(got, tc.wantStream) || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("%s %s stream: %d %s", route, tc.path, resp.StatusCode, got)
+			}
+			resp = post(t, s.url, tc.path, `{"model":`, hdr...)
+			got = string(readAll(t, resp))
+			if resp.StatusCode != 400 || !strings.HasPrefix(got, tc.wantBad) {
+				t.Fatalf("%s %s bad JSON: %d %s", route, tc.path, resp.StatusCode, got)
+			}
+			resp = post(t, s.url, tc.path, strings.Replace(tc.body, "offline-small", "gpt-9", 1), hdr...)
+			got = string(readAll(t, resp))
+			if resp.StatusCode != 404 || !strings.HasPrefix(got, tc.wantBad) || !strings.Contains(got, "gpt-9") {
+				t.Fatalf("%s %s unknown model: %d %s", route, tc.path, resp.StatusCode, got)
+			}
+		}
+	}
+}
+
+// After a plugin tool ran, a failing upstream round gets the client a
+// response that tells its SDK not to retry.
+func TestNoRetryAfterAPluginToolRan(t *testing.T) {
+	var ran atomic.Int32
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{
+		Name:  "shop",
+		Tools: []hooks.ToolSpec{{Name: "shop__buy", Description: "buys", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+			ran.Add(1)
+			return &hooks.ToolResult{Content: "bought"}, nil
+		},
+	}}}, hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bus.Close(context.Background()) })
+	fake := fakeapi.New(t,
+		fakeapi.JSON(200, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"shop__buy","arguments":"{}"}}]}}],"usage":{"prompt_tokens":5,"completion_tokens":5,"total_tokens":10}}`),
+		fakeapi.JSON(500, `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`),
+	)
+	prov, err := openai.New(openai.Config{BaseURL: fake.URL() + "/v1", APIKey: upstreamKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := realParts()
+	p.provider, p.bus, p.models = prov, bus, []string{"gpt-test"}
+	s := newTest(t, p)
+	resp := post(t, s.url, "/v1/chat/completions", `{"model":"gpt-test","messages":[{"role":"user","content":"buy it"}]}`)
+	got := readAll(t, resp)
+	if resp.StatusCode != 500 || resp.Header.Get("x-should-retry") != "false" || !strings.Contains(string(got), "The server had an error") {
+		t.Fatalf("got %d x-should-retry %q %s", resp.StatusCode, resp.Header.Get("x-should-retry"), got)
+	}
+	if ran.Load() != 1 {
+		t.Fatalf("the plugin tool ran %d times", ran.Load())
+	}
+	if strings.Contains(s.logs.String(), upstreamKey) || strings.Contains(string(got), upstreamKey) {
+		t.Fatal("the upstream key is in the log or the response")
+	}
+}
