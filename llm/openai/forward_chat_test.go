@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/openai"
 )
@@ -240,4 +241,50 @@ func TestForwardChatErrorsAreSealed(t *testing.T) {
 	if strings.Contains(err.Error(), testKey) {
 		t.Errorf("key in error: %v", err)
 	}
+}
+
+// FuzzForwardChat serves each input as a whole answer and as a stream:
+// forwarding must not panic, must keep the key out of errors, must show
+// what it keeps, and must hand back a wire form that is valid JSON.
+func FuzzForwardChat(f *testing.F) {
+	addSeeds(f, true,
+		chatText, chatOneCall, chatParallel, chatBadArgs,
+		data(`{"id":"c","created":1,"system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":"It "}}]}`)+
+			data(`{"id":"c","choices":[{"index":0,"delta":{"content":"is."},"finish_reason":"stop"}]}`)+
+			data(`{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}`)+data(`[DONE]`))
+	z := fakeapi.NewFuzz(f)
+	p := fuzzProvider(f, z, openai.APIChat)
+	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{"seed": json.RawMessage(`1`)}}
+	f.Fuzz(func(t *testing.T, pick uint8, body string) {
+		check := func(what string, wire *llm.WireResponse) {
+			if wire == nil {
+				t.Fatalf("%s: no wire form", what)
+			}
+			for k, v := range wire.Fields {
+				if !json.Valid(v) {
+					t.Fatalf("%s: wire field %s is not JSON: %q", what, k, v)
+				}
+			}
+			for _, m := range wire.Message {
+				if !json.Valid(m) {
+					t.Fatalf("%s: wire message is not JSON: %q", what, m)
+				}
+			}
+		}
+		z.Set(pick, body, false)
+		if _, wire, err := p.Forward(context.Background(), hiReq, pass, nil); err != nil {
+			fakeapi.AssertNoKey(t, "forward", err, testKey)
+		} else {
+			check("forward", wire)
+		}
+		z.Set(pick, body, true)
+		var shown strings.Builder
+		resp, wire, err := p.Forward(context.Background(), hiReq, pass, func(s string) { shown.WriteString(s) })
+		if err != nil {
+			fakeapi.AssertNoKey(t, "forward stream", err, testKey)
+			return
+		}
+		fakeapi.CheckStream(t, shown.String(), resp.Message.Content)
+		check("forward stream", wire)
+	})
 }
