@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -75,6 +76,9 @@ func encoded(v any) json.RawMessage {
 // this protocol; when the answer is exactly its message, so does the
 // message (refusal, annotations, audio) and the choice (logprobs).
 func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) {
+	if res == nil {
+		return nil, errors.New("chat: no result to encode (host error)")
+	}
 	top := map[string]json.RawMessage{}
 	var wireMsg, wireChoice map[string]json.RawMessage
 	if w := res.Wire; w != nil {

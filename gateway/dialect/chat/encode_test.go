@@ -170,3 +170,9 @@ func TestErrorBodyMapsTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeWithoutAResultFails(t *testing.T) {
+	if b, err := chat.New().Encode(nil, nil); err == nil {
+		t.Errorf("Encode(nil) = %s, want an error", b)
+	}
+}
