@@ -43,6 +43,9 @@ var defaults = map[string]any{
 	"frequency_penalty":   0.0,
 	"logprobs":            false,
 	"store":               false,
+	"service_tier":        "auto",
+	"verbosity":           "medium",
+	"modalities":          []any{"text"},
 }
 
 // decoder carries one request's decoding.
