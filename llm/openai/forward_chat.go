@@ -27,6 +27,9 @@ import (
 //     system message;
 //   - each history message with a kept form is sent in that form;
 //   - each tool with a kept form is sent in it (strict survives);
+//   - max_tokens and max_completion_tokens: when pass.Fields holds one of
+//     them, the client's choice of field is kept and the neutral MaxTokens
+//     is sent under it (servers differ in which one they accept);
 //   - every pass.Fields key the adapter does not set is added as given.
 //     "tools" is the one exception to "does not set": a kept "tools" field
 //     holds the client's tools that have no neutral form (custom tools and
@@ -35,8 +38,10 @@ import (
 // stream and stream_options are always the adapter's own: a client's
 // stream_options never reaches a non-streamed call, which OpenAI refuses.
 
-// forwardOwned are the top-level keys only the adapter writes.
-var forwardOwned = map[string]bool{"stream": true, "stream_options": true}
+// forwardOwned are the top-level keys only the adapter writes. Both
+// token-limit keys are among them, so the one it does not send is never
+// added beside the one it does.
+var forwardOwned = map[string]bool{"stream": true, "stream_options": true, "max_tokens": true, "max_completion_tokens": true}
 
 func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
 	stream := onText != nil
@@ -136,6 +141,13 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		tools = append(tools, more...)
 	}
 
+	if n := body.MaxTokens + body.MaxCompletionTokens; n > 0 {
+		if _, ok := fields["max_completion_tokens"]; ok {
+			body.MaxTokens, body.MaxCompletionTokens = 0, n
+		} else if _, ok := fields["max_tokens"]; ok {
+			body.MaxTokens, body.MaxCompletionTokens = n, 0
+		}
+	}
 	// The adapter's own fields come from the body Complete would send, so
 	// the two paths cannot drift apart; messages and tools are replaced.
 	body.Messages, body.Tools = nil, nil

@@ -288,3 +288,39 @@ func FuzzForwardChat(f *testing.F) {
 		check("forward stream", wire)
 	})
 }
+
+func TestForwardChatKeepsTheClientsTokenLimitField(t *testing.T) {
+	for _, c := range []struct {
+		name, host, clientKey, sentKey, absent string
+	}{
+		{"newer field to a compatible server", "", "max_completion_tokens", "max_completion_tokens", "max_tokens"},
+		{"older field to api.openai.com", "https://api.openai.com/v1", "max_tokens", "max_tokens", "max_completion_tokens"},
+		{"no client field: the adapter's choice", "", "", "max_tokens", "max_completion_tokens"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, jsonReply(200, chatText))
+			cfg := openai.Config{}
+			if c.host != "" {
+				cfg.BaseURL = c.host
+				cfg.HTTPClient = f.Redirect()
+			}
+			p := newProvider(t, f, cfg)
+			pass := &llm.Passthrough{Fields: map[string]json.RawMessage{}}
+			if c.clientKey != "" {
+				pass.Fields[c.clientKey] = json.RawMessage(`50`)
+			}
+			req := userReq("hi")
+			req.MaxTokens = 80 // a hook raised the client's limit: the new value is sent
+			if _, _, err := p.Forward(context.Background(), req, pass, nil); err != nil {
+				t.Fatal(err)
+			}
+			body := f.Requests()[0].Body
+			if got := string(sentField(t, body, c.sentKey)); got != "80" {
+				t.Errorf("%s = %q, want 80: %s", c.sentKey, got, body)
+			}
+			if sentField(t, body, c.absent) != nil {
+				t.Errorf("%s sent beside %s: %s", c.absent, c.sentKey, body)
+			}
+		})
+	}
+}

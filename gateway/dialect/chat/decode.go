@@ -96,6 +96,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		return nil, err
 	}
 
+	tokenKey := ""
 	for _, key := range []string{"max_tokens", "max_completion_tokens"} {
 		raw := top[key]
 		if isNull(raw) {
@@ -108,7 +109,14 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		// The newer field wins, as it does at OpenAI.
 		if key == "max_completion_tokens" || req.MaxTokens == 0 {
 			req.MaxTokens = n
+			tokenKey = key
 		}
+	}
+	if tokenKey != "" {
+		// Which of the two fields the client used matters to some servers
+		// (reasoning models refuse max_tokens); the forwarding adapter
+		// sends the neutral value under the key kept here.
+		d.call.Pass.Fields[tokenKey] = top[tokenKey]
 	}
 	if raw := top["temperature"]; !isNull(raw) {
 		var t float64

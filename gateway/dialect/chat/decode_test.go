@@ -133,8 +133,8 @@ func TestDecodeMapsTheNeutralRequest(t *testing.T) {
 	for k := range call.Pass.Fields {
 		keys = append(keys, k)
 	}
-	if len(keys) != 5 {
-		t.Errorf("passed-through fields = %q, want tool_choice, parallel_tool_calls, top_p, metadata, modalities", keys)
+	if len(keys) != 6 || string(call.Pass.Fields["max_completion_tokens"]) != "100" {
+		t.Errorf("passed-through fields = %q, want tool_choice, parallel_tool_calls, top_p, metadata, modalities and the token limit's key", keys)
 	}
 }
 
