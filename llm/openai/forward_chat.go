@@ -82,7 +82,40 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a chat completion: %v", err)
 	}
+	wire.Message = withCallIDs(wire.Message, out.Message.ToolCalls)
 	return out, wire, nil
+}
+
+// withCallIDs gives the wire message's tool calls the ids the neutral
+// response gave those that came without one, so that the message, sent
+// back in a later round, matches the tool results that answer it.
+func withCallIDs(msg []json.RawMessage, calls []hooks.ToolCall) []json.RawMessage {
+	if len(msg) != 1 || len(calls) == 0 {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	var wireCalls []map[string]json.RawMessage
+	if json.Unmarshal(msg[0], &m) != nil || json.Unmarshal(m["tool_calls"], &wireCalls) != nil || len(wireCalls) != len(calls) {
+		return msg
+	}
+	changed := false
+	for i, c := range wireCalls {
+		var id string
+		if json.Unmarshal(c["id"], &id) != nil || id == "" {
+			c["id"] = quoteJSON(calls[i].ID)
+			changed = true
+		}
+	}
+	if !changed {
+		return msg
+	}
+	tc, err1 := json.Marshal(wireCalls)
+	m["tool_calls"] = tc
+	b, err2 := json.Marshal(m)
+	if err1 != nil || err2 != nil {
+		return msg
+	}
+	return []json.RawMessage{b}
 }
 
 // forwardChatBody writes the request body: the adapter's fields in their
@@ -299,7 +332,7 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 	if err != nil {
 		return llm.Response{}, nil, p.fail("cannot encode the streamed message", err)
 	}
-	return out, &llm.WireResponse{Fields: fields, Message: []json.RawMessage{msg}}, nil
+	return out, &llm.WireResponse{Fields: fields, Message: withCallIDs([]json.RawMessage{msg}, out.Message.ToolCalls)}, nil
 }
 
 // streamedMessage is the message a stream assembled, shaped as a whole

@@ -324,3 +324,41 @@ func TestForwardChatKeepsTheClientsTokenLimitField(t *testing.T) {
 		})
 	}
 }
+
+func TestForwardChatWireMessageCarriesFilledCallIDs(t *testing.T) {
+	noIDs := `{"id":"c","object":"chat.completion","created":1,"model":"gemini-2.5-flash","choices":[{"index":0,"finish_reason":"tool_calls",
+	  "message":{"role":"assistant","content":null,"tool_calls":[
+	    {"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+	    {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]}}]}`
+	f := newFake(t, jsonReply(200, noIDs), sseReply(
+		data(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}}]}`),
+		data(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
+		"data: [DONE]\n\n"))
+	p := newProvider(t, f, openai.Config{})
+	for _, stream := range []bool{false, true} {
+		var onText func(string)
+		if stream {
+			onText = func(string) {}
+		}
+		resp, wire, err := p.Forward(context.Background(), userReq("weather?"), nil, onText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ToolCalls []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		}
+		if err := json.Unmarshal(wire.Message[0], &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.ToolCalls) != len(resp.Message.ToolCalls) {
+			t.Fatalf("stream=%v: wire message %s, response %+v", stream, wire.Message[0], resp.Message.ToolCalls)
+		}
+		for i, c := range resp.Message.ToolCalls {
+			if c.ID == "" || m.ToolCalls[i].ID != c.ID {
+				t.Errorf("stream=%v: call %d has id %q in the response and %q on the wire", stream, i, c.ID, m.ToolCalls[i].ID)
+			}
+		}
+	}
+}
