@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
 // state is the front's own part of a Call.
@@ -21,9 +21,6 @@ type state struct {
 	// one usage chunk, and every other chunk carries "usage": null.
 	includeUsage bool
 }
-
-// toolName is what OpenAI accepts as a function name.
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // modelled are the top-level keys the neutral request or the front itself
 // takes; every other key is passed through.
@@ -408,7 +405,7 @@ func (d *decoder) tools(raw json.RawMessage) error {
 			return err
 		}
 		name, _ := stringOf(fn["name"])
-		if !toolName.MatchString(name) {
+		if !toolfmt.ValidName(name) {
 			return dialect.Invalid(at+".function.name", fmt.Sprintf("function name %q must be 1 to 64 letters, digits, underscores or dashes", name))
 		}
 		if seen[name] {

@@ -43,7 +43,12 @@ type wireFunction struct {
 func wireCalls(calls []hooks.ToolCall) []wireCall {
 	out := make([]wireCall, len(calls))
 	for i, c := range calls {
-		out[i] = wireCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: string(c.Arguments)}}
+		args := string(c.Arguments)
+		if strings.TrimSpace(args) == "" {
+			// What a model means by no arguments, and what clients parse.
+			args = "{}"
+		}
+		out[i] = wireCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: args}}
 	}
 	return out
 }
