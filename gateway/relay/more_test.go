@@ -159,3 +159,34 @@ func TestCancelledDuringUpstreamCall(t *testing.T) {
 		t.Errorf("on_session_end = %+v", rec.ends)
 	}
 }
+
+// Upstreams may number their calls (the offline model does): two
+// conversations given the same call ids never see each other's rounds.
+func TestReusedCallIDsStayInTheirConversation(t *testing.T) {
+	bus := newBus(t, kora(`{"usd":"alice"}`))
+	up := &scripted{steps: []step{
+		calls("", 1, 1, tc("call_1", "kora__burn", `{}`), tc("call_2", "read_file", `{}`)),
+		calls("", 1, 1, tc("call_2", "read_file", `{}`)),
+		text("bob's answer", 1, 1),
+	}}
+	r := New(Config{Provider: up, Bus: bus, Store: NewStore(time.Minute, 10)})
+	front := testFront{llm.ProtocolChat}
+	alice := runOK(t, r, front, userCall("alice asks", readFile), nil)
+	bob := runOK(t, r, front, userCall("bob asks", readFile), nil)
+	if !reflect.DeepEqual(alice.ToolCalls, bob.ToolCalls) {
+		t.Fatalf("the test needs equal calls: %+v %+v", alice.ToolCalls, bob.ToolCalls)
+	}
+	next := userCall("bob asks", readFile)
+	next.Request.Messages = append(next.Request.Messages,
+		hooks.Message{Role: hooks.RoleAssistant, ToolCalls: bob.ToolCalls},
+		hooks.Message{Role: hooks.RoleTool, ToolCallID: "call_2", Content: "bob's file"})
+	runOK(t, r, front, next, nil)
+	for _, m := range up.calls()[2].req.Messages {
+		if strings.Contains(m.Content, "alice") || len(m.ToolCalls) > 1 {
+			t.Fatalf("bob's continuation carries alice's rounds: %+v", up.calls()[2].req.Messages)
+		}
+	}
+	if n := len(up.calls()[2].req.Messages); n != 3 {
+		t.Errorf("bob's continuation has %d messages, want 3", n)
+	}
+}

@@ -36,6 +36,7 @@ type run struct {
 	history   []hooks.Message
 	wires     map[int][]json.RawMessage // wire forms of messages this run added, by index
 	restored  int                       // history[:restored] came from the client
+	at        convKey                   // where the client's messages end
 	res       *dialect.Result
 	rounds    int
 	toolsRan  bool
@@ -89,11 +90,18 @@ func newID() string {
 func (r *run) restore() (fresh bool) {
 	msgs := r.call.Request.Messages
 	r.history = make([]hooks.Message, 0, len(msgs))
+	var at convKey
+	carriedAt := map[string]convKey{} // call id → where its assistant message stands
 	lastMiss := -1
 	for i, m := range msgs {
+		here := at
+		at = at.next(m)
 		switch {
 		case m.Role == hooks.RoleAssistant && len(m.ToolCalls) > 0:
-			if sid, hidden, ok := r.cfg.Store.rounds(callsKey(m.ToolCalls)); ok {
+			for _, c := range m.ToolCalls {
+				carriedAt[c.ID] = here
+			}
+			if sid, hidden, ok := r.cfg.Store.rounds(roundsKey(here, m.ToolCalls)); ok {
 				r.sessionID = sid
 				for _, k := range hidden {
 					r.history = append(r.history, k.Message)
@@ -106,18 +114,22 @@ func (r *run) restore() (fresh bool) {
 			}
 			lastMiss = i
 		case m.Role == hooks.RoleTool:
-			if sid, c, ok := r.cfg.Store.handed(m.ToolCallID); ok {
-				r.sessionID = sid
-				m = r.clientResult(m, sid, c)
+			if where, ok := carriedAt[m.ToolCallID]; ok {
+				key := callKey(where, m.ToolCallID)
+				if sid, c, ok := r.cfg.Store.handed(key); ok {
+					r.sessionID = sid
+					m = r.clientResult(m, key, sid, c)
+				}
 			}
 		}
 		r.history = append(r.history, m)
 	}
+	r.at = at
 	if lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
 		// Only the conversation being continued is worth a warning: a miss
 		// there may mean hidden rounds expired or live on another replica
-		// (or that this gateway never saw the conversation: the two cannot
-		// be told apart).
+		// (or that this gateway never saw the conversation, or that the
+		// client rewrote its history: these cannot be told apart).
 		r.cfg.Logger.Warn("continuing a conversation whose tool calls are not in the hidden-round store; if hookhost ran plugin tools in it, the model will not see them (the entry expired, was evicted, or is on another replica)",
 			"calls", len(msgs[lastMiss].ToolCalls))
 	}
@@ -144,7 +156,7 @@ func lastToolCaller(msgs []hooks.Message) int {
 // clientResult passes the client's result for a call hookhost handed it
 // through post_tool_call and transform_tool_result, once: the same result
 // sent again (clients resend the whole history) gets the kept outcome.
-func (r *run) clientResult(m hooks.Message, sid string, c handedCall) hooks.Message {
+func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks.Message {
 	d := resultDigest(m.Content, m.IsError)
 	if c.Done && c.Digest == d {
 		m.Content, m.IsError = c.Result.Content, c.Result.IsError
@@ -169,7 +181,7 @@ func (r *run) clientResult(m hooks.Message, sid string, c handedCall) hooks.Mess
 			res = t.AsJSON()
 		}
 	}
-	r.cfg.Store.answered(m.ToolCallID, d, res)
+	r.cfg.Store.answered(key, d, res)
 	m.Content, m.IsError = res.Content, res.IsError
 	return m
 }
@@ -282,12 +294,21 @@ func (r *run) keep(handed []hooks.ToolCall) {
 	if r.cfg.Store == nil || r.bus == nil {
 		return
 	}
-	e := &entry{key: callsKey(handed), sessionID: r.sessionID, calls: map[string]*handedCall{}}
+	for _, c := range handed {
+		if c.ID == "" {
+			// An id-less call cannot be matched when the client continues.
+			r.cfg.Logger.Debug("hidden rounds not kept: the upstream gave a tool call no id", "tool", c.Name)
+			return
+		}
+	}
+	// The client's next request holds its messages as sent, then the
+	// assistant message with the handed calls: that is where they stand.
+	e := &entry{key: roundsKey(r.at, handed), sessionID: r.sessionID, calls: map[string]*handedCall{}}
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
 	}
 	for _, c := range handed {
-		e.calls[c.ID] = &handedCall{Name: c.Name, Arguments: c.Arguments}
+		e.calls[callKey(r.at, c.ID)] = &handedCall{Name: c.Name, Arguments: c.Arguments}
 	}
 	evicted, kept := r.cfg.Store.put(e)
 	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {

@@ -26,7 +26,9 @@ const entryOverhead = 256
 //
 // An entry is made when a response hands tool calls to the client while
 // hookhost ran, answered or wrote something the client does not see. It is
-// keyed by the ids of the calls handed over, in order, and holds the
+// keyed by the conversation as the client sent it up to that response and
+// by the ids of the calls handed over, in order (upstreams may reuse call
+// ids across conversations), and holds the
 // session id plugins saw, the hidden messages (with their wire forms, for an
 // upstream of the client's protocol) and, per handed call, what is needed
 // to fire post_tool_call and transform_tool_result once on the result the
@@ -84,14 +86,36 @@ type entry struct {
 	used      time.Time
 }
 
-// callsKey identifies an assistant message by the ids of its tool calls.
-func callsKey(calls []hooks.ToolCall) string {
+// convKey identifies a point in a conversation: a chain of digests over
+// the messages the client sent before it. Upstreams may reuse call ids
+// across conversations (the offline model numbers them), so ids alone must
+// never bring one conversation's rounds into another's.
+type convKey [32]byte
+
+// next returns the key after m.
+func (k convKey) next(m hooks.Message) convKey {
+	b, _ := json.Marshal(m) // a Message always marshals
+	h := sha256.New()
+	h.Write(k[:])
+	h.Write(b)
+	var n convKey
+	h.Sum(n[:0])
+	return n
+}
+
+// roundsKey identifies an assistant message by where it stands in the
+// conversation and the ids of its tool calls.
+func roundsKey(at convKey, calls []hooks.ToolCall) string {
 	ids := make([]string, len(calls))
 	for i, c := range calls {
 		ids[i] = c.ID
 	}
-	return strings.Join(ids, "\x00")
+	return string(at[:]) + strings.Join(ids, "\x00")
 }
+
+// callKey identifies one call handed to a client by the assistant message
+// that carried it.
+func callKey(at convKey, id string) string { return string(at[:]) + "\x01" + id }
 
 func resultDigest(content string, isError bool) [32]byte {
 	return sha256.Sum256([]byte(strconv.FormatBool(isError) + "\x00" + content))
