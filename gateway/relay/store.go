@@ -3,6 +3,7 @@ package relay
 import (
 	"container/list"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -92,12 +93,29 @@ type entry struct {
 // never bring one conversation's rounds into another's.
 type convKey [32]byte
 
-// next returns the key after m.
+// next returns the key after m. Fields are length-prefixed so that no two
+// different messages write the same bytes; arguments are taken byte for
+// byte, since a model's may be invalid JSON.
 func (k convKey) next(m hooks.Message) convKey {
-	b, _ := json.Marshal(m) // a Message always marshals
 	h := sha256.New()
 	h.Write(k[:])
-	h.Write(b)
+	put := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put(string(m.Role))
+	put(m.Content)
+	put(m.ToolCallID)
+	put(m.ToolName)
+	put(strconv.FormatBool(m.IsError))
+	put(strconv.Itoa(len(m.ToolCalls)))
+	for _, c := range m.ToolCalls {
+		put(c.ID)
+		put(c.Name)
+		put(string(c.Arguments))
+	}
 	var n convKey
 	h.Sum(n[:0])
 	return n
