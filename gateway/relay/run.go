@@ -125,7 +125,7 @@ func (r *run) restore() (fresh bool) {
 		r.history = append(r.history, m)
 	}
 	r.at = at
-	if lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
+	if r.cfg.Store != nil && lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
 		// Only the conversation being continued is worth a warning: a miss
 		// there may mean hidden rounds expired or live on another replica
 		// (or that this gateway never saw the conversation, or that the
