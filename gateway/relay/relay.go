@@ -30,6 +30,11 @@
 // kept, and the same result sent again in a later request is replaced by it
 // without firing again.
 //
+// A final answer reached through hidden rounds is kept the same way, under
+// its place in the conversation: when the client's next turn holds an
+// assistant message there that contains the text it was shown, the rounds
+// that led to the answer take its place.
+//
 // After an entry expired or was evicted, or when the continuation reaches
 // another replica (the Store is per process), the history goes upstream as
 // the client holds it: the model sees the text it wrote and the calls handed
@@ -41,9 +46,7 @@
 // saw, or from a client that rewrote the earlier history it sends (which
 // also misses), so it is logged at WARN only when plugins offer tools (when
 // there may have been hidden rounds). Deployments with several replicas
-// should route a conversation to one replica (sticky sessions). A
-// conversation whose answer is final keeps no entry: its plugin rounds reach
-// later requests only as the text the client received.
+// should route a conversation to one replica (sticky sessions).
 package relay
 
 import (

@@ -20,14 +20,15 @@ import (
 // run is the state of one Run; it lives on the Run goroutine, except for
 // what decideAll reads while tools run (which nothing writes meanwhile).
 type run struct {
-	cfg      *Config
-	bus      *hooks.Bus
-	ctx      context.Context
-	protocol llm.Protocol
-	call     *dialect.Call
-	sink     dialect.Sink
-	sinkErr  error
-	streamed strings.Builder // what the current round has shown so far
+	cfg       *Config
+	bus       *hooks.Bus
+	ctx       context.Context
+	protocol  llm.Protocol
+	call      *dialect.Call
+	sink      dialect.Sink
+	sinkErr   error
+	streamed  strings.Builder // what the current round has shown so far
+	lastShown string          // the text the last round showed
 
 	fwd  llm.Forwarder // set in forward mode
 	pass *llm.Passthrough
@@ -113,6 +114,20 @@ func (r *run) restore() (fresh bool) {
 				continue
 			}
 			lastMiss = i
+		case m.Role == hooks.RoleAssistant:
+			// A final answer that took hidden rounds: the client holds the
+			// text it was shown (joined its own way), the model gets back
+			// the rounds that led to it.
+			if sid, hidden, shown, ok := r.cfg.Store.final(finalKey(here)); ok && strings.Contains(m.Content, shown) {
+				r.sessionID = sid
+				for _, k := range hidden {
+					r.history = append(r.history, k.Message)
+					if r.pass != nil && len(k.Wire) > 0 {
+						r.pass.KeepMessage(k.Message, k.Wire...)
+					}
+				}
+				continue
+			}
 		case m.Role == hooks.RoleTool:
 			if where, ok := carriedAt[m.ToolCallID]; ok {
 				key := callKey(where, m.ToolCallID)
@@ -206,6 +221,10 @@ func (r *run) loop() (hooks.EndReason, error) {
 			stop := resp.StopReason
 			if stop == "" {
 				stop = hooks.StopEndTurn
+			}
+			if iter > 1 {
+				r.add(resp.Message, wireForm(r.protocol, wire))
+				r.keepFinal()
 			}
 			return r.finish(stop, wire, iter == 1)
 		}
@@ -317,6 +336,27 @@ func (r *run) keep(handed []hooks.ToolCall) {
 	if !kept {
 		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
 			"session", r.sessionID, "calls", len(handed))
+	}
+}
+
+// keepFinal stores the rounds that led to a final answer, keyed by where
+// the answer stands, so that the client's next turn gets them back.
+func (r *run) keepFinal() {
+	if r.cfg.Store == nil || r.bus == nil {
+		return
+	}
+	e := &entry{key: finalKey(r.at), sessionID: r.sessionID}
+	e.shown = r.lastShown
+	for i := r.restored; i < len(r.history); i++ {
+		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
+	}
+	evicted, kept := r.cfg.Store.put(e)
+	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
+		so.StoreEvicted(evicted)
+	}
+	if !kept {
+		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's next turn will go upstream without them",
+			"session", r.sessionID)
 	}
 }
 
@@ -465,6 +505,7 @@ func (r *run) show(text string, final bool) {
 	if text != "" {
 		r.res.Text = append(r.res.Text, text)
 	}
+	r.lastShown = text
 }
 
 // --- the round's tool calls ----------------------------------------------

@@ -33,7 +33,9 @@ const entryOverhead = 256
 // session id plugins saw, the hidden messages (with their wire forms, for an
 // upstream of the client's protocol) and, per handed call, what is needed
 // to fire post_tool_call and transform_tool_result once on the result the
-// client sends, and the transformed result afterwards.
+// client sends, and the transformed result afterwards. A final answer that
+// took hidden rounds makes an entry too, keyed by its place in the
+// conversation, holding those rounds and the text the client was shown.
 //
 // Entries live for the store's ttl after their last use, at most entries of
 // them, and at most DefaultStoreMaxBytes bytes in all; the oldest go first.
@@ -83,6 +85,7 @@ type entry struct {
 	sessionID string
 	hidden    []keptMessage
 	calls     map[string]*handedCall
+	shown     string // for a final answer: the text the client was shown
 	size      int64
 	used      time.Time
 }
@@ -131,6 +134,10 @@ func roundsKey(at convKey, calls []hooks.ToolCall) string {
 	return string(at[:]) + strings.Join(ids, "\x00")
 }
 
+// finalKey identifies a final answer by where it stands in the
+// conversation.
+func finalKey(at convKey) string { return string(at[:]) + "\x02" }
+
 // callKey identifies one call handed to a client by the assistant message
 // that carried it.
 func callKey(at convKey, id string) string { return string(at[:]) + "\x01" + id }
@@ -140,7 +147,7 @@ func resultDigest(content string, isError bool) [32]byte {
 }
 
 func (e *entry) measure() int64 {
-	n := int64(entryOverhead + len(e.key) + len(e.sessionID))
+	n := int64(entryOverhead + len(e.key) + len(e.sessionID) + len(e.shown))
 	for _, m := range e.hidden {
 		n += entryOverhead + int64(len(m.Message.Content)+len(m.Message.ToolCallID)+len(m.Message.ToolName))
 		for _, c := range m.Message.ToolCalls {
@@ -241,6 +248,23 @@ func (s *Store) rounds(key string) (sessionID string, hidden []keptMessage, ok b
 	}
 	e := el.Value.(*entry)
 	return e.sessionID, e.hidden, true
+}
+
+// final returns what is kept for the final answer at key: the session
+// id, the rounds up to and including the answer, and the text the client
+// was shown.
+func (s *Store) final(key string) (sessionID string, hidden []keptMessage, shown string, ok bool) {
+	if s == nil {
+		return "", nil, "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, found := s.byKey[key]
+	if !found || !s.touchLocked(el) {
+		return "", nil, "", false
+	}
+	e := el.Value.(*entry)
+	return e.sessionID, e.hidden, e.shown, true
 }
 
 // handed returns a copy of what is kept about the call id handed to a
