@@ -25,17 +25,16 @@ const entryOverhead = 256
 
 // Store keeps rounds hidden from clients, bounded in entries and age.
 //
-// An entry is made when a response hands tool calls to the client while
-// hookhost ran, answered or wrote something the client does not see. It is
+// An entry is made when a response hands tool calls to the client. It is
 // keyed by the conversation as the client sent it up to that response and
 // by the ids of the calls handed over, in order (upstreams may reuse call
-// ids across conversations), and holds the
-// session id plugins saw, the hidden messages (with their wire forms, for an
-// upstream of the client's protocol) and, per handed call, what is needed
-// to fire post_tool_call and transform_tool_result once on the result the
-// client sends, and the transformed result afterwards. A final answer that
-// took hidden rounds makes an entry too, keyed by its place in the
-// conversation, holding those rounds and the text the client was shown.
+// ids across conversations). It holds the session id plugins saw, the
+// messages the client did not see (with their wire forms, for an upstream
+// of the client's protocol) and, per handed call, what is needed to fire
+// post_tool_call and transform_tool_result once on the result the client
+// sends, then the transformed result. A final answer that took hidden
+// rounds makes an entry too, keyed by its place in the conversation,
+// holding those rounds and the text the client was shown.
 //
 // Entries live for the store's ttl after their last use, at most entries of
 // them, and at most DefaultStoreMaxBytes bytes in all; the oldest go first.
