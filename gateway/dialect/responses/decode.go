@@ -25,7 +25,7 @@ type state struct {
 // tools are echoed as it sent them, never with the tools hookhost added.
 var echoed = []string{
 	"instructions", "tools", "tool_choice", "parallel_tool_calls", "temperature", "top_p",
-	"metadata", "max_output_tokens", "text", "reasoning", "store", "truncation", "user",
+	"metadata", "max_output_tokens", "text", "reasoning", "truncation", "user",
 	"service_tier", "background", "prompt_cache_key", "safety_identifier", "max_tool_calls", "top_logprobs",
 }
 
