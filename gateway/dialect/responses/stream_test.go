@@ -491,3 +491,38 @@ func TestStreamFinalMatchesEncode(t *testing.T) {
 		t.Errorf("streamed final response\n%s\nwhole\n%s", final, whole)
 	}
 }
+
+// A client that goes away mid-stream makes the Sink fail, so the loop
+// stops instead of writing into nothing.
+func TestStreamClientGone(t *testing.T) {
+	call := decode(t, `{"model":"gpt-4.1","input":"hi","stream":true}`)
+	gone := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := New().NewStream(w, call, dialect.Meta{Model: "gpt-4.1"})
+		var err error
+		// Bounded: a Sink that never notices would end the loop here and
+		// fail below, not hang the test.
+		for i := 0; i < 1_000_000 && err == nil; i++ {
+			err = s.Text(strings.Repeat("x", 512))
+		}
+		gone <- err
+	}))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 256)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case err := <-gone:
+		if err == nil {
+			t.Error("the Sink kept accepting text after the client went away")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the handler was still writing a minute after the client went away")
+	}
+}
