@@ -68,6 +68,10 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 				"Send the whole conversation in input (with store:false), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged")
 		}
 	}
+	if v, ok := top["background"]; ok && !isNull(v) && !isDefault("background", v) {
+		return nil, dialect.Invalid("background", "background responses are not supported on the gateway route: they are fetched later by id, and hookhost keeps no responses between requests. "+
+			"Leave background unset (or stream the response), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false)")
+	}
 	if err := d.decodeTop(top); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,8 @@
 // keeps no response state, and continuing without the earlier turns would
 // let the model silently lose them. Such clients send the whole
 // conversation in input, or use the bypass route, which passes requests to
-// the provider unchanged.
+// the provider unchanged. background:true is refused for the same reason:
+// a background response is fetched later by id.
 //
 // Every other field hookhost does not model (store, metadata, reasoning,
 // text, include, truncation, tool_choice, …, and fields added to the API
