@@ -38,6 +38,11 @@
 // message, its output items are sent as they came (reasoning, annotations).
 // The client's own instructions and tools are echoed, never those hooks
 // or plugins added.
+//
+// A stream that fails after it started sends an error event, on which the
+// official SDKs raise the error from finalResponse() (a response.failed
+// alone would resolve it as a failed response), then response.failed with
+// the items so far, so that the stream still ends with a final event.
 package responses
 
 import (
