@@ -1,0 +1,63 @@
+package messages_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/gateway/dialect/messages"
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// FuzzDecode checks that no request body panics the front, that every
+// refusal is a 400 naming what is wrong, and that whatever it accepts is a
+// complete neutral request whose answer encodes and streams validly.
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{
+		richBody,
+		`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"text","text":"x"}]}]}]}`,
+		`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"b","input":{}}]}],"tools":[{"name":"b","input_schema":{}}]}`,
+		`{"model":"m","max_tokens":1e3,"messages":[],"system":[{"type":"text"}]}`,
+		`{"model":"","max_tokens":"1"}`, `[]`, `null`, `{`, `"x"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	front := messages.New()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		call, err := front.Decode(body)
+		if err != nil {
+			var e *dialect.Error
+			if !errors.As(err, &e) || e.Status != 400 || e.Message == "" {
+				t.Fatalf("refusal %v is not a 400 with a message", err)
+			}
+			if !json.Valid(front.ErrorBody(e)) {
+				t.Fatalf("error body is not JSON: %s", front.ErrorBody(e))
+			}
+			return
+		}
+		r := call.Request
+		if r.Model == "" || r.MaxTokens < 1 || len(r.Messages) == 0 {
+			t.Fatalf("accepted an incomplete request: %+v", r)
+		}
+		var calls []hooks.ToolCall
+		for _, m := range r.Messages {
+			calls = append(calls, m.ToolCalls...)
+		}
+		res := &dialect.Result{Model: r.Model, Text: []string{r.System}, ToolCalls: calls, Stop: hooks.StopToolUse}
+		out, err := front.Encode(call, res)
+		if err != nil || !json.Valid(out) {
+			t.Fatalf("encode: %v %s", err, out)
+		}
+		rec := httptest.NewRecorder()
+		s := front.NewStream(rec, call, dialect.Meta{Model: r.Model})
+		s.Text(r.System)
+		for _, c := range calls {
+			s.ToolCall(c)
+		}
+		s.Finish(hooks.StopToolUse, hooks.Usage{})
+		checkStream(t, rec.Body.String())
+	})
+}
