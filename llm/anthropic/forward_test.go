@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -276,4 +277,55 @@ func TestForwardErrorsAreProviderErrors(t *testing.T) {
 	if err == nil || wire != nil || !errors.As(err, &pe) || pe.StatusCode != 400 || !strings.Contains(err.Error(), "bad thinking budget") {
 		t.Errorf("err = %v, wire = %v; want the provider's 400", err, wire)
 	}
+}
+
+// FuzzForward feeds Forward's two parsers whatever a server may send: no
+// panic, no key in any error, a stream shows exactly the text it keeps,
+// and every wire unit it returns is JSON a client can be sent.
+func FuzzForward(f *testing.F) {
+	f.Add(uint8(0), fwdText, false)
+	f.Add(uint8(0), strings.Join(textStream, ""), true)
+	f.Add(uint8(0), strings.Join(parallelStream, ""), true)
+	f.Add(uint8(0), strings.Join(blockStream(
+		ev("content_block_start", `"index":0,"content_block":{"type":"thinking","thinking":""}`),
+		ev("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}`),
+		ev("content_block_delta", `"index":0,"delta":{"type":"signature_delta","signature":"s"}`),
+		ev("content_block_stop", `"index":0`),
+		ev("content_block_start", `"index":1,"content_block":{"type":"tool_use","id":"a","name":"b","input":{}}`),
+		ev("content_block_delta", `"index":1,"delta":{"type":"input_json_delta","partial_json":"{\"x\":"}`),
+	), ""), true)
+	for _, s := range fakeapi.ErrorBodies(testKey) {
+		f.Add(uint8(1), s, false)
+	}
+	z := fakeapi.NewFuzz(f)
+	p, err := anthropic.New(anthropic.Config{BaseURL: z.URL(), APIKey: testKey, Timeout: 10 * time.Second})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pick uint8, body string, stream bool) {
+		z.Set(pick, body, stream)
+		var shown strings.Builder
+		var onText func(string)
+		if stream {
+			onText = func(s string) { shown.WriteString(s) }
+		}
+		resp, wire, err := p.Forward(context.Background(), userReq("hi"), nil, onText)
+		if err != nil {
+			fakeapi.AssertNoKey(t, "forward", err, testKey)
+			return
+		}
+		if stream {
+			fakeapi.CheckStream(t, shown.String(), resp.Message.Content)
+		}
+		for k, v := range wire.Fields {
+			if !json.Valid(v) {
+				t.Fatalf("field %s is not JSON: %s", k, v)
+			}
+		}
+		for i, b := range wire.Message {
+			if !json.Valid(b) {
+				t.Fatalf("block %d is not JSON: %s", i, b)
+			}
+		}
+	})
 }
