@@ -329,3 +329,25 @@ func FuzzForward(f *testing.F) {
 		}
 	})
 }
+
+// A gateway continuing a conversation keeps an upstream answer as the
+// content blocks it received (WireResponse.Message): they go back as one
+// assistant message, thinking block first, as the API requires.
+func TestForwardKeptBlocksOfAnAnswer(t *testing.T) {
+	f := fakeapi.New(t, jsonReply(200, fwdText))
+	p := newProvider(t, f, anthropic.Config{})
+	answer := hooks.Message{Role: hooks.RoleAssistant, ToolCalls: []hooks.ToolCall{{ID: "toolu_5", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}}}
+	result := hooks.Message{Role: hooks.RoleTool, ToolCallID: "toolu_5", Content: `{"temp":21}`}
+	req := llm.Request{Model: "claude-sonnet-4-5", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "Rome?"}, answer, result}}
+	pass := &llm.Passthrough{}
+	thinking := `{"type":"thinking","thinking":"Rome it is.","signature":"c2ln"}`
+	use := `{"type":"tool_use","id":"toolu_5","name":"get_weather","input":{"city":"Rome"}}`
+	pass.KeepMessage(answer, json.RawMessage(thinking), json.RawMessage(use))
+	forward(t, p, req, pass, nil)
+	got, _ := sent(t, f, 0)
+	want := `[{"role":"user","content":"Rome?"},{"role":"assistant","content":[` + thinking + `,` + use + `]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_5","content":"{\"temp\":21}"}]}]`
+	if string(got["messages"]) != want {
+		t.Errorf("messages =\n%s\nwant\n%s", got["messages"], want)
+	}
+}
