@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -172,4 +173,47 @@ func TestListenFailureSaysWhere(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "server.listen") {
 		t.Fatalf("listening on a taken port: %v", err)
 	}
+}
+
+// A client that stops sending half-way through its headers or its body is
+// cut when server.header_timeout or server.read_timeout passes, and one
+// whose headers are over 1 MiB is refused: neither holds the server.
+func TestSlowAndHugeClientsAreCut(t *testing.T) {
+	p := testParts()
+	p.server.HeaderTimeout = 100 * time.Millisecond
+	p.server.ReadTimeout = 200 * time.Millisecond
+	s, err := newServer(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _, _ := serve(t, s)
+	for name, send := range map[string]string{
+		"headers":      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: appl",
+		"body":         "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":",
+		"huge headers": "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 1<<20+64<<10) + "\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// A bound for the test, far past the server's timeouts.
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			// Written aside: the server may stop reading before the end.
+			go io.WriteString(c, send)
+			got, err := io.ReadAll(c)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("the server still held the connection after 30 s; read %q", got)
+			}
+			if name == "huge headers" && !strings.Contains(string(got), "431") {
+				t.Errorf("huge headers: %q, want 431", got)
+			}
+		})
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the server does not serve after cutting slow clients: %v", err)
+	}
+	resp.Body.Close()
 }
