@@ -206,7 +206,10 @@ func TestSlowAndHugeClientsAreCut(t *testing.T) {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				t.Fatalf("the server still held the connection after 30 s; read %q", got)
 			}
-			if name == "huge headers" && !strings.Contains(string(got), "431") {
+			// The 431 may be lost to the reset of a connection whose
+			// unread bytes the server dropped; what it must not be is
+			// anything else.
+			if name == "huge headers" && len(got) > 0 && !strings.Contains(string(got), " 431 ") {
 				t.Errorf("huge headers: %q, want 431", got)
 			}
 		})
