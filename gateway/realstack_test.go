@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -108,5 +109,57 @@ func TestNoRetryAfterAPluginToolRan(t *testing.T) {
 	}
 	if strings.Contains(s.logs.String(), upstreamKey) || strings.Contains(string(got), upstreamKey) {
 		t.Fatal("the upstream key is in the log or the response")
+	}
+}
+
+// endlessChat is an upstream whose chat stream never ends: one text chunk,
+// then keepalives until the request is cancelled.
+func endlessChat(t *testing.T) (*fakeapi.Server, *openai.Provider) {
+	fake := fakeapi.New(t, fakeapi.Endless(5*time.Millisecond,
+		fakeapi.Data(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[{"index":0,"delta":{"role":"assistant","content":"thinking"},"finish_reason":null}]}`),
+		fakeapi.Keepalive,
+	))
+	prov, err := openai.New(openai.Config{BaseURL: fake.URL() + "/v1", APIKey: upstreamKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, prov
+}
+
+// A client leaving a stream of the hook loop cancels the upstream call and
+// leaves nothing in flight.
+func TestClientLeavingTheHookLoopsStream(t *testing.T) {
+	fake, prov := endlessChat(t)
+	p := realParts()
+	p.provider, p.models = prov, []string{"gpt-test"}
+	s := newTest(t, p)
+	resp := post(t, s.url, "/v1/chat/completions", `{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"think"}]}`)
+	buf := make([]byte, 1)
+	if _, err := resp.Body.Read(buf); err != nil {
+		t.Fatalf("no first byte: %v", err)
+	}
+	resp.Body.Close()
+	select {
+	case <-fake.Requests()[0].Done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream call went on after the client left")
+	}
+	eventually(t, "the in-flight gauge to drop", func() bool {
+		return scrape(t, s.url, "hookhost_gateway_in_flight") == "0"
+	})
+}
+
+// server.request_timeout ends a stream that runs too long with the
+// protocol's in-stream error.
+func TestRequestDeadlineThroughTheHookLoop(t *testing.T) {
+	_, prov := endlessChat(t)
+	p := realParts()
+	p.provider, p.models = prov, []string{"gpt-test"}
+	p.server.RequestTimeout = 200 * time.Millisecond
+	s := newTest(t, p)
+	resp := post(t, s.url, "/v1/chat/completions", `{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"think"}]}`)
+	got := string(readAll(t, resp))
+	if resp.StatusCode != 200 || !strings.Contains(got, `"content":"thinking"`) || !strings.Contains(got, `data: {"error":{`) || !strings.Contains(got, "server.request_timeout") {
+		t.Fatalf("%d %s", resp.StatusCode, got)
 	}
 }
