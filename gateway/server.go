@@ -93,8 +93,8 @@ type parts struct {
 	// Bus (bypass route through a translating upstream). Both default to
 	// relays built from the fields above.
 	hooked, plain runner
-	// transport carries bypass requests upstream; nil means
-	// http.DefaultTransport.
+	// transport carries bypass requests upstream; nil means a copy of
+	// http.DefaultTransport sized for server.max_concurrent.
 	transport http.RoundTripper
 }
 
