@@ -3,7 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,5 +165,51 @@ func TestRequestDeadlineThroughTheHookLoop(t *testing.T) {
 	got := string(readAll(t, resp))
 	if resp.StatusCode != 200 || !strings.Contains(got, `"content":"thinking"`) || !strings.Contains(got, `data: {"error":{`) || !strings.Contains(got, "server.request_timeout") {
 		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
+}
+
+// Many requests at once, on every endpoint, whole and streamed, all get
+// their answer (and -race watches the server's shared state).
+func TestManyRequestsAtOnce(t *testing.T) {
+	p := realParts()
+	p.provider, p.models = offline.New(), []string{"offline-small"}
+	p.server.MaxConcurrent = 64
+	s := newTest(t, p)
+	bodies := map[string]string{
+		"/v1/chat/completions": `{"model":"offline-small","messages":[{"role":"user","content":"hello"}]}`,
+		"/v1/responses":        `{"model":"offline-small","input":"hello"}`,
+		"/v1/messages":         `{"model":"offline-small","max_tokens":100,"messages":[{"role":"user","content":"hello"}]}`,
+	}
+	var wg sync.WaitGroup
+	failed := make(chan string, 48)
+	for i := range 48 {
+		for path, body := range bodies {
+			if i%3 != len(path)%3 {
+				continue
+			}
+			if i%2 == 0 {
+				body = strings.Replace(body, `"model"`, `"stream":true,"model"`, 1)
+			}
+			wg.Go(func() {
+				resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+				if err != nil {
+					failed <- fmt.Sprintf("%s: %v", path, err)
+					return
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || err != nil {
+					failed <- fmt.Sprintf("%s: %d %v %s", path, resp.StatusCode, err, got)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(failed)
+	for f := range failed {
+		t.Error(f)
+	}
+	if got := scrape(t, s.url, "hookhost_gateway_in_flight"); got != "0" {
+		t.Errorf("in flight %q after every request ended", got)
 	}
 }
