@@ -57,23 +57,8 @@ func TestDrainLetsInFlightRequestsFinish(t *testing.T) {
 	}
 	url := "http://" + addr
 
-	type answer struct {
-		code int
-		body string
-		err  error
-	}
 	inFlight := make(chan answer, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(chatBody))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			inFlight <- answer{err: err}
-			return
-		}
-		b := readAll(t, resp)
-		inFlight <- answer{code: resp.StatusCode, body: string(b)}
-	}()
+	go func() { inFlight <- postAside(url, "/v1/chat/completions", chatBody) }()
 	<-h.arrived
 
 	ready := func() int {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,13 +136,13 @@ func TestPluginKilledMidStream(t *testing.T) {
 		fakeapi.Data(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`),
 		fakeapi.Data(`[DONE]`),
 	)
-	answer := fakeapi.SSE(
+	finalAnswer := fakeapi.SSE(
 		fakeapi.Data(`{"id":"c2","object":"chat.completion.chunk","created":2,"model":"gpt-test","choices":[{"index":0,"delta":{"role":"assistant","content":"The work could not be done."},"finish_reason":null}]}`),
 		fakeapi.Data(`{"id":"c2","object":"chat.completion.chunk","created":2,"model":"gpt-test","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`),
 		fakeapi.Data(`{"id":"c2","object":"chat.completion.chunk","created":2,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}}`),
 		fakeapi.Data(`[DONE]`),
 	)
-	fake := fakeapi.New(t, toolCall, answer)
+	fake := fakeapi.New(t, toolCall, finalAnswer)
 	s, url := hostServer(t, upstreamConfig(fake.URL()+"/v1", true)+fmt.Sprintf(`
 [plugins]
 enabled = ["victim"]
@@ -154,23 +153,10 @@ tool_timeout = "5m"
 dir = %q
 `, bin, dir))
 
-	type result struct {
-		status int
-		body   string
-		err    error
-	}
-	done := make(chan result, 1)
+	done := make(chan answer, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(
-			`{"model":"gpt-test","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"do the work"}]}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		b := readAll(t, resp)
-		done <- result{status: resp.StatusCode, body: string(b)}
+		done <- postAside(url, "/v1/chat/completions",
+			`{"model":"gpt-test","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"do the work"}]}`)
 	}()
 
 	pidFile := filepath.Join(dir, "work.pid")
@@ -187,14 +173,14 @@ dir = %q
 		t.Fatalf("killing the plugin: %v", err)
 	}
 
-	var r result
+	var r answer
 	select {
 	case r = <-done:
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the request did not end after its plugin was killed")
 	}
-	if r.err != nil || r.status != 200 {
-		t.Fatalf("got %d %v, want a 200 stream:\n%s", r.status, r.err, r.body)
+	if r.err != nil || r.code != 200 {
+		t.Fatalf("got %d %v, want a 200 stream:\n%s", r.code, r.err, r.body)
 	}
 	// The first round's text went out before the plugin died.
 	if !strings.Contains(r.body, `"content":"Let me check. "`) || !strings.Contains(r.body, "The work could not be done.") || !strings.HasSuffix(r.body, "data: [DONE]\n\n") || strings.Contains(r.body, `"error"`) {
