@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
 	"github.com/hookhost/hookhost/llm/httpretry"
@@ -128,7 +128,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		if raws, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System}); ok {
 			msgs = append(msgs, raws...)
 		} else {
-			m, err := marshal(chatMessage{Role: "system", Content: str(req.System)})
+			m, err := rawjson.Marshal(chatMessage{Role: "system", Content: str(req.System)})
 			if err != nil {
 				return nil, p.fail("cannot encode the system prompt", err)
 			}
@@ -144,7 +144,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		if err != nil {
 			return nil, err
 		}
-		b, err := marshal(cm)
+		b, err := rawjson.Marshal(cm)
 		if err != nil {
 			return nil, p.fail("cannot encode a message", err)
 		}
@@ -156,7 +156,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 			tools = append(tools, w)
 			continue
 		}
-		b, err := marshal(body.Tools[i])
+		b, err := rawjson.Marshal(body.Tools[i])
 		if err != nil {
 			return nil, p.fail("cannot offer the tools", err)
 		}
@@ -184,34 +184,21 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 	// The adapter's own fields come from the body Complete would send, so
 	// the two paths cannot drift apart; messages and tools are replaced.
 	body.Messages, body.Tools = nil, nil
-	own, err := marshal(body)
+	own, err := rawjson.Marshal(body)
 	if err != nil {
 		return nil, p.fail("cannot encode the request", err)
 	}
-	var b bytes.Buffer
-	b.Write(own[:len(own)-1]) // without its closing brace
-	writeField := func(key string, v json.RawMessage) {
-		k, _ := json.Marshal(key)
-		b.WriteByte(',')
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+	out, ok := rawjson.ParseObject(own)
+	if !ok {
+		return nil, p.fail("cannot encode the request", fmt.Errorf("the encoded request is not a JSON object: %s", own))
 	}
-	writeField("messages", joinArray(msgs))
+	out.Set("messages", rawjson.Array(msgs))
 	if len(tools) > 0 {
-		writeField("tools", joinArray(tools))
-	}
-	set := map[string]bool{"messages": true, "tools": len(tools) > 0}
-	var ownKeys map[string]json.RawMessage
-	if err := json.Unmarshal(own, &ownKeys); err != nil {
-		return nil, p.fail("cannot encode the request", err)
-	}
-	for k := range ownKeys {
-		set[k] = true
+		out.Set("tools", rawjson.Array(tools))
 	}
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
-		if !set[k] && !forwardOwned[k] {
+		if !out.Has(k) && !forwardOwned[k] {
 			keys = append(keys, k)
 		}
 	}
@@ -221,38 +208,9 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		if !json.Valid(v) {
 			return nil, p.fail(fmt.Sprintf("the request field %q to pass through is not valid JSON", k), nil)
 		}
-		writeField(k, v)
+		out.Set(k, v)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// marshal encodes v as PostJSON does: without HTML escaping, so "<" in a
-// prompt reaches the model as written.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-func joinArray(items []json.RawMessage) json.RawMessage {
-	if len(items) == 0 {
-		return json.RawMessage("[]")
-	}
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
+	return out.Bytes(), nil
 }
 
 // chatWire is the wire form of a whole completion: every top-level field
@@ -328,7 +286,7 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 		return llm.Response{}, nil, p.fail("cannot encode the streamed choice", err)
 	}
 	fields["choice"] = choice
-	msg, err := marshal(streamedMessage(ch))
+	msg, err := rawjson.Marshal(streamedMessage(ch))
 	if err != nil {
 		return llm.Response{}, nil, p.fail("cannot encode the streamed message", err)
 	}
