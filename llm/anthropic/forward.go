@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
-	"github.com/hookhost/hookhost/llm/httpretry"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -63,13 +61,7 @@ func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passt
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	h := p.header.Clone()
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	resp, err := p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: body, Stream: stream})
+	resp, err := p.client.Post(ctx, p.endpoint, p.header, body, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}

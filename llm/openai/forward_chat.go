@@ -11,7 +11,6 @@ import (
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
-	"github.com/hookhost/hookhost/llm/httpretry"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -53,13 +52,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	h := p.header.Clone()
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	resp, err := p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: raw, Stream: stream})
+	resp, err := p.client.Post(ctx, p.endpoint, p.header, raw, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
