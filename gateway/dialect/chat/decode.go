@@ -56,13 +56,9 @@ type decoder struct {
 // Decode reads a client request body. Every refusal is a 400 naming the
 // field at fault, in the words OpenAI would use.
 func (f *Front) Decode(body []byte) (*dialect.Call, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		msg := "the request body must be a JSON object"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		return nil, dialect.Invalid("", msg)
+	top, err := dialect.Fields(body, `{"model":"…","messages":[{"role":"user","content":"Hello"}]}`)
+	if err != nil {
+		return nil, err
 	}
 	st := &state{}
 	d := &decoder{

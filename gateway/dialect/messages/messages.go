@@ -107,9 +107,9 @@ var defaults = map[string][]string{
 
 // Decode reads a client request body; see the package doc.
 func (f *Front) Decode(body []byte) (*dialect.Call, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		return nil, dialect.Invalid("", "the request body must be a JSON object (a Messages API request)")
+	top, err := dialect.Fields(body, `{"model":"…","max_tokens":1024,"messages":[{"role":"user","content":"Hello"}]}`)
+	if err != nil {
+		return nil, err
 	}
 	d := decoder{call: &dialect.Call{Pass: &llm.Passthrough{}}, names: map[string]string{}}
 	if err := d.decode(top); err != nil {

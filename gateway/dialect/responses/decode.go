@@ -50,9 +50,9 @@ var defaults = map[string][]string{
 // Decode reads a client's request body. See the package documentation for
 // what becomes of each field.
 func (f *Front) Decode(body []byte) (*dialect.Call, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		return nil, dialect.Invalid("", "the request body is not a JSON object; send a Responses API request such as {\"model\":\"…\",\"input\":\"Hello\"}")
+	top, err := dialect.Fields(body, `{"model":"…","input":"Hello"}`)
+	if err != nil {
+		return nil, err
 	}
 	d := &decoder{call: &dialect.Call{Pass: &llm.Passthrough{Fields: map[string]json.RawMessage{}}}, names: map[string]string{}}
 	st := &state{echo: map[string]json.RawMessage{}}
