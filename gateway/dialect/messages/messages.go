@@ -305,6 +305,19 @@ func text(raw json.RawMessage) (s string, extra bool, ok bool) {
 	return *b.Text, extra, true
 }
 
+// textBlock reads the text block b of a message's content, at where,
+// noting it as foreign when it carries more than textKeys.
+func (d *decoder) textBlock(where string, b json.RawMessage) (string, error) {
+	t, extra, ok := text(b)
+	if !ok {
+		return "", dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
+	}
+	if extra {
+		d.foreign(where + " (text)")
+	}
+	return t, nil
+}
+
 func (d *decoder) system(raw json.RawMessage) error {
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
@@ -395,12 +408,9 @@ func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMes
 		where := fmt.Sprintf("%s.content[%d]", at, j)
 		switch typ {
 		case "text":
-			t, extra, ok := text(b)
-			if !ok {
-				return dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
-			}
-			if extra {
-				d.foreign(where + " (text)")
+			t, err := d.textBlock(where, b)
+			if err != nil {
+				return err
 			}
 			texts = append(texts, t)
 		case "tool_use":
@@ -445,12 +455,9 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 		where := fmt.Sprintf("%s.content[%d]", at, j)
 		switch typ {
 		case "text":
-			t, extra, ok := text(b)
-			if !ok {
-				return dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
-			}
-			if extra {
-				d.foreign(where + " (text)")
+			t, err := d.textBlock(where, b)
+			if err != nil {
+				return err
 			}
 			texts = append(texts, t)
 			others = append(others, b)
@@ -580,16 +587,7 @@ func (d *decoder) tools(raw json.RawMessage) error {
 		d.call.Pass.KeepTool(spec, t)
 	}
 	if len(server) > 0 {
-		var b bytes.Buffer
-		b.WriteByte('[')
-		for i, s := range server {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(s)
-		}
-		b.WriteByte(']')
-		d.call.Pass.Fields = setField(d.call.Pass.Fields, "tools", b.Bytes())
+		d.call.Pass.Fields = setField(d.call.Pass.Fields, "tools", rawjson.Array(server))
 	}
 	return nil
 }
