@@ -389,23 +389,25 @@ func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
 	d.call.Pass.KeepMessage(m, wire...)
 }
 
-func (d *decoder) head(at string, j int, raw json.RawMessage) (string, error) {
+// head reads the type of block j of the content at at, and names where
+// the block stands for the errors about it.
+func (d *decoder) head(at string, j int, raw json.RawMessage) (where, typ string, err error) {
+	where = fmt.Sprintf("%s.content[%d]", at, j)
 	var h blockHead
 	if json.Unmarshal(raw, &h) != nil || h.Type == "" {
-		return "", dialect.Invalid(fmt.Sprintf("%s.content[%d]", at, j), fmt.Sprintf("%s.content[%d]: must be a content block, an object with a type", at, j))
+		return where, "", dialect.Invalid(where, where+": must be a content block, an object with a type")
 	}
-	return h.Type, nil
+	return where, h.Type, nil
 }
 
 func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMessage) error {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var texts []string
 	for j, b := range blocks {
-		typ, err := d.head(at, j, b)
+		where, typ, err := d.head(at, j, b)
 		if err != nil {
 			return err
 		}
-		where := fmt.Sprintf("%s.content[%d]", at, j)
 		switch typ {
 		case "text":
 			t, err := d.textBlock(where, b)
@@ -448,11 +450,10 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 		units   []json.RawMessage
 	)
 	for j, b := range blocks {
-		typ, err := d.head(at, j, b)
+		where, typ, err := d.head(at, j, b)
 		if err != nil {
 			return err
 		}
-		where := fmt.Sprintf("%s.content[%d]", at, j)
 		switch typ {
 		case "text":
 			t, err := d.textBlock(where, b)
