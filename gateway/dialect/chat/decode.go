@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -440,7 +441,7 @@ func (d *decoder) tools(raw json.RawMessage) error {
 func (d *decoder) foreignKeys(m map[string]json.RawMessage, at string, known ...string) {
 	var keys []string
 	for k, v := range m {
-		if !isEmpty(v) && !contains(known, k) {
+		if !isEmpty(v) && !slices.Contains(known, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -448,15 +449,6 @@ func (d *decoder) foreignKeys(m map[string]json.RawMessage, at string, known ...
 	for _, k := range keys {
 		d.call.Foreign = append(d.call.Foreign, at+"."+k)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func object(raw json.RawMessage, at string) (map[string]json.RawMessage, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -350,12 +351,12 @@ func (d *decoder) parts(param string, v json.RawMessage, textTypes ...string) (s
 		switch {
 		case p.Type == "":
 			return "", dialect.Invalid(pp+".type", pp+" has no type")
-		case p.Type == "refusal" && contains(textTypes, p.Type):
+		case p.Type == "refusal" && slices.Contains(textTypes, p.Type):
 			if p.Refusal == nil {
 				return "", dialect.Invalid(pp+".refusal", pp+" (refusal) needs refusal, a string")
 			}
 			texts = append(texts, *p.Refusal)
-		case contains(textTypes, p.Type):
+		case slices.Contains(textTypes, p.Type):
 			if p.Text == nil {
 				return "", dialect.Invalid(pp+".text", fmt.Sprintf("%s (%s) needs text, a string", pp, p.Type))
 			}
@@ -387,15 +388,6 @@ func (d *decoder) closeGroup() {
 func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
 	d.call.Request.Messages = append(d.call.Request.Messages, m)
 	d.call.Pass.KeepMessage(m, wire...)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isNull(v json.RawMessage) bool {
