@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -253,12 +254,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		out.Set("stream", json.RawMessage("true"))
 	}
 	if pass != nil {
-		keys := make([]string, 0, len(pass.Fields))
-		for k := range pass.Fields {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(pass.Fields)) {
 			if k == "stream" || k == "tools" || out.Has(k) {
 				continue
 			}

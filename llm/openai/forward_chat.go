@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/rawjson"
@@ -189,14 +190,10 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 	if len(tools) > 0 {
 		out.Set("tools", rawjson.Array(tools))
 	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		if !out.Has(k) && !forwardOwned[k] {
-			keys = append(keys, k)
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if out.Has(k) || forwardOwned[k] {
+			continue
 		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
 		v := fields[k]
 		if !json.Valid(v) {
 			return nil, p.fail(fmt.Sprintf("the request field %q to pass through is not valid JSON", k), nil)

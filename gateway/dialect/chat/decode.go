@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -142,12 +143,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		}
 	}
 
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if modelled[k] || k == "functions" || k == "function_call" {
 			continue
 		}

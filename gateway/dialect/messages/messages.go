@@ -69,6 +69,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -183,12 +184,7 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 			return err
 		}
 	}
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		switch k {
 		case "model", "max_tokens", "temperature", "stream", "system", "messages", "tools":
 			continue
@@ -639,12 +635,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 		o.Set("stop_sequence", json.RawMessage("null"))
 	}
 	o.Set("usage", usage(wire["usage"], res.Usage))
-	keys := make([]string, 0, len(wire))
-	for k := range wire {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(wire)) {
 		if !o.Has(k) {
 			o.Set(k, wire[k])
 		}

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
@@ -97,13 +97,8 @@ type group struct {
 
 func (d *decoder) decodeTop(top map[string]json.RawMessage) error {
 	req := &d.call.Request
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
 	// Sorted, so that Foreign lists the same request the same way.
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		v := top[k]
 		switch k {
 		case "model":
