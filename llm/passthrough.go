@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"hash"
 	"strconv"
 )
 
@@ -137,31 +138,14 @@ func (w *WireMessages) Take(m Message) ([]json.RawMessage, bool) {
 }
 
 // digest identifies a neutral value by its fields, each length-prefixed
-// so that no two different values write the same bytes. Raw JSON is taken
-// byte for byte: it may be invalid (a model's arguments can be), and then
-// it still identifies itself.
+// so that no two different values write the same bytes.
 func digest(v any) [32]byte {
 	h := sha256.New()
-	put := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
+	put := lengthPrefixed(h)
 	switch v := v.(type) {
 	case Message:
 		put("message")
-		put(string(v.Role))
-		put(v.Content)
-		put(v.ToolCallID)
-		put(v.ToolName)
-		put(strconv.FormatBool(v.IsError))
-		put(strconv.Itoa(len(v.ToolCalls)))
-		for _, c := range v.ToolCalls {
-			put(c.ID)
-			put(c.Name)
-			put(string(c.Arguments))
-		}
+		HashMessage(h, v)
 	case ToolSpec:
 		put("tool")
 		put(v.Name)
@@ -171,4 +155,34 @@ func digest(v any) [32]byte {
 	var d [32]byte
 	h.Sum(d[:0])
 	return d
+}
+
+// HashMessage writes every field of m to h, each length-prefixed, so that
+// no two different messages write the same bytes: a hash of what it wrote
+// identifies the message. Tool-call arguments are taken byte for byte:
+// they may be invalid JSON (a model's can be), and then they still
+// identify themselves.
+func HashMessage(h hash.Hash, m Message) {
+	put := lengthPrefixed(h)
+	put(string(m.Role))
+	put(m.Content)
+	put(m.ToolCallID)
+	put(m.ToolName)
+	put(strconv.FormatBool(m.IsError))
+	put(strconv.Itoa(len(m.ToolCalls)))
+	for _, c := range m.ToolCalls {
+		put(c.ID)
+		put(c.Name)
+		put(string(c.Arguments))
+	}
+}
+
+// lengthPrefixed returns a writer of strings to h, each after its length.
+func lengthPrefixed(h hash.Hash) func(string) {
+	return func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
 }

@@ -11,6 +11,7 @@
 package dialect
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -137,4 +138,21 @@ func (e *Error) Error() string { return e.Message }
 // Invalid returns a 400 invalid_request_error about param.
 func Invalid(param, message string) *Error {
 	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Message: message}
+}
+
+// Fields reads a request body that must be one JSON object and returns its
+// top-level fields, values raw. Anything else (not JSON, an array, null) is
+// refused with a 400 that says what was wrong and shows example, a small
+// valid request of the front's protocol, so the client sees what to send.
+func Fields(body []byte, example string) (map[string]json.RawMessage, error) {
+	var top map[string]json.RawMessage
+	err := json.Unmarshal(body, &top)
+	if err == nil && top != nil {
+		return top, nil
+	}
+	msg := "the request body is not a JSON object"
+	if err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	return nil, Invalid("", msg+"; send a request such as "+example)
 }

@@ -3,7 +3,6 @@ package relay
 import (
 	"container/list"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
 )
 
 // DefaultStoreMaxBytes is how many bytes of hidden rounds a Store holds at
@@ -95,29 +95,12 @@ type entry struct {
 // never bring one conversation's rounds into another's.
 type convKey [32]byte
 
-// next returns the key after m. Fields are length-prefixed so that no two
-// different messages write the same bytes; arguments are taken byte for
-// byte, since a model's may be invalid JSON.
+// next returns the key after m: a hash of k and of m's every field, so
+// that no two different conversations share a key.
 func (k convKey) next(m hooks.Message) convKey {
 	h := sha256.New()
 	h.Write(k[:])
-	put := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	put(string(m.Role))
-	put(m.Content)
-	put(m.ToolCallID)
-	put(m.ToolName)
-	put(strconv.FormatBool(m.IsError))
-	put(strconv.Itoa(len(m.ToolCalls)))
-	for _, c := range m.ToolCalls {
-		put(c.ID)
-		put(c.Name)
-		put(string(c.Arguments))
-	}
+	llm.HashMessage(h, m)
 	var n convKey
 	h.Sum(n[:0])
 	return n

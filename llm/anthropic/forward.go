@@ -5,14 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
-	"github.com/hookhost/hookhost/llm/httpretry"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -62,13 +62,7 @@ func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passt
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	h := p.header.Clone()
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	resp, err := p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: body, Stream: stream})
+	resp, err := p.client.Post(ctx, p.endpoint, p.header, body, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
@@ -88,17 +82,17 @@ func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passt
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	keys, vals, ok := decodeObject(data)
+	obj, ok := rawjson.ParseObject(data)
 	if !ok {
 		return llm.Response{}, nil, p.badResponse("response is not a JSON object")
 	}
 	wire := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
-	for _, k := range keys {
+	for _, k := range obj.Keys() {
 		if k != "content" {
-			wire.Fields[k] = vals[k]
+			wire.Fields[k] = obj.Get(k)
 		}
 	}
-	if err := json.Unmarshal(vals["content"], &wire.Message); err != nil {
+	if err := json.Unmarshal(obj.Get("content"), &wire.Message); err != nil {
 		return llm.Response{}, nil, p.badResponse("response content is not a list of blocks: %v", err)
 	}
 	return out, wire, nil
@@ -119,12 +113,12 @@ func (m wireMessage) encode() []byte {
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"role":`)
-	b.Write(marshal(m.role))
+	b.Write(rawjson.MustMarshal(m.role))
 	b.WriteString(`,"content":`)
 	if m.text != nil {
-		b.Write(marshal(*m.text))
+		b.Write(rawjson.MustMarshal(*m.text))
 	} else {
-		b.Write(array(m.blocks))
+		b.Write(rawjson.Array(m.blocks))
 	}
 	b.WriteByte('}')
 	return b.Bytes()
@@ -145,7 +139,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		if n := len(msgs); n > 0 && msgs[n-1].role == role && msgs[n-1].whole == nil {
 			prev := &msgs[n-1]
 			if prev.text != nil {
-				prev.blocks = []json.RawMessage{marshal(block{Type: "text", Text: prev.text})}
+				prev.blocks = []json.RawMessage{rawjson.MustMarshal(block{Type: "text", Text: prev.text})}
 				prev.text = nil
 			}
 			prev.blocks = append(prev.blocks, blocks...)
@@ -179,17 +173,17 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		switch m.Role {
 		case hooks.RoleUser:
 			if n := len(msgs); n > 0 && msgs[n-1].role == "user" && msgs[n-1].whole == nil {
-				add("user", marshal(block{Type: "text", Text: str(m.Content)}))
+				add("user", rawjson.MustMarshal(block{Type: "text", Text: str(m.Content)}))
 				continue
 			}
 			msgs = append(msgs, wireMessage{role: "user", text: str(m.Content)})
 		case hooks.RoleAssistant:
 			var bs []json.RawMessage
 			if m.Content != "" {
-				bs = append(bs, marshal(block{Type: "text", Text: str(m.Content)}))
+				bs = append(bs, rawjson.MustMarshal(block{Type: "text", Text: str(m.Content)}))
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, marshal(block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)}))
+				bs = append(bs, rawjson.MustMarshal(block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)}))
 			}
 			add("assistant", bs...)
 		case hooks.RoleTool:
@@ -197,34 +191,34 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 			if m.Content != "" {
 				b.Content = str(m.Content)
 			}
-			add("user", marshal(b))
+			add("user", rawjson.MustMarshal(b))
 		}
 	}
 
-	var out object
-	out.set("model", marshal(req.Model))
+	var out rawjson.Object
+	out.Set("model", rawjson.MustMarshal(req.Model))
 	maxTokens := p.maxTokens
 	if req.MaxTokens > 0 {
 		maxTokens = req.MaxTokens
 	}
-	out.set("max_tokens", marshal(maxTokens))
+	out.Set("max_tokens", rawjson.MustMarshal(maxTokens))
 	if req.System != "" || len(system) > 0 {
 		kept, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System})
 		if ok && len(kept) == 1 && !systemInline && req.System != "" {
-			out.set("system", kept[0])
+			out.Set("system", kept[0])
 		} else {
 			all := system
 			if req.System != "" {
 				all = append([]string{req.System}, system...)
 			}
-			out.set("system", marshal(strings.Join(all, "\n\n")))
+			out.Set("system", rawjson.MustMarshal(strings.Join(all, "\n\n")))
 		}
 	}
 	encoded := make([]json.RawMessage, len(msgs))
 	for i, m := range msgs {
 		encoded[i] = m.encode()
 	}
-	out.set("messages", array(encoded))
+	out.Set("messages", rawjson.Array(encoded))
 	var tools []json.RawMessage
 	for _, s := range req.Tools {
 		if w, ok := pass.Tool(s); ok {
@@ -235,7 +229,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		if err != nil {
 			return nil, nil, p.fail("cannot offer the tools", err)
 		}
-		tools = append(tools, marshal(t))
+		tools = append(tools, rawjson.MustMarshal(t))
 	}
 	if pass != nil {
 		if extra, ok := pass.Fields["tools"]; ok {
@@ -247,32 +241,27 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		}
 	}
 	if len(tools) > 0 {
-		out.set("tools", array(tools))
+		out.Set("tools", rawjson.Array(tools))
 	}
 	temperature := req.Temperature
 	if temperature == nil {
 		temperature = p.temperature
 	}
 	if temperature != nil {
-		out.set("temperature", marshal(*temperature))
+		out.Set("temperature", rawjson.MustMarshal(*temperature))
 	}
 	if stream {
-		out.set("stream", json.RawMessage("true"))
+		out.Set("stream", json.RawMessage("true"))
 	}
 	if pass != nil {
-		keys := make([]string, 0, len(pass.Fields))
-		for k := range pass.Fields {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if k == "stream" || k == "tools" || out.has(k) {
+		for _, k := range slices.Sorted(maps.Keys(pass.Fields)) {
+			if k == "stream" || k == "tools" || out.Has(k) {
 				continue
 			}
-			out.set(k, pass.Fields[k])
+			out.Set(k, pass.Fields[k])
 		}
 	}
-	return out.bytes(), names, nil
+	return out.Bytes(), names, nil
 }
 
 // isWholeMessage reports whether a kept unit is a message object rather
@@ -284,119 +273,17 @@ func isWholeMessage(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &m) == nil && m.Role != nil
 }
 
-// marshal encodes v as the adapter's other requests are encoded: without
-// HTML escaping, so "<" reaches the model as written.
-func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Only values this package builds reach here, all encodable.
-		panic(fmt.Sprintf("anthropic: cannot encode %T: %v", v, err))
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-func array(items []json.RawMessage) json.RawMessage {
-	if len(items) == 0 {
-		return json.RawMessage("[]")
-	}
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-// object is a JSON object written key by key, in order, with raw values.
-type object struct {
-	keys []string
-	vals map[string]json.RawMessage
-}
-
-func (o *object) set(k string, v json.RawMessage) {
-	if o.vals == nil {
-		o.vals = map[string]json.RawMessage{}
-	}
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-func (o *object) has(k string) bool {
-	_, ok := o.vals[k]
-	return ok
-}
-
-func (o *object) bytes() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(marshal(k))
-		b.WriteByte(':')
-		b.Write(o.vals[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// decodeObject splits a JSON object into its keys, in order, and their raw
-// values.
-func decodeObject(data []byte) ([]string, map[string]json.RawMessage, bool) {
-	var vals map[string]json.RawMessage
-	if json.Unmarshal(data, &vals) != nil || vals == nil {
-		return nil, nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, false
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, false
-		}
-		k, _ := t.(string)
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil, nil, false
-		}
-	}
-	return keys, vals, true
-}
-
-func objectOf(data []byte) *object {
-	keys, vals, ok := decodeObject(data)
-	if !ok {
-		return &object{}
-	}
-	return &object{keys: keys, vals: vals}
-}
-
 // wireStream collects a streamed message's wire form beside the parser in
 // read, which has already checked every event it is handed: the message
 // has started, a block's index is that of a started, open block.
 // Its methods do nothing on a nil receiver, so read need not ask.
 type wireStream struct {
-	message *object
+	message *rawjson.Object
 	blocks  []*wireBlock
 }
 
 type wireBlock struct {
-	obj    *object
+	obj    *rawjson.Object
 	grow   map[string]*strings.Builder // text, thinking, signature
 	input  strings.Builder
 	inputs bool
@@ -411,7 +298,7 @@ func (w *wireStream) start(data []byte) {
 		Message json.RawMessage `json:"message"`
 	}
 	json.Unmarshal(data, &e)
-	w.message = objectOf(e.Message)
+	w.message, _ = rawjson.ParseObject(e.Message)
 }
 
 func (w *wireStream) open(data []byte) {
@@ -422,7 +309,8 @@ func (w *wireStream) open(data []byte) {
 		ContentBlock json.RawMessage `json:"content_block"`
 	}
 	json.Unmarshal(data, &e)
-	w.blocks = append(w.blocks, &wireBlock{obj: objectOf(e.ContentBlock), grow: map[string]*strings.Builder{}})
+	obj, _ := rawjson.ParseObject(e.ContentBlock)
+	w.blocks = append(w.blocks, &wireBlock{obj: obj, grow: map[string]*strings.Builder{}})
 }
 
 func (w *wireStream) delta(i int, raw json.RawMessage) {
@@ -475,26 +363,26 @@ func (w *wireStream) messageDelta(data []byte) {
 		Usage json.RawMessage `json:"usage"`
 	}
 	json.Unmarshal(data, &e)
-	d := objectOf(e.Delta)
-	for _, k := range d.keys {
-		w.message.set(k, d.vals[k])
+	d, _ := rawjson.ParseObject(e.Delta)
+	for _, k := range d.Keys() {
+		w.message.Set(k, d.Get(k))
 	}
 	if e.Usage != nil {
-		u := objectOf(w.message.vals["usage"])
-		more := objectOf(e.Usage)
-		for _, k := range more.keys {
-			u.set(k, more.vals[k])
+		u, _ := rawjson.ParseObject(w.message.Get("usage"))
+		more, _ := rawjson.ParseObject(e.Usage)
+		for _, k := range more.Keys() {
+			u.Set(k, more.Get(k))
 		}
-		w.message.set("usage", u.bytes())
+		w.message.Set("usage", u.Bytes())
 	}
 }
 
 func (w *wireStream) result() *llm.WireResponse {
 	out := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
 	if w.message != nil {
-		for _, k := range w.message.keys {
+		for _, k := range w.message.Keys() {
 			if k != "content" {
-				out.Fields[k] = w.message.vals[k]
+				out.Fields[k] = w.message.Get(k)
 			}
 		}
 	}
@@ -505,22 +393,22 @@ func (w *wireStream) result() *llm.WireResponse {
 				continue
 			}
 			var s string
-			json.Unmarshal(b.obj.vals[k], &s)
-			b.obj.set(k, marshal(s+g.String()))
+			json.Unmarshal(b.obj.Get(k), &s)
+			b.obj.Set(k, rawjson.MustMarshal(s+g.String()))
 		}
 		if b.inputs {
 			if in := strings.TrimSpace(b.input.String()); in != "" {
 				// Fragments that do not join into an object are wrapped,
 				// as for a call sent back in a later request.
-				b.obj.set("input", inputOf(json.RawMessage(in)))
+				b.obj.Set("input", inputOf(json.RawMessage(in)))
 			}
 		}
 		if len(b.cites) > 0 {
 			var cites []json.RawMessage
-			json.Unmarshal(b.obj.vals["citations"], &cites)
-			b.obj.set("citations", array(append(cites, b.cites...)))
+			json.Unmarshal(b.obj.Get("citations"), &cites)
+			b.obj.Set("citations", rawjson.Array(append(cites, b.cites...)))
 		}
-		out.Message = append(out.Message, b.obj.bytes())
+		out.Message = append(out.Message, b.obj.Bytes())
 	}
 	return out
 }

@@ -473,9 +473,9 @@ func (s *sealed) Error() string { return s.text }
 
 func (s *sealed) Is(target error) bool { return errors.Is(s.cause, target) }
 
-// PostJSON encodes body as JSON and sends it to url with Do, asking for an
-// event stream when stream is set. It encodes without HTML escaping, so
-// "<" in a prompt reaches the model as written rather than as \u003c.
+// PostJSON encodes body as JSON and sends it with Post. It encodes without
+// HTML escaping, so "<" in a prompt reaches the model as written rather
+// than as \u003c.
 func (c *Client) PostJSON(ctx context.Context, url string, header http.Header, body any, stream bool) (*http.Response, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -483,6 +483,13 @@ func (c *Client) PostJSON(ctx context.Context, url string, header http.Header, b
 	if err := enc.Encode(body); err != nil {
 		return nil, &llm.ProviderError{Provider: c.Provider, Message: "cannot encode the request", Err: err}
 	}
+	return c.Post(ctx, url, header, bytes.TrimRight(b.Bytes(), "\n"), stream)
+}
+
+// Post sends body, already encoded JSON, to url with Do, asking for an
+// event stream when stream is set and for JSON otherwise. header is not
+// changed.
+func (c *Client) Post(ctx context.Context, url string, header http.Header, body []byte, stream bool) (*http.Response, error) {
 	h := header.Clone()
 	if h == nil {
 		h = http.Header{}
@@ -492,7 +499,7 @@ func (c *Client) PostJSON(ctx context.Context, url string, header http.Header, b
 	} else {
 		h.Set("Accept", "application/json")
 	}
-	return c.Do(ctx, Request{Method: http.MethodPost, URL: url, Header: h, Body: bytes.TrimRight(b.Bytes(), "\n"), Stream: stream})
+	return c.Do(ctx, Request{Method: http.MethodPost, URL: url, Header: h, Body: body, Stream: stream})
 }
 
 // ReadAll reads a successful response body whole, under the attempt's

@@ -1,17 +1,17 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
-	"github.com/hookhost/hookhost/llm/httpretry"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -53,13 +53,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	h := p.header.Clone()
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-	resp, err := p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: raw, Stream: stream})
+	resp, err := p.client.Post(ctx, p.endpoint, p.header, raw, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
@@ -128,7 +122,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		if raws, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System}); ok {
 			msgs = append(msgs, raws...)
 		} else {
-			m, err := marshal(chatMessage{Role: "system", Content: str(req.System)})
+			m, err := rawjson.Marshal(chatMessage{Role: "system", Content: str(req.System)})
 			if err != nil {
 				return nil, p.fail("cannot encode the system prompt", err)
 			}
@@ -144,7 +138,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		if err != nil {
 			return nil, err
 		}
-		b, err := marshal(cm)
+		b, err := rawjson.Marshal(cm)
 		if err != nil {
 			return nil, p.fail("cannot encode a message", err)
 		}
@@ -156,7 +150,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 			tools = append(tools, w)
 			continue
 		}
-		b, err := marshal(body.Tools[i])
+		b, err := rawjson.Marshal(body.Tools[i])
 		if err != nil {
 			return nil, p.fail("cannot offer the tools", err)
 		}
@@ -184,75 +178,29 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 	// The adapter's own fields come from the body Complete would send, so
 	// the two paths cannot drift apart; messages and tools are replaced.
 	body.Messages, body.Tools = nil, nil
-	own, err := marshal(body)
+	own, err := rawjson.Marshal(body)
 	if err != nil {
 		return nil, p.fail("cannot encode the request", err)
 	}
-	var b bytes.Buffer
-	b.Write(own[:len(own)-1]) // without its closing brace
-	writeField := func(key string, v json.RawMessage) {
-		k, _ := json.Marshal(key)
-		b.WriteByte(',')
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+	out, ok := rawjson.ParseObject(own)
+	if !ok {
+		return nil, p.fail("cannot encode the request", fmt.Errorf("the encoded request is not a JSON object: %s", own))
 	}
-	writeField("messages", joinArray(msgs))
+	out.Set("messages", rawjson.Array(msgs))
 	if len(tools) > 0 {
-		writeField("tools", joinArray(tools))
+		out.Set("tools", rawjson.Array(tools))
 	}
-	set := map[string]bool{"messages": true, "tools": len(tools) > 0}
-	var ownKeys map[string]json.RawMessage
-	if err := json.Unmarshal(own, &ownKeys); err != nil {
-		return nil, p.fail("cannot encode the request", err)
-	}
-	for k := range ownKeys {
-		set[k] = true
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		if !set[k] && !forwardOwned[k] {
-			keys = append(keys, k)
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if out.Has(k) || forwardOwned[k] {
+			continue
 		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
 		v := fields[k]
 		if !json.Valid(v) {
 			return nil, p.fail(fmt.Sprintf("the request field %q to pass through is not valid JSON", k), nil)
 		}
-		writeField(k, v)
+		out.Set(k, v)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// marshal encodes v as PostJSON does: without HTML escaping, so "<" in a
-// prompt reaches the model as written.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-func joinArray(items []json.RawMessage) json.RawMessage {
-	if len(items) == 0 {
-		return json.RawMessage("[]")
-	}
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
+	return out.Bytes(), nil
 }
 
 // chatWire is the wire form of a whole completion: every top-level field
@@ -328,7 +276,7 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 		return llm.Response{}, nil, p.fail("cannot encode the streamed choice", err)
 	}
 	fields["choice"] = choice
-	msg, err := marshal(streamedMessage(ch))
+	msg, err := rawjson.Marshal(streamedMessage(ch))
 	if err != nil {
 		return llm.Response{}, nil, p.fail("cannot encode the streamed message", err)
 	}

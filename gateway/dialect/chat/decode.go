@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -56,13 +58,9 @@ type decoder struct {
 // Decode reads a client request body. Every refusal is a 400 naming the
 // field at fault, in the words OpenAI would use.
 func (f *Front) Decode(body []byte) (*dialect.Call, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		msg := "the request body must be a JSON object"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		return nil, dialect.Invalid("", msg)
+	top, err := dialect.Fields(body, `{"model":"…","messages":[{"role":"user","content":"Hello"}]}`)
+	if err != nil {
+		return nil, err
 	}
 	st := &state{}
 	d := &decoder{
@@ -145,12 +143,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		}
 	}
 
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if modelled[k] || k == "functions" || k == "function_call" {
 			continue
 		}
@@ -444,7 +437,7 @@ func (d *decoder) tools(raw json.RawMessage) error {
 func (d *decoder) foreignKeys(m map[string]json.RawMessage, at string, known ...string) {
 	var keys []string
 	for k, v := range m {
-		if !isEmpty(v) && !contains(known, k) {
+		if !isEmpty(v) && !slices.Contains(known, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -452,15 +445,6 @@ func (d *decoder) foreignKeys(m map[string]json.RawMessage, at string, known ...
 	for _, k := range keys {
 		d.call.Foreign = append(d.call.Foreign, at+"."+k)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func object(raw json.RawMessage, at string) (map[string]json.RawMessage, error) {

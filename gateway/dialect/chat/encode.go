@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 )
 
 // finishReason maps a neutral stop reason onto Chat Completions'.
@@ -63,19 +63,6 @@ func usageOf(u hooks.Usage) wireUsage {
 	return wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
 }
 
-// encoded marshals v without HTML escaping, so text reaches the client as
-// the model wrote it.
-func encoded(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Only values built here are encoded, from strings and numbers.
-		panic("chat: cannot encode " + err.Error())
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
 // Encode writes the whole response. The upstream's own top-level fields
 // (system_fingerprint, service_tier, …) reach the client when it spoke
 // this protocol; when the answer is exactly its message, so does the
@@ -101,20 +88,20 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 		}
 	}
 	if !isID(top["id"]) {
-		top["id"] = encoded(newID())
+		top["id"] = rawjson.MustMarshal(newID())
 	}
 	if _, ok := intOf(top["created"]); !ok {
-		top["created"] = encoded(time.Now().Unix())
+		top["created"] = rawjson.MustMarshal(time.Now().Unix())
 	}
-	top["object"] = encoded("chat.completion")
-	top["model"] = encoded(res.Model)
+	top["object"] = rawjson.MustMarshal("chat.completion")
+	top["model"] = rawjson.MustMarshal(res.Model)
 
 	text := strings.Join(res.Text, "")
 	msg := wireMsg
 	if msg == nil {
 		msg = map[string]json.RawMessage{}
 	}
-	msg["role"] = encoded("assistant")
+	msg["role"] = rawjson.MustMarshal("assistant")
 	switch refusal, _ := stringOf(msg["refusal"]); {
 	case refusal != "" && refusal == text && isNull(msg["content"]):
 		// The upstream refused: its refusal is the answer's text, and the
@@ -122,26 +109,26 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	case text == "":
 		msg["content"] = json.RawMessage("null")
 	default:
-		msg["content"] = encoded(text)
+		msg["content"] = rawjson.MustMarshal(text)
 	}
 	delete(msg, "tool_calls")
 	if len(res.ToolCalls) > 0 {
-		msg["tool_calls"] = encoded(wireCalls(res.ToolCalls))
+		msg["tool_calls"] = rawjson.MustMarshal(wireCalls(res.ToolCalls))
 	}
 	choice := wireChoice
 	if choice == nil {
 		choice = map[string]json.RawMessage{}
 	}
 	delete(choice, "message")
-	choice["index"] = encoded(0)
+	choice["index"] = rawjson.MustMarshal(0)
 	choice["message"] = encodeObject(msg)
-	choice["finish_reason"] = encoded(finishReason(res.Stop))
+	choice["finish_reason"] = rawjson.MustMarshal(finishReason(res.Stop))
 	if _, ok := choice["logprobs"]; !ok {
 		choice["logprobs"] = json.RawMessage("null")
 	}
 	top["choices"] = json.RawMessage("[" + string(encodeObject(choice)) + "]")
 
-	usage := encoded(usageOf(res.Usage))
+	usage := rawjson.MustMarshal(usageOf(res.Usage))
 	if res.WholeWire && res.Wire != nil {
 		// The upstream's usage has details (cached and reasoning tokens)
 		// worth keeping, as long as it counts what the client is billed.
@@ -177,18 +164,11 @@ func encodeObject(m map[string]json.RawMessage) json.RawMessage {
 		}
 		return keys[i] < keys[j]
 	})
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(encoded(k))
-		b.WriteByte(':')
-		b.Write(m[k])
+	var o rawjson.Object
+	for _, k := range keys {
+		o.Set(k, m[k])
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return o.Bytes()
 }
 
 func isID(raw json.RawMessage) bool {

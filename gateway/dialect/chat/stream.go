@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 )
 
 // errEnded is returned by a Sink's methods after Finish or Fail.
@@ -105,7 +106,7 @@ func (s *stream) write(frame []byte) error {
 
 func (s *stream) chunk(choices []chunkChoice, usage *wireUsage) error {
 	c := chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model, Choices: choices, Usage: usage}
-	b := encoded(c)
+	b := rawjson.MustMarshal(c)
 	if s.includeUsage && usage == nil {
 		// "usage": null on every chunk but the last, as OpenAI sends it:
 		// openai-python overwrites the usage it read with every chunk's.
@@ -203,7 +204,7 @@ func (s *stream) Fail(e *dialect.Error) error {
 	if e == nil {
 		e = &dialect.Error{Status: http.StatusInternalServerError, Type: "api_error", Message: "the gateway failed"}
 	}
-	body := encoded(struct {
+	body := rawjson.MustMarshal(struct {
 		Error apiError `json:"error"`
 	}{openAIError(e)})
 	var f bytes.Buffer

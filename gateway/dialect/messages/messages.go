@@ -69,12 +69,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
@@ -106,9 +108,9 @@ var defaults = map[string][]string{
 
 // Decode reads a client request body; see the package doc.
 func (f *Front) Decode(body []byte) (*dialect.Call, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		return nil, dialect.Invalid("", "the request body must be a JSON object (a Messages API request)")
+	top, err := dialect.Fields(body, `{"model":"…","max_tokens":1024,"messages":[{"role":"user","content":"Hello"}]}`)
+	if err != nil {
+		return nil, err
 	}
 	d := decoder{call: &dialect.Call{Pass: &llm.Passthrough{}}, names: map[string]string{}}
 	if err := d.decode(top); err != nil {
@@ -182,12 +184,7 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 			return err
 		}
 	}
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		switch k {
 		case "model", "max_tokens", "temperature", "stream", "system", "messages", "tools":
 			continue
@@ -304,6 +301,19 @@ func text(raw json.RawMessage) (s string, extra bool, ok bool) {
 	return *b.Text, extra, true
 }
 
+// textBlock reads the text block b of a message's content, at where,
+// noting it as foreign when it carries more than textKeys.
+func (d *decoder) textBlock(where string, b json.RawMessage) (string, error) {
+	t, extra, ok := text(b)
+	if !ok {
+		return "", dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
+	}
+	if extra {
+		d.foreign(where + " (text)")
+	}
+	return t, nil
+}
+
 func (d *decoder) system(raw json.RawMessage) error {
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
@@ -375,31 +385,30 @@ func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
 	d.call.Pass.KeepMessage(m, wire...)
 }
 
-func (d *decoder) head(at string, j int, raw json.RawMessage) (string, error) {
+// head reads the type of block j of the content at at, and names where
+// the block stands for the errors about it.
+func (d *decoder) head(at string, j int, raw json.RawMessage) (where, typ string, err error) {
+	where = fmt.Sprintf("%s.content[%d]", at, j)
 	var h blockHead
 	if json.Unmarshal(raw, &h) != nil || h.Type == "" {
-		return "", dialect.Invalid(fmt.Sprintf("%s.content[%d]", at, j), fmt.Sprintf("%s.content[%d]: must be a content block, an object with a type", at, j))
+		return where, "", dialect.Invalid(where, where+": must be a content block, an object with a type")
 	}
-	return h.Type, nil
+	return where, h.Type, nil
 }
 
 func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMessage) error {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var texts []string
 	for j, b := range blocks {
-		typ, err := d.head(at, j, b)
+		where, typ, err := d.head(at, j, b)
 		if err != nil {
 			return err
 		}
-		where := fmt.Sprintf("%s.content[%d]", at, j)
 		switch typ {
 		case "text":
-			t, extra, ok := text(b)
-			if !ok {
-				return dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
-			}
-			if extra {
-				d.foreign(where + " (text)")
+			t, err := d.textBlock(where, b)
+			if err != nil {
+				return err
 			}
 			texts = append(texts, t)
 		case "tool_use":
@@ -437,19 +446,15 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 		units   []json.RawMessage
 	)
 	for j, b := range blocks {
-		typ, err := d.head(at, j, b)
+		where, typ, err := d.head(at, j, b)
 		if err != nil {
 			return err
 		}
-		where := fmt.Sprintf("%s.content[%d]", at, j)
 		switch typ {
 		case "text":
-			t, extra, ok := text(b)
-			if !ok {
-				return dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
-			}
-			if extra {
-				d.foreign(where + " (text)")
+			t, err := d.textBlock(where, b)
+			if err != nil {
+				return err
 			}
 			texts = append(texts, t)
 			others = append(others, b)
@@ -579,39 +584,30 @@ func (d *decoder) tools(raw json.RawMessage) error {
 		d.call.Pass.KeepTool(spec, t)
 	}
 	if len(server) > 0 {
-		var b bytes.Buffer
-		b.WriteByte('[')
-		for i, s := range server {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(s)
-		}
-		b.WriteByte(']')
-		d.call.Pass.Fields = setField(d.call.Pass.Fields, "tools", b.Bytes())
+		d.call.Pass.Fields = setField(d.call.Pass.Fields, "tools", rawjson.Array(server))
 	}
 	return nil
 }
 
 // Encode writes a whole response body; see the package doc.
 func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) {
-	var o object
+	var o rawjson.Object
 	var wire map[string]json.RawMessage
 	if res.Wire != nil {
 		wire = res.Wire.Fields
 	}
 	id := wire["id"]
 	if !present(id) {
-		id = marshal(newID())
+		id = rawjson.MustMarshal(newID())
 	}
-	o.set("id", id)
-	o.set("type", json.RawMessage(`"message"`))
-	o.set("role", json.RawMessage(`"assistant"`))
+	o.Set("id", id)
+	o.Set("type", json.RawMessage(`"message"`))
+	o.Set("role", json.RawMessage(`"assistant"`))
 	model := res.Model
 	if model == "" {
 		model = call.Request.Model
 	}
-	o.set("model", marshal(model))
+	o.Set("model", rawjson.MustMarshal(model))
 	var content []json.RawMessage
 	whole := res.WholeWire && res.Wire != nil
 	if whole {
@@ -626,50 +622,42 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 			content = append(content, toolUse(c))
 		}
 	}
-	o.set("content", array(content))
+	o.Set("content", rawjson.Array(content))
 	if whole && present(wire["stop_reason"]) {
-		o.set("stop_reason", wire["stop_reason"])
+		o.Set("stop_reason", wire["stop_reason"])
 		stopSeq := wire["stop_sequence"]
 		if len(stopSeq) == 0 {
 			stopSeq = json.RawMessage("null")
 		}
-		o.set("stop_sequence", stopSeq)
+		o.Set("stop_sequence", stopSeq)
 	} else {
-		o.set("stop_reason", marshal(stopReason(res.Stop)))
-		o.set("stop_sequence", json.RawMessage("null"))
+		o.Set("stop_reason", rawjson.MustMarshal(stopReason(res.Stop)))
+		o.Set("stop_sequence", json.RawMessage("null"))
 	}
-	o.set("usage", usage(wire["usage"], res.Usage))
-	keys := make([]string, 0, len(wire))
-	for k := range wire {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !o.has(k) {
-			o.set(k, wire[k])
+	o.Set("usage", usage(wire["usage"], res.Usage))
+	for _, k := range slices.Sorted(maps.Keys(wire)) {
+		if !o.Has(k) {
+			o.Set(k, wire[k])
 		}
 	}
-	return o.bytes(), nil
+	return o.Bytes(), nil
 }
 
 // usage is the summed usage as Anthropic reports it: when the upstream's
 // own usage object is known, its other counts are kept and input_tokens
 // excludes the cache counts, which Anthropic reports beside it.
 func usage(upstream json.RawMessage, sum hooks.Usage) json.RawMessage {
-	var o object
-	if keys, vals, ok := decodeObject(upstream); ok {
-		o = object{keys: keys, vals: vals}
-	}
+	o, _ := rawjson.ParseObject(upstream)
 	input := sum.InputTokens
 	for _, k := range []string{"cache_creation_input_tokens", "cache_read_input_tokens"} {
 		var n int
-		if json.Unmarshal(o.vals[k], &n) == nil && n > 0 && n <= input {
+		if json.Unmarshal(o.Get(k), &n) == nil && n > 0 && n <= input {
 			input -= n
 		}
 	}
-	o.set("input_tokens", marshal(input))
-	o.set("output_tokens", marshal(sum.OutputTokens))
-	return o.bytes()
+	o.Set("input_tokens", rawjson.MustMarshal(input))
+	o.Set("output_tokens", rawjson.MustMarshal(sum.OutputTokens))
+	return o.Bytes()
 }
 
 func stopReason(s hooks.StopReason) string {
@@ -695,16 +683,16 @@ func arguments(raw json.RawMessage) json.RawMessage {
 		json.Compact(&b, t)
 		return b.Bytes()
 	}
-	return marshal(map[string]string{"invalid_arguments": string(raw)})
+	return rawjson.MustMarshal(map[string]string{"invalid_arguments": string(raw)})
 }
 
 func toolUse(c hooks.ToolCall) json.RawMessage {
-	var o object
-	o.set("type", json.RawMessage(`"tool_use"`))
-	o.set("id", marshal(c.ID))
-	o.set("name", marshal(c.Name))
-	o.set("input", arguments(c.Arguments))
-	return o.bytes()
+	var o rawjson.Object
+	o.Set("type", json.RawMessage(`"tool_use"`))
+	o.Set("id", rawjson.MustMarshal(c.ID))
+	o.Set("name", rawjson.MustMarshal(c.Name))
+	o.Set("input", arguments(c.Arguments))
+	return o.Bytes()
 }
 
 func newID() string {
@@ -722,108 +710,17 @@ func (f *Front) ErrorBody(e *dialect.Error) []byte {
 	return fields("type", "error", "error", fields("type", typ, "message", e.Message))
 }
 
-// marshal encodes v without HTML escaping, so "<" reaches the client as
-// the model wrote it.
-func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Only values this package builds reach here, all encodable.
-		panic(fmt.Sprintf("messages: cannot encode %T: %v", v, err))
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-func array(items []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
 // fields is a JSON object of the given key, value pairs, in that order.
 func fields(kv ...any) json.RawMessage {
-	var o object
+	var o rawjson.Object
 	for i := 0; i+1 < len(kv); i += 2 {
 		v, ok := kv[i+1].(json.RawMessage)
 		if !ok {
-			v = marshal(kv[i+1])
+			v = rawjson.MustMarshal(kv[i+1])
 		}
-		o.set(kv[i].(string), v)
+		o.Set(kv[i].(string), v)
 	}
-	return o.bytes()
-}
-
-// object is a JSON object written key by key, in order, with raw values.
-type object struct {
-	keys []string
-	vals map[string]json.RawMessage
-}
-
-func (o *object) set(k string, v json.RawMessage) {
-	if o.vals == nil {
-		o.vals = map[string]json.RawMessage{}
-	}
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-func (o *object) has(k string) bool {
-	_, ok := o.vals[k]
-	return ok
-}
-
-func (o *object) bytes() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(marshal(k))
-		b.WriteByte(':')
-		b.Write(o.vals[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// decodeObject splits a JSON object into its keys, in order, and their raw
-// values.
-func decodeObject(data []byte) ([]string, map[string]json.RawMessage, bool) {
-	var vals map[string]json.RawMessage
-	if json.Unmarshal(data, &vals) != nil || vals == nil {
-		return nil, nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, false
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, false
-		}
-		k, _ := t.(string)
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil, nil, false
-		}
-	}
-	return keys, vals, true
+	return o.Bytes()
 }
 
 // NewStream returns a Sink writing server-sent events to w.

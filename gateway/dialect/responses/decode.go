@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
@@ -50,9 +51,9 @@ var defaults = map[string][]string{
 // Decode reads a client's request body. See the package documentation for
 // what becomes of each field.
 func (f *Front) Decode(body []byte) (*dialect.Call, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		return nil, dialect.Invalid("", "the request body is not a JSON object; send a Responses API request such as {\"model\":\"…\",\"input\":\"Hello\"}")
+	top, err := dialect.Fields(body, `{"model":"…","input":"Hello"}`)
+	if err != nil {
+		return nil, err
 	}
 	d := &decoder{call: &dialect.Call{Pass: &llm.Passthrough{Fields: map[string]json.RawMessage{}}}, names: map[string]string{}}
 	st := &state{echo: map[string]json.RawMessage{}}
@@ -96,13 +97,8 @@ type group struct {
 
 func (d *decoder) decodeTop(top map[string]json.RawMessage) error {
 	req := &d.call.Request
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
 	// Sorted, so that Foreign lists the same request the same way.
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		v := top[k]
 		switch k {
 		case "model":
@@ -350,12 +346,12 @@ func (d *decoder) parts(param string, v json.RawMessage, textTypes ...string) (s
 		switch {
 		case p.Type == "":
 			return "", dialect.Invalid(pp+".type", pp+" has no type")
-		case p.Type == "refusal" && contains(textTypes, p.Type):
+		case p.Type == "refusal" && slices.Contains(textTypes, p.Type):
 			if p.Refusal == nil {
 				return "", dialect.Invalid(pp+".refusal", pp+" (refusal) needs refusal, a string")
 			}
 			texts = append(texts, *p.Refusal)
-		case contains(textTypes, p.Type):
+		case slices.Contains(textTypes, p.Type):
 			if p.Text == nil {
 				return "", dialect.Invalid(pp+".text", fmt.Sprintf("%s (%s) needs text, a string", pp, p.Type))
 			}
@@ -387,15 +383,6 @@ func (d *decoder) closeGroup() {
 func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
 	d.call.Request.Messages = append(d.call.Request.Messages, m)
 	d.call.Pass.KeepMessage(m, wire...)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isNull(v json.RawMessage) bool {

@@ -1,0 +1,130 @@
+// Package rawjson builds and splits JSON objects whose values stay raw
+// bytes and whose keys keep their order, so that what a client or a
+// provider wrote can be carried to the other side byte for byte while the
+// host sets or adds only the fields it owns.
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Object is a JSON object written key by key, in order, with raw values.
+// The zero value is an empty object ready to use.
+type Object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+// ParseObject splits data, a JSON object, into its keys in the order they
+// first appear and their raw values (a repeated key keeps its first place
+// and its last value, as encoding/json reads it). When data is not a JSON
+// object it returns an empty object and false.
+func ParseObject(data []byte) (*Object, bool) {
+	var vals map[string]json.RawMessage
+	if json.Unmarshal(data, &vals) != nil || vals == nil {
+		return &Object{}, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return &Object{}, false
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return &Object{}, false
+		}
+		k, _ := t.(string)
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return &Object{}, false
+		}
+	}
+	return &Object{keys: keys, vals: vals}, true
+}
+
+// Set gives key k the value v: in place when k is already there, last
+// otherwise. v must be valid JSON; it is written as it is.
+func (o *Object) Set(k string, v json.RawMessage) {
+	if o.vals == nil {
+		o.vals = map[string]json.RawMessage{}
+	}
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+// Has reports whether the object has key k.
+func (o *Object) Has(k string) bool {
+	_, ok := o.vals[k]
+	return ok
+}
+
+// Get is the raw value of key k, nil when there is none.
+func (o *Object) Get(k string) json.RawMessage { return o.vals[k] }
+
+// Keys are the object's keys in order. The slice is the object's own: a
+// caller that changes the object while ranging over it must copy it first.
+func (o *Object) Keys() []string { return o.keys }
+
+// Bytes is the object as JSON, its keys in order.
+func (o *Object) Bytes() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(MustMarshal(k))
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// Array is a JSON array of the given raw items, in order; "[]" when there
+// are none.
+func Array(items []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// Marshal encodes v as JSON without HTML escaping, so that "<", ">" and "&"
+// reach the model or the client as they were written rather than as
+// \u003c and the like, and without encoding/json's trailing newline.
+func Marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// MustMarshal is Marshal for values the caller builds itself from types
+// that always encode (strings, numbers, its own structs); it panics
+// otherwise, since that is a defect in the caller, not bad input.
+func MustMarshal(v any) json.RawMessage {
+	b, err := Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("rawjson: cannot encode %T: %v", v, err))
+	}
+	return b
+}

@@ -1,0 +1,111 @@
+package rawjson
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestParseObjectKeepsOrderAndRawValues(t *testing.T) {
+	in := []byte(`{"z": 1, "a":{"b" : [1, 2]},"m":"x<y"}`)
+	o, ok := ParseObject(in)
+	if !ok {
+		t.Fatalf("ParseObject(%s) = not an object", in)
+	}
+	if got, want := o.Keys(), []string{"z", "a", "m"}; !slices.Equal(got, want) {
+		t.Fatalf("keys = %q, want %q", got, want)
+	}
+	if got := string(o.Get("a")); got != `{"b" : [1, 2]}` {
+		t.Fatalf(`Get("a") = %s, want the value byte for byte`, got)
+	}
+	if got, want := string(o.Bytes()), `{"z":1,"a":{"b" : [1, 2]},"m":"x<y"}`; got != want {
+		t.Fatalf("Bytes = %s, want %s", got, want)
+	}
+}
+
+func TestParseObjectRepeatedKeyKeepsFirstPlaceLastValue(t *testing.T) {
+	o, ok := ParseObject([]byte(`{"a":1,"b":2,"a":3}`))
+	if !ok {
+		t.Fatal("not an object")
+	}
+	if got, want := string(o.Bytes()), `{"a":3,"b":2}`; got != want {
+		t.Fatalf("Bytes = %s, want %s", got, want)
+	}
+}
+
+func TestParseObjectRefusesWhatIsNotAnObject(t *testing.T) {
+	for _, in := range []string{``, `null`, `[]`, `"s"`, `1`, `{"a":`, `{"a":1}x`, `{"a":1`} {
+		o, ok := ParseObject([]byte(in))
+		if ok {
+			t.Errorf("ParseObject(%q) ok, want not an object", in)
+		}
+		if o == nil || len(o.Keys()) != 0 || string(o.Bytes()) != "{}" {
+			t.Errorf("ParseObject(%q) = %v, want an empty object", in, o)
+		}
+	}
+}
+
+func TestObjectSetReplacesInPlaceAndAppendsNew(t *testing.T) {
+	var o Object
+	if o.Has("a") || o.Get("a") != nil {
+		t.Fatal("zero Object has a key")
+	}
+	o.Set("a", json.RawMessage(`1`))
+	o.Set("b", json.RawMessage(`2`))
+	o.Set("a", json.RawMessage(`"new"`))
+	if !o.Has("a") || !o.Has("b") || o.Has("c") {
+		t.Fatalf("Has is wrong for %s", o.Bytes())
+	}
+	if got, want := string(o.Bytes()), `{"a":"new","b":2}`; got != want {
+		t.Fatalf("Bytes = %s, want %s", got, want)
+	}
+	var empty Object
+	if got := string(empty.Bytes()); got != "{}" {
+		t.Fatalf("empty Bytes = %s, want {}", got)
+	}
+}
+
+func TestObjectKeyIsEncodedWithoutHTMLEscaping(t *testing.T) {
+	var o Object
+	o.Set(`<k"&>`, json.RawMessage(`true`))
+	got := o.Bytes()
+	if want := `{"<k\"&>":true}`; string(got) != want {
+		t.Fatalf("Bytes = %s, want %s", got, want)
+	}
+	if !json.Valid(got) {
+		t.Fatalf("Bytes = %s is not valid JSON", got)
+	}
+}
+
+func TestArray(t *testing.T) {
+	if got := string(Array(nil)); got != "[]" {
+		t.Fatalf("Array(nil) = %s, want []", got)
+	}
+	got := Array([]json.RawMessage{json.RawMessage(`{"a": 1}`), json.RawMessage(`2`)})
+	if want := `[{"a": 1},2]`; string(got) != want {
+		t.Fatalf("Array = %s, want %s", got, want)
+	}
+}
+
+func TestMarshalDoesNotEscapeHTML(t *testing.T) {
+	got, err := Marshal(map[string]string{"t": "a<b && c>d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"t":"a<b && c>d"}`; string(got) != want {
+		t.Fatalf("Marshal = %q, want %q", got, want)
+	}
+}
+
+func TestMarshalReportsWhatCannotBeEncoded(t *testing.T) {
+	if _, err := Marshal(math.NaN()); err == nil {
+		t.Fatal("Marshal(NaN) succeeded, want an error")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("MustMarshal(NaN) did not panic")
+		}
+	}()
+	MustMarshal(math.NaN())
+}
