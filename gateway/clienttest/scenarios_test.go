@@ -1,0 +1,340 @@
+package clienttest
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// models of the fake upstreams, as the configs name them.
+var models = map[string]string{chat: "gpt-test", responses: "gpt-test", messages: "claude-test"}
+
+// config is a hookhost config in front of up, with the lookup plugin.
+func config(up *upstream) string {
+	provider, api := "openai", "chat"
+	switch up.proto {
+	case responses:
+		api = "responses"
+	case messages:
+		provider, api = "anthropic", ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[llm]\nprovider = %q\nmodel = %q\nbase_url = %q\napi_key_env = %q\nmax_retries = 0\n", provider, models[up.proto], up.baseURL(), upstreamKeyEnv)
+	if api != "" {
+		fmt.Fprintf(&b, "api = %q\n", api)
+	}
+	b.WriteString(plugins())
+	return b.String()
+}
+
+func plugins() string {
+	return fmt.Sprintf("[conversation]\nmax_iterations = 4\n[plugins]\nenabled = [\"lookup\"]\ndir = %q\n", binDir)
+}
+
+// TestFakesSatisfyTheSDKs points each SDK straight at the fake upstream of
+// its protocol: the fakes the gateway is tested against must themselves be
+// what the SDKs accept, and the stream checks must pass on them.
+func TestFakesSatisfyTheSDKs(t *testing.T) {
+	needClients(t)
+	for _, proto := range []string{chat, responses, messages} {
+		up := newUpstream(t, proto)
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", proto, stream), func(t *testing.T) {
+				rd := round{Text: "Hello there. ", Calls: []call{{"call_time_0", "get_time", `{"zone":"CET"}`}}, In: 3, Out: 4}
+				up.script(rd)
+				o := runClient(t, up.srv.URL, proto, stream, request(proto, models[proto], []any{user("hi")}, []tool{getTime}, stream))
+				v := check(t, proto, stream, o)
+				if v.Text != rd.Text || !sameCalls(v.Calls, rd.Calls) || v.In != rd.In || v.Out != rd.Out || v.Stop != toolStop(proto) {
+					t.Errorf("the SDK got %+v from the fake's round %+v", v, rd)
+				}
+				if got := o.only(t).bytes(); !bytes.Equal(got, up.responses()[0]) {
+					t.Errorf("the captured body differs from what the fake sent:\n%s\n%s", got, up.responses()[0])
+				}
+			})
+		}
+	}
+}
+
+// suite is a fake upstream with hookhost serve in front of it on the
+// gateway route.
+type suite struct {
+	up *upstream
+	gw *server
+}
+
+func newSuite(t *testing.T, proto string) *suite {
+	up := newUpstream(t, proto)
+	return &suite{up: up, gw: serve(t, config(up), true)}
+}
+
+func TestGatewayChatCompletions(t *testing.T) {
+	needClients(t)
+	s := newSuite(t, chat)
+	s.sameProtocol(t, chat)
+	t.Run("anthropic client", func(t *testing.T) { s.pluginToolTwoRounds(t, messages, true) })
+	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
+}
+
+func TestGatewayResponses(t *testing.T) {
+	needClients(t)
+	s := newSuite(t, responses)
+	s.sameProtocol(t, responses)
+	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
+}
+
+func TestGatewayMessages(t *testing.T) {
+	needClients(t)
+	s := newSuite(t, messages)
+	s.sameProtocol(t, messages)
+	t.Run("openai chat client", func(t *testing.T) { s.pluginToolTwoRounds(t, chat, true) })
+	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
+}
+
+// sameProtocol runs every gateway scenario with the client speaking the
+// upstream's protocol.
+func (s *suite) sameProtocol(t *testing.T, sdk string) {
+	for _, stream := range []bool{true, false} {
+		mode := map[bool]string{true: "stream", false: "create"}[stream]
+		t.Run("plugin tool over two rounds/"+mode, func(t *testing.T) { s.pluginToolTwoRounds(t, sdk, stream) })
+		t.Run("mixed then continued/"+mode, func(t *testing.T) { s.mixed(t, sdk, stream) })
+		t.Run("blocked client tool/"+mode, func(t *testing.T) { s.blocked(t, sdk, stream) })
+	}
+	t.Run("upstream 429/stream", func(t *testing.T) { s.upstreamError(t, sdk, true, http.StatusTooManyRequests, "RateLimitError") })
+	t.Run("upstream 500/create", func(t *testing.T) {
+		s.upstreamError(t, sdk, false, http.StatusInternalServerError, "InternalServerError")
+	})
+}
+
+// pluginToolTwoRounds: the model calls the plugin's tool, hookhost runs it
+// and calls upstream again; the client sees one message with both rounds'
+// text, the usage of both, and nothing of the plugin's call.
+func (s *suite) pluginToolTwoRounds(t *testing.T, sdk string, stream bool) {
+	s.up.script(
+		round{Text: "Let me check. ", Calls: []call{{"call_weather_1", pluginTool, `{"city":"Paris"}`}}, In: 11, Out: 5},
+		round{Text: "It is sunny in Paris.", In: 23, Out: 7},
+	)
+	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, []tool{getTime}, stream))
+	v := check(t, sdk, stream, o)
+	if want := "Let me check. It is sunny in Paris."; words(v.Text) != want {
+		t.Errorf("text %q, want %q", v.Text, want)
+	}
+	if len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
+		t.Errorf("the client got calls %v and stop %q, want none and %q", v.Calls, v.Stop, finalStop(sdk))
+	}
+	if v.In != 11+23 || v.Out != 5+7 {
+		t.Errorf("usage %d in / %d out, want the sum of both rounds, %d / %d", v.In, v.Out, 11+23, 5+7)
+	}
+	hidden(t, o, "call_weather_1", pluginToolMatch, pluginResult)
+
+	reqs := s.up.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the upstream got %d requests, want 2 rounds", len(reqs))
+	}
+	if tools := toolsOf(t, s.up.proto, reqs[0].Body); !contains(tools, pluginTool) || !contains(tools, getTime.Name) {
+		t.Errorf("the upstream was offered %v, want the client's %s and the plugin's %s", tools, getTime.Name, pluginTool)
+	}
+	conv := conversationOf(t, s.up.proto, reqs[1].Body)
+	c, r := find(conv, "call", "call_weather_1"), find(conv, "result", "call_weather_1")
+	if c < 0 || r < c || !strings.Contains(conv[r].Content, pluginResult) {
+		t.Errorf("the second round does not carry the plugin's call and its result %q after it:\n%v", pluginResult, conv)
+	}
+	s.credentials(t)
+}
+
+// mixed: one response calls the plugin's tool and the client's; the client
+// gets only its own call, and when it sends that call's result the
+// upstream gets the hidden round back in its history, in order.
+func (s *suite) mixed(t *testing.T, sdk string, stream bool) {
+	s.up.script(
+		round{Text: "Checking. ", Calls: []call{{"call_weather_2", pluginTool, `{"city":"Paris"}`}, {"call_time_2", getTime.Name, `{"zone":"CET"}`}}, In: 13, Out: 9},
+		round{Text: "At 12:00 CET it is sunny in Paris.", In: 31, Out: 8},
+	)
+	model := models[s.up.proto]
+	tools := []tool{getTime}
+	input := []any{user("What time is it in Paris, and what is the weather?")}
+	o := runClient(t, s.gw.url, sdk, stream, request(sdk, model, input, tools, stream))
+	v := check(t, sdk, stream, o)
+	if want := []call{{"call_time_2", getTime.Name, `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
+		t.Fatalf("the client got calls %v, stop %q; want only its own %v, stop %q", v.Calls, v.Stop, want, toolStop(sdk))
+	}
+	if words(v.Text) != "Checking." {
+		t.Errorf("text %q, want %q", v.Text, "Checking. ")
+	}
+	if v.In != 13 || v.Out != 9 {
+		t.Errorf("usage %d in / %d out, want 13 / 9", v.In, v.Out)
+	}
+	hidden(t, o, "call_weather_2", pluginToolMatch, pluginResult)
+	if n := len(s.up.requests()); n != 1 {
+		t.Fatalf("the upstream got %d requests before the client continued, want 1", n)
+	}
+
+	next := continuation(t, sdk, input, o.Result, []call{{ID: "call_time_2", Args: "12:00"}})
+	o = runClient(t, s.gw.url, sdk, stream, request(sdk, model, next, tools, stream))
+	v = check(t, sdk, stream, o)
+	if words(v.Text) != "At 12:00 CET it is sunny in Paris." || len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
+		t.Errorf("the continuation answered %+v", v)
+	}
+	if v.In != 31 || v.Out != 8 {
+		t.Errorf("continuation usage %d in / %d out, want 31 / 8", v.In, v.Out)
+	}
+	reqs := s.up.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the upstream got %d requests, want 2", len(reqs))
+	}
+	conv := conversationOf(t, s.up.proto, reqs[1].Body)
+	cw, ct := find(conv, "call", "call_weather_2"), find(conv, "call", "call_time_2")
+	rw, rt := find(conv, "result", "call_weather_2"), find(conv, "result", "call_time_2")
+	switch {
+	case cw < 0 || ct < 0 || rw < 0 || rt < 0:
+		t.Errorf("the continuation upstream lacks the hidden call, the client's call or a result:\n%v", conv)
+	case !(cw < rw && ct < rt && cw < rt && ct < rw && rw < rt):
+		t.Errorf("the continuation upstream is out of order (want both calls, then the plugin's result, then the client's):\n%v", conv)
+	case !strings.Contains(conv[rw].Content, pluginResult) || conv[rt].Content != "12:00":
+		t.Errorf("the continuation upstream carries results %q and %q", conv[rw].Content, conv[rt].Content)
+	}
+	if first := conv[0]; first.Kind != "text" || first.Role != "user" {
+		t.Errorf("the continuation upstream does not start with the user's message:\n%v", conv)
+	}
+}
+
+// blocked: the plugin blocks the client's delete_everything; hookhost
+// answers it with the block message as an error result and goes on, and
+// the client never sees the call.
+func (s *suite) blocked(t *testing.T, sdk string, stream bool) {
+	s.up.script(
+		round{Calls: []call{{"call_delete_3", deleteEverything.Name, `{}`}}, In: 9, Out: 4},
+		round{Text: "I will not delete anything.", In: 20, Out: 6},
+	)
+	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("Delete everything.")}, []tool{getTime, deleteEverything}, stream))
+	v := check(t, sdk, stream, o)
+	if words(v.Text) != "I will not delete anything." || len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
+		t.Errorf("the client got %+v, want only the second round's answer", v)
+	}
+	if v.In != 29 || v.Out != 10 {
+		t.Errorf("usage %d in / %d out, want 29 / 10", v.In, v.Out)
+	}
+	hidden(t, o, "call_delete_3", blockedMessage)
+	reqs := s.up.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the upstream got %d requests, want 2", len(reqs))
+	}
+	conv := conversationOf(t, s.up.proto, reqs[1].Body)
+	c, r := find(conv, "call", "call_delete_3"), find(conv, "result", "call_delete_3")
+	if c < 0 || r < c || !strings.Contains(conv[r].Content, blockedMessage) {
+		t.Fatalf("the second round does not carry the blocked call and the block message as its result:\n%v", conv)
+	}
+	if s.up.proto == messages && !conv[r].IsError {
+		t.Errorf("the block message reached the upstream without is_error: %v", conv[r])
+	}
+}
+
+// upstreamError: an upstream error reaches the client with its status and
+// message, in the SDK's error class for that status.
+func (s *suite) upstreamError(t *testing.T, sdk string, stream bool, status int, class string) {
+	msg := fmt.Sprintf("fake upstream refuses with %d", status)
+	s.up.script(round{Status: status, Message: msg})
+	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("hi")}, nil, stream))
+	if o.Error == nil {
+		t.Fatalf("the SDK returned %s, want a %s", o.Result, class)
+	}
+	if o.Error.Class != class || o.Error.Status != status || !strings.Contains(o.Error.Message, msg) {
+		t.Errorf("the SDK threw %s status %d %q, want %s status %d with %q", o.Error.Class, o.Error.Status, o.Error.Message, class, status, msg)
+	}
+	if n := len(s.up.requests()); n != 1 {
+		t.Errorf("the upstream got %d requests, want 1 (llm.max_retries = 0)", n)
+	}
+}
+
+// hidden fails when any of the strings reached the client.
+func hidden(t *testing.T, o outcome, secrets ...string) {
+	t.Helper()
+	body := o.only(t).Body
+	for _, s := range secrets {
+		if strings.Contains(body, s) || strings.Contains(string(o.Result), s) {
+			t.Errorf("%q reached the client:\n%s", s, body)
+		}
+	}
+}
+
+// credentials checks that the upstream got hookhost's key, never the
+// client's.
+func (s *suite) credentials(t *testing.T) {
+	t.Helper()
+	for _, r := range s.up.requests() {
+		want, got := "Bearer "+upstreamKey, r.Header.Get("Authorization")
+		if s.up.proto == messages {
+			want, got = upstreamKey, r.Header.Get("x-api-key")
+		}
+		if got != want {
+			t.Errorf("the upstream got credentials %q, want hookhost's %q", got, want)
+		}
+		for name, vs := range r.Header {
+			for _, v := range vs {
+				if strings.Contains(v, clientKey) {
+					t.Errorf("the client's key reached the upstream in %s", name)
+				}
+			}
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// bypass runs a second hookhost on the bypass route: the request the fake
+// gets is the client's, byte for byte, and the answer the client gets is
+// the fake's, byte for byte, streamed or not.
+func bypass(t *testing.T, up *upstream) {
+	bp := serve(t, config(up), false)
+	sdk := up.proto
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			up.script(round{Text: "Straight through.", Calls: []call{{"call_time_4", getTime.Name, `{"zone":"UTC"}`}}, In: 5, Out: 3})
+			o := runClient(t, bp.url, sdk, stream, request(sdk, models[sdk], []any{user("What time is it?")}, []tool{getTime}, stream))
+			check(t, sdk, stream, o)
+			ex := o.only(t)
+			reqs := up.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("the upstream got %d requests, want 1", len(reqs))
+			}
+			if ex.Request == nil || !bytes.Equal(reqs[0].Body, []byte(*ex.Request)) {
+				t.Errorf("the upstream got\n%s\nthe client sent\n%v", reqs[0].Body, ex.Request)
+			}
+			if got, want := ex.bytes(), up.responses()[0]; !bytes.Equal(got, want) {
+				t.Errorf("the client got\n%s\nthe upstream sent\n%s", got, want)
+			}
+			(&suite{up: up}).credentials(t)
+		})
+	}
+}
+
+// TestGatewayOffline runs each client against the offline provider on the
+// gateway route, where the offline model calls the plugin's weather tool
+// and answers from its result.
+func TestGatewayOffline(t *testing.T) {
+	needClients(t)
+	gw := serve(t, "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"+plugins(), true)
+	for _, sdk := range []string{chat, responses, messages} {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/stream=%v", sdk, stream), func(t *testing.T) {
+				o := runClient(t, gw.url, sdk, stream, request(sdk, "offline-large", []any{user("What is the weather in Paris?")}, nil, stream))
+				v := check(t, sdk, stream, o)
+				if strings.TrimSpace(v.Text) == "" || len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
+					t.Errorf("the offline model answered %+v, want text and no calls", v)
+				}
+				if v.In <= 0 || v.Out <= 0 {
+					t.Errorf("usage %d in / %d out, want both counted", v.In, v.Out)
+				}
+				hidden(t, o, pluginToolMatch)
+			})
+		}
+	}
+}
