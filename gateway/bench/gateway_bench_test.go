@@ -1,0 +1,251 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost"
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/gateway"
+)
+
+const (
+	model  = "gpt-bench"
+	keyEnv = "HOOKHOST_BENCH_UPSTREAM_KEY"
+)
+
+// requestBody is the small request every benchmark sends.
+var requestBody = []byte(`{"model":"` + model + `","messages":[{"role":"user","content":"ping"}]}`)
+
+// answer is the fake upstream's instant reply.
+var answer = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"` + model +
+	`","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"pong"}}],` +
+	`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
+
+// fakeUpstream answers every request at once with answer, so what is
+// measured is the path to it.
+func fakeUpstream(b *testing.B) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+var (
+	buildOnce  sync.Once
+	pluginPath string
+	buildErr   error
+)
+
+// modelPlugin builds the benchmark's plugin once per run.
+func modelPlugin(b *testing.B) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hookhost-gateway-bench")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		pluginPath = filepath.Join(dir, "modelplugin")
+		if out, err := exec.Command("go", "build", "-o", pluginPath, "./internal/modelplugin").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build modelplugin: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return pluginPath
+}
+
+// serveGateway opens a host in front of the upstream at up, on the gateway
+// route or the bypass one, with the model plugin or none, and serves it on
+// a real loopback listener. It returns the API root clients use.
+func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) string {
+	cfg := config.Default()
+	cfg.LLM.Provider, cfg.LLM.API, cfg.LLM.Model = "openai", "chat", model
+	cfg.LLM.BaseURL, cfg.LLM.APIKeyEnv, cfg.LLM.MaxRetries = up+"/v1", keyEnv, 0
+	// Every client of the load run may be in flight at once.
+	cfg.Server.MaxConcurrent = 1024
+	if plugin {
+		cfg.Plugins.Enabled = []string{"modelplugin"}
+		cfg.Plugins.Entries = map[string]config.PluginEntry{"modelplugin": {
+			Path: modelPlugin(b), Timeout: 5 * time.Second, ToolTimeout: 10 * time.Second, Config: json.RawMessage(`{}`),
+		}}
+	}
+	route := "0"
+	if gatewayRoute {
+		route = "1"
+	}
+	getenv := func(name string) string {
+		switch name {
+		case keyEnv:
+			return "sk-bench"
+		case config.GatewayEnv:
+			return route
+		}
+		return ""
+	}
+	ctx := context.Background()
+	h, err := hookhost.Open(ctx, cfg, hookhost.Options{Getenv: getenv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close(context.Background()) })
+	if errs := h.StartErrors(); len(errs) > 0 {
+		b.Fatal(errs[0])
+	}
+	srv, err := gateway.New(h, gateway.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	b.Cleanup(ts.Close)
+	return ts.URL + "/v1"
+}
+
+// client keeps a connection per concurrent caller alive across requests.
+func client(conc int) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = conc*2, conc*2
+	return &http.Client{Transport: tr, Timeout: time.Minute}
+}
+
+// call makes one chat completion request and checks its answer.
+func call(c *http.Client, root string) error {
+	resp, err := c.Post(root+"/chat/completions", "application/json", bytes.NewReader(requestBody))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	if !bytes.Contains(body, []byte(`"pong"`)) {
+		return fmt.Errorf("the answer lacks the upstream's text: %s", body)
+	}
+	return nil
+}
+
+// stats is what one measured run saw.
+type stats struct {
+	p50, p99 time.Duration
+	perSec   float64
+	errors   int64
+	firstErr error
+}
+
+// measure sends b.N requests to root from conc concurrent clients, each
+// waiting for its answer before sending the next, and reports p50 and p99
+// per request and requests/s beside ns/op.
+func measure(b *testing.B, root string, conc int) stats {
+	c := client(conc)
+	defer c.CloseIdleConnections()
+	// Warm the connections and the host's first-call paths.
+	for range conc {
+		if err := call(c, root); err != nil {
+			b.Fatalf("warm-up request: %v", err)
+		}
+	}
+	var (
+		next     atomic.Int64
+		errs     atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	lat := make([][]time.Duration, conc)
+	b.ResetTimer()
+	start := time.Now()
+	for i := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				err := call(c, root)
+				lat[i] = append(lat[i], time.Since(t0))
+				if err != nil {
+					errs.Add(1)
+					errOnce.Do(func() { firstErr = err })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	s := stats{p50: quantile(all, 0.50), p99: quantile(all, 0.99), perSec: float64(len(all)) / elapsed.Seconds(), errors: errs.Load(), firstErr: firstErr}
+	b.ReportMetric(float64(s.p50.Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(s.p99.Nanoseconds())/1e3, "p99-µs")
+	b.ReportMetric(s.perSec, "req/s")
+	return s
+}
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// BenchmarkGatewayLatency is one small request, four ways: straight to the
+// upstream, and through the gateway's bypass route, its gateway route with
+// no plugin, and its gateway route with one remote plugin subscribed to the
+// per-round model hooks. bench/report subtracts the first from the others.
+func BenchmarkGatewayLatency(b *testing.B) {
+	up := fakeUpstream(b)
+	targets := []struct {
+		name string
+		root string
+	}{
+		{"direct", up + "/v1"},
+		{"bypass", serveGateway(b, up, false, false)},
+		{"gateway", serveGateway(b, up, true, false)},
+		{"plugin", serveGateway(b, up, true, true)},
+	}
+	for _, tg := range targets {
+		for _, conc := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%s/clients=%d", tg.name, conc), func(b *testing.B) {
+				if s := measure(b, tg.root, conc); s.errors > 0 {
+					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkGatewayLoad sends b.N requests (make bench asks for at least
+// 10,000) from 64 clients through the gateway route with the remote plugin,
+// and fails on any error.
+func BenchmarkGatewayLoad(b *testing.B) {
+	up := fakeUpstream(b)
+	root := serveGateway(b, up, true, true)
+	s := measure(b, root, 64)
+	b.ReportMetric(float64(s.errors), "errors")
+	b.ReportMetric(float64(b.N), "requests")
+	if s.errors > 0 {
+		b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
+	}
+}
