@@ -14,19 +14,34 @@
 // not returned: the host runs without that plugin). Sessions may then be
 // created and run concurrently, each on its own goroutine. Close stops
 // the plugins, bounded by its context; sessions must be done by then.
+//
+// What sessions share is read-only or safe for concurrent use: the
+// provider (one HTTP client), the native tool registry (fixed at Open)
+// and the Bus (each hook call is independent; observers queue per
+// plugin). A session itself is not: one goroutine per session.
 package hookhost
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/conversation"
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/anthropic"
+	"github.com/hookhost/hookhost/llm/offline"
+	"github.com/hookhost/hookhost/llm/openai"
 )
 
 // Options are what a host needs besides its config.
@@ -47,27 +62,179 @@ type SessionOptions struct {
 	OnText func(delta string)
 }
 
+// ConfigError is an Open failure the configuration or the environment it
+// names is to blame for (a missing API key, a bad HOOKHOST_USE_GATEWAY, a
+// provider setting the provider refuses): fixing the config or the
+// environment fixes it, retrying does not.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // Host is a running hookhost. Its methods are safe for concurrent use.
 type Host struct {
+	cfg         *config.Config
+	provider    llm.Provider
+	registry    *dispatch.Registry
+	plugins     *host.Host // nil when no plugin is enabled
+	bus         *hooks.Bus // nil when no plugin is enabled
+	startErrs   []error
+	route       hooks.Route
+	routeSource string
+	upstream    Upstream
+	models      []string
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// Open assembles a host from cfg.
+// Open assembles a host from cfg: it resolves the route, builds the
+// provider with the key llm.api_key_env names, registers the native tools
+// and starts the enabled plugins. Errors caused by the config or the
+// environment are *ConfigError. ctx bounds the plugins' start only; a
+// plugin that did not start in time is among StartErrors.
 func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) {
-	panic("not yet")
+	if cfg == nil {
+		return nil, errors.New("hookhost: Open needs a config (config.Default() for the built-in one)")
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	gateway, source, err := config.ResolveGateway(cfg, getenv)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	h := &Host{cfg: cfg, route: hooks.RouteBypass, routeSource: source}
+	if gateway {
+		h.route = hooks.RouteGateway
+	}
+	key, err := apiKey(cfg.LLM, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if h.provider, err = newProvider(cfg.LLM, key); err != nil {
+		return nil, err
+	}
+	h.upstream = upstream(cfg.LLM, key)
+	h.models = models(cfg)
+	tools, err := builtin.All(cfg.Tools.ReadRoot)
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("config: tools.read_root: %w", err)}
+	}
+	if h.registry, err = dispatch.NewRegistry(tools...); err != nil {
+		return nil, err
+	}
+	if len(cfg.Plugins.Enabled) == 0 {
+		return h, nil
+	}
+	ph, startErrs := host.Start(ctx, cfg, host.Options{Logger: log})
+	for _, e := range startErrs {
+		h.startErrs = append(h.startErrs, e)
+	}
+	bus, err := hooks.NewBus(ph.Members(), hooks.Config{Logger: log.Named("hooks")})
+	if err != nil {
+		ph.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("host: assembling the plugins' Bus: %w", err)
+	}
+	h.plugins, h.bus = ph, bus
+	return h, nil
+}
+
+// apiKey reads the upstream key from the variable llm.api_key_env names.
+// The offline model needs none; a named variable that is unset is a
+// config error rather than a request that fails later with a 401.
+func apiKey(c config.LLM, getenv func(string) string) (string, error) {
+	if c.Provider == "offline" || c.APIKeyEnv == "" {
+		return "", nil
+	}
+	key := strings.TrimSpace(getenv(c.APIKeyEnv))
+	if key == "" {
+		return "", &ConfigError{&config.Error{Key: "llm.api_key_env", Msg: fmt.Sprintf(
+			"environment variable %s is not set; export the %s API key in it (or set api_key_env = \"\" for a server that needs no key)",
+			c.APIKeyEnv, c.Provider)}}
+	}
+	return key, nil
+}
+
+func newProvider(c config.LLM, key string) (llm.Provider, error) {
+	switch c.Provider {
+	case "offline":
+		return offline.New(), nil
+	case "openai":
+		p, err := openai.New(openai.Config{
+			API: c.API, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
+			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
+			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
+		})
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		return p, nil
+	case "anthropic":
+		p, err := anthropic.New(anthropic.Config{
+			BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
+			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
+			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
+		})
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		return p, nil
+	}
+	return nil, &ConfigError{fmt.Errorf("config: llm.provider %q is not available in this build (use offline, openai or anthropic)", c.Provider)}
+}
+
+// upstream carries the credentials as the provider adapters send them, so
+// that a proxied request authenticates the same way a model call does.
+func upstream(c config.LLM, key string) Upstream {
+	u := Upstream{Provider: c.Provider, Header: http.Header{}}
+	if c.Provider == "offline" {
+		return u
+	}
+	u.BaseURL = c.BaseURL
+	if key != "" {
+		switch c.Provider {
+		case "openai":
+			u.Header.Set("Authorization", "Bearer "+key)
+		case "anthropic":
+			u.Header.Set("x-api-key", key)
+		}
+	}
+	for k, v := range c.Headers {
+		u.Header.Set(k, v)
+	}
+	return u
+}
+
+func models(cfg *config.Config) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range append([]string{cfg.LLM.Model, cfg.LLM.Tiers.Small, cfg.LLM.Tiers.Strong}, cfg.Server.Models...) {
+		if m != "" && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Config returns the configuration the host was opened with.
-func (h *Host) Config() *config.Config { panic("not yet") }
+func (h *Host) Config() *config.Config { return h.cfg }
 
 // Provider returns the model provider every session and the gateway call.
-func (h *Host) Provider() llm.Provider { panic("not yet") }
+func (h *Host) Provider() llm.Provider { return h.provider }
 
 // Bus returns the Bus over the running plugins; nil when none runs.
-func (h *Host) Bus() *hooks.Bus { panic("not yet") }
+func (h *Host) Bus() *hooks.Bus { return h.bus }
 
 // Route returns the route traffic takes, and where that was decided
 // (HOOKHOST_USE_GATEWAY or routing.gateway).
-func (h *Host) Route() (route hooks.Route, source string) { panic("not yet") }
+func (h *Host) Route() (route hooks.Route, source string) { return h.route, h.routeSource }
 
 // Upstream is where the model provider sends its calls, for a gateway
 // that proxies a client's request as it came (the bypass route).
@@ -81,23 +248,54 @@ type Upstream struct {
 }
 
 // Upstream returns the configured provider's address and credentials.
-func (h *Host) Upstream() Upstream { panic("not yet") }
+// The Header is the caller's own copy.
+func (h *Host) Upstream() Upstream {
+	u := h.upstream
+	u.Header = u.Header.Clone()
+	return u
+}
 
 // Models returns the model names clients may ask for: llm.model, the
 // llm.tiers models and server.models, without duplicates.
-func (h *Host) Models() []string { panic("not yet") }
+func (h *Host) Models() []string { return append([]string(nil), h.models...) }
 
 // Plugins returns the state of every plugin that started, in priority
-// order.
-func (h *Host) Plugins() []host.Status { panic("not yet") }
+// order, and of every fail_closed plugin that did not (host.StateDown).
+func (h *Host) Plugins() []host.Status {
+	if h.plugins == nil {
+		return nil
+	}
+	return h.plugins.Plugins()
+}
 
-// StartErrors returns why each plugin that failed to start did.
-func (h *Host) StartErrors() []error { panic("not yet") }
+// StartErrors returns why each plugin that failed to start did; each is a
+// *host.StartError.
+func (h *Host) StartErrors() []error { return append([]error(nil), h.startErrs...) }
 
 // NewSession starts a conversation on the host's route.
 func (h *Host) NewSession(opts SessionOptions) (*conversation.Session, error) {
-	panic("not yet")
+	return conversation.New(conversation.Options{
+		Provider:      h.provider,
+		Model:         h.cfg.LLM.Model,
+		System:        h.cfg.Conversation.System,
+		MaxIterations: h.cfg.Conversation.MaxIterations,
+		Route:         h.route,
+		Bus:           h.bus,
+		Tools:         h.registry,
+		Trace:         opts.Trace,
+		OnText:        opts.OnText,
+	})
 }
 
-// Close stops every plugin, bounded by ctx.
-func (h *Host) Close(ctx context.Context) error { panic("not yet") }
+// Close stops every plugin, bounded by ctx: queued observer events are
+// delivered first, then the processes are stopped. Later calls return the
+// first call's result.
+func (h *Host) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() {
+		if h.plugins == nil {
+			return
+		}
+		h.closeErr = errors.Join(h.bus.Close(ctx), h.plugins.Close(ctx))
+	})
+	return h.closeErr
+}

@@ -1,7 +1,8 @@
 // Package config loads hookhost's TOML configuration: which model provider
 // to use, whether traffic is routed through the plugin gateway, how long a
-// conversation may iterate, where the native read_file tool may read, and
-// which plugins to launch with which limits.
+// conversation may iterate, where the native read_file tool may read,
+// which plugins to launch with which limits, and how `hookhost serve`
+// listens and what it bounds.
 //
 // Load and Parse return fully resolved settings: defaults are filled in,
 // relative paths are made absolute against the config file's directory and

@@ -1,6 +1,13 @@
 package config
 
-import "time"
+import (
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
 
 // Defaults of the [server] table, the settings of `hookhost serve`.
 const (
@@ -72,4 +79,148 @@ func defaultServer() Server {
 		StateTTL:       defaultStateTTL,
 		StateEntries:   defaultStateEntries,
 	}
+}
+
+var serverKeys = []string{"listen", "api_key_env", "allow_no_key", "forward_client_key", "models",
+	"max_body_size", "max_concurrent", "header_timeout", "read_timeout", "idle_timeout",
+	"request_timeout", "drain_timeout", "state_ttl", "state_entries"}
+
+// Upper bounds of the [server] integers. A body is held in memory while
+// it is decoded, so more than a GiB is a mistake rather than a need; the
+// counts are capped where a typo would otherwise reserve absurd resources.
+const (
+	maxBodySizeLimit   = 1 << 30
+	maxConcurrentLimit = 1 << 20
+	maxStateEntries    = 1 << 24
+)
+
+func (d *decoder) server(key toml.Key, v any, c *Server) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		kk := join(key, toml.Key{k})
+		switch k {
+		case "listen":
+			if s, ok := d.listen(kk, m[k]); ok {
+				c.Listen = s
+			}
+		case "api_key_env":
+			if s, ok := d.apiKeyEnv(kk, m[k]); ok {
+				c.APIKeyEnv = s
+			}
+		case "allow_no_key":
+			if b, ok := d.boolean(kk, m[k]); ok {
+				c.AllowNoKey = b
+			}
+		case "forward_client_key":
+			if b, ok := d.boolean(kk, m[k]); ok {
+				c.ForwardClientKey = b
+			}
+		case "models":
+			if names, ok := d.modelList(kk, m[k]); ok {
+				c.Models = names
+			}
+		case "max_body_size":
+			if n, ok := d.bounded(kk, m[k], defaultMaxBodySize, 1, maxBodySizeLimit, "bytes (1 GiB)"); ok {
+				c.MaxBodySize = n
+			}
+		case "max_concurrent":
+			if n, ok := d.bounded(kk, m[k], defaultMaxConcurrent, 1, maxConcurrentLimit, "requests"); ok {
+				c.MaxConcurrent = int(n)
+			}
+		case "state_entries":
+			if n, ok := d.bounded(kk, m[k], defaultStateEntries, 1, maxStateEntries, "entries"); ok {
+				c.StateEntries = int(n)
+			}
+		case "header_timeout":
+			d.setDuration(kk, m[k], defaultHeaderTimeout, &c.HeaderTimeout)
+		case "read_timeout":
+			d.setDuration(kk, m[k], defaultReadTimeout, &c.ReadTimeout)
+		case "idle_timeout":
+			d.setDuration(kk, m[k], defaultIdleTimeout, &c.IdleTimeout)
+		case "request_timeout":
+			d.setDuration(kk, m[k], defaultRequestTimeout, &c.RequestTimeout)
+		case "drain_timeout":
+			d.setDuration(kk, m[k], defaultDrainTimeout, &c.DrainTimeout)
+		case "state_ttl":
+			d.setDuration(kk, m[k], defaultStateTTL, &c.StateTTL)
+		default:
+			d.unknown(kk, serverKeys, m[k])
+		}
+	}
+}
+
+func (d *decoder) setDuration(key toml.Key, v any, def time.Duration, dst *time.Duration) {
+	if dur, ok := d.duration(key, v, def); ok {
+		*dst = dur
+	}
+}
+
+// bounded is an integer key between lo and hi; unit names what it counts
+// in the message.
+func (d *decoder) bounded(key toml.Key, v any, def, lo, hi int64, unit string) (int64, bool) {
+	n, ok := d.integer(key, v, def)
+	if !ok {
+		return 0, false
+	}
+	if n < lo || n > hi {
+		d.fail(key, -1, "must be between %d and %d %s, got %d (the default is %d)", lo, hi, unit, n, def)
+		return 0, false
+	}
+	return n, true
+}
+
+// listen is host:port, host possibly empty (every interface) and port
+// possibly 0 (any free port).
+func (d *decoder) listen(key toml.Key, v any) (string, bool) {
+	s, ok := d.str(key, v)
+	if !ok {
+		return "", false
+	}
+	s = strings.TrimSpace(s)
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		d.fail(key, -1, "%q is not host:port (write e.g. listen = %q; an IPv6 host goes in brackets, \"[::1]:8080\")", abbrev(s), defaultListen)
+		return "", false
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
+		d.fail(key, -1, "port %q is not a number between 0 and 65535 (write e.g. listen = %q)", abbrev(port), defaultListen)
+		return "", false
+	}
+	if strings.ContainsAny(host, " /\\\t") {
+		d.fail(key, -1, "host %q is not a host name or IP address (write e.g. listen = %q)", abbrev(host), defaultListen)
+		return "", false
+	}
+	return s, true
+}
+
+// modelList is a list of distinct, non-empty model names.
+func (d *decoder) modelList(key toml.Key, v any) ([]string, bool) {
+	names, ok := d.stringList(key, v)
+	if !ok {
+		return nil, false
+	}
+	first := map[string]int{}
+	for i, n := range names {
+		if strings.TrimSpace(n) == "" {
+			d.fail(key, i, "item %d is empty (name a model clients may ask for, e.g. %q)", i+1, exampleModel["openai"])
+			ok = false
+			continue
+		}
+		if j, dup := first[n]; dup {
+			d.fail(key, i, "model %q is listed twice, as items %d and %d (list it once)", abbrev(n), j+1, i+1)
+			ok = false
+			continue
+		}
+		first[n] = i
+	}
+	if !ok {
+		return nil, false
+	}
+	if len(names) == 0 {
+		names = nil
+	}
+	return names, true
 }

@@ -27,7 +27,7 @@ import (
 // the maps lets every problem be reported with its key, its line and a fix.
 
 var (
-	rootKeys         = []string{"llm", "routing", "conversation", "tools", "plugins"}
+	rootKeys         = []string{"llm", "routing", "conversation", "tools", "plugins", "server"}
 	llmKeys          = []string{"provider", "model", "api", "base_url", "api_key_env", "headers", "max_tokens", "temperature", "timeout", "call_timeout", "max_retries", "tiers"}
 	tiersKeys        = []string{"small", "strong"}
 	routingKeys      = []string{"gateway"}
@@ -54,6 +54,7 @@ var homeOf = func() map[string][]string {
 		{"tools", toolsKeys},
 		{"plugins", pluginsKeys},
 		{"plugins.entries.<name>", entryKeys},
+		{"server", serverKeys},
 	} {
 		for _, k := range t.keys {
 			m[k] = append(m[k], t.table)
@@ -136,6 +137,8 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 			d.tools(key, v, &c.Tools, dir)
 		case "plugins":
 			d.plugins(key, v, &c.Plugins, &pluginDir, entries)
+		case "server":
+			d.server(key, v, &c.Server)
 		default:
 			d.unknown(key, rootKeys, v)
 		}
@@ -204,7 +207,7 @@ func syntaxError(err error, src, filename string) error {
 	if value != "" && unquotedWord.MatchString(value) && !numberLike.MatchString(value) && value != "true" && value != "false" {
 		name := key[strings.LastIndex(key, ".")+1:]
 		switch name {
-		case "gateway", "fail_closed", "allow_tool_override":
+		case "gateway", "fail_closed", "allow_tool_override", "allow_no_key", "forward_client_key":
 			hint = fmt.Sprintf("write %s = true or %s = false", name, name)
 		case "max_iterations":
 			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxIterations)
@@ -214,6 +217,12 @@ func syntaxError(err error, src, filename string) error {
 			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxRetries)
 		case "temperature":
 			hint = fmt.Sprintf("write a number, e.g. %s = 0.2", name)
+		case "max_body_size":
+			hint = fmt.Sprintf("write the size in bytes, e.g. %s = %d", name, defaultMaxBodySize)
+		case "max_concurrent":
+			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxConcurrent)
+		case "state_entries":
+			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultStateEntries)
 		default:
 			hint = fmt.Sprintf("strings need double quotes: %s = %q", name, value)
 		}

@@ -4,16 +4,43 @@
 // built on the official SDKs points its base URL here. On the bypass route
 // a request is proxied to the upstream provider as it came; on the
 // gateway route it runs through the hook loop of package relay.
+//
+// Lifecycle: New checks the [server] settings and builds the routes;
+// ListenAndServe opens the listener and serves until its context ends,
+// then drains: it stops accepting, /readyz answers 503, requests in flight
+// get server.drain_timeout to finish, and whatever remains is cut. The
+// host (plugins included) outlives the server and is closed by its owner.
 package gateway
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost"
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/gateway/dialect/chat"
+	"github.com/hookhost/hookhost/gateway/dialect/messages"
+	"github.com/hookhost/hookhost/gateway/dialect/responses"
+	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/llm"
 )
+
+// keepalive is how often a stream is pinged while plugin tools run: well
+// under the idle cut-off of common proxies and load balancers (60 s).
+const keepalive = 15 * time.Second
 
 // Options are what a Server needs besides its host.
 type Options struct {
@@ -25,25 +52,206 @@ type Options struct {
 
 // Server is the HTTP gateway in front of one host.
 type Server struct {
+	p              parts
+	log            hclog.Logger
+	keys           [][32]byte
+	listen         string
+	fronts         map[string]dialect.Front
+	sem            chan struct{}
+	metrics        *metrics
+	metricsHandler http.Handler
+	proxy          *httputil.ReverseProxy
+	handler        http.Handler
+	started        time.Time
+
+	draining atomic.Bool
+	mu       sync.Mutex
+	addr     string
+}
+
+// runner answers one client request; *relay.Relay is the real one.
+type runner interface {
+	Run(ctx context.Context, front dialect.Front, call *dialect.Call, sink dialect.Sink) (*dialect.Result, error)
+}
+
+var _ runner = (*relay.Relay)(nil)
+
+// parts are what a Server takes from its host, so that it can be built
+// from test doubles as well.
+type parts struct {
+	provider      llm.Provider
+	bus           *hooks.Bus
+	route         hooks.Route
+	models        []string
+	upstream      hookhost.Upstream
+	server        config.Server
+	maxIterations int
+	plugins       func() []host.Status
+	getenv        func(string) string
+	logger        hclog.Logger
+	listen        string
+
+	// fronts default to the three real ones.
+	fronts []dialect.Front
+	// hooked runs the hook loop (gateway route); plain runs it with no
+	// Bus (bypass route through a translating upstream). Both default to
+	// relays built from the fields above.
+	hooked, plain runner
+	// transport carries bypass requests upstream; nil means
+	// http.DefaultTransport.
+	transport http.RoundTripper
 }
 
 // New checks the host's [server] settings (an address that is not
 // loopback with no inbound key is refused unless server.allow_no_key is
 // set; the inbound key variable must be set when named) and returns a
 // server that is not yet listening.
-func New(h *hookhost.Host, opts Options) (*Server, error) { panic("not yet") }
+func New(h *hookhost.Host, opts Options) (*Server, error) {
+	cfg := h.Config()
+	route, _ := h.Route()
+	return newServer(parts{
+		provider:      h.Provider(),
+		bus:           h.Bus(),
+		route:         route,
+		models:        h.Models(),
+		upstream:      h.Upstream(),
+		server:        cfg.Server,
+		maxIterations: cfg.Conversation.MaxIterations,
+		plugins:       h.Plugins,
+		getenv:        os.Getenv,
+		logger:        opts.Logger,
+		listen:        opts.Listen,
+	})
+}
+
+func newServer(p parts) (*Server, error) {
+	if p.logger == nil {
+		p.logger = hclog.NewNullLogger()
+	}
+	if p.getenv == nil {
+		p.getenv = os.Getenv
+	}
+	if p.plugins == nil {
+		p.plugins = func() []host.Status { return nil }
+	}
+	s := &Server{p: p, log: p.logger.Named("gateway"), started: time.Now().UTC()}
+
+	s.listen = p.server.Listen
+	from := "server.listen"
+	if p.listen != "" {
+		s.listen, from = p.listen, "-listen"
+	}
+	loopback, err := checkListen(s.listen)
+	if err != nil {
+		return nil, fmt.Errorf("config: server.listen: %q (from %s) %v", s.listen, from, err)
+	}
+	if s.keys, err = inboundKeys(p.server.APIKeyEnv, p.getenv); err != nil {
+		return nil, err
+	}
+	if !loopback && len(s.keys) == 0 && !p.server.AllowNoKey {
+		return nil, fmt.Errorf("config: server.allow_no_key: listening on %q, which is not a loopback address, with no inbound key would let anyone who can reach it spend the upstream's credits; name a variable holding the keys in server.api_key_env, listen on 127.0.0.1, or set server.allow_no_key = true to accept it", s.listen)
+	}
+	if p.server.MaxConcurrent <= 0 {
+		return nil, fmt.Errorf("config: server.max_concurrent: %d must be at least 1", p.server.MaxConcurrent)
+	}
+	if p.server.MaxBodySize <= 0 {
+		return nil, fmt.Errorf("config: server.max_body_size: %d must be at least 1", p.server.MaxBodySize)
+	}
+	s.sem = make(chan struct{}, p.server.MaxConcurrent)
+
+	s.metrics = newMetrics(p.bus, p.plugins)
+	if p.fronts == nil {
+		p.fronts = []dialect.Front{chat.New(), responses.New(), messages.New()}
+	}
+	s.fronts = map[string]dialect.Front{}
+	for _, f := range p.fronts {
+		s.fronts[f.Path()] = f
+	}
+	if p.hooked == nil || p.plain == nil {
+		store := relay.NewStore(p.server.StateTTL, p.server.StateEntries)
+		cfg := relay.Config{
+			Provider:      p.provider,
+			MaxIterations: p.maxIterations,
+			Store:         store,
+			Keepalive:     keepalive,
+			Logger:        p.logger.Named("relay"),
+			Observe:       s.metrics,
+		}
+		if p.hooked == nil {
+			hooked := cfg
+			hooked.Bus = p.bus
+			p.hooked = relay.New(hooked)
+		}
+		if p.plain == nil {
+			p.plain = relay.New(cfg)
+		}
+	}
+	s.p = p
+	if s.proxy, err = s.newProxy(); err != nil {
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
 
 // Handler returns the server's routes, for tests and for programs that
 // mount them in their own http.Server.
-func (s *Server) Handler() http.Handler { panic("not yet") }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Addr returns the address the server listens on, once it does.
-func (s *Server) Addr() string { panic("not yet") }
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
 
 // ListenAndServe listens and serves until ctx is done, then stops taking
 // requests, lets those in flight finish within server.drain_timeout, and
 // returns. It does not close the host. ready, when not nil, is called
 // once the listener is open.
 func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) error {
-	panic("not yet")
+	ln, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return fmt.Errorf("gateway: cannot listen on %s (server.listen): %w", s.listen, err)
+	}
+	cfg := s.p.server
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		// No WriteTimeout: a stream lasts as long as the model takes;
+		// server.request_timeout bounds each request instead.
+		MaxHeaderBytes: 1 << 20,
+		ErrorLog:       s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	s.mu.Lock()
+	s.addr = ln.Addr().String()
+	s.mu.Unlock()
+	s.draining.Store(false)
+	s.log.Info("serving", "addr", s.addr, "route", string(s.p.route))
+	if ready != nil {
+		ready(s.addr)
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("gateway: serving on %s: %w", s.addr, err)
+	case <-ctx.Done():
+	}
+
+	s.draining.Store(true)
+	s.log.Info("draining", "in_flight", len(s.sem), "drain_timeout", cfg.DrainTimeout)
+	drain, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
+	defer cancel()
+	err = srv.Shutdown(drain)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("drain deadline passed; cutting the requests still running", "drain_timeout", cfg.DrainTimeout)
+		srv.Close()
+		err = nil
+	}
+	<-served
+	return err
 }

@@ -13,15 +13,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/conversation"
-	"github.com/hookhost/hookhost/dispatch"
-	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/offline"
-	"github.com/hookhost/hookhost/llm/openai"
 )
 
 // defaultConfig is read when -c is not given and the file exists; without
@@ -41,43 +36,6 @@ func loadConfig(path string, explicit bool) (cfg *config.Config, fromFile bool, 
 	return cfg, true, nil
 }
 
-func newProvider(cfg *config.Config) (llm.Provider, error) {
-	c := cfg.LLM
-	var key string
-	if c.Provider != "offline" && c.APIKeyEnv != "" {
-		key = strings.TrimSpace(os.Getenv(c.APIKeyEnv))
-		if key == "" {
-			return nil, usageErr("config: llm.api_key_env: environment variable %s is not set; export the %s API key in it (or set api_key_env = \"\" for a server that needs no key)", c.APIKeyEnv, c.Provider)
-		}
-	}
-	switch c.Provider {
-	case "offline":
-		return offline.New(), nil
-	case "openai":
-		p, err := openai.New(openai.Config{
-			API: c.API, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
-			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
-			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
-		})
-		if err != nil {
-			return nil, &exitError{code: 2, err: err}
-		}
-		return p, nil
-	case "anthropic":
-		p, err := anthropic.New(anthropic.Config{
-			BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
-			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
-			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
-		})
-		if err != nil {
-			return nil, &exitError{code: 2, err: err}
-		}
-		return p, nil
-	default:
-		return nil, usageErr("config: llm.provider %q is not available in this build (use offline, openai or anthropic)", c.Provider)
-	}
-}
-
 func logger(stderr io.Writer, verbose bool) hclog.Logger {
 	level := hclog.Warn
 	if verbose {
@@ -95,43 +53,14 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := inv.cfg
-	gateway, source, err := config.ResolveGateway(cfg, os.Getenv)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	if source == "routing.gateway" && !inv.fromFile {
-		source = "default: no config file"
-	}
-	route := hooks.RouteBypass
-	if gateway {
-		route = hooks.RouteGateway
-	}
-	provider, err := newProvider(cfg)
-	if err != nil {
-		return err
-	}
-	tools, err := builtin.All(cfg.Tools.ReadRoot)
-	if err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("config: tools.read_root: %w", err)}
-	}
-	registry, err := dispatch.NewRegistry(tools...)
-	if err != nil {
-		return err
-	}
-
 	log := logger(stderr, *verbose)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	plugins, err := startPlugins(ctx, cfg, log, stderr)
-	interrupted := ctx.Err() != nil
+	h, err := open(ctx, inv, log, stderr)
 	stop()
 	if err != nil {
 		return err
 	}
-	defer plugins.close()
-	if interrupted {
-		return errors.New("interrupted while starting plugins")
-	}
+	defer closeHost(h)
 
 	var trace func(conversation.Event)
 	if *verbose {
@@ -143,28 +72,22 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "  %s\n", e.Text)
 		}
 	}
-	fmt.Fprintf(stderr, "hookhost: route %s (from %s), model %s/%s, plugins: %s\n",
-		route, source, cfg.LLM.Provider, cfg.LLM.Model, plugins.summary())
 	var out *streamOut
 	var onText func(string)
 	if *stream {
 		out = &streamOut{w: stdout}
 		onText = out.write
 	}
-	sess, err := conversation.New(conversation.Options{
-		Provider: provider, Model: cfg.LLM.Model, System: cfg.Conversation.System,
-		MaxIterations: cfg.Conversation.MaxIterations, Route: route, Bus: plugins.bus,
-		Tools: registry, Trace: trace, OnText: onText,
-	})
+	sess, err := h.NewSession(hookhost.SessionOptions{Trace: trace, OnText: onText})
 	if err != nil {
 		return err
 	}
 
 	message := strings.TrimSpace(strings.Join(inv.words, " "))
 	if message != "" {
-		err = turn(sess, message, stdout, stderr, *verbose, plugins.bus, out)
+		err = turn(sess, message, stdout, stderr, *verbose, h.Bus(), out)
 	} else {
-		err = repl(sess, stdin, stdout, stderr, *verbose, plugins.bus, out)
+		err = repl(sess, stdin, stdout, stderr, *verbose, h.Bus(), out)
 	}
 	return err
 }

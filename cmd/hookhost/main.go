@@ -2,6 +2,7 @@
 // into out-of-process plugins.
 //
 //	hookhost chat [-c config] [-v] [-stream] [message]   one turn, or a REPL without a message
+//	hookhost serve [-c config] [-listen addr] [-v]     an OpenAI- and Anthropic-compatible HTTP gateway
 //	hookhost plugins list [-c config]          what each enabled plugin declares
 //	hookhost plugins check [-c config]         start, verify and stop every enabled plugin
 //	hookhost version
@@ -30,6 +31,9 @@ const usage = `usage:
   hookhost chat [-c config] [-v] [-stream] [message]
                                              one turn, or a line-by-line REPL without a message;
                                              -v traces each step, -stream prints text as it arrives
+  hookhost serve [-c config] [-listen addr] [-v]
+                                             serve the OpenAI and Anthropic APIs on server.listen
+                                             (127.0.0.1:8080); point an SDK's base URL at it
   hookhost plugins list [-c config]          name, version, path, hooks, tools, matchers
   hookhost plugins check [-c config]         start each enabled plugin and verify it
   hookhost version
@@ -65,6 +69,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "chat":
 		err = chat(args[1:], stdin, stdout, stderr)
+	case "serve":
+		err = serve(args[1:], stderr)
 	case "plugins":
 		err = pluginsCmd(args[1:], stdout, stderr)
 	case "version", "-version", "--version":

@@ -68,6 +68,10 @@ func TestExitCodes(t *testing.T) {
 		{"bad gateway flag", "maybe", []string{"chat", "hi"}, 2, "HOOKHOST_USE_GATEWAY"},
 		{"version", "", []string{"version"}, 0, ""},
 		{"plugins without subcommand", "", []string{"plugins"}, 2, "list or check"},
+		{"serve with an argument", "", []string{"serve", "now"}, 2, `serve takes no arguments, got "now"`},
+		{"serve bad flag", "", []string{"serve", "-port", "80"}, 2, "flag provided but not defined: -port"},
+		{"serve config error names key and line", "", []string{"serve", "-c", bad}, 2, ":2: plugins.enabled"},
+		{"serve bad gateway flag", "maybe", []string{"serve"}, 2, "HOOKHOST_USE_GATEWAY"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,9 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -19,70 +16,8 @@ import (
 
 const protocolVersion = sdk.ProtocolVersion
 
-// runningPlugins is what chat needs of the plugin host.
-type runningPlugins struct {
-	host    *host.Host
-	bus     *hooks.Bus
-	names   []string
-	skipped int
-}
-
-// startPlugins launches the enabled plugins and builds the Bus over the
-// ones that started. A plugin that fails is reported and skipped.
-func startPlugins(ctx context.Context, cfg *config.Config, log hclog.Logger, stderr io.Writer) (*runningPlugins, error) {
-	rp := &runningPlugins{}
-	if len(cfg.Plugins.Enabled) == 0 {
-		return rp, nil
-	}
-	h, startErrs := host.Start(ctx, cfg, host.Options{Logger: log})
-	for _, e := range startErrs {
-		fmt.Fprintf(stderr, "hookhost: %v\n", e)
-	}
-	rp.host, rp.skipped = h, len(startErrs)
-	members := h.Members()
-	bus, err := hooks.NewBus(members, hooks.Config{Logger: log.Named("hooks")})
-	if err != nil {
-		h.Close(context.Background())
-		return nil, err
-	}
-	rp.bus = bus
-	for _, st := range h.Plugins() {
-		name := st.Name
-		if st.State == host.StateDown {
-			name += " " + downFailClosed
-			rp.skipped-- // listed here, not among the plugins skipped
-			fmt.Fprintf(stderr, "hookhost: plugin %s is configured fail_closed and is not running: every tool call is blocked until it starts (restart hookhost once it is fixed)\n", st.Name)
-		}
-		rp.names = append(rp.names, name)
-	}
-	return rp, nil
-}
-
 // downFailClosed is how a fail_closed plugin that is not running is shown.
 const downFailClosed = "DOWN (fail_closed: blocking every tool call)"
-
-func (rp *runningPlugins) summary() string {
-	if len(rp.names) == 0 && rp.skipped == 0 {
-		return "none"
-	}
-	s := strings.Join(rp.names, ", ")
-	if s == "" {
-		s = "none running"
-	}
-	if rp.skipped > 0 {
-		s += fmt.Sprintf(" (%d failed to start)", rp.skipped)
-	}
-	return s
-}
-
-func (rp *runningPlugins) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	rp.bus.Close(ctx)
-	if rp.host != nil {
-		rp.host.Close(ctx)
-	}
-}
 
 func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "check") {

@@ -4,6 +4,44 @@
 // checked by pre_tool_call and handed back, rounds hidden from the client
 // kept and spliced back when it continues, and the answer streamed through
 // a dialect.Sink as it is produced.
+//
+// # Upstream modes
+//
+// When the provider is an llm.Forwarder speaking the client's protocol, each
+// round goes through Forward with the request's Passthrough, so what the
+// neutral types do not model reaches the model and comes back (forward
+// mode). Otherwise rounds go through Complete, or Stream when the client
+// streams (translate mode), and a request carrying anything that only an
+// upstream of its own protocol can carry (dialect.Call.Foreign) is refused
+// with a 400 before any hook fires.
+//
+// # Hidden rounds
+//
+// The client sees one assistant message per request; what hookhost did in
+// between (plugin-owned tool calls and their results, client calls it
+// answered itself) is hidden from it. When a response hands calls to the
+// client, everything the request added to the history is kept in the Store
+// under the ids of the handed calls. When the client continues (its history
+// holds an assistant message with exactly those call ids), that message is
+// replaced by the kept rounds, their wire forms included, so the model sees
+// what it really did. The client's results for handed calls go through
+// post_tool_call and transform_tool_result once; the outcome is kept, and
+// the same result sent again in a later request is replaced by it without
+// firing again.
+//
+// After an entry expired or was evicted, or when the continuation reaches
+// another replica (the Store is per process), the history goes upstream as
+// the client holds it: the model sees the text it wrote and the calls
+// handed to the client, but not the hidden tool calls and results, and
+// plugins see a new session id; the client's results are not passed
+// through post_tool_call or transform_tool_result. What is detectable is
+// only that the conversation's last assistant message with tool calls is
+// not in the store; that cannot be told apart from a conversation this
+// gateway never saw, so it is logged at WARN only when plugins offer tools
+// (when there may have been hidden rounds). Deployments with several
+// replicas should route a conversation to one replica (sticky sessions).
+// A conversation whose answer is final keeps no entry: its plugin rounds
+// reach later requests only as the text the client received.
 package relay
 
 import (
@@ -46,12 +84,37 @@ type Observer interface {
 	ToolCall(how string)
 }
 
+// StoreObserver may also be implemented by an Observer: it is then told of
+// every entry the Store dropped to stay within its bounds or because it
+// expired, so that a store too small for its traffic shows in metrics.
+type StoreObserver interface {
+	StoreEvicted(n int)
+}
+
+// Defaults for a zero Config.
+const (
+	DefaultMaxIterations = 8
+	DefaultKeepalive     = 5 * time.Second
+)
+
 // Relay runs requests; it is safe for concurrent use.
 type Relay struct {
+	cfg Config
 }
 
 // New returns a relay.
-func New(cfg Config) *Relay { panic("not yet") }
+func New(cfg Config) *Relay {
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = DefaultMaxIterations
+	}
+	if cfg.Keepalive <= 0 {
+		cfg.Keepalive = DefaultKeepalive
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	return &Relay{cfg: cfg}
+}
 
 // Error wraps a failure of Run, saying whether a plugin tool had already
 // run (its side effects are done, so a client must not retry blindly).
@@ -69,12 +132,31 @@ func (e *Error) Unwrap() error { return e.Err }
 // client, as is), an *llm.ProviderError (upstream failed) or a context
 // error.
 func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call, sink dialect.Sink) (*dialect.Result, error) {
-	panic("not yet")
+	run := &run{
+		cfg: &r.cfg, bus: r.cfg.Bus, ctx: ctx, protocol: front.Protocol(), call: call,
+		res: &dialect.Result{Model: call.Request.Model},
+	}
+	if call.Stream && sink != nil {
+		run.sink = sink
+	}
+	if err := run.check(); err != nil {
+		return nil, &Error{Err: err}
+	}
+	started := run.restore()
+	if started {
+		run.bus.SessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})
+	}
+	reason, err := run.loop()
+	end := hooks.SessionEnd{
+		SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway,
+		Reason: reason, Iterations: run.rounds, Usage: run.res.Usage,
+	}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	run.bus.SessionEnd(end)
+	if err != nil {
+		return nil, &Error{Err: err, ToolsRan: run.toolsRan}
+	}
+	return run.res, nil
 }
-
-// Store keeps rounds hidden from clients, bounded in entries and age.
-type Store struct {
-}
-
-// NewStore returns a store of at most entries entries, each kept for ttl.
-func NewStore(ttl time.Duration, entries int) *Store { panic("not yet") }

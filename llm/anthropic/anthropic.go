@@ -366,6 +366,11 @@ func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response,
 	if err != nil {
 		return llm.Response{}, err
 	}
+	return p.parse(data, names)
+}
+
+// parse reads a whole (non-streamed) response body.
+func (p *Provider) parse(data []byte, names *toolfmt.NameMap) (llm.Response, error) {
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {
 		return llm.Response{}, p.badResponse("response is not a message: %v", err)
@@ -468,6 +473,13 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 	if err != nil {
 		return llm.Response{}, err
 	}
+	return p.read(resp, names, onText, nil)
+}
+
+// read parses an event stream into the answer it builds, passing text to
+// onText as it arrives. A non-nil wire also collects the message's wire
+// form (see Forward).
+func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func(string), wire *wireStream) (llm.Response, error) {
 	defer resp.Body.Close()
 
 	var (
@@ -517,6 +529,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			// Blocks come from the block events; a non-empty list here
 			// would be counted twice.
 			msg.Content = nil
+			wire.start([]byte(ev.Data))
 			events.Progress()
 		case "content_block_start":
 			if e.ContentBlock == nil {
@@ -530,6 +543,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 				return llm.Response{}, p.badResponse("%v", err)
 			}
 			blocks = append(blocks, b)
+			wire.open([]byte(ev.Data))
 			if b.block.Type == "text" {
 				show(b.block.Text)
 			}
@@ -546,6 +560,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 			if err := b.apply(e.Index, d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
+			wire.delta(e.Index, e.Delta)
 			if d.Type == "text_delta" {
 				show(d.Text)
 			}
@@ -566,6 +581,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 					return llm.Response{}, p.badResponse("message_delta: %v", err)
 				}
 			}
+			wire.messageDelta([]byte(ev.Data))
 			if d.StopReason != nil {
 				msg.StopReason = d.StopReason
 				events.Progress()

@@ -1,10 +1,19 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 
+	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/history"
+	"github.com/hookhost/hookhost/llm/httpretry"
+	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
 var _ llm.Forwarder = (*Provider)(nil)
@@ -14,6 +23,504 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 
 // Forward makes one call for a gateway whose client speaks Anthropic
 // Messages; see llm.Forwarder.
+//
+// The body is written by hand rather than encoded, so that every wire form
+// pass kept reaches the model byte for byte, whitespace included:
+//
+//   - model, max_tokens, system, messages, tools, temperature and stream
+//     are set from req as Complete sets them; every other key of
+//     pass.Fields follows as given (stream never does: the call decides).
+//   - pass.Fields["tools"], when present, is an array of tools the neutral
+//     request does not model (Anthropic's server tools, such as
+//     web_search_20250305); its elements are sent after req's tools.
+//   - The system prompt is sent in the form kept for a system message equal
+//     to req.System (a string, or text blocks with cache_control), unless
+//     the conversation also has system messages, which must be joined in.
+//   - A message's kept form is either one whole message object (it has a
+//     "role"), sent as is, or a list of content blocks: for a tool message
+//     its tool_result block, for a user or assistant message its blocks.
+//     Blocks join the message being built for their role, exactly as
+//     freshly encoded blocks do, so consecutive tool results still make
+//     ONE user message, and a user text that followed them in the client's
+//     message stays in that message.
+//
+// The WireResponse of a whole response has every top-level field but
+// content in Fields and the content blocks as received in Message. A
+// streamed one is built from message_start's message, updated by
+// message_delta, and the blocks as their deltas built them: text,
+// thinking (with its signature), citations and tool input are carried;
+// the deltas of block types newer than this code are not, though the
+// blocks themselves are, as content_block_start opened them.
 func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	return llm.Response{}, nil, errors.New("not yet")
+	resp, wire, err := p.forward(ctx, req, pass, onText)
+	return resp, wire, p.client.Seal(err)
+}
+
+func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+	stream := onText != nil
+	body, names, err := p.forwardBody(req, pass, stream)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	h := p.header.Clone()
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	resp, err := p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: body, Stream: stream})
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	if stream {
+		w := &wireStream{}
+		out, err := p.read(resp, names, onText, w)
+		if err != nil {
+			return llm.Response{}, nil, err
+		}
+		return out, w.result(), nil
+	}
+	data, err := p.client.ReadAll(resp)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	out, err := p.parse(data, names)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	keys, vals, ok := decodeObject(data)
+	if !ok {
+		return llm.Response{}, nil, p.badResponse("response is not a JSON object")
+	}
+	wire := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
+	for _, k := range keys {
+		if k != "content" {
+			wire.Fields[k] = vals[k]
+		}
+	}
+	if err := json.Unmarshal(vals["content"], &wire.Message); err != nil {
+		return llm.Response{}, nil, p.badResponse("response content is not a list of blocks: %v", err)
+	}
+	return out, wire, nil
+}
+
+// wireMessage is one message of a forwarded body: a kept whole message
+// object, or a role with string content or blocks.
+type wireMessage struct {
+	whole  json.RawMessage
+	role   string
+	text   *string
+	blocks []json.RawMessage
+}
+
+func (m wireMessage) encode() []byte {
+	if m.whole != nil {
+		return m.whole
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"role":`)
+	b.Write(marshal(m.role))
+	b.WriteString(`,"content":`)
+	if m.text != nil {
+		b.Write(marshal(*m.text))
+	} else {
+		b.Write(array(m.blocks))
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// forwardBody writes the request body Forward sends (see Forward).
+func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
+	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
+	if err != nil {
+		return nil, nil, p.fail("cannot offer the tools", err)
+	}
+	forms := pass.Messages()
+	var msgs []wireMessage
+	add := func(role string, blocks ...json.RawMessage) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(msgs); n > 0 && msgs[n-1].role == role && msgs[n-1].whole == nil {
+			prev := &msgs[n-1]
+			if prev.text != nil {
+				prev.blocks = []json.RawMessage{marshal(block{Type: "text", Text: prev.text})}
+				prev.text = nil
+			}
+			prev.blocks = append(prev.blocks, blocks...)
+			return
+		}
+		msgs = append(msgs, wireMessage{role: role, blocks: blocks})
+	}
+	var system []string
+	systemInline := false
+	for _, m := range history.Repair(req.Messages) {
+		if m.Role == hooks.RoleSystem {
+			system = append(system, m.Content)
+			systemInline = true
+			continue
+		}
+		if m.Role != hooks.RoleUser && m.Role != hooks.RoleAssistant && m.Role != hooks.RoleTool {
+			return nil, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+		}
+		role := string(m.Role)
+		if m.Role == hooks.RoleTool {
+			role = "user"
+		}
+		if units, ok := forms.Take(m); ok && len(units) > 0 {
+			if len(units) == 1 && isWholeMessage(units[0]) {
+				msgs = append(msgs, wireMessage{whole: units[0]})
+			} else {
+				add(role, units...)
+			}
+			continue
+		}
+		switch m.Role {
+		case hooks.RoleUser:
+			if n := len(msgs); n > 0 && msgs[n-1].role == "user" && msgs[n-1].whole == nil {
+				add("user", marshal(block{Type: "text", Text: str(m.Content)}))
+				continue
+			}
+			msgs = append(msgs, wireMessage{role: "user", text: str(m.Content)})
+		case hooks.RoleAssistant:
+			var bs []json.RawMessage
+			if m.Content != "" {
+				bs = append(bs, marshal(block{Type: "text", Text: str(m.Content)}))
+			}
+			for _, c := range m.ToolCalls {
+				bs = append(bs, marshal(block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)}))
+			}
+			add("assistant", bs...)
+		case hooks.RoleTool:
+			b := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+			if m.Content != "" {
+				b.Content = str(m.Content)
+			}
+			add("user", marshal(b))
+		}
+	}
+
+	var out object
+	out.set("model", marshal(req.Model))
+	maxTokens := p.maxTokens
+	if req.MaxTokens > 0 {
+		maxTokens = req.MaxTokens
+	}
+	out.set("max_tokens", marshal(maxTokens))
+	if req.System != "" || len(system) > 0 {
+		kept, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System})
+		if ok && len(kept) == 1 && !systemInline && req.System != "" {
+			out.set("system", kept[0])
+		} else {
+			all := system
+			if req.System != "" {
+				all = append([]string{req.System}, system...)
+			}
+			out.set("system", marshal(strings.Join(all, "\n\n")))
+		}
+	}
+	encoded := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		encoded[i] = m.encode()
+	}
+	out.set("messages", array(encoded))
+	var tools []json.RawMessage
+	for _, s := range req.Tools {
+		if w, ok := pass.Tool(s); ok {
+			tools = append(tools, w)
+			continue
+		}
+		t, err := toolfmt.ToAnthropic(s)
+		if err != nil {
+			return nil, nil, p.fail("cannot offer the tools", err)
+		}
+		tools = append(tools, marshal(t))
+	}
+	if pass != nil {
+		if extra, ok := pass.Fields["tools"]; ok {
+			var more []json.RawMessage
+			if err := json.Unmarshal(extra, &more); err != nil {
+				return nil, nil, p.fail("the request's tools field is not a list", err)
+			}
+			tools = append(tools, more...)
+		}
+	}
+	if len(tools) > 0 {
+		out.set("tools", array(tools))
+	}
+	temperature := req.Temperature
+	if temperature == nil {
+		temperature = p.temperature
+	}
+	if temperature != nil {
+		out.set("temperature", marshal(*temperature))
+	}
+	if stream {
+		out.set("stream", json.RawMessage("true"))
+	}
+	if pass != nil {
+		keys := make([]string, 0, len(pass.Fields))
+		for k := range pass.Fields {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if k == "stream" || k == "tools" || out.has(k) {
+				continue
+			}
+			out.set(k, pass.Fields[k])
+		}
+	}
+	return out.bytes(), names, nil
+}
+
+// isWholeMessage reports whether a kept unit is a message object rather
+// than a content block.
+func isWholeMessage(raw json.RawMessage) bool {
+	var m struct {
+		Role *string `json:"role"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.Role != nil
+}
+
+// marshal encodes v as the adapter's other requests are encoded: without
+// HTML escaping, so "<" reaches the model as written.
+func marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only values this package builds reach here, all encodable.
+		panic(fmt.Sprintf("anthropic: cannot encode %T: %v", v, err))
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+func array(items []json.RawMessage) json.RawMessage {
+	if len(items) == 0 {
+		return json.RawMessage("[]")
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// object is a JSON object written key by key, in order, with raw values.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func (o *object) set(k string, v json.RawMessage) {
+	if o.vals == nil {
+		o.vals = map[string]json.RawMessage{}
+	}
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) has(k string) bool {
+	_, ok := o.vals[k]
+	return ok
+}
+
+func (o *object) bytes() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(marshal(k))
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// decodeObject splits a JSON object into its keys, in order, and their raw
+// values.
+func decodeObject(data []byte) ([]string, map[string]json.RawMessage, bool) {
+	var vals map[string]json.RawMessage
+	if json.Unmarshal(data, &vals) != nil || vals == nil {
+		return nil, nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, false
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		k, _ := t.(string)
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil, nil, false
+		}
+	}
+	return keys, vals, true
+}
+
+func objectOf(data []byte) *object {
+	keys, vals, ok := decodeObject(data)
+	if !ok {
+		return &object{}
+	}
+	return &object{keys: keys, vals: vals}
+}
+
+// wireStream collects a streamed message's wire form beside the parser in
+// read, which has already checked every event it is handed: the message
+// has started, a block's index is that of a started, open block.
+// Its methods do nothing on a nil receiver, so read need not ask.
+type wireStream struct {
+	message *object
+	blocks  []*wireBlock
+}
+
+type wireBlock struct {
+	obj    *object
+	grow   map[string]*strings.Builder // text, thinking, signature
+	input  strings.Builder
+	inputs bool
+	cites  []json.RawMessage
+}
+
+func (w *wireStream) start(data []byte) {
+	if w == nil {
+		return
+	}
+	var e struct {
+		Message json.RawMessage `json:"message"`
+	}
+	json.Unmarshal(data, &e)
+	w.message = objectOf(e.Message)
+}
+
+func (w *wireStream) open(data []byte) {
+	if w == nil {
+		return
+	}
+	var e struct {
+		ContentBlock json.RawMessage `json:"content_block"`
+	}
+	json.Unmarshal(data, &e)
+	w.blocks = append(w.blocks, &wireBlock{obj: objectOf(e.ContentBlock), grow: map[string]*strings.Builder{}})
+}
+
+func (w *wireStream) delta(i int, raw json.RawMessage) {
+	if w == nil || i < 0 || i >= len(w.blocks) {
+		return
+	}
+	b := w.blocks[i]
+	var d struct {
+		Type        string          `json:"type"`
+		Text        string          `json:"text"`
+		Thinking    string          `json:"thinking"`
+		Signature   string          `json:"signature"`
+		PartialJSON string          `json:"partial_json"`
+		Citation    json.RawMessage `json:"citation"`
+	}
+	if json.Unmarshal(raw, &d) != nil {
+		return
+	}
+	appendTo := func(key, s string) {
+		g := b.grow[key]
+		if g == nil {
+			g = &strings.Builder{}
+			b.grow[key] = g
+		}
+		g.WriteString(s)
+	}
+	switch d.Type {
+	case "text_delta":
+		appendTo("text", d.Text)
+	case "thinking_delta":
+		appendTo("thinking", d.Thinking)
+	case "signature_delta":
+		appendTo("signature", d.Signature)
+	case "input_json_delta":
+		b.input.WriteString(d.PartialJSON)
+		b.inputs = true
+	case "citations_delta":
+		if d.Citation != nil {
+			b.cites = append(b.cites, d.Citation)
+		}
+	}
+}
+
+func (w *wireStream) messageDelta(data []byte) {
+	if w == nil || w.message == nil {
+		return
+	}
+	var e struct {
+		Delta json.RawMessage `json:"delta"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	json.Unmarshal(data, &e)
+	d := objectOf(e.Delta)
+	for _, k := range d.keys {
+		w.message.set(k, d.vals[k])
+	}
+	if e.Usage != nil {
+		u := objectOf(w.message.vals["usage"])
+		more := objectOf(e.Usage)
+		for _, k := range more.keys {
+			u.set(k, more.vals[k])
+		}
+		w.message.set("usage", u.bytes())
+	}
+}
+
+func (w *wireStream) result() *llm.WireResponse {
+	out := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
+	if w.message != nil {
+		for _, k := range w.message.keys {
+			if k != "content" {
+				out.Fields[k] = w.message.vals[k]
+			}
+		}
+	}
+	for _, b := range w.blocks {
+		for _, k := range []string{"text", "thinking", "signature"} {
+			g := b.grow[k]
+			if g == nil {
+				continue
+			}
+			var s string
+			json.Unmarshal(b.obj.vals[k], &s)
+			b.obj.set(k, marshal(s+g.String()))
+		}
+		if b.inputs {
+			if in := strings.TrimSpace(b.input.String()); in != "" {
+				// Fragments that do not join into an object are wrapped,
+				// as for a call sent back in a later request.
+				b.obj.set("input", inputOf(json.RawMessage(in)))
+			}
+		}
+		if len(b.cites) > 0 {
+			var cites []json.RawMessage
+			json.Unmarshal(b.obj.vals["citations"], &cites)
+			b.obj.set("citations", array(append(cites, b.cites...)))
+		}
+		out.Message = append(out.Message, b.obj.bytes())
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -135,28 +136,36 @@ func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt
 		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: str(req.System)})
 	}
 	for _, m := range history.Repair(req.Messages) {
-		switch m.Role {
-		case hooks.RoleSystem, hooks.RoleUser:
-			body.Messages = append(body.Messages, chatMessage{Role: string(m.Role), Content: str(m.Content)})
-		case hooks.RoleAssistant:
-			cm := chatMessage{Role: "assistant"}
-			if m.Content != "" || len(m.ToolCalls) == 0 {
-				cm.Content = str(m.Content)
-			}
-			for _, c := range m.ToolCalls {
-				cm.ToolCalls = append(cm.ToolCalls, chatToolCall{
-					ID: c.ID, Type: "function",
-					Function: chatFunction{Name: names.Wire(c.Name), Arguments: wireArgs(c.Arguments)},
-				})
-			}
-			body.Messages = append(body.Messages, cm)
-		case hooks.RoleTool:
-			body.Messages = append(body.Messages, chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: str(m.Content)})
-		default:
-			return chatRequest{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+		cm, err := p.chatMessageOf(m, names)
+		if err != nil {
+			return chatRequest{}, nil, err
 		}
+		body.Messages = append(body.Messages, cm)
 	}
 	return body, names, nil
+}
+
+// chatMessageOf encodes one neutral message of the history.
+func (p *Provider) chatMessageOf(m hooks.Message, names *toolfmt.NameMap) (chatMessage, error) {
+	switch m.Role {
+	case hooks.RoleSystem, hooks.RoleUser:
+		return chatMessage{Role: string(m.Role), Content: str(m.Content)}, nil
+	case hooks.RoleAssistant:
+		cm := chatMessage{Role: "assistant"}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			cm.Content = str(m.Content)
+		}
+		for _, c := range m.ToolCalls {
+			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{
+				ID: c.ID, Type: "function",
+				Function: chatFunction{Name: names.Wire(c.Name), Arguments: wireArgs(c.Arguments)},
+			})
+		}
+		return cm, nil
+	case hooks.RoleTool:
+		return chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: str(m.Content)}, nil
+	}
+	return chatMessage{}, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
 }
 
 func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -243,6 +252,14 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 	if err != nil {
 		return llm.Response{}, err
 	}
+	out, _, err := p.readChatStream(resp, names, onText, nil)
+	return out, err
+}
+
+// readChatStream reads a streamed completion to its end and closes it.
+// seen, when not nil, is given every chunk's data as it arrives, after
+// the chunk is checked.
+func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string), seen func(data string)) (llm.Response, *chatStream, error) {
 	defer resp.Body.Close()
 	st := &chatStream{calls: map[int]*chatToolCall{}, args: map[int]*strings.Builder{}}
 	events := p.client.Events(resp)
@@ -250,30 +267,33 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 		ev, err := events.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return llm.Response{}, p.truncated(st)
+				return llm.Response{}, nil, p.truncated(st)
 			}
-			return llm.Response{}, p.client.ReadError(err)
+			return llm.Response{}, nil, p.client.ReadError(err)
 		}
 		if strings.TrimSpace(ev.Data) == "[DONE]" {
 			if st.finish == nil {
-				return llm.Response{}, p.truncated(st)
+				return llm.Response{}, nil, p.truncated(st)
 			}
 			out, err := p.chatResult(st.result(), names)
 			if shown := st.content.String() + st.refusal.String(); err == nil && out.Message.Content != shown {
-				return llm.Response{}, p.badResponse("the text streamed differs from the answer it builds (%d bytes shown, %d kept)", len(shown), len(out.Message.Content))
+				return llm.Response{}, nil, p.badResponse("the text streamed differs from the answer it builds (%d bytes shown, %d kept)", len(shown), len(out.Message.Content))
 			}
-			return out, err
+			return out, st, err
 		}
 		var c chatChunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
-			return llm.Response{}, p.badResponse("stream chunk is not JSON: %v", err)
+			return llm.Response{}, nil, p.badResponse("stream chunk is not JSON: %v", err)
 		}
 		if len(c.Error) > 0 && string(c.Error) != "null" {
 			typ, msg := httpretry.ParseError([]byte(ev.Data))
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + msg}
+			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + msg}
 		}
 		if err := st.add(c, onText); err != nil {
-			return llm.Response{}, p.badResponse("%v", err)
+			return llm.Response{}, nil, p.badResponse("%v", err)
+		}
+		if seen != nil {
+			seen(ev.Data)
 		}
 		events.Progress()
 	}

@@ -1,12 +1,308 @@
 package openai
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
 
+	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/history"
+	"github.com/hookhost/hookhost/llm/httpretry"
+	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
+// Forwarding a Chat Completions request.
+//
+// The body is the one Complete or Stream would send, with the client's
+// wire forms put back where the neutral request still matches them:
+//
+//   - the system prompt: the client's leading system and developer
+//     messages are kept under the neutral message {system, System}; while
+//     req.System still equals it, they are sent as they came (developer
+//     roles, content parts and names included) instead of one fresh
+//     system message;
+//   - each history message with a kept form is sent in that form;
+//   - each tool with a kept form is sent in it (strict survives);
+//   - every pass.Fields key the adapter does not set is added as given.
+//     "tools" is the one exception to "does not set": a kept "tools" field
+//     holds the client's tools that have no neutral form (custom tools and
+//     other non-function types), and they are sent after the neutral ones.
+//
+// stream and stream_options are always the adapter's own: a client's
+// stream_options never reaches a non-streamed call, which OpenAI refuses.
+
+// forwardOwned are the top-level keys only the adapter writes.
+var forwardOwned = map[string]bool{"stream": true, "stream_options": true}
+
 func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	return llm.Response{}, nil, errors.New("not yet")
+	stream := onText != nil
+	body, names, err := p.chatBody(req, stream)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	raw, err := p.forwardChatBody(req, body, names, pass)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	h := p.header.Clone()
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	resp, err := p.client.Do(ctx, httpretry.Request{Method: http.MethodPost, URL: p.endpoint, Header: h, Body: raw, Stream: stream})
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	if stream {
+		return p.forwardChatStream(resp, names, onText)
+	}
+	data, err := p.client.ReadAll(resp)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(data, &cr); err != nil {
+		return llm.Response{}, nil, p.badResponse("response is not a chat completion: %v", err)
+	}
+	out, err := p.chatResult(cr, names)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	wire, err := chatWire(data)
+	if err != nil {
+		return llm.Response{}, nil, p.badResponse("response is not a chat completion: %v", err)
+	}
+	return out, wire, nil
+}
+
+// forwardChatBody writes the request body: the adapter's fields in their
+// usual order, then the passed-through ones sorted by key, each value byte
+// for byte as the client sent it.
+func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *toolfmt.NameMap, pass *llm.Passthrough) ([]byte, error) {
+	forms := pass.Messages()
+	var msgs []json.RawMessage
+	if req.System != "" {
+		if raws, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System}); ok {
+			msgs = append(msgs, raws...)
+		} else {
+			m, err := marshal(chatMessage{Role: "system", Content: str(req.System)})
+			if err != nil {
+				return nil, p.fail("cannot encode the system prompt", err)
+			}
+			msgs = append(msgs, m)
+		}
+	}
+	for _, m := range history.Repair(req.Messages) {
+		if raws, ok := forms.Take(m); ok {
+			msgs = append(msgs, raws...)
+			continue
+		}
+		cm, err := p.chatMessageOf(m, names)
+		if err != nil {
+			return nil, err
+		}
+		b, err := marshal(cm)
+		if err != nil {
+			return nil, p.fail("cannot encode a message", err)
+		}
+		msgs = append(msgs, b)
+	}
+	var tools []json.RawMessage
+	for i, s := range req.Tools {
+		if w, ok := pass.Tool(s); ok {
+			tools = append(tools, w)
+			continue
+		}
+		b, err := marshal(body.Tools[i])
+		if err != nil {
+			return nil, p.fail("cannot offer the tools", err)
+		}
+		tools = append(tools, b)
+	}
+	var fields map[string]json.RawMessage
+	if pass != nil {
+		fields = pass.Fields
+	}
+	if extra, ok := fields["tools"]; ok && len(tools) > 0 {
+		var more []json.RawMessage
+		if err := json.Unmarshal(extra, &more); err != nil {
+			return nil, p.fail("the client's other tools are not a JSON array", err)
+		}
+		tools = append(tools, more...)
+	}
+
+	// The adapter's own fields come from the body Complete would send, so
+	// the two paths cannot drift apart; messages and tools are replaced.
+	body.Messages, body.Tools = nil, nil
+	own, err := marshal(body)
+	if err != nil {
+		return nil, p.fail("cannot encode the request", err)
+	}
+	var b bytes.Buffer
+	b.Write(own[:len(own)-1]) // without its closing brace
+	writeField := func(key string, v json.RawMessage) {
+		k, _ := json.Marshal(key)
+		b.WriteByte(',')
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	writeField("messages", joinArray(msgs))
+	if len(tools) > 0 {
+		writeField("tools", joinArray(tools))
+	}
+	set := map[string]bool{"messages": true, "tools": len(tools) > 0}
+	var ownKeys map[string]json.RawMessage
+	if err := json.Unmarshal(own, &ownKeys); err != nil {
+		return nil, p.fail("cannot encode the request", err)
+	}
+	for k := range ownKeys {
+		set[k] = true
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		if !set[k] && !forwardOwned[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := fields[k]
+		if !json.Valid(v) {
+			return nil, p.fail(fmt.Sprintf("the request field %q to pass through is not valid JSON", k), nil)
+		}
+		writeField(k, v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshal encodes v as PostJSON does: without HTML escaping, so "<" in a
+// prompt reaches the model as written.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+func joinArray(items []json.RawMessage) json.RawMessage {
+	if len(items) == 0 {
+		return json.RawMessage("[]")
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// chatWire is the wire form of a whole completion: every top-level field
+// but choices, the first choice's fields but message under "choice", and
+// the message itself.
+func chatWire(data []byte) (*llm.WireResponse, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, err
+	}
+	var choices []map[string]json.RawMessage
+	if err := json.Unmarshal(top["choices"], &choices); err != nil || len(choices) == 0 {
+		return nil, fmt.Errorf("choices is not a non-empty array of objects")
+	}
+	delete(top, "choices")
+	w := &llm.WireResponse{Fields: top}
+	first := choices[0]
+	if m, ok := first["message"]; ok && string(m) != "null" {
+		w.Message = []json.RawMessage{m}
+	}
+	delete(first, "message")
+	choice, err := json.Marshal(first)
+	if err != nil {
+		return nil, err
+	}
+	top["choice"] = choice
+	return w, nil
+}
+
+// chunkMeta are the fields of a chunk that describe the whole completion.
+type chunkMeta struct {
+	ID                string          `json:"id"`
+	Created           json.RawMessage `json:"created"`
+	Model             string          `json:"model"`
+	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
+	ServiceTier       json.RawMessage `json:"service_tier"`
+	Usage             json.RawMessage `json:"usage"`
+}
+
+func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+	fields := map[string]json.RawMessage{}
+	keep := func(key string, v json.RawMessage) {
+		if _, done := fields[key]; !done && len(v) > 0 && string(v) != "null" {
+			fields[key] = v
+		}
+	}
+	out, st, err := p.readChatStream(resp, names, onText, func(data string) {
+		var m chunkMeta
+		if json.Unmarshal([]byte(data), &m) != nil {
+			return
+		}
+		if m.ID != "" {
+			keep("id", quoteJSON(m.ID))
+		}
+		keep("created", m.Created)
+		keep("system_fingerprint", m.SystemFingerprint)
+		keep("service_tier", m.ServiceTier)
+		if len(m.Usage) > 0 && string(m.Usage) != "null" {
+			fields["usage"] = m.Usage // the last one counts
+		}
+		if m.Model != "" {
+			fields["model"] = quoteJSON(m.Model)
+		}
+	})
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	fields["object"] = json.RawMessage(`"chat.completion"`)
+	res := st.result()
+	ch := res.Choices[0]
+	choice, err := json.Marshal(map[string]any{"index": 0, "finish_reason": ch.FinishReason, "logprobs": nil})
+	if err != nil {
+		return llm.Response{}, nil, p.fail("cannot encode the streamed choice", err)
+	}
+	fields["choice"] = choice
+	msg, err := marshal(streamedMessage(ch))
+	if err != nil {
+		return llm.Response{}, nil, p.fail("cannot encode the streamed message", err)
+	}
+	return out, &llm.WireResponse{Fields: fields, Message: []json.RawMessage{msg}}, nil
+}
+
+// streamedMessage is the message a stream assembled, shaped as a whole
+// completion's message.
+func streamedMessage(ch chatChoice) any {
+	m := struct {
+		Role      string         `json:"role"`
+		Content   *string        `json:"content"`
+		Refusal   *string        `json:"refusal"`
+		ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+	}{Role: "assistant", Content: ch.Message.Content, Refusal: ch.Message.Refusal, ToolCalls: ch.Message.ToolCalls}
+	return m
+}
+
+func quoteJSON(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
 }

@@ -2,11 +2,196 @@ package openai
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"sort"
+	"strings"
 
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/history"
+	"github.com/hookhost/hookhost/llm/httpretry"
+	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
+// forwardResponses is Forward for api=responses. The body is the one
+// Complete sends, with the client's own wire forms put back: kept input
+// items (reasoning items, images, built-in tool calls an earlier turn
+// returned) are sent as they came, kept tools likewise, and top-level
+// fields the adapter does not set are added unchanged.
 func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	return llm.Response{}, nil, errors.New("not yet")
+	stream := onText != nil
+	body, names, err := p.forwardResponsesBody(req, pass, stream)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	if stream {
+		return p.streamResponsesBody(ctx, body, names, onText)
+	}
+	resp, err := p.post(ctx, body, false)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	data, err := p.client.ReadAll(resp)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	var rr respResponse
+	if err := json.Unmarshal(data, &rr); err != nil {
+		return llm.Response{}, nil, p.badResponse("response is not a Responses API object: %v", err)
+	}
+	if missing := httpretry.Missing(data, "status", "output"); len(missing) > 0 {
+		return llm.Response{}, nil, p.badResponse("response is missing %s, which a Responses API object must have", strings.Join(missing, ", "))
+	}
+	out, err := p.responsesResult(rr, names)
+	if err != nil {
+		return llm.Response{}, nil, err
+	}
+	wire, err := responseWire(data, nil)
+	if err != nil {
+		return llm.Response{}, nil, p.badResponse("response is not a Responses API object: %v", err)
+	}
+	return out, wire, nil
+}
+
+// forwardResponsesBody builds the request body as a map of raw fields, so
+// that what the client sent reaches the wire byte for byte.
+func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, stream bool) (map[string]json.RawMessage, *toolfmt.NameMap, error) {
+	base, names, err := p.responsesBody(req, stream)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The base body's input and tools are replaced below; encoding them
+	// here only to drop them would be wasted work.
+	base.Input, base.Tools = nil, nil
+	b, err := json.Marshal(base)
+	if err != nil {
+		return nil, nil, p.fail("cannot encode the request", err)
+	}
+	body := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, nil, p.fail("cannot encode the request", err)
+	}
+
+	input := []json.RawMessage{}
+	kept := pass.Messages()
+	for _, m := range history.Repair(req.Messages) {
+		if wire, ok := kept.Take(m); ok {
+			input = append(input, wire...)
+			continue
+		}
+		items, err := p.inputItems(m, names)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, it := range items {
+			raw, err := json.Marshal(it)
+			if err != nil {
+				return nil, nil, p.fail("cannot encode the request", err)
+			}
+			input = append(input, raw)
+		}
+	}
+	if body["input"], err = json.Marshal(input); err != nil {
+		return nil, nil, p.fail("cannot encode the request", err)
+	}
+
+	// Tools the provider runs itself (web_search, file_search, mcp, …)
+	// have no neutral form: the gateway's Responses front keeps them, as
+	// the client sent them, in the "tools" field, and they follow the
+	// function tools.
+	var builtin []json.RawMessage
+	if raw, ok := passField(pass, "tools"); ok {
+		if err := json.Unmarshal(raw, &builtin); err != nil {
+			return nil, nil, p.fail("the kept built-in tools are not a JSON array", err)
+		}
+	}
+	if len(req.Tools) > 0 || len(builtin) > 0 {
+		tools := make([]json.RawMessage, 0, len(req.Tools)+len(builtin))
+		for _, s := range req.Tools {
+			if wire, ok := pass.Tool(s); ok {
+				tools = append(tools, wire)
+				continue
+			}
+			t, err := toolfmt.ToResponses(s)
+			if err != nil {
+				return nil, nil, p.fail("cannot offer the tools", err)
+			}
+			raw, err := json.Marshal(t)
+			if err != nil {
+				return nil, nil, p.fail("cannot offer the tools", err)
+			}
+			tools = append(tools, raw)
+		}
+		tools = append(tools, builtin...)
+		if body["tools"], err = json.Marshal(tools); err != nil {
+			return nil, nil, p.fail("cannot offer the tools", err)
+		}
+	}
+
+	if pass != nil {
+		for k, v := range pass.Fields {
+			if k == "tools" {
+				continue
+			}
+			if _, set := body[k]; set || k == "stream" || k == "input" {
+				continue
+			}
+			// Stream options are an error on a call that does not stream.
+			if k == "stream_options" && !stream {
+				continue
+			}
+			body[k] = v
+		}
+	}
+	return body, names, nil
+}
+
+// responseWire splits a response object into its top-level fields and its
+// output items; items replaces the output when the object has none.
+func responseWire(data []byte, items []json.RawMessage) (*llm.WireResponse, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	var output []json.RawMessage
+	if raw, ok := fields["output"]; ok {
+		if err := json.Unmarshal(raw, &output); err != nil {
+			return nil, err
+		}
+	}
+	delete(fields, "output")
+	if len(output) == 0 {
+		output = items
+	}
+	return &llm.WireResponse{Fields: fields, Message: output}, nil
+}
+
+// streamedWire is the WireResponse of a stream from its final event's data
+// and the items it finished, by output index.
+func streamedWire(event string, finished map[int]json.RawMessage) *llm.WireResponse {
+	idx := make([]int, 0, len(finished))
+	for i := range finished {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	items := make([]json.RawMessage, 0, len(idx))
+	for _, i := range idx {
+		items = append(items, finished[i])
+	}
+	var ev struct {
+		Response json.RawMessage `json:"response"`
+	}
+	if json.Unmarshal([]byte(event), &ev) == nil {
+		if w, err := responseWire(ev.Response, items); err == nil {
+			return w
+		}
+	}
+	return &llm.WireResponse{Fields: map[string]json.RawMessage{}, Message: items}
+}
+
+func passField(pass *llm.Passthrough, key string) (json.RawMessage, bool) {
+	if pass == nil {
+		return nil, false
+	}
+	v, ok := pass.Fields[key]
+	return v, ok
 }

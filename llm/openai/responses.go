@@ -110,24 +110,35 @@ func (p *Provider) responsesBody(req llm.Request, stream bool) (respRequest, *to
 		body.Tools = append(body.Tools, t)
 	}
 	for _, m := range history.Repair(req.Messages) {
-		switch m.Role {
-		case hooks.RoleSystem, hooks.RoleUser:
-			body.Input = append(body.Input, respInput{Type: "message", Role: string(m.Role), Content: str(m.Content)})
-		case hooks.RoleAssistant:
-			if m.Content != "" || len(m.ToolCalls) == 0 {
-				body.Input = append(body.Input, respInput{Type: "message", Role: "assistant", Content: str(m.Content)})
-			}
-			for _, c := range m.ToolCalls {
-				a := wireArgs(c.Arguments)
-				body.Input = append(body.Input, respInput{Type: "function_call", CallID: c.ID, Name: names.Wire(c.Name), Arguments: &a})
-			}
-		case hooks.RoleTool:
-			body.Input = append(body.Input, respInput{Type: "function_call_output", CallID: m.ToolCallID, Output: str(m.Content)})
-		default:
-			return respRequest{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+		items, err := p.inputItems(m, names)
+		if err != nil {
+			return respRequest{}, nil, err
 		}
+		body.Input = append(body.Input, items...)
 	}
 	return body, names, nil
+}
+
+// inputItems encodes one neutral message as the input items it becomes.
+func (p *Provider) inputItems(m hooks.Message, names *toolfmt.NameMap) ([]respInput, error) {
+	var items []respInput
+	switch m.Role {
+	case hooks.RoleSystem, hooks.RoleUser:
+		items = append(items, respInput{Type: "message", Role: string(m.Role), Content: str(m.Content)})
+	case hooks.RoleAssistant:
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			items = append(items, respInput{Type: "message", Role: "assistant", Content: str(m.Content)})
+		}
+		for _, c := range m.ToolCalls {
+			a := wireArgs(c.Arguments)
+			items = append(items, respInput{Type: "function_call", CallID: c.ID, Name: names.Wire(c.Name), Arguments: &a})
+		}
+	case hooks.RoleTool:
+		items = append(items, respInput{Type: "function_call_output", CallID: m.ToolCallID, Output: str(m.Content)})
+	default:
+		return nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+	}
+	return items, nil
 }
 
 func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -219,14 +230,23 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 	if err != nil {
 		return llm.Response{}, err
 	}
+	out, _, err := p.streamResponsesBody(ctx, body, names, onText)
+	return out, err
+}
+
+// streamResponsesBody sends a streaming request and reads its events. The
+// WireResponse is the final event's response as received, with the items
+// the stream finished as its output when the final event leaves it out.
+func (p *Provider) streamResponsesBody(ctx context.Context, body any, names *toolfmt.NameMap, onText func(string)) (llm.Response, *llm.WireResponse, error) {
 	resp, err := p.post(ctx, body, true)
 	if err != nil {
-		return llm.Response{}, err
+		return llm.Response{}, nil, err
 	}
 	defer resp.Body.Close()
 	// Items are kept as they finish, in case a server's final event
 	// leaves its output list out.
 	items := map[int]respItem{}
+	rawItems := map[int]json.RawMessage{}
 	started := false
 	var shown strings.Builder
 	events := p.client.Events(resp)
@@ -234,13 +254,13 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 		ev, err := events.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return llm.Response{}, p.badResponse("stream ended before response.completed")
+				return llm.Response{}, nil, p.badResponse("stream ended before response.completed")
 			}
-			return llm.Response{}, p.client.ReadError(err)
+			return llm.Response{}, nil, p.client.ReadError(err)
 		}
 		var e respEvent
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
-			return llm.Response{}, p.badResponse("stream event is not JSON: %v", err)
+			return llm.Response{}, nil, p.badResponse("stream event is not JSON: %v", err)
 		}
 		if e.Type == "" {
 			e.Type = ev.Name
@@ -259,10 +279,14 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 		case "response.output_item.done":
 			if e.Item != nil {
 				items[e.OutputIndex] = *e.Item
+				var raw struct{ Item json.RawMessage }
+				if json.Unmarshal([]byte(ev.Data), &raw) == nil {
+					rawItems[e.OutputIndex] = raw.Item
+				}
 			}
 		case "response.completed", "response.incomplete", "response.failed":
 			if !started || e.Response == nil {
-				return llm.Response{}, p.badResponse("stream event %s without a response.created before it or a response in it", e.Type)
+				return llm.Response{}, nil, p.badResponse("stream event %s without a response.created before it or a response in it", e.Type)
 			}
 			rr := *e.Response
 			if rr.Status == "" {
@@ -280,11 +304,14 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 			}
 			out, err := p.responsesResult(rr, names)
 			if err == nil && out.Message.Content != shown.String() {
-				return llm.Response{}, p.badResponse("the text streamed differs from the text of the final response (%d bytes shown, %d kept)", shown.Len(), len(out.Message.Content))
+				return llm.Response{}, nil, p.badResponse("the text streamed differs from the text of the final response (%d bytes shown, %d kept)", shown.Len(), len(out.Message.Content))
 			}
-			return out, err
+			if err != nil {
+				return llm.Response{}, nil, err
+			}
+			return out, streamedWire(ev.Data, rawItems), nil
 		case "error":
-			return llm.Response{}, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
+			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
 		}
 	}
 }

@@ -1,5 +1,17 @@
-// Package chat is the gateway's OpenAI Chat Completions front: it decodes client requests
-// into dialect.Call and writes the loop's answer back, whole or streamed.
+// Package chat is the gateway's OpenAI Chat Completions front: it decodes
+// client requests into dialect.Call and writes the loop's answer back,
+// whole or streamed, in the shapes the official SDKs accept.
+//
+// Decoding keeps everything the neutral request cannot say: each message
+// and tool in its wire form (llm.Passthrough), unmodelled top-level fields
+// as given, and the names of what only an OpenAI Chat upstream can carry
+// (images, audio and file parts, response_format, non-function tools, …)
+// in Call.Foreign. The leading system and developer messages become the
+// system prompt, joined by blank lines.
+//
+// Several upstream rounds become one completion: one id, created and
+// model, text continuing the same content, client tool calls numbered
+// from 0 across rounds, and usage summed over every round.
 package chat
 
 import (
@@ -23,16 +35,7 @@ func (f *Front) Protocol() llm.Protocol { return llm.ProtocolChat }
 // Path returns "/v1/chat/completions".
 func (f *Front) Path() string { return "/v1/chat/completions" }
 
-// Decode reads a client request body.
-func (f *Front) Decode(body []byte) (*dialect.Call, error) { panic("not yet") }
-
-// Encode writes a whole response body.
-func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) { panic("not yet") }
-
 // NewStream returns a Sink writing server-sent events to w.
 func (f *Front) NewStream(w http.ResponseWriter, call *dialect.Call, meta dialect.Meta) dialect.Sink {
-	panic("not yet")
+	return newStream(w, call, meta)
 }
-
-// ErrorBody renders e in the protocol's error shape.
-func (f *Front) ErrorBody(e *dialect.Error) []byte { panic("not yet") }

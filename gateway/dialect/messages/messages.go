@@ -1,11 +1,80 @@
-// Package messages is the gateway's Anthropic Messages front: it decodes client requests
-// into dialect.Call and writes the loop's answer back, whole or streamed.
+// Package messages is the gateway's Anthropic Messages front: it decodes
+// client requests (POST /v1/messages) into a dialect.Call and writes the
+// loop's answer back, as one message object or as the named server-sent
+// events of Anthropic's stream.
+//
+// # Decoding
+//
+// The neutral request gets the model, max_tokens, temperature, the system
+// prompt (a string, or text blocks joined with a blank line), the custom
+// tools and the conversation. A user message's text blocks are joined
+// with a blank line into one neutral user message; each of its
+// tool_result blocks becomes a neutral tool message, placed before that
+// user message (Anthropic wants results first in any case). An assistant
+// message's text blocks are joined and its tool_use blocks become tool
+// calls whose arguments are the input object, compacted.
+//
+// Everything else is kept for an Anthropic upstream in the call's
+// llm.Passthrough, and named in Call.Foreign when the neutral view cannot
+// carry it to another protocol:
+//
+//   - Top-level fields the neutral request does not model (metadata,
+//     tool_choice, stop_sequences, top_k, top_p, thinking, service_tier
+//     and any field added to the API later) go to Pass.Fields as sent;
+//     they are Foreign unless their value is the API's default.
+//   - Server tools (a tool whose type is not "custom", such as
+//     web_search_20250305) are Foreign and kept, in order, as the array
+//     Pass.Fields["tools"], which the anthropic provider's Forward sends
+//     after the custom tools. Custom tools are kept with KeepTool, so
+//     their cache_control survives.
+//   - The system prompt as sent is kept as the wire form of a system
+//     message whose content is the joined prompt.
+//   - A message that maps to exactly one neutral message (every assistant
+//     message, and a user message without tool_result blocks) is kept
+//     whole: the message object, byte for byte. A user message that
+//     carries tool_result blocks is kept in blocks instead: each tool
+//     message with its tool_result block, and the user message made of
+//     its other blocks (if it has any) with those blocks. The forwarder
+//     joins consecutive kept blocks of one role into one message, so the
+//     client's message goes upstream with the same blocks in the same
+//     order, whatever neutral messages it split into.
+//   - Images, documents and any other block a neutral message cannot
+//     hold are Foreign, named by their place and type, such as
+//     "messages[1].content[0] (image)"; so are thinking and
+//     redacted_thinking blocks of earlier assistant turns. cache_control
+//     and citations on text blocks are kept but not Foreign: they are
+//     hints and references that another protocol can do without.
+//
+// # Encoding
+//
+// A whole response is Anthropic's message object. Its top-level fields
+// that this front does not set come from the upstream's response when the
+// upstream speaks Anthropic too; when the message is exactly the
+// upstream's (Result.WholeWire), its content blocks are sent as they came,
+// thinking blocks and signatures included, and so are its stop_reason and
+// stop_sequence. Usage is always the sum over every round; when the
+// upstream reported cache token counts, they are kept and input_tokens is
+// lowered by them, so that the three still add up to the sum.
+//
+// A stream writes nothing until the loop first emits something; then
+// message_start (with empty content and the estimated input tokens, at
+// least 1), the blocks of every round renumbered 0..n-1 in order, and at
+// the end one message_delta carrying the summed usage, and message_stop.
+// Every frame is named after its data's type and flushed as written.
 package messages
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -23,16 +92,741 @@ func (f *Front) Protocol() llm.Protocol { return llm.ProtocolMessages }
 // Path returns "/v1/messages".
 func (f *Front) Path() string { return "/v1/messages" }
 
-// Decode reads a client request body.
-func (f *Front) Decode(body []byte) (*dialect.Call, error) { panic("not yet") }
+// defaults are the values of unmodelled fields that ask for nothing the
+// neutral request lacks, so that a client sending them explicitly can
+// still be served by an upstream of another protocol.
+var defaults = map[string][]string{
+	"metadata":       {`{}`, `{"user_id":null}`},
+	"tool_choice":    {`{"type":"auto"}`},
+	"stop_sequences": {`[]`},
+	"thinking":       {`{"type":"disabled"}`},
+	"service_tier":   {`"auto"`},
+}
 
-// Encode writes a whole response body.
-func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) { panic("not yet") }
+// Decode reads a client request body; see the package doc.
+func (f *Front) Decode(body []byte) (*dialect.Call, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return nil, dialect.Invalid("", "the request body must be a JSON object (a Messages API request)")
+	}
+	d := decoder{call: &dialect.Call{Pass: &llm.Passthrough{}}, names: map[string]string{}}
+	if err := d.decode(top); err != nil {
+		return nil, err
+	}
+	return d.call, nil
+}
+
+type decoder struct {
+	call  *dialect.Call
+	names map[string]string // tool_use id → tool name, for tool messages
+}
+
+func (d *decoder) foreign(what string) { d.call.Foreign = append(d.call.Foreign, what) }
+
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+func (d *decoder) decode(top map[string]json.RawMessage) error {
+	req := &d.call.Request
+	if err := json.Unmarshal(top["model"], &req.Model); err != nil || req.Model == "" {
+		return dialect.Invalid("model", "model: a model name (a non-empty string) is required")
+	}
+	if !present(top["max_tokens"]) {
+		return dialect.Invalid("max_tokens", "max_tokens: required; set the most tokens the answer may have, a positive integer")
+	}
+	// A quoted number would unmarshal into json.Number too; the API
+	// wants a JSON number.
+	var maxTokens json.Number
+	err := json.Unmarshal(top["max_tokens"], &maxTokens)
+	v, convErr := maxTokens.Int64()
+	if err != nil || convErr != nil || top["max_tokens"][0] == '"' || v < 1 || v > 1<<31-1 {
+		return dialect.Invalid("max_tokens", "max_tokens: must be a positive integer, got "+clip(top["max_tokens"]))
+	}
+	req.MaxTokens = int(v)
+	if raw := top["temperature"]; present(raw) {
+		var t float64
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return dialect.Invalid("temperature", "temperature: must be a number, got "+clip(raw))
+		}
+		req.Temperature = &t
+	}
+	if raw := top["stream"]; present(raw) {
+		if err := json.Unmarshal(raw, &d.call.Stream); err != nil {
+			return dialect.Invalid("stream", "stream: must be true or false, got "+clip(raw))
+		}
+	}
+	if raw := top["system"]; present(raw) {
+		if err := d.system(raw); err != nil {
+			return err
+		}
+	}
+	if !present(top["messages"]) {
+		return dialect.Invalid("messages", "messages: required; send the conversation as a list of user and assistant messages")
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(top["messages"], &msgs); err != nil {
+		return dialect.Invalid("messages", "messages: must be a list of message objects")
+	}
+	if len(msgs) == 0 {
+		return dialect.Invalid("messages", "messages: at least one message is required")
+	}
+	for i, m := range msgs {
+		if err := d.message(i, m); err != nil {
+			return err
+		}
+	}
+	if raw := top["tools"]; present(raw) {
+		if err := d.tools(raw); err != nil {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch k {
+		case "model", "max_tokens", "temperature", "stream", "system", "messages", "tools":
+			continue
+		}
+		raw := top[k]
+		if err := checkField(k, raw); err != nil {
+			return err
+		}
+		d.call.Pass.Fields = setField(d.call.Pass.Fields, k, raw)
+		if !isDefault(k, raw) {
+			d.foreign(k)
+		}
+	}
+	return nil
+}
+
+func setField(m map[string]json.RawMessage, k string, v json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	m[k] = v
+	return m
+}
+
+func isDefault(k string, raw json.RawMessage) bool {
+	if !present(raw) {
+		return true
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return false
+	}
+	return slices.Contains(defaults[k], b.String())
+}
+
+// checkField refuses the unmodelled fields whose shape is known to be
+// wrong, so the client hears about it from here, naming the field.
+func checkField(k string, raw json.RawMessage) error {
+	if !present(raw) {
+		return nil
+	}
+	var err error
+	want := ""
+	switch k {
+	case "metadata":
+		var v map[string]json.RawMessage
+		err, want = json.Unmarshal(raw, &v), "an object"
+	case "tool_choice":
+		var v struct {
+			Type string `json:"type"`
+		}
+		err, want = json.Unmarshal(raw, &v), `an object with a type ("auto", "any", "tool" or "none")`
+		if err == nil && v.Type == "" {
+			err = fmt.Errorf("no type")
+		}
+	case "stop_sequences":
+		var v []string
+		err, want = json.Unmarshal(raw, &v), "a list of strings"
+	case "top_k":
+		var v int
+		err, want = json.Unmarshal(raw, &v), "an integer"
+	case "top_p":
+		var v float64
+		err, want = json.Unmarshal(raw, &v), "a number"
+	case "thinking":
+		var v struct {
+			Type string `json:"type"`
+		}
+		err, want = json.Unmarshal(raw, &v), `an object with a type ("enabled" or "disabled")`
+		if err == nil && v.Type == "" {
+			err = fmt.Errorf("no type")
+		}
+	}
+	if err != nil {
+		return dialect.Invalid(k, fmt.Sprintf("%s: must be %s, got %s", k, want, clip(raw)))
+	}
+	return nil
+}
+
+// clip is a value for an error message, cut short.
+func clip(raw json.RawMessage) string {
+	s := string(bytes.TrimSpace(raw))
+	if s == "" {
+		return "nothing"
+	}
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
+}
+
+type textBlock struct {
+	Type string  `json:"type"`
+	Text *string `json:"text"`
+}
+
+// textKeys are the keys of a text block the neutral view may drop.
+var textKeys = []string{"type", "text", "cache_control", "citations"}
+
+// text reads a text block, reporting whether it carries more than its
+// text and the hints in textKeys.
+func text(raw json.RawMessage) (s string, extra bool, ok bool) {
+	var b textBlock
+	if json.Unmarshal(raw, &b) != nil || b.Type != "text" || b.Text == nil {
+		return "", false, false
+	}
+	var all map[string]json.RawMessage
+	json.Unmarshal(raw, &all)
+	for k := range all {
+		if !slices.Contains(textKeys, k) {
+			extra = true
+		}
+	}
+	return *b.Text, extra, true
+}
+
+func (d *decoder) system(raw json.RawMessage) error {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var blocks []json.RawMessage
+		if json.Unmarshal(raw, &blocks) != nil {
+			return dialect.Invalid("system", "system: must be a string or a list of text blocks")
+		}
+		var parts []string
+		for i, b := range blocks {
+			t, extra, ok := text(b)
+			if !ok {
+				return dialect.Invalid("system", fmt.Sprintf("system[%d]: must be a text block ({\"type\":\"text\",\"text\":…})", i))
+			}
+			if extra {
+				d.foreign(fmt.Sprintf("system[%d]", i))
+			}
+			parts = append(parts, t)
+		}
+		s = strings.Join(parts, "\n\n")
+	}
+	d.call.Request.System = s
+	if s != "" {
+		d.call.Pass.KeepMessage(hooks.Message{Role: hooks.RoleSystem, Content: s}, raw)
+	}
+	return nil
+}
+
+type blockHead struct {
+	Type string `json:"type"`
+}
+
+func (d *decoder) message(i int, raw json.RawMessage) error {
+	at := fmt.Sprintf("messages[%d]", i)
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return dialect.Invalid(at, at+": must be an object with a role and content")
+	}
+	var role string
+	json.Unmarshal(m["role"], &role)
+	if role != "user" && role != "assistant" {
+		return dialect.Invalid(at+".role", at+`.role: must be "user" or "assistant", got `+clip(m["role"]))
+	}
+	for k := range m {
+		if k != "role" && k != "content" {
+			d.foreign(at + "." + k)
+		}
+	}
+	if !present(m["content"]) {
+		return dialect.Invalid(at+".content", at+".content: required (a string or a list of content blocks)")
+	}
+	var s string
+	if json.Unmarshal(m["content"], &s) == nil {
+		msg := hooks.Message{Role: hooks.Role(role), Content: s}
+		d.add(msg, raw)
+		return nil
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(m["content"], &blocks) != nil {
+		return dialect.Invalid(at+".content", at+".content: must be a string or a list of content blocks")
+	}
+	if role == "assistant" {
+		return d.assistant(at, raw, blocks)
+	}
+	return d.user(at, raw, blocks)
+}
+
+func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
+	d.call.Request.Messages = append(d.call.Request.Messages, m)
+	d.call.Pass.KeepMessage(m, wire...)
+}
+
+func (d *decoder) head(at string, j int, raw json.RawMessage) (string, error) {
+	var h blockHead
+	if json.Unmarshal(raw, &h) != nil || h.Type == "" {
+		return "", dialect.Invalid(fmt.Sprintf("%s.content[%d]", at, j), fmt.Sprintf("%s.content[%d]: must be a content block, an object with a type", at, j))
+	}
+	return h.Type, nil
+}
+
+func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMessage) error {
+	msg := hooks.Message{Role: hooks.RoleAssistant}
+	var texts []string
+	for j, b := range blocks {
+		typ, err := d.head(at, j, b)
+		if err != nil {
+			return err
+		}
+		where := fmt.Sprintf("%s.content[%d]", at, j)
+		switch typ {
+		case "text":
+			t, extra, ok := text(b)
+			if !ok {
+				return dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
+			}
+			if extra {
+				d.foreign(where + " (text)")
+			}
+			texts = append(texts, t)
+		case "tool_use":
+			var u struct {
+				ID    string          `json:"id"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			}
+			json.Unmarshal(b, &u)
+			if u.ID == "" || u.Name == "" {
+				return dialect.Invalid(where, where+": a tool_use block needs an id and a name")
+			}
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(u.Input, &obj) != nil || obj == nil {
+				return dialect.Invalid(where+".input", where+".input: must be an object (the tool's arguments)")
+			}
+			var args bytes.Buffer
+			json.Compact(&args, u.Input)
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: u.ID, Name: u.Name, Arguments: args.Bytes()})
+			d.names[u.ID] = u.Name
+		default:
+			d.foreign(fmt.Sprintf("%s (%s)", where, typ))
+		}
+	}
+	msg.Content = strings.Join(texts, "\n\n")
+	d.add(msg, raw)
+	return nil
+}
+
+func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage) error {
+	var (
+		texts   []string
+		others  []json.RawMessage // the blocks that are not tool results
+		results []hooks.Message
+		units   []json.RawMessage
+	)
+	for j, b := range blocks {
+		typ, err := d.head(at, j, b)
+		if err != nil {
+			return err
+		}
+		where := fmt.Sprintf("%s.content[%d]", at, j)
+		switch typ {
+		case "text":
+			t, extra, ok := text(b)
+			if !ok {
+				return dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
+			}
+			if extra {
+				d.foreign(where + " (text)")
+			}
+			texts = append(texts, t)
+			others = append(others, b)
+		case "tool_result":
+			m, err := d.toolResult(where, b)
+			if err != nil {
+				return err
+			}
+			results = append(results, m)
+			units = append(units, b)
+		default:
+			d.foreign(fmt.Sprintf("%s (%s)", where, typ))
+			others = append(others, b)
+		}
+	}
+	msg := hooks.Message{Role: hooks.RoleUser, Content: strings.Join(texts, "\n\n")}
+	if len(results) == 0 {
+		d.add(msg, raw)
+		return nil
+	}
+	for k, r := range results {
+		d.add(r, units[k])
+	}
+	if len(others) > 0 {
+		d.add(msg, others...)
+	}
+	return nil
+}
+
+func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, error) {
+	var r struct {
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+		IsError   *bool           `json:"is_error"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.ToolUseID == "" {
+		return hooks.Message{}, dialect.Invalid(where+".tool_use_id", where+".tool_use_id: a tool_result block needs the id of the tool_use it answers")
+	}
+	m := hooks.Message{Role: hooks.RoleTool, ToolCallID: r.ToolUseID, ToolName: d.names[r.ToolUseID]}
+	if r.IsError != nil {
+		m.IsError = *r.IsError
+	}
+	if !present(r.Content) {
+		return m, nil
+	}
+	if json.Unmarshal(r.Content, &m.Content) == nil {
+		return m, nil
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(r.Content, &blocks) != nil {
+		return hooks.Message{}, dialect.Invalid(where+".content", where+".content: must be a string or a list of content blocks")
+	}
+	var texts []string
+	for k, b := range blocks {
+		inner := fmt.Sprintf("%s.content[%d]", where, k)
+		var h blockHead
+		if json.Unmarshal(b, &h) != nil || h.Type == "" {
+			return hooks.Message{}, dialect.Invalid(inner, inner+": must be a content block, an object with a type")
+		}
+		if t, extra, ok := text(b); ok {
+			if extra {
+				d.foreign(inner + " (text)")
+			}
+			texts = append(texts, t)
+			continue
+		}
+		if h.Type == "text" {
+			return hooks.Message{}, dialect.Invalid(inner+".text", inner+".text: a text block needs its text, a string")
+		}
+		d.foreign(fmt.Sprintf("%s (%s)", inner, h.Type))
+	}
+	m.Content = strings.Join(texts, "\n\n")
+	return m, nil
+}
+
+// toolKeys are the keys of a custom tool the neutral ToolSpec carries or
+// may drop (cache_control is a hint).
+var toolKeys = []string{"name", "description", "input_schema", "type", "cache_control"}
+
+func (d *decoder) tools(raw json.RawMessage) error {
+	var tools []json.RawMessage
+	if json.Unmarshal(raw, &tools) != nil {
+		return dialect.Invalid("tools", "tools: must be a list of tool definitions")
+	}
+	var server []json.RawMessage
+	seen := map[string]bool{}
+	for i, t := range tools {
+		at := fmt.Sprintf("tools[%d]", i)
+		var all map[string]json.RawMessage
+		if json.Unmarshal(t, &all) != nil || all == nil {
+			return dialect.Invalid(at, at+": must be a tool definition object")
+		}
+		var typ string
+		if present(all["type"]) && json.Unmarshal(all["type"], &typ) != nil {
+			return dialect.Invalid(at+".type", at+".type: must be a string")
+		}
+		if typ != "" && typ != "custom" {
+			d.foreign(fmt.Sprintf("%s (%s)", at, typ))
+			server = append(server, t)
+			continue
+		}
+		var spec hooks.ToolSpec
+		if json.Unmarshal(all["name"], &spec.Name) != nil || spec.Name == "" {
+			return dialect.Invalid(at+".name", at+".name: a tool needs a name, a string")
+		}
+		if seen[spec.Name] {
+			return dialect.Invalid(at+".name", fmt.Sprintf("%s.name: tool %q is defined twice", at, spec.Name))
+		}
+		seen[spec.Name] = true
+		if present(all["description"]) && json.Unmarshal(all["description"], &spec.Description) != nil {
+			return dialect.Invalid(at+".description", at+".description: must be a string")
+		}
+		var schema map[string]json.RawMessage
+		if json.Unmarshal(all["input_schema"], &schema) != nil || schema == nil {
+			return dialect.Invalid(at+".input_schema", at+".input_schema: a tool needs its input_schema, a JSON Schema object")
+		}
+		spec.InputSchema = bytes.TrimSpace(all["input_schema"])
+		for k := range all {
+			if !slices.Contains(toolKeys, k) {
+				d.foreign(at + "." + k)
+			}
+		}
+		d.call.Request.Tools = append(d.call.Request.Tools, spec)
+		d.call.Pass.KeepTool(spec, t)
+	}
+	if len(server) > 0 {
+		var b bytes.Buffer
+		b.WriteByte('[')
+		for i, s := range server {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(s)
+		}
+		b.WriteByte(']')
+		d.call.Pass.Fields = setField(d.call.Pass.Fields, "tools", b.Bytes())
+	}
+	return nil
+}
+
+// Encode writes a whole response body; see the package doc.
+func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) {
+	var o object
+	var wire map[string]json.RawMessage
+	if res.Wire != nil {
+		wire = res.Wire.Fields
+	}
+	id := wire["id"]
+	if !present(id) {
+		id = marshal(newID())
+	}
+	o.set("id", id)
+	o.set("type", json.RawMessage(`"message"`))
+	o.set("role", json.RawMessage(`"assistant"`))
+	model := res.Model
+	if model == "" {
+		model = call.Request.Model
+	}
+	o.set("model", marshal(model))
+	var content []json.RawMessage
+	whole := res.WholeWire && res.Wire != nil
+	if whole {
+		content = res.Wire.Message
+	} else {
+		for _, t := range res.Text {
+			if t != "" {
+				content = append(content, fields("type", "text", "text", t))
+			}
+		}
+		for _, c := range res.ToolCalls {
+			content = append(content, toolUse(c))
+		}
+	}
+	o.set("content", array(content))
+	if whole && present(wire["stop_reason"]) {
+		o.set("stop_reason", wire["stop_reason"])
+		stopSeq := wire["stop_sequence"]
+		if len(stopSeq) == 0 {
+			stopSeq = json.RawMessage("null")
+		}
+		o.set("stop_sequence", stopSeq)
+	} else {
+		o.set("stop_reason", marshal(stopReason(res.Stop)))
+		o.set("stop_sequence", json.RawMessage("null"))
+	}
+	o.set("usage", usage(wire["usage"], res.Usage))
+	keys := make([]string, 0, len(wire))
+	for k := range wire {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !o.has(k) {
+			o.set(k, wire[k])
+		}
+	}
+	return o.bytes(), nil
+}
+
+// usage is the summed usage as Anthropic reports it: when the upstream's
+// own usage object is known, its other counts are kept and input_tokens
+// excludes the cache counts, which Anthropic reports beside it.
+func usage(upstream json.RawMessage, sum hooks.Usage) json.RawMessage {
+	var o object
+	if keys, vals, ok := decodeObject(upstream); ok {
+		o = object{keys: keys, vals: vals}
+	}
+	input := sum.InputTokens
+	for _, k := range []string{"cache_creation_input_tokens", "cache_read_input_tokens"} {
+		var n int
+		if json.Unmarshal(o.vals[k], &n) == nil && n > 0 && n <= input {
+			input -= n
+		}
+	}
+	o.set("input_tokens", marshal(input))
+	o.set("output_tokens", marshal(sum.OutputTokens))
+	return o.bytes()
+}
+
+func stopReason(s hooks.StopReason) string {
+	switch s {
+	case hooks.StopToolUse, hooks.StopMaxTokens, hooks.StopRefusal:
+		return string(s)
+	}
+	return "end_turn"
+}
+
+// arguments is a call's arguments as a tool_use input, which must be an
+// object: arguments that are not one (a hook or another provider's model
+// wrote them) are sent as {"invalid_arguments": "<the text>"}, as the
+// anthropic provider sends them, so the client sees what was written.
+func arguments(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return json.RawMessage("{}")
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(t, &obj) == nil && obj != nil {
+		var b bytes.Buffer
+		json.Compact(&b, t)
+		return b.Bytes()
+	}
+	return marshal(map[string]string{"invalid_arguments": string(raw)})
+}
+
+func toolUse(c hooks.ToolCall) json.RawMessage {
+	var o object
+	o.set("type", json.RawMessage(`"tool_use"`))
+	o.set("id", marshal(c.ID))
+	o.set("name", marshal(c.Name))
+	o.set("input", arguments(c.Arguments))
+	return o.bytes()
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "msg_" + hex.EncodeToString(b[:])
+}
+
+// ErrorBody renders e as Anthropic's error object.
+func (f *Front) ErrorBody(e *dialect.Error) []byte {
+	typ := e.Type
+	if typ == "" {
+		typ = "api_error"
+	}
+	return fields("type", "error", "error", fields("type", typ, "message", e.Message))
+}
+
+// marshal encodes v without HTML escaping, so "<" reaches the client as
+// the model wrote it.
+func marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only values this package builds reach here, all encodable.
+		panic(fmt.Sprintf("messages: cannot encode %T: %v", v, err))
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+func array(items []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// fields is a JSON object of the given key, value pairs, in that order.
+func fields(kv ...any) json.RawMessage {
+	var o object
+	for i := 0; i+1 < len(kv); i += 2 {
+		v, ok := kv[i+1].(json.RawMessage)
+		if !ok {
+			v = marshal(kv[i+1])
+		}
+		o.set(kv[i].(string), v)
+	}
+	return o.bytes()
+}
+
+// object is a JSON object written key by key, in order, with raw values.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func (o *object) set(k string, v json.RawMessage) {
+	if o.vals == nil {
+		o.vals = map[string]json.RawMessage{}
+	}
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) has(k string) bool {
+	_, ok := o.vals[k]
+	return ok
+}
+
+func (o *object) bytes() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(marshal(k))
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// decodeObject splits a JSON object into its keys, in order, and their raw
+// values.
+func decodeObject(data []byte) ([]string, map[string]json.RawMessage, bool) {
+	var vals map[string]json.RawMessage
+	if json.Unmarshal(data, &vals) != nil || vals == nil {
+		return nil, nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, false
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		k, _ := t.(string)
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil, nil, false
+		}
+	}
+	return keys, vals, true
+}
 
 // NewStream returns a Sink writing server-sent events to w.
 func (f *Front) NewStream(w http.ResponseWriter, call *dialect.Call, meta dialect.Meta) dialect.Sink {
-	panic("not yet")
+	model := meta.Model
+	if model == "" {
+		model = call.Request.Model
+	}
+	return &sink{w: w, rc: http.NewResponseController(w), model: model, input: max(1, meta.InputTokens), id: newID()}
 }
-
-// ErrorBody renders e in the protocol's error shape.
-func (f *Front) ErrorBody(e *dialect.Error) []byte { panic("not yet") }

@@ -1,9 +1,48 @@
-// Package responses is the gateway's OpenAI Responses front: it decodes client requests
-// into dialect.Call and writes the loop's answer back, whole or streamed.
+// Package responses is the gateway's OpenAI Responses front: it decodes
+// client requests into dialect.Call and writes the loop's answer back,
+// whole or streamed.
+//
+// # Requests
+//
+// input is a string (one user message) or a list of items. Message items
+// of role user, system or developer become one neutral message each (system
+// and developer both as RoleSystem); their text parts are joined, and other
+// parts (input_image, input_file, …) are Foreign. Consecutive
+// assistant-side items (assistant messages, function_call, reasoning,
+// built-in tool calls and any item type hookhost does not model) form one
+// neutral assistant message whose wire form is all of those items, so an
+// upstream of this protocol gets reasoning and the rest back as they came
+// while hooks see the text and the calls. A function_call_output becomes a
+// tool message. Function tools become tool specs, kept as sent; tools the
+// provider runs itself (web_search, file_search, mcp, …) are kept in
+// Pass.Fields["tools"] for an upstream of this protocol and are Foreign.
+//
+// previous_response_id and conversation are refused with a 400: hookhost
+// keeps no response state, and continuing without the earlier turns would
+// let the model silently lose them. Such clients send the whole
+// conversation in input, or use the bypass route, which passes requests to
+// the provider unchanged.
+//
+// Every other field hookhost does not model (store, metadata, reasoning,
+// text, include, truncation, tool_choice, …, and fields added to the API
+// later) goes to Pass.Fields as sent, and is Foreign unless it holds the
+// protocol's default.
+//
+// # Responses
+//
+// A Response object carries one message item per text part of the answer,
+// then one function_call item per call the client must run, and usage
+// summed over every upstream round. Fields of the last upstream response
+// reach the client unchanged; when the answer is exactly that response's
+// message, its output items are sent as they came (reasoning, annotations).
+// The client's own instructions and tools are echoed, never those hooks
+// or plugins added.
 package responses
 
 import (
-	"net/http"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/llm"
@@ -23,16 +62,56 @@ func (f *Front) Protocol() llm.Protocol { return llm.ProtocolResponses }
 // Path returns "/v1/responses".
 func (f *Front) Path() string { return "/v1/responses" }
 
-// Decode reads a client request body.
-func (f *Front) Decode(body []byte) (*dialect.Call, error) { panic("not yet") }
-
-// Encode writes a whole response body.
-func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) { panic("not yet") }
-
-// NewStream returns a Sink writing server-sent events to w.
-func (f *Front) NewStream(w http.ResponseWriter, call *dialect.Call, meta dialect.Meta) dialect.Sink {
-	panic("not yet")
+// ErrorBody renders e in OpenAI's error shape,
+// {"error":{"message","type","param","code"}}.
+func (f *Front) ErrorBody(e *dialect.Error) []byte {
+	typ, code := errorKind(e)
+	body := map[string]any{"error": map[string]any{
+		"message": e.Message, "type": typ, "param": nullable(e.Param), "code": nullable(code),
+	}}
+	b, _ := json.Marshal(body)
+	return b
 }
 
-// ErrorBody renders e in the protocol's error shape.
-func (f *Front) ErrorBody(e *dialect.Error) []byte { panic("not yet") }
+// errorKind maps the gateway's error types (Anthropic's vocabulary) onto
+// OpenAI's error type and code.
+func errorKind(e *dialect.Error) (typ, code string) {
+	switch e.Type {
+	case "authentication_error":
+		return "invalid_request_error", "invalid_api_key"
+	case "permission_error":
+		return "invalid_request_error", "permission_denied"
+	case "not_found_error":
+		return "invalid_request_error", "not_found"
+	case "request_too_large":
+		return "invalid_request_error", "request_too_large"
+	case "rate_limit_error":
+		return "requests", "rate_limit_exceeded"
+	case "api_error", "overloaded_error":
+		return "server_error", ""
+	case "timeout_error":
+		return "timeout", "timeout"
+	case "", "invalid_request_error":
+		return "invalid_request_error", ""
+	default:
+		if e.Status >= 500 {
+			return "server_error", ""
+		}
+		return "invalid_request_error", ""
+	}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// newID returns prefix followed by random hex, in the shape of OpenAI's
+// ids (resp_…, msg_…, fc_…).
+func newID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}

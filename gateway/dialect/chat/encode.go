@@ -1,0 +1,188 @@
+package chat
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// finishReason maps a neutral stop reason onto Chat Completions'.
+func finishReason(s hooks.StopReason) string {
+	switch s {
+	case hooks.StopToolUse:
+		return "tool_calls"
+	case hooks.StopMaxTokens:
+		return "length"
+	case hooks.StopRefusal:
+		return "content_filter"
+	}
+	return "stop"
+}
+
+// newID returns a fresh completion id in OpenAI's style.
+func newID() string { return "chatcmpl-" + rand.Text() }
+
+type wireCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+func wireCalls(calls []hooks.ToolCall) []wireCall {
+	out := make([]wireCall, len(calls))
+	for i, c := range calls {
+		out[i] = wireCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: string(c.Arguments)}}
+	}
+	return out
+}
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageOf(u hooks.Usage) wireUsage {
+	return wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
+}
+
+// encoded marshals v without HTML escaping, so text reaches the client as
+// the model wrote it.
+func encoded(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only values built here are encoded, from strings and numbers.
+		panic("chat: cannot encode " + err.Error())
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// Encode writes the whole response. The upstream's own top-level fields
+// (system_fingerprint, service_tier, …) reach the client when it spoke
+// this protocol; when the answer is exactly its message, so does the
+// message (refusal, annotations, audio) and the choice (logprobs).
+func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) {
+	top := map[string]json.RawMessage{}
+	var wireMsg, wireChoice map[string]json.RawMessage
+	if w := res.Wire; w != nil {
+		for k, v := range w.Fields {
+			if json.Valid(v) {
+				top[k] = v
+			}
+		}
+		delete(top, "choice")
+		if res.WholeWire {
+			if len(w.Message) == 1 {
+				_ = json.Unmarshal(w.Message[0], &wireMsg)
+			}
+			_ = json.Unmarshal(w.Fields["choice"], &wireChoice)
+		}
+	}
+	if !isID(top["id"]) {
+		top["id"] = encoded(newID())
+	}
+	if _, ok := intOf(top["created"]); !ok {
+		top["created"] = encoded(time.Now().Unix())
+	}
+	top["object"] = encoded("chat.completion")
+	top["model"] = encoded(res.Model)
+
+	text := strings.Join(res.Text, "")
+	msg := wireMsg
+	if msg == nil {
+		msg = map[string]json.RawMessage{}
+	}
+	msg["role"] = encoded("assistant")
+	switch refusal, _ := stringOf(msg["refusal"]); {
+	case refusal != "" && refusal == text && isNull(msg["content"]):
+		// The upstream refused: its refusal is the answer's text, and the
+		// content it left null stays null.
+	case text == "":
+		msg["content"] = json.RawMessage("null")
+	default:
+		msg["content"] = encoded(text)
+	}
+	delete(msg, "tool_calls")
+	if len(res.ToolCalls) > 0 {
+		msg["tool_calls"] = encoded(wireCalls(res.ToolCalls))
+	}
+	choice := wireChoice
+	if choice == nil {
+		choice = map[string]json.RawMessage{}
+	}
+	delete(choice, "message")
+	choice["index"] = encoded(0)
+	choice["message"] = encodeObject(msg)
+	choice["finish_reason"] = encoded(finishReason(res.Stop))
+	if _, ok := choice["logprobs"]; !ok {
+		choice["logprobs"] = json.RawMessage("null")
+	}
+	top["choices"] = json.RawMessage("[" + string(encodeObject(choice)) + "]")
+
+	usage := encoded(usageOf(res.Usage))
+	if res.WholeWire && res.Wire != nil {
+		// The upstream's usage has details (cached and reasoning tokens)
+		// worth keeping, as long as it counts what the client is billed.
+		var u wireUsage
+		if json.Unmarshal(res.Wire.Fields["usage"], &u) == nil && u == usageOf(res.Usage) {
+			usage = res.Wire.Fields["usage"]
+		}
+	}
+	top["usage"] = usage
+	return encodeObject(top), nil
+}
+
+// encodeObject writes m with its keys in a stable order: OpenAI's own for
+// the keys it has, then the rest sorted.
+func encodeObject(m map[string]json.RawMessage) json.RawMessage {
+	order := []string{"id", "object", "created", "model", "index", "role", "content", "refusal", "tool_calls", "message",
+		"logprobs", "finish_reason", "choices", "usage"}
+	rank := map[string]int{}
+	for i, k := range order {
+		rank[k] = i + 1
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := rank[keys[i]], rank[keys[j]]
+		switch {
+		case ri != 0 && rj != 0:
+			return ri < rj
+		case ri != 0 || rj != 0:
+			return ri != 0
+		}
+		return keys[i] < keys[j]
+	})
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(encoded(k))
+		b.WriteByte(':')
+		b.Write(m[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func isID(raw json.RawMessage) bool {
+	s, ok := stringOf(raw)
+	return ok && s != ""
+}

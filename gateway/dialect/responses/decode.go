@@ -1,0 +1,424 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/toolfmt"
+)
+
+// state is what Encode and the stream need of the request beyond the
+// neutral view: the client's own values of the fields a Response object
+// echoes, as sent.
+type state struct {
+	echo map[string]json.RawMessage
+}
+
+// echoed are the request fields a Response object repeats; the client's
+// tools are echoed as it sent them, never with the tools hookhost added.
+var echoed = []string{
+	"instructions", "tools", "tool_choice", "parallel_tool_calls", "temperature", "top_p",
+	"metadata", "max_output_tokens", "text", "reasoning", "store", "truncation", "user",
+	"service_tier", "background", "prompt_cache_key", "safety_identifier", "max_tool_calls", "top_logprobs",
+}
+
+// defaults are the protocol's default values of fields hookhost does not
+// model: a request that sends one of them asks for nothing another
+// protocol could not give, so it is not Foreign.
+var defaults = map[string][]string{
+	"store":               {`true`, `false`}, // nothing on the gateway route relies on stored responses
+	"metadata":            {`{}`},
+	"parallel_tool_calls": {`true`},
+	"tool_choice":         {`"auto"`},
+	"truncation":          {`"disabled"`},
+	"text":                {`{}`, `{"format":{"type":"text"}}`},
+	"include":             {`[]`},
+	"reasoning":           {`{}`},
+	"top_p":               {`1`},
+	"service_tier":        {`"auto"`},
+	"background":          {`false`},
+	"stream_options":      {`{}`, `{"include_obfuscation":true}`, `{"include_obfuscation":false}`},
+}
+
+// Decode reads a client's request body. See the package documentation for
+// what becomes of each field.
+func (f *Front) Decode(body []byte) (*dialect.Call, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return nil, dialect.Invalid("", "the request body is not a JSON object; send a Responses API request such as {\"model\":\"…\",\"input\":\"Hello\"}")
+	}
+	d := &decoder{call: &dialect.Call{Pass: &llm.Passthrough{Fields: map[string]json.RawMessage{}}}, names: map[string]string{}}
+	st := &state{echo: map[string]json.RawMessage{}}
+	d.call.State = st
+	for _, k := range echoed {
+		if v, ok := top[k]; ok && !isNull(v) {
+			st.echo[k] = v
+		}
+	}
+	for _, k := range []string{"previous_response_id", "conversation"} {
+		if v, ok := top[k]; ok && !isNull(v) {
+			return nil, dialect.Invalid(k, k+" is not supported on the gateway route: hookhost keeps no responses between requests, so the model would lose the earlier conversation. "+
+				"Send the whole conversation in input (with store:false), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged")
+		}
+	}
+	if err := d.decodeTop(top); err != nil {
+		return nil, err
+	}
+	return d.call, nil
+}
+
+type decoder struct {
+	call *dialect.Call
+	// names maps the call ids of function_call items to their tool names,
+	// so that a result knows which tool it answers.
+	names map[string]string
+	// group is the open assistant message: consecutive assistant-side
+	// items, which become one neutral message.
+	group *group
+}
+
+type group struct {
+	msg  hooks.Message
+	text []string
+	wire []json.RawMessage
+}
+
+func (d *decoder) decodeTop(top map[string]json.RawMessage) error {
+	req := &d.call.Request
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	// Sorted, so that Foreign lists the same request the same way.
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := top[k]
+		switch k {
+		case "model":
+			if err := json.Unmarshal(v, &req.Model); err != nil || req.Model == "" {
+				return dialect.Invalid("model", "model must be a non-empty string naming the model to use")
+			}
+		case "instructions":
+			if isNull(v) {
+				continue
+			}
+			if err := json.Unmarshal(v, &req.System); err != nil {
+				return dialect.Invalid("instructions", "instructions must be a string")
+			}
+		case "max_output_tokens":
+			if isNull(v) {
+				continue
+			}
+			var n float64
+			if err := json.Unmarshal(v, &n); err != nil || n < 1 || n != math.Trunc(n) || n > math.MaxInt32 {
+				return dialect.Invalid("max_output_tokens", "max_output_tokens must be a positive integer")
+			}
+			req.MaxTokens = int(n)
+		case "temperature":
+			if isNull(v) {
+				continue
+			}
+			var t float64
+			if err := json.Unmarshal(v, &t); err != nil || t < 0 || t > 2 {
+				return dialect.Invalid("temperature", "temperature must be a number between 0 and 2")
+			}
+			req.Temperature = &t
+		case "stream":
+			if isNull(v) {
+				continue
+			}
+			if err := json.Unmarshal(v, &d.call.Stream); err != nil {
+				return dialect.Invalid("stream", "stream must be true or false")
+			}
+		case "input", "tools", "previous_response_id", "conversation":
+			// Below, in order, or refused above.
+		default:
+			d.call.Pass.Fields[k] = v
+			if !isDefault(k, v) {
+				d.foreign(k)
+			}
+		}
+	}
+	if req.Model == "" {
+		return dialect.Invalid("model", "model is required")
+	}
+	if v, ok := top["tools"]; ok && !isNull(v) {
+		if err := d.decodeTools(v); err != nil {
+			return err
+		}
+	}
+	v, ok := top["input"]
+	if !ok || isNull(v) {
+		return dialect.Invalid("input", "input is required: the whole conversation, as a string or a list of input items")
+	}
+	return d.decodeInput(v)
+}
+
+func (d *decoder) foreign(what string) {
+	d.call.Foreign = append(d.call.Foreign, what)
+}
+
+func (d *decoder) decodeTools(v json.RawMessage) error {
+	var tools []json.RawMessage
+	if err := json.Unmarshal(v, &tools); err != nil {
+		return dialect.Invalid("tools", "tools must be a list of tool objects")
+	}
+	var builtin []json.RawMessage
+	for i, raw := range tools {
+		param := fmt.Sprintf("tools[%d]", i)
+		var t struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil || t.Type == "" {
+			return dialect.Invalid(param, param+" must be an object with a type")
+		}
+		if t.Type != "function" {
+			// Run by the provider itself; only an upstream of this
+			// protocol can (see llm/openai's forwarding).
+			builtin = append(builtin, raw)
+			d.foreign(fmt.Sprintf("%s (%s)", param, t.Type))
+			continue
+		}
+		var ft toolfmt.ResponsesTool
+		if err := json.Unmarshal(raw, &ft); err != nil {
+			return dialect.Invalid(param, param+" is not a function tool: "+err.Error())
+		}
+		spec, err := toolfmt.FromResponses(ft)
+		if err != nil {
+			return dialect.Invalid(param, param+": "+err.Error())
+		}
+		d.call.Request.Tools = append(d.call.Request.Tools, spec)
+		d.call.Pass.KeepTool(spec, raw)
+	}
+	if len(builtin) > 0 {
+		b, _ := json.Marshal(builtin)
+		d.call.Pass.Fields["tools"] = b
+	}
+	return nil
+}
+
+// item is an input item's fields that hookhost reads.
+type item struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    *string         `json:"call_id"`
+	Name      *string         `json:"name"`
+	Arguments *string         `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+func (d *decoder) decodeInput(v json.RawMessage) error {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		d.call.Request.Messages = []hooks.Message{{Role: hooks.RoleUser, Content: s}}
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(v, &items); err != nil {
+		return dialect.Invalid("input", "input must be a string or a list of input items")
+	}
+	for i, raw := range items {
+		if err := d.decodeItem(i, raw); err != nil {
+			return err
+		}
+	}
+	d.closeGroup()
+	return nil
+}
+
+func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
+	param := fmt.Sprintf("input[%d]", i)
+	var it item
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return dialect.Invalid(param, param+" must be an input item object: "+err.Error())
+	}
+	if it.Type == "" && it.Role != "" {
+		it.Type = "message"
+	}
+	switch it.Type {
+	case "":
+		return dialect.Invalid(param+".type", param+" has no type")
+	case "message":
+		return d.message(param, it, raw)
+	case "function_call":
+		if it.CallID == nil || *it.CallID == "" {
+			return dialect.Invalid(param+".call_id", param+" (function_call) needs a call_id")
+		}
+		if it.Name == nil || *it.Name == "" {
+			return dialect.Invalid(param+".name", param+" (function_call) needs a name")
+		}
+		if it.Arguments == nil {
+			return dialect.Invalid(param+".arguments", param+" (function_call) needs arguments, a string")
+		}
+		g := d.openGroup()
+		args := json.RawMessage(*it.Arguments)
+		if strings.TrimSpace(*it.Arguments) == "" {
+			args = json.RawMessage("{}")
+		}
+		g.msg.ToolCalls = append(g.msg.ToolCalls, hooks.ToolCall{ID: *it.CallID, Name: *it.Name, Arguments: args})
+		g.wire = append(g.wire, raw)
+		d.names[*it.CallID] = *it.Name
+		return nil
+	case "function_call_output":
+		if it.CallID == nil || *it.CallID == "" {
+			return dialect.Invalid(param+".call_id", param+" (function_call_output) needs the call_id of the call it answers")
+		}
+		text, err := d.parts(param+".output", it.Output, "input_text", "output_text")
+		if err != nil {
+			return err
+		}
+		d.closeGroup()
+		m := hooks.Message{Role: hooks.RoleTool, ToolCallID: *it.CallID, ToolName: d.names[*it.CallID], Content: text}
+		d.add(m, raw)
+		return nil
+	default:
+		// Reasoning, built-in tool calls and their outputs, item
+		// references: no neutral form. They travel with the assistant
+		// message they sit in, so an upstream of this protocol gets them
+		// back in place.
+		d.foreign(fmt.Sprintf("%s (%s)", param, it.Type))
+		g := d.openGroup()
+		g.wire = append(g.wire, raw)
+		return nil
+	}
+}
+
+func (d *decoder) message(param string, it item, raw json.RawMessage) error {
+	var role hooks.Role
+	switch it.Role {
+	case "user":
+		role = hooks.RoleUser
+	case "system", "developer":
+		role = hooks.RoleSystem
+	case "assistant":
+		text, err := d.parts(param+".content", it.Content, "output_text", "refusal", "input_text")
+		if err != nil {
+			return err
+		}
+		g := d.openGroup()
+		if text != "" {
+			g.text = append(g.text, text)
+		}
+		g.wire = append(g.wire, raw)
+		return nil
+	default:
+		return dialect.Invalid(param+".role", fmt.Sprintf("%s.role %q is not one of user, assistant, system, developer", param, it.Role))
+	}
+	text, err := d.parts(param+".content", it.Content, "input_text")
+	if err != nil {
+		return err
+	}
+	d.closeGroup()
+	d.add(hooks.Message{Role: role, Content: text}, raw)
+	return nil
+}
+
+// parts reads a content value: a string, or a list of parts whose text
+// parts (of the given types) are joined and whose others (images, files,
+// audio) are Foreign.
+func (d *decoder) parts(param string, v json.RawMessage, textTypes ...string) (string, error) {
+	if len(v) == 0 || isNull(v) {
+		return "", dialect.Invalid(param, param+" is required")
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type    string  `json:"type"`
+		Text    *string `json:"text"`
+		Refusal *string `json:"refusal"`
+	}
+	if err := json.Unmarshal(v, &parts); err != nil {
+		return "", dialect.Invalid(param, param+" must be a string or a list of content parts")
+	}
+	var texts []string
+	for j, p := range parts {
+		pp := fmt.Sprintf("%s[%d]", param, j)
+		switch {
+		case p.Type == "":
+			return "", dialect.Invalid(pp+".type", pp+" has no type")
+		case p.Type == "refusal" && contains(textTypes, p.Type):
+			if p.Refusal == nil {
+				return "", dialect.Invalid(pp+".refusal", pp+" (refusal) needs refusal, a string")
+			}
+			texts = append(texts, *p.Refusal)
+		case contains(textTypes, p.Type):
+			if p.Text == nil {
+				return "", dialect.Invalid(pp+".text", fmt.Sprintf("%s (%s) needs text, a string", pp, p.Type))
+			}
+			texts = append(texts, *p.Text)
+		default:
+			d.foreign(fmt.Sprintf("%s (%s)", pp, p.Type))
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+func (d *decoder) openGroup() *group {
+	if d.group == nil {
+		d.group = &group{msg: hooks.Message{Role: hooks.RoleAssistant}}
+	}
+	return d.group
+}
+
+func (d *decoder) closeGroup() {
+	g := d.group
+	if g == nil {
+		return
+	}
+	d.group = nil
+	g.msg.Content = strings.Join(g.text, "\n")
+	d.add(g.msg, g.wire...)
+}
+
+func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
+	d.call.Request.Messages = append(d.call.Request.Messages, m)
+	d.call.Pass.KeepMessage(m, wire...)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isNull(v json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+}
+
+// isDefault reports whether v is null or the protocol's default for key.
+func isDefault(key string, v json.RawMessage) bool {
+	if isNull(v) {
+		return true
+	}
+	var got any
+	if json.Unmarshal(v, &got) != nil {
+		return false
+	}
+	for _, def := range defaults[key] {
+		var want any
+		_ = json.Unmarshal([]byte(def), &want)
+		if equalJSON(got, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}

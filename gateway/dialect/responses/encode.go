@@ -1,0 +1,192 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// Encode writes the loop's outcome as one Response object.
+func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) {
+	if res == nil {
+		return nil, fmt.Errorf("responses: no result to encode (host error)")
+	}
+	var wire map[string]json.RawMessage
+	if res.Wire != nil {
+		wire = res.Wire.Fields
+	}
+	r := response{
+		id:        newID("resp_"),
+		createdAt: time.Now().Unix(),
+		model:     res.Model,
+		status:    "completed",
+		usage:     usageJSON(res.Usage),
+	}
+	if res.Stop == hooks.StopMaxTokens {
+		r.status = "incomplete"
+	}
+	if v, ok := wire["created_at"]; ok {
+		var t int64
+		if json.Unmarshal(v, &t) == nil {
+			r.createdAt = t
+		}
+	}
+	if res.WholeWire && res.Wire != nil {
+		if v, ok := wire["id"]; ok {
+			var id string
+			if json.Unmarshal(v, &id) == nil && id != "" {
+				r.id = id
+			}
+		}
+		r.output = res.Wire.Message
+		// The upstream's usage has the details hookhost does not sum
+		// (cached and reasoning tokens); it is the right one when it
+		// counts what the loop counted.
+		if u, ok := wire["usage"]; ok && sameUsage(u, res.Usage) {
+			r.usage = u
+		}
+	} else {
+		for _, t := range res.Text {
+			if t != "" {
+				r.output = append(r.output, messageItem(newID("msg_"), "completed", t))
+			}
+		}
+		for _, c := range res.ToolCalls {
+			r.output = append(r.output, callItem(newID("fc_"), "completed", c))
+		}
+	}
+	return json.Marshal(r.object(stateOf(call), wire))
+}
+
+// response is what the front itself sets in a Response object.
+type response struct {
+	id        string
+	createdAt int64
+	model     string
+	status    string // in_progress, completed, incomplete, failed
+	output    []json.RawMessage
+	usage     json.RawMessage // nil: null
+	errObj    json.RawMessage // nil: null
+}
+
+// own are the fields the front always sets itself; an upstream's value of
+// them never reaches the client. instructions and tools are the client's
+// own: hooks may have changed the former and plugins added to the latter.
+var own = map[string]bool{
+	"id": true, "object": true, "created_at": true, "status": true, "model": true, "output": true,
+	"usage": true, "error": true, "incomplete_details": true, "instructions": true, "tools": true,
+	"store": true, "output_text": true,
+}
+
+// object builds the Response object: the protocol's defaults, then what
+// the client asked for, then the upstream response's fields, then the
+// front's own.
+func (r response) object(st *state, wire map[string]json.RawMessage) map[string]json.RawMessage {
+	o := map[string]json.RawMessage{
+		"background":           json.RawMessage(`false`),
+		"instructions":         json.RawMessage(`null`),
+		"max_output_tokens":    json.RawMessage(`null`),
+		"metadata":             json.RawMessage(`{}`),
+		"parallel_tool_calls":  json.RawMessage(`true`),
+		"previous_response_id": json.RawMessage(`null`),
+		"reasoning":            json.RawMessage(`{"effort":null,"summary":null}`),
+		"temperature":          json.RawMessage(`1`),
+		"text":                 json.RawMessage(`{"format":{"type":"text"}}`),
+		"tool_choice":          json.RawMessage(`"auto"`),
+		"tools":                json.RawMessage(`[]`),
+		"top_p":                json.RawMessage(`1`),
+		"truncation":           json.RawMessage(`"disabled"`),
+	}
+	if st != nil {
+		for k, v := range st.echo {
+			o[k] = v
+		}
+	}
+	for k, v := range wire {
+		if !own[k] {
+			o[k] = v
+		}
+	}
+	output := r.output
+	if output == nil {
+		output = []json.RawMessage{}
+	}
+	o["id"] = mustJSON(r.id)
+	o["object"] = json.RawMessage(`"response"`)
+	o["created_at"] = mustJSON(r.createdAt)
+	o["status"] = mustJSON(r.status)
+	o["model"] = mustJSON(r.model)
+	o["output"] = mustJSON(output)
+	o["store"] = json.RawMessage(`false`)
+	o["usage"] = orNull(r.usage)
+	o["error"] = orNull(r.errObj)
+	o["incomplete_details"] = json.RawMessage(`null`)
+	if r.status == "incomplete" {
+		o["incomplete_details"] = json.RawMessage(`{"reason":"max_output_tokens"}`)
+	}
+	return o
+}
+
+func stateOf(call *dialect.Call) *state {
+	if call == nil {
+		return nil
+	}
+	st, _ := call.State.(*state)
+	return st
+}
+
+func messageItem(id, status, text string) json.RawMessage {
+	return mustJSON(map[string]any{
+		"type": "message", "id": id, "status": status, "role": "assistant",
+		"content": []any{textPart(text)},
+	})
+}
+
+func textPart(text string) map[string]any {
+	return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
+}
+
+func callItem(id, status string, c hooks.ToolCall) json.RawMessage {
+	return mustJSON(map[string]any{
+		"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name,
+		"arguments": string(c.Arguments), "status": status,
+	})
+}
+
+func usageJSON(u hooks.Usage) json.RawMessage {
+	return mustJSON(map[string]any{
+		"input_tokens":          u.InputTokens,
+		"input_tokens_details":  map[string]int{"cached_tokens": 0},
+		"output_tokens":         u.OutputTokens,
+		"output_tokens_details": map[string]int{"reasoning_tokens": 0},
+		"total_tokens":          u.InputTokens + u.OutputTokens,
+	})
+}
+
+func sameUsage(raw json.RawMessage, u hooks.Usage) bool {
+	var w struct {
+		In  *int `json:"input_tokens"`
+		Out *int `json:"output_tokens"`
+	}
+	return json.Unmarshal(raw, &w) == nil && w.In != nil && w.Out != nil && *w.In == u.InputTokens && *w.Out == u.OutputTokens
+}
+
+func orNull(v json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(v)) == 0 {
+		return json.RawMessage(`null`)
+	}
+	return v
+}
+
+// mustJSON encodes values built here, which always encode.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("responses: cannot encode " + fmt.Sprintf("%T", v) + ": " + err.Error())
+	}
+	return b
+}

@@ -1,0 +1,123 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/llm"
+)
+
+// renderer writes an error in the shape its client expects: the
+// endpoint's front, or for paths that have none, OpenAI's shape unless
+// the client announced itself as an Anthropic one.
+type renderer func(e *dialect.Error) []byte
+
+func plainErrors(r *http.Request) renderer {
+	if r.Header.Get("anthropic-version") != "" {
+		return anthropicError
+	}
+	return openAIError
+}
+
+func openAIError(e *dialect.Error) []byte {
+	var param any
+	if e.Param != "" {
+		param = e.Param
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": e.Message, "type": e.Type, "param": param, "code": nil,
+	}})
+	return b
+}
+
+func anthropicError(e *dialect.Error) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{
+		"type": e.Type, "message": e.Message,
+	}})
+	return b
+}
+
+// writeError sends e as a whole JSON response.
+func writeError(w http.ResponseWriter, render renderer, e *dialect.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	if e.Status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(e.Status)
+	w.Write(render(e))
+}
+
+// clientGone reports whether a request ended because its client went
+// away, as opposed to its deadline passing: then there is no one to tell.
+func clientGone(r *http.Request) bool {
+	return errors.Is(context.Cause(r.Context()), context.Canceled)
+}
+
+// toClient turns a failure of the hook loop into what its client is told,
+// and whether a plugin tool had already run. A nil error means nothing
+// should be written (the client is gone).
+func (s *Server) toClient(r *http.Request, ctx context.Context, err error) (*dialect.Error, bool) {
+	toolsRan := false
+	var re *relay.Error
+	if errors.As(err, &re) {
+		toolsRan = re.ToolsRan
+	}
+	var de *dialect.Error
+	var pe *llm.ProviderError
+	switch {
+	case errors.As(err, &de):
+		return de, toolsRan
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && !clientGone(r):
+		return timeoutError(s.p.server.RequestTimeout), toolsRan
+	case clientGone(r):
+		return nil, toolsRan
+	case errors.As(err, &pe):
+		return providerError(pe), toolsRan
+	}
+	s.log.Error("request failed inside hookhost", "path", r.URL.Path, "error", err)
+	return &dialect.Error{Status: http.StatusInternalServerError, Type: "api_error",
+		Message: "hookhost failed to answer (a host error, logged on the server): " + err.Error()}, toolsRan
+}
+
+func timeoutError(limit any) *dialect.Error {
+	return &dialect.Error{Status: http.StatusGatewayTimeout, Type: "timeout_error",
+		Message: fmt.Sprintf("the request ran past server.request_timeout (%v) before the answer was complete; retry, or raise server.request_timeout", limit)}
+}
+
+// providerError keeps an upstream failure's status and message, with the
+// type clients branch on. A 401 or 403 from upstream is about hookhost's
+// credentials, not the client's, so the client gets a 502 that says so.
+func providerError(pe *llm.ProviderError) *dialect.Error {
+	msg := pe.Message
+	if msg == "" {
+		msg = pe.Error()
+	}
+	e := &dialect.Error{Status: pe.StatusCode}
+	switch st := pe.StatusCode; {
+	case st == 0:
+		e.Status, e.Type = http.StatusBadGateway, "api_error"
+		e.Message = "the upstream provider could not be reached: " + pe.Error()
+		return e
+	case st == http.StatusUnauthorized || st == http.StatusForbidden:
+		e.Status, e.Type = http.StatusBadGateway, "api_error"
+		e.Message = fmt.Sprintf("the upstream provider refused hookhost's credentials (HTTP %d: %s); check the key named by llm.api_key_env, or server.forward_client_key", st, msg)
+		return e
+	case st == http.StatusTooManyRequests:
+		e.Type = "rate_limit_error"
+	case st == 529 || st == http.StatusServiceUnavailable:
+		e.Type = "overloaded_error"
+	case st >= 400 && st < 500:
+		e.Type = "invalid_request_error"
+	case st >= 500 && st < 600:
+		e.Type = "api_error"
+	default:
+		e.Status, e.Type = http.StatusBadGateway, "api_error"
+	}
+	e.Message = "upstream provider: " + msg
+	return e
+}

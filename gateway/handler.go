@@ -1,0 +1,230 @@
+package gateway
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+)
+
+// recorder remembers what a handler wrote, for the request's log line and
+// metrics, and whether an error can still be sent as a whole response.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	route  string
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets streams reach the client event by event.
+func (w *recorder) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack is here only so that http.ResponseController and ReverseProxy
+// find what the connection offers.
+func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// page is one path of the gateway.
+type page struct {
+	method   string
+	endpoint bool // a /v1 endpoint: keys, limits and metrics apply
+	serve    func(w *recorder, r *http.Request)
+	render   renderer
+}
+
+func (s *Server) routes() http.Handler {
+	pages := map[string]page{
+		"/v1/models": {method: http.MethodGet, serve: s.serveModels},
+		"/healthz":   {method: http.MethodGet, serve: s.serveHealth},
+		"/readyz":    {method: http.MethodGet, serve: s.serveReady},
+		"/metrics": {method: http.MethodGet, serve: func(w *recorder, r *http.Request) {
+			s.metricsHandler.ServeHTTP(w, r)
+		}},
+	}
+	for path, f := range s.fronts {
+		f := f
+		pages[path] = page{method: http.MethodPost, endpoint: true, render: f.ErrorBody,
+			serve: func(w *recorder, r *http.Request) { s.serveEndpoint(w, r, f) }}
+	}
+	s.metricsHandler = promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		begin := time.Now()
+		w := &recorder{ResponseWriter: rw, route: "none"}
+		pg, known := pages[r.URL.Path]
+		endpoint := r.URL.Path
+		if !known {
+			endpoint = "other"
+		}
+		render := pg.render
+		if render == nil {
+			render = plainErrors(r)
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					// The proxy's way of cutting a response whose
+					// upstream failed mid-way; the server handles it.
+					s.finish(w, r, endpoint, begin)
+					panic(v)
+				}
+				s.log.Error("panic while serving a request; the server goes on", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if w.status == 0 {
+					writeError(w, render, apiError(http.StatusInternalServerError, "hookhost failed while serving this request (a host error, logged on the server with its stack)"))
+				}
+			}
+			s.finish(w, r, endpoint, begin)
+		}()
+		switch {
+		case !known:
+			s.metrics.rejected.WithLabelValues("not_found").Inc()
+			writeError(w, render, notFound(fmt.Sprintf("no endpoint %s %s here; hookhost serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages and GET /v1/models", r.Method, r.URL.Path)))
+		case r.Method != pg.method && !(pg.method == http.MethodGet && r.Method == http.MethodHead):
+			s.metrics.rejected.WithLabelValues("method").Inc()
+			w.Header().Set("Allow", pg.method)
+			writeError(w, render, &dialect.Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+				Message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, pg.method, r.Method)})
+		case strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r):
+			s.metrics.rejected.WithLabelValues("auth").Inc()
+			writeError(w, render, &dialect.Error{Status: http.StatusUnauthorized, Type: "authentication_error",
+				Message: "missing or wrong API key: send one of the keys in the variable named by server.api_key_env as Authorization: Bearer <key> or x-api-key: <key>"})
+		default:
+			pg.serve(w, r)
+		}
+	})
+}
+
+func (s *Server) finish(w *recorder, r *http.Request, endpoint string, begin time.Time) {
+	status := w.status
+	if status == 0 {
+		// Nothing was written: the client went away first.
+		status = 499
+	}
+	d := time.Since(begin)
+	s.metrics.requests.WithLabelValues(endpoint, w.route, fmt.Sprint(status)).Inc()
+	s.metrics.duration.WithLabelValues(endpoint, w.route).Observe(d.Seconds())
+	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "duration", d)
+}
+
+func apiError(status int, msg string) *dialect.Error {
+	return &dialect.Error{Status: status, Type: "api_error", Message: msg}
+}
+
+func notFound(msg string) *dialect.Error {
+	return &dialect.Error{Status: http.StatusNotFound, Type: "not_found_error", Message: msg}
+}
+
+func (s *Server) serveHealth(w *recorder, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}`))
+}
+
+func (s *Server) serveReady(w *recorder, r *http.Request) {
+	type plugin struct {
+		Name     string `json:"name"`
+		State    string `json:"state"`
+		Restarts int    `json:"restarts"`
+	}
+	out := struct {
+		Status  string   `json:"status"`
+		Route   string   `json:"route"`
+		Plugins []plugin `json:"plugins"`
+	}{Status: "ready", Route: string(s.p.route), Plugins: []plugin{}}
+	for _, p := range s.p.plugins() {
+		out.Plugins = append(out.Plugins, plugin{p.Name, p.State, p.Restarts})
+	}
+	status := http.StatusOK
+	if s.draining.Load() {
+		out.Status, status = "draining", http.StatusServiceUnavailable
+	}
+	b, _ := json.Marshal(out)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// serveModels lists the models clients may ask for, in Anthropic's shape
+// when the client is an Anthropic one and OpenAI's otherwise.
+func (s *Server) serveModels(w *recorder, r *http.Request) {
+	var out any
+	if r.Header.Get("anthropic-version") != "" {
+		type model struct {
+			Type        string `json:"type"`
+			ID          string `json:"id"`
+			DisplayName string `json:"display_name"`
+			CreatedAt   string `json:"created_at"`
+		}
+		list := struct {
+			Data    []model `json:"data"`
+			HasMore bool    `json:"has_more"`
+			FirstID *string `json:"first_id"`
+			LastID  *string `json:"last_id"`
+		}{Data: []model{}}
+		for _, m := range s.p.models {
+			list.Data = append(list.Data, model{"model", m, m, s.started.Format(time.RFC3339)})
+		}
+		if n := len(s.p.models); n > 0 {
+			list.FirstID, list.LastID = &s.p.models[0], &s.p.models[n-1]
+		}
+		out = list
+	} else {
+		type model struct {
+			ID      string `json:"id"`
+			Object  string `json:"object"`
+			Created int64  `json:"created"`
+			OwnedBy string `json:"owned_by"`
+		}
+		list := struct {
+			Object string  `json:"object"`
+			Data   []model `json:"data"`
+		}{Object: "list", Data: []model{}}
+		for _, m := range s.p.models {
+			list.Data = append(list.Data, model{m, "model", s.started.Unix(), "hookhost"})
+		}
+		out = list
+	}
+	b, _ := json.Marshal(out)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+// knownModel is nil when clients may ask for model, or the 404 saying
+// they may not.
+func (s *Server) knownModel(model string) *dialect.Error {
+	if model == "" {
+		return dialect.Invalid("model", "model is required; GET /v1/models lists the models served here")
+	}
+	if slices.Contains(s.p.models, model) {
+		return nil
+	}
+	return notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served, and server.models in the gateway's config adds more", model))
+}

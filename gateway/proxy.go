@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/llm"
+)
+
+// proxies reports whether the bypass route sends f's requests upstream as
+// they came: the upstream speaks f's protocol over HTTP. OpenAI's API
+// serves both Chat Completions and Responses whichever one llm.api picks.
+func (s *Server) proxies(f dialect.Front) bool {
+	if s.proxy == nil {
+		return false
+	}
+	switch s.p.upstream.Provider {
+	case "openai":
+		return f.Protocol() == llm.ProtocolChat || f.Protocol() == llm.ProtocolResponses
+	case "anthropic":
+		return f.Protocol() == llm.ProtocolMessages
+	}
+	return false
+}
+
+// credentialHeaders are the ones a client authenticates with; they are
+// never sent upstream unless server.forward_client_key says so.
+var credentialHeaders = []string{"Authorization", "X-Api-Key"}
+
+func isCredential(name string) bool {
+	for _, c := range credentialHeaders {
+		if strings.EqualFold(name, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// newProxy returns the bypass route's transparent proxy, or nil when the
+// upstream is not reached over HTTP (offline).
+func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
+	up := s.p.upstream
+	if up.BaseURL == "" || (up.Provider != "openai" && up.Provider != "anthropic") {
+		return nil, nil
+	}
+	base, err := url.Parse(strings.TrimSuffix(up.BaseURL, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, errors.New("config: llm.base_url: the upstream's base URL must be an http or https URL with a host")
+	}
+	transport := s.p.transport
+	if transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// Every request goes to the one upstream host; keep as many
+		// connections to it as requests may run at once.
+		t.MaxIdleConnsPerHost = cap(s.sem)
+		// The bytes go through as they came, compressed or not.
+		t.DisableCompression = true
+		transport = t
+	}
+	forward := s.p.server.ForwardClientKey
+	return &httputil.ReverseProxy{
+		Transport:     transport,
+		FlushInterval: -1,
+		ErrorLog:      s.log.StandardLogger(nil),
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			path := pr.In.URL.Path
+			if up.Provider == "openai" {
+				// OpenAI's base URL carries the /v1 already.
+				path = strings.TrimPrefix(path, "/v1")
+			}
+			out := *base
+			out.Path = base.Path + path
+			out.RawPath = ""
+			out.RawQuery = pr.In.URL.RawQuery
+			pr.Out.URL = &out
+			pr.Out.Host = ""
+			if !forward {
+				for _, c := range credentialHeaders {
+					pr.Out.Header.Del(c)
+				}
+			}
+			for k, v := range up.Header {
+				if forward && isCredential(k) {
+					continue
+				}
+				pr.Out.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+			}
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if clientGone(r) {
+				return
+			}
+			render := plainErrors(r)
+			if f, ok := s.fronts[r.URL.Path]; ok {
+				render = f.ErrorBody
+			}
+			if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+				writeError(w, render, timeoutError(s.p.server.RequestTimeout))
+				return
+			}
+			s.log.Warn("the upstream could not be reached", "path", r.URL.Path, "error", err)
+			writeError(w, render, apiError(http.StatusBadGateway, "the upstream provider could not be reached: "+err.Error()))
+		},
+	}, nil
+}

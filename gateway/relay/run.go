@@ -1,0 +1,613 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+)
+
+// run is the state of one Run; it lives on the Run goroutine, except for
+// what decideAll reads while tools run (which nothing writes meanwhile).
+type run struct {
+	cfg      *Config
+	bus      *hooks.Bus
+	ctx      context.Context
+	protocol llm.Protocol
+	call     *dialect.Call
+	sink     dialect.Sink
+	sinkErr  error
+	streamed strings.Builder // what the current round has shown so far
+
+	fwd  llm.Forwarder // set in forward mode
+	pass *llm.Passthrough
+
+	sessionID string
+	history   []hooks.Message
+	wires     map[int][]json.RawMessage // wire forms of messages this run added, by index
+	restored  int                       // history[:restored] came from the client
+	res       *dialect.Result
+	rounds    int
+	toolsRan  bool
+	// rewritten is set once the client's message stops being exactly the
+	// last upstream message: a round hidden, a call answered or modified,
+	// the text transformed.
+	rewritten bool
+}
+
+// check refuses what cannot be served before anything fires.
+func (r *run) check() error {
+	if r.cfg.Provider == nil {
+		return &dialect.Error{Status: 500, Type: "api_error", Message: "hookhost gateway has no upstream provider configured (host configuration: set [llm] provider)"}
+	}
+	for _, t := range r.call.Request.Tools {
+		if owner, ok := r.bus.ToolOwner(t.Name); ok {
+			return dialect.Invalid("tools", fmt.Sprintf(
+				"tool %q is also a tool of plugin %q on this gateway, so hookhost could not tell whose call it is; rename the request's tool", t.Name, owner))
+		}
+	}
+	if f, ok := r.cfg.Provider.(llm.Forwarder); ok && f.Protocol() == r.protocol {
+		r.fwd, r.pass = f, r.call.Pass
+		if r.pass == nil {
+			r.pass = &llm.Passthrough{}
+		}
+		return nil
+	}
+	if len(r.call.Foreign) > 0 {
+		upstream := r.cfg.Provider.Name()
+		if f, ok := r.cfg.Provider.(llm.Forwarder); ok {
+			upstream += ", which speaks " + string(f.Protocol())
+		}
+		return dialect.Invalid(r.call.Foreign[0], fmt.Sprintf(
+			"%s cannot be translated to the upstream's protocol (%s); send it to an upstream that speaks %s, or leave it out",
+			strings.Join(r.call.Foreign, ", "), upstream, r.protocol))
+	}
+	return nil
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// restore builds the history sent upstream from the client's: hidden
+// rounds spliced back in place of the assistant messages they were hidden
+// behind, and the client's results for calls handed to it passed through
+// post_tool_call and transform_tool_result once. It reports whether this
+// is a new session.
+func (r *run) restore() (fresh bool) {
+	msgs := r.call.Request.Messages
+	r.history = make([]hooks.Message, 0, len(msgs))
+	lastMiss := -1
+	for i, m := range msgs {
+		switch {
+		case m.Role == hooks.RoleAssistant && len(m.ToolCalls) > 0:
+			if sid, hidden, ok := r.cfg.Store.rounds(callsKey(m.ToolCalls)); ok {
+				r.sessionID = sid
+				for _, k := range hidden {
+					r.history = append(r.history, k.Message)
+					if r.pass != nil && len(k.Wire) > 0 {
+						r.pass.KeepMessage(k.Message, k.Wire...)
+					}
+				}
+				lastMiss = -1
+				continue
+			}
+			lastMiss = i
+		case m.Role == hooks.RoleTool:
+			if sid, c, ok := r.cfg.Store.handed(m.ToolCallID); ok {
+				r.sessionID = sid
+				m = r.clientResult(m, sid, c)
+			}
+		}
+		r.history = append(r.history, m)
+	}
+	if lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
+		// Only the conversation being continued is worth a warning: a miss
+		// there may mean hidden rounds expired or live on another replica
+		// (or that this gateway never saw the conversation: the two cannot
+		// be told apart).
+		r.cfg.Logger.Warn("continuing a conversation whose tool calls are not in the hidden-round store; if hookhost ran plugin tools in it, the model will not see them (the entry expired, was evicted, or is on another replica)",
+			"calls", len(msgs[lastMiss].ToolCalls))
+	}
+	r.restored = len(r.history)
+	if r.sessionID == "" {
+		r.sessionID = newID()
+		return true
+	}
+	return false
+}
+
+func lastToolCaller(msgs []hooks.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == hooks.RoleAssistant {
+			if len(msgs[i].ToolCalls) > 0 {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+// clientResult passes the client's result for a call hookhost handed it
+// through post_tool_call and transform_tool_result, once: the same result
+// sent again (clients resend the whole history) gets the kept outcome.
+func (r *run) clientResult(m hooks.Message, sid string, c handedCall) hooks.Message {
+	d := resultDigest(m.Content, m.IsError)
+	if c.Done && c.Digest == d {
+		m.Content, m.IsError = c.Result.Content, c.Result.IsError
+		return m
+	}
+	status := hooks.StatusOK
+	if m.IsError {
+		status = hooks.StatusError
+	}
+	// Plugins get results as JSON (a plain-text answer as a JSON string);
+	// the model gets the client's own content unless a plugin rewrote it.
+	ev := hooks.ToolCallOutcome{
+		SessionID: sid, CallID: m.ToolCallID, Name: c.Name, Arguments: c.Arguments,
+		Result: hooks.ToolResult{Content: m.Content, IsError: m.IsError}.AsJSON(), Status: status,
+	}
+	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
+		r.bus.ToolCallDone(ev)
+	}
+	res := hooks.ToolResult{Content: m.Content, IsError: m.IsError}
+	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
+		if t, by := r.bus.TransformToolResult(r.ctx, ev); len(by) > 0 {
+			res = t.AsJSON()
+		}
+	}
+	r.cfg.Store.answered(m.ToolCallID, d, res)
+	m.Content, m.IsError = res.Content, res.IsError
+	return m
+}
+
+// loop runs upstream rounds until a final answer, calls for the client, the
+// iteration budget or a failure.
+func (r *run) loop() (hooks.EndReason, error) {
+	var wire *llm.WireResponse
+	for iter := 1; iter <= r.cfg.MaxIterations; iter++ {
+		r.rounds = iter
+		resp, w, err := r.infer(iter)
+		if err != nil {
+			return r.failReason(), err
+		}
+		wire = w
+		final := len(resp.Message.ToolCalls) == 0
+		r.show(resp.Message.Content, final)
+		if err := r.sinkFailed(); err != nil {
+			return hooks.EndCancelled, err
+		}
+		if final {
+			stop := resp.StopReason
+			if stop == "" {
+				stop = hooks.StopEndTurn
+			}
+			return r.finish(stop, wire, iter == 1)
+		}
+
+		ds, err := r.decide(resp.Message.ToolCalls)
+		if err != nil {
+			return r.failReason(), err
+		}
+		r.add(resp.Message, wireForm(r.protocol, wire))
+		var handed []hooks.ToolCall
+		for _, d := range ds {
+			if !d.answered {
+				handed = append(handed, d.call)
+				if d.modified {
+					r.rewritten = true
+				}
+				continue
+			}
+			r.rewritten = true
+			r.add(hooks.Message{
+				Role: hooks.RoleTool, ToolCallID: d.call.ID, ToolName: d.call.Name,
+				Content: d.result.Content, IsError: d.result.IsError,
+			}, nil)
+		}
+		if len(handed) > 0 {
+			r.res.ToolCalls = handed
+			for _, c := range handed {
+				r.sinkDo(func(s dialect.Sink) error { return s.ToolCall(c) })
+			}
+			r.keep(handed)
+			return r.finish(hooks.StopToolUse, wire, iter == 1)
+		}
+		r.sinkDo(func(s dialect.Sink) error { return s.EndRound() })
+		if err := r.sinkFailed(); err != nil {
+			return hooks.EndCancelled, err
+		}
+	}
+	msg := fmt.Sprintf("hookhost stopped after %d upstream rounds without a final answer (conversation.max_iterations)", r.cfg.MaxIterations)
+	r.res.Text = append(r.res.Text, msg)
+	r.sinkDo(func(s dialect.Sink) error { return s.Text(msg) })
+	r.rewritten = true
+	if _, err := r.finish(hooks.StopOther, wire, false); err != nil {
+		return hooks.EndCancelled, err
+	}
+	return hooks.EndMaxIterations, nil
+}
+
+func (r *run) failReason() hooks.EndReason {
+	if r.ctx.Err() != nil {
+		return hooks.EndCancelled
+	}
+	return hooks.EndError
+}
+
+func (r *run) finish(stop hooks.StopReason, wire *llm.WireResponse, single bool) (hooks.EndReason, error) {
+	r.res.Stop = stop
+	if r.fwd != nil {
+		r.res.Wire = wire
+		r.res.WholeWire = wire != nil && single && !r.rewritten
+	}
+	r.sinkDo(func(s dialect.Sink) error { return s.Finish(stop, r.res.Usage) })
+	if err := r.sinkFailed(); err != nil {
+		return hooks.EndCancelled, err
+	}
+	return hooks.EndCompleted, nil
+}
+
+// add appends a message this run produced to the history, and its wire
+// form to what Forward sends.
+func (r *run) add(m hooks.Message, wire []json.RawMessage) {
+	if len(wire) > 0 {
+		if r.wires == nil {
+			r.wires = map[int][]json.RawMessage{}
+		}
+		r.wires[len(r.history)] = wire
+		if r.pass != nil {
+			r.pass.KeepMessage(m, wire...)
+		}
+	}
+	r.history = append(r.history, m)
+}
+
+// keep stores what this run added to the history, keyed by the calls
+// handed to the client, so the client's continuation gets it back.
+func (r *run) keep(handed []hooks.ToolCall) {
+	if r.cfg.Store == nil || r.bus == nil {
+		return
+	}
+	e := &entry{key: callsKey(handed), sessionID: r.sessionID, calls: map[string]*handedCall{}}
+	for i := r.restored; i < len(r.history); i++ {
+		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
+	}
+	for _, c := range handed {
+		e.calls[c.ID] = &handedCall{Name: c.Name, Arguments: c.Arguments}
+	}
+	evicted, kept := r.cfg.Store.put(e)
+	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
+		so.StoreEvicted(evicted)
+	}
+	if !kept {
+		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
+			"session", r.sessionID, "calls", len(handed))
+	}
+}
+
+// wireForm turns a response's message into the wire form a request
+// carries it in.
+func wireForm(p llm.Protocol, w *llm.WireResponse) []json.RawMessage {
+	if w == nil || len(w.Message) == 0 {
+		return nil
+	}
+	if p == llm.ProtocolMessages {
+		blocks, err := json.Marshal(w.Message)
+		if err != nil {
+			return nil
+		}
+		msg, err := json.Marshal(struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}{"assistant", blocks})
+		if err != nil {
+			return nil
+		}
+		return []json.RawMessage{msg}
+	}
+	return w.Message
+}
+
+// --- one upstream round ----------------------------------------------------
+
+// holding reports whether a streamed round's text must wait for hooks that
+// may replace it.
+func (r *run) holding() bool {
+	return r.sink != nil && (r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") || r.bus.Subscribed(hooks.TransformLLMOutput, ""))
+}
+
+func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
+	tools := append(append([]hooks.ToolSpec(nil), r.call.Request.Tools...), r.bus.Tools()...)
+	if r.bus.Subscribed(hooks.PreToolListFinalized, "") {
+		if ch := r.bus.ToolList(r.ctx, hooks.ToolListRequest{SessionID: r.sessionID, Iteration: iter, Tools: tools}); ch != nil {
+			tools = ch.Tools
+		}
+	}
+	cr := r.call.Request
+	req := hooks.ModelRequest{
+		Model: cr.Model, System: cr.System, Tools: tools, MaxTokens: cr.MaxTokens, Temperature: cr.Temperature,
+		Messages: append([]hooks.Message(nil), r.history...),
+	}
+	if r.bus.Subscribed(hooks.PreAPIRequestMutable, "") {
+		req, _ = r.bus.MutateRequest(r.ctx, hooks.APIRequest{SessionID: r.sessionID, Iteration: iter, Request: req})
+	}
+	r.streamed.Reset()
+	var onText func(string)
+	if r.sink != nil {
+		hold := r.holding()
+		onText = func(d string) {
+			if hold || d == "" {
+				return
+			}
+			r.streamed.WriteString(d)
+			r.sinkDo(func(s dialect.Sink) error { return s.Text(d) })
+		}
+	}
+	resp, wire, err := r.upstream(iter, req, onText, "")
+	if err != nil {
+		return resp, nil, err
+	}
+	if !r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") {
+		return resp, wire, nil
+	}
+	rq := r.bus.Reissue(r.ctx, hooks.LLMCall{SessionID: r.sessionID, Iteration: iter, Route: hooks.RouteGateway, Request: req, Response: resp})
+	if rq == nil {
+		return resp, wire, nil
+	}
+	req2, _ := rq.Patch.Apply(req)
+	resp2, wire2, err := r.upstream(iter, req2, onText, rq.Reason)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return resp2, nil, err
+		}
+		// The first answer is still good; a failed escalation must not
+		// cost the client its answer.
+		r.cfg.Logger.Warn("reissued upstream call failed; keeping the first answer", "plugin", rq.Plugin, "error", err)
+		return resp, wire, nil
+	}
+	return resp2, wire2, nil
+}
+
+// upstream makes one model call and reports it. reason is non-empty for a
+// reissue.
+func (r *run) upstream(iter int, req hooks.ModelRequest, onText func(string), reason string) (hooks.ModelResponse, *llm.WireResponse, error) {
+	start := time.Now()
+	var (
+		resp hooks.ModelResponse
+		wire *llm.WireResponse
+		err  error
+	)
+	switch st, streams := r.cfg.Provider.(llm.Streamer); {
+	case r.fwd != nil:
+		resp, wire, err = r.fwd.Forward(r.ctx, req, r.pass, onText)
+	case streams && onText != nil:
+		resp, err = st.Stream(r.ctx, req, onText)
+	default:
+		resp, err = r.cfg.Provider.Complete(r.ctx, req)
+	}
+	r.res.Usage = r.res.Usage.Add(resp.Usage)
+	if r.cfg.Observe != nil {
+		r.cfg.Observe.Round(r.protocol)
+	}
+	ev := hooks.Inference{
+		SessionID: r.sessionID, Iteration: iter, Route: hooks.RouteGateway, Model: req.Model, Usage: resp.Usage,
+		StopReason: resp.StopReason, Escalated: reason != "", Reason: reason, Duration: time.Since(start),
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	r.bus.LLMCallDone(ev)
+	if err == nil {
+		return resp, wire, nil
+	}
+	if ctxErr := r.ctx.Err(); ctxErr != nil {
+		return resp, nil, ctxErr
+	}
+	var pe *llm.ProviderError
+	var de *dialect.Error
+	if errors.As(err, &pe) || errors.As(err, &de) {
+		return resp, nil, err
+	}
+	return resp, nil, &llm.ProviderError{Provider: r.cfg.Provider.Name(), Message: "the upstream call failed", Err: err}
+}
+
+// show makes a round's text the client's: streamed already, or now that
+// the hooks that could replace it have answered. The final answer goes
+// through transform_llm_output.
+func (r *run) show(text string, final bool) {
+	if final && r.bus.Subscribed(hooks.TransformLLMOutput, "") {
+		if t, by := r.bus.TransformOutput(r.ctx, hooks.LLMOutput{SessionID: r.sessionID, Text: text}); len(by) > 0 {
+			text = t
+			r.rewritten = true
+		}
+	}
+	if r.sink != nil && r.streamed.Len() > 0 {
+		text = r.streamed.String()
+	} else if r.sink != nil && text != "" {
+		// Held text, or a provider that does not stream.
+		r.sinkDo(func(s dialect.Sink) error { return s.Text(text) })
+	}
+	if text != "" {
+		r.res.Text = append(r.res.Text, text)
+	}
+}
+
+// --- the round's tool calls ----------------------------------------------
+
+// decision is what became of one tool call of a response.
+type decision struct {
+	call     hooks.ToolCall // as the client receives it, or as it ran
+	answered bool           // hookhost answered it: result joins the history
+	result   hooks.ToolResult
+	modified bool
+	ran      bool
+}
+
+// needsBus reports whether any call of calls is for a plugin to decide.
+func (r *run) needsBus(calls []hooks.ToolCall) bool {
+	for _, c := range calls {
+		if _, ok := r.bus.ToolOwner(c.Name); ok ||
+			r.bus.Subscribed(hooks.PreToolCall, c.Name) || r.bus.Subscribed(hooks.PreToolCallCanProvideResult, c.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// decide runs the round's tool calls through the hooks off the Run
+// goroutine, pinging the stream meanwhile (a Sink is single-goroutine).
+func (r *run) decide(calls []hooks.ToolCall) ([]decision, error) {
+	if !r.needsBus(calls) {
+		return r.decideAll(calls), nil
+	}
+	done := make(chan []decision, 1)
+	go func() { done <- r.decideAll(calls) }()
+	var tick <-chan time.Time
+	if r.sink != nil {
+		t := time.NewTicker(r.cfg.Keepalive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case ds := <-done:
+			return ds, nil
+		case <-tick:
+			r.sinkDo(func(s dialect.Sink) error { return s.Ping() })
+		case <-r.ctx.Done():
+			// The Bus gives up on a cancelled context at once, so this
+			// wait is short, and no goroutine outlives the Run.
+			ds := <-done
+			r.noteRan(ds)
+			return nil, r.ctx.Err()
+		}
+	}
+}
+
+func (r *run) noteRan(ds []decision) {
+	for _, d := range ds {
+		if d.ran {
+			r.toolsRan = true
+		}
+	}
+}
+
+func (r *run) decideAll(calls []hooks.ToolCall) []decision {
+	pipeline := dispatch.Pipeline{Bus: r.bus}
+	ds := make([]decision, len(calls))
+	for i, c := range calls {
+		d := &ds[i]
+		if _, ok := r.bus.ToolOwner(c.Name); ok {
+			out := pipeline.Run(r.ctx, r.sessionID, c)
+			*d = decision{call: out.Call, answered: true, result: out.Result, ran: true}
+			r.count("plugin")
+			continue
+		}
+		*d = r.decideClient(c)
+	}
+	r.noteRan(ds)
+	return ds
+}
+
+// decideClient asks pre_tool_call and pre_tool_call_can_provide_result
+// about a call for the client's own tool.
+func (r *run) decideClient(c hooks.ToolCall) decision {
+	d := decision{call: c}
+	args := bytes.TrimSpace(c.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil || r.ctx.Err() != nil {
+		// Arguments that are not an object are the client's to reject;
+		// plugins are promised objects.
+		r.count("client")
+		return d
+	}
+	req := hooks.ToolCallRequest{SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: args}
+	var status hooks.CallStatus
+	how := "client"
+	if r.bus.Subscribed(hooks.PreToolCall, c.Name) {
+		pre := r.bus.PreToolCall(r.ctx, req)
+		switch {
+		case pre.Blocked:
+			d.answered, d.result, status, how = true, errorResult(pre.Message), hooks.StatusBlocked, "blocked"
+		case len(pre.ModifiedBy) > 0:
+			d.call.Arguments, req.Arguments, d.modified = pre.Arguments, pre.Arguments, true
+		}
+	}
+	if !d.answered && r.ctx.Err() == nil && r.bus.Subscribed(hooks.PreToolCallCanProvideResult, c.Name) {
+		if p := r.bus.ProvideResult(r.ctx, req); p != nil {
+			d.answered, d.result, status, how = true, p.ToolResult.AsJSON(), hooks.ProvidedBy(p.Plugin), "provided"
+		}
+	}
+	r.count(how)
+	if !d.answered {
+		return d
+	}
+	d.ran = true
+	d.call.Arguments = req.Arguments
+	ev := hooks.ToolCallOutcome{
+		SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: req.Arguments, Result: d.result, Status: status,
+	}
+	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
+		r.bus.ToolCallDone(ev)
+	}
+	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
+		if t, by := r.bus.TransformToolResult(r.ctx, ev); len(by) > 0 {
+			d.result = t.AsJSON()
+		}
+	}
+	return d
+}
+
+func (r *run) count(how string) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe.ToolCall(how)
+	}
+}
+
+// errorResult is the shape of every tool error the model sees, as the
+// tool-call pipeline writes it.
+func errorResult(msg string) hooks.ToolResult {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return hooks.ToolResult{Content: string(b), IsError: true}
+}
+
+// --- the sink ----------------------------------------------------------------
+
+// sinkDo calls the stream, unless there is none or it already failed.
+func (r *run) sinkDo(f func(dialect.Sink) error) {
+	if r.sink == nil || r.sinkErr != nil {
+		return
+	}
+	if err := f(r.sink); err != nil {
+		r.sinkErr = err
+	}
+}
+
+// sinkFailed turns a failed stream write (the client is gone) into the
+// cancellation it amounts to.
+func (r *run) sinkFailed() error {
+	if r.sinkErr == nil {
+		return nil
+	}
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("relay: writing the stream to the client failed (%v): %w", r.sinkErr, context.Canceled)
+}

@@ -1,0 +1,253 @@
+package relay
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// DefaultStoreMaxBytes is how many bytes of hidden rounds a Store holds at
+// most (messages' text and arguments, and their wire forms): 64 MiB. Past
+// it, the oldest entries are evicted; a single entry larger than the whole
+// cap is not kept at all.
+const DefaultStoreMaxBytes = 64 << 20
+
+// entryOverhead is charged per entry and per message on top of their text,
+// so that many tiny entries cannot hold more memory than the cap says.
+const entryOverhead = 256
+
+// Store keeps rounds hidden from clients, bounded in entries and age.
+//
+// An entry is made when a response hands tool calls to the client while
+// hookhost ran, answered or wrote something the client does not see. It is
+// keyed by the ids of the calls handed over, in order, and holds the
+// session id plugins saw, the hidden messages (with their wire forms, for an
+// upstream of the client's protocol) and, per handed call, what is needed
+// to fire post_tool_call and transform_tool_result once on the result the
+// client sends, and the transformed result afterwards.
+//
+// Entries live for the store's ttl after their last use, at most entries of
+// them, and at most DefaultStoreMaxBytes bytes in all; the oldest go first.
+// It is safe for concurrent use.
+type Store struct {
+	ttl      time.Duration
+	max      int
+	maxBytes int64
+	now      func() time.Time
+
+	mu     sync.Mutex
+	order  *list.List // of *entry, least recently used first
+	byKey  map[string]*list.Element
+	byCall map[string]*list.Element // handed call id → its entry
+	bytes  int64
+}
+
+// NewStore returns a store of at most entries entries, each kept for ttl.
+// entries or ttl <= 0 means a store that keeps nothing.
+func NewStore(ttl time.Duration, entries int) *Store {
+	return &Store{
+		ttl: ttl, max: entries, maxBytes: DefaultStoreMaxBytes, now: time.Now,
+		order: list.New(), byKey: map[string]*list.Element{}, byCall: map[string]*list.Element{},
+	}
+}
+
+// keptMessage is one hidden message and, when the upstream speaks the
+// client's protocol, its wire form.
+type keptMessage struct {
+	Message hooks.Message
+	Wire    []json.RawMessage
+}
+
+// handedCall is a call given to the client, waiting for its result.
+type handedCall struct {
+	Name      string
+	Arguments json.RawMessage // as the client received them
+	// Once the client's result has been through the hooks: the digest of
+	// what the client sent and what the model sees instead.
+	Done   bool
+	Digest [32]byte
+	Result hooks.ToolResult
+}
+
+type entry struct {
+	key       string
+	sessionID string
+	hidden    []keptMessage
+	calls     map[string]*handedCall
+	size      int64
+	used      time.Time
+}
+
+// callsKey identifies an assistant message by the ids of its tool calls.
+func callsKey(calls []hooks.ToolCall) string {
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.ID
+	}
+	return strings.Join(ids, "\x00")
+}
+
+func resultDigest(content string, isError bool) [32]byte {
+	return sha256.Sum256([]byte(strconv.FormatBool(isError) + "\x00" + content))
+}
+
+func (e *entry) measure() int64 {
+	n := int64(entryOverhead + len(e.key) + len(e.sessionID))
+	for _, m := range e.hidden {
+		n += entryOverhead + int64(len(m.Message.Content)+len(m.Message.ToolCallID)+len(m.Message.ToolName))
+		for _, c := range m.Message.ToolCalls {
+			n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+		}
+		for _, w := range m.Wire {
+			n += int64(len(w))
+		}
+	}
+	for id, c := range e.calls {
+		n += entryOverhead + int64(len(id)+len(c.Name)+len(c.Arguments)+len(c.Result.Content))
+	}
+	return n
+}
+
+// put keeps e, evicting the oldest entries as the bounds require. It
+// returns how many entries it evicted and whether e was kept.
+func (s *Store) put(e *entry) (evicted int, kept bool) {
+	if s == nil || s.max <= 0 || s.ttl <= 0 {
+		return 0, false
+	}
+	e.size = e.measure()
+	if e.size > s.maxBytes {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	e.used = now
+	evicted = s.expireLocked(now)
+	if old, ok := s.byKey[e.key]; ok {
+		s.removeLocked(old)
+	}
+	for s.order.Len() >= s.max || s.bytes+e.size > s.maxBytes {
+		s.removeLocked(s.order.Front())
+		evicted++
+	}
+	el := s.order.PushBack(e)
+	s.byKey[e.key] = el
+	for id := range e.calls {
+		s.byCall[id] = el
+	}
+	s.bytes += e.size
+	return evicted, true
+}
+
+// expireLocked drops entries unused for longer than the ttl.
+func (s *Store) expireLocked(now time.Time) int {
+	n := 0
+	for el := s.order.Front(); el != nil; el = s.order.Front() {
+		if now.Sub(el.Value.(*entry).used) <= s.ttl {
+			break
+		}
+		s.removeLocked(el)
+		n++
+	}
+	return n
+}
+
+func (s *Store) removeLocked(el *list.Element) {
+	e := el.Value.(*entry)
+	s.order.Remove(el)
+	if s.byKey[e.key] == el {
+		delete(s.byKey, e.key)
+	}
+	for id := range e.calls {
+		if s.byCall[id] == el {
+			delete(s.byCall, id)
+		}
+	}
+	s.bytes -= e.size
+}
+
+// touchLocked marks el as just used, or drops it when it has expired.
+func (s *Store) touchLocked(el *list.Element) bool {
+	now := s.now()
+	e := el.Value.(*entry)
+	if now.Sub(e.used) > s.ttl {
+		s.removeLocked(el)
+		return false
+	}
+	e.used = now
+	s.order.MoveToBack(el)
+	return true
+}
+
+// rounds returns the session id and hidden messages kept for an assistant
+// message whose tool calls have exactly these ids, in this order.
+func (s *Store) rounds(key string) (sessionID string, hidden []keptMessage, ok bool) {
+	if s == nil {
+		return "", nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, found := s.byKey[key]
+	if !found || !s.touchLocked(el) {
+		return "", nil, false
+	}
+	e := el.Value.(*entry)
+	return e.sessionID, e.hidden, true
+}
+
+// handed returns a copy of what is kept about the call id handed to a
+// client, and the session it belongs to.
+func (s *Store) handed(id string) (sessionID string, c handedCall, ok bool) {
+	if s == nil {
+		return "", handedCall{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, found := s.byCall[id]
+	if !found || !s.touchLocked(el) {
+		return "", handedCall{}, false
+	}
+	e := el.Value.(*entry)
+	return e.sessionID, *e.calls[id], true
+}
+
+// answered records the result the model sees for the handed call id, given
+// the digest of what the client sent.
+func (s *Store) answered(id string, digest [32]byte, res hooks.ToolResult) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, found := s.byCall[id]
+	if !found {
+		return
+	}
+	e := el.Value.(*entry)
+	c := e.calls[id]
+	grow := int64(len(res.Content) - len(c.Result.Content))
+	if s.bytes+grow > s.maxBytes {
+		// Without the transformed result a later request fires the hooks
+		// again; that beats holding more than the cap.
+		return
+	}
+	c.Done, c.Digest, c.Result = true, digest, res
+	e.size += grow
+	s.bytes += grow
+}
+
+// Len returns how many entries the store holds.
+func (s *Store) Len() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.order.Len()
+}
