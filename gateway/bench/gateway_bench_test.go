@@ -159,12 +159,6 @@ type stats struct {
 func measure(b *testing.B, root string, conc int) stats {
 	c := client(conc)
 	defer c.CloseIdleConnections()
-	// Warm the connections and the host's first-call paths.
-	for range conc {
-		if err := call(c, root); err != nil {
-			b.Fatalf("warm-up request: %v", err)
-		}
-	}
 	var (
 		next     atomic.Int64
 		errs     atomic.Int64
@@ -172,6 +166,22 @@ func measure(b *testing.B, root string, conc int) stats {
 		firstErr error
 		wg       sync.WaitGroup
 	)
+	// Open every client's connection and warm the host's first-call paths
+	// before the clock starts.
+	warm := make([]error, conc)
+	for i := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			warm[i] = call(c, root)
+		}()
+	}
+	wg.Wait()
+	for _, err := range warm {
+		if err != nil {
+			b.Fatalf("warm-up request: %v", err)
+		}
+	}
 	lat := make([][]time.Duration, conc)
 	b.ResetTimer()
 	start := time.Now()

@@ -128,7 +128,7 @@ func serve(t *testing.T, cfg string, gateway bool) *server {
 		route = "1"
 	}
 	s := &server{exited: make(chan struct{})}
-	s.cmd = exec.Command(filepath.Join(binDir, "hookhost"), "serve", "-c", path, "-listen", "127.0.0.1:0")
+	s.cmd = exec.Command(filepath.Join(binDir, "hookhost"), "serve", "-v", "-c", path, "-listen", "127.0.0.1:0")
 	s.cmd.Dir = dir
 	s.cmd.Env = append(environ(), "HOOKHOST_USE_GATEWAY="+route, upstreamKeyEnv+"="+upstreamKey)
 	pipe, err := s.cmd.StderrPipe()

@@ -38,6 +38,7 @@ func plugins() string {
 // what the SDKs accept, and the stream checks must pass on them.
 func TestFakesSatisfyTheSDKs(t *testing.T) {
 	needClients(t)
+	t.Parallel()
 	for _, proto := range []string{chat, responses, messages} {
 		up := newUpstream(t, proto)
 		for _, stream := range []bool{false, true} {
@@ -71,6 +72,7 @@ func newSuite(t *testing.T, proto string) *suite {
 
 func TestGatewayChatCompletions(t *testing.T) {
 	needClients(t)
+	t.Parallel()
 	s := newSuite(t, chat)
 	s.sameProtocol(t, chat)
 	t.Run("anthropic client", func(t *testing.T) { s.pluginToolTwoRounds(t, messages, true) })
@@ -79,6 +81,7 @@ func TestGatewayChatCompletions(t *testing.T) {
 
 func TestGatewayResponses(t *testing.T) {
 	needClients(t)
+	t.Parallel()
 	s := newSuite(t, responses)
 	s.sameProtocol(t, responses)
 	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
@@ -86,6 +89,7 @@ func TestGatewayResponses(t *testing.T) {
 
 func TestGatewayMessages(t *testing.T) {
 	needClients(t)
+	t.Parallel()
 	s := newSuite(t, messages)
 	s.sameProtocol(t, messages)
 	t.Run("openai chat client", func(t *testing.T) { s.pluginToolTwoRounds(t, chat, true) })
@@ -321,6 +325,7 @@ func bypass(t *testing.T, up *upstream) {
 // and answers from its result.
 func TestGatewayOffline(t *testing.T) {
 	needClients(t)
+	t.Parallel()
 	gw := serve(t, "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"+plugins(), true)
 	for _, sdk := range []string{chat, responses, messages} {
 		for _, stream := range []bool{true, false} {
