@@ -251,6 +251,9 @@ func (s *suite) upstreamError(t *testing.T, sdk string, stream bool, status int,
 	}
 }
 
+// callMarkers are how a tool call starts in each protocol's answers.
+var callMarkers = map[string]string{chat: `"tool_calls"`, responses: `"type":"function_call"`, messages: `"type":"tool_use"`}
+
 // hidden fails when any of the strings reached the client.
 func hidden(t *testing.T, o outcome, secrets ...string) {
 	t.Helper()
@@ -322,7 +325,7 @@ func bypass(t *testing.T, up *upstream) {
 
 // TestGatewayOffline runs each client against the offline provider on the
 // gateway route, where the offline model calls the plugin's weather tool
-// and answers from its result.
+// and answers from its result, streamed and not.
 func TestGatewayOffline(t *testing.T) {
 	needClients(t)
 	t.Parallel()
@@ -338,7 +341,13 @@ func TestGatewayOffline(t *testing.T) {
 				if v.In <= 0 || v.Out <= 0 {
 					t.Errorf("usage %d in / %d out, want both counted", v.In, v.Out)
 				}
-				hidden(t, o, pluginToolMatch)
+				// The offline model answers from the plugin's result (and
+				// names the tool in its text), so the round that called the
+				// tool ran inside hookhost; the call itself stays hidden.
+				if !strings.Contains(v.Text, pluginResult) {
+					t.Errorf("the answer %q does not come from the plugin's result %q", v.Text, pluginResult)
+				}
+				hidden(t, o, callMarkers[sdk])
 			})
 		}
 	}
