@@ -74,8 +74,9 @@ func modelPlugin(b *testing.B) string {
 
 // serveGateway opens a host in front of the upstream at up, on the gateway
 // route or the bypass one, with the model plugin or none, and serves it on
-// a real loopback listener. It returns the API root clients use.
-func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) string {
+// a real loopback listener. It returns the API root clients use and the
+// host.
+func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) (string, *hookhost.Host) {
 	cfg := config.Default()
 	cfg.LLM.Provider, cfg.LLM.API, cfg.LLM.Model = "openai", "chat", model
 	cfg.LLM.BaseURL, cfg.LLM.APIKeyEnv, cfg.LLM.MaxRetries = up+"/v1", keyEnv, 0
@@ -115,7 +116,29 @@ func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) string {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	b.Cleanup(ts.Close)
-	return ts.URL + "/v1"
+	return ts.URL + "/v1", h
+}
+
+// pluginAsked fails the benchmark unless the host's plugins were asked
+// every per-round hook that answers at least n times and never failed, so
+// the plugin route measures hook round trips and not their fallback.
+// Observers (post_llm_call) are queued off the request's path and may be
+// dropped when the queue is full, so they are not counted.
+func pluginAsked(b *testing.B, h *hookhost.Host, n int) {
+	st := h.Bus().Stats()
+	asked := 0
+	for _, hs := range st.Hooks {
+		if hs.Hook.Observer() {
+			continue
+		}
+		asked++
+		if hs.Calls < uint64(n) || len(hs.Failures) > 0 {
+			b.Fatalf("plugin %s was asked %s %d times with failures %v; want at least %d calls and no failure", hs.Plugin, hs.Hook, hs.Calls, hs.Failures, n)
+		}
+	}
+	if asked == 0 {
+		b.Fatal("no plugin answers a per-round hook on the plugin route")
+	}
 }
 
 // client keeps a connection per concurrent caller alive across requests.
@@ -226,20 +249,23 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // per-round model hooks. bench/report subtracts the first from the others.
 func BenchmarkGatewayLatency(b *testing.B) {
 	up := fakeUpstream(b)
-	targets := []struct {
+	type target struct {
 		name string
 		root string
-	}{
-		{"direct", up + "/v1"},
-		{"bypass", serveGateway(b, up, false, false)},
-		{"gateway", serveGateway(b, up, true, false)},
-		{"plugin", serveGateway(b, up, true, true)},
+		host *hookhost.Host // nil when no plugin runs
 	}
+	bypass, _ := serveGateway(b, up, false, false)
+	plain, _ := serveGateway(b, up, true, false)
+	withPlugin, h := serveGateway(b, up, true, true)
+	targets := []target{{"direct", up + "/v1", nil}, {"bypass", bypass, nil}, {"gateway", plain, nil}, {"plugin", withPlugin, h}}
 	for _, tg := range targets {
 		for _, conc := range []int{1, 64} {
 			b.Run(fmt.Sprintf("%s/clients=%d", tg.name, conc), func(b *testing.B) {
 				if s := measure(b, tg.root, conc); s.errors > 0 {
 					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
+				}
+				if tg.host != nil {
+					pluginAsked(b, tg.host, b.N)
 				}
 			})
 		}
@@ -251,8 +277,9 @@ func BenchmarkGatewayLatency(b *testing.B) {
 // and fails on any error.
 func BenchmarkGatewayLoad(b *testing.B) {
 	up := fakeUpstream(b)
-	root := serveGateway(b, up, true, true)
+	root, h := serveGateway(b, up, true, true)
 	s := measure(b, root, 64)
+	pluginAsked(b, h, b.N)
 	b.ReportMetric(float64(s.errors), "errors")
 	b.ReportMetric(float64(b.N), "requests")
 	if s.errors > 0 {
