@@ -105,10 +105,15 @@ func (s *suite) sameProtocol(t *testing.T, sdk string) {
 		t.Run("mixed then continued/"+mode, func(t *testing.T) { s.mixed(t, sdk, stream) })
 		t.Run("blocked client tool/"+mode, func(t *testing.T) { s.blocked(t, sdk, stream) })
 	}
-	t.Run("upstream 429/stream", func(t *testing.T) { s.upstreamError(t, sdk, true, http.StatusTooManyRequests, "RateLimitError") })
-	t.Run("upstream 500/create", func(t *testing.T) {
-		s.upstreamError(t, sdk, false, http.StatusInternalServerError, "InternalServerError")
-	})
+	for _, stream := range []bool{true, false} {
+		mode := map[bool]string{true: "stream", false: "create"}[stream]
+		t.Run("upstream 429/"+mode, func(t *testing.T) {
+			s.upstreamError(t, sdk, stream, http.StatusTooManyRequests, "RateLimitError")
+		})
+		t.Run("upstream 500/"+mode, func(t *testing.T) {
+			s.upstreamError(t, sdk, stream, http.StatusInternalServerError, "InternalServerError")
+		})
+	}
 }
 
 // pluginToolTwoRounds: the model calls the plugin's tool, hookhost runs it
