@@ -288,12 +288,19 @@ func (h *Host) NewSession(opts SessionOptions) (*conversation.Session, error) {
 }
 
 // Close stops every plugin, bounded by ctx: queued observer events are
-// delivered first, then the processes are stopped. Later calls return the
-// first call's result.
+// delivered first, then the processes are stopped. A ctx without a
+// deadline gets host.DefaultCloseTimeout for the whole of it, so that a
+// slow observer cannot hold the caller. Later calls return the first
+// call's result.
 func (h *Host) Close(ctx context.Context) error {
 	h.closeOnce.Do(func() {
 		if h.plugins == nil {
 			return
+		}
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, host.DefaultCloseTimeout)
+			defer cancel()
 		}
 		h.closeErr = errors.Join(h.bus.Close(ctx), h.plugins.Close(ctx))
 	})

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The scripted demo behind `make run`: a few turns on the offline model with
 # the gateway route on, each with its trace, showing the Kora plugin's tool
-# bridge, its model router, and a native tool passing through it untouched.
+# bridge, its model router, and a native tool passing through it untouched;
+# then the same host served over HTTP, called as an OpenAI client would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,3 +31,29 @@ ask "a native tool passes through Kora untouched (Kora only audits it)" \
 	"what time is it"
 ask "the ledger holds both inferences of the escalated turn" \
 	"show my recent inferences"
+
+# The same host as an HTTP gateway: an OpenAI-style request through it.
+printf '\n\033[1m# hookhost serve: any OpenAI or Anthropic client points its base URL here\033[0m\n'
+printf '\033[1m$ hookhost serve -listen 127.0.0.1:0\033[0m\n'
+log=$(mktemp)
+./bin/hookhost serve -c "$config" -listen 127.0.0.1:0 2>"$log" &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null || true; rm -f "$log"' EXIT
+addr=""
+for _ in $(seq 1 300); do
+	addr=$(sed -n 's|^hookhost: serving on http://||p' "$log")
+	[ -n "$addr" ] && break
+	kill -0 "$serve_pid" 2>/dev/null || break
+	sleep 0.1
+done
+cat "$log"
+if [ -z "$addr" ]; then
+	echo "hookhost serve did not start" >&2
+	exit 1
+fi
+body='{"model":"offline-small","messages":[{"role":"user","content":"what is my burn?"}]}'
+printf "\033[1m\$ curl http://%s/v1/chat/completions -d '%s'\033[0m\n" "$addr" "$body"
+curl -sS "http://$addr/v1/chat/completions" -H 'content-type: application/json' -d "$body"
+echo
+kill -TERM "$serve_pid"
+wait "$serve_pid"

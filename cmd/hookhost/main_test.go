@@ -72,6 +72,8 @@ func TestExitCodes(t *testing.T) {
 		{"serve bad flag", "", []string{"serve", "-port", "80"}, 2, "flag provided but not defined: -port"},
 		{"serve config error names key and line", "", []string{"serve", "-c", bad}, 2, ":2: plugins.enabled"},
 		{"serve bad gateway flag", "maybe", []string{"serve"}, 2, "HOOKHOST_USE_GATEWAY"},
+		{"serve on every interface with no key", "", []string{"serve", "-listen", "0.0.0.0:0"}, 2, "allow_no_key"},
+		{"serve on a bad address", "", []string{"serve", "-listen", "localhost"}, 2, "host:port"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -159,3 +159,85 @@ func TestCancelledDuringUpstreamCall(t *testing.T) {
 		t.Errorf("on_session_end = %+v", rec.ends)
 	}
 }
+
+// Upstreams may number their calls (the offline model does): two
+// conversations given the same call ids never see each other's rounds.
+func TestReusedCallIDsStayInTheirConversation(t *testing.T) {
+	bus := newBus(t, kora(`{"usd":"alice"}`))
+	up := &scripted{steps: []step{
+		calls("", 1, 1, tc("call_1", "kora__burn", `{}`), tc("call_2", "read_file", `{}`)),
+		calls("", 1, 1, tc("call_2", "read_file", `{}`)),
+		text("bob's answer", 1, 1),
+	}}
+	r := New(Config{Provider: up, Bus: bus, Store: NewStore(time.Minute, 10)})
+	front := testFront{llm.ProtocolChat}
+	alice := runOK(t, r, front, userCall("alice asks", readFile), nil)
+	bob := runOK(t, r, front, userCall("bob asks", readFile), nil)
+	if !reflect.DeepEqual(alice.ToolCalls, bob.ToolCalls) {
+		t.Fatalf("the test needs equal calls: %+v %+v", alice.ToolCalls, bob.ToolCalls)
+	}
+	next := userCall("bob asks", readFile)
+	next.Request.Messages = append(next.Request.Messages,
+		hooks.Message{Role: hooks.RoleAssistant, ToolCalls: bob.ToolCalls},
+		hooks.Message{Role: hooks.RoleTool, ToolCallID: "call_2", Content: "bob's file"})
+	runOK(t, r, front, next, nil)
+	for _, m := range up.calls()[2].req.Messages {
+		if strings.Contains(m.Content, "alice") || len(m.ToolCalls) > 1 {
+			t.Fatalf("bob's continuation carries alice's rounds: %+v", up.calls()[2].req.Messages)
+		}
+	}
+	if n := len(up.calls()[2].req.Messages); n != 3 {
+		t.Errorf("bob's continuation has %d messages, want 3", n)
+	}
+}
+
+// A final answer that took plugin rounds: the client's next turn gets them
+// back, behind the text the client was shown.
+func TestNextTurnAfterPluginRoundsGetsThemBack(t *testing.T) {
+	rec := &recorder{}
+	upper := &hooks.Funcs{Name: "upper", TransformLLMOutputFunc: func(_ context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+		return &hooks.TextReplacement{Text: strings.ToUpper(ev.Text)}, nil
+	}}
+	bus := newBus(t, kora(`{"usd":3}`), upper, rec.observer())
+	up := &scripted{steps: []step{
+		calls("Checking. ", 1, 1, tc("k1", "kora__burn", `{}`)),
+		text("Burn is $3.", 1, 1),
+		text("You're welcome.", 1, 1),
+	}}
+	r := New(Config{Provider: up, Bus: bus, Store: NewStore(time.Minute, 10)})
+	front := testFront{llm.ProtocolChat}
+	res := runOK(t, r, front, userCall("burn?"), nil)
+	if got := strings.Join(res.Text, ""); got != "Checking. BURN IS $3." {
+		t.Fatalf("answer = %q", got)
+	}
+	next := userCall("burn?")
+	next.Request.Messages = append(next.Request.Messages,
+		hooks.Message{Role: hooks.RoleAssistant, Content: strings.Join(res.Text, "")},
+		hooks.Message{Role: hooks.RoleUser, Content: "thanks"})
+	runOK(t, r, front, next, nil)
+	var shape []string
+	for _, m := range up.calls()[2].req.Messages {
+		shape = append(shape, string(m.Role)+":"+m.Content)
+	}
+	want := []string{"user:burn?", "assistant:Checking. ", `tool:{"usd":3}`, "assistant:Burn is $3.", "user:thanks"}
+	if !reflect.DeepEqual(shape, want) {
+		t.Errorf("next turn's history = %q, want %q", shape, want)
+	}
+
+	// A client that rewrote the answer keeps its own version.
+	edited := userCall("burn?")
+	edited.Request.Messages = append(edited.Request.Messages,
+		hooks.Message{Role: hooks.RoleAssistant, Content: "something else"},
+		hooks.Message{Role: hooks.RoleUser, Content: "thanks"})
+	up.steps = []step{text("ok", 1, 1)}
+	runOK(t, r, front, edited, nil)
+	if got := up.calls()[3].req.Messages; !reflect.DeepEqual(got, edited.Request.Messages) {
+		t.Errorf("edited history changed: %+v", got)
+	}
+	flush(t, bus)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.starts) != 2 || rec.ends[0].SessionID != rec.ends[1].SessionID {
+		t.Errorf("the next turn should continue the session: starts %+v ends %+v", rec.starts, rec.ends)
+	}
+}

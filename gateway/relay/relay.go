@@ -2,8 +2,8 @@
 // catalogue's model hooks around every upstream round, plugin-owned tool
 // calls run by hookhost and continued upstream, the client's own tool calls
 // checked by pre_tool_call and handed back, rounds hidden from the client
-// kept and spliced back when it continues, and the answer streamed through
-// a dialect.Sink as it is produced.
+// kept and spliced back when it continues, and the answer streamed through a
+// dialect.Sink as it is produced.
 //
 // # Upstream modes
 //
@@ -21,27 +21,32 @@
 // between (plugin-owned tool calls and their results, client calls it
 // answered itself) is hidden from it. When a response hands calls to the
 // client, everything the request added to the history is kept in the Store
-// under the ids of the handed calls. When the client continues (its history
-// holds an assistant message with exactly those call ids), that message is
-// replaced by the kept rounds, their wire forms included, so the model sees
-// what it really did. The client's results for handed calls go through
-// post_tool_call and transform_tool_result once; the outcome is kept, and
-// the same result sent again in a later request is replaced by it without
-// firing again.
+// under the ids of the handed calls and a digest of the messages the client
+// sent before them. When the client continues (its history holds those same
+// messages, then an assistant message with exactly those call ids), that
+// message is replaced by the kept rounds, their wire forms included, so the
+// model sees what it really did. The client's results for handed calls go
+// through post_tool_call and transform_tool_result once; the outcome is
+// kept, and the same result sent again in a later request is replaced by it
+// without firing again.
+//
+// A final answer reached through hidden rounds is kept the same way, under
+// its place in the conversation: when the client's next turn holds an
+// assistant message there that contains the text it was shown, the rounds
+// that led to the answer take its place.
 //
 // After an entry expired or was evicted, or when the continuation reaches
 // another replica (the Store is per process), the history goes upstream as
-// the client holds it: the model sees the text it wrote and the calls
-// handed to the client, but not the hidden tool calls and results, and
-// plugins see a new session id; the client's results are not passed
-// through post_tool_call or transform_tool_result. What is detectable is
-// only that the conversation's last assistant message with tool calls is
-// not in the store; that cannot be told apart from a conversation this
-// gateway never saw, so it is logged at WARN only when plugins offer tools
-// (when there may have been hidden rounds). Deployments with several
-// replicas should route a conversation to one replica (sticky sessions).
-// A conversation whose answer is final keeps no entry: its plugin rounds
-// reach later requests only as the text the client received.
+// the client holds it: the model sees the text it wrote and the calls handed
+// to the client, but not the hidden tool calls and results, and plugins see
+// a new session id; the client's results are not passed through
+// post_tool_call or transform_tool_result. What is detectable is only that
+// the conversation's last assistant message with tool calls is not in the
+// store; that cannot be told apart from a conversation this gateway never
+// saw, or from a client that rewrote the earlier history it sends (which
+// also misses), so it is logged at WARN only when plugins offer tools (when
+// there may have been hidden rounds). Deployments with several replicas
+// should route a conversation to one replica (sticky sessions).
 package relay
 
 import (

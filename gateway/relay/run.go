@@ -20,14 +20,15 @@ import (
 // run is the state of one Run; it lives on the Run goroutine, except for
 // what decideAll reads while tools run (which nothing writes meanwhile).
 type run struct {
-	cfg      *Config
-	bus      *hooks.Bus
-	ctx      context.Context
-	protocol llm.Protocol
-	call     *dialect.Call
-	sink     dialect.Sink
-	sinkErr  error
-	streamed strings.Builder // what the current round has shown so far
+	cfg       *Config
+	bus       *hooks.Bus
+	ctx       context.Context
+	protocol  llm.Protocol
+	call      *dialect.Call
+	sink      dialect.Sink
+	sinkErr   error
+	streamed  strings.Builder // what the current round has shown so far
+	lastShown string          // the text the last round showed
 
 	fwd  llm.Forwarder // set in forward mode
 	pass *llm.Passthrough
@@ -36,6 +37,7 @@ type run struct {
 	history   []hooks.Message
 	wires     map[int][]json.RawMessage // wire forms of messages this run added, by index
 	restored  int                       // history[:restored] came from the client
+	at        convKey                   // where the client's messages end
 	res       *dialect.Result
 	rounds    int
 	toolsRan  bool
@@ -89,11 +91,18 @@ func newID() string {
 func (r *run) restore() (fresh bool) {
 	msgs := r.call.Request.Messages
 	r.history = make([]hooks.Message, 0, len(msgs))
+	var at convKey
+	carriedAt := map[string]convKey{} // call id → where its assistant message stands
 	lastMiss := -1
 	for i, m := range msgs {
+		here := at
+		at = at.next(m)
 		switch {
 		case m.Role == hooks.RoleAssistant && len(m.ToolCalls) > 0:
-			if sid, hidden, ok := r.cfg.Store.rounds(callsKey(m.ToolCalls)); ok {
+			for _, c := range m.ToolCalls {
+				carriedAt[c.ID] = here
+			}
+			if sid, hidden, ok := r.cfg.Store.rounds(roundsKey(here, m.ToolCalls)); ok {
 				r.sessionID = sid
 				for _, k := range hidden {
 					r.history = append(r.history, k.Message)
@@ -105,19 +114,37 @@ func (r *run) restore() (fresh bool) {
 				continue
 			}
 			lastMiss = i
-		case m.Role == hooks.RoleTool:
-			if sid, c, ok := r.cfg.Store.handed(m.ToolCallID); ok {
+		case m.Role == hooks.RoleAssistant:
+			// A final answer that took hidden rounds: the client holds the
+			// text it was shown (joined its own way), the model gets back
+			// the rounds that led to it.
+			if sid, hidden, shown, ok := r.cfg.Store.final(finalKey(here)); ok && strings.Contains(m.Content, shown) {
 				r.sessionID = sid
-				m = r.clientResult(m, sid, c)
+				for _, k := range hidden {
+					r.history = append(r.history, k.Message)
+					if r.pass != nil && len(k.Wire) > 0 {
+						r.pass.KeepMessage(k.Message, k.Wire...)
+					}
+				}
+				continue
+			}
+		case m.Role == hooks.RoleTool:
+			if where, ok := carriedAt[m.ToolCallID]; ok {
+				key := callKey(where, m.ToolCallID)
+				if sid, c, ok := r.cfg.Store.handed(key); ok {
+					r.sessionID = sid
+					m = r.clientResult(m, key, sid, c)
+				}
 			}
 		}
 		r.history = append(r.history, m)
 	}
-	if lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
+	r.at = at
+	if r.cfg.Store != nil && lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
 		// Only the conversation being continued is worth a warning: a miss
 		// there may mean hidden rounds expired or live on another replica
-		// (or that this gateway never saw the conversation: the two cannot
-		// be told apart).
+		// (or that this gateway never saw the conversation, or that the
+		// client rewrote its history: these cannot be told apart).
 		r.cfg.Logger.Warn("continuing a conversation whose tool calls are not in the hidden-round store; if hookhost ran plugin tools in it, the model will not see them (the entry expired, was evicted, or is on another replica)",
 			"calls", len(msgs[lastMiss].ToolCalls))
 	}
@@ -144,7 +171,7 @@ func lastToolCaller(msgs []hooks.Message) int {
 // clientResult passes the client's result for a call hookhost handed it
 // through post_tool_call and transform_tool_result, once: the same result
 // sent again (clients resend the whole history) gets the kept outcome.
-func (r *run) clientResult(m hooks.Message, sid string, c handedCall) hooks.Message {
+func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks.Message {
 	d := resultDigest(m.Content, m.IsError)
 	if c.Done && c.Digest == d {
 		m.Content, m.IsError = c.Result.Content, c.Result.IsError
@@ -169,7 +196,7 @@ func (r *run) clientResult(m hooks.Message, sid string, c handedCall) hooks.Mess
 			res = t.AsJSON()
 		}
 	}
-	r.cfg.Store.answered(m.ToolCallID, d, res)
+	r.cfg.Store.answered(key, d, res)
 	m.Content, m.IsError = res.Content, res.IsError
 	return m
 }
@@ -194,6 +221,10 @@ func (r *run) loop() (hooks.EndReason, error) {
 			stop := resp.StopReason
 			if stop == "" {
 				stop = hooks.StopEndTurn
+			}
+			if iter > 1 {
+				r.add(resp.Message, wireForm(r.protocol, wire))
+				r.keepFinal()
 			}
 			return r.finish(stop, wire, iter == 1)
 		}
@@ -282,12 +313,21 @@ func (r *run) keep(handed []hooks.ToolCall) {
 	if r.cfg.Store == nil || r.bus == nil {
 		return
 	}
-	e := &entry{key: callsKey(handed), sessionID: r.sessionID, calls: map[string]*handedCall{}}
+	for _, c := range handed {
+		if c.ID == "" {
+			// An id-less call cannot be matched when the client continues.
+			r.cfg.Logger.Debug("hidden rounds not kept: the upstream gave a tool call no id", "tool", c.Name)
+			return
+		}
+	}
+	// The client's next request holds its messages as sent, then the
+	// assistant message with the handed calls: that is where they stand.
+	e := &entry{key: roundsKey(r.at, handed), sessionID: r.sessionID, calls: map[string]*handedCall{}}
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
 	}
 	for _, c := range handed {
-		e.calls[c.ID] = &handedCall{Name: c.Name, Arguments: c.Arguments}
+		e.calls[callKey(r.at, c.ID)] = &handedCall{Name: c.Name, Arguments: c.Arguments}
 	}
 	evicted, kept := r.cfg.Store.put(e)
 	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
@@ -296,6 +336,27 @@ func (r *run) keep(handed []hooks.ToolCall) {
 	if !kept {
 		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
 			"session", r.sessionID, "calls", len(handed))
+	}
+}
+
+// keepFinal stores the rounds that led to a final answer, keyed by where
+// the answer stands, so that the client's next turn gets them back.
+func (r *run) keepFinal() {
+	if r.cfg.Store == nil || r.bus == nil {
+		return
+	}
+	e := &entry{key: finalKey(r.at), sessionID: r.sessionID}
+	e.shown = r.lastShown
+	for i := r.restored; i < len(r.history); i++ {
+		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
+	}
+	evicted, kept := r.cfg.Store.put(e)
+	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
+		so.StoreEvicted(evicted)
+	}
+	if !kept {
+		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's next turn will go upstream without them",
+			"session", r.sessionID)
 	}
 }
 
@@ -444,6 +505,7 @@ func (r *run) show(text string, final bool) {
 	if text != "" {
 		r.res.Text = append(r.res.Text, text)
 	}
+	r.lastShown = text
 }
 
 // --- the round's tool calls ----------------------------------------------

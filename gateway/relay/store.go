@@ -3,6 +3,7 @@ package relay
 import (
 	"container/list"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -24,13 +25,16 @@ const entryOverhead = 256
 
 // Store keeps rounds hidden from clients, bounded in entries and age.
 //
-// An entry is made when a response hands tool calls to the client while
-// hookhost ran, answered or wrote something the client does not see. It is
-// keyed by the ids of the calls handed over, in order, and holds the
-// session id plugins saw, the hidden messages (with their wire forms, for an
-// upstream of the client's protocol) and, per handed call, what is needed
-// to fire post_tool_call and transform_tool_result once on the result the
-// client sends, and the transformed result afterwards.
+// An entry is made when a response hands tool calls to the client. It is
+// keyed by the conversation as the client sent it up to that response and
+// by the ids of the calls handed over, in order (upstreams may reuse call
+// ids across conversations). It holds the session id plugins saw, the
+// messages the client did not see (with their wire forms, for an upstream
+// of the client's protocol) and, per handed call, what is needed to fire
+// post_tool_call and transform_tool_result once on the result the client
+// sends, then the transformed result. A final answer that took hidden
+// rounds makes an entry too, keyed by its place in the conversation,
+// holding those rounds and the text the client was shown.
 //
 // Entries live for the store's ttl after their last use, at most entries of
 // them, and at most DefaultStoreMaxBytes bytes in all; the oldest go first.
@@ -80,25 +84,69 @@ type entry struct {
 	sessionID string
 	hidden    []keptMessage
 	calls     map[string]*handedCall
+	shown     string // for a final answer: the text the client was shown
 	size      int64
 	used      time.Time
 }
 
-// callsKey identifies an assistant message by the ids of its tool calls.
-func callsKey(calls []hooks.ToolCall) string {
+// convKey identifies a point in a conversation: a chain of digests over
+// the messages the client sent before it. Upstreams may reuse call ids
+// across conversations (the offline model numbers them), so ids alone must
+// never bring one conversation's rounds into another's.
+type convKey [32]byte
+
+// next returns the key after m. Fields are length-prefixed so that no two
+// different messages write the same bytes; arguments are taken byte for
+// byte, since a model's may be invalid JSON.
+func (k convKey) next(m hooks.Message) convKey {
+	h := sha256.New()
+	h.Write(k[:])
+	put := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put(string(m.Role))
+	put(m.Content)
+	put(m.ToolCallID)
+	put(m.ToolName)
+	put(strconv.FormatBool(m.IsError))
+	put(strconv.Itoa(len(m.ToolCalls)))
+	for _, c := range m.ToolCalls {
+		put(c.ID)
+		put(c.Name)
+		put(string(c.Arguments))
+	}
+	var n convKey
+	h.Sum(n[:0])
+	return n
+}
+
+// roundsKey identifies an assistant message by where it stands in the
+// conversation and the ids of its tool calls.
+func roundsKey(at convKey, calls []hooks.ToolCall) string {
 	ids := make([]string, len(calls))
 	for i, c := range calls {
 		ids[i] = c.ID
 	}
-	return strings.Join(ids, "\x00")
+	return string(at[:]) + strings.Join(ids, "\x00")
 }
+
+// finalKey identifies a final answer by where it stands in the
+// conversation.
+func finalKey(at convKey) string { return string(at[:]) + "\x02" }
+
+// callKey identifies one call handed to a client by the assistant message
+// that carried it.
+func callKey(at convKey, id string) string { return string(at[:]) + "\x01" + id }
 
 func resultDigest(content string, isError bool) [32]byte {
 	return sha256.Sum256([]byte(strconv.FormatBool(isError) + "\x00" + content))
 }
 
 func (e *entry) measure() int64 {
-	n := int64(entryOverhead + len(e.key) + len(e.sessionID))
+	n := int64(entryOverhead + len(e.key) + len(e.sessionID) + len(e.shown))
 	for _, m := range e.hidden {
 		n += entryOverhead + int64(len(m.Message.Content)+len(m.Message.ToolCallID)+len(m.Message.ToolName))
 		for _, c := range m.Message.ToolCalls {
@@ -199,6 +247,23 @@ func (s *Store) rounds(key string) (sessionID string, hidden []keptMessage, ok b
 	}
 	e := el.Value.(*entry)
 	return e.sessionID, e.hidden, true
+}
+
+// final returns what is kept for the final answer at key: the session
+// id, the rounds up to and including the answer, and the text the client
+// was shown.
+func (s *Store) final(key string) (sessionID string, hidden []keptMessage, shown string, ok bool) {
+	if s == nil {
+		return "", nil, "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, found := s.byKey[key]
+	if !found || !s.touchLocked(el) {
+		return "", nil, "", false
+	}
+	e := el.Value.(*entry)
+	return e.sessionID, e.hidden, e.shown, true
 }
 
 // handed returns a copy of what is kept about the call id handed to a

@@ -47,6 +47,16 @@
 // An answer without what the protocol requires is an error naming what is
 // missing, never an empty answer: a message needs its type, content and
 // stop_reason, every block a type, and a tool_use block its id and name.
+//
+// # Forwarding
+//
+// Forward (llm.Forwarder) serves a gateway whose clients speak Messages
+// too: what a client sent in wire forms the neutral request does not model
+// (images, thinking blocks and their signatures, cache_control, server
+// tools, top-level fields) goes upstream byte for byte, and the answer's
+// wire form comes back beside the neutral response. The same parsers
+// check the answer, so a forwarded call fails exactly where Complete or
+// Stream would.
 package anthropic
 
 import (

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -275,5 +276,78 @@ func TestForwardErrorsAreProviderErrors(t *testing.T) {
 	var pe *llm.ProviderError
 	if err == nil || wire != nil || !errors.As(err, &pe) || pe.StatusCode != 400 || !strings.Contains(err.Error(), "bad thinking budget") {
 		t.Errorf("err = %v, wire = %v; want the provider's 400", err, wire)
+	}
+}
+
+// FuzzForward feeds Forward's two parsers whatever a server may send: no
+// panic, no key in any error, a stream shows exactly the text it keeps,
+// and every wire unit it returns is JSON a client can be sent.
+func FuzzForward(f *testing.F) {
+	f.Add(uint8(0), fwdText, false)
+	f.Add(uint8(0), strings.Join(textStream, ""), true)
+	f.Add(uint8(0), strings.Join(parallelStream, ""), true)
+	f.Add(uint8(0), strings.Join(blockStream(
+		ev("content_block_start", `"index":0,"content_block":{"type":"thinking","thinking":""}`),
+		ev("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}`),
+		ev("content_block_delta", `"index":0,"delta":{"type":"signature_delta","signature":"s"}`),
+		ev("content_block_stop", `"index":0`),
+		ev("content_block_start", `"index":1,"content_block":{"type":"tool_use","id":"a","name":"b","input":{}}`),
+		ev("content_block_delta", `"index":1,"delta":{"type":"input_json_delta","partial_json":"{\"x\":"}`),
+	), ""), true)
+	for _, s := range fakeapi.ErrorBodies(testKey) {
+		f.Add(uint8(1), s, false)
+	}
+	z := fakeapi.NewFuzz(f)
+	p, err := anthropic.New(anthropic.Config{BaseURL: z.URL(), APIKey: testKey, Timeout: 10 * time.Second})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pick uint8, body string, stream bool) {
+		z.Set(pick, body, stream)
+		var shown strings.Builder
+		var onText func(string)
+		if stream {
+			onText = func(s string) { shown.WriteString(s) }
+		}
+		resp, wire, err := p.Forward(context.Background(), userReq("hi"), nil, onText)
+		if err != nil {
+			fakeapi.AssertNoKey(t, "forward", err, testKey)
+			return
+		}
+		if stream {
+			fakeapi.CheckStream(t, shown.String(), resp.Message.Content)
+		}
+		for k, v := range wire.Fields {
+			if !json.Valid(v) {
+				t.Fatalf("field %s is not JSON: %s", k, v)
+			}
+		}
+		for i, b := range wire.Message {
+			if !json.Valid(b) {
+				t.Fatalf("block %d is not JSON: %s", i, b)
+			}
+		}
+	})
+}
+
+// A gateway continuing a conversation keeps an upstream answer as the
+// content blocks it received (WireResponse.Message): they go back as one
+// assistant message, thinking block first, as the API requires.
+func TestForwardKeptBlocksOfAnAnswer(t *testing.T) {
+	f := fakeapi.New(t, jsonReply(200, fwdText))
+	p := newProvider(t, f, anthropic.Config{})
+	answer := hooks.Message{Role: hooks.RoleAssistant, ToolCalls: []hooks.ToolCall{{ID: "toolu_5", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}}}
+	result := hooks.Message{Role: hooks.RoleTool, ToolCallID: "toolu_5", Content: `{"temp":21}`}
+	req := llm.Request{Model: "claude-sonnet-4-5", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "Rome?"}, answer, result}}
+	pass := &llm.Passthrough{}
+	thinking := `{"type":"thinking","thinking":"Rome it is.","signature":"c2ln"}`
+	use := `{"type":"tool_use","id":"toolu_5","name":"get_weather","input":{"city":"Rome"}}`
+	pass.KeepMessage(answer, json.RawMessage(thinking), json.RawMessage(use))
+	forward(t, p, req, pass, nil)
+	got, _ := sent(t, f, 0)
+	want := `[{"role":"user","content":"Rome?"},{"role":"assistant","content":[` + thinking + `,` + use + `]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_5","content":"{\"temp\":21}"}]}]`
+	if string(got["messages"]) != want {
+		t.Errorf("messages =\n%s\nwant\n%s", got["messages"], want)
 	}
 }

@@ -27,6 +27,9 @@ import (
 //     system message;
 //   - each history message with a kept form is sent in that form;
 //   - each tool with a kept form is sent in it (strict survives);
+//   - max_tokens and max_completion_tokens: when pass.Fields holds one of
+//     them, the client's choice of field is kept and the neutral MaxTokens
+//     is sent under it (servers differ in which one they accept);
 //   - every pass.Fields key the adapter does not set is added as given.
 //     "tools" is the one exception to "does not set": a kept "tools" field
 //     holds the client's tools that have no neutral form (custom tools and
@@ -35,8 +38,10 @@ import (
 // stream and stream_options are always the adapter's own: a client's
 // stream_options never reaches a non-streamed call, which OpenAI refuses.
 
-// forwardOwned are the top-level keys only the adapter writes.
-var forwardOwned = map[string]bool{"stream": true, "stream_options": true}
+// forwardOwned are the top-level keys only the adapter writes. Both
+// token-limit keys are among them, so the one it does not send is never
+// added beside the one it does.
+var forwardOwned = map[string]bool{"stream": true, "stream_options": true, "max_tokens": true, "max_completion_tokens": true}
 
 func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
 	stream := onText != nil
@@ -77,7 +82,40 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a chat completion: %v", err)
 	}
+	wire.Message = withCallIDs(wire.Message, out.Message.ToolCalls)
 	return out, wire, nil
+}
+
+// withCallIDs gives the wire message's tool calls the ids the neutral
+// response gave those that came without one, so that the message, sent
+// back in a later round, matches the tool results that answer it.
+func withCallIDs(msg []json.RawMessage, calls []hooks.ToolCall) []json.RawMessage {
+	if len(msg) != 1 || len(calls) == 0 {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	var wireCalls []map[string]json.RawMessage
+	if json.Unmarshal(msg[0], &m) != nil || json.Unmarshal(m["tool_calls"], &wireCalls) != nil || len(wireCalls) != len(calls) {
+		return msg
+	}
+	changed := false
+	for i, c := range wireCalls {
+		var id string
+		if json.Unmarshal(c["id"], &id) != nil || id == "" {
+			c["id"] = quoteJSON(calls[i].ID)
+			changed = true
+		}
+	}
+	if !changed {
+		return msg
+	}
+	tc, err1 := json.Marshal(wireCalls)
+	m["tool_calls"] = tc
+	b, err2 := json.Marshal(m)
+	if err1 != nil || err2 != nil {
+		return msg
+	}
+	return []json.RawMessage{b}
 }
 
 // forwardChatBody writes the request body: the adapter's fields in their
@@ -136,6 +174,13 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		tools = append(tools, more...)
 	}
 
+	if n := body.MaxTokens + body.MaxCompletionTokens; n > 0 {
+		if _, ok := fields["max_completion_tokens"]; ok {
+			body.MaxTokens, body.MaxCompletionTokens = 0, n
+		} else if _, ok := fields["max_tokens"]; ok {
+			body.MaxTokens, body.MaxCompletionTokens = n, 0
+		}
+	}
 	// The adapter's own fields come from the body Complete would send, so
 	// the two paths cannot drift apart; messages and tools are replaced.
 	body.Messages, body.Tools = nil, nil
@@ -287,7 +332,7 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 	if err != nil {
 		return llm.Response{}, nil, p.fail("cannot encode the streamed message", err)
 	}
-	return out, &llm.WireResponse{Fields: fields, Message: []json.RawMessage{msg}}, nil
+	return out, &llm.WireResponse{Fields: fields, Message: withCallIDs([]json.RawMessage{msg}, out.Message.ToolCalls)}, nil
 }
 
 // streamedMessage is the message a stream assembled, shaped as a whole

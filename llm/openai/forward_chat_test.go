@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/openai"
 )
@@ -239,5 +240,125 @@ func TestForwardChatErrorsAreSealed(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), testKey) {
 		t.Errorf("key in error: %v", err)
+	}
+}
+
+// FuzzForwardChat serves each input as a whole answer and as a stream:
+// forwarding must not panic, must keep the key out of errors, must show
+// what it keeps, and must hand back a wire form that is valid JSON.
+func FuzzForwardChat(f *testing.F) {
+	addSeeds(f, true,
+		chatText, chatOneCall, chatParallel, chatBadArgs,
+		data(`{"id":"c","created":1,"system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":"It "}}]}`)+
+			data(`{"id":"c","choices":[{"index":0,"delta":{"content":"is."},"finish_reason":"stop"}]}`)+
+			data(`{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}`)+data(`[DONE]`))
+	z := fakeapi.NewFuzz(f)
+	p := fuzzProvider(f, z, openai.APIChat)
+	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{"seed": json.RawMessage(`1`)}}
+	f.Fuzz(func(t *testing.T, pick uint8, body string) {
+		check := func(what string, wire *llm.WireResponse) {
+			if wire == nil {
+				t.Fatalf("%s: no wire form", what)
+			}
+			for k, v := range wire.Fields {
+				if !json.Valid(v) {
+					t.Fatalf("%s: wire field %s is not JSON: %q", what, k, v)
+				}
+			}
+			for _, m := range wire.Message {
+				if !json.Valid(m) {
+					t.Fatalf("%s: wire message is not JSON: %q", what, m)
+				}
+			}
+		}
+		z.Set(pick, body, false)
+		if _, wire, err := p.Forward(context.Background(), hiReq, pass, nil); err != nil {
+			fakeapi.AssertNoKey(t, "forward", err, testKey)
+		} else {
+			check("forward", wire)
+		}
+		z.Set(pick, body, true)
+		var shown strings.Builder
+		resp, wire, err := p.Forward(context.Background(), hiReq, pass, func(s string) { shown.WriteString(s) })
+		if err != nil {
+			fakeapi.AssertNoKey(t, "forward stream", err, testKey)
+			return
+		}
+		fakeapi.CheckStream(t, shown.String(), resp.Message.Content)
+		check("forward stream", wire)
+	})
+}
+
+func TestForwardChatKeepsTheClientsTokenLimitField(t *testing.T) {
+	for _, c := range []struct {
+		name, host, clientKey, sentKey, absent string
+	}{
+		{"newer field to a compatible server", "", "max_completion_tokens", "max_completion_tokens", "max_tokens"},
+		{"older field to api.openai.com", "https://api.openai.com/v1", "max_tokens", "max_tokens", "max_completion_tokens"},
+		{"no client field: the adapter's choice", "", "", "max_tokens", "max_completion_tokens"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, jsonReply(200, chatText))
+			cfg := openai.Config{}
+			if c.host != "" {
+				cfg.BaseURL = c.host
+				cfg.HTTPClient = f.Redirect()
+			}
+			p := newProvider(t, f, cfg)
+			pass := &llm.Passthrough{Fields: map[string]json.RawMessage{}}
+			if c.clientKey != "" {
+				pass.Fields[c.clientKey] = json.RawMessage(`50`)
+			}
+			req := userReq("hi")
+			req.MaxTokens = 80 // a hook raised the client's limit: the new value is sent
+			if _, _, err := p.Forward(context.Background(), req, pass, nil); err != nil {
+				t.Fatal(err)
+			}
+			body := f.Requests()[0].Body
+			if got := string(sentField(t, body, c.sentKey)); got != "80" {
+				t.Errorf("%s = %q, want 80: %s", c.sentKey, got, body)
+			}
+			if sentField(t, body, c.absent) != nil {
+				t.Errorf("%s sent beside %s: %s", c.absent, c.sentKey, body)
+			}
+		})
+	}
+}
+
+func TestForwardChatWireMessageCarriesFilledCallIDs(t *testing.T) {
+	noIDs := `{"id":"c","object":"chat.completion","created":1,"model":"gemini-2.5-flash","choices":[{"index":0,"finish_reason":"tool_calls",
+	  "message":{"role":"assistant","content":null,"tool_calls":[
+	    {"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+	    {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]}}]}`
+	f := newFake(t, jsonReply(200, noIDs), sseReply(
+		data(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}}]}`),
+		data(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
+		"data: [DONE]\n\n"))
+	p := newProvider(t, f, openai.Config{})
+	for _, stream := range []bool{false, true} {
+		var onText func(string)
+		if stream {
+			onText = func(string) {}
+		}
+		resp, wire, err := p.Forward(context.Background(), userReq("weather?"), nil, onText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ToolCalls []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		}
+		if err := json.Unmarshal(wire.Message[0], &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.ToolCalls) != len(resp.Message.ToolCalls) {
+			t.Fatalf("stream=%v: wire message %s, response %+v", stream, wire.Message[0], resp.Message.ToolCalls)
+		}
+		for i, c := range resp.Message.ToolCalls {
+			if c.ID == "" || m.ToolCalls[i].ID != c.ID {
+				t.Errorf("stream=%v: call %d has id %q in the response and %q on the wire", stream, i, c.ID, m.ToolCalls[i].ID)
+			}
+		}
 	}
 }

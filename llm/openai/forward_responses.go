@@ -127,7 +127,18 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 		}
 	}
 
+	// Complete sends store=false because its loop sends the whole
+	// conversation every time. A gateway client may rely on storage the
+	// other way round: the items of a response it receives can come back
+	// by id in its next request, which the provider resolves only if it
+	// stored them. So the client's own setting is sent, and none when it
+	// sent none, leaving the provider's default.
 	if pass != nil {
+		if v, ok := pass.Fields["store"]; ok {
+			body["store"] = v
+		} else {
+			delete(body, "store")
+		}
 		for k, v := range pass.Fields {
 			if k == "tools" {
 				continue

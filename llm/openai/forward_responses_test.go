@@ -54,7 +54,7 @@ func forwardReq() (llm.Request, *llm.Passthrough) {
 	}, pass
 }
 
-const forwardedBody = `{"model":"o4-mini","instructions":"be brief","store":false,"max_output_tokens":300,
+const forwardedBody = `{"model":"o4-mini","instructions":"be brief","store":true,"max_output_tokens":300,
 	"metadata":{"team":"ops","ticket":"T-1"},"reasoning":{"effort":"high","summary":"auto"},
 	"include":["reasoning.encrypted_content"],"future_field":{"nested":[1,2.50,"x"],"flag":null},
 	"input":[` + keptImageUser + `,` + keptReasoning + `,` + keptMessage + `,` + keptCall + `,
@@ -154,7 +154,7 @@ func TestForwardResponsesStream(t *testing.T) {
 			if err := json.Unmarshal(f.Requests()[0].Body, &sent); err != nil {
 				t.Fatal(err)
 			}
-			if string(sent["stream"]) != "true" || string(sent["store"]) != "false" || string(sent["stream_options"]) != `{"include_obfuscation":false}` {
+			if string(sent["stream"]) != "true" || string(sent["store"]) != "true" || string(sent["stream_options"]) != `{"include_obfuscation":false}` {
 				t.Errorf("stream = %s, store = %s, stream_options = %s", sent["stream"], sent["store"], sent["stream_options"])
 			}
 			if shown.String() != resp.Message.Content {
@@ -206,6 +206,23 @@ func TestForwardResponsesNonStreamDropsStreamOptions(t *testing.T) {
 		if v, ok := sent[k]; ok {
 			t.Errorf("a call that does not stream sent %s = %s", k, v)
 		}
+	}
+}
+
+func TestForwardResponsesStoreIsTheClients(t *testing.T) {
+	f := newFake(t, jsonReply(200, respText))
+	p := newProvider(t, f, openai.Config{API: openai.APIResponses})
+	req, pass := forwardReq()
+	delete(pass.Fields, "store")
+	if _, _, err := p.Forward(context.Background(), req, pass, nil); err != nil {
+		t.Fatal(err)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(f.Requests()[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := sent["store"]; ok {
+		t.Errorf("store = %s sent for a client that sent none: the provider's default must apply", v)
 	}
 }
 

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
 // state is the front's own part of a Call.
@@ -21,9 +21,6 @@ type state struct {
 	// one usage chunk, and every other chunk carries "usage": null.
 	includeUsage bool
 }
-
-// toolName is what OpenAI accepts as a function name.
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // modelled are the top-level keys the neutral request or the front itself
 // takes; every other key is passed through.
@@ -43,6 +40,9 @@ var defaults = map[string]any{
 	"frequency_penalty":   0.0,
 	"logprobs":            false,
 	"store":               false,
+	"service_tier":        "auto",
+	"verbosity":           "medium",
+	"modalities":          []any{"text"},
 }
 
 // decoder carries one request's decoding.
@@ -93,6 +93,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		return nil, err
 	}
 
+	tokenKey := ""
 	for _, key := range []string{"max_tokens", "max_completion_tokens"} {
 		raw := top[key]
 		if isNull(raw) {
@@ -105,7 +106,14 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		// The newer field wins, as it does at OpenAI.
 		if key == "max_completion_tokens" || req.MaxTokens == 0 {
 			req.MaxTokens = n
+			tokenKey = key
 		}
+	}
+	if tokenKey != "" {
+		// Which of the two fields the client used matters to some servers
+		// (reasoning models refuse max_tokens); the forwarding adapter
+		// sends the neutral value under the key kept here.
+		d.call.Pass.Fields[tokenKey] = top[tokenKey]
 	}
 	if raw := top["temperature"]; !isNull(raw) {
 		var t float64
@@ -397,7 +405,7 @@ func (d *decoder) tools(raw json.RawMessage) error {
 			return err
 		}
 		name, _ := stringOf(fn["name"])
-		if !toolName.MatchString(name) {
+		if !toolfmt.ValidName(name) {
 			return dialect.Invalid(at+".function.name", fmt.Sprintf("function name %q must be 1 to 64 letters, digits, underscores or dashes", name))
 		}
 		if seen[name] {

@@ -98,7 +98,7 @@ func TestDecodeMapsTheNeutralRequest(t *testing.T) {
 	  "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": {"type": "object"}}}],
 	  "max_tokens": 50, "max_completion_tokens": 100, "temperature": 0.5,
 	  "stream": true, "stream_options": {"include_usage": true}, "n": 1,
-	  "tool_choice": "auto", "parallel_tool_calls": true, "top_p": 1, "metadata": {}
+	  "tool_choice": "auto", "parallel_tool_calls": true, "top_p": 1, "metadata": {}, "modalities": ["text"]
 	}`
 	call, err := chat.New().Decode([]byte(body))
 	if err != nil {
@@ -133,8 +133,8 @@ func TestDecodeMapsTheNeutralRequest(t *testing.T) {
 	for k := range call.Pass.Fields {
 		keys = append(keys, k)
 	}
-	if len(keys) != 4 {
-		t.Errorf("passed-through fields = %q, want tool_choice, parallel_tool_calls, top_p, metadata", keys)
+	if len(keys) != 6 || string(call.Pass.Fields["max_completion_tokens"]) != "100" {
+		t.Errorf("passed-through fields = %q, want tool_choice, parallel_tool_calls, top_p, metadata, modalities and the token limit's key", keys)
 	}
 }
 
@@ -147,7 +147,7 @@ func TestDecodeNamesWhatOnlyThisProtocolCarries(t *testing.T) {
 	  "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}},
 	           {"type":"custom","custom":{"name":"grep"}}],
 	  "response_format":{"type":"json_object"},"seed":7,"tool_choice":"required","reasoning_effort":"low","x_future":{"a":1},
-	  "parallel_tool_calls":false,"logit_bias":null}`
+	  "parallel_tool_calls":false,"logit_bias":null,"modalities":["text","audio"]}`
 	call, err := chat.New().Decode([]byte(body))
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestDecodeNamesWhatOnlyThisProtocolCarries(t *testing.T) {
 		"messages[2].audio",
 		"tools[0].function.strict",
 		"tools[1] (custom)",
-		"parallel_tool_calls", "reasoning_effort", "response_format", "seed", "tool_choice", "x_future",
+		"modalities", "parallel_tool_calls", "reasoning_effort", "response_format", "seed", "tool_choice", "x_future",
 	}
 	if !reflect.DeepEqual(call.Foreign, want) {
 		t.Errorf("foreign =\n%q\nwant\n%q", call.Foreign, want)

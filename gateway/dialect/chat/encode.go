@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -42,7 +43,12 @@ type wireFunction struct {
 func wireCalls(calls []hooks.ToolCall) []wireCall {
 	out := make([]wireCall, len(calls))
 	for i, c := range calls {
-		out[i] = wireCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: string(c.Arguments)}}
+		args := string(c.Arguments)
+		if strings.TrimSpace(args) == "" {
+			// What a model means by no arguments, and what clients parse.
+			args = "{}"
+		}
+		out[i] = wireCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: args}}
 	}
 	return out
 }
@@ -75,6 +81,9 @@ func encoded(v any) json.RawMessage {
 // this protocol; when the answer is exactly its message, so does the
 // message (refusal, annotations, audio) and the choice (logprobs).
 func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) {
+	if res == nil {
+		return nil, errors.New("chat: no result to encode (host error)")
+	}
 	top := map[string]json.RawMessage{}
 	var wireMsg, wireChoice map[string]json.RawMessage
 	if w := res.Wire; w != nil {

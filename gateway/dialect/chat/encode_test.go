@@ -50,12 +50,13 @@ func TestEncodeGolden(t *testing.T) {
 			  "choices":[{"index":0,"message":{"role":"assistant","content":"Let me check. It is sunny."},"finish_reason":"stop","logprobs":null}],
 			  "usage":{"prompt_tokens":70,"completion_tokens":20,"total_tokens":90}}`},
 		{"client tool calls", dialect.Result{Model: "gpt-4.1-mini", Stop: hooks.StopToolUse,
-			ToolCalls: []hooks.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}, {ID: "call_2", Name: "now", Arguments: json.RawMessage(`{`)}},
+			ToolCalls: []hooks.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}, {ID: "call_2", Name: "now", Arguments: json.RawMessage(`{`)}, {ID: "call_3", Name: "now"}},
 			Usage:     hooks.Usage{InputTokens: 5, OutputTokens: 6}},
 			`{"id":"ID","object":"chat.completion","created":0,"model":"gpt-4.1-mini",
 			  "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[
 			    {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
-			    {"id":"call_2","type":"function","function":{"name":"now","arguments":"{"}}]},"finish_reason":"tool_calls","logprobs":null}],
+			    {"id":"call_2","type":"function","function":{"name":"now","arguments":"{"}},
+			    {"id":"call_3","type":"function","function":{"name":"now","arguments":"{}"}}]},"finish_reason":"tool_calls","logprobs":null}],
 			  "usage":{"prompt_tokens":5,"completion_tokens":6,"total_tokens":11}}`},
 		{"max tokens", dialect.Result{Model: "m", Text: []string{"cut"}, Stop: hooks.StopMaxTokens},
 			`{"id":"ID","object":"chat.completion","created":0,"model":"m",
@@ -168,5 +169,11 @@ func TestErrorBodyMapsTypes(t *testing.T) {
 		if !reflect.DeepEqual(got.Error, want) {
 			t.Errorf("%s: error = %v, want %v", c.in.Type, got.Error, want)
 		}
+	}
+}
+
+func TestEncodeWithoutAResultFails(t *testing.T) {
+	if b, err := chat.New().Encode(nil, nil); err == nil {
+		t.Errorf("Encode(nil) = %s, want an error", b)
 	}
 }

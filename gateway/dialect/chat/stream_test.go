@@ -140,11 +140,19 @@ func TestStreamOneCompletionOverSeveralRounds(t *testing.T) {
 func TestStreamWithoutUsageAndWithoutText(t *testing.T) {
 	w := newRecorder()
 	s := chat.New().NewStream(w, decode(t, streamPlain), dialect.Meta{Model: "m"})
+	// A keepalive while the first round's plugin tools run starts the
+	// response; the role still comes on the first chunk.
+	if err := s.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Started() || w.status != 200 || w.body.String() != ": ping\n\n" {
+		t.Fatalf("after a first ping: started=%v status=%d body=%q", s.Started(), w.status, w.body.String())
+	}
 	if err := s.Finish(hooks.StopMaxTokens, hooks.Usage{InputTokens: 3, OutputTokens: 4}); err != nil {
 		t.Fatal(err)
 	}
 	got := checkStream(t, w.body.Bytes(), false)
-	if got.Finish != "length" || got.Content != "" || got.UsageChunks != 0 || !got.FirstRoleSet {
+	if got.Finish != "length" || got.Content != "" || got.UsageChunks != 0 || !got.FirstRoleSet || got.Pings != 1 {
 		t.Errorf("stream = %+v\n%s", got, w.body.String())
 	}
 }

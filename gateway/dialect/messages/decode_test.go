@@ -71,6 +71,8 @@ func TestDecodeRefusesWhatTheAPIRefuses(t *testing.T) {
 		{"tool without name", head + okMsgs + `,"tools":[{"input_schema":{"type":"object"}}]}`, "tools[0].name"},
 		{"tool without schema", head + okMsgs + `,"tools":[{"name":"f"}]}`, "tools[0].input_schema"},
 		{"tool schema an array", head + okMsgs + `,"tools":[{"name":"f","input_schema":[]}]}`, "tools[0].input_schema"},
+		{"tool name with a dot", head + okMsgs + `,"tools":[{"name":"a.b","input_schema":{}}]}`, "tools[0].name"},
+		{"tool name too long", head + okMsgs + `,"tools":[{"name":"` + strings.Repeat("x", 65) + `","input_schema":{}}]}`, "tools[0].name"},
 		{"tool twice", head + okMsgs + `,"tools":[{"name":"f","input_schema":{}},{"name":"f","input_schema":{}}]}`, "tools[1].name"},
 		{"tool type a number", head + okMsgs + `,"tools":[{"type":1,"name":"f","input_schema":{}}]}`, "tools[0].type"},
 		{"description a number", head + okMsgs + `,"tools":[{"name":"f","description":2,"input_schema":{}}]}`, "tools[0].description"},

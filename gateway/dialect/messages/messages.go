@@ -76,6 +76,7 @@ import (
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
 // Front speaks Anthropic Messages to clients.
@@ -553,6 +554,9 @@ func (d *decoder) tools(raw json.RawMessage) error {
 		var spec hooks.ToolSpec
 		if json.Unmarshal(all["name"], &spec.Name) != nil || spec.Name == "" {
 			return dialect.Invalid(at+".name", at+".name: a tool needs a name, a string")
+		}
+		if !toolfmt.ValidName(spec.Name) {
+			return dialect.Invalid(at+".name", fmt.Sprintf("%s.name: %q must match %s (letters, digits, \"_\" and \"-\", at most 64)", at, spec.Name, toolfmt.NamePattern))
 		}
 		if seen[spec.Name] {
 			return dialect.Invalid(at+".name", fmt.Sprintf("%s.name: tool %q is defined twice", at, spec.Name))

@@ -25,7 +25,7 @@ type state struct {
 // tools are echoed as it sent them, never with the tools hookhost added.
 var echoed = []string{
 	"instructions", "tools", "tool_choice", "parallel_tool_calls", "temperature", "top_p",
-	"metadata", "max_output_tokens", "text", "reasoning", "store", "truncation", "user",
+	"metadata", "max_output_tokens", "text", "reasoning", "truncation", "user",
 	"service_tier", "background", "prompt_cache_key", "safety_identifier", "max_tool_calls", "top_logprobs",
 }
 
@@ -67,6 +67,10 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 			return nil, dialect.Invalid(k, k+" is not supported on the gateway route: hookhost keeps no responses between requests, so the model would lose the earlier conversation. "+
 				"Send the whole conversation in input (with store:false), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged")
 		}
+	}
+	if v, ok := top["background"]; ok && !isNull(v) && !isDefault("background", v) {
+		return nil, dialect.Invalid("background", "background responses are not supported on the gateway route: they are fetched later by id, and hookhost keeps no responses between requests. "+
+			"Leave background unset (or stream the response), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false)")
 	}
 	if err := d.decodeTop(top); err != nil {
 		return nil, err

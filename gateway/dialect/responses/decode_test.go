@@ -34,6 +34,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{"input a number", `{"model":"m","input":3}`, "input", "string or a list"},
 		{"previous_response_id", `{"model":"m","input":"and then?","previous_response_id":"resp_123"}`, "previous_response_id", "whole conversation in input"},
 		{"conversation", `{"model":"m","input":"and then?","conversation":{"id":"conv_1"}}`, "conversation", "bypass route"},
+		{"background", `{"model":"m","input":"hi","background":true}`, "background", "fetched later by id"},
 		{"instructions not a string", `{"model":"m","input":"hi","instructions":["a"]}`, "instructions", "must be a string"},
 		{"max_output_tokens zero", `{"model":"m","input":"hi","max_output_tokens":0}`, "max_output_tokens", "positive integer"},
 		{"max_output_tokens fraction", `{"model":"m","input":"hi","max_output_tokens":1.5}`, "max_output_tokens", "positive integer"},

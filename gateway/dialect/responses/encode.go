@@ -79,7 +79,7 @@ type response struct {
 var own = map[string]bool{
 	"id": true, "object": true, "created_at": true, "status": true, "model": true, "output": true,
 	"usage": true, "error": true, "incomplete_details": true, "instructions": true, "tools": true,
-	"store": true, "output_text": true,
+	"output_text": true,
 }
 
 // object builds the Response object: the protocol's defaults, then what
@@ -94,6 +94,7 @@ func (r response) object(st *state, wire map[string]json.RawMessage) map[string]
 		"parallel_tool_calls":  json.RawMessage(`true`),
 		"previous_response_id": json.RawMessage(`null`),
 		"reasoning":            json.RawMessage(`{"effort":null,"summary":null}`),
+		"store":                json.RawMessage(`false`),
 		"temperature":          json.RawMessage(`1`),
 		"text":                 json.RawMessage(`{"format":{"type":"text"}}`),
 		"tool_choice":          json.RawMessage(`"auto"`),
@@ -121,7 +122,6 @@ func (r response) object(st *state, wire map[string]json.RawMessage) map[string]
 	o["status"] = mustJSON(r.status)
 	o["model"] = mustJSON(r.model)
 	o["output"] = mustJSON(output)
-	o["store"] = json.RawMessage(`false`)
 	o["usage"] = orNull(r.usage)
 	o["error"] = orNull(r.errObj)
 	o["incomplete_details"] = json.RawMessage(`null`)

@@ -21,7 +21,8 @@
 // keeps no response state, and continuing without the earlier turns would
 // let the model silently lose them. Such clients send the whole
 // conversation in input, or use the bypass route, which passes requests to
-// the provider unchanged.
+// the provider unchanged. background:true is refused for the same reason:
+// a background response is fetched later by id.
 //
 // Every other field hookhost does not model (store, metadata, reasoning,
 // text, include, truncation, tool_choice, …, and fields added to the API
@@ -37,6 +38,11 @@
 // message, its output items are sent as they came (reasoning, annotations).
 // The client's own instructions and tools are echoed, never those hooks
 // or plugins added.
+//
+// A stream that fails after it started sends an error event, on which the
+// official SDKs raise the error from finalResponse() (a response.failed
+// alone would resolve it as a failed response), then response.failed with
+// the items so far, so that the stream still ends with a final event.
 package responses
 
 import (

@@ -22,9 +22,13 @@ import (
 // upstream rounds it spans.
 func (f *Front) NewStream(w http.ResponseWriter, call *dialect.Call, meta dialect.Meta) dialect.Sink {
 	fl, _ := w.(http.Flusher)
+	model := meta.Model
+	if model == "" && call != nil {
+		model = call.Request.Model
+	}
 	return &stream{
 		w: w, flush: fl, st: stateOf(call),
-		resp: response{id: newID("resp_"), createdAt: time.Now().Unix(), model: meta.Model, status: "in_progress"},
+		resp: response{id: newID("resp_"), createdAt: time.Now().Unix(), model: model, status: "in_progress"},
 	}
 }
 

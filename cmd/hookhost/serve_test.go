@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// servingPrefix starts the line serve prints once it listens; scripts and
+// tests read the address from it.
+const servingPrefix = "hookhost: serving on http://"
+
+// waitServing reads r line by line until the serving line and returns the
+// base URL; every line read is kept in log. The rest of r is drained in
+// the background so that the writer never blocks.
+func waitServing(t *testing.T, r io.Reader, log *strings.Builder) string {
+	t.Helper()
+	found := make(chan string, 1)
+	lines := make(chan string, 256)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			select {
+			case lines <- line:
+			default:
+			}
+			if !sent && strings.HasPrefix(line, servingPrefix) {
+				found <- "http://" + strings.TrimPrefix(line, servingPrefix)
+				sent = true
+			}
+		}
+		close(lines)
+	}()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case url := <-found:
+			for {
+				select {
+				case l := <-lines:
+					log.WriteString(l + "\n")
+				default:
+					return url
+				}
+			}
+		case l, ok := <-lines:
+			if !ok {
+				select {
+				case url := <-found:
+					return url
+				default:
+				}
+				t.Fatalf("serve ended without a serving line:\n%s", log.String())
+			}
+			log.WriteString(l + "\n")
+		case <-deadline:
+			t.Fatalf("no serving line within a minute:\n%s", log.String())
+		}
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// checkServes calls /healthz and one chat completion on the offline model.
+func checkServes(t *testing.T, base string) {
+	t.Helper()
+	if code, body := get(t, base+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"offline-large","messages":[{"role":"user","content":"what is 6*7"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Object  string `json:"object"`
+		Model   string `json:"model"`
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+			Message      struct {
+				Role    string  `json:"role"`
+				Content *string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &out) != nil {
+		t.Fatalf("chat completion: %d %s", resp.StatusCode, body)
+	}
+	if out.Object != "chat.completion" || len(out.Choices) != 1 || out.Choices[0].Message.Role != "assistant" ||
+		out.Choices[0].Message.Content == nil || !strings.Contains(*out.Choices[0].Message.Content, "what is 6*7") ||
+		out.Choices[0].FinishReason != "stop" {
+		t.Fatalf("chat completion body:\n%s", body)
+	}
+}
+
+const serveConfig = "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"
+
+// TestServeUntilCancelled runs serve in process on a free port, calls it,
+// then cancels it as SIGTERM would, and checks that it returns cleanly.
+func TestServeUntilCancelled(t *testing.T) {
+	for _, gw := range []string{"1", "0"} {
+		t.Run("HOOKHOST_USE_GATEWAY="+gw, func(t *testing.T) {
+			t.Setenv("HOOKHOST_USE_GATEWAY", gw)
+			cfg := writeConfig(t, serveConfig)
+			inv, err := parseWithConfig(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"-c", cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, pw := io.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- serveUntil(ctx, inv, "127.0.0.1:0", false, pw)
+				pw.Close()
+			}()
+			var log strings.Builder
+			base := waitServing(t, pr, &log)
+			if want := map[string]string{"1": "route gateway", "0": "route bypass"}[gw]; !strings.Contains(log.String(), want+" (from HOOKHOST_USE_GATEWAY)") {
+				t.Errorf("start line does not state the route:\n%s", log.String())
+			}
+			checkServes(t, base)
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("serve returned %v after cancel", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("serve did not return within a minute of cancel")
+			}
+			if _, err := http.Get(base + "/healthz"); err == nil {
+				t.Fatal("still answering after serve returned")
+			}
+		})
+	}
+}
+
+// TestServeProcessStopsOnSIGTERM runs the real binary and stops it with
+// SIGTERM: it exits 0.
+func TestServeProcessStopsOnSIGTERM(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "hookhost")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "-listen", "127.0.0.1:0", "-c", writeConfig(t, serveConfig))
+	cmd.Env = append(os.Environ(), "HOOKHOST_USE_GATEWAY=1")
+	// A pipe of our own rather than StderrPipe: Wait then waits for the
+	// copy, which the reader below keeps draining.
+	stderr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var log strings.Builder
+	base := waitServing(t, stderr, &log)
+	checkServes(t, base)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		exited <- err
+	}()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("serve exited with %v after SIGTERM\n%s", err, log.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("serve did not exit within a minute of SIGTERM\n%s", log.String())
+	}
+}
