@@ -113,6 +113,7 @@ func (s *suite) sameProtocol(t *testing.T, sdk string) {
 		t.Run("upstream 500/"+mode, func(t *testing.T) {
 			s.upstreamError(t, sdk, stream, http.StatusInternalServerError, "InternalServerError")
 		})
+		t.Run("upstream 500 after a plugin tool/"+mode, func(t *testing.T) { s.errorAfterPluginTool(t, sdk, stream) })
 	}
 }
 
@@ -258,6 +259,55 @@ func (s *suite) upstreamError(t *testing.T, sdk string, stream bool, status int,
 
 // callMarkers are how a tool call starts in each protocol's answers.
 var callMarkers = map[string]string{chat: `"tool_calls"`, responses: `"type":"function_call"`, messages: `"type":"tool_use"`}
+
+// errorAfterPluginTool: the upstream fails on the round after a plugin
+// tool ran. Not streamed, the client gets the upstream's 500 with
+// x-should-retry: false (the tool may have had side effects); streamed,
+// the first round's text is already out, so the error arrives in the
+// stream and the SDK helper must surface it rather than return a message.
+func (s *suite) errorAfterPluginTool(t *testing.T, sdk string, stream bool) {
+	msg := "fake upstream fails on the second round"
+	s.up.script(
+		round{Text: "Let me check. ", Calls: []call{{"call_weather_5", pluginTool, `{"city":"Paris"}`}}, In: 11, Out: 5},
+		round{Status: http.StatusInternalServerError, Message: msg},
+	)
+	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, nil, stream))
+	if n := len(s.up.requests()); n != 2 {
+		t.Fatalf("the upstream got %d requests, want 2", n)
+	}
+	hidden(t, o, "call_weather_5", pluginResult)
+	if !stream {
+		if o.Error == nil || o.Error.Class != "InternalServerError" || o.Error.Status != http.StatusInternalServerError || !strings.Contains(o.Error.Message, msg) {
+			t.Fatalf("the SDK got %+v / %s, want an InternalServerError with %q", o.Error, o.Result, msg)
+		}
+		if got := o.Error.Headers["x-should-retry"]; got != "false" {
+			t.Errorf("x-should-retry is %q after a plugin tool ran, want \"false\"", got)
+		}
+		return
+	}
+	raw := o.only(t).Body
+	if !strings.Contains(raw, msg) {
+		t.Errorf("the stream does not carry the upstream's error %q:\n%s", msg, raw)
+	}
+	if o.Error != nil {
+		if !strings.Contains(o.Error.Message, msg) {
+			t.Errorf("the SDK threw %s %q, which does not say %q", o.Error.Class, o.Error.Message, msg)
+		}
+		return
+	}
+	// A Responses stream may end with response.failed, which the helper
+	// returns as a failed response instead of throwing.
+	var r struct {
+		Status string `json:"status"`
+		Error  struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	mustDecode(t, o.Result, &r)
+	if sdk != responses || r.Status != "failed" || !strings.Contains(r.Error.Message, msg) {
+		t.Errorf("the SDK helper returned %s after an in-stream error, want it to throw (or a failed response saying %q)", o.Result, msg)
+	}
+}
 
 // hidden fails when any of the strings reached the client.
 func hidden(t *testing.T, o outcome, secrets ...string) {
