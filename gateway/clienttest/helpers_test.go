@@ -21,6 +21,7 @@ const (
 	pluginTool      = "lookup__weather"
 	pluginResult    = "sunny, 21 C"
 	blockedMessage  = "lookup: delete_everything is not allowed through this gateway"
+	cachedTime      = `{"time":"12:00","zone":"UTC","source":"lookup cache"}`
 	pluginToolMatch = "lookup__"
 )
 

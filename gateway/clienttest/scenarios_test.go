@@ -105,6 +105,8 @@ func (s *suite) sameProtocol(t *testing.T, sdk string) {
 		t.Run("mixed then continued/"+mode, func(t *testing.T) { s.mixed(t, sdk, stream) })
 		t.Run("blocked client tool/"+mode, func(t *testing.T) { s.blocked(t, sdk, stream) })
 	}
+	t.Run("modified client args/stream", func(t *testing.T) { s.modified(t, sdk) })
+	t.Run("client tool answered by a plugin/stream", func(t *testing.T) { s.provided(t, sdk) })
 	for _, stream := range []bool{true, false} {
 		mode := map[bool]string{true: "stream", false: "create"}[stream]
 		t.Run("upstream 429/"+mode, func(t *testing.T) {
@@ -237,6 +239,44 @@ func (s *suite) blocked(t *testing.T, sdk string, stream bool) {
 	}
 	if s.up.proto == messages && !conv[r].IsError {
 		t.Errorf("the block message reached the upstream without is_error: %v", conv[r])
+	}
+}
+
+// modified: the plugin rewrites the arguments of the client's get_time
+// call; the client receives the rewritten call, whole, in its stream.
+func (s *suite) modified(t *testing.T, sdk string) {
+	s.up.script(round{Calls: []call{{"call_time_6", getTime.Name, `{"zone":"cet"}`}}, In: 7, Out: 3})
+	o := runClient(t, s.gw.url, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in Paris?")}, []tool{getTime}, true))
+	v := check(t, sdk, true, o)
+	if want := []call{{"call_time_6", getTime.Name, `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
+		t.Errorf("the client got calls %v, stop %q; want %v as the plugin rewrote it, stop %q", v.Calls, v.Stop, want, toolStop(sdk))
+	}
+	if v.In != 7 || v.Out != 3 {
+		t.Errorf("usage %d in / %d out, want 7 / 3", v.In, v.Out)
+	}
+}
+
+// provided: the plugin answers the client's get_time call itself, as a
+// cache would; hookhost goes on upstream with that result and the client
+// gets only the answer.
+func (s *suite) provided(t *testing.T, sdk string) {
+	s.up.script(
+		round{Calls: []call{{"call_time_7", getTime.Name, `{"zone":"UTC"}`}}, In: 7, Out: 3},
+		round{Text: "It is 12:00 UTC.", In: 15, Out: 5},
+	)
+	o := runClient(t, s.gw.url, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in London?")}, []tool{getTime}, true))
+	v := check(t, sdk, true, o)
+	if v.Text != "It is 12:00 UTC." || len(v.Calls) != 0 || v.Stop != finalStop(sdk) || v.In != 22 || v.Out != 8 {
+		t.Errorf("the client got %+v, want the second round's answer and the usage of both", v)
+	}
+	hidden(t, o, "call_time_7", "lookup cache")
+	reqs := s.up.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the upstream got %d requests, want 2", len(reqs))
+	}
+	conv := conversationOf(t, s.up.proto, reqs[1].Body)
+	if r := find(conv, "result", "call_time_7"); r < 0 || !sameJSON(conv[r].Content, cachedTime) || conv[r].IsError {
+		t.Errorf("the second round does not carry the plugin's answer %q for the client's call:\n%v", cachedTime, conv)
 	}
 }
 
