@@ -286,17 +286,17 @@ func runClient(t *testing.T, root, sdk string, stream bool, params map[string]an
 	cmd.Env = append(environ(), "BASE_URL="+baseURL(sdk, root), "API_KEY="+clientKey, "SCENARIO="+string(scenario))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("node client.mjs (%s, stream %v) was still running after 2 minutes\nstderr: %s", sdk, stream, stderr.String())
 	}
 	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("node client.mjs: %v", err)
+	if runErr != nil && !errors.As(runErr, &ee) {
+		t.Fatalf("node client.mjs: %v", runErr)
 	}
 	var out outcome
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("node client.mjs (%v) printed no JSON outcome: %v\nstdout: %s\nstderr: %s", err, err, stdout.String(), stderr.String())
+		t.Fatalf("node client.mjs (exit: %v) printed no JSON outcome: %v\nstdout: %s\nstderr: %s", runErr, err, stdout.String(), stderr.String())
 	}
 	return out
 }

@@ -70,6 +70,9 @@ func newSuite(t *testing.T, proto string) *suite {
 	return &suite{up: up, gw: serve(t, config(up), true)}
 }
 
+// TestGatewayChatCompletions runs the scenarios on an OpenAI Chat
+// Completions upstream with the openai client's chat.completions, then an
+// Anthropic client on the same upstream, then the bypass route.
 func TestGatewayChatCompletions(t *testing.T) {
 	needClients(t)
 	t.Parallel()
@@ -79,6 +82,8 @@ func TestGatewayChatCompletions(t *testing.T) {
 	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
 }
 
+// TestGatewayResponses runs the scenarios on an OpenAI Responses upstream
+// with the openai client's responses, then the bypass route.
 func TestGatewayResponses(t *testing.T) {
 	needClients(t)
 	t.Parallel()
@@ -87,6 +92,9 @@ func TestGatewayResponses(t *testing.T) {
 	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
 }
 
+// TestGatewayMessages runs the scenarios on an Anthropic Messages upstream
+// with the @anthropic-ai/sdk client, then an OpenAI chat client on the same
+// upstream, then the bypass route.
 func TestGatewayMessages(t *testing.T) {
 	needClients(t)
 	t.Parallel()
