@@ -2,6 +2,7 @@ package clienttest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -135,7 +136,16 @@ func (s *suite) pluginToolTwoRounds(t *testing.T, sdk string, stream bool) {
 		round{Text: "Let me check. ", Calls: []call{{"call_weather_1", pluginTool, `{"city":"Paris"}`}}, In: 11, Out: 5},
 		round{Text: "It is sunny in Paris.", In: 23, Out: 7},
 	)
-	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, []tool{getTime}, stream))
+	params := request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, []tool{getTime}, stream)
+	extra := unmodelled[sdk]
+	if sdk != s.up.proto {
+		// Across protocols these would be refused with a 400, by design.
+		extra = nil
+	}
+	for k, v := range extra {
+		params[k] = v
+	}
+	o := runClient(t, s.gw.url, sdk, stream, params)
 	v := check(t, sdk, stream, o)
 	if want := "Let me check. It is sunny in Paris."; words(v.Text) != want {
 		t.Errorf("text %q, want %q", v.Text, want)
@@ -155,12 +165,39 @@ func (s *suite) pluginToolTwoRounds(t *testing.T, sdk string, stream bool) {
 	if tools := toolsOf(t, s.up.proto, reqs[0].Body); !contains(tools, pluginTool) || !contains(tools, getTime.Name) {
 		t.Errorf("the upstream was offered %v, want the client's %s and the plugin's %s", tools, getTime.Name, pluginTool)
 	}
+	for i, r := range reqs {
+		var body map[string]json.RawMessage
+		mustDecode(t, r.Body, &body)
+		for k, want := range extra {
+			if got, ok := body[k]; !ok || !sameJSON(string(got), string(mustJSON(want))) {
+				t.Errorf("round %d: the upstream got %s = %s, the client sent %s", i+1, k, got, mustJSON(want))
+			}
+		}
+	}
 	conv := conversationOf(t, s.up.proto, reqs[1].Body)
 	c, r := find(conv, "call", "call_weather_1"), find(conv, "result", "call_weather_1")
 	if c < 0 || r < c || !strings.Contains(conv[r].Content, pluginResult) {
 		t.Errorf("the second round does not carry the plugin's call and its result %q after it:\n%v", pluginResult, conv)
 	}
 	s.credentials(t)
+}
+
+// unmodelled are request fields hookhost does not model, per protocol:
+// on the gateway route with an upstream of the client's protocol, each
+// must reach every upstream round unchanged.
+var unmodelled = map[string]map[string]any{
+	chat: {
+		"seed": 7, "parallel_tool_calls": false, "response_format": map[string]any{"type": "text"},
+		"metadata": map[string]any{"trace": "t-1"}, "x_future_field": map[string]any{"nested": []any{1, "two"}},
+	},
+	responses: {
+		"parallel_tool_calls": false, "reasoning": map[string]any{"effort": "low"}, "metadata": map[string]any{"trace": "t-1"},
+		"text": map[string]any{"format": map[string]any{"type": "text"}}, "x_future_field": map[string]any{"nested": []any{1, "two"}},
+	},
+	messages: {
+		"metadata": map[string]any{"user_id": "u-1"}, "top_k": 5, "stop_sequences": []any{"\n\nEND"},
+		"x_future_field": map[string]any{"nested": []any{1, "two"}},
+	},
 }
 
 // mixed: one response calls the plugin's tool and the client's; the client
