@@ -29,6 +29,9 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
 	default:
+		// A slot frees as soon as any request ends; an upstream 429
+		// carries no such promise, so only this one says when to retry.
+		w.Header().Set("Retry-After", "1")
 		reject("concurrency", &dialect.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error",
 			Message: fmt.Sprintf("hookhost is already serving server.max_concurrent (%d) requests; retry shortly", cap(s.sem))})
 		return

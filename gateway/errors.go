@@ -45,9 +45,6 @@ func anthropicError(e *dialect.Error) []byte {
 // writeError sends e as a whole JSON response.
 func writeError(w http.ResponseWriter, render renderer, e *dialect.Error) {
 	w.Header().Set("Content-Type", "application/json")
-	if e.Status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
-	}
 	w.WriteHeader(e.Status)
 	w.Write(render(e))
 }

@@ -290,3 +290,22 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 const chatBody = `{"model":"m1","messages":[{"role":"user","content":"hello there"}]}`
+
+// answer is a response read whole, or why there was none.
+type answer struct {
+	code int
+	body string
+	err  error
+}
+
+// postAside posts body as JSON like post, but from any goroutine: a
+// failure comes back in the answer instead of stopping the test.
+func postAside(url, path, body string) answer {
+	resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		return answer{err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return answer{code: resp.StatusCode, body: string(b), err: err}
+}

@@ -19,9 +19,13 @@ type metrics struct {
 	rejected *prometheus.CounterVec
 	rounds   *prometheus.CounterVec
 	tools    *prometheus.CounterVec
+	evicted  prometheus.Counter
 }
 
-var _ relay.Observer = (*metrics)(nil)
+var (
+	_ relay.Observer      = (*metrics)(nil)
+	_ relay.StoreObserver = (*metrics)(nil)
+)
 
 func newMetrics(bus *hooks.Bus, plugins func() []host.Status) *metrics {
 	m := &metrics{
@@ -53,8 +57,12 @@ func newMetrics(bus *hooks.Bus, plugins func() []host.Status) *metrics {
 			Name: "hookhost_gateway_tool_calls_total",
 			Help: "Tool calls the gateway handled: plugin (run by hookhost), blocked or provided (a client tool answered by hookhost), client (handed back).",
 		}, []string{"how"}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hookhost_gateway_store_evicted_total",
+			Help: "Hidden rounds dropped from the store before the client continued (expired, or over server.state_entries); a continuation after that reaches the model without them.",
+		}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rejected, m.rounds, m.tools,
+	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rejected, m.rounds, m.tools, m.evicted,
 		&pluginCollector{bus: bus, plugins: plugins})
 	return m
 }
@@ -64,6 +72,9 @@ func (m *metrics) Round(protocol llm.Protocol) { m.rounds.WithLabelValues(string
 
 // ToolCall counts one tool call the gateway handled.
 func (m *metrics) ToolCall(how string) { m.tools.WithLabelValues(how).Inc() }
+
+// StoreEvicted counts hidden rounds the store dropped.
+func (m *metrics) StoreEvicted(n int) { m.evicted.Add(float64(n)) }
 
 // pluginCollector reads the Bus's counters and the plugins' states when
 // scraped, so the hot path keeps its own counters and nothing else.

@@ -116,6 +116,16 @@ func TestBypassIsByteForByte(t *testing.T) {
 			if !strings.Contains(s.logs.String(), "route=bypass") {
 				t.Errorf("no log line with route=bypass:\n%s", s.logs)
 			}
+			mresp, err := http.Get(s.url + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			metrics := string(readAll(t, mresp))
+			for _, k := range []string{upstreamKey, clientKey} {
+				if strings.Contains(s.logs.String(), k) || strings.Contains(metrics, k) {
+					t.Errorf("a key is in the log or /metrics")
+				}
+			}
 		})
 	}
 }
@@ -221,13 +231,9 @@ func TestConcurrencyLimit(t *testing.T) {
 	s := newTest(t, p)
 
 	var wg sync.WaitGroup
-	codes := make(chan int, 2)
+	answers := make(chan answer, 2)
 	for range 2 {
-		wg.Go(func() {
-			resp := post(t, s.url, "/v1/chat/completions", chatBody)
-			readAll(t, resp)
-			codes <- resp.StatusCode
-		})
+		wg.Go(func() { answers <- postAside(s.url, "/v1/chat/completions", chatBody) })
 	}
 	<-h.arrived
 	<-h.arrived
@@ -248,10 +254,10 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	close(h.release)
 	wg.Wait()
-	close(codes)
-	for c := range codes {
-		if c != 200 {
-			t.Fatalf("a held request got %d", c)
+	close(answers)
+	for a := range answers {
+		if a.code != 200 || a.err != nil {
+			t.Fatalf("a held request got %d %v", a.code, a.err)
 		}
 	}
 	// The slots are free again.

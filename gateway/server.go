@@ -38,10 +38,6 @@ import (
 	"github.com/hookhost/hookhost/llm"
 )
 
-// keepalive is how often a stream is pinged while plugin tools run: well
-// under the idle cut-off of common proxies and load balancers (60 s).
-const keepalive = 15 * time.Second
-
 // Options are what a Server needs besides its host.
 type Options struct {
 	// Logger receives the server's log lines; nil discards them.
@@ -97,8 +93,8 @@ type parts struct {
 	// Bus (bypass route through a translating upstream). Both default to
 	// relays built from the fields above.
 	hooked, plain runner
-	// transport carries bypass requests upstream; nil means
-	// http.DefaultTransport.
+	// transport carries bypass requests upstream; nil means a copy of
+	// http.DefaultTransport sized for server.max_concurrent.
 	transport http.RoundTripper
 }
 
@@ -134,7 +130,7 @@ func newServer(p parts) (*Server, error) {
 	if p.plugins == nil {
 		p.plugins = func() []host.Status { return nil }
 	}
-	s := &Server{p: p, log: p.logger.Named("gateway"), started: time.Now().UTC()}
+	s := &Server{p: p, log: p.logger, started: time.Now().UTC()}
 
 	s.listen = p.server.Listen
 	from := "server.listen"
@@ -173,7 +169,7 @@ func newServer(p parts) (*Server, error) {
 			Provider:      p.provider,
 			MaxIterations: p.maxIterations,
 			Store:         store,
-			Keepalive:     keepalive,
+			Keepalive:     relay.DefaultKeepalive,
 			Logger:        p.logger.Named("relay"),
 			Observe:       s.metrics,
 		}
@@ -189,6 +185,11 @@ func newServer(p parts) (*Server, error) {
 	s.p = p
 	if s.proxy, err = s.newProxy(); err != nil {
 		return nil, err
+	}
+	if p.server.ForwardClientKey && (p.route == hooks.RouteGateway || s.proxy == nil) {
+		// The provider holds one key for every call it makes; only a
+		// proxied request can carry the client's own.
+		s.log.Warn("server.forward_client_key applies only to requests proxied as they came (bypass route, upstream openai or anthropic); requests through the hook loop use the key llm.api_key_env names", "route", string(p.route))
 	}
 	s.handler = s.routes()
 	return s, nil

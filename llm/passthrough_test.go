@@ -1,0 +1,67 @@
+package llm
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestPassthroughMatchesMessagesByValueInOrder(t *testing.T) {
+	var p Passthrough
+	hi := Message{Role: "user", Content: "what is this?"}
+	p.KeepMessage(hi, json.RawMessage(`{"n":1}`))
+	p.KeepMessage(hi, json.RawMessage(`{"n":2}`))
+	call := Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(`{"a":`)}}}
+	p.KeepMessage(call, json.RawMessage(`{"n":3}`), json.RawMessage(`{"n":4}`))
+
+	w := p.Messages()
+	for _, want := range []string{`{"n":1}`, `{"n":2}`} {
+		got, ok := w.Take(hi)
+		if !ok || len(got) != 1 || string(got[0]) != want {
+			t.Fatalf("Take(hi) = %s, %v; want %s", got, ok, want)
+		}
+	}
+	if got, ok := w.Take(hi); ok {
+		t.Fatalf("a third equal message took %s; each wire form is used once per encoding", got)
+	}
+	// Invalid JSON arguments still identify their message.
+	if got, ok := w.Take(call); !ok || len(got) != 2 {
+		t.Fatalf("Take(call) = %s, %v", got, ok)
+	}
+	changed := call
+	changed.ToolCalls = []ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(`{"a":1}`)}}
+	if _, ok := p.Messages().Take(changed); ok {
+		t.Fatal("a message whose arguments changed matched the old wire form")
+	}
+	// A new encoding starts over.
+	if _, ok := p.Messages().Take(hi); !ok {
+		t.Fatal("a new encoding found no wire form")
+	}
+}
+
+func TestPassthroughFieldsDoNotRunTogether(t *testing.T) {
+	var p Passthrough
+	p.KeepMessage(Message{Role: "user", Content: "ab", ToolName: "c"}, json.RawMessage(`1`))
+	if _, ok := p.Messages().Take(Message{Role: "user", Content: "a", ToolName: "bc"}); ok {
+		t.Fatal("two messages with different fields matched")
+	}
+}
+
+func TestPassthroughTools(t *testing.T) {
+	var p Passthrough
+	spec := ToolSpec{Name: "f", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	p.KeepTool(spec, json.RawMessage(`{"strict":true}`))
+	if w, ok := p.Tool(spec); !ok || string(w) != `{"strict":true}` {
+		t.Fatalf("Tool = %s, %v", w, ok)
+	}
+	spec.Description = "changed"
+	if _, ok := p.Tool(spec); ok {
+		t.Fatal("a changed tool matched its old wire form")
+	}
+	var none *Passthrough
+	if _, ok := none.Tool(spec); ok {
+		t.Fatal("a nil Passthrough found a tool")
+	}
+	if _, ok := none.Messages().Take(Message{}); ok {
+		t.Fatal("a nil Passthrough found a message")
+	}
+}
