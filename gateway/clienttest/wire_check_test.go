@@ -57,6 +57,9 @@ func TestStreamChecksRefuseWhatClientsReject(t *testing.T) {
 		want        string // a fragment of the expected failure
 	}{
 		{chat, "valid", nil, ""},
+		{chat, "valid with keepalive comments", func(s string) string {
+			return strings.Replace(s, "\n\n", "\n\n: ping\n\n", 3) + ": ping\n\n"
+		}, ""},
 		{chat, "a chunk with another id", func(s string) string {
 			return strings.Replace(s, `"id":"chatcmpl-fake1"`, `"id":"chatcmpl-other"`, 3)
 		}, "a changed id"},
@@ -76,6 +79,7 @@ func TestStreamChecksRefuseWhatClientsReject(t *testing.T) {
 		}, "finish_reason"},
 
 		{responses, "valid", nil, ""},
+		{responses, "valid with keepalive comments", func(s string) string { return strings.Replace(s, "\n\n", "\n\n: ping\n\n", 4) }, ""},
 		{responses, "no response.created", func(s string) string {
 			return regexp.MustCompile(`(?s)^event: response.created\n[^\n]*\n\n`).ReplaceAllString(s, "")
 		}, "response.created"},
@@ -93,6 +97,12 @@ func TestStreamChecksRefuseWhatClientsReject(t *testing.T) {
 		}, "ends with"},
 
 		{messages, "valid", nil, ""},
+		{messages, "valid with pings", func(s string) string {
+			return strings.Replace(s, "event: content_block_stop", "event: ping\ndata: {\"type\":\"ping\"}\n\nevent: content_block_stop", 2)
+		}, ""},
+		{messages, "a ping before message_start", func(s string) string {
+			return "event: ping\ndata: {\"type\":\"ping\"}\n\n" + s
+		}, "before message_start"},
 		{messages, "two message_start", func(s string) string {
 			first := s[:strings.Index(s, "\n\n")+2]
 			return s + first

@@ -74,6 +74,9 @@ func checkChatStream(t testing.TB, raw []byte, includeUsage bool) visible {
 	t.Helper()
 	var v visible
 	fs := frames(t, raw)
+	for len(fs) > 0 && fs[len(fs)-1].Comment {
+		fs = fs[:len(fs)-1]
+	}
 	if len(fs) == 0 || fs[len(fs)-1].Data != "[DONE]" {
 		t.Fatalf("chat stream: does not end with data: [DONE]:\n%s", raw)
 	}
@@ -85,6 +88,12 @@ func checkChatStream(t testing.TB, raw []byte, includeUsage bool) visible {
 	args := map[int]*call{}
 	var order []int
 	chunks := 0
+	lastChunk := -1 // the last frame before [DONE] that is not a comment
+	for i, f := range fs[:len(fs)-1] {
+		if !f.Comment {
+			lastChunk = i
+		}
+	}
 	for i, f := range fs[:len(fs)-1] {
 		if f.Comment {
 			continue
@@ -145,7 +154,7 @@ func checkChatStream(t testing.TB, raw []byte, includeUsage bool) visible {
 				continue
 			}
 			usageChunks++
-			if i != len(fs)-2 {
+			if i != lastChunk {
 				t.Errorf("chat stream: the usage chunk is not the last before [DONE] (frame %d of %d)", i, len(fs))
 			}
 			var u struct {
