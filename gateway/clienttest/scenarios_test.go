@@ -79,7 +79,9 @@ func TestGatewayChatCompletions(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, chat)
 	s.sameProtocol(t, chat)
-	t.Run("anthropic client", func(t *testing.T) { s.pluginToolTwoRounds(t, messages, true) })
+	t.Run("anthropic client/stream", func(t *testing.T) { s.pluginToolTwoRounds(t, messages, true) })
+	t.Run("anthropic client/create", func(t *testing.T) { s.pluginToolTwoRounds(t, messages, false) })
+	t.Run("anthropic client/untranslatable field", func(t *testing.T) { s.untranslatable(t, messages) })
 	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
 }
 
@@ -101,7 +103,8 @@ func TestGatewayMessages(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, messages)
 	s.sameProtocol(t, messages)
-	t.Run("openai chat client", func(t *testing.T) { s.pluginToolTwoRounds(t, chat, true) })
+	t.Run("openai chat client/stream", func(t *testing.T) { s.pluginToolTwoRounds(t, chat, true) })
+	t.Run("openai chat client/create", func(t *testing.T) { s.pluginToolTwoRounds(t, chat, false) })
 	t.Run("bypass", func(t *testing.T) { bypass(t, s.up) })
 }
 
@@ -180,6 +183,22 @@ func (s *suite) pluginToolTwoRounds(t *testing.T, sdk string, stream bool) {
 		t.Errorf("the second round does not carry the plugin's call and its result %q after it:\n%v", pluginResult, conv)
 	}
 	s.credentials(t)
+}
+
+// untranslatable: a field only the client's protocol can carry, sent to
+// an upstream of another protocol, is refused with a 400 naming it before
+// anything goes upstream, never silently dropped.
+func (s *suite) untranslatable(t *testing.T, sdk string) {
+	s.up.script()
+	params := request(sdk, models[s.up.proto], []any{user("hi")}, nil, false)
+	params["x_future_field"] = map[string]any{"nested": true}
+	o := runClient(t, s.gw.url, sdk, false, params)
+	if o.Error == nil || o.Error.Class != "BadRequestError" || o.Error.Status != http.StatusBadRequest || !strings.Contains(o.Error.Message, "x_future_field") {
+		t.Errorf("the SDK got %+v / %s, want a BadRequestError naming x_future_field", o.Error, o.Result)
+	}
+	if n := len(s.up.requests()); n != 0 {
+		t.Errorf("the upstream got %d requests, want none", n)
+	}
 }
 
 // unmodelled are request fields hookhost does not model, per protocol:
