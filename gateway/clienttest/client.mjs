@@ -12,9 +12,8 @@
 // "body"}], "texts": [<text deltas the helper emitted>]}. Every HTTP
 // exchange is captured by a fetch wrapper given to the SDK client, so the
 // raw bytes of the stream the helper accumulated are checked as well.
-import OpenAI from "openai";
-import Anthropic from "@anthropic-ai/sdk";
-
+// Each SDK is imported only when used: loading both costs a second SDK's
+// start-up on every run.
 const scenario = JSON.parse(process.env.SCENARIO ?? "{}");
 const exchanges = [];
 const pending = [];
@@ -55,6 +54,7 @@ async function run() {
   const params = scenario.params;
   switch (scenario.sdk) {
     case "chat": {
+      const { default: OpenAI } = await import("openai");
       const client = new OpenAI(options);
       if (!scenario.stream) return [await client.chat.completions.create(params), texts];
       const stream = client.chat.completions.stream(params);
@@ -62,6 +62,7 @@ async function run() {
       return [await stream.finalChatCompletion(), texts];
     }
     case "responses": {
+      const { default: OpenAI } = await import("openai");
       const client = new OpenAI(options);
       if (!scenario.stream) return [await client.responses.create(params), texts];
       const stream = client.responses.stream(params);
@@ -69,6 +70,7 @@ async function run() {
       return [await stream.finalResponse(), texts];
     }
     case "messages": {
+      const { default: Anthropic } = await import("@anthropic-ai/sdk");
       const client = new Anthropic(options);
       if (!scenario.stream) return [await client.messages.create(params), texts];
       const stream = client.messages.stream(params);
