@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,16 +36,30 @@ var answer = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created"
 	`","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"pong"}}],` +
 	`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
 
-// fakeUpstream answers every request at once with answer, so what is
-// measured is the path to it.
-func fakeUpstream(b *testing.B) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// upstream is the fake provider: it answers every request at once with
+// answer, so what is measured is the path to it, and counts the
+// connections opened to it, so a path that does not reuse them shows.
+type upstream struct {
+	url   string
+	conns atomic.Int64
+}
+
+func fakeUpstream(b *testing.B) *upstream {
+	up := &upstream{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
 	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			up.conns.Add(1)
+		}
+	}
+	srv.Start()
 	b.Cleanup(srv.Close)
-	return srv.URL
+	up.url = srv.URL
+	return up
 }
 
 var (
@@ -178,8 +193,9 @@ type stats struct {
 
 // measure sends b.N requests to root from conc concurrent clients, each
 // waiting for its answer before sending the next, and reports p50 and p99
-// per request and requests/s beside ns/op.
-func measure(b *testing.B, root string, conc int) stats {
+// per request, requests/s, and the connections opened to the upstream per
+// request, beside ns/op.
+func measure(b *testing.B, up *upstream, root string, conc int) stats {
 	c := client(conc)
 	defer c.CloseIdleConnections()
 	var (
@@ -206,6 +222,7 @@ func measure(b *testing.B, root string, conc int) stats {
 		}
 	}
 	lat := make([][]time.Duration, conc)
+	conns := up.conns.Load()
 	b.ResetTimer()
 	start := time.Now()
 	for i := range conc {
@@ -232,6 +249,7 @@ func measure(b *testing.B, root string, conc int) stats {
 	b.ReportMetric(float64(s.p50.Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(s.p99.Nanoseconds())/1e3, "p99-µs")
 	b.ReportMetric(s.perSec, "req/s")
+	b.ReportMetric(float64(up.conns.Load()-conns)/float64(b.N), "upstream-conns/op")
 	return s
 }
 
@@ -254,14 +272,14 @@ func BenchmarkGatewayLatency(b *testing.B) {
 		root string
 		host *hookhost.Host // nil when no plugin runs
 	}
-	bypass, _ := serveGateway(b, up, false, false)
-	plain, _ := serveGateway(b, up, true, false)
-	withPlugin, h := serveGateway(b, up, true, true)
-	targets := []target{{"direct", up + "/v1", nil}, {"bypass", bypass, nil}, {"gateway", plain, nil}, {"plugin", withPlugin, h}}
+	bypass, _ := serveGateway(b, up.url, false, false)
+	plain, _ := serveGateway(b, up.url, true, false)
+	withPlugin, h := serveGateway(b, up.url, true, true)
+	targets := []target{{"direct", up.url + "/v1", nil}, {"bypass", bypass, nil}, {"gateway", plain, nil}, {"plugin", withPlugin, h}}
 	for _, tg := range targets {
 		for _, conc := range []int{1, 64} {
 			b.Run(fmt.Sprintf("%s/clients=%d", tg.name, conc), func(b *testing.B) {
-				if s := measure(b, tg.root, conc); s.errors > 0 {
+				if s := measure(b, up, tg.root, conc); s.errors > 0 {
 					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
 				}
 				if tg.host != nil {
@@ -277,8 +295,8 @@ func BenchmarkGatewayLatency(b *testing.B) {
 // and fails on any error.
 func BenchmarkGatewayLoad(b *testing.B) {
 	up := fakeUpstream(b)
-	root, h := serveGateway(b, up, true, true)
-	s := measure(b, root, 64)
+	root, h := serveGateway(b, up.url, true, true)
+	s := measure(b, up, root, 64)
 	pluginAsked(b, h, b.N)
 	b.ReportMetric(float64(s.errors), "errors")
 	b.ReportMetric(float64(b.N), "requests")
