@@ -23,30 +23,27 @@ func Repair(msgs []hooks.Message) []hooks.Message {
 		return msgs
 	}
 	out := make([]hooks.Message, 0, len(msgs)+2)
-	var pending []hooks.ToolCall // calls of the last assistant message still unanswered
+	var pending pendingCalls // calls of the last assistant message still unanswered
 	flush := func() {
-		for _, c := range pending {
+		for _, c := range pending.unanswered() {
 			out = append(out, hooks.Message{
 				Role: hooks.RoleTool, ToolCallID: c.ID, ToolName: c.Name,
 				Content: CancelledResult, IsError: true,
 			})
 		}
-		pending = nil
+		pending.reset(nil)
 	}
 	for _, m := range msgs {
 		if m.Role == hooks.RoleTool {
-			i := indexOf(pending, m.ToolCallID)
-			if i < 0 {
-				continue
+			if pending.answer(m.ToolCallID) {
+				out = append(out, m)
 			}
-			pending = append(pending[:i:i], pending[i+1:]...)
-			out = append(out, m)
 			continue
 		}
 		flush()
 		out = append(out, m)
 		if m.Role == hooks.RoleAssistant {
-			pending = append([]hooks.ToolCall(nil), m.ToolCalls...)
+			pending.reset(m.ToolCalls)
 		}
 	}
 	flush()
@@ -54,31 +51,66 @@ func Repair(msgs []hooks.Message) []hooks.Message {
 }
 
 func needsRepair(msgs []hooks.Message) bool {
-	var pending []hooks.ToolCall
+	var pending pendingCalls
 	for _, m := range msgs {
 		if m.Role == hooks.RoleTool {
-			i := indexOf(pending, m.ToolCallID)
-			if i < 0 {
+			if !pending.answer(m.ToolCallID) {
 				return true
 			}
-			pending = append(pending[:i:i], pending[i+1:]...)
 			continue
 		}
-		if len(pending) > 0 {
+		if pending.left > 0 {
 			return true
 		}
 		if m.Role == hooks.RoleAssistant {
-			pending = m.ToolCalls
+			pending.reset(m.ToolCalls)
 		}
 	}
-	return len(pending) > 0
+	return pending.left > 0
 }
 
-func indexOf(calls []hooks.ToolCall, id string) int {
+// pendingCalls tracks which calls of one assistant message are still
+// unanswered. A history can carry tens of thousands of calls (a client
+// sends whatever fits in a request), so each answer costs O(1), not a
+// scan of the calls left.
+type pendingCalls struct {
+	calls    []hooks.ToolCall
+	answered []bool
+	open     map[string][]int // call id → indices of its unanswered calls, in order
+	left     int
+}
+
+func (p *pendingCalls) reset(calls []hooks.ToolCall) {
+	p.calls, p.left = calls, len(calls)
+	p.answered = make([]bool, len(calls))
+	clear(p.open)
+	if len(calls) > 0 && p.open == nil {
+		p.open = make(map[string][]int, len(calls))
+	}
 	for i, c := range calls {
-		if c.ID == id {
-			return i
+		p.open[c.ID] = append(p.open[c.ID], i)
+	}
+}
+
+// answer marks the first unanswered call with id as answered and reports
+// whether there was one.
+func (p *pendingCalls) answer(id string) bool {
+	idx := p.open[id]
+	if len(idx) == 0 {
+		return false
+	}
+	p.answered[idx[0]] = true
+	p.open[id] = idx[1:]
+	p.left--
+	return true
+}
+
+func (p *pendingCalls) unanswered() []hooks.ToolCall {
+	var out []hooks.ToolCall
+	for i, c := range p.calls {
+		if !p.answered[i] {
+			out = append(out, c)
 		}
 	}
-	return -1
+	return out
 }

@@ -2,7 +2,9 @@ package history
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 )
@@ -49,5 +51,48 @@ func TestRepair(t *testing.T) {
 		if !reflect.DeepEqual(in, tt.in) {
 			t.Errorf("%s: input was modified", tt.name)
 		}
+	}
+}
+
+// BenchmarkRepairManyResults is the shape a hostile client can send: one
+// assistant message with many calls, answered in reverse order. It must
+// grow linearly with the number of calls.
+func BenchmarkRepairManyResults(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			msgs := manyResults(n)
+			for b.Loop() {
+				Repair(msgs)
+			}
+		})
+	}
+}
+
+func manyResults(n int) []hooks.Message {
+	calls := make([]hooks.ToolCall, n)
+	for i := range calls {
+		calls[i] = hooks.ToolCall{ID: "c" + strconv.Itoa(i), Name: "f"}
+	}
+	msgs := []hooks.Message{{Role: hooks.RoleUser, Content: "go"}, {Role: hooks.RoleAssistant, ToolCalls: calls}}
+	for i := n - 1; i > 0; i-- { // the first call stays unanswered
+		msgs = append(msgs, hooks.Message{Role: hooks.RoleTool, ToolCallID: calls[i].ID})
+	}
+	return msgs
+}
+
+func TestRepairManyResultsInLinearTime(t *testing.T) {
+	// 200k answered calls: seconds of CPU when each answer scanned the
+	// calls left, a few milliseconds now. The bound is generous; it only
+	// catches a return to quadratic work.
+	msgs := manyResults(200000)
+	done := make(chan []hooks.Message, 1)
+	go func() { done <- Repair(msgs) }()
+	select {
+	case out := <-done:
+		if len(out) != len(msgs)+1 || out[len(out)-1].ToolCallID != "c0" || out[len(out)-1].Content != CancelledResult {
+			t.Fatalf("repair of 200k results: %d messages, last %+v", len(out), out[len(out)-1])
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("repairing a history of 200k tool results took over 20s")
 	}
 }
