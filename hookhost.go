@@ -83,6 +83,7 @@ type Host struct {
 	routeSource string
 	upstream    Upstream
 	models      []string
+	getenv      func(string) string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -109,7 +110,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	h := &Host{cfg: cfg, route: hooks.RouteBypass, routeSource: source}
+	h := &Host{cfg: cfg, route: hooks.RouteBypass, routeSource: source, getenv: getenv}
 	if gateway {
 		h.route = hooks.RouteGateway
 	}
@@ -254,6 +255,11 @@ func (h *Host) Upstream() Upstream {
 	u.Header = u.Header.Clone()
 	return u
 }
+
+// Getenv reads the environment the host was opened with (Options.Getenv),
+// so that what is built on the host, such as the gateway's inbound keys,
+// reads the same one.
+func (h *Host) Getenv(key string) string { return h.getenv(key) }
 
 // Models returns the model names clients may ask for: llm.model, the
 // llm.tiers models and server.models, without duplicates.

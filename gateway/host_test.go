@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,5 +208,28 @@ dir = %q
 	}
 	if got := scrape(t, url, `hookhost_gateway_upstream_rounds_total{protocol="openai-chat"}`); got != "2" {
 		t.Errorf("upstream rounds on /metrics: %q", got)
+	}
+}
+
+// The inbound keys are read from the environment the host was opened with,
+// so a program embedding hookhost can supply them without os.Setenv.
+func TestInboundKeysComeFromTheHostsEnvironment(t *testing.T) {
+	fake := fakeapi.New(t, fakeapi.JSON(200, `{"id":"c","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
+	_, url := hostServer(t, upstreamConfig(fake.URL()+"/v1", true)+"api_key_env = \"UPSTREAM_KEY\"\n")
+	body := `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`
+	for key, want := range map[string]int{"": 401, "wrong": 401, upstreamKey: 200} {
+		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("key %q: status %d, want %d", key, resp.StatusCode, want)
+		}
 	}
 }

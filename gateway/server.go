@@ -114,7 +114,7 @@ func New(h *hookhost.Host, opts Options) (*Server, error) {
 		server:        cfg.Server,
 		maxIterations: cfg.Conversation.MaxIterations,
 		plugins:       h.Plugins,
-		getenv:        os.Getenv,
+		getenv:        h.Getenv,
 		logger:        opts.Logger,
 		listen:        opts.Listen,
 	})
