@@ -154,4 +154,84 @@ func print(w io.Writer, samples map[string]map[string][]float64, order []string)
 		fmt.Fprintf(tw, "%s\t%.2f×\t%s\t%s\n", c.label, r, c.target, verdict)
 	}
 	tw.Flush()
+	printGateway(w, samples)
+}
+
+// The gateway benchmarks' names and metrics (gateway/bench).
+const (
+	gatewayLatency = "BenchmarkGatewayLatency/"
+	gatewayLoad    = "BenchmarkGatewayLoad"
+	gatewayDirect  = "direct"
+	minLoad        = 10000
+)
+
+// gatewayRoutes are the rows of the gateway table, in order.
+var gatewayRoutes = []struct{ name, label string }{
+	{gatewayDirect, "direct to the upstream"},
+	{"bypass", "bypass route"},
+	{"gateway", "gateway route, no plugin"},
+	{"plugin", "gateway route, one remote plugin"},
+}
+
+// printGateway prints what the gateway adds to a request, per route and
+// number of concurrent clients: its p50 and p99 minus those of calling the
+// upstream directly at the same concurrency, and how many connections to
+// the upstream each request opened (0 when they are reused); then the load
+// run's outcome.
+func printGateway(w io.Writer, samples map[string]map[string][]float64) {
+	var clients []string
+	seen := map[string]bool{}
+	for name := range samples {
+		rest, ok := strings.CutPrefix(name, gatewayLatency)
+		if !ok {
+			continue
+		}
+		if _, c, ok := strings.Cut(rest, "/clients="); ok && !seen[c] {
+			seen[c] = true
+			clients = append(clients, c)
+		}
+	}
+	sort.Slice(clients, func(i, j int) bool {
+		a, _ := strconv.Atoi(clients[i])
+		b, _ := strconv.Atoi(clients[j])
+		return a < b
+	})
+	if len(clients) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "gateway (medians, same run)\tclients\tp50\tp99\tadded p50\tadded p99\treq/s\tnew upstream conns/req\t")
+		for _, c := range clients {
+			direct := samples[gatewayLatency+gatewayDirect+"/clients="+c]
+			for _, r := range gatewayRoutes {
+				m, ok := samples[gatewayLatency+r.name+"/clients="+c]
+				if !ok {
+					continue
+				}
+				added50, added99 := "", ""
+				if r.name != gatewayDirect && direct != nil {
+					added50 = micros(median(m["p50-µs"]) - median(direct["p50-µs"]))
+					added99 = micros(median(m["p99-µs"]) - median(direct["p99-µs"]))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t\n", r.label, c, micros(median(m["p50-µs"])), micros(median(m["p99-µs"])), added50, added99, median(m["req/s"]), median(m["upstream-conns/op"]))
+			}
+		}
+		tw.Flush()
+	}
+	if m, ok := samples[gatewayLoad]; ok {
+		reqs, errs := median(m["requests"]), median(m["errors"])
+		verdict := "met"
+		if reqs < minLoad || errs != 0 {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(w, "\ngateway load run: %.0f requests, %.0f errors, %.0f req/s, p99 %s (target: ≥ %d requests, 0 errors) %s\n",
+			reqs, errs, median(m["req/s"]), micros(median(m["p99-µs"])), minLoad, verdict)
+	}
+}
+
+// micros formats a duration given in microseconds.
+func micros(us float64) string {
+	if us >= 1000 || us <= -1000 {
+		return fmt.Sprintf("%.2f ms", us/1000)
+	}
+	return fmt.Sprintf("%.0f µs", us)
 }

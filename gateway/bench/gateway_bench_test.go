@@ -1,0 +1,306 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost"
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/gateway"
+)
+
+const (
+	model  = "gpt-bench"
+	keyEnv = "HOOKHOST_BENCH_UPSTREAM_KEY"
+)
+
+// requestBody is the small request every benchmark sends.
+var requestBody = []byte(`{"model":"` + model + `","messages":[{"role":"user","content":"ping"}]}`)
+
+// answer is the fake upstream's instant reply.
+var answer = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"` + model +
+	`","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"pong"}}],` +
+	`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
+
+// upstream is the fake provider: it answers every request at once with
+// answer, so what is measured is the path to it, and counts the
+// connections opened to it, so a path that does not reuse them shows.
+type upstream struct {
+	url   string
+	conns atomic.Int64
+}
+
+func fakeUpstream(b *testing.B) *upstream {
+	up := &upstream{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			up.conns.Add(1)
+		}
+	}
+	srv.Start()
+	b.Cleanup(srv.Close)
+	up.url = srv.URL
+	return up
+}
+
+var (
+	buildOnce  sync.Once
+	pluginPath string
+	buildErr   error
+)
+
+// modelPlugin builds the benchmark's plugin once per run.
+func modelPlugin(b *testing.B) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hookhost-gateway-bench")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		pluginPath = filepath.Join(dir, "modelplugin")
+		if out, err := exec.Command("go", "build", "-o", pluginPath, "./internal/modelplugin").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build modelplugin: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return pluginPath
+}
+
+// serveGateway opens a host in front of the upstream at up, on the gateway
+// route or the bypass one, with the model plugin or none, and serves it on
+// a real loopback listener. It returns the API root clients use and the
+// host.
+func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) (string, *hookhost.Host) {
+	cfg := config.Default()
+	cfg.LLM.Provider, cfg.LLM.API, cfg.LLM.Model = "openai", "chat", model
+	cfg.LLM.BaseURL, cfg.LLM.APIKeyEnv, cfg.LLM.MaxRetries = up+"/v1", keyEnv, 0
+	// Every client of the load run may be in flight at once.
+	cfg.Server.MaxConcurrent = 1024
+	if plugin {
+		cfg.Plugins.Enabled = []string{"modelplugin"}
+		cfg.Plugins.Entries = map[string]config.PluginEntry{"modelplugin": {
+			Path: modelPlugin(b), Timeout: 5 * time.Second, ToolTimeout: 10 * time.Second, Config: json.RawMessage(`{}`),
+		}}
+	}
+	route := "0"
+	if gatewayRoute {
+		route = "1"
+	}
+	getenv := func(name string) string {
+		switch name {
+		case keyEnv:
+			return "sk-bench"
+		case config.GatewayEnv:
+			return route
+		}
+		return ""
+	}
+	ctx := context.Background()
+	h, err := hookhost.Open(ctx, cfg, hookhost.Options{Getenv: getenv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close(context.Background()) })
+	if errs := h.StartErrors(); len(errs) > 0 {
+		b.Fatal(errs[0])
+	}
+	srv, err := gateway.New(h, gateway.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	b.Cleanup(ts.Close)
+	return ts.URL + "/v1", h
+}
+
+// pluginAsked fails the benchmark unless the host's plugins were asked
+// every per-round hook that answers at least n times and never failed, so
+// the plugin route measures hook round trips and not their fallback.
+// Observers (post_llm_call) are queued off the request's path and may be
+// dropped when the queue is full, so they are not counted.
+func pluginAsked(b *testing.B, h *hookhost.Host, n int) {
+	st := h.Bus().Stats()
+	asked := 0
+	for _, hs := range st.Hooks {
+		if hs.Hook.Observer() {
+			continue
+		}
+		asked++
+		if hs.Calls < uint64(n) || len(hs.Failures) > 0 {
+			b.Fatalf("plugin %s was asked %s %d times with failures %v; want at least %d calls and no failure", hs.Plugin, hs.Hook, hs.Calls, hs.Failures, n)
+		}
+	}
+	if asked == 0 {
+		b.Fatal("no plugin answers a per-round hook on the plugin route")
+	}
+}
+
+// client keeps a connection per concurrent caller alive across requests.
+func client(conc int) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = conc*2, conc*2
+	return &http.Client{Transport: tr, Timeout: time.Minute}
+}
+
+// call makes one chat completion request and checks its answer.
+func call(c *http.Client, root string) error {
+	resp, err := c.Post(root+"/chat/completions", "application/json", bytes.NewReader(requestBody))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	if !bytes.Contains(body, []byte(`"pong"`)) {
+		return fmt.Errorf("the answer lacks the upstream's text: %s", body)
+	}
+	return nil
+}
+
+// stats is what one measured run saw.
+type stats struct {
+	p50, p99 time.Duration
+	perSec   float64
+	errors   int64
+	firstErr error
+}
+
+// measure sends b.N requests to root from conc concurrent clients, each
+// waiting for its answer before sending the next, and reports p50 and p99
+// per request, requests/s, and the connections opened to the upstream per
+// request, beside ns/op.
+func measure(b *testing.B, up *upstream, root string, conc int) stats {
+	c := client(conc)
+	defer c.CloseIdleConnections()
+	var (
+		next     atomic.Int64
+		errs     atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	// Open every client's connection and warm the host's first-call paths
+	// before the clock starts.
+	warm := make([]error, conc)
+	for i := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			warm[i] = call(c, root)
+		}()
+	}
+	wg.Wait()
+	for _, err := range warm {
+		if err != nil {
+			b.Fatalf("warm-up request: %v", err)
+		}
+	}
+	lat := make([][]time.Duration, conc)
+	conns := up.conns.Load()
+	b.ResetTimer()
+	start := time.Now()
+	for i := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				err := call(c, root)
+				lat[i] = append(lat[i], time.Since(t0))
+				if err != nil {
+					errs.Add(1)
+					errOnce.Do(func() { firstErr = err })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	s := stats{p50: quantile(all, 0.50), p99: quantile(all, 0.99), perSec: float64(len(all)) / elapsed.Seconds(), errors: errs.Load(), firstErr: firstErr}
+	b.ReportMetric(float64(s.p50.Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(s.p99.Nanoseconds())/1e3, "p99-µs")
+	b.ReportMetric(s.perSec, "req/s")
+	b.ReportMetric(float64(up.conns.Load()-conns)/float64(b.N), "upstream-conns/op")
+	return s
+}
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// BenchmarkGatewayLatency is one small request, four ways: straight to the
+// upstream, and through the gateway's bypass route, its gateway route with
+// no plugin, and its gateway route with one remote plugin subscribed to the
+// per-round model hooks. bench/report subtracts the first from the others.
+func BenchmarkGatewayLatency(b *testing.B) {
+	up := fakeUpstream(b)
+	type target struct {
+		name string
+		root string
+		host *hookhost.Host // nil when no plugin runs
+	}
+	bypass, _ := serveGateway(b, up.url, false, false)
+	plain, _ := serveGateway(b, up.url, true, false)
+	withPlugin, h := serveGateway(b, up.url, true, true)
+	targets := []target{{"direct", up.url + "/v1", nil}, {"bypass", bypass, nil}, {"gateway", plain, nil}, {"plugin", withPlugin, h}}
+	for _, tg := range targets {
+		for _, conc := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%s/clients=%d", tg.name, conc), func(b *testing.B) {
+				if s := measure(b, up, tg.root, conc); s.errors > 0 {
+					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
+				}
+				if tg.host != nil {
+					pluginAsked(b, tg.host, b.N)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkGatewayLoad sends b.N requests (make bench asks for at least
+// 10,000) from 64 clients through the gateway route with the remote plugin,
+// and fails on any error.
+func BenchmarkGatewayLoad(b *testing.B) {
+	up := fakeUpstream(b)
+	root, h := serveGateway(b, up.url, true, true)
+	s := measure(b, up, root, 64)
+	pluginAsked(b, h, b.N)
+	b.ReportMetric(float64(s.errors), "errors")
+	b.ReportMetric(float64(b.N), "requests")
+	if s.errors > 0 {
+		b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
+	}
+}

@@ -1,0 +1,302 @@
+package clienttest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// installCommand is what makes the SDK clients available to these tests.
+const installCommand = "cd gateway/clienttest && npm ci --no-audit --no-fund"
+
+// Set by TestMain: where hookhost and the lookup plugin were built, and
+// why the tests cannot run when they cannot.
+var (
+	binDir   string
+	setupErr error
+	skipWhy  string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if why := clientsMissing(); why != "" {
+		if os.Getenv("CI") != "" {
+			setupErr = fmt.Errorf("%s; CI must install the SDK clients first: %s (.ci/run does)", why, installCommand)
+		} else {
+			skipWhy = why + "; to run these tests: " + installCommand
+		}
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "hookhost-clienttest")
+	if err != nil {
+		setupErr = err
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	for name, pkg := range map[string]string{
+		"hookhost": "github.com/hookhost/hookhost/cmd/hookhost",
+		"lookup":   "github.com/hookhost/hookhost/gateway/clienttest/internal/lookup",
+	} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		if err != nil {
+			setupErr = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
+			break
+		}
+	}
+	return m.Run()
+}
+
+// clientsMissing says why the npm clients cannot run, or "" when they can.
+func clientsMissing() string {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "node is not on PATH"
+	}
+	for _, pkg := range []string{"openai", "@anthropic-ai/sdk"} {
+		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
+			return "the npm client " + pkg + " is not installed in gateway/clienttest/node_modules"
+		}
+	}
+	return ""
+}
+
+// needClients stops a test that cannot run, failing it under CI.
+func needClients(t *testing.T) {
+	t.Helper()
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	if skipWhy != "" {
+		t.Skip(skipWhy)
+	}
+}
+
+// The keys the tests use: the one hookhost sends upstream, and the one the
+// client presents (which no upstream may ever see on the gateway route).
+const (
+	upstreamKeyEnv = "CLIENTTEST_UPSTREAM_KEY"
+	upstreamKey    = "sk-upstream-0123456789"
+	clientKey      = "sk-client-9876543210"
+)
+
+// server is a running `hookhost serve` process.
+type server struct {
+	url    string
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan struct{}
+	err    error // the process's exit status, once exited is closed
+}
+
+func (s *server) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+var servingLine = regexp.MustCompile(`hookhost: serving on (http://\S+)`)
+
+// serve starts hookhost serve with config text cfg on a free loopback port,
+// on the gateway route or the bypass one, and stops it with SIGTERM when
+// the test ends, checking that it exits cleanly.
+func serve(t *testing.T, cfg string, gateway bool) *server {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hookhost.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	route := "0"
+	if gateway {
+		route = "1"
+	}
+	s := &server{exited: make(chan struct{})}
+	s.cmd = exec.Command(filepath.Join(binDir, "hookhost"), "serve", "-v", "-c", path, "-listen", "127.0.0.1:0")
+	s.cmd.Dir = dir
+	s.cmd.Env = append(environ(), "HOOKHOST_USE_GATEWAY="+route, upstreamKeyEnv+"="+upstreamKey)
+	pipe, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.stderr.WriteString(line + "\n")
+			s.mu.Unlock()
+			if m := servingLine.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pipe)
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(func() { s.stop(t) })
+	select {
+	case s.url = <-addr:
+	case <-s.exited:
+		t.Fatalf("hookhost serve exited before serving (%v):\n%s", s.err, s.log())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("hookhost serve printed no %q line within 60s:\n%s", "hookhost: serving on", s.log())
+	}
+	return s
+}
+
+// stop sends SIGTERM and expects a clean exit: in-flight requests are done
+// by then, so the drain has nothing to wait for.
+func (s *server) stop(t *testing.T) {
+	select {
+	case <-s.exited:
+		t.Errorf("hookhost serve exited on its own before the test ended (%v):\n%s", s.err, s.log())
+		return
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("SIGTERM to hookhost serve: %v", err)
+	}
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("hookhost serve exited with %v after SIGTERM:\n%s", s.err, s.log())
+		}
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+		t.Errorf("hookhost serve was still running 60s after SIGTERM:\n%s", s.log())
+	}
+}
+
+// environ is this process's environment without what would change the
+// route or leak a real key into the children.
+func environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "HOOKHOST_USE_GATEWAY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// sdkError is an error an SDK threw, as client.mjs describes it.
+type sdkError struct {
+	Class   string            `json:"class"`
+	Status  int               `json:"status"`
+	Message string            `json:"message"`
+	Error   json.RawMessage   `json:"error"`
+	Headers map[string]string `json:"headers"`
+}
+
+// exchange is one HTTP request the SDK made and the raw answer it got.
+type exchange struct {
+	URL     string            `json:"url"`
+	Request *string           `json:"request"`
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"` // one char per byte
+}
+
+// bytes is the answer's body as it came over the wire.
+func (e exchange) bytes() []byte {
+	b := make([]byte, 0, len(e.Body))
+	for _, r := range e.Body {
+		b = append(b, byte(r))
+	}
+	return b
+}
+
+// outcome is what client.mjs printed.
+type outcome struct {
+	Result    json.RawMessage `json:"result"`
+	Error     *sdkError       `json:"error"`
+	Exchanges []exchange      `json:"exchanges"`
+	Texts     []string        `json:"texts"`
+}
+
+// only returns the single HTTP exchange of a call made without retries.
+func (o outcome) only(t *testing.T) exchange {
+	t.Helper()
+	if len(o.Exchanges) != 1 {
+		t.Fatalf("the client made %d HTTP requests, want 1 (retries are off)", len(o.Exchanges))
+	}
+	return o.Exchanges[0]
+}
+
+// ok fails the test when the SDK threw.
+func (o outcome) ok(t *testing.T) {
+	t.Helper()
+	if o.Error != nil {
+		var body string
+		if len(o.Exchanges) > 0 {
+			body = o.Exchanges[len(o.Exchanges)-1].Body
+		}
+		t.Fatalf("the SDK threw %s (status %d): %s\nlast body: %s", o.Error.Class, o.Error.Status, o.Error.Message, body)
+	}
+}
+
+// baseURL is what an SDK of kind sdk is given for a server at root.
+func baseURL(sdk, root string) string {
+	if sdk == messages {
+		return root
+	}
+	return root + "/v1"
+}
+
+// runClient makes one call through an SDK: sdk is chat, responses or
+// messages; stream picks the accumulating stream helper over create.
+func runClient(t *testing.T, root, sdk string, stream bool, params map[string]any) outcome {
+	t.Helper()
+	scenario, err := json.Marshal(map[string]any{"sdk": sdk, "stream": stream, "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "client.mjs")
+	cmd.Env = append(environ(), "BASE_URL="+baseURL(sdk, root), "API_KEY="+clientKey, "SCENARIO="+string(scenario))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("node client.mjs (%s, stream %v) was still running after 2 minutes\nstderr: %s", sdk, stream, stderr.String())
+	}
+	var ee *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &ee) {
+		t.Fatalf("node client.mjs: %v", runErr)
+	}
+	var out outcome
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("node client.mjs (exit: %v) printed no JSON outcome: %v\nstdout: %s\nstderr: %s", runErr, err, stdout.String(), stderr.String())
+	}
+	return out
+}
