@@ -227,8 +227,23 @@ func (c *Client) client() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
-	return http.DefaultClient
+	return defaultHTTP
 }
+
+// defaultHTTP is shared by every provider that brings no client of its
+// own. A provider talks to one host, and a gateway makes many calls to it
+// at once: http.DefaultTransport keeps only 2 idle connections per host,
+// so under concurrency most calls would open a new connection (and leave
+// one in TIME_WAIT), which costs a handshake per call.
+var defaultHTTP = &http.Client{Transport: func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	return t
+}()}
+
+// MaxIdleConnsPerHost is how many idle connections to its one upstream
+// host a provider keeps for reuse.
+const MaxIdleConnsPerHost = 256
 
 func (c *Client) cancelled(ctx context.Context) error {
 	return &llm.ProviderError{Provider: c.Provider, Message: "request stopped", Err: ctx.Err()}
