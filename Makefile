@@ -21,7 +21,7 @@ PROTO_DIR          := plugins/sdk/proto/v1
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test bench fuzz lint proto clean
+.PHONY: all build plugins run test clients bench fuzz lint proto clean
 
 all: build plugins
 
@@ -39,8 +39,22 @@ plugins:
 run: build plugins
 	@./scripts/demo.sh
 
-test: lint
+test: lint clients
 	$(GO) test -race -count=1 ./...
+
+# The gateway's client tests run the official npm clients pinned in
+# gateway/clienttest/package-lock.json; npm ci runs only when node_modules
+# is missing or was installed from another lockfile. Without npm those
+# tests skip and say how to install them (under CI they fail instead).
+CLIENTS := gateway/clienttest
+clients:
+	@stamp=$(CLIENTS)/node_modules/.hookhost-lock.sha256; \
+	want="$$(sha256sum $(CLIENTS)/package-lock.json | cut -d' ' -f1)"; \
+	if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
+		if command -v npm >/dev/null; then \
+			(cd $(CLIENTS) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp; \
+		else echo "npm not found: the gateway's client tests will be skipped (install Node 20+ and npm)"; fi; \
+	fi
 
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
