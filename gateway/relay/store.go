@@ -72,6 +72,9 @@ type keptMessage struct {
 type handedCall struct {
 	Name      string
 	Arguments json.RawMessage // as the client received them
+	// Upstream is the id the upstream gave the call; the client got one
+	// minted by hookhost instead.
+	Upstream string
 	// Once the client's result has been through the hooks: the digest of
 	// what the client sent and what the model sees instead.
 	Done   bool
@@ -90,37 +93,45 @@ type entry struct {
 }
 
 // convKey identifies a point in a conversation: a chain of digests over
-// the messages the client sent before it. Upstreams may reuse call ids
-// across conversations (the offline model numbers them), so ids alone must
-// never bring one conversation's rounds into another's.
+// the messages the client sent before it, started from who is talking
+// (see convStart). Upstreams may reuse call ids across conversations (the
+// offline model numbers them), so ids alone must never bring one
+// conversation's rounds into another's; calls handed to clients get ids
+// minted by hookhost for the same reason.
 type convKey [32]byte
 
-// next returns the key after m. Fields are length-prefixed so that no two
-// different messages write the same bytes; arguments are taken byte for
-// byte, since a model's may be invalid JSON.
-func (k convKey) next(m hooks.Message) convKey {
+// convStart is where every conversation of one client protocol, model,
+// system prompt and tenant starts, so that two clients sending the same
+// messages under different prompts or keys never share an entry.
+func convStart(protocol, model, system, tenant string) convKey {
+	return convKey{}.chain("conversation", protocol, model, system, tenant)
+}
+
+// chain returns the digest of k followed by fields, each length-prefixed
+// so that no two different sequences write the same bytes.
+func (k convKey) chain(fields ...string) convKey {
 	h := sha256.New()
 	h.Write(k[:])
-	put := func(s string) {
+	for _, s := range fields {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-	put(string(m.Role))
-	put(m.Content)
-	put(m.ToolCallID)
-	put(m.ToolName)
-	put(strconv.FormatBool(m.IsError))
-	put(strconv.Itoa(len(m.ToolCalls)))
-	for _, c := range m.ToolCalls {
-		put(c.ID)
-		put(c.Name)
-		put(string(c.Arguments))
-	}
 	var n convKey
 	h.Sum(n[:0])
 	return n
+}
+
+// next returns the key after m. Arguments are taken byte for byte, since
+// a model's may be invalid JSON.
+func (k convKey) next(m hooks.Message) convKey {
+	fields := []string{string(m.Role), m.Content, m.ToolCallID, m.ToolName,
+		strconv.FormatBool(m.IsError), strconv.Itoa(len(m.ToolCalls))}
+	for _, c := range m.ToolCalls {
+		fields = append(fields, c.ID, c.Name, string(c.Arguments))
+	}
+	return k.chain(fields...)
 }
 
 // roundsKey identifies an assistant message by where it stands in the
@@ -157,7 +168,7 @@ func (e *entry) measure() int64 {
 		}
 	}
 	for id, c := range e.calls {
-		n += entryOverhead + int64(len(id)+len(c.Name)+len(c.Arguments)+len(c.Result.Content))
+		n += entryOverhead + int64(len(id)+len(c.Name)+len(c.Arguments)+len(c.Upstream)+len(c.Result.Content))
 	}
 	return n
 }
