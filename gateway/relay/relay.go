@@ -35,6 +35,14 @@
 // transform_tool_result once; the outcome is kept, and the same result sent
 // again in a later request is replaced by it without firing again.
 //
+// In forward mode the round that hands calls to the client is kept even
+// when nothing was hidden and no plugin runs: its wire message holds what
+// the client's echo of it may lack (Anthropic's thinking blocks and their
+// signatures, which a streamed client never receives; Responses' reasoning
+// items), and the upstream may refuse the continuation without it. After
+// that entry expired, or on another replica, the echo goes upstream as the
+// client sent it, and such an upstream may answer 400.
+//
 // A final answer reached through hidden rounds is kept the same way, under
 // its place in the conversation: when the client's next turn holds an
 // assistant message there that contains the (non-empty) text it was

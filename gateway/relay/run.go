@@ -362,9 +362,13 @@ func (r *run) mint(handed []hooks.ToolCall) []hooks.ToolCall {
 
 // keep stores what this run added to the history, keyed by the calls
 // handed to the client (as the client got them), so the client's
-// continuation gets it back.
+// continuation gets it back. In forward mode that is done even when
+// nothing was hidden and no plugin runs: the round's wire message holds
+// what the client's echo of it may lack (Anthropic's thinking blocks and
+// their signatures, which a stream to the client cannot carry), and the
+// upstream refuses a continuation without it.
 func (r *run) keep(handed, shown []hooks.ToolCall) {
-	if r.cfg.Store == nil || r.bus == nil {
+	if r.cfg.Store == nil || (r.bus == nil && r.fwd == nil) {
 		return
 	}
 	for _, c := range handed {
@@ -388,7 +392,13 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 		so.StoreEvicted(evicted)
 	}
 	if !kept {
-		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
+		log := r.cfg.Logger.Warn
+		if r.bus == nil {
+			// Only the round's own wire form is lost: worth no warning on
+			// every call when the store is disabled.
+			log = r.cfg.Logger.Debug
+		}
+		log("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
 			"session", r.sessionID, "calls", len(handed))
 	}
 }
