@@ -321,7 +321,9 @@ func TestClientResultTransformedOnceAcrossRequests(t *testing.T) {
 	got := up.calls()
 	for _, i := range []int{1, 2} {
 		m := got[i].req.Messages[2]
-		if m.Content != `"the [redacted] is 42"` {
+		// Plain text from the client reaches the model as plain text,
+		// even though plugins saw it as a JSON string.
+		if m.Content != `the [redacted] is 42` {
 			t.Errorf("request %d sent the client's result as %q", i+1, m.Content)
 		}
 	}
@@ -601,5 +603,29 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 	case <-ch:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// transform_tool_result sees a client's plain-text result as a JSON
+// string; what it returns reaches the model as plain text again, while a
+// client's JSON result stays JSON.
+func TestTransformedPlainClientResultStaysPlain(t *testing.T) {
+	upper := &hooks.Funcs{Name: "upper", TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+		return &hooks.ToolResult{Content: strings.ToUpper(ev.Result.Content)}, nil
+	}}
+	for client, want := range map[string]string{
+		"hi":         "HI",
+		`{"a":"b"}`:  `{"A":"B"}`,
+		`"quoted"`:   `"QUOTED"`,
+		"say \"x\"!": `SAY "X"!`,
+	} {
+		up := &scripted{steps: []step{calls("", 1, 1, tc("c1", "read_file", `{}`)), text("ok", 1, 1)}}
+		r := New(Config{Provider: up, Bus: newBus(t, upper), Store: NewStore(time.Minute, 10)})
+		front := testFront{llm.ProtocolChat}
+		res := runOK(t, r, front, userCall("read", readFile), nil)
+		runOK(t, r, front, continued(userCall("read", readFile), res.ToolCalls, client), nil)
+		if got := up.calls()[1].req.Messages[2].Content; got != want {
+			t.Errorf("client result %q reached the model as %q, want %q", client, got, want)
+		}
 	}
 }

@@ -222,6 +222,12 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
 		if t, by := r.bus.TransformToolResult(r.ctx, ev); len(by) > 0 {
 			res = t.AsJSON()
+			var s string
+			if !json.Valid([]byte(m.Content)) && json.Unmarshal([]byte(res.Content), &s) == nil {
+				// Plugins saw the client's plain text as a JSON string;
+				// the model gets plain text back, as the client wrote it.
+				res.Content = s
+			}
 		}
 	}
 	r.cfg.Store.answered(key, d, res)
