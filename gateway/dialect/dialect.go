@@ -57,6 +57,11 @@ type Call struct {
 	// Completions' stream_options.include_usage); the loop passes it
 	// back untouched through Encode and NewStream.
 	State any
+	// Tenant tells apart clients that must never see each other's
+	// conversations (the server sets it to a digest of the inbound key
+	// presented); hidden rounds kept for one tenant are never spliced
+	// into another's. Empty is one tenant like any other.
+	Tenant string
 }
 
 // Meta is what a stream needs before the first round has answered.

@@ -30,12 +30,16 @@ func TestMixedResponseStreamed(t *testing.T) {
 	call := userCall("burn and file", readFile)
 	call.Stream = true
 	res := runOK(t, r, testFront{llm.ProtocolMessages}, call, sink)
-	want := []string{"text:Looking. ", "end", "text:Now the file.", `call:c1:read_file({"path":"a"})`, "finish:tool_use:5/2"}
+	if len(res.ToolCalls) != 1 || res.Stop != hooks.StopToolUse {
+		t.Fatalf("result = %+v", res)
+	}
+	id := res.ToolCalls[0].ID
+	want := []string{"text:Looking. ", "end", "text:Now the file.", `call:` + id + `:read_file({"path":"a"})`, "finish:tool_use:5/2"}
 	if ev := sink.list(); !reflect.DeepEqual(ev, want) {
 		t.Errorf("stream = %q, want %q", ev, want)
 	}
-	if len(res.ToolCalls) != 1 || res.Stop != hooks.StopToolUse {
-		t.Errorf("result = %+v", res)
+	if !mintedID.MatchString(id) {
+		t.Errorf("the client's call id %q is the upstream's, not one minted by hookhost", id)
 	}
 }
 
@@ -101,14 +105,14 @@ func TestConcurrentRuns(t *testing.T) {
 			next := userCall("q", readFile)
 			next.Request.Messages = append(next.Request.Messages,
 				hooks.Message{Role: hooks.RoleAssistant, ToolCalls: res.ToolCalls},
-				hooks.Message{Role: hooks.RoleTool, ToolCallID: id, Content: "x"})
+				hooks.Message{Role: hooks.RoleTool, ToolCallID: res.ToolCalls[0].ID, Content: "x"})
 			res, err = r.Run(ctx, testFront{llm.ProtocolChat}, next, nil)
 			if err != nil {
 				errs <- err
 				return
 			}
 			msgs := up.calls()[1].req.Messages
-			if len(msgs) != 4 || msgs[2].ToolCallID != "k"+id || res.Text[0] != "done "+id {
+			if len(msgs) != 4 || msgs[2].ToolCallID != "k"+id || msgs[3].ToolCallID != id || res.Text[0] != "done "+id {
 				errs <- fmt.Errorf("run %d: continuation %+v", i, msgs)
 			}
 		}(i)
@@ -161,7 +165,8 @@ func TestCancelledDuringUpstreamCall(t *testing.T) {
 }
 
 // Upstreams may number their calls (the offline model does): two
-// conversations given the same call ids never see each other's rounds.
+// conversations given the same call ids get different ones, and never see
+// each other's rounds.
 func TestReusedCallIDsStayInTheirConversation(t *testing.T) {
 	bus := newBus(t, kora(`{"usd":"alice"}`))
 	up := &scripted{steps: []step{
@@ -173,21 +178,21 @@ func TestReusedCallIDsStayInTheirConversation(t *testing.T) {
 	front := testFront{llm.ProtocolChat}
 	alice := runOK(t, r, front, userCall("alice asks", readFile), nil)
 	bob := runOK(t, r, front, userCall("bob asks", readFile), nil)
-	if !reflect.DeepEqual(alice.ToolCalls, bob.ToolCalls) {
-		t.Fatalf("the test needs equal calls: %+v %+v", alice.ToolCalls, bob.ToolCalls)
+	if len(alice.ToolCalls) != 1 || len(bob.ToolCalls) != 1 || alice.ToolCalls[0].ID == bob.ToolCalls[0].ID {
+		t.Fatalf("two conversations got the same call ids: %+v %+v", alice.ToolCalls, bob.ToolCalls)
 	}
 	next := userCall("bob asks", readFile)
 	next.Request.Messages = append(next.Request.Messages,
 		hooks.Message{Role: hooks.RoleAssistant, ToolCalls: bob.ToolCalls},
-		hooks.Message{Role: hooks.RoleTool, ToolCallID: "call_2", Content: "bob's file"})
+		hooks.Message{Role: hooks.RoleTool, ToolCallID: bob.ToolCalls[0].ID, Content: "bob's file"})
 	runOK(t, r, front, next, nil)
 	for _, m := range up.calls()[2].req.Messages {
 		if strings.Contains(m.Content, "alice") || len(m.ToolCalls) > 1 {
 			t.Fatalf("bob's continuation carries alice's rounds: %+v", up.calls()[2].req.Messages)
 		}
 	}
-	if n := len(up.calls()[2].req.Messages); n != 3 {
-		t.Errorf("bob's continuation has %d messages, want 3", n)
+	if msgs := up.calls()[2].req.Messages; len(msgs) != 3 || msgs[1].ToolCalls[0].ID != "call_2" || msgs[2].ToolCallID != "call_2" {
+		t.Errorf("bob's continuation = %+v, want 3 messages with the upstream's id call_2", msgs)
 	}
 }
 

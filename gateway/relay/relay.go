@@ -19,26 +19,40 @@
 //
 // The client sees one assistant message per request; what hookhost did in
 // between (plugin-owned tool calls and their results, client calls it
-// answered itself) is hidden from it. When a response hands calls to the
-// client, everything the request added to the history is kept in the Store
-// under the ids of the handed calls and a digest of the messages the client
-// sent before them. When the client continues (its history holds those same
-// messages, then an assistant message with exactly those call ids), that
-// message is replaced by the kept rounds, their wire forms included, so the
-// model sees what it really did. The client's results for handed calls go
-// through post_tool_call and transform_tool_result once; the outcome is
-// kept, and the same result sent again in a later request is replaced by it
-// without firing again.
+// answered itself) is hidden from it. Calls handed to the client get ids
+// minted by hookhost (128 random bits behind the upstream's prefix, such as
+// "call_" or "toolu_"), since upstreams may number theirs and a guessable
+// id must never let one client continue another's conversation. When a
+// response hands calls to the client, everything the request added to the
+// history is kept in the Store under the ids the client got and a digest of
+// who is talking (client protocol, model, system prompt and
+// dialect.Call.Tenant) and of the messages the client sent before them.
+// When the client continues (the same of all that, then an assistant
+// message with exactly those call ids), that message is replaced by the
+// kept rounds, their wire forms included, and the client's results are
+// given back the upstream's ids, so the model sees what it really did. The
+// client's results for handed calls go through post_tool_call and
+// transform_tool_result once; the outcome is kept, and the same result sent
+// again in a later request is replaced by it without firing again.
+//
+// In forward mode the round that hands calls to the client is kept even
+// when nothing was hidden and no plugin runs: its wire message holds what
+// the client's echo of it may lack (Anthropic's thinking blocks and their
+// signatures, which a streamed client never receives; Responses' reasoning
+// items), and the upstream may refuse the continuation without it. After
+// that entry expired, or on another replica, the echo goes upstream as the
+// client sent it, and such an upstream may answer 400.
 //
 // A final answer reached through hidden rounds is kept the same way, under
 // its place in the conversation: when the client's next turn holds an
-// assistant message there that contains the text it was shown, the rounds
-// that led to the answer take its place.
+// assistant message there that contains the (non-empty) text it was
+// shown, the rounds that led to the answer take its place.
 //
 // After an entry expired or was evicted, or when the continuation reaches
 // another replica (the Store is per process), the history goes upstream as
 // the client holds it: the model sees the text it wrote and the calls handed
-// to the client, but not the hidden tool calls and results, and plugins see
+// to the client (under the ids the client got, which its history uses
+// throughout), but not the hidden tool calls and results, and plugins see
 // a new session id; the client's results are not passed through
 // post_tool_call or transform_tool_result. What is detectable is only that
 // the conversation's last assistant message with tool calls is not in the

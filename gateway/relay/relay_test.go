@@ -124,11 +124,13 @@ func TestMixedResponseThenContinuation(t *testing.T) {
 	call.Pass = &llm.Passthrough{Fields: map[string]json.RawMessage{"metadata": json.RawMessage(`{"user_id":"u"}`)}}
 	call.Foreign = []string{"metadata"}
 	res := runOK(t, r, front, call, nil)
-	if len(res.ToolCalls) != 1 || res.ToolCalls[0].ID != "c1" || res.Stop != hooks.StopToolUse {
-		t.Fatalf("client got %+v (stop %s), want only read_file", res.ToolCalls, res.Stop)
+	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "read_file" || !mintedID.MatchString(res.ToolCalls[0].ID) || res.Stop != hooks.StopToolUse {
+		t.Fatalf("client got %+v (stop %s), want only read_file, under an id minted by hookhost", res.ToolCalls, res.Stop)
 	}
-	if res.Wire != w2 || res.WholeWire {
-		t.Errorf("Wire = %v, WholeWire = %v; want the last round's, not whole", res.Wire, res.WholeWire)
+	cid := res.ToolCalls[0].ID
+	if res.Wire == nil || res.WholeWire || !reflect.DeepEqual(res.Wire.Fields, w2.Fields) ||
+		!strings.Contains(string(res.Wire.Message[0]), `"id":"`+cid+`"`) || string(res.Wire.Message[1]) != string(w2.Message[1]) {
+		t.Errorf("Wire = %+v, WholeWire = %v; want the last round's with the client's id, not whole", res.Wire, res.WholeWire)
 	}
 	got := up.calls()
 	if len(got) != 2 || got[0].fields["metadata"] == nil {
@@ -145,7 +147,7 @@ func TestMixedResponseThenContinuation(t *testing.T) {
 	next.Pass = &llm.Passthrough{}
 	next.Request.Messages = append(next.Request.Messages,
 		hooks.Message{Role: hooks.RoleAssistant, ToolCalls: res.ToolCalls},
-		hooks.Message{Role: hooks.RoleTool, ToolCallID: "c1", Content: "hi"},
+		hooks.Message{Role: hooks.RoleTool, ToolCallID: cid, Content: "hi"},
 	)
 	res2 := runOK(t, r, front, next, nil)
 	if !reflect.DeepEqual(res2.Text, []string{"The file says hi."}) {
@@ -240,7 +242,7 @@ func TestModifiedClientArgumentsReachTheClient(t *testing.T) {
 	if len(res.ToolCalls) != 1 || string(res.ToolCalls[0].Arguments) != `{"path":"safe"}` {
 		t.Fatalf("client got %+v", res.ToolCalls)
 	}
-	want := []string{`call:c1:read_file({"path":"safe"})`, "finish:tool_use:1/1"}
+	want := []string{`call:` + res.ToolCalls[0].ID + `:read_file({"path":"safe"})`, "finish:tool_use:1/1"}
 	if ev := sink.list(); !reflect.DeepEqual(ev, want) {
 		t.Errorf("stream = %q, want %q", ev, want)
 	}
@@ -269,7 +271,7 @@ func TestProvidedClientResultContinuesUpstream(t *testing.T) {
 	next := userCall("weather and file", readFile, hooks.ToolSpec{Name: "weather"})
 	next.Request.Messages = append(next.Request.Messages,
 		hooks.Message{Role: hooks.RoleAssistant, ToolCalls: res.ToolCalls},
-		hooks.Message{Role: hooks.RoleTool, ToolCallID: "c2", Content: "{}"})
+		hooks.Message{Role: hooks.RoleTool, ToolCallID: res.ToolCalls[0].ID, Content: "{}"})
 	runOK(t, r, testFront{llm.ProtocolChat}, next, nil)
 	msgs := up.calls()[1].req.Messages
 	if len(msgs) != 4 || msgs[2].ToolCallID != "c1" || msgs[2].Content != `"sunny"` || msgs[3].ToolCallID != "c2" {
@@ -303,7 +305,7 @@ func TestClientResultTransformedOnceAcrossRequests(t *testing.T) {
 	history := []hooks.Message{
 		{Role: hooks.RoleUser, Content: "read a"},
 		{Role: hooks.RoleAssistant, ToolCalls: res.ToolCalls},
-		{Role: hooks.RoleTool, ToolCallID: "c1", Content: "the secret is 42"},
+		{Role: hooks.RoleTool, ToolCallID: res.ToolCalls[0].ID, Content: "the secret is 42"},
 	}
 	up.steps = []step{text("It says 42.", 1, 1), text("You're welcome.", 1, 1)}
 	second := userCall("")
@@ -319,7 +321,9 @@ func TestClientResultTransformedOnceAcrossRequests(t *testing.T) {
 	got := up.calls()
 	for _, i := range []int{1, 2} {
 		m := got[i].req.Messages[2]
-		if m.Content != `"the [redacted] is 42"` {
+		// Plain text from the client reaches the model as plain text,
+		// even though plugins saw it as a JSON string.
+		if m.Content != `the [redacted] is 42` {
 			t.Errorf("request %d sent the client's result as %q", i+1, m.Content)
 		}
 	}
@@ -599,5 +603,29 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 	case <-ch:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// transform_tool_result sees a client's plain-text result as a JSON
+// string; what it returns reaches the model as plain text again, while a
+// client's JSON result stays JSON.
+func TestTransformedPlainClientResultStaysPlain(t *testing.T) {
+	upper := &hooks.Funcs{Name: "upper", TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+		return &hooks.ToolResult{Content: strings.ToUpper(ev.Result.Content)}, nil
+	}}
+	for client, want := range map[string]string{
+		"hi":         "HI",
+		`{"a":"b"}`:  `{"A":"B"}`,
+		`"quoted"`:   `"QUOTED"`,
+		"say \"x\"!": `SAY "X"!`,
+	} {
+		up := &scripted{steps: []step{calls("", 1, 1, tc("c1", "read_file", `{}`)), text("ok", 1, 1)}}
+		r := New(Config{Provider: up, Bus: newBus(t, upper), Store: NewStore(time.Minute, 10)})
+		front := testFront{llm.ProtocolChat}
+		res := runOK(t, r, front, userCall("read", readFile), nil)
+		runOK(t, r, front, continued(userCall("read", readFile), res.ToolCalls, client), nil)
+		if got := up.calls()[1].req.Messages[2].Content; got != want {
+			t.Errorf("client result %q reached the model as %q, want %q", client, got, want)
+		}
 	}
 }

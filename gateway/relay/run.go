@@ -45,6 +45,9 @@ type run struct {
 	// last upstream message: a round hidden, a call answered or modified,
 	// the text transformed.
 	rewritten bool
+	// minted maps the upstream's ids of the calls handed to the client to
+	// the ids the client got instead.
+	minted map[string]string
 }
 
 // check refuses what cannot be served before anything fires.
@@ -91,8 +94,10 @@ func newID() string {
 func (r *run) restore() (fresh bool) {
 	msgs := r.call.Request.Messages
 	r.history = make([]hooks.Message, 0, len(msgs))
-	var at convKey
+	cr := r.call.Request
+	at := convStart(string(r.protocol), cr.Model, cr.System, r.call.Tenant)
 	carriedAt := map[string]convKey{} // call id → where its assistant message stands
+	spliced := map[string]bool{}      // ids of calls whose assistant message was replaced by kept rounds
 	lastMiss := -1
 	for i, m := range msgs {
 		here := at
@@ -110,6 +115,9 @@ func (r *run) restore() (fresh bool) {
 						r.pass.KeepMessage(k.Message, k.Wire...)
 					}
 				}
+				for _, c := range m.ToolCalls {
+					spliced[c.ID] = true
+				}
 				lastMiss = -1
 				continue
 			}
@@ -118,7 +126,8 @@ func (r *run) restore() (fresh bool) {
 			// A final answer that took hidden rounds: the client holds the
 			// text it was shown (joined its own way), the model gets back
 			// the rounds that led to it.
-			if sid, hidden, shown, ok := r.cfg.Store.final(finalKey(here)); ok && strings.Contains(m.Content, shown) {
+			// An empty shown text would be in every message.
+			if sid, hidden, shown, ok := r.cfg.Store.final(finalKey(here)); ok && shown != "" && strings.Contains(m.Content, shown) {
 				r.sessionID = sid
 				for _, k := range hidden {
 					r.history = append(r.history, k.Message)
@@ -133,6 +142,12 @@ func (r *run) restore() (fresh bool) {
 				key := callKey(where, m.ToolCallID)
 				if sid, c, ok := r.cfg.Store.handed(key); ok {
 					r.sessionID = sid
+					if spliced[m.ToolCallID] && c.Upstream != "" {
+						// The kept rounds carry the upstream's ids; when
+						// they were not spliced in, the client's own
+						// history (its ids throughout) goes up instead.
+						m = r.upstreamID(m, c.Upstream)
+					}
 					m = r.clientResult(m, key, sid, c)
 				}
 			}
@@ -168,6 +183,19 @@ func lastToolCaller(msgs []hooks.Message) int {
 	return -1
 }
 
+// upstreamID gives the client's result m the id the upstream gave its
+// call, in its wire form too.
+func (r *run) upstreamID(m hooks.Message, upstream string) hooks.Message {
+	out := m
+	out.ToolCallID = upstream
+	if r.pass != nil {
+		if w, ok := r.pass.Messages().Take(m); ok {
+			r.pass.KeepMessage(out, rewireIDs(w, map[string]string{m.ToolCallID: upstream})...)
+		}
+	}
+	return out
+}
+
 // clientResult passes the client's result for a call hookhost handed it
 // through post_tool_call and transform_tool_result, once: the same result
 // sent again (clients resend the whole history) gets the kept outcome.
@@ -194,6 +222,12 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
 		if t, by := r.bus.TransformToolResult(r.ctx, ev); len(by) > 0 {
 			res = t.AsJSON()
+			var s string
+			if !json.Valid([]byte(m.Content)) && json.Unmarshal([]byte(res.Content), &s) == nil {
+				// Plugins saw the client's plain text as a JSON string;
+				// the model gets plain text back, as the client wrote it.
+				res.Content = s
+			}
 		}
 	}
 	r.cfg.Store.answered(key, d, res)
@@ -250,11 +284,12 @@ func (r *run) loop() (hooks.EndReason, error) {
 			}, nil)
 		}
 		if len(handed) > 0 {
-			r.res.ToolCalls = handed
-			for _, c := range handed {
+			shown := r.mint(handed)
+			r.res.ToolCalls = shown
+			for _, c := range shown {
 				r.sinkDo(func(s dialect.Sink) error { return s.ToolCall(c) })
 			}
-			r.keep(handed)
+			r.keep(handed, shown)
 			return r.finish(hooks.StopToolUse, wire, iter == 1)
 		}
 		r.sinkDo(func(s dialect.Sink) error { return s.EndRound() })
@@ -283,6 +318,11 @@ func (r *run) finish(stop hooks.StopReason, wire *llm.WireResponse, single bool)
 	r.res.Stop = stop
 	if r.fwd != nil {
 		r.res.Wire = wire
+		if wire != nil && len(r.minted) > 0 {
+			// The client's copy carries the ids it was handed; the
+			// upstream's stays as it came, for the kept rounds.
+			r.res.Wire = &llm.WireResponse{Fields: wire.Fields, Message: rewireIDs(wire.Message, r.minted)}
+		}
 		r.res.WholeWire = wire != nil && single && !r.rewritten
 	}
 	r.sinkDo(func(s dialect.Sink) error { return s.Finish(stop, r.res.Usage) })
@@ -307,10 +347,34 @@ func (r *run) add(m hooks.Message, wire []json.RawMessage) {
 	r.history = append(r.history, m)
 }
 
+// mint gives the calls handed to the client ids of hookhost's own (see
+// mintID); a call's id the upstream used twice gets one id.
+func (r *run) mint(handed []hooks.ToolCall) []hooks.ToolCall {
+	r.minted = map[string]string{}
+	shown := make([]hooks.ToolCall, len(handed))
+	for i, c := range handed {
+		id, ok := r.minted[c.ID]
+		if !ok {
+			id = mintID(c.ID)
+			if c.ID != "" {
+				r.minted[c.ID] = id
+			}
+		}
+		shown[i] = c
+		shown[i].ID = id
+	}
+	return shown
+}
+
 // keep stores what this run added to the history, keyed by the calls
-// handed to the client, so the client's continuation gets it back.
-func (r *run) keep(handed []hooks.ToolCall) {
-	if r.cfg.Store == nil || r.bus == nil {
+// handed to the client (as the client got them), so the client's
+// continuation gets it back. In forward mode that is done even when
+// nothing was hidden and no plugin runs: the round's wire message holds
+// what the client's echo of it may lack (Anthropic's thinking blocks and
+// their signatures, which a stream to the client cannot carry), and the
+// upstream refuses a continuation without it.
+func (r *run) keep(handed, shown []hooks.ToolCall) {
+	if r.cfg.Store == nil || (r.bus == nil && r.fwd == nil) {
 		return
 	}
 	for _, c := range handed {
@@ -322,19 +386,25 @@ func (r *run) keep(handed []hooks.ToolCall) {
 	}
 	// The client's next request holds its messages as sent, then the
 	// assistant message with the handed calls: that is where they stand.
-	e := &entry{key: roundsKey(r.at, handed), sessionID: r.sessionID, calls: map[string]*handedCall{}}
+	e := &entry{key: roundsKey(r.at, shown), sessionID: r.sessionID, calls: map[string]*handedCall{}}
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
 	}
-	for _, c := range handed {
-		e.calls[callKey(r.at, c.ID)] = &handedCall{Name: c.Name, Arguments: c.Arguments}
+	for i, c := range shown {
+		e.calls[callKey(r.at, c.ID)] = &handedCall{Name: c.Name, Arguments: c.Arguments, Upstream: handed[i].ID}
 	}
 	evicted, kept := r.cfg.Store.put(e)
 	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
 		so.StoreEvicted(evicted)
 	}
 	if !kept {
-		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
+		log := r.cfg.Logger.Warn
+		if r.bus == nil {
+			// Only the round's own wire form is lost: worth no warning on
+			// every call when the store is disabled.
+			log = r.cfg.Logger.Debug
+		}
+		log("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
 			"session", r.sessionID, "calls", len(handed))
 	}
 }
@@ -342,7 +412,9 @@ func (r *run) keep(handed []hooks.ToolCall) {
 // keepFinal stores the rounds that led to a final answer, keyed by where
 // the answer stands, so that the client's next turn gets them back.
 func (r *run) keepFinal() {
-	if r.cfg.Store == nil || r.bus == nil {
+	if r.cfg.Store == nil || r.bus == nil || r.lastShown == "" {
+		// With no text shown there is nothing to recognise the answer by
+		// in the client's next turn.
 		return
 	}
 	e := &entry{key: finalKey(r.at), sessionID: r.sessionID}

@@ -3,6 +3,7 @@ package relay
 import (
 	"container/list"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -72,6 +73,9 @@ type keptMessage struct {
 type handedCall struct {
 	Name      string
 	Arguments json.RawMessage // as the client received them
+	// Upstream is the id the upstream gave the call; the client got one
+	// minted by hookhost instead.
+	Upstream string
 	// Once the client's result has been through the hooks: the digest of
 	// what the client sent and what the model sees instead.
 	Done   bool
@@ -90,10 +94,35 @@ type entry struct {
 }
 
 // convKey identifies a point in a conversation: a chain of digests over
-// the messages the client sent before it. Upstreams may reuse call ids
-// across conversations (the offline model numbers them), so ids alone must
-// never bring one conversation's rounds into another's.
+// the messages the client sent before it, started from who is talking
+// (see convStart). Upstreams may reuse call ids across conversations (the
+// offline model numbers them), so ids alone must never bring one
+// conversation's rounds into another's; calls handed to clients get ids
+// minted by hookhost for the same reason.
 type convKey [32]byte
+
+// convStart is where every conversation of one client protocol, model,
+// system prompt and tenant starts, so that two clients sending the same
+// messages under different prompts or keys never share an entry.
+func convStart(protocol, model, system, tenant string) convKey {
+	return convKey{}.chain("conversation", protocol, model, system, tenant)
+}
+
+// chain returns the digest of k followed by fields, each length-prefixed
+// so that no two different sequences write the same bytes.
+func (k convKey) chain(fields ...string) convKey {
+	h := sha256.New()
+	h.Write(k[:])
+	for _, s := range fields {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	var n convKey
+	h.Sum(n[:0])
+	return n
+}
 
 // next returns the key after m: a hash of k and of m's every field, so
 // that no two different conversations share a key.
@@ -140,7 +169,7 @@ func (e *entry) measure() int64 {
 		}
 	}
 	for id, c := range e.calls {
-		n += entryOverhead + int64(len(id)+len(c.Name)+len(c.Arguments)+len(c.Result.Content))
+		n += entryOverhead + int64(len(id)+len(c.Name)+len(c.Arguments)+len(c.Upstream)+len(c.Result.Content))
 	}
 	return n
 }

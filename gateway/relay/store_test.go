@@ -173,10 +173,10 @@ func TestEvictedRoundsAreLostAndCounted(t *testing.T) {
 	next := userCall("one", readFile)
 	next.Request.Messages = append(next.Request.Messages,
 		hooks.Message{Role: hooks.RoleAssistant, ToolCalls: first.ToolCalls},
-		hooks.Message{Role: hooks.RoleTool, ToolCallID: "c1", Content: "data"})
+		hooks.Message{Role: hooks.RoleTool, ToolCallID: first.ToolCalls[0].ID, Content: "data"})
 	runOK(t, r, front, next, nil)
 	msgs := up.calls()[3].req.Messages
-	if len(msgs) != 3 || msgs[1].ToolCalls[0].ID != "c1" {
+	if len(msgs) != 3 || msgs[1].ToolCalls[0].ID != first.ToolCalls[0].ID || msgs[2].ToolCallID != first.ToolCalls[0].ID {
 		t.Errorf("after eviction the history should be the client's own: %+v", msgs)
 	}
 }
