@@ -105,6 +105,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		reject("bad_request", e)
 		return
 	}
+	call.Tenant = tenant(r)
 	if e := s.knownModel(call.Request.Model); e != nil {
 		reject("unknown_model", e)
 		return
