@@ -398,12 +398,26 @@ func (p *Provider) parse(data []byte, names *toolfmt.NameMap) (llm.Response, err
 	return p.result(r, names)
 }
 
+// providerRun reports whether a content block of type typ is one the
+// provider finished itself or that carries no call (thinking, the server
+// tools' calls and results): it needs no answer in the next request.
+// Client tools, Anthropic-defined ones (bash, text_editor, computer)
+// included, come back as tool_use blocks.
+func providerRun(typ string) bool {
+	switch typ {
+	case "thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", "container_upload":
+		return true
+	}
+	return strings.HasSuffix(typ, "_tool_result")
+}
+
 // result maps a message, received whole or assembled from a stream, to the
 // neutral response. Text blocks are joined as they are, which is also how
 // their deltas were printed.
 func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, error) {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
+	var other string
 	for i, b := range r.Content {
 		switch {
 		case b.Type == "":
@@ -416,8 +430,17 @@ func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, err
 			text.WriteString(b.Text)
 		case "tool_use":
 			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: argsOf(b.Input)})
+		default:
+			if !providerRun(b.Type) && other == "" {
+				other = fmt.Sprintf("content block %d is a %s", i, b.Type)
+			}
 		}
 		// thinking and server tool blocks have no neutral form.
+	}
+	// A block of a kind not known here might be a call that needs an
+	// answer; the conversation must not go on upstream without it.
+	if other != "" && len(msg.ToolCalls) > 0 {
+		return llm.Response{}, p.badResponse("%s, beside tool calls, which hookhost does not model: it cannot tell whether the block needs an answer in the next request, so it cannot continue the conversation after it", other)
 	}
 	msg.Content = text.String()
 	out := llm.Response{

@@ -198,6 +198,10 @@ func (d *decoder) decodeTools(v json.RawMessage) error {
 		if err := json.Unmarshal(raw, &t); err != nil || t.Type == "" {
 			return dialect.Invalid(param, param+" must be an object with a type")
 		}
+		if clientRun[t.Type] {
+			return dialect.Invalid(param, fmt.Sprintf("%s: tools of type %q are not supported on the gateway route: the client runs their calls, which have no neutral form, so hookhost can neither run pre_tool_call on them nor carry them across the rounds it runs plugin tools in. "+
+				"Declare the tool as a function tool, or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged", param, t.Type))
+		}
 		if t.Type != "function" {
 			// Run by the provider itself; only an upstream of this
 			// protocol can (see llm/openai's forwarding).
@@ -221,6 +225,15 @@ func (d *decoder) decodeTools(v json.RawMessage) error {
 		d.call.Pass.Fields["tools"] = b
 	}
 	return nil
+}
+
+// clientRun are the tool types whose calls come back to the client to
+// run, other than function tools. Their calls are not function_call items
+// (custom_tool_call, computer_call, …), so the neutral types cannot hold
+// them. Any other type is one the provider runs itself.
+var clientRun = map[string]bool{
+	"custom": true, "computer_use_preview": true, "computer": true, "computer_use": true,
+	"local_shell": true, "shell": true, "apply_patch": true,
 }
 
 // item is an input item's fields that hookhost reads.

@@ -54,6 +54,9 @@ func TestDecodeRefusals(t *testing.T) {
 		{"output missing", `{"model":"m","input":[{"type":"function_call_output","call_id":"c"}]}`, "input[0].output", "required"},
 		{"tools not a list", `{"model":"m","input":"hi","tools":{}}`, "tools", "list of tool objects"},
 		{"tool without type", `{"model":"m","input":"hi","tools":[{"name":"f"}]}`, "tools[0]", "with a type"},
+		{"custom tool", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f"},{"type":"web_search"},{"type":"custom","name":"code_exec"}]}`, "tools[2]", "pre_tool_call"},
+		{"computer tool", `{"model":"m","input":"hi","tools":[{"type":"computer_use_preview","display_width":1024,"display_height":768,"environment":"browser"}]}`, "tools[0]", "function tool"},
+		{"local shell tool", `{"model":"m","input":"hi","tools":[{"type":"local_shell"}]}`, "tools[0]", "bypass route"},
 		{"tool with a dotted name", `{"model":"m","input":"hi","tools":[{"type":"function","name":"a.b","parameters":{"type":"object"}}]}`, "tools[0]", "must match"},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package responses_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/openai"
 )
 
@@ -134,5 +136,32 @@ func TestInterleavedContinuationKeepsHiddenRound(t *testing.T) {
 		if count["function_call:"+id] != 1 || count["function_call_output:"+id] != 1 {
 			t.Errorf("call %s goes up %d times with %d outputs: %q", id, count["function_call:"+id], count["function_call_output:"+id], types)
 		}
+	}
+}
+
+// A client's custom tool is refused up front; should a model call one
+// anyway beside a plugin tool, the round fails with a provider error
+// instead of going on upstream without the call's answer.
+func TestCustomToolCallBesidePluginCall(t *testing.T) {
+	if _, err := responses.New().Decode([]byte(`{"model":"m","input":"run it","tools":[{"type":"custom","name":"code_exec"}]}`)); err == nil {
+		t.Fatal("a custom tool was accepted")
+	}
+	g := newGateway(t,
+		reply(`{"type":"custom_tool_call","id":"ctc_1","call_id":"x1","name":"code_exec","input":"print(1)","status":"completed"}`, fcall("k1", "kora__burn")),
+		reply(`{"type":"message","id":"msg_2","status":"completed","role":"assistant","content":[{"type":"output_text","text":"done","annotations":[]}]}`),
+	)
+	call, err := g.front.Decode([]byte(`{"model":"m","input":"run it","tools":[` + readFile + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = g.r.Run(ctx, g.front, call, nil)
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "custom_tool_call") {
+		t.Errorf("Run: %v, want a provider error naming the custom_tool_call", err)
+	}
+	if n := len(g.up.Requests()); n != 1 {
+		t.Errorf("upstream got %d requests, want 1: the round must not go on without the call", n)
 	}
 }

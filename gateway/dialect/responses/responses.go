@@ -21,6 +21,10 @@
 // it came while no output in it changed. Function tools become tool specs, kept as sent; tools the
 // provider runs itself (web_search, file_search, mcp, …) are kept in
 // Pass.Fields["tools"] for an upstream of this protocol and are Foreign.
+// Tools whose calls come back to the client but are not function calls
+// (custom, computer_use_preview, local_shell, shell, apply_patch) are
+// refused with a 400: pre_tool_call could not see their calls, and a
+// round that also called a plugin tool could not be continued.
 //
 // previous_response_id and conversation are refused with a 400: hookhost
 // keeps no response state, and continuing without the earlier turns would
