@@ -96,7 +96,8 @@ type Config struct {
 	// BaseURL is the API root without "/v1"; "" means DefaultBaseURL.
 	BaseURL string
 	// APIKey is sent as x-api-key; "" sends none (for a gateway that adds
-	// it).
+	// it). A call whose context carries a key (llm.WithAPIKey) sends that
+	// one instead.
 	APIKey string
 	// Headers are added to every request after the defaults, so they may
 	// replace them (an anthropic-beta flag, for instance).
@@ -346,7 +347,19 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 }
 
 func (p *Provider) post(ctx context.Context, body request) (*http.Response, error) {
-	return p.client.PostJSON(ctx, p.endpoint, p.header, body, body.Stream)
+	return p.client.PostJSON(ctx, p.endpoint, p.headerFor(ctx), body, body.Stream)
+}
+
+// headerFor is the header of a call made with ctx: with the key
+// llm.WithAPIKey put in it, if any, in place of the configured one.
+func (p *Provider) headerFor(ctx context.Context) http.Header {
+	key, ok := llm.APIKey(ctx)
+	if !ok {
+		return p.header
+	}
+	h := p.header.Clone()
+	h.Set("x-api-key", key)
+	return h
 }
 
 func (p *Provider) fail(msg string, err error) error {
@@ -360,7 +373,7 @@ func (p *Provider) badResponse(format string, a ...any) error {
 // Complete makes one non-streaming call.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	resp, err := p.complete(ctx, req)
-	return resp, p.client.Seal(err)
+	return resp, p.client.SealFor(ctx, err)
 }
 
 func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -494,7 +507,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 		onText = func(string) {}
 	}
 	resp, err := p.stream(ctx, req, onText)
-	return resp, p.client.Seal(err)
+	return resp, p.client.SealFor(ctx, err)
 }
 
 func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
