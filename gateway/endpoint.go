@@ -9,9 +9,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
 )
 
 // serveEndpoint answers one POST to a protocol endpoint; the key has been
@@ -91,6 +93,20 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		return
 	}
 
+	if s.p.server.ForwardClientKey {
+		// The provider sends this key instead of its own and keeps it
+		// out of its errors; a client with none must not run on
+		// hookhost's account when the configuration says it should not.
+		key := presentedKey(r)
+		if key == "" {
+			reject("no_client_key", &dialect.Error{Status: http.StatusUnauthorized, Type: "authentication_error",
+				Message: "server.forward_client_key is on: send your own provider key (Authorization: Bearer <key> or x-api-key: <key>), which hookhost sends upstream"})
+			return
+		}
+		ctx = llm.WithAPIKey(ctx, key)
+		r = r.WithContext(ctx)
+	}
+
 	run := s.p.plain
 	w.route = string(hooks.RouteBypass)
 	if s.p.route == hooks.RouteGateway {
@@ -115,6 +131,9 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		e, toolsRan := s.toClient(r, ctx, err)
 		if e == nil {
 			return
+		}
+		if s.p.server.ForwardClientKey {
+			e = clientKeyRefused(err, e)
 		}
 		if sink != nil && sink.Started() {
 			sink.Fail(e)
@@ -150,4 +169,37 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
+}
+
+// presentedKey is the key the client authenticated with, as the official
+// SDKs send it: x-api-key (Anthropic's) or Authorization: Bearer
+// (OpenAI's).
+func presentedKey(r *http.Request) string {
+	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+		return k
+	}
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+// clientKeyRefused is e, unless the upstream refused the credentials: with
+// server.forward_client_key those are the client's own, so the client gets
+// the upstream's 401 or 403 rather than a 502 about hookhost's key.
+func clientKeyRefused(err error, e *dialect.Error) *dialect.Error {
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || (pe.StatusCode != http.StatusUnauthorized && pe.StatusCode != http.StatusForbidden) {
+		return e
+	}
+	msg := pe.Message
+	if msg == "" {
+		msg = pe.Error()
+	}
+	typ := "authentication_error"
+	if pe.StatusCode == http.StatusForbidden {
+		typ = "permission_error"
+	}
+	return &dialect.Error{Status: pe.StatusCode, Type: typ,
+		Message: fmt.Sprintf("the upstream provider refused your key (server.forward_client_key sends it in place of hookhost's; HTTP %d): %s", pe.StatusCode, msg)}
 }

@@ -186,11 +186,6 @@ func newServer(p parts) (*Server, error) {
 	if s.proxy, err = s.newProxy(); err != nil {
 		return nil, err
 	}
-	if p.server.ForwardClientKey && (p.route == hooks.RouteGateway || s.proxy == nil) {
-		// The provider holds one key for every call it makes; only a
-		// proxied request can carry the client's own.
-		s.log.Warn("server.forward_client_key applies only to requests proxied as they came (bypass route, upstream openai or anthropic); requests through the hook loop use the key llm.api_key_env names", "route", string(p.route))
-	}
 	s.handler = s.routes()
 	return s, nil
 }

@@ -96,7 +96,8 @@ type Config struct {
 	// BaseURL is the API root without "/v1"; "" means DefaultBaseURL.
 	BaseURL string
 	// APIKey is sent as x-api-key; "" sends none (for a gateway that adds
-	// it).
+	// it). A call whose context carries a key (llm.WithAPIKey) sends that
+	// one instead.
 	APIKey string
 	// Headers are added to every request after the defaults, so they may
 	// replace them (an anthropic-beta flag, for instance).
@@ -346,7 +347,19 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 }
 
 func (p *Provider) post(ctx context.Context, body request) (*http.Response, error) {
-	return p.client.PostJSON(ctx, p.endpoint, p.header, body, body.Stream)
+	return p.client.PostJSON(ctx, p.endpoint, p.headerFor(ctx), body, body.Stream)
+}
+
+// headerFor is the header of a call made with ctx: with the key
+// llm.WithAPIKey put in it, if any, in place of the configured one.
+func (p *Provider) headerFor(ctx context.Context) http.Header {
+	key, ok := llm.APIKey(ctx)
+	if !ok {
+		return p.header
+	}
+	h := p.header.Clone()
+	h.Set("x-api-key", key)
+	return h
 }
 
 func (p *Provider) fail(msg string, err error) error {
@@ -360,7 +373,7 @@ func (p *Provider) badResponse(format string, a ...any) error {
 // Complete makes one non-streaming call.
 func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	resp, err := p.complete(ctx, req)
-	return resp, p.client.Seal(err)
+	return resp, p.client.SealFor(ctx, err)
 }
 
 func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -398,12 +411,26 @@ func (p *Provider) parse(data []byte, names *toolfmt.NameMap) (llm.Response, err
 	return p.result(r, names)
 }
 
+// providerRun reports whether a content block of type typ is one the
+// provider finished itself or that carries no call (thinking, the server
+// tools' calls and results): it needs no answer in the next request.
+// Client tools, Anthropic-defined ones (bash, text_editor, computer)
+// included, come back as tool_use blocks.
+func providerRun(typ string) bool {
+	switch typ {
+	case "thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", "container_upload":
+		return true
+	}
+	return strings.HasSuffix(typ, "_tool_result")
+}
+
 // result maps a message, received whole or assembled from a stream, to the
 // neutral response. Text blocks are joined as they are, which is also how
 // their deltas were printed.
 func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, error) {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
+	var other string
 	for i, b := range r.Content {
 		switch {
 		case b.Type == "":
@@ -416,8 +443,17 @@ func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, err
 			text.WriteString(b.Text)
 		case "tool_use":
 			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: argsOf(b.Input)})
+		default:
+			if !providerRun(b.Type) && other == "" {
+				other = fmt.Sprintf("content block %d is a %s", i, b.Type)
+			}
 		}
 		// thinking and server tool blocks have no neutral form.
+	}
+	// A block of a kind not known here might be a call that needs an
+	// answer; the conversation must not go on upstream without it.
+	if other != "" && len(msg.ToolCalls) > 0 {
+		return llm.Response{}, p.badResponse("%s, beside tool calls, which hookhost does not model: it cannot tell whether the block needs an answer in the next request, so it cannot continue the conversation after it", other)
 	}
 	msg.Content = text.String()
 	out := llm.Response{
@@ -471,7 +507,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 		onText = func(string) {}
 	}
 	resp, err := p.stream(ctx, req, onText)
-	return resp, p.client.Seal(err)
+	return resp, p.client.SealFor(ctx, err)
 }
 
 func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {

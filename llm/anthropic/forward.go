@@ -53,7 +53,7 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 // blocks themselves are, as content_block_start opened them.
 func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
 	resp, wire, err := p.forward(ctx, req, pass, onText)
-	return resp, wire, p.client.Seal(err)
+	return resp, wire, p.client.SealFor(ctx, err)
 }
 
 func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
@@ -62,7 +62,7 @@ func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passt
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	resp, err := p.client.Post(ctx, p.endpoint, p.header, body, stream)
+	resp, err := p.client.Post(ctx, p.endpoint, p.headerFor(ctx), body, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}

@@ -123,7 +123,7 @@ var (
 // so errors.Is(err, context.Canceled) holds.
 func (c *Client) Do(ctx context.Context, r Request) (*http.Response, error) {
 	resp, err := c.do(ctx, r)
-	return resp, c.Seal(err)
+	return resp, c.SealFor(ctx, err)
 }
 
 func (c *Client) do(ctx context.Context, r Request) (*http.Response, error) {
@@ -445,11 +445,16 @@ func scalar(v any) string {
 }
 
 // Redact blanks out every configured secret in s.
-func (c *Client) Redact(s string) string {
+func (c *Client) Redact(s string) string { return c.redact(s, "") }
+
+func (c *Client) redact(s, key string) string {
 	for _, sec := range c.Secrets {
 		if len(sec) >= 4 {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
+	}
+	if len(key) >= 4 {
+		s = strings.ReplaceAll(s, key, "[redacted]")
 	}
 	return s
 }
@@ -459,7 +464,16 @@ func (c *Client) Redact(s string) string {
 // wraps, has the configured secrets blanked out. An error whose wrapped
 // chain would reveal a secret is cut from that chain; errors.Is still
 // answers for it, so a cancelled call is still recognised as one.
-func (c *Client) Seal(err error) error {
+func (c *Client) Seal(err error) error { return c.seal(err, "") }
+
+// SealFor is Seal for an error of a call made with ctx: the key
+// llm.WithAPIKey put in ctx, if any, is blanked out too.
+func (c *Client) SealFor(ctx context.Context, err error) error {
+	key, _ := llm.APIKey(ctx)
+	return c.seal(err, key)
+}
+
+func (c *Client) seal(err error, key string) error {
 	if err == nil {
 		return nil
 	}
@@ -467,12 +481,12 @@ func (c *Client) Seal(err error) error {
 	if !ok {
 		pe = &llm.ProviderError{Provider: c.Provider, Err: err}
 	}
-	pe.Provider = c.Redact(pe.Provider)
-	pe.Type = c.Redact(pe.Type)
-	pe.Message = c.Redact(pe.Message)
+	pe.Provider = c.redact(pe.Provider, key)
+	pe.Type = c.redact(pe.Type, key)
+	pe.Message = c.redact(pe.Message, key)
 	if pe.Err != nil {
-		if text := pe.Err.Error(); c.Redact(text) != text {
-			pe.Err = &sealed{text: c.Redact(text), cause: pe.Err}
+		if text := pe.Err.Error(); c.redact(text, key) != text {
+			pe.Err = &sealed{text: c.redact(text, key), cause: pe.Err}
 		}
 	}
 	return pe

@@ -496,6 +496,29 @@ func TestSealCutsSecretsFromWrappedErrors(t *testing.T) {
 	}
 }
 
+// A key a call carries in its context (llm.WithAPIKey) is blanked out
+// like the configured ones, by SealFor and by Do.
+func TestSealForCutsTheContextKey(t *testing.T) {
+	const key = "sk-client-0123456789"
+	ctx := llm.WithAPIKey(context.Background(), key)
+	c := &Client{Provider: "test", Secrets: []string{"sk-configured-000"}}
+	err := c.SealFor(ctx, &llm.ProviderError{Provider: "test", Type: key, Message: "m " + key, Err: errors.New("e " + key)})
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(fmt.Sprintf("%+v", e), key) {
+			t.Fatalf("the key is in %+v", e)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"bad key `+key+`"}}`)
+	}))
+	defer srv.Close()
+	_, err = c.Do(ctx, Request{Method: "POST", URL: srv.URL})
+	if err == nil || strings.Contains(err.Error(), key) {
+		t.Errorf("Do: %v, want an error without the key", err)
+	}
+}
+
 func TestReadsPastTheCapKeepFailing(t *testing.T) {
 	// A caller that reads on after the cap error, directly or through a
 	// bufio.Reader, gets the same error and never a negative count.

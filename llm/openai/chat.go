@@ -197,6 +197,11 @@ func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Resp
 		refused = true
 	}
 	for i, c := range ch.Message.ToolCalls {
+		if c.Type != "" && c.Type != "function" {
+			// A call hookhost cannot model (a custom tool's free text)
+			// would vanish from the answer, and from the next round.
+			return llm.Response{}, p.badResponse("tool call %d is of type %q, which hookhost does not model: it can neither hand it on nor continue the conversation after it; offer the model only function tools", i, c.Type)
+		}
 		if c.Function.Name == "" {
 			return llm.Response{}, p.badResponse("tool call %d is missing its name", i)
 		}
@@ -355,6 +360,9 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 			}
 			if tc.ID != "" && call.ID == "" {
 				call.ID = tc.ID
+			}
+			if tc.Type != "" {
+				call.Type = tc.Type
 			}
 			switch name := tc.Function.Name; {
 			case name == "" || name == call.Function.Name:

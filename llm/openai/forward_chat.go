@@ -53,7 +53,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	resp, err := p.client.Post(ctx, p.endpoint, p.header, raw, stream)
+	resp, err := p.client.Post(ctx, p.endpoint, p.headerFor(ctx), raw, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}

@@ -1,11 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sort"
 	"strings"
 
+	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/history"
 	"github.com/hookhost/hookhost/llm/httpretry"
@@ -73,8 +75,29 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 
 	input := []json.RawMessage{}
 	kept := pass.Messages()
+	// turn is an assistant turn whose kept items hold its outputs too
+	// (a client that sent each call followed by its output): it is sent
+	// as it came once every output has followed unchanged, and split
+	// into its own items and the outputs as they now are otherwise.
+	var turn *interleaved
 	for _, m := range history.Repair(req.Messages) {
-		if wire, ok := kept.Take(m); ok {
+		wire, ok := kept.Take(m)
+		if turn != nil {
+			if ok && turn.follows(m, wire) {
+				if turn.complete() {
+					input = append(input, turn.all...)
+					turn = nil
+				}
+				continue
+			}
+			input = turn.split(input)
+			turn = nil
+		}
+		if ok {
+			if t := newInterleaved(m, wire); t != nil {
+				turn = t
+				continue
+			}
 			input = append(input, wire...)
 			continue
 		}
@@ -89,6 +112,9 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 			}
 			input = append(input, raw)
 		}
+	}
+	if turn != nil {
+		input = turn.split(input)
 	}
 	if body["input"], err = json.Marshal(input); err != nil {
 		return nil, nil, p.fail("cannot encode the request", err)
@@ -205,4 +231,54 @@ func passField(pass *llm.Passthrough, key string) (json.RawMessage, bool) {
 	}
 	v, ok := pass.Fields[key]
 	return v, ok
+}
+
+// interleaved is a kept assistant turn whose items include its
+// function_call_output items, while the tool messages that follow it are
+// matched against them.
+type interleaved struct {
+	all  []json.RawMessage // the turn's items as the client sent them
+	own  []json.RawMessage // the same without the outputs
+	outs []json.RawMessage // the outputs, in order
+	seen int               // outputs matched so far
+}
+
+func newInterleaved(m llm.Message, wire []json.RawMessage) *interleaved {
+	if m.Role != hooks.RoleAssistant {
+		return nil
+	}
+	t := &interleaved{all: wire}
+	for _, raw := range wire {
+		var it struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &it) == nil && it.Type == "function_call_output" {
+			t.outs = append(t.outs, raw)
+		} else {
+			t.own = append(t.own, raw)
+		}
+	}
+	if len(t.outs) == 0 {
+		return nil
+	}
+	return t
+}
+
+// follows reports whether m, kept as wire, is the turn's next output
+// unchanged, and counts it.
+func (t *interleaved) follows(m llm.Message, wire []json.RawMessage) bool {
+	if m.Role != hooks.RoleTool || t.seen >= len(t.outs) || len(wire) != 1 || !bytes.Equal(wire[0], t.outs[t.seen]) {
+		return false
+	}
+	t.seen++
+	return true
+}
+
+func (t *interleaved) complete() bool { return t.seen == len(t.outs) }
+
+// split appends the turn's own items and the outputs matched so far: all
+// calls before their outputs, an order the API accepts as well.
+func (t *interleaved) split(input []json.RawMessage) []json.RawMessage {
+	input = append(input, t.own...)
+	return append(input, t.outs[:t.seen]...)
 }

@@ -238,3 +238,58 @@ func TestForwardResponsesNilPass(t *testing.T) {
 	}
 	assertJSON(t, f.Requests()[0].Body, string(g.Requests()[0].Body))
 }
+
+// A client that sent each call followed by its output gets its turn
+// forwarded as it came while nothing in it changed; once a hook changed an
+// output, the turn goes up with all calls before their outputs, which the
+// API accepts too, and never with an output twice.
+func TestForwardResponsesInterleavedTurn(t *testing.T) {
+	const (
+		c1 = `{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}`
+		o1 = `{"type":"function_call_output","call_id":"c1","output":"A"}`
+		c2 = `{"type":"function_call","call_id":"c2","name":"f","arguments":"{}"}`
+		o2 = `{"type":"function_call_output","call_id":"c2","output":"B"}`
+	)
+	user := hooks.Message{Role: hooks.RoleUser, Content: "go"}
+	asst := hooks.Message{Role: hooks.RoleAssistant, ToolCalls: []hooks.ToolCall{
+		{ID: "c1", Name: "f", Arguments: json.RawMessage(`{}`)}, {ID: "c2", Name: "f", Arguments: json.RawMessage(`{}`)}}}
+	r1 := hooks.Message{Role: hooks.RoleTool, ToolCallID: "c1", ToolName: "f", Content: "A"}
+	r2 := hooks.Message{Role: hooks.RoleTool, ToolCallID: "c2", ToolName: "f", Content: "B"}
+	kept := func() *llm.Passthrough {
+		pass := &llm.Passthrough{Fields: map[string]json.RawMessage{}}
+		pass.KeepMessage(user, json.RawMessage(`{"role":"user","content":"go"}`))
+		pass.KeepMessage(asst, json.RawMessage(c1), json.RawMessage(o1), json.RawMessage(c2), json.RawMessage(o2))
+		pass.KeepMessage(r1, json.RawMessage(o1))
+		pass.KeepMessage(r2, json.RawMessage(o2))
+		return pass
+	}
+	changed := r2
+	changed.Content = "B, checked"
+	tests := []struct {
+		name   string
+		result hooks.Message
+		want   string
+	}{
+		{"unchanged", r2, `{"role":"user","content":"go"},` + c1 + `,` + o1 + `,` + c2 + `,` + o2},
+		{"an output changed", changed, `{"role":"user","content":"go"},` + c1 + `,` + c2 + `,` + o1 + `,{"type":"function_call_output","call_id":"c2","output":"B, checked"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, jsonReply(200, respText))
+			p := newProvider(t, f, openai.Config{API: openai.APIResponses})
+			req := llm.Request{Model: "m", Messages: []hooks.Message{user, asst, r1, tt.result}}
+			if _, _, err := p.Forward(context.Background(), req, kept(), nil); err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if err := json.Unmarshal(f.Requests()[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if string(body.Input) != "["+tt.want+"]" {
+				t.Errorf("input =\n%s\nwant\n[%s]", body.Input, tt.want)
+			}
+		})
+	}
+}

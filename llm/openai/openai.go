@@ -79,7 +79,8 @@ type Config struct {
 	// DefaultBaseURL. For Ollama it is "http://localhost:11434/v1".
 	BaseURL string
 	// APIKey is sent as a bearer token; "" sends no Authorization header,
-	// for local servers that need none.
+	// for local servers that need none. A call whose context carries a
+	// key (llm.WithAPIKey) sends that one instead.
 	APIKey string
 	// Headers are added to every request, after the defaults, so they may
 	// replace them (an OpenAI-Organization header, a gateway's routing
@@ -191,7 +192,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	} else {
 		resp, err = p.completeChat(ctx, req)
 	}
-	return resp, p.client.Seal(err)
+	return resp, p.client.SealFor(ctx, err)
 }
 
 // Stream makes one streaming call, passing text to onText as it arrives.
@@ -209,12 +210,24 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 	} else {
 		resp, err = p.streamChat(ctx, req, onText)
 	}
-	return resp, p.client.Seal(err)
+	return resp, p.client.SealFor(ctx, err)
 }
 
 // post sends body and returns the open response.
 func (p *Provider) post(ctx context.Context, body any, stream bool) (*http.Response, error) {
-	return p.client.PostJSON(ctx, p.endpoint, p.header, body, stream)
+	return p.client.PostJSON(ctx, p.endpoint, p.headerFor(ctx), body, stream)
+}
+
+// headerFor is the header of a call made with ctx: with the key
+// llm.WithAPIKey put in it, if any, in place of the configured one.
+func (p *Provider) headerFor(ctx context.Context) http.Header {
+	key, ok := llm.APIKey(ctx)
+	if !ok {
+		return p.header
+	}
+	h := p.header.Clone()
+	h.Set("Authorization", "Bearer "+key)
+	return h
 }
 
 // fetch makes a non-streaming call and decodes the response into out;
@@ -321,5 +334,5 @@ func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passt
 	} else {
 		resp, wire, err = p.forwardChat(ctx, req, pass, onText)
 	}
-	return resp, wire, p.client.Seal(err)
+	return resp, wire, p.client.SealFor(ctx, err)
 }

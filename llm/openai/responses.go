@@ -153,6 +153,21 @@ func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.
 	return p.responsesResult(rr, names)
 }
 
+// providerRun are the output items the provider finished itself (or that
+// carry no call): they need no answer in the next request.
+var providerRun = map[string]bool{
+	"message": true, "function_call": true, "reasoning": true,
+	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true,
+	"image_generation_call": true, "mcp_call": true, "mcp_list_tools": true,
+}
+
+// clientRun are the calls of tools the client runs that have no neutral
+// form; the gateway's Responses front refuses their tools.
+var clientRun = map[string]bool{
+	"custom_tool_call": true, "computer_call": true, "local_shell_call": true,
+	"shell_call": true, "apply_patch_call": true,
+}
+
 // responsesResult maps a response object, received whole or as the final
 // event of a stream, to the neutral response.
 func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm.Response, error) {
@@ -174,6 +189,7 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
 	refused := false
+	var unmodelled, other string
 	for i, it := range rr.Output {
 		if it.Type == "" {
 			return llm.Response{}, p.badResponse("output item %d has no type", i)
@@ -196,9 +212,27 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 			}
 		case "function_call":
 			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: rawArgs(string(it.Arguments))})
+		default:
+			if clientRun[it.Type] && unmodelled == "" {
+				unmodelled = fmt.Sprintf("output item %d is a %s", i, it.Type)
+			}
+			if !providerRun[it.Type] && other == "" {
+				other = fmt.Sprintf("output item %d is a %s", i, it.Type)
+			}
 		}
 		// Reasoning and built-in tool items have no neutral form; with
 		// store=false they are not needed again.
+	}
+	// A call the client must run and answer that the neutral message
+	// cannot hold would vanish, and the next request would lack its
+	// answer (which the API refuses). An item of a kind not known here is
+	// refused only when the conversation goes on upstream with it, since
+	// hookhost cannot tell whether it needs an answer.
+	if unmodelled == "" && len(msg.ToolCalls) > 0 {
+		unmodelled = other
+	}
+	if unmodelled != "" {
+		return llm.Response{}, p.badResponse("%s, which hookhost does not model: it can neither hand the call on nor continue the conversation after it; offer the model only function tools and tools the provider runs itself", unmodelled)
 	}
 	fillCallIDs(msg.ToolCalls)
 	msg.Content = text.String()

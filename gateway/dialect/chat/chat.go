@@ -5,9 +5,12 @@
 // Decoding keeps everything the neutral request cannot say: each message
 // and tool in its wire form (llm.Passthrough), unmodelled top-level fields
 // as given, and the names of what only an OpenAI Chat upstream can carry
-// (images, audio and file parts, response_format, non-function tools, …)
-// in Call.Foreign. The leading system and developer messages become the
-// system prompt, joined by blank lines.
+// (images, audio and file parts, response_format, …) in Call.Foreign. The
+// leading system and developer messages become the system prompt, joined
+// by blank lines. Tools other than function tools (custom) are refused
+// with a 400: the client runs their calls, which have no neutral form, so
+// pre_tool_call could not see them and a round that also called a plugin
+// tool could not be continued.
 //
 // Several upstream rounds become one completion: one id, created and
 // model, text continuing the same content, client tool calls numbered

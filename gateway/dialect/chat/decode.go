@@ -366,8 +366,7 @@ func (d *decoder) content(raw json.RawMessage, at string, optional bool) (string
 
 // tools decodes the client's tools. Function tools become neutral specs,
 // kept in their wire form so strict and anything newer survive; tools of
-// other types have no neutral form and travel in Pass.Fields["tools"],
-// which the forwarding adapter appends to the tools it sends.
+// other types (custom) are refused.
 func (d *decoder) tools(raw json.RawMessage) error {
 	if isNull(raw) {
 		return nil
@@ -377,7 +376,6 @@ func (d *decoder) tools(raw json.RawMessage) error {
 		return dialect.Invalid("tools", "tools must be an array of tool objects")
 	}
 	seen := map[string]bool{}
-	var other []json.RawMessage
 	for i, traw := range tools {
 		at := fmt.Sprintf("tools[%d]", i)
 		t, err := object(traw, at)
@@ -389,9 +387,13 @@ func (d *decoder) tools(raw json.RawMessage) error {
 			return dialect.Invalid(at+".type", `a tool needs a type, such as "function"`)
 		}
 		if typ != "function" {
-			d.call.Foreign = append(d.call.Foreign, fmt.Sprintf("%s (%s)", at, typ))
-			other = append(other, traw)
-			continue
+			// Chat Completions has no tools the provider runs itself:
+			// every call comes back to the client, and one of a tool with
+			// no neutral form (custom tools take free text) could neither
+			// pass through pre_tool_call nor be told from the plugin
+			// calls of its round.
+			return dialect.Invalid(at, fmt.Sprintf("%s: tools of type %q are not supported on the gateway route: the client runs their calls, and hookhost can neither run pre_tool_call on them nor carry them across the rounds it runs plugin tools in. "+
+				"Declare the tool as a function tool, or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged", at, typ))
 		}
 		fn, err := object(t["function"], at+".function")
 		if err != nil {
@@ -424,10 +426,6 @@ func (d *decoder) tools(raw json.RawMessage) error {
 		d.foreignKeys(t, at, "type", "function")
 		d.call.Request.Tools = append(d.call.Request.Tools, spec)
 		d.call.Pass.KeepTool(spec, traw)
-	}
-	if len(other) > 0 {
-		b, _ := json.Marshal(other)
-		d.call.Pass.Fields["tools"] = b
 	}
 	return nil
 }

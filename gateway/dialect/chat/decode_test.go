@@ -144,8 +144,7 @@ func TestDecodeNamesWhatOnlyThisProtocolCarries(t *testing.T) {
 	    {"role":"user","name":"alice","content":[{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}},{"type":"file","file":{"file_id":"f1"}}]},
 	    {"role":"assistant","content":"ok","audio":{"id":"audio_1"}}
 	  ],
-	  "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}},
-	           {"type":"custom","custom":{"name":"grep"}}],
+	  "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}],
 	  "response_format":{"type":"json_object"},"seed":7,"tool_choice":"required","reasoning_effort":"low","x_future":{"a":1},
 	  "parallel_tool_calls":false,"logit_bias":null,"modalities":["text","audio"]}`
 	call, err := chat.New().Decode([]byte(body))
@@ -159,7 +158,6 @@ func TestDecodeNamesWhatOnlyThisProtocolCarries(t *testing.T) {
 		"messages[1].content[1] (file)",
 		"messages[2].audio",
 		"tools[0].function.strict",
-		"tools[1] (custom)",
 		"modalities", "parallel_tool_calls", "reasoning_effort", "response_format", "seed", "tool_choice", "x_future",
 	}
 	if !reflect.DeepEqual(call.Foreign, want) {
@@ -167,7 +165,6 @@ func TestDecodeNamesWhatOnlyThisProtocolCarries(t *testing.T) {
 	}
 	for k, v := range map[string]string{
 		"response_format": `{"type":"json_object"}`, "seed": `7`, "x_future": `{"a":1}`, "logit_bias": `null`,
-		"tools": `[{"type":"custom","custom":{"name":"grep"}}]`,
 	} {
 		if got := string(call.Pass.Fields[k]); got != v {
 			t.Errorf("passed-through %s = %s, want %s", k, got, v)
@@ -178,6 +175,24 @@ func TestDecodeNamesWhatOnlyThisProtocolCarries(t *testing.T) {
 	}
 	if got := call.Request.Messages[0].Content; got != "what is this?" {
 		t.Errorf("text of a message with an image = %q", got)
+	}
+}
+
+// A custom tool's calls come back to the client as free text: hookhost
+// could not run pre_tool_call on them, and the upstream parser has no
+// neutral form to hand them on in, so the request is refused up front.
+func TestDecodeRefusesClientToolsWithNoNeutralForm(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"run it"}],"tools":[
+	  {"type":"function","function":{"name":"f","parameters":{"type":"object"}}},
+	  {"type":"function","function":{"name":"g","parameters":{"type":"object"}}},
+	  {"type":"custom","custom":{"name":"code_exec","description":"runs code"}}]}`
+	_, err := chat.New().Decode([]byte(body))
+	var de *dialect.Error
+	if !errors.As(err, &de) || de.Status != 400 {
+		t.Fatalf("error %v (%T), want a 400 *dialect.Error", err, err)
+	}
+	if de.Param != "tools[2]" || !strings.Contains(de.Message, "tools[2]") || !strings.Contains(de.Message, "pre_tool_call") || !strings.Contains(de.Message, "function tool") {
+		t.Errorf("error names %q: %s", de.Param, de.Message)
 	}
 }
 

@@ -84,15 +84,34 @@ type decoder struct {
 	// names maps the call ids of function_call items to their tool names,
 	// so that a result knows which tool it answers.
 	names map[string]string
-	// group is the open assistant message: consecutive assistant-side
-	// items, which become one neutral message.
+	// group is the open assistant turn: consecutive assistant-side items
+	// and the function_call_output items among and after its calls, which
+	// become one neutral assistant message followed by its tool messages.
 	group *group
 }
 
+// A group is one assistant turn. Clients build the next request either
+// with all of a response's calls before their outputs or with each call
+// followed by its output (OpenAI's function-calling guide does the
+// latter); both are the same turn, and its calls must stay on one
+// neutral message, or the relay would not recognise the calls it handed
+// out and would lose the plugin rounds hidden behind them.
 type group struct {
 	msg  hooks.Message
 	text []string
-	wire []json.RawMessage
+	wire []json.RawMessage // the turn's own items, outputs excepted
+	outs []output
+	// all is every item of the turn in the client's order, outputs
+	// included, kept as the assistant message's wire form when a call
+	// follows an output, so that an unchanged turn is forwarded as it
+	// came.
+	all         []json.RawMessage
+	interleaved bool
+}
+
+type output struct {
+	msg hooks.Message
+	raw json.RawMessage
 }
 
 func (d *decoder) decodeTop(top map[string]json.RawMessage) error {
@@ -179,6 +198,10 @@ func (d *decoder) decodeTools(v json.RawMessage) error {
 		if err := json.Unmarshal(raw, &t); err != nil || t.Type == "" {
 			return dialect.Invalid(param, param+" must be an object with a type")
 		}
+		if clientRun[t.Type] {
+			return dialect.Invalid(param, fmt.Sprintf("%s: tools of type %q are not supported on the gateway route: the client runs their calls, which have no neutral form, so hookhost can neither run pre_tool_call on them nor carry them across the rounds it runs plugin tools in. "+
+				"Declare the tool as a function tool, or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged", param, t.Type))
+		}
 		if t.Type != "function" {
 			// Run by the provider itself; only an upstream of this
 			// protocol can (see llm/openai's forwarding).
@@ -202,6 +225,15 @@ func (d *decoder) decodeTools(v json.RawMessage) error {
 		d.call.Pass.Fields["tools"] = b
 	}
 	return nil
+}
+
+// clientRun are the tool types whose calls come back to the client to
+// run, other than function tools. Their calls are not function_call items
+// (custom_tool_call, computer_call, …), so the neutral types cannot hold
+// them. Any other type is one the provider runs itself.
+var clientRun = map[string]bool{
+	"custom": true, "computer_use_preview": true, "computer": true, "computer_use": true,
+	"local_shell": true, "shell": true, "apply_patch": true,
 }
 
 // item is an input item's fields that hookhost reads.
@@ -258,7 +290,9 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 		if it.Arguments == nil {
 			return dialect.Invalid(param+".arguments", param+" (function_call) needs arguments, a string")
 		}
-		g := d.openGroup()
+		g := d.openTurn(false)
+		g.interleaved = g.interleaved || len(g.outs) > 0
+		g.all = append(g.all, raw)
 		args := json.RawMessage(*it.Arguments)
 		if strings.TrimSpace(*it.Arguments) == "" {
 			args = json.RawMessage("{}")
@@ -275,8 +309,13 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		d.closeGroup()
 		m := hooks.Message{Role: hooks.RoleTool, ToolCallID: *it.CallID, ToolName: d.names[*it.CallID], Content: text}
+		if g := d.group; g != nil && len(g.msg.ToolCalls) > 0 {
+			g.all = append(g.all, raw)
+			g.outs = append(g.outs, output{m, raw})
+			return nil
+		}
+		d.closeGroup()
 		d.add(m, raw)
 		return nil
 	default:
@@ -285,8 +324,9 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 		// message they sit in, so an upstream of this protocol gets them
 		// back in place.
 		d.foreign(fmt.Sprintf("%s (%s)", param, it.Type))
-		g := d.openGroup()
+		g := d.openTurn(true)
 		g.wire = append(g.wire, raw)
+		g.all = append(g.all, raw)
 		return nil
 	}
 }
@@ -303,11 +343,12 @@ func (d *decoder) message(param string, it item, raw json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		g := d.openGroup()
+		g := d.openTurn(true)
 		if text != "" {
 			g.text = append(g.text, text)
 		}
 		g.wire = append(g.wire, raw)
+		g.all = append(g.all, raw)
 		return nil
 	default:
 		return dialect.Invalid(param+".role", fmt.Sprintf("%s.role %q is not one of user, assistant, system, developer", param, it.Role))
@@ -363,7 +404,13 @@ func (d *decoder) parts(param string, v json.RawMessage, textTypes ...string) (s
 	return strings.Join(texts, "\n"), nil
 }
 
-func (d *decoder) openGroup() *group {
+// openTurn returns the open assistant turn, or a new one. An item that
+// starts a turn's output (a message, reasoning) after the open turn's
+// results have begun starts the next turn; a call continues it.
+func (d *decoder) openTurn(starts bool) *group {
+	if starts && d.group != nil && len(d.group.outs) > 0 {
+		d.closeGroup()
+	}
 	if d.group == nil {
 		d.group = &group{msg: hooks.Message{Role: hooks.RoleAssistant}}
 	}
@@ -377,7 +424,17 @@ func (d *decoder) closeGroup() {
 	}
 	d.group = nil
 	g.msg.Content = strings.Join(g.text, "\n")
-	d.add(g.msg, g.wire...)
+	if g.interleaved {
+		d.add(g.msg, g.all...)
+	} else {
+		d.add(g.msg, g.wire...)
+	}
+	// The outputs' own items are kept too: llm/openai forwards the turn
+	// from the assistant message's items only while every output is
+	// unchanged, and each output from its own item otherwise.
+	for _, o := range g.outs {
+		d.add(o.msg, o.raw)
+	}
 }
 
 func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {

@@ -54,6 +54,9 @@ func TestDecodeRefusals(t *testing.T) {
 		{"output missing", `{"model":"m","input":[{"type":"function_call_output","call_id":"c"}]}`, "input[0].output", "required"},
 		{"tools not a list", `{"model":"m","input":"hi","tools":{}}`, "tools", "list of tool objects"},
 		{"tool without type", `{"model":"m","input":"hi","tools":[{"name":"f"}]}`, "tools[0]", "with a type"},
+		{"custom tool", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f"},{"type":"web_search"},{"type":"custom","name":"code_exec"}]}`, "tools[2]", "pre_tool_call"},
+		{"computer tool", `{"model":"m","input":"hi","tools":[{"type":"computer_use_preview","display_width":1024,"display_height":768,"environment":"browser"}]}`, "tools[0]", "function tool"},
+		{"local shell tool", `{"model":"m","input":"hi","tools":[{"type":"local_shell"}]}`, "tools[0]", "bypass route"},
 		{"tool with a dotted name", `{"model":"m","input":"hi","tools":[{"type":"function","name":"a.b","parameters":{"type":"object"}}]}`, "tools[0]", "must match"},
 	}
 	for _, tt := range tests {
@@ -206,3 +209,48 @@ func TestDecodeGroupsOnlyConsecutiveAssistantItems(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// A client that sends each call followed by its output (as OpenAI's
+// function-calling guide builds the next request) continues one assistant
+// turn: its calls must be on one message, or the relay cannot recognise
+// the calls it handed out.
+func TestDecodeInterleavedCallsAreOneTurn(t *testing.T) {
+	items := []string{
+		`{"type":"reasoning","id":"rs","summary":[]}`,
+		`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}`,
+		`{"type":"function_call_output","call_id":"c1","output":"A"}`,
+		`{"type":"function_call","call_id":"c2","name":"g","arguments":"{}"}`,
+		`{"type":"function_call_output","call_id":"c2","output":"B"}`,
+	}
+	call := decode(t, `{"model":"m","input":[{"role":"user","content":"go"},`+strings.Join(items, ",")+`,{"role":"user","content":"more"}]}`)
+	var got []string
+	for _, m := range call.Request.Messages {
+		s := string(m.Role) + ":" + m.Content + ":" + m.ToolCallID
+		for _, c := range m.ToolCalls {
+			s += ":" + c.ID
+		}
+		got = append(got, s)
+	}
+	want := []string{"user:go:", "assistant:::c1:c2", "tool:A:c1", "tool:B:c2", "user:more:"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("messages = %q, want %q", got, want)
+	}
+	// The assistant message keeps the whole turn in the client's order,
+	// and each output keeps its own item.
+	forms := call.Pass.Messages()
+	wire, ok := forms.Take(call.Request.Messages[1])
+	if !ok || len(wire) != len(items) {
+		t.Fatalf("assistant turn kept as %s, want all %d items", wire, len(items))
+	}
+	for i, w := range wire {
+		if string(w) != items[i] {
+			t.Errorf("turn item %d = %s, want %s", i, w, items[i])
+		}
+	}
+	for i, at := range []int{2, 4} {
+		w, ok := forms.Take(call.Request.Messages[2+i])
+		if !ok || len(w) != 1 || string(w[0]) != items[at] {
+			t.Errorf("output %d kept as %s, want %s", i, w, items[at])
+		}
+	}
+}

@@ -82,6 +82,36 @@ func TestSameProtocolFidelity(t *testing.T) {
 	}
 }
 
+// A turn whose calls are each followed by their output, decoded by the
+// front and forwarded unchanged, reaches the upstream as the client wrote
+// it: the same items in the same order.
+func TestInterleavedTurnFidelity(t *testing.T) {
+	input := `[{"role":"user","content":"go"},` + reasoningItem + `,` + callItemWire + `,` + outputItem + `,` +
+		`{"type":"function_call","id":"fc_2","call_id":"call_2","name":"lookup","arguments":"{\"q\":\"jpg\"}","status":"completed"},` +
+		`{"type":"function_call_output","call_id":"call_2","output":"a photo"},{"role":"user","content":"and?"}]`
+	call := decode(t, `{"model":"m","store":false,"input":`+input+`}`)
+	if n := len(call.Request.Messages); n != 5 || len(call.Request.Messages[1].ToolCalls) != 2 {
+		t.Fatalf("decoded %d messages (%+v), want user, one assistant turn with both calls, two results, user", n, call.Request.Messages)
+	}
+	srv := fakeapi.New(t, fakeapi.JSON(200, upstreamReply))
+	p, err := openai.New(openai.Config{API: openai.APIResponses, BaseURL: srv.URL() + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Forward(context.Background(), call.Request, call.Pass, nil); err != nil {
+		t.Fatal(err)
+	}
+	var sent struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if string(sent.Input) != input {
+		t.Errorf("upstream got input\n%s\nwant\n%s", sent.Input, input)
+	}
+}
+
 // Across protocols, what only this protocol can carry is named for the
 // 400 the gateway gives.
 func TestForeignNamesWhatCannotBeTranslated(t *testing.T) {

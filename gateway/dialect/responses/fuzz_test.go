@@ -18,6 +18,7 @@ func FuzzDecode(f *testing.F) {
 		`{"model":"m","input":"hi"}`,
 		`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_file","file_id":"f"}]}]}`,
 		`{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{"},{"type":"function_call_output","call_id":"c","output":"x"}]}`,
+		`{"model":"m","input":[{"type":"function_call","call_id":"a","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"a","output":"1"},{"type":"function_call","call_id":"b","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"b","output":"2"},{"type":"reasoning","id":"r"}]}`,
 		`{"model":"m","input":"x","previous_response_id":"resp_1"}`,
 		`{"model":"m","input":[{"type":"item_reference","id":"msg_1"}],"tools":[{"type":"mcp","server_label":"x"}]}`,
 		`{"model":"m","input":[],"max_output_tokens":1e9,"temperature":-0}`,

@@ -13,9 +13,18 @@
 // neutral assistant message whose wire form is all of those items, so an
 // upstream of this protocol gets reasoning and the rest back as they came
 // while hooks see the text and the calls. A function_call_output becomes a
-// tool message. Function tools become tool specs, kept as sent; tools the
+// tool message. A client may answer each call right after it (call,
+// output, call, output): the run of calls and outputs is still one turn,
+// one assistant message with all the calls followed by the outputs as
+// tool messages in order, so that the relay recognises the calls it handed
+// out; its wire form is then the whole run, which llm/openai forwards as
+// it came while no output in it changed. Function tools become tool specs, kept as sent; tools the
 // provider runs itself (web_search, file_search, mcp, …) are kept in
 // Pass.Fields["tools"] for an upstream of this protocol and are Foreign.
+// Tools whose calls come back to the client but are not function calls
+// (custom, computer_use_preview, local_shell, shell, apply_patch) are
+// refused with a 400: pre_tool_call could not see their calls, and a
+// round that also called a plugin tool could not be continued.
 //
 // previous_response_id and conversation are refused with a 400: hookhost
 // keeps no response state, and continuing without the earlier turns would
