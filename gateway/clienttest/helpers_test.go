@@ -3,6 +3,7 @@ package clienttest
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -300,12 +301,24 @@ func sameCalls(a, b []call) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].ID != b[i].ID || a[i].Name != b[i].Name || !sameJSON(a[i].Args, b[i].Args) {
+		if !handedAs(a[i].ID, b[i].ID) || a[i].Name != b[i].Name || !sameJSON(a[i].Args, b[i].Args) {
 			return false
 		}
 	}
 	return true
 }
+
+// handedAs reports whether a client got the call id upstream as it came
+// or as one hookhost minted for it: the upstream's prefix and 32 hex
+// digits, so that no other client can continue that conversation.
+func handedAs(got, upstream string) bool {
+	if got == upstream {
+		return true
+	}
+	return minted.MatchString(got) && strings.HasPrefix(got, upstream[:strings.IndexByte(upstream, '_')+1])
+}
+
+var minted = regexp.MustCompile(`^[a-z]+[_-][0-9a-f]{32}$`)
 
 // check checks one SDK call's outcome: a 200, the raw body or stream valid
 // for its protocol, and the SDK's accumulated object saying the same as

@@ -245,8 +245,14 @@ func (s *suite) mixed(t *testing.T, sdk string, stream bool) {
 	if n := len(s.up.requests()); n != 1 {
 		t.Fatalf("the upstream got %d requests before the client continued, want 1", n)
 	}
+	// A call handed back beside hidden rounds carries an id hookhost minted,
+	// which the client sends back with its result.
+	handed := v.Calls[0].ID
+	if handed == "call_time_2" {
+		t.Errorf("the client got the upstream's own call id %q beside a hidden round; want one hookhost minted", handed)
+	}
 
-	next := continuation(t, sdk, input, o.Result, []call{{ID: "call_time_2", Args: "12:00"}})
+	next := continuation(t, sdk, input, o.Result, []call{{ID: handed, Args: "12:00"}})
 	o = runClient(t, s.gw.url, sdk, stream, request(sdk, model, next, tools, stream))
 	v = check(t, sdk, stream, o)
 	if words(v.Text) != "At 12:00 CET it is sunny in Paris." || len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
