@@ -98,7 +98,7 @@ func providerError(pe *llm.ProviderError) *dialect.Error {
 	switch st := pe.StatusCode; {
 	case st == 0:
 		e.Status, e.Type = http.StatusBadGateway, "api_error"
-		e.Message = "the upstream provider could not be reached: " + pe.Error()
+		e.Message = "the upstream provider gave no usable answer (unreachable, cut off or malformed): " + pe.Error()
 		return e
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
 		e.Status, e.Type = http.StatusBadGateway, "api_error"
