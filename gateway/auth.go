@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
