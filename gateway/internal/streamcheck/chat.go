@@ -60,10 +60,8 @@ type chatChunk struct {
 // stream that failed ends with one {"error":{"message","type","code"}}
 // payload and no [DONE].
 func Chat(raw []byte, includeUsage bool) (*ChatStream, error) {
-	r := &report{proto: "chat"}
-	s := &ChatStream{}
-	fs, comments := frames(raw, r)
-	s.Comments = comments
+	r, fs, comments := read("chat", raw)
+	s := &ChatStream{Comments: comments}
 	done := false
 	finishes, usageChunks := 0, 0
 	sawChoice := false

@@ -33,10 +33,8 @@ type MessagesStream struct {
 // that failed ends with one error event holding error.type and
 // error.message.
 func Messages(raw []byte) (*MessagesStream, error) {
-	r := &report{proto: "messages"}
-	s := &MessagesStream{}
-	fs, comments := frames(raw, r)
-	s.Comments = comments
+	r, fs, comments := read("messages", raw)
+	s := &MessagesStream{Comments: comments}
 	var (
 		started, stopped bool
 		deltas           int
@@ -123,10 +121,16 @@ func Messages(raw []byte) (*MessagesStream, error) {
 			b := s.Content[open]
 			switch {
 			case kind == "text" && str(d, "type") == "text_delta":
-				t := str(d, "text")
+				t, ok := d["text"].(string)
+				if !ok {
+					r.add("a text_delta without text: %s", f.data)
+				}
 				b["text"] = str(b, "text") + t
 				s.Text += t
 			case kind == "tool_use" && str(d, "type") == "input_json_delta":
+				if _, ok := d["partial_json"].(string); !ok {
+					r.add("an input_json_delta without partial_json: %s", f.data)
+				}
 				fragments += str(d, "partial_json")
 				sawFragment = true
 			default:

@@ -49,10 +49,8 @@ type responsesItem struct {
 // exactly the items the stream finished (all of them unless it failed) and,
 // unless it failed, whose usage has total = input + output.
 func Responses(raw []byte) (*ResponsesStream, error) {
-	r := &report{proto: "responses"}
-	s := &ResponsesStream{}
-	fs, comments := frames(raw, r)
-	s.Comments = comments
+	r, fs, comments := read("responses", raw)
+	s := &ResponsesStream{Comments: comments}
 	for n, f := range fs {
 		d := object(f.data)
 		if d == nil {
@@ -104,6 +102,9 @@ func Responses(raw []byte) (*ResponsesStream, error) {
 			if str(resp, "object") != "response" {
 				r.add("%s response has object %v", e.Type, show(resp["object"]))
 			}
+		}
+		if _, ok := e.Data["delta"].(string); strings.HasSuffix(e.Type, ".delta") && !ok {
+			r.add("%s without a string delta: %s", e.Type, e.Raw)
 		}
 		terminal := false
 		switch e.Type {

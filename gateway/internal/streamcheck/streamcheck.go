@@ -41,6 +41,14 @@ func (r *report) err() error {
 	return r.list
 }
 
+// read starts checking a stream of protocol proto: its frames, its
+// comment lines and the report its violations go to.
+func read(proto string, raw []byte) (*report, []frame, int) {
+	r := &report{proto: proto}
+	fs, comments := frames(raw, r)
+	return r, fs, comments
+}
+
 // frame is one server-sent event as a client parses it.
 type frame struct {
 	event string
