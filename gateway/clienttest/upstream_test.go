@@ -280,10 +280,15 @@ func (u *upstream) stream(rd round, model string, id int, includeUsage bool) []b
 	switch u.proto {
 	case chat:
 		chunk := func(delta obj, finish any) {
+			c := obj{"id": fmt.Sprintf("chatcmpl-fake%d", id), "object": "chat.completion.chunk", "created": 1700000000 + id,
+				"model": model, "system_fingerprint": "fp_fake",
+				"choices": []obj{{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}}}
+			// OpenAI sends the usage field only to a client that asked for it.
+			if includeUsage {
+				c["usage"] = nil
+			}
 			b.WriteString("data: ")
-			b.Write(mustJSON(obj{"id": fmt.Sprintf("chatcmpl-fake%d", id), "object": "chat.completion.chunk", "created": 1700000000 + id,
-				"model": model, "system_fingerprint": "fp_fake", "usage": nil,
-				"choices": []obj{{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}}}))
+			b.Write(mustJSON(c))
 			b.WriteString("\n\n")
 		}
 		chunk(obj{"role": "assistant", "content": ""}, nil)

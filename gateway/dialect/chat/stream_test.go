@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/dialect/chat"
+	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -112,10 +113,10 @@ func TestStreamOneCompletionOverSeveralRounds(t *testing.T) {
 		}
 	}
 	got := checkStream(t, w.body.Bytes(), true)
-	if got.Content != "Let me check. Both cities:" || got.Finish != "tool_calls" || got.Pings != 1 || got.Model != "gpt-4.1-mini" {
+	if got.Text != "Let me check. Both cities:" || got.Finish != "tool_calls" || got.Comments != 1 || got.Model != "gpt-4.1-mini" {
 		t.Errorf("stream = %+v", got)
 	}
-	wantCalls := []streamedCall{{"call_a", "get_weather", `{"city":"Paris"}`}, {"call_b", "get_weather", `{"city": "Os`}}
+	wantCalls := []streamcheck.Call{{ID: "call_a", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_b", Name: "get_weather", Arguments: `{"city": "Os`}}
 	if len(got.Calls) != 2 || got.Calls[0] != wantCalls[0] || got.Calls[1] != wantCalls[1] {
 		t.Errorf("calls = %+v, want %+v", got.Calls, wantCalls)
 	}
@@ -152,7 +153,7 @@ func TestStreamWithoutUsageAndWithoutText(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := checkStream(t, w.body.Bytes(), false)
-	if got.Finish != "length" || got.Content != "" || got.UsageChunks != 0 || !got.FirstRoleSet || got.Pings != 1 {
+	if got.Finish != "length" || got.Text != "" || got.Usage != nil || got.Comments != 1 {
 		t.Errorf("stream = %+v\n%s", got, w.body.String())
 	}
 }
@@ -242,7 +243,7 @@ func TestStreamReachesAClientEventByEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := checkStream(t, all.Bytes(), true)
-	if got.Content != "first second" || got.Usage["total_tokens"] != 3 {
+	if got.Text != "first second" || got.Usage["total_tokens"] != 3 {
 		t.Errorf("stream = %+v", got)
 	}
 }

@@ -15,178 +15,23 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/dialect/messages"
+	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/hooks"
 )
 
-// final is a message as anthropic-sdk-typescript's MessageStream
-// accumulates it from the events.
-type final struct {
-	ID         string
-	Model      string
-	Content    []map[string]any
-	StopReason string
-	Usage      map[string]float64
-	Error      map[string]any // the error event's body, when the stream failed
-}
-
-// checkStream parses raw server-sent events and fails the test on every
-// rule of WIRE.md that an Anthropic client relies on; it returns the
-// message the events build.
-func checkStream(t *testing.T, raw string) final {
+// checkStream fails the test unless raw keeps the rules the official
+// clients rely on (streamcheck.Messages), and unless the message it starts
+// has an Anthropic-style id; it returns the message the events build.
+func checkStream(t *testing.T, raw string) *streamcheck.MessagesStream {
 	t.Helper()
-	if raw != "" && !strings.HasSuffix(raw, "\n\n") {
-		t.Errorf("stream does not end with a blank line: %q", raw)
+	s, err := streamcheck.Messages([]byte(raw))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, raw)
 	}
-	var (
-		out     final
-		started bool
-		open    = map[int]bool{}
-		inputs  = map[int]string{}
-		n       int // blocks started
-		delta   bool
-		stopped bool
-	)
-	frames := strings.Split(strings.TrimSuffix(raw, "\n\n"), "\n\n")
-	if raw == "" {
-		frames = nil
+	if s.ID != "" && !strings.HasPrefix(s.ID, "msg_") {
+		t.Errorf("message id %q", s.ID)
 	}
-	for i, f := range frames {
-		lines := strings.Split(f, "\n")
-		if len(lines) != 2 || !strings.HasPrefix(lines[0], "event: ") || !strings.HasPrefix(lines[1], "data: ") {
-			t.Fatalf("frame %d is not one event line and one data line: %q", i, f)
-		}
-		name := strings.TrimPrefix(lines[0], "event: ")
-		var data map[string]any
-		if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[1], "data: ")), &data); err != nil {
-			t.Fatalf("frame %d data is not a JSON object: %v", i, err)
-		}
-		if data["type"] != name {
-			t.Fatalf("frame %d: event %q but data.type %v", i, name, data["type"])
-		}
-		if stopped {
-			t.Fatalf("frame %d (%s) after message_stop", i, name)
-		}
-		if out.Error != nil {
-			t.Fatalf("frame %d (%s) after an error event", i, name)
-		}
-		if !started && name != "message_start" && name != "error" {
-			t.Fatalf("frame %d (%s) before message_start", i, name)
-		}
-		if delta && name != "message_stop" {
-			t.Fatalf("frame %d (%s) after message_delta", i, name)
-		}
-		idx := -1
-		if v, ok := data["index"].(float64); ok {
-			idx = int(v)
-		}
-		switch name {
-		case "message_start":
-			if started {
-				t.Fatalf("frame %d: a second message_start", i)
-			}
-			started = true
-			m := data["message"].(map[string]any)
-			if c, ok := m["content"].([]any); !ok || len(c) != 0 {
-				t.Fatalf("message_start content = %v, want []", m["content"])
-			}
-			u := m["usage"].(map[string]any)
-			if in, _ := u["input_tokens"].(float64); in < 1 {
-				t.Errorf("message_start usage = %v, want input_tokens at least 1", u)
-			}
-			out.ID, _ = m["id"].(string)
-			out.Model, _ = m["model"].(string)
-			if m["type"] != "message" || m["role"] != "assistant" || !strings.HasPrefix(out.ID, "msg_") {
-				t.Errorf("message_start message = %v", m)
-			}
-		case "ping":
-		case "content_block_start":
-			if idx != n {
-				t.Fatalf("frame %d: block %d started, want index %d", i, idx, n)
-			}
-			b := data["content_block"].(map[string]any)
-			switch b["type"] {
-			case "text":
-				if b["text"] != "" {
-					t.Errorf("text block starts with %v, want \"\"", b["text"])
-				}
-			case "tool_use":
-				if in, ok := b["input"].(map[string]any); !ok || len(in) != 0 || b["id"] == "" || b["name"] == "" {
-					t.Errorf("tool_use block start = %v, want id, name and input {}", b)
-				}
-			default:
-				t.Errorf("block of type %v", b["type"])
-			}
-			out.Content = append(out.Content, b)
-			open[idx] = true
-			n++
-		case "content_block_delta":
-			if !open[idx] {
-				t.Fatalf("frame %d: delta for block %d, which is not open", i, idx)
-			}
-			d := data["delta"].(map[string]any)
-			b := out.Content[idx]
-			switch {
-			case d["type"] == "text_delta" && b["type"] == "text":
-				b["text"] = b["text"].(string) + d["text"].(string)
-			case d["type"] == "input_json_delta" && b["type"] == "tool_use":
-				inputs[idx] += d["partial_json"].(string)
-			default:
-				t.Fatalf("frame %d: delta %v for a %v block", i, d["type"], b["type"])
-			}
-		case "content_block_stop":
-			if !open[idx] {
-				t.Fatalf("frame %d: stop for block %d, which is not open", i, idx)
-			}
-			open[idx] = false
-			if j, ok := inputs[idx]; ok {
-				var in map[string]any
-				if err := json.Unmarshal([]byte(j), &in); err != nil {
-					t.Errorf("block %d: input_json_delta fragments %q are not an object", idx, j)
-				}
-				out.Content[idx]["input"] = in
-			}
-		case "message_delta":
-			for k, o := range open {
-				if o {
-					t.Fatalf("message_delta while block %d is open", k)
-				}
-			}
-			delta = true
-			d := data["delta"].(map[string]any)
-			out.StopReason, _ = d["stop_reason"].(string)
-			if out.StopReason == "" {
-				t.Errorf("message_delta without a stop_reason: %v", d)
-			}
-			if _, ok := d["stop_sequence"]; !ok {
-				t.Errorf("message_delta without stop_sequence: %v", d)
-			}
-			u, _ := data["usage"].(map[string]any)
-			if _, ok := u["output_tokens"].(float64); !ok {
-				t.Fatalf("message_delta usage = %v, want output_tokens", u)
-			}
-			out.Usage = map[string]float64{}
-			for k, v := range u {
-				out.Usage[k] = v.(float64)
-			}
-		case "message_stop":
-			if !delta {
-				t.Fatalf("message_stop before message_delta")
-			}
-			stopped = true
-		case "error":
-			e, _ := data["error"].(map[string]any)
-			if e == nil || e["type"] == "" || e["message"] == "" {
-				t.Fatalf("error event %v needs error.type and error.message", data)
-			}
-			out.Error = e
-		default:
-			t.Fatalf("frame %d: unknown event %q", i, name)
-		}
-	}
-	if out.Error == nil && len(frames) > 0 && !stopped {
-		t.Errorf("stream ends without message_stop")
-	}
-	return out
+	return s
 }
 
 func newSink(t *testing.T, w http.ResponseWriter, input int) dialect.Sink {

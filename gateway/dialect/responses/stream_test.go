@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -49,208 +50,17 @@ func serve(t *testing.T, call *dialect.Call, script func(s dialect.Sink) error) 
 	return resp, body
 }
 
-type event struct {
-	Type string
-	Data map[string]any
-	Raw  string
-}
-
-// checked is what a valid stream showed.
-type checked struct {
-	events []event
-	final  map[string]any // the response of the last event
-	text   string         // every text delta, in order
-	pings  int
-}
-
-// checkStream fails the test unless raw is a Responses stream that the
-// official SDKs' accumulators accept: named events whose type matches,
-// sequence_number 0, 1, 2, …; response.created then response.in_progress
-// first; every item opened (output_item.added, at the next output index,
-// with an id) before a part, delta or done refers to it, and a message's
-// content part opened before its deltas; done events repeating what the
-// deltas built; one response id throughout; and a final response.completed,
-// .incomplete or .failed, last, holding exactly the items the stream
-// finished.
-func checkStream(t *testing.T, raw []byte) checked {
+// checkStream fails the test unless raw keeps the rules the official
+// clients rely on (streamcheck.Responses), and unless every response it
+// carries is for the model the tests serve.
+func checkStream(t *testing.T, raw []byte) *streamcheck.ResponsesStream {
 	t.Helper()
-	var c checked
-	frames := strings.Split(string(raw), "\n\n")
-	if last := frames[len(frames)-1]; last != "" {
-		t.Fatalf("the stream does not end with a blank line: %q", last)
+	c, err := streamcheck.Responses(raw)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, raw)
 	}
-	for _, fr := range frames[:len(frames)-1] {
-		var name, data string
-		comment := true
-		for _, line := range strings.Split(fr, "\n") {
-			switch {
-			case strings.HasPrefix(line, ":"):
-			case strings.HasPrefix(line, "event: "):
-				name, comment = strings.TrimPrefix(line, "event: "), false
-			case strings.HasPrefix(line, "data: "):
-				data, comment = strings.TrimPrefix(line, "data: "), false
-			default:
-				t.Fatalf("unexpected line %q in frame %q", line, fr)
-			}
-		}
-		if comment {
-			c.pings++
-			continue
-		}
-		var d map[string]any
-		if err := json.Unmarshal([]byte(data), &d); err != nil {
-			t.Fatalf("data is not a JSON object: %q", data)
-		}
-		if name == "" || d["type"] != name {
-			t.Fatalf("event line %q, data type %v", name, d["type"])
-		}
-		c.events = append(c.events, event{Type: name, Data: d, Raw: data})
-	}
-	if len(c.events) < 3 {
-		t.Fatalf("only %d events", len(c.events))
-	}
-	if c.events[0].Type != "response.created" || c.events[1].Type != "response.in_progress" {
-		t.Fatalf("the stream starts with %s, %s", c.events[0].Type, c.events[1].Type)
-	}
-	type item struct {
-		id, typ  string
-		done     bool
-		parts    int
-		text     string
-		args     string
-		finished any
-	}
-	var items []*item
-	callIDs := map[string]bool{}
-	respID := ""
-	getItem := func(e event) *item {
-		i, ok := e.Data["output_index"].(float64)
-		if !ok || int(i) < 0 || int(i) >= len(items) {
-			t.Fatalf("%s refers to output %v, which is not open: %s", e.Type, e.Data["output_index"], e.Raw)
-		}
-		it := items[int(i)]
-		if id, ok := e.Data["item_id"]; ok && id != it.id {
-			t.Fatalf("%s has item_id %v, the item at its index is %s", e.Type, id, it.id)
-		}
-		if it.done && e.Type != "response.output_item.done" {
-			t.Fatalf("%s after the item was done: %s", e.Type, e.Raw)
-		}
-		return it
-	}
-	for n, e := range c.events {
-		if seq, ok := e.Data["sequence_number"].(float64); !ok || int(seq) != n {
-			t.Fatalf("event %d (%s) has sequence_number %v", n, e.Type, e.Data["sequence_number"])
-		}
-		if r, ok := e.Data["response"].(map[string]any); ok {
-			if respID == "" {
-				respID, _ = r["id"].(string)
-			}
-			if r["id"] != respID || respID == "" {
-				t.Fatalf("%s has response id %v, the stream began with %q", e.Type, r["id"], respID)
-			}
-			if r["object"] != "response" || r["model"] != "gpt-4.1" {
-				t.Fatalf("%s response has object %v, model %v", e.Type, r["object"], r["model"])
-			}
-		}
-		terminal := false
-		switch e.Type {
-		case "response.created", "response.in_progress":
-			r := e.Data["response"].(map[string]any)
-			if n > 1 || r["status"] != "in_progress" || len(r["output"].([]any)) != 0 {
-				t.Fatalf("%s at %d with status %v and output %v", e.Type, n, r["status"], r["output"])
-			}
-		case "response.output_item.added":
-			if int(e.Data["output_index"].(float64)) != len(items) {
-				t.Fatalf("item added at output_index %v, want %d", e.Data["output_index"], len(items))
-			}
-			it := e.Data["item"].(map[string]any)
-			id, _ := it["id"].(string)
-			if id == "" || it["status"] != "in_progress" {
-				t.Fatalf("item added with id %q, status %v", id, it["status"])
-			}
-			typ := it["type"].(string)
-			if typ == "function_call" {
-				cid, _ := it["call_id"].(string)
-				if cid == "" || callIDs[cid] || it["arguments"] != "" || it["name"] == "" {
-					t.Fatalf("function_call added with call_id %q (seen before: %v), arguments %v, name %v", cid, callIDs[cid], it["arguments"], it["name"])
-				}
-				callIDs[cid] = true
-			}
-			items = append(items, &item{id: id, typ: typ})
-		case "response.content_part.added":
-			it := getItem(e)
-			if it.typ != "message" || int(e.Data["content_index"].(float64)) != it.parts {
-				t.Fatalf("content part %v added to a %s with %d parts", e.Data["content_index"], it.typ, it.parts)
-			}
-			it.parts++
-		case "response.output_text.delta":
-			it := getItem(e)
-			if it.typ != "message" || int(e.Data["content_index"].(float64)) >= it.parts {
-				t.Fatalf("text delta before its content part: %s", e.Raw)
-			}
-			d := e.Data["delta"].(string)
-			it.text += d
-			c.text += d
-		case "response.output_text.done":
-			if it := getItem(e); e.Data["text"] != it.text {
-				t.Fatalf("output_text.done text %q, deltas built %q", e.Data["text"], it.text)
-			}
-		case "response.content_part.done":
-			if it := getItem(e); e.Data["part"].(map[string]any)["text"] != it.text {
-				t.Fatalf("content_part.done %v, deltas built %q", e.Data["part"], it.text)
-			}
-		case "response.function_call_arguments.delta":
-			it := getItem(e)
-			if it.typ != "function_call" {
-				t.Fatalf("arguments delta on a %s", it.typ)
-			}
-			it.args += e.Data["delta"].(string)
-		case "response.function_call_arguments.done":
-			if it := getItem(e); e.Data["arguments"] != it.args {
-				t.Fatalf("arguments done %q, deltas built %q", e.Data["arguments"], it.args)
-			}
-		case "response.output_item.done":
-			it := getItem(e)
-			if it.done {
-				t.Fatalf("item %s done twice", it.id)
-			}
-			fin := e.Data["item"].(map[string]any)
-			if fin["id"] != it.id || fin["type"] != it.typ {
-				t.Fatalf("item done as %v %v, added as %s %s", fin["type"], fin["id"], it.typ, it.id)
-			}
-			if it.typ == "function_call" && fin["arguments"] != it.args {
-				t.Fatalf("call done with arguments %v, deltas built %q", fin["arguments"], it.args)
-			}
-			it.done, it.finished = true, fin
-		case "error":
-			if n+1 >= len(c.events) || c.events[n+1].Type != "response.failed" {
-				t.Fatalf("an error event not followed by response.failed")
-			}
-		case "response.completed", "response.incomplete", "response.failed":
-			terminal = true
-			r := e.Data["response"].(map[string]any)
-			if want := strings.TrimPrefix(e.Type, "response."); r["status"] != want {
-				t.Fatalf("%s with status %v", e.Type, r["status"])
-			}
-			out := r["output"].([]any)
-			if len(out) != len(items) {
-				t.Fatalf("%s holds %d items, the stream opened %d", e.Type, len(out), len(items))
-			}
-			for i, it := range items {
-				if e.Type != "response.failed" && !it.done {
-					t.Fatalf("%s while item %s is still open", e.Type, it.id)
-				}
-				if it.done && !equal(out[i], it.finished) {
-					t.Fatalf("%s item %d = %v, it was done as %v", e.Type, i, out[i], it.finished)
-				}
-			}
-			c.final = r
-		default:
-			t.Fatalf("unexpected event %s", e.Type)
-		}
-		if terminal != (n == len(c.events)-1) {
-			t.Fatalf("event %d of %d is %s", n, len(c.events), e.Type)
-		}
+	if c.Model != "gpt-4.1" {
+		t.Errorf("the responses are for model %q, want gpt-4.1", c.Model)
 	}
 	return c
 }
@@ -287,14 +97,14 @@ func TestStreamText(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 	c := checkStream(t, body)
-	if c.text != "Hello" || c.events[len(c.events)-1].Type != "response.completed" {
-		t.Errorf("text %q, last event %s", c.text, c.events[len(c.events)-1].Type)
+	if c.Text != "Hello" || c.Events[len(c.Events)-1].Type != "response.completed" {
+		t.Errorf("text %q, last event %s", c.Text, c.Events[len(c.Events)-1].Type)
 	}
-	if in, out, total := usageOf(t, c.final); in != 10 || out != 2 || total != 12 {
+	if in, out, total := usageOf(t, c.Final); in != 10 || out != 2 || total != 12 {
 		t.Errorf("usage %v %v %v", in, out, total)
 	}
-	if c.final["instructions"] != "be brief" {
-		t.Errorf("instructions echoed as %v", c.final["instructions"])
+	if c.Final["instructions"] != "be brief" {
+		t.Errorf("instructions echoed as %v", c.Final["instructions"])
 	}
 }
 
@@ -326,10 +136,10 @@ func TestStreamRoundsContinueOneResponse(t *testing.T) {
 		return nil
 	})
 	c := checkStream(t, body)
-	if c.pings != 2 || c.text != "Let me check. Burn is low; checking the budget." {
-		t.Errorf("pings %d, text %q", c.pings, c.text)
+	if c.Comments != 2 || c.Text != "Let me check. Burn is low; checking the budget." {
+		t.Errorf("pings %d, text %q", c.Comments, c.Text)
 	}
-	out := c.final["output"].([]any)
+	out := c.Final["output"].([]any)
 	var kinds []string
 	for _, o := range out {
 		m := o.(map[string]any)
@@ -344,7 +154,7 @@ func TestStreamRoundsContinueOneResponse(t *testing.T) {
 	if strings.Join(kinds, "|") != strings.Join(want, "|") {
 		t.Errorf("output = %q\nwant %q", kinds, want)
 	}
-	if in, outTok, _ := usageOf(t, c.final); in != 50 || outTok != 20 {
+	if in, outTok, _ := usageOf(t, c.Final); in != 50 || outTok != 20 {
 		t.Errorf("usage %v/%v, want the sum over rounds, reported once", in, outTok)
 	}
 }
@@ -364,8 +174,8 @@ func TestStreamPingFirst(t *testing.T) {
 		return s.Finish(hooks.StopEndTurn, hooks.Usage{InputTokens: 1, OutputTokens: 1})
 	})
 	c := checkStream(t, body)
-	if c.pings != 1 || c.text != "ok" {
-		t.Errorf("pings %d, text %q", c.pings, c.text)
+	if c.Comments != 1 || c.Text != "ok" {
+		t.Errorf("pings %d, text %q", c.Comments, c.Text)
 	}
 	if i := bytes.Index(body, []byte(": ping")); i < bytes.Index(body, []byte("response.in_progress")) {
 		t.Errorf("the ping comes before the response was announced:\n%s", body)
@@ -381,14 +191,14 @@ func TestStreamIncomplete(t *testing.T) {
 		return s.Finish(hooks.StopMaxTokens, hooks.Usage{InputTokens: 1, OutputTokens: 3})
 	})
 	c := checkStream(t, body)
-	if c.events[len(c.events)-1].Type != "response.incomplete" {
-		t.Fatalf("last event %s", c.events[len(c.events)-1].Type)
+	if c.Events[len(c.Events)-1].Type != "response.incomplete" {
+		t.Fatalf("last event %s", c.Events[len(c.Events)-1].Type)
 	}
-	if d, _ := c.final["incomplete_details"].(map[string]any); d["reason"] != "max_output_tokens" {
-		t.Errorf("incomplete_details %v", c.final["incomplete_details"])
+	if d, _ := c.Final["incomplete_details"].(map[string]any); d["reason"] != "max_output_tokens" {
+		t.Errorf("incomplete_details %v", c.Final["incomplete_details"])
 	}
-	if c.final["max_output_tokens"] != float64(3) {
-		t.Errorf("max_output_tokens echoed as %v", c.final["max_output_tokens"])
+	if c.Final["max_output_tokens"] != float64(3) {
+		t.Errorf("max_output_tokens echoed as %v", c.Final["max_output_tokens"])
 	}
 }
 
@@ -406,15 +216,15 @@ func TestStreamFail(t *testing.T) {
 		return nil
 	})
 	c := checkStream(t, body)
-	n := len(c.events)
-	if c.events[n-2].Type != "error" || c.events[n-1].Type != "response.failed" {
-		t.Fatalf("the stream ends with %s, %s", c.events[n-2].Type, c.events[n-1].Type)
+	n := len(c.Events)
+	if c.Events[n-2].Type != "error" || c.Events[n-1].Type != "response.failed" {
+		t.Fatalf("the stream ends with %s, %s", c.Events[n-2].Type, c.Events[n-1].Type)
 	}
-	if e := c.events[n-2].Data; e["code"] != "server_error" || e["message"] != "provider openai: HTTP 529 overloaded" {
+	if e := c.Events[n-2].Data; e["code"] != "server_error" || e["message"] != "provider openai: HTTP 529 overloaded" {
 		t.Errorf("error event %v", e)
 	}
-	if e, _ := c.final["error"].(map[string]any); e["code"] != "server_error" || e["message"] == "" {
-		t.Errorf("failed response error %v", c.final["error"])
+	if e, _ := c.Final["error"].(map[string]any); e["code"] != "server_error" || e["message"] == "" {
+		t.Errorf("failed response error %v", c.Final["error"])
 	}
 	if afterFail == nil {
 		t.Error("the sink accepted text after it failed")
@@ -486,7 +296,7 @@ func TestStreamFinalMatchesEncode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	final, _ := json.Marshal(c.final)
+	final, _ := json.Marshal(c.Final)
 	if g, w := normalize(t, final), normalize(t, whole); !equal(g, w) {
 		t.Errorf("streamed final response\n%s\nwhole\n%s", final, whole)
 	}
