@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"sort"
@@ -111,7 +112,9 @@ func human(v float64, unit string) string {
 		}
 		return fmt.Sprintf("%.1f ns", v)
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit
+	// Medians of two runs are means, so round what the floating-point
+	// sum left behind (42.480000000000004 reads as 42.48).
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " " + unit
 }
 
 func print(w io.Writer, samples map[string]map[string][]float64, order []string) {
