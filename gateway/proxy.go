@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/llm"
@@ -66,6 +67,7 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 	return &httputil.ReverseProxy{
 		Transport:     transport,
 		FlushInterval: -1,
+		BufferPool:    copyBuffers,
 		ErrorLog:      s.log.StandardLogger(nil),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			path := pr.In.URL.Path
@@ -108,3 +110,14 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 		},
 	}, nil
 }
+
+// copyBuffers lends the proxy its copy buffers; without a pool it
+// allocates 32 KiB for every proxied response.
+var copyBuffers = &bufferPool{pool: sync.Pool{New: func() any { return make([]byte, 32<<10) }}}
+
+type bufferPool struct{ pool sync.Pool }
+
+func (p *bufferPool) Get() []byte  { return p.pool.Get().([]byte) }
+func (p *bufferPool) Put(b []byte) { p.pool.Put(b) }
+
+var _ httputil.BufferPool = (*bufferPool)(nil)
