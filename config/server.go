@@ -23,6 +23,10 @@ const (
 	defaultStateEntries   = 10000
 )
 
+// DefaultMaxBodyBytesInFlight is server.max_body_bytes_in_flight when the
+// configuration does not set it (and max_body_size is no larger).
+const DefaultMaxBodyBytesInFlight = 256 << 20
+
 // Server is the [server] table: how `hookhost serve` listens, whom it
 // lets in and what it bounds.
 type Server struct {
@@ -44,6 +48,12 @@ type Server struct {
 	Models []string
 	// MaxBodySize bounds a request body, in bytes.
 	MaxBodySize int64
+	// MaxBodyBytesInFlight bounds the request-body bytes held at once,
+	// over every request; one that would pass it gets 429 with
+	// retry-after. Decoding a body for the hook loop takes about a dozen
+	// times its size, so this bounds the memory bodies take to roughly
+	// that multiple. At least MaxBodySize.
+	MaxBodyBytesInFlight int64
 	// MaxConcurrent bounds the requests served at once; the next one gets
 	// 429 with retry-after.
 	MaxConcurrent int
@@ -68,21 +78,22 @@ type Server struct {
 
 func defaultServer() Server {
 	return Server{
-		Listen:         defaultListen,
-		MaxBodySize:    defaultMaxBodySize,
-		MaxConcurrent:  defaultMaxConcurrent,
-		HeaderTimeout:  defaultHeaderTimeout,
-		ReadTimeout:    defaultReadTimeout,
-		IdleTimeout:    defaultIdleTimeout,
-		RequestTimeout: defaultRequestTimeout,
-		DrainTimeout:   defaultDrainTimeout,
-		StateTTL:       defaultStateTTL,
-		StateEntries:   defaultStateEntries,
+		Listen:               defaultListen,
+		MaxBodySize:          defaultMaxBodySize,
+		MaxBodyBytesInFlight: DefaultMaxBodyBytesInFlight,
+		MaxConcurrent:        defaultMaxConcurrent,
+		HeaderTimeout:        defaultHeaderTimeout,
+		ReadTimeout:          defaultReadTimeout,
+		IdleTimeout:          defaultIdleTimeout,
+		RequestTimeout:       defaultRequestTimeout,
+		DrainTimeout:         defaultDrainTimeout,
+		StateTTL:             defaultStateTTL,
+		StateEntries:         defaultStateEntries,
 	}
 }
 
 var serverKeys = []string{"listen", "api_key_env", "allow_no_key", "forward_client_key", "models",
-	"max_body_size", "max_concurrent", "header_timeout", "read_timeout", "idle_timeout",
+	"max_body_size", "max_body_bytes_in_flight", "max_concurrent", "header_timeout", "read_timeout", "idle_timeout",
 	"request_timeout", "drain_timeout", "state_ttl", "state_entries"}
 
 // Upper bounds of the [server] integers. A body is held in memory while
@@ -90,6 +101,7 @@ var serverKeys = []string{"listen", "api_key_env", "allow_no_key", "forward_clie
 // counts are capped where a typo would otherwise reserve absurd resources.
 const (
 	maxBodySizeLimit   = 1 << 30
+	maxBodyBytesLimit  = 1 << 40
 	maxConcurrentLimit = 1 << 20
 	maxStateEntries    = 1 << 24
 )
@@ -99,6 +111,7 @@ func (d *decoder) server(key toml.Key, v any, c *Server) {
 	if !ok {
 		return
 	}
+	inFlightSet := false
 	for _, k := range sortedKeys(m) {
 		kk := join(key, toml.Key{k})
 		switch k {
@@ -126,6 +139,10 @@ func (d *decoder) server(key toml.Key, v any, c *Server) {
 			if n, ok := d.bounded(kk, m[k], defaultMaxBodySize, 1, maxBodySizeLimit, "bytes (1 GiB)"); ok {
 				c.MaxBodySize = n
 			}
+		case "max_body_bytes_in_flight":
+			if n, ok := d.bounded(kk, m[k], DefaultMaxBodyBytesInFlight, 1, maxBodyBytesLimit, "bytes (1 TiB)"); ok {
+				c.MaxBodyBytesInFlight, inFlightSet = n, true
+			}
 		case "max_concurrent":
 			if n, ok := d.bounded(kk, m[k], defaultMaxConcurrent, 1, maxConcurrentLimit, "requests"); ok {
 				c.MaxConcurrent = int(n)
@@ -149,6 +166,17 @@ func (d *decoder) server(key toml.Key, v any, c *Server) {
 		default:
 			d.unknown(kk, serverKeys, m[k])
 		}
+	}
+	switch {
+	case !inFlightSet:
+		// A larger max_body_size raises the budget with it, so that
+		// one body of the largest size can always be read.
+		c.MaxBodyBytesInFlight = max(c.MaxBodyBytesInFlight, c.MaxBodySize)
+	case c.MaxBodyBytesInFlight < c.MaxBodySize:
+		d.fail(join(key, toml.Key{"max_body_bytes_in_flight"}), -1, "%d is less than server.max_body_size (%d), so a body of the largest size allowed could never be read; raise it to at least that", c.MaxBodyBytesInFlight, c.MaxBodySize)
+	}
+	if c.ForwardClientKey && c.APIKeyEnv != "" {
+		d.fail(join(key, toml.Key{"forward_client_key"}), -1, "is true while server.api_key_env is set: a client would then present hookhost's inbound key and its own provider key in the same two headers (Authorization, x-api-key), so the inbound key could be sent upstream to the provider; set only one of them")
 	}
 }
 

@@ -25,6 +25,21 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		writeError(w, render, e)
 	}
 
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		reject("content_type", &dialect.Error{Status: http.StatusUnsupportedMediaType, Type: "invalid_request_error",
+			Message: fmt.Sprintf("Content-Type is %q; send the request body as application/json", r.Header.Get("Content-Type"))})
+		return
+	}
+	// The body is read before a concurrency slot is taken: a client that
+	// sends it slowly then holds only its share of the byte budget, not a
+	// slot that requests ready to run need.
+	body, release, reason, e := s.readBody(w, r)
+	if e != nil {
+		reject(reason, e)
+		return
+	}
+	defer release()
+
 	// Never wait for a slot: a client told to retry is better off than
 	// one queued behind requests that may run for minutes.
 	select {
@@ -41,46 +56,15 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	s.metrics.inFlight.Inc()
 	defer s.metrics.inFlight.Dec()
 
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		reject("content_type", &dialect.Error{Status: http.StatusUnsupportedMediaType, Type: "invalid_request_error",
-			Message: fmt.Sprintf("Content-Type is %q; send the request body as application/json", r.Header.Get("Content-Type"))})
-		return
-	}
-	tooLarge := &dialect.Error{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large",
-		Message: fmt.Sprintf("the request body is over server.max_body_size (%d bytes); send less, or raise server.max_body_size", s.p.server.MaxBodySize)}
-	if r.ContentLength > s.p.server.MaxBodySize {
-		reject("too_large", tooLarge)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w.ResponseWriter, r.Body, s.p.server.MaxBodySize))
-	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			reject("too_large", tooLarge)
-			return
-		}
-		// The client stopped sending (or server.read_timeout passed);
-		// it may still be there to read why.
-		reject("read", dialect.Invalid("", "the request body could not be read to its end: "+err.Error()))
-		return
-	}
-
 	ctx, cancel := context.WithTimeout(r.Context(), s.p.server.RequestTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
 
 	if s.p.route != hooks.RouteGateway && s.proxies(f) {
 		w.route = string(hooks.RouteBypass)
-		var head struct {
-			Model json.RawMessage `json:"model"`
-		}
-		if err := json.Unmarshal(body, &head); err != nil {
-			reject("bad_request", dialect.Invalid("", "the request body is not a JSON object: "+err.Error()))
-			return
-		}
-		var model string
-		if len(head.Model) > 0 && json.Unmarshal(head.Model, &model) != nil {
-			reject("bad_request", dialect.Invalid("model", "model must be a string"))
+		model, e := topLevelModel(body)
+		if e != nil {
+			reject("bad_request", e)
 			return
 		}
 		if e := s.knownModel(model); e != nil {
@@ -112,7 +96,11 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	if s.p.route == hooks.RouteGateway {
 		run, w.route = s.p.hooked, string(hooks.RouteGateway)
 	}
+	size := len(body)
 	call, err := f.Decode(body)
+	// The decoded call is all that is needed from here on; the bytes are
+	// not kept alive while the answer takes minutes.
+	body = nil
 	if err != nil {
 		var e *dialect.Error
 		if !errors.As(err, &e) {
@@ -148,7 +136,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	}
 
 	if call.Stream {
-		tokens := max(1, len(body)/4)
+		tokens := max(1, size/4)
 		sink := f.NewStream(w, call, dialect.Meta{Model: call.Request.Model, InputTokens: tokens})
 		if _, err := run.Run(ctx, f, call, sink); err != nil {
 			fail(err, sink)
@@ -202,4 +190,110 @@ func clientKeyRefused(err error, e *dialect.Error) *dialect.Error {
 	}
 	return &dialect.Error{Status: pe.StatusCode, Type: typ,
 		Message: fmt.Sprintf("the upstream provider refused your key (server.forward_client_key sends it in place of hookhost's; HTTP %d): %s", pe.StatusCode, msg)}
+}
+
+// readBody reads r's body within server.max_body_size and the server's
+// budget of body bytes held at once. On success release gives the bytes
+// back to the budget; otherwise the client is told why (reason names the
+// rejection in the metrics).
+func (s *Server) readBody(w *recorder, r *http.Request) (body []byte, release func(), reason string, e *dialect.Error) {
+	limit := s.p.server.MaxBodySize
+	tooLarge := &dialect.Error{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large",
+		Message: fmt.Sprintf("the request body is over server.max_body_size (%d bytes); send less, or raise server.max_body_size", limit)}
+	busy := func() *dialect.Error {
+		// Bodies held now are released as their requests end, within
+		// seconds for most.
+		w.Header().Set("Retry-After", "1")
+		return &dialect.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error",
+			Message: fmt.Sprintf("hookhost already holds server.max_body_bytes_in_flight (%d bytes) of request bodies; retry shortly", s.budget.limit)}
+	}
+	if r.ContentLength > limit {
+		return nil, nil, "too_large", tooLarge
+	}
+	var src io.Reader = http.MaxBytesReader(w.ResponseWriter, r.Body, limit)
+	var reserved int64
+	var chunked *budgetReader
+	capacity := int64(0)
+	if r.ContentLength >= 0 {
+		if !s.budget.reserve(r.ContentLength) {
+			return nil, nil, "body_budget", busy()
+		}
+		reserved, capacity = r.ContentLength, r.ContentLength
+	} else {
+		chunked = &budgetReader{r: src, budget: s.budget}
+		src = chunked
+	}
+	release = func() {
+		n := reserved
+		if chunked != nil {
+			n += chunked.held
+		}
+		s.budget.release(n)
+	}
+	// Sized once from Content-Length: growing by doubling would allocate
+	// about twice the body on the way.
+	buf := bytes.NewBuffer(make([]byte, 0, capacity+bytes.MinRead))
+	if _, err := buf.ReadFrom(src); err != nil {
+		release()
+		var mb *http.MaxBytesError
+		switch {
+		case errors.As(err, &mb):
+			return nil, nil, "too_large", tooLarge
+		case errors.Is(err, errOverBudget):
+			return nil, nil, "body_budget", busy()
+		}
+		// The client stopped sending (or server.read_timeout passed);
+		// it may still be there to read why.
+		return nil, nil, "read", dialect.Invalid("", "the request body could not be read to its end: "+err.Error())
+	}
+	return buf.Bytes(), release, "", nil
+}
+
+// topLevelModel is the body's top-level "model", read key by key as the
+// upstream will read it. encoding/json matches keys ignoring case and keeps
+// the last of several, so {"model":"x","MODEL":"y"} would pass a check of
+// "y" and reach the upstream as "x"; such a body is refused instead.
+func topLevelModel(body []byte) (string, *dialect.Error) {
+	notObject := func(err error) *dialect.Error {
+		return dialect.Invalid("", "the request body is not a JSON object: "+err.Error())
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		return "", notObject(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return "", dialect.Invalid("", "the request body is not a JSON object")
+	}
+	var model string
+	seen := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", notObject(err)
+		}
+		key, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return "", notObject(err)
+		}
+		switch {
+		case key == "model" && seen:
+			return "", dialect.Invalid("model", "model is given twice; send it once")
+		case key == "model":
+			seen = true
+			if json.Unmarshal(value, &model) != nil {
+				return "", dialect.Invalid("model", "model must be a string")
+			}
+		case strings.EqualFold(key, "model"):
+			return "", dialect.Invalid(key, fmt.Sprintf("the key %q differs from \"model\" only in case; send \"model\" alone", key))
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return "", notObject(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", dialect.Invalid("", "the request body has data after its JSON object")
+	}
+	return model, nil
 }

@@ -2,10 +2,14 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"syscall"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/relay"
@@ -74,6 +78,9 @@ func (s *Server) toClient(r *http.Request, ctx context.Context, err error) (*dia
 	case clientGone(r):
 		return nil, toolsRan
 	case errors.As(err, &pe):
+		if pe.StatusCode == 0 {
+			s.log.Warn("the upstream gave no usable answer", "path", r.URL.Path, "error", err)
+		}
 		return providerError(pe), toolsRan
 	}
 	s.log.Error("request failed inside hookhost", "path", r.URL.Path, "error", err)
@@ -98,7 +105,7 @@ func providerError(pe *llm.ProviderError) *dialect.Error {
 	switch st := pe.StatusCode; {
 	case st == 0:
 		e.Status, e.Type = http.StatusBadGateway, "api_error"
-		e.Message = "the upstream provider gave no usable answer (unreachable, cut off or malformed): " + pe.Error()
+		e.Message = "the upstream provider gave no usable answer (" + failureKind(pe.Err) + "; details in the server log)"
 		return e
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
 		e.Status, e.Type = http.StatusBadGateway, "api_error"
@@ -117,4 +124,31 @@ func providerError(pe *llm.ProviderError) *dialect.Error {
 	}
 	e.Message = "upstream provider: " + msg
 	return e
+}
+
+// failureKind names what went wrong on the way to the upstream without
+// the error's own text, which carries the upstream's internal URL.
+func failureKind(err error) string {
+	var dns *net.DNSError
+	var ne net.Error
+	var tlsErr *tls.RecordHeaderError
+	var certErr *tls.CertificateVerificationError
+	var syn *json.SyntaxError
+	switch {
+	case err == nil:
+		return "no answer"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return "the connection closed before a complete answer"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns):
+		return "its host name did not resolve"
+	case errors.As(err, &tlsErr), errors.As(err, &certErr):
+		return "the TLS handshake failed"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case errors.As(err, &syn):
+		return "the answer was not valid JSON"
+	}
+	return "a network or protocol error"
 }

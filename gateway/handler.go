@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -25,7 +26,9 @@ type recorder struct {
 }
 
 func (w *recorder) WriteHeader(code int) {
-	if w.status == 0 {
+	// An informational answer (100 Continue passed on by the proxy) is
+	// not the request's status; the final one follows it.
+	if w.status == 0 && (code < 100 || code > 199) {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -79,7 +82,17 @@ func (s *Server) routes() http.Handler {
 	s.metricsHandler = promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		begin := time.Now()
+		s.handlers.Add(1)
+		defer s.handlers.Done()
 		w := &recorder{ResponseWriter: rw, route: "none"}
+		// No server-wide write timeout (a stream lasts as long as the
+		// model takes), so each request gets one: otherwise a client that
+		// stops reading blocks a write, and the slot it holds, for good,
+		// since a blocked write never looks at the request's context.
+		// The grace leaves room to send the timeout error itself.
+		if err := http.NewResponseController(rw).SetWriteDeadline(begin.Add(s.p.server.RequestTimeout + writeGrace)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			s.log.Debug("could not set a write deadline", "error", err)
+		}
 		pg, known := pages[r.URL.Path]
 		endpoint := r.URL.Path
 		if !known {
@@ -122,6 +135,10 @@ func (s *Server) routes() http.Handler {
 		}
 	})
 }
+
+// writeGrace is how long past server.request_timeout a response may still
+// be written, for the error that says the request ran out of time.
+const writeGrace = 2 * time.Second
 
 func (s *Server) finish(w *recorder, r *http.Request, endpoint string, begin time.Time) {
 	status := w.status

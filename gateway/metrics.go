@@ -27,7 +27,7 @@ var (
 	_ relay.StoreObserver = (*metrics)(nil)
 )
 
-func newMetrics(bus *hooks.Bus, plugins func() []host.Status) *metrics {
+func newMetrics(bus *hooks.Bus, plugins func() []host.Status, budget *bodyBudget) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -47,7 +47,7 @@ func newMetrics(bus *hooks.Bus, plugins func() []host.Status) *metrics {
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookhost_gateway_rejected_total",
-			Help: "Requests refused before reaching the model, by reason (auth, too_large, concurrency, content_type, bad_request, unknown_model, not_found, method, read).",
+			Help: "Requests refused before reaching the model, by reason (auth, too_large, concurrency, content_type, bad_request, unknown_model, not_found, method, read, body_budget).",
 		}, []string{"reason"}),
 		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookhost_gateway_upstream_rounds_total",
@@ -63,7 +63,11 @@ func newMetrics(bus *hooks.Bus, plugins func() []host.Status) *metrics {
 		}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rejected, m.rounds, m.tools, m.evicted,
-		&pluginCollector{bus: bus, plugins: plugins})
+		&pluginCollector{bus: bus, plugins: plugins},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "hookhost_gateway_body_bytes_in_flight",
+			Help: "Request-body bytes held now, against server.max_body_bytes_in_flight.",
+		}, func() float64 { return float64(budget.inUse()) }))
 	return m
 }
 

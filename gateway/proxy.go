@@ -81,6 +81,12 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 			out.RawQuery = pr.In.URL.RawQuery
 			pr.Out.URL = &out
 			pr.Out.Host = ""
+			// hookhost has read the whole body already: an Expect
+			// passed on would only bring back a 100 from upstream.
+			pr.Out.Header.Del("Expect")
+			// Cookies are for hookhost's own origin, never the
+			// provider's.
+			pr.Out.Header.Del("Cookie")
 			if !forward {
 				for _, c := range credentialHeaders {
 					pr.Out.Header.Del(c)
@@ -105,8 +111,10 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 				writeError(w, render, timeoutError(s.p.server.RequestTimeout))
 				return
 			}
+			// The error names the upstream's URL, which is the
+			// server's business: the log has it, the client the kind.
 			s.log.Warn("the upstream could not be reached", "path", r.URL.Path, "error", err)
-			writeError(w, render, apiError(http.StatusBadGateway, "the upstream provider could not be reached: "+err.Error()))
+			writeError(w, render, apiError(http.StatusBadGateway, "the upstream provider could not be reached ("+failureKind(err)+"; details in the server log)"))
 		},
 	}, nil
 }

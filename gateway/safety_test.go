@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,7 +121,7 @@ func TestLoopErrorsReachTheClient(t *testing.T) {
 		{name: "upstream 503", err: &relay.Error{Err: &llm.ProviderError{Provider: "openai", StatusCode: 503}}, status: 503, typ: "overloaded_error", inMsg: "HTTP 503"},
 		{name: "upstream 400", err: &relay.Error{Err: &llm.ProviderError{Provider: "openai", StatusCode: 400, Message: "bad schema"}}, status: 400, typ: "invalid_request_error", inMsg: "bad schema"},
 		{name: "upstream refuses hookhost's key", err: &relay.Error{Err: &llm.ProviderError{Provider: "openai", StatusCode: 401, Message: "invalid key"}}, status: 502, typ: "api_error", inMsg: "llm.api_key_env"},
-		{name: "upstream unreachable", err: &relay.Error{Err: &llm.ProviderError{Provider: "openai", Err: errors.New("connection refused")}}, status: 502, typ: "api_error", inMsg: "connection refused"},
+		{name: "upstream unreachable", err: &relay.Error{Err: &llm.ProviderError{Provider: "openai", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}}, status: 502, typ: "api_error", inMsg: "connection refused"},
 		{name: "host failure after a plugin tool ran", err: &relay.Error{Err: errors.New("store full"), ToolsRan: true}, status: 500, typ: "api_error", inMsg: "store full", retryOff: true},
 		{name: "upstream 500 after a plugin tool ran", err: &relay.Error{Err: &llm.ProviderError{Provider: "openai", StatusCode: 500}, ToolsRan: true}, status: 500, typ: "api_error", retryOff: true},
 	} {

@@ -54,6 +54,7 @@ type Server struct {
 	listen         string
 	fronts         map[string]dialect.Front
 	sem            chan struct{}
+	budget         *bodyBudget
 	metrics        *metrics
 	metricsHandler http.Handler
 	proxy          *httputil.ReverseProxy
@@ -63,6 +64,11 @@ type Server struct {
 	draining atomic.Bool
 	mu       sync.Mutex
 	addr     string
+	// handlers counts the requests being handled, so that a drain that
+	// cuts them can wait until none still calls into the host.
+	handlers sync.WaitGroup
+	cutOnce  sync.Once
+	cut      chan struct{}
 }
 
 // runner answers one client request; *relay.Relay is the real one.
@@ -97,6 +103,10 @@ type parts struct {
 	// http.DefaultTransport sized for server.max_concurrent.
 	transport http.RoundTripper
 }
+
+// forwardWithInboundKey says why server.forward_client_key and
+// server.api_key_env cannot both be set.
+const forwardWithInboundKey = "config: server.forward_client_key and server.api_key_env are both set: a client then presents hookhost's inbound key and its own provider key in the same two headers (Authorization, x-api-key), so the inbound key could be sent upstream to the provider; set only one of them"
 
 // New checks the host's [server] settings (an address that is not
 // loopback with no inbound key is refused unless server.allow_no_key is
@@ -153,9 +163,20 @@ func newServer(p parts) (*Server, error) {
 	if p.server.MaxBodySize <= 0 {
 		return nil, fmt.Errorf("config: server.max_body_size: %d must be at least 1", p.server.MaxBodySize)
 	}
+	if p.server.MaxBodyBytesInFlight == 0 {
+		p.server.MaxBodyBytesInFlight = max(config.DefaultMaxBodyBytesInFlight, p.server.MaxBodySize)
+	}
+	if p.server.MaxBodyBytesInFlight < p.server.MaxBodySize {
+		return nil, fmt.Errorf("config: server.max_body_bytes_in_flight: %d is less than server.max_body_size (%d), so a body of the largest size allowed could never be read; raise it to at least that", p.server.MaxBodyBytesInFlight, p.server.MaxBodySize)
+	}
+	if p.server.ForwardClientKey && p.server.APIKeyEnv != "" {
+		return nil, errors.New(forwardWithInboundKey)
+	}
 	s.sem = make(chan struct{}, p.server.MaxConcurrent)
+	s.budget = &bodyBudget{limit: p.server.MaxBodyBytesInFlight}
+	s.cut = make(chan struct{})
 
-	s.metrics = newMetrics(p.bus, p.plugins)
+	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
 	if p.fronts == nil {
 		p.fronts = []dialect.Front{chat.New(), responses.New(), messages.New()}
 	}
@@ -201,10 +222,24 @@ func (s *Server) Addr() string {
 	return s.addr
 }
 
+// CloseNow ends a drain at once: ListenAndServe cuts the requests still
+// running instead of waiting out server.drain_timeout. Called before the
+// drain starts, it makes the drain cut at once.
+func (s *Server) CloseNow() {
+	s.cutOnce.Do(func() { close(s.cut) })
+}
+
+// cutWait bounds how long a drain that cut its requests waits for their
+// handlers to return: a handler blocked on a plugin call sees its context
+// end and returns within this in practice.
+const cutWait = 5 * time.Second
+
 // ListenAndServe listens and serves until ctx is done, then stops taking
-// requests, lets those in flight finish within server.drain_timeout, and
-// returns. It does not close the host. ready, when not nil, is called
-// once the listener is open.
+// requests, lets those in flight finish within server.drain_timeout (or
+// until CloseNow), and returns once the requests it cut have returned (for
+// at most a few seconds), so that the host can then be closed. It does not
+// close the host. ready, when not nil, is called once the listener is
+// open.
 func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) error {
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
@@ -242,11 +277,32 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) er
 	s.log.Info("draining", "in_flight", len(s.sem), "drain_timeout", cfg.DrainTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-s.cut:
+			cancel()
+		case <-drain.Done():
+		}
+	}()
 	err = srv.Shutdown(drain)
-	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("drain deadline passed; cutting the requests still running", "drain_timeout", cfg.DrainTimeout)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		select {
+		case <-s.cut:
+			s.log.Warn("told to stop now; cutting the requests still running")
+		default:
+			s.log.Warn("drain deadline passed; cutting the requests still running", "drain_timeout", cfg.DrainTimeout)
+		}
 		srv.Close()
 		err = nil
+		// Close does not wait for the handlers it cut; one may still be
+		// calling a plugin that the host's owner is about to stop.
+		returned := make(chan struct{})
+		go func() { s.handlers.Wait(); close(returned) }()
+		select {
+		case <-returned:
+		case <-time.After(cutWait):
+			s.log.Warn("requests cut by the drain are still running; returning anyway", "waited", cutWait)
+		}
 	}
 	<-served
 	return err
