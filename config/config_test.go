@@ -34,7 +34,7 @@ func TestDefaults(t *testing.T) {
 			Entries: map[string]PluginEntry{},
 		},
 		Server: Server{
-			Listen: "127.0.0.1:8080", MaxBodySize: 32 << 20, MaxConcurrent: 256,
+			Listen: "127.0.0.1:8080", MaxBodySize: 32 << 20, MaxBodyBytesInFlight: 256 << 20, MaxConcurrent: 256,
 			HeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 			RequestTimeout: 10 * time.Minute, DrainTimeout: 30 * time.Second,
 			StateTTL: time.Hour, StateEntries: 10000,

@@ -12,7 +12,7 @@ import (
 func TestServerDefaults(t *testing.T) {
 	c := mustParse(t, "")
 	want := Server{
-		Listen: "127.0.0.1:8080", MaxBodySize: 32 << 20, MaxConcurrent: 256,
+		Listen: "127.0.0.1:8080", MaxBodySize: 32 << 20, MaxBodyBytesInFlight: 256 << 20, MaxConcurrent: 256,
 		HeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		RequestTimeout: 10 * time.Minute, DrainTimeout: 30 * time.Second,
 		StateTTL: time.Hour, StateEntries: 10000,
@@ -31,9 +31,10 @@ func TestServerEveryKey(t *testing.T) {
 listen = "0.0.0.0:9090"
 api_key_env = "HOOKHOST_KEYS"
 allow_no_key = true
-forward_client_key = true
+forward_client_key = false
 models = ["gpt-4.1", "claude-sonnet-4-5"]
 max_body_size = 1048576
+max_body_bytes_in_flight = 2097152
 max_concurrent = 8
 header_timeout = "1s"
 read_timeout = "2s"
@@ -44,9 +45,9 @@ state_ttl = "6h"
 state_entries = 7
 `)
 	want := Server{
-		Listen: "0.0.0.0:9090", APIKeyEnv: "HOOKHOST_KEYS", AllowNoKey: true, ForwardClientKey: true,
+		Listen: "0.0.0.0:9090", APIKeyEnv: "HOOKHOST_KEYS", AllowNoKey: true, ForwardClientKey: false,
 		Models:      []string{"gpt-4.1", "claude-sonnet-4-5"},
-		MaxBodySize: 1 << 20, MaxConcurrent: 8,
+		MaxBodySize: 1 << 20, MaxBodyBytesInFlight: 2 << 20, MaxConcurrent: 8,
 		HeaderTimeout: time.Second, ReadTimeout: 2 * time.Second, IdleTimeout: 3 * time.Second,
 		RequestTimeout: 4 * time.Minute, DrainTimeout: 5 * time.Second,
 		StateTTL: 6 * time.Hour, StateEntries: 7,
@@ -86,6 +87,8 @@ func TestServerBadValues(t *testing.T) {
 		{"max_body_size over a GiB", `max_body_size = 1073741825`, "max_body_size", "must be between 1 and 1073741824 bytes"},
 		{"max_body_size a string", `max_body_size = "32MiB"`, "max_body_size", "expected an integer"},
 		{"max_body_size a float", `max_body_size = 1.5`, "max_body_size", "expected an integer"},
+		{"max_body_bytes_in_flight zero", `max_body_bytes_in_flight = 0`, "max_body_bytes_in_flight", "must be between 1 and"},
+		{"max_body_bytes_in_flight below max_body_size", `max_body_bytes_in_flight = 1048576`, "max_body_bytes_in_flight", "less than server.max_body_size (33554432)"},
 		{"max_concurrent zero", `max_concurrent = 0`, "max_concurrent", "must be between 1 and"},
 		{"max_concurrent negative", `max_concurrent = -3`, "max_concurrent", "got -3"},
 		{"state_entries zero", `state_entries = 0`, "state_entries", "must be between 1 and"},
@@ -110,6 +113,25 @@ func TestServerBadValues(t *testing.T) {
 				t.Errorf("message %q, want it to say %q", ce.Msg, tt.msg)
 			}
 		})
+	}
+}
+
+// A larger max_body_size raises the default budget of bodies in flight
+// with it, so that one body of the largest size can always be read.
+func TestServerBodyBudgetFollowsMaxBodySize(t *testing.T) {
+	c := mustParse(t, "[server]\nmax_body_size = 536870912\n")
+	if c.Server.MaxBodyBytesInFlight != 512<<20 {
+		t.Fatalf("max_body_bytes_in_flight %d, want 512 MiB", c.Server.MaxBodyBytesInFlight)
+	}
+}
+
+// Forwarding the client's key while requiring an inbound key would let the
+// inbound key travel upstream: refused, naming both keys.
+func TestServerForwardClientKeyWithInboundKey(t *testing.T) {
+	_, err := Parse([]byte("[server]\napi_key_env = \"HOOKHOST_KEYS\"\nforward_client_key = true\n"), "hookhost.toml", testDir)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "server.forward_client_key" || ce.Line != 3 || !strings.Contains(ce.Msg, "server.api_key_env") || !strings.Contains(ce.Msg, "upstream") {
+		t.Fatalf("err = %v", err)
 	}
 }
 
