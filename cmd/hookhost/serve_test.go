@@ -2,15 +2,16 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -119,7 +120,7 @@ func checkServes(t *testing.T, base string) {
 const serveConfig = "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"
 
 // TestServeUntilCancelled runs serve in process on a free port, calls it,
-// then cancels it as SIGTERM would, and checks that it returns cleanly.
+// then signals it, and checks that it says it drains and returns cleanly.
 func TestServeUntilCancelled(t *testing.T) {
 	for _, gw := range []string{"1", "0"} {
 		t.Run("HOOKHOST_USE_GATEWAY="+gw, func(t *testing.T) {
@@ -130,11 +131,11 @@ func TestServeUntilCancelled(t *testing.T) {
 				t.Fatal(err)
 			}
 			pr, pw := io.Pipe()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
+			out := &syncBuffer{}
+			sigs := make(chan os.Signal, 2)
 			done := make(chan error, 1)
 			go func() {
-				done <- serveUntil(ctx, inv, "127.0.0.1:0", false, pw)
+				done <- serveUntil(sigs, inv, "127.0.0.1:0", false, io.MultiWriter(pw, out))
 				pw.Close()
 			}()
 			var log strings.Builder
@@ -143,19 +144,107 @@ func TestServeUntilCancelled(t *testing.T) {
 				t.Errorf("start line does not state the route:\n%s", log.String())
 			}
 			checkServes(t, base)
-			cancel()
+			sigs <- syscall.SIGTERM
 			select {
 			case err := <-done:
 				if err != nil {
-					t.Fatalf("serve returned %v after cancel", err)
+					t.Fatalf("serve returned %v after SIGTERM", err)
 				}
 			case <-time.After(time.Minute):
-				t.Fatal("serve did not return within a minute of cancel")
+				t.Fatal("serve did not return within a minute of SIGTERM")
+			}
+			if !strings.Contains(out.String(), "hookhost: draining up to 30s; signal again to stop now\n") {
+				t.Fatalf("no drain line on stderr:\n%s", out.String())
 			}
 			if _, err := http.Get(base + "/healthz"); err == nil {
 				t.Fatal("still answering after serve returned")
 			}
 		})
+	}
+}
+
+// syncBuffer collects output written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A second signal during the drain stops serve at once, cutting a request
+// that would otherwise keep it draining for an hour.
+func TestServeSecondSignalStopsNow(t *testing.T) {
+	t.Setenv("HOOKHOST_USE_GATEWAY", "1")
+	cfg := writeConfig(t, serveConfig+"[server]\ndrain_timeout = \"1h\"\nread_timeout = \"1h\"\n")
+	inv, err := parseWithConfig(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"-c", cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	out := &syncBuffer{}
+	sigs := make(chan os.Signal, 2)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveUntil(sigs, inv, "127.0.0.1:0", false, io.MultiWriter(pw, out))
+		pw.Close()
+	}()
+	var log strings.Builder
+	base := waitServing(t, pr, &log)
+
+	// A request whose body never ends keeps the drain waiting.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	waitFor(t, "the request to be read", func() bool {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return strings.Contains(string(b), "hookhost_gateway_body_bytes_in_flight 100")
+	})
+
+	sigs <- syscall.SIGTERM
+	waitFor(t, "the drain line", func() bool {
+		return strings.Contains(out.String(), "hookhost: draining up to 1h0m0s; signal again to stop now")
+	})
+	sigs <- syscall.SIGINT
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v after the second signal", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve still draining 30s after the second signal:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "hookhost: stopping now") {
+		t.Fatalf("nothing said about stopping now:\n%s", out.String())
+	}
+}
+
+// waitFor polls cond until it holds, failing after a generous bound.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
