@@ -105,7 +105,16 @@ func providerError(pe *llm.ProviderError) *dialect.Error {
 	switch st := pe.StatusCode; {
 	case st == 0:
 		e.Status, e.Type = http.StatusBadGateway, "api_error"
-		e.Message = "the upstream provider gave no usable answer (" + failureKind(pe.Err) + "; details in the server log)"
+		// The message is hookhost's own wording; the cause underneath
+		// may carry the upstream's internal URL, so only its kind is
+		// shown.
+		what := failureKind(pe.Err)
+		if pe.Message != "" && pe.Err != nil {
+			what = pe.Message + ": " + what
+		} else if pe.Message != "" {
+			what = pe.Message
+		}
+		e.Message = "the upstream provider gave no usable answer (" + what + "; details in the server log)"
 		return e
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
 		e.Status, e.Type = http.StatusBadGateway, "api_error"

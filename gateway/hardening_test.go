@@ -250,11 +250,11 @@ func TestUpstreamFailureHidesItsURL(t *testing.T) {
 	const internal = "http://10.1.2.3:35225/v1/chat/completions"
 	p := testParts()
 	p.hooked = runFunc(func(context.Context, dialect.Front, *dialect.Call, dialect.Sink) (*dialect.Result, error) {
-		return nil, &llm.ProviderError{Provider: "openai", Err: &url.Error{Op: "Post", URL: internal, Err: io.EOF}}
+		return nil, &llm.ProviderError{Provider: "openai", Message: "request failed", Err: &url.Error{Op: "Post", URL: internal, Err: io.EOF}}
 	})
 	ts := newTest(t, p)
 	msg := wantFrontError(t, post(t, ts.url, "/v1/chat/completions", chatBody), http.StatusBadGateway, "/v1/chat/completions", "api_error")
-	if strings.Contains(msg, "10.1.2.3") || !strings.Contains(msg, "closed before a complete answer") {
+	if strings.Contains(msg, "10.1.2.3") || !strings.Contains(msg, "request failed: the connection closed before a complete answer") {
 		t.Fatalf("502 message %q", msg)
 	}
 	if !strings.Contains(ts.logs.String(), internal) {
