@@ -50,9 +50,9 @@ type Server struct {
 	MaxBodySize int64
 	// MaxBodyBytesInFlight bounds the request-body bytes held at once,
 	// over every request; one that would pass it gets 429 with
-	// retry-after. Decoding a body for the hook loop takes about a dozen
-	// times its size, so this bounds the memory bodies take to roughly
-	// that multiple. At least MaxBodySize.
+	// retry-after. Serving a body takes 12 to 20 times its size in
+	// memory, so this bounds what bodies take to about 20 times it. At
+	// least MaxBodySize.
 	MaxBodyBytesInFlight int64
 	// MaxConcurrent bounds the requests served at once; the next one gets
 	// 429 with retry-after.
