@@ -178,11 +178,17 @@ func HashMessage(h hash.Hash, m Message) {
 }
 
 // lengthPrefixed returns a writer of strings to h, each after its length.
+// Strings go through one small buffer rather than a []byte copy each: a
+// message can be tens of megabytes, and the gateway hashes every one.
 func lengthPrefixed(h hash.Hash) func(string) {
+	buf := make([]byte, 4096)
 	return func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+		binary.BigEndian.PutUint64(buf[:8], uint64(len(s)))
+		h.Write(buf[:8])
+		for len(s) > 0 {
+			n := copy(buf, s)
+			h.Write(buf[:n])
+			s = s[n:]
+		}
 	}
 }
