@@ -181,7 +181,7 @@ func HashMessage(h hash.Hash, m Message) {
 // Strings go through one small buffer rather than a []byte copy each: a
 // message can be tens of megabytes, and the gateway hashes every one.
 func lengthPrefixed(h hash.Hash) func(string) {
-	buf := make([]byte, 4096)
+	buf := make([]byte, 256)
 	return func(s string) {
 		binary.BigEndian.PutUint64(buf[:8], uint64(len(s)))
 		h.Write(buf[:8])
