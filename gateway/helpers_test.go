@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/syncbuf"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -160,24 +159,6 @@ func testServerConfig() config.Server {
 	}
 }
 
-// logBuffer collects a server's log lines, safe for concurrent writers.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // testParts are parts for a gateway-route server over the test fronts, a
 // runner that echoes, and one model, "m1"; edit them before newTest.
 func testParts() parts {
@@ -196,14 +177,14 @@ func testParts() parts {
 type testServer struct {
 	*Server
 	url  string
-	logs *logBuffer
+	logs *syncbuf.Buffer
 }
 
 // newTest builds a server from p and serves its handler on a loopback
 // httptest server closed when the test ends.
 func newTest(t *testing.T, p parts) *testServer {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	if p.logger == nil {
 		p.logger = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
 // The tests in this file run the bigresult test plugin, which TestMain
@@ -29,7 +30,7 @@ func bigresultAs(t testing.TB, name string) string {
 }
 
 // logLines returns the non-empty lines logged to b so far.
-func logLines(b *syncBuffer) []string {
+func logLines(b *syncbuf.Buffer) []string {
 	var out []string
 	for _, l := range strings.Split(b.String(), "\n") {
 		if strings.TrimSpace(l) != "" {
@@ -44,7 +45,7 @@ func logLines(b *syncBuffer) []string {
 // stopped and its stderr has been relayed to the end.
 func panicLog(t *testing.T, level hclog.Level, n int) []string {
 	t.Helper()
-	sink := &syncBuffer{}
+	sink := &syncbuf.Buffer{}
 	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: level})
 	opts := fastOptions()
 	opts.Logger = log
@@ -131,7 +132,7 @@ func must[T any](v T, err error) T {
 // and the repair is counted and logged once per plugin and hook.
 func TestInvalidUTF8CrossesTheBoundaryRepaired(t *testing.T) {
 	t.Parallel()
-	sink := &syncBuffer{}
+	sink := &syncbuf.Buffer{}
 	opts := fastOptions()
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: hclog.Warn})
 	h := startOK(t, configOf(plug{"utf", entry(bigresultAs(t, "utf"))}), opts)
@@ -193,7 +194,7 @@ func bigArgs(n, size int) string {
 // and a call the host may send is one the SDK's server accepts.
 func TestMessageSizeLimits(t *testing.T) {
 	t.Parallel()
-	sink := &syncBuffer{}
+	sink := &syncbuf.Buffer{}
 	opts := fastOptions()
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: hclog.Warn})
 	// A shared machine may be slow to move 8 MiB: a result that misses

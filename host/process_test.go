@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,31 +23,13 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/syncbuf"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
-// syncBuffer is a log sink the plugins' relayed lines can be read from
-// while they are written.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // tracingOptions logs everything, so that go-plugin parses every stderr
 // line of the plugins (it skips parsing for a logger that is off).
-func tracingOptions(out *syncBuffer) Options {
+func tracingOptions(out *syncbuf.Buffer) Options {
 	opts := fastOptions()
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Trace, Output: out})
 	return opts
@@ -69,7 +50,7 @@ func mustCall(t *testing.T, s *Supervised, tool, args, want string) {
 
 func TestHostileStderrLinesDoNotCrashTheHost(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	h := startOK(t, configOf(plug{"noisy", entry(echoAs(t, "noisy"))}), tracingOptions(&logs))
 	s := supervised(t, h, 0)
 	hostile := []string{
@@ -175,7 +156,7 @@ func FuzzSanitizeLogLine(f *testing.F) {
 
 func TestLongStdoutLinesAreRead(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	h := startOK(t, configOf(plug{"chatty", entry(echoAs(t, "chatty"))}), tracingOptions(&logs))
 	s := supervised(t, h, 0)
 	// Each line is far over bufio.Scanner's 64 KiB token and the pipe's
@@ -407,7 +388,7 @@ func TestFailClosedGuardThatDoesNotStartBlocksEveryTool(t *testing.T) {
 		t.Errorf("reasons = %q, %q", sts[0].Reason, sts[2].Reason)
 	}
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
 	if err != nil {
 		t.Fatal(err)

@@ -11,10 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
 // servingPrefix starts the line serve prints once it listens; scripts and
@@ -131,7 +132,7 @@ func TestServeUntilCancelled(t *testing.T) {
 				t.Fatal(err)
 			}
 			pr, pw := io.Pipe()
-			out := &syncBuffer{}
+			out := &syncbuf.Buffer{}
 			sigs := make(chan os.Signal, 2)
 			done := make(chan error, 1)
 			go func() {
@@ -163,24 +164,6 @@ func TestServeUntilCancelled(t *testing.T) {
 	}
 }
 
-// syncBuffer collects output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A second signal during the drain stops serve at once, cutting a request
 // that would otherwise keep it draining for an hour.
 func TestServeSecondSignalStopsNow(t *testing.T) {
@@ -191,7 +174,7 @@ func TestServeSecondSignalStopsNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	sigs := make(chan os.Signal, 2)
 	done := make(chan error, 1)
 	go func() {

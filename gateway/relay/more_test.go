@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/syncbuf"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -43,23 +43,10 @@ func TestMixedResponseStreamed(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe to read while a logger writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // A continuation whose tool calls the store does not know (expired, or kept
 // by another replica) goes upstream as the client holds it, with a warning.
 func TestUnknownContinuationWarnsAndPassesThrough(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})
 	bus := newBus(t, kora("{}"))
 	up := &scripted{steps: []step{text("fine", 1, 1)}}

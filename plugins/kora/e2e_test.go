@@ -30,6 +30,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/syncbuf"
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
@@ -57,24 +58,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer collects host and plugin logs, shown only when a test fails.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // rig is one host running kora, a Bus over it and a gateway session.
 type rig struct {
 	host     *host.Host
@@ -95,7 +78,7 @@ func start(t *testing.T, stateDir string) *rig {
 // options (their Logger is replaced by one the test shows on failure).
 func startFrom(t *testing.T, stateDir, binDir string, opts host.Options) *rig {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("host and plugin log:\n%s", logs.String())
