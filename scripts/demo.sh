@@ -52,7 +52,7 @@ if [ -z "$addr" ]; then
 	exit 1
 fi
 body='{"model":"offline-small","messages":[{"role":"user","content":"what is my burn?"}]}'
-printf "\033[1m\$ curl http://%s/v1/chat/completions -d '%s'\033[0m\n" "$addr" "$body"
+printf "\033[1m\$ curl http://%s/v1/chat/completions -H 'content-type: application/json' -d '%s'\033[0m\n" "$addr" "$body"
 curl -sS "http://$addr/v1/chat/completions" -H 'content-type: application/json' -d "$body"
 echo
 kill -TERM "$serve_pid"
