@@ -9,7 +9,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
@@ -131,6 +133,10 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 			// A plugin tool's side effects are done: an SDK that
 			// retries on 5xx would run them again.
 			w.Header().Set("X-Should-Retry", "false")
+		} else if wait := upstreamRetryAfter(err); wait > 0 {
+			// The SDKs wait as long as the upstream asked before they
+			// retry, so its rate limit is not hit again at once.
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
 		}
 		writeError(w, render, e)
 	}
@@ -296,4 +302,14 @@ func topLevelModel(body []byte) (string, *dialect.Error) {
 		return "", dialect.Invalid("", "the request body has data after its JSON object")
 	}
 	return model, nil
+}
+
+// upstreamRetryAfter is the delay the upstream asked for with the error
+// that ended the request, 0 when it asked for none.
+func upstreamRetryAfter(err error) time.Duration {
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		return pe.RetryAfter
+	}
+	return 0
 }

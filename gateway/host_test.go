@@ -233,3 +233,22 @@ func TestInboundKeysComeFromTheHostsEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// An upstream 429's Retry-After reaches the client on the gateway route,
+// so the SDK waits as long as the upstream asked before it retries.
+func TestUpstreamRetryAfterReachesTheClient(t *testing.T) {
+	e429 := `{"error":{"message":"Rate limit reached for gpt-test","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
+	fake := fakeapi.New(t,
+		fakeapi.JSON(429, e429, "Retry-After", "7"),
+		fakeapi.JSON(429, e429),
+	)
+	_, url := hostServer(t, upstreamConfig(fake.URL()+"/v1", true))
+	body := `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`
+	for _, want := range []string{"7", ""} {
+		resp := post(t, url, "/v1/chat/completions", body)
+		readAll(t, resp)
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != want {
+			t.Errorf("got %d with Retry-After %q, want 429 with %q", resp.StatusCode, resp.Header.Get("Retry-After"), want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 )
@@ -50,6 +51,9 @@ type ProviderError struct {
 	StatusCode int    // HTTP status, 0 when none
 	Type       string // the provider's error type, when it gave one
 	Message    string
+	// RetryAfter is how long the provider asked callers to wait before
+	// trying again (Retry-After on a 429 or 503); 0 when it did not say.
+	RetryAfter time.Duration
 	Err        error // underlying cause, if any
 }
 

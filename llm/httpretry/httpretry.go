@@ -220,7 +220,12 @@ func (c *Client) attempt(ctx context.Context, r Request) (*http.Response, verdic
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
 	stop()
-	return nil, verdict{retry: shouldRetry(resp.StatusCode, resp.Header), wait: c.retryAfter(resp.Header)}, c.statusError(resp.StatusCode, data)
+	wait := c.retryAfter(resp.Header)
+	pe := c.statusError(resp.StatusCode, data)
+	if wait > 0 {
+		pe.RetryAfter = wait
+	}
+	return nil, verdict{retry: shouldRetry(resp.StatusCode, resp.Header), wait: wait}, pe
 }
 
 func (c *Client) client() *http.Client {
