@@ -23,27 +23,9 @@ type renderer func(e *dialect.Error) []byte
 
 func plainErrors(r *http.Request) renderer {
 	if r.Header.Get("anthropic-version") != "" {
-		return anthropicError
+		return dialect.AnthropicErrorBody
 	}
-	return openAIError
-}
-
-func openAIError(e *dialect.Error) []byte {
-	var param any
-	if e.Param != "" {
-		param = e.Param
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{
-		"message": e.Message, "type": e.Type, "param": param, "code": nil,
-	}})
-	return b
-}
-
-func anthropicError(e *dialect.Error) []byte {
-	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{
-		"type": e.Type, "message": e.Message,
-	}})
-	return b
+	return dialect.OpenAIErrorBody
 }
 
 // writeError sends e as a whole JSON response.

@@ -243,5 +243,7 @@ func (s *Server) knownModel(model string) *dialect.Error {
 	if slices.Contains(s.p.models, model) {
 		return nil
 	}
-	return notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served, and server.models in the gateway's config adds more", model))
+	e := notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served, and server.models in the gateway's config adds more", model))
+	e.Param = "model"
+	return e
 }

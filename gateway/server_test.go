@@ -130,7 +130,7 @@ func TestUnknownPathInBothShapes(t *testing.T) {
 	var oa struct {
 		Error struct{ Type, Message string }
 	}
-	if resp.StatusCode != 404 || json.Unmarshal(body, &oa) != nil || oa.Error.Type != "not_found_error" || !strings.Contains(oa.Error.Message, "/v1/nothing") {
+	if resp.StatusCode != 404 || json.Unmarshal(body, &oa) != nil || oa.Error.Type != "invalid_request_error" || !strings.Contains(oa.Error.Message, "/v1/nothing") {
 		t.Fatalf("OpenAI-shaped 404: %d %s", resp.StatusCode, body)
 	}
 

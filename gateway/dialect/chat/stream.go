@@ -205,8 +205,8 @@ func (s *stream) Fail(e *dialect.Error) error {
 		e = &dialect.Error{Status: http.StatusInternalServerError, Type: "api_error", Message: "the gateway failed"}
 	}
 	body := rawjson.MustMarshal(struct {
-		Error apiError `json:"error"`
-	}{openAIError(e)})
+		Error dialect.OpenAIError `json:"error"`
+	}{dialect.ToOpenAI(e)})
 	var f bytes.Buffer
 	f.WriteString("data: ")
 	f.Write(body)

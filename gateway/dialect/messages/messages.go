@@ -702,13 +702,7 @@ func newID() string {
 }
 
 // ErrorBody renders e as Anthropic's error object.
-func (f *Front) ErrorBody(e *dialect.Error) []byte {
-	typ := e.Type
-	if typ == "" {
-		typ = "api_error"
-	}
-	return fields("type", "error", "error", fields("type", typ, "message", e.Message))
-}
+func (f *Front) ErrorBody(e *dialect.Error) []byte { return dialect.AnthropicErrorBody(e) }
 
 // fields is a JSON object of the given key, value pairs, in that order.
 func fields(kv ...any) json.RawMessage {

@@ -155,30 +155,3 @@ func TestEncodeWireFieldsWithoutWholeWire(t *testing.T) {
 		t.Errorf("usage = %s, want the sum over rounds", got["usage"])
 	}
 }
-
-func TestErrorBody(t *testing.T) {
-	tests := []struct {
-		in   dialect.Error
-		want string
-	}{
-		{*dialect.Invalid("input[2].role", "bad role"), `{"error":{"message":"bad role","type":"invalid_request_error","param":"input[2].role","code":null}}`},
-		{dialect.Error{Status: 401, Type: "authentication_error", Message: "no key"}, `{"error":{"message":"no key","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
-		{dialect.Error{Status: 429, Type: "rate_limit_error", Message: "slow down"}, `{"error":{"message":"slow down","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
-		{dialect.Error{Status: 500, Type: "api_error", Message: "host"}, `{"error":{"message":"host","type":"server_error","param":null,"code":null}}`},
-		{dialect.Error{Status: 529, Type: "overloaded_error", Message: "busy"}, `{"error":{"message":"busy","type":"server_error","param":null,"code":null}}`},
-		{dialect.Error{Status: 504, Type: "timeout_error", Message: "late"}, `{"error":{"message":"late","type":"timeout","param":null,"code":"timeout"}}`},
-		{dialect.Error{Status: 413, Type: "request_too_large", Message: "big"}, `{"error":{"message":"big","type":"invalid_request_error","param":null,"code":"request_too_large"}}`},
-		{dialect.Error{Status: 404, Type: "not_found_error", Message: "no model"}, `{"error":{"message":"no model","type":"invalid_request_error","param":null,"code":"not_found"}}`},
-	}
-	for _, tt := range tests {
-		var got, want any
-		body := New().ErrorBody(&tt.in)
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatalf("%s: not JSON: %s", tt.in.Type, body)
-		}
-		json.Unmarshal([]byte(tt.want), &want)
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: body = %s, want %s", tt.in.Type, body, tt.want)
-		}
-	}
-}

@@ -57,7 +57,6 @@ package responses
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/llm"
@@ -79,49 +78,7 @@ func (f *Front) Path() string { return "/v1/responses" }
 
 // ErrorBody renders e in OpenAI's error shape,
 // {"error":{"message","type","param","code"}}.
-func (f *Front) ErrorBody(e *dialect.Error) []byte {
-	typ, code := errorKind(e)
-	body := map[string]any{"error": map[string]any{
-		"message": e.Message, "type": typ, "param": nullable(e.Param), "code": nullable(code),
-	}}
-	b, _ := json.Marshal(body)
-	return b
-}
-
-// errorKind maps the gateway's error types (Anthropic's vocabulary) onto
-// OpenAI's error type and code.
-func errorKind(e *dialect.Error) (typ, code string) {
-	switch e.Type {
-	case "authentication_error":
-		return "invalid_request_error", "invalid_api_key"
-	case "permission_error":
-		return "invalid_request_error", "permission_denied"
-	case "not_found_error":
-		return "invalid_request_error", "not_found"
-	case "request_too_large":
-		return "invalid_request_error", "request_too_large"
-	case "rate_limit_error":
-		return "requests", "rate_limit_exceeded"
-	case "api_error", "overloaded_error":
-		return "server_error", ""
-	case "timeout_error":
-		return "timeout", "timeout"
-	case "", "invalid_request_error":
-		return "invalid_request_error", ""
-	default:
-		if e.Status >= 500 {
-			return "server_error", ""
-		}
-		return "invalid_request_error", ""
-	}
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
+func (f *Front) ErrorBody(e *dialect.Error) []byte { return dialect.OpenAIErrorBody(e) }
 
 // newID returns prefix followed by random hex, in the shape of OpenAI's
 // ids (resp_…, msg_…, fc_…).

@@ -230,11 +230,12 @@ func (s *stream) Fail(e *dialect.Error) error {
 		return err
 	}
 	s.ended = true
-	typ, code := errorKind(e)
-	if code == "" {
-		code = typ
+	oe := dialect.ToOpenAI(e)
+	code := oe.Type
+	if oe.Code != nil {
+		code = *oe.Code
 	}
-	if err := s.event("error", map[string]any{"code": code, "message": e.Message, "param": nullable(e.Param)}); err != nil {
+	if err := s.event("error", map[string]any{"code": code, "message": oe.Message, "param": oe.Param}); err != nil {
 		return err
 	}
 	// An open text item stays in_progress: it did not complete.
