@@ -120,27 +120,34 @@ func checkServes(t *testing.T, base string) {
 
 const serveConfig = "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"
 
+// startServe runs serve in process on a free port with the config text
+// src, and returns its base URL, its start lines, all it wrote to stderr,
+// the channel that signals it and the one its return comes on.
+func startServe(t *testing.T, src string) (base string, log *strings.Builder, out *syncbuf.Buffer, sigs chan os.Signal, done chan error) {
+	t.Helper()
+	inv, err := parseWithConfig(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"-c", writeConfig(t, src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	out = &syncbuf.Buffer{}
+	sigs = make(chan os.Signal, 2)
+	done = make(chan error, 1)
+	go func() {
+		done <- serveUntil(sigs, inv, "127.0.0.1:0", false, io.MultiWriter(pw, out))
+		pw.Close()
+	}()
+	log = &strings.Builder{}
+	return waitServing(t, pr, log), log, out, sigs, done
+}
+
 // TestServeUntilCancelled runs serve in process on a free port, calls it,
 // then signals it, and checks that it says it drains and returns cleanly.
 func TestServeUntilCancelled(t *testing.T) {
 	for _, gw := range []string{"1", "0"} {
 		t.Run("HOOKHOST_USE_GATEWAY="+gw, func(t *testing.T) {
 			t.Setenv("HOOKHOST_USE_GATEWAY", gw)
-			cfg := writeConfig(t, serveConfig)
-			inv, err := parseWithConfig(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"-c", cfg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pr, pw := io.Pipe()
-			out := &syncbuf.Buffer{}
-			sigs := make(chan os.Signal, 2)
-			done := make(chan error, 1)
-			go func() {
-				done <- serveUntil(sigs, inv, "127.0.0.1:0", false, io.MultiWriter(pw, out))
-				pw.Close()
-			}()
-			var log strings.Builder
-			base := waitServing(t, pr, &log)
+			base, log, out, sigs, done := startServe(t, serveConfig)
 			if want := map[string]string{"1": "route gateway", "0": "route bypass"}[gw]; !strings.Contains(log.String(), want+" (from HOOKHOST_USE_GATEWAY)") {
 				t.Errorf("start line does not state the route:\n%s", log.String())
 			}
@@ -168,21 +175,7 @@ func TestServeUntilCancelled(t *testing.T) {
 // that would otherwise keep it draining for an hour.
 func TestServeSecondSignalStopsNow(t *testing.T) {
 	t.Setenv("HOOKHOST_USE_GATEWAY", "1")
-	cfg := writeConfig(t, serveConfig+"[server]\ndrain_timeout = \"1h\"\nread_timeout = \"1h\"\n")
-	inv, err := parseWithConfig(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"-c", cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, pw := io.Pipe()
-	out := &syncbuf.Buffer{}
-	sigs := make(chan os.Signal, 2)
-	done := make(chan error, 1)
-	go func() {
-		done <- serveUntil(sigs, inv, "127.0.0.1:0", false, io.MultiWriter(pw, out))
-		pw.Close()
-	}()
-	var log strings.Builder
-	base := waitServing(t, pr, &log)
+	base, _, out, sigs, done := startServe(t, serveConfig+"[server]\ndrain_timeout = \"1h\"\nread_timeout = \"1h\"\n")
 
 	// A request whose body never ends keeps the drain waiting.
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
