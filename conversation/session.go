@@ -12,8 +12,6 @@ package conversation
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -120,18 +118,12 @@ func New(opts Options) (*Session, error) {
 	default:
 		return nil, fmt.Errorf("host: unknown route %q", opts.Route)
 	}
-	s := &Session{id: newID(), opts: opts}
+	s := &Session{id: hooks.NewSessionID(), opts: opts}
 	if opts.Route == hooks.RouteGateway {
 		s.bus = opts.Bus
 	}
 	s.pipeline = dispatch.Pipeline{Registry: opts.Tools, Bus: s.bus}
 	return s, nil
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // ID returns the session id plugins see.

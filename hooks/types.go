@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 )
@@ -132,6 +134,14 @@ const (
 func ProvidedBy(plugin string) CallStatus { return CallStatus("provided_by:" + plugin) }
 
 // --- hook payloads and results -------------------------------------------
+
+// NewSessionID returns a fresh random session id, the one plugins see for
+// a conversation whether it runs in `chat` or behind the gateway.
+func NewSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
 
 // SessionStart is the payload of on_session_start.
 type SessionStart struct {

@@ -11,6 +11,8 @@
 package dialect
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 
@@ -160,4 +162,13 @@ func Fields(body []byte, example string) (map[string]json.RawMessage, error) {
 		msg += " (" + err.Error() + ")"
 	}
 	return nil, Invalid("", msg+"; send a request such as "+example)
+}
+
+// NewID returns prefix followed by 128 random bits in hex, the shape of the
+// ids the providers give their messages, responses and items (msg_…,
+// chatcmpl-…, resp_…, fc_…).
+func NewID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }

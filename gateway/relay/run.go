@@ -3,8 +3,6 @@ package relay
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,12 +76,6 @@ func (r *run) check() error {
 			strings.Join(r.call.Foreign, ", "), upstream, r.protocol))
 	}
 	return nil
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // restore builds the history sent upstream from the client's: hidden
@@ -165,7 +157,7 @@ func (r *run) restore() (fresh bool) {
 	}
 	r.restored = len(r.history)
 	if r.sessionID == "" {
-		r.sessionID = newID()
+		r.sessionID = hooks.NewSessionID()
 		return true
 	}
 	return false

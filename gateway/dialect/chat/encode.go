@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -27,7 +26,6 @@ func finishReason(s hooks.StopReason) string {
 }
 
 // newID returns a fresh completion id in OpenAI's style.
-func newID() string { return "chatcmpl-" + rand.Text() }
 
 type wireCall struct {
 	ID       string       `json:"id"`
@@ -88,7 +86,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 		}
 	}
 	if !isID(top["id"]) {
-		top["id"] = rawjson.MustMarshal(newID())
+		top["id"] = rawjson.MustMarshal(dialect.NewID("chatcmpl-"))
 	}
 	if _, ok := intOf(top["created"]); !ok {
 		top["created"] = rawjson.MustMarshal(time.Now().Unix())

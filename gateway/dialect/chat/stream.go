@@ -37,7 +37,7 @@ type stream struct {
 var _ dialect.Sink = (*stream)(nil)
 
 func newStream(w http.ResponseWriter, call *dialect.Call, meta dialect.Meta) *stream {
-	s := &stream{w: w, rc: http.NewResponseController(w), id: newID(), created: time.Now().Unix(), model: meta.Model}
+	s := &stream{w: w, rc: http.NewResponseController(w), id: dialect.NewID("chatcmpl-"), created: time.Now().Unix(), model: meta.Model}
 	if call != nil {
 		if st, ok := call.State.(*state); ok && st != nil {
 			s.includeUsage = st.includeUsage

@@ -21,7 +21,7 @@ func call(t *testing.T) *dialect.Call {
 	return c
 }
 
-var idRE = regexp.MustCompile(`"id":"msg_[0-9a-f]{24}"`)
+var idRE = regexp.MustCompile(`"id":"msg_[0-9a-f]{32}"`)
 
 func TestEncodeFresh(t *testing.T) {
 	res := &dialect.Result{

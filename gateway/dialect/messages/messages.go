@@ -65,8 +65,6 @@ package messages
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -598,7 +596,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	}
 	id := wire["id"]
 	if !present(id) {
-		id = rawjson.MustMarshal(newID())
+		id = rawjson.MustMarshal(dialect.NewID("msg_"))
 	}
 	o.Set("id", id)
 	o.Set("type", json.RawMessage(`"message"`))
@@ -695,12 +693,6 @@ func toolUse(c hooks.ToolCall) json.RawMessage {
 	return o.Bytes()
 }
 
-func newID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return "msg_" + hex.EncodeToString(b[:])
-}
-
 // ErrorBody renders e as Anthropic's error object.
 func (f *Front) ErrorBody(e *dialect.Error) []byte { return dialect.AnthropicErrorBody(e) }
 
@@ -723,5 +715,5 @@ func (f *Front) NewStream(w http.ResponseWriter, call *dialect.Call, meta dialec
 	if model == "" {
 		model = call.Request.Model
 	}
-	return &sink{w: w, rc: http.NewResponseController(w), model: model, input: max(1, meta.InputTokens), id: newID()}
+	return &sink{w: w, rc: http.NewResponseController(w), model: model, input: max(1, meta.InputTokens), id: dialect.NewID("msg_")}
 }

@@ -20,7 +20,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 		wire = res.Wire.Fields
 	}
 	r := response{
-		id:        newID("resp_"),
+		id:        dialect.NewID("resp_"),
 		createdAt: time.Now().Unix(),
 		model:     res.Model,
 		status:    "completed",
@@ -52,11 +52,11 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	} else {
 		for _, t := range res.Text {
 			if t != "" {
-				r.output = append(r.output, messageItem(newID("msg_"), "completed", t))
+				r.output = append(r.output, messageItem(dialect.NewID("msg_"), "completed", t))
 			}
 		}
 		for _, c := range res.ToolCalls {
-			r.output = append(r.output, callItem(newID("fc_"), "completed", c))
+			r.output = append(r.output, callItem(dialect.NewID("fc_"), "completed", c))
 		}
 	}
 	return json.Marshal(r.object(stateOf(call), wire))

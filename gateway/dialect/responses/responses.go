@@ -55,9 +55,6 @@
 package responses
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -79,11 +76,3 @@ func (f *Front) Path() string { return "/v1/responses" }
 // ErrorBody renders e in OpenAI's error shape,
 // {"error":{"message","type","param","code"}}.
 func (f *Front) ErrorBody(e *dialect.Error) []byte { return dialect.OpenAIErrorBody(e) }
-
-// newID returns prefix followed by random hex, in the shape of OpenAI's
-// ids (resp_…, msg_…, fc_…).
-func newID(prefix string) string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
