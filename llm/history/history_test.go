@@ -2,9 +2,9 @@ package history
 
 import (
 	"reflect"
+	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 )
@@ -55,7 +55,7 @@ func TestRepair(t *testing.T) {
 }
 
 // BenchmarkRepairManyResults is the shape a hostile client can send: one
-// assistant message with many calls, answered in reverse order. It must
+// assistant message with many calls, answered in order but for the first. It must
 // grow linearly with the number of calls.
 func BenchmarkRepairManyResults(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
@@ -74,25 +74,31 @@ func manyResults(n int) []hooks.Message {
 		calls[i] = hooks.ToolCall{ID: "c" + strconv.Itoa(i), Name: "f"}
 	}
 	msgs := []hooks.Message{{Role: hooks.RoleUser, Content: "go"}, {Role: hooks.RoleAssistant, ToolCalls: calls}}
-	for i := n - 1; i > 0; i-- { // the first call stays unanswered
+	for i := 1; i < n; i++ { // the first call stays unanswered
 		msgs = append(msgs, hooks.Message{Role: hooks.RoleTool, ToolCallID: calls[i].ID})
 	}
 	return msgs
 }
 
-func TestRepairManyResultsInLinearTime(t *testing.T) {
-	// 200k answered calls: seconds of CPU when each answer scanned the
-	// calls left, a few milliseconds now. The bound is generous; it only
-	// catches a return to quadratic work.
-	msgs := manyResults(200000)
-	done := make(chan []hooks.Message, 1)
-	go func() { done <- Repair(msgs) }()
-	select {
-	case out := <-done:
+// Repairing a history costs memory linear in its tool calls: twice the
+// calls, about twice the bytes. Each answer used to copy the calls still
+// pending, which made a request of 40k tool results cost 20 s of CPU.
+// Bytes allocated are counted, not time, so the machine's load cannot
+// change the outcome.
+func TestRepairManyResultsInLinearMemory(t *testing.T) {
+	allocated := func(n int) uint64 {
+		msgs := manyResults(n)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out := Repair(msgs)
+		runtime.ReadMemStats(&after)
 		if len(out) != len(msgs)+1 || out[len(out)-1].ToolCallID != "c0" || out[len(out)-1].Content != CancelledResult {
-			t.Fatalf("repair of 200k results: %d messages, last %+v", len(out), out[len(out)-1])
+			t.Fatalf("repair of %d results: %d messages, last %+v", n, len(out), out[len(out)-1])
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("repairing a history of 200k tool results took over 20s")
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := allocated(20000), allocated(40000)
+	if ratio := float64(large) / float64(small); ratio > 3 {
+		t.Fatalf("twice the tool calls allocated %.1f× the bytes (%d vs %d); repair is no longer linear", ratio, large, small)
 	}
 }
