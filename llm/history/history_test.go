@@ -55,8 +55,8 @@ func TestRepair(t *testing.T) {
 }
 
 // BenchmarkRepairManyResults is the shape a hostile client can send: one
-// assistant message with many calls, answered in order but for the first. It must
-// grow linearly with the number of calls.
+// assistant message with many calls, all answered in order but the first.
+// It must grow linearly with the number of calls.
 func BenchmarkRepairManyResults(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
