@@ -31,9 +31,6 @@ import (
 //     them, the client's choice of field is kept and the neutral MaxTokens
 //     is sent under it (servers differ in which one they accept);
 //   - every pass.Fields key the adapter does not set is added as given.
-//     "tools" is the one exception to "does not set": a kept "tools" field
-//     holds the client's tools that have no neutral form (custom tools and
-//     other non-function types), and they are sent after the neutral ones.
 //
 // stream and stream_options are always the adapter's own: a client's
 // stream_options never reaches a non-streamed call, which OpenAI refuses.
@@ -159,13 +156,6 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 	var fields map[string]json.RawMessage
 	if pass != nil {
 		fields = pass.Fields
-	}
-	if extra, ok := fields["tools"]; ok && len(tools) > 0 {
-		var more []json.RawMessage
-		if err := json.Unmarshal(extra, &more); err != nil {
-			return nil, p.fail("the client's other tools are not a JSON array", err)
-		}
-		tools = append(tools, more...)
 	}
 
 	if n := body.MaxTokens + body.MaxCompletionTokens; n > 0 {

@@ -158,8 +158,7 @@ func TestForwardChatKeepsToolForms(t *testing.T) {
 	f := newFake(t, jsonReply(200, chatOneCall))
 	p := newProvider(t, f, openai.Config{})
 	strictTool := json.RawMessage(`{"type":"function","function":{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"strict":true}}`)
-	custom := `[{"type":"custom","custom":{"name":"grep","description":"search"}}]`
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{"tools": json.RawMessage(custom)}}
+	pass := &llm.Passthrough{}
 	pass.KeepTool(weatherTool, strictTool)
 	added := hooks.ToolSpec{Name: "kora__get_burn", Description: "cost", InputSchema: json.RawMessage(`{"type":"object"}`)}
 	req := userReq("weather?")
@@ -172,14 +171,13 @@ func TestForwardChatKeepsToolForms(t *testing.T) {
 		t.Errorf("tool calls = %+v", resp.Message.ToolCalls)
 	}
 	tools := sentArray(t, f.Requests()[0].Body, "tools")
-	if len(tools) != 3 {
-		t.Fatalf("sent %d tools, want 3: %s", len(tools), tools)
+	if len(tools) != 2 {
+		t.Fatalf("sent %d tools, want 2: %s", len(tools), tools)
 	}
 	if !bytes.Equal(tools[0], strictTool) {
 		t.Errorf("kept tool sent as %s", tools[0])
 	}
 	assertJSON(t, tools[1], `{"type":"function","function":{"name":"kora__get_burn","description":"cost","parameters":{"type":"object"}}}`)
-	assertJSON(t, tools[2], `{"type":"custom","custom":{"name":"grep","description":"search"}}`)
 }
 
 func TestForwardChatStreamBuildsWireResponse(t *testing.T) {
