@@ -189,7 +189,7 @@ type PluginEntry struct {
 	Config json.RawMessage
 	// MaxResultSize and MaxRequestSize bound, in bytes, one answer from
 	// the plugin and one call to it; 0 means the defaults (4 MiB and
-	// 16 MiB). See plugins/sdk/wire.Settings.
+	// 16 MiB). See internal/wire.Settings.
 	MaxResultSize  int
 	MaxRequestSize int
 }

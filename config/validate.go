@@ -660,7 +660,7 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 	return e, ok
 }
 
-// The plugin message size limits, copied from plugins/sdk/wire because
+// The plugin message size limits, copied from internal/wire because
 // config imports nothing of the project's; wire's tests check that the two
 // agree. maxMessageSize is what the SDK's server accepts; the defaults are
 // what an entry without the keys gets, quoted in messages.

@@ -16,14 +16,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/plugins/sdk"
-	"github.com/hookhost/hookhost/plugins/sdk/wire"
+	"github.com/hookhost/hookhost/internal/wire"
 )
 
 // killGrace is how long a plugin gets to exit after go-plugin asked it to
@@ -74,8 +75,8 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 	var run *procRunner
 	tail := &tailWriter{max: 2048}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		HandshakeConfig:  handshake.Config,
+		VersionedPlugins: handshake.VersionedPlugins(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		// The host runs the process and owns its output pipes; see
@@ -88,7 +89,7 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 			// Only the variables the entry lists reach the plugin, and
 			// not the host's stdin, which is the user's terminal.
 			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
-			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", sdk.HostPIDEnv, os.Getpid()))
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", handshake.HostPIDEnv, os.Getpid()))
 			run = newProcRunner(log, cmd, secure, socketDir)
 			return run, nil
 		},
@@ -118,7 +119,7 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 		return nil, serr
 	}
 
-	raw, err := proto.Dispense(sdk.PluginKey)
+	raw, err := proto.Dispense(handshake.PluginKey)
 	if err != nil {
 		return fail(startErr(name, err, "build the plugin with hookhost's plugins/sdk",
 			"the binary at %s does not serve the hookhost plugin service: %v", path, err))
@@ -302,8 +303,8 @@ func classifyStart(name, path string, entry config.PluginEntry, timeout time.Dur
 			theirs = "version " + m[1]
 		}
 		return startErr(name, err,
-			fmt.Sprintf("rebuild the plugin against this hookhost's plugins/sdk (protocol version %d), or use a hookhost release that speaks its version", sdk.ProtocolVersion),
-			"speaks plugin protocol %s, but this host speaks version %d", theirs, sdk.ProtocolVersion)
+			fmt.Sprintf("rebuild the plugin against this hookhost's plugins/sdk (protocol version %d), or use a hookhost release that speaks its version", handshake.ProtocolVersion),
+			"speaks plugin protocol %s, but this host speaks version %d", theirs, handshake.ProtocolVersion)
 	case strings.Contains(msg, "unsupported plugin protocol"):
 		return startErr(name, err, "serve the plugin with plugins/sdk, which speaks gRPC",
 			"speaks a protocol other than gRPC: %s", firstLine(msg))

@@ -19,12 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/syncbuf"
-	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 // tracingOptions logs everything, so that go-plugin parses every stderr
@@ -501,7 +502,7 @@ func TestNoGroupKillAfterThePluginWasReaped(t *testing.T) {
 		t.Parallel()
 		other := groupLeader(t)
 		in := &instance{client: plugin.NewClient(&plugin.ClientConfig{
-			HandshakeConfig: sdk.Handshake, Plugins: sdk.VersionedPlugins(nil, nil)[sdk.ProtocolVersion], Cmd: exec.Command("/bin/true"),
+			HandshakeConfig: handshake.Config, Plugins: handshake.VersionedPlugins(nil, nil)[handshake.ProtocolVersion], Cmd: exec.Command("/bin/true"),
 		}), pid: other.Process.Pid, exited: exited}
 		for _, graceful := range []bool{false, true} {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

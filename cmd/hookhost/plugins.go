@@ -9,12 +9,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
-	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
-const protocolVersion = sdk.ProtocolVersion
+const protocolVersion = handshake.ProtocolVersion
 
 // downFailClosed is how a fail_closed plugin that is not running is shown.
 const downFailClosed = "DOWN (fail_closed: blocking every tool call)"

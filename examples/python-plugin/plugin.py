@@ -2,7 +2,7 @@
 """pyshout: a hookhost plugin written in Python.
 
 It shows that a plugin needs no Go and no hookhost SDK: only the protocol in
-plugins/sdk/proto/v1/plugin.proto (compiled to plugin_pb2.py by protoc) and
+plugins/proto/v1/plugin.proto (compiled to plugin_pb2.py by protoc) and
 go-plugin's contract, implemented by hand below:
 
   1. the host starts this file with a magic cookie in the environment;

@@ -14,7 +14,7 @@ import (
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/history"
+	"github.com/hookhost/hookhost/llm/internal/history"
 )
 
 const testKey = "sk-ant-test-9c8b7a6f5e"

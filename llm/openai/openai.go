@@ -56,7 +56,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/httpretry"
+	"github.com/hookhost/hookhost/llm/internal/httpretry"
 )
 
 // Name is the provider's config name.

@@ -6,11 +6,13 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/sdk"
-	"github.com/hookhost/hookhost/plugins/sdk/wire"
 )
 
 // guardian implements exactly two hooks and no Base.
@@ -162,13 +164,13 @@ func TestAdaptNilPanics(t *testing.T) {
 
 func TestVersionedPlugins(t *testing.T) {
 	impl := sdk.Adapt(&guardian{})
-	set := sdk.VersionedPlugins(impl, nil)
-	if len(set) != 1 || len(set[sdk.ProtocolVersion]) != 1 {
+	set := handshake.VersionedPlugins(impl, nil)
+	if len(set) != 1 || len(set[handshake.ProtocolVersion]) != 1 {
 		t.Fatalf("plugin set %v", set)
 	}
-	gp, ok := set[sdk.ProtocolVersion][sdk.PluginKey].(*sdk.GRPCPlugin)
+	gp, ok := set[handshake.ProtocolVersion][handshake.PluginKey].(*handshake.GRPCPlugin)
 	if !ok || gp.Impl != impl {
-		t.Fatalf("entry %#v", set[sdk.ProtocolVersion][sdk.PluginKey])
+		t.Fatalf("entry %#v", set[handshake.ProtocolVersion][handshake.PluginKey])
 	}
 	var _ plugin.GRPCPlugin = gp
 
@@ -176,7 +178,7 @@ func TestVersionedPlugins(t *testing.T) {
 	if _, ok := raw.(*wire.Client); err != nil || !ok {
 		t.Fatalf("GRPCClient returned %T, %v", raw, err)
 	}
-	if err := (&sdk.GRPCPlugin{}).GRPCServer(nil, nil); err == nil {
+	if err := (&handshake.GRPCPlugin{}).GRPCServer(nil, nil); err == nil {
 		t.Fatal("serving a nil Impl must fail")
 	}
 }

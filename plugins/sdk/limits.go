@@ -3,7 +3,7 @@ package sdk
 import (
 	"google.golang.org/grpc"
 
-	"github.com/hookhost/hookhost/plugins/sdk/wire"
+	"github.com/hookhost/hookhost/internal/wire"
 )
 
 // serverOptions are the SDK's own settings for a plugin's gRPC server. It

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -35,7 +37,7 @@ var firstParent = os.Getppid()
 // with Setpgid, as hookhost does), it kills the whole group, taking down any
 // children the plugin started; otherwise it only exits itself.
 func watchParent(log hclog.Logger) {
-	named, _ := strconv.Atoi(os.Getenv(HostPIDEnv))
+	named, _ := strconv.Atoi(os.Getenv(handshake.HostPIDEnv))
 	host := named
 	if host <= 0 {
 		host = firstParent
@@ -67,7 +69,7 @@ func watchParent(log hclog.Logger) {
 }
 
 // hostGone reports whether the host is gone. A host that passed its pid
-// (named, from HostPIDEnv; 0 when it did not) is gone when no process has
+// (named, from handshake.HostPIDEnv; 0 when it did not) is gone when no process has
 // that pid any more, or when it was the plugin's first parent and the
 // plugin has been re-parented (a killed host not yet reaped still has its
 // pid). A parent that differs from the host is no sign of anything: a

@@ -3,6 +3,8 @@ package sdk
 import (
 	"os"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -62,8 +64,8 @@ func Serve(p Plugin) {
 
 	serving := false
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: VersionedPlugins(impl, configureOf(p)),
+		HandshakeConfig:  handshake.Config,
+		VersionedPlugins: handshake.VersionedPlugins(impl, configureOf(p)),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			serving = true
 			return plugin.DefaultGRPCServer(append(opts, serverOptions()...))

@@ -18,12 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/plugins/sdk"
-	"github.com/hookhost/hookhost/plugins/sdk/wire"
+	"github.com/hookhost/hookhost/internal/wire"
 )
 
 // These tests run internal/testplugin as a real plugin process, started the
@@ -126,8 +127,8 @@ func clientConfig(bin string, log hclog.Logger, env ...string) *plugin.ClientCon
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), env...)
 	return &plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		HandshakeConfig:  handshake.Config,
+		VersionedPlugins: handshake.VersionedPlugins(nil, nil),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -148,7 +149,7 @@ func launch(t *testing.T) (*plugin.Client, *wire.Client, *logSink) {
 	if err != nil {
 		t.Fatalf("starting the plugin: %v", err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginKey)
+	raw, err := rpc.Dispense(handshake.PluginKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func runParent() int {
 	if err != nil {
 		return fail(err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginKey)
+	raw, err := rpc.Dispense(handshake.PluginKey)
 	if err != nil {
 		return fail(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 type server struct {

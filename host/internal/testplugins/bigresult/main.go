@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
@@ -71,8 +73,8 @@ func main() {
 		sdk.Serve(b)
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(sdk.Adapt(b), b.Configure),
+		HandshakeConfig:  handshake.Config,
+		VersionedPlugins: handshake.VersionedPlugins(sdk.Adapt(b), b.Configure),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: b.name, Output: os.Stderr, JSONFormat: true}),
 	})

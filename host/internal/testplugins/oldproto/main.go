@@ -5,10 +5,10 @@ package main
 import (
 	"context"
 
+	"github.com/hookhost/hookhost/plugins/handshake"
+
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-
-	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 const protocolVersion = 99
@@ -25,10 +25,10 @@ func main() {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: plugin.HandshakeConfig{
 			ProtocolVersion:  protocolVersion,
-			MagicCookieKey:   sdk.Handshake.MagicCookieKey,
-			MagicCookieValue: sdk.Handshake.MagicCookieValue,
+			MagicCookieKey:   handshake.Config.MagicCookieKey,
+			MagicCookieValue: handshake.Config.MagicCookieValue,
 		},
-		Plugins:    plugin.PluginSet{sdk.PluginKey: stub{}},
+		Plugins:    plugin.PluginSet{handshake.PluginKey: stub{}},
 		GRPCServer: plugin.DefaultGRPCServer,
 	})
 }

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
-	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }

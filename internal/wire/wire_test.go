@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/hookhost/hookhost/hooks"
-	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
-	"github.com/hookhost/hookhost/plugins/sdk/wire"
+	"github.com/hookhost/hookhost/internal/wire"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // conn is one plugin server and a client connected to it over an in-memory

@@ -1,4 +1,4 @@
-package sdk
+package handshake
 
 import "github.com/hashicorp/go-plugin"
 
@@ -10,10 +10,10 @@ const ProtocolVersion = 1
 // PluginKey names the hook service in go-plugin's plugin set.
 const PluginKey = "hooks"
 
-// Handshake is the go-plugin handshake shared by the host and every plugin.
+// Config is the go-plugin handshake shared by the host and every plugin.
 // The cookie is not a secret: it only stops a user from running a plugin
 // binary by hand and seeing gibberish.
-var Handshake = plugin.HandshakeConfig{
+var Config = plugin.HandshakeConfig{
 	ProtocolVersion:  ProtocolVersion,
 	MagicCookieKey:   "HOOKHOST_PLUGIN",
 	MagicCookieValue: "d3c1b0a2-hookhost-plugin-v1",

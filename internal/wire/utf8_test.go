@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/plugins/sdk/wire"
+	"github.com/hookhost/hookhost/internal/wire"
 )
 
 const bad = "bad \xff byte"

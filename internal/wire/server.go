@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
-	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // server serves the protocol by calling a hooks.Plugin. Embedding the

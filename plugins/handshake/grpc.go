@@ -1,4 +1,4 @@
-package sdk
+package handshake
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/hookhost/hookhost/hooks"
-	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
-	"github.com/hookhost/hookhost/plugins/sdk/wire"
+	"github.com/hookhost/hookhost/internal/wire"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // GRPCPlugin is the go-plugin glue shared by the host and every plugin: the

@@ -44,7 +44,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/sse"
+	"github.com/hookhost/hookhost/llm/internal/sse"
 )
 
 // Defaults for zero fields of Client.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
-	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // Conversions come in pairs, xToPB and xFromPB, one pair per type. They are

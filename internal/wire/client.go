@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hookhost/hookhost/hooks"
-	pluginv1 "github.com/hookhost/hookhost/plugins/sdk/proto/v1"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // Client implements hooks.Plugin over a gRPC connection to a plugin

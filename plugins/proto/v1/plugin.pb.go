@@ -17,11 +17,12 @@
 package pluginv1
 
 import (
-	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
-	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
+
+	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
+	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 )
 
 const (
@@ -2116,7 +2117,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\vPreToolCall\x12#.hookhost.plugin.v1.ToolCallRequest\x1a'.hookhost.plugin.v1.PreToolCallResponse\x12j\n" +
 	"\x1bPreToolCallCanProvideResult\x12#.hookhost.plugin.v1.ToolCallRequest\x1a&.hookhost.plugin.v1.ToolResultResponse\x12N\n" +
 	"\fPostToolCall\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a\x19.hookhost.plugin.v1.Empty\x12b\n" +
-	"\x13TransformToolResult\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a&.hookhost.plugin.v1.ToolResultResponseB<Z:github.com/hookhost/hookhost/plugins/sdk/proto/v1;pluginv1b\x06proto3"
+	"\x13TransformToolResult\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a&.hookhost.plugin.v1.ToolResultResponseB8Z6github.com/hookhost/hookhost/plugins/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
