@@ -79,15 +79,15 @@ type member struct {
 	plugin   Plugin
 	opts     Options
 	inline   bool // the plugin honours contexts: no watchdog goroutine needed
-	matchers []string
 	queue    chan observerEvent // nil when it observes nothing
 	dropped  atomic.Uint64
 }
 
 type subscriber struct {
-	m       *member
-	hook    Name
-	timeout time.Duration
+	m        *member
+	hook     Name
+	matchers []string // tool globs, for tool hooks; empty: every tool
+	timeout  time.Duration
 	calls   atomic.Uint64
 	fails   [numKinds]atomic.Uint64
 }
@@ -119,12 +119,31 @@ func ValidateManifest(m Manifest, opts Options) error {
 		}
 		seenHook[h] = true
 	}
-	for _, g := range m.Matchers {
-		if g == "" {
-			return bad("empty tool matcher")
+	checkGlobs := func(where string, globs []string) error {
+		for _, g := range globs {
+			if g == "" {
+				return bad("%sempty tool matcher", where)
+			}
+			if _, err := path.Match(g, ""); err != nil {
+				return bad("%stool matcher %q is not a valid glob: %v", where, g, err)
+			}
 		}
-		if _, err := path.Match(g, ""); err != nil {
-			return bad("tool matcher %q is not a valid glob: %v", g, err)
+		return nil
+	}
+	if err := checkGlobs("", m.Matchers); err != nil {
+		return err
+	}
+	for h, globs := range m.HookMatchers {
+		switch {
+		case !h.Known():
+			return bad("hook matchers name unknown hook %q", h)
+		case !h.ToolScoped():
+			return bad("hook matchers name %q, which is not a tool hook", h)
+		case !seenHook[h]:
+			return bad("hook matchers name %q, which the plugin does not serve", h)
+		}
+		if err := checkGlobs(string(h)+": ", globs); err != nil {
+			return err
 		}
 	}
 	seenTool := map[string]bool{}
@@ -182,7 +201,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 		if opts.ToolTimeout <= 0 {
 			opts.ToolTimeout = DefaultToolTimeout
 		}
-		m := &member{name: man.Name, plugin: mb.Plugin, opts: opts, matchers: man.Matchers}
+		m := &member{name: man.Name, plugin: mb.Plugin, opts: opts}
 		if ch, ok := mb.Plugin.(ContextHonouring); ok {
 			m.inline = ch.HonoursContext()
 		}
@@ -191,7 +210,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			if h == PreToolCallCanProvideResult {
 				timeout = opts.ToolTimeout
 			}
-			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, timeout: timeout})
+			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), timeout: timeout})
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
 			}
@@ -251,18 +270,18 @@ func (b *Bus) Subscribed(hook Name, tool string) bool {
 		return false
 	}
 	for _, s := range b.subs[hook] {
-		if !hook.ToolScoped() || s.m.matches(tool) {
+		if !hook.ToolScoped() || s.matches(tool) {
 			return true
 		}
 	}
 	return false
 }
 
-func (m *member) matches(tool string) bool {
-	if len(m.matchers) == 0 {
+func (s *subscriber) matches(tool string) bool {
+	if len(s.matchers) == 0 {
 		return true
 	}
-	for _, g := range m.matchers {
+	for _, g := range s.matchers {
 		if ok, _ := path.Match(g, tool); ok {
 			return true
 		}

@@ -12,7 +12,7 @@ import (
 
 // SessionStart fires on_session_start. Observe: queued, never delays.
 func (b *Bus) SessionStart(ev SessionStart) {
-	b.emit(OnSessionStart, "", func(ctx context.Context, p Plugin) error { return p.OnSessionStart(ctx, ev) })
+	b.emit(OnSessionStart, "", ev)
 }
 
 // ToolListChange says which plugin replaced the tool list.
@@ -28,9 +28,7 @@ func (b *Bus) ToolList(ctx context.Context, req ToolListRequest) *ToolListChange
 		return nil
 	}
 	for _, s := range b.subs[PreToolListFinalized] {
-		o, kind := invoke(ctx, b, s, func(ctx context.Context) (*ToolListOverride, error) {
-			return s.m.plugin.PreToolListFinalized(ctx, req)
-		})
+		o, kind := ask[*ToolListOverride](ctx, b, s, req)
 		if kind != KindNone || o == nil {
 			continue
 		}
@@ -59,10 +57,7 @@ func (b *Bus) MutateRequest(ctx context.Context, ev APIRequest) (ModelRequest, [
 	}
 	var changes []RequestChange
 	for _, s := range b.subs[PreAPIRequestMutable] {
-		asked := ev // a timed-out handler may still read its copy
-		patch, kind := invoke(ctx, b, s, func(ctx context.Context) (*RequestPatch, error) {
-			return s.m.plugin.PreAPIRequestMutable(ctx, asked)
-		})
+		patch, kind := ask[*RequestPatch](ctx, b, s, ev)
 		if kind != KindNone || patch == nil {
 			continue
 		}
@@ -93,9 +88,7 @@ func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
 		return nil
 	}
 	for _, s := range b.subs[PostLLMCallCanReissue] {
-		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*Reissue, error) {
-			return s.m.plugin.PostLLMCallCanReissue(ctx, ev)
-		})
+		r, kind := ask[*Reissue](ctx, b, s, ev)
 		if kind != KindNone || r == nil {
 			continue
 		}
@@ -110,7 +103,7 @@ func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
 
 // LLMCallDone fires post_llm_call for every inference. Observe.
 func (b *Bus) LLMCallDone(ev Inference) {
-	b.emit(PostLLMCall, "", func(ctx context.Context, p Plugin) error { return p.PostLLMCall(ctx, ev) })
+	b.emit(PostLLMCall, "", ev)
 }
 
 // PreToolCallOutcome is the combined pre_tool_call decision.
@@ -131,13 +124,10 @@ func (b *Bus) PreToolCall(ctx context.Context, req ToolCallRequest) PreToolCallO
 		return out
 	}
 	for _, s := range b.subs[PreToolCall] {
-		if !s.m.matches(req.Name) {
+		if !s.matches(req.Name) {
 			continue
 		}
-		asked := req // a timed-out handler may still read its copy
-		d, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (*PreToolCallDecision, error) {
-			return s.m.plugin.PreToolCall(ctx, asked)
-		})
+		d, kind, err := askErr[*PreToolCallDecision](ctx, b, s, req)
 		if kind == KindNone && d != nil {
 			if err := d.check(); err != nil {
 				b.malformed(s, "pre_tool_call decision: %v", err)
@@ -191,12 +181,10 @@ func (b *Bus) ProvideResult(ctx context.Context, req ToolCallRequest) *ProvidedR
 		return nil
 	}
 	for _, s := range b.subs[PreToolCallCanProvideResult] {
-		if !s.m.matches(req.Name) {
+		if !s.matches(req.Name) {
 			continue
 		}
-		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*ToolResult, error) {
-			return s.m.plugin.PreToolCallCanProvideResult(ctx, req)
-		})
+		r, kind := ask[*ToolResult](ctx, b, s, req)
 		if kind != KindNone || r == nil {
 			continue
 		}
@@ -207,7 +195,7 @@ func (b *Bus) ProvideResult(ctx context.Context, req ToolCallRequest) *ProvidedR
 
 // ToolCallDone fires post_tool_call. Observe.
 func (b *Bus) ToolCallDone(ev ToolCallOutcome) {
-	b.emit(PostToolCall, ev.Name, func(ctx context.Context, p Plugin) error { return p.PostToolCall(ctx, ev) })
+	b.emit(PostToolCall, ev.Name, ev)
 }
 
 // TransformToolResult fires transform_tool_result. Chain: each plugin in
@@ -218,13 +206,10 @@ func (b *Bus) TransformToolResult(ctx context.Context, ev ToolCallOutcome) (Tool
 	}
 	var changedBy []string
 	for _, s := range b.subs[TransformToolResult] {
-		if !s.m.matches(ev.Name) {
+		if !s.matches(ev.Name) {
 			continue
 		}
-		asked := ev // a timed-out handler may still read its copy
-		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*ToolResult, error) {
-			return s.m.plugin.TransformToolResult(ctx, asked)
-		})
+		r, kind := ask[*ToolResult](ctx, b, s, ev)
 		if kind != KindNone || r == nil {
 			continue
 		}
@@ -241,10 +226,7 @@ func (b *Bus) TransformOutput(ctx context.Context, ev LLMOutput) (string, []stri
 	}
 	var changedBy []string
 	for _, s := range b.subs[TransformLLMOutput] {
-		asked := ev // a timed-out handler may still read its copy
-		r, kind := invoke(ctx, b, s, func(ctx context.Context) (*TextReplacement, error) {
-			return s.m.plugin.TransformLLMOutput(ctx, asked)
-		})
+		r, kind := ask[*TextReplacement](ctx, b, s, ev)
 		if kind != KindNone || r == nil {
 			continue
 		}
@@ -256,5 +238,5 @@ func (b *Bus) TransformOutput(ctx context.Context, ev LLMOutput) (string, []stri
 
 // SessionEnd fires on_session_end. Observe.
 func (b *Bus) SessionEnd(ev SessionEnd) {
-	b.emit(OnSessionEnd, "", func(ctx context.Context, p Plugin) error { return p.OnSessionEnd(ctx, ev) })
+	b.emit(OnSessionEnd, "", ev)
 }

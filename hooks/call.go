@@ -45,6 +45,21 @@ type callResult[T any] struct {
 	err error
 }
 
+// ask makes one hook call of subscriber s with payload req through invoke,
+// and takes the answer as the hook's answer type T: an answer of another
+// type is malformed.
+func ask[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, FailureKind) {
+	v, kind, _ := askErr[T](ctx, b, s, req)
+	return v, kind
+}
+
+// askErr is ask that also returns the failure (see invokeErr).
+func askErr[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, FailureKind, error) {
+	return invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
+		return Ask[T](ctx, s.m.plugin, s.hook, req)
+	})
+}
+
 // invoke runs one plugin call under the plugin's deadline and turns every way
 // it can fail into a FailureKind. It never panics and never outlives the
 // deadline by more than scheduling noise, even if the plugin ignores ctx. A

@@ -1,16 +1,23 @@
 package hooks
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Funcs adapts plain functions to a Plugin, for plugins that live in the
-// host's process (tests, embedded extensions). Set only the hooks you want:
-// the manifest's hook list is derived from the non-nil fields, so it cannot
-// disagree with what the value implements.
+// host's process (tests, embedded extensions) and for SDK plugins, which the
+// SDK adapts to a Funcs. Set only the hooks you want: the manifest's hook
+// list is derived from the non-nil fields, so it cannot disagree with what
+// the value implements.
 type Funcs struct {
-	Name     string
-	Version  string
-	Matchers []string
-	Tools    []ToolSpec
+	Name    string
+	Version string
+	// Matchers and HookMatchers are the manifest's tool globs (see
+	// Manifest).
+	Matchers     []string
+	HookMatchers map[Name][]string
+	Tools        []ToolSpec
 
 	OnSessionStartFunc              func(context.Context, SessionStart) error
 	OnSessionEndFunc                func(context.Context, SessionEnd) error
@@ -27,103 +34,26 @@ type Funcs struct {
 
 var _ Plugin = (*Funcs)(nil)
 
-// Manifest lists the hooks whose functions are set.
+// Manifest lists the hooks whose functions are set, in catalogue order.
 func (f *Funcs) Manifest() Manifest {
-	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, Tools: f.Tools}
-	set := map[Name]bool{
-		OnSessionStart:              f.OnSessionStartFunc != nil,
-		OnSessionEnd:                f.OnSessionEndFunc != nil,
-		PreToolListFinalized:        f.PreToolListFinalizedFunc != nil,
-		PreAPIRequestMutable:        f.PreAPIRequestMutableFunc != nil,
-		PostLLMCallCanReissue:       f.PostLLMCallCanReissueFunc != nil,
-		PostLLMCall:                 f.PostLLMCallFunc != nil,
-		TransformLLMOutput:          f.TransformLLMOutputFunc != nil,
-		PreToolCall:                 f.PreToolCallFunc != nil,
-		PreToolCallCanProvideResult: f.PreToolCallCanProvideResultFunc != nil,
-		PostToolCall:                f.PostToolCallFunc != nil,
-		TransformToolResult:         f.TransformToolResultFunc != nil,
-	}
-	for _, h := range Catalogue {
-		if set[h] {
-			m.Hooks = append(m.Hooks, h)
+	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools}
+	for _, s := range catalogue {
+		if s.funcs(f) != nil {
+			m.Hooks = append(m.Hooks, s.name)
 		}
 	}
 	return m
 }
 
-func (f *Funcs) OnSessionStart(ctx context.Context, ev SessionStart) error {
-	if f.OnSessionStartFunc == nil {
-		return nil
+// Handle calls the function set for hook; a hook without one answers nil.
+func (f *Funcs) Handle(ctx context.Context, hook Name, req any) (any, error) {
+	s, ok := specOf(hook)
+	if !ok {
+		return nil, fmt.Errorf("host: unknown hook %q", hook)
 	}
-	return f.OnSessionStartFunc(ctx, ev)
-}
-
-func (f *Funcs) OnSessionEnd(ctx context.Context, ev SessionEnd) error {
-	if f.OnSessionEndFunc == nil {
-		return nil
-	}
-	return f.OnSessionEndFunc(ctx, ev)
-}
-
-func (f *Funcs) PreToolListFinalized(ctx context.Context, ev ToolListRequest) (*ToolListOverride, error) {
-	if f.PreToolListFinalizedFunc == nil {
+	h := s.funcs(f)
+	if h == nil {
 		return nil, nil
 	}
-	return f.PreToolListFinalizedFunc(ctx, ev)
-}
-
-func (f *Funcs) PreAPIRequestMutable(ctx context.Context, ev APIRequest) (*RequestPatch, error) {
-	if f.PreAPIRequestMutableFunc == nil {
-		return nil, nil
-	}
-	return f.PreAPIRequestMutableFunc(ctx, ev)
-}
-
-func (f *Funcs) PostLLMCallCanReissue(ctx context.Context, ev LLMCall) (*Reissue, error) {
-	if f.PostLLMCallCanReissueFunc == nil {
-		return nil, nil
-	}
-	return f.PostLLMCallCanReissueFunc(ctx, ev)
-}
-
-func (f *Funcs) PostLLMCall(ctx context.Context, ev Inference) error {
-	if f.PostLLMCallFunc == nil {
-		return nil
-	}
-	return f.PostLLMCallFunc(ctx, ev)
-}
-
-func (f *Funcs) TransformLLMOutput(ctx context.Context, ev LLMOutput) (*TextReplacement, error) {
-	if f.TransformLLMOutputFunc == nil {
-		return nil, nil
-	}
-	return f.TransformLLMOutputFunc(ctx, ev)
-}
-
-func (f *Funcs) PreToolCall(ctx context.Context, ev ToolCallRequest) (*PreToolCallDecision, error) {
-	if f.PreToolCallFunc == nil {
-		return nil, nil
-	}
-	return f.PreToolCallFunc(ctx, ev)
-}
-
-func (f *Funcs) PreToolCallCanProvideResult(ctx context.Context, ev ToolCallRequest) (*ToolResult, error) {
-	if f.PreToolCallCanProvideResultFunc == nil {
-		return nil, nil
-	}
-	return f.PreToolCallCanProvideResultFunc(ctx, ev)
-}
-
-func (f *Funcs) PostToolCall(ctx context.Context, ev ToolCallOutcome) error {
-	if f.PostToolCallFunc == nil {
-		return nil
-	}
-	return f.PostToolCallFunc(ctx, ev)
-}
-
-func (f *Funcs) TransformToolResult(ctx context.Context, ev ToolCallOutcome) (*ToolResult, error) {
-	if f.TransformToolResultFunc == nil {
-		return nil, nil
-	}
-	return f.TransformToolResultFunc(ctx, ev)
+	return h(ctx, req)
 }

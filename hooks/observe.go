@@ -6,21 +6,21 @@ import "context"
 // Flush point instead.
 type observerEvent struct {
 	sub     *subscriber
-	deliver func(context.Context, Plugin) error
+	payload any
 	barrier chan struct{}
 }
 
 // emit queues an observer event for every subscriber of hook (filtered by
 // tool for per-tool hooks). It never blocks: a full queue drops the event.
 // The read lock only orders emits against Close; nothing blocks under it.
-func (b *Bus) emit(hook Name, tool string, deliver func(context.Context, Plugin) error) {
+func (b *Bus) emit(hook Name, tool string, payload any) {
 	if b == nil || len(b.subs[hook]) == 0 {
 		return
 	}
 	b.obsMu.RLock()
 	defer b.obsMu.RUnlock()
 	for _, s := range b.subs[hook] {
-		if hook.ToolScoped() && !s.m.matches(tool) {
+		if hook.ToolScoped() && !s.matches(tool) {
 			continue
 		}
 		if b.obsClosed {
@@ -28,7 +28,7 @@ func (b *Bus) emit(hook Name, tool string, deliver func(context.Context, Plugin)
 			continue
 		}
 		select {
-		case s.m.queue <- observerEvent{sub: s, deliver: deliver}:
+		case s.m.queue <- observerEvent{sub: s, payload: payload}:
 		default:
 			s.m.dropped.Add(1)
 			if _, seen := b.warned.LoadOrStore(warnKey{s.m.name, hook, numKinds}, struct{}{}); !seen {
@@ -49,9 +49,7 @@ func (b *Bus) observe(m *member) {
 			close(ev.barrier)
 			return
 		}
-		invoke(b.workCtx, b, ev.sub, func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, ev.deliver(ctx, m.plugin)
-		})
+		ask[any](b.workCtx, b, ev.sub, ev.payload)
 	}
 	for {
 		select {

@@ -8,8 +8,9 @@ import (
 // Name identifies a hook in the catalogue.
 type Name string
 
-// The hook catalogue, v1. The comment on each says when it fires; the combine
-// rule of each lives in bus_hooks.go.
+// The hook catalogue. The comment on each says when it fires; catalogue.go
+// gives each its payload and answer types, and bus_hooks.go its combine
+// rule.
 const (
 	OnSessionStart              Name = "on_session_start"                 // a session begins (observe)
 	OnSessionEnd                Name = "on_session_end"                   // each run ends (observe)
@@ -24,75 +25,48 @@ const (
 	TransformToolResult         Name = "transform_tool_result"            // before a result joins the conversation
 )
 
-// Catalogue lists every hook in firing order of a typical turn.
-var Catalogue = []Name{
-	OnSessionStart, PreToolListFinalized, PreAPIRequestMutable, PostLLMCallCanReissue,
-	PostLLMCall, PreToolCall, PreToolCallCanProvideResult, PostToolCall,
-	TransformToolResult, TransformLLMOutput, OnSessionEnd,
-}
-
-// Known reports whether n is a hook of the catalogue.
-func (n Name) Known() bool {
-	for _, c := range Catalogue {
-		if c == n {
-			return true
-		}
-	}
-	return false
-}
-
-// ToolScoped reports whether the hook fires per tool call, so that a
-// plugin's tool matchers decide whether it is asked.
-func (n Name) ToolScoped() bool {
-	switch n {
-	case PreToolCall, PreToolCallCanProvideResult, PostToolCall, TransformToolResult:
-		return true
-	}
-	return false
-}
-
-// Observer reports whether the hook only observes: it is delivered
-// asynchronously and its result is ignored.
-func (n Name) Observer() bool {
-	switch n {
-	case OnSessionStart, OnSessionEnd, PostToolCall, PostLLMCall:
-		return true
-	}
-	return false
-}
-
 // Manifest is what a plugin says about itself. The host asks a plugin only
-// for the hooks listed here, and asks tool hooks only for tool names matching
-// one of Matchers (path.Match globs; empty means every tool).
+// for the hooks listed here, and asks a tool hook only for tool names that
+// match the hook's matchers (path.Match globs; see MatchersFor).
 type Manifest struct {
-	Name     string     `json:"name"`
-	Version  string     `json:"version"`
-	Hooks    []Name     `json:"hooks"`
-	Matchers []string   `json:"matchers,omitempty"`
-	Tools    []ToolSpec `json:"tools,omitempty"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Hooks   []Name `json:"hooks"`
+	// Matchers apply to every tool hook that HookMatchers does not name;
+	// empty means every tool.
+	Matchers []string `json:"matchers,omitempty"`
+	// HookMatchers gives a tool hook matchers of its own, so that a plugin
+	// can audit every tool in post_tool_call while providing results only
+	// for its own. An entry with an empty list means every tool.
+	HookMatchers map[Name][]string `json:"hook_matchers,omitempty"`
+	Tools        []ToolSpec        `json:"tools,omitempty"`
 }
 
-// Plugin is one extension of the conversation loop. In-process plugins (Go
-// values, see Funcs) and remote plugins (processes adapted by package host)
+// MatchersFor returns the tool globs hook h is asked for: its own entry in
+// HookMatchers when there is one, Matchers otherwise. Empty means every
+// tool.
+func (m Manifest) MatchersFor(h Name) []string {
+	if g, ok := m.HookMatchers[h]; ok {
+		return g
+	}
+	return m.Matchers
+}
+
+// Plugin is one extension of the conversation loop as the Bus sees it.
+// In-process plugins (Funcs), plugins written with the SDK (which adapts
+// them to Funcs) and remote plugins (processes adapted by package host)
 // implement the same interface, so the Bus cannot tell them apart.
 //
-// Every method may return (nil, nil) to mean "no opinion". A returned error,
-// a panic, a missed deadline or a malformed result counts as nil too: the Bus
-// logs and counts it, and the conversation goes on.
+// Handle answers one call of hook with req, the hook's payload (the table
+// in catalogue.go gives each hook's payload and answer types). It may
+// answer nil, or a nil pointer of the answer type, to mean "no opinion";
+// observers always answer nil. A returned error, a panic, a missed
+// deadline, an answer of the wrong type or one that breaks the hook's rules
+// counts as no opinion too: the Bus logs and counts it, and the
+// conversation goes on.
 type Plugin interface {
 	Manifest() Manifest
-
-	OnSessionStart(context.Context, SessionStart) error
-	OnSessionEnd(context.Context, SessionEnd) error
-	PreToolListFinalized(context.Context, ToolListRequest) (*ToolListOverride, error)
-	PreAPIRequestMutable(context.Context, APIRequest) (*RequestPatch, error)
-	PostLLMCallCanReissue(context.Context, LLMCall) (*Reissue, error)
-	PostLLMCall(context.Context, Inference) error
-	TransformLLMOutput(context.Context, LLMOutput) (*TextReplacement, error)
-	PreToolCall(context.Context, ToolCallRequest) (*PreToolCallDecision, error)
-	PreToolCallCanProvideResult(context.Context, ToolCallRequest) (*ToolResult, error)
-	PostToolCall(context.Context, ToolCallOutcome) error
-	TransformToolResult(context.Context, ToolCallOutcome) (*ToolResult, error)
+	Handle(ctx context.Context, hook Name, req any) (any, error)
 }
 
 // ErrUnavailable is returned by a plugin adapter whose process is not running

@@ -190,7 +190,7 @@ func callDirect(s *Supervised, tool, args string, timeout time.Duration) (*hooks
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return s.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage(args)})
+	return hooks.Ask[*hooks.ToolResult](ctx, s, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage(args)})
 }
 
 func supervised(t *testing.T, h *Host, i int) *Supervised {

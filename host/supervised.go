@@ -359,63 +359,7 @@ func sameShape(a, b hooks.Manifest) bool {
 	return true
 }
 
-// The hooks, forwarded.
-
-// OnSessionStart forwards on_session_start.
-func (s *Supervised) OnSessionStart(ctx context.Context, ev hooks.SessionStart) error {
-	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.OnSessionStart(ctx, ev) })
-	return err
-}
-
-// OnSessionEnd forwards on_session_end.
-func (s *Supervised) OnSessionEnd(ctx context.Context, ev hooks.SessionEnd) error {
-	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.OnSessionEnd(ctx, ev) })
-	return err
-}
-
-// PreToolListFinalized forwards pre_tool_list_finalized.
-func (s *Supervised) PreToolListFinalized(ctx context.Context, req hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
-	return call(s, func(c *wire.Client) (*hooks.ToolListOverride, error) { return c.PreToolListFinalized(ctx, req) })
-}
-
-// PreAPIRequestMutable forwards pre_api_request_mutable.
-func (s *Supervised) PreAPIRequestMutable(ctx context.Context, req hooks.APIRequest) (*hooks.RequestPatch, error) {
-	return call(s, func(c *wire.Client) (*hooks.RequestPatch, error) { return c.PreAPIRequestMutable(ctx, req) })
-}
-
-// PostLLMCallCanReissue forwards post_llm_call_can_reissue.
-func (s *Supervised) PostLLMCallCanReissue(ctx context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
-	return call(s, func(c *wire.Client) (*hooks.Reissue, error) { return c.PostLLMCallCanReissue(ctx, ev) })
-}
-
-// PostLLMCall forwards post_llm_call.
-func (s *Supervised) PostLLMCall(ctx context.Context, ev hooks.Inference) error {
-	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.PostLLMCall(ctx, ev) })
-	return err
-}
-
-// TransformLLMOutput forwards transform_llm_output.
-func (s *Supervised) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
-	return call(s, func(c *wire.Client) (*hooks.TextReplacement, error) { return c.TransformLLMOutput(ctx, ev) })
-}
-
-// PreToolCall forwards pre_tool_call.
-func (s *Supervised) PreToolCall(ctx context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-	return call(s, func(c *wire.Client) (*hooks.PreToolCallDecision, error) { return c.PreToolCall(ctx, req) })
-}
-
-// PreToolCallCanProvideResult forwards pre_tool_call_can_provide_result.
-func (s *Supervised) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-	return call(s, func(c *wire.Client) (*hooks.ToolResult, error) { return c.PreToolCallCanProvideResult(ctx, req) })
-}
-
-// PostToolCall forwards post_tool_call.
-func (s *Supervised) PostToolCall(ctx context.Context, ev hooks.ToolCallOutcome) error {
-	_, err := call(s, func(c *wire.Client) (struct{}, error) { return struct{}{}, c.PostToolCall(ctx, ev) })
-	return err
-}
-
-// TransformToolResult forwards transform_tool_result.
-func (s *Supervised) TransformToolResult(ctx context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
-	return call(s, func(c *wire.Client) (*hooks.ToolResult, error) { return c.TransformToolResult(ctx, ev) })
+// Handle forwards one hook call to the plugin's current process.
+func (s *Supervised) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+	return call(s, func(c *wire.Client) (any, error) { return c.Handle(ctx, hook, req) })
 }

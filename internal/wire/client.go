@@ -76,6 +76,35 @@ func (c *Client) Manifest() hooks.Manifest {
 // whatever the plugin process does.
 func (c *Client) HonoursContext() bool { return true }
 
+// Handle forwards one hook call to the plugin.
+func (c *Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+	switch hook {
+	case hooks.OnSessionStart:
+		return nil, c.OnSessionStart(ctx, req.(hooks.SessionStart))
+	case hooks.OnSessionEnd:
+		return nil, c.OnSessionEnd(ctx, req.(hooks.SessionEnd))
+	case hooks.PreToolListFinalized:
+		return c.PreToolListFinalized(ctx, req.(hooks.ToolListRequest))
+	case hooks.PreAPIRequestMutable:
+		return c.PreAPIRequestMutable(ctx, req.(hooks.APIRequest))
+	case hooks.PostLLMCallCanReissue:
+		return c.PostLLMCallCanReissue(ctx, req.(hooks.LLMCall))
+	case hooks.PostLLMCall:
+		return nil, c.PostLLMCall(ctx, req.(hooks.Inference))
+	case hooks.TransformLLMOutput:
+		return c.TransformLLMOutput(ctx, req.(hooks.LLMOutput))
+	case hooks.PreToolCall:
+		return c.PreToolCall(ctx, req.(hooks.ToolCallRequest))
+	case hooks.PreToolCallCanProvideResult:
+		return c.PreToolCallCanProvideResult(ctx, req.(hooks.ToolCallRequest))
+	case hooks.PostToolCall:
+		return nil, c.PostToolCall(ctx, req.(hooks.ToolCallOutcome))
+	case hooks.TransformToolResult:
+		return c.TransformToolResult(ctx, req.(hooks.ToolCallOutcome))
+	}
+	return nil, fmt.Errorf("host: unknown hook %q", hook)
+}
+
 func (c *Client) OnSessionStart(ctx context.Context, ev hooks.SessionStart) error {
 	_, err := c.rpc.OnSessionStart(ctx, sessionStartToPB(ev))
 	return c.callError(ctx, hooks.OnSessionStart, err)

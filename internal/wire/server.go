@@ -108,7 +108,7 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 }
 
 func (s *server) OnSessionStart(ctx context.Context, req *pluginv1.SessionStart) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.OnSessionStart, func() error { return s.p.OnSessionStart(ctx, sessionStartFromPB(req)) })
+	err := guard(ctx, hooks.OnSessionStart, func() error { _, err := s.p.Handle(ctx, hooks.OnSessionStart, sessionStartFromPB(req)); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (s *server) OnSessionStart(ctx context.Context, req *pluginv1.SessionStart)
 }
 
 func (s *server) OnSessionEnd(ctx context.Context, req *pluginv1.SessionEnd) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.OnSessionEnd, func() error { return s.p.OnSessionEnd(ctx, sessionEndFromPB(req)) })
+	err := guard(ctx, hooks.OnSessionEnd, func() error { _, err := s.p.Handle(ctx, hooks.OnSessionEnd, sessionEndFromPB(req)); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *server) OnSessionEnd(ctx context.Context, req *pluginv1.SessionEnd) (*p
 func (s *server) PreToolListFinalized(ctx context.Context, req *pluginv1.ToolListRequest) (*pluginv1.ToolListResponse, error) {
 	var out *hooks.ToolListOverride
 	err := guard(ctx, hooks.PreToolListFinalized, func() (err error) {
-		out, err = s.p.PreToolListFinalized(ctx, toolListRequestFromPB(req))
+		out, err = hooks.Ask[*hooks.ToolListOverride](ctx, s.p, hooks.PreToolListFinalized, toolListRequestFromPB(req))
 		return err
 	})
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *server) PreToolListFinalized(ctx context.Context, req *pluginv1.ToolLis
 func (s *server) PreApiRequestMutable(ctx context.Context, req *pluginv1.ApiRequest) (*pluginv1.RequestPatchResponse, error) {
 	var out *hooks.RequestPatch
 	err := guard(ctx, hooks.PreAPIRequestMutable, func() (err error) {
-		out, err = s.p.PreAPIRequestMutable(ctx, apiRequestFromPB(req))
+		out, err = hooks.Ask[*hooks.RequestPatch](ctx, s.p, hooks.PreAPIRequestMutable, apiRequestFromPB(req))
 		return err
 	})
 	if err != nil {
@@ -150,7 +150,7 @@ func (s *server) PreApiRequestMutable(ctx context.Context, req *pluginv1.ApiRequ
 func (s *server) PostLlmCallCanReissue(ctx context.Context, req *pluginv1.LlmCall) (*pluginv1.ReissueResponse, error) {
 	var out *hooks.Reissue
 	err := guard(ctx, hooks.PostLLMCallCanReissue, func() (err error) {
-		out, err = s.p.PostLLMCallCanReissue(ctx, llmCallFromPB(req))
+		out, err = hooks.Ask[*hooks.Reissue](ctx, s.p, hooks.PostLLMCallCanReissue, llmCallFromPB(req))
 		return err
 	})
 	if err != nil {
@@ -160,7 +160,7 @@ func (s *server) PostLlmCallCanReissue(ctx context.Context, req *pluginv1.LlmCal
 }
 
 func (s *server) PostLlmCall(ctx context.Context, req *pluginv1.Inference) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.PostLLMCall, func() error { return s.p.PostLLMCall(ctx, inferenceFromPB(req)) })
+	err := guard(ctx, hooks.PostLLMCall, func() error { _, err := s.p.Handle(ctx, hooks.PostLLMCall, inferenceFromPB(req)); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (s *server) PostLlmCall(ctx context.Context, req *pluginv1.Inference) (*plu
 func (s *server) TransformLlmOutput(ctx context.Context, req *pluginv1.LlmOutput) (*pluginv1.TextResponse, error) {
 	var out *hooks.TextReplacement
 	err := guard(ctx, hooks.TransformLLMOutput, func() (err error) {
-		out, err = s.p.TransformLLMOutput(ctx, llmOutputFromPB(req))
+		out, err = hooks.Ask[*hooks.TextReplacement](ctx, s.p, hooks.TransformLLMOutput, llmOutputFromPB(req))
 		return err
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func (s *server) TransformLlmOutput(ctx context.Context, req *pluginv1.LlmOutput
 func (s *server) PreToolCall(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.PreToolCallResponse, error) {
 	var out *hooks.PreToolCallDecision
 	err := guard(ctx, hooks.PreToolCall, func() (err error) {
-		out, err = s.p.PreToolCall(ctx, toolCallRequestFromPB(req))
+		out, err = hooks.Ask[*hooks.PreToolCallDecision](ctx, s.p, hooks.PreToolCall, toolCallRequestFromPB(req))
 		return err
 	})
 	if err != nil {
@@ -194,7 +194,7 @@ func (s *server) PreToolCall(ctx context.Context, req *pluginv1.ToolCallRequest)
 func (s *server) PreToolCallCanProvideResult(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.ToolResultResponse, error) {
 	var out *hooks.ToolResult
 	err := guard(ctx, hooks.PreToolCallCanProvideResult, func() (err error) {
-		out, err = s.p.PreToolCallCanProvideResult(ctx, toolCallRequestFromPB(req))
+		out, err = hooks.Ask[*hooks.ToolResult](ctx, s.p, hooks.PreToolCallCanProvideResult, toolCallRequestFromPB(req))
 		return err
 	})
 	if err != nil {
@@ -204,7 +204,7 @@ func (s *server) PreToolCallCanProvideResult(ctx context.Context, req *pluginv1.
 }
 
 func (s *server) PostToolCall(ctx context.Context, req *pluginv1.ToolCallOutcome) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.PostToolCall, func() error { return s.p.PostToolCall(ctx, toolCallOutcomeFromPB(req)) })
+	err := guard(ctx, hooks.PostToolCall, func() error { _, err := s.p.Handle(ctx, hooks.PostToolCall, toolCallOutcomeFromPB(req)); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (s *server) PostToolCall(ctx context.Context, req *pluginv1.ToolCallOutcome
 func (s *server) TransformToolResult(ctx context.Context, req *pluginv1.ToolCallOutcome) (*pluginv1.ToolResultResponse, error) {
 	var out *hooks.ToolResult
 	err := guard(ctx, hooks.TransformToolResult, func() (err error) {
-		out, err = s.p.TransformToolResult(ctx, toolCallOutcomeFromPB(req))
+		out, err = hooks.Ask[*hooks.ToolResult](ctx, s.p, hooks.TransformToolResult, toolCallOutcomeFromPB(req))
 		return err
 	})
 	if err != nil {
@@ -222,3 +222,4 @@ func (s *server) TransformToolResult(ctx context.Context, req *pluginv1.ToolCall
 	}
 	return answer(s, hooks.TransformToolResult, toolResultResponseToPB(out)), nil
 }
+

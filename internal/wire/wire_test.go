@@ -165,33 +165,33 @@ func call(ctx context.Context, p hooks.Plugin, h hooks.Name) (any, error) {
 	}
 	switch h {
 	case hooks.OnSessionStart:
-		return nil, p.OnSessionStart(ctx, evStart)
+		return nil, handleErr(ctx, p, hooks.OnSessionStart, evStart)
 	case hooks.OnSessionEnd:
-		return nil, p.OnSessionEnd(ctx, evEnd)
+		return nil, handleErr(ctx, p, hooks.OnSessionEnd, evEnd)
 	case hooks.PreToolListFinalized:
-		v, err := p.PreToolListFinalized(ctx, evToolList)
+		v, err := hooks.Ask[*hooks.ToolListOverride](ctx, p, hooks.PreToolListFinalized, evToolList)
 		return untyped(v, v == nil, err)
 	case hooks.PreAPIRequestMutable:
-		v, err := p.PreAPIRequestMutable(ctx, evAPI)
+		v, err := hooks.Ask[*hooks.RequestPatch](ctx, p, hooks.PreAPIRequestMutable, evAPI)
 		return untyped(v, v == nil, err)
 	case hooks.PostLLMCallCanReissue:
-		v, err := p.PostLLMCallCanReissue(ctx, evLLMCall)
+		v, err := hooks.Ask[*hooks.Reissue](ctx, p, hooks.PostLLMCallCanReissue, evLLMCall)
 		return untyped(v, v == nil, err)
 	case hooks.PostLLMCall:
-		return nil, p.PostLLMCall(ctx, evInf)
+		return nil, handleErr(ctx, p, hooks.PostLLMCall, evInf)
 	case hooks.TransformLLMOutput:
-		v, err := p.TransformLLMOutput(ctx, evOutput)
+		v, err := hooks.Ask[*hooks.TextReplacement](ctx, p, hooks.TransformLLMOutput, evOutput)
 		return untyped(v, v == nil, err)
 	case hooks.PreToolCall:
-		v, err := p.PreToolCall(ctx, evCall)
+		v, err := hooks.Ask[*hooks.PreToolCallDecision](ctx, p, hooks.PreToolCall, evCall)
 		return untyped(v, v == nil, err)
 	case hooks.PreToolCallCanProvideResult:
-		v, err := p.PreToolCallCanProvideResult(ctx, evCall)
+		v, err := hooks.Ask[*hooks.ToolResult](ctx, p, hooks.PreToolCallCanProvideResult, evCall)
 		return untyped(v, v == nil, err)
 	case hooks.PostToolCall:
-		return nil, p.PostToolCall(ctx, evOutcome)
+		return nil, handleErr(ctx, p, hooks.PostToolCall, evOutcome)
 	case hooks.TransformToolResult:
-		v, err := p.TransformToolResult(ctx, evOutcome)
+		v, err := hooks.Ask[*hooks.ToolResult](ctx, p, hooks.TransformToolResult, evOutcome)
 		return untyped(v, v == nil, err)
 	}
 	panic("unknown hook " + h)
@@ -567,4 +567,10 @@ func TestBusClassifiesRemoteFailures(t *testing.T) {
 			t.Errorf("%s failures: got %d, want %d (stats %+v)", kind, got, want, st)
 		}
 	}
+}
+
+// handleErr makes one observer call and returns its error.
+func handleErr(ctx context.Context, p hooks.Plugin, hook hooks.Name, ev any) error {
+	_, err := p.Handle(ctx, hook, ev)
+	return err
 }

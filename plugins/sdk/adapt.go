@@ -10,26 +10,6 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 )
 
-// adapter is an SDK plugin seen as a hooks.Plugin. The type assertions run
-// once, in Adapt; a nil field means the plugin does not implement that hook.
-type adapter struct {
-	manifest hooks.Manifest
-
-	sessionStart   SessionStarter
-	sessionEnd     SessionEnder
-	toolList       ToolListFinalizer
-	mutateRequest  RequestMutator
-	reissue        Reissuer
-	llmCall        LLMCallObserver
-	transformOut   OutputTransformer
-	guard          ToolCallGuard
-	provide        ResultProvider
-	toolCall       ToolCallObserver
-	transformTools ResultTransformer
-}
-
-var _ hooks.Plugin = (*adapter)(nil)
-
 // Adapt turns an SDK plugin into a hooks.Plugin. The manifest's hook list is
 // derived from the per-hook interfaces p implements, in catalogue order;
 // Info is called once, here. Serve and package plugintest both use it, so a
@@ -44,7 +24,7 @@ func Adapt(p Plugin) hooks.Plugin {
 	})
 }
 
-func adapt(p Plugin, newLogger func(name string) hclog.Logger) *adapter {
+func adapt(p Plugin, newLogger func(name string) hclog.Logger) *hooks.Funcs {
 	if p == nil {
 		panic("sdk: Adapt called with a nil Plugin")
 	}
@@ -52,43 +32,49 @@ func adapt(p Plugin, newLogger func(name string) hclog.Logger) *adapter {
 	if s, ok := p.(loggerSetter); ok {
 		s.setLogger(newLogger(info.Name))
 	}
-	a := &adapter{manifest: hooks.Manifest{
-		Name:     info.Name,
-		Version:  info.Version,
-		Matchers: info.Matchers,
-		Tools:    info.Tools,
-	}}
-	a.sessionStart, _ = p.(SessionStarter)
-	a.sessionEnd, _ = p.(SessionEnder)
-	a.toolList, _ = p.(ToolListFinalizer)
-	a.mutateRequest, _ = p.(RequestMutator)
-	a.reissue, _ = p.(Reissuer)
-	a.llmCall, _ = p.(LLMCallObserver)
-	a.transformOut, _ = p.(OutputTransformer)
-	a.guard, _ = p.(ToolCallGuard)
-	a.provide, _ = p.(ResultProvider)
-	a.toolCall, _ = p.(ToolCallObserver)
-	a.transformTools, _ = p.(ResultTransformer)
-
-	implemented := map[hooks.Name]bool{
-		hooks.OnSessionStart:              a.sessionStart != nil,
-		hooks.OnSessionEnd:                a.sessionEnd != nil,
-		hooks.PreToolListFinalized:        a.toolList != nil,
-		hooks.PreAPIRequestMutable:        a.mutateRequest != nil,
-		hooks.PostLLMCallCanReissue:       a.reissue != nil,
-		hooks.PostLLMCall:                 a.llmCall != nil,
-		hooks.TransformLLMOutput:          a.transformOut != nil,
-		hooks.PreToolCall:                 a.guard != nil,
-		hooks.PreToolCallCanProvideResult: a.provide != nil,
-		hooks.PostToolCall:                a.toolCall != nil,
-		hooks.TransformToolResult:         a.transformTools != nil,
+	f := &hooks.Funcs{
+		Name:         info.Name,
+		Version:      info.Version,
+		Matchers:     info.Matchers,
+		HookMatchers: info.HookMatchers,
+		Tools:        info.Tools,
 	}
-	for _, h := range hooks.Catalogue {
-		if implemented[h] {
-			a.manifest.Hooks = append(a.manifest.Hooks, h)
-		}
+	// One line per per-hook interface: the Funcs field it fills. The
+	// manifest's hook list follows from the fields set.
+	if h, ok := p.(SessionStarter); ok {
+		f.OnSessionStartFunc = h.OnSessionStart
 	}
-	return a
+	if h, ok := p.(SessionEnder); ok {
+		f.OnSessionEndFunc = h.OnSessionEnd
+	}
+	if h, ok := p.(ToolListFinalizer); ok {
+		f.PreToolListFinalizedFunc = h.PreToolListFinalized
+	}
+	if h, ok := p.(RequestMutator); ok {
+		f.PreAPIRequestMutableFunc = h.PreAPIRequestMutable
+	}
+	if h, ok := p.(Reissuer); ok {
+		f.PostLLMCallCanReissueFunc = h.PostLLMCallCanReissue
+	}
+	if h, ok := p.(LLMCallObserver); ok {
+		f.PostLLMCallFunc = h.PostLLMCall
+	}
+	if h, ok := p.(OutputTransformer); ok {
+		f.TransformLLMOutputFunc = h.TransformLLMOutput
+	}
+	if h, ok := p.(ToolCallGuard); ok {
+		f.PreToolCallFunc = h.PreToolCall
+	}
+	if h, ok := p.(ResultProvider); ok {
+		f.PreToolCallCanProvideResultFunc = h.PreToolCallCanProvideResult
+	}
+	if h, ok := p.(ToolCallObserver); ok {
+		f.PostToolCallFunc = h.PostToolCall
+	}
+	if h, ok := p.(ResultTransformer); ok {
+		f.TransformToolResultFunc = h.TransformToolResult
+	}
+	return f
 }
 
 // configureOf returns p's Configure, or nil when p takes no config.
@@ -99,81 +85,3 @@ func configureOf(p Plugin) func(context.Context, json.RawMessage) error {
 	return nil
 }
 
-func (a *adapter) Manifest() hooks.Manifest { return a.manifest }
-
-func (a *adapter) OnSessionStart(ctx context.Context, ev hooks.SessionStart) error {
-	if a.sessionStart == nil {
-		return nil
-	}
-	return a.sessionStart.OnSessionStart(ctx, ev)
-}
-
-func (a *adapter) OnSessionEnd(ctx context.Context, ev hooks.SessionEnd) error {
-	if a.sessionEnd == nil {
-		return nil
-	}
-	return a.sessionEnd.OnSessionEnd(ctx, ev)
-}
-
-func (a *adapter) PreToolListFinalized(ctx context.Context, ev hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
-	if a.toolList == nil {
-		return nil, nil
-	}
-	return a.toolList.PreToolListFinalized(ctx, ev)
-}
-
-func (a *adapter) PreAPIRequestMutable(ctx context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
-	if a.mutateRequest == nil {
-		return nil, nil
-	}
-	return a.mutateRequest.PreAPIRequestMutable(ctx, ev)
-}
-
-func (a *adapter) PostLLMCallCanReissue(ctx context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
-	if a.reissue == nil {
-		return nil, nil
-	}
-	return a.reissue.PostLLMCallCanReissue(ctx, ev)
-}
-
-func (a *adapter) PostLLMCall(ctx context.Context, ev hooks.Inference) error {
-	if a.llmCall == nil {
-		return nil
-	}
-	return a.llmCall.PostLLMCall(ctx, ev)
-}
-
-func (a *adapter) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
-	if a.transformOut == nil {
-		return nil, nil
-	}
-	return a.transformOut.TransformLLMOutput(ctx, ev)
-}
-
-func (a *adapter) PreToolCall(ctx context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-	if a.guard == nil {
-		return nil, nil
-	}
-	return a.guard.PreToolCall(ctx, ev)
-}
-
-func (a *adapter) PreToolCallCanProvideResult(ctx context.Context, ev hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-	if a.provide == nil {
-		return nil, nil
-	}
-	return a.provide.PreToolCallCanProvideResult(ctx, ev)
-}
-
-func (a *adapter) PostToolCall(ctx context.Context, ev hooks.ToolCallOutcome) error {
-	if a.toolCall == nil {
-		return nil
-	}
-	return a.toolCall.PostToolCall(ctx, ev)
-}
-
-func (a *adapter) TransformToolResult(ctx context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
-	if a.transformTools == nil {
-		return nil, nil
-	}
-	return a.transformTools.TransformToolResult(ctx, ev)
-}

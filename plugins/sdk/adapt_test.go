@@ -61,23 +61,23 @@ func TestAdaptDerivesHooksFromInterfaces(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	if d, err := p.PreToolCall(ctx, hooks.ToolCallRequest{Name: "shell"}); err != nil || d == nil || d.Block.Message != "no" {
+	if d, err := hooks.Ask[*hooks.PreToolCallDecision](ctx, p, hooks.PreToolCall, hooks.ToolCallRequest{Name: "shell"}); err != nil || d == nil || d.Block.Message != "no" {
 		t.Fatalf("pre_tool_call: %+v %v", d, err)
 	}
-	if err := p.PostToolCall(ctx, hooks.ToolCallOutcome{Name: "shell"}); err != nil {
+	if err := handleErr(ctx, p, hooks.PostToolCall, hooks.ToolCallOutcome{Name: "shell"}); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(g.seen, []string{"pre shell", "post shell"}) {
 		t.Fatalf("handlers saw %q", g.seen)
 	}
 	// Every other hook is "no opinion" without touching the plugin.
-	if r, err := p.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "shell"}); r != nil || err != nil {
+	if r, err := hooks.Ask[*hooks.ToolResult](ctx, p, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: "shell"}); r != nil || err != nil {
 		t.Fatalf("provide: %+v %v", r, err)
 	}
-	if r, err := p.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "x"}); r != nil || err != nil {
+	if r, err := hooks.Ask[*hooks.TextReplacement](ctx, p, hooks.TransformLLMOutput, hooks.LLMOutput{Text: "x"}); r != nil || err != nil {
 		t.Fatalf("transform output: %+v %v", r, err)
 	}
-	if err := p.OnSessionStart(ctx, hooks.SessionStart{}); err != nil {
+	if err := handleErr(ctx, p, hooks.OnSessionStart, hooks.SessionStart{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(g.seen) != 2 {
@@ -181,4 +181,10 @@ func TestVersionedPlugins(t *testing.T) {
 	if err := (&handshake.GRPCPlugin{}).GRPCServer(nil, nil); err == nil {
 		t.Fatal("serving a nil Impl must fail")
 	}
+}
+
+// handleErr makes one observer call and returns its error.
+func handleErr(ctx context.Context, p hooks.Plugin, hook hooks.Name, ev any) error {
+	_, err := p.Handle(ctx, hook, ev)
+	return err
 }

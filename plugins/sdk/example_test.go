@@ -35,14 +35,14 @@ func ExampleAdapt() {
 	p := sdk.Adapt(&redactor{})
 	fmt.Println(p.Manifest().Name, p.Manifest().Hooks)
 
-	res, _ := p.TransformToolResult(context.Background(), hooks.ToolCallOutcome{
+	res, _ := hooks.Ask[*hooks.ToolResult](context.Background(), p, hooks.TransformToolResult, hooks.ToolCallOutcome{
 		Name:   "read_env",
 		Result: hooks.ToolResult{Content: "OPENAI_API_KEY=sk-abc123"},
 	})
 	fmt.Println(res.Content)
 
 	// Hooks the plugin does not implement answer "no opinion".
-	d, err := p.PreToolCall(context.Background(), hooks.ToolCallRequest{Name: "read_env"})
+	d, err := hooks.Ask[*hooks.PreToolCallDecision](context.Background(), p, hooks.PreToolCall, hooks.ToolCallRequest{Name: "read_env"})
 	fmt.Println(d, err)
 	// Output:
 	// redactor [transform_tool_result]

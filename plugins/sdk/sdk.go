@@ -64,7 +64,11 @@ type Info struct {
 	Name     string
 	Version  string
 	Matchers []string
-	Tools    []hooks.ToolSpec
+	// HookMatchers gives one tool hook globs of its own, overriding
+	// Matchers for it: audit every tool in post_tool_call, provide results
+	// only for "<Name>__*".
+	HookMatchers map[hooks.Name][]string
+	Tools        []hooks.ToolSpec
 }
 
 // Plugin is the one method every plugin has.

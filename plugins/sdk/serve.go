@@ -49,7 +49,7 @@ func Serve(p Plugin) {
 	}
 	watchParent(newLogger("hookhost-sdk"))
 
-	var impl *adapter
+	var impl *hooks.Funcs
 	withStdoutOnStderr(func() { impl = adapt(p, newLogger) })
 	m := impl.Manifest()
 	log := newLogger(m.Name)
