@@ -17,6 +17,7 @@ LOADREQS  ?= 20000
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 PROTO_DIR          := plugins/proto/v1
+PROTO_V2_DIR       := plugins/proto/v2
 
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
@@ -84,6 +85,10 @@ proto:
 		--go_out=paths=source_relative:$(PROTO_DIR) \
 		--go-grpc_out=paths=source_relative:$(PROTO_DIR) \
 		plugin.proto
+	PATH=$(CURDIR)/$(BIN)/tools:$$PATH protoc --proto_path=$(PROTO_DIR) --proto_path=$(PROTO_V2_DIR) \
+		--go_out=paths=source_relative:$(PROTO_V2_DIR) \
+		--go-grpc_out=paths=source_relative:$(PROTO_V2_DIR) \
+		pluginv2.proto
 	@if [ -d examples/python-plugin ]; then \
 		protoc --proto_path=$(PROTO_DIR) --python_out=examples/python-plugin plugin.proto; fi
 

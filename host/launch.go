@@ -37,7 +37,7 @@ const killGrace = 3 * time.Second
 type instance struct {
 	client *plugin.Client
 	proto  plugin.ClientProtocol
-	rpc    *wire.Client
+	rpc    wire.Conn
 	pid    int // also the process group id
 	// exited is closed once the process has been reaped, after which its
 	// pid, and so its group id, may belong to another process.
@@ -124,7 +124,7 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 		return fail(startErr(name, err, "build the plugin with hookhost's plugins/sdk",
 			"the binary at %s does not serve the hookhost plugin service: %v", path, err))
 	}
-	rpc, ok := raw.(*wire.Client)
+	rpc, ok := raw.(wire.Conn)
 	if !ok {
 		return fail(startErr(name, nil, "build the plugin with hookhost's plugins/sdk",
 			"the binary at %s does not serve the hookhost plugin service (got %T)", path, raw))

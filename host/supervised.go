@@ -142,7 +142,7 @@ func (s *Supervised) current() (*instance, error) {
 // call forwards one hook call to the running process. A failure that means
 // the process is gone or unreachable marks the plugin down; only the first
 // caller to see a given process fail does so, however many fail at once.
-func call[T any](s *Supervised, fn func(*wire.Client) (T, error)) (T, error) {
+func call[T any](s *Supervised, fn func(wire.Conn) (T, error)) (T, error) {
 	in, err := s.current()
 	if err != nil {
 		var zero T
@@ -361,5 +361,5 @@ func sameShape(a, b hooks.Manifest) bool {
 
 // Handle forwards one hook call to the plugin's current process.
 func (s *Supervised) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
-	return call(s, func(c *wire.Client) (any, error) { return c.Handle(ctx, hook, req) })
+	return call(s, func(c wire.Conn) (any, error) { return c.Handle(ctx, hook, req) })
 }

@@ -17,12 +17,11 @@
 package pluginv1
 
 import (
+	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
+	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
-
-	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
-	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 )
 
 const (
@@ -112,8 +111,13 @@ type Manifest struct {
 	Hooks []string `protobuf:"bytes,3,rep,name=hooks,proto3" json:"hooks,omitempty"`
 	// Glob patterns (path.Match) of tool names the tool hooks apply to;
 	// empty means every tool.
-	Matchers      []string    `protobuf:"bytes,4,rep,name=matchers,proto3" json:"matchers,omitempty"`
-	Tools         []*ToolSpec `protobuf:"bytes,5,rep,name=tools,proto3" json:"tools,omitempty"`
+	Matchers []string    `protobuf:"bytes,4,rep,name=matchers,proto3" json:"matchers,omitempty"`
+	Tools    []*ToolSpec `protobuf:"bytes,5,rep,name=tools,proto3" json:"tools,omitempty"`
+	// Tool hooks with matchers of their own, overriding matchers for that
+	// hook (audit every tool in post_tool_call, provide only for "name__*").
+	// An entry with no matchers means every tool. Hosts before per-hook
+	// matchers ignore this field and use matchers for every tool hook.
+	HookMatchers  []*HookMatchers `protobuf:"bytes,6,rep,name=hook_matchers,json=hookMatchers,proto3" json:"hook_matchers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -183,6 +187,65 @@ func (x *Manifest) GetTools() []*ToolSpec {
 	return nil
 }
 
+func (x *Manifest) GetHookMatchers() []*HookMatchers {
+	if x != nil {
+		return x.HookMatchers
+	}
+	return nil
+}
+
+type HookMatchers struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hook          string                 `protobuf:"bytes,1,opt,name=hook,proto3" json:"hook,omitempty"`
+	Matchers      []string               `protobuf:"bytes,2,rep,name=matchers,proto3" json:"matchers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HookMatchers) Reset() {
+	*x = HookMatchers{}
+	mi := &file_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookMatchers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookMatchers) ProtoMessage() {}
+
+func (x *HookMatchers) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookMatchers.ProtoReflect.Descriptor instead.
+func (*HookMatchers) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *HookMatchers) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *HookMatchers) GetMatchers() []string {
+	if x != nil {
+		return x.Matchers
+	}
+	return nil
+}
+
 type ConfigureRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The plugin's [plugins.entries.<name>.config] table as a JSON object.
@@ -193,7 +256,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -205,7 +268,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -218,7 +281,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ConfigureRequest) GetConfigJson() []byte {
@@ -236,7 +299,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -248,7 +311,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -261,7 +324,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 type ToolSpec struct {
@@ -275,7 +338,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +350,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +363,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -335,7 +398,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -347,7 +410,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -360,7 +423,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolCall) GetId() string {
@@ -398,7 +461,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -410,7 +473,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -423,7 +486,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Message) GetRole() string {
@@ -478,7 +541,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +553,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +566,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -534,7 +597,7 @@ type ModelRequest struct {
 
 func (x *ModelRequest) Reset() {
 	*x = ModelRequest{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +609,7 @@ func (x *ModelRequest) String() string {
 func (*ModelRequest) ProtoMessage() {}
 
 func (x *ModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +622,7 @@ func (x *ModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequest.ProtoReflect.Descriptor instead.
 func (*ModelRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ModelRequest) GetModel() string {
@@ -616,7 +679,7 @@ type ModelResponse struct {
 
 func (x *ModelResponse) Reset() {
 	*x = ModelResponse{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +691,7 @@ func (x *ModelResponse) String() string {
 func (*ModelResponse) ProtoMessage() {}
 
 func (x *ModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +704,7 @@ func (x *ModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelResponse.ProtoReflect.Descriptor instead.
 func (*ModelResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModelResponse) GetModel() string {
@@ -682,7 +745,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -694,7 +757,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -707,7 +770,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolResult) GetContent() string {
@@ -735,7 +798,7 @@ type SessionStart struct {
 
 func (x *SessionStart) Reset() {
 	*x = SessionStart{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +810,7 @@ func (x *SessionStart) String() string {
 func (*SessionStart) ProtoMessage() {}
 
 func (x *SessionStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +823,7 @@ func (x *SessionStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStart.ProtoReflect.Descriptor instead.
 func (*SessionStart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionStart) GetSessionId() string {
@@ -799,7 +862,7 @@ type SessionEnd struct {
 
 func (x *SessionEnd) Reset() {
 	*x = SessionEnd{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +874,7 @@ func (x *SessionEnd) String() string {
 func (*SessionEnd) ProtoMessage() {}
 
 func (x *SessionEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +887,7 @@ func (x *SessionEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEnd.ProtoReflect.Descriptor instead.
 func (*SessionEnd) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SessionEnd) GetSessionId() string {
@@ -887,7 +950,7 @@ type ToolListRequest struct {
 
 func (x *ToolListRequest) Reset() {
 	*x = ToolListRequest{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +962,7 @@ func (x *ToolListRequest) String() string {
 func (*ToolListRequest) ProtoMessage() {}
 
 func (x *ToolListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -912,7 +975,7 @@ func (x *ToolListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolListRequest.ProtoReflect.Descriptor instead.
 func (*ToolListRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolListRequest) GetSessionId() string {
@@ -945,7 +1008,7 @@ type ToolList struct {
 
 func (x *ToolList) Reset() {
 	*x = ToolList{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1020,7 @@ func (x *ToolList) String() string {
 func (*ToolList) ProtoMessage() {}
 
 func (x *ToolList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1033,7 @@ func (x *ToolList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolList.ProtoReflect.Descriptor instead.
 func (*ToolList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolList) GetTools() []*ToolSpec {
@@ -989,7 +1052,7 @@ type ToolListResponse struct {
 
 func (x *ToolListResponse) Reset() {
 	*x = ToolListResponse{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1064,7 @@ func (x *ToolListResponse) String() string {
 func (*ToolListResponse) ProtoMessage() {}
 
 func (x *ToolListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1077,7 @@ func (x *ToolListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolListResponse.ProtoReflect.Descriptor instead.
 func (*ToolListResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolListResponse) GetOverride() *ToolList {
@@ -1035,7 +1098,7 @@ type ApiRequest struct {
 
 func (x *ApiRequest) Reset() {
 	*x = ApiRequest{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1110,7 @@ func (x *ApiRequest) String() string {
 func (*ApiRequest) ProtoMessage() {}
 
 func (x *ApiRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1123,7 @@ func (x *ApiRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiRequest.ProtoReflect.Descriptor instead.
 func (*ApiRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApiRequest) GetSessionId() string {
@@ -1093,7 +1156,7 @@ type MessageList struct {
 
 func (x *MessageList) Reset() {
 	*x = MessageList{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1168,7 @@ func (x *MessageList) String() string {
 func (*MessageList) ProtoMessage() {}
 
 func (x *MessageList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1181,7 @@ func (x *MessageList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageList.ProtoReflect.Descriptor instead.
 func (*MessageList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MessageList) GetMessages() []*Message {
@@ -1143,7 +1206,7 @@ type RequestPatch struct {
 
 func (x *RequestPatch) Reset() {
 	*x = RequestPatch{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1218,7 @@ func (x *RequestPatch) String() string {
 func (*RequestPatch) ProtoMessage() {}
 
 func (x *RequestPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1231,7 @@ func (x *RequestPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestPatch.ProtoReflect.Descriptor instead.
 func (*RequestPatch) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RequestPatch) GetModel() string {
@@ -1222,7 +1285,7 @@ type RequestPatchResponse struct {
 
 func (x *RequestPatchResponse) Reset() {
 	*x = RequestPatchResponse{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1297,7 @@ func (x *RequestPatchResponse) String() string {
 func (*RequestPatchResponse) ProtoMessage() {}
 
 func (x *RequestPatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1310,7 @@ func (x *RequestPatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestPatchResponse.ProtoReflect.Descriptor instead.
 func (*RequestPatchResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RequestPatchResponse) GetPatch() *RequestPatch {
@@ -1270,7 +1333,7 @@ type LlmCall struct {
 
 func (x *LlmCall) Reset() {
 	*x = LlmCall{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1345,7 @@ func (x *LlmCall) String() string {
 func (*LlmCall) ProtoMessage() {}
 
 func (x *LlmCall) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1358,7 @@ func (x *LlmCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LlmCall.ProtoReflect.Descriptor instead.
 func (*LlmCall) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LlmCall) GetSessionId() string {
@@ -1343,7 +1406,7 @@ type Reissue struct {
 
 func (x *Reissue) Reset() {
 	*x = Reissue{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1418,7 @@ func (x *Reissue) String() string {
 func (*Reissue) ProtoMessage() {}
 
 func (x *Reissue) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1431,7 @@ func (x *Reissue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reissue.ProtoReflect.Descriptor instead.
 func (*Reissue) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Reissue) GetPatch() *RequestPatch {
@@ -1394,7 +1457,7 @@ type ReissueResponse struct {
 
 func (x *ReissueResponse) Reset() {
 	*x = ReissueResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1469,7 @@ func (x *ReissueResponse) String() string {
 func (*ReissueResponse) ProtoMessage() {}
 
 func (x *ReissueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1482,7 @@ func (x *ReissueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReissueResponse.ProtoReflect.Descriptor instead.
 func (*ReissueResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReissueResponse) GetReissue() *Reissue {
@@ -1447,7 +1510,7 @@ type Inference struct {
 
 func (x *Inference) Reset() {
 	*x = Inference{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1522,7 @@ func (x *Inference) String() string {
 func (*Inference) ProtoMessage() {}
 
 func (x *Inference) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1535,7 @@ func (x *Inference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inference.ProtoReflect.Descriptor instead.
 func (*Inference) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Inference) GetSessionId() string {
@@ -1555,7 +1618,7 @@ type LlmOutput struct {
 
 func (x *LlmOutput) Reset() {
 	*x = LlmOutput{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1630,7 @@ func (x *LlmOutput) String() string {
 func (*LlmOutput) ProtoMessage() {}
 
 func (x *LlmOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1643,7 @@ func (x *LlmOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LlmOutput.ProtoReflect.Descriptor instead.
 func (*LlmOutput) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *LlmOutput) GetSessionId() string {
@@ -1606,7 +1669,7 @@ type TextResponse struct {
 
 func (x *TextResponse) Reset() {
 	*x = TextResponse{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1681,7 @@ func (x *TextResponse) String() string {
 func (*TextResponse) ProtoMessage() {}
 
 func (x *TextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1694,7 @@ func (x *TextResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextResponse.ProtoReflect.Descriptor instead.
 func (*TextResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TextResponse) GetText() string {
@@ -1653,7 +1716,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1665,7 +1728,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1678,7 +1741,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ToolCallRequest) GetSessionId() string {
@@ -1718,7 +1781,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1793,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1806,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Block) GetMessage() string {
@@ -1764,7 +1827,7 @@ type PreToolCallResponse struct {
 
 func (x *PreToolCallResponse) Reset() {
 	*x = PreToolCallResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1776,7 +1839,7 @@ func (x *PreToolCallResponse) String() string {
 func (*PreToolCallResponse) ProtoMessage() {}
 
 func (x *PreToolCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1789,7 +1852,7 @@ func (x *PreToolCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreToolCallResponse.ProtoReflect.Descriptor instead.
 func (*PreToolCallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PreToolCallResponse) GetBlock() *Block {
@@ -1815,7 +1878,7 @@ type ToolResultResponse struct {
 
 func (x *ToolResultResponse) Reset() {
 	*x = ToolResultResponse{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1890,7 @@ func (x *ToolResultResponse) String() string {
 func (*ToolResultResponse) ProtoMessage() {}
 
 func (x *ToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1903,7 @@ func (x *ToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultResponse.ProtoReflect.Descriptor instead.
 func (*ToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ToolResultResponse) GetResult() *ToolResult {
@@ -1865,7 +1928,7 @@ type ToolCallOutcome struct {
 
 func (x *ToolCallOutcome) Reset() {
 	*x = ToolCallOutcome{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1877,7 +1940,7 @@ func (x *ToolCallOutcome) String() string {
 func (*ToolCallOutcome) ProtoMessage() {}
 
 func (x *ToolCallOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1890,7 +1953,7 @@ func (x *ToolCallOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallOutcome.ProtoReflect.Descriptor instead.
 func (*ToolCallOutcome) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ToolCallOutcome) GetSessionId() string {
@@ -1948,13 +2011,17 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x12hookhost.plugin.v1\"\a\n" +
 	"\x05Empty\"\x11\n" +
-	"\x0fDescribeRequest\"\x9e\x01\n" +
+	"\x0fDescribeRequest\"\xe5\x01\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x14\n" +
 	"\x05hooks\x18\x03 \x03(\tR\x05hooks\x12\x1a\n" +
 	"\bmatchers\x18\x04 \x03(\tR\bmatchers\x122\n" +
-	"\x05tools\x18\x05 \x03(\v2\x1c.hookhost.plugin.v1.ToolSpecR\x05tools\"3\n" +
+	"\x05tools\x18\x05 \x03(\v2\x1c.hookhost.plugin.v1.ToolSpecR\x05tools\x12E\n" +
+	"\rhook_matchers\x18\x06 \x03(\v2 .hookhost.plugin.v1.HookMatchersR\fhookMatchers\">\n" +
+	"\fHookMatchers\x12\x12\n" +
+	"\x04hook\x18\x01 \x01(\tR\x04hook\x12\x1a\n" +
+	"\bmatchers\x18\x02 \x03(\tR\bmatchers\"3\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
 	"configJson\"\x13\n" +
@@ -2131,96 +2198,98 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),                // 0: hookhost.plugin.v1.Empty
 	(*DescribeRequest)(nil),      // 1: hookhost.plugin.v1.DescribeRequest
 	(*Manifest)(nil),             // 2: hookhost.plugin.v1.Manifest
-	(*ConfigureRequest)(nil),     // 3: hookhost.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),    // 4: hookhost.plugin.v1.ConfigureResponse
-	(*ToolSpec)(nil),             // 5: hookhost.plugin.v1.ToolSpec
-	(*ToolCall)(nil),             // 6: hookhost.plugin.v1.ToolCall
-	(*Message)(nil),              // 7: hookhost.plugin.v1.Message
-	(*Usage)(nil),                // 8: hookhost.plugin.v1.Usage
-	(*ModelRequest)(nil),         // 9: hookhost.plugin.v1.ModelRequest
-	(*ModelResponse)(nil),        // 10: hookhost.plugin.v1.ModelResponse
-	(*ToolResult)(nil),           // 11: hookhost.plugin.v1.ToolResult
-	(*SessionStart)(nil),         // 12: hookhost.plugin.v1.SessionStart
-	(*SessionEnd)(nil),           // 13: hookhost.plugin.v1.SessionEnd
-	(*ToolListRequest)(nil),      // 14: hookhost.plugin.v1.ToolListRequest
-	(*ToolList)(nil),             // 15: hookhost.plugin.v1.ToolList
-	(*ToolListResponse)(nil),     // 16: hookhost.plugin.v1.ToolListResponse
-	(*ApiRequest)(nil),           // 17: hookhost.plugin.v1.ApiRequest
-	(*MessageList)(nil),          // 18: hookhost.plugin.v1.MessageList
-	(*RequestPatch)(nil),         // 19: hookhost.plugin.v1.RequestPatch
-	(*RequestPatchResponse)(nil), // 20: hookhost.plugin.v1.RequestPatchResponse
-	(*LlmCall)(nil),              // 21: hookhost.plugin.v1.LlmCall
-	(*Reissue)(nil),              // 22: hookhost.plugin.v1.Reissue
-	(*ReissueResponse)(nil),      // 23: hookhost.plugin.v1.ReissueResponse
-	(*Inference)(nil),            // 24: hookhost.plugin.v1.Inference
-	(*LlmOutput)(nil),            // 25: hookhost.plugin.v1.LlmOutput
-	(*TextResponse)(nil),         // 26: hookhost.plugin.v1.TextResponse
-	(*ToolCallRequest)(nil),      // 27: hookhost.plugin.v1.ToolCallRequest
-	(*Block)(nil),                // 28: hookhost.plugin.v1.Block
-	(*PreToolCallResponse)(nil),  // 29: hookhost.plugin.v1.PreToolCallResponse
-	(*ToolResultResponse)(nil),   // 30: hookhost.plugin.v1.ToolResultResponse
-	(*ToolCallOutcome)(nil),      // 31: hookhost.plugin.v1.ToolCallOutcome
+	(*HookMatchers)(nil),         // 3: hookhost.plugin.v1.HookMatchers
+	(*ConfigureRequest)(nil),     // 4: hookhost.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),    // 5: hookhost.plugin.v1.ConfigureResponse
+	(*ToolSpec)(nil),             // 6: hookhost.plugin.v1.ToolSpec
+	(*ToolCall)(nil),             // 7: hookhost.plugin.v1.ToolCall
+	(*Message)(nil),              // 8: hookhost.plugin.v1.Message
+	(*Usage)(nil),                // 9: hookhost.plugin.v1.Usage
+	(*ModelRequest)(nil),         // 10: hookhost.plugin.v1.ModelRequest
+	(*ModelResponse)(nil),        // 11: hookhost.plugin.v1.ModelResponse
+	(*ToolResult)(nil),           // 12: hookhost.plugin.v1.ToolResult
+	(*SessionStart)(nil),         // 13: hookhost.plugin.v1.SessionStart
+	(*SessionEnd)(nil),           // 14: hookhost.plugin.v1.SessionEnd
+	(*ToolListRequest)(nil),      // 15: hookhost.plugin.v1.ToolListRequest
+	(*ToolList)(nil),             // 16: hookhost.plugin.v1.ToolList
+	(*ToolListResponse)(nil),     // 17: hookhost.plugin.v1.ToolListResponse
+	(*ApiRequest)(nil),           // 18: hookhost.plugin.v1.ApiRequest
+	(*MessageList)(nil),          // 19: hookhost.plugin.v1.MessageList
+	(*RequestPatch)(nil),         // 20: hookhost.plugin.v1.RequestPatch
+	(*RequestPatchResponse)(nil), // 21: hookhost.plugin.v1.RequestPatchResponse
+	(*LlmCall)(nil),              // 22: hookhost.plugin.v1.LlmCall
+	(*Reissue)(nil),              // 23: hookhost.plugin.v1.Reissue
+	(*ReissueResponse)(nil),      // 24: hookhost.plugin.v1.ReissueResponse
+	(*Inference)(nil),            // 25: hookhost.plugin.v1.Inference
+	(*LlmOutput)(nil),            // 26: hookhost.plugin.v1.LlmOutput
+	(*TextResponse)(nil),         // 27: hookhost.plugin.v1.TextResponse
+	(*ToolCallRequest)(nil),      // 28: hookhost.plugin.v1.ToolCallRequest
+	(*Block)(nil),                // 29: hookhost.plugin.v1.Block
+	(*PreToolCallResponse)(nil),  // 30: hookhost.plugin.v1.PreToolCallResponse
+	(*ToolResultResponse)(nil),   // 31: hookhost.plugin.v1.ToolResultResponse
+	(*ToolCallOutcome)(nil),      // 32: hookhost.plugin.v1.ToolCallOutcome
 }
 var file_plugin_proto_depIdxs = []int32{
-	5,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	6,  // 1: hookhost.plugin.v1.Message.tool_calls:type_name -> hookhost.plugin.v1.ToolCall
-	7,  // 2: hookhost.plugin.v1.ModelRequest.messages:type_name -> hookhost.plugin.v1.Message
-	5,  // 3: hookhost.plugin.v1.ModelRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	7,  // 4: hookhost.plugin.v1.ModelResponse.message:type_name -> hookhost.plugin.v1.Message
-	8,  // 5: hookhost.plugin.v1.ModelResponse.usage:type_name -> hookhost.plugin.v1.Usage
-	8,  // 6: hookhost.plugin.v1.SessionEnd.usage:type_name -> hookhost.plugin.v1.Usage
-	5,  // 7: hookhost.plugin.v1.ToolListRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	5,  // 8: hookhost.plugin.v1.ToolList.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	15, // 9: hookhost.plugin.v1.ToolListResponse.override:type_name -> hookhost.plugin.v1.ToolList
-	9,  // 10: hookhost.plugin.v1.ApiRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
-	7,  // 11: hookhost.plugin.v1.MessageList.messages:type_name -> hookhost.plugin.v1.Message
-	18, // 12: hookhost.plugin.v1.RequestPatch.messages:type_name -> hookhost.plugin.v1.MessageList
-	15, // 13: hookhost.plugin.v1.RequestPatch.tools:type_name -> hookhost.plugin.v1.ToolList
-	19, // 14: hookhost.plugin.v1.RequestPatchResponse.patch:type_name -> hookhost.plugin.v1.RequestPatch
-	9,  // 15: hookhost.plugin.v1.LlmCall.request:type_name -> hookhost.plugin.v1.ModelRequest
-	10, // 16: hookhost.plugin.v1.LlmCall.response:type_name -> hookhost.plugin.v1.ModelResponse
-	19, // 17: hookhost.plugin.v1.Reissue.patch:type_name -> hookhost.plugin.v1.RequestPatch
-	22, // 18: hookhost.plugin.v1.ReissueResponse.reissue:type_name -> hookhost.plugin.v1.Reissue
-	8,  // 19: hookhost.plugin.v1.Inference.usage:type_name -> hookhost.plugin.v1.Usage
-	28, // 20: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
-	11, // 21: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
-	11, // 22: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
-	1,  // 23: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	3,  // 24: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	12, // 25: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
-	13, // 26: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
-	14, // 27: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
-	17, // 28: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
-	21, // 29: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
-	24, // 30: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
-	25, // 31: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
-	27, // 32: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
-	27, // 33: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
-	31, // 34: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	31, // 35: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	2,  // 36: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	4,  // 37: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	0,  // 38: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
-	0,  // 39: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
-	16, // 40: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
-	20, // 41: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
-	23, // 42: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
-	0,  // 43: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
-	26, // 44: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
-	29, // 45: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
-	30, // 46: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	0,  // 47: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
-	30, // 48: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	36, // [36:49] is the sub-list for method output_type
-	23, // [23:36] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	6,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	3,  // 1: hookhost.plugin.v1.Manifest.hook_matchers:type_name -> hookhost.plugin.v1.HookMatchers
+	7,  // 2: hookhost.plugin.v1.Message.tool_calls:type_name -> hookhost.plugin.v1.ToolCall
+	8,  // 3: hookhost.plugin.v1.ModelRequest.messages:type_name -> hookhost.plugin.v1.Message
+	6,  // 4: hookhost.plugin.v1.ModelRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	8,  // 5: hookhost.plugin.v1.ModelResponse.message:type_name -> hookhost.plugin.v1.Message
+	9,  // 6: hookhost.plugin.v1.ModelResponse.usage:type_name -> hookhost.plugin.v1.Usage
+	9,  // 7: hookhost.plugin.v1.SessionEnd.usage:type_name -> hookhost.plugin.v1.Usage
+	6,  // 8: hookhost.plugin.v1.ToolListRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	6,  // 9: hookhost.plugin.v1.ToolList.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	16, // 10: hookhost.plugin.v1.ToolListResponse.override:type_name -> hookhost.plugin.v1.ToolList
+	10, // 11: hookhost.plugin.v1.ApiRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
+	8,  // 12: hookhost.plugin.v1.MessageList.messages:type_name -> hookhost.plugin.v1.Message
+	19, // 13: hookhost.plugin.v1.RequestPatch.messages:type_name -> hookhost.plugin.v1.MessageList
+	16, // 14: hookhost.plugin.v1.RequestPatch.tools:type_name -> hookhost.plugin.v1.ToolList
+	20, // 15: hookhost.plugin.v1.RequestPatchResponse.patch:type_name -> hookhost.plugin.v1.RequestPatch
+	10, // 16: hookhost.plugin.v1.LlmCall.request:type_name -> hookhost.plugin.v1.ModelRequest
+	11, // 17: hookhost.plugin.v1.LlmCall.response:type_name -> hookhost.plugin.v1.ModelResponse
+	20, // 18: hookhost.plugin.v1.Reissue.patch:type_name -> hookhost.plugin.v1.RequestPatch
+	23, // 19: hookhost.plugin.v1.ReissueResponse.reissue:type_name -> hookhost.plugin.v1.Reissue
+	9,  // 20: hookhost.plugin.v1.Inference.usage:type_name -> hookhost.plugin.v1.Usage
+	29, // 21: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
+	12, // 22: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
+	12, // 23: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
+	1,  // 24: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	4,  // 25: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	13, // 26: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
+	14, // 27: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
+	15, // 28: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
+	18, // 29: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
+	22, // 30: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
+	25, // 31: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
+	26, // 32: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
+	28, // 33: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
+	28, // 34: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
+	32, // 35: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	32, // 36: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	2,  // 37: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	5,  // 38: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	0,  // 39: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
+	0,  // 40: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
+	17, // 41: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
+	21, // 42: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
+	24, // 43: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
+	0,  // 44: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
+	27, // 45: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
+	30, // 46: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
+	31, // 47: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	0,  // 48: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
+	31, // 49: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	37, // [37:50] is the sub-list for method output_type
+	24, // [24:37] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2228,17 +2297,17 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[9].OneofWrappers = []any{}
-	file_plugin_proto_msgTypes[19].OneofWrappers = []any{}
-	file_plugin_proto_msgTypes[26].OneofWrappers = []any{}
-	file_plugin_proto_msgTypes[29].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[10].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[20].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[27].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,92 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+
+	"google.golang.org/grpc"
+
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// Conn is one plugin process as the host talks to it, whichever protocol
+// version go-plugin negotiated: Client for version 1, V2Client for version
+// 2. It is safe for concurrent use; every call honours its context.
+type Conn interface {
+	hooks.Stretcher
+	// Version is the protocol version spoken.
+	Version() int
+	// Describe asks the plugin for its manifest.
+	Describe(ctx context.Context) (hooks.Manifest, error)
+	// Configure hands the plugin its config table as a JSON object.
+	Configure(ctx context.Context, configJSON []byte) error
+	// Handle makes one hook call (see hooks.Plugin).
+	Handle(ctx context.Context, hook hooks.Name, req any) (any, error)
+	// Apply sets the rules for the calls made from now on.
+	Apply(Settings)
+	// LateAnswers counts answers that arrived after the host stopped
+	// waiting for them and were dropped.
+	LateAnswers() uint64
+	// Close ends what the connection holds open (version 2's stream); the
+	// gRPC connection itself belongs to go-plugin.
+	Close()
+}
+
+// ConfigureFunc receives the host's Configure call on the plugin's side.
+type ConfigureFunc func(ctx context.Context, config json.RawMessage) error
+
+var (
+	_ Conn = (*Client)(nil)
+	_ Conn = (*V2Client)(nil)
+)
+
+// Version is 1.
+func (c *Client) Version() int { return 1 }
+
+// Stretch answers hooks.ErrNoStretch: version 1 has one RPC per hook.
+func (c *Client) Stretch(context.Context, hooks.StretchRequest) (hooks.Stretch, error) {
+	return nil, hooks.ErrNoStretch
+}
+
+// LateAnswers is always 0: gRPC drops a unary answer that comes too late.
+func (c *Client) LateAnswers() uint64 { return 0 }
+
+// Close does nothing: a version 1 client holds nothing open.
+func (c *Client) Close() {}
+
+// RegisterV1 serves protocol version 1 for p on s.
+func RegisterV1(s *grpc.Server, p hooks.Plugin, configure ConfigureFunc) {
+	panic("wire: RegisterV1: not written yet")
+}
+
+// V2Client speaks protocol version 2: one long-lived stream per plugin
+// process carries every hook call, multiplexed by call id.
+type V2Client struct{}
+
+// NewV2Client returns a V2Client for the plugin behind cc. The stream is
+// opened by the first call and reopened after it ends.
+func NewV2Client(cc grpc.ClientConnInterface) *V2Client {
+	panic("wire: NewV2Client: not written yet")
+}
+
+func (c *V2Client) Version() int { return 2 }
+func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
+	panic("not written yet")
+}
+func (c *V2Client) Configure(ctx context.Context, configJSON []byte) error {
+	panic("not written yet")
+}
+func (c *V2Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+	panic("not written yet")
+}
+func (c *V2Client) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+	panic("not written yet")
+}
+func (c *V2Client) Apply(Settings)      { panic("not written yet") }
+func (c *V2Client) LateAnswers() uint64 { panic("not written yet") }
+func (c *V2Client) Close()              { panic("not written yet") }
+
+// RegisterV2 serves protocol version 2 for p on s.
+func RegisterV2(s *grpc.Server, p hooks.Plugin, configure ConfigureFunc) {
+	panic("wire: RegisterV2: not written yet")
+}
