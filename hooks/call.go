@@ -101,7 +101,7 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 	var zero T
 	kind := KindError
 	switch {
-	case errors.As(r.err, new(*panicError)):
+	case errors.As(r.err, new(*panicError)) || errors.Is(r.err, ErrPanicked):
 		kind = KindPanic
 	case errors.Is(r.err, ErrUnavailable):
 		kind = KindUnavailable

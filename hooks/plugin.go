@@ -78,6 +78,11 @@ var ErrUnavailable = errors.New("plugin unavailable")
 // no valid role). The Bus counts it as KindMalformed: the plugin's fault.
 var ErrMalformed = errors.New("plugin sent a malformed response")
 
+// ErrPanicked is returned by a plugin adapter whose plugin reported that
+// its handler panicked (and recovered). The Bus counts it as KindPanic, as
+// it does a panic of an in-process plugin.
+var ErrPanicked = errors.New("plugin handler panicked")
+
 // ErrRefused is returned by a plugin adapter that would not send a call,
 // such as a request over the size the host allows for that plugin. The Bus
 // counts it as KindRefused and logs it like a failure, but it is the host's

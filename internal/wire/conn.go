@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/hookhost/hookhost/hooks"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // Conn is one plugin process as the host talks to it, whichever protocol
@@ -56,7 +57,7 @@ func (c *Client) Close() {}
 
 // RegisterV1 serves protocol version 1 for p on s.
 func RegisterV1(s *grpc.Server, p hooks.Plugin, configure ConfigureFunc) {
-	panic("wire: RegisterV1: not written yet")
+	pluginv1.RegisterPluginServer(s, NewServer(p, configure))
 }
 
 // V2Client speaks protocol version 2: one long-lived stream per plugin
