@@ -98,16 +98,38 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // ValidToolName reports whether name can be sent to model providers.
 func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
 
+// ManifestError is a manifest that breaks the rules of ValidateManifest:
+// whose, and what is wrong with it.
+type ManifestError struct {
+	Plugin  string // the manifest's name; empty when it has none
+	Problem string // what is wrong, in the plugin author's terms
+	// Tool is the tool at fault, when a tool is; OutsideNamespace says its
+	// name lies outside "<plugin>__", which allow_tool_override would allow.
+	Tool             string
+	OutsideNamespace bool
+}
+
+func (e *ManifestError) Error() string {
+	if e.Plugin == "" {
+		return "plugin manifest: " + e.Problem
+	}
+	msg := fmt.Sprintf("plugin %q: manifest: %s", e.Plugin, e.Problem)
+	if e.OutsideNamespace {
+		msg += " (rename it, or set allow_tool_override in its config entry)"
+	}
+	return msg
+}
+
 // ValidateManifest checks one plugin's manifest against its options: a name,
 // known hooks, valid matcher globs, and tools that are legal, unique and (unless
 // AllowToolOverride) inside the plugin's "<name>__" namespace. The error names
 // the plugin.
 func ValidateManifest(m Manifest, opts Options) error {
 	if m.Name == "" {
-		return fmt.Errorf("plugin manifest has no name")
+		return &ManifestError{Problem: "the manifest has no name"}
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("plugin %q: manifest: %s", m.Name, fmt.Sprintf(format, a...))
+		return &ManifestError{Plugin: m.Name, Problem: fmt.Sprintf(format, a...)}
 	}
 	seenHook := map[Name]bool{}
 	for _, h := range m.Hooks {
@@ -152,7 +174,8 @@ func ValidateManifest(m Manifest, opts Options) error {
 			return bad("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", t.Name)
 		}
 		if !opts.AllowToolOverride && !strings.HasPrefix(t.Name, m.Name+"__") {
-			return bad("tool %q is outside the plugin's namespace %q (rename it, or set allow_tool_override in its config entry)", t.Name, m.Name+"__")
+			return &ManifestError{Plugin: m.Name, Tool: t.Name, OutsideNamespace: true,
+				Problem: fmt.Sprintf("tool %q is outside the plugin's namespace %q", t.Name, m.Name+"__")}
 		}
 		if seenTool[t.Name] {
 			return bad("tool %q declared twice", t.Name)

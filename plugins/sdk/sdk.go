@@ -68,7 +68,11 @@ type Info struct {
 	// Matchers for it: audit every tool in post_tool_call, provide results
 	// only for "<Name>__*".
 	HookMatchers map[hooks.Name][]string
-	Tools        []hooks.ToolSpec
+	// Tools are tools the plugin answers itself, in its ResultProvider.
+	Tools []hooks.ToolSpec
+	// ToolFuncs are tools written as Go functions (NewTool), which the SDK
+	// answers.
+	ToolFuncs []Tool
 }
 
 // Plugin is the one method every plugin has.
