@@ -165,7 +165,7 @@ func offered(name string, pin int) (map[int]plugin.PluginSet, *StartError) {
 	set, ok := all[pin]
 	if !ok {
 		return nil, startErr(name, nil,
-			fmt.Sprintf("set plugins.entries.%s.protocol to 0 (the highest both speak) or to one of %s", name, versionsText(spoken())),
+			fmt.Sprintf("set plugins.entries.%s.protocol to 0 (the highest version both speak) or to a version this host speaks", name),
 			"plugins.entries.%s.protocol = %d, but this host speaks %s", name, pin, versionsText(spoken()))
 	}
 	return map[int]plugin.PluginSet{pin: set}, nil
