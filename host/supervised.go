@@ -111,8 +111,9 @@ func (s *Supervised) Name() string { return s.name }
 // Manifest returns the manifest from the plugin's first start.
 func (s *Supervised) Manifest() hooks.Manifest { return s.manifest }
 
-// HonoursContext reports true: calls either fail at once or go through gRPC,
-// which enforces the deadline, so the Bus needs no watchdog goroutine.
+// HonoursContext reports true: calls either fail at once or go through the
+// process's wire.Conn, which returns by the call's deadline whatever the
+// process does, so the Bus needs no watchdog goroutine.
 func (s *Supervised) HonoursContext() bool { return true }
 
 // Status reports the plugin's current state.
