@@ -134,7 +134,9 @@ func TestRunStretchStopsWhereTheCallCannotGoOn(t *testing.T) {
 		lastCheck func(t *testing.T, a any)
 	}{
 		{name: "block", stages: preProvideTransform,
-			pre:     func() (*hooks.PreToolCallDecision, error) { return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "no"}}, nil },
+			pre: func() (*hooks.PreToolCallDecision, error) {
+				return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "no"}}, nil
+			},
 			answers: 1, asked: map[hooks.Name]int{hooks.PreToolCall: 1},
 			lastCheck: func(t *testing.T, a any) {
 				if d, ok := a.(*hooks.PreToolCallDecision); !ok || d.Block == nil || d.Block.Message != "no" {
@@ -147,7 +149,9 @@ func TestRunStretchStopsWhereTheCallCannotGoOn(t *testing.T) {
 			},
 			answers: 1, asked: map[hooks.Name]int{hooks.PreToolCall: 1}},
 		{name: "modified args not an object", stages: preProvide,
-			pre:     func() (*hooks.PreToolCallDecision, error) { return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`[]`)}, nil },
+			pre: func() (*hooks.PreToolCallDecision, error) {
+				return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`[]`)}, nil
+			},
 			answers: 1, asked: map[hooks.Name]int{hooks.PreToolCall: 1}},
 		{name: "pre fails", stages: preProvideTransform,
 			pre:     func() (*hooks.PreToolCallDecision, error) { return nil, errBoom },
