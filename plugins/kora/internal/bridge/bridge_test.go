@@ -335,23 +335,27 @@ func TestRecentInferencesAndAuditTail(t *testing.T) {
 func TestBadArgumentsAreRefusedByTheHost(t *testing.T) {
 	b := newBridge(t, settings(), nil, nil)
 	cases := []struct{ tool, args, msg string }{
-		{ToolRecentInferences, `{"limit":-3}`, "args.limit: must be >= 1, got -3"},
+		{ToolRecentInferences, `{"limit":-3}`, `tool "kora__recent_inferences": args.limit: must be >= 1, got -3`},
 		{ToolRecentInferences, `{"limit":0}`, "args.limit: must be >= 1"},
 		{ToolAuditTail, `{"limit":5000}`, "args.limit: must be <= 1000, got 5000"},
 		{ToolAuditTail, `{"limit":2.5}`, "args.limit: must be an integer"},
 		{ToolAuditTail, `{"limit":"ten"}`, `args.limit: must be an integer, got string`},
-		{ToolBurn, `{"window":"month"}`, `args.window: must be one of \"today\", \"7d\", \"all\"`},
+		{ToolBurn, `{"window":"month"}`, `args.window: must be one of "today", "7d", "all"`},
 		{ToolBurn, `{"window":7}`, `args.window: must be a string`},
-		{ToolBurn, `{"windw":"today"}`, `unexpected property \"windw\"`},
-		{ToolBudget, `{"verbose":true}`, `unexpected property \"verbose\"`},
+		{ToolBurn, `{"windw":"today"}`, `unexpected property "windw"`},
+		{ToolBudget, `{"verbose":true}`, `unexpected property "verbose"`},
 		{ToolOperationalState, `[1]`, "not a valid JSON object"},
 		{ToolBudget, `{} {}`, "not a valid JSON object"},
 	}
 	for _, c := range cases {
 		t.Run(c.tool+c.args, func(t *testing.T) {
 			out, asked := viaHost(t, b, c.tool, c.args)
-			if out.Path != dispatch.PathRejected || !out.Result.IsError || !strings.Contains(out.Result.Content, c.msg) {
-				t.Fatalf("got %s %s, want rejected with %s", out.Path, out.Result.Content, c.msg)
+			var body struct{ Error string }
+			if err := json.Unmarshal([]byte(out.Result.Content), &body); err != nil {
+				t.Fatalf("result %s: %v", out.Result.Content, err)
+			}
+			if out.Path != dispatch.PathRejected || !out.Result.IsError || !strings.Contains(body.Error, c.msg) {
+				t.Fatalf("got %s %s, want rejected with %s", out.Path, body.Error, c.msg)
 			}
 			if asked {
 				t.Fatal("the host asked Kora despite the arguments")
