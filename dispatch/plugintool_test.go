@@ -90,8 +90,12 @@ func TestPluginToolArgumentsAreValidated(t *testing.T) {
 // The same arguments fail a native tool and a plugin tool with one schema
 // in the same words.
 func TestPluginAndNativeToolsRejectAlike(t *testing.T) {
+	overEveryWay(t, testPluginAndNativeToolsRejectAlike)
+}
+
+func testPluginAndNativeToolsRejectAlike(t *testing.T, way wiretest.Way) {
 	c := &calc{}
-	p, _ := pipeline(t, c.funcs(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`))
+	p, _ := pipelineOver(t, way, c.funcs(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`))
 	for _, args := range []string{`{}`, `{"text":3}`, `{"text":"a","x":1}`} {
 		native, plugin := run(p, "upper", args), run(p, "calc__add", args)
 		want := strings.Replace(native.Result.Content, `\"upper\"`, `\"calc__add\"`, 1)
@@ -144,8 +148,12 @@ func TestPluginToolArgumentsAreValidatedAfterModify(t *testing.T) {
 // A schema the host cannot check against makes the tool's calls fail with
 // an error that names the plugin, rather than reach the plugin unchecked.
 func TestPluginToolWithUnusableSchema(t *testing.T) {
+	overEveryWay(t, testPluginToolWithUnusableSchema)
+}
+
+func testPluginToolWithUnusableSchema(t *testing.T, way wiretest.Way) {
 	c := &calc{}
-	p, bus := pipeline(t, c.funcs(`{"type":"object","anyOf":[{"required":["a"]},{"required":["b"]}]}`))
+	p, bus := pipelineOver(t, way, c.funcs(`{"type":"object","anyOf":[{"required":["a"]},{"required":["b"]}]}`))
 	out := run(p, "calc__add", `{"a":1,"b":2}`)
 	if out.Path != PathRejected || !strings.Contains(out.Result.Content, `plugin \"calc\"`) || !strings.Contains(out.Result.Content, "anyOf") {
 		t.Fatalf("got %+v", out)
