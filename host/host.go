@@ -127,8 +127,8 @@ type Status struct {
 	// Protocol is the plugin protocol version spoken with the latest
 	// process (1 or 2); 0 when none ever started.
 	Protocol int
-	// LateAnswers counts answers the running process sent after the host
-	// had stopped waiting for them, which were dropped.
+	// LateAnswers counts answers the plugin's processes sent after the
+	// host had stopped waiting for them, which were dropped, since Start.
 	LateAnswers uint64
 	// Attached is set for a plugin the host attached to instead of
 	// launching it (config.ReattachEnv or plugins.entries.<name>.reattach).

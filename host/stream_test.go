@@ -214,3 +214,25 @@ func TestStretchOverV1AnswersNoStretch(t *testing.T) {
 		t.Errorf("status = %+v: no stretch is no failure", st)
 	}
 }
+
+// On protocol v2 an answer that arrives after the host stopped waiting is
+// dropped and counted, and the plugin stays in service.
+func TestLateAnswersAreDroppedAndCounted(t *testing.T) {
+	t.Parallel()
+	const name = "late"
+	e := pinned(entry(linkAs(t, bins.mute, name)), 2)
+	e.Timeout, e.ToolTimeout = 300*time.Millisecond, 300*time.Millisecond
+	h := startOK(t, configOf(plug{name, e}), fastOptions())
+	wantProtocol(t, h, 2)
+	s := supervised(t, h, 0)
+	const calls = 3
+	for i := range calls {
+		if r, err := callDirect(s, "lookup", "", 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("call %d: %+v, %v; want a timeout (the plugin answers only once cancelled)", i, r, err)
+		}
+	}
+	waitFor(t, fmt.Sprintf("%d late answers counted", calls), func() bool { return s.Status().LateAnswers == calls })
+	if st := s.Status(); st.State != StateRunning || st.Restarts != 0 {
+		t.Errorf("status = %+v: late answers are no crash", st)
+	}
+}

@@ -44,6 +44,7 @@ type Supervised struct {
 	restarts int         // restart attempts, for Status
 	reason   string      // for StateDown: why, and what to do
 	protocol int         // the protocol version of the latest process
+	late     uint64      // late answers dropped by processes no longer current
 	recent   []time.Time // restart attempts within the circuit window
 
 	invalidUTF8 atomic.Uint64 // requests whose text had to be repaired; users see the WARN
@@ -131,9 +132,10 @@ func (s *Supervised) Status() Status {
 		Protocol: s.protocol,
 		Attached: s.entry.Reattach != nil,
 	}
+	st.LateAnswers = s.late
 	if s.cur != nil {
 		st.PID = s.cur.pid
-		st.LateAnswers = s.cur.rpc.LateAnswers()
+		st.LateAnswers += s.cur.rpc.LateAnswers()
 	}
 	return st
 }
@@ -190,6 +192,7 @@ func (s *Supervised) markDown(in *instance, reason string) {
 		s.mu.Unlock()
 		return
 	}
+	s.late += in.rpc.LateAnswers()
 	if in.attached != nil {
 		// The host did not start it and cannot start it again.
 		s.cur, s.dead, s.state = nil, in, StateDown
