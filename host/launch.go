@@ -376,7 +376,7 @@ func classifyStart(name, path string, entry config.PluginEntry, timeout time.Dur
 			fmt.Sprintf("if the binary was rebuilt on purpose, set plugins.entries.%s.sha256 = %q; otherwise rebuild or restore the binary that was pinned", name, actual),
 			"checksum mismatch: refusing to run %s: expected sha256 %s (plugins.entries.%s.sha256), actual %s",
 			path, entry.SHA256, name, actual)
-	case strings.Contains(msg, "error verifying checksum"):
+	case errors.As(err, new(*checksumError)):
 		return startErr(name, err, "check that the binary is readable", "cannot checksum %s: %v", path, err)
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		line := strings.TrimPrefix(msg, "Unrecognized remote plugin message:")
