@@ -44,10 +44,10 @@ type conn struct {
 }
 
 // dial serves what register registers and connects the client of version.
-func dial(t testing.TB, version int, register func(*grpc.Server)) *conn {
+func dial(t testing.TB, version int, register func(*grpc.Server), opts ...grpc.ServerOption) *conn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer(grpc.MaxRecvMsgSize(wire.MaxMessageSize))
+	s := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(wire.MaxMessageSize))...)
 	register(s)
 	go func() { _ = s.Serve(lis) }()
 	cc, err := grpc.NewClient("passthrough:///plugin",
