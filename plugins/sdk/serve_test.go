@@ -25,6 +25,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wire"
+	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
 // These tests run internal/testplugin as a real plugin process, started the
@@ -139,7 +140,7 @@ func clientConfig(bin string, log hclog.Logger, env ...string) *plugin.ClientCon
 
 // launch starts the test plugin as a host would and returns its go-plugin
 // client and the dispensed hook client, already described.
-func launch(t *testing.T) (*plugin.Client, *wire.Client, *logSink) {
+func launch(t *testing.T) (*plugin.Client, *wiretest.Remote, *logSink) {
 	t.Helper()
 	sink := newLogSink(t)
 	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
@@ -153,21 +154,22 @@ func launch(t *testing.T) (*plugin.Client, *wire.Client, *logSink) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc, ok := raw.(*wire.Client)
+	wc, ok := raw.(wire.Conn)
 	if !ok {
-		t.Fatalf("dispensed %T, want *wire.Client", raw)
+		t.Fatalf("dispensed %T, want a wire.Conn", raw)
 	}
+	wc.Apply(wire.Settings{Plugin: "testplugin"})
 	if _, err := wc.Describe(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return pc, wc, sink
+	return pc, &wiretest.Remote{Conn: wc}, sink
 }
 
-func provide(t *testing.T, c *wire.Client, name, args string) string {
+func provide(t *testing.T, c *wiretest.Remote, name, args string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	r, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: name, Arguments: []byte(args)})
+	r, err := hooks.Ask[*hooks.ToolResult](ctx, c, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: name, Arguments: []byte(args)})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -193,13 +195,13 @@ func TestServeProcess(t *testing.T) {
 		t.Fatalf("manifest\n got  %+v\n want %+v", got, want)
 	}
 
-	if err := c.Configure(ctx, []byte(`{"greeting":"hi"}`)); err != nil {
+	if err := c.Conn.Configure(ctx, []byte(`{"greeting":"hi"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if got := provide(t, c, "config", ""); got != `{"greeting":"hi"}` {
 		t.Fatalf("plugin was configured with %q", got)
 	}
-	if err := c.Configure(ctx, []byte(`not json`)); err == nil || !strings.Contains(err.Error(), `plugin "testplugin": configure: config is not a JSON object`) {
+	if err := c.Conn.Configure(ctx, []byte(`not json`)); err == nil || !strings.Contains(err.Error(), `plugin "testplugin": configure: config is not a JSON object`) {
 		t.Fatalf("bad config: got %v", err)
 	}
 
@@ -216,19 +218,19 @@ func TestServeProcess(t *testing.T) {
 	if got := provide(t, c, "testplugin__add", `{"a":0,"b":0}`); got != `{"error":"tool testplugin__add failed: it panicked: zero"}` {
 		t.Fatalf("typed tool, panic: %q", got)
 	}
-	if d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "block"}); err != nil || d == nil || d.Block == nil || d.Block.Message != "blocked by testplugin" {
+	if d, err := hooks.Ask[*hooks.PreToolCallDecision](ctx, c, hooks.PreToolCall, hooks.ToolCallRequest{Name: "block"}); err != nil || d == nil || d.Block == nil || d.Block.Message != "blocked by testplugin" {
 		t.Fatalf("block: %+v %v", d, err)
 	}
-	if d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "anything"}); err != nil || d != nil {
+	if d, err := hooks.Ask[*hooks.PreToolCallDecision](ctx, c, hooks.PreToolCall, hooks.ToolCallRequest{Name: "anything"}); err != nil || d != nil {
 		t.Fatalf("no opinion: %+v %v", d, err)
 	}
-	if r, err := c.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "x"}); err != nil || r != nil {
+	if r, err := hooks.Ask[*hooks.TextReplacement](ctx, c, hooks.TransformLLMOutput, hooks.LLMOutput{Text: "x"}); err != nil || r != nil {
 		t.Fatalf("a hook the plugin does not implement: %+v %v", r, err)
 	}
 
 	// A panicking handler is an error for that call; the process serves on.
-	_, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "panic"})
-	if err == nil || err.Error() != `plugin "testplugin": pre_tool_call: panic in pre_tool_call handler: boom` {
+	_, err := hooks.Ask[*hooks.PreToolCallDecision](ctx, c, hooks.PreToolCall, hooks.ToolCallRequest{Name: "panic"})
+	if err == nil || !strings.HasPrefix(err.Error(), `plugin "testplugin": pre_tool_call: `) || !strings.HasSuffix(err.Error(), `panic in pre_tool_call handler: boom`) {
 		t.Fatalf("panic: got %v", err)
 	}
 	if got := provide(t, c, "testplugin__echo", `{"after":"panic"}`); got != `{"after":"panic"}` {
@@ -237,7 +239,7 @@ func TestServeProcess(t *testing.T) {
 
 	// A handler that hangs costs the caller its deadline, no more.
 	dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	_, err = c.PreToolCall(dctx, hooks.ToolCallRequest{Name: "sleep"})
+	_, err = hooks.Ask[*hooks.PreToolCallDecision](dctx, c, hooks.PreToolCall, hooks.ToolCallRequest{Name: "sleep"})
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("sleep: got %v, want a deadline error", err)
@@ -272,7 +274,7 @@ func TestServeProcess(t *testing.T) {
 	if n, _ := strconv.Atoi(pid); n <= 0 || !processGone(n) {
 		t.Fatalf("plugin process %s still exists after Kill", pid)
 	}
-	_, err = c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "block"})
+	_, err = hooks.Ask[*hooks.PreToolCallDecision](ctx, c, hooks.PreToolCall, hooks.ToolCallRequest{Name: "block"})
 	if !errors.Is(err, hooks.ErrUnavailable) {
 		t.Fatalf("call after Kill: got %v, want hooks.ErrUnavailable", err)
 	}
@@ -280,14 +282,14 @@ func TestServeProcess(t *testing.T) {
 
 func TestServeProcessCrash(t *testing.T) {
 	pc, c, _ := launch(t)
-	_, err := c.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "crash"})
+	_, err := hooks.Ask[*hooks.PreToolCallDecision](t.Context(), c, hooks.PreToolCall, hooks.ToolCallRequest{Name: "crash"})
 	if !errors.Is(err, hooks.ErrUnavailable) {
 		t.Fatalf("crash mid-call: got %v, want hooks.ErrUnavailable", err)
 	}
 	waitFor(t, 10*time.Second, "go-plugin to notice the exit", pc.Exited)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "testplugin__echo"}); !errors.Is(err, hooks.ErrUnavailable) {
+	if _, err := hooks.Ask[*hooks.ToolResult](ctx, c, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: "testplugin__echo"}); !errors.Is(err, hooks.ErrUnavailable) {
 		t.Fatalf("call after crash: got %v, want hooks.ErrUnavailable", err)
 	}
 }
@@ -423,7 +425,7 @@ func runParent() int {
 	if err != nil {
 		return fail(err)
 	}
-	c := raw.(*wire.Client)
+	c := &wiretest.Remote{Conn: raw.(wire.Conn)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	report := []string{}
@@ -432,7 +434,7 @@ func runParent() int {
 		tools = append(tools, "spawn")
 	}
 	for _, tool := range tools {
-		r, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: tool})
+		r, err := hooks.Ask[*hooks.ToolResult](ctx, c, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: tool})
 		if err != nil || r == nil {
 			return fail(fmt.Errorf("%s: %v %v", tool, r, err))
 		}
