@@ -55,9 +55,32 @@ func ask[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, Failure
 
 // askErr is ask that also returns the failure (see invokeErr).
 func askErr[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, FailureKind, error) {
-	return invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
+	v, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
 		return Ask[T](ctx, s.m.plugin, s.hook, req)
 	})
+	if kind != KindNone {
+		return v, kind, err
+	}
+	return checked(b, s, v)
+}
+
+// checked applies the hook's rules (checkAnswer) to an answer: one that
+// breaks them is counted and logged as malformed and becomes no answer.
+func checked[T any](b *Bus, s *subscriber, v T) (T, FailureKind, error) {
+	if s.hook.Observer() {
+		return v, KindNone, nil
+	}
+	err := checkAnswer(v, s.m.opts.MaxResultSize)
+	if err == nil {
+		return v, KindNone, nil
+	}
+	e := &MalformedError{Plugin: s.m.name, Hook: s.hook, Problem: err.Error()}
+	if big, ok := err.(errTooLarge); ok {
+		e.Size, e.Limit = big.size, big.limit
+	}
+	b.fail(s, KindMalformed, e)
+	var zero T
+	return zero, KindMalformed, e
 }
 
 // invoke runs one plugin call under the plugin's deadline and turns every way
@@ -162,15 +185,13 @@ func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
 	b.log.Debug("plugin call failed; treating as no result", args...)
 }
 
-// malformed records a result that broke its hook's rules.
-func (b *Bus) malformed(s *subscriber, format string, a ...any) {
-	b.fail(s, KindMalformed, fmt.Errorf(format, a...))
-}
-
 // HookStats counts the calls of one plugin for one hook.
 type HookStats struct {
-	Plugin   string
-	Hook     Name
+	Plugin string
+	Hook   Name
+	// Observer marks an observer hook: its calls are queued deliveries,
+	// made by a worker, that never delay the conversation.
+	Observer bool
 	Calls    uint64
 	Failures map[string]uint64 // by FailureKind name; absent when zero
 }
@@ -186,6 +207,19 @@ func (s Stats) Calls() uint64 {
 	var n uint64
 	for _, h := range s.Hooks {
 		n += h.Calls
+	}
+	return n
+}
+
+// SyncCalls returns the number of calls the conversation waited for: every
+// call of a hook that is not an observer. Observer deliveries are not
+// counted, however many were made.
+func (s Stats) SyncCalls() uint64 {
+	var n uint64
+	for _, h := range s.Hooks {
+		if !h.Observer {
+			n += h.Calls
+		}
 	}
 	return n
 }
@@ -213,7 +247,7 @@ func (b *Bus) Stats() Stats {
 				if s.m != m {
 					continue
 				}
-				hs := HookStats{Plugin: m.name, Hook: h, Calls: s.calls.Load()}
+				hs := HookStats{Plugin: m.name, Hook: h, Observer: h.Observer(), Calls: s.calls.Load()}
 				for k := KindError; k < numKinds; k++ {
 					if n := s.fails[k].Load(); n > 0 {
 						if hs.Failures == nil {
