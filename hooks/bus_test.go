@@ -742,9 +742,11 @@ func TestConcurrentFiring(t *testing.T) {
 	eachWay(t, func(t *testing.T, r rig) {
 		var n atomic.Uint64
 		p := &hooks.Funcs{
-			Name:                            "p",
-			PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { return &hooks.ToolResult{Content: "x"}, nil },
-			PostToolCallFunc:                func(context.Context, hooks.ToolCallOutcome) error { n.Add(1); return nil },
+			Name: "p",
+			PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				return &hooks.ToolResult{Content: "x"}, nil
+			},
+			PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { n.Add(1); return nil },
 		}
 		b := newBus(t, r.in(p))
 		var wg sync.WaitGroup
