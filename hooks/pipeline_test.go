@@ -199,7 +199,9 @@ func wrapResult(name string) func(context.Context, hooks.ToolCallOutcome) (*hook
 	}
 }
 
-func noDecision(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil }
+func noDecision(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	return nil, nil
+}
 
 func noResult(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { return nil, nil }
 
