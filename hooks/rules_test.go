@@ -246,7 +246,10 @@ func TestPerHookMatchersDecideWhoIsAsked(t *testing.T) {
 				hooks.PostToolCall:        {}, // every tool
 				hooks.TransformToolResult: {"now", "p__*"},
 			},
-			PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { count(); return nil, nil },
+			PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				count()
+				return nil, nil
+			},
 			PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 				count()
 				return nil, nil
