@@ -31,6 +31,10 @@ type path struct {
 	// run fires through a ToolRun, else through the Bus's methods (the
 	// callers that hold no ToolRun: they never stretch).
 	run bool
+	// preOutside fires pre_tool_call on the Bus and the rest through a
+	// ToolRun started after it, as a caller does that checks the final
+	// arguments before any plugin is asked for a result.
+	preOutside bool
 	// stretches says whether this path's plugins answer stretches.
 	stretches bool
 }
@@ -56,6 +60,10 @@ var paths = []path{
 	{name: "v2-nostretch/run", run: true,
 		host: func(t *testing.T, p hooks.Plugin) hooks.Plugin { return noStretch{wiretest.Over(t, v2Way, p)} }},
 	{name: "v2/bus", host: over(v2Way)},
+	{name: "inprocess-stretched/pre-outside", run: true, preOutside: true, stretches: true,
+		host: func(t *testing.T, p hooks.Plugin) hooks.Plugin { return &counted{Plugin: stretching{p}} }},
+	{name: "v2/pre-outside", run: true, preOutside: true, stretches: true,
+		host: func(t *testing.T, p hooks.Plugin) hooks.Plugin { return &counted{Plugin: wiretest.Over(t, v2Way, p)} }},
 }
 
 // outcome is everything a tool call's hooks decided, as compared across
@@ -81,6 +89,11 @@ const nativeResult = `{"native":true}`
 // pre_tool_call; unless blocked or cancelled, provide; else native
 // dispatch; post_tool_call; transform_tool_result.
 func fire(ctx context.Context, b *hooks.Bus, run bool, req hooks.ToolCallRequest) outcome {
+	return fireOn(ctx, b, path{run: run}, req)
+}
+
+func fireOn(ctx context.Context, b *hooks.Bus, pa path, req hooks.ToolCallRequest) outcome {
+	run := pa.run
 	var (
 		pre      func() hooks.PreToolCallOutcome
 		provide  func(hooks.ToolCallRequest) *hooks.ProvidedResult
@@ -88,14 +101,30 @@ func fire(ctx context.Context, b *hooks.Bus, run bool, req hooks.ToolCallRequest
 		trans    func(hooks.ToolCallOutcome) (hooks.ToolResult, []string)
 		closeRun = func() {}
 	)
-	if run {
+	switch {
+	case pa.preOutside:
+		var r *hooks.ToolRun
+		pre = func() hooks.PreToolCallOutcome { return b.PreToolCall(ctx, req) }
+		provide = func(req hooks.ToolCallRequest) *hooks.ProvidedResult {
+			r = b.StartToolCall(req)
+			return r.ProvideResult(ctx)
+		}
+		done = func(ev hooks.ToolCallOutcome) {
+			if r == nil {
+				r = b.StartToolCall(req)
+			}
+			r.Done(ev)
+		}
+		trans = func(ev hooks.ToolCallOutcome) (hooks.ToolResult, []string) { return r.Transform(ctx, ev) }
+		closeRun = func() { r.Close() }
+	case run:
 		r := b.StartToolCall(req)
 		pre = func() hooks.PreToolCallOutcome { return r.PreToolCall(ctx) }
 		provide = func(hooks.ToolCallRequest) *hooks.ProvidedResult { return r.ProvideResult(ctx) }
 		done = r.Done
 		trans = func(ev hooks.ToolCallOutcome) (hooks.ToolResult, []string) { return r.Transform(ctx, ev) }
 		closeRun = r.Close
-	} else {
+	default:
 		pre = func() hooks.PreToolCallOutcome { return b.PreToolCall(ctx, req) }
 		provide = func(req hooks.ToolCallRequest) *hooks.ProvidedResult { return b.ProvideResult(ctx, req) }
 		done = b.ToolCallDone
@@ -511,7 +540,7 @@ func TestToolPipelineRulesOnEveryPath(t *testing.T) {
 						cancel()
 					}
 					var got outcome
-					within(t, func() { got = fire(ctx, b, pa.run, call) })
+					within(t, func() { got = fireOn(ctx, b, pa, call) })
 					if !reflect.DeepEqual(got, sc.want) {
 						t.Errorf("outcome\n got %+v\nwant %+v", got, sc.want)
 					}
@@ -522,14 +551,32 @@ func TestToolPipelineRulesOnEveryPath(t *testing.T) {
 					for _, c := range stretchers {
 						sent = append(sent, c.asked()...)
 					}
+					want := sc.stretch
+					if pa.preOutside {
+						want = stretchWithPreOutside(sc)
+					}
 					switch {
-					case sc.stretch == nil && len(sent) > 0:
+					case want == nil && len(sent) > 0:
 						t.Errorf("sent stretches %v, want none", sent)
-					case sc.stretch != nil && (len(sent) != 1 || !slices.Equal(sent[0], sc.stretch)):
-						t.Errorf("sent stretches %v, want one of %v", sent, sc.stretch)
+					case want != nil && (len(sent) != 1 || !slices.Equal(sent[0], want)):
+						t.Errorf("sent stretches %v, want one of %v", sent, want)
 					}
 				})
 			}
 		})
 	}
+}
+
+// stretchWithPreOutside is the stretch a scenario sends when pre_tool_call
+// is fired outside the run: none if the call never reaches provide,
+// otherwise its stretch without the pre stage, if two stages remain.
+func stretchWithPreOutside(sc scenario) []hooks.Name {
+	if sc.want.Blocked || sc.cancelled || sc.stretch == nil {
+		return nil
+	}
+	rest := slices.DeleteFunc(slices.Clone(sc.stretch), func(h hooks.Name) bool { return h == hooks.PreToolCall })
+	if len(rest) < 2 {
+		return nil
+	}
+	return rest
 }

@@ -235,9 +235,12 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 // transform_tool_result added when P is also the first transform_tool_result
 // subscriber. Otherwise, if P is the first transform_tool_result subscriber,
 // P is asked [pre_tool_call_can_provide_result, transform_tool_result].
-// Everything else is asked hook by hook, and so is everything when Stretch
-// returns an error (ErrNoStretch: a process speaking protocol v1). The
-// stretch is sent when P's first stage is reached, not before: after every
+// The same holds when pre_tool_call was fired outside the run (a caller
+// that must see the final arguments before any plugin is asked for a
+// result fires Bus.PreToolCall, then starts the run). Everything else is
+// asked hook by hook, and so is everything when Stretch returns an error
+// (ErrNoStretch: a process speaking protocol v1). A run sends at most one
+// stretch, when P's first stage is reached and not before: after every
 // plugin above P has answered pre_tool_call, with the arguments as they
 // modified them, and never once one of them has blocked.
 //
@@ -300,6 +303,9 @@ type ToolRun struct {
 	next int
 	// provided is the result the stretch's provide stage gave.
 	provided *ToolResult
+	// tried says a stretch was sent, or refused, in this run: a run sends
+	// at most one, and once it is over every hook is asked plainly.
+	tried bool
 }
 
 // stretchPlan is one plugin's subscribers for the consecutive stages it
@@ -314,12 +320,14 @@ type stretchPlan struct {
 func (b *Bus) StartToolCall(req ToolCallRequest) *ToolRun {
 	r := &ToolRun{b: b, req: req}
 	if b != nil && b.stretchers {
-		r.plan = b.planStretch(req.Name)
+		r.plan = b.planStretch(req.Name, true)
 	}
 	return r
 }
 
-func (b *Bus) planStretch(tool string) *stretchPlan {
+// planStretch plans the stretch of a call of tool, from pre_tool_call when
+// withPre is set and from pre_tool_call_can_provide_result otherwise.
+func (b *Bus) planStretch(tool string, withPre bool) *stretchPlan {
 	first := func(h Name) *subscriber {
 		for _, s := range b.subs[h] {
 			if s.matches(tool) {
@@ -337,7 +345,7 @@ func (b *Bus) planStretch(tool string) *stretchPlan {
 	}
 	var lastPre *subscriber
 	for _, s := range b.subs[PreToolCall] {
-		if s.matches(tool) {
+		if withPre && s.matches(tool) {
 			lastPre = s
 		}
 	}
@@ -372,6 +380,7 @@ func (r *ToolRun) stage(ctx context.Context, s *subscriber, req ToolCallRequest)
 	for _, s := range r.plan.subs {
 		sreq.Stages = append(sreq.Stages, StretchStage{Hook: s.hook, Timeout: s.timeout})
 	}
+	r.tried = true
 	st, err := r.plan.m.plugin.(Stretcher).Stretch(ctx, sreq)
 	if err != nil || st == nil {
 		// The plugin cannot answer a stretch now: hook by hook, and
@@ -445,6 +454,11 @@ func (r *ToolRun) PreToolCall(ctx context.Context) PreToolCallOutcome {
 func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 	if r.b == nil {
 		return nil
+	}
+	if r.st == nil && !r.tried && r.b.stretchers {
+		// pre_tool_call sent no stretch, or was fired outside this run:
+		// provide and transform may still go in one.
+		r.plan = r.b.planStretch(r.req.Name, false)
 	}
 	return r.b.provideResult(ctx, r.req, func(ctx context.Context, s *subscriber, req ToolCallRequest) (*ToolResult, FailureKind, error) {
 		if !r.stage(ctx, s, req) {
