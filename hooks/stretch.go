@@ -70,8 +70,8 @@ var legalStretches = [][]Name{
 	{PreToolCallCanProvideResult, TransformToolResult},
 }
 
-// CheckStretch reports whether req is a legal stretch (see ErrBadStretch).
-func CheckStretch(req StretchRequest) error {
+// checkStretch reports whether req is a legal stretch (see ErrBadStretch).
+func checkStretch(req StretchRequest) error {
 	legal := false
 	for _, l := range legalStretches {
 		if slices.EqualFunc(l, req.Stages, func(h Name, s StretchStage) bool { return h == s.Hook }) {
@@ -113,11 +113,11 @@ func CheckStretch(req StretchRequest) error {
 // later stages see. The transform stage sees the call as the host would
 // show it: arguments after the modify, the provided result as JSON
 // (AsJSON), status provided_by:<p's name>, and the time the stretch took so
-// far. A request that is not a legal stretch (CheckStretch) is answered
+// far. A request that is not a legal stretch is answered
 // with one failure wrapping ErrBadStretch.
 func RunStretch(ctx context.Context, p Plugin, req StretchRequest, emit func(answer any, err error)) {
 	start := time.Now()
-	if err := CheckStretch(req); err != nil {
+	if err := checkStretch(req); err != nil {
 		emit(nil, err)
 		return
 	}
