@@ -113,8 +113,8 @@ func checkStretch(req StretchRequest) error {
 // later stages see. The transform stage sees the call as the host would
 // show it: arguments after the modify, the provided result as JSON
 // (AsJSON), status provided_by:<p's name>, and the time the stretch took so
-// far. A request that is not a legal stretch is answered
-// with one failure wrapping ErrBadStretch.
+// far. A request that is not a legal stretch is answered with one failure
+// wrapping ErrBadStretch.
 func RunStretch(ctx context.Context, p Plugin, req StretchRequest, emit func(answer any, err error)) {
 	start := time.Now()
 	if err := checkStretch(req); err != nil {
