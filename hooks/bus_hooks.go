@@ -7,8 +7,9 @@ import (
 
 // This file holds every hook's combine rule, one fire method per hook, in
 // the order a turn meets them. Each method asks subscribers in priority
-// order through invoke, which has already turned every failure into "no
-// result", so the rules below only ever see answers.
+// order through askErr, which has already turned every failure, and every
+// answer that breaks the hook's rules (checkAnswer), into "no result", so
+// the rules below only ever see legal answers.
 
 // SessionStart fires on_session_start. Observe: queued, never delays.
 func (b *Bus) SessionStart(ev SessionStart) {
