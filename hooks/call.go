@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
 // FailureKind classifies why a plugin call counted as nil.
@@ -112,11 +113,11 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 			r.err = cctx.Err()
 		}
 	}
-	if r.err == nil && cctx.Err() != nil {
+	if r.err == nil && pastDeadline(cctx) {
 		// An answer that comes after its deadline is a timeout, whatever it
 		// says: the caller has already been told nothing came, and a plugin
 		// that ignores its deadline must not win by racing the watchdog.
-		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", cctx.Err())
+		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", ended(cctx))
 	}
 	if r.err == nil {
 		return r.v, KindNone, nil
@@ -134,11 +135,31 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 		kind = KindRefused
 	case ctx.Err() != nil:
 		kind = KindCancelled
-	case cctx.Err() != nil || errors.Is(r.err, context.DeadlineExceeded):
+	case pastDeadline(cctx) || errors.Is(r.err, context.DeadlineExceeded):
 		kind = KindTimeout
 	}
 	b.fail(s, kind, r.err)
 	return zero, kind, r.err
+}
+
+// pastDeadline reports whether ctx has ended or its deadline has passed.
+// The clock decides, not only ctx.Err: a context's timer may fire a little
+// after its deadline, and an answer that a remote plugin sent once its own
+// copy of the deadline had passed must not slip into that gap.
+func pastDeadline(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// ended is why ctx is over, for a context pastDeadline reported.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded
 }
 
 type panicError struct {

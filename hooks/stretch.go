@@ -198,11 +198,11 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 	case r = <-done:
 	case <-cctx.Done():
 	}
-	if r.err == nil && cctx.Err() != nil {
+	if r.err == nil && pastDeadline(cctx) {
 		// Late, even if it raced the deadline and won: the host has been
 		// told, or will be, that the stage timed out.
 		var zero T
-		return zero, fmt.Errorf("%s: %w", st.Hook, cctx.Err())
+		return zero, fmt.Errorf("%s: %w", st.Hook, ended(cctx))
 	}
 	if r.err != nil {
 		var zero T
