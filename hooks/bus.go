@@ -96,6 +96,7 @@ type subscriber struct {
 	m        *member
 	hook     Name
 	matchers []string // tool globs, for tool hooks; empty: every tool
+	observer bool     // the hook only observes: its answer is not checked
 	timeout  time.Duration
 	calls    atomic.Uint64
 	fails    [numKinds]atomic.Uint64
@@ -260,7 +261,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			if h == PreToolCallCanProvideResult {
 				timeout = opts.ToolTimeout
 			}
-			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), timeout: timeout})
+			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), timeout: timeout})
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
 			}

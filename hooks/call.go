@@ -68,7 +68,7 @@ func askErr[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, Fail
 // checked applies the hook's rules (checkAnswer) to an answer: one that
 // breaks them is counted and logged as malformed and becomes no answer.
 func checked[T any](b *Bus, s *subscriber, v T) (T, FailureKind, error) {
-	if s.hook.Observer() {
+	if s.observer {
 		return v, KindNone, nil
 	}
 	err := checkAnswer(v, s.m.opts.MaxResultSize)
