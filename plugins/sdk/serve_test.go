@@ -6,8 +6,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"reflect"
@@ -471,5 +473,207 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 			t.Fatalf("gave up waiting %v for %s", limit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// debugPlugin is the test plugin started by hand in debug mode.
+type debugPlugin struct {
+	cmd    *exec.Cmd
+	line   string
+	stdout chan string // the lines after the first, then closed
+	stderr *logSink
+	exited chan error
+}
+
+func startDebug(t *testing.T, env ...string) *debugPlugin {
+	t.Helper()
+	cmd := exec.Command(pluginBinary(t))
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOOKHOST_PLUGIN_DEBUG=1"}, env...)
+	d := &debugPlugin{cmd: cmd, stdout: make(chan string, 100), stderr: newLogSink(t), exited: make(chan error, 1)}
+	cmd.Stderr = d.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !processGone(cmd.Process.Pid) {
+			_ = cmd.Process.Kill()
+		}
+	})
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for n := 0; sc.Scan(); n++ {
+			if n == 0 {
+				first <- sc.Text()
+			} else {
+				d.stdout <- sc.Text()
+			}
+		}
+		close(first)
+		close(d.stdout)
+		d.exited <- cmd.Wait()
+	}()
+	select {
+	case line, ok := <-first:
+		if !ok {
+			t.Fatalf("the plugin printed nothing to stdout in debug mode; stderr:\n%s", d.stderr.String())
+		}
+		d.line = line
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no reattach line from the plugin in debug mode; stderr:\n%s", d.stderr.String())
+	}
+	return d
+}
+
+// reattachEntry is one plugin in HOOKHOST_REATTACH_PLUGINS, as a host reads
+// it.
+type reattachEntry struct {
+	Protocol        string
+	ProtocolVersion int
+	Pid             int
+	Test            bool
+	Addr            struct{ Network, String string }
+}
+
+// parseReattachLine reads the shell assignment the plugin printed.
+func parseReattachLine(t *testing.T, line string) map[string]reattachEntry {
+	t.Helper()
+	const prefix = "HOOKHOST_REATTACH_PLUGINS='"
+	if !strings.HasPrefix(line, prefix) || !strings.HasSuffix(line, "'") {
+		t.Fatalf("reattach line %q", line)
+	}
+	var m map[string]reattachEntry
+	dec := json.NewDecoder(strings.NewReader(strings.TrimSuffix(strings.TrimPrefix(line, prefix), "'")))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("reattach line %q: %v", line, err)
+	}
+	return m
+}
+
+func highestVersion() int {
+	v := 0
+	for k := range handshake.VersionedPlugins(nil, nil) {
+		v = max(v, k)
+	}
+	return v
+}
+
+func TestServeDebugMode(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     []string
+		version int
+		signal  syscall.Signal
+	}{
+		{"highest version, SIGINT", nil, highestVersion(), syscall.SIGINT},
+		{"version 1 pinned, SIGTERM", []string{"PLUGIN_PROTOCOL_VERSIONS=1"}, 1, syscall.SIGTERM},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := startDebug(t, c.env...)
+			entries := parseReattachLine(t, d.line)
+			e, ok := entries["testplugin"]
+			if len(entries) != 1 || !ok {
+				t.Fatalf("reattach line names %v, want testplugin only", entries)
+			}
+			if e.Protocol != string(plugin.ProtocolGRPC) || e.ProtocolVersion != c.version || e.Pid != d.cmd.Process.Pid || !e.Test || e.Addr.Network == "" || e.Addr.String == "" {
+				t.Fatalf("reattach config %+v (plugin pid %d), want grpc version %d in test mode", e, d.cmd.Process.Pid, c.version)
+			}
+			waitFor(t, 30*time.Second, "the explanation on stderr", func() bool {
+				log := d.stderr.String()
+				return strings.Contains(log, "plugin testplugin is serving in debug mode") && strings.Contains(log, "start hookhost with the line above in its environment; Ctrl-C stops it")
+			})
+
+			// A host attaches to it the way go-plugin reattaches.
+			var addr net.Addr
+			switch e.Addr.Network {
+			case "unix":
+				addr = &net.UnixAddr{Net: "unix", Name: e.Addr.String}
+			default:
+				a, err := net.ResolveTCPAddr(e.Addr.Network, e.Addr.String)
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr = a
+			}
+			sink := newLogSink(t)
+			// On reattach go-plugin dispenses from Plugins, not from
+			// VersionedPlugins: the host picks the set of the version the
+			// plugin reported.
+			pc := plugin.NewClient(&plugin.ClientConfig{
+				HandshakeConfig:  handshake.Config,
+				Plugins:          handshake.VersionedPlugins(nil, nil)[e.ProtocolVersion],
+				Reattach:         &plugin.ReattachConfig{Protocol: plugin.Protocol(e.Protocol), ProtocolVersion: e.ProtocolVersion, Pid: e.Pid, Test: e.Test, Addr: addr},
+				AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+				Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug}),
+			})
+			rpc, err := pc.Client()
+			if err != nil {
+				t.Fatalf("attaching: %v", err)
+			}
+			raw, err := rpc.Dispense(handshake.PluginKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, ok := raw.(wire.Conn)
+			if !ok {
+				t.Fatalf("dispensed %T, want a wire.Conn", raw)
+			}
+			if conn.Version() != c.version {
+				t.Fatalf("attached over version %d, want %d", conn.Version(), c.version)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			if m, err := conn.Describe(ctx); err != nil || m.Name != "testplugin" {
+				t.Fatalf("describe: %+v %v", m, err)
+			}
+			ans, err := conn.Handle(ctx, hooks.PreToolCall, hooks.ToolCallRequest{Name: "block"})
+			if d, ok := ans.(*hooks.PreToolCallDecision); err != nil || !ok || d == nil || d.Block == nil || d.Block.Message != "blocked by testplugin" {
+				t.Fatalf("pre_tool_call: %#v %v", ans, err)
+			}
+			for name, want := range map[string]string{"testplugin__add": `{"sum":5}`, "stdout": "printed"} {
+				ans, err := conn.Handle(ctx, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: name, Arguments: json.RawMessage(`{"a":2,"b":3}`)})
+				if r, ok := ans.(*hooks.ToolResult); err != nil || !ok || r == nil || r.Content != want {
+					t.Fatalf("%s: %#v %v", name, ans, err)
+				}
+			}
+
+			// A host that lets go leaves it running: it was started by hand.
+			conn.Close()
+			pc.Kill()
+			if processGone(d.cmd.Process.Pid) {
+				t.Fatal("the host's Kill ended a plugin it had attached to")
+			}
+
+			if err := d.cmd.Process.Signal(c.signal); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-d.exited:
+				if err != nil {
+					t.Fatalf("after %v: %v, want exit status 0; stderr:\n%s", c.signal, err, d.stderr.String())
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("the plugin did not stop on %v", c.signal)
+			}
+			// The reattach line is the only line on stdout, stray prints
+			// included.
+			var rest []string
+			for l := range d.stdout {
+				rest = append(rest, l)
+			}
+			if len(rest) != 0 {
+				t.Fatalf("stdout had more lines: %q", rest)
+			}
+			if log := d.stderr.String(); !strings.Contains(log, "stray output after the handshake") {
+				t.Fatalf("the stray print did not go to stderr:\n%s", log)
+			}
+		})
 	}
 }
