@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,33 +140,103 @@ func clientConfig(bin string, log hclog.Logger, env ...string) *plugin.ClientCon
 	}
 }
 
-// launch starts the test plugin as a host would and returns its go-plugin
-// client and the dispensed hook client, already described.
-func launch(t *testing.T) (*plugin.Client, *wire.Client, *logSink) {
-	t.Helper()
-	sink := newLogSink(t)
-	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
-	pc := plugin.NewClient(clientConfig(pluginBinary(t), log))
-	t.Cleanup(pc.Kill)
+// versions are the protocol versions the host side of these tests offers
+// one at a time; 0 offers every version, as hookhost does by default.
+func versions() []int {
+	vs := []int{0}
+	for v := range handshake.VersionedPlugins(nil, nil) {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// hostConn is a plugin process as these tests talk to it: the dispensed
+// wire.Conn of whichever version was negotiated, with typed helpers.
+type hostConn struct {
+	wire.Conn
+	manifest hooks.Manifest
+}
+
+func (c *hostConn) Manifest() hooks.Manifest { return c.manifest }
+
+func (c *hostConn) PreToolCall(ctx context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	return ask[*hooks.PreToolCallDecision](ctx, c, hooks.PreToolCall, req)
+}
+
+func (c *hostConn) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	return ask[*hooks.ToolResult](ctx, c, hooks.PreToolCallCanProvideResult, req)
+}
+
+func (c *hostConn) TransformLLMOutput(ctx context.Context, req hooks.LLMOutput) (*hooks.TextReplacement, error) {
+	return ask[*hooks.TextReplacement](ctx, c, hooks.TransformLLMOutput, req)
+}
+
+func ask[T any](ctx context.Context, c wire.Conn, hook hooks.Name, req any) (T, error) {
+	var zero T
+	v, err := c.Handle(ctx, hook, req)
+	if err != nil || v == nil {
+		return zero, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, fmt.Errorf("%s answered a %T, want %T", hook, v, zero)
+	}
+	return t, nil
+}
+
+// dispense returns the described hook client of a started go-plugin client.
+func dispense(pc *plugin.Client) (*hostConn, error) {
 	rpc, err := pc.Client()
 	if err != nil {
-		t.Fatalf("starting the plugin: %v", err)
+		return nil, fmt.Errorf("starting the plugin: %w", err)
 	}
 	raw, err := rpc.Dispense(handshake.PluginKey)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	wc, ok := raw.(*wire.Client)
+	wc, ok := raw.(wire.Conn)
 	if !ok {
-		t.Fatalf("dispensed %T, want *wire.Client", raw)
+		return nil, fmt.Errorf("dispensed %T, want a wire.Conn", raw)
 	}
-	if _, err := wc.Describe(t.Context()); err != nil {
-		t.Fatal(err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := wc.Describe(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return pc, wc, sink
+	return &hostConn{Conn: wc, manifest: m}, nil
 }
 
-func provide(t *testing.T, c *wire.Client, name, args string) string {
+// launch starts the test plugin as a host would, offering protocol version
+// (0: every version), and returns its go-plugin client and the dispensed
+// hook client, already described.
+func launch(t *testing.T, version int) (*plugin.Client, *hostConn, *logSink) {
+	t.Helper()
+	sink := newLogSink(t)
+	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
+	cfg := clientConfig(pluginBinary(t), log)
+	if version != 0 {
+		cfg.VersionedPlugins = map[int]plugin.PluginSet{version: cfg.VersionedPlugins[version]}
+	}
+	pc := plugin.NewClient(cfg)
+	t.Cleanup(pc.Kill)
+	c, err := dispense(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	want := version
+	if want == 0 {
+		want = highestVersion()
+	}
+	if c.Version() != want || pc.NegotiatedVersion() != want {
+		t.Fatalf("negotiated protocol version %d (client %d), want %d", pc.NegotiatedVersion(), c.Version(), want)
+	}
+	return pc, c, sink
+}
+
+func provide(t *testing.T, c *hostConn, name, args string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -180,7 +251,13 @@ func provide(t *testing.T, c *wire.Client, name, args string) string {
 }
 
 func TestServeProcess(t *testing.T) {
-	pc, c, sink := launch(t)
+	for _, v := range versions() {
+		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { testServeProcess(t, v) })
+	}
+}
+
+func testServeProcess(t *testing.T, version int) {
+	pc, c, sink := launch(t, version)
 	ctx := t.Context()
 
 	want := hooks.Manifest{
@@ -281,7 +358,13 @@ func TestServeProcess(t *testing.T) {
 }
 
 func TestServeProcessCrash(t *testing.T) {
-	pc, c, _ := launch(t)
+	for _, v := range versions() {
+		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { testServeProcessCrash(t, v) })
+	}
+}
+
+func testServeProcessCrash(t *testing.T, version int) {
+	pc, c, _ := launch(t, version)
 	_, err := c.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "crash"})
 	if !errors.Is(err, hooks.ErrUnavailable) {
 		t.Fatalf("crash mid-call: got %v, want hooks.ErrUnavailable", err)
@@ -417,15 +500,10 @@ func runParent() int {
 		pc.Kill()
 		return 1
 	}
-	rpc, err := pc.Client()
+	c, err := dispense(pc)
 	if err != nil {
 		return fail(err)
 	}
-	raw, err := rpc.Dispense(handshake.PluginKey)
-	if err != nil {
-		return fail(err)
-	}
-	c := raw.(*wire.Client)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	report := []string{}
