@@ -321,6 +321,8 @@ func testServeProcess(t *testing.T, version int) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("sleep: got %v, want a deadline error", err)
 	}
+	// The host gave up, and the handler's context ended with it.
+	waitFor(t, 30*time.Second, "the sleeping handler's context to end", func() bool { return provide(t, c, "cancelled", "") == "1" })
 	if got := provide(t, c, "testplugin__echo", `{"after":"sleep"}`); got != `{"after":"sleep"}` {
 		t.Fatalf("after sleep: %q", got)
 	}

@@ -4,6 +4,7 @@
 //	crash   the process exits with status 3 mid-call
 //	panic   the handler panics
 //	sleep   the handler blocks until its call's context ends
+//	cancelled  the result is how many sleep calls have seen their context end
 //	stdout  the handler prints to stdout, which must not disturb anything
 //	pid     the result is the plugin's process id
 //	spawn   the plugin starts a long-lived child; the result is its pid
@@ -26,6 +27,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -36,6 +38,8 @@ type testPlugin struct {
 
 	mu     sync.Mutex
 	config json.RawMessage
+	// cancelled counts sleep calls whose context ended.
+	cancelled atomic.Int64
 }
 
 var (
@@ -98,7 +102,10 @@ func (p *testPlugin) special(ctx context.Context, name string) (*hooks.ToolResul
 		panic("boom")
 	case "sleep":
 		<-ctx.Done()
+		p.cancelled.Add(1)
 		return nil, ctx.Err()
+	case "cancelled":
+		return &hooks.ToolResult{Content: strconv.FormatInt(p.cancelled.Load(), 10)}, nil
 	case "stdout":
 		fmt.Println("stray output after the handshake")
 		fmt.Fprintln(os.Stdout, "more of it")
