@@ -88,6 +88,9 @@ func newArgsCodec(t reflect.Type) (*codec, error) {
 	if st.Kind() != reflect.Struct {
 		return nil, &typeError{"args", fmt.Sprintf("the argument type %v must be a struct (tool arguments are a JSON object)", t)}
 	}
+	if pt := reflect.PointerTo(st); pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler) {
+		return nil, &typeError{"args", fmt.Sprintf("the argument type %v decodes itself, so its schema cannot be derived from its fields", t)}
+	}
 	b := builder{visiting: map[reflect.Type]bool{}}
 	return b.build(t, "args")
 }

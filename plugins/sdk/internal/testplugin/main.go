@@ -1,15 +1,15 @@
 // Command testplugin is a deliberately misbehaving plugin used by the SDK's
 // process tests. Its tool hooks react to special tool names:
 //
-//	crash   the process exits with status 3 mid-call
-//	panic   the handler panics
-//	sleep   the handler blocks until its call's context ends
+//	crash      the process exits with status 3 mid-call
+//	panic      the handler panics
+//	sleep      the handler blocks until its call's context ends
 //	cancelled  the result is how many sleep calls have seen their context end
-//	stdout  the handler prints to stdout, which must not disturb anything
-//	pid     the result is the plugin's process id
-//	spawn   the plugin starts a long-lived child; the result is its pid
-//	config  the result is the config JSON the host sent
-//	block   pre_tool_call blocks the call
+//	stdout     the handler prints to stdout, which must not disturb anything
+//	pid        the result is the plugin's process id
+//	spawn      the plugin starts a long-lived child; the result is its pid
+//	config     the result is the config JSON the host sent
+//	block      pre_tool_call blocks the call
 //
 // pre_tool_call_can_provide_result answers testplugin__echo with its
 // arguments; testplugin__add is a typed tool (sdk.NewTool) that adds a and
