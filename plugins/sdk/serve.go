@@ -22,7 +22,9 @@ import (
 // Serve runs p as a plugin process and never returns: it exits 0 when the
 // host shuts the plugin down, and non-zero when the plugin cannot start.
 //
-// In order, it:
+// Started without the host's handshake cookie and outside debug mode, it
+// says what the binary is and how to debug it, and exits 1. Otherwise, in
+// order, it:
 //
 //  1. starts watching the parent process before anything else, so the
 //     plugin does not outlive a host that died without shutting it down,
@@ -66,6 +68,11 @@ import (
 // its back.
 func Serve(p Plugin) {
 	debug := debugMode()
+	if !debug && os.Getenv(handshake.Config.MagicCookieKey) != handshake.Config.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "This binary is a hookhost plugin: hookhost starts it when its name is in plugins.enabled.\n"+
+			"To start it by hand (under a debugger, say), set %s=1: it then prints a line to give hookhost.\n", debugEnv)
+		os.Exit(1)
+	}
 	// Captured before go-plugin swaps os.Stderr for its pipe: the host
 	// reads this descriptor and re-levels the JSON lines into its own log.
 	// In debug mode a person reads it, so it is text.

@@ -412,7 +412,7 @@ func TestServeStartedByHand(t *testing.T) {
 	if stdout.Len() != 0 {
 		t.Errorf("wrote to stdout: %q", stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "This binary is a plugin") {
+	if !strings.Contains(stderr.String(), "This binary is a hookhost plugin") || !strings.Contains(stderr.String(), "set HOOKHOST_PLUGIN_DEBUG=1") {
 		t.Errorf("stderr: %q", stderr.String())
 	}
 }
