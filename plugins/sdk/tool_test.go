@@ -51,7 +51,7 @@ const everyKindSchema = `{"type":"object","properties":{` +
 	`"query":{"type":"string","description":"what to look for"},` +
 	`"level":{"type":"string","enum":["low","high"],"default":"low"},` +
 	`"limit":{"type":"integer","description":"how many","minimum":1,"maximum":1000,"default":20},` +
-	`"count":{"type":"integer","minimum":0},` +
+	`"count":{"type":"integer","minimum":0,"maximum":255},` +
 	`"ratio":{"type":"number","minimum":-1.5,"maximum":1.5},` +
 	`"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},` +
 	`"points":{"type":"array","items":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"],"additionalProperties":false}},` +
@@ -347,6 +347,21 @@ func TestNewToolPanicsOnUnsupportedTypes(t *testing.T) {
 				N int `json:"n" minimum:"5" maximum:"1"`
 			}]("x")
 		}, "args.n: minimum 5 is greater than maximum 1"},
+		{"bound beyond the type", func() {
+			echoTool[struct {
+				N int8 `json:"n" maximum:"1000"`
+			}]("x")
+		}, "args.n: maximum 1000 is above what int8 can hold (127)"},
+		{"negative minimum of an unsigned field", func() {
+			echoTool[struct {
+				N uint `json:"n" minimum:"-1"`
+			}]("x")
+		}, "args.n: minimum -1 is below what uint can hold (0)"},
+		{"default on a list", func() {
+			echoTool[struct {
+				N []int `json:"n,omitempty" default:"1"`
+			}]("x")
+		}, "args.n: a default on a list is not supported"},
 		{"default on a required field", func() {
 			echoTool[struct {
 				N int `json:"n" default:"1"`
