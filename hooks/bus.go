@@ -75,12 +75,12 @@ type Bus struct {
 }
 
 type member struct {
-	name     string
-	plugin   Plugin
-	opts     Options
-	inline   bool // the plugin honours contexts: no watchdog goroutine needed
-	queue    chan observerEvent // nil when it observes nothing
-	dropped  atomic.Uint64
+	name    string
+	plugin  Plugin
+	opts    Options
+	inline  bool               // the plugin honours contexts: no watchdog goroutine needed
+	queue   chan observerEvent // nil when it observes nothing
+	dropped atomic.Uint64
 }
 
 type subscriber struct {
@@ -88,8 +88,8 @@ type subscriber struct {
 	hook     Name
 	matchers []string // tool globs, for tool hooks; empty: every tool
 	timeout  time.Duration
-	calls   atomic.Uint64
-	fails   [numKinds]atomic.Uint64
+	calls    atomic.Uint64
+	fails    [numKinds]atomic.Uint64
 }
 
 // toolNamePattern is what OpenAI and Anthropic accept as a tool name.

@@ -125,6 +125,10 @@ type panicError struct {
 
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 
+// Unwrap makes a recovered panic ErrPanicked to errors.Is, so that it
+// reads the same once it has crossed the wire.
+func (p *panicError) Unwrap() error { return ErrPanicked }
+
 func guarded[T any](ctx context.Context, fn func(context.Context) (T, error)) (r callResult[T]) {
 	defer func() {
 		if v := recover(); v != nil {

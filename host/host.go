@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 
@@ -33,8 +34,9 @@ const (
 	StateRestarting  = "restarting"   // crashed; calls fail at once while a new process starts
 	StateCircuitOpen = "circuit_open" // crashed too often; calls fail at once until the cool-down ends
 	StateStopped     = "stopped"      // closed by the host
-	// StateDown is a fail_closed plugin that failed to start: it is never
-	// retried, and it blocks every tool call until the host is restarted
+	// StateDown is a fail_closed plugin that failed to start, or an
+	// attached plugin whose process is gone: it is never retried, and a
+	// fail_closed one blocks every tool call, until the host is restarted
 	// with the cause fixed (Status.Reason says what it is).
 	StateDown = "down"
 )
@@ -54,6 +56,9 @@ type Options struct {
 	CircuitFailures int
 	CircuitWindow   time.Duration
 	CircuitCooldown time.Duration
+	// Getenv reads the environment, where config.ReattachEnv may name
+	// plugins to attach to instead of launching; nil means os.Getenv.
+	Getenv func(string) string
 }
 
 // BackoffPolicy is the delay before a restart: Initial, multiplied by Factor
@@ -78,6 +83,9 @@ func (p BackoffPolicy) delay(n int) time.Duration {
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
@@ -112,10 +120,19 @@ type Status struct {
 	Version  string
 	Path     string
 	PID      int    // 0 when no process is running
-	State    string // StateRunning, StateRestarting, StateCircuitOpen or StateStopped
+	State    string // StateRunning, StateRestarting, StateCircuitOpen, StateStopped or StateDown
 	Restarts int    // restart attempts since Start, successful or not
 	Manifest hooks.Manifest
-	Reason   string // for StateDown: why the plugin did not start and how to fix it
+	Reason   string // for StateDown: why the plugin is down and how to fix it
+	// Protocol is the plugin protocol version spoken with the latest
+	// process (1 or 2); 0 when none ever started.
+	Protocol int
+	// LateAnswers counts answers the running process sent after the host
+	// had stopped waiting for them, which were dropped.
+	LateAnswers uint64
+	// Attached is set for a plugin the host attached to instead of
+	// launching it (config.ReattachEnv or plugins.entries.<name>.reattach).
+	Attached bool
 }
 
 // Host runs the enabled plugins of one config.
@@ -255,6 +272,13 @@ func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string
 	var wg sync.WaitGroup
 	for i, name := range names {
 		entries[i] = cfg.Entry(name)
+	}
+	refused := applyReattach(names, entries, opts)
+	for i, name := range names {
+		if serr := refused[i]; serr != nil {
+			results[i].err = serr
+			continue
+		}
 		if seen[name] {
 			results[i].err = startErr(name, nil, "list it once in plugins.enabled; the order sets priority",
 				"config: plugins.enabled lists %q more than once", name)

@@ -489,7 +489,7 @@ func TestChecksumPin(t *testing.T) {
 func TestWrongProtocolVersionIsRefused(t *testing.T) {
 	t.Parallel()
 	_, errs := start(t, configOf(plug{"ancient", entry(bins.oldproto)}), fastOptions())
-	wantErr(t, errs, "ancient", "protocol version 99", "this host speaks version 1", "rebuild")
+	wantErr(t, errs, "ancient", "protocol version 99", "this host speaks "+versionsText(spoken()), "rebuild")
 }
 
 func TestToolOutsideNamespace(t *testing.T) {

@@ -184,7 +184,10 @@ func TestServeProcess(t *testing.T) {
 	want := hooks.Manifest{
 		Name: "testplugin", Version: "0.1.0",
 		Hooks: []hooks.Name{hooks.PreToolCall, hooks.PreToolCallCanProvideResult},
-		Tools: []hooks.ToolSpec{{Name: "testplugin__echo", Description: "echoes its arguments", InputSchema: []byte(`{"type":"object"}`)}},
+		Tools: []hooks.ToolSpec{
+			{Name: "testplugin__echo", Description: "echoes its arguments", InputSchema: []byte(`{"type":"object"}`)},
+			{Name: "testplugin__add", Description: "adds two integers", InputSchema: []byte(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false}`)},
+		},
 	}
 	if got := c.Manifest(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("manifest\n got  %+v\n want %+v", got, want)
@@ -202,6 +205,16 @@ func TestServeProcess(t *testing.T) {
 
 	if got := provide(t, c, "testplugin__echo", `{"invalid json`); got != `{"invalid json` {
 		t.Fatalf("echo: %q", got)
+	}
+	// The typed tool is answered by the SDK, its errors as error results.
+	if got := provide(t, c, "testplugin__add", `{"a":2,"b":3}`); got != `{"sum":5}` {
+		t.Fatalf("typed tool: %q", got)
+	}
+	if got := provide(t, c, "testplugin__add", `{"a":2,"b":"3"}`); got != `{"error":"tool testplugin__add: arguments: args.b: must be an integer, got string \"3\""}` {
+		t.Fatalf("typed tool, bad arguments: %q", got)
+	}
+	if got := provide(t, c, "testplugin__add", `{"a":0,"b":0}`); got != `{"error":"tool testplugin__add failed: it panicked: zero"}` {
+		t.Fatalf("typed tool, panic: %q", got)
 	}
 	if d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "block"}); err != nil || d == nil || d.Block == nil || d.Block.Message != "blocked by testplugin" {
 		t.Fatalf("block: %+v %v", d, err)
@@ -280,15 +293,22 @@ func TestServeProcessCrash(t *testing.T) {
 }
 
 func TestServeRefusesInvalidManifest(t *testing.T) {
-	sink := newLogSink(t)
-	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
-	pc := plugin.NewClient(clientConfig(pluginBinary(t), log, "TESTPLUGIN_BAD_TOOL=bad tool!"))
-	defer pc.Kill()
-	if _, err := pc.Client(); err == nil {
-		t.Fatal("a plugin with an invalid manifest started")
-	}
-	if log := sink.String(); !strings.Contains(log, "[ERROR] host.testplugin: plugin cannot start: invalid manifest") || !strings.Contains(log, `manifest: tool name \"bad tool!\" must match`) {
-		t.Fatalf("the reason did not reach the host's log:\n%s", sink.String())
+	for env, reason := range map[string]string{
+		"TESTPLUGIN_BAD_TOOL=bad tool!":       `manifest: tool name \"bad tool!\" must match`,
+		"TESTPLUGIN_DUP_TOOL=testplugin__add": `manifest: tool \"testplugin__add\" declared twice`,
+	} {
+		t.Run(env, func(t *testing.T) {
+			sink := newLogSink(t)
+			log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
+			pc := plugin.NewClient(clientConfig(pluginBinary(t), log, env))
+			defer pc.Kill()
+			if _, err := pc.Client(); err == nil {
+				t.Fatal("a plugin with an invalid manifest started")
+			}
+			if log := sink.String(); !strings.Contains(log, "[ERROR] host.testplugin: plugin cannot start: invalid manifest") || !strings.Contains(log, reason) {
+				t.Fatalf("the reason did not reach the host's log:\n%s", sink.String())
+			}
+		})
 	}
 }
 

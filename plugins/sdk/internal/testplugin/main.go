@@ -11,8 +11,11 @@
 //	block   pre_tool_call blocks the call
 //
 // pre_tool_call_can_provide_result answers testplugin__echo with its
-// arguments; other names get no opinion. With TESTPLUGIN_BAD_TOOL set, the
-// plugin also declares a tool of that name, to test manifest validation.
+// arguments; testplugin__add is a typed tool (sdk.NewTool) that adds a and
+// b, and panics when they sum to zero; other names get no opinion. With
+// TESTPLUGIN_BAD_TOOL set, the plugin also declares a tool of that name, and
+// with TESTPLUGIN_DUP_TOOL a typed tool of that name, to test manifest
+// validation.
 package main
 
 import (
@@ -52,7 +55,25 @@ func (p *testPlugin) Info() sdk.Info {
 	if bad := os.Getenv("TESTPLUGIN_BAD_TOOL"); bad != "" {
 		info.Tools = append(info.Tools, hooks.ToolSpec{Name: bad})
 	}
+	info.ToolFuncs = []sdk.Tool{sdk.NewTool("testplugin__add", "adds two integers", add)}
+	if dup := os.Getenv("TESTPLUGIN_DUP_TOOL"); dup != "" {
+		info.ToolFuncs = append(info.ToolFuncs, sdk.NewTool(dup, "a second tool of that name", add))
+	}
 	return info
+}
+
+type addArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+// add is a typed tool; a sum of zero panics, to test that a tool's panic
+// costs one call.
+func add(_ context.Context, a addArgs) (any, error) {
+	if a.A+a.B == 0 {
+		panic("zero")
+	}
+	return map[string]int{"sum": a.A + a.B}, nil
 }
 
 func (p *testPlugin) Configure(_ context.Context, cfg json.RawMessage) error {
