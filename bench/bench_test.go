@@ -148,7 +148,13 @@ func startBus(b *testing.B, cfg *config.Config) (*hooks.Bus, *host.Host) {
 
 // remoteBus starts n bench plugins pinned to protocol and a Bus over them.
 func remoteBus(b *testing.B, n, protocol int) (*hooks.Bus, *host.Host) {
-	return startBus(b, pluginCopies(b, n, protocol))
+	bus, h := startBus(b, pluginCopies(b, n, protocol))
+	for _, st := range h.Plugins() {
+		if protocol != 0 && st.Protocol != protocol {
+			b.Fatalf("plugin %s speaks protocol %d, pinned to %d", st.Name, st.Protocol, protocol)
+		}
+	}
+	return bus, h
 }
 
 // syncCalls counts the calls the Bus made and waited for: every call of a
@@ -393,7 +399,14 @@ func BenchmarkToolCall(b *testing.B) {
 				b.Fatalf("path %s: %s", out.Path, out.Result.Content)
 			}
 		}
-		b.ReportMetric(float64(syncCalls(bus.Stats())-before)/float64(b.N), "rpcs/op")
+		after := bus.Stats()
+		b.ReportMetric(float64(syncCalls(after)-before)/float64(b.N), "rpcs/op")
+		// Say who was asked, so that a regression names its cause.
+		for _, h := range after.Hooks {
+			if !h.Hook.Observer() && h.Calls > 0 {
+				b.Logf("%s was asked %s %d times", h.Plugin, h.Hook, h.Calls)
+			}
+		}
 	})
 }
 
