@@ -13,10 +13,16 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 )
 
-// Adapt turns an SDK plugin into a hooks.Plugin. The manifest's hook list is
-// derived from the per-hook interfaces p implements, in catalogue order;
-// Info is called once, here. Serve and package plugintest both use it, so a
-// plugin behaves the same in-process as in its own process.
+// Adapt turns an SDK plugin into a hooks.Plugin: a *hooks.Funcs whose
+// fields are the per-hook methods p implements, so the manifest's hook list
+// is derived from them, in catalogue order, and the catalogue table that
+// drives hooks.Funcs drives the SDK too. Info is called once, here. Typed
+// tools (Info.ToolFuncs) follow Info.Tools in the manifest and are answered
+// on pre_tool_call_can_provide_result before p's own ResultProvider is
+// asked, which is then asked only for other tools; see the package
+// documentation for the matchers this sets. Serve and package plugintest
+// both use Adapt, so a plugin behaves the same in-process as in its own
+// process.
 //
 // If p is a pointer to a type embedding Base, Adapt gives it a logger named
 // after the plugin, writing text to stderr; Serve replaces it with one the

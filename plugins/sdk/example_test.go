@@ -85,3 +85,33 @@ func ExampleNewTool() {
 	// {"error":"tool ledger__get_burn: arguments: args.window: must be one of \"today\", \"7d\", \"all\", got string \"month\""}
 	// {"error":"tool ledger__get_burn: arguments: args: unexpected property \"windw\"; allowed properties are \"window\", \"model\""}
 }
+
+// ledger audits every tool call but answers only its own tools.
+type ledger struct{ sdk.Base }
+
+func (*ledger) Info() sdk.Info {
+	return sdk.Info{
+		Name: "ledger",
+		HookMatchers: map[hooks.Name][]string{
+			hooks.PostToolCall:                {},            // every tool
+			hooks.PreToolCallCanProvideResult: {"ledger__*"}, // its own
+		},
+		Tools: []hooks.ToolSpec{{Name: "ledger__total", Description: "total spent"}},
+	}
+}
+
+func (*ledger) PostToolCall(context.Context, hooks.ToolCallOutcome) error { return nil }
+
+func (*ledger) PreToolCallCanProvideResult(_ context.Context, call hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	return &hooks.ToolResult{Content: `{"usd":1.25}`}, nil
+}
+
+func ExampleInfo_hookMatchers() {
+	m := sdk.Adapt(&ledger{}).Manifest()
+	for _, h := range m.Hooks {
+		fmt.Printf("%s: %q\n", h, m.MatchersFor(h))
+	}
+	// Output:
+	// pre_tool_call_can_provide_result: ["ledger__*"]
+	// post_tool_call: []
+}

@@ -37,26 +37,27 @@
 //	burn := sdk.NewTool("ledger__get_burn", "cost in USD over a window",
 //		func(ctx context.Context, a burnArgs) (any, error) { ... })
 //
-// The schema follows encoding/json: a property per exported field, named by
-// its json tag ("-" skips it, fields of embedded structs are promoted);
+// The schema follows encoding/json: a property per exported field, named
+// by its json tag ("-" skips it, fields of embedded structs are promoted);
 // a field is required unless it is a pointer or tagged omitempty (or
-// omitzero); unknown properties are refused. Strings, booleans, integers
-// (any int or uint type: "integer", unsigned ones with minimum 0), floats
-// ("number"), slices ("array" with items), structs ("object") and
-// map[string]T ("object" whose additionalProperties is T's schema) map
-// onto JSON types; any and json.RawMessage (and other json.Unmarshalers)
-// take any JSON value; a type that reads itself from text, such as
-// time.Time, is a string. More tags speak to the model: desc (the
-// property's description), enum (allowed strings, comma-separated),
-// minimum and maximum (numbers), default (the value the tool assumes when
-// the property is left out: the SDK only tells the model, it does not
-// fill the field in, so it is for optional fields). On a pointer or a
-// slice of scalars the tags apply to the value or to each element. The
-// host validates a call's arguments against this schema before it asks
-// the plugin, and the SDK decodes them by the same rules: the enum and the
-// bounds are checked, 20.0 is an integer, a value that overflows the Go
-// type is refused, and every problem is named by its path (args.items[2].name)
-// in an error result the model can act on.
+// omitzero); unknown properties are refused. Go types map onto JSON types:
+// strings, booleans, integers (any int or uint type: "integer", with the
+// Go type's range as minimum and maximum when it is narrower than 64
+// bits), floats ("number"), slices ("array" with items), structs ("object")
+// and map[string]T ("object" whose additionalProperties is T's schema);
+// any and json.RawMessage (and other json.Unmarshalers) take any JSON
+// value; a type that reads itself from text, such as time.Time, is a
+// string. More tags speak to the model: desc (the property's description),
+// enum (allowed strings, comma-separated), minimum and maximum (numbers),
+// default (the value the tool assumes when the property is left out: the
+// SDK only tells the model, it does not fill the field in, so it is for
+// optional fields). On a pointer or a slice of scalars the tags apply to
+// the value or to each element. The host validates a call's arguments
+// against this schema before it asks the plugin, and the SDK decodes them
+// by the same rules: the enum and the bounds are checked, 20.0 is an
+// integer, a value that overflows the Go type is refused, and every
+// problem is named by its path (args.items[2].name) in an error result the
+// model can act on.
 //
 // A plugin may also answer tools itself: it declares them in Info.Tools and
 // implements ResultProvider. Both can be combined; the ResultProvider is

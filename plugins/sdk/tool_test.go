@@ -51,7 +51,7 @@ const everyKindSchema = `{"type":"object","properties":{` +
 	`"query":{"type":"string","description":"what to look for"},` +
 	`"level":{"type":"string","enum":["low","high"],"default":"low"},` +
 	`"limit":{"type":"integer","description":"how many","minimum":1,"maximum":1000,"default":20},` +
-	`"count":{"type":"integer","minimum":0},` +
+	`"count":{"type":"integer","minimum":0,"maximum":255},` +
 	`"ratio":{"type":"number","minimum":-1.5,"maximum":1.5},` +
 	`"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},` +
 	`"points":{"type":"array","items":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"],"additionalProperties":false}},` +
@@ -347,6 +347,21 @@ func TestNewToolPanicsOnUnsupportedTypes(t *testing.T) {
 				N int `json:"n" minimum:"5" maximum:"1"`
 			}]("x")
 		}, "args.n: minimum 5 is greater than maximum 1"},
+		{"bound beyond the type", func() {
+			echoTool[struct {
+				N int8 `json:"n" maximum:"1000"`
+			}]("x")
+		}, "args.n: maximum 1000 is above what int8 can hold (127)"},
+		{"negative minimum of an unsigned field", func() {
+			echoTool[struct {
+				N uint `json:"n" minimum:"-1"`
+			}]("x")
+		}, "args.n: minimum -1 is below what uint can hold (0)"},
+		{"default on a list", func() {
+			echoTool[struct {
+				N []int `json:"n,omitempty" default:"1"`
+			}]("x")
+		}, "args.n: a default on a list is not supported"},
 		{"default on a required field", func() {
 			echoTool[struct {
 				N int `json:"n" default:"1"`
@@ -367,6 +382,7 @@ func TestNewToolPanicsOnUnsupportedTypes(t *testing.T) {
 				N *int `json:"n" maximum:"3" default:"4"`
 			}]("x")
 		}, `args.n: default tag "4": args.n: must be <= 3, got 4`},
+		{"decodes itself", func() { echoTool[time.Time]("x") }, "argument type time.Time: args: the argument type time.Time decodes itself"},
 		{"nil run", func() { sdk.NewTool[struct{}]("x", "", nil) }, `sdk: NewTool("x"): run is nil`},
 	}
 	for _, c := range cases {
@@ -535,4 +551,51 @@ func toolNames(specs []hooks.ToolSpec) []string {
 		names = append(names, s.Name)
 	}
 	return names
+}
+
+type inner struct {
+	X int `json:"x"`
+}
+
+// Fields of an unexported embedded struct are promoted, as encoding/json
+// promotes them, and decoded into it.
+func TestNewToolPromotesEmbeddedFields(t *testing.T) {
+	type args struct {
+		inner
+		Y int `json:"y"`
+	}
+	tool, got := echoTool[*args]("t__embed")
+	if s := string(tool.Spec().InputSchema); s != `{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x","y"],"additionalProperties":false}` {
+		t.Fatalf("schema %s", s)
+	}
+	if r := tool.Call(t.Context(), json.RawMessage(`{"x":1,"y":2}`)); r.IsError || len(*got) != 1 || (*got)[0].X != 1 || (*got)[0].Y != 2 {
+		t.Fatalf("%+v %+v", r, *got)
+	}
+}
+
+// Whatever a model sends, decoding answers without panicking, and never
+// accepts what the host's validation of the same schema would refuse.
+func FuzzNewToolArguments(f *testing.F) {
+	for _, seed := range []string{
+		`{"query":"q","origin":{"x":0,"y":0},"Plain":1}`,
+		`{"query":"q","origin":{"x":0,"y":0},"Plain":1e3,"limit":20.0,"count":0.0e5}`,
+		`{"query":"q","origin":{"x":-0,"y":1E-400},"Plain":-1,"labels":{"":1}}`,
+		`{"query":"\u0000","origin":{"x":0,"y":0},"Plain":1,"nested":{"a":[]},"anything":[[[{}]]]}`,
+		`{"tags":["a","a"],"when":"2026-01-02T03:04:05Z","extra":"x"}`,
+		`null`, `[]`, `"x"`, `{"a":1,"a":2}`,
+	} {
+		f.Add(seed)
+	}
+	tool, _ := echoTool[everyKind]("t__every")
+	f.Fuzz(func(t *testing.T, args string) {
+		r := tool.Call(context.Background(), json.RawMessage(args))
+		if !json.Valid([]byte(r.Content)) {
+			t.Fatalf("result is not JSON: %q", r.Content)
+		}
+		if !r.IsError && strings.TrimSpace(args) != "" && strings.TrimSpace(args) != "null" {
+			if err := schema.Validate(tool.Spec().InputSchema, json.RawMessage(args)); err != nil {
+				t.Fatalf("%s: decoded, but the host refuses it: %v", args, err)
+			}
+		}
+	})
 }

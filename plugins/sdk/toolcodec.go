@@ -62,6 +62,12 @@ type codecField struct {
 type numBound struct {
 	text string // as written in the tag, valid JSON
 	f    float64
+	// implicit bounds are the Go type's range, which a tag may narrow.
+	implicit bool
+}
+
+func implicitBound(v int64) *numBound {
+	return &numBound{text: strconv.FormatInt(v, 10), f: float64(v), implicit: true}
 }
 
 var (
@@ -87,6 +93,9 @@ func newArgsCodec(t reflect.Type) (*codec, error) {
 	}
 	if st.Kind() != reflect.Struct {
 		return nil, &typeError{"args", fmt.Sprintf("the argument type %v must be a struct (tool arguments are a JSON object)", t)}
+	}
+	if pt := reflect.PointerTo(st); pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler) {
+		return nil, &typeError{"args", fmt.Sprintf("the argument type %v decodes itself, so its schema cannot be derived from its fields", t)}
 	}
 	b := builder{visiting: map[reflect.Type]bool{}}
 	return b.build(t, "args")
@@ -118,8 +127,18 @@ func (b *builder) build(t reflect.Type, path string) (*codec, error) {
 		c.kind = kindBool
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		c.kind = kindInt
+		if bits := t.Bits(); bits < 64 {
+			// The schema states the range, so the host refuses what the
+			// Go type cannot hold before the plugin is asked.
+			c.min = implicitBound(-(int64(1) << (bits - 1)))
+			c.max = implicitBound(int64(1)<<(bits-1) - 1)
+		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		c.kind = kindUint
+		c.min = implicitBound(0)
+		if bits := t.Bits(); bits < 64 {
+			c.max = implicitBound(int64(1)<<bits - 1)
+		}
 	case reflect.Float32, reflect.Float64:
 		c.kind = kindFloat
 	case reflect.Interface:
@@ -282,25 +301,32 @@ func (f *codecField) applyTags(tag reflect.StructTag, path string) error {
 		if err != nil || !json.Valid([]byte(text)) {
 			return &typeError{path, fmt.Sprintf("%s tag %q is not a JSON number", key, text)}
 		}
+		b := &numBound{text: text, f: v}
 		if key == "minimum" {
-			target.min = &numBound{text, v}
+			if target.min != nil && v < target.min.f {
+				return &typeError{path, fmt.Sprintf("minimum %s is below what %v can hold (%s)", text, target.t, target.min.text)}
+			}
+			target.min = b
 		} else {
-			target.max = &numBound{text, v}
+			if target.max != nil && v > target.max.f {
+				return &typeError{path, fmt.Sprintf("maximum %s is above what %v can hold (%s)", text, target.t, target.max.text)}
+			}
+			target.max = b
 		}
 	}
-	if target.min != nil && target.max != nil && target.min.f > target.max.f {
+	if target.min != nil && target.max != nil && target.min.f > target.max.f && !(target.min.implicit && target.max.implicit) {
 		return &typeError{path, fmt.Sprintf("minimum %s is greater than maximum %s", target.min.text, target.max.text)}
 	}
 	if d, ok := tag.Lookup("default"); ok {
 		if f.required {
 			return &typeError{path, "a field with a default must be optional (a pointer, or omitempty): the SDK does not fill defaults in, it only tells the model"}
 		}
+		if v := f.c; v.kind == kindSlice || v.kind == kindPtr && v.elem.kind == kindSlice {
+			return &typeError{path, "a default on a list is not supported"}
+		}
 		raw := json.RawMessage(d)
 		if target.kind == kindString || target.kind == kindText {
 			raw = encodeJSON(d)
-		}
-		if f.c.kind == kindSlice && target.kind == kindString {
-			return &typeError{path, "a default on a list is not supported"}
 		}
 		// The default must be a value the field accepts, bounds included.
 		probe := reflect.New(target.t).Elem()
@@ -369,11 +395,8 @@ func (c *codec) schema(desc string, def json.RawMessage) schemaObject {
 	if c.enum != nil {
 		add("enum", c.enum)
 	}
-	switch {
-	case c.min != nil:
+	if c.min != nil {
 		add("minimum", json.RawMessage(c.min.text))
-	case c.kind == kindUint:
-		add("minimum", 0)
 	}
 	if c.max != nil {
 		add("maximum", json.RawMessage(c.max.text))
