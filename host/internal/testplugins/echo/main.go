@@ -247,10 +247,6 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if os.Getenv("HOOKHOST_PLUGIN_DEBUG") == "1" {
-		debugServe(e)
-		return
-	}
 	sdk.Serve(e)
 }
 
