@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -235,4 +236,84 @@ func TestLateAnswersAreDroppedAndCounted(t *testing.T) {
 	if st := s.Status(); st.State != StateRunning || st.Restarts != 0 {
 		t.Errorf("status = %+v: late answers are no crash", st)
 	}
+}
+
+// On protocol v2 a stretch of the tool pipeline goes to the plugin in one
+// exchange, stage by stage; a process killed in the middle of one is
+// marked down and restarted, as for a single call.
+func TestStretchOverV2(t *testing.T) {
+	t.Parallel()
+	name := "stretchy-v2"
+	e := pinned(entry(echoAs(t, name)), 2)
+	e.Env = []string{hangDirVar}
+	entered := filepath.Join(os.Getenv(hangDirVar), name+".hang")
+	if err := os.Remove(entered); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	h := startOK(t, configOf(plug{name, e}), fastOptions())
+	wantProtocol(t, h, 2)
+	s := supervised(t, h, 0)
+	stretch := func(tool string) hooks.Stretch {
+		t.Helper()
+		st, err := s.Stretch(context.Background(), hooks.StretchRequest{
+			Call: hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage("{}")},
+			Stages: []hooks.StretchStage{
+				{Hook: hooks.PreToolCall, Timeout: time.Minute},
+				{Hook: hooks.PreToolCallCanProvideResult, Timeout: time.Minute},
+			},
+		})
+		if err != nil {
+			t.Fatalf("Stretch over v2: %v", err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	next := func(st hooks.Stretch) (any, error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return st.Next(ctx)
+	}
+
+	st := stretch("lookup")
+	if a, err := next(st); err != nil || !isNil(a) {
+		t.Fatalf("pre_tool_call stage: %v, %v; want no opinion (the plugin does not subscribe to it)", a, err)
+	}
+	a, err := next(st)
+	if r, ok := a.(*hooks.ToolResult); err != nil || !ok || r.Content != "answered by "+name {
+		t.Fatalf("provide stage: %#v, %v; want the plugin's answer", a, err)
+	}
+
+	pid := s.Status().PID
+	st = stretch("hang")
+	if _, err := next(st); err != nil {
+		t.Fatalf("pre_tool_call stage: %v", err)
+	}
+	waitFor(t, "the provide stage to be inside the plugin", func() bool { return hangsIn(t, entered, pid) == 1 })
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := next(st); !errors.Is(err, hooks.ErrUnavailable) {
+		t.Fatalf("stage of a killed plugin: %v, want ErrUnavailable", err)
+	}
+	waitFor(t, "restart", func() bool {
+		st := s.Status()
+		return st.State == StateRunning && st.Restarts == 1
+	})
+	wantProtocol(t, h, 2)
+	mustCall(t, s, "lookup", "", "answered by "+name)
+}
+
+// isNil reports whether an answer is no opinion: nil, or a typed nil.
+func isNil(a any) bool {
+	if a == nil {
+		return true
+	}
+	switch v := a.(type) {
+	case *hooks.PreToolCallDecision:
+		return v == nil
+	case *hooks.ToolResult:
+		return v == nil
+	}
+	return false
 }
