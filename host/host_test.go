@@ -563,6 +563,23 @@ func TestWrongProtocolVersionIsRefused(t *testing.T) {
 	wantErr(t, errs, "ancient", "protocol version 99", "this host speaks "+versionsText(spoken()), "rebuild")
 }
 
+// A plugin that speaks only version 1 (an older SDK, the Python example)
+// gets version 1 when the version is negotiated, and a pin to version 2
+// refuses it with the key to change.
+func TestV1OnlyPluginNegotiatesV1AndRefusesAPinToV2(t *testing.T) {
+	t.Parallel()
+	old := entry(bigresultAs(t, "oldsdk-neg"))
+	pin := pinned(entry(bigresultAs(t, "oldsdk-pin")), 2)
+	h, errs := start(t, configOf(plug{"oldsdk-neg", old}, plug{"oldsdk-pin", pin}), fastOptions())
+	wantErr(t, errs, "oldsdk-pin", "speaks plugin protocol version 1", "plugins.entries.oldsdk-pin.protocol pins version 2", "protocol = 0")
+	if sts := h.Plugins(); len(sts) != 1 || sts[0].Name != "oldsdk-neg" || sts[0].Protocol != 1 {
+		t.Fatalf("plugins = %+v, want oldsdk-neg running over protocol 1", sts)
+	}
+	if r, err := callDirect(supervised(t, h, 0), "ping", "", 10*time.Second); err != nil || r == nil {
+		t.Fatalf("call over protocol 1: %+v, %v", r, err)
+	}
+}
+
 func TestToolOutsideNamespace(t *testing.T) {
 	t.Parallel()
 	e := entry(echoAs(t, "stray"))
