@@ -69,7 +69,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 			if r.OK {
 				hooksCol = joinOr(hookNames(r.Hooks), "-")
 				toolsCol = joinOr(r.Tools, "-")
-				matchCol = joinOr(r.Matchers, "*")
+				matchCol = matchers(r)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(r.Version), protocolCol(r), where(r), hooksCol, toolsCol, matchCol)
 			continue
@@ -116,6 +116,16 @@ func where(r host.CheckResult) string {
 		return "(attached)"
 	}
 	return r.Path
+}
+
+// matchers shows the globs the plugin's tool hooks apply to, then each
+// hook with globs of its own: "*; post_tool_call=kora__*".
+func matchers(r host.CheckResult) string {
+	out := joinOr(r.Matchers, "*")
+	for _, h := range slices.Sorted(maps.Keys(r.HookMatchers)) {
+		out += fmt.Sprintf("; %s=%s", h, joinOr(r.HookMatchers[h], "*"))
+	}
+	return out
 }
 
 func hookNames(hs []hooks.Name) []string {
