@@ -711,3 +711,55 @@ func handleErr(ctx context.Context, p hooks.Plugin, hook hooks.Name, ev any) err
 	_, err := p.Handle(ctx, hook, ev)
 	return err
 }
+
+// Size limits hold both ways: an answer over max_result_size is the
+// plugin's malformed answer and a request over max_request_size is never
+// sent; neither harms the next call.
+func TestSizeLimitsOverGRPC(t *testing.T) {
+	overEach(t, func(t *testing.T, version int) {
+		var calls atomic.Int32
+		p := &hooks.Funcs{
+			Name: "big",
+			PreToolCallCanProvideResultFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				calls.Add(1)
+				if ev.Name == "big" {
+					return &hooks.ToolResult{Content: strings.Repeat("x", 100<<10)}, nil
+				}
+				return &hooks.ToolResult{Content: "small"}, nil
+			},
+		}
+		c := connect(t, version, p, nil).client
+		c.Apply(wire.Settings{Plugin: "big", MaxResultSize: 64 << 10, MaxRequestSize: 1 << 10})
+		ask := func(req hooks.ToolCallRequest) (any, error) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			return c.Handle(ctx, hooks.PreToolCallCanProvideResult, req)
+		}
+
+		_, err := ask(hooks.ToolCallRequest{Name: "big"})
+		if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), "max_result_size is 65536 bytes; raise plugins.entries.big.max_result_size") {
+			t.Fatalf("oversized answer: got %v", err)
+		}
+		if v, err := ask(hooks.ToolCallRequest{Name: "small"}); err != nil || v.(*hooks.ToolResult).Content != "small" {
+			t.Fatalf("after an oversized answer: (%v, %v)", v, err)
+		}
+
+		before := calls.Load()
+		_, err = ask(hooks.ToolCallRequest{Name: "small", Arguments: json.RawMessage(`"` + strings.Repeat("a", 2<<10) + `"`)})
+		if !errors.Is(err, hooks.ErrRefused) || !strings.Contains(err.Error(), "over the 1024 bytes this plugin's max_request_size allows (raise plugins.entries.big.max_request_size") {
+			t.Fatalf("oversized request: got %v", err)
+		}
+		if calls.Load() != before {
+			t.Fatal("an oversized request reached the plugin")
+		}
+		if v, err := ask(hooks.ToolCallRequest{Name: "small"}); err != nil || v.(*hooks.ToolResult).Content != "small" {
+			t.Fatalf("after an oversized request: (%v, %v)", v, err)
+		}
+
+		// Raised limits let the same answer through.
+		c.Apply(wire.Settings{Plugin: "big", MaxResultSize: 1 << 20})
+		if v, err := ask(hooks.ToolCallRequest{Name: "big"}); err != nil || len(v.(*hooks.ToolResult).Content) != 100<<10 {
+			t.Fatalf("with a raised limit: %v", err)
+		}
+	})
+}
