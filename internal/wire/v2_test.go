@@ -348,3 +348,49 @@ func (d *deaf) Hooks(s pluginv2.Plugin_HooksServer) error {
 	<-s.Context().Done()
 	return nil
 }
+
+// A handler that ignores its context holds up no other call on the stream,
+// and past the cap on calls in flight the plugin says so rather than
+// queueing without bound.
+func TestV2HandlerThatIgnoresItsContext(t *testing.T) {
+	t.Cleanup(wire.SetMaxInFlight(3)) // after the server stopped: cleanups run last first
+	release := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	p := &hooks.Funcs{
+		Name: "deaf",
+		PreToolCallFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			if ev.Name == "ignore" {
+				entered <- struct{}{}
+				<-release // its context is not looked at
+			}
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: ev.Name}}, nil
+		},
+	}
+	c := serveV2(t, p).client
+	for range 2 {
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		_, err := c.Handle(ctx, hooks.PreToolCall, hooks.ToolCallRequest{Name: "ignore"})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want a deadline", err)
+		}
+		<-entered
+	}
+	// Two handlers are stuck; the stream serves a third call.
+	if v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "fine"}); err != nil || v.(*hooks.PreToolCallDecision).Block.Message != "fine" {
+		t.Fatalf("while others hang: (%v, %v)", v, err)
+	}
+	// A third stuck one reaches the cap of 3: the next call is refused.
+	go func() { _, _ = c.Handle(context.Background(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "ignore"}) }()
+	<-entered
+	_, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "fine"})
+	var ce *wire.CallError
+	if !errors.As(err, &ce) || ce.Kind != nil || !strings.Contains(err.Error(), "already running 3 hook calls") {
+		t.Fatalf("over the cap: got %v", err)
+	}
+	close(release)
+	eventually(t, "the stuck handlers to finish and free the stream", func() bool {
+		v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "fine"})
+		return err == nil && v != nil
+	})
+}

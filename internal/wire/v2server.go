@@ -18,8 +18,8 @@ import (
 // maxInFlight bounds the hook calls one stream runs at once. Handlers that
 // ignore their context keep running after the host gave up on them; past
 // this many the plugin answers new calls with a failure rather than
-// holding ever more goroutines.
-const maxInFlight = 4096
+// holding ever more goroutines. A variable for tests.
+var maxInFlight = 4096
 
 // runStretch answers a stretch; a variable so that tests can run stretches
 // before the plugin-side rules exist.
