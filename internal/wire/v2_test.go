@@ -381,7 +381,9 @@ func TestV2HandlerThatIgnoresItsContext(t *testing.T) {
 		t.Fatalf("while others hang: (%v, %v)", v, err)
 	}
 	// A third stuck one reaches the cap of 3: the next call is refused.
-	go func() { _, _ = c.Handle(context.Background(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "ignore"}) }()
+	go func() {
+		_, _ = c.Handle(context.Background(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "ignore"})
+	}()
 	<-entered
 	_, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "fine"})
 	var ce *wire.CallError
