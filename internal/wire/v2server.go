@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
@@ -220,6 +222,19 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 
 	var mu sync.Mutex
 	next, over := 0, false
+	defer func() {
+		// RunStretch guards the handlers; this guards RunStretch, so that
+		// one bad call never takes the plugin process down.
+		if v := recover(); v != nil {
+			hclog.Default().Debug("recovered a panic answering a stretch", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			mu.Lock()
+			defer mu.Unlock()
+			if !over && context.Cause(ctx) != errHostCancelled {
+				over = true
+				h.fail(id, next, &failure{pluginv2.Failure_PANIC, fmt.Sprintf("panic answering a stretch: %v", v)})
+			}
+		}
+	}()
 	runStretch(ctx, h.s.p, req, func(v any, err error) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -333,3 +333,45 @@ func TestV2CloseLeaksNoGoroutine(t *testing.T) {
 	}
 	eventually(t, "the goroutine count to return to its baseline", func() bool { return runtime.NumGoroutine() <= base })
 }
+
+// The plugin's side of a stretch that stops early says so, and one that
+// panics costs the call, not the process.
+func TestV2StretchEndsEarlyOrPanics(t *testing.T) {
+	t.Cleanup(wire.SetRunStretch(func(ctx context.Context, p hooks.Plugin, req hooks.StretchRequest, emit func(any, error)) {
+		switch req.Call.Name {
+		case "early":
+			emit(nil, nil)
+		case "panic":
+			emit(nil, nil)
+			panic("stretch bug")
+		default:
+			standInStretch(ctx, p, req, emit)
+		}
+	}))
+	c := serveV2(t, toolPlugin(nil, nil)).client
+	for _, tc := range []struct {
+		tool string
+		kind error
+		want string
+	}{
+		{"early", context.Canceled, "the plugin ended the stretch before stage 1"},
+		{"panic", hooks.ErrPanicked, "panic answering a stretch: stretch bug"},
+	} {
+		s, err := c.Stretch(t.Context(), hooks.StretchRequest{Call: hooks.ToolCallRequest{Name: tc.tool}, Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Next(t.Context()); err != nil || v != nil {
+			t.Fatalf("%s: first stage (%v, %v)", tc.tool, v, err)
+		}
+		_, err = s.Next(t.Context())
+		if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: got %v, want %v: %s", tc.tool, err, tc.kind, tc.want)
+		}
+		s.Close()
+	}
+	// The process serves on.
+	if v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "x"}); err != nil || v == nil {
+		t.Fatalf("after: (%v, %v)", v, err)
+	}
+}
