@@ -61,12 +61,19 @@ func standInStretch(ctx context.Context, p hooks.Plugin, req hooks.StretchReques
 	}
 }
 
-func stretchServer(t *testing.T, p hooks.Plugin) wire.Conn {
+type runStretchFunc = func(context.Context, hooks.Plugin, hooks.StretchRequest, func(any, error))
+
+// overStretches runs test with the plugin's side of stretches as package
+// hooks writes it and with the stand-in above.
+func overStretches(t *testing.T, test func(t *testing.T, run runStretchFunc)) {
+	t.Run("hooks.RunStretch", func(t *testing.T) { test(t, hooks.RunStretch) })
+	t.Run("stand-in", func(t *testing.T) { test(t, standInStretch) })
+}
+
+func stretchServer(t *testing.T, run runStretchFunc, p hooks.Plugin) wire.Conn {
 	t.Helper()
-	restore := wire.SetRunStretch(standInStretch)
-	cn := serveV2(t, p)
-	t.Cleanup(restore) // after the server stopped: cleanups run last first
-	return cn.client
+	t.Cleanup(wire.SetRunStretch(run)) // after the server stopped: cleanups run last first
+	return serveV2(t, p).client
 }
 
 func stages(hs ...hooks.Name) []hooks.StretchStage {
@@ -100,7 +107,7 @@ func toolPlugin(provideEntered chan<- struct{}, provideEnded chan<- error) *hook
 				provideEnded <- ctx.Err()
 				return nil, ctx.Err()
 			}
-			return &hooks.ToolResult{Content: "got " + string(ev.Arguments)}, nil
+			return &hooks.ToolResult{Content: string(ev.Arguments)}, nil
 		},
 		TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 			return &hooks.ToolResult{Content: strings.ToUpper(ev.Result.Content) + " " + string(ev.Status)}, nil
@@ -109,7 +116,11 @@ func toolPlugin(provideEntered chan<- struct{}, provideEnded chan<- error) *hook
 }
 
 func TestV2StretchAnswersInOrder(t *testing.T) {
-	c := stretchServer(t, toolPlugin(nil, nil))
+	overStretches(t, testStretchAnswersInOrder)
+}
+
+func testStretchAnswersInOrder(t *testing.T, run runStretchFunc) {
+	c := stretchServer(t, run, toolPlugin(nil, nil))
 	s, err := c.Stretch(t.Context(), hooks.StretchRequest{
 		Call:   hooks.ToolCallRequest{SessionID: "s", CallID: "c1", Name: "calc", Arguments: json.RawMessage(`{"x":1}`)},
 		Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult, hooks.TransformToolResult),
@@ -120,8 +131,8 @@ func TestV2StretchAnswersInOrder(t *testing.T) {
 	defer s.Close()
 	want := []any{
 		&hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"x":2}`)},
-		&hooks.ToolResult{Content: `got {"x":2}`},
-		&hooks.ToolResult{Content: `GOT {"X":2} provided_by:tools`},
+		&hooks.ToolResult{Content: `{"x":2}`},
+		&hooks.ToolResult{Content: `{"X":2} provided_by:tools`},
 	}
 	for i, w := range want {
 		v, err := s.Next(t.Context())
@@ -149,7 +160,11 @@ func equalJSON(a, b any) bool {
 }
 
 func TestV2StretchStopsAfterABlockOrNothingProvided(t *testing.T) {
-	c := stretchServer(t, toolPlugin(nil, nil))
+	overStretches(t, testStretchStops)
+}
+
+func testStretchStops(t *testing.T, run runStretchFunc) {
+	c := stretchServer(t, run, toolPlugin(nil, nil))
 	for _, tc := range []struct {
 		tool string
 		want []any
@@ -181,8 +196,12 @@ func TestV2StretchStopsAfterABlockOrNothingProvided(t *testing.T) {
 }
 
 func TestV2StretchCloseCancels(t *testing.T) {
+	overStretches(t, testStretchCloseCancels)
+}
+
+func testStretchCloseCancels(t *testing.T, run runStretchFunc) {
 	entered, ended := make(chan struct{}, 1), make(chan error, 1)
-	c := stretchServer(t, toolPlugin(entered, ended))
+	c := stretchServer(t, run, toolPlugin(entered, ended))
 	s, err := c.Stretch(t.Context(), hooks.StretchRequest{
 		Call:   hooks.ToolCallRequest{Name: "hang"},
 		Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
