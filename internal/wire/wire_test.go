@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -762,4 +763,50 @@ func TestSizeLimitsOverGRPC(t *testing.T) {
 			t.Fatalf("with a raised limit: %v", err)
 		}
 	})
+}
+
+// Version 1's service, built from the table, goes through a server's
+// interceptors under the methods plugin.proto names.
+func TestV1ServiceThroughInterceptor(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	intercept := grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		mu.Lock()
+		seen = append(seen, info.FullMethod)
+		mu.Unlock()
+		return handler(ctx, req)
+	})
+	var rec recorder
+	cn := dial(t, 1, func(s *grpc.Server) { wire.RegisterV1(s, everything(&rec), nil) }, intercept)
+	if _, err := cn.client.Describe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cn.client.Configure(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hooks.Catalogue {
+		if _, err := cn.client.Handle(t.Context(), h, payloadOf(h)); err != nil {
+			t.Fatalf("%s: %v", h, err)
+		}
+	}
+	want := []string{"/hookhost.plugin.v1.Plugin/Describe", "/hookhost.plugin.v1.Plugin/Configure"}
+	for _, m := range []string{"OnSessionStart", "PreToolListFinalized", "PreApiRequestMutable", "PostLlmCallCanReissue", "PostLlmCall",
+		"PreToolCall", "PreToolCallCanProvideResult", "PostToolCall", "TransformToolResult", "TransformLlmOutput", "OnSessionEnd"} {
+		want = append(want, "/hookhost.plugin.v1.Plugin/"+m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(seen, want) {
+		t.Fatalf("methods\n got  %v\n want %v", seen, want)
+	}
+	// And they are the methods of the generated service description.
+	var generated []string
+	for _, m := range pluginv1.Plugin_ServiceDesc.Methods {
+		generated = append(generated, "/"+pluginv1.Plugin_ServiceDesc.ServiceName+"/"+m.MethodName)
+	}
+	slices.Sort(generated)
+	sorted := slices.Sorted(slices.Values(want))
+	if !reflect.DeepEqual(sorted, generated) {
+		t.Fatalf("the table's methods %v are not plugin.proto's %v", sorted, generated)
+	}
 }
