@@ -396,3 +396,59 @@ func TestV2HandlerThatIgnoresItsContext(t *testing.T) {
 		return err == nil && v != nil
 	})
 }
+
+// Whatever a host sends on the stream, the plugin answers with a failure
+// saying what was wrong, and serves the next call.
+func TestV2GarbageFromHost(t *testing.T) {
+	var rec recorder
+	cn := dial(t, 2, func(s *grpc.Server) { wire.RegisterV2(s, everything(&rec), nil) })
+	hs, err := pluginv2.NewPluginClient(cn.cc).Hooks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := answerOf(t, &pluginv1.ToolCallRequest{Name: "now"})
+	stage := func(h string) []*pluginv2.Stage {
+		return []*pluginv2.Stage{{Hook: h, TimeoutNs: int64(10 * time.Second)}}
+	}
+	send := func(m *pluginv2.HostMessage) {
+		t.Helper()
+		if err := hs.Send(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(c *pluginv2.HookCall) { send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: c}}) }
+
+	send(&pluginv2.HostMessage{})                                                                     // neither a call nor a cancel
+	send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Cancel{Cancel: &pluginv2.Cancel{Id: 77}}}) // no such call
+	call(&pluginv2.HookCall{Id: 1})
+	call(&pluginv2.HookCall{Id: 2, Stages: stage("pre_coffee"), Payload: payload})
+	call(&pluginv2.HookCall{Id: 3, Stages: stage("pre_tool_call"), Payload: []byte{0xff, 0xff}})
+	call(&pluginv2.HookCall{Id: 4, Stages: []*pluginv2.Stage{{Hook: "pre_tool_call"}, {Hook: "pre_coffee"}}, Payload: payload})
+	call(&pluginv2.HookCall{Id: 5, Stages: stage("pre_tool_call"), Payload: payload})
+	want := map[uint64]pluginv2.Failure_Kind{
+		1: pluginv2.Failure_BAD_REQUEST, 2: pluginv2.Failure_UNKNOWN_HOOK, 3: pluginv2.Failure_BAD_REQUEST, 4: pluginv2.Failure_UNKNOWN_HOOK,
+	}
+	for range 5 {
+		m, err := hs.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.GetLast() {
+			t.Errorf("call %d: not marked last", m.GetId())
+		}
+		if m.GetId() == 5 {
+			var d pluginv1.PreToolCallResponse
+			if m.GetFailure() != nil || proto.Unmarshal(m.GetAnswer(), &d) != nil || string(d.GetModifiedArgs()) != `{"tz":"UTC"}` {
+				t.Errorf("the valid call: %v", m)
+			}
+			continue
+		}
+		if got := m.GetFailure().GetKind(); got != want[m.GetId()] || m.GetFailure().GetMessage() == "" {
+			t.Errorf("call %d: failure %v, want %v", m.GetId(), m.GetFailure(), want[m.GetId()])
+		}
+		delete(want, m.GetId())
+	}
+	if len(want) != 0 {
+		t.Errorf("no answer for %v", want)
+	}
+}

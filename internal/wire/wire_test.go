@@ -42,6 +42,7 @@ func overEach(t *testing.T, test func(t *testing.T, version int)) {
 type conn struct {
 	client wire.Conn
 	server *grpc.Server
+	cc     *grpc.ClientConn // for raw calls
 }
 
 // dial serves what register registers and connects the client of version.
@@ -66,7 +67,7 @@ func dial(t testing.TB, version int, register func(*grpc.Server), opts ...grpc.S
 		_ = cc.Close()
 		s.Stop()
 	})
-	return &conn{client: c, server: s}
+	return &conn{client: c, server: s, cc: cc}
 }
 
 // connect serves p with protocol version; the client knows the plugin by
