@@ -23,8 +23,8 @@ import (
 // holding ever more goroutines. A variable for tests.
 var maxInFlight = 4096
 
-// runStretch answers a stretch; a variable so that tests can run stretches
-// before the plugin-side rules exist.
+// runStretch answers a stretch; a variable so that tests can make it
+// misbehave.
 var runStretch = hooks.RunStretch
 
 // errHostCancelled is the cause of a call's context the host cancelled: no
@@ -184,6 +184,7 @@ func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, 
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("undecodable %s request: %v", row.name, err)})
 		return
 	}
+	// A host with no deadline of its own sends none (0).
 	if t := stage.GetTimeoutNs(); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(t))
