@@ -452,3 +452,42 @@ func TestV2GarbageFromHost(t *testing.T) {
 		t.Errorf("no answer for %v", want)
 	}
 }
+
+// New settings take a new stream (its receive limit is fixed when it
+// opens); calls in flight on the old one are answered there, and it ends
+// after them.
+func TestV2ApplyRetiresTheStream(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{}, 1)
+	p := &hooks.Funcs{
+		Name: "slow",
+		PreToolCallFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			if ev.Name == "wait" {
+				entered <- struct{}{}
+				<-release
+			}
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: ev.Name}}, nil
+		},
+	}
+	var streams atomic.Int32
+	c := serveV2(t, p, countStreams(&streams)).client
+	done := make(chan error, 1)
+	go func() {
+		v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "wait"})
+		if err == nil && v.(*hooks.PreToolCallDecision).Block.Message != "wait" {
+			err = fmt.Errorf("answer %v", v)
+		}
+		done <- err
+	}()
+	<-entered
+	c.Apply(wire.Settings{Plugin: "slow", MaxResultSize: 1 << 20})
+	if v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "now"}); err != nil || v.(*hooks.PreToolCallDecision).Block.Message != "now" {
+		t.Fatalf("on the new stream: (%v, %v)", v, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the call in flight on the old stream: %v", err)
+	}
+	if n := streams.Load(); n != 2 {
+		t.Fatalf("%d streams, want 2", n)
+	}
+}
