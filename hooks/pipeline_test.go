@@ -602,3 +602,38 @@ func panicSeenAsError(o outcome) outcome {
 	sort.Strings(o.Stats)
 	return o
 }
+
+// A run that ends before its stretch does (the turn gave up after
+// pre_tool_call) cancels the stages the plugin is still working on.
+func TestClosingARunCancelsItsStretch(t *testing.T) {
+	for _, pa := range paths {
+		if !pa.stretches || pa.preOutside {
+			continue
+		}
+		t.Run(pa.name, func(t *testing.T) {
+			started, cancelled := make(chan struct{}), make(chan struct{})
+			p := &hooks.Funcs{
+				Name:            "P",
+				PreToolCallFunc: noDecision,
+				PreToolCallCanProvideResultFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+					close(started)
+					<-ctx.Done()
+					close(cancelled)
+					return nil, ctx.Err()
+				},
+			}
+			c := pa.host(t, p).(*counted)
+			b := newBus(t, hooks.Member{Plugin: c, Options: hooks.Options{ToolTimeout: time.Hour}})
+			run := b.StartToolCall(call)
+			if out := run.PreToolCall(context.Background()); out.Blocked {
+				t.Fatalf("blocked: %+v", out)
+			}
+			within(t, func() { <-started })
+			run.Close()
+			within(t, func() { <-cancelled })
+			if sent := c.asked(); len(sent) != 1 || !slices.Equal(sent[0], preProvideStages) {
+				t.Fatalf("sent stretches %v, want one of %v", sent, preProvideStages)
+			}
+		})
+	}
+}
