@@ -49,8 +49,9 @@ type Options struct {
 	// Logger receives the host's and the plugins' log lines; nil
 	// discards them.
 	Logger hclog.Logger
-	// Getenv reads the environment (HOOKHOST_USE_GATEWAY, the API key
-	// variables the config names); nil means os.Getenv.
+	// Getenv reads the environment (HOOKHOST_USE_GATEWAY,
+	// HOOKHOST_REATTACH_PLUGINS, the API key variables the config names);
+	// nil means os.Getenv.
 	Getenv func(string) string
 }
 
@@ -133,7 +134,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	if len(cfg.Plugins.Enabled) == 0 {
 		return h, nil
 	}
-	ph, startErrs := host.Start(ctx, cfg, host.Options{Logger: log})
+	ph, startErrs := host.Start(ctx, cfg, host.Options{Logger: log, Getenv: getenv})
 	for _, e := range startErrs {
 		h.startErrs = append(h.startErrs, e)
 	}

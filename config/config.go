@@ -192,6 +192,14 @@ type PluginEntry struct {
 	// 16 MiB). See internal/wire.Settings.
 	MaxResultSize  int
 	MaxRequestSize int
+	// Protocol pins the plugin protocol version offered to the plugin, 1
+	// or 2; 0 offers every version the host speaks, and the highest the
+	// plugin also speaks is used.
+	Protocol int
+	// Reattach, when set, makes the host attach to the plugin already
+	// running there (started by hand, e.g. under a debugger) instead of
+	// launching Path; ReattachEnv does the same from the environment.
+	Reattach *Reattach
 }
 
 // Error is one problem in a config file. Parse and Load return either a

@@ -34,7 +34,7 @@ var (
 	conversationKeys = []string{"max_iterations", "system"}
 	toolsKeys        = []string{"read_root"}
 	pluginsKeys      = []string{"enabled", "dir", "entries"}
-	entryKeys        = []string{"path", "sha256", "timeout", "tool_timeout", "fail_closed", "allow_tool_override", "env", "config", "max_result_size", "max_request_size"}
+	entryKeys        = []string{"path", "sha256", "timeout", "tool_timeout", "fail_closed", "allow_tool_override", "env", "config", "max_result_size", "max_request_size", "protocol", "reattach"}
 )
 
 // homeOf maps a key name to the tables it belongs in, to redirect keys
@@ -652,6 +652,10 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 			e.MaxResultSize, good = d.messageSize(kk, m[k], defaultMaxResultSize)
 		case "max_request_size":
 			e.MaxRequestSize, good = d.messageSize(kk, m[k], defaultMaxRequestSize)
+		case "protocol":
+			e.Protocol, good = d.protocol(kk, m[k])
+		case "reattach":
+			e.Reattach, good = d.reattach(kk, key[len(key)-1], m[k])
 		default:
 			d.unknown(kk, entryKeys, m[k])
 		}
@@ -680,6 +684,36 @@ func (d *decoder) messageSize(key toml.Key, v any, example int64) (int, bool) {
 		return 0, false
 	}
 	return int(n), true
+}
+
+func (d *decoder) protocol(key toml.Key, v any) (int, bool) {
+	n, ok := d.integer(key, v, 2)
+	if !ok {
+		return 0, false
+	}
+	if n < 0 || n > 2 {
+		d.fail(key, -1, "must be 1 or 2 to pin the plugin protocol version, or 0 to use the highest the plugin speaks, got %d", n)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// reattach takes the JSON a plugin started with HOOKHOST_PLUGIN_DEBUG=1
+// prints; the plugin is then attached, not launched.
+func (d *decoder) reattach(key toml.Key, name string, v any) (*Reattach, bool) {
+	s, ok := d.str(key, v)
+	if !ok {
+		return nil, false
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, true
+	}
+	r, err := ParseReattach(name, s)
+	if err != nil {
+		d.fail(key, -1, "%v (or remove the key to launch the plugin's binary)", err)
+		return nil, false
+	}
+	return &r, true
 }
 
 func (d *decoder) sha256(key toml.Key, v any) (string, bool) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch/schema"
@@ -36,9 +37,24 @@ type Outcome struct {
 
 // Pipeline runs tool calls through the hooks and the native registry. Its
 // Bus may be nil (the bypass route): then only native dispatch happens.
+// Set its fields before the first Run and do not copy it afterwards; Run
+// may be called from several goroutines.
 type Pipeline struct {
 	Registry *Registry
 	Bus      *hooks.Bus
+
+	// The input schemas of the Bus's plugin tools, compiled on the first
+	// Run: a plugin's tools are fixed when its Bus is built.
+	pluginOnce    sync.Once
+	pluginSchemas map[string]pluginSchema
+}
+
+// pluginSchema is one plugin tool's compiled input schema, or why the host
+// cannot use the schema its owner declared.
+type pluginSchema struct {
+	owner  string
+	schema *schema.Schema
+	err    error
 }
 
 // Run executes one tool call. It always returns a result for the model,
@@ -46,68 +62,114 @@ type Pipeline struct {
 // transformed, is carried as a JSON string (hooks.ToolResult.AsJSON).
 func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCall) Outcome {
 	start := time.Now()
-	out := p.decide(ctx, sessionID, &call)
-	out.Call = call
+	req := hooks.ToolCallRequest{SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: call.Arguments}
+	out, run := p.decide(ctx, &req)
+	defer run.Close()
+	out.Call = hooks.ToolCall{ID: call.ID, Name: call.Name, Arguments: req.Arguments}
 	out.Result = out.Result.AsJSON()
 	out.Duration = time.Since(start)
 
 	ev := hooks.ToolCallOutcome{
-		SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: call.Arguments,
+		SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: req.Arguments,
 		Result: out.Result, Status: out.Status, Duration: out.Duration,
 	}
-	p.Bus.ToolCallDone(ev)
-	out.Result, out.TransformedBy = p.Bus.TransformToolResult(ctx, ev)
+	run.Done(ev)
+	out.Result, out.TransformedBy = run.Transform(ctx, ev)
 	if len(out.TransformedBy) > 0 {
 		out.Result = out.Result.AsJSON()
 	}
 	return out
 }
 
-// decide runs the part of the pipeline that produces the result; call's
-// arguments are updated by any modify.
-func (p *Pipeline) decide(ctx context.Context, sessionID string, call *hooks.ToolCall) Outcome {
-	args, err := normalizeArgs(call.Arguments)
+// decide runs the part of the pipeline that produces the result; req's
+// arguments are updated by any modify. It returns the ToolRun that carries
+// the call's remaining hooks.
+//
+// A plugin tool's arguments are checked against the schema its owner
+// declared after every modify and before any plugin is asked for a result,
+// so that a provider never sees arguments its tool does not accept, just
+// as a native tool never runs on them. That is why, for a plugin tool,
+// pre_tool_call is fired on its own and the ToolRun starts after it: a
+// ToolRun may ask one plugin pre_tool_call and
+// pre_tool_call_can_provide_result in one exchange, which would send the
+// provide stage before the host saw the final arguments. Native tools keep
+// the catalogue's order in one ToolRun: their arguments are checked right
+// before the tool runs, after plugins had their chance to provide.
+func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outcome, *hooks.ToolRun) {
+	args, err := normalizeArgs(req.Arguments)
 	if err != nil {
-		return Outcome{}.rejected(fmt.Sprintf("tool %q: arguments are not a valid JSON object: %v", call.Name, err))
+		return Outcome{}.rejected(fmt.Sprintf("tool %q: arguments are not a valid JSON object: %v", req.Name, err)), p.Bus.StartToolCall(*req)
 	}
-	call.Arguments = args
+	req.Arguments = args
 
-	req := hooks.ToolCallRequest{SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: args}
-	pre := p.Bus.PreToolCall(ctx, req)
+	plugin, isPluginTool := p.pluginSchema(req.Name)
+	var run *hooks.ToolRun
+	var pre hooks.PreToolCallOutcome
+	if isPluginTool {
+		pre = p.Bus.PreToolCall(ctx, *req)
+		req.Arguments = pre.Arguments
+		run = p.Bus.StartToolCall(*req)
+	} else {
+		run = p.Bus.StartToolCall(*req)
+		pre = run.PreToolCall(ctx)
+		req.Arguments = pre.Arguments
+	}
 	out := Outcome{ModifiedBy: pre.ModifiedBy}
-	call.Arguments = pre.Arguments
-	req.Arguments = pre.Arguments
 	if pre.Blocked {
 		out.Path, out.AnsweredBy, out.Status = PathBlocked, pre.BlockedBy, hooks.StatusBlocked
 		out.Result = errorResult(pre.Message)
-		return out
+		return out, run
 	}
 
 	// Past this point the call does work; a turn cancelled while the guards
 	// were asked must not run it unapproved.
 	if ctx.Err() != nil {
-		return out.rejected(fmt.Sprintf("tool %q not run: the turn was cancelled", call.Name))
+		return out.rejected(fmt.Sprintf("tool %q not run: the turn was cancelled", req.Name)), run
 	}
-	if r := p.Bus.ProvideResult(ctx, req); r != nil {
+	if isPluginTool {
+		if plugin.err != nil {
+			return out.rejected(fmt.Sprintf("tool %q cannot be called: plugin %q declared it with an %v; the plugin must fix the schema in its manifest",
+				req.Name, plugin.owner, plugin.err)), run
+		}
+		if err := plugin.schema.Validate(req.Arguments); err != nil {
+			return out.rejected(fmt.Sprintf("tool %q: %v", req.Name, err)), run
+		}
+	}
+	if r := run.ProvideResult(ctx); r != nil {
 		out.Path, out.AnsweredBy, out.Status = PathProvided, r.Plugin, hooks.ProvidedBy(r.Plugin)
 		out.Result = r.ToolResult
-		return out
+		return out, run
 	}
 
-	tool, ok := p.Registry.Lookup(call.Name)
+	tool, ok := p.Registry.Lookup(req.Name)
 	if !ok {
-		msg := fmt.Sprintf("unknown tool %q", call.Name)
-		if owner, isPlugin := p.Bus.ToolOwner(call.Name); isPlugin {
-			msg = fmt.Sprintf("tool %q is served by plugin %q, which gave no result (the plugin may be down or may not serve this tool)", call.Name, owner)
+		msg := fmt.Sprintf("unknown tool %q", req.Name)
+		if isPluginTool {
+			msg = fmt.Sprintf("tool %q is served by plugin %q, which gave no result (the plugin may be down or may not serve this tool)", req.Name, plugin.owner)
 		}
-		return out.rejected(msg)
+		return out.rejected(msg), run
 	}
-	if err := schema.Validate(tool.Spec.InputSchema, call.Arguments); err != nil {
-		return out.rejected(fmt.Sprintf("tool %q: %v", call.Name, err))
+	if err := p.Registry.schemaOf(req.Name).Validate(req.Arguments); err != nil {
+		return out.rejected(fmt.Sprintf("tool %q: %v", req.Name, err)), run
 	}
 	out.Path = PathNative
-	out.Result, out.Status = runNative(ctx, tool, call.Arguments)
-	return out
+	out.Result, out.Status = runNative(ctx, tool, req.Arguments)
+	return out, run
+}
+
+// pluginSchema returns the compiled input schema of a plugin's tool, and
+// whether name is a plugin's tool at all.
+func (p *Pipeline) pluginSchema(name string) (pluginSchema, bool) {
+	p.pluginOnce.Do(func() {
+		p.pluginSchemas = map[string]pluginSchema{}
+		for _, t := range p.Bus.Tools() {
+			owner, _ := p.Bus.ToolOwner(t.Name)
+			sch, err := schema.Compile(t.InputSchema)
+			p.pluginSchemas[t.Name] = pluginSchema{owner: owner, schema: sch, err: err}
+		}
+	})
+	ps, ok := p.pluginSchemas[name]
+	return ps, ok
 }
 
 // runNative calls a native tool, turning an error or a panic into an error

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
 func upper() Tool {
@@ -32,6 +34,23 @@ func upper() Tool {
 }
 
 func pipeline(t testing.TB, plugins ...*hooks.Funcs) (*Pipeline, *hooks.Bus) {
+	return pipelineOver(t, wiretest.Ways[0], plugins...)
+}
+
+// pipelineOver builds a pipeline whose plugins are reached through way:
+// in-process, or through the real protocol of that version.
+func pipelineOver(t testing.TB, way wiretest.Way, plugins ...*hooks.Funcs) (*Pipeline, *hooks.Bus) {
+	t.Helper()
+	ps := make([]hooks.Plugin, len(plugins))
+	for i, p := range plugins {
+		ps[i] = wiretest.Over(t, way, p)
+	}
+	return pipelineOf(t, ps...)
+}
+
+// pipelineOf builds a pipeline over plugins as given, with the upper tool.
+func pipelineOf(t testing.TB, plugins ...hooks.Plugin) (*Pipeline, *hooks.Bus) {
+	t.Helper()
 	reg, err := NewRegistry(upper())
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +68,13 @@ func pipeline(t testing.TB, plugins ...*hooks.Funcs) (*Pipeline, *hooks.Bus) {
 	}
 	t.Cleanup(func() { bus.Close(context.Background()) })
 	return &Pipeline{Registry: reg, Bus: bus}, bus
+}
+
+// overEveryWay runs test once per way a plugin can be reached.
+func overEveryWay(t *testing.T, test func(t *testing.T, way wiretest.Way)) {
+	for _, way := range wiretest.Ways {
+		t.Run(way.Name, func(t *testing.T) { test(t, way) })
+	}
 }
 
 func run(p *Pipeline, name, args string) Outcome {
@@ -94,11 +120,15 @@ func TestNativeDispatch(t *testing.T) {
 }
 
 func TestPipelineOrderAndStatuses(t *testing.T) {
+	overEveryWay(t, testPipelineOrderAndStatuses)
+}
+
+func testPipelineOrderAndStatuses(t *testing.T, way wiretest.Way) {
 	var mu sync.Mutex
 	var order []string
 	var observed []hooks.ToolCallOutcome
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
-	p, bus := pipeline(t, &hooks.Funcs{
+	p, bus := pipelineOver(t, way, &hooks.Funcs{
 		Name: "all",
 		PreToolCallFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			note("pre")
@@ -133,7 +163,10 @@ func TestPipelineOrderAndStatuses(t *testing.T) {
 	if out.Path != PathNative || out.Result.Content != `[{"text":"MODIFIED"}]` || string(out.Call.Arguments) != `{"text":"modified"}` {
 		t.Fatalf("native: %+v", out)
 	}
-	if got := strings.Join(order, ","); got != "pre,provide,post,transform" && got != "pre,provide,transform,post" {
+	mu.Lock()
+	got := strings.Join(order, ",")
+	mu.Unlock()
+	if got != "pre,provide,post,transform" && got != "pre,provide,transform,post" {
 		t.Fatalf("order %s", got)
 	}
 	if observed[0].Status != hooks.StatusOK || observed[0].Result.Content != `{"text":"MODIFIED"}` {
@@ -146,13 +179,18 @@ func TestPipelineOrderAndStatuses(t *testing.T) {
 		t.Fatalf("provided: %+v", out)
 	}
 
+	mu.Lock()
 	order = nil
+	mu.Unlock()
 	out = run(p, "upper", `{"text":"blockme"}`)
 	flush()
 	if out.Path != PathBlocked || out.Status != hooks.StatusBlocked || !out.Result.IsError || !strings.Contains(out.Result.Content, "not that") {
 		t.Fatalf("blocked: %+v", out)
 	}
-	if strings.Contains(strings.Join(order, ","), "provide") {
+	mu.Lock()
+	got = strings.Join(order, ",")
+	mu.Unlock()
+	if strings.Contains(got, "provide") {
 		t.Fatal("a blocked call still asked for a provided result")
 	}
 	if observed[2].Status != hooks.StatusBlocked {
@@ -161,7 +199,11 @@ func TestPipelineOrderAndStatuses(t *testing.T) {
 }
 
 func TestPluginToolWithoutAnswerNamesThePlugin(t *testing.T) {
-	p, _ := pipeline(t, &hooks.Funcs{
+	overEveryWay(t, testPluginToolWithoutAnswerNamesThePlugin)
+}
+
+func testPluginToolWithoutAnswerNamesThePlugin(t *testing.T, way wiretest.Way) {
+	p, _ := pipelineOver(t, way, &hooks.Funcs{
 		Name:  "kora",
 		Tools: []hooks.ToolSpec{{Name: "kora__get_burn"}},
 		PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
@@ -218,25 +260,30 @@ func BenchmarkToolCallPipeline(b *testing.B) {
 
 // A turn cancelled while the guards are asked must not dispatch the call.
 func TestCancelledTurnDoesNotDispatch(t *testing.T) {
-	ran := false
+	overEveryWay(t, testCancelledTurnDoesNotDispatch)
+}
+
+func testCancelledTurnDoesNotDispatch(t *testing.T, way wiretest.Way) {
+	var ran atomic.Bool
 	tool := upper()
-	tool.Run = func(context.Context, json.RawMessage) (any, error) { ran = true; return "ran", nil }
+	tool.Run = func(context.Context, json.RawMessage) (any, error) { ran.Store(true); return "ran", nil }
 	reg, _ := NewRegistry(tool)
 	ctx, cancel := context.WithCancel(context.Background())
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{
+	defer cancel()
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: wiretest.Over(t, way, &hooks.Funcs{
 		Name: "guard",
 		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			cancel() // the user pressed Ctrl-C while the guard was thinking
 			return nil, nil
 		},
-	}}}, hooks.Config{})
+	})}}, hooks.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bus.Close(context.Background())
 	p := &Pipeline{Registry: reg, Bus: bus}
 	out := p.Run(ctx, "s", hooks.ToolCall{ID: "c", Name: "upper", Arguments: json.RawMessage(`{"text":"x"}`)})
-	if ran || !out.Result.IsError || !strings.Contains(out.Result.Content, "cancelled") {
-		t.Fatalf("ran=%v result=%+v", ran, out.Result)
+	if ran.Load() || !out.Result.IsError || !strings.Contains(out.Result.Content, "cancelled") {
+		t.Fatalf("ran=%v result=%+v", ran.Load(), out.Result)
 	}
 }

@@ -4,6 +4,13 @@
 //	pre_tool_call → pre_tool_call_can_provide_result → native dispatch
 //	(only when no plugin provided) → post_tool_call → transform_tool_result
 //
+// A plugin tool's arguments are checked against the schema its owner
+// declared after pre_tool_call and before any plugin is asked for a
+// result, so a provider never sees arguments its tool does not accept; a
+// native tool's are checked against its own schema right before it runs.
+// Both checks are package schema's, compiled once per tool, and fail with
+// the same error text.
+//
 // Whatever goes wrong on the way (a block, an unknown tool, arguments that
 // are not JSON or fail the tool's schema, a tool error or panic) becomes an
 // error tool result the model can read, never an aborted conversation.
@@ -16,16 +23,18 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 )
 
-// Registry holds the native tools by name, in registration order.
+// Registry holds the native tools by name, in registration order, with
+// their input schemas compiled once.
 type Registry struct {
-	byName map[string]Tool
-	order  []string
+	byName  map[string]Tool
+	schemas map[string]*schema.Schema
+	order   []string
 }
 
 // NewRegistry checks and registers tools: legal provider names, no
 // duplicates, a usable input schema and a Run function.
 func NewRegistry(tools ...Tool) (*Registry, error) {
-	r := &Registry{byName: map[string]Tool{}}
+	r := &Registry{byName: map[string]Tool{}, schemas: map[string]*schema.Schema{}}
 	for _, t := range tools {
 		name := t.Spec.Name
 		switch {
@@ -36,12 +45,12 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		case t.Run == nil:
 			return nil, fmt.Errorf("host: native tool %q has no Run function", name)
 		}
-		if len(t.Spec.InputSchema) > 0 {
-			if err := schema.Check(t.Spec.InputSchema); err != nil {
-				return nil, fmt.Errorf("host: native tool %q: bad input schema: %w", name, err)
-			}
+		sch, err := schema.Compile(t.Spec.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("host: native tool %q: %w", name, err)
 		}
 		r.byName[name] = t
+		r.schemas[name] = sch
 		r.order = append(r.order, name)
 	}
 	return r, nil
@@ -66,4 +75,12 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	}
 	t, ok := r.byName[name]
 	return t, ok
+}
+
+// schemaOf returns the compiled input schema of a registered tool.
+func (r *Registry) schemaOf(name string) *schema.Schema {
+	if r == nil {
+		return nil
+	}
+	return r.schemas[name]
 }

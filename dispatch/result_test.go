@@ -3,16 +3,23 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
 // A plugin that answers in plain text, providing or transforming, has its
 // text reach the model and post_tool_call as a JSON string.
 func TestPluginTextResultsBecomeJSONStrings(t *testing.T) {
+	overEveryWay(t, testPluginTextResultsBecomeJSONStrings)
+}
+
+func testPluginTextResultsBecomeJSONStrings(t *testing.T, way wiretest.Way) {
+	var mu sync.Mutex
 	var observed hooks.ToolCallOutcome
-	p, bus := pipeline(t, &hooks.Funcs{
+	p, bus := pipelineOver(t, way, &hooks.Funcs{
 		Name: "texty",
 		PreToolCallCanProvideResultFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 			if r.Name == "upper" {
@@ -21,7 +28,9 @@ func TestPluginTextResultsBecomeJSONStrings(t *testing.T) {
 			return &hooks.ToolResult{Content: "sunny, 21 °C"}, nil
 		},
 		PostToolCallFunc: func(_ context.Context, ev hooks.ToolCallOutcome) error {
+			mu.Lock()
 			observed = ev
+			mu.Unlock()
 			return nil
 		},
 		TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
@@ -37,8 +46,11 @@ func TestPluginTextResultsBecomeJSONStrings(t *testing.T) {
 	if out.Path != PathProvided || out.Result.Content != `"sunny, 21 °C"` {
 		t.Fatalf("provided text: %+v", out)
 	}
-	if observed.Result.Content != `"sunny, 21 °C"` {
-		t.Fatalf("post_tool_call saw %q, want the JSON string", observed.Result.Content)
+	mu.Lock()
+	seen := observed.Result.Content
+	mu.Unlock()
+	if seen != `"sunny, 21 °C"` {
+		t.Fatalf("post_tool_call saw %q, want the JSON string", seen)
 	}
 
 	out = run(p, "upper", `{"text":"hi"}`)

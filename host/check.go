@@ -21,6 +21,8 @@ type CheckResult struct {
 	Hooks    []hooks.Name
 	Tools    []string
 	Matchers []string    // tool globs its tool hooks apply to; empty means every tool
+	Protocol int         // the plugin protocol version spoken (1 or 2)
+	Attached bool        // attached to, not launched (see Host)
 	Err      *StartError // nil when OK
 	// FailClosed is the plugin's fail_closed setting: one that is not OK
 	// would block every tool call of a host started with this config.
@@ -29,7 +31,8 @@ type CheckResult struct {
 
 // Check starts every enabled plugin the way Start does (binary, checksum,
 // handshake, manifest, Configure, tools unique across plugins), asks each
-// for its gRPC health, and stops them all again. It returns one result per
+// for its gRPC health, and stops them all again; a plugin it attached to
+// (see Host) is left running. It returns one result per
 // enabled plugin, in plugins.enabled order, so an operator can vet a config
 // before routing traffic through it.
 func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult {
@@ -38,7 +41,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 	out := make([]CheckResult, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
-		out[i] = CheckResult{Name: name, Path: entries[i].Path, FailClosed: entries[i].FailClosed}
+		out[i] = CheckResult{Name: name, Path: entries[i].Path, FailClosed: entries[i].FailClosed, Attached: entries[i].Reattach != nil}
 		r := results[i]
 		if r.err != nil {
 			out[i].Err = r.err
@@ -61,6 +64,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			out[i].Version = m.Version
 			out[i].Hooks = m.Hooks
 			out[i].Matchers = m.Matchers
+			out[i].Protocol = r.inst.version
 			for _, t := range m.Tools {
 				out[i].Tools = append(out[i].Tools, t.Name)
 			}

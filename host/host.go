@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 
@@ -33,8 +34,9 @@ const (
 	StateRestarting  = "restarting"   // crashed; calls fail at once while a new process starts
 	StateCircuitOpen = "circuit_open" // crashed too often; calls fail at once until the cool-down ends
 	StateStopped     = "stopped"      // closed by the host
-	// StateDown is a fail_closed plugin that failed to start: it is never
-	// retried, and it blocks every tool call until the host is restarted
+	// StateDown is a fail_closed plugin that failed to start, or an
+	// attached plugin whose process is gone: it is never retried, and a
+	// fail_closed one blocks every tool call, until the host is restarted
 	// with the cause fixed (Status.Reason says what it is).
 	StateDown = "down"
 )
@@ -54,6 +56,9 @@ type Options struct {
 	CircuitFailures int
 	CircuitWindow   time.Duration
 	CircuitCooldown time.Duration
+	// Getenv reads the environment, where config.ReattachEnv may name
+	// plugins to attach to instead of launching; nil means os.Getenv.
+	Getenv func(string) string
 }
 
 // BackoffPolicy is the delay before a restart: Initial, multiplied by Factor
@@ -78,6 +83,9 @@ func (p BackoffPolicy) delay(n int) time.Duration {
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
@@ -112,10 +120,19 @@ type Status struct {
 	Version  string
 	Path     string
 	PID      int    // 0 when no process is running
-	State    string // StateRunning, StateRestarting, StateCircuitOpen or StateStopped
+	State    string // StateRunning, StateRestarting, StateCircuitOpen, StateStopped or StateDown
 	Restarts int    // restart attempts since Start, successful or not
 	Manifest hooks.Manifest
-	Reason   string // for StateDown: why the plugin did not start and how to fix it
+	Reason   string // for StateDown: why the plugin is down and how to fix it
+	// Protocol is the plugin protocol version spoken with the latest
+	// process (1 or 2); 0 when none ever started.
+	Protocol int
+	// LateAnswers counts answers the plugin's processes sent after the
+	// host had stopped waiting for them, which were dropped, since Start.
+	LateAnswers uint64
+	// Attached is set for a plugin the host attached to instead of
+	// launching it (config.ReattachEnv or plugins.entries.<name>.reattach).
+	Attached bool
 }
 
 // Host runs the enabled plugins of one config.
@@ -129,11 +146,13 @@ type Status struct {
 // plugin checks that its binary exists and is executable, verifies its
 // sha256 pin if the config sets one, and executes it in a process group of
 // its own with only the environment variables its entry lists. go-plugin's
-// handshake (magic cookie, protocol version, gRPC, automatic mTLS) must
-// complete within Options.StartTimeout; then the plugin is asked to Describe
+// handshake (magic cookie, gRPC, automatic mTLS, and the plugin protocol
+// version: the host offers 1 and 2 and the highest the plugin also speaks
+// is used, unless plugins.entries.<name>.protocol pins one) must complete
+// within Options.StartTimeout; then the plugin is asked to Describe
 // itself, its manifest must carry the name it is enabled under and pass
 // hooks.ValidateManifest, and it is handed its config table through
-// Configure. Plugins are then checked in priority order for tools already
+// Configure. Status.Protocol says which version each plugin speaks. Plugins are then checked in priority order for tools already
 // declared by a plugin before them. A plugin that fails any step is stopped
 // and reported as a *StartError (which plugin, why, how to fix); the others
 // run regardless.
@@ -150,6 +169,25 @@ type Status struct {
 // if it succeeds and reopens it if not. The manifest the Bus subscribed with
 // is the one from the first start; a restarted plugin whose manifest changed
 // keeps serving, with a warning.
+//
+// Calls reach a process through its internal/wire.Conn, whichever the
+// version. On version 2 every call shares one stream: a call carries its
+// deadline, the plugin is sent a cancel when the host stops waiting, and an
+// answer that arrives after that is dropped and counted
+// (Status.LateAnswers); Supervised also forwards stretches of the tool
+// pipeline (hooks.Stretcher), which a version 1 process declines with
+// hooks.ErrNoStretch.
+//
+// Reattach: a plugin named in config.ReattachEnv (read through
+// Options.Getenv), or whose entry has a reattach config, is not launched:
+// the host attaches to the process already serving at the address given
+// (a Unix socket, or a loopback TCP address), as a plugin started with
+// HOOKHOST_PLUGIN_DEBUG=1 under a debugger prints it, without TLS and
+// without checking a sha256 pin (a warning says so). It is then Described,
+// validated and Configured like any plugin and called the same way. Its
+// process is not the host's: it is never restarted (if it goes away the
+// plugin is StateDown until the host is restarted, and the log says how to
+// fix it), stopped or killed, and Close leaves it running.
 //
 // Close stops supervision and stops every plugin concurrently: go-plugin
 // asks it to shut down and kills it if it does not, then its process group
@@ -255,6 +293,13 @@ func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string
 	var wg sync.WaitGroup
 	for i, name := range names {
 		entries[i] = cfg.Entry(name)
+	}
+	refused := applyReattach(names, entries, opts)
+	for i, name := range names {
+		if serr := refused[i]; serr != nil {
+			results[i].err = serr
+			continue
+		}
 		if seen[name] {
 			results[i].err = startErr(name, nil, "list it once in plugins.enabled; the order sets priority",
 				"config: plugins.enabled lists %q more than once", name)

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,31 +35,65 @@ import (
 // graceful exit, so this leaves it room to finish on its own.
 const killGrace = 3 * time.Second
 
-// instance is one started plugin process: its go-plugin client, the typed
-// gRPC adapter dispensed from it, and what it said about itself.
+// instance is one plugin process the host talks to: its go-plugin client,
+// the connection dispensed from it, and what it said about itself.
 type instance struct {
 	client *plugin.Client
 	proto  plugin.ClientProtocol
 	rpc    wire.Conn
-	pid    int // also the process group id
+	pid    int // also the process group id, unless attached
 	// exited is closed once the process has been reaped, after which its
 	// pid, and so its group id, may belong to another process.
-	exited   <-chan struct{}
+	exited <-chan struct{}
+	// manifest is what this process's Describe answered. The manifest the
+	// Bus uses is the first start's, held by Supervised; a restarted
+	// process's is only compared with it.
 	manifest hooks.Manifest
+	// version is the plugin protocol version go-plugin negotiated.
+	version int
+	// attached is set when the host attached to a plugin started by hand
+	// instead of starting it: its process is not the host's to stop.
+	attached *attachment
 }
 
-// launch starts one plugin from its config entry and brings it to the point
-// where it can serve hooks: binary checks, checksum, a scrubbed environment
-// in a process group of its own, the go-plugin handshake, Describe, manifest
-// validation and Configure. Start, restarts and Check all go through here so
-// that a plugin is held to the same rules every time it is started. On
-// failure nothing is left running.
+// launch brings one plugin from its config entry to the point where it can
+// serve hooks: it starts the plugin's process (binary checks, checksum, a
+// scrubbed environment in a process group of its own, the go-plugin
+// handshake) or, for an entry with a reattach config, attaches to the
+// process already running; then Describe, manifest validation and
+// Configure. Start, restarts and Check all go through here so that a
+// plugin is held to the same rules every time. On failure nothing the host
+// started is left running.
 func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Options) (*instance, *StartError) {
 	if err := ctx.Err(); err != nil {
 		return nil, startErr(name, err, "", "host: start abandoned: %v", err)
 	}
+	var in *instance
+	var serr *StartError
+	if entry.Reattach != nil {
+		in, serr = attach(name, entry, opts)
+	} else {
+		in, serr = spawn(name, entry, opts)
+	}
+	if serr != nil {
+		return nil, serr
+	}
+	if serr := in.ready(ctx, name, entry, opts); serr != nil {
+		in.abort()
+		return nil, serr
+	}
+	opts.Logger.Named("plugin."+name).Debug("plugin started", "pid", in.pid, "version", in.manifest.Version, "protocol", in.version)
+	return in, nil
+}
+
+// spawn starts the plugin's process and completes go-plugin's handshake.
+func spawn(name string, entry config.PluginEntry, opts *Options) (*instance, *StartError) {
 	path := entry.Path
 	if serr := checkBinary(name, path); serr != nil {
+		return nil, serr
+	}
+	versions, serr := offered(name, entry.Protocol)
+	if serr != nil {
 		return nil, serr
 	}
 	var secure *plugin.SecureConfig
@@ -76,7 +113,7 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 	tail := &tailWriter{max: 2048}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config,
-		VersionedPlugins: handshake.VersionedPlugins(nil, nil),
+		VersionedPlugins: versions,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		// The host runs the process and owns its output pipes; see
@@ -114,20 +151,67 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 		in.abort()
 		return nil, classifyStart(name, path, entry, opts.StartTimeout, err, tail.String())
 	}
-	fail := func(serr *StartError) (*instance, *StartError) {
-		in.abort()
-		return nil, serr
-	}
+	in.proto, in.version = proto, client.NegotiatedVersion()
+	return in, nil
+}
 
-	raw, err := proto.Dispense(handshake.PluginKey)
+// offered returns the plugin sets of the protocol versions offered to a
+// plugin: every version the host speaks, or the one its entry pins.
+func offered(name string, pin int) (map[int]plugin.PluginSet, *StartError) {
+	all := handshake.VersionedPlugins(nil, nil)
+	if pin == 0 {
+		return all, nil
+	}
+	set, ok := all[pin]
+	if !ok {
+		return nil, startErr(name, nil,
+			fmt.Sprintf("set plugins.entries.%s.protocol to 0 (the highest version both speak) or to a version this host speaks", name),
+			"plugins.entries.%s.protocol = %d, but this host speaks %s", name, pin, versionsText(spoken()))
+	}
+	return map[int]plugin.PluginSet{pin: set}, nil
+}
+
+// spoken lists the plugin protocol versions this host speaks, in order.
+func spoken() []int {
+	return slices.Sorted(maps.Keys(handshake.VersionedPlugins(nil, nil)))
+}
+
+// versionsText says "version 1" or "versions 1 and 2".
+func versionsText(vs []int) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.Itoa(v)
+	}
+	switch len(parts) {
+	case 0:
+		return "no version"
+	case 1:
+		return "version " + parts[0]
+	}
+	return "versions " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// ready takes a process that completed go-plugin's handshake through
+// Describe, manifest validation and Configure.
+func (in *instance) ready(ctx context.Context, name string, entry config.PluginEntry, opts *Options) *StartError {
+	path := entry.Path
+	if in.attached != nil {
+		path = in.attached.where()
+	}
+	raw, err := in.proto.Dispense(handshake.PluginKey)
 	if err != nil {
-		return fail(startErr(name, err, "build the plugin with hookhost's plugins/sdk",
-			"the binary at %s does not serve the hookhost plugin service: %v", path, err))
+		return startErr(name, err, "build the plugin with hookhost's plugins/sdk",
+			"the plugin at %s does not serve the hookhost plugin service: %v", path, err)
 	}
 	rpc, ok := raw.(wire.Conn)
 	if !ok {
-		return fail(startErr(name, nil, "build the plugin with hookhost's plugins/sdk",
-			"the binary at %s does not serve the hookhost plugin service (got %T)", path, raw))
+		return startErr(name, nil, "build the plugin with hookhost's plugins/sdk",
+			"the plugin at %s does not serve the hookhost plugin service (got %T)", path, raw)
+	}
+	in.rpc = rpc
+	if v := rpc.Version(); v != in.version {
+		return startErr(name, nil, "rebuild the plugin against this hookhost's plugins/sdk",
+			"negotiated plugin protocol %d, but the connection speaks %d", in.version, v)
 	}
 
 	dctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
@@ -135,18 +219,18 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return fail(startErr(name, err, "look at the plugin's log; Describe must answer at once",
-				"did not answer Describe within %s", opts.StartTimeout))
+			return startErr(name, err, "look at the plugin's log; Describe must answer at once",
+				"did not answer Describe within %s", opts.StartTimeout)
 		}
-		return fail(startErr(name, err, "look at the plugin's log", "Describe failed: %v", err))
+		return startErr(name, err, "look at the plugin's log", "Describe failed: %v", err)
 	}
 	if m.Name != name {
-		return fail(startErr(name, nil,
+		return startErr(name, nil,
 			fmt.Sprintf("point plugins.entries.%s.path at the %s plugin, or enable this binary as %q", name, name, m.Name),
-			"the plugin binary at %s calls itself %q", path, m.Name))
+			"the plugin binary at %s calls itself %q", path, m.Name)
 	}
 	if err := hooks.ValidateManifest(m, hooks.Options{AllowToolOverride: entry.AllowToolOverride}); err != nil {
-		return fail(manifestErr(name, m, err))
+		return manifestErr(name, err)
 	}
 
 	conf := []byte(entry.Config)
@@ -158,17 +242,19 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return fail(startErr(name, err, "make the plugin's Configure return sooner",
-				"did not finish Configure within %s", opts.StartTimeout))
+			return startErr(name, err, "make the plugin's Configure return sooner",
+				"did not finish Configure within %s", opts.StartTimeout)
 		}
-		why := strings.TrimPrefix(err.Error(), fmt.Sprintf("plugin %q: configure: ", name))
-		return fail(startErr(name, err, fmt.Sprintf("correct [plugins.entries.%s.config]", name),
-			"rejected its config: %s", why))
+		// A CallError without a Kind is the plugin's own refusal, in its
+		// own words; anything else is a failure to ask.
+		if ce := (*wire.CallError)(nil); errors.As(err, &ce) && ce.Kind == nil {
+			return startErr(name, err, fmt.Sprintf("correct [plugins.entries.%s.config]", name),
+				"rejected its config: %s", ce.Msg)
+		}
+		return startErr(name, err, "look at the plugin's log", "Configure failed: %v", err)
 	}
-
-	in.proto, in.rpc, in.manifest = proto, rpc, m
-	log.Debug("plugin started", "pid", in.pid, "version", m.Version)
-	return in, nil
+	in.manifest = m
+	return nil
 }
 
 // abort tears down a plugin that failed to start. There is nothing worth a
@@ -185,6 +271,12 @@ func (in *instance) abort() {
 // the group kill afterwards takes the children the plugin did not reap, and
 // also unblocks go-plugin if one of them holds the plugin's output pipes.
 func (in *instance) stop(ctx context.Context, graceful bool) error {
+	if in.rpc != nil {
+		in.rpc.Close()
+	}
+	if in.attached != nil {
+		return in.attached.detach(in)
+	}
 	if !graceful {
 		in.killGroup()
 	}
@@ -215,6 +307,9 @@ func (in *instance) stop(ctx context.Context, graceful bool) error {
 // reaped: its pid may then lead another process's group, and the runner
 // killed the plugin's own group when it reaped it.
 func (in *instance) killGroup() {
+	if in.attached != nil {
+		return
+	}
 	select {
 	case <-in.exited:
 		return
@@ -259,8 +354,9 @@ func pluginEnv(names []string) []string {
 var pluginVersionRE = regexp.MustCompile(`Plugin version: (\S+?),`)
 
 // classifyStart turns a go-plugin start error into an operator's
-// explanation. go-plugin reports these conditions only as text, so the
-// matching is on its messages (v1.8).
+// explanation. go-plugin reports these conditions only as text, with no
+// error types to test for, so the matching is on its messages (v1.8); the
+// project's own errors are never matched this way.
 func classifyStart(name, path string, entry config.PluginEntry, timeout time.Duration, err error, stderr string) *StartError {
 	msg := err.Error()
 	lower := strings.ToLower(msg)
@@ -280,7 +376,7 @@ func classifyStart(name, path string, entry config.PluginEntry, timeout time.Dur
 			fmt.Sprintf("if the binary was rebuilt on purpose, set plugins.entries.%s.sha256 = %q; otherwise rebuild or restore the binary that was pinned", name, actual),
 			"checksum mismatch: refusing to run %s: expected sha256 %s (plugins.entries.%s.sha256), actual %s",
 			path, entry.SHA256, name, actual)
-	case strings.Contains(msg, "error verifying checksum"):
+	case errors.As(err, new(*checksumError)):
 		return startErr(name, err, "check that the binary is readable", "cannot checksum %s: %v", path, err)
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		line := strings.TrimPrefix(msg, "Unrecognized remote plugin message:")
@@ -302,9 +398,14 @@ func classifyStart(name, path string, entry config.PluginEntry, timeout time.Dur
 		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
 			theirs = "version " + m[1]
 		}
+		if entry.Protocol != 0 {
+			return startErr(name, err,
+				fmt.Sprintf("set plugins.entries.%s.protocol = 0 to use the highest version both speak, or rebuild the plugin against this hookhost's plugins/sdk", name),
+				"speaks plugin protocol %s, but plugins.entries.%s.protocol pins version %d", theirs, name, entry.Protocol)
+		}
 		return startErr(name, err,
-			fmt.Sprintf("rebuild the plugin against this hookhost's plugins/sdk (protocol version %d), or use a hookhost release that speaks its version", handshake.ProtocolVersion),
-			"speaks plugin protocol %s, but this host speaks version %d", theirs, handshake.ProtocolVersion)
+			fmt.Sprintf("rebuild the plugin against this hookhost's plugins/sdk (protocol %s), or use a hookhost release that speaks its version", versionsText(spoken())),
+			"speaks plugin protocol %s, but this host speaks %s", theirs, versionsText(spoken()))
 	case strings.Contains(msg, "unsupported plugin protocol"):
 		return startErr(name, err, "serve the plugin with plugins/sdk, which speaks gRPC",
 			"speaks a protocol other than gRPC: %s", firstLine(msg))
@@ -325,15 +426,16 @@ func classifyStart(name, path string, entry config.PluginEntry, timeout time.Dur
 	return startErr(name, err, "look at the plugin's log", "failed to start: %v", err)
 }
 
-func manifestErr(name string, m hooks.Manifest, err error) *StartError {
-	why := strings.TrimPrefix(err.Error(), fmt.Sprintf("plugin %q: manifest: ", m.Name))
+func manifestErr(name string, err error) *StartError {
 	fix := "correct the plugin's manifest (its Info) and rebuild it"
-	if strings.Contains(why, "outside the plugin's namespace") {
-		// The Fix below says the same as hooks' own hint, with the full key.
-		why, _, _ = strings.Cut(why, " (rename it")
-		fix = fmt.Sprintf("rename the tool to start with %q, or set plugins.entries.%s.allow_tool_override = true", name+"__", name)
+	me := (*hooks.ManifestError)(nil)
+	if !errors.As(err, &me) {
+		return startErr(name, err, fix, "invalid manifest: %v", err)
 	}
-	return startErr(name, err, fix, "invalid manifest: %s", why)
+	if me.OutsideNamespace {
+		fix = fmt.Sprintf("rename the tool %q to start with %q, or set plugins.entries.%s.allow_tool_override = true", me.Tool, name+"__", name)
+	}
+	return startErr(name, err, fix, "invalid manifest: %s", me.Problem)
 }
 
 func firstLine(s string) string {

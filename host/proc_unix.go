@@ -28,3 +28,9 @@ func killGroup(pid int) error {
 	}
 	return nil
 }
+
+// processAlive reports whether a process with this pid exists (a zombie
+// counts: its exit is up to whoever reaps it).
+func processAlive(pid int) bool {
+	return pid > 0 && !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

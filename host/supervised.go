@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,9 @@ type Supervised struct {
 	dead     *instance   // went down, not yet cleaned up
 	closed   bool        // no restart may be made or kept after this
 	restarts int         // restart attempts, for Status
+	reason   string      // for StateDown: why, and what to do
+	protocol int         // the protocol version of the latest process
+	late     uint64      // late answers dropped by processes no longer current
 	recent   []time.Time // restart attempts within the circuit window
 
 	invalidUTF8 atomic.Uint64 // requests whose text had to be repaired; users see the WARN
@@ -54,6 +58,7 @@ type Supervised struct {
 
 var (
 	_ hooks.Plugin           = (*Supervised)(nil)
+	_ hooks.Stretcher        = (*Supervised)(nil)
 	_ hooks.ContextHonouring = (*Supervised)(nil)
 )
 
@@ -67,6 +72,7 @@ func newSupervised(name string, entry config.PluginEntry, opts Options, first *i
 		manifest: first.manifest,
 		state:    StateRunning,
 		cur:      first,
+		protocol: first.version,
 		kick:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -106,8 +112,9 @@ func (s *Supervised) Name() string { return s.name }
 // Manifest returns the manifest from the plugin's first start.
 func (s *Supervised) Manifest() hooks.Manifest { return s.manifest }
 
-// HonoursContext reports true: calls either fail at once or go through gRPC,
-// which enforces the deadline, so the Bus needs no watchdog goroutine.
+// HonoursContext reports true: calls either fail at once or go through the
+// process's wire.Conn, which returns by the call's deadline whatever the
+// process does, so the Bus needs no watchdog goroutine.
 func (s *Supervised) HonoursContext() bool { return true }
 
 // Status reports the plugin's current state.
@@ -121,9 +128,14 @@ func (s *Supervised) Status() Status {
 		State:    s.state,
 		Restarts: s.restarts,
 		Manifest: s.manifest,
+		Reason:   s.reason,
+		Protocol: s.protocol,
+		Attached: s.entry.Reattach != nil,
 	}
+	st.LateAnswers = s.late
 	if s.cur != nil {
 		st.PID = s.cur.pid
+		st.LateAnswers += s.cur.rpc.LateAnswers()
 	}
 	return st
 }
@@ -149,10 +161,27 @@ func call[T any](s *Supervised, fn func(wire.Conn) (T, error)) (T, error) {
 		return zero, err
 	}
 	v, err := fn(in.rpc)
-	if err != nil && (errors.Is(err, hooks.ErrUnavailable) || in.client.Exited()) {
-		s.markDown(in, err.Error())
+	if err != nil {
+		s.failed(in, err)
 	}
 	return v, err
+}
+
+// failed marks the plugin down when a call's failure means its process is
+// gone or unreachable. A plugin the host attached to is unreachable only
+// once its process is gone: the host could not start another, so a
+// connection that fails while the process lives (say, stopped in a
+// debugger) fails only that call.
+func (s *Supervised) failed(in *instance, err error) {
+	if in.attached != nil {
+		if in.client.Exited() || !processAlive(in.pid) {
+			s.markDown(in, err.Error())
+		}
+		return
+	}
+	if errors.Is(err, hooks.ErrUnavailable) || in.client.Exited() {
+		s.markDown(in, err.Error())
+	}
 }
 
 // markDown takes in out of service and asks the supervisor to restart the
@@ -163,9 +192,20 @@ func (s *Supervised) markDown(in *instance, reason string) {
 		s.mu.Unlock()
 		return
 	}
-	s.cur, s.dead, s.state = nil, in, StateRestarting
-	s.mu.Unlock()
-	s.log.Warn("plugin down; restarting it", "pid", in.pid, "reason", reason)
+	s.late += in.rpc.LateAnswers()
+	if in.attached != nil {
+		// The host did not start it and cannot start it again.
+		s.cur, s.dead, s.state = nil, in, StateDown
+		s.reason = fmt.Sprintf("the attached plugin at %s is gone (%s); the host does not restart a plugin it did not start; fix: %s",
+			in.attached.where(), reason, reattachFix(s.name))
+		s.mu.Unlock()
+		s.log.Error("attached plugin is gone; it stays down until the host is restarted", "pid", in.pid,
+			"reason", reason, "fix", reattachFix(s.name))
+	} else {
+		s.cur, s.dead, s.state = nil, in, StateRestarting
+		s.mu.Unlock()
+		s.log.Warn("plugin down; restarting it", "pid", in.pid, "reason", reason)
+	}
 	select {
 	case s.kick <- struct{}{}:
 	default:
@@ -278,7 +318,7 @@ func (s *Supervised) attempt() bool {
 		return true
 	}
 	s.adopt(in)
-	s.cur, s.state = in, StateRunning
+	s.cur, s.state, s.protocol = in, StateRunning, in.version
 	s.mu.Unlock()
 	s.log.Warn("plugin restarted", "pid", in.pid, "restarts", attempt)
 	if !sameShape(s.manifest, in.manifest) {
@@ -347,7 +387,8 @@ func (s *Supervised) close(ctx context.Context) error {
 // sameShape reports whether two manifests subscribe to the same hooks for
 // the same tools and declare the same tools: what the Bus fixed at start.
 func sameShape(a, b hooks.Manifest) bool {
-	if !slices.Equal(a.Hooks, b.Hooks) || !slices.Equal(a.Matchers, b.Matchers) || len(a.Tools) != len(b.Tools) {
+	if !slices.Equal(a.Hooks, b.Hooks) || !slices.Equal(a.Matchers, b.Matchers) || len(a.Tools) != len(b.Tools) ||
+		!maps.EqualFunc(a.HookMatchers, b.HookMatchers, slices.Equal) {
 		return false
 	}
 	for i := range a.Tools {
@@ -362,4 +403,36 @@ func sameShape(a, b hooks.Manifest) bool {
 // Handle forwards one hook call to the plugin's current process.
 func (s *Supervised) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
 	return call(s, func(c wire.Conn) (any, error) { return c.Handle(ctx, hook, req) })
+}
+
+// Stretch forwards a stretch of the tool pipeline to the plugin's current
+// process. One speaking protocol v1 answers hooks.ErrNoStretch, and the Bus
+// then asks hook by hook.
+func (s *Supervised) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+	in, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	st, err := in.rpc.Stretch(ctx, req)
+	if err != nil {
+		s.failed(in, err)
+		return nil, err
+	}
+	return &supervisedStretch{Stretch: st, s: s, in: in}, nil
+}
+
+// supervisedStretch watches a stretch's answers for a process that went
+// away, as call does for single calls.
+type supervisedStretch struct {
+	hooks.Stretch
+	s  *Supervised
+	in *instance
+}
+
+func (t *supervisedStretch) Next(ctx context.Context) (any, error) {
+	v, err := t.Stretch.Next(ctx)
+	if err != nil {
+		t.s.failed(t.in, err)
+	}
+	return v, err
 }

@@ -34,7 +34,7 @@ const usage = `usage:
   hookhost serve [-c config] [-listen addr] [-v]
                                              serve the OpenAI and Anthropic APIs on server.listen
                                              (127.0.0.1:8080); point an SDK's base URL at it
-  hookhost plugins list [-c config]          name, version, path, hooks, tools, matchers
+  hookhost plugins list [-c config]          name, version, protocol, path, hooks, tools, matchers
   hookhost plugins check [-c config]         start each enabled plugin and verify it
   hookhost version
 
@@ -74,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "plugins":
 		err = pluginsCmd(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "hookhost %s (plugin protocol %d)\n", version, protocolVersion)
+		fmt.Fprintf(stdout, "hookhost %s (plugin protocols %s)\n", version, protocolVersions())
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 	default:

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,7 +18,15 @@ import (
 	"github.com/hookhost/hookhost/host"
 )
 
-const protocolVersion = handshake.ProtocolVersion
+// protocolVersions are the plugin protocol versions this host speaks.
+func protocolVersions() string {
+	vs := slices.Sorted(maps.Keys(handshake.VersionedPlugins(nil, nil)))
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // downFailClosed is how a fail_closed plugin that is not running is shown.
 const downFailClosed = "DOWN (fail_closed: blocking every tool call)"
@@ -45,9 +56,9 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	failed := 0
 	if args[0] == "list" {
-		fmt.Fprintln(tw, "NAME\tVERSION\tPATH\tHOOKS\tTOOLS\tMATCHERS")
+		fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tPATH\tHOOKS\tTOOLS\tMATCHERS")
 	} else {
-		fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tPATH\tDETAIL")
+		fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tPROTOCOL\tPATH\tDETAIL")
 	}
 	for _, r := range results {
 		if !r.OK {
@@ -60,7 +71,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 				toolsCol = joinOr(r.Tools, "-")
 				matchCol = joinOr(r.Matchers, "*")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(r.Version), r.Path, hooksCol, toolsCol, matchCol)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(r.Version), protocolCol(r), where(r), hooksCol, toolsCol, matchCol)
 			continue
 		}
 		status, detail := "ok", fmt.Sprintf("%d hooks, %d tools, healthy", len(r.Hooks), len(r.Tools))
@@ -70,7 +81,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 		case !r.OK:
 			status, detail = "FAILED", r.Err.Error()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(r.Version), r.Path, detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(r.Version), protocolCol(r), where(r), detail)
 	}
 	tw.Flush()
 	if args[0] == "list" {
@@ -87,6 +98,24 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d of %d plugins failed", failed, len(results))
 	}
 	return nil
+}
+
+// protocolCol is the plugin protocol version a plugin spoke, "-" when it
+// did not start.
+func protocolCol(r host.CheckResult) string {
+	if r.Protocol == 0 {
+		return "-"
+	}
+	return "v" + strconv.Itoa(r.Protocol)
+}
+
+// where is the plugin's binary, or says that the plugin was attached to
+// rather than started.
+func where(r host.CheckResult) string {
+	if r.Attached {
+		return "(attached)"
+	}
+	return r.Path
 }
 
 func hookNames(hs []hooks.Name) []string {

@@ -61,6 +61,23 @@ func Check(s json.RawMessage) error {
 	return err
 }
 
+// Schema is a compiled tool input schema. Compiling once and validating
+// many times spares every call the decoding and checking of the schema;
+// a Schema is immutable and safe for concurrent use.
+type Schema struct {
+	root *node
+}
+
+// Compile compiles s, with the checks of Check; the error says what is
+// wrong with the schema and wraps ErrInvalidSchema.
+func Compile(s json.RawMessage) (*Schema, error) {
+	root, err := compileRoot(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
+	return &Schema{root: root}, nil
+}
+
 // Validate reports whether args, the raw JSON of a tool call's arguments,
 // satisfies schema s. Arguments must be a single JSON object. An empty or
 // null schema accepts any object.
@@ -69,10 +86,16 @@ func Check(s json.RawMessage) error {
 // either a single *Error or, when several values are wrong, an errors.Join of
 // them (at most 20), one per line, so the model can fix them all at once.
 func Validate(s json.RawMessage, args json.RawMessage) error {
-	root, err := compileRoot(s)
+	sch, err := Compile(s)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+		return err
 	}
+	return sch.Validate(args)
+}
+
+// Validate reports whether args satisfies the schema, with the errors of
+// the package-level Validate.
+func (s *Schema) Validate(args json.RawMessage) error {
 	val, err := decodeOne(args)
 	if err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %v; send a JSON object such as {}", err)
@@ -81,7 +104,7 @@ func Validate(s json.RawMessage, args json.RawMessage) error {
 		return &Error{Path: "args", Message: "must be a JSON object, got " + describe(val)}
 	}
 	var v validator
-	v.check(root, val, "args")
+	v.check(s.root, val, "args")
 	switch len(v.errs) {
 	case 0:
 		return nil

@@ -99,6 +99,14 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Validate(json.RawMessage(tt.schema), json.RawMessage(tt.args))
+			// A compiled schema must answer exactly as the one-shot form.
+			sch, cerr := Compile(json.RawMessage(tt.schema))
+			if cerr != nil {
+				t.Fatalf("Compile: %v", cerr)
+			}
+			if again := sch.Validate(json.RawMessage(tt.args)); fmt.Sprint(again) != fmt.Sprint(err) {
+				t.Fatalf("compiled Validate(%s) = %v, one-shot Validate = %v", tt.args, again, err)
+			}
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Validate(%s) = %v, want nil", tt.args, err)
@@ -145,6 +153,27 @@ func TestValidateCapsErrors(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), "\n") + 1; n != maxErrors {
 		t.Fatalf("got %d error lines, want %d", n, maxErrors)
+	}
+}
+
+func TestCompileInvalidSchema(t *testing.T) {
+	for _, bad := range []string{`{"type":"objekt"}`, `{"anyOf":[]}`, `[1]`, `{"type":"string"}`} {
+		if sch, err := Compile(json.RawMessage(bad)); !errors.Is(err, ErrInvalidSchema) || sch != nil {
+			t.Errorf("Compile(%s) = %v, %v; want ErrInvalidSchema", bad, sch, err)
+		}
+	}
+	// Empty and null schemas accept any object, and only objects.
+	for _, empty := range []string{``, `null`} {
+		sch, err := Compile(json.RawMessage(empty))
+		if err != nil {
+			t.Fatalf("Compile(%q): %v", empty, err)
+		}
+		if err := sch.Validate(json.RawMessage(`{"any":1}`)); err != nil {
+			t.Errorf("schema %q rejects an object: %v", empty, err)
+		}
+		if err := sch.Validate(json.RawMessage(`[]`)); err == nil {
+			t.Errorf("schema %q accepts an array", empty)
+		}
 	}
 }
 

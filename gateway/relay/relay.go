@@ -69,6 +69,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
@@ -119,6 +120,9 @@ const (
 // Relay runs requests; it is safe for concurrent use.
 type Relay struct {
 	cfg Config
+	// pipeline runs plugin-owned tool calls; one per Relay, so that the
+	// plugin tools' schemas are compiled once.
+	pipeline *dispatch.Pipeline
 }
 
 // New returns a relay.
@@ -132,7 +136,7 @@ func New(cfg Config) *Relay {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	return &Relay{cfg: cfg}
+	return &Relay{cfg: cfg, pipeline: &dispatch.Pipeline{Bus: cfg.Bus}}
 }
 
 // Error wraps a failure of Run, saying whether a plugin tool had already
@@ -152,7 +156,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // error.
 func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call, sink dialect.Sink) (*dialect.Result, error) {
 	run := &run{
-		cfg: &r.cfg, bus: r.cfg.Bus, ctx: ctx, protocol: front.Protocol(), call: call,
+		cfg: &r.cfg, bus: r.cfg.Bus, pipeline: r.pipeline, ctx: ctx, protocol: front.Protocol(), call: call,
 		res: &dialect.Result{Model: call.Request.Model},
 	}
 	if call.Stream && sink != nil {

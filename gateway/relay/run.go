@@ -20,6 +20,7 @@ import (
 type run struct {
 	cfg       *Config
 	bus       *hooks.Bus
+	pipeline  *dispatch.Pipeline
 	ctx       context.Context
 	protocol  llm.Protocol
 	call      *dialect.Call
@@ -633,12 +634,11 @@ func (r *run) noteRan(ds []decision) {
 }
 
 func (r *run) decideAll(calls []hooks.ToolCall) []decision {
-	pipeline := dispatch.Pipeline{Bus: r.bus}
 	ds := make([]decision, len(calls))
 	for i, c := range calls {
 		d := &ds[i]
 		if _, ok := r.bus.ToolOwner(c.Name); ok {
-			out := pipeline.Run(r.ctx, r.sessionID, c)
+			out := r.pipeline.Run(r.ctx, r.sessionID, c)
 			*d = decision{call: out.Call, answered: true, result: out.Result, ran: true}
 			r.count("plugin")
 			continue
@@ -650,7 +650,11 @@ func (r *run) decideAll(calls []hooks.ToolCall) []decision {
 }
 
 // decideClient asks pre_tool_call and pre_tool_call_can_provide_result
-// about a call for the client's own tool.
+// about a call for the client's own tool, through one ToolRun: both are
+// asked before the client sees the call, so a plugin serving both (and
+// transform_tool_result) may answer them in one exchange. A call the
+// client is to run ends its ToolRun there; the client's result, when it
+// comes, goes through the Bus (clientResult).
 func (r *run) decideClient(c hooks.ToolCall) decision {
 	d := decision{call: c}
 	args := bytes.TrimSpace(c.Arguments)
@@ -665,10 +669,12 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		return d
 	}
 	req := hooks.ToolCallRequest{SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: args}
+	tr := r.bus.StartToolCall(req)
+	defer tr.Close()
 	var status hooks.CallStatus
 	how := "client"
 	if r.bus.Subscribed(hooks.PreToolCall, c.Name) {
-		pre := r.bus.PreToolCall(r.ctx, req)
+		pre := tr.PreToolCall(r.ctx)
 		switch {
 		case pre.Blocked:
 			d.answered, d.result, status, how = true, errorResult(pre.Message), hooks.StatusBlocked, "blocked"
@@ -677,7 +683,7 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		}
 	}
 	if !d.answered && r.ctx.Err() == nil && r.bus.Subscribed(hooks.PreToolCallCanProvideResult, c.Name) {
-		if p := r.bus.ProvideResult(r.ctx, req); p != nil {
+		if p := tr.ProvideResult(r.ctx); p != nil {
 			d.answered, d.result, status, how = true, p.ToolResult.AsJSON(), hooks.ProvidedBy(p.Plugin), "provided"
 		}
 	}
@@ -691,10 +697,10 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: req.Arguments, Result: d.result, Status: status,
 	}
 	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
-		r.bus.ToolCallDone(ev)
+		tr.Done(ev)
 	}
 	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
-		if t, by := r.bus.TransformToolResult(r.ctx, ev); len(by) > 0 {
+		if t, by := tr.Transform(r.ctx, ev); len(by) > 0 {
 			d.result = t.AsJSON()
 		}
 	}

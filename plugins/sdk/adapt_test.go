@@ -165,7 +165,7 @@ func TestAdaptNilPanics(t *testing.T) {
 func TestVersionedPlugins(t *testing.T) {
 	impl := sdk.Adapt(&guardian{})
 	set := handshake.VersionedPlugins(impl, nil)
-	if len(set) != 1 || len(set[handshake.ProtocolVersion]) != 1 {
+	if len(set) != 2 || len(set[handshake.ProtocolVersion]) != 1 {
 		t.Fatalf("plugin set %v", set)
 	}
 	gp, ok := set[handshake.ProtocolVersion][handshake.PluginKey].(*handshake.GRPCPlugin)
@@ -175,7 +175,7 @@ func TestVersionedPlugins(t *testing.T) {
 	var _ plugin.GRPCPlugin = gp
 
 	raw, err := gp.GRPCClient(context.Background(), nil, nil)
-	if _, ok := raw.(*wire.Client); err != nil || !ok {
+	if _, ok := raw.(*wire.V2Client); err != nil || !ok {
 		t.Fatalf("GRPCClient returned %T, %v", raw, err)
 	}
 	if err := (&handshake.GRPCPlugin{}).GRPCServer(nil, nil); err == nil {

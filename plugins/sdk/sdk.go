@@ -21,16 +21,106 @@
 // for "no opinion"; an error, a panic or a missed deadline counts as no
 // opinion too, so a failing plugin never breaks a conversation.
 //
-// Lifecycle of a plugin process. The host starts the binary with go-plugin's
-// handshake (a magic cookie in the environment; started by hand, the binary
-// prints a notice and exits 1). Serve derives and validates the manifest,
-// prints the handshake line on stdout and serves gRPC. The host then calls
-// Describe, then Configure once with the plugin's config table, then hooks,
-// concurrently, each under a deadline. The process exits when the host
-// shuts it down, and also when the host dies, however it died: on Linux,
-// macOS and the BSDs, Serve watches its parent and, once it is gone, kills
-// the plugin's process group (its children included) when the plugin leads
+// # Tools
+//
+// A plugin contributes tools to the model in one of two ways. Typed tools
+// are Go functions, declared with NewTool and listed in Info.ToolFuncs; the
+// SDK derives each tool's JSON schema from its argument struct, decodes the
+// model's arguments strictly into it and answers
+// pre_tool_call_can_provide_result for it:
+//
+//	type burnArgs struct {
+//		Window *string `json:"window" enum:"today,7d,all" default:"today" desc:"period to total"`
+//		Limit  int     `json:"limit" minimum:"1" maximum:"100"`
+//	}
+//
+//	burn := sdk.NewTool("ledger__get_burn", "cost in USD over a window",
+//		func(ctx context.Context, a burnArgs) (any, error) { ... })
+//
+// The schema follows encoding/json: a property per exported field, named
+// by its json tag ("-" skips it, fields of embedded structs are promoted);
+// a field is required unless it is a pointer or tagged omitempty (or
+// omitzero); unknown properties are refused. Go types map onto JSON types:
+// strings, booleans, integers (any int or uint type: "integer", with the
+// Go type's range as minimum and maximum when it is narrower than 64
+// bits), floats ("number"), slices ("array" with items), structs ("object")
+// and map[string]T ("object" whose additionalProperties is T's schema);
+// any and json.RawMessage (and other json.Unmarshalers) take any JSON
+// value; a type that reads itself from text, such as time.Time, is a
+// string. More tags speak to the model: desc (the property's description),
+// enum (allowed strings, comma-separated), minimum and maximum (numbers),
+// default (the value the tool assumes when the property is left out: the
+// SDK only tells the model, it does not fill the field in, so it is for
+// optional fields). On a pointer or a slice of scalars the tags apply to
+// the value or to each element. The host validates a call's arguments
+// against this schema before it asks the plugin, and the SDK decodes them
+// by the same rules: the enum and the bounds are checked, 20.0 is an
+// integer, a value that overflows the Go type is refused, and every
+// problem is named by its path (args.items[2].name) in an error result the
+// model can act on.
+//
+// A plugin may also answer tools itself: it declares them in Info.Tools and
+// implements ResultProvider. Both can be combined; the ResultProvider is
+// asked only for tools that are not typed.
+//
+// # Matchers
+//
+// Tool hooks are asked only for the tool names their matchers cover
+// (path.Match globs). Info.Matchers apply to every tool hook;
+// Info.HookMatchers gives one hook globs of its own. A plugin that audits
+// every tool but answers only its own says so, and the host does not call
+// it synchronously for any other tool:
+//
+//	func (p *ledger) Info() sdk.Info {
+//		return sdk.Info{
+//			Name: "ledger",
+//			HookMatchers: map[hooks.Name][]string{
+//				hooks.PostToolCall:                {},             // every tool
+//				hooks.PreToolCallCanProvideResult: {"ledger__*"}, // its own
+//			},
+//		}
+//	}
+//
+// With typed tools the SDK sets pre_tool_call_can_provide_result's
+// matchers itself when the plugin does not: exactly the typed tools'
+// names, plus the plugin's Matchers when it has a ResultProvider of its
+// own (every tool, if those are empty).
+//
+// # Lifecycle of a plugin process
+//
+// The host starts the binary with go-plugin's handshake (a magic cookie in
+// the environment; started by hand, the binary prints a notice and exits
+// 1). Serve derives and validates the manifest, prints the handshake line
+// on stdout and serves gRPC, offering both plugin protocols: version 2 (one
+// stream per plugin carrying every hook call, the default) and version 1
+// (one RPC per hook call); go-plugin settles on the highest version the
+// host speaks too, so a plugin built with this SDK works with older and
+// newer hosts alike. The host then calls Describe, then Configure once with
+// the plugin's config table, then hooks, concurrently, each under a
+// deadline; a call the host stops waiting for is cancelled in the plugin
+// (its handler's context ends). The process exits when the host shuts it
+// down, and also when the host dies, however it died: on Linux, macOS and
+// the BSDs, Serve watches its parent and, once it is gone, kills the
+// plugin's process group (its children included) when the plugin leads
 // one, or exits otherwise.
+//
+// # Debugging a plugin
+//
+// Started by hand with HOOKHOST_PLUGIN_DEBUG=1 in its environment, for
+// instance under a debugger, a plugin serves without the handshake and
+// without watching its parent, prints one line to stdout,
+//
+//	HOOKHOST_REATTACH_PLUGINS='{"guard":{"Protocol":"grpc","ProtocolVersion":2,...}}'
+//
+// and serves until interrupted (Ctrl-C or SIGTERM; it exits 0). Put that
+// line in the environment of hookhost (or the object in
+// plugins.entries.<name>.reattach) and the host attaches to the running
+// plugin instead of launching it, calls it like any other, and leaves it
+// running when it exits:
+//
+//	go build -gcflags=all='-N -l' -o bin/plugins/guard ./examples/guard
+//	HOOKHOST_PLUGIN_DEBUG=1 dlv exec bin/plugins/guard --headless --listen=:2345 --api-version=2
+//	# or, in the foreground: HOOKHOST_PLUGIN_DEBUG=1 dlv debug ./examples/guard
 //
 // What crosses to the host is bounded: an answer over the host's
 // max_result_size for the plugin (4 MiB by default) is dropped and counted

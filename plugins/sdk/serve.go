@@ -1,21 +1,30 @@
 package sdk
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
-
-	"github.com/hookhost/hookhost/plugins/handshake"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
 // Serve runs p as a plugin process and never returns: it exits 0 when the
 // host shuts the plugin down, and non-zero when the plugin cannot start.
 //
-// In order, it:
+// Started without the host's handshake cookie and outside debug mode, it
+// says what the binary is and how to debug it, and exits 1. Otherwise, in
+// order, it:
 //
 //  1. starts watching the parent process before anything else, so the
 //     plugin does not outlive a host that died without shutting it down,
@@ -25,7 +34,23 @@ import (
 //  3. validates the derived manifest the way the host will (tool
 //     namespaces aside, which the host's config may waive) and exits 1
 //     with the reason on stderr if it is invalid;
-//  4. serves the hook service with go-plugin over gRPC.
+//  4. serves the hook service with go-plugin over gRPC, protocol versions
+//     2 and 1 (handshake.VersionedPlugins); go-plugin picks the highest
+//     one the host offers too.
+//
+// With HOOKHOST_PLUGIN_DEBUG=1 in its environment, Serve skips step 1 and
+// serves in debug mode instead, for a plugin started by hand (see the
+// package documentation): go-plugin's test mode, without the cookie, the
+// handshake line or mTLS, after printing to stdout the one line that
+// attaches a host to it,
+//
+//	HOOKHOST_REATTACH_PLUGINS='{"<name>":{"Protocol":"grpc","ProtocolVersion":2,"Pid":...,"Test":true,"Addr":{"Network":"unix","String":"..."}}}'
+//
+// and a word of explanation to stderr; its log is text rather than JSON,
+// stray writes to os.Stdout go to stderr, and SIGINT or SIGTERM stop it
+// with exit status 0. It serves the highest protocol version unless
+// go-plugin's PLUGIN_PROTOCOL_VERSIONS says otherwise
+// (PLUGIN_PROTOCOL_VERSIONS=1 pins version 1).
 //
 // About stdout and stderr under go-plugin (v1.8): the first line the plugin
 // writes to stdout must be the handshake line, so anything a plugin prints
@@ -38,16 +63,26 @@ import (
 // stderr lines as log lines; a line over 32 KiB is cut in the log, never
 // left unread). Base.Logger writes to the
 // original stderr, so logs reach the host whatever the plugin does with
-// os.Stderr. go-plugin also ignores SIGINT in the plugin, so a Ctrl-C meant
-// for the host does not kill its plugins behind its back.
+// os.Stderr. go-plugin also ignores SIGINT in the plugin (outside debug
+// mode), so a Ctrl-C meant for the host does not kill its plugins behind
+// its back.
 func Serve(p Plugin) {
+	debug := debugMode()
+	if !debug && os.Getenv(handshake.Config.MagicCookieKey) != handshake.Config.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "This binary is a hookhost plugin: hookhost starts it when its name is in plugins.enabled.\n"+
+			"To start it by hand (under a debugger, say), set %s=1: it then prints a line to give hookhost.\n", debugEnv)
+		os.Exit(1)
+	}
 	// Captured before go-plugin swaps os.Stderr for its pipe: the host
 	// reads this descriptor and re-levels the JSON lines into its own log.
+	// In debug mode a person reads it, so it is text.
 	stderr := os.Stderr
 	newLogger := func(name string) hclog.Logger {
-		return hclog.New(&hclog.LoggerOptions{Name: name, Output: stderr, JSONFormat: true, Level: hclog.Debug})
+		return hclog.New(&hclog.LoggerOptions{Name: name, Output: stderr, JSONFormat: !debug, Level: hclog.Debug})
 	}
-	watchParent(newLogger("hookhost-sdk"))
+	if !debug {
+		watchParent(newLogger("hookhost-sdk"))
+	}
 
 	var impl *hooks.Funcs
 	withStdoutOnStderr(func() { impl = adapt(p, newLogger) })
@@ -63,7 +98,7 @@ func Serve(p Plugin) {
 	}
 
 	serving := false
-	plugin.Serve(&plugin.ServeConfig{
+	cfg := &plugin.ServeConfig{
 		HandshakeConfig:  handshake.Config,
 		VersionedPlugins: handshake.VersionedPlugins(impl, configureOf(p)),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
@@ -71,7 +106,11 @@ func Serve(p Plugin) {
 			return plugin.DefaultGRPCServer(append(opts, serverOptions()...))
 		},
 		Logger: log,
-	})
+	}
+	if debug {
+		os.Exit(serveDebug(cfg, m.Name, log))
+	}
+	plugin.Serve(cfg)
 	// plugin.Serve returns both when the host shuts the plugin down and
 	// when it fails to set up its listener; only the first is a clean exit.
 	if !serving {
@@ -79,6 +118,96 @@ func Serve(p Plugin) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// debugEnv, set to 1 (or true), makes Serve serve in debug mode.
+const debugEnv = "HOOKHOST_PLUGIN_DEBUG"
+
+// reattachEnv is the variable the host reads reattach configs from.
+const reattachEnv = "HOOKHOST_REATTACH_PLUGINS"
+
+// protocolVersionsEnv is go-plugin's list of the versions a client speaks.
+const protocolVersionsEnv = "PLUGIN_PROTOCOL_VERSIONS"
+
+func debugMode() bool {
+	on, _ := strconv.ParseBool(os.Getenv(debugEnv))
+	return on
+}
+
+// serveDebug serves cfg in go-plugin's test mode, for a plugin started by
+// hand (under a debugger, say) that the host attaches to: no cookie, no
+// parent to watch, no mTLS (test mode has no client certificate to answer),
+// and no handshake line; instead one line on stdout that the host takes as
+// it is, and an explanation on stderr. It serves until SIGINT or SIGTERM
+// and returns the exit status.
+func serveDebug(cfg *plugin.ServeConfig, name string, log hclog.Logger) int {
+	// Without a list from a client, go-plugin serves its lowest version;
+	// a plugin started by hand serves the highest unless told otherwise.
+	if os.Getenv(protocolVersionsEnv) == "" {
+		var vs []string
+		for v := range cfg.VersionedPlugins {
+			vs = append(vs, strconv.Itoa(v))
+		}
+		_ = os.Setenv(protocolVersionsEnv, strings.Join(vs, ","))
+	}
+	// Exactly one line is ours on stdout; stray prints go to stderr.
+	stdout := os.Stdout
+	os.Stdout = os.Stderr
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	cfg.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed}
+	go plugin.Serve(cfg)
+
+	select {
+	case rc := <-reattach:
+		line, err := reattachLine(name, rc)
+		if err != nil {
+			log.Error("plugin cannot start in debug mode", "error", err)
+			stop()
+			<-closed
+			return 1
+		}
+		fmt.Fprintln(stdout, line)
+		fmt.Fprintf(os.Stderr, "plugin %s is serving in debug mode (protocol version %d, pid %d); "+
+			"start hookhost with the line above in its environment; Ctrl-C stops it\n", name, rc.ProtocolVersion, rc.Pid)
+	case <-closed:
+		log.Error("plugin cannot start in debug mode: go-plugin failed before serving (see the error above)")
+		return 1
+	}
+	<-closed
+	log.Info("debug mode: stopped")
+	return 0
+}
+
+// reattachConfig is go-plugin's ReattachConfig in the JSON form hosts read
+// (Terraform's TF_REATTACH_PROVIDERS has the same shape): the address as
+// its network and string, which a net.Addr does not marshal to.
+type reattachConfig struct {
+	Protocol        plugin.Protocol
+	ProtocolVersion int
+	Pid             int
+	Test            bool
+	Addr            struct{ Network, String string }
+}
+
+// reattachLine is the shell assignment of reattachEnv that attaches a host
+// to the plugin name served as rc.
+func reattachLine(name string, rc *plugin.ReattachConfig) (string, error) {
+	if rc.Addr == nil {
+		return "", errors.New("go-plugin reported no address")
+	}
+	c := reattachConfig{Protocol: rc.Protocol, ProtocolVersion: rc.ProtocolVersion, Pid: rc.Pid, Test: rc.Test}
+	c.Addr.Network, c.Addr.String = rc.Addr.Network(), rc.Addr.String()
+	js, err := json.Marshal(map[string]reattachConfig{name: c})
+	if err != nil {
+		return "", err
+	}
+	// Single-quoted for a POSIX shell; a quote inside is closed, escaped
+	// and reopened.
+	return reattachEnv + "='" + strings.ReplaceAll(string(js), "'", `'\''`) + "'", nil
 }
 
 func withStdoutOnStderr(f func()) {

@@ -6,11 +6,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,33 +140,103 @@ func clientConfig(bin string, log hclog.Logger, env ...string) *plugin.ClientCon
 	}
 }
 
-// launch starts the test plugin as a host would and returns its go-plugin
-// client and the dispensed hook client, already described.
-func launch(t *testing.T) (*plugin.Client, *wire.Client, *logSink) {
-	t.Helper()
-	sink := newLogSink(t)
-	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
-	pc := plugin.NewClient(clientConfig(pluginBinary(t), log))
-	t.Cleanup(pc.Kill)
+// versions are the protocol versions the host side of these tests offers
+// one at a time; 0 offers every version, as hookhost does by default.
+func versions() []int {
+	vs := []int{0}
+	for v := range handshake.VersionedPlugins(nil, nil) {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// hostConn is a plugin process as these tests talk to it: the dispensed
+// wire.Conn of whichever version was negotiated, with typed helpers.
+type hostConn struct {
+	wire.Conn
+	manifest hooks.Manifest
+}
+
+func (c *hostConn) Manifest() hooks.Manifest { return c.manifest }
+
+func (c *hostConn) PreToolCall(ctx context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	return ask[*hooks.PreToolCallDecision](ctx, c, hooks.PreToolCall, req)
+}
+
+func (c *hostConn) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	return ask[*hooks.ToolResult](ctx, c, hooks.PreToolCallCanProvideResult, req)
+}
+
+func (c *hostConn) TransformLLMOutput(ctx context.Context, req hooks.LLMOutput) (*hooks.TextReplacement, error) {
+	return ask[*hooks.TextReplacement](ctx, c, hooks.TransformLLMOutput, req)
+}
+
+func ask[T any](ctx context.Context, c wire.Conn, hook hooks.Name, req any) (T, error) {
+	var zero T
+	v, err := c.Handle(ctx, hook, req)
+	if err != nil || v == nil {
+		return zero, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, fmt.Errorf("%s answered a %T, want %T", hook, v, zero)
+	}
+	return t, nil
+}
+
+// dispense returns the described hook client of a started go-plugin client.
+func dispense(pc *plugin.Client) (*hostConn, error) {
 	rpc, err := pc.Client()
 	if err != nil {
-		t.Fatalf("starting the plugin: %v", err)
+		return nil, fmt.Errorf("starting the plugin: %w", err)
 	}
 	raw, err := rpc.Dispense(handshake.PluginKey)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	wc, ok := raw.(*wire.Client)
+	wc, ok := raw.(wire.Conn)
 	if !ok {
-		t.Fatalf("dispensed %T, want *wire.Client", raw)
+		return nil, fmt.Errorf("dispensed %T, want a wire.Conn", raw)
 	}
-	if _, err := wc.Describe(t.Context()); err != nil {
-		t.Fatal(err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := wc.Describe(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return pc, wc, sink
+	return &hostConn{Conn: wc, manifest: m}, nil
 }
 
-func provide(t *testing.T, c *wire.Client, name, args string) string {
+// launch starts the test plugin as a host would, offering protocol version
+// (0: every version), and returns its go-plugin client and the dispensed
+// hook client, already described.
+func launch(t *testing.T, version int) (*plugin.Client, *hostConn, *logSink) {
+	t.Helper()
+	sink := newLogSink(t)
+	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
+	cfg := clientConfig(pluginBinary(t), log)
+	if version != 0 {
+		cfg.VersionedPlugins = map[int]plugin.PluginSet{version: cfg.VersionedPlugins[version]}
+	}
+	pc := plugin.NewClient(cfg)
+	t.Cleanup(pc.Kill)
+	c, err := dispense(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	want := version
+	if want == 0 {
+		want = highestVersion()
+	}
+	if c.Version() != want || pc.NegotiatedVersion() != want {
+		t.Fatalf("negotiated protocol version %d (client %d), want %d", pc.NegotiatedVersion(), c.Version(), want)
+	}
+	return pc, c, sink
+}
+
+func provide(t *testing.T, c *hostConn, name, args string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -178,13 +251,22 @@ func provide(t *testing.T, c *wire.Client, name, args string) string {
 }
 
 func TestServeProcess(t *testing.T) {
-	pc, c, sink := launch(t)
+	for _, v := range versions() {
+		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { testServeProcess(t, v) })
+	}
+}
+
+func testServeProcess(t *testing.T, version int) {
+	pc, c, sink := launch(t, version)
 	ctx := t.Context()
 
 	want := hooks.Manifest{
 		Name: "testplugin", Version: "0.1.0",
 		Hooks: []hooks.Name{hooks.PreToolCall, hooks.PreToolCallCanProvideResult},
-		Tools: []hooks.ToolSpec{{Name: "testplugin__echo", Description: "echoes its arguments", InputSchema: []byte(`{"type":"object"}`)}},
+		Tools: []hooks.ToolSpec{
+			{Name: "testplugin__echo", Description: "echoes its arguments", InputSchema: []byte(`{"type":"object"}`)},
+			{Name: "testplugin__add", Description: "adds two integers", InputSchema: []byte(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false}`)},
+		},
 	}
 	if got := c.Manifest(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("manifest\n got  %+v\n want %+v", got, want)
@@ -202,6 +284,16 @@ func TestServeProcess(t *testing.T) {
 
 	if got := provide(t, c, "testplugin__echo", `{"invalid json`); got != `{"invalid json` {
 		t.Fatalf("echo: %q", got)
+	}
+	// The typed tool is answered by the SDK, its errors as error results.
+	if got := provide(t, c, "testplugin__add", `{"a":2,"b":3}`); got != `{"sum":5}` {
+		t.Fatalf("typed tool: %q", got)
+	}
+	if got := provide(t, c, "testplugin__add", `{"a":2,"b":"3"}`); got != `{"error":"tool testplugin__add: arguments: args.b: must be an integer, got string \"3\""}` {
+		t.Fatalf("typed tool, bad arguments: %q", got)
+	}
+	if got := provide(t, c, "testplugin__add", `{"a":0,"b":0}`); got != `{"error":"tool testplugin__add failed: it panicked: zero"}` {
+		t.Fatalf("typed tool, panic: %q", got)
 	}
 	if d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "block"}); err != nil || d == nil || d.Block == nil || d.Block.Message != "blocked by testplugin" {
 		t.Fatalf("block: %+v %v", d, err)
@@ -229,6 +321,8 @@ func TestServeProcess(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("sleep: got %v, want a deadline error", err)
 	}
+	// The host gave up, and the handler's context ended with it.
+	waitFor(t, 30*time.Second, "the sleeping handler's context to end", func() bool { return provide(t, c, "cancelled", "") == "1" })
 	if got := provide(t, c, "testplugin__echo", `{"after":"sleep"}`); got != `{"after":"sleep"}` {
 		t.Fatalf("after sleep: %q", got)
 	}
@@ -266,7 +360,13 @@ func TestServeProcess(t *testing.T) {
 }
 
 func TestServeProcessCrash(t *testing.T) {
-	pc, c, _ := launch(t)
+	for _, v := range versions() {
+		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) { testServeProcessCrash(t, v) })
+	}
+}
+
+func testServeProcessCrash(t *testing.T, version int) {
+	pc, c, _ := launch(t, version)
 	_, err := c.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "crash"})
 	if !errors.Is(err, hooks.ErrUnavailable) {
 		t.Fatalf("crash mid-call: got %v, want hooks.ErrUnavailable", err)
@@ -280,15 +380,22 @@ func TestServeProcessCrash(t *testing.T) {
 }
 
 func TestServeRefusesInvalidManifest(t *testing.T) {
-	sink := newLogSink(t)
-	log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
-	pc := plugin.NewClient(clientConfig(pluginBinary(t), log, "TESTPLUGIN_BAD_TOOL=bad tool!"))
-	defer pc.Kill()
-	if _, err := pc.Client(); err == nil {
-		t.Fatal("a plugin with an invalid manifest started")
-	}
-	if log := sink.String(); !strings.Contains(log, "[ERROR] host.testplugin: plugin cannot start: invalid manifest") || !strings.Contains(log, `manifest: tool name \"bad tool!\" must match`) {
-		t.Fatalf("the reason did not reach the host's log:\n%s", sink.String())
+	for env, reason := range map[string]string{
+		"TESTPLUGIN_BAD_TOOL=bad tool!":       `manifest: tool name \"bad tool!\" must match`,
+		"TESTPLUGIN_DUP_TOOL=testplugin__add": `manifest: tool \"testplugin__add\" declared twice`,
+	} {
+		t.Run(env, func(t *testing.T) {
+			sink := newLogSink(t)
+			log := hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug})
+			pc := plugin.NewClient(clientConfig(pluginBinary(t), log, env))
+			defer pc.Kill()
+			if _, err := pc.Client(); err == nil {
+				t.Fatal("a plugin with an invalid manifest started")
+			}
+			if log := sink.String(); !strings.Contains(log, "[ERROR] host.testplugin: plugin cannot start: invalid manifest") || !strings.Contains(log, reason) {
+				t.Fatalf("the reason did not reach the host's log:\n%s", sink.String())
+			}
+		})
 	}
 }
 
@@ -305,7 +412,7 @@ func TestServeStartedByHand(t *testing.T) {
 	if stdout.Len() != 0 {
 		t.Errorf("wrote to stdout: %q", stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "This binary is a plugin") {
+	if !strings.Contains(stderr.String(), "This binary is a hookhost plugin") || !strings.Contains(stderr.String(), "set HOOKHOST_PLUGIN_DEBUG=1") {
 		t.Errorf("stderr: %q", stderr.String())
 	}
 }
@@ -395,15 +502,10 @@ func runParent() int {
 		pc.Kill()
 		return 1
 	}
-	rpc, err := pc.Client()
+	c, err := dispense(pc)
 	if err != nil {
 		return fail(err)
 	}
-	raw, err := rpc.Dispense(handshake.PluginKey)
-	if err != nil {
-		return fail(err)
-	}
-	c := raw.(*wire.Client)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	report := []string{}
@@ -451,5 +553,207 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 			t.Fatalf("gave up waiting %v for %s", limit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// debugPlugin is the test plugin started by hand in debug mode.
+type debugPlugin struct {
+	cmd    *exec.Cmd
+	line   string
+	stdout chan string // the lines after the first, then closed
+	stderr *logSink
+	exited chan error
+}
+
+func startDebug(t *testing.T, env ...string) *debugPlugin {
+	t.Helper()
+	cmd := exec.Command(pluginBinary(t))
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOOKHOST_PLUGIN_DEBUG=1"}, env...)
+	d := &debugPlugin{cmd: cmd, stdout: make(chan string, 100), stderr: newLogSink(t), exited: make(chan error, 1)}
+	cmd.Stderr = d.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !processGone(cmd.Process.Pid) {
+			_ = cmd.Process.Kill()
+		}
+	})
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for n := 0; sc.Scan(); n++ {
+			if n == 0 {
+				first <- sc.Text()
+			} else {
+				d.stdout <- sc.Text()
+			}
+		}
+		close(first)
+		close(d.stdout)
+		d.exited <- cmd.Wait()
+	}()
+	select {
+	case line, ok := <-first:
+		if !ok {
+			t.Fatalf("the plugin printed nothing to stdout in debug mode; stderr:\n%s", d.stderr.String())
+		}
+		d.line = line
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no reattach line from the plugin in debug mode; stderr:\n%s", d.stderr.String())
+	}
+	return d
+}
+
+// reattachEntry is one plugin in HOOKHOST_REATTACH_PLUGINS, as a host reads
+// it.
+type reattachEntry struct {
+	Protocol        string
+	ProtocolVersion int
+	Pid             int
+	Test            bool
+	Addr            struct{ Network, String string }
+}
+
+// parseReattachLine reads the shell assignment the plugin printed.
+func parseReattachLine(t *testing.T, line string) map[string]reattachEntry {
+	t.Helper()
+	const prefix = "HOOKHOST_REATTACH_PLUGINS='"
+	if !strings.HasPrefix(line, prefix) || !strings.HasSuffix(line, "'") {
+		t.Fatalf("reattach line %q", line)
+	}
+	var m map[string]reattachEntry
+	dec := json.NewDecoder(strings.NewReader(strings.TrimSuffix(strings.TrimPrefix(line, prefix), "'")))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("reattach line %q: %v", line, err)
+	}
+	return m
+}
+
+func highestVersion() int {
+	v := 0
+	for k := range handshake.VersionedPlugins(nil, nil) {
+		v = max(v, k)
+	}
+	return v
+}
+
+func TestServeDebugMode(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     []string
+		version int
+		signal  syscall.Signal
+	}{
+		{"highest version, SIGINT", nil, highestVersion(), syscall.SIGINT},
+		{"version 1 pinned, SIGTERM", []string{"PLUGIN_PROTOCOL_VERSIONS=1"}, 1, syscall.SIGTERM},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := startDebug(t, c.env...)
+			entries := parseReattachLine(t, d.line)
+			e, ok := entries["testplugin"]
+			if len(entries) != 1 || !ok {
+				t.Fatalf("reattach line names %v, want testplugin only", entries)
+			}
+			if e.Protocol != string(plugin.ProtocolGRPC) || e.ProtocolVersion != c.version || e.Pid != d.cmd.Process.Pid || !e.Test || e.Addr.Network == "" || e.Addr.String == "" {
+				t.Fatalf("reattach config %+v (plugin pid %d), want grpc version %d in test mode", e, d.cmd.Process.Pid, c.version)
+			}
+			waitFor(t, 30*time.Second, "the explanation on stderr", func() bool {
+				log := d.stderr.String()
+				return strings.Contains(log, "plugin testplugin is serving in debug mode") && strings.Contains(log, "start hookhost with the line above in its environment; Ctrl-C stops it")
+			})
+
+			// A host attaches to it the way go-plugin reattaches.
+			var addr net.Addr
+			switch e.Addr.Network {
+			case "unix":
+				addr = &net.UnixAddr{Net: "unix", Name: e.Addr.String}
+			default:
+				a, err := net.ResolveTCPAddr(e.Addr.Network, e.Addr.String)
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr = a
+			}
+			sink := newLogSink(t)
+			// On reattach go-plugin dispenses from Plugins, not from
+			// VersionedPlugins: the host picks the set of the version the
+			// plugin reported.
+			pc := plugin.NewClient(&plugin.ClientConfig{
+				HandshakeConfig:  handshake.Config,
+				Plugins:          handshake.VersionedPlugins(nil, nil)[e.ProtocolVersion],
+				Reattach:         &plugin.ReattachConfig{Protocol: plugin.Protocol(e.Protocol), ProtocolVersion: e.ProtocolVersion, Pid: e.Pid, Test: e.Test, Addr: addr},
+				AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+				Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Output: sink, Level: hclog.Debug}),
+			})
+			rpc, err := pc.Client()
+			if err != nil {
+				t.Fatalf("attaching: %v", err)
+			}
+			raw, err := rpc.Dispense(handshake.PluginKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, ok := raw.(wire.Conn)
+			if !ok {
+				t.Fatalf("dispensed %T, want a wire.Conn", raw)
+			}
+			if conn.Version() != c.version {
+				t.Fatalf("attached over version %d, want %d", conn.Version(), c.version)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			if m, err := conn.Describe(ctx); err != nil || m.Name != "testplugin" {
+				t.Fatalf("describe: %+v %v", m, err)
+			}
+			ans, err := conn.Handle(ctx, hooks.PreToolCall, hooks.ToolCallRequest{Name: "block"})
+			if d, ok := ans.(*hooks.PreToolCallDecision); err != nil || !ok || d == nil || d.Block == nil || d.Block.Message != "blocked by testplugin" {
+				t.Fatalf("pre_tool_call: %#v %v", ans, err)
+			}
+			for name, want := range map[string]string{"testplugin__add": `{"sum":5}`, "stdout": "printed"} {
+				ans, err := conn.Handle(ctx, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: name, Arguments: json.RawMessage(`{"a":2,"b":3}`)})
+				if r, ok := ans.(*hooks.ToolResult); err != nil || !ok || r == nil || r.Content != want {
+					t.Fatalf("%s: %#v %v", name, ans, err)
+				}
+			}
+
+			// A host that lets go leaves it running: it was started by hand.
+			conn.Close()
+			pc.Kill()
+			if processGone(d.cmd.Process.Pid) {
+				t.Fatal("the host's Kill ended a plugin it had attached to")
+			}
+
+			if err := d.cmd.Process.Signal(c.signal); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-d.exited:
+				if err != nil {
+					t.Fatalf("after %v: %v, want exit status 0; stderr:\n%s", c.signal, err, d.stderr.String())
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("the plugin did not stop on %v", c.signal)
+			}
+			// The reattach line is the only line on stdout, stray prints
+			// included.
+			var rest []string
+			for l := range d.stdout {
+				rest = append(rest, l)
+			}
+			if len(rest) != 0 {
+				t.Fatalf("stdout had more lines: %q", rest)
+			}
+			if log := d.stderr.String(); !strings.Contains(log, "stray output after the handshake") {
+				t.Fatalf("the stray print did not go to stderr:\n%s", log)
+			}
+		})
 	}
 }

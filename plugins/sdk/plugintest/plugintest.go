@@ -10,10 +10,12 @@
 //		}
 //	}
 //
-// The plugin goes through sdk.Adapt, exactly as under sdk.Serve, and the Bus
-// applies the same rules as in the host: a handler that errors, panics or
-// misses its deadline counts as no opinion, and the Bus's warning about it
-// is written to the test log.
+// The plugin goes through sdk.Adapt, exactly as under sdk.Serve (typed
+// tools, matchers and per-hook matchers included), and the Bus applies the
+// same rules as in the host: a handler that errors, panics or misses its
+// deadline counts as no opinion, and the Bus's warning about it is written
+// to the test log. WithProtocol puts the real plugin protocol between the
+// Bus and the plugin.
 package plugintest
 
 import (
@@ -29,6 +31,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wiretest"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
@@ -54,6 +57,23 @@ type settings struct {
 	config    *string
 	opts      hooks.Options
 	flushWait time.Duration
+	protocol  int
+}
+
+// WithProtocol runs the plugin through the real plugin protocol, version 1
+// or 2, over an in-memory gRPC connection, instead of calling it directly:
+// its manifest comes from Describe, its config through Configure, and every
+// hook call and answer is converted as it is between the host and a plugin
+// process, so a test also covers what the protocol carries (sizes, UTF-8,
+// JSON results, per-hook matchers). Version 0 is in-process, the default.
+// To run a test every way:
+//
+//	for _, v := range []int{0, 1, 2} {
+//		h := plugintest.New(t, &guard{}, plugintest.WithProtocol(v))
+//		...
+//	}
+func WithProtocol(version int) Option {
+	return func(s *settings) { s.protocol = version }
 }
 
 // WithConfig configures the plugin with configJSON, as the host does with
@@ -79,17 +99,29 @@ func New(t testing.TB, p sdk.Plugin, opts ...Option) *Harness {
 	for _, o := range opts {
 		o(&s)
 	}
-	impl := sdk.Adapt(p)
+	var impl hooks.Plugin = sdk.Adapt(p)
+	var configure func(context.Context, json.RawMessage) error
+	if c, ok := p.(sdk.Configurer); ok {
+		configure = c.Configure
+	}
+	switch s.protocol {
+	case 0:
+	case 1, 2:
+		conn := wiretest.Connect(t, s.protocol, impl, configure)
+		impl = &wiretest.Remote{Conn: conn}
+		configure = func(ctx context.Context, cfg json.RawMessage) error { return conn.Configure(ctx, cfg) }
+	default:
+		t.Fatalf("plugintest: WithProtocol(%d): there are protocol versions 1 and 2 (0: in-process)", s.protocol)
+	}
 	if s.config != nil {
-		c, ok := p.(sdk.Configurer)
-		if !ok {
+		if _, ok := p.(sdk.Configurer); !ok {
 			t.Fatalf("plugintest: WithConfig given but %T has no Configure method (embed sdk.Base or implement sdk.Configurer)", p)
 		}
 		if !json.Valid([]byte(*s.config)) {
 			t.Fatalf("plugintest: WithConfig: %q is not valid JSON", *s.config)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.flushWait)
-		err := c.Configure(ctx, json.RawMessage(*s.config))
+		err := configure(ctx, json.RawMessage(*s.config))
 		cancel()
 		if err != nil {
 			t.Fatalf("plugintest: plugin %q: configure: %v", impl.Manifest().Name, err)
@@ -206,6 +238,18 @@ func (h *Harness) Flush() {
 	if err := h.Bus.Flush(ctx); err != nil {
 		h.t.Fatalf("plugintest: observer events not delivered: %v", err)
 	}
+}
+
+// Calls returns how many times the Bus has called the plugin for hook, so a
+// test can check that its matchers keep it out of calls it cannot change.
+func (h *Harness) Calls(hook hooks.Name) uint64 {
+	name := h.Plugin.Manifest().Name
+	for _, hs := range h.Bus.Stats().Hooks {
+		if hs.Plugin == name && hs.Hook == hook {
+			return hs.Calls
+		}
+	}
+	return 0
 }
 
 // Failures returns how many calls of hook failed with kind (an error, a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -326,5 +327,177 @@ func (f *fakeTB) run(fn func()) {
 	<-done
 	for i := len(f.cleanups) - 1; i >= 0; i-- {
 		f.cleanups[i]()
+	}
+}
+
+// auditor audits every tool call, guards only shell and fs_* tools, rewrites
+// only its own tools' results, and answers one typed tool.
+type auditor struct {
+	sdk.Base
+
+	mu      sync.Mutex
+	guarded []string
+	audited []string
+	changed []string
+}
+
+type countArgs struct {
+	Status *string `json:"status" enum:"ok,blocked"`
+}
+
+func (a *auditor) Info() sdk.Info {
+	return sdk.Info{
+		Name:     "audit",
+		Version:  "1.0.0",
+		Matchers: []string{"audit__*"},
+		HookMatchers: map[hooks.Name][]string{
+			hooks.PostToolCall: {},
+			hooks.PreToolCall:  {"shell", "fs_*"},
+		},
+		ToolFuncs: []sdk.Tool{sdk.NewTool("audit__count", "counts audited tool calls", a.count)},
+	}
+}
+
+func (a *auditor) count(_ context.Context, args countArgs) (any, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, s := range a.audited {
+		if args.Status == nil || strings.HasSuffix(s, " "+*args.Status) {
+			n++
+		}
+	}
+	return map[string]int{"count": n}, nil
+}
+
+func (a *auditor) PreToolCall(_ context.Context, call hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.guarded = append(a.guarded, call.Name)
+	if strings.Contains(string(call.Arguments), "rm -rf") {
+		return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "no"}}, nil
+	}
+	return nil, nil
+}
+
+func (a *auditor) PostToolCall(_ context.Context, ev hooks.ToolCallOutcome) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.audited = append(a.audited, ev.Name+" "+string(ev.Status))
+	return nil
+}
+
+func (a *auditor) TransformToolResult(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.changed = append(a.changed, ev.Name)
+	return nil, nil
+}
+
+func (a *auditor) seen() (guarded, audited, changed []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.guarded), slices.Clone(a.audited), slices.Clone(a.changed)
+}
+
+func TestHookMatchersAndTypedTools(t *testing.T) {
+	for _, v := range protocols[:1] {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			a := &auditor{}
+			h := plugintest.New(t, a, plugintest.WithProtocol(v))
+			m := h.Plugin.Manifest()
+			if got := m.MatchersFor(hooks.PreToolCallCanProvideResult); !reflect.DeepEqual(got, []string{"audit__count"}) {
+				t.Fatalf("provide matchers %q", got)
+			}
+			if len(m.Tools) != 1 || m.Tools[0].Name != "audit__count" {
+				t.Fatalf("tools %+v", m.Tools)
+			}
+
+			for _, tool := range []string{"python", "shell", "fs_read", "audit__count"} {
+				if out := h.PreToolCall(tool, `{"cmd":"rm -rf /"}`); out.Blocked != (tool == "shell" || tool == "fs_read") {
+					t.Errorf("pre_tool_call %s: %+v", tool, out)
+				}
+			}
+			h.ToolCallDone("python", `{}`, hooks.ToolResult{Content: "1"}, hooks.StatusOK)
+			h.ToolCallDone("shell", `{}`, hooks.ToolResult{Content: "no"}, hooks.StatusBlocked)
+			h.Flush()
+			for _, tool := range []string{"python", "audit__count"} {
+				h.TransformToolResult(tool, `{}`, `{}`)
+			}
+
+			guarded, audited, changed := a.seen()
+			if !reflect.DeepEqual(guarded, []string{"shell", "fs_read"}) {
+				t.Errorf("pre_tool_call asked for %q", guarded)
+			}
+			if !reflect.DeepEqual(audited, []string{"python ok", "shell blocked"}) {
+				t.Errorf("post_tool_call saw %q", audited)
+			}
+			if !reflect.DeepEqual(changed, []string{"audit__count"}) {
+				t.Errorf("transform_tool_result asked for %q", changed)
+			}
+
+			// The typed tool is answered; other tools never reach the
+			// plugin's provide hook.
+			if r := h.ProvideResult("audit__count", `{"status":"ok"}`); r == nil || r.Plugin != "audit" || r.Content != `{"count":1}` || r.IsError {
+				t.Fatalf("typed tool: %+v", r)
+			}
+			if r := h.ProvideResult("audit__count", `{"status":"maybe"}`); r == nil || !r.IsError || !strings.Contains(r.Content, `args.status: must be one of \"ok\", \"blocked\"`) {
+				t.Fatalf("typed tool, bad arguments: %+v", r)
+			}
+			if r := h.ProvideResult("python", `{}`); r != nil {
+				t.Fatalf("provided for python: %+v", r)
+			}
+			if n := h.Calls(hooks.PreToolCallCanProvideResult); n != 2 {
+				t.Fatalf("provide was called %d times, want 2 (the typed tool's calls only)", n)
+			}
+			if n := h.Calls(hooks.PreToolCall); n != 2 {
+				t.Fatalf("pre_tool_call was called %d times, want 2", n)
+			}
+		})
+	}
+}
+
+func TestWithProtocolConfiguresThroughTheWire(t *testing.T) {
+	for _, v := range protocols {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			k := &kitchen{}
+			h := plugintest.New(t, k, plugintest.WithProtocol(v), plugintest.WithConfig(`{"Denied":["rm -rf"]}`))
+			if string(k.rawCfg) != `{"Denied":["rm -rf"]}` {
+				t.Fatalf("configure got %q", k.rawCfg)
+			}
+			if out := h.PreToolCall("shell", `{"cmd":"rm -rf /"}`); !out.Blocked || out.Message != "denied: rm -rf" {
+				t.Fatalf("deny: %+v", out)
+			}
+			if r := h.ProvideResult("kitchen__soup", `{}`); r == nil || r.Content != `{"soup":"tomato"}` {
+				t.Fatalf("provide: %+v", r)
+			}
+			if text, _ := h.TransformOutput("done"); text != "DONE" {
+				t.Fatalf("output: %q", text)
+			}
+		})
+	}
+	ft := &fakeTB{}
+	ft.run(func() { plugintest.New(ft, &kitchen{}, plugintest.WithProtocol(3)) })
+	if !strings.Contains(ft.fatal, "WithProtocol(3): there are protocol versions 1 and 2") {
+		t.Fatalf("fatal %q", ft.fatal)
+	}
+}
+
+func TestFailuresOverTheWire(t *testing.T) {
+	for _, v := range protocols[1:] {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hooks.Options{Timeout: 200 * time.Millisecond}))
+			for name, kind := range map[string]hooks.FailureKind{
+				"fail_error": hooks.KindError,
+				"fail_slow":  hooks.KindTimeout,
+			} {
+				if out := h.PreToolCall(name, `{}`); out.Blocked {
+					t.Errorf("%s: a failing guard blocked the call: %+v", name, out)
+				}
+				if n := h.Failures(hooks.PreToolCall, kind); n != 1 {
+					t.Errorf("%s: %d %s failures, want 1", name, n, kind)
+				}
+			}
+		})
 	}
 }

@@ -68,7 +68,7 @@ func (e *echo) Configure(_ context.Context, raw json.RawMessage) error {
 	return nil
 }
 
-func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+func (e *echo) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 	var args struct {
 		Name string `json:"name"`
 		Who  string `json:"who"`
@@ -90,6 +90,23 @@ func (e *echo) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCall
 		}
 	case "panic":
 		panic("boom from " + e.name)
+	case "mirror":
+		// The arguments as they arrived: each concurrent call its own.
+		return &hooks.ToolResult{Content: string(req.Arguments)}, nil
+	case "waitcancel":
+		// Records its entry, blocks until the call's context ends, then
+		// records how it ended: what a test needs to see that the host's
+		// cancellation reached the plugin.
+		dir := os.Getenv(hangDirEnv)
+		record := filepath.Join(dir, e.name+".waitcancel")
+		if err := appendLine(record, fmt.Sprintf("entered %s", args.Line)); err != nil {
+			return nil, err
+		}
+		<-ctx.Done()
+		if err := appendLine(record, fmt.Sprintf("ended %s: %v", args.Line, ctx.Err())); err != nil {
+			return nil, err
+		}
+		return nil, ctx.Err()
 	case "pass":
 		if args.Who == e.name {
 			return nil, nil
@@ -176,11 +193,15 @@ func (e *echo) entered(dir string) error {
 }
 
 func appendPID(path string, pid int) error {
+	return appendLine(path, strconv.Itoa(pid))
+}
+
+func appendLine(path, line string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	_, werr := fmt.Fprintf(f, "%d\n", pid)
+	_, werr := fmt.Fprintln(f, line)
 	if err := f.Close(); werr == nil {
 		werr = err
 	}
@@ -225,6 +246,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	}
+	if os.Getenv("HOOKHOST_PLUGIN_DEBUG") == "1" {
+		debugServe(e)
+		return
 	}
 	sdk.Serve(e)
 }

@@ -1,15 +1,15 @@
-// Package bridge answers Kora's tools (kora__get_operational_state,
+// Package bridge serves Kora's tools (kora__get_operational_state,
 // kora__get_burn, kora__get_budget, kora__recent_inferences,
-// kora__audit_tail) on pre_tool_call_can_provide_result, from the ledger and
-// Kora's config.
+// kora__audit_tail) from the ledger and Kora's config, as typed SDK tools
+// (sdk.NewTool): each tool's arguments are a Go struct, from which the SDK
+// derives the schema the host checks a call against before Kora is asked,
+// and into which the SDK decodes the arguments strictly. An argument the
+// tool does not take never reaches the code below: the host answers it
+// with its schema error, and the SDK answers one that slipped past the
+// host (another host, a test harness) with its own.
 //
-// The bridge answers only tools on its allowlist. Anything else, another
-// plugin's tool, a native tool, or a Kora tool the operator left off the
-// allowlist, gets no answer (nil), so other plugins and native dispatch run
-// as if Kora were not there.
-//
-// A tool Kora does answer always gets a result: a failure while serving it
-// becomes the error result
+// A Kora tool always answers. A failure while serving it, a tool the
+// operator left off the allowlist included, becomes the error result
 //
 //	{"error": "kora_tool_dispatch_error: <kind>: <message>"}
 //
@@ -18,18 +18,12 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
 )
 
@@ -39,13 +33,15 @@ type Kind string
 // Failure kinds reported in kora_tool_dispatch_error results.
 const (
 	// KindBadArguments: the caller (the model) sent arguments the tool
-	// does not accept.
+	// does not accept and no schema check caught (an unknown window).
 	KindBadArguments Kind = "bad_arguments"
 	// KindLedgerUnreadable: the ledger files could not be read (the
 	// state directory's permissions or disk).
 	KindLedgerUnreadable Kind = "ledger_unreadable"
 	// KindNotConfigured: the host has not configured Kora yet.
 	KindNotConfigured Kind = "not_configured"
+	// KindNotAllowed: the operator left the tool off Kora's allowlist.
+	KindNotAllowed Kind = "not_allowed"
 	// KindInternal: a bug in Kora.
 	KindInternal Kind = "internal"
 )
@@ -103,148 +99,36 @@ func New(l *ledger.Ledger, s Settings, log hclog.Logger) *Bridge {
 	return &Bridge{ledger: l, settings: s, allowed: allowed, log: log, Now: time.Now}
 }
 
-// Handles reports whether the bridge answers the named tool.
-func (b *Bridge) Handles(name string) bool {
-	return strings.HasPrefix(name, Prefix) && b.allowed[name]
-}
+// Allowed reports whether the operator lets Kora answer the named tool.
+func (b *Bridge) Allowed(name string) bool { return b.allowed[name] }
 
-// Provide answers one tool call, or returns nil when the tool is not the
-// bridge's to answer.
-func (b *Bridge) Provide(ctx context.Context, req hooks.ToolCallRequest) *hooks.ToolResult {
-	if !b.Handles(req.Name) {
-		return nil
-	}
-	v, err := b.serve(ctx, req)
-	if err != nil {
-		return ErrorResult(err)
-	}
-	content, err := json.Marshal(v)
-	if err != nil {
-		return ErrorResult(failf(KindInternal, "encode the result of %s: %v", req.Name, err))
-	}
-	return &hooks.ToolResult{Content: string(content)}
-}
+// Source returns the bridge Kora's tools answer from, or the *Error saying
+// why there is none yet. Tools are declared before Kora is configured, so
+// they look their bridge up on every call.
+type Source func() (*Bridge, error)
 
-// ErrorResult is the result a model sees when a Kora tool fails. A plain
-// error (not an *Error) is reported as internal.
-func ErrorResult(err error) *hooks.ToolResult {
-	var e *Error
-	if !errors.As(err, &e) {
-		e = &Error{Kind: KindInternal, Msg: err.Error()}
-	}
-	content, _ := json.Marshal(map[string]string{"error": e.Error()})
-	return &hooks.ToolResult{Content: string(content), IsError: true}
-}
-
-// serve runs one tool; a panic becomes an internal error so that one bug
-// costs one tool call, not the plugin process.
-func (b *Bridge) serve(ctx context.Context, req hooks.ToolCallRequest) (v any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			b.log.Error("tool panicked", "tool", req.Name, "panic", p)
-			v, err = nil, failf(KindInternal, "%s crashed: %v", req.Name, p)
-		}
-	}()
-	if err := ctx.Err(); err != nil {
-		return nil, failf(KindInternal, "%s: %v", req.Name, err)
-	}
-	switch req.Name {
-	case ToolOperationalState:
-		if err := decodeArgs(req.Arguments, &struct{}{}); err != nil {
-			return nil, err
-		}
-		return b.operationalState()
-	case ToolBurn:
-		var args struct {
-			Window *string `json:"window"`
-		}
-		if err := decodeArgs(req.Arguments, &args); err != nil {
-			return nil, err
-		}
-		w := "today"
-		if args.Window != nil {
-			w = *args.Window
-		}
-		return b.burn(w)
-	case ToolBudget:
-		if err := decodeArgs(req.Arguments, &struct{}{}); err != nil {
-			return nil, err
-		}
-		return b.budget()
-	case ToolRecentInferences:
-		n, err := limitArg(req.Arguments)
+// serve is what every Kora tool does around its own work: it answers from
+// the configured bridge, only if the tool is allowed, and turns a panic
+// into an internal error, so that one bug costs one tool call, not the
+// plugin process, and still reads as a Kora error.
+func serve[Args any](src Source, name string, run func(*Bridge, Args) (any, error)) func(context.Context, Args) (any, error) {
+	return func(ctx context.Context, args Args) (v any, err error) {
+		b, err := src()
 		if err != nil {
 			return nil, err
 		}
-		return b.recentInferences(n)
-	case ToolAuditTail:
-		n, err := limitArg(req.Arguments)
-		if err != nil {
-			return nil, err
+		if !b.Allowed(name) {
+			return nil, failf(KindNotAllowed, "%s is not on Kora's allowlist; the operator can add it to allowlist in [plugins.entries.kora.config]", name)
 		}
-		return b.auditTail(n)
-	}
-	// On the allowlist but not a tool this version knows: config
-	// validation should have caught it.
-	return nil, failf(KindInternal, "no handler for %s", req.Name)
-}
-
-// decodeArgs is strict, because a misspelt argument silently ignored would
-// give the model an answer to a question it did not ask.
-func decodeArgs(raw json.RawMessage, v any) error {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return failf(KindBadArguments, "argument %q must be a %s, got %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
+		defer func() {
+			if p := recover(); p != nil {
+				b.log.Error("tool panicked", "tool", name, "panic", p)
+				v, err = nil, failf(KindInternal, "%s crashed: %v", name, p)
+			}
+		}()
+		if err := ctx.Err(); err != nil {
+			return nil, failf(KindInternal, "%s: %v", name, err)
 		}
-		return failf(KindBadArguments, "arguments are not the expected JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return run(b, args)
 	}
-	if dec.More() {
-		return failf(KindBadArguments, "arguments hold more than one JSON value")
-	}
-	return nil
-}
-
-// jsonKind names a Go type the way the tool's schema does.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64:
-		return "number"
-	case reflect.String:
-		return "string"
-	case reflect.Struct, reflect.Map:
-		return "object"
-	}
-	return t.String()
-}
-
-// limitArg reads the optional limit. It accepts 20.0 as well as 20 because
-// models write both.
-func limitArg(raw json.RawMessage) (int, error) {
-	var args struct {
-		Limit *float64 `json:"limit"`
-	}
-	if err := decodeArgs(raw, &args); err != nil {
-		return 0, err
-	}
-	if args.Limit == nil {
-		return DefaultLimit, nil
-	}
-	l := *args.Limit
-	if l != float64(int64(l)) {
-		return 0, failf(KindBadArguments, "limit must be a whole number, got %v", l)
-	}
-	if l < 1 || l > MaxLimit {
-		return 0, failf(KindBadArguments, "limit must be between 1 and %d, got %v", MaxLimit, l)
-	}
-	return int(l), nil
 }

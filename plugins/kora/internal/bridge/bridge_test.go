@@ -3,18 +3,22 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/dispatch/schema"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 var now = time.Date(2026, 11, 22, 15, 30, 0, 0, time.UTC)
@@ -44,9 +48,38 @@ func newBridge(t *testing.T, s Settings, infs []ledger.Inference, calls []ledger
 	return b
 }
 
+// toolsOf is an SDK plugin holding nothing but b's tools, as Kora does.
+type toolsOf struct{ b *Bridge }
+
+func (p toolsOf) Info() sdk.Info {
+	return sdk.Info{Name: "kora", ToolFuncs: Tools(func() (*Bridge, error) { return p.b, nil })}
+}
+
+// provide asks b's tools for a result the way the host asks Kora, through
+// the SDK's adapter (so the SDK decodes the arguments), without the host's
+// own schema check: see viaHost for that.
 func provide(t *testing.T, b *Bridge, name, args string) *hooks.ToolResult {
 	t.Helper()
-	return b.Provide(context.Background(), hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: name, Arguments: json.RawMessage(args)})
+	r, err := hooks.Ask[*hooks.ToolResult](context.Background(), sdk.Adapt(toolsOf{b}), hooks.PreToolCallCanProvideResult,
+		hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return r
+}
+
+// viaHost runs one call through a real Bus and the host's tool pipeline,
+// with b's tools in-process, and reports whether they were asked.
+func viaHost(t *testing.T, b *Bridge, name, args string) (out dispatch.Outcome, asked bool) {
+	t.Helper()
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: sdk.Adapt(toolsOf{b})}}, hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	p := &dispatch.Pipeline{Bus: bus}
+	out = p.Run(context.Background(), "s", hooks.ToolCall{ID: "c", Name: name, Arguments: json.RawMessage(args)})
+	return out, bus.Stats().Calls() > 0
 }
 
 // ok decodes a successful result into v.
@@ -94,8 +127,8 @@ func TestSpecs(t *testing.T) {
 		if sch["type"] != "object" || sch["additionalProperties"] != false {
 			t.Errorf("%s: schema %s must be a closed object", s.Name, s.InputSchema)
 		}
-		// The host checks native arguments with this validator; Kora's
-		// schemas should mean the same to it.
+		// The host checks arguments with this validator before Kora is
+		// asked; Kora's schemas must be usable by it.
 		if err := schema.Validate(s.InputSchema, json.RawMessage(`{}`)); err != nil {
 			t.Errorf("%s: {} rejected by its own schema: %v", s.Name, err)
 		}
@@ -117,17 +150,62 @@ func TestSpecs(t *testing.T) {
 	}
 }
 
-func TestOnlyAllowlistedKoraToolsAreAnswered(t *testing.T) {
+// The schemas derived from the argument types say what the hand-written
+// ones said: the same types, bounds, defaults, enums and descriptions,
+// which models read.
+func TestSpecsKeepTheHandWrittenSchemas(t *testing.T) {
+	burn := `{"type": "object", "additionalProperties": false, "properties": {"window": {
+		"type": "string", "enum": ["today", "7d", "all"], "default": "today",
+		"description": "Period to total: today (since 00:00 UTC), 7d (the last seven days) or all (everything in the ledger)."}}}`
+	limit := `{"type": "object", "additionalProperties": false, "properties": {"limit": {
+		"type": "integer", "minimum": 1, "maximum": 1000, "default": 20,
+		"description": "How many entries to return, newest first (1 to 1000)."}}}`
+	empty := `{"type": "object", "properties": {}, "additionalProperties": false}`
+	want := map[string]string{
+		ToolOperationalState: empty, ToolBurn: burn, ToolBudget: empty, ToolRecentInferences: limit, ToolAuditTail: limit,
+	}
+	// A default may be carried as the value or as its text; either reads
+	// the same to a model.
+	norm := func(raw []byte) any {
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := v["required"].([]any); ok && len(r) == 0 {
+			delete(v, "required")
+		}
+		if v["properties"] == nil {
+			v["properties"] = map[string]any{}
+		}
+		for _, p := range v["properties"].(map[string]any) {
+			if d, ok := p.(map[string]any)["default"]; ok {
+				p.(map[string]any)["default"] = fmt.Sprint(d)
+			}
+		}
+		return v
+	}
+	for _, s := range Specs() {
+		if got, w := norm(s.InputSchema), norm([]byte(want[s.Name])); !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: schema\n %v\nwant\n %v", s.Name, got, w)
+		}
+	}
+}
+
+func TestToolsOffTheAllowlistAnswerNotAllowed(t *testing.T) {
 	s := settings()
 	s.Allowlist = []string{ToolBurn}
 	b := newBridge(t, s, nil, nil)
-	for _, name := range []string{"now", "calculate", "guard__check", ToolBudget, ToolAuditTail, "kora__unknown", "kora_get_burn"} {
-		if r := provide(t, b, name, `{}`); r != nil {
-			t.Errorf("%s answered with %+v; it must fall through (nil)", name, r)
-		}
+	for _, name := range []string{ToolBudget, ToolAuditTail, ToolOperationalState, ToolRecentInferences} {
+		failed(t, provide(t, b, name, `{}`), KindNotAllowed, name+" is not on Kora's allowlist")
 	}
 	if r := provide(t, b, ToolBurn, `{}`); r == nil || r.IsError {
 		t.Fatalf("allowlisted %s: %+v", ToolBurn, r)
+	}
+	// Another plugin's tool or a native one is none of Kora's business.
+	for _, name := range []string{"now", "guard__check", "kora__unknown"} {
+		if r := provide(t, b, name, `{}`); r != nil {
+			t.Errorf("%s answered with %+v; it must fall through (nil)", name, r)
+		}
 	}
 }
 
@@ -252,25 +330,60 @@ func TestRecentInferencesAndAuditTail(t *testing.T) {
 	}
 }
 
-func TestBadArguments(t *testing.T) {
+// Arguments a tool does not take are the host's to refuse, by the
+// schema: the bridge is never asked.
+func TestBadArgumentsAreRefusedByTheHost(t *testing.T) {
 	b := newBridge(t, settings(), nil, nil)
 	cases := []struct{ tool, args, msg string }{
-		{ToolRecentInferences, `{"limit":-3}`, "limit must be between 1 and 1000, got -3"},
-		{ToolRecentInferences, `{"limit":0}`, "between 1 and 1000"},
-		{ToolAuditTail, `{"limit":5000}`, "between 1 and 1000, got 5000"},
-		{ToolAuditTail, `{"limit":2.5}`, "whole number"},
-		{ToolAuditTail, `{"limit":"ten"}`, `"limit" must be a number`},
-		{ToolBurn, `{"window":"month"}`, `window must be one of today, 7d, all; got "month"`},
-		{ToolBurn, `{"window":7}`, `"window" must be a string`},
-		{ToolBurn, `{"windw":"today"}`, `unknown field "windw"`},
-		{ToolBudget, `{"verbose":true}`, `unknown field "verbose"`},
-		{ToolOperationalState, `[1]`, "not the expected JSON object"},
-		{ToolBudget, `{} {}`, "more than one JSON value"},
+		{ToolRecentInferences, `{"limit":-3}`, `tool "kora__recent_inferences": args.limit: must be >= 1, got -3`},
+		{ToolRecentInferences, `{"limit":0}`, "args.limit: must be >= 1"},
+		{ToolAuditTail, `{"limit":5000}`, "args.limit: must be <= 1000, got 5000"},
+		{ToolAuditTail, `{"limit":2.5}`, "args.limit: must be an integer"},
+		{ToolAuditTail, `{"limit":"ten"}`, `args.limit: must be an integer, got string`},
+		{ToolBurn, `{"window":"month"}`, `args.window: must be one of "today", "7d", "all"`},
+		{ToolBurn, `{"window":7}`, `args.window: must be a string`},
+		{ToolBurn, `{"windw":"today"}`, `unexpected property "windw"`},
+		{ToolBudget, `{"verbose":true}`, `unexpected property "verbose"`},
+		{ToolOperationalState, `[1]`, "not a valid JSON object"},
+		{ToolBudget, `{} {}`, "not a valid JSON object"},
 	}
 	for _, c := range cases {
 		t.Run(c.tool+c.args, func(t *testing.T) {
-			failed(t, provide(t, b, c.tool, c.args), KindBadArguments, c.msg)
+			out, asked := viaHost(t, b, c.tool, c.args)
+			var body struct{ Error string }
+			if err := json.Unmarshal([]byte(out.Result.Content), &body); err != nil {
+				t.Fatalf("result %s: %v", out.Result.Content, err)
+			}
+			if out.Path != dispatch.PathRejected || !out.Result.IsError || !strings.Contains(body.Error, c.msg) {
+				t.Fatalf("got %s %s, want rejected with %s", out.Path, body.Error, c.msg)
+			}
+			if asked {
+				t.Fatal("the host asked Kora despite the arguments")
+			}
 		})
+	}
+	if out, asked := viaHost(t, b, ToolAuditTail, `{"limit":2}`); out.Path != dispatch.PathProvided || out.Result.IsError || !asked {
+		t.Fatalf("good arguments: %+v", out)
+	}
+}
+
+// Arguments that reach Kora without the host's check (another host, a
+// test harness) are still decoded strictly, by the SDK, and refused
+// without running the tool.
+func TestBadArgumentsPastTheHostAreRefusedByTheSDK(t *testing.T) {
+	b := newBridge(t, settings(), nil, nil)
+	b.Now = func() time.Time { panic("the tool ran") }
+	for _, c := range []struct{ tool, args, field string }{
+		{ToolAuditTail, `{"limit":"ten"}`, "limit"},
+		{ToolAuditTail, `{"limit":5000}`, "limit"},
+		{ToolBurn, `{"window":"month"}`, "window"},
+		{ToolBurn, `{"windw":"today"}`, "windw"},
+		{ToolBudget, `{"verbose":true}`, "verbose"},
+	} {
+		r := provide(t, b, c.tool, c.args)
+		if r == nil || !r.IsError || !strings.Contains(r.Content, c.field) || strings.Contains(r.Content, "the tool ran") {
+			t.Errorf("%s %s: %+v, want an error result naming %s", c.tool, c.args, r, c.field)
+		}
 	}
 }
 
@@ -313,10 +426,19 @@ func TestTornLedgerStillAnswers(t *testing.T) {
 	}
 }
 
-func TestErrorResultOfAPlainError(t *testing.T) {
-	r := ErrorResult(os.ErrClosed)
-	failed(t, r, KindInternal, "file already closed")
+func TestUnconfiguredBridge(t *testing.T) {
+	tools := Tools(func() (*Bridge, error) { return nil, &Error{Kind: KindNotConfigured, Msg: "not yet"} })
+	p := sdk.Adapt(toolsFunc(tools))
+	r, err := hooks.Ask[*hooks.ToolResult](context.Background(), p, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: ToolBurn, Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed(t, r, KindNotConfigured, "not yet")
 }
+
+type toolsFunc []sdk.Tool
+
+func (f toolsFunc) Info() sdk.Info { return sdk.Info{Name: "kora", ToolFuncs: f} }
 
 // TestOfflineModelPicksKoraTools pins the wording of the descriptions
 // against the offline model that `make run` uses: each demo question must
@@ -359,11 +481,12 @@ func TestOfflineModelPicksKoraTools(t *testing.T) {
 			t.Errorf("offline-small on %q: %+v, want a %s call", q, resp.Message, want)
 			continue
 		}
-		// Whatever arguments the model builds must be ones Kora accepts.
+		// Whatever arguments the model builds must be ones the host and
+		// Kora accept.
 		if strings.HasPrefix(want, Prefix) {
 			b := newBridge(t, settings(), nil, nil)
-			if r := provide(t, b, want, string(resp.Message.ToolCalls[0].Arguments)); r == nil || r.IsError {
-				t.Errorf("%s rejected the model's arguments %s: %+v", want, resp.Message.ToolCalls[0].Arguments, r)
+			if out, _ := viaHost(t, b, want, string(resp.Message.ToolCalls[0].Arguments)); out.Path != dispatch.PathProvided || out.Result.IsError {
+				t.Errorf("%s rejected the model's arguments %s: %+v", want, resp.Message.ToolCalls[0].Arguments, out)
 			}
 		}
 	}

@@ -1,11 +1,8 @@
 package bridge
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
 // The tools Kora owns. Their names carry the plugin's "kora__" namespace,
@@ -41,76 +38,86 @@ func ToolNames() []string {
 // distinct from its siblings'; the offline model in particular scores tools
 // by word overlap.
 const (
-	emptySchema = `{"type": "object", "properties": {}, "additionalProperties": false}`
-	burnSchema  = `{
-		"type": "object",
-		"properties": {
-			"window": {
-				"type": "string",
-				"enum": ["today", "7d", "all"],
-				"default": "today",
-				"description": "Period to total: today (since 00:00 UTC), 7d (the last seven days) or all (everything in the ledger)."
-			}
-		},
-		"additionalProperties": false
-	}`
-	limitSchema = `{
-		"type": "object",
-		"properties": {
-			"limit": {
-				"type": "integer",
-				"minimum": 1,
-				"maximum": 1000,
-				"default": 20,
-				"description": "How many entries to return, newest first (1 to 1000)."
-			}
-		},
-		"additionalProperties": false
-	}`
+	descOperationalState = "Kora operational state: the primary state of the operation, whether claims are permitted, " +
+		"today's burn in USD and the budget remaining. Check it before starting costly work."
+	descBurn = "Burn report: cost in USD and tokens spent per model and per route, " +
+		"from Kora's inference ledger, over a window of today, 7d or all."
+	descBudget = "Budget: the daily and total USD limits Kora tracks, " +
+		"how much of each is used, and what remains."
+	descRecentInferences = "Recent inferences: the latest model calls in Kora's ledger, newest first, with model, route, " +
+		"tokens in and out, cost, and whether the call was escalated to the strong model and why."
+	descAuditTail = "Audit tail: the latest tool calls in Kora's audit log, newest first, " +
+		"with tool name, status, who answered the call and its duration."
 )
 
-// Specs returns the manifest entries of Kora's tools.
-func Specs() []hooks.ToolSpec {
-	return []hooks.ToolSpec{
-		{
-			Name: ToolOperationalState,
-			Description: "Kora operational state: the primary state of the operation, whether claims are permitted, " +
-				"today's burn in USD and the budget remaining. Check it before starting costly work.",
-			InputSchema: compact(emptySchema),
-		},
-		{
-			Name: ToolBurn,
-			Description: "Burn report: cost in USD and tokens spent per model and per route, " +
-				"from Kora's inference ledger, over a window of today, 7d or all.",
-			InputSchema: compact(burnSchema),
-		},
-		{
-			Name: ToolBudget,
-			Description: "Budget: the daily and total USD limits Kora tracks, " +
-				"how much of each is used, and what remains.",
-			InputSchema: compact(emptySchema),
-		},
-		{
-			Name: ToolRecentInferences,
-			Description: "Recent inferences: the latest model calls in Kora's ledger, newest first, with model, route, " +
-				"tokens in and out, cost, and whether the call was escalated to the strong model and why.",
-			InputSchema: compact(limitSchema),
-		},
-		{
-			Name: ToolAuditTail,
-			Description: "Audit tail: the latest tool calls in Kora's audit log, newest first, " +
-				"with tool name, status, who answered the call and its duration.",
-			InputSchema: compact(limitSchema),
-		},
+// noArgs is the arguments of a tool that takes none.
+type noArgs struct{}
+
+// burnArgs is kora__get_burn's arguments.
+type burnArgs struct {
+	Window *string `json:"window" enum:"today,7d,all" default:"today" desc:"Period to total: today (since 00:00 UTC), 7d (the last seven days) or all (everything in the ledger)."`
+}
+
+// limitArgs is the arguments of the two list tools. The schema bounds the
+// limit, and the SDK reads 20.0 as 20, as models write both.
+type limitArgs struct {
+	Limit *int `json:"limit" minimum:"1" maximum:"1000" default:"20" desc:"How many entries to return, newest first (1 to 1000)."`
+}
+
+// n is the limit asked for, or the default.
+func (a limitArgs) n() (int, error) {
+	if a.Limit == nil {
+		return DefaultLimit, nil
+	}
+	// The host and the SDK check the bounds already; this keeps the ledger
+	// reads bounded whoever calls.
+	if *a.Limit < 1 || *a.Limit > MaxLimit {
+		return 0, failf(KindBadArguments, "limit must be between 1 and %d, got %d", MaxLimit, *a.Limit)
+	}
+	return *a.Limit, nil
+}
+
+// Tools returns Kora's tools in manifest order, answered by the bridge src
+// returns when each call comes.
+func Tools(src Source) []sdk.Tool {
+	return []sdk.Tool{
+		sdk.NewTool(ToolOperationalState, descOperationalState, serve(src, ToolOperationalState,
+			func(b *Bridge, _ noArgs) (any, error) { return b.operationalState() })),
+		sdk.NewTool(ToolBurn, descBurn, serve(src, ToolBurn,
+			func(b *Bridge, a burnArgs) (any, error) {
+				w := "today"
+				if a.Window != nil {
+					w = *a.Window
+				}
+				return b.burn(w)
+			})),
+		sdk.NewTool(ToolBudget, descBudget, serve(src, ToolBudget,
+			func(b *Bridge, _ noArgs) (any, error) { return b.budget() })),
+		sdk.NewTool(ToolRecentInferences, descRecentInferences, serve(src, ToolRecentInferences,
+			func(b *Bridge, a limitArgs) (any, error) {
+				n, err := a.n()
+				if err != nil {
+					return nil, err
+				}
+				return b.recentInferences(n)
+			})),
+		sdk.NewTool(ToolAuditTail, descAuditTail, serve(src, ToolAuditTail,
+			func(b *Bridge, a limitArgs) (any, error) {
+				n, err := a.n()
+				if err != nil {
+					return nil, err
+				}
+				return b.auditTail(n)
+			})),
 	}
 }
 
-// compact panics on a malformed literal: that is a programming error the
-// package's tests catch.
-func compact(s string) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		panic(fmt.Sprintf("kora: malformed schema literal: %v", err))
+// Specs returns the manifest entries of Kora's tools.
+func Specs() []hooks.ToolSpec {
+	tools := Tools(func() (*Bridge, error) { return nil, failf(KindNotConfigured, "specs only") })
+	specs := make([]hooks.ToolSpec, len(tools))
+	for i, t := range tools {
+		specs[i] = t.Spec()
 	}
-	return b.Bytes()
+	return specs
 }

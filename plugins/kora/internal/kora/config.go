@@ -23,8 +23,8 @@ type Config struct {
 	// against the plugin process's working directory, which is the
 	// directory hookhost was started from.
 	StateDir string `json:"state_dir"`
-	// Allowlist names the Kora tools the bridge answers; the others fall
-	// through to other plugins and native dispatch. Default: all five.
+	// Allowlist names the Kora tools the bridge serves; the others answer
+	// a not_allowed error. Default: all five.
 	Allowlist []string `json:"allowlist"`
 	// PrimaryState is the operator-declared state kora__get_operational_state
 	// reports while the budget holds. Default "nominal".

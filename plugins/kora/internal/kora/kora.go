@@ -9,16 +9,17 @@
 // and the ledger it reopens is the one its predecessor left. From then on
 // hooks may arrive concurrently:
 //
-//   - pre_tool_call_can_provide_result: the bridge answers allowlisted Kora
-//     tools and returns nil for everything else (package bridge);
+//   - pre_tool_call_can_provide_result, for kora__* tools only: the SDK
+//     answers them through the bridge's typed tools (package bridge);
 //   - post_llm_call_can_reissue: the router may ask once for the strong
 //     model (package router);
 //   - post_llm_call and post_tool_call: every inference (priced) and every
 //     tool call is appended to the ledger (package ledger).
 //
-// Kora's manifest declares no tool matchers on purpose: post_tool_call is
-// filtered by matchers, and the audit has to see every tool call, not just
-// Kora's own.
+// Kora's tool matchers are per hook: pre_tool_call_can_provide_result is
+// asked only for kora__* tools, so a native tool call costs no synchronous
+// call to Kora, while post_tool_call keeps no matchers, because the audit
+// has to see every tool call, not just Kora's own.
 package kora
 
 import (
@@ -65,7 +66,6 @@ func New() *Plugin { return &Plugin{} }
 var (
 	_ sdk.Plugin           = (*Plugin)(nil)
 	_ sdk.Configurer       = (*Plugin)(nil)
-	_ sdk.ResultProvider   = (*Plugin)(nil)
 	_ sdk.Reissuer         = (*Plugin)(nil)
 	_ sdk.LLMCallObserver  = (*Plugin)(nil)
 	_ sdk.ToolCallObserver = (*Plugin)(nil)
@@ -73,7 +73,20 @@ var (
 
 // Info is Kora's manifest.
 func (p *Plugin) Info() sdk.Info {
-	return sdk.Info{Name: Name, Version: Version, Tools: bridge.Specs()}
+	return sdk.Info{
+		Name: Name, Version: Version,
+		HookMatchers: map[hooks.Name][]string{hooks.PreToolCallCanProvideResult: {bridge.Prefix + "*"}},
+		ToolFuncs:    bridge.Tools(p.configuredBridge),
+	}
+}
+
+// configuredBridge is the Source of Kora's tools: the bridge Configure built.
+func (p *Plugin) configuredBridge() (*bridge.Bridge, error) {
+	st := p.st.Load()
+	if st == nil {
+		return nil, &bridge.Error{Kind: bridge.KindNotConfigured, Msg: errNotConfigured.Error()}
+	}
+	return st.bridge, nil
 }
 
 // Configure validates the config table and opens the ledger.
@@ -100,18 +113,6 @@ func (p *Plugin) Configure(_ context.Context, raw json.RawMessage) error {
 }
 
 var errNotConfigured = errors.New("kora: not configured yet (the host calls Configure before any hook)")
-
-// PreToolCallCanProvideResult answers Kora's allowlisted tools.
-func (p *Plugin) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-	st := p.st.Load()
-	if st == nil {
-		if strings.HasPrefix(req.Name, bridge.Prefix) {
-			return bridge.ErrorResult(&bridge.Error{Kind: bridge.KindNotConfigured, Msg: errNotConfigured.Error()}), nil
-		}
-		return nil, nil
-	}
-	return st.bridge.Provide(ctx, req), nil
-}
 
 // PostLLMCallCanReissue asks for the strong model when a small model's
 // answer looks low-confidence.

@@ -13,6 +13,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wiretest"
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
@@ -43,8 +44,16 @@ func TestManifest(t *testing.T) {
 	if m.Name != Name || m.Version != Version || !slices.Equal(m.Hooks, want) {
 		t.Errorf("manifest = %s %s %v, want hooks %v", m.Name, m.Version, m.Hooks, want)
 	}
-	if len(m.Matchers) != 0 {
-		t.Errorf("matchers %v: the audit must see every tool call, so Kora declares none", m.Matchers)
+	// Kora is asked for results only for its own tools, and audits every
+	// tool call.
+	if got := m.MatchersFor(hooks.PreToolCallCanProvideResult); !slices.Equal(got, []string{"kora__*"}) {
+		t.Errorf("pre_tool_call_can_provide_result matchers %v, want kora__*", got)
+	}
+	if got := m.MatchersFor(hooks.PostToolCall); len(got) != 0 {
+		t.Errorf("post_tool_call matchers %v: the audit must see every tool call", got)
+	}
+	if err := hooks.ValidateManifest(m, hooks.Options{}); err != nil {
+		t.Fatal(err)
 	}
 	if len(m.Tools) != 5 {
 		t.Errorf("%d tools, want 5", len(m.Tools))
@@ -54,11 +63,15 @@ func TestManifest(t *testing.T) {
 func TestUnconfigured(t *testing.T) {
 	p := New()
 	ctx := context.Background()
-	r, err := p.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: bridge.ToolBurn})
+	provide := func(name string) (*hooks.ToolResult, error) {
+		return hooks.Ask[*hooks.ToolResult](ctx, sdk.Adapt(p), hooks.PreToolCallCanProvideResult,
+			hooks.ToolCallRequest{Name: name, Arguments: json.RawMessage(`{}`)})
+	}
+	r, err := provide(bridge.ToolBurn)
 	if err != nil || r == nil || !r.IsError || !strings.Contains(r.Content, "kora_tool_dispatch_error: not_configured") {
 		t.Errorf("kora tool before Configure: %+v, %v", r, err)
 	}
-	if r, err := p.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "now"}); r != nil || err != nil {
+	if r, err := provide("now"); r != nil || err != nil {
 		t.Errorf("native tool before Configure: %+v, %v; want nil so it falls through", r, err)
 	}
 	if err := p.PostLLMCall(ctx, hooks.Inference{}); err == nil {
@@ -199,5 +212,64 @@ func TestDemoTurnsInProcess(t *testing.T) {
 	}
 	if want := []string{"kora__get_burn/kora", "kora__get_burn/kora", "now/native"}; !slices.Equal(got, want) {
 		t.Errorf("audit = %v, want %v", got, want)
+	}
+}
+
+// A native tool call costs no synchronous call to Kora, whichever way Kora
+// is reached: its manifest asks for results only for kora__* tools, and
+// the audit sees the call through post_tool_call, which is queued.
+func TestNativeToolCallMakesNoSynchronousCallToKora(t *testing.T) {
+	for _, way := range wiretest.Ways {
+		t.Run(way.Name, func(t *testing.T) {
+			p := New()
+			if err := p.Configure(context.Background(), json.RawMessage(fmt.Sprintf(`{"state_dir": %q}`, t.TempDir()))); err != nil {
+				t.Fatal(err)
+			}
+			bus, err := hooks.NewBus([]hooks.Member{{Plugin: wiretest.Over(t, way, sdk.Adapt(p))}}, hooks.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { bus.Close(context.Background()) })
+			native, err := builtin.All(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg, err := dispatch.NewRegistry(native...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pipe := &dispatch.Pipeline{Registry: reg, Bus: bus}
+			ctx := context.Background()
+			calls := func() map[hooks.Name]uint64 {
+				t.Helper()
+				if err := bus.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+				n := map[hooks.Name]uint64{}
+				for _, h := range bus.Stats().Hooks {
+					n[h.Hook] += h.Calls
+				}
+				return n
+			}
+
+			if out := pipe.Run(ctx, "s", hooks.ToolCall{ID: "c1", Name: "now", Arguments: json.RawMessage(`{}`)}); out.Path != dispatch.PathNative {
+				t.Fatalf("native call: %+v", out)
+			}
+			got := calls()
+			for hook, n := range got {
+				if n > 0 && !hook.Observer() {
+					t.Errorf("a native tool call made %d synchronous %s call(s) to Kora", n, hook)
+				}
+			}
+			if got[hooks.PostToolCall] != 1 {
+				t.Errorf("post_tool_call delivered %d times, want 1: the audit must see native calls", got[hooks.PostToolCall])
+			}
+			if out := pipe.Run(ctx, "s", hooks.ToolCall{ID: "c2", Name: bridge.ToolBurn, Arguments: json.RawMessage(`{"window":"all"}`)}); out.Path != dispatch.PathProvided || out.Result.IsError {
+				t.Fatalf("kora call: %+v", out)
+			}
+			if n := calls()[hooks.PreToolCallCanProvideResult]; n != 1 {
+				t.Fatalf("Kora was asked %d times for its own tool, want 1", n)
+			}
+		})
 	}
 }

@@ -1,18 +1,22 @@
 // Command testplugin is a deliberately misbehaving plugin used by the SDK's
 // process tests. Its tool hooks react to special tool names:
 //
-//	crash   the process exits with status 3 mid-call
-//	panic   the handler panics
-//	sleep   the handler blocks until its call's context ends
-//	stdout  the handler prints to stdout, which must not disturb anything
-//	pid     the result is the plugin's process id
-//	spawn   the plugin starts a long-lived child; the result is its pid
-//	config  the result is the config JSON the host sent
-//	block   pre_tool_call blocks the call
+//	crash      the process exits with status 3 mid-call
+//	panic      the handler panics
+//	sleep      the handler blocks until its call's context ends
+//	cancelled  the result is how many sleep calls have seen their context end
+//	stdout     the handler prints to stdout, which must not disturb anything
+//	pid        the result is the plugin's process id
+//	spawn      the plugin starts a long-lived child; the result is its pid
+//	config     the result is the config JSON the host sent
+//	block      pre_tool_call blocks the call
 //
 // pre_tool_call_can_provide_result answers testplugin__echo with its
-// arguments; other names get no opinion. With TESTPLUGIN_BAD_TOOL set, the
-// plugin also declares a tool of that name, to test manifest validation.
+// arguments; testplugin__add is a typed tool (sdk.NewTool) that adds a and
+// b, and panics when they sum to zero; other names get no opinion. With
+// TESTPLUGIN_BAD_TOOL set, the plugin also declares a tool of that name, and
+// with TESTPLUGIN_DUP_TOOL a typed tool of that name, to test manifest
+// validation.
 package main
 
 import (
@@ -23,6 +27,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -33,6 +38,8 @@ type testPlugin struct {
 
 	mu     sync.Mutex
 	config json.RawMessage
+	// cancelled counts sleep calls whose context ended.
+	cancelled atomic.Int64
 }
 
 var (
@@ -52,7 +59,25 @@ func (p *testPlugin) Info() sdk.Info {
 	if bad := os.Getenv("TESTPLUGIN_BAD_TOOL"); bad != "" {
 		info.Tools = append(info.Tools, hooks.ToolSpec{Name: bad})
 	}
+	info.ToolFuncs = []sdk.Tool{sdk.NewTool("testplugin__add", "adds two integers", add)}
+	if dup := os.Getenv("TESTPLUGIN_DUP_TOOL"); dup != "" {
+		info.ToolFuncs = append(info.ToolFuncs, sdk.NewTool(dup, "a second tool of that name", add))
+	}
 	return info
+}
+
+type addArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+// add is a typed tool; a sum of zero panics, to test that a tool's panic
+// costs one call.
+func add(_ context.Context, a addArgs) (any, error) {
+	if a.A+a.B == 0 {
+		panic("zero")
+	}
+	return map[string]int{"sum": a.A + a.B}, nil
 }
 
 func (p *testPlugin) Configure(_ context.Context, cfg json.RawMessage) error {
@@ -77,7 +102,10 @@ func (p *testPlugin) special(ctx context.Context, name string) (*hooks.ToolResul
 		panic("boom")
 	case "sleep":
 		<-ctx.Done()
+		p.cancelled.Add(1)
 		return nil, ctx.Err()
+	case "cancelled":
+		return &hooks.ToolResult{Content: strconv.FormatInt(p.cancelled.Load(), 10)}, nil
 	case "stdout":
 		fmt.Println("stray output after the handshake")
 		fmt.Fprintln(os.Stdout, "more of it")
