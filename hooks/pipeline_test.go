@@ -637,3 +637,59 @@ func TestClosingARunCancelsItsStretch(t *testing.T) {
 		})
 	}
 }
+
+// hostile answers every stage of a stretch with what it was given, of
+// whatever type, and records whether it was closed.
+type hostile struct {
+	hooks.Plugin
+	answer any
+	closed chan struct{}
+}
+
+func (h *hostile) Stretch(context.Context, hooks.StretchRequest) (hooks.Stretch, error) {
+	return h, nil
+}
+
+func (h *hostile) Next(context.Context) (any, error) { return h.answer, nil }
+
+func (h *hostile) Close() {
+	select {
+	case <-h.closed:
+	default:
+		close(h.closed)
+	}
+}
+
+// A stage answer that is not of the hook's answer type, or breaks its
+// rules, is malformed like a plain call's: counted, the stretch closed, and
+// the call goes on hook by hook.
+func TestAHostileStageAnswerIsMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer any
+	}{
+		{"wrong type", &hooks.ToolResult{Content: `"not a decision"`}},
+		{"breaks the rules", &hooks.PreToolCallDecision{Block: &hooks.Block{}, ModifiedArgs: json.RawMessage(`{}`)}},
+		{"not even a hook answer", "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := full("P")
+			h := &hostile{Plugin: p, answer: tc.answer, closed: make(chan struct{})}
+			b := newBus(t, hooks.Member{Plugin: h})
+			got := fire(context.Background(), b, true, call)
+			want := outcome{
+				Arguments: `{}`, ProvidedBy: "P",
+				Content: `["P","provided_by:P",{"by":"P","args":{}}]`, TransformedBy: []string{"P"},
+				Stats: []string{"P pre_tool_call calls=1 malformed=1", "P pre_tool_call_can_provide_result calls=1", "P transform_tool_result calls=1"},
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("outcome\n got %+v\nwant %+v", got, want)
+			}
+			select {
+			case <-h.closed:
+			default:
+				t.Fatal("the stretch was not closed after its malformed stage")
+			}
+		})
+	}
+}
