@@ -254,6 +254,11 @@ var (
 	provideTransformStages    = []hooks.Name{hooks.PreToolCallCanProvideResult, hooks.TransformToolResult}
 )
 
+// preStageTimeout bounds a hanging pre stage; the plugin's transform has
+// the same deadline and must meet it, so it is not cut too fine for a busy
+// machine.
+const preStageTimeout = 250 * time.Millisecond
+
 func scenarios() []scenario {
 	ss := []scenario{
 		{
@@ -420,7 +425,7 @@ func scenarios() []scenario {
 					wait()
 					return &hooks.ToolResult{Content: `"late"`}, nil
 				}
-				return []plugin{{f: p, opts: short}}
+				return []plugin{{f: p, opts: hooks.Options{ToolTimeout: short.ToolTimeout}}}
 			},
 			want: outcome{
 				Arguments: `{"P":0}`, ModifiedBy: []string{"P"}, Native: true,
@@ -492,7 +497,7 @@ func scenarios() []scenario {
 		ss = append(ss, scenario{
 			name: "the stretch's pre stage fails (" + kind.String() + "): provide is asked plainly",
 			plugins: func(t *testing.T) []plugin {
-				return []plugin{{f: build(t), opts: hooks.Options{Timeout: 50 * time.Millisecond}}}
+				return []plugin{{f: build(t), opts: hooks.Options{Timeout: preStageTimeout}}}
 			},
 			want: outcome{
 				Arguments: `{}`, ProvidedBy: "P",
@@ -503,7 +508,7 @@ func scenarios() []scenario {
 		}, scenario{
 			name: "the stretch's pre stage fails (" + kind.String() + ") under fail_closed: blocked, nothing provided",
 			plugins: func(t *testing.T) []plugin {
-				return []plugin{{f: build(t), opts: hooks.Options{Timeout: 50 * time.Millisecond, FailClosed: true}}}
+				return []plugin{{f: build(t), opts: hooks.Options{Timeout: preStageTimeout, FailClosed: true}}}
 			},
 			want: outcome{
 				Blocked: true, BlockedBy: "P", Arguments: `{}`,
