@@ -165,15 +165,18 @@ func TestAdaptNilPanics(t *testing.T) {
 func TestVersionedPlugins(t *testing.T) {
 	impl := sdk.Adapt(&guardian{})
 	set := handshake.VersionedPlugins(impl, nil)
-	if len(set) != 1 || len(set[handshake.ProtocolVersion]) != 1 {
-		t.Fatalf("plugin set %v", set)
+	if len(set[1]) != 1 {
+		t.Fatalf("plugin set %v: version 1 must stay served", set)
 	}
-	gp, ok := set[handshake.ProtocolVersion][handshake.PluginKey].(*handshake.GRPCPlugin)
+	for v, ps := range set {
+		if _, ok := ps[handshake.PluginKey].(plugin.GRPCPlugin); len(ps) != 1 || !ok {
+			t.Fatalf("version %d: plugin set %v", v, ps)
+		}
+	}
+	gp, ok := set[1][handshake.PluginKey].(*handshake.GRPCPlugin)
 	if !ok || gp.Impl != impl {
-		t.Fatalf("entry %#v", set[handshake.ProtocolVersion][handshake.PluginKey])
+		t.Fatalf("entry %#v", set[1][handshake.PluginKey])
 	}
-	var _ plugin.GRPCPlugin = gp
-
 	raw, err := gp.GRPCClient(context.Background(), nil, nil)
 	if _, ok := raw.(*wire.Client); err != nil || !ok {
 		t.Fatalf("GRPCClient returned %T, %v", raw, err)
