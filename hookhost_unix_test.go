@@ -3,12 +3,19 @@
 package hookhost_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost"
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/host"
 )
 
@@ -35,5 +42,79 @@ func TestCloseStopsThePlugins(t *testing.T) {
 	// reuse within the test is beyond unlikely).
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("plugin process %d still exists after Close (kill 0: %v)", pid, err)
+	}
+}
+
+// HOOKHOST_REATTACH_PLUGINS, read through Options.Getenv, attaches Open to
+// a plugin started by hand in debug mode; Close leaves it running.
+func TestOpenAttachesToAPluginStartedByHand(t *testing.T) {
+	cmd := exec.Command(guardBin)
+	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1"}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	var value string
+	select {
+	case line := <-lines:
+		v, ok := strings.CutPrefix(line, config.ReattachEnv+"='")
+		if !ok {
+			t.Fatalf("debug-mode plugin printed %q", line)
+		}
+		value = strings.TrimSuffix(v, "'")
+	case <-exited:
+		t.Fatal("debug-mode plugin exited before printing its reattach line")
+	case <-time.After(30 * time.Second):
+		t.Fatal("debug-mode plugin printed no reattach line")
+	}
+
+	cfg := guardConfig(t, "")
+	e := cfg.Plugins.Entries["guard"]
+	e.Path = filepath.Join(t.TempDir(), "not-built") // nothing is launched
+	cfg.Plugins.Entries["guard"] = e
+	h := open(t, cfg, env(config.ReattachEnv, value))
+	if errs := h.StartErrors(); len(errs) != 0 {
+		t.Fatalf("start errors: %v", errs)
+	}
+	if ps := h.Plugins(); len(ps) != 1 || !ps[0].Attached || ps[0].PID != cmd.Process.Pid || ps[0].State != host.StateRunning {
+		t.Fatalf("plugins %+v, want guard attached and running", ps)
+	}
+	s, err := h.NewSession(hookhost.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := s.Send(context.Background(), "read the file .env")
+	if err != nil || len(turn.ToolCalls) == 0 || turn.ToolCalls[0].Path != dispatch.PathBlocked || turn.ToolCalls[0].AnsweredBy != "guard" {
+		t.Fatalf("reading .env through the attached guard: %+v, %v; want it blocked", turn.ToolCalls, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case <-exited:
+		t.Fatal("the attached plugin exited when the host closed")
+	default:
 	}
 }

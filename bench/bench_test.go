@@ -1,8 +1,11 @@
 // Package bench holds the benchmarks that compare hookhost's plugin path
 // with its alternatives, measured side by side in one run: a remote plugin
-// over go-plugin (AutoMTLS), a raw gRPC call to a child process over a unix
-// socket, a process started per hook, and an in-process plugin. `make bench`
-// runs them and prints medians and ratios with bench/report.
+// over go-plugin (AutoMTLS) speaking protocol 1 (one unary RPC per hook) or
+// protocol 2 (one bidirectional stream per plugin), the same answer from a
+// raw gRPC child process over a unix socket (unary and on a stream, with and
+// without TLS), a process started per hook, and an in-process plugin; then
+// whole tool calls, startup and idle memory. `make bench` runs them and
+// bench/report prints medians and ratios.
 package bench
 
 import (
@@ -27,75 +30,113 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
-// binaries builds the benchmark's child programs once per run; benchmarks
-// call it lazily so `go test` without -bench builds nothing.
-func binaries(b *testing.B) string {
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "hookhost-bench")
-		if buildErr != nil {
-			return
-		}
-		for _, name := range []string{"benchplugin", "rawgrpc", "execjson"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./internal/"+name).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("build %s: %v\n%s", name, err, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		b.Fatal(buildErr)
-	}
-	return binDir
+// children are the benchmark's child programs: the package each is built
+// from, relative to this directory.
+var children = map[string]string{
+	"benchplugin": "./internal/benchplugin",
+	"rawgrpc":     "./internal/rawgrpc",
+	"execjson":    "./internal/execjson",
+	"kora":        "../plugins/kora",
 }
 
-// pluginCopies puts n copies of the bench plugin under distinct names and
-// returns a config enabling them all.
-func pluginCopies(b *testing.B, n int) *config.Config {
-	dir := binaries(b)
-	src, err := os.ReadFile(filepath.Join(dir, "benchplugin"))
+var (
+	binMu    sync.Mutex
+	binDir   string
+	binBuilt = map[string]error{}
+)
+
+// binary builds one child program once per run and returns its path;
+// benchmarks call it lazily so `go test` without -bench builds nothing,
+// and a run that never needs Kora never builds it.
+func binary(b *testing.B, name string) string {
+	binMu.Lock()
+	defer binMu.Unlock()
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "hookhost-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		binDir = dir
+	}
+	path := filepath.Join(binDir, name)
+	err, done := binBuilt[name]
+	if !done {
+		var out []byte
+		out, err = exec.Command("go", "build", "-o", path, children[name]).CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("build %s: %v\n%s", name, err, out)
+		}
+		binBuilt[name] = err
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := config.Default()
-	cfg.Plugins.Entries = map[string]config.PluginEntry{}
+	return path
+}
+
+// TestMain removes the built children once every benchmark is done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// pluginCopies puts n copies of the bench plugin under distinct names and
+// returns a config enabling them all, each pinned to protocol (0: the
+// highest both sides speak). The config is written as TOML so that the
+// benchmarks go through the same keys a user writes.
+func pluginCopies(b *testing.B, n, protocol int) *config.Config {
+	src, err := os.ReadFile(binary(b, "benchplugin"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	var entries strings.Builder
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("bench%d", i)
-		path := filepath.Join(dir, name)
+		path := filepath.Join(binDir, name)
 		if _, err := os.Stat(path); err != nil {
 			if err := os.WriteFile(path, src, 0o755); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cfg.Plugins.Enabled = append(cfg.Plugins.Enabled, name)
-		cfg.Plugins.Entries[name] = config.PluginEntry{Path: path, Timeout: 5 * time.Second, ToolTimeout: 10 * time.Second, Config: json.RawMessage(`{}`)}
+		names = append(names, strconv.Quote(name))
+		fmt.Fprintf(&entries, "\n[plugins.entries.%s]\npath = %q\ntimeout = \"5s\"\ntool_timeout = \"10s\"\n", name, path)
+		if protocol != 0 {
+			fmt.Fprintf(&entries, "protocol = %d\n", protocol)
+		}
+	}
+	toml := "[plugins]\nenabled = [" + strings.Join(names, ", ") + "]\n" + entries.String()
+	cfg, err := config.Parse([]byte(toml), "bench.toml", binDir)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return cfg
 }
 
-// remoteBus starts n bench plugins and a Bus over them.
-func remoteBus(b *testing.B, n int) (*hooks.Bus, *host.Host) {
-	cfg := pluginCopies(b, n)
+// startBus starts the plugins of cfg and a Bus over them.
+func startBus(b *testing.B, cfg *config.Config) (*hooks.Bus, *host.Host) {
 	h, errs := host.Start(context.Background(), cfg, host.Options{})
 	if len(errs) > 0 {
+		h.Close(context.Background())
 		b.Fatal(errs[0])
 	}
 	bus, err := hooks.NewBus(h.Members(), hooks.Config{})
 	if err != nil {
+		h.Close(context.Background())
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
@@ -105,10 +146,44 @@ func remoteBus(b *testing.B, n int) (*hooks.Bus, *host.Host) {
 	return bus, h
 }
 
+// remoteBus starts n bench plugins pinned to protocol and a Bus over them.
+func remoteBus(b *testing.B, n, protocol int) (*hooks.Bus, *host.Host) {
+	bus, h := startBus(b, pluginCopies(b, n, protocol))
+	for _, st := range h.Plugins() {
+		if protocol != 0 && st.Protocol != protocol {
+			b.Fatalf("plugin %s speaks protocol %d, pinned to %d", st.Name, st.Protocol, protocol)
+		}
+	}
+	return bus, h
+}
+
+// syncCalls counts the calls the Bus made and waited for: every call of a
+// hook that is not an observer (observers are queued and never delay a
+// conversation).
+func syncCalls(s hooks.Stats) uint64 {
+	var n uint64
+	for _, h := range s.Hooks {
+		if !h.Hook.Observer() {
+			n += h.Calls
+		}
+	}
+	return n
+}
+
+// remoteProtocols are the protocol versions a remote plugin is measured
+// over, by sub-benchmark name.
+var remoteProtocols = []struct {
+	name     string
+	protocol int
+}{{"v1", 1}, {"v2", 2}}
+
 var toolCall = hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "lookup", Arguments: json.RawMessage(`{"key":"k"}`)}
 
 // BenchmarkHookRoundTrip is one pre_tool_call_can_provide_result answered
-// by one plugin, four ways.
+// by one plugin: in process; remote over protocol 1 and 2; the same answer
+// from a raw gRPC child (no go-plugin, no host) as a unary call over TLS,
+// as one message each way on a long-lived bidirectional stream over TLS,
+// and as a plaintext unary call; and from a process started per hook.
 func BenchmarkHookRoundTrip(b *testing.B) {
 	ctx := context.Background()
 
@@ -130,18 +205,21 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 		}
 	})
 
-	b.Run("remote", func(b *testing.B) {
-		bus, _ := remoteBus(b, 1)
-		for b.Loop() {
-			if bus.ProvideResult(ctx, toolCall) == nil {
-				b.Fatal("no result")
+	for _, rp := range remoteProtocols {
+		b.Run(rp.name, func(b *testing.B) {
+			bus, _ := remoteBus(b, 1, rp.protocol)
+			for b.Loop() {
+				if bus.ProvideResult(ctx, toolCall) == nil {
+					b.Fatal("no result")
+				}
 			}
-		}
-	})
+		})
+	}
 
-	b.Run("rawgrpc", func(b *testing.B) {
-		client := rawGRPC(b, false)
-		req := &pluginv1.ToolCallRequest{SessionId: toolCall.SessionID, CallId: toolCall.CallID, Name: toolCall.Name, Arguments: toolCall.Arguments}
+	req := &pluginv1.ToolCallRequest{SessionId: toolCall.SessionID, CallId: toolCall.CallID, Name: toolCall.Name, Arguments: toolCall.Arguments}
+
+	b.Run("rawgrpc-unary-tls", func(b *testing.B) {
+		client := pluginv1.NewPluginClient(rawGRPC(b, true))
 		for b.Loop() {
 			resp, err := client.PreToolCallCanProvideResult(ctx, req)
 			if err != nil || resp.Result == nil {
@@ -150,9 +228,42 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 		}
 	})
 
-	b.Run("rawgrpc-tls", func(b *testing.B) {
-		client := rawGRPC(b, true)
-		req := &pluginv1.ToolCallRequest{SessionId: toolCall.SessionID, CallId: toolCall.CallID, Name: toolCall.Name, Arguments: toolCall.Arguments}
+	b.Run("rawgrpc-bidi-tls", func(b *testing.B) {
+		stream, err := pluginv2.NewPluginClient(rawGRPC(b, true)).Hooks(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer stream.CloseSend()
+		stages := []*pluginv2.Stage{{Hook: string(hooks.PreToolCallCanProvideResult), TimeoutNs: int64(10 * time.Second)}}
+		var id uint64
+		var resp pluginv1.ToolResultResponse
+		for b.Loop() {
+			id++
+			// Encoding the payload is part of each op, as it is for any
+			// host that carries version 1 messages on the stream.
+			payload, err := proto.Marshal(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: &pluginv2.HookCall{Id: id, Stages: stages, Payload: payload}}}
+			if err := stream.Send(call); err != nil {
+				b.Fatal(err)
+			}
+			msg, err := stream.Recv()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if msg.Id != id || msg.Failure != nil {
+				b.Fatalf("answer %d to call %d, failure %v", msg.Id, id, msg.Failure)
+			}
+			if err := proto.Unmarshal(msg.Answer, &resp); err != nil || resp.Result == nil {
+				b.Fatalf("answer: %v", err)
+			}
+		}
+	})
+
+	b.Run("rawgrpc", func(b *testing.B) {
+		client := pluginv1.NewPluginClient(rawGRPC(b, false))
 		for b.Loop() {
 			resp, err := client.PreToolCallCanProvideResult(ctx, req)
 			if err != nil || resp.Result == nil {
@@ -162,7 +273,7 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 	})
 
 	b.Run("exec", func(b *testing.B) {
-		bin := filepath.Join(binaries(b), "execjson")
+		bin := binary(b, "execjson")
 		in, _ := json.Marshal(toolCall)
 		for b.Loop() {
 			cmd := exec.Command(bin)
@@ -175,15 +286,15 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 	})
 }
 
-// rawGRPC starts the raw gRPC child and returns a client connected to it
-// over a unix socket, over TLS when useTLS is set.
-func rawGRPC(b *testing.B, useTLS bool) pluginv1.PluginClient {
+// rawGRPC starts the raw gRPC child and returns a connection to it over a
+// unix socket, over TLS when useTLS is set.
+func rawGRPC(b *testing.B, useTLS bool) *grpc.ClientConn {
 	sock := filepath.Join(b.TempDir(), "raw.sock")
 	args := []string{sock}
 	if useTLS {
 		args = []string{"-tls", sock}
 	}
-	cmd := exec.Command(filepath.Join(binaries(b), "rawgrpc"), args...)
+	cmd := exec.Command(binary(b, "rawgrpc"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -218,13 +329,13 @@ func rawGRPC(b *testing.B, useTLS bool) pluginv1.PluginClient {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { conn.Close() })
-	return pluginv1.NewPluginClient(conn)
+	return conn
 }
 
 // BenchmarkUnsubscribedHook fires pre_api_request_mutable, which the running
 // remote plugin does not implement: the Bus makes no RPC at all.
 func BenchmarkUnsubscribedHook(b *testing.B) {
-	bus, _ := remoteBus(b, 1)
+	bus, _ := remoteBus(b, 1, 2)
 	ctx := context.Background()
 	ev := hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}}
 	before := bus.Stats().Calls()
@@ -235,8 +346,11 @@ func BenchmarkUnsubscribedHook(b *testing.B) {
 }
 
 // BenchmarkToolCall runs one whole tool call through the dispatch pipeline:
-// natively with no plugin, and answered by one remote plugin that
-// subscribes to every tool hook.
+// natively with no plugin; answered by one remote plugin that subscribes to
+// all four tool hooks, over protocol 1 and 2; and natively with the demo
+// config's plugins (Kora, built from plugins/kora with its own manifest),
+// which must not cost a single synchronous plugin call. rpcs/op counts the
+// synchronous plugin calls per tool call.
 func BenchmarkToolCall(b *testing.B) {
 	tool := dispatch.Tool{
 		Spec: hooks.ToolSpec{Name: "lookup", Description: "looks a key up", InputSchema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`)},
@@ -252,18 +366,74 @@ func BenchmarkToolCall(b *testing.B) {
 	b.Run("native", func(b *testing.B) {
 		p := &dispatch.Pipeline{Registry: reg}
 		for b.Loop() {
-			p.Run(ctx, "s", call)
-		}
-	})
-	b.Run("remote", func(b *testing.B) {
-		bus, _ := remoteBus(b, 1)
-		p := &dispatch.Pipeline{Registry: reg, Bus: bus}
-		for b.Loop() {
-			if out := p.Run(ctx, "s", call); out.Path != dispatch.PathProvided {
+			if out := p.Run(ctx, "s", call); out.Path != dispatch.PathNative {
 				b.Fatalf("path %s", out.Path)
 			}
 		}
 	})
+	for _, rp := range remoteProtocols {
+		b.Run("remote-"+rp.name, func(b *testing.B) {
+			bus, _ := remoteBus(b, 1, rp.protocol)
+			p := &dispatch.Pipeline{Registry: reg, Bus: bus}
+			before := syncCalls(bus.Stats())
+			for b.Loop() {
+				if out := p.Run(ctx, "s", call); out.Path != dispatch.PathProvided {
+					b.Fatalf("path %s", out.Path)
+				}
+			}
+			b.ReportMetric(float64(syncCalls(bus.Stats())-before)/float64(b.N), "rpcs/op")
+		})
+	}
+	b.Run("native-demo", func(b *testing.B) {
+		bus, _ := startBus(b, demoConfig(b))
+		now := builtin.Now(time.Now)
+		demoReg, err := dispatch.NewRegistry(now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := &dispatch.Pipeline{Registry: demoReg, Bus: bus}
+		nowCall := hooks.ToolCall{ID: "c", Name: now.Spec.Name, Arguments: json.RawMessage(`{}`)}
+		before := syncCalls(bus.Stats())
+		for b.Loop() {
+			if out := p.Run(ctx, "s", nowCall); out.Path != dispatch.PathNative || out.Result.IsError {
+				b.Fatalf("path %s: %s", out.Path, out.Result.Content)
+			}
+		}
+		after := bus.Stats()
+		b.ReportMetric(float64(syncCalls(after)-before)/float64(b.N), "rpcs/op")
+		// Say who was asked, so that a regression names its cause.
+		for _, h := range after.Hooks {
+			if !h.Hook.Observer() && h.Calls > 0 {
+				b.Logf("%s was asked %s %d times", h.Plugin, h.Hook, h.Calls)
+			}
+		}
+	})
+}
+
+// demoConfig is examples/demo.toml, the config `make run` uses, with Kora's
+// binary built from plugins/kora and its ledger in a fresh directory.
+func demoConfig(b *testing.B) *config.Config {
+	cfg, err := config.Load(filepath.Join("..", "examples", "demo.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range cfg.Plugins.Enabled {
+		if name != "kora" {
+			b.Fatalf("the demo config enables %q; this benchmark knows how to build only kora", name)
+		}
+	}
+	e := cfg.Entry("kora")
+	e.Path = binary(b, "kora")
+	var settings map[string]any
+	if err := json.Unmarshal(e.Config, &settings); err != nil {
+		b.Fatal(err)
+	}
+	settings["state_dir"] = b.TempDir()
+	if e.Config, err = json.Marshal(settings); err != nil {
+		b.Fatal(err)
+	}
+	cfg.Plugins.Entries["kora"] = e
+	return cfg
 }
 
 // BenchmarkStartup is the time from Start to every plugin described,
@@ -271,7 +441,7 @@ func BenchmarkToolCall(b *testing.B) {
 func BenchmarkStartup(b *testing.B) {
 	for _, n := range []int{1, 8} {
 		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
-			cfg := pluginCopies(b, n)
+			cfg := pluginCopies(b, n, 0)
 			for b.Loop() {
 				h, errs := host.Start(context.Background(), cfg, host.Options{})
 				if len(errs) > 0 {
@@ -288,9 +458,10 @@ func BenchmarkStartup(b *testing.B) {
 	}
 }
 
-// BenchmarkIdleRSS reports the resident memory of one idle plugin process.
+// BenchmarkIdleRSS reports the resident memory of one idle plugin process
+// speaking protocol 2, its stream open.
 func BenchmarkIdleRSS(b *testing.B) {
-	_, h := remoteBus(b, 1)
+	_, h := remoteBus(b, 1, 2)
 	pid := h.Plugins()[0].PID
 	time.Sleep(200 * time.Millisecond)
 	var kib float64

@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"bytes"
@@ -9,28 +9,38 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
 // lateProvider answers only after its deadline has passed: it waits for its
 // context to end, then returns a result anyway, as a plugin that ignores its
 // deadline would.
-func lateProvider(name string) *Funcs {
-	return &Funcs{Name: name, PreToolCallCanProvideResultFunc: func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
+func lateProvider(name string) *hooks.Funcs {
+	return &hooks.Funcs{Name: name, PreToolCallCanProvideResultFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 		<-ctx.Done()
-		return &ToolResult{Content: `"too late"`}, nil
+		return &hooks.ToolResult{Content: `"too late"`}, nil
 	}}
 }
 
 func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		plugin Plugin
+	cases := []struct {
+		name string
+		host func(t *testing.T, p hooks.Plugin) hooks.Plugin
 	}{
-		{"watchdog", lateProvider("late")},
-		{"inline", honouring{lateProvider("late")}},
-	} {
+		{"inprocess/watchdog", func(_ *testing.T, p hooks.Plugin) hooks.Plugin { return p }},
+		{"inprocess/inline", func(_ *testing.T, p hooks.Plugin) hooks.Plugin { return honouring{p} }},
+	}
+	for _, w := range wiretest.Wire {
+		cases = append(cases, struct {
+			name string
+			host func(t *testing.T, p hooks.Plugin) hooks.Plugin
+		}{w.Name, func(t *testing.T, p hooks.Plugin) hooks.Plugin { return wiretest.Over(t, w, p) }})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBus(t, Member{Plugin: tc.plugin, Options: Options{ToolTimeout: 20 * time.Millisecond}})
+			b := newBus(t, hooks.Member{Plugin: tc.host(t, lateProvider("late")), Options: hooks.Options{ToolTimeout: 20 * time.Millisecond}})
 			used := 0
 			for range 20 {
 				within(t, func() {
@@ -42,7 +52,7 @@ func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
 			if used > 0 {
 				t.Fatalf("%d of 20 results that arrived after their deadline were used", used)
 			}
-			if n := b.Stats().Failures("late", PreToolCallCanProvideResult, KindTimeout); n != 20 {
+			if n := b.Stats().Failures("late", hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 20 {
 				t.Fatalf("%d of 20 late results counted as timeouts", n)
 			}
 		})
@@ -50,14 +60,14 @@ func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
 }
 
 // An in-process panic is warned once like any failure; its stack is logged
-// at DEBUG only.
+// at DEBUG only. (A remote plugin's stack stays in its own process.)
 func TestPanicStacksAreLoggedAtDebugOnly(t *testing.T) {
-	panicky := &Funcs{Name: "panicky", PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) {
+	panicky := &hooks.Funcs{Name: "panicky", PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 		panic("bug")
 	}}
 	for _, level := range []hclog.Level{hclog.Warn, hclog.Debug} {
 		var buf bytes.Buffer
-		b, err := NewBus([]Member{in(panicky)}, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: level})})
+		b, err := hooks.NewBus([]hooks.Member{{Plugin: panicky}}, hooks.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: level})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +99,7 @@ func TestAsJSONCarriesTextAsAJSONString(t *testing.T) {
 		{` [1, 2] `, ` [1, 2] `},
 		{`"already a string"`, `"already a string"`},
 	} {
-		got := ToolResult{Content: tc.content, IsError: true}.AsJSON()
+		got := hooks.ToolResult{Content: tc.content, IsError: true}.AsJSON()
 		if got.Content != tc.want || !got.IsError {
 			t.Errorf("AsJSON(%q) = %+v, want content %s", tc.content, got, tc.want)
 		}

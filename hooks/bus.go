@@ -34,6 +34,12 @@ type Options struct {
 	FailClosed bool
 	// AllowToolOverride lets the plugin declare tools outside "<name>__".
 	AllowToolOverride bool
+	// MaxResultSize bounds what one answer may carry (a provided or
+	// transformed result's content, a replacement text, a patch's
+	// messages); an answer over it is malformed. 0: DefaultMaxResultSize,
+	// the wire's default, so that in-process and remote plugins have the
+	// same limit.
+	MaxResultSize int
 }
 
 // Member is one plugin on the Bus with its options.
@@ -62,6 +68,9 @@ type Bus struct {
 	subs    map[Name][]*subscriber
 	tools   []ToolSpec
 	owners  map[string]string // tool name → plugin
+	// stretchers says whether any plugin implements Stretcher, so that a
+	// Bus without one spends nothing planning stretches.
+	stretchers bool
 
 	warned sync.Map // warnKey → struct{}
 
@@ -87,6 +96,7 @@ type subscriber struct {
 	m        *member
 	hook     Name
 	matchers []string // tool globs, for tool hooks; empty: every tool
+	observer bool     // the hook only observes: its answer is not checked
 	timeout  time.Duration
 	calls    atomic.Uint64
 	fails    [numKinds]atomic.Uint64
@@ -118,6 +128,21 @@ func (e *ManifestError) Error() string {
 		msg += " (rename it, or set allow_tool_override in its config entry)"
 	}
 	return msg
+}
+
+// ConflictError is two plugins that cannot share a Bus: two with one name
+// (Tool empty, Other == Plugin), or two declaring the same tool.
+type ConflictError struct {
+	Plugin string // the later plugin in priority order
+	Other  string // the earlier one
+	Tool   string
+}
+
+func (e *ConflictError) Error() string {
+	if e.Tool == "" {
+		return fmt.Sprintf("plugin %q is on the bus twice (enable each plugin once)", e.Plugin)
+	}
+	return fmt.Sprintf("plugins %q and %q both declare tool %q (disable one, or rename the tool in one of them)", e.Other, e.Plugin, e.Tool)
 }
 
 // ValidateManifest checks one plugin's manifest against its options: a name,
@@ -214,7 +239,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			return nil, err
 		}
 		if seen[man.Name] {
-			return nil, fmt.Errorf("plugin %q is on the bus twice", man.Name)
+			return nil, &ConflictError{Plugin: man.Name, Other: man.Name}
 		}
 		seen[man.Name] = true
 		opts := mb.Options
@@ -225,6 +250,9 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			opts.ToolTimeout = DefaultToolTimeout
 		}
 		m := &member{name: man.Name, plugin: mb.Plugin, opts: opts}
+		if _, ok := mb.Plugin.(Stretcher); ok {
+			b.stretchers = true
+		}
 		if ch, ok := mb.Plugin.(ContextHonouring); ok {
 			m.inline = ch.HonoursContext()
 		}
@@ -233,14 +261,14 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			if h == PreToolCallCanProvideResult {
 				timeout = opts.ToolTimeout
 			}
-			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), timeout: timeout})
+			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), timeout: timeout})
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
 			}
 		}
 		for _, t := range man.Tools {
 			if other, dup := b.owners[t.Name]; dup {
-				return nil, fmt.Errorf("plugins %q and %q both declare tool %q", other, man.Name, t.Name)
+				return nil, &ConflictError{Plugin: man.Name, Other: other, Tool: t.Name}
 			}
 			b.owners[t.Name] = man.Name
 			b.tools = append(b.tools, t)

@@ -1,22 +1,24 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/hookhost/hookhost/hooks"
 )
 
 // benchBus builds a bus with n plugins that all subscribe to pre_tool_call
 // and abstain, so every one of them is asked on every fire.
-func benchBus(b *testing.B, n int) *Bus {
-	members := make([]Member, n)
+func benchBus(b *testing.B, n int) *hooks.Bus {
+	members := make([]hooks.Member, n)
 	for i := range members {
-		members[i] = Member{Plugin: &Funcs{
+		members[i] = hooks.Member{Plugin: &hooks.Funcs{
 			Name:            fmt.Sprintf("p%d", i),
-			PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) { return nil, nil },
+			PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
 		}}
 	}
-	bus, err := NewBus(members, Config{})
+	bus, err := hooks.NewBus(members, hooks.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,15 +42,15 @@ func BenchmarkFirePreToolCall(b *testing.B) {
 // BenchmarkFireUnmatchedTool measures a tool hook whose subscribers'
 // matchers all exclude the tool: no call is made.
 func BenchmarkFireUnmatchedTool(b *testing.B) {
-	members := make([]Member, 8)
+	members := make([]hooks.Member, 8)
 	for i := range members {
-		members[i] = Member{Plugin: &Funcs{
+		members[i] = hooks.Member{Plugin: &hooks.Funcs{
 			Name:            fmt.Sprintf("p%d", i),
 			Matchers:        []string{fmt.Sprintf("p%d__*", i)},
-			PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) { return nil, nil },
+			PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
 		}}
 	}
-	bus, err := NewBus(members, Config{})
+	bus, err := hooks.NewBus(members, hooks.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,12 +65,12 @@ func BenchmarkFireUnmatchedTool(b *testing.B) {
 // BenchmarkObserverEmit measures what an observer hook costs the caller:
 // queueing only, never the delivery.
 func BenchmarkObserverEmit(b *testing.B) {
-	bus, err := NewBus([]Member{{Plugin: &Funcs{Name: "obs", PostToolCallFunc: func(context.Context, ToolCallOutcome) error { return nil }}}}, Config{ObserverQueue: 1 << 16})
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{Name: "obs", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { return nil }}}}, hooks.Config{ObserverQueue: 1 << 16})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer bus.Close(context.Background())
-	ev := ToolCallOutcome{Name: "now"}
+	ev := hooks.ToolCallOutcome{Name: "now"}
 	b.ReportAllocs()
 	for b.Loop() {
 		bus.ToolCallDone(ev)
@@ -79,10 +81,10 @@ func BenchmarkObserverEmit(b *testing.B) {
 // the Bus calls it without a watchdog goroutine; against subscribers=1 of
 // BenchmarkFirePreToolCall it shows what the watchdog costs.
 func BenchmarkInlineSubscriber(b *testing.B) {
-	bus, err := NewBus([]Member{{Plugin: honouring{&Funcs{
+	bus, err := hooks.NewBus([]hooks.Member{{Plugin: honouring{&hooks.Funcs{
 		Name:            "p0",
-		PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) { return nil, nil },
-	}}}}, Config{})
+		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
+	}}}}, hooks.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

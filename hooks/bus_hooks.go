@@ -7,8 +7,9 @@ import (
 
 // This file holds every hook's combine rule, one fire method per hook, in
 // the order a turn meets them. Each method asks subscribers in priority
-// order through invoke, which has already turned every failure into "no
-// result", so the rules below only ever see answers.
+// order through askErr, which has already turned every failure, and every
+// answer that breaks the hook's rules (checkAnswer), into "no result", so
+// the rules below only ever see legal answers.
 
 // SessionStart fires on_session_start. Observe: queued, never delays.
 func (b *Bus) SessionStart(ev SessionStart) {
@@ -32,41 +33,37 @@ func (b *Bus) ToolList(ctx context.Context, req ToolListRequest) *ToolListChange
 		if kind != KindNone || o == nil {
 			continue
 		}
-		if err := checkToolList(o.Tools); err != nil {
-			b.malformed(s, "tool list override: %v", err)
-			continue
-		}
 		return &ToolListChange{Plugin: s.m.name, Tools: o.Tools}
 	}
 	return nil
 }
 
-// RequestChange says which fields one plugin's patch set.
+// RequestChange says which fields one plugin's patch set: only those it
+// actually set, not those it wrote after a plugin above it had.
 type RequestChange struct {
 	Plugin string
 	Fields []string
 }
 
-// MutateRequest fires pre_api_request_mutable. Merge: patches apply in
-// priority order, each plugin seeing the request as patched so far, so the
-// last write to a field wins. It returns the final request and who changed
-// what.
+// MutateRequest fires pre_api_request_mutable. Merge, first write per field
+// wins: patches apply in priority order, each plugin seeing the request as
+// patched so far, and a plugin may set only the fields nobody above it set;
+// its writes to the others are ignored (they are not malformed). This is
+// the rule of every other hook, where priority means precedence. It
+// returns the final request and who changed what.
 func (b *Bus) MutateRequest(ctx context.Context, ev APIRequest) (ModelRequest, []RequestChange) {
 	if b == nil {
 		return ev.Request, nil
 	}
 	var changes []RequestChange
+	set := requestFields{}
 	for _, s := range b.subs[PreAPIRequestMutable] {
 		patch, kind := ask[*RequestPatch](ctx, b, s, ev)
 		if kind != KindNone || patch == nil {
 			continue
 		}
-		if err := patch.check(); err != nil {
-			b.malformed(s, "request patch: %v", err)
-			continue
-		}
 		var fields []string
-		ev.Request, fields = patch.Apply(ev.Request)
+		ev.Request, fields = patch.applyUnset(ev.Request, set)
 		if len(fields) > 0 {
 			changes = append(changes, RequestChange{Plugin: s.m.name, Fields: fields})
 		}
@@ -92,10 +89,6 @@ func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
 		if kind != KindNone || r == nil {
 			continue
 		}
-		if err := r.Patch.check(); err != nil {
-			b.malformed(s, "reissue patch: %v", err)
-			continue
-		}
 		return &ReissueRequest{Plugin: s.m.name, Reissue: *r}
 	}
 	return nil
@@ -113,38 +106,78 @@ type PreToolCallOutcome struct {
 	Blocked    bool
 	BlockedBy  string
 	Message    string // the block message, for the error result
+	// Err is set when the block is a fail_closed guard's failure, not its
+	// decision: a *GuardFailedError saying which guard failed and how.
+	Err error
+}
+
+// GuardFailedError is why a fail_closed guard blocked a call it did not
+// decide on: its pre_tool_call failed (Kind), with Err. It unwraps to Err,
+// so errors.Is(err, ErrUnavailable) tells a guard that is down.
+type GuardFailedError struct {
+	Plugin string
+	Kind   FailureKind
+	Err    error
+}
+
+func (e *GuardFailedError) Error() string {
+	msg := fmt.Sprintf("tool call blocked: guard plugin %q failed (%s) and is configured fail_closed", e.Plugin, e.Kind)
+	if e.Kind == KindUnavailable && e.Err != nil {
+		// The operator reading the tool result should not have to find the
+		// log line that says why the guard is down.
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *GuardFailedError) Unwrap() error { return e.Err }
+
+// The tool pipeline's hooks are written once, each as a loop over its
+// subscribers that takes the way to ask one of them as a parameter: a
+// plain call (askErr) for the Bus methods, or a stage of a stretch for a
+// ToolRun. Whoever answers, the loop applies the same combine rule.
+
+type (
+	preAsker       func(ctx context.Context, s *subscriber, req ToolCallRequest) (*PreToolCallDecision, FailureKind, error)
+	provideAsker   func(ctx context.Context, s *subscriber, req ToolCallRequest) (*ToolResult, FailureKind, error)
+	transformAsker func(ctx context.Context, s *subscriber, ev ToolCallOutcome) (*ToolResult, FailureKind, error)
+)
+
+func (b *Bus) askPre(ctx context.Context, s *subscriber, req ToolCallRequest) (*PreToolCallDecision, FailureKind, error) {
+	return askErr[*PreToolCallDecision](ctx, b, s, req)
+}
+
+func (b *Bus) askProvide(ctx context.Context, s *subscriber, req ToolCallRequest) (*ToolResult, FailureKind, error) {
+	return askErr[*ToolResult](ctx, b, s, req)
+}
+
+func (b *Bus) askTransform(ctx context.Context, s *subscriber, ev ToolCallOutcome) (*ToolResult, FailureKind, error) {
+	return askErr[*ToolResult](ctx, b, s, ev)
 }
 
 // PreToolCall fires pre_tool_call. Any block wins and stops the round;
 // modifies apply in priority order, each plugin seeing the arguments as
 // modified so far. A FailClosed plugin that fails blocks the call.
 func (b *Bus) PreToolCall(ctx context.Context, req ToolCallRequest) PreToolCallOutcome {
-	out := PreToolCallOutcome{Arguments: req.Arguments}
 	if b == nil {
-		return out
+		return PreToolCallOutcome{Arguments: req.Arguments}
 	}
+	return b.preToolCall(ctx, req, b.askPre)
+}
+
+func (b *Bus) preToolCall(ctx context.Context, req ToolCallRequest, ask preAsker) PreToolCallOutcome {
+	out := PreToolCallOutcome{Arguments: req.Arguments}
 	for _, s := range b.subs[PreToolCall] {
 		if !s.matches(req.Name) {
 			continue
 		}
-		d, kind, err := askErr[*PreToolCallDecision](ctx, b, s, req)
-		if kind == KindNone && d != nil {
-			if err := d.check(); err != nil {
-				b.malformed(s, "pre_tool_call decision: %v", err)
-				kind = KindMalformed
-			}
-		}
+		d, kind, err := ask(ctx, s, req)
 		if kind != KindNone {
 			// A guard that must not fail open must not be skipped by a
 			// cancelled turn either: no answer is no approval.
 			if s.m.opts.FailClosed {
-				out.Blocked, out.BlockedBy = true, s.m.name
-				out.Message = fmt.Sprintf("tool call blocked: guard plugin %q failed (%s) and is configured fail_closed", s.m.name, kind)
-				if kind == KindUnavailable {
-					// The operator reading the tool result should not have
-					// to find the log line that says why the guard is down.
-					out.Message += ": " + err.Error()
-				}
+				out.Err = &GuardFailedError{Plugin: s.m.name, Kind: kind, Err: err}
+				out.Blocked, out.BlockedBy, out.Message = true, s.m.name, out.Err.Error()
 				return out
 			}
 			continue
@@ -180,11 +213,15 @@ func (b *Bus) ProvideResult(ctx context.Context, req ToolCallRequest) *ProvidedR
 	if b == nil {
 		return nil
 	}
+	return b.provideResult(ctx, req, b.askProvide)
+}
+
+func (b *Bus) provideResult(ctx context.Context, req ToolCallRequest, ask provideAsker) *ProvidedResult {
 	for _, s := range b.subs[PreToolCallCanProvideResult] {
 		if !s.matches(req.Name) {
 			continue
 		}
-		r, kind := ask[*ToolResult](ctx, b, s, req)
+		r, kind, _ := ask(ctx, s, req)
 		if kind != KindNone || r == nil {
 			continue
 		}
@@ -204,12 +241,16 @@ func (b *Bus) TransformToolResult(ctx context.Context, ev ToolCallOutcome) (Tool
 	if b == nil {
 		return ev.Result, nil
 	}
+	return b.transformToolResult(ctx, ev, b.askTransform)
+}
+
+func (b *Bus) transformToolResult(ctx context.Context, ev ToolCallOutcome, ask transformAsker) (ToolResult, []string) {
 	var changedBy []string
 	for _, s := range b.subs[TransformToolResult] {
 		if !s.matches(ev.Name) {
 			continue
 		}
-		r, kind := ask[*ToolResult](ctx, b, s, ev)
+		r, kind, _ := ask(ctx, s, ev)
 		if kind != KindNone || r == nil {
 			continue
 		}

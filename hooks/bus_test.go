@@ -1,65 +1,26 @@
-package hooks
+package hooks_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
+	"github.com/hookhost/hookhost/hooks"
 )
 
-// hang blocks until the test ends, ignoring ctx, to prove the Bus enforces
-// deadlines on plugins that do not.
-func hang(t *testing.T) func() {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	return func() { <-release }
-}
-
-// within fails the test if fn does not return in a generous bound: it checks
-// that a call returns at all, not how fast.
-func within(t *testing.T, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { fn(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("call did not return: the deadline was not enforced")
-	}
-}
-
-func newBus(t *testing.T, members ...Member) *Bus {
-	t.Helper()
-	b, err := NewBus(members, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close(context.Background()) })
-	return b
-}
-
-func in(p *Funcs) Member { return Member{Plugin: p} }
-
-func quick(p *Funcs) Member {
-	return Member{Plugin: p, Options: Options{Timeout: 50 * time.Millisecond, ToolTimeout: 50 * time.Millisecond}}
-}
-
-var call = ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "now", Arguments: json.RawMessage(`{}`)}
-
-func provider(name string, content string) *Funcs {
-	return &Funcs{Name: name, PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) {
-		return &ToolResult{Content: content}, nil
+func provider(name string, content string) *hooks.Funcs {
+	return &hooks.Funcs{Name: name, PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+		return &hooks.ToolResult{Content: content}, nil
 	}}
 }
 
 func TestNilBusFiresNothing(t *testing.T) {
-	var b *Bus
+	var b *hooks.Bus
 	if r := b.ProvideResult(context.Background(), call); r != nil {
 		t.Fatalf("nil bus provided %v", r)
 	}
@@ -67,572 +28,689 @@ func TestNilBusFiresNothing(t *testing.T) {
 	if out.Blocked || string(out.Arguments) != "{}" {
 		t.Fatalf("nil bus changed the call: %+v", out)
 	}
-	text, by := b.TransformOutput(context.Background(), LLMOutput{Text: "x"})
+	text, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "x"})
 	if text != "x" || by != nil {
 		t.Fatalf("nil bus transformed output: %q %v", text, by)
 	}
-	b.SessionStart(SessionStart{})
-	b.ToolCallDone(ToolCallOutcome{})
+	run := b.StartToolCall(call)
+	if out := run.PreToolCall(context.Background()); out.Blocked || string(out.Arguments) != "{}" {
+		t.Fatalf("nil bus's run changed the call: %+v", out)
+	}
+	if r := run.ProvideResult(context.Background()); r != nil {
+		t.Fatalf("nil bus's run provided %v", r)
+	}
+	run.Done(hooks.ToolCallOutcome{})
+	if res, by := run.Transform(context.Background(), hooks.ToolCallOutcome{Result: hooks.ToolResult{Content: "r"}}); res.Content != "r" || by != nil {
+		t.Fatalf("nil bus's run transformed: %+v %v", res, by)
+	}
+	run.Close()
+	b.SessionStart(hooks.SessionStart{})
+	b.ToolCallDone(hooks.ToolCallOutcome{})
 	if b.Stats().Calls() != 0 {
 		t.Fatal("nil bus counted calls")
 	}
 }
 
 func TestUnsubscribedHooksAndUnmatchedToolsCostNoCall(t *testing.T) {
-	p := &Funcs{
-		Name:     "kora",
-		Matchers: []string{"kora__*"},
-		PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) {
-			return &ToolResult{Content: "kora"}, nil
-		},
-	}
-	b := newBus(t, in(p))
-	ctx := context.Background()
-	if r := b.ProvideResult(ctx, call); r != nil {
-		t.Fatalf("plugin answered a tool outside its matchers: %+v", r)
-	}
-	b.PreToolCall(ctx, call)
-	b.TransformOutput(ctx, LLMOutput{Text: "x"})
-	if n := b.Stats().Calls(); n != 0 {
-		t.Fatalf("made %d calls, want 0", n)
-	}
-	kc := call
-	kc.Name = "kora__get_burn"
-	if r := b.ProvideResult(ctx, kc); r == nil || r.Plugin != "kora" {
-		t.Fatalf("matching tool not provided: %+v", r)
-	}
-	if !b.Subscribed(PreToolCallCanProvideResult, "kora__x") || b.Subscribed(PreToolCallCanProvideResult, "now") || b.Subscribed(PreToolCall, "kora__x") {
-		t.Fatal("Subscribed disagrees with matchers and manifest")
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		p := &hooks.Funcs{
+			Name:     "kora",
+			Matchers: []string{"kora__*"},
+			PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				return &hooks.ToolResult{Content: "kora"}, nil
+			},
+		}
+		b := newBus(t, r.in(p))
+		ctx := context.Background()
+		if res := b.ProvideResult(ctx, call); res != nil {
+			t.Fatalf("plugin answered a tool outside its matchers: %+v", res)
+		}
+		b.PreToolCall(ctx, call)
+		b.TransformOutput(ctx, hooks.LLMOutput{Text: "x"})
+		if n := b.Stats().Calls(); n != 0 {
+			t.Fatalf("made %d calls, want 0", n)
+		}
+		kc := call
+		kc.Name = "kora__get_burn"
+		if res := b.ProvideResult(ctx, kc); res == nil || res.Plugin != "kora" {
+			t.Fatalf("matching tool not provided: %+v", res)
+		}
+		if !b.Subscribed(hooks.PreToolCallCanProvideResult, "kora__x") || b.Subscribed(hooks.PreToolCallCanProvideResult, "now") || b.Subscribed(hooks.PreToolCall, "kora__x") {
+			t.Fatal("Subscribed disagrees with matchers and manifest")
+		}
+	})
 }
 
 func TestProvideResultFirstNonNilWins(t *testing.T) {
-	var thirdCalled bool
-	third := provider("third", "C")
-	inner := third.PreToolCallCanProvideResultFunc
-	third.PreToolCallCanProvideResultFunc = func(ctx context.Context, r ToolCallRequest) (*ToolResult, error) {
-		thirdCalled = true
-		return inner(ctx, r)
-	}
-	b := newBus(t,
-		in(&Funcs{Name: "abstains", PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) { return nil, nil }}),
-		in(provider("second", "B")),
-		in(third),
-	)
-	r := b.ProvideResult(context.Background(), call)
-	if r == nil || r.Plugin != "second" || r.Content != "B" {
-		t.Fatalf("got %+v, want second's result B", r)
-	}
-	if thirdCalled {
-		t.Fatal("a lower-priority plugin was asked after a result was found")
+	eachWay(t, func(t *testing.T, r rig) {
+		var thirdCalled atomic.Bool
+		third := provider("third", "C")
+		inner := third.PreToolCallCanProvideResultFunc
+		third.PreToolCallCanProvideResultFunc = func(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+			thirdCalled.Store(true)
+			return inner(ctx, req)
+		}
+		b := newBus(t,
+			r.in(&hooks.Funcs{Name: "abstains", PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { return nil, nil }}),
+			r.in(provider("second", "B")),
+			r.in(third),
+		)
+		res := b.ProvideResult(context.Background(), call)
+		if res == nil || res.Plugin != "second" || res.Content != "B" {
+			t.Fatalf("got %+v, want second's result B", res)
+		}
+		if thirdCalled.Load() {
+			t.Fatal("a lower-priority plugin was asked after a result was found")
+		}
+	})
+}
+
+// failures are the ways a plugin call fails that a test can cause.
+var failures = []hooks.FailureKind{hooks.KindError, hooks.KindPanic, hooks.KindTimeout, hooks.KindUnavailable}
+
+// fail returns a handler body failing the given way (unavailable is the
+// host adapter's report: see rig.down).
+func fail(t *testing.T, kind hooks.FailureKind) func() error {
+	wait := hang(t)
+	return func() error {
+		switch kind {
+		case hooks.KindPanic:
+			panic("handler bug")
+		case hooks.KindTimeout:
+			wait()
+			return nil
+		}
+		return errors.New("handler error")
 	}
 }
 
-// failing returns a plugin that fails provide-result in the given way.
-func failing(t *testing.T, kind FailureKind) *Funcs {
-	wait := hang(t)
-	return &Funcs{Name: "broken", PreToolCallCanProvideResultFunc: func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
-		switch kind {
-		case KindError:
-			return &ToolResult{Content: "ignored with the error"}, errors.New("boom")
-		case KindPanic:
-			panic("handler bug")
-		case KindTimeout:
-			wait()
-			return &ToolResult{Content: "too late"}, nil
-		case KindUnavailable:
-			return nil, ErrUnavailable
-		}
-		t.Fatalf("no failure for kind %v", kind)
-		return nil, nil
+// broken puts p on the Bus failing the given way, with short deadlines.
+func (r rig) broken(p hooks.Plugin, kind hooks.FailureKind, opts hooks.Options) hooks.Member {
+	if opts.Timeout == 0 {
+		opts.Timeout, opts.ToolTimeout = short.Timeout, short.ToolTimeout
+	}
+	if kind == hooks.KindUnavailable {
+		return r.down(p, opts)
+	}
+	return r.with(p, opts)
+}
+
+// failingProvider is a provider that fails provide-result the given way;
+// what it would have said along with the failure must never be used.
+func failingProvider(t *testing.T, kind hooks.FailureKind) *hooks.Funcs {
+	f := fail(t, kind)
+	return &hooks.Funcs{Name: "broken", PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+		return &hooks.ToolResult{Content: "ignored with the failure"}, f()
 	}}
 }
 
 func TestEveryFailureFallsThroughToTheNextPlugin(t *testing.T) {
-	for _, kind := range []FailureKind{KindError, KindPanic, KindTimeout, KindUnavailable} {
-		t.Run(kind.String(), func(t *testing.T) {
-			b := newBus(t, quick(failing(t, kind)), in(provider("backup", "B")))
-			var r *ProvidedResult
-			within(t, func() { r = b.ProvideResult(context.Background(), call) })
-			if r == nil || r.Plugin != "backup" {
-				t.Fatalf("got %+v, want backup's result", r)
-			}
-			if n := b.Stats().Failures("broken", PreToolCallCanProvideResult, kind); n != 1 {
-				t.Fatalf("%s failures counted %d, want 1", kind, n)
-			}
-		})
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		for _, kind := range failures {
+			t.Run(kind.String(), func(t *testing.T) {
+				r := r.sub(t)
+				b := newBus(t, r.broken(failingProvider(t, kind), kind, hooks.Options{}), r.in(provider("backup", "B")))
+				var res *hooks.ProvidedResult
+				within(t, func() { res = b.ProvideResult(context.Background(), call) })
+				if res == nil || res.Plugin != "backup" {
+					t.Fatalf("got %+v, want backup's result", res)
+				}
+				if n := b.Stats().Failures("broken", hooks.PreToolCallCanProvideResult, r.seen(kind)); n != 1 {
+					t.Fatalf("%s failures counted %d, want 1 (stats %+v)", r.seen(kind), n, b.Stats().Hooks)
+				}
+			})
+		}
+	})
 }
 
 func TestEveryFailureAloneMeansNativeDispatch(t *testing.T) {
-	for _, kind := range []FailureKind{KindError, KindPanic, KindTimeout, KindUnavailable} {
-		t.Run(kind.String(), func(t *testing.T) {
-			b := newBus(t, quick(failing(t, kind)))
-			within(t, func() {
-				if r := b.ProvideResult(context.Background(), call); r != nil {
-					t.Errorf("failed plugin produced %+v", r)
-				}
+	eachWay(t, func(t *testing.T, r rig) {
+		for _, kind := range failures {
+			t.Run(kind.String(), func(t *testing.T) {
+				r := r.sub(t)
+				b := newBus(t, r.broken(failingProvider(t, kind), kind, hooks.Options{}))
+				within(t, func() {
+					if res := b.ProvideResult(context.Background(), call); res != nil {
+						t.Errorf("failed plugin produced %+v", res)
+					}
+				})
 			})
-		})
-	}
+		}
+	})
 }
 
 func TestToolTimeoutAppliesOnlyToProvideResult(t *testing.T) {
-	// A provider slower than timeout but within tool_timeout still answers.
-	slow := &Funcs{
-		Name: "slow",
-		PreToolCallCanProvideResultFunc: func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
-			select {
-			case <-time.After(100 * time.Millisecond):
-				return &ToolResult{Content: "done"}, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		},
-		PreToolCallFunc: func(ctx context.Context, _ ToolCallRequest) (*PreToolCallDecision, error) {
-			select {
-			case <-time.After(100 * time.Millisecond):
-				return &PreToolCallDecision{Block: &Block{Message: "late"}}, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		},
-	}
-	b := newBus(t, Member{Plugin: slow, Options: Options{Timeout: 10 * time.Millisecond, ToolTimeout: 5 * time.Second}})
-	if r := b.ProvideResult(context.Background(), call); r == nil || r.Content != "done" {
-		t.Fatalf("provide-result did not get tool_timeout: %+v", r)
-	}
-	if out := b.PreToolCall(context.Background(), call); out.Blocked {
-		t.Fatal("pre_tool_call got tool_timeout instead of timeout")
-	}
-	if b.Stats().Failures("slow", PreToolCall, KindTimeout) != 1 {
-		t.Fatal("pre_tool_call timeout not counted")
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		// A provider slower than timeout but within tool_timeout still
+		// answers.
+		slow := &hooks.Funcs{
+			Name: "slow",
+			PreToolCallCanProvideResultFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				select {
+				case <-time.After(100 * time.Millisecond):
+					return &hooks.ToolResult{Content: "done"}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
+			PreToolCallFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				select {
+				case <-time.After(100 * time.Millisecond):
+					return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "late"}}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
+		}
+		b := newBus(t, r.with(slow, hooks.Options{Timeout: 10 * time.Millisecond, ToolTimeout: 5 * time.Second}))
+		if res := b.ProvideResult(context.Background(), call); res == nil || res.Content != "done" {
+			t.Fatalf("provide-result did not get tool_timeout: %+v", res)
+		}
+		if out := b.PreToolCall(context.Background(), call); out.Blocked {
+			t.Fatal("pre_tool_call got tool_timeout instead of timeout")
+		}
+		if b.Stats().Failures("slow", hooks.PreToolCall, hooks.KindTimeout) != 1 {
+			t.Fatal("pre_tool_call timeout not counted")
+		}
+	})
 }
 
-func modifier(name string, add string) *Funcs {
-	return &Funcs{Name: name, PreToolCallFunc: func(_ context.Context, r ToolCallRequest) (*PreToolCallDecision, error) {
+// modifier adds key to the arguments, valued at how many keys were there
+// before it, so the result shows the order modifies applied in.
+func modifier(name string, key string) *hooks.Funcs {
+	return &hooks.Funcs{Name: name, PreToolCallFunc: modify(key)}
+}
+
+func modify(key string) func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	return func(_ context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 		var m map[string]any
-		if err := json.Unmarshal(r.Arguments, &m); err != nil {
+		if err := json.Unmarshal(req.Arguments, &m); err != nil {
 			return nil, err
 		}
-		m[add] = len(m)
+		m[key] = len(m)
 		args, _ := json.Marshal(m)
-		return &PreToolCallDecision{ModifiedArgs: args}, nil
-	}}
+		return &hooks.PreToolCallDecision{ModifiedArgs: args}, nil
+	}
 }
 
-func blocker(name, msg string) *Funcs {
-	return &Funcs{Name: name, PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) {
-		return &PreToolCallDecision{Block: &Block{Message: msg}}, nil
-	}}
+func blocker(name, msg string) *hooks.Funcs {
+	return &hooks.Funcs{Name: name, PreToolCallFunc: block(msg)}
+}
+
+func block(msg string) func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	return func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+		return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: msg}}, nil
+	}
 }
 
 func TestPreToolCallModifiesApplyInOrder(t *testing.T) {
-	b := newBus(t, in(modifier("first", "a")), in(modifier("second", "b")))
-	out := b.PreToolCall(context.Background(), call)
-	if out.Blocked {
-		t.Fatal("blocked")
-	}
-	// second saw first's change: b == 1 only if "a" was already there.
-	if got := string(out.Arguments); got != `{"a":0,"b":1}` {
-		t.Fatalf("args %s, want {\"a\":0,\"b\":1}", got)
-	}
-	if strings.Join(out.ModifiedBy, ",") != "first,second" {
-		t.Fatalf("ModifiedBy %v", out.ModifiedBy)
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		b := newBus(t, r.in(modifier("first", "a")), r.in(modifier("second", "b")))
+		out := b.PreToolCall(context.Background(), call)
+		if out.Blocked {
+			t.Fatal("blocked")
+		}
+		// second saw first's change: b == 1 only if "a" was already there.
+		if got := string(out.Arguments); got != `{"a":0,"b":1}` {
+			t.Fatalf("args %s, want {\"a\":0,\"b\":1}", got)
+		}
+		if strings.Join(out.ModifiedBy, ",") != "first,second" {
+			t.Fatalf("ModifiedBy %v", out.ModifiedBy)
+		}
+	})
 }
 
 func TestPreToolCallBlockBeatsModify(t *testing.T) {
-	t.Run("lower priority block beats higher priority modify", func(t *testing.T) {
-		b := newBus(t, in(modifier("mod", "a")), in(blocker("guard", "no")))
-		out := b.PreToolCall(context.Background(), call)
-		if !out.Blocked || out.BlockedBy != "guard" || out.Message != "no" {
-			t.Fatalf("got %+v, want blocked by guard", out)
-		}
-	})
-	t.Run("a block stops the round", func(t *testing.T) {
-		asked := false
-		late := modifier("late", "a")
-		inner := late.PreToolCallFunc
-		late.PreToolCallFunc = func(ctx context.Context, r ToolCallRequest) (*PreToolCallDecision, error) {
-			asked = true
-			return inner(ctx, r)
-		}
-		b := newBus(t, in(blocker("guard", "")), in(late))
-		out := b.PreToolCall(context.Background(), call)
-		if !out.Blocked || asked {
-			t.Fatalf("blocked=%v, later plugin asked=%v", out.Blocked, asked)
-		}
-		if !strings.Contains(out.Message, `"guard"`) {
-			t.Fatalf("empty block message not defaulted: %q", out.Message)
-		}
+	eachWay(t, func(t *testing.T, r rig) {
+		t.Run("lower priority block beats higher priority modify", func(t *testing.T) {
+			r := r.sub(t)
+			b := newBus(t, r.in(modifier("mod", "a")), r.in(blocker("guard", "no")))
+			out := b.PreToolCall(context.Background(), call)
+			if !out.Blocked || out.BlockedBy != "guard" || out.Message != "no" {
+				t.Fatalf("got %+v, want blocked by guard", out)
+			}
+		})
+		t.Run("a block stops the round", func(t *testing.T) {
+			r := r.sub(t)
+			var asked atomic.Bool
+			late := modifier("late", "a")
+			inner := late.PreToolCallFunc
+			late.PreToolCallFunc = func(ctx context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				asked.Store(true)
+				return inner(ctx, req)
+			}
+			b := newBus(t, r.in(blocker("guard", "")), r.in(late))
+			out := b.PreToolCall(context.Background(), call)
+			if !out.Blocked || asked.Load() {
+				t.Fatalf("blocked=%v, later plugin asked=%v", out.Blocked, asked.Load())
+			}
+			if !strings.Contains(out.Message, `"guard"`) {
+				t.Fatalf("empty block message not defaulted: %q", out.Message)
+			}
+		})
 	})
 }
 
 func TestFailClosedGuard(t *testing.T) {
-	for _, kind := range []FailureKind{KindError, KindPanic, KindTimeout, KindUnavailable} {
-		t.Run(kind.String(), func(t *testing.T) {
-			wait := hang(t)
-			guard := &Funcs{Name: "guard", PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) {
-				switch kind {
-				case KindPanic:
-					panic("bug")
-				case KindTimeout:
-					wait()
-				case KindUnavailable:
-					return nil, ErrUnavailable
+	eachWay(t, func(t *testing.T, r rig) {
+		for _, kind := range failures {
+			t.Run(kind.String(), func(t *testing.T) {
+				r := r.sub(t)
+				f := fail(t, kind)
+				guard := &hooks.Funcs{Name: "guard", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+					return nil, f()
+				}}
+				opts := hooks.Options{Timeout: 50 * time.Millisecond, FailClosed: true}
+				b := newBus(t, r.broken(guard, kind, opts), r.in(modifier("after", "x")))
+				var out hooks.PreToolCallOutcome
+				within(t, func() { out = b.PreToolCall(context.Background(), call) })
+				if !out.Blocked || out.BlockedBy != "guard" || !strings.Contains(out.Message, "fail_closed") {
+					t.Fatalf("fail_closed guard failure did not block: %+v", out)
 				}
-				return nil, errors.New("rules file unreadable")
-			}}
-			opts := Options{Timeout: 50 * time.Millisecond, FailClosed: true}
-			b := newBus(t, Member{Plugin: guard, Options: opts}, in(modifier("after", "x")))
-			var out PreToolCallOutcome
-			within(t, func() { out = b.PreToolCall(context.Background(), call) })
-			if !out.Blocked || out.BlockedBy != "guard" || !strings.Contains(out.Message, "fail_closed") {
-				t.Fatalf("fail_closed guard failure did not block: %+v", out)
-			}
+				var gf *hooks.GuardFailedError
+				if !errors.As(out.Err, &gf) || gf.Plugin != "guard" || gf.Kind != r.seen(kind) || out.Message != gf.Error() {
+					t.Fatalf("block's Err %#v does not say which guard failed how", out.Err)
+				}
+				if kind == hooks.KindUnavailable && (!errors.Is(out.Err, hooks.ErrUnavailable) || !strings.Contains(out.Message, hooks.ErrUnavailable.Error())) {
+					t.Fatalf("a guard that is down does not say so: %v", out.Err)
+				}
 
-			opts.FailClosed = false
-			open := newBus(t, Member{Plugin: guard, Options: opts}, in(modifier("after", "x")))
-			within(t, func() { out = open.PreToolCall(context.Background(), call) })
-			if out.Blocked {
-				t.Fatalf("fail-open guard failure blocked: %+v", out)
+				opts.FailClosed = false
+				open := newBus(t, r.broken(guard, kind, opts), r.in(modifier("after", "x")))
+				within(t, func() { out = open.PreToolCall(context.Background(), call) })
+				if out.Blocked || out.Err != nil {
+					t.Fatalf("fail-open guard failure blocked: %+v", out)
+				}
+			})
+		}
+		t.Run("malformed decision of a fail_closed guard blocks", func(t *testing.T) {
+			r := r.sub(t)
+			guard := &hooks.Funcs{Name: "guard", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				return &hooks.PreToolCallDecision{Block: &hooks.Block{}, ModifiedArgs: json.RawMessage(`{}`)}, nil
+			}}
+			b := newBus(t, r.with(guard, hooks.Options{FailClosed: true}))
+			out := b.PreToolCall(context.Background(), call)
+			if !out.Blocked || !errors.Is(out.Err, hooks.ErrMalformed) {
+				t.Fatalf("malformed answer from fail_closed guard did not block: %+v", out)
 			}
 		})
-	}
-	t.Run("malformed decision of a fail_closed guard blocks", func(t *testing.T) {
-		guard := &Funcs{Name: "guard", PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) {
-			return &PreToolCallDecision{Block: &Block{}, ModifiedArgs: json.RawMessage(`{}`)}, nil
-		}}
-		b := newBus(t, Member{Plugin: guard, Options: Options{FailClosed: true}})
-		if out := b.PreToolCall(context.Background(), call); !out.Blocked {
-			t.Fatal("malformed answer from fail_closed guard did not block")
-		}
-	})
-	t.Run("fail_closed does not extend to other hooks", func(t *testing.T) {
-		p := failing(t, KindError)
-		p.Name = "guard"
-		b := newBus(t, Member{Plugin: p, Options: Options{FailClosed: true}})
-		if out := b.PreToolCall(context.Background(), call); out.Blocked {
-			t.Fatal("a plugin without pre_tool_call blocked")
-		}
-		if r := b.ProvideResult(context.Background(), call); r != nil {
-			t.Fatalf("failed provider produced %+v", r)
-		}
+		t.Run("fail_closed does not extend to other hooks", func(t *testing.T) {
+			r := r.sub(t)
+			p := failingProvider(t, hooks.KindError)
+			p.Name = "guard"
+			b := newBus(t, r.with(p, hooks.Options{FailClosed: true}))
+			if out := b.PreToolCall(context.Background(), call); out.Blocked {
+				t.Fatal("a plugin without pre_tool_call blocked")
+			}
+			if res := b.ProvideResult(context.Background(), call); res != nil {
+				t.Fatalf("failed provider produced %+v", res)
+			}
+		})
 	})
 }
 
 // A cancelled turn is not the guard's fault (no WARN), but a fail_closed
 // guard that did not answer still blocks: no answer is no approval.
 func TestCallerCancellationIsNotThePluginsFault(t *testing.T) {
-	wait := hang(t)
-	var buf bytes.Buffer
-	guard := &Funcs{Name: "guard", PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) {
-		wait()
-		return nil, nil
-	}}
-	b, err := NewBus([]Member{{Plugin: guard, Options: Options{FailClosed: true}}}, Config{Logger: testLogger(&buf)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	var out PreToolCallOutcome
-	within(t, func() { out = b.PreToolCall(ctx, call) })
-	if !out.Blocked {
-		t.Fatal("a fail_closed guard cut short by cancellation let the call through")
-	}
-	if b.Stats().Failures("guard", PreToolCall, KindCancelled) != 1 {
-		t.Fatal("cancellation not counted as cancelled")
-	}
-	if strings.Contains(buf.String(), "WARN") || strings.Contains(buf.String(), "warn") {
-		t.Fatalf("cancellation blamed on the plugin: %s", buf.String())
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		wait := hang(t)
+		entered := make(chan struct{}, 1)
+		var buf syncBuffer
+		guard := &hooks.Funcs{Name: "guard", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			entered <- struct{}{}
+			wait()
+			return nil, nil
+		}}
+		b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.with(guard, hooks.Options{FailClosed: true}))
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-entered; cancel() }()
+		var out hooks.PreToolCallOutcome
+		within(t, func() { out = b.PreToolCall(ctx, call) })
+		if !out.Blocked {
+			t.Fatal("a fail_closed guard cut short by cancellation let the call through")
+		}
+		if b.Stats().Failures("guard", hooks.PreToolCall, hooks.KindCancelled) != 1 {
+			t.Fatalf("cancellation not counted as cancelled: %+v", b.Stats().Hooks)
+		}
+		if log := buf.String(); strings.Contains(log, "WARN") || strings.Contains(log, "warn") {
+			t.Fatalf("cancellation blamed on the plugin: %s", log)
+		}
+	})
 }
 
 func TestMalformedResultsCountAsNil(t *testing.T) {
 	ctx := context.Background()
-	t.Run("pre_tool_call block and modify together", func(t *testing.T) {
-		bad := &Funcs{Name: "bad", PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) {
-			return &PreToolCallDecision{Block: &Block{Message: "x"}, ModifiedArgs: json.RawMessage(`{"a":1}`)}, nil
-		}}
-		b := newBus(t, in(bad))
-		if out := b.PreToolCall(ctx, call); out.Blocked || string(out.Arguments) != "{}" {
-			t.Fatalf("malformed decision applied: %+v", out)
-		}
-		if b.Stats().Failures("bad", PreToolCall, KindMalformed) != 1 {
-			t.Fatal("not counted malformed")
-		}
-	})
-	t.Run("modified args not an object", func(t *testing.T) {
-		bad := &Funcs{Name: "bad", PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) {
-			return &PreToolCallDecision{ModifiedArgs: json.RawMessage(`[1,2]`)}, nil
-		}}
-		b := newBus(t, in(bad))
-		if out := b.PreToolCall(ctx, call); string(out.Arguments) != "{}" {
-			t.Fatalf("non-object args applied: %s", out.Arguments)
-		}
-	})
-	t.Run("tool list with an illegal name falls to the next plugin", func(t *testing.T) {
-		bad := &Funcs{Name: "bad", PreToolListFinalizedFunc: func(context.Context, ToolListRequest) (*ToolListOverride, error) {
-			return &ToolListOverride{Tools: []ToolSpec{{Name: "has.dot"}}}, nil
-		}}
-		good := &Funcs{Name: "good", PreToolListFinalizedFunc: func(context.Context, ToolListRequest) (*ToolListOverride, error) {
-			return &ToolListOverride{Tools: []ToolSpec{{Name: "only"}}}, nil
-		}}
-		b := newBus(t, in(bad), in(good))
-		ch := b.ToolList(ctx, ToolListRequest{})
-		if ch == nil || ch.Plugin != "good" || len(ch.Tools) != 1 {
-			t.Fatalf("got %+v, want good's list", ch)
-		}
-	})
-	t.Run("request patch with empty model", func(t *testing.T) {
-		empty := ""
-		bad := &Funcs{Name: "bad", PreAPIRequestMutableFunc: func(context.Context, APIRequest) (*RequestPatch, error) {
-			return &RequestPatch{Model: &empty}, nil
-		}}
-		b := newBus(t, in(bad))
-		req, changes := b.MutateRequest(ctx, APIRequest{Request: ModelRequest{Model: "m"}})
-		if req.Model != "m" || changes != nil {
-			t.Fatalf("malformed patch applied: %+v %+v", req, changes)
-		}
-	})
-	t.Run("reissue with temperature out of range", func(t *testing.T) {
-		hot := 9.0
-		bad := &Funcs{Name: "bad", PostLLMCallCanReissueFunc: func(context.Context, LLMCall) (*Reissue, error) {
-			return &Reissue{Patch: RequestPatch{Temperature: &hot}}, nil
-		}}
-		b := newBus(t, in(bad))
-		if r := b.Reissue(ctx, LLMCall{}); r != nil {
-			t.Fatalf("malformed reissue accepted: %+v", r)
-		}
+	eachWay(t, func(t *testing.T, r rig) {
+		t.Run("pre_tool_call block and modify together", func(t *testing.T) {
+			r := r.sub(t)
+			bad := &hooks.Funcs{Name: "bad", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "x"}, ModifiedArgs: json.RawMessage(`{"a":1}`)}, nil
+			}}
+			b := newBus(t, r.in(bad))
+			if out := b.PreToolCall(ctx, call); out.Blocked || string(out.Arguments) != "{}" {
+				t.Fatalf("malformed decision applied: %+v", out)
+			}
+			if b.Stats().Failures("bad", hooks.PreToolCall, hooks.KindMalformed) != 1 {
+				t.Fatal("not counted malformed")
+			}
+		})
+		t.Run("modified args not an object", func(t *testing.T) {
+			r := r.sub(t)
+			bad := &hooks.Funcs{Name: "bad", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`[1,2]`)}, nil
+			}}
+			b := newBus(t, r.in(bad))
+			if out := b.PreToolCall(ctx, call); string(out.Arguments) != "{}" {
+				t.Fatalf("non-object args applied: %s", out.Arguments)
+			}
+		})
+		t.Run("tool list with an illegal name falls to the next plugin", func(t *testing.T) {
+			r := r.sub(t)
+			bad := &hooks.Funcs{Name: "bad", PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+				return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "has.dot"}}}, nil
+			}}
+			good := &hooks.Funcs{Name: "good", PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+				return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "only"}}}, nil
+			}}
+			b := newBus(t, r.in(bad), r.in(good))
+			ch := b.ToolList(ctx, hooks.ToolListRequest{})
+			if ch == nil || ch.Plugin != "good" || len(ch.Tools) != 1 {
+				t.Fatalf("got %+v, want good's list", ch)
+			}
+		})
+		t.Run("request patch with empty model", func(t *testing.T) {
+			r := r.sub(t)
+			bad := &hooks.Funcs{Name: "bad", PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+				return &hooks.RequestPatch{Model: str("")}, nil
+			}}
+			b := newBus(t, r.in(bad))
+			req, changes := b.MutateRequest(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}})
+			if req.Model != "m" || changes != nil {
+				t.Fatalf("malformed patch applied: %+v %+v", req, changes)
+			}
+		})
+		t.Run("reissue with temperature out of range", func(t *testing.T) {
+			r := r.sub(t)
+			hot := 9.0
+			bad := &hooks.Funcs{Name: "bad", PostLLMCallCanReissueFunc: func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
+				return &hooks.Reissue{Patch: hooks.RequestPatch{Temperature: &hot}}, nil
+			}}
+			b := newBus(t, r.in(bad))
+			if res := b.Reissue(ctx, hooks.LLMCall{}); res != nil {
+				t.Fatalf("malformed reissue accepted: %+v", res)
+			}
+		})
 	})
 }
 
-func str(s string) *string { return &s }
-
-func TestMutateRequestMergesLastWriteWins(t *testing.T) {
-	var secondSaw string
-	first := &Funcs{Name: "first", PreAPIRequestMutableFunc: func(context.Context, APIRequest) (*RequestPatch, error) {
-		return &RequestPatch{Model: str("from-first"), System: str("be brief")}, nil
-	}}
-	second := &Funcs{Name: "second", PreAPIRequestMutableFunc: func(_ context.Context, ev APIRequest) (*RequestPatch, error) {
-		secondSaw = ev.Request.Model
-		return &RequestPatch{Model: str("from-second")}, nil
-	}}
-	failingOne := &Funcs{Name: "broken", PreAPIRequestMutableFunc: func(context.Context, APIRequest) (*RequestPatch, error) {
-		return &RequestPatch{Model: str("never")}, errors.New("boom")
-	}}
-	b := newBus(t, in(first), in(failingOne), in(second))
-	req, changes := b.MutateRequest(context.Background(), APIRequest{Request: ModelRequest{Model: "orig", System: "orig"}})
-	if req.Model != "from-second" || req.System != "be brief" {
-		t.Fatalf("merged request %+v", req)
-	}
-	if secondSaw != "from-first" {
-		t.Fatalf("second plugin saw model %q, want the request as patched so far", secondSaw)
-	}
-	if len(changes) != 2 || changes[0].Plugin != "first" || strings.Join(changes[0].Fields, ",") != "model,system" || changes[1].Plugin != "second" {
-		t.Fatalf("changes %+v", changes)
-	}
+// pre_api_request_mutable merges in priority order and the first write to
+// a field wins: a plugin sees the request as patched so far and sets only
+// the fields nobody above it set.
+func TestMutateRequestFirstWritePerFieldWins(t *testing.T) {
+	eachWay(t, func(t *testing.T, r rig) {
+		var secondSaw, thirdSaw atomic.Value
+		first := &hooks.Funcs{Name: "first", PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+			return &hooks.RequestPatch{Model: str("from-first"), System: str("be brief")}, nil
+		}}
+		failingOne := &hooks.Funcs{Name: "broken", PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+			return &hooks.RequestPatch{Temperature: new(float64)}, errors.New("boom")
+		}}
+		second := &hooks.Funcs{Name: "second", PreAPIRequestMutableFunc: func(_ context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
+			secondSaw.Store(ev.Request.Model)
+			// model is taken by first; max_tokens is nobody's yet.
+			return &hooks.RequestPatch{Model: str("from-second"), MaxTokens: new(int(64))}, nil
+		}}
+		third := &hooks.Funcs{Name: "third", PreAPIRequestMutableFunc: func(_ context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
+			thirdSaw.Store(ev.Request.MaxTokens)
+			// Every field it writes is already set: it changes nothing.
+			return &hooks.RequestPatch{System: str("be verbose"), MaxTokens: new(int(1))}, nil
+		}}
+		b := newBus(t, r.in(first), r.in(failingOne), r.in(second), r.in(third))
+		req, changes := b.MutateRequest(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: "orig", System: "orig", MaxTokens: 8}})
+		if req.Model != "from-first" || req.System != "be brief" || req.MaxTokens != 64 || req.Temperature != nil {
+			t.Fatalf("merged request %+v", req)
+		}
+		if secondSaw.Load() != "from-first" || thirdSaw.Load() != 64 {
+			t.Fatalf("second saw model %v, third saw max_tokens %v: want the request as patched so far", secondSaw.Load(), thirdSaw.Load())
+		}
+		want := []hooks.RequestChange{{Plugin: "first", Fields: []string{"model", "system"}}, {Plugin: "second", Fields: []string{"max_tokens"}}}
+		if len(changes) != len(want) {
+			t.Fatalf("changes %+v, want %+v", changes, want)
+		}
+		for i := range want {
+			if changes[i].Plugin != want[i].Plugin || strings.Join(changes[i].Fields, ",") != strings.Join(want[i].Fields, ",") {
+				t.Fatalf("changes %+v, want %+v", changes, want)
+			}
+		}
+		if n := b.Stats().Failures("third", hooks.PreAPIRequestMutable, hooks.KindMalformed); n != 0 {
+			t.Fatal("a write to a field already set was counted malformed; it is only ignored")
+		}
+	})
 }
 
 func TestReissueFirstNonNilWins(t *testing.T) {
-	ask := func(name, model string) *Funcs {
-		return &Funcs{Name: name, PostLLMCallCanReissueFunc: func(context.Context, LLMCall) (*Reissue, error) {
-			return &Reissue{Patch: RequestPatch{Model: str(model)}, Reason: name}, nil
+	eachWay(t, func(t *testing.T, r rig) {
+		ask := func(name, model string) *hooks.Funcs {
+			return &hooks.Funcs{Name: name, PostLLMCallCanReissueFunc: func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
+				return &hooks.Reissue{Patch: hooks.RequestPatch{Model: str(model)}, Reason: name}, nil
+			}}
+		}
+		wait := hang(t)
+		slow := &hooks.Funcs{Name: "slow", PostLLMCallCanReissueFunc: func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
+			wait()
+			return &hooks.Reissue{Patch: hooks.RequestPatch{Model: str("never")}}, nil
 		}}
-	}
-	b := newBus(t, quick(failing(t, KindTimeout)), in(ask("router", "large")), in(ask("other", "huge")))
-	r := b.Reissue(context.Background(), LLMCall{})
-	if r == nil || r.Plugin != "router" || *r.Patch.Model != "large" || r.Reason != "router" {
-		t.Fatalf("got %+v", r)
-	}
+		b := newBus(t, r.quick(slow), r.in(ask("router", "large")), r.in(ask("other", "huge")))
+		res := b.Reissue(context.Background(), hooks.LLMCall{})
+		if res == nil || res.Plugin != "router" || *res.Patch.Model != "large" || res.Reason != "router" {
+			t.Fatalf("got %+v", res)
+		}
+	})
 }
 
 func TestTransformsChainInPriorityOrder(t *testing.T) {
-	suffix := func(name string) *Funcs {
-		return &Funcs{
-			Name: name,
-			TransformToolResultFunc: func(_ context.Context, ev ToolCallOutcome) (*ToolResult, error) {
-				return &ToolResult{Content: ev.Result.Content + "+" + name, IsError: ev.Result.IsError}, nil
-			},
-			TransformLLMOutputFunc: func(_ context.Context, ev LLMOutput) (*TextReplacement, error) {
-				return &TextReplacement{Text: ev.Text + "+" + name}, nil
-			},
+	eachWay(t, func(t *testing.T, r rig) {
+		suffix := func(name string) *hooks.Funcs {
+			return &hooks.Funcs{
+				Name: name,
+				TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+					return &hooks.ToolResult{Content: ev.Result.Content + "+" + name, IsError: ev.Result.IsError}, nil
+				},
+				TransformLLMOutputFunc: func(_ context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+					return &hooks.TextReplacement{Text: ev.Text + "+" + name}, nil
+				},
+			}
 		}
-	}
-	abstain := &Funcs{Name: "abstain", TransformToolResultFunc: func(context.Context, ToolCallOutcome) (*ToolResult, error) { return nil, nil }}
-	b := newBus(t, in(suffix("a")), in(abstain), quick(failing(t, KindPanic)), in(suffix("b")))
-	res, by := b.TransformToolResult(context.Background(), ToolCallOutcome{Name: "now", Result: ToolResult{Content: "r"}})
-	if res.Content != "r+a+b" || strings.Join(by, ",") != "a,b" {
-		t.Fatalf("tool result %q by %v", res.Content, by)
-	}
-	text, by := b.TransformOutput(context.Background(), LLMOutput{Text: "t"})
-	if text != "t+a+b" || strings.Join(by, ",") != "a,b" {
-		t.Fatalf("output %q by %v", text, by)
-	}
+		abstain := &hooks.Funcs{Name: "abstain", TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, nil }}
+		f := fail(t, hooks.KindPanic)
+		panicky := &hooks.Funcs{Name: "panicky",
+			TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, f() },
+			TransformLLMOutputFunc:  func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) { return nil, f() },
+		}
+		b := newBus(t, r.in(suffix("a")), r.in(abstain), r.quick(panicky), r.in(suffix("b")))
+		res, by := b.TransformToolResult(context.Background(), hooks.ToolCallOutcome{Name: "now", Result: hooks.ToolResult{Content: "r"}})
+		if res.Content != "r+a+b" || strings.Join(by, ",") != "a,b" {
+			t.Fatalf("tool result %q by %v", res.Content, by)
+		}
+		text, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "t"})
+		if text != "t+a+b" || strings.Join(by, ",") != "a,b" {
+			t.Fatalf("output %q by %v", text, by)
+		}
+	})
 }
 
 func TestToolListFirstNonNilWins(t *testing.T) {
-	list := func(name string) *Funcs {
-		return &Funcs{Name: name, PreToolListFinalizedFunc: func(context.Context, ToolListRequest) (*ToolListOverride, error) {
-			return &ToolListOverride{Tools: []ToolSpec{{Name: name + "_tool"}}}, nil
-		}}
-	}
-	b := newBus(t, in(&Funcs{Name: "none", PreToolListFinalizedFunc: func(context.Context, ToolListRequest) (*ToolListOverride, error) { return nil, nil }}), in(list("x")), in(list("y")))
-	ch := b.ToolList(context.Background(), ToolListRequest{Tools: []ToolSpec{{Name: "now"}}})
-	if ch == nil || ch.Plugin != "x" || ch.Tools[0].Name != "x_tool" {
-		t.Fatalf("got %+v", ch)
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		list := func(name string) *hooks.Funcs {
+			return &hooks.Funcs{Name: name, PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+				return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: name + "_tool"}}}, nil
+			}}
+		}
+		none := &hooks.Funcs{Name: "none", PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) { return nil, nil }}
+		b := newBus(t, r.in(none), r.in(list("x")), r.in(list("y")))
+		ch := b.ToolList(context.Background(), hooks.ToolListRequest{Tools: []hooks.ToolSpec{{Name: "now"}}})
+		if ch == nil || ch.Plugin != "x" || ch.Tools[0].Name != "x_tool" {
+			t.Fatalf("got %+v", ch)
+		}
+	})
 }
 
 func TestObserversDeliverInOrderAndFlush(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	rec := func(s string) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
-	p := &Funcs{
-		Name:               "ledger",
-		OnSessionStartFunc: func(_ context.Context, ev SessionStart) error { rec("start:" + ev.SessionID); return nil },
-		PostLLMCallFunc:    func(_ context.Context, ev Inference) error { rec("llm:" + ev.Model); return nil },
-		PostToolCallFunc:   func(_ context.Context, ev ToolCallOutcome) error { rec("tool:" + ev.Name); return nil },
-		OnSessionEndFunc:   func(_ context.Context, ev SessionEnd) error { rec("end:" + string(ev.Reason)); return nil },
-	}
-	b := newBus(t, in(p))
-	b.SessionStart(SessionStart{SessionID: "s"})
-	b.LLMCallDone(Inference{Model: "m"})
-	b.ToolCallDone(ToolCallOutcome{Name: "now"})
-	b.SessionEnd(SessionEnd{Reason: EndCompleted})
-	if err := b.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if got := strings.Join(seen, " "); got != "start:s llm:m tool:now end:completed" {
-		t.Fatalf("delivered %q", got)
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		var mu sync.Mutex
+		var seen []string
+		rec := func(s string) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
+		p := &hooks.Funcs{
+			Name:               "ledger",
+			OnSessionStartFunc: func(_ context.Context, ev hooks.SessionStart) error { rec("start:" + ev.SessionID); return nil },
+			PostLLMCallFunc:    func(_ context.Context, ev hooks.Inference) error { rec("llm:" + ev.Model); return nil },
+			PostToolCallFunc:   func(_ context.Context, ev hooks.ToolCallOutcome) error { rec("tool:" + ev.Name); return nil },
+			OnSessionEndFunc:   func(_ context.Context, ev hooks.SessionEnd) error { rec("end:" + string(ev.Reason)); return nil },
+		}
+		b := newBus(t, r.in(p))
+		b.SessionStart(hooks.SessionStart{SessionID: "s"})
+		b.LLMCallDone(hooks.Inference{Model: "m"})
+		b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+		b.SessionEnd(hooks.SessionEnd{Reason: hooks.EndCompleted})
+		if err := b.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(seen, " "); got != "start:s llm:m tool:now end:completed" {
+			t.Fatalf("delivered %q", got)
+		}
+	})
 }
 
 func TestObserversNeverBlockAndDropWhenFull(t *testing.T) {
-	release := make(chan struct{})
-	var mu sync.Mutex
-	delivered := 0
-	p := &Funcs{Name: "slow", PostToolCallFunc: func(ctx context.Context, _ ToolCallOutcome) error {
-		<-release
-		mu.Lock()
-		delivered++
-		mu.Unlock()
-		return nil
-	}}
-	b, err := NewBus([]Member{{Plugin: p, Options: Options{Timeout: time.Minute}}}, Config{ObserverQueue: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	within(t, func() {
-		for i := 0; i < 10; i++ {
-			b.ToolCallDone(ToolCallOutcome{Name: "now"})
+	eachWay(t, func(t *testing.T, r rig) {
+		release := make(chan struct{})
+		var delivered atomic.Uint64
+		p := &hooks.Funcs{Name: "slow", PostToolCallFunc: func(ctx context.Context, _ hooks.ToolCallOutcome) error {
+			<-release
+			delivered.Add(1)
+			return nil
+		}}
+		b, err := hooks.NewBus([]hooks.Member{r.with(p, hooks.Options{Timeout: time.Minute})}, hooks.Config{ObserverQueue: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)}
+		within(t, func() {
+			for i := 0; i < 10; i++ {
+				b.ToolCallDone(ev)
+			}
+		})
+		close(release)
+		if err := b.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		dropped := b.Stats().Dropped["slow"]
+		if dropped < 7 || delivered.Load()+dropped != 10 {
+			t.Fatalf("delivered %d, dropped %d; want >= 7 dropped and 10 in all", delivered.Load(), dropped)
+		}
+		b.ToolCallDone(ev)
+		if b.Stats().Dropped["slow"] != dropped+1 {
+			t.Fatal("event after Close not counted as dropped")
 		}
 	})
-	close(release)
-	if err := b.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	dropped := b.Stats().Dropped["slow"]
-	if dropped < 7 || uint64(delivered)+dropped != 10 {
-		t.Fatalf("delivered %d, dropped %d; want >= 7 dropped and 10 in all", delivered, dropped)
-	}
-	b.ToolCallDone(ToolCallOutcome{Name: "now"})
-	if b.Stats().Dropped["slow"] != dropped+1 {
-		t.Fatal("event after Close not counted as dropped")
-	}
 }
 
 func TestObserverFailuresAreCounted(t *testing.T) {
-	p := &Funcs{Name: "obs", PostToolCallFunc: func(context.Context, ToolCallOutcome) error { panic("observer bug") }}
-	b := newBus(t, in(p))
-	b.ToolCallDone(ToolCallOutcome{Name: "now"})
-	if err := b.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if b.Stats().Failures("obs", PostToolCall, KindPanic) != 1 {
-		t.Fatal("observer panic not counted")
-	}
-}
-
-func testLogger(buf *bytes.Buffer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Debug, JSONFormat: true})
+	eachWay(t, func(t *testing.T, r rig) {
+		p := &hooks.Funcs{Name: "obs", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { panic("observer bug") }}
+		b := newBus(t, r.in(p))
+		b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+		if err := b.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if b.Stats().Failures("obs", hooks.PostToolCall, r.seen(hooks.KindPanic)) != 1 {
+			t.Fatalf("observer panic not counted: %+v", b.Stats().Hooks)
+		}
+	})
 }
 
 func TestFailuresWarnOncePerPluginHookAndKind(t *testing.T) {
-	var buf bytes.Buffer
-	var panicNow bool
-	p := &Funcs{Name: "flaky", PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) {
-		if panicNow {
-			panic("bug")
+	eachWay(t, func(t *testing.T, r rig) {
+		var buf syncBuffer
+		var panicNow atomic.Bool
+		p := &hooks.Funcs{Name: "flaky", PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+			if panicNow.Load() {
+				panic("bug")
+			}
+			return nil, errors.New("backend down")
+		}}
+		b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.in(p))
+		for i := 0; i < 3; i++ {
+			b.ProvideResult(context.Background(), call)
 		}
-		return nil, errors.New("backend down")
-	}}
-	b, err := NewBus([]Member{in(p)}, Config{Logger: testLogger(&buf)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
+		panicNow.Store(true)
 		b.ProvideResult(context.Background(), call)
-	}
-	panicNow = true
-	b.ProvideResult(context.Background(), call)
 
-	levels := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
+		levels := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			if rec["plugin"] != "flaky" || rec["hook"] != string(hooks.PreToolCallCanProvideResult) {
+				t.Fatalf("log line does not name plugin and hook: %s", line)
+			}
+			levels[rec["@level"].(string)+"/"+rec["kind"].(string)]++
 		}
-		if rec["plugin"] != "flaky" || rec["hook"] != string(PreToolCallCanProvideResult) {
-			t.Fatalf("log line does not name plugin and hook: %s", line)
+		want := map[string]int{"warn/error": 1, "debug/error": 2, "warn/panic": 1}
+		if r.seen(hooks.KindPanic) == hooks.KindError {
+			want = map[string]int{"warn/error": 1, "debug/error": 3}
 		}
-		levels[rec["@level"].(string)+"/"+rec["kind"].(string)]++
-	}
-	want := map[string]int{"warn/error": 1, "debug/error": 2, "warn/panic": 1}
-	for k, n := range want {
-		if levels[k] != n {
-			t.Fatalf("log levels %v, want %v", levels, want)
+		for k, n := range want {
+			if levels[k] != n {
+				t.Fatalf("log levels %v, want %v", levels, want)
+			}
 		}
-	}
-	if b.Stats().Failures("flaky", PreToolCallCanProvideResult, KindError) != 3 {
-		t.Fatal("errors not all counted")
-	}
+		errs := uint64(3)
+		if r.seen(hooks.KindPanic) == hooks.KindError {
+			errs = 4
+		}
+		if b.Stats().Failures("flaky", hooks.PreToolCallCanProvideResult, hooks.KindError) != errs {
+			t.Fatal("errors not all counted")
+		}
+	})
 }
 
 func TestValidateManifest(t *testing.T) {
 	cases := []struct {
 		name string
-		m    Manifest
-		opts Options
+		m    hooks.Manifest
+		opts hooks.Options
 		want string // substring of the error; "" means valid
 	}{
-		{"ok", Manifest{Name: "kora", Hooks: []Name{PreToolCall}, Matchers: []string{"kora__*"}, Tools: []ToolSpec{{Name: "kora__get_burn", InputSchema: json.RawMessage(`{"type":"object"}`)}}}, Options{}, ""},
-		{"no name", Manifest{}, Options{}, "no name"},
-		{"unknown hook", Manifest{Name: "p", Hooks: []Name{"pre_everything"}}, Options{}, `unknown hook "pre_everything"`},
-		{"hook twice", Manifest{Name: "p", Hooks: []Name{PreToolCall, PreToolCall}}, Options{}, "listed twice"},
-		{"bad glob", Manifest{Name: "p", Matchers: []string{"kora__["}}, Options{}, "not a valid glob"},
-		{"outside namespace", Manifest{Name: "kora", Tools: []ToolSpec{{Name: "read_file"}}}, Options{}, "outside the plugin's namespace"},
-		{"override allowed", Manifest{Name: "kora", Tools: []ToolSpec{{Name: "read_file"}}}, Options{AllowToolOverride: true}, ""},
-		{"illegal tool name", Manifest{Name: "kora", Tools: []ToolSpec{{Name: "kora__a.b"}}}, Options{}, "must match"},
-		{"tool twice", Manifest{Name: "kora", Tools: []ToolSpec{{Name: "kora__a"}, {Name: "kora__a"}}}, Options{}, "declared twice"},
-		{"schema not object", Manifest{Name: "kora", Tools: []ToolSpec{{Name: "kora__a", InputSchema: json.RawMessage(`[]`)}}}, Options{}, "not a JSON object"},
+		{"ok", hooks.Manifest{Name: "kora", Hooks: []hooks.Name{hooks.PreToolCall}, Matchers: []string{"kora__*"}, Tools: []hooks.ToolSpec{{Name: "kora__get_burn", InputSchema: json.RawMessage(`{"type":"object"}`)}}}, hooks.Options{}, ""},
+		{"no name", hooks.Manifest{}, hooks.Options{}, "no name"},
+		{"unknown hook", hooks.Manifest{Name: "p", Hooks: []hooks.Name{"pre_everything"}}, hooks.Options{}, `unknown hook "pre_everything"`},
+		{"hook twice", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PreToolCall, hooks.PreToolCall}}, hooks.Options{}, "listed twice"},
+		{"bad glob", hooks.Manifest{Name: "p", Matchers: []string{"kora__["}}, hooks.Options{}, "not a valid glob"},
+		{"outside namespace", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "read_file"}}}, hooks.Options{}, "outside the plugin's namespace"},
+		{"override allowed", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "read_file"}}}, hooks.Options{AllowToolOverride: true}, ""},
+		{"illegal tool name", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "kora__a.b"}}}, hooks.Options{}, "must match"},
+		{"tool twice", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "kora__a"}, {Name: "kora__a"}}}, hooks.Options{}, "declared twice"},
+		{"schema not object", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "kora__a", InputSchema: json.RawMessage(`[]`)}}}, hooks.Options{}, "not a JSON object"},
+		{"hook matchers of a hook not served", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PreToolCall}, HookMatchers: map[hooks.Name][]string{hooks.PostToolCall: {"*"}}}, hooks.Options{}, "does not serve"},
+		{"hook matchers of a hook not per tool", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PostLLMCall}, HookMatchers: map[hooks.Name][]string{hooks.PostLLMCall: {"*"}}}, hooks.Options{}, "not a tool hook"},
+		{"bad per-hook glob", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PreToolCall}, HookMatchers: map[hooks.Name][]string{hooks.PreToolCall: {"["}}}, hooks.Options{}, "not a valid glob"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := ValidateManifest(c.m, c.opts)
+			err := hooks.ValidateManifest(c.m, c.opts)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			var me *hooks.ManifestError
+			if !errors.As(err, &me) || me.Plugin != c.m.Name || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want a ManifestError for %q containing %q", err, c.m.Name, c.want)
 			}
 			if c.m.Name != "" && !strings.Contains(err.Error(), `plugin "`+c.m.Name+`"`) {
 				t.Fatalf("error %q does not name the plugin", err)
@@ -642,134 +720,143 @@ func TestValidateManifest(t *testing.T) {
 }
 
 func TestNewBusRejectsConflicts(t *testing.T) {
-	a := &Funcs{Name: "a", Tools: []ToolSpec{{Name: "shared"}}}
-	b := &Funcs{Name: "b", Tools: []ToolSpec{{Name: "shared"}}}
-	_, err := NewBus([]Member{{Plugin: a, Options: Options{AllowToolOverride: true}}, {Plugin: b, Options: Options{AllowToolOverride: true}}}, Config{})
-	if err == nil || !strings.Contains(err.Error(), `"a" and "b" both declare tool "shared"`) {
+	a := &hooks.Funcs{Name: "a", Tools: []hooks.ToolSpec{{Name: "shared"}}}
+	b := &hooks.Funcs{Name: "b", Tools: []hooks.ToolSpec{{Name: "shared"}}}
+	_, err := hooks.NewBus([]hooks.Member{{Plugin: a, Options: hooks.Options{AllowToolOverride: true}}, {Plugin: b, Options: hooks.Options{AllowToolOverride: true}}}, hooks.Config{})
+	var ce *hooks.ConflictError
+	if !errors.As(err, &ce) || ce.Plugin != "b" || ce.Other != "a" || ce.Tool != "shared" || !strings.Contains(err.Error(), `"a" and "b" both declare tool "shared"`) {
 		t.Fatalf("duplicate tool: %v", err)
 	}
-	_, err = NewBus([]Member{in(&Funcs{Name: "a"}), in(&Funcs{Name: "a"})}, Config{})
-	if err == nil || !strings.Contains(err.Error(), "twice") {
+	_, err = hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{Name: "a"}}, {Plugin: &hooks.Funcs{Name: "a"}}}, hooks.Config{})
+	if !errors.As(err, &ce) || ce.Plugin != "a" || ce.Tool != "" || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("duplicate plugin: %v", err)
+	}
+	_, err = hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{Name: "kora", Tools: []hooks.ToolSpec{{Name: "read_file"}}}}}, hooks.Config{})
+	var me *hooks.ManifestError
+	if !errors.As(err, &me) || !me.OutsideNamespace || me.Tool != "read_file" {
+		t.Fatalf("tool outside the namespace: %v", err)
 	}
 }
 
 func TestFuncsManifestListsOnlySetHooks(t *testing.T) {
-	m := (&Funcs{Name: "x", PreToolCallFunc: func(context.Context, ToolCallRequest) (*PreToolCallDecision, error) { return nil, nil }, OnSessionEndFunc: func(context.Context, SessionEnd) error { return nil }}).Manifest()
-	if len(m.Hooks) != 2 || m.Hooks[0] != PreToolCall || m.Hooks[1] != OnSessionEnd {
+	m := (&hooks.Funcs{Name: "x", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil }, OnSessionEndFunc: func(context.Context, hooks.SessionEnd) error { return nil }}).Manifest()
+	if len(m.Hooks) != 2 || m.Hooks[0] != hooks.PreToolCall || m.Hooks[1] != hooks.OnSessionEnd {
 		t.Fatalf("hooks %v", m.Hooks)
 	}
 }
 
 func TestConcurrentFiring(t *testing.T) {
-	var mu sync.Mutex
-	n := 0
-	p := &Funcs{
-		Name:                            "p",
-		PreToolCallCanProvideResultFunc: func(context.Context, ToolCallRequest) (*ToolResult, error) { return &ToolResult{Content: "x"}, nil },
-		PostToolCallFunc:                func(context.Context, ToolCallOutcome) error { mu.Lock(); n++; mu.Unlock(); return nil },
-	}
-	b := newBus(t, in(p))
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < 20; j++ {
-				b.ProvideResult(context.Background(), call)
-				b.ToolCallDone(ToolCallOutcome{Name: "now"})
-			}
-		}()
-	}
-	wg.Wait()
-	b.Flush(context.Background())
-	mu.Lock()
-	defer mu.Unlock()
-	if uint64(n)+b.Stats().Dropped["p"] != 160 {
-		t.Fatalf("observed %d + dropped %d != 160", n, b.Stats().Dropped["p"])
-	}
+	eachWay(t, func(t *testing.T, r rig) {
+		var n atomic.Uint64
+		p := &hooks.Funcs{
+			Name: "p",
+			PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				return &hooks.ToolResult{Content: "x"}, nil
+			},
+			PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { n.Add(1); return nil },
+		}
+		b := newBus(t, r.in(p))
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < 20; j++ {
+					if res := b.ProvideResult(context.Background(), call); res == nil || res.Content != "x" {
+						t.Errorf("concurrent provide got %+v", res)
+					}
+					b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+				}
+			}()
+		}
+		wg.Wait()
+		b.Flush(context.Background())
+		if n.Load()+b.Stats().Dropped["p"] != 160 {
+			t.Fatalf("observed %d + dropped %d != 160", n.Load(), b.Stats().Dropped["p"])
+		}
+	})
 }
 
 // A Flush waiting on a full queue must not hold up emits (observers never
 // delay the conversation) nor Close, which is bounded by its own context.
 func TestFlushOnAFullQueueBlocksNobody(t *testing.T) {
-	wait := hang(t)
-	p := &Funcs{Name: "stuck", PostToolCallFunc: func(context.Context, ToolCallOutcome) error { wait(); return nil }}
-	b, err := NewBus([]Member{{Plugin: p, Options: Options{Timeout: time.Hour}}}, Config{ObserverQueue: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.ToolCallDone(ToolCallOutcome{Name: "x"}) // taken by the worker, which hangs
-	b.ToolCallDone(ToolCallOutcome{Name: "x"}) // fills the queue
-
-	flushCtx, stopFlush := context.WithCancel(context.Background())
-	defer stopFlush()
-	flushed := make(chan error, 1)
-	go func() { flushed <- b.Flush(flushCtx) }()
-
-	within(t, func() {
-		for i := 0; i < 5; i++ {
-			b.ToolCallDone(ToolCallOutcome{Name: "x"})
+	eachWay(t, func(t *testing.T, r rig) {
+		wait := hang(t)
+		p := &hooks.Funcs{Name: "stuck", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { wait(); return nil }}
+		b, err := hooks.NewBus([]hooks.Member{r.with(p, hooks.Options{Timeout: time.Hour})}, hooks.Config{ObserverQueue: 1})
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	var closeErr error
-	within(t, func() { closeErr = b.Close(ctx) })
-	if closeErr == nil {
-		t.Fatal("Close reported a drain that cannot have happened: the observer is hung")
-	}
-	within(t, func() {
-		if err := <-flushed; err != nil && err != context.Canceled {
-			t.Errorf("Flush: %v", err)
+		ev := hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)}
+		b.ToolCallDone(ev) // taken by the worker, which hangs
+		b.ToolCallDone(ev) // fills the queue
+
+		flushCtx, stopFlush := context.WithCancel(context.Background())
+		defer stopFlush()
+		flushed := make(chan error, 1)
+		go func() { flushed <- b.Flush(flushCtx) }()
+
+		within(t, func() {
+			for i := 0; i < 5; i++ {
+				b.ToolCallDone(ev)
+			}
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		var closeErr error
+		within(t, func() { closeErr = b.Close(ctx) })
+		if closeErr == nil {
+			t.Fatal("Close reported a drain that cannot have happened: the observer is hung")
 		}
+		within(t, func() {
+			if err := <-flushed; err != nil && err != context.Canceled {
+				t.Errorf("Flush: %v", err)
+			}
+		})
 	})
 }
 
 // Close that gives up cancels the deliveries in flight, so a hung observer
 // does not keep a worker busy after the Bus is closed.
 func TestCloseCancelsDeliveriesWhenItGivesUp(t *testing.T) {
-	cancelled := make(chan struct{})
-	p := &Funcs{Name: "slow", PostToolCallFunc: func(ctx context.Context, _ ToolCallOutcome) error {
-		<-ctx.Done()
-		close(cancelled)
-		return ctx.Err()
-	}}
-	b, err := NewBus([]Member{{Plugin: p, Options: Options{Timeout: time.Hour}}}, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.ToolCallDone(ToolCallOutcome{Name: "x"})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	within(t, func() {
-		if err := b.Close(ctx); err == nil {
-			t.Error("Close returned nil with a delivery still running")
+	eachWay(t, func(t *testing.T, r rig) {
+		cancelled := make(chan struct{})
+		p := &hooks.Funcs{Name: "slow", PostToolCallFunc: func(ctx context.Context, _ hooks.ToolCallOutcome) error {
+			<-ctx.Done()
+			close(cancelled)
+			return ctx.Err()
+		}}
+		b, err := hooks.NewBus([]hooks.Member{r.with(p, hooks.Options{Timeout: time.Hour})}, hooks.Config{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		<-cancelled
+		b.ToolCallDone(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		within(t, func() {
+			if err := b.Close(ctx); err == nil {
+				t.Error("Close returned nil with a delivery still running")
+			}
+			<-cancelled
+		})
 	})
 }
 
-// honouring is an in-process plugin that declares it returns when its
-// context ends, as the remote adapters do, so the Bus calls it inline.
-type honouring struct{ *Funcs }
-
-func (honouring) HonoursContext() bool { return true }
-
 func TestContextHonouringPluginsAreCalledInlineUnderTheirDeadline(t *testing.T) {
-	var sawDeadline bool
-	p := honouring{&Funcs{Name: "remote", PreToolCallCanProvideResultFunc: func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
-		_, sawDeadline = ctx.Deadline()
+	var sawDeadline atomic.Bool
+	p := honouring{&hooks.Funcs{Name: "remote", PreToolCallCanProvideResultFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+		_, ok := ctx.Deadline()
+		sawDeadline.Store(ok)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}}
-	b := newBus(t, Member{Plugin: p, Options: Options{ToolTimeout: 20 * time.Millisecond}})
+	b := newBus(t, hooks.Member{Plugin: p, Options: hooks.Options{ToolTimeout: 20 * time.Millisecond}})
 	within(t, func() {
-		if r := b.ProvideResult(context.Background(), call); r != nil {
-			t.Errorf("got %+v", r)
+		if res := b.ProvideResult(context.Background(), call); res != nil {
+			t.Errorf("got %+v", res)
 		}
 	})
-	if !sawDeadline || b.Stats().Failures("remote", PreToolCallCanProvideResult, KindTimeout) != 1 {
-		t.Fatalf("deadline seen %v, timeouts %d", sawDeadline, b.Stats().Failures("remote", PreToolCallCanProvideResult, KindTimeout))
+	if !sawDeadline.Load() || b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hooks.KindTimeout) != 1 {
+		t.Fatalf("deadline seen %v, timeouts %d", sawDeadline.Load(), b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hooks.KindTimeout))
 	}
 }

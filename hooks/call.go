@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
 // FailureKind classifies why a plugin call counted as nil.
@@ -55,9 +56,32 @@ func ask[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, Failure
 
 // askErr is ask that also returns the failure (see invokeErr).
 func askErr[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, FailureKind, error) {
-	return invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
+	v, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
 		return Ask[T](ctx, s.m.plugin, s.hook, req)
 	})
+	if kind != KindNone {
+		return v, kind, err
+	}
+	return checked(b, s, v)
+}
+
+// checked applies the hook's rules (checkAnswer) to an answer: one that
+// breaks them is counted and logged as malformed and becomes no answer.
+func checked[T any](b *Bus, s *subscriber, v T) (T, FailureKind, error) {
+	if s.observer {
+		return v, KindNone, nil
+	}
+	err := checkAnswer(v, s.m.opts.MaxResultSize)
+	if err == nil {
+		return v, KindNone, nil
+	}
+	e := &MalformedError{Plugin: s.m.name, Hook: s.hook, Problem: err.Error()}
+	if big, ok := err.(errTooLarge); ok {
+		e.Size, e.Limit = big.size, big.limit
+	}
+	b.fail(s, KindMalformed, e)
+	var zero T
+	return zero, KindMalformed, e
 }
 
 // invoke runs one plugin call under the plugin's deadline and turns every way
@@ -89,11 +113,11 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 			r.err = cctx.Err()
 		}
 	}
-	if r.err == nil && cctx.Err() != nil {
+	if r.err == nil && pastDeadline(cctx) {
 		// An answer that comes after its deadline is a timeout, whatever it
 		// says: the caller has already been told nothing came, and a plugin
 		// that ignores its deadline must not win by racing the watchdog.
-		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", cctx.Err())
+		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", ended(cctx))
 	}
 	if r.err == nil {
 		return r.v, KindNone, nil
@@ -111,11 +135,31 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 		kind = KindRefused
 	case ctx.Err() != nil:
 		kind = KindCancelled
-	case cctx.Err() != nil || errors.Is(r.err, context.DeadlineExceeded):
+	case pastDeadline(cctx) || errors.Is(r.err, context.DeadlineExceeded):
 		kind = KindTimeout
 	}
 	b.fail(s, kind, r.err)
 	return zero, kind, r.err
+}
+
+// pastDeadline reports whether ctx has ended or its deadline has passed.
+// The clock decides, not only ctx.Err: a context's timer may fire a little
+// after its deadline, and an answer that a remote plugin sent once its own
+// copy of the deadline had passed must not slip into that gap.
+func pastDeadline(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// ended is why ctx is over, for a context pastDeadline reported.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded
 }
 
 type panicError struct {
@@ -162,15 +206,13 @@ func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
 	b.log.Debug("plugin call failed; treating as no result", args...)
 }
 
-// malformed records a result that broke its hook's rules.
-func (b *Bus) malformed(s *subscriber, format string, a ...any) {
-	b.fail(s, KindMalformed, fmt.Errorf(format, a...))
-}
-
 // HookStats counts the calls of one plugin for one hook.
 type HookStats struct {
-	Plugin   string
-	Hook     Name
+	Plugin string
+	Hook   Name
+	// Observer marks an observer hook: its calls are queued deliveries,
+	// made by a worker, that never delay the conversation.
+	Observer bool
 	Calls    uint64
 	Failures map[string]uint64 // by FailureKind name; absent when zero
 }
@@ -186,6 +228,19 @@ func (s Stats) Calls() uint64 {
 	var n uint64
 	for _, h := range s.Hooks {
 		n += h.Calls
+	}
+	return n
+}
+
+// SyncCalls returns the number of calls the conversation waited for: every
+// call of a hook that is not an observer. Observer deliveries are not
+// counted, however many were made.
+func (s Stats) SyncCalls() uint64 {
+	var n uint64
+	for _, h := range s.Hooks {
+		if !h.Observer {
+			n += h.Calls
+		}
 	}
 	return n
 }
@@ -213,7 +268,7 @@ func (b *Bus) Stats() Stats {
 				if s.m != m {
 					continue
 				}
-				hs := HookStats{Plugin: m.name, Hook: h, Calls: s.calls.Load()}
+				hs := HookStats{Plugin: m.name, Hook: h, Observer: h.Observer(), Calls: s.calls.Load()}
 				for k := KindError; k < numKinds; k++ {
 					if n := s.fails[k].Load(); n > 0 {
 						if hs.Failures == nil {

@@ -1,184 +1,170 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/hooks"
 )
 
 // hookCase drives one synchronous hook: install sets the handler on a Funcs,
 // good answers with a recognisable result, and fire returns a string that
 // shows whose answer the Bus used ("" when nobody's).
 type hookCase struct {
-	hook    Name
-	install func(f *Funcs, h func(context.Context) error)
-	fire    func(b *Bus) string
+	hook    hooks.Name
+	install func(f *hooks.Funcs, h func(context.Context) error)
+	fire    func(b *hooks.Bus) string
 }
 
 var hookCases = []hookCase{
-	{PreToolListFinalized, func(f *Funcs, h func(context.Context) error) {
-		f.PreToolListFinalizedFunc = func(ctx context.Context, _ ToolListRequest) (*ToolListOverride, error) {
+	{hooks.PreToolListFinalized, func(f *hooks.Funcs, h func(context.Context) error) {
+		f.PreToolListFinalizedFunc = func(ctx context.Context, _ hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
 			if err := h(ctx); err != nil {
-				return &ToolListOverride{Tools: []ToolSpec{{Name: "bad"}}}, err
+				return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "bad"}}}, err
 			}
-			return &ToolListOverride{Tools: []ToolSpec{{Name: "good"}}}, nil
+			return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "good"}}}, nil
 		}
-	}, func(b *Bus) string {
-		if ch := b.ToolList(context.Background(), ToolListRequest{}); ch != nil {
+	}, func(b *hooks.Bus) string {
+		if ch := b.ToolList(context.Background(), hooks.ToolListRequest{}); ch != nil {
 			return ch.Tools[0].Name
 		}
 		return ""
 	}},
-	{PreAPIRequestMutable, func(f *Funcs, h func(context.Context) error) {
-		f.PreAPIRequestMutableFunc = func(ctx context.Context, _ APIRequest) (*RequestPatch, error) {
+	{hooks.PreAPIRequestMutable, func(f *hooks.Funcs, h func(context.Context) error) {
+		f.PreAPIRequestMutableFunc = func(ctx context.Context, _ hooks.APIRequest) (*hooks.RequestPatch, error) {
 			if err := h(ctx); err != nil {
-				return &RequestPatch{Model: str("bad")}, err
+				return &hooks.RequestPatch{Model: str("bad")}, err
 			}
-			return &RequestPatch{Model: str("good")}, nil
+			return &hooks.RequestPatch{Model: str("good")}, nil
 		}
-	}, func(b *Bus) string {
-		req, _ := b.MutateRequest(context.Background(), APIRequest{Request: ModelRequest{Model: ""}})
+	}, func(b *hooks.Bus) string {
+		req, _ := b.MutateRequest(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: ""}})
 		return req.Model
 	}},
-	{PostLLMCallCanReissue, func(f *Funcs, h func(context.Context) error) {
-		f.PostLLMCallCanReissueFunc = func(ctx context.Context, _ LLMCall) (*Reissue, error) {
+	{hooks.PostLLMCallCanReissue, func(f *hooks.Funcs, h func(context.Context) error) {
+		f.PostLLMCallCanReissueFunc = func(ctx context.Context, _ hooks.LLMCall) (*hooks.Reissue, error) {
 			if err := h(ctx); err != nil {
-				return &Reissue{Reason: "bad"}, err
+				return &hooks.Reissue{Reason: "bad"}, err
 			}
-			return &Reissue{Reason: "good"}, nil
+			return &hooks.Reissue{Reason: "good"}, nil
 		}
-	}, func(b *Bus) string {
-		if r := b.Reissue(context.Background(), LLMCall{}); r != nil {
+	}, func(b *hooks.Bus) string {
+		if r := b.Reissue(context.Background(), hooks.LLMCall{}); r != nil {
 			return r.Reason
 		}
 		return ""
 	}},
-	{TransformLLMOutput, func(f *Funcs, h func(context.Context) error) {
-		f.TransformLLMOutputFunc = func(ctx context.Context, _ LLMOutput) (*TextReplacement, error) {
+	{hooks.TransformLLMOutput, func(f *hooks.Funcs, h func(context.Context) error) {
+		f.TransformLLMOutputFunc = func(ctx context.Context, _ hooks.LLMOutput) (*hooks.TextReplacement, error) {
 			if err := h(ctx); err != nil {
-				return &TextReplacement{Text: "bad"}, err
+				return &hooks.TextReplacement{Text: "bad"}, err
 			}
-			return &TextReplacement{Text: "good"}, nil
+			return &hooks.TextReplacement{Text: "good"}, nil
 		}
-	}, func(b *Bus) string {
-		text, _ := b.TransformOutput(context.Background(), LLMOutput{Text: ""})
+	}, func(b *hooks.Bus) string {
+		text, _ := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: ""})
 		return text
 	}},
-	{PreToolCall, func(f *Funcs, h func(context.Context) error) {
-		f.PreToolCallFunc = func(ctx context.Context, _ ToolCallRequest) (*PreToolCallDecision, error) {
+	{hooks.PreToolCall, func(f *hooks.Funcs, h func(context.Context) error) {
+		f.PreToolCallFunc = func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			if err := h(ctx); err != nil {
-				return &PreToolCallDecision{Block: &Block{Message: "bad"}}, err
+				return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "bad"}}, err
 			}
-			return &PreToolCallDecision{Block: &Block{Message: "good"}}, nil
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "good"}}, nil
 		}
-	}, func(b *Bus) string {
+	}, func(b *hooks.Bus) string {
 		return b.PreToolCall(context.Background(), call).Message
 	}},
-	{PreToolCallCanProvideResult, func(f *Funcs, h func(context.Context) error) {
-		f.PreToolCallCanProvideResultFunc = func(ctx context.Context, _ ToolCallRequest) (*ToolResult, error) {
+	{hooks.PreToolCallCanProvideResult, func(f *hooks.Funcs, h func(context.Context) error) {
+		f.PreToolCallCanProvideResultFunc = func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 			if err := h(ctx); err != nil {
-				return &ToolResult{Content: "bad"}, err
+				return &hooks.ToolResult{Content: "bad"}, err
 			}
-			return &ToolResult{Content: "good"}, nil
+			return &hooks.ToolResult{Content: "good"}, nil
 		}
-	}, func(b *Bus) string {
+	}, func(b *hooks.Bus) string {
 		if r := b.ProvideResult(context.Background(), call); r != nil {
 			return r.Content
 		}
 		return ""
 	}},
-	{TransformToolResult, func(f *Funcs, h func(context.Context) error) {
-		f.TransformToolResultFunc = func(ctx context.Context, _ ToolCallOutcome) (*ToolResult, error) {
+	{hooks.TransformToolResult, func(f *hooks.Funcs, h func(context.Context) error) {
+		f.TransformToolResultFunc = func(ctx context.Context, _ hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 			if err := h(ctx); err != nil {
-				return &ToolResult{Content: "bad"}, err
+				return &hooks.ToolResult{Content: "bad"}, err
 			}
-			return &ToolResult{Content: "good"}, nil
+			return &hooks.ToolResult{Content: "good"}, nil
 		}
-	}, func(b *Bus) string {
-		r, _ := b.TransformToolResult(context.Background(), ToolCallOutcome{Name: "now"})
+	}, func(b *hooks.Bus) string {
+		r, _ := b.TransformToolResult(context.Background(), hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 		return r.Content
 	}},
 }
 
 // TestFailureRuleOnEveryHook puts a failing plugin ahead of a good one on
-// every synchronous hook, for every kind of failure, and checks that the
-// failure counted as nil (the good plugin's answer is used, never the
-// failing plugin's), and was counted under the right kind.
+// every synchronous hook, for every kind of failure and every way of
+// holding a plugin, and checks that the failure counted as nil (the good
+// plugin's answer is used, never the failing plugin's), and was counted
+// under the right kind.
 func TestFailureRuleOnEveryHook(t *testing.T) {
-	for _, hc := range hookCases {
-		for _, kind := range []FailureKind{KindError, KindPanic, KindTimeout, KindUnavailable} {
-			t.Run(string(hc.hook)+"/"+kind.String(), func(t *testing.T) {
-				wait := hang(t)
-				fail := func(context.Context) error {
-					switch kind {
-					case KindPanic:
-						panic("handler bug")
-					case KindTimeout:
-						wait()
-						return errors.New("too late")
-					case KindUnavailable:
-						return ErrUnavailable
+	eachWay(t, func(t *testing.T, r rig) {
+		for _, hc := range hookCases {
+			for _, kind := range failures {
+				t.Run(string(hc.hook)+"/"+kind.String(), func(t *testing.T) {
+					r := r.sub(t)
+					f := fail(t, kind)
+					broken, good := &hooks.Funcs{Name: "broken"}, &hooks.Funcs{Name: "good"}
+					hc.install(broken, func(context.Context) error { return f() })
+					hc.install(good, func(context.Context) error { return nil })
+					b := newBus(t, r.broken(broken, kind, hooks.Options{}), r.in(good))
+					var got string
+					within(t, func() { got = hc.fire(b) })
+					if got != "good" {
+						t.Fatalf("got %q, want the good plugin's answer", got)
 					}
-					return errors.New("handler error")
-				}
-				broken, good := &Funcs{Name: "broken"}, &Funcs{Name: "good"}
-				hc.install(broken, fail)
-				hc.install(good, func(context.Context) error { return nil })
-				short := Options{Timeout: 50 * time.Millisecond, ToolTimeout: 50 * time.Millisecond}
-				b := newBus(t, Member{Plugin: broken, Options: short}, in(good))
-				var got string
-				within(t, func() { got = hc.fire(b) })
-				if got != "good" {
-					t.Fatalf("got %q, want the good plugin's answer", got)
-				}
-				if n := b.Stats().Failures("broken", hc.hook, kind); n != 1 {
-					t.Fatalf("%s counted %d times", kind, n)
-				}
-			})
+					if n := b.Stats().Failures("broken", hc.hook, r.seen(kind)); n != 1 {
+						t.Fatalf("%s counted %d times (stats %+v)", r.seen(kind), n, b.Stats().Hooks)
+					}
+				})
+			}
 		}
-	}
+	})
 }
 
 // TestObserverFailuresNeverReachTheCaller runs every observer hook against a
 // plugin that fails each way and checks the caller returns and the failure
 // is counted.
 func TestObserverFailuresNeverReachTheCaller(t *testing.T) {
-	for _, kind := range []FailureKind{KindError, KindPanic, KindTimeout} {
-		t.Run(kind.String(), func(t *testing.T) {
-			wait := hang(t)
-			fail := func() error {
-				switch kind {
-				case KindPanic:
-					panic("observer bug")
-				case KindTimeout:
-					wait()
+	eachWay(t, func(t *testing.T, r rig) {
+		for _, kind := range failures {
+			t.Run(kind.String(), func(t *testing.T) {
+				r := r.sub(t)
+				f := fail(t, kind)
+				p := &hooks.Funcs{
+					Name:               "obs",
+					OnSessionStartFunc: func(context.Context, hooks.SessionStart) error { return f() },
+					OnSessionEndFunc:   func(context.Context, hooks.SessionEnd) error { return f() },
+					PostLLMCallFunc:    func(context.Context, hooks.Inference) error { return f() },
+					PostToolCallFunc:   func(context.Context, hooks.ToolCallOutcome) error { return f() },
 				}
-				return errors.New("observer error")
-			}
-			p := &Funcs{
-				Name:               "obs",
-				OnSessionStartFunc: func(context.Context, SessionStart) error { return fail() },
-				OnSessionEndFunc:   func(context.Context, SessionEnd) error { return fail() },
-				PostLLMCallFunc:    func(context.Context, Inference) error { return fail() },
-				PostToolCallFunc:   func(context.Context, ToolCallOutcome) error { return fail() },
-			}
-			b := newBus(t, Member{Plugin: p, Options: Options{Timeout: 50 * time.Millisecond}})
-			within(t, func() {
-				b.SessionStart(SessionStart{})
-				b.LLMCallDone(Inference{})
-				b.ToolCallDone(ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
-				b.SessionEnd(SessionEnd{})
-				if err := b.Flush(context.Background()); err != nil {
-					t.Error(err)
+				b := newBus(t, r.broken(p, kind, hooks.Options{Timeout: 50 * time.Millisecond}))
+				within(t, func() {
+					b.SessionStart(hooks.SessionStart{})
+					b.LLMCallDone(hooks.Inference{})
+					b.ToolCallDone(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
+					b.SessionEnd(hooks.SessionEnd{})
+					if err := b.Flush(context.Background()); err != nil {
+						t.Error(err)
+					}
+				})
+				for _, h := range []hooks.Name{hooks.OnSessionStart, hooks.PostLLMCall, hooks.PostToolCall, hooks.OnSessionEnd} {
+					if n := b.Stats().Failures("obs", h, r.seen(kind)); n != 1 {
+						t.Errorf("%s: %s counted %d times", h, r.seen(kind), n)
+					}
 				}
 			})
-			for _, h := range []Name{OnSessionStart, PostLLMCall, PostToolCall, OnSessionEnd} {
-				if n := b.Stats().Failures("obs", h, kind); n != 1 {
-					t.Errorf("%s: %s counted %d times", h, kind, n)
-				}
-			}
-		})
-	}
+		}
+	})
 }

@@ -1,14 +1,116 @@
 package hooks_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
+// The rule tests run every plugin each way a host can hold it
+// (wiretest.Ways: in-process, and through protocol versions 1 and 2), so a
+// rule cannot hold on one path and not on another. The tool pipeline's
+// rules run over stretches too (pipeline_test.go).
+
 var call = hooks.ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "now", Arguments: json.RawMessage(`{}`)}
+
+// rig builds the Bus of one test for one way of holding its plugins.
+type rig struct {
+	t   *testing.T
+	way wiretest.Way
+}
+
+// eachWay runs fn once per way, as a subtest.
+func eachWay(t *testing.T, fn func(t *testing.T, r rig)) {
+	t.Helper()
+	for _, w := range wiretest.Ways {
+		t.Run(w.Name, func(t *testing.T) { fn(t, rig{t, w}) })
+	}
+}
+
+// seen is the failure kind the host counts for a plugin failing the given
+// way when held this way: protocol v1 reports a handler panic with
+// codes.Internal, which gRPC also uses for failures of its own, so over v1
+// the host cannot tell a panic from a handler error; version 2 says it was
+// a panic.
+func (r rig) seen(kind hooks.FailureKind) hooks.FailureKind { return seenOver(r.way, kind) }
+
+func seenOver(w wiretest.Way, kind hooks.FailureKind) hooks.FailureKind {
+	if w.Version == 1 && kind == hooks.KindPanic {
+		return hooks.KindError
+	}
+	return kind
+}
+
+// sub is r for a subtest of its test.
+func (r rig) sub(t *testing.T) rig { return rig{t, r.way} }
+
+// plugin returns p as the host sees it this way.
+func (r rig) plugin(p hooks.Plugin) hooks.Plugin { return wiretest.Over(r.t, r.way, p) }
+
+// in is p on the Bus with default options.
+func (r rig) in(p hooks.Plugin) hooks.Member { return hooks.Member{Plugin: r.plugin(p)} }
+
+// with is p on the Bus with opts.
+func (r rig) with(p hooks.Plugin, opts hooks.Options) hooks.Member {
+	return hooks.Member{Plugin: r.plugin(p), Options: opts}
+}
+
+// quick is p with deadlines short enough for a test to wait them out.
+func (r rig) quick(p hooks.Plugin) hooks.Member { return r.with(p, short) }
+
+// down is p as an adapter reports it when its process is not running.
+func (r rig) down(p hooks.Plugin, opts hooks.Options) hooks.Member {
+	return hooks.Member{Plugin: down{r.plugin(p)}, Options: opts}
+}
+
+var short = hooks.Options{Timeout: 50 * time.Millisecond, ToolTimeout: 50 * time.Millisecond}
+
+func newBus(t *testing.T, members ...hooks.Member) *hooks.Bus {
+	t.Helper()
+	return newBusConfig(t, hooks.Config{}, members...)
+}
+
+func newBusConfig(t *testing.T, cfg hooks.Config, members ...hooks.Member) *hooks.Bus {
+	t.Helper()
+	b, err := hooks.NewBus(members, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	return b
+}
+
+func testLogger(buf *syncBuffer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Debug, JSONFormat: true})
+}
+
+// syncBuffer is a log sink that may be written by the Bus's workers while
+// the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 // hang blocks until the test ends, ignoring ctx, to prove deadlines are
 // enforced on plugins that do not honour them.
@@ -29,4 +131,97 @@ func within(t *testing.T, fn func()) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("call did not return: the deadline was not enforced")
 	}
+}
+
+func str(s string) *string { return &s }
+
+// --- host-side views of a plugin ------------------------------------------
+
+// down is a plugin whose process is not running: every call fails with
+// ErrUnavailable before reaching it, as a host adapter reports it.
+type down struct{ hooks.Plugin }
+
+func (down) Handle(context.Context, hooks.Name, any) (any, error) { return nil, hooks.ErrUnavailable }
+
+// honouring declares that its calls return when their context ends, as
+// remote adapters do, so that the Bus calls it inline.
+type honouring struct{ hooks.Plugin }
+
+func (honouring) HonoursContext() bool { return true }
+
+// honours reports what p says about its contexts, for wrappers that must
+// not change it.
+func honours(p hooks.Plugin) bool {
+	h, ok := p.(hooks.ContextHonouring)
+	return ok && h.HonoursContext()
+}
+
+// stretching answers stretches in-process the way a protocol v2 plugin
+// process does: RunStretch on a goroutine, its answers handed over as they
+// come.
+type stretching struct{ hooks.Plugin }
+
+var _ hooks.Stretcher = stretching{}
+
+func (s stretching) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	ls := &localStretch{answers: make(chan emitted, len(req.Stages)+1), cancel: cancel}
+	go func() {
+		defer close(ls.answers)
+		hooks.RunStretch(ctx, s.Plugin, req, func(a any, err error) { ls.answers <- emitted{a, err} })
+	}()
+	return ls, nil
+}
+
+type localStretch struct {
+	answers chan emitted
+	cancel  context.CancelFunc
+}
+
+func (s *localStretch) Next(ctx context.Context) (any, error) {
+	select {
+	case e, ok := <-s.answers:
+		if !ok {
+			return nil, errors.New("the stretch ended without answering this stage")
+		}
+		return e.answer, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *localStretch) Close() { s.cancel() }
+
+// noStretch hides a plugin's Stretcher, so that the host asks it hook by
+// hook.
+type noStretch struct{ hooks.Plugin }
+
+func (n noStretch) HonoursContext() bool { return honours(n.Plugin) }
+
+// counted records the stretches a Stretcher is asked for.
+type counted struct {
+	hooks.Plugin
+	mu        sync.Mutex
+	stretches [][]hooks.Name
+}
+
+var _ hooks.Stretcher = (*counted)(nil)
+
+func (c *counted) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+	var stages []hooks.Name
+	for _, s := range req.Stages {
+		stages = append(stages, s.Hook)
+	}
+	c.mu.Lock()
+	c.stretches = append(c.stretches, stages)
+	c.mu.Unlock()
+	return c.Plugin.(hooks.Stretcher).Stretch(ctx, req)
+}
+
+func (c *counted) HonoursContext() bool { return honours(c.Plugin) }
+
+func (c *counted) asked() [][]hooks.Name {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]hooks.Name(nil), c.stretches...)
 }

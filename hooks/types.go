@@ -180,7 +180,14 @@ type APIRequest struct {
 	Request   ModelRequest `json:"request"`
 }
 
-// RequestPatch overrides fields of a ModelRequest. A nil field is left alone.
+// RequestPatch overrides fields of a ModelRequest. A nil field is left
+// alone. Across plugins the first write per field wins, in priority order
+// (see Bus.MutateRequest): a field a higher-priority plugin set is not
+// changed by a lower one's patch. Messages must keep the shape every
+// provider accepts (known roles, tool calls only from the assistant, each
+// with an id and a name, tool results naming their call), and the patch is
+// bounded by the plugin's max_result_size; a patch that breaks these rules
+// is malformed and applies nothing.
 type RequestPatch struct {
 	Model       *string    `json:"model,omitempty"`
 	System      *string    `json:"system,omitempty"`

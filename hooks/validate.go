@@ -7,8 +7,114 @@ import (
 	"fmt"
 )
 
-// The checks in this file decide what "malformed" means for each result
-// type. A malformed result counts as nil, like any other plugin failure.
+// The checks in this file decide what "malformed" means for each answer
+// type. They are the one statement of these rules: the Bus applies them to
+// every answer of every plugin, in-process or remote, whichever protocol
+// carried it, so a rule cannot differ by path. A malformed answer counts as
+// nil, like any other plugin failure.
+
+// DefaultMaxResultSize bounds what one answer may carry when
+// Options.MaxResultSize is zero: the wire's default, so that an in-process
+// plugin has the limit a remote one has.
+const DefaultMaxResultSize = 4 << 20
+
+// MalformedError is an answer that breaks its hook's rules: whose, for
+// which hook, and what is wrong with it. It is ErrMalformed to errors.Is.
+type MalformedError struct {
+	Plugin  string
+	Hook    Name
+	Problem string
+	// Size and Limit are set when the answer carries more than the plugin's
+	// max_result_size allows: Size bytes against Limit.
+	Size, Limit int
+}
+
+func (e *MalformedError) Error() string {
+	if e.Limit > 0 {
+		return fmt.Sprintf("plugin %q: %s: the answer carries %d bytes, over the %d bytes this plugin's max_result_size allows (raise plugins.entries.%s.max_result_size if such answers are legitimate)",
+			e.Plugin, e.Hook, e.Size, e.Limit, e.Plugin)
+	}
+	return fmt.Sprintf("plugin %q: %s: malformed answer: %s", e.Plugin, e.Hook, e.Problem)
+}
+
+// Unwrap makes a MalformedError ErrMalformed to errors.Is.
+func (e *MalformedError) Unwrap() error { return ErrMalformed }
+
+// errTooLarge is what checkAnswer reports for an answer over its size
+// limit; askErr turns it into a MalformedError with Size and Limit.
+type errTooLarge struct{ size, limit int }
+
+func (e errTooLarge) Error() string {
+	return fmt.Sprintf("the answer carries %d bytes, over max_result_size (%d bytes)", e.size, e.limit)
+}
+
+// checkAnswer applies the rules every answer of its hook keeps, whoever
+// sent it, with maxSize (0: DefaultMaxResultSize) bounding what the answer
+// carries: a provided or transformed result's content, a replacement text,
+// a patch's messages, system text and tools, a tool list, a decision's
+// arguments and message. A nil answer, or a nil pointer of an answer type,
+// is always legal. The error says what is wrong, in the plugin author's
+// terms; the Bus wraps it in a MalformedError naming the plugin and hook.
+func checkAnswer(answer any, maxSize int) error {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxResultSize
+	}
+	size := 0
+	switch a := answer.(type) {
+	case nil:
+	case *ToolListOverride:
+		if a == nil {
+			return nil
+		}
+		if err := checkToolList(a.Tools); err != nil {
+			return err
+		}
+		size = toolsSize(a.Tools)
+	case *RequestPatch:
+		if a == nil {
+			return nil
+		}
+		if err := a.check(); err != nil {
+			return err
+		}
+		size = a.size()
+	case *Reissue:
+		if a == nil {
+			return nil
+		}
+		if err := a.Patch.check(); err != nil {
+			return err
+		}
+		size = a.Patch.size() + len(a.Reason)
+	case *TextReplacement:
+		if a == nil {
+			return nil
+		}
+		size = len(a.Text)
+	case *PreToolCallDecision:
+		if a == nil {
+			return nil
+		}
+		if err := a.check(); err != nil {
+			return err
+		}
+		size = len(a.ModifiedArgs)
+		if a.Block != nil {
+			size += len(a.Block.Message)
+		}
+	case *ToolResult:
+		if a == nil {
+			return nil
+		}
+		size = len(a.Content)
+	default:
+		return fmt.Errorf("no hook answers with a %T", answer)
+	}
+	if size > maxSize {
+		return errTooLarge{size, maxSize}
+	}
+	return nil
+}
 
 func checkToolList(tools []ToolSpec) error {
 	seen := map[string]bool{}
@@ -27,12 +133,66 @@ func checkToolList(tools []ToolSpec) error {
 	return nil
 }
 
+func toolsSize(tools []ToolSpec) int {
+	n := 0
+	for _, t := range tools {
+		n += len(t.Name) + len(t.Description) + len(t.InputSchema)
+	}
+	return n
+}
+
+// checkMessages keeps a patch's messages to what every provider adapter
+// can send: a known role, tool calls only from the assistant and each with
+// an id and a name, and tool results that say which call they answer.
+func checkMessages(msgs []Message) error {
+	for i, m := range msgs {
+		switch m.Role {
+		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		default:
+			return fmt.Errorf("message %d has role %q, want system, user, assistant or tool", i, m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+			return fmt.Errorf("message %d has role %q and tool calls; only assistant messages carry tool calls", i, m.Role)
+		}
+		ids := map[string]bool{}
+		for j, c := range m.ToolCalls {
+			switch {
+			case c.ID == "":
+				return fmt.Errorf("message %d: tool call %d has no id", i, j)
+			case c.Name == "":
+				return fmt.Errorf("message %d: tool call %q has no tool name", i, c.ID)
+			case ids[c.ID]:
+				return fmt.Errorf("message %d: tool call id %q used twice", i, c.ID)
+			}
+			ids[c.ID] = true
+		}
+		if m.Role == RoleTool && m.ToolCallID == "" {
+			return fmt.Errorf("message %d is a tool result without tool_call_id", i)
+		}
+	}
+	return nil
+}
+
+func messagesSize(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content) + len(m.ToolCallID) + len(m.ToolName)
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments)
+		}
+	}
+	return n
+}
+
 func (p *RequestPatch) check() error {
 	if p.Model != nil && *p.Model == "" {
 		return errors.New("model set to the empty string")
 	}
 	if p.Messages != nil && len(p.Messages) == 0 {
 		return errors.New("messages set to an empty list")
+	}
+	if err := checkMessages(p.Messages); err != nil {
+		return err
 	}
 	if p.MaxTokens != nil && *p.MaxTokens < 0 {
 		return fmt.Errorf("max_tokens %d is negative", *p.MaxTokens)
@@ -48,8 +208,20 @@ func (p *RequestPatch) check() error {
 	return nil
 }
 
+func (p *RequestPatch) size() int {
+	n := messagesSize(p.Messages) + toolsSize(p.Tools)
+	if p.Model != nil {
+		n += len(*p.Model)
+	}
+	if p.System != nil {
+		n += len(*p.System)
+	}
+	return n
+}
+
 // Apply returns req with the patch's set fields replaced, and the names of
-// the fields the patch set.
+// the fields the patch set. It applies one patch alone; the Bus merges the
+// patches of several plugins with applyUnset.
 func (p RequestPatch) Apply(req ModelRequest) (ModelRequest, []string) {
 	var fields []string
 	if p.Model != nil {
@@ -76,6 +248,45 @@ func (p RequestPatch) Apply(req ModelRequest) (ModelRequest, []string) {
 		t := *p.Temperature
 		req.Temperature = &t
 		fields = append(fields, "temperature")
+	}
+	return req, fields
+}
+
+// requestFields are a ModelRequest's patchable fields, by name.
+type requestFields map[string]bool
+
+// applyUnset applies the fields of p that nobody has set yet, marks them
+// set, and returns the names of those it applied: first write per field
+// wins. A write to a field already set is ignored, not malformed: a
+// lower-priority plugin cannot know what the ones above it chose.
+func (p RequestPatch) applyUnset(req ModelRequest, set requestFields) (ModelRequest, []string) {
+	var fields []string
+	take := func(name string, present bool) bool {
+		if !present || set[name] {
+			return false
+		}
+		set[name] = true
+		fields = append(fields, name)
+		return true
+	}
+	if take("model", p.Model != nil) {
+		req.Model = *p.Model
+	}
+	if take("system", p.System != nil) {
+		req.System = *p.System
+	}
+	if take("messages", p.Messages != nil) {
+		req.Messages = p.Messages
+	}
+	if take("tools", p.Tools != nil) {
+		req.Tools = p.Tools
+	}
+	if take("max_tokens", p.MaxTokens != nil) {
+		req.MaxTokens = *p.MaxTokens
+	}
+	if take("temperature", p.Temperature != nil) {
+		t := *p.Temperature
+		req.Temperature = &t
 	}
 	return req, fields
 }

@@ -194,82 +194,86 @@ func bigArgs(n, size int) string {
 // and a call the host may send is one the SDK's server accepts.
 func TestMessageSizeLimits(t *testing.T) {
 	t.Parallel()
-	sink := &syncbuf.Buffer{}
-	opts := fastOptions()
-	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: hclog.Warn})
-	// A shared machine may be slow to move 8 MiB: a result that misses
-	// its deadline would count as a timeout, not as what is tested here.
-	small := entry(bigresultAs(t, "small"))
-	small.MaxRequestSize, small.ToolTimeout = 1<<20, time.Minute
-	roomy := entry(bigresultAs(t, "roomy"))
-	roomy.MaxResultSize, roomy.ToolTimeout = 16<<20, time.Minute
-	dflt := entry(bigresultAs(t, "dflt"))
-	dflt.ToolTimeout = time.Minute
-	h := startOK(t, configOf(plug{"small", small}, plug{"roomy", roomy}, plug{"dflt", dflt}), opts)
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: opts.Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bus.Close(context.Background())
-	ask := func(s *Supervised, tool, args string) (*hooks.ToolResult, error) {
-		return callDirect(s, tool, args, 30*time.Second)
-	}
-	small0, roomy1, dflt2 := supervised(t, h, 0), supervised(t, h, 1), supervised(t, h, 2)
-
-	// Over max_result_size (4 MiB by default): the plugin's malformed answer.
-	_, err = ask(small0, "big", bigArgs(0, 8<<20))
-	if !errors.Is(err, hooks.ErrMalformed) || !strings.Contains(err.Error(), "plugins.entries.small.max_result_size") {
-		t.Fatalf("8 MiB result under a 4 MiB limit: got %v, want a malformed answer naming the key", err)
-	}
-	// Within a raised limit: accepted whole.
-	r, err := ask(roomy1, "big", bigArgs(0, 8<<20))
-	if err != nil || len(r.Content) != 8<<20 {
-		t.Fatalf("8 MiB result under a 16 MiB limit: %v", err)
-	}
-
-	// Over max_request_size: refused by the host, nothing sent.
-	_, err = ask(small0, "argsize", bigArgs(2<<20, 0))
-	if !errors.Is(err, hooks.ErrRefused) || !strings.Contains(err.Error(), "plugins.entries.small.max_request_size") {
-		t.Fatalf("2 MiB request under a 1 MiB limit: got %v, want the host's refusal naming the key", err)
-	}
-	// 8 MiB: over gRPC's default 4 MiB, within the default 16 MiB limit
-	// the SDK's server must accept.
-	args := bigArgs(8<<20, 0)
-	r, err = ask(dflt2, "argsize", args)
-	if err != nil || r.Content != strconv.Itoa(len(args)) {
-		t.Fatalf("8 MiB request under the default limit: got %+v, %v", r, err)
-	}
-
-	// Through the Bus: counted against the right party, and both plugins
-	// still answer.
-	if got := provide(bus, "big", bigArgs(0, 8<<20)); got == nil || got.Plugin != "roomy" {
-		t.Fatalf("first plugin's oversized answer did not fall through to the next: %+v", got)
-	}
-	if got := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "argsize", Arguments: json.RawMessage(bigArgs(2<<20, 0))}); got == nil || got.Plugin != "roomy" {
-		t.Fatalf("refused call did not fall through to the next plugin: %+v", got)
-	}
-	st := bus.Stats()
-	if st.Failures("small", hooks.PreToolCallCanProvideResult, hooks.KindMalformed) != 1 ||
-		st.Failures("small", hooks.PreToolCallCanProvideResult, hooks.KindRefused) != 1 {
-		t.Fatalf("stats %+v, want one malformed and one refused for small", st.Hooks)
-	}
-	for _, s := range []*Supervised{small0, roomy1, dflt2} {
-		if r, err := ask(s, "ping", ""); err != nil || r == nil {
-			t.Fatalf("plugin %s not answering after the limits: %v", s.Name(), err)
+	overProtocols(t, func(t *testing.T, v int) {
+		smallName, roomyName, dfltName := named("small", v), named("roomy", v), named("dflt", v)
+		sink := &syncbuf.Buffer{}
+		opts := fastOptions()
+		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: hclog.Warn})
+		// A shared machine may be slow to move 8 MiB: a result that misses
+		// its deadline would count as a timeout, not as what is tested here.
+		small := pinned(entry(bigresultAs(t, smallName)), v)
+		small.MaxRequestSize, small.ToolTimeout = 1<<20, time.Minute
+		roomy := pinned(entry(bigresultAs(t, roomyName)), v)
+		roomy.MaxResultSize, roomy.ToolTimeout = 16<<20, time.Minute
+		dflt := pinned(entry(bigresultAs(t, dfltName)), v)
+		dflt.ToolTimeout = time.Minute
+		h := startOK(t, configOf(plug{smallName, small}, plug{roomyName, roomy}, plug{dfltName, dflt}), opts)
+		bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: opts.Logger})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if st := s.Status(); st.Restarts != 0 {
-			t.Fatalf("plugin %s restarted %d times: a size limit is no crash", s.Name(), st.Restarts)
+		defer bus.Close(context.Background())
+		ask := func(s *Supervised, tool, args string) (*hooks.ToolResult, error) {
+			return callDirect(s, tool, args, 30*time.Second)
 		}
-	}
-	var refused bool
-	for _, l := range logLines(sink) {
-		if strings.Contains(l, "[WARN]") && strings.Contains(l, "kind=refused") && strings.Contains(l, "host refused") {
-			refused = true
+		small0, roomy1, dflt2 := supervised(t, h, 0), supervised(t, h, 1), supervised(t, h, 2)
+
+		// Over max_result_size (4 MiB by default): the plugin's malformed answer.
+		_, err = ask(small0, "big", bigArgs(0, 8<<20))
+		if !errors.Is(err, hooks.ErrMalformed) || !strings.Contains(err.Error(), "plugins.entries."+smallName+".max_result_size") {
+			t.Fatalf("8 MiB result under a 4 MiB limit: got %v, want a malformed answer naming the key", err)
 		}
-	}
-	if !refused {
-		t.Fatalf("no WARN line says the host refused the call:\n%s", strings.Join(logLines(sink), "\n"))
-	}
+		// Within a raised limit: accepted whole.
+		r, err := ask(roomy1, "big", bigArgs(0, 8<<20))
+		if err != nil || len(r.Content) != 8<<20 {
+			t.Fatalf("8 MiB result under a 16 MiB limit: %v", err)
+		}
+
+		// Over max_request_size: refused by the host, nothing sent.
+		_, err = ask(small0, "argsize", bigArgs(2<<20, 0))
+		if !errors.Is(err, hooks.ErrRefused) || !strings.Contains(err.Error(), "plugins.entries."+smallName+".max_request_size") {
+			t.Fatalf("2 MiB request under a 1 MiB limit: got %v, want the host's refusal naming the key", err)
+		}
+		// 8 MiB: over gRPC's default 4 MiB, within the default 16 MiB limit
+		// the SDK's server must accept.
+		args := bigArgs(8<<20, 0)
+		r, err = ask(dflt2, "argsize", args)
+		if err != nil || r.Content != strconv.Itoa(len(args)) {
+			t.Fatalf("8 MiB request under the default limit: got %+v, %v", r, err)
+		}
+
+		// Through the Bus: counted against the right party, and both plugins
+		// still answer.
+		if got := provide(bus, "big", bigArgs(0, 8<<20)); got == nil || got.Plugin != roomyName {
+			t.Fatalf("first plugin's oversized answer did not fall through to the next: %+v", got)
+		}
+		if got := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "argsize", Arguments: json.RawMessage(bigArgs(2<<20, 0))}); got == nil || got.Plugin != roomyName {
+			t.Fatalf("refused call did not fall through to the next plugin: %+v", got)
+		}
+		st := bus.Stats()
+		if st.Failures(smallName, hooks.PreToolCallCanProvideResult, hooks.KindMalformed) != 1 ||
+			st.Failures(smallName, hooks.PreToolCallCanProvideResult, hooks.KindRefused) != 1 {
+			t.Fatalf("stats %+v, want one malformed and one refused for small", st.Hooks)
+		}
+		for _, s := range []*Supervised{small0, roomy1, dflt2} {
+			if r, err := ask(s, "ping", ""); err != nil || r == nil {
+				t.Fatalf("plugin %s not answering after the limits: %v", s.Name(), err)
+			}
+			if st := s.Status(); st.Restarts != 0 {
+				t.Fatalf("plugin %s restarted %d times: a size limit is no crash", s.Name(), st.Restarts)
+			}
+		}
+		var refused bool
+		for _, l := range logLines(sink) {
+			if strings.Contains(l, "[WARN]") && strings.Contains(l, "kind=refused") && strings.Contains(l, "host refused") {
+				refused = true
+			}
+		}
+		if !refused {
+			t.Fatalf("no WARN line says the host refused the call:\n%s", strings.Join(logLines(sink), "\n"))
+		}
+		wantProtocol(t, h, v)
+	})
 }
 
 // A plugin whose gRPC server accepts less than the host may send (an older

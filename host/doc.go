@@ -13,6 +13,23 @@
 // each runtime failure makes the plugin unavailable (hooks.ErrUnavailable,
 // which the Bus treats as "no result") while it is restarted.
 //
-// Everything here is tested against real processes; the rest of hookhost is
-// tested with in-process plugins through the same interface.
+// Two plugin protocol versions are spoken, negotiated by go-plugin at the
+// handshake: version 1, one unary RPC per hook call, and version 2, one
+// long-lived bidirectional stream per process that carries every hook call
+// and answer, multiplexed, each call with its deadline, a cancel sent when
+// the host stops waiting, and answers that come too late dropped and
+// counted. The host offers both and the highest the plugin also speaks
+// wins; plugins.entries.<name>.protocol pins one. Either way the plugin is
+// one Supervised over one internal/wire.Conn, which hides the version.
+//
+// A plugin can also be started by hand, under a debugger, and attached to
+// instead of launched (HOOKHOST_REATTACH_PLUGINS or
+// plugins.entries.<name>.reattach, from the line the plugin prints when
+// started with HOOKHOST_PLUGIN_DEBUG=1). An attached plugin is held to the
+// same rules and called the same way, but its process is its author's: the
+// host never restarts, stops or kills it.
+//
+// Everything here is tested against real processes, over both protocol
+// versions; the rest of hookhost is tested with in-process plugins through
+// the same interface.
 package host

@@ -104,87 +104,90 @@ func TestPluginFaultMatrix(t *testing.T) {
 			return nil
 		}},
 	}
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			record := filepath.Join(os.Getenv(hangDirVar), fmt.Sprintf("faulty-%d", time.Now().UnixNano()))
-			// The plugin records under its own name; give each row its own.
-			name := filepath.Base(record)
-			bin := f.bin
-			if bin == "" {
-				bin = bins.echo
-			}
-			faulty := entry(linkAs(t, bin, name))
-			faulty.Env = []string{hangDirVar}
-			faulty.Timeout, faulty.ToolTimeout = time.Second, time.Second
-			opts := fastOptions()
-			h, errs := Start(context.Background(), configOf(plug{name, faulty}, plug{"witness", entry(echoAs(t, "witness"))}), opts)
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			closed := false
-			t.Cleanup(func() {
-				if !closed {
-					h.Close(context.Background())
+	overProtocols(t, func(t *testing.T, v int) {
+		for _, f := range faults {
+			t.Run(f.name, func(t *testing.T) {
+				record := filepath.Join(os.Getenv(hangDirVar), fmt.Sprintf("faulty-%d", time.Now().UnixNano()))
+				// The plugin records under its own name; give each row its own.
+				name := filepath.Base(record)
+				bin := f.bin
+				if bin == "" {
+					bin = bins.echo
 				}
-			})
-			bus := busOf(t, h)
-			s := supervised(t, h, 0)
-			pid := s.Status().PID
-			runtime.GC()
-			var base runtime.MemStats
-			runtime.ReadMemStats(&base)
-			baseRSS := rssBytes(t)
-			pids := append([]int{pid}, f.trigger(t, s, pid, record)...)
-			t.Cleanup(func() {
-				for _, p := range pids {
-					syscall.Kill(p, syscall.SIGKILL)
+				faulty := pinned(entry(linkAs(t, bin, name)), v)
+				faulty.Env = []string{hangDirVar}
+				faulty.Timeout, faulty.ToolTimeout = time.Second, time.Second
+				opts := fastOptions()
+				h, errs := Start(context.Background(), configOf(plug{name, faulty}, plug{"witness", pinned(entry(echoAs(t, "witness")), v)}), opts)
+				if len(errs) > 0 {
+					t.Fatal(errs)
 				}
-			})
+				wantProtocol(t, h, v)
+				closed := false
+				t.Cleanup(func() {
+					if !closed {
+						h.Close(context.Background())
+					}
+				})
+				bus := busOf(t, h)
+				s := supervised(t, h, 0)
+				pid := s.Status().PID
+				runtime.GC()
+				var base runtime.MemStats
+				runtime.ReadMemStats(&base)
+				baseRSS := rssBytes(t)
+				pids := append([]int{pid}, f.trigger(t, s, pid, record)...)
+				t.Cleanup(func() {
+					for _, p := range pids {
+						syscall.Kill(p, syscall.SIGKILL)
+					}
+				})
 
-			var peakHeap, peakRSS uint64
-			for round := range 8 {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				r := bus.ProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: strconv.Itoa(round), Name: "lookup", Arguments: json.RawMessage("{}")})
-				late := ctx.Err()
-				cancel()
-				if late != nil {
-					t.Fatalf("round %d: the call did not return by its deadline", round)
-				}
-				if r == nil || (r.Plugin != "witness" && r.Plugin != name) {
-					t.Fatalf("round %d: result %+v, want an answer from a plugin", round, r)
-				}
-				if w, err := callDirect(supervised(t, h, 1), "lookup", "", 5*time.Second); err != nil || w == nil {
-					t.Fatalf("round %d: the healthy plugin did not answer: %v", round, err)
-				}
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				peakHeap = max(peakHeap, ms.HeapInuse)
-				peakRSS = max(peakRSS, rssBytes(t))
-				if st := s.Status(); st.PID != 0 && !slices.Contains(pids, st.PID) {
-					pids = append(pids, st.PID) // a restarted process
-				}
-			}
-			growth := int64(peakHeap) - int64(base.HeapInuse)
-			t.Logf("heap in use %d MiB before the fault, peak %d MiB; RSS %d MiB before, peak %d MiB",
-				base.HeapInuse>>20, peakHeap>>20, baseRSS>>20, peakRSS>>20)
-			if growth > maxFaultHeapGrowth {
-				t.Errorf("host heap grew by %d MiB during the fault, over %d MiB", growth>>20, maxFaultHeapGrowth>>20)
-			}
-
-			ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
-			defer cancel()
-			closed = true
-			if err := h.Close(ctx); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			waitFor(t, "every process of the faulty plugin to be gone", func() bool {
-				for _, p := range pids {
-					if !gone(p) {
-						return false
+				var peakHeap, peakRSS uint64
+				for round := range 8 {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					r := bus.ProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: strconv.Itoa(round), Name: "lookup", Arguments: json.RawMessage("{}")})
+					late := ctx.Err()
+					cancel()
+					if late != nil {
+						t.Fatalf("round %d: the call did not return by its deadline", round)
+					}
+					if r == nil || (r.Plugin != "witness" && r.Plugin != name) {
+						t.Fatalf("round %d: result %+v, want an answer from a plugin", round, r)
+					}
+					if w, err := callDirect(supervised(t, h, 1), "lookup", "", 5*time.Second); err != nil || w == nil {
+						t.Fatalf("round %d: the healthy plugin did not answer: %v", round, err)
+					}
+					var ms runtime.MemStats
+					runtime.ReadMemStats(&ms)
+					peakHeap = max(peakHeap, ms.HeapInuse)
+					peakRSS = max(peakRSS, rssBytes(t))
+					if st := s.Status(); st.PID != 0 && !slices.Contains(pids, st.PID) {
+						pids = append(pids, st.PID) // a restarted process
 					}
 				}
-				return true
+				growth := int64(peakHeap) - int64(base.HeapInuse)
+				t.Logf("heap in use %d MiB before the fault, peak %d MiB; RSS %d MiB before, peak %d MiB",
+					base.HeapInuse>>20, peakHeap>>20, baseRSS>>20, peakRSS>>20)
+				if growth > maxFaultHeapGrowth {
+					t.Errorf("host heap grew by %d MiB during the fault, over %d MiB", growth>>20, maxFaultHeapGrowth>>20)
+				}
+
+				ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
+				defer cancel()
+				closed = true
+				if err := h.Close(ctx); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				waitFor(t, "every process of the faulty plugin to be gone", func() bool {
+					for _, p := range pids {
+						if !gone(p) {
+							return false
+						}
+					}
+					return true
+				})
 			})
-		})
-	}
+		}
+	})
 }

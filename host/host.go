@@ -127,8 +127,8 @@ type Status struct {
 	// Protocol is the plugin protocol version spoken with the latest
 	// process (1 or 2); 0 when none ever started.
 	Protocol int
-	// LateAnswers counts answers the running process sent after the host
-	// had stopped waiting for them, which were dropped.
+	// LateAnswers counts answers the plugin's processes sent after the
+	// host had stopped waiting for them, which were dropped, since Start.
 	LateAnswers uint64
 	// Attached is set for a plugin the host attached to instead of
 	// launching it (config.ReattachEnv or plugins.entries.<name>.reattach).
@@ -146,11 +146,13 @@ type Status struct {
 // plugin checks that its binary exists and is executable, verifies its
 // sha256 pin if the config sets one, and executes it in a process group of
 // its own with only the environment variables its entry lists. go-plugin's
-// handshake (magic cookie, protocol version, gRPC, automatic mTLS) must
-// complete within Options.StartTimeout; then the plugin is asked to Describe
+// handshake (magic cookie, gRPC, automatic mTLS, and the plugin protocol
+// version: the host offers 1 and 2 and the highest the plugin also speaks
+// is used, unless plugins.entries.<name>.protocol pins one) must complete
+// within Options.StartTimeout; then the plugin is asked to Describe
 // itself, its manifest must carry the name it is enabled under and pass
 // hooks.ValidateManifest, and it is handed its config table through
-// Configure. Plugins are then checked in priority order for tools already
+// Configure. Status.Protocol says which version each plugin speaks. Plugins are then checked in priority order for tools already
 // declared by a plugin before them. A plugin that fails any step is stopped
 // and reported as a *StartError (which plugin, why, how to fix); the others
 // run regardless.
@@ -167,6 +169,25 @@ type Status struct {
 // if it succeeds and reopens it if not. The manifest the Bus subscribed with
 // is the one from the first start; a restarted plugin whose manifest changed
 // keeps serving, with a warning.
+//
+// Calls reach a process through its internal/wire.Conn, whichever the
+// version. On version 2 every call shares one stream: a call carries its
+// deadline, the plugin is sent a cancel when the host stops waiting, and an
+// answer that arrives after that is dropped and counted
+// (Status.LateAnswers); Supervised also forwards stretches of the tool
+// pipeline (hooks.Stretcher), which a version 1 process declines with
+// hooks.ErrNoStretch.
+//
+// Reattach: a plugin named in config.ReattachEnv (read through
+// Options.Getenv), or whose entry has a reattach config, is not launched:
+// the host attaches to the process already serving at the address given
+// (a Unix socket, or a loopback TCP address), as a plugin started with
+// HOOKHOST_PLUGIN_DEBUG=1 under a debugger prints it, without TLS and
+// without checking a sha256 pin (a warning says so). It is then Described,
+// validated and Configured like any plugin and called the same way. Its
+// process is not the host's: it is never restarted (if it goes away the
+// plugin is StateDown until the host is restarted, and the log says how to
+// fix it), stopped or killed, and Close leaves it running.
 //
 // Close stops supervision and stops every plugin concurrently: go-plugin
 // asks it to shut down and kills it if it does not, then its process group

@@ -26,7 +26,7 @@ import (
 )
 
 // The tests run real plugin processes built from internal/testplugins.
-var bins struct{ echo, garbage, oldproto, deaf string }
+var bins struct{ echo, garbage, oldproto, deaf, mute string }
 
 const (
 	// childHostEnv switches the test binary into a host process of its own,
@@ -77,6 +77,7 @@ func TestMain(m *testing.M) {
 	bins.garbage = filepath.Join(dir, "garbage")
 	bins.oldproto = filepath.Join(dir, "oldproto")
 	bins.deaf = filepath.Join(dir, "deaf")
+	bins.mute = filepath.Join(dir, "mute")
 	os.Setenv(visibleVar, "visible-value")
 	os.Setenv(hiddenVar, "hidden-secret")
 	os.Setenv(toolsVar, sharedTool)
@@ -251,6 +252,42 @@ func wantErr(t *testing.T, errs []*StartError, plugin string, fragments ...strin
 	return e
 }
 
+// protocols are the plugin protocol versions the process tests run over,
+// each pinned through the entry's protocol key.
+var protocols = []int{1, 2}
+
+// overProtocols runs test once per protocol version, as parallel subtests.
+func overProtocols(t *testing.T, test func(t *testing.T, v int)) {
+	t.Helper()
+	for _, v := range protocols {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			t.Parallel()
+			test(t, v)
+		})
+	}
+}
+
+// pinned is e with the plugin protocol pinned to version v.
+func pinned(e config.PluginEntry, v int) config.PluginEntry {
+	e.Protocol = v
+	return e
+}
+
+// named gives each protocol's run of a test its own plugin name, so that
+// what the plugins record in shared directories does not mix.
+func named(name string, v int) string { return fmt.Sprintf("%s-v%d", name, v) }
+
+// wantProtocol fails the test unless every running plugin of h speaks
+// protocol version v.
+func wantProtocol(t *testing.T, h *Host, v int) {
+	t.Helper()
+	for _, st := range h.Plugins() {
+		if st.State == StateRunning && st.Protocol != v {
+			t.Fatalf("plugin %s speaks protocol %d, want %d", st.Name, st.Protocol, v)
+		}
+	}
+}
+
 func names(h *Host) []string {
 	var out []string
 	for _, st := range h.Plugins() {
@@ -263,110 +300,132 @@ func names(h *Host) []string {
 
 func TestFirstNonNilWinsAcrossRemotePlugins(t *testing.T) {
 	t.Parallel()
-	h := startOK(t, configOf(
-		plug{"alpha", entry(echoAs(t, "alpha"))},
-		plug{"beta", entry(echoAs(t, "beta"))},
-	), fastOptions())
-	if got := names(h); !slices.Equal(got, []string{"alpha", "beta"}) {
-		t.Fatalf("plugins = %v, want [alpha beta] (priority order)", got)
-	}
-	bus := busOf(t, h)
+	overProtocols(t, func(t *testing.T, v int) {
+		alpha, beta := named("alpha", v), named("beta", v)
+		h := startOK(t, configOf(
+			plug{alpha, pinned(entry(echoAs(t, alpha)), v)},
+			plug{beta, pinned(entry(echoAs(t, beta)), v)},
+		), fastOptions())
+		wantProtocol(t, h, v)
+		if got := names(h); !slices.Equal(got, []string{alpha, beta}) {
+			t.Fatalf("plugins = %v, want [%s %s] (priority order)", got, alpha, beta)
+		}
+		bus := busOf(t, h)
 
-	r := provide(bus, "lookup", "")
-	if r == nil || r.Plugin != "alpha" || r.Content != "answered by alpha" {
-		t.Fatalf("result = %+v, want alpha's", r)
-	}
-	// alpha abstains: beta's answer is the first non-nil one.
-	r = provide(bus, "pass", `{"who":"alpha"}`)
-	if r == nil || r.Plugin != "beta" || r.Content != "answered by beta" {
-		t.Fatalf("result = %+v, want beta's", r)
-	}
-	for _, st := range h.Plugins() {
-		if st.State != StateRunning || st.PID == 0 || st.Version != "1.0.0" || st.Restarts != 0 {
-			t.Errorf("status = %+v", st)
+		r := provide(bus, "lookup", "")
+		if r == nil || r.Plugin != alpha || r.Content != "answered by "+alpha {
+			t.Fatalf("result = %+v, want %s's", r, alpha)
 		}
-		if !slices.Contains(st.Manifest.Hooks, hooks.PreToolCallCanProvideResult) {
-			t.Errorf("%s manifest hooks = %v", st.Name, st.Manifest.Hooks)
+		// alpha abstains: beta's answer is the first non-nil one.
+		r = provide(bus, "pass", fmt.Sprintf(`{"who":%q}`, alpha))
+		if r == nil || r.Plugin != beta || r.Content != "answered by "+beta {
+			t.Fatalf("result = %+v, want %s's", r, beta)
 		}
-	}
+		for _, st := range h.Plugins() {
+			if st.State != StateRunning || st.PID == 0 || st.Version != "1.0.0" || st.Restarts != 0 || st.Protocol != v {
+				t.Errorf("status = %+v", st)
+			}
+			if !slices.Contains(st.Manifest.Hooks, hooks.PreToolCallCanProvideResult) {
+				t.Errorf("%s manifest hooks = %v", st.Name, st.Manifest.Hooks)
+			}
+		}
+	})
 }
 
 func TestCrashMidCallFallsThroughAndRestarts(t *testing.T) {
 	t.Parallel()
-	h := startOK(t, configOf(plug{"crashy", entry(echoAs(t, "crashy"))}), fastOptions())
-	bus := busOf(t, h)
-	first := h.Plugins()[0].PID
+	overProtocols(t, func(t *testing.T, v int) {
+		name := named("crashy", v)
+		h := startOK(t, configOf(plug{name, pinned(entry(echoAs(t, name)), v)}), fastOptions())
+		wantProtocol(t, h, v)
+		bus := busOf(t, h)
+		first := h.Plugins()[0].PID
 
-	if r := provide(bus, "crash", ""); r != nil {
-		t.Fatalf("crashing call returned %+v, want nil (fall through)", r)
-	}
-	waitFor(t, "restart", func() bool {
+		if r := provide(bus, "crash", ""); r != nil {
+			t.Fatalf("crashing call returned %+v, want nil (fall through)", r)
+		}
+		waitFor(t, "restart", func() bool {
+			st := h.Plugins()[0]
+			return st.State == StateRunning && st.Restarts == 1
+		})
 		st := h.Plugins()[0]
-		return st.State == StateRunning && st.Restarts == 1
+		if st.PID == first || st.PID == 0 {
+			t.Errorf("pid after restart = %d, first was %d", st.PID, first)
+		}
+		if !gone(first) {
+			t.Errorf("crashed process %d still running", first)
+		}
+		wantProtocol(t, h, v)
+		if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by "+name {
+			t.Fatalf("call after restart = %+v", r)
+		}
 	})
-	st := h.Plugins()[0]
-	if st.PID == first || st.PID == 0 {
-		t.Errorf("pid after restart = %d, first was %d", st.PID, first)
-	}
-	if !gone(first) {
-		t.Errorf("crashed process %d still running", first)
-	}
-	if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by crashy" {
-		t.Fatalf("call after restart = %+v", r)
-	}
 }
 
 func TestSIGKILLDuringCallsRestartsOnce(t *testing.T) {
 	t.Parallel()
-	e := entry(echoAs(t, "victim"))
-	e.ToolTimeout = time.Minute // only the kill may end these calls
-	e.Env = []string{hangDirVar}
-	// The plugin records every hang call it enters here; "victim" is this
-	// test's alone, and a file left by an earlier run (-count) must not count.
-	entered := filepath.Join(os.Getenv(hangDirVar), "victim.hang")
-	if err := os.Remove(entered); err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	h := startOK(t, configOf(plug{"victim", e}), fastOptions())
-	bus := busOf(t, h)
-	pid := h.Plugins()[0].PID
-
-	const calls = 6
-	results := make(chan *hooks.ProvidedResult, calls)
-	for range calls {
-		go func() { results <- provide(bus, "hang", "") }()
-	}
-	// Kill only once every call is inside the process: a call that reached
-	// the plugin after the kill would meet its replacement instead.
-	waitFor(t, fmt.Sprintf("%d hang calls inside the plugin (pid %d)", calls, pid), func() bool {
-		return hangsIn(t, entered, pid) == calls
-	})
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	for range calls {
-		select {
-		case r := <-results:
-			if r != nil {
-				t.Errorf("call on a killed plugin returned %+v, want nil", r)
-			}
-		case <-time.After(livenessTimeout):
-			t.Fatal("call on a killed plugin did not return")
+	overProtocols(t, func(t *testing.T, v int) {
+		name := named("victim", v)
+		e := pinned(entry(echoAs(t, name)), v)
+		e.ToolTimeout = time.Minute // only the kill may end these calls
+		e.Env = []string{hangDirVar}
+		// The plugin records every hang call it enters here; the name is
+		// this test's alone, and a file left by an earlier run (-count)
+		// must not count.
+		entered := filepath.Join(os.Getenv(hangDirVar), name+".hang")
+		if err := os.Remove(entered); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
 		}
-	}
-	waitFor(t, "restart", func() bool {
-		st := h.Plugins()[0]
-		return st.State == StateRunning && st.Restarts >= 1
+		h := startOK(t, configOf(plug{name, e}), fastOptions())
+		wantProtocol(t, h, v)
+		bus := busOf(t, h)
+		pid := h.Plugins()[0].PID
+
+		const calls = 6
+		results := make(chan *hooks.ProvidedResult, calls)
+		for range calls {
+			go func() { results <- provide(bus, "hang", "") }()
+		}
+		// Kill only once every call is inside the process: a call that
+		// reached the plugin after the kill would meet its replacement
+		// instead.
+		waitFor(t, fmt.Sprintf("%d hang calls inside the plugin (pid %d)", calls, pid), func() bool {
+			return hangsIn(t, entered, pid) == calls
+		})
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for range calls {
+			select {
+			case r := <-results:
+				if r != nil {
+					t.Errorf("call on a killed plugin returned %+v, want nil", r)
+				}
+			case <-time.After(livenessTimeout):
+				t.Fatal("call on a killed plugin did not return")
+			}
+		}
+		waitFor(t, "restart", func() bool {
+			st := h.Plugins()[0]
+			return st.State == StateRunning && st.Restarts >= 1
+		})
+		wantProtocol(t, h, v)
+		if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by "+name {
+			t.Fatalf("call after restart = %+v", r)
+		}
+		if st := h.Plugins()[0]; st.Restarts != 1 {
+			t.Errorf("restarts = %d after %d failing calls on one crash, want 1", st.Restarts, calls)
+		}
+		// Each call failed as soon as the process was gone, not by its
+		// (one minute) deadline.
+		stats := bus.Stats()
+		if n := stats.Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 0 {
+			t.Errorf("%d calls counted as timeouts; the kill should have ended them", n)
+		}
+		if n := stats.Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindUnavailable); n != calls {
+			t.Errorf("%d calls counted as unavailable, want %d", n, calls)
+		}
 	})
-	if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by victim" {
-		t.Fatalf("call after restart = %+v", r)
-	}
-	if st := h.Plugins()[0]; st.Restarts != 1 {
-		t.Errorf("restarts = %d after %d failing calls on one crash, want 1", st.Restarts, calls)
-	}
-	if n := bus.Stats().Failures("victim", hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 0 {
-		t.Errorf("%d calls counted as timeouts; the kill should have ended them", n)
-	}
 }
 
 // hangsIn counts the hang calls the echo plugin recorded in path as
@@ -391,75 +450,87 @@ func hangsIn(t *testing.T, path string, pid int) int {
 
 func TestHangingPluginTimesOut(t *testing.T) {
 	t.Parallel()
-	e := entry(echoAs(t, "sloth"))
-	e.Timeout, e.ToolTimeout = 300*time.Millisecond, 300*time.Millisecond
-	h := startOK(t, configOf(plug{"sloth", e}), fastOptions())
-	bus := busOf(t, h)
+	overProtocols(t, func(t *testing.T, v int) {
+		name := named("sloth", v)
+		e := pinned(entry(echoAs(t, name)), v)
+		e.Timeout, e.ToolTimeout = 300*time.Millisecond, 300*time.Millisecond
+		h := startOK(t, configOf(plug{name, e}), fastOptions())
+		wantProtocol(t, h, v)
+		bus := busOf(t, h)
 
-	done := make(chan *hooks.ProvidedResult, 1)
-	go func() { done <- provide(bus, "hang", "") }()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("hanging call returned %+v, want nil", r)
+		done := make(chan *hooks.ProvidedResult, 1)
+		go func() { done <- provide(bus, "hang", "") }()
+		select {
+		case r := <-done:
+			if r != nil {
+				t.Fatalf("hanging call returned %+v, want nil", r)
+			}
+		case <-time.After(livenessTimeout):
+			t.Fatal("hanging call did not return")
 		}
-	case <-time.After(livenessTimeout):
-		t.Fatal("hanging call did not return")
-	}
-	if n := bus.Stats().Failures("sloth", hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 1 {
-		t.Errorf("timeouts counted = %d, want 1", n)
-	}
-	// A hang is not a crash: the plugin keeps serving other calls.
-	if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by sloth" {
-		t.Fatalf("call after a hang = %+v", r)
-	}
-	if st := h.Plugins()[0]; st.Restarts != 0 || st.State != StateRunning {
-		t.Errorf("status after a hang = %+v", st)
-	}
+		if n := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 1 {
+			t.Errorf("timeouts counted = %d, want 1", n)
+		}
+		// A hang is not a crash: the plugin keeps serving other calls.
+		if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by "+name {
+			t.Fatalf("call after a hang = %+v", r)
+		}
+		if st := h.Plugins()[0]; st.Restarts != 0 || st.State != StateRunning {
+			t.Errorf("status after a hang = %+v", st)
+		}
+	})
 }
 
 func TestPanickingHandlerFallsThroughAndPluginStaysUp(t *testing.T) {
 	t.Parallel()
-	h := startOK(t, configOf(plug{"jumpy", entry(echoAs(t, "jumpy"))}), fastOptions())
-	bus := busOf(t, h)
-	pid := h.Plugins()[0].PID
+	overProtocols(t, func(t *testing.T, v int) {
+		name := named("jumpy", v)
+		h := startOK(t, configOf(plug{name, pinned(entry(echoAs(t, name)), v)}), fastOptions())
+		wantProtocol(t, h, v)
+		bus := busOf(t, h)
+		pid := h.Plugins()[0].PID
 
-	if r := provide(bus, "panic", ""); r != nil {
-		t.Fatalf("panicking call returned %+v, want nil", r)
-	}
-	st := bus.Stats()
-	var failed uint64
-	for _, hs := range st.Hooks {
-		for _, n := range hs.Failures {
-			failed += n
+		if r := provide(bus, "panic", ""); r != nil {
+			t.Fatalf("panicking call returned %+v, want nil", r)
 		}
-	}
-	if failed != 1 || st.Failures("jumpy", hooks.PreToolCallCanProvideResult, hooks.KindUnavailable) != 0 {
-		t.Errorf("failures = %+v, want one that is not unavailability", st.Hooks)
-	}
-	if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by jumpy" {
-		t.Fatalf("call after a panic = %+v", r)
-	}
-	if st := h.Plugins()[0]; st.Restarts != 0 || st.PID != pid {
-		t.Errorf("status after a panic = %+v, want the same process (pid %d)", st, pid)
-	}
+		st := bus.Stats()
+		var failed uint64
+		for _, hs := range st.Hooks {
+			for _, n := range hs.Failures {
+				failed += n
+			}
+		}
+		if failed != 1 || st.Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindUnavailable) != 0 {
+			t.Errorf("failures = %+v, want one that is not unavailability", st.Hooks)
+		}
+		if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by "+name {
+			t.Fatalf("call after a panic = %+v", r)
+		}
+		if st := h.Plugins()[0]; st.Restarts != 0 || st.PID != pid {
+			t.Errorf("status after a panic = %+v, want the same process (pid %d)", st, pid)
+		}
+	})
 }
 
 // --- start failures ---------------------------------------------------------
 
 func TestGarbageOnStdoutIsRefusedOthersStart(t *testing.T) {
 	t.Parallel()
-	h, errs := start(t, configOf(
-		plug{"noisy", entry(bins.garbage)},
-		plug{"fine", entry(echoAs(t, "fine"))},
-	), fastOptions())
-	if len(errs) != 1 {
-		t.Fatalf("start errors = %v, want one", errs)
-	}
-	wantErr(t, errs, "noisy", "stdout", "handshake", `"hello world"`)
-	if got := names(h); !slices.Equal(got, []string{"fine"}) {
-		t.Fatalf("running = %v, want [fine]", got)
-	}
+	overProtocols(t, func(t *testing.T, v int) {
+		noisy, fine := named("noisy", v), named("fine", v)
+		h, errs := start(t, configOf(
+			plug{noisy, pinned(entry(bins.garbage), v)},
+			plug{fine, pinned(entry(echoAs(t, fine)), v)},
+		), fastOptions())
+		if len(errs) != 1 {
+			t.Fatalf("start errors = %v, want one", errs)
+		}
+		wantErr(t, errs, noisy, "stdout", "handshake", `"hello world"`)
+		if got := names(h); !slices.Equal(got, []string{fine}) {
+			t.Fatalf("running = %v, want [%s]", got, fine)
+		}
+		wantProtocol(t, h, v)
+	})
 }
 
 func TestChecksumPin(t *testing.T) {
@@ -663,41 +734,46 @@ func TestCloseKillsPluginAndItsChildren(t *testing.T) {
 
 func TestCircuitOpensAfterRepeatedCrashesAndCloses(t *testing.T) {
 	t.Parallel()
-	opts := fastOptions()
-	opts.CircuitFailures = 2
-	opts.CircuitWindow = time.Minute
-	opts.CircuitCooldown = time.Second
-	h := startOK(t, configOf(plug{"flaky", entry(echoAs(t, "flaky"))}), opts)
-	s := supervised(t, h, 0)
+	overProtocols(t, func(t *testing.T, v int) {
+		opts := fastOptions()
+		opts.CircuitFailures = 2
+		opts.CircuitWindow = time.Minute
+		opts.CircuitCooldown = time.Second
+		name := named("flaky", v)
+		h := startOK(t, configOf(plug{name, pinned(entry(echoAs(t, name)), v)}), opts)
+		wantProtocol(t, h, v)
+		s := supervised(t, h, 0)
 
-	for i := 1; i <= 2; i++ {
-		if _, err := callDirect(s, "crash", "", 5*time.Second); err == nil {
-			t.Fatalf("crash %d: no error", i)
+		for i := 1; i <= 2; i++ {
+			if _, err := callDirect(s, "crash", "", 5*time.Second); err == nil {
+				t.Fatalf("crash %d: no error", i)
+			}
+			waitFor(t, fmt.Sprintf("restart %d", i), func() bool {
+				st := s.Status()
+				return st.State == StateRunning && st.Restarts == i
+			})
 		}
-		waitFor(t, fmt.Sprintf("restart %d", i), func() bool {
-			st := s.Status()
-			return st.State == StateRunning && st.Restarts == i
-		})
-	}
-	callDirect(s, "crash", "", 5*time.Second)
-	waitFor(t, "circuit to open", func() bool { return s.Status().State == StateCircuitOpen })
+		callDirect(s, "crash", "", 5*time.Second)
+		waitFor(t, "circuit to open", func() bool { return s.Status().State == StateCircuitOpen })
 
-	// Calls fail at once while the circuit is open.
-	_, err := callDirect(s, "lookup", "", 5*time.Second)
-	if !errors.Is(err, hooks.ErrUnavailable) {
-		t.Fatalf("call with circuit open: %v, want ErrUnavailable", err)
-	}
-	if st := s.Status(); st.Restarts != 2 || st.PID != 0 {
-		t.Errorf("status with circuit open = %+v", st)
-	}
+		// Calls fail at once while the circuit is open.
+		_, err := callDirect(s, "lookup", "", 5*time.Second)
+		if !errors.Is(err, hooks.ErrUnavailable) {
+			t.Fatalf("call with circuit open: %v, want ErrUnavailable", err)
+		}
+		if st := s.Status(); st.Restarts != 2 || st.PID != 0 {
+			t.Errorf("status with circuit open = %+v", st)
+		}
 
-	waitFor(t, "circuit to close", func() bool { return s.Status().State == StateRunning })
-	if st := s.Status(); st.Restarts != 3 {
-		t.Errorf("restarts after the trial start = %d, want 3", st.Restarts)
-	}
-	if r, err := callDirect(s, "lookup", "", 5*time.Second); err != nil || r == nil || r.Content != "answered by flaky" {
-		t.Fatalf("call after the circuit closed: %+v, %v", r, err)
-	}
+		waitFor(t, "circuit to close", func() bool { return s.Status().State == StateRunning })
+		if st := s.Status(); st.Restarts != 3 {
+			t.Errorf("restarts after the trial start = %d, want 3", st.Restarts)
+		}
+		wantProtocol(t, h, v)
+		if r, err := callDirect(s, "lookup", "", 5*time.Second); err != nil || r == nil || r.Content != "answered by "+name {
+			t.Fatalf("call after the circuit closed: %+v, %v", r, err)
+		}
+	})
 }
 
 // childHost is the test binary acting as a host: it starts the plugins at

@@ -165,7 +165,7 @@ func offered(name string, pin int) (map[int]plugin.PluginSet, *StartError) {
 	set, ok := all[pin]
 	if !ok {
 		return nil, startErr(name, nil,
-			fmt.Sprintf("set plugins.entries.%s.protocol to 0 (the highest both speak) or to one of %s", name, versionsText(spoken())),
+			fmt.Sprintf("set plugins.entries.%s.protocol to 0 (the highest version both speak) or to a version this host speaks", name),
 			"plugins.entries.%s.protocol = %d, but this host speaks %s", name, pin, versionsText(spoken()))
 	}
 	return map[int]plugin.PluginSet{pin: set}, nil
@@ -376,7 +376,7 @@ func classifyStart(name, path string, entry config.PluginEntry, timeout time.Dur
 			fmt.Sprintf("if the binary was rebuilt on purpose, set plugins.entries.%s.sha256 = %q; otherwise rebuild or restore the binary that was pinned", name, actual),
 			"checksum mismatch: refusing to run %s: expected sha256 %s (plugins.entries.%s.sha256), actual %s",
 			path, entry.SHA256, name, actual)
-	case strings.Contains(msg, "error verifying checksum"):
+	case errors.As(err, new(*checksumError)):
 		return startErr(name, err, "check that the binary is readable", "cannot checksum %s: %v", path, err)
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		line := strings.TrimPrefix(msg, "Unrecognized remote plugin message:")

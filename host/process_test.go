@@ -361,55 +361,59 @@ func TestNoPluginOutlivesAHostKilledWhileItStarts(t *testing.T) {
 // every tool call, through the Bus's own fail_closed rule.
 func TestFailClosedGuardThatDoesNotStartBlocksEveryTool(t *testing.T) {
 	t.Parallel()
-	pinned := entry(echoAs(t, "pinned"))
-	pinned.SHA256 = strings.Repeat("ab", 32)
-	pinned.FailClosed = true
-	missing := entry(filepath.Join(t.TempDir(), "missing"))
-	missing.FailClosed = true
-	lenient := entry(filepath.Join(t.TempDir(), "lenient"))
-	h, errs := start(t, configOf(
-		plug{"pinned", pinned},
-		plug{"witness", entry(echoAs(t, "witness"))},
-		plug{"missing", missing},
-		plug{"lenient", lenient},
-	), fastOptions())
-	wantErr(t, errs, "pinned", "checksum mismatch")
-	wantErr(t, errs, "missing", "does not exist")
-	wantErr(t, errs, "lenient", "does not exist")
+	overProtocols(t, func(t *testing.T, v int) {
+		guard, witness, missingName, lenientName := named("pinned", v), named("witness", v), named("missing", v), named("lenient", v)
+		pinnedGuard := pinned(entry(echoAs(t, guard)), v)
+		pinnedGuard.SHA256 = strings.Repeat("ab", 32)
+		pinnedGuard.FailClosed = true
+		missing := pinned(entry(filepath.Join(t.TempDir(), "missing")), v)
+		missing.FailClosed = true
+		lenient := pinned(entry(filepath.Join(t.TempDir(), "lenient")), v)
+		h, errs := start(t, configOf(
+			plug{guard, pinnedGuard},
+			plug{witness, pinned(entry(echoAs(t, witness)), v)},
+			plug{missingName, missing},
+			plug{lenientName, lenient},
+		), fastOptions())
+		wantErr(t, errs, guard, "checksum mismatch")
+		wantErr(t, errs, missingName, "does not exist")
+		wantErr(t, errs, lenientName, "does not exist")
+		wantProtocol(t, h, v)
 
-	sts := h.Plugins()
-	var got []string
-	for _, st := range sts {
-		got = append(got, st.Name+":"+st.State)
-	}
-	if want := "pinned:down witness:running missing:down"; strings.Join(got, " ") != want {
-		t.Fatalf("plugins = %v, want %s", got, want)
-	}
-	if !strings.Contains(sts[0].Reason, "checksum mismatch") || !strings.Contains(sts[2].Reason, "does not exist") {
-		t.Errorf("reasons = %q, %q", sts[0].Reason, sts[2].Reason)
-	}
-
-	var logs syncbuf.Buffer
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bus.Close(context.Background()) })
-	for _, tool := range []string{"read_file", "calculate", "witness__anything", "shared_tool"} {
-		out := bus.PreToolCall(context.Background(), hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage("{}")})
-		if !out.Blocked || out.BlockedBy != "pinned" || !strings.Contains(out.Message, "fail_closed") ||
-			!strings.Contains(out.Message, "checksum mismatch") || !strings.Contains(out.Message, "sha256") {
-			t.Errorf("%s: %+v, want blocked by the pinned guard, saying why it is down and what to do", tool, out)
+		sts := h.Plugins()
+		var got []string
+		for _, st := range sts {
+			got = append(got, st.Name+":"+st.State)
 		}
-	}
-	// The reason the guard is down reaches the log, once.
-	if out := logs.String(); !strings.Contains(out, "checksum mismatch") || !strings.Contains(out, "not running") {
-		t.Errorf("log does not say why the guard is down:\n%s", out)
-	}
-	// Other hooks are not the guard's business.
-	if r := provide(bus, "pid", ""); r == nil || r.Plugin != "witness" {
-		t.Errorf("provide = %+v, want the witness to answer", r)
-	}
+		if want := guard + ":down " + witness + ":running " + missingName + ":down"; strings.Join(got, " ") != want {
+			t.Fatalf("plugins = %v, want %s", got, want)
+		}
+		if !strings.Contains(sts[0].Reason, "checksum mismatch") || !strings.Contains(sts[2].Reason, "does not exist") {
+			t.Errorf("reasons = %q, %q", sts[0].Reason, sts[2].Reason)
+		}
+
+		var logs syncbuf.Buffer
+		bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { bus.Close(context.Background()) })
+		for _, tool := range []string{"read_file", "calculate", witness + "__anything", "shared_tool"} {
+			out := bus.PreToolCall(context.Background(), hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage("{}")})
+			if !out.Blocked || out.BlockedBy != guard || !strings.Contains(out.Message, "fail_closed") ||
+				!strings.Contains(out.Message, "checksum mismatch") || !strings.Contains(out.Message, "sha256") {
+				t.Errorf("%s: %+v, want blocked by the pinned guard, saying why it is down and what to do", tool, out)
+			}
+		}
+		// The reason the guard is down reaches the log, once.
+		if out := logs.String(); !strings.Contains(out, "checksum mismatch") || !strings.Contains(out, "not running") {
+			t.Errorf("log does not say why the guard is down:\n%s", out)
+		}
+		// Other hooks are not the guard's business.
+		if r := provide(bus, "pid", ""); r == nil || r.Plugin != witness {
+			t.Errorf("provide = %+v, want the witness to answer", r)
+		}
+	})
 }
 
 // A plugin started through a wrapper script that does not exec it has the

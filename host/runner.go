@@ -91,7 +91,7 @@ func (r *procRunner) start(context.Context) error {
 	if r.secure != nil {
 		ok, err := r.secure.Check(r.cmd.Path)
 		if err != nil {
-			return fmt.Errorf("error verifying checksum: %s", err)
+			return &checksumError{err: err}
 		}
 		if !ok {
 			return plugin.ErrChecksumsDoNotMatch
@@ -356,6 +356,13 @@ func (r *procRunner) PluginToHost(network, addr string) (string, string, error) 
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
 }
+
+// checksumError is a pinned binary that could not be hashed; go-plugin
+// returns the runner's error as it is, so launch can tell it by its type.
+type checksumError struct{ err error }
+
+func (e *checksumError) Error() string { return "error verifying checksum: " + e.err.Error() }
+func (e *checksumError) Unwrap() error { return e.err }
 
 // spawnThread runs every plugin exec on one OS thread that never exits. On
 // Linux a plugin's parent-death signal fires when the thread that started it

@@ -44,6 +44,7 @@ type Supervised struct {
 	restarts int         // restart attempts, for Status
 	reason   string      // for StateDown: why, and what to do
 	protocol int         // the protocol version of the latest process
+	late     uint64      // late answers dropped by processes no longer current
 	recent   []time.Time // restart attempts within the circuit window
 
 	invalidUTF8 atomic.Uint64 // requests whose text had to be repaired; users see the WARN
@@ -111,8 +112,9 @@ func (s *Supervised) Name() string { return s.name }
 // Manifest returns the manifest from the plugin's first start.
 func (s *Supervised) Manifest() hooks.Manifest { return s.manifest }
 
-// HonoursContext reports true: calls either fail at once or go through gRPC,
-// which enforces the deadline, so the Bus needs no watchdog goroutine.
+// HonoursContext reports true: calls either fail at once or go through the
+// process's wire.Conn, which returns by the call's deadline whatever the
+// process does, so the Bus needs no watchdog goroutine.
 func (s *Supervised) HonoursContext() bool { return true }
 
 // Status reports the plugin's current state.
@@ -130,9 +132,10 @@ func (s *Supervised) Status() Status {
 		Protocol: s.protocol,
 		Attached: s.entry.Reattach != nil,
 	}
+	st.LateAnswers = s.late
 	if s.cur != nil {
 		st.PID = s.cur.pid
-		st.LateAnswers = s.cur.rpc.LateAnswers()
+		st.LateAnswers += s.cur.rpc.LateAnswers()
 	}
 	return st
 }
@@ -189,6 +192,7 @@ func (s *Supervised) markDown(in *instance, reason string) {
 		s.mu.Unlock()
 		return
 	}
+	s.late += in.rpc.LateAnswers()
 	if in.attached != nil {
 		// The host did not start it and cannot start it again.
 		s.cur, s.dead, s.state = nil, in, StateDown

@@ -1,6 +1,9 @@
 // Command report reads `go test -bench` output (several -count runs) and
-// prints the median of every metric per benchmark, then the comparisons the
-// project tracks, as ratios of medians measured in the same run.
+// prints the median of every metric per benchmark; then the plugin
+// boundary's costs (hook round trip over protocol 2 and 1, bare gRPC unary
+// and bidi stream over TLS, a process per hook, in-process; tool calls);
+// then the figures the project tracks, as ratios of medians measured in the
+// same run, against their targets; then the gateway's table.
 //
 //	go test -run '^$' -bench . -count 6 ./... | tee bench.txt
 //	go run ./bench/report bench.txt
@@ -19,23 +22,91 @@ import (
 	"text/tabwriter"
 )
 
-// comparison is one tracked ratio: num's median over den's, with the target
-// the project holds itself to.
-type comparison struct {
-	label    string
-	num, den string
-	metric   string
-	target   string
-	ok       func(ratio float64) bool
+// The benchmarks the tables read (bench/bench_test.go).
+const (
+	rtV2        = "BenchmarkHookRoundTrip/v2"
+	rtV1        = "BenchmarkHookRoundTrip/v1"
+	rtUnaryTLS  = "BenchmarkHookRoundTrip/rawgrpc-unary-tls"
+	rtBidiTLS   = "BenchmarkHookRoundTrip/rawgrpc-bidi-tls"
+	rtPlain     = "BenchmarkHookRoundTrip/rawgrpc"
+	rtExec      = "BenchmarkHookRoundTrip/exec"
+	rtInProcess = "BenchmarkHookRoundTrip/inprocess"
+	tcNative    = "BenchmarkToolCall/native"
+	tcV1        = "BenchmarkToolCall/remote-v1"
+	tcV2        = "BenchmarkToolCall/remote-v2"
+	tcDemo      = "BenchmarkToolCall/native-demo"
+	unsub       = "BenchmarkUnsubscribedHook"
+	startup1    = "BenchmarkStartup/plugins=1"
+	startup8    = "BenchmarkStartup/plugins=8"
+	idleRSS     = "BenchmarkIdleRSS"
+)
+
+// boundaryRows are the rows of the plugin-boundary table, in order.
+var boundaryRows = []struct{ name, label string }{
+	{rtV2, "hook round trip, protocol 2 (one stream per plugin)"},
+	{rtV1, "hook round trip, protocol 1 (one unary RPC per hook)"},
+	{rtUnaryTLS, "bare gRPC unary call over TLS, child process"},
+	{rtBidiTLS, "bare gRPC bidi stream message over TLS, child process"},
+	{rtPlain, "bare gRPC unary call, plaintext, child process"},
+	{rtExec, "process per hook (exec, JSON on stdin/stdout)"},
+	{rtInProcess, "in-process plugin"},
+	{tcNative, "tool call, native, no plugin"},
+	{tcV2, "tool call, one remote plugin in all four tool hooks, protocol 2"},
+	{tcV1, "tool call, one remote plugin in all four tool hooks, protocol 1"},
+	{tcDemo, "tool call, native, with the demo config's plugins (Kora)"},
+	{unsub, "hook nobody subscribes to"},
+	{startup1, "startup and shutdown of 1 plugin"},
+	{startup8, "startup and shutdown of 8 plugins"},
 }
 
-var comparisons = []comparison{
-	{"remote hook round trip / raw gRPC call (unix socket)", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/rawgrpc", "ns/op", "≤ 1.2×", func(r float64) bool { return r <= 1.2 }},
-	{"remote hook round trip / raw gRPC call over TLS (unix socket)", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/rawgrpc-tls", "ns/op", "", nil},
-	{"process per hook / remote hook round trip", "BenchmarkHookRoundTrip/exec", "BenchmarkHookRoundTrip/remote", "ns/op", "≥ 25×", func(r float64) bool { return r >= 25 }},
-	{"remote hook round trip / in-process plugin", "BenchmarkHookRoundTrip/remote", "BenchmarkHookRoundTrip/inprocess", "ns/op", "", nil},
-	{"tool call with remote provider / native tool call", "BenchmarkToolCall/remote", "BenchmarkToolCall/native", "ns/op", "", nil},
-	{"startup of 8 plugins / startup of 1", "BenchmarkStartup/plugins=8", "BenchmarkStartup/plugins=1", "ns/op", "< 2×", func(r float64) bool { return r < 2 }},
+// check is one tracked figure with the target the project holds itself
+// to; a check without ok is reported without a verdict.
+type check struct {
+	label  string
+	value  func(med medians) (float64, bool)
+	format string // of the value, e.g. "%.2f×"
+	target string
+	ok     func(v float64) bool
+}
+
+var checks = []check{
+	{"v2 round trip / bare unary call over TLS", ratio(rtV2, rtUnaryTLS), "%.2f×", "≤ 0.85×", func(v float64) bool { return v <= 0.85 }},
+	{"v1 round trip / bare unary call over TLS", ratio(rtV1, rtUnaryTLS), "%.2f×", "", nil},
+	{"bare bidi stream message / bare unary call (both TLS)", ratio(rtBidiTLS, rtUnaryTLS), "%.2f×", "", nil},
+	{"v2 round trip / bare bidi stream message over TLS", ratio(rtV2, rtBidiTLS), "%.2f×", "", nil},
+	{"process per hook / v2 round trip", ratio(rtExec, rtV2), "%.0f×", "≥ 25×", func(v float64) bool { return v >= 25 }},
+	{"v2 round trip / in-process plugin", ratio(rtV2, rtInProcess), "%.0f×", "", nil},
+	{"tool call, one plugin in four hooks, v2, in v2 round trips", ratio(tcV2, rtV2), "%.2f", "≤ 2", func(v float64) bool { return v <= 2 }},
+	{"tool call, one plugin in four hooks, v1, in v2 round trips", ratio(tcV1, rtV2), "%.2f", "", nil},
+	{"tool call, one plugin in four hooks, v2: synchronous rpcs/op", metric(tcV2, "rpcs/op"), "%.2f", "", nil},
+	{"tool call, one plugin in four hooks, v1: synchronous rpcs/op", metric(tcV1, "rpcs/op"), "%.2f", "", nil},
+	{"native tool call with the demo config: synchronous rpcs/op", metric(tcDemo, "rpcs/op"), "%.2f", "0", func(v float64) bool { return v == 0 }},
+	{"hook nobody subscribes to: rpcs/op", metric(unsub, "rpcs/op"), "%.2f", "0", func(v float64) bool { return v == 0 }},
+	{"startup of 8 plugins / startup of 1", ratio(startup8, startup1), "%.2f×", "< 2×", func(v float64) bool { return v < 2 }},
+	{"idle plugin process, resident memory", metric(idleRSS, "idle-rss-KiB"), "%.0f KiB", "", nil},
+}
+
+// medians holds the median of every metric per benchmark.
+type medians map[string]map[string]float64
+
+// ratio is the median time of num over that of den.
+func ratio(num, den string) func(medians) (float64, bool) {
+	return func(med medians) (float64, bool) {
+		n, okN := med[num]["ns/op"]
+		d, okD := med[den]["ns/op"]
+		if !okN || !okD || d == 0 {
+			return 0, false
+		}
+		return n / d, true
+	}
+}
+
+// metric is the median of one metric of one benchmark.
+func metric(name, unit string) func(medians) (float64, bool) {
+	return func(med medians) (float64, bool) {
+		v, ok := med[name][unit]
+		return v, ok
+	}
 }
 
 // benchLine matches "BenchmarkName-2   1000   123 ns/op   45 B/op ...".
@@ -118,6 +189,14 @@ func human(v float64, unit string) string {
 }
 
 func print(w io.Writer, samples map[string]map[string][]float64, order []string) {
+	med := medians{}
+	for name, metrics := range samples {
+		med[name] = map[string]float64{}
+		for u, xs := range metrics {
+			med[name][u] = median(xs)
+		}
+	}
+
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "benchmark\truns\tmedian time/op\tother medians")
 	for _, name := range order {
@@ -137,27 +216,77 @@ func print(w io.Writer, samples map[string]map[string][]float64, order []string)
 	}
 	tw.Flush()
 
+	printBoundary(w, med)
+
+	printChecks(w, med)
+	printGateway(w, samples)
+}
+
+// printChecks prints the tracked figures. One with a target that could not
+// be computed, because a benchmark it needs failed or was not run, says so
+// rather than vanish, unless the run measured none of them (a run of the
+// gateway's benchmarks alone).
+func printChecks(w io.Writer, med medians) {
+	measured := false
+	for _, c := range checks {
+		if _, ok := c.value(med); ok {
+			measured = true
+		}
+	}
+	if !measured {
+		return
+	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "comparison (medians, same run)\tratio\ttarget\t")
-	for _, c := range comparisons {
-		num, okNum := samples[c.num][c.metric]
-		den, okDen := samples[c.den][c.metric]
-		if !okNum || !okDen || median(den) == 0 {
-			continue
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "comparison (medians, same run)\tvalue\ttarget\t")
+	for _, c := range checks {
+		v, ok := c.value(med)
+		switch {
+		case !ok && c.ok != nil:
+			fmt.Fprintf(tw, "%s\t-\t%s\tNOT MEASURED\n", c.label, c.target)
+		case !ok:
+		case c.ok == nil:
+			fmt.Fprintf(tw, "%s\t%s\t\t\n", c.label, fmt.Sprintf(c.format, v))
+		case c.ok(v):
+			fmt.Fprintf(tw, "%s\t%s\t%s\tmet\n", c.label, fmt.Sprintf(c.format, v), c.target)
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%s\tMISSED\n", c.label, fmt.Sprintf(c.format, v), c.target)
 		}
-		r := median(num) / median(den)
-		verdict := ""
-		if c.ok != nil {
-			verdict = "met"
-			if !c.ok(r) {
-				verdict = "MISSED"
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%.2f×\t%s\t%s\n", c.label, r, c.target, verdict)
 	}
 	tw.Flush()
-	printGateway(w, samples)
+}
+
+// printBoundary prints what crossing the plugin boundary costs, each way
+// measured: the median time, the same in protocol 2 round trips, and the
+// synchronous plugin calls per op where the benchmark counts them.
+func printBoundary(w io.Writer, med medians) {
+	rt := med[rtV2]["ns/op"]
+	var rows []string
+	for _, r := range boundaryRows {
+		m, ok := med[r.name]
+		if !ok {
+			continue
+		}
+		row := r.label + "\t" + human(m["ns/op"], "ns/op") + "\t"
+		if rt > 0 {
+			row += fmt.Sprintf("%.2f", m["ns/op"]/rt)
+		}
+		row += "\t"
+		if rpcs, ok := m["rpcs/op"]; ok {
+			row += human(rpcs, "rpcs/op")
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "plugin boundary (medians, same run)\ttime/op\tin v2 round trips\tsynchronous plugin calls\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, r+"\t")
+	}
+	tw.Flush()
 }
 
 // The gateway benchmarks' names and metrics (gateway/bench).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
@@ -37,6 +38,9 @@ const (
 // Settings are the host's rules for the messages it exchanges with one
 // plugin. The zero value means the defaults.
 type Settings struct {
+	// Plugin is the plugin's name in the host's config, used in error
+	// messages and in the advice they give.
+	Plugin         string
 	MaxResultSize  int // 0: 4 MiB
 	MaxRequestSize int // 0: 16 MiB
 	// Repaired, when set, is told of every request whose text had to be
@@ -57,10 +61,24 @@ func (s Settings) withDefaults() Settings {
 	return s
 }
 
-// Apply sets the rules for the calls c makes from now on. Call it before
-// handing c to a Bus; it is safe to call at any time.
-func (c *Client) Apply(s Settings) {
-	c.settings.Store(newApplied(s))
+// configName is how the advice in an error message names the plugin's
+// config entry.
+func (s Settings) configName() string {
+	if s.Plugin == "" {
+		return "<name>"
+	}
+	return s.Plugin
+}
+
+// rules holds the Settings a client applies; both clients embed it.
+type rules struct {
+	settings atomic.Pointer[applied]
+}
+
+// Apply sets the rules for the calls made from now on. Call it before
+// handing the client to a Bus; it is safe to call at any time.
+func (r *rules) Apply(s Settings) {
+	r.settings.Store(newApplied(s))
 }
 
 // applied is a Client's Settings with what every call needs built once, so
@@ -77,8 +95,8 @@ func newApplied(s Settings) *applied {
 
 var defaultApplied = newApplied(Settings{})
 
-func (c *Client) current() *applied {
-	if s := c.settings.Load(); s != nil {
+func (r *rules) current() *applied {
+	if s := r.settings.Load(); s != nil {
 		return s
 	}
 	return defaultApplied
@@ -90,16 +108,16 @@ func (c *Client) current() *applied {
 // about the answer, which spares the hot path collecting headers.
 const serverRefusalFloor = 4 << 20
 
-// boundary is the connection a Client's generated stub calls through: the
-// one place where every request is made fit to send and every answer is
-// bounded in size.
+// boundary is the connection every unary call goes through: the one place
+// where every request is made fit to send and every answer is bounded in
+// size.
 type boundary struct {
 	cc grpc.ClientConnInterface
-	c  *Client
+	r  *rules
 }
 
 func (b boundary) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	s := b.c.current()
+	s := b.r.current()
 	m, _ := args.(proto.Message)
 	err := b.send(ctx, s, method, m, args, reply, opts)
 	if m != nil && status.Code(err) == codes.Internal {
@@ -122,7 +140,7 @@ func (b boundary) send(ctx context.Context, s *applied, method string, m proto.M
 		if size = proto.Size(m); size > s.MaxRequestSize {
 			return &CallError{Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
 				"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
-				size, s.MaxRequestSize, b.c.name(), MaxMessageSize)}
+				size, s.MaxRequestSize, s.configName(), MaxMessageSize)}
 		}
 	}
 	// Per call, so that gRPC rejects an oversized answer from its length
@@ -140,27 +158,25 @@ func (b boundary) send(ctx context.Context, s *applied, method string, m proto.M
 		// them the plugin never answered and refused the request itself.
 		return &CallError{Status: st, Msg: fmt.Sprintf(
 			"refused a request of %d bytes: %s (its gRPC server accepts less than this host may send; rebuild the plugin with the current SDK or lower plugins.entries.%s.max_request_size)",
-			size, st.Message(), b.c.name())}
+			size, st.Message(), s.configName())}
 	}
 	return err
 }
 
 func (b boundary) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return b.cc.NewStream(ctx, desc, method, append(opts, b.c.current().recvLimit)...)
+	return b.cc.NewStream(ctx, desc, method, append(opts, b.r.current().recvLimit)...)
 }
 
 // hookOfMethod names the hook an RPC method carries the way the rest of
 // the host does ("/hookhost.plugin.v1.Plugin/PreToolCall" →
-// "pre_tool_call"); other methods keep their RPC name. Only a repair report
-// needs it, so a scan is fine.
+// "pre_tool_call"); other methods keep their RPC name.
 func hookOfMethod(method string) string {
-	rpc := method[strings.LastIndexByte(method, '/')+1:]
-	for _, h := range hooks.Catalogue {
-		if strings.EqualFold(strings.ReplaceAll(string(h), "_", ""), rpc) {
-			return string(h)
+	for i := range table {
+		if table[i].fullMethod == method {
+			return string(table[i].name)
 		}
 	}
-	return rpc
+	return method[strings.LastIndexByte(method, '/')+1:]
 }
 
 // repairText makes every string field of m, however deeply nested, valid

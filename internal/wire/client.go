@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -14,183 +13,72 @@ import (
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
-// Client implements hooks.Plugin over a gRPC connection to a plugin
-// process. Call Describe once before handing it to a Bus: Manifest returns
-// what Describe fetched, and the zero Manifest before that.
+// Client speaks protocol version 1 to a plugin process: one unary RPC per
+// hook call. It caches nothing: the host stores the manifest Describe
+// returns.
 //
 // It is safe for concurrent use. Every call honours its context's deadline
-// (gRPC enforces it), so the Bus calls it without a watchdog goroutine.
+// (gRPC enforces it).
 type Client struct {
-	rpc      pluginv1.PluginClient
-	manifest atomic.Pointer[hooks.Manifest]
-	settings atomic.Pointer[applied]
+	rules
+	cc grpc.ClientConnInterface
 }
-
-var (
-	_ hooks.Plugin           = (*Client)(nil)
-	_ hooks.ContextHonouring = (*Client)(nil)
-)
 
 // NewClient returns a Client speaking to the plugin behind cc, with the
 // default Settings until Apply changes them.
 func NewClient(cc grpc.ClientConnInterface) *Client {
 	c := &Client{}
-	c.rpc = pluginv1.NewPluginClient(boundary{cc: cc, c: c})
+	c.cc = boundary{cc: cc, r: &c.rules}
 	return c
 }
 
-// Describe asks the plugin for its manifest and caches it for Manifest. It
-// rejects a manifest naming hooks this host does not know, which is the
-// one fault a hooks.Manifest could not even represent faithfully; the rest
-// of the rules depend on host options and are checked by hooks.NewBus.
+// Describe asks the plugin for its manifest.
 func (c *Client) Describe(ctx context.Context) (hooks.Manifest, error) {
-	resp, err := c.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
-	if err != nil {
-		return hooks.Manifest{}, c.callError(ctx, "describe", err)
-	}
-	m := manifestFromPB(resp)
-	if err := checkManifest(m); err != nil {
-		return hooks.Manifest{}, &CallError{Plugin: m.Name, Hook: "describe", Kind: ErrMalformed, Msg: err.Error()}
-	}
-	c.manifest.Store(&m)
-	return m, nil
+	return describe(ctx, &c.rules, func(ctx context.Context) (*pluginv1.Manifest, error) {
+		return pluginv1.NewPluginClient(c.cc).Describe(ctx, &pluginv1.DescribeRequest{})
+	})
 }
 
 // Configure hands the plugin its config table as a JSON object.
 func (c *Client) Configure(ctx context.Context, configJSON []byte) error {
-	if _, err := c.rpc.Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: configJSON}); err != nil {
-		return c.callError(ctx, "configure", err)
-	}
-	return nil
+	_, err := pluginv1.NewPluginClient(c.cc).Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: configJSON})
+	return c.callError(ctx, "configure", err)
 }
 
-// Manifest returns the manifest cached by the last successful Describe.
-func (c *Client) Manifest() hooks.Manifest {
-	if m := c.manifest.Load(); m != nil {
-		return *m
+// describe makes a Describe call through call, and rejects a manifest
+// naming hooks this host does not know, which is the one fault a
+// hooks.Manifest could not even represent faithfully; the rest of the rules
+// depend on host options and are hooks.ValidateManifest's.
+func describe(ctx context.Context, r *rules, call func(context.Context) (*pluginv1.Manifest, error)) (hooks.Manifest, error) {
+	resp, err := call(ctx)
+	if err != nil {
+		return hooks.Manifest{}, r.callError(ctx, "describe", err)
 	}
-	return hooks.Manifest{}
+	if err := checkManifest(resp); err != nil {
+		name := resp.GetName()
+		if name == "" {
+			name = r.current().Plugin
+		}
+		return hooks.Manifest{}, &CallError{Plugin: name, Hook: "describe", Kind: ErrMalformed, Msg: err.Error()}
+	}
+	return manifestFromPB(resp), nil
 }
 
-// HonoursContext reports true: a gRPC call returns when its deadline passes,
-// whatever the plugin process does.
-func (c *Client) HonoursContext() bool { return true }
-
-// Handle forwards one hook call to the plugin.
+// Handle makes one hook call: the RPC the table names for hook.
 func (c *Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
-	switch hook {
-	case hooks.OnSessionStart:
-		return nil, c.OnSessionStart(ctx, req.(hooks.SessionStart))
-	case hooks.OnSessionEnd:
-		return nil, c.OnSessionEnd(ctx, req.(hooks.SessionEnd))
-	case hooks.PreToolListFinalized:
-		return c.PreToolListFinalized(ctx, req.(hooks.ToolListRequest))
-	case hooks.PreAPIRequestMutable:
-		return c.PreAPIRequestMutable(ctx, req.(hooks.APIRequest))
-	case hooks.PostLLMCallCanReissue:
-		return c.PostLLMCallCanReissue(ctx, req.(hooks.LLMCall))
-	case hooks.PostLLMCall:
-		return nil, c.PostLLMCall(ctx, req.(hooks.Inference))
-	case hooks.TransformLLMOutput:
-		return c.TransformLLMOutput(ctx, req.(hooks.LLMOutput))
-	case hooks.PreToolCall:
-		return c.PreToolCall(ctx, req.(hooks.ToolCallRequest))
-	case hooks.PreToolCallCanProvideResult:
-		return c.PreToolCallCanProvideResult(ctx, req.(hooks.ToolCallRequest))
-	case hooks.PostToolCall:
-		return nil, c.PostToolCall(ctx, req.(hooks.ToolCallOutcome))
-	case hooks.TransformToolResult:
-		return c.TransformToolResult(ctx, req.(hooks.ToolCallOutcome))
+	row, ok := rowOf(hook)
+	if !ok {
+		return nil, fmt.Errorf("host: unknown hook %q", hook)
 	}
-	return nil, fmt.Errorf("host: unknown hook %q", hook)
-}
-
-func (c *Client) OnSessionStart(ctx context.Context, ev hooks.SessionStart) error {
-	_, err := c.rpc.OnSessionStart(ctx, sessionStartToPB(ev))
-	return c.callError(ctx, hooks.OnSessionStart, err)
-}
-
-func (c *Client) OnSessionEnd(ctx context.Context, ev hooks.SessionEnd) error {
-	_, err := c.rpc.OnSessionEnd(ctx, sessionEndToPB(ev))
-	return c.callError(ctx, hooks.OnSessionEnd, err)
-}
-
-func (c *Client) PreToolListFinalized(ctx context.Context, ev hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
-	resp, err := c.rpc.PreToolListFinalized(ctx, toolListRequestToPB(ev))
+	in, err := row.request(req)
 	if err != nil {
-		return nil, c.callError(ctx, hooks.PreToolListFinalized, err)
+		return nil, err
 	}
-	return overrideFromPB(resp), nil
-}
-
-func (c *Client) PreAPIRequestMutable(ctx context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
-	resp, err := c.rpc.PreApiRequestMutable(ctx, apiRequestToPB(ev))
-	if err != nil {
-		return nil, c.callError(ctx, hooks.PreAPIRequestMutable, err)
+	out := row.newResponse()
+	if err := c.cc.Invoke(ctx, row.fullMethod, in, out); err != nil {
+		return nil, c.callError(ctx, string(hook), err)
 	}
-	p := patchResponseFromPB(resp)
-	if p != nil {
-		if err := checkMessages(p.Messages); err != nil {
-			return nil, c.malformed(hooks.PreAPIRequestMutable, err)
-		}
-	}
-	return p, nil
-}
-
-func (c *Client) PostLLMCallCanReissue(ctx context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
-	resp, err := c.rpc.PostLlmCallCanReissue(ctx, llmCallToPB(ev))
-	if err != nil {
-		return nil, c.callError(ctx, hooks.PostLLMCallCanReissue, err)
-	}
-	r := reissueFromPB(resp)
-	if r != nil {
-		if err := checkMessages(r.Patch.Messages); err != nil {
-			return nil, c.malformed(hooks.PostLLMCallCanReissue, err)
-		}
-	}
-	return r, nil
-}
-
-func (c *Client) PostLLMCall(ctx context.Context, ev hooks.Inference) error {
-	_, err := c.rpc.PostLlmCall(ctx, inferenceToPB(ev))
-	return c.callError(ctx, hooks.PostLLMCall, err)
-}
-
-func (c *Client) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
-	resp, err := c.rpc.TransformLlmOutput(ctx, llmOutputToPB(ev))
-	if err != nil {
-		return nil, c.callError(ctx, hooks.TransformLLMOutput, err)
-	}
-	return textFromPB(resp), nil
-}
-
-func (c *Client) PreToolCall(ctx context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-	resp, err := c.rpc.PreToolCall(ctx, toolCallRequestToPB(ev))
-	if err != nil {
-		return nil, c.callError(ctx, hooks.PreToolCall, err)
-	}
-	return decisionFromPB(resp), nil
-}
-
-func (c *Client) PreToolCallCanProvideResult(ctx context.Context, ev hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-	resp, err := c.rpc.PreToolCallCanProvideResult(ctx, toolCallRequestToPB(ev))
-	if err != nil {
-		return nil, c.callError(ctx, hooks.PreToolCallCanProvideResult, err)
-	}
-	return toolResultResponseFromPB(resp), nil
-}
-
-func (c *Client) PostToolCall(ctx context.Context, ev hooks.ToolCallOutcome) error {
-	_, err := c.rpc.PostToolCall(ctx, toolCallOutcomeToPB(ev))
-	return c.callError(ctx, hooks.PostToolCall, err)
-}
-
-func (c *Client) TransformToolResult(ctx context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
-	resp, err := c.rpc.TransformToolResult(ctx, toolCallOutcomeToPB(ev))
-	if err != nil {
-		return nil, c.callError(ctx, hooks.TransformToolResult, err)
-	}
-	return toolResultResponseFromPB(resp), nil
+	return row.answer(out), nil
 }
 
 // ErrMalformed marks a response the plugin sent that breaks the protocol,
@@ -208,7 +96,7 @@ var ErrMalformed = hooks.ErrMalformed
 // then the plugin's own message), or its server refused a request too large
 // for it.
 type CallError struct {
-	Plugin string // the manifest name, empty before Describe succeeded
+	Plugin string // Settings.Plugin, or the manifest's name for a malformed one
 	Hook   string // the hook name, or "describe" / "configure"
 	Kind   error
 	Msg    string
@@ -241,30 +129,27 @@ func (e *CallError) GRPCStatus() *status.Status {
 	return e.Status
 }
 
-func (c *Client) name() string { return c.Manifest().Name }
-
-// callError classifies a failed RPC. It is nil-safe so that observer
-// methods can return it directly.
-func (c *Client) callError(ctx context.Context, hook hooks.Name, err error) error {
+// callError classifies a failed unary RPC. It is nil-safe.
+func (r *rules) callError(ctx context.Context, hook string, err error) error {
 	if err == nil {
 		return nil
 	}
+	name := r.current().Plugin
 	if e := (*CallError)(nil); errors.As(err, &e) {
 		// Refused by the boundary before anything was sent, or by the
 		// plugin's server before it answered.
-		e.Plugin, e.Hook = c.name(), string(hook)
+		e.Plugin, e.Hook = name, hook
 		return e
 	}
 	st := status.Convert(err)
-	e := &CallError{Plugin: c.name(), Hook: string(hook), Msg: st.Message(), Status: st}
+	e := &CallError{Plugin: name, Hook: hook, Msg: st.Message(), Status: st}
 	switch st.Code() {
 	case codes.ResourceExhausted:
 		// An answer over the size limit, rejected from its length prefix.
 		// (A request the plugin's server refused was told apart by the
 		// boundary.)
 		e.Kind = ErrMalformed
-		e.Msg = fmt.Sprintf("%s (this plugin's max_result_size is %d bytes; raise plugins.entries.%s.max_result_size if such answers are legitimate)",
-			st.Message(), c.current().MaxResultSize, c.name())
+		e.Msg = st.Message() + r.resultHint()
 	case codes.DeadlineExceeded:
 		e.Kind = context.DeadlineExceeded
 	case codes.Canceled:
@@ -281,6 +166,9 @@ func (c *Client) callError(ctx context.Context, hook hooks.Name, err error) erro
 	return e
 }
 
-func (c *Client) malformed(hook hooks.Name, err error) error {
-	return &CallError{Plugin: c.name(), Hook: string(hook), Kind: ErrMalformed, Msg: err.Error()}
+// resultHint tells the user what to do about an answer over the limit.
+func (r *rules) resultHint() string {
+	s := r.current()
+	return fmt.Sprintf(" (this plugin's max_result_size is %d bytes; raise plugins.entries.%s.max_result_size if such answers are legitimate)",
+		s.MaxResultSize, s.configName())
 }

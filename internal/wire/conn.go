@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"google.golang.org/grpc"
-
 	"github.com/hookhost/hookhost/hooks"
-	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // Conn is one plugin process as the host talks to it, whichever protocol
@@ -54,40 +51,3 @@ func (c *Client) LateAnswers() uint64 { return 0 }
 
 // Close does nothing: a version 1 client holds nothing open.
 func (c *Client) Close() {}
-
-// RegisterV1 serves protocol version 1 for p on s.
-func RegisterV1(s *grpc.Server, p hooks.Plugin, configure ConfigureFunc) {
-	pluginv1.RegisterPluginServer(s, NewServer(p, configure))
-}
-
-// V2Client speaks protocol version 2: one long-lived stream per plugin
-// process carries every hook call, multiplexed by call id.
-type V2Client struct{}
-
-// NewV2Client returns a V2Client for the plugin behind cc. The stream is
-// opened by the first call and reopened after it ends.
-func NewV2Client(cc grpc.ClientConnInterface) *V2Client {
-	panic("wire: NewV2Client: not written yet")
-}
-
-func (c *V2Client) Version() int { return 2 }
-func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
-	panic("not written yet")
-}
-func (c *V2Client) Configure(ctx context.Context, configJSON []byte) error {
-	panic("not written yet")
-}
-func (c *V2Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
-	panic("not written yet")
-}
-func (c *V2Client) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
-	panic("not written yet")
-}
-func (c *V2Client) Apply(Settings)      { panic("not written yet") }
-func (c *V2Client) LateAnswers() uint64 { panic("not written yet") }
-func (c *V2Client) Close()              { panic("not written yet") }
-
-// RegisterV2 serves protocol version 2 for p on s.
-func RegisterV2(s *grpc.Server, p hooks.Plugin, configure ConfigureFunc) {
-	panic("wire: RegisterV2: not written yet")
-}

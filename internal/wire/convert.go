@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -11,8 +12,9 @@ import (
 
 // Conversions come in pairs, xToPB and xFromPB, one pair per type. They are
 // total: they never fail, so they can serve both directions. What makes a
-// message malformed is decided separately (checkManifest, checkMessages), by
-// the side that received it and so knows whom to blame.
+// message malformed is decided separately (checkManifest here, the hook
+// rules in package hooks), by the side that received it and so knows whom
+// to blame.
 
 // --- shared building blocks ------------------------------------------------
 
@@ -237,9 +239,37 @@ func manifestToPB(m hooks.Manifest) *pluginv1.Manifest {
 	if len(out.Matchers) == 0 {
 		out.Matchers = nil
 	}
+	// In catalogue order, so that the same manifest always makes the same
+	// bytes; a hook outside the catalogue follows, sorted, to be rejected
+	// by the receiver.
+	for _, h := range hooks.Catalogue {
+		if ms, ok := m.HookMatchers[h]; ok {
+			out.HookMatchers = append(out.HookMatchers, &pluginv1.HookMatchers{Hook: string(h), Matchers: nilIfEmpty(ms)})
+		}
+	}
+	var unknown []string
+	for h := range m.HookMatchers {
+		if !h.Known() {
+			unknown = append(unknown, string(h))
+		}
+	}
+	slices.Sort(unknown)
+	for _, h := range unknown {
+		out.HookMatchers = append(out.HookMatchers, &pluginv1.HookMatchers{Hook: h, Matchers: nilIfEmpty(m.HookMatchers[hooks.Name(h)])})
+	}
 	return out
 }
 
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// manifestFromPB keeps an entry of hook_matchers with no globs as an entry
+// (it means every tool for that hook), with a nil list. A hook named twice
+// keeps its first entry; checkManifest rejects it.
 func manifestFromPB(m *pluginv1.Manifest) hooks.Manifest {
 	out := hooks.Manifest{
 		Name:    m.GetName(),
@@ -250,27 +280,37 @@ func manifestFromPB(m *pluginv1.Manifest) hooks.Manifest {
 	if ms := m.GetMatchers(); len(ms) > 0 {
 		out.Matchers = ms
 	}
+	for _, hm := range m.GetHookMatchers() {
+		if out.HookMatchers == nil {
+			out.HookMatchers = map[hooks.Name][]string{}
+		}
+		if _, dup := out.HookMatchers[hooks.Name(hm.GetHook())]; !dup {
+			out.HookMatchers[hooks.Name(hm.GetHook())] = nilIfEmpty(hm.GetMatchers())
+		}
+	}
 	return out
 }
 
 // checkManifest rejects what the wire cannot carry into a hooks.Manifest
-// with its meaning intact. The full rules (namespaces, globs, duplicates)
-// depend on the host's options and are the Bus's to apply.
-func checkManifest(m hooks.Manifest) error {
-	for _, h := range m.Hooks {
-		if !h.Known() {
+// with its meaning intact: a hook this host does not know (in hooks or in
+// hook_matchers) and a hook given matchers twice. The full rules
+// (namespaces, globs, duplicates) depend on the host's options and are
+// hooks.ValidateManifest's to apply.
+func checkManifest(m *pluginv1.Manifest) error {
+	for _, h := range m.GetHooks() {
+		if !hooks.Name(h).Known() {
 			return fmt.Errorf("unknown hook %q in the manifest", h)
 		}
 	}
-	return nil
-}
-
-func checkMessages(msgs []hooks.Message) error {
-	for i, m := range msgs {
-		switch m.Role {
-		case hooks.RoleSystem, hooks.RoleUser, hooks.RoleAssistant, hooks.RoleTool:
+	seen := map[string]bool{}
+	for _, hm := range m.GetHookMatchers() {
+		switch h := hm.GetHook(); {
+		case !hooks.Name(h).Known():
+			return fmt.Errorf("unknown hook %q in the manifest's hook_matchers", h)
+		case seen[h]:
+			return fmt.Errorf("hook %q has two entries in the manifest's hook_matchers", h)
 		default:
-			return fmt.Errorf("message %d has role %q, want system, user, assistant or tool", i, m.Role)
+			seen[h] = true
 		}
 	}
 	return nil

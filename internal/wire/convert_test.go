@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 )
 
 // roundTrip sends in through the real wire format (to, Marshal, Unmarshal,
@@ -242,24 +243,43 @@ func TestConversionsDoNotAlias(t *testing.T) {
 }
 
 func TestCheckManifest(t *testing.T) {
-	if err := checkManifest(hooks.Manifest{Name: "ok", Hooks: hooks.Catalogue}); err != nil {
+	if err := checkManifest(manifestToPB(hooks.Manifest{Name: "ok", Hooks: hooks.Catalogue,
+		HookMatchers: map[hooks.Name][]string{hooks.PostToolCall: nil, hooks.PreToolCall: {"k__*"}}})); err != nil {
 		t.Fatalf("catalogue hooks rejected: %v", err)
 	}
-	err := checkManifest(hooks.Manifest{Name: "x", Hooks: []hooks.Name{hooks.PreToolCall, "pre_coffee"}})
-	if err == nil || !strings.Contains(err.Error(), `"pre_coffee"`) {
-		t.Fatalf("unknown hook: got %v", err)
+	for name, c := range map[string]struct {
+		m    *pluginv1.Manifest
+		want string
+	}{
+		"unknown hook": {&pluginv1.Manifest{Name: "x", Hooks: []string{"pre_tool_call", "pre_coffee"}}, `unknown hook "pre_coffee" in the manifest`},
+		"unknown hook in hook_matchers": {manifestToPB(hooks.Manifest{Name: "x", HookMatchers: map[hooks.Name][]string{"pre_coffee": {"*"}}}),
+			`unknown hook "pre_coffee" in the manifest's hook_matchers`},
+		"hook named twice": {&pluginv1.Manifest{Name: "x", HookMatchers: []*pluginv1.HookMatchers{{Hook: "pre_tool_call"}, {Hook: "pre_tool_call", Matchers: []string{"a"}}}},
+			`hook "pre_tool_call" has two entries`},
+	} {
+		if err := checkManifest(c.m); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", name, err, c.want)
+		}
 	}
 }
 
-func TestCheckMessages(t *testing.T) {
-	if err := checkMessages(someMessages); err != nil {
-		t.Fatalf("valid messages rejected: %v", err)
+func TestHookMatchersRoundTrip(t *testing.T) {
+	same(t, "hook matchers", hooks.Manifest{
+		Name: "kora", Hooks: []hooks.Name{hooks.PreToolCallCanProvideResult, hooks.PostToolCall}, Matchers: []string{"kora__*"},
+		HookMatchers: map[hooks.Name][]string{hooks.PostToolCall: nil, hooks.PreToolCallCanProvideResult: {"kora__*", "x"}},
+	}, manifestToPB, manifestFromPB)
+	// An entry with no globs is kept: it means every tool for that hook.
+	m := manifestFromPB(manifestToPB(hooks.Manifest{HookMatchers: map[hooks.Name][]string{hooks.PostToolCall: {}}}))
+	if g, ok := m.HookMatchers[hooks.PostToolCall]; !ok || len(g) != 0 {
+		t.Fatalf("empty entry: got %v (present %v)", g, ok)
 	}
-	for _, role := range []hooks.Role{"", "robot", "User"} {
-		msgs := append(append([]hooks.Message{}, someMessages...), hooks.Message{Role: role})
-		err := checkMessages(msgs)
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("message %d", len(someMessages))) {
-			t.Errorf("role %q: got %v", role, err)
-		}
+	// Catalogue order, so the same manifest always makes the same bytes.
+	pb := manifestToPB(hooks.Manifest{HookMatchers: map[hooks.Name][]string{hooks.TransformToolResult: {"a"}, hooks.PreToolCall: {"b"}, "zzz": nil, "aaa": nil}})
+	var order []string
+	for _, hm := range pb.GetHookMatchers() {
+		order = append(order, hm.GetHook())
+	}
+	if want := []string{"pre_tool_call", "transform_tool_result", "aaa", "zzz"}; !reflect.DeepEqual(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
 	}
 }

@@ -9,38 +9,28 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
-// server serves the protocol by calling a hooks.Plugin. Embedding the
-// generated Unimplemented type by value keeps it compiling, and answering
-// Unimplemented, when the proto grows an RPC.
-type server struct {
-	pluginv1.UnimplementedPluginServer
-	p         hooks.Plugin
-	configure func(context.Context, json.RawMessage) error
-	warned    sync.Map // hooks.Name → struct{}: invalid UTF-8 already warned
-}
-
-var _ pluginv1.PluginServer = (*server)(nil)
-
-// NewServer returns a pluginv1.PluginServer backed by p. configure receives
-// the host's Configure call; nil accepts and ignores any config. The config
-// handed to configure is always JSON: an empty one arrives as {}.
+// server serves either protocol version by calling a hooks.Plugin. The
+// config handed to configure is always JSON: an empty one arrives as {}.
 //
-// A handler error reaches the host as codes.Unknown carrying the error's
-// text. A handler panic is recovered, logged with its stack at DEBUG through
-// hclog.Default, and reaches the host as codes.Internal, so the process
-// keeps serving. Text in a response that is not valid UTF-8 is repaired
-// with U+FFFD and logged. Hooks p does not implement answer with the empty
-// response, which means no opinion.
-func NewServer(p hooks.Plugin, configure func(context.Context, json.RawMessage) error) pluginv1.PluginServer {
-	return &server{p: p, configure: configure}
+// A handler error reaches the host with its text. A handler panic is
+// recovered and logged with its stack at DEBUG through hclog.Default, so the
+// process keeps serving. Text in an answer that is not valid UTF-8 is
+// repaired with U+FFFD and logged. Hooks p does not implement answer with
+// the empty response, which means no opinion.
+type server struct {
+	p         hooks.Plugin
+	configure ConfigureFunc
+	warned    sync.Map // hooks.Name → struct{}: invalid UTF-8 already warned
 }
 
 // answer makes a handler's response fit to send (see repairText) and says
@@ -58,168 +48,160 @@ func answer[M proto.Message](s *server, hook hooks.Name, m M) M {
 	return m
 }
 
-// guard runs one handler, turning its error or panic into a status error.
-func guard(ctx context.Context, hook hooks.Name, fn func() error) (err error) {
+// failure is why a call got no answer, in protocol version 2's terms;
+// version 1 carries it as a gRPC status (status).
+type failure struct {
+	kind pluginv2.Failure_Kind
+	msg  string
+}
+
+func (f *failure) status() error {
+	code := codes.Unknown
+	switch f.kind {
+	case pluginv2.Failure_PANIC:
+		code = codes.Internal
+	case pluginv2.Failure_DEADLINE_EXCEEDED:
+		code = codes.DeadlineExceeded
+	case pluginv2.Failure_CANCELLED:
+		code = codes.Canceled
+	case pluginv2.Failure_UNKNOWN_HOOK:
+		code = codes.Unimplemented
+	case pluginv2.Failure_BAD_REQUEST:
+		code = codes.InvalidArgument
+	}
+	return status.Error(code, f.msg)
+}
+
+func (f *failure) pb() *pluginv2.Failure {
+	return &pluginv2.Failure{Kind: f.kind, Message: f.msg}
+}
+
+// guard runs one handler, turning its error or panic into a failure.
+func guard(ctx context.Context, hook hooks.Name, fn func() error) (f *failure) {
 	defer func() {
 		if v := recover(); v != nil {
 			// DEBUG, not ERROR: the host already warns once per plugin,
 			// hook and kind when the call fails, and a handler that panics
 			// on every call must not flood its log with stacks.
 			hclog.Default().Debug("recovered a panic in a hook handler", "hook", string(hook), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			err = status.Errorf(codes.Internal, "panic in %s handler: %v", hook, v)
+			f = &failure{pluginv2.Failure_PANIC, fmt.Sprintf("panic in %s handler: %v", hook, v)}
 		}
 	}()
 	if err := fn(); err != nil {
 		// A handler that gave up because its own call ended says so with
-		// the matching code. Any other error is the handler's, whatever it
+		// the matching kind. Any other error is the handler's, whatever it
 		// wraps: passing through a status it got from some backend would
 		// make the host blame the transport (Unavailable) for a plugin
 		// error.
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return status.FromContextError(err).Err()
+			return contextFailure(ctx.Err(), err.Error())
 		}
-		return status.Error(codes.Unknown, err.Error())
+		return &failure{pluginv2.Failure_ERROR, err.Error()}
 	}
 	return nil
 }
 
-func (s *server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
+func contextFailure(ctxErr error, msg string) *failure {
+	if errors.Is(ctxErr, context.DeadlineExceeded) {
+		return &failure{pluginv2.Failure_DEADLINE_EXCEEDED, msg}
+	}
+	return &failure{pluginv2.Failure_CANCELLED, msg}
+}
+
+func (s *server) describe(ctx context.Context) (*pluginv1.Manifest, *failure) {
 	var out *pluginv1.Manifest
-	err := guard(ctx, "describe", func() error {
+	f := guard(ctx, "describe", func() error {
 		out = answer(s, "describe", manifestToPB(s.p.Manifest()))
 		return nil
 	})
-	return out, err
+	return out, f
 }
 
-func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (*pluginv1.ConfigureResponse, error) {
+func (s *server) configureWith(ctx context.Context, req *pluginv1.ConfigureRequest) *failure {
 	if s.configure == nil {
-		return &pluginv1.ConfigureResponse{}, nil
+		return nil
 	}
 	cfg := json.RawMessage(req.GetConfigJson())
 	if len(cfg) == 0 {
 		cfg = json.RawMessage("{}")
 	}
-	err := guard(ctx, "configure", func() error { return s.configure(ctx, cfg) })
-	if err != nil {
-		return nil, err
-	}
-	return &pluginv1.ConfigureResponse{}, nil
+	return guard(ctx, "configure", func() error { return s.configure(ctx, cfg) })
 }
 
-func (s *server) OnSessionStart(ctx context.Context, req *pluginv1.SessionStart) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.OnSessionStart, func() error { _, err := s.p.Handle(ctx, hooks.OnSessionStart, sessionStartFromPB(req)); return err })
-	if err != nil {
-		return nil, err
-	}
-	return &pluginv1.Empty{}, nil
-}
-
-func (s *server) OnSessionEnd(ctx context.Context, req *pluginv1.SessionEnd) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.OnSessionEnd, func() error { _, err := s.p.Handle(ctx, hooks.OnSessionEnd, sessionEndFromPB(req)); return err })
-	if err != nil {
-		return nil, err
-	}
-	return &pluginv1.Empty{}, nil
-}
-
-func (s *server) PreToolListFinalized(ctx context.Context, req *pluginv1.ToolListRequest) (*pluginv1.ToolListResponse, error) {
-	var out *hooks.ToolListOverride
-	err := guard(ctx, hooks.PreToolListFinalized, func() (err error) {
-		out, err = hooks.Ask[*hooks.ToolListOverride](ctx, s.p, hooks.PreToolListFinalized, toolListRequestFromPB(req))
+// call answers one hook call: in is the hook's request message, the
+// result its response message, fit to send.
+func (s *server) call(ctx context.Context, row *hookRow, in proto.Message) (proto.Message, *failure) {
+	var out proto.Message
+	f := guard(ctx, row.name, func() error {
+		v, err := s.p.Handle(ctx, row.name, row.payload(in))
+		if err != nil {
+			return err
+		}
+		out, err = row.response(v)
 		return err
 	})
-	if err != nil {
-		return nil, err
+	if f != nil {
+		return nil, f
 	}
-	return answer(s, hooks.PreToolListFinalized, overrideToPB(out)), nil
+	return answer(s, row.name, out), nil
 }
 
-func (s *server) PreApiRequestMutable(ctx context.Context, req *pluginv1.ApiRequest) (*pluginv1.RequestPatchResponse, error) {
-	var out *hooks.RequestPatch
-	err := guard(ctx, hooks.PreAPIRequestMutable, func() (err error) {
-		out, err = hooks.Ask[*hooks.RequestPatch](ctx, s.p, hooks.PreAPIRequestMutable, apiRequestFromPB(req))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return answer(s, hooks.PreAPIRequestMutable, patchResponseToPB(out)), nil
+// RegisterV1 serves protocol version 1 for p on s: the service
+// hookhost.plugin.v1.Plugin, with one method per row of the table.
+func RegisterV1(s grpc.ServiceRegistrar, p hooks.Plugin, configure ConfigureFunc) {
+	s.RegisterService(&v1Desc, &server{p: p, configure: configure})
 }
 
-func (s *server) PostLlmCallCanReissue(ctx context.Context, req *pluginv1.LlmCall) (*pluginv1.ReissueResponse, error) {
-	var out *hooks.Reissue
-	err := guard(ctx, hooks.PostLLMCallCanReissue, func() (err error) {
-		out, err = hooks.Ask[*hooks.Reissue](ctx, s.p, hooks.PostLLMCallCanReissue, llmCallFromPB(req))
-		return err
-	})
-	if err != nil {
-		return nil, err
+var v1Desc = func() grpc.ServiceDesc {
+	d := grpc.ServiceDesc{
+		ServiceName: v1Service,
+		// Any handler will do: the methods below are bound to *server.
+		HandlerType: (*any)(nil),
+		Metadata:    "plugin.proto",
+		Methods: []grpc.MethodDesc{
+			{MethodName: "Describe", Handler: unary(fresh[*pluginv1.DescribeRequest], "Describe",
+				func(s *server, ctx context.Context, _ proto.Message) (proto.Message, *failure) {
+					return s.describe(ctx)
+				})},
+			{MethodName: "Configure", Handler: unary(fresh[*pluginv1.ConfigureRequest], "Configure",
+				func(s *server, ctx context.Context, in proto.Message) (proto.Message, *failure) {
+					if f := s.configureWith(ctx, in.(*pluginv1.ConfigureRequest)); f != nil {
+						return nil, f
+					}
+					return &pluginv1.ConfigureResponse{}, nil
+				})},
+		},
 	}
-	return answer(s, hooks.PostLLMCallCanReissue, reissueToPB(out)), nil
-}
-
-func (s *server) PostLlmCall(ctx context.Context, req *pluginv1.Inference) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.PostLLMCall, func() error { _, err := s.p.Handle(ctx, hooks.PostLLMCall, inferenceFromPB(req)); return err })
-	if err != nil {
-		return nil, err
+	for i := range table {
+		r := &table[i]
+		d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: r.method, Handler: unary(r.newRequest, r.method,
+			func(s *server, ctx context.Context, in proto.Message) (proto.Message, *failure) {
+				return s.call(ctx, r, in)
+			})})
 	}
-	return &pluginv1.Empty{}, nil
-}
+	return d
+}()
 
-func (s *server) TransformLlmOutput(ctx context.Context, req *pluginv1.LlmOutput) (*pluginv1.TextResponse, error) {
-	var out *hooks.TextReplacement
-	err := guard(ctx, hooks.TransformLLMOutput, func() (err error) {
-		out, err = hooks.Ask[*hooks.TextReplacement](ctx, s.p, hooks.TransformLLMOutput, llmOutputFromPB(req))
-		return err
-	})
-	if err != nil {
-		return nil, err
+// unary makes the gRPC handler of one version 1 method.
+func unary(newIn func() proto.Message, method string, serve func(*server, context.Context, proto.Message) (proto.Message, *failure)) grpc.MethodHandler {
+	info := &grpc.UnaryServerInfo{FullMethod: "/" + v1Service + "/" + method}
+	return func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+		in := newIn()
+		if err := dec(in); err != nil {
+			return nil, err
+		}
+		handler := func(ctx context.Context, req any) (any, error) {
+			out, f := serve(srv.(*server), ctx, req.(proto.Message))
+			if f != nil {
+				return nil, f.status()
+			}
+			return out, nil
+		}
+		if interceptor == nil {
+			return handler(ctx, in)
+		}
+		i := *info
+		i.Server = srv
+		return interceptor(ctx, in, &i, handler)
 	}
-	return answer(s, hooks.TransformLLMOutput, textToPB(out)), nil
 }
-
-func (s *server) PreToolCall(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.PreToolCallResponse, error) {
-	var out *hooks.PreToolCallDecision
-	err := guard(ctx, hooks.PreToolCall, func() (err error) {
-		out, err = hooks.Ask[*hooks.PreToolCallDecision](ctx, s.p, hooks.PreToolCall, toolCallRequestFromPB(req))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return answer(s, hooks.PreToolCall, decisionToPB(out)), nil
-}
-
-func (s *server) PreToolCallCanProvideResult(ctx context.Context, req *pluginv1.ToolCallRequest) (*pluginv1.ToolResultResponse, error) {
-	var out *hooks.ToolResult
-	err := guard(ctx, hooks.PreToolCallCanProvideResult, func() (err error) {
-		out, err = hooks.Ask[*hooks.ToolResult](ctx, s.p, hooks.PreToolCallCanProvideResult, toolCallRequestFromPB(req))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return answer(s, hooks.PreToolCallCanProvideResult, toolResultResponseToPB(out)), nil
-}
-
-func (s *server) PostToolCall(ctx context.Context, req *pluginv1.ToolCallOutcome) (*pluginv1.Empty, error) {
-	err := guard(ctx, hooks.PostToolCall, func() error { _, err := s.p.Handle(ctx, hooks.PostToolCall, toolCallOutcomeFromPB(req)); return err })
-	if err != nil {
-		return nil, err
-	}
-	return &pluginv1.Empty{}, nil
-}
-
-func (s *server) TransformToolResult(ctx context.Context, req *pluginv1.ToolCallOutcome) (*pluginv1.ToolResultResponse, error) {
-	var out *hooks.ToolResult
-	err := guard(ctx, hooks.TransformToolResult, func() (err error) {
-		out, err = hooks.Ask[*hooks.ToolResult](ctx, s.p, hooks.TransformToolResult, toolCallOutcomeFromPB(req))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return answer(s, hooks.TransformToolResult, toolResultResponseToPB(out)), nil
-}
-

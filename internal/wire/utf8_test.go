@@ -57,63 +57,63 @@ func badText(seen *sync.Map) *hooks.Funcs {
 // the plugin answers: both sides repair it, and the host is told of each
 // repaired request.
 func TestInvalidUTF8OnEveryHookOverGRPC(t *testing.T) {
-	var seen sync.Map
-	c := connectPlugin(t, badText(&seen))
-	var mu sync.Mutex
-	repaired := map[string]int{}
-	c.Apply(wire.Settings{Repaired: func(hook string, fields int) {
-		mu.Lock()
-		defer mu.Unlock()
-		repaired[hook] += fields
-	}})
+	overEach(t, func(t *testing.T, version int) {
+		var seen sync.Map
+		c := connect(t, version, badText(&seen), nil).client
+		var mu sync.Mutex
+		repaired := map[string]int{}
+		c.Apply(wire.Settings{Plugin: "bad", Repaired: func(hook string, fields int) {
+			mu.Lock()
+			defer mu.Unlock()
+			repaired[hook] += fields
+		}})
 
-	ctx := t.Context()
-	id := "session \xc3"
-	check := func(h hooks.Name, err error, texts ...string) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", h, err)
+		ctx := t.Context()
+		id := "session \xc3"
+		ask := func(h hooks.Name, req any) any {
+			t.Helper()
+			v, err := c.Handle(ctx, h, req)
+			if err != nil {
+				t.Fatalf("%s: %v", h, err)
+			}
+			return v
 		}
-		for _, s := range texts {
-			if s != strings.ToValidUTF8(bad, "\uFFFD") {
-				t.Errorf("%s: answer text %q, want it repaired", h, s)
+		check := func(h hooks.Name, texts ...string) {
+			t.Helper()
+			for _, s := range texts {
+				if s != strings.ToValidUTF8(bad, "\uFFFD") {
+					t.Errorf("%s: answer text %q, want it repaired", h, s)
+				}
 			}
 		}
-	}
-	check(hooks.OnSessionStart, c.OnSessionStart(ctx, hooks.SessionStart{SessionID: id}))
-	check(hooks.OnSessionEnd, c.OnSessionEnd(ctx, hooks.SessionEnd{SessionID: id, Error: bad}))
-	check(hooks.PostLLMCall, c.PostLLMCall(ctx, hooks.Inference{SessionID: id, Reason: bad}))
-	check(hooks.PostToolCall, c.PostToolCall(ctx, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}}))
-	o, err := c.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: id, Tools: []hooks.ToolSpec{{Name: bad}}})
-	check(hooks.PreToolListFinalized, err)
-	check(hooks.PreToolListFinalized, nil, o.Tools[0].Description)
-	p, err := c.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: id, Request: hooks.ModelRequest{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}})
-	check(hooks.PreAPIRequestMutable, err)
-	check(hooks.PreAPIRequestMutable, nil, *p.System, p.Messages[0].Content)
-	r, err := c.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: id, Response: hooks.ModelResponse{Message: hooks.Message{Content: bad}}})
-	check(hooks.PostLLMCallCanReissue, err)
-	check(hooks.PostLLMCallCanReissue, nil, r.Reason)
-	tr, err := c.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: id, Text: bad})
-	check(hooks.TransformLLMOutput, err)
-	check(hooks.TransformLLMOutput, nil, tr.Text)
-	d, err := c.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: id, Name: bad})
-	check(hooks.PreToolCall, err)
-	check(hooks.PreToolCall, nil, d.Block.Message)
-	res, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{SessionID: id, Name: bad})
-	check(hooks.PreToolCallCanProvideResult, err)
-	check(hooks.PreToolCallCanProvideResult, nil, res.Content)
-	res, err = c.TransformToolResult(ctx, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}})
-	check(hooks.TransformToolResult, err)
-	check(hooks.TransformToolResult, nil, res.Content)
+		ask(hooks.OnSessionStart, hooks.SessionStart{SessionID: id})
+		ask(hooks.OnSessionEnd, hooks.SessionEnd{SessionID: id, Error: bad})
+		ask(hooks.PostLLMCall, hooks.Inference{SessionID: id, Reason: bad})
+		ask(hooks.PostToolCall, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}})
+		o := ask(hooks.PreToolListFinalized, hooks.ToolListRequest{SessionID: id, Tools: []hooks.ToolSpec{{Name: bad}}}).(*hooks.ToolListOverride)
+		check(hooks.PreToolListFinalized, o.Tools[0].Description)
+		p := ask(hooks.PreAPIRequestMutable, hooks.APIRequest{SessionID: id, Request: hooks.ModelRequest{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}}).(*hooks.RequestPatch)
+		check(hooks.PreAPIRequestMutable, *p.System, p.Messages[0].Content)
+		r := ask(hooks.PostLLMCallCanReissue, hooks.LLMCall{SessionID: id, Response: hooks.ModelResponse{Message: hooks.Message{Content: bad}}}).(*hooks.Reissue)
+		check(hooks.PostLLMCallCanReissue, r.Reason)
+		tr := ask(hooks.TransformLLMOutput, hooks.LLMOutput{SessionID: id, Text: bad}).(*hooks.TextReplacement)
+		check(hooks.TransformLLMOutput, tr.Text)
+		d := ask(hooks.PreToolCall, hooks.ToolCallRequest{SessionID: id, Name: bad}).(*hooks.PreToolCallDecision)
+		check(hooks.PreToolCall, d.Block.Message)
+		res := ask(hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{SessionID: id, Name: bad}).(*hooks.ToolResult)
+		check(hooks.PreToolCallCanProvideResult, res.Content)
+		res = ask(hooks.TransformToolResult, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}}).(*hooks.ToolResult)
+		check(hooks.TransformToolResult, res.Content)
 
-	if _, ok := seen.Load(strings.ToValidUTF8(id, "\uFFFD")); !ok {
-		t.Error("the plugin never saw the repaired session id")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, h := range hooks.Catalogue {
-		if repaired[string(h)] == 0 {
-			t.Errorf("no repaired request reported for %s: %v", h, repaired)
+		if _, ok := seen.Load(strings.ToValidUTF8(id, "\uFFFD")); !ok {
+			t.Error("the plugin never saw the repaired session id")
 		}
-	}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, h := range hooks.Catalogue {
+			if repaired[string(h)] == 0 {
+				t.Errorf("no repaired request reported for %s: %v", h, repaired)
+			}
+		}
+	})
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,21 +21,34 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wire"
+	"github.com/hookhost/hookhost/internal/wiretest"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
+
+// versions lists the protocol versions every test runs over.
+var versions = []int{1, 2}
+
+// overEach runs test once per protocol version.
+func overEach(t *testing.T, test func(t *testing.T, version int)) {
+	for _, v := range versions {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { test(t, v) })
+	}
+}
 
 // conn is one plugin server and a client connected to it over an in-memory
 // gRPC connection: the full protocol stack without a process.
 type conn struct {
-	client *wire.Client
+	client wire.Conn
 	server *grpc.Server
 }
 
-func connect(t *testing.T, srv pluginv1.PluginServer) *conn {
+// dial serves what register registers and connects the client of version.
+func dial(t testing.TB, version int, register func(*grpc.Server), opts ...grpc.ServerOption) *conn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer()
-	pluginv1.RegisterPluginServer(s, srv)
+	s := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(wire.MaxMessageSize))...)
+	register(s)
 	go func() { _ = s.Serve(lis) }()
 	cc, err := grpc.NewClient("passthrough:///plugin",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
@@ -41,20 +56,37 @@ func connect(t *testing.T, srv pluginv1.PluginServer) *conn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var c wire.Conn = wire.NewClient(cc)
+	if version == 2 {
+		c = wire.NewV2Client(cc)
+	}
 	t.Cleanup(func() {
+		c.Close()
 		_ = cc.Close()
 		s.Stop()
 	})
-	return &conn{client: wire.NewClient(cc), server: s}
+	return &conn{client: c, server: s}
 }
 
-func connectPlugin(t *testing.T, p hooks.Plugin) *wire.Client {
+// connect serves p with protocol version; the client knows the plugin by
+// name, as the host does.
+func connect(t testing.TB, version int, p hooks.Plugin, configure wire.ConfigureFunc) *conn {
 	t.Helper()
-	c := connect(t, wire.NewServer(p, nil)).client
-	if _, err := c.Describe(t.Context()); err != nil {
-		t.Fatalf("describe: %v", err)
-	}
-	return c
+	cn := dial(t, version, func(s *grpc.Server) {
+		if version == 1 {
+			wire.RegisterV1(s, p, configure)
+		} else {
+			wire.RegisterV2(s, p, configure)
+		}
+	})
+	cn.client.Apply(wire.Settings{Plugin: p.Manifest().Name})
+	return cn
+}
+
+// connectPlugin is connect for a plugin seen as the Bus sees it.
+func connectPlugin(t testing.TB, version int, p hooks.Plugin) *wiretest.Remote {
+	t.Helper()
+	return &wiretest.Remote{Conn: connect(t, version, p, nil).client}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -119,6 +151,7 @@ var (
 func everything(r *recorder) *hooks.Funcs {
 	return &hooks.Funcs{
 		Name: "every", Version: "1.0", Matchers: []string{"n*"}, Tools: []hooks.ToolSpec{{Name: "every__x", Description: "d"}},
+		HookMatchers:       map[hooks.Name][]string{hooks.PostToolCall: nil, hooks.PreToolCallCanProvideResult: {"every__*"}},
 		OnSessionStartFunc: func(_ context.Context, ev hooks.SessionStart) error { r.saw(hooks.OnSessionStart, ev); return nil },
 		OnSessionEndFunc:   func(_ context.Context, ev hooks.SessionEnd) error { r.saw(hooks.OnSessionEnd, ev); return nil },
 		PreToolListFinalizedFunc: func(_ context.Context, ev hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
@@ -198,38 +231,65 @@ func call(ctx context.Context, p hooks.Plugin, h hooks.Name) (any, error) {
 }
 
 func TestEveryHookOverGRPC(t *testing.T) {
-	var rec recorder
-	p := everything(&rec)
-	c := connectPlugin(t, p)
+	overEach(t, func(t *testing.T, version int) {
+		var rec recorder
+		p := everything(&rec)
+		c := connectPlugin(t, version, p)
 
-	if got, want := c.Manifest(), p.Manifest(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("manifest\n got  %+v\n want %+v", got, want)
-	}
-	payloads := map[hooks.Name]any{
-		hooks.OnSessionStart: evStart, hooks.OnSessionEnd: evEnd, hooks.PreToolListFinalized: evToolList,
-		hooks.PreAPIRequestMutable: evAPI, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
-		hooks.TransformLLMOutput: evOutput, hooks.PreToolCall: evCall, hooks.PreToolCallCanProvideResult: evCall,
-		hooks.PostToolCall: evOutcome, hooks.TransformToolResult: evOutcome,
-	}
-	results := map[hooks.Name]any{
-		hooks.PreToolListFinalized: resOverride, hooks.PreAPIRequestMutable: resPatch,
-		hooks.PostLLMCallCanReissue: resReissue, hooks.TransformLLMOutput: resText,
-		hooks.PreToolCall: resDecision, hooks.PreToolCallCanProvideResult: resProvided,
-		hooks.TransformToolResult: resTransf,
-	}
-	for _, h := range hooks.Catalogue {
-		got, err := call(t.Context(), c, h)
+		m, err := c.Conn.Describe(t.Context())
 		if err != nil {
-			t.Errorf("%s: %v", h, err)
-			continue
+			t.Fatal(err)
 		}
-		if want := results[h]; !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: result\n got  %#v\n want %#v", h, got, want)
+		if want := p.Manifest(); !reflect.DeepEqual(m, want) {
+			t.Fatalf("manifest\n got  %+v\n want %+v", m, want)
 		}
-		if got, want := rec.got(h), payloads[h]; !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: plugin received\n got  %#v\n want %#v", h, got, want)
+		payloads := map[hooks.Name]any{
+			hooks.OnSessionStart: evStart, hooks.OnSessionEnd: evEnd, hooks.PreToolListFinalized: evToolList,
+			hooks.PreAPIRequestMutable: evAPI, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
+			hooks.TransformLLMOutput: evOutput, hooks.PreToolCall: evCall, hooks.PreToolCallCanProvideResult: evCall,
+			hooks.PostToolCall: evOutcome, hooks.TransformToolResult: evOutcome,
 		}
-	}
+		results := map[hooks.Name]any{
+			hooks.PreToolListFinalized: resOverride, hooks.PreAPIRequestMutable: resPatch,
+			hooks.PostLLMCallCanReissue: resReissue, hooks.TransformLLMOutput: resText,
+			hooks.PreToolCall: resDecision, hooks.PreToolCallCanProvideResult: resProvided,
+			hooks.TransformToolResult: resTransf,
+		}
+		for _, h := range hooks.Catalogue {
+			// Handle itself answers an untyped nil for no opinion and the
+			// hook's answer type otherwise.
+			got, err := c.Handle(t.Context(), h, payloads[h])
+			if err != nil {
+				t.Errorf("%s: %v", h, err)
+				continue
+			}
+			if want := results[h]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: result\n got  %#v\n want %#v", h, got, want)
+			}
+			if got, want := rec.got(h), payloads[h]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: plugin received\n got  %#v\n want %#v", h, got, want)
+			}
+		}
+	})
+}
+
+// A payload of the wrong type is the host's own mistake: an error, sent
+// nowhere.
+func TestWrongPayloadType(t *testing.T) {
+	overEach(t, func(t *testing.T, version int) {
+		var rec recorder
+		c := connectPlugin(t, version, everything(&rec))
+		_, err := c.Handle(t.Context(), hooks.PreToolCall, evOutcome)
+		if err == nil || !strings.Contains(err.Error(), "host: pre_tool_call payload is hooks.ToolCallOutcome, want hooks.ToolCallRequest") {
+			t.Fatalf("got %v", err)
+		}
+		if _, err := c.Handle(t.Context(), "pre_coffee", evCall); err == nil || !strings.Contains(err.Error(), `unknown hook "pre_coffee"`) {
+			t.Fatalf("unknown hook: got %v", err)
+		}
+		if rec.got(hooks.PreToolCall) != nil {
+			t.Fatal("the plugin was called")
+		}
+	})
 }
 
 func TestNilResultsOverGRPC(t *testing.T) {
@@ -243,17 +303,32 @@ func TestNilResultsOverGRPC(t *testing.T) {
 		PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { return nil, nil },
 		TransformToolResultFunc:         func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, nil },
 	}
-	// A plugin that implements no hook at all answers every call with the
-	// empty response too.
-	for name, p := range map[string]hooks.Plugin{"nil results": nilEverything, "no hooks": &hooks.Funcs{Name: "none"}} {
-		c := connectPlugin(t, p)
-		for _, h := range hooks.Catalogue {
-			got, err := call(t.Context(), c, h)
-			if err != nil || got != nil {
-				t.Errorf("%s: %s: got (%#v, %v), want (nil, nil)", name, h, got, err)
+	overEach(t, func(t *testing.T, version int) {
+		// A plugin that implements no hook at all answers every call with
+		// the empty response too.
+		for name, p := range map[string]hooks.Plugin{"nil results": nilEverything, "no hooks": &hooks.Funcs{Name: "none"}} {
+			c := connectPlugin(t, version, p)
+			for _, h := range hooks.Catalogue {
+				got, err := call(t.Context(), c, h)
+				if err != nil || got != nil {
+					t.Errorf("%s: %s: got (%#v, %v), want (nil, nil)", name, h, got, err)
+				}
+				// Handle's own answer is an untyped nil.
+				if got, err := c.Handle(t.Context(), h, payloadOf(h)); err != nil || got != nil {
+					t.Errorf("%s: %s: Handle answered (%#v, %v), want (nil, nil)", name, h, got, err)
+				}
 			}
 		}
-	}
+	})
+}
+
+func payloadOf(h hooks.Name) any {
+	return map[hooks.Name]any{
+		hooks.OnSessionStart: evStart, hooks.OnSessionEnd: evEnd, hooks.PreToolListFinalized: evToolList,
+		hooks.PreAPIRequestMutable: evAPI, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
+		hooks.TransformLLMOutput: evOutput, hooks.PreToolCall: evCall, hooks.PreToolCallCanProvideResult: evCall,
+		hooks.PostToolCall: evOutcome, hooks.TransformToolResult: evOutcome,
+	}[h]
 }
 
 func TestHandlerErrorOverGRPC(t *testing.T) {
@@ -268,249 +343,306 @@ func TestHandlerErrorOverGRPC(t *testing.T) {
 			return status.Error(codes.Unavailable, "backend down")
 		},
 	}
-	c := connectPlugin(t, p)
+	overEach(t, func(t *testing.T, version int) {
+		c := connectPlugin(t, version, p)
 
-	_, err := c.PreToolCall(t.Context(), evCall)
-	if err == nil || err.Error() != `plugin "flaky": pre_tool_call: policy store unreachable` {
-		t.Fatalf("got %v", err)
-	}
-	if status.Code(err) != codes.Unknown {
-		t.Errorf("code %v, want Unknown", status.Code(err))
-	}
-	err = c.PostToolCall(t.Context(), evOutcome)
-	if err == nil || errors.Is(err, hooks.ErrUnavailable) || !strings.Contains(err.Error(), "backend down") {
-		t.Fatalf("backend status error: got %v", err)
-	}
-	for _, sentinel := range []error{hooks.ErrUnavailable, context.DeadlineExceeded, context.Canceled, wire.ErrMalformed} {
-		if errors.Is(err, sentinel) {
-			t.Errorf("handler error classified as %v", sentinel)
+		_, err := c.Handle(t.Context(), hooks.PreToolCall, evCall)
+		if err == nil || err.Error() != `plugin "flaky": pre_tool_call: policy store unreachable` {
+			t.Fatalf("got %v", err)
 		}
-	}
+		if status.Code(err) != codes.Unknown {
+			t.Errorf("code %v, want Unknown", status.Code(err))
+		}
+		var ce *wire.CallError
+		if !errors.As(err, &ce) || ce.Kind != nil || ce.Msg != "policy store unreachable" {
+			t.Errorf("call error %#v", ce)
+		}
+		_, err = c.Handle(t.Context(), hooks.PostToolCall, evOutcome)
+		if err == nil || errors.Is(err, hooks.ErrUnavailable) || !strings.Contains(err.Error(), "backend down") {
+			t.Fatalf("backend status error: got %v", err)
+		}
+		for _, sentinel := range []error{hooks.ErrUnavailable, context.DeadlineExceeded, context.Canceled, wire.ErrMalformed, hooks.ErrPanicked} {
+			if errors.Is(err, sentinel) {
+				t.Errorf("handler error classified as %v", sentinel)
+			}
+		}
+	})
 }
 
 func TestHandlerPanicOverGRPC(t *testing.T) {
-	var calls int
-	var mu sync.Mutex
-	p := &hooks.Funcs{
-		Name: "panicky",
-		PreToolCallCanProvideResultFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-			mu.Lock()
-			calls++
-			mu.Unlock()
-			if ev.Name == "panic" {
-				panic("index out of range")
-			}
-			return &hooks.ToolResult{Content: "fine"}, nil
-		},
-		OnSessionStartFunc: func(context.Context, hooks.SessionStart) error { panic(errors.New("nil map")) },
-	}
-	c := connectPlugin(t, p)
+	overEach(t, func(t *testing.T, version int) {
+		var calls atomic.Int32
+		p := &hooks.Funcs{
+			Name: "panicky",
+			PreToolCallCanProvideResultFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				calls.Add(1)
+				if ev.Name == "panic" {
+					panic("index out of range")
+				}
+				return &hooks.ToolResult{Content: "fine"}, nil
+			},
+			OnSessionStartFunc: func(context.Context, hooks.SessionStart) error { panic(errors.New("nil map")) },
+		}
+		c := connectPlugin(t, version, p)
 
-	_, err := c.PreToolCallCanProvideResult(t.Context(), hooks.ToolCallRequest{Name: "panic"})
-	if err == nil || err.Error() != `plugin "panicky": pre_tool_call_can_provide_result: panic in pre_tool_call_can_provide_result handler: index out of range` {
-		t.Fatalf("got %v", err)
-	}
-	if status.Code(err) != codes.Internal {
-		t.Errorf("code %v, want Internal", status.Code(err))
-	}
-	if err := c.OnSessionStart(t.Context(), evStart); err == nil || !strings.Contains(err.Error(), "panic in on_session_start handler: nil map") {
-		t.Fatalf("observer panic: got %v", err)
-	}
-	// The server survived: the next call is answered.
-	r, err := c.PreToolCallCanProvideResult(t.Context(), hooks.ToolCallRequest{Name: "ok"})
-	if err != nil || r == nil || r.Content != "fine" {
-		t.Fatalf("after panic: got (%v, %v)", r, err)
-	}
-	if calls != 2 {
-		t.Fatalf("handler ran %d times, want 2", calls)
-	}
+		_, err := c.Handle(t.Context(), hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: "panic"})
+		const prefix, suffix = `plugin "panicky": pre_tool_call_can_provide_result: `, `panic in pre_tool_call_can_provide_result handler: index out of range`
+		if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.HasSuffix(err.Error(), suffix) {
+			t.Fatalf("got %v", err)
+		}
+		if status.Code(err) != codes.Internal {
+			t.Errorf("code %v, want Internal", status.Code(err))
+		}
+		// Version 2 says it was a panic in so many words.
+		if got := errors.Is(err, hooks.ErrPanicked); got != (version == 2) {
+			t.Errorf("errors.Is(err, hooks.ErrPanicked) = %v", got)
+		}
+		if _, err := c.Handle(t.Context(), hooks.OnSessionStart, evStart); err == nil || !strings.Contains(err.Error(), "panic in on_session_start handler: nil map") {
+			t.Fatalf("observer panic: got %v", err)
+		}
+		// The server survived: the next call is answered.
+		r, err := hooks.Ask[*hooks.ToolResult](t.Context(), c, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: "ok"})
+		if err != nil || r == nil || r.Content != "fine" {
+			t.Fatalf("after panic: got (%v, %v)", r, err)
+		}
+		if n := calls.Load(); n != 2 {
+			t.Fatalf("handler ran %d times, want 2", n)
+		}
+	})
 }
 
 func TestDeadlineOverGRPC(t *testing.T) {
-	released := make(chan error, 1)
-	p := &hooks.Funcs{
-		Name: "slow",
-		TransformToolResultFunc: func(ctx context.Context, _ hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
-			<-ctx.Done()
-			released <- ctx.Err()
-			return nil, ctx.Err()
-		},
-	}
-	c := connectPlugin(t, p)
-
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	_, err := c.TransformToolResult(ctx, evOutcome)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v, want context.DeadlineExceeded", err)
-	}
-	if errors.Is(err, hooks.ErrUnavailable) {
-		t.Errorf("deadline classified as unavailable: %v", err)
-	}
-	if !strings.HasPrefix(err.Error(), `plugin "slow": transform_tool_result: context deadline exceeded`) {
-		t.Errorf("message %q", err)
-	}
-	// The deadline travels to the plugin, whose handler is released too.
-	select {
-	case herr := <-released:
-		if herr == nil {
-			t.Errorf("handler context ended without an error")
+	overEach(t, func(t *testing.T, version int) {
+		released := make(chan error, 1)
+		p := &hooks.Funcs{
+			Name: "slow",
+			TransformToolResultFunc: func(ctx context.Context, _ hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+				<-ctx.Done()
+				released <- ctx.Err()
+				return nil, ctx.Err()
+			},
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the plugin's handler never saw its context end")
-	}
+		c := connectPlugin(t, version, p)
+
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		_, err := c.Handle(ctx, hooks.TransformToolResult, evOutcome)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want context.DeadlineExceeded", err)
+		}
+		if errors.Is(err, hooks.ErrUnavailable) {
+			t.Errorf("deadline classified as unavailable: %v", err)
+		}
+		if !strings.HasPrefix(err.Error(), `plugin "slow": transform_tool_result: context deadline exceeded`) {
+			t.Errorf("message %q", err)
+		}
+		// The deadline travels to the plugin, whose handler is released too.
+		select {
+		case herr := <-released:
+			if herr == nil {
+				t.Errorf("handler context ended without an error")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the plugin's handler never saw its context end")
+		}
+	})
 }
 
 func TestCallerCancelOverGRPC(t *testing.T) {
-	p := &hooks.Funcs{
-		Name: "slow",
-		PreToolCallFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		},
-	}
-	c := connectPlugin(t, p)
-	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err := c.PreToolCall(ctx, evCall)
-	if !errors.Is(err, context.Canceled) || errors.Is(err, hooks.ErrUnavailable) {
-		t.Fatalf("got %v, want context.Canceled only", err)
-	}
+	overEach(t, func(t *testing.T, version int) {
+		entered := make(chan struct{})
+		released := make(chan error, 1)
+		p := &hooks.Funcs{
+			Name: "slow",
+			PreToolCallFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				close(entered)
+				<-ctx.Done()
+				released <- ctx.Err()
+				return nil, ctx.Err()
+			},
+		}
+		c := connectPlugin(t, version, p)
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			<-entered
+			cancel()
+		}()
+		_, err := c.Handle(ctx, hooks.PreToolCall, evCall)
+		if !errors.Is(err, context.Canceled) || errors.Is(err, hooks.ErrUnavailable) {
+			t.Fatalf("got %v, want context.Canceled only", err)
+		}
+		// The cancellation reaches the plugin's handler.
+		select {
+		case herr := <-released:
+			if !errors.Is(herr, context.Canceled) {
+				t.Errorf("handler saw %v, want context.Canceled", herr)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the plugin's handler never saw its context end")
+		}
+	})
 }
 
 func TestServerStoppedIsUnavailable(t *testing.T) {
-	var rec recorder
-	cn := connect(t, wire.NewServer(everything(&rec), nil))
-	if _, err := cn.client.Describe(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	cn.server.Stop()
-	for _, h := range hooks.Catalogue {
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		_, err := call(ctx, cn.client, h)
-		cancel()
-		if !errors.Is(err, hooks.ErrUnavailable) {
-			t.Errorf("%s: got %v, want hooks.ErrUnavailable", h, err)
-			continue
+	overEach(t, func(t *testing.T, version int) {
+		var rec recorder
+		cn := connect(t, version, everything(&rec), nil)
+		if _, err := cn.client.Describe(t.Context()); err != nil {
+			t.Fatal(err)
 		}
-		if !strings.HasPrefix(err.Error(), `plugin "every": `+string(h)+": plugin unavailable") {
-			t.Errorf("%s: message %q", h, err)
+		// Version 2's stream is open when the server goes.
+		if _, err := cn.client.Handle(t.Context(), hooks.PreToolCall, evCall); err != nil {
+			t.Fatal(err)
 		}
-	}
+		cn.server.Stop()
+		for _, h := range hooks.Catalogue {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			_, err := cn.client.Handle(ctx, h, payloadOf(h))
+			cancel()
+			if !errors.Is(err, hooks.ErrUnavailable) {
+				t.Errorf("%s: got %v, want hooks.ErrUnavailable", h, err)
+				continue
+			}
+			if !strings.HasPrefix(err.Error(), `plugin "every": `+string(h)+": plugin unavailable") {
+				t.Errorf("%s: message %q", h, err)
+			}
+		}
+	})
 }
 
 // A blocked call whose server goes away mid-call fails as unavailable, not as
 // a deadline, even though the call had one.
 func TestServerStoppedMidCallIsUnavailable(t *testing.T) {
-	entered := make(chan struct{})
-	p := &hooks.Funcs{
-		Name: "hang",
-		PreToolCallFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-			close(entered)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		},
-	}
-	cn := connect(t, wire.NewServer(p, nil))
-	go func() {
-		<-entered
-		cn.server.Stop()
-	}()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	_, err := cn.client.PreToolCall(ctx, evCall)
-	if !errors.Is(err, hooks.ErrUnavailable) {
-		t.Fatalf("got %v, want hooks.ErrUnavailable", err)
-	}
+	overEach(t, func(t *testing.T, version int) {
+		entered := make(chan struct{})
+		p := &hooks.Funcs{
+			Name: "hang",
+			PreToolCallFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				close(entered)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			},
+		}
+		cn := connect(t, version, p, nil)
+		go func() {
+			<-entered
+			cn.server.Stop()
+		}()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		_, err := cn.client.Handle(ctx, hooks.PreToolCall, evCall)
+		if !errors.Is(err, hooks.ErrUnavailable) {
+			t.Fatalf("got %v, want hooks.ErrUnavailable", err)
+		}
+	})
 }
 
 func TestConfigureOverGRPC(t *testing.T) {
-	var got []json.RawMessage
-	configure := func(_ context.Context, cfg json.RawMessage) error {
-		got = append(got, append(json.RawMessage{}, cfg...))
-		if strings.Contains(string(cfg), "bad") {
-			return errors.New(`state_dir: "bad" does not exist`)
+	overEach(t, func(t *testing.T, version int) {
+		var got []json.RawMessage
+		configure := func(_ context.Context, cfg json.RawMessage) error {
+			got = append(got, append(json.RawMessage{}, cfg...))
+			if strings.Contains(string(cfg), "bad") {
+				return errors.New(`state_dir: "bad" does not exist`)
+			}
+			return nil
 		}
-		return nil
-	}
-	c := connect(t, wire.NewServer(&hooks.Funcs{Name: "cfg"}, configure)).client
-	if _, err := c.Describe(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Configure(t.Context(), []byte(`{"state_dir":".kora"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Configure(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
-	err := c.Configure(t.Context(), []byte(`{"state_dir":"bad"}`))
-	if err == nil || err.Error() != `plugin "cfg": configure: state_dir: "bad" does not exist` {
-		t.Fatalf("configure error: got %v", err)
-	}
-	want := []json.RawMessage{json.RawMessage(`{"state_dir":".kora"}`), json.RawMessage(`{}`), json.RawMessage(`{"state_dir":"bad"}`)}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("configure saw %q, want %q", got, want)
-	}
+		c := connect(t, version, &hooks.Funcs{Name: "cfg"}, configure).client
+		if err := c.Configure(t.Context(), []byte(`{"state_dir":".kora"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Configure(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Configure(t.Context(), []byte(`{"state_dir":"bad"}`))
+		if err == nil || err.Error() != `plugin "cfg": configure: state_dir: "bad" does not exist` {
+			t.Fatalf("configure error: got %v", err)
+		}
+		var ce *wire.CallError
+		if !errors.As(err, &ce) || ce.Msg != `state_dir: "bad" does not exist` {
+			t.Fatalf("the plugin's own words are not in the CallError: %#v", ce)
+		}
+		want := []json.RawMessage{json.RawMessage(`{"state_dir":".kora"}`), json.RawMessage(`{}`), json.RawMessage(`{"state_dir":"bad"}`)}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("configure saw %q, want %q", got, want)
+		}
 
-	// Without a configure function any config is accepted and ignored.
-	c2 := connect(t, wire.NewServer(&hooks.Funcs{Name: "nocfg"}, nil)).client
-	if err := c2.Configure(t.Context(), []byte(`{"x":1}`)); err != nil {
-		t.Fatal(err)
-	}
+		// Without a configure function any config is accepted and ignored.
+		c2 := connect(t, version, &hooks.Funcs{Name: "nocfg"}, nil).client
+		if err := c2.Configure(t.Context(), []byte(`{"x":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
-func TestManifestBeforeDescribe(t *testing.T) {
-	c := connect(t, wire.NewServer(&hooks.Funcs{Name: "late"}, nil)).client
-	if m := c.Manifest(); !reflect.DeepEqual(m, hooks.Manifest{}) {
-		t.Fatalf("manifest before describe: %+v", m)
-	}
-	if !c.HonoursContext() {
-		t.Fatal("client must honour its context")
-	}
+func TestVersion(t *testing.T) {
+	overEach(t, func(t *testing.T, version int) {
+		c := connect(t, version, &hooks.Funcs{Name: "v"}, nil).client
+		if c.Version() != version {
+			t.Fatalf("Version() = %d", c.Version())
+		}
+		_, err := c.Stretch(t.Context(), hooks.StretchRequest{})
+		if version == 1 && !errors.Is(err, hooks.ErrNoStretch) {
+			t.Fatalf("v1 stretch: got %v, want hooks.ErrNoStretch", err)
+		}
+		if version == 2 && (err == nil || errors.Is(err, hooks.ErrNoStretch)) {
+			t.Fatalf("v2 stretch of no stages: got %v", err)
+		}
+	})
 }
 
-// rogue is a plugin written against the raw protocol that breaks its rules.
+// rogue is a plugin written against the raw version 1 protocol that breaks
+// its rules.
 type rogue struct {
 	pluginv1.UnimplementedPluginServer
+	manifest *pluginv1.Manifest
 }
 
-func (rogue) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
-	return &pluginv1.Manifest{Name: "rogue", Hooks: []string{"pre_tool_call", "pre_coffee"}}, nil
+func (r rogue) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
+	return r.manifest, nil
 }
 
-func (rogue) PreApiRequestMutable(context.Context, *pluginv1.ApiRequest) (*pluginv1.RequestPatchResponse, error) {
-	return &pluginv1.RequestPatchResponse{Patch: &pluginv1.RequestPatch{Messages: &pluginv1.MessageList{
-		Messages: []*pluginv1.Message{{Role: "user", Content: "ok"}, {Role: "wizard", Content: "?"}},
-	}}}, nil
+// rogueV2 is the same for version 2's Describe.
+type rogueV2 struct {
+	pluginv2.UnimplementedPluginServer
+	manifest *pluginv1.Manifest
 }
 
-func (rogue) PostLlmCallCanReissue(context.Context, *pluginv1.LlmCall) (*pluginv1.ReissueResponse, error) {
-	return &pluginv1.ReissueResponse{Reissue: &pluginv1.Reissue{Patch: &pluginv1.RequestPatch{Messages: &pluginv1.MessageList{
-		Messages: []*pluginv1.Message{{Content: "no role"}},
-	}}}}, nil
+func (r rogueV2) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
+	return r.manifest, nil
 }
 
-func TestMalformedResponses(t *testing.T) {
-	c := connect(t, rogue{}).client
+func TestMalformedManifest(t *testing.T) {
+	for name, c := range map[string]struct {
+		m    *pluginv1.Manifest
+		want string
+	}{
+		"unknown hook": {&pluginv1.Manifest{Name: "rogue", Hooks: []string{"pre_tool_call", "pre_coffee"}},
+			`plugin "rogue": describe: plugin sent a malformed response: unknown hook "pre_coffee"`},
+		"unknown hook in hook_matchers": {&pluginv1.Manifest{Name: "rogue", HookMatchers: []*pluginv1.HookMatchers{{Hook: "pre_coffee"}}},
+			`plugin "rogue": describe: plugin sent a malformed response: unknown hook "pre_coffee" in the manifest's hook_matchers`},
+	} {
+		overEach(t, func(t *testing.T, version int) {
+			cn := dial(t, version, func(s *grpc.Server) {
+				if version == 1 {
+					pluginv1.RegisterPluginServer(s, rogue{manifest: c.m})
+				} else {
+					pluginv2.RegisterPluginServer(s, rogueV2{manifest: c.m})
+				}
+			})
+			_, err := cn.client.Describe(t.Context())
+			if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%s: got %v", name, err)
+			}
+		})
+	}
+}
 
-	_, err := c.Describe(t.Context())
-	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), `plugin "rogue": describe: plugin sent a malformed response: unknown hook "pre_coffee"`) {
-		t.Fatalf("describe: got %v", err)
-	}
-	if m := c.Manifest(); m.Name != "" {
-		t.Fatalf("a rejected manifest was cached: %+v", m)
-	}
-	_, err = c.PreAPIRequestMutable(t.Context(), evAPI)
-	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), `pre_api_request_mutable: plugin sent a malformed response: message 1 has role "wizard"`) {
-		t.Fatalf("patch: got %v", err)
-	}
-	_, err = c.PostLLMCallCanReissue(t.Context(), evLLMCall)
-	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), `message 0 has role ""`) {
-		t.Fatalf("reissue: got %v", err)
-	}
-	// An RPC the plugin never implemented is the plugin's error, not a
-	// transport failure.
-	_, err = c.PreToolCall(t.Context(), evCall)
+// An RPC the plugin never implemented is the plugin's error, not a
+// transport failure.
+func TestUnimplementedRPC(t *testing.T) {
+	cn := dial(t, 1, func(s *grpc.Server) { pluginv1.RegisterPluginServer(s, rogue{}) })
+	_, err := cn.client.Handle(t.Context(), hooks.PreToolCall, evCall)
 	if err == nil || errors.Is(err, hooks.ErrUnavailable) || status.Code(err) != codes.Unimplemented {
 		t.Fatalf("unimplemented: got %v", err)
 	}
@@ -519,54 +651,59 @@ func TestMalformedResponses(t *testing.T) {
 // The Bus must classify each remote failure the same way it classifies the
 // in-process one; this is what the host relies on.
 func TestBusClassifiesRemoteFailures(t *testing.T) {
-	p := &hooks.Funcs{
-		Name: "remote",
-		PreToolCallFunc: func(ctx context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-			switch ev.Name {
-			case "error":
-				return nil, errors.New("nope")
-			case "panic":
-				panic("boom")
-			case "hang":
-				<-ctx.Done()
-				return nil, ctx.Err()
-			case "block":
-				return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "blocked remotely"}}, nil
+	overEach(t, func(t *testing.T, version int) {
+		p := &hooks.Funcs{
+			Name: "remote",
+			PreToolCallFunc: func(ctx context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+				switch ev.Name {
+				case "error":
+					return nil, errors.New("nope")
+				case "panic":
+					panic("boom")
+				case "hang":
+					<-ctx.Done()
+					return nil, ctx.Err()
+				case "block":
+					return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "blocked remotely"}}, nil
+				}
+				return nil, nil
+			},
+		}
+		cn := connect(t, version, p, nil)
+		bus, err := hooks.NewBus([]hooks.Member{{Plugin: &wiretest.Remote{Conn: cn.client}, Options: hooks.Options{Timeout: 200 * time.Millisecond}}}, hooks.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = bus.Close(context.Background()) }()
+
+		if out := bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "block"}); !out.Blocked || out.Message != "blocked remotely" || out.BlockedBy != "remote" {
+			t.Fatalf("block: %+v", out)
+		}
+		for _, name := range []string{"error", "panic", "hang"} {
+			if out := bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: name}); out.Blocked {
+				t.Fatalf("%s: a failure blocked the call", name)
 			}
-			return nil, nil
-		},
-	}
-	cn := connect(t, wire.NewServer(p, nil))
-	if _, err := cn.client.Describe(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: cn.client, Options: hooks.Options{Timeout: 200 * time.Millisecond}}}, hooks.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = bus.Close(context.Background()) }()
-
-	if out := bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "block"}); !out.Blocked || out.Message != "blocked remotely" || out.BlockedBy != "remote" {
-		t.Fatalf("block: %+v", out)
-	}
-	for _, name := range []string{"error", "panic", "hang"} {
-		if out := bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: name}); out.Blocked {
-			t.Fatalf("%s: a failure blocked the call", name)
 		}
-	}
-	cn.server.Stop()
-	bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "block"})
+		cn.server.Stop()
+		bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "block"})
 
-	st := bus.Stats()
-	for kind, want := range map[hooks.FailureKind]uint64{
-		hooks.KindError:       2, // error and the recovered panic: a remote panic arrives as an error
-		hooks.KindTimeout:     1,
-		hooks.KindUnavailable: 1,
-	} {
-		if got := st.Failures("remote", hooks.PreToolCall, kind); got != want {
-			t.Errorf("%s failures: got %d, want %d (stats %+v)", kind, got, want, st)
+		want := map[hooks.FailureKind]uint64{
+			hooks.KindError:       1,
+			hooks.KindPanic:       1,
+			hooks.KindTimeout:     1,
+			hooks.KindUnavailable: 1,
 		}
-	}
+		if version == 1 {
+			// Version 1 carries a recovered panic as an error status.
+			want[hooks.KindError], want[hooks.KindPanic] = 2, 0
+		}
+		st := bus.Stats()
+		for kind, n := range want {
+			if got := st.Failures("remote", hooks.PreToolCall, kind); got != n {
+				t.Errorf("%s failures: got %d, want %d (stats %+v)", kind, got, n, st)
+			}
+		}
+	})
 }
 
 // handleErr makes one observer call and returns its error.

@@ -43,7 +43,8 @@ func Over(t testing.TB, way Way, p hooks.Plugin) hooks.Plugin {
 }
 
 // Connect serves p with protocol version over an in-memory connection and
-// returns the host's side, described (its manifest cached in Remote).
+// returns the host's side, which knows the plugin by its manifest's name
+// (wire.Settings.Plugin) as the host's would.
 func Connect(t testing.TB, version int, p hooks.Plugin, configure wire.ConfigureFunc) wire.Conn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
@@ -69,6 +70,7 @@ func Connect(t testing.TB, version int, p hooks.Plugin, configure wire.Configure
 	} else {
 		c = wire.NewV2Client(cc)
 	}
+	c.Apply(wire.Settings{Plugin: p.Manifest().Name})
 	t.Cleanup(func() {
 		c.Close()
 		_ = cc.Close()

@@ -8,8 +8,6 @@ import (
 
 	"github.com/hookhost/hookhost/plugins/handshake"
 
-	"github.com/hashicorp/go-plugin"
-
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -162,24 +160,23 @@ func TestAdaptNilPanics(t *testing.T) {
 	sdk.Adapt(nil)
 }
 
+// A plugin built with the SDK serves every protocol version: go-plugin
+// then picks the highest one its host speaks.
 func TestVersionedPlugins(t *testing.T) {
 	impl := sdk.Adapt(&guardian{})
 	set := handshake.VersionedPlugins(impl, nil)
-	if len(set[1]) != 1 {
-		t.Fatalf("plugin set %v: version 1 must stay served", set)
+	if len(set) != len(handshake.Protocols) {
+		t.Fatalf("plugin set %v, want versions %v", set, handshake.Protocols)
 	}
-	for v, ps := range set {
-		if _, ok := ps[handshake.PluginKey].(plugin.GRPCPlugin); len(ps) != 1 || !ok {
-			t.Fatalf("version %d: plugin set %v", v, ps)
+	for _, v := range handshake.Protocols {
+		gp, ok := set[v][handshake.PluginKey].(*handshake.GRPCPlugin)
+		if len(set[v]) != 1 || !ok || gp.Impl != impl || gp.Version != v {
+			t.Fatalf("version %d: plugin set %#v", v, set[v])
 		}
-	}
-	gp, ok := set[1][handshake.PluginKey].(*handshake.GRPCPlugin)
-	if !ok || gp.Impl != impl {
-		t.Fatalf("entry %#v", set[1][handshake.PluginKey])
-	}
-	raw, err := gp.GRPCClient(context.Background(), nil, nil)
-	if _, ok := raw.(*wire.Client); err != nil || !ok {
-		t.Fatalf("GRPCClient returned %T, %v", raw, err)
+		raw, err := gp.GRPCClient(context.Background(), nil, nil)
+		if c, ok := raw.(wire.Conn); err != nil || !ok || c.Version() != v {
+			t.Fatalf("version %d: GRPCClient returned %T, %v", v, raw, err)
+		}
 	}
 	if err := (&handshake.GRPCPlugin{}).GRPCServer(nil, nil); err == nil {
 		t.Fatal("serving a nil Impl must fail")

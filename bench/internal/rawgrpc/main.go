@@ -1,9 +1,11 @@
 // Command rawgrpc is the baseline for the hook round-trip benchmark: a child
 // process serving the plugin service over a unix socket with plain gRPC, no
 // go-plugin and no host machinery. It answers provide-result with a fixed
-// result and prints "ready" on stdout once it listens. With -tls it serves
-// TLS with a fresh self-signed certificate and prints it (base64 DER) after
-// "ready", so the cost of encryption can be told apart from the rest.
+// result, both as protocol 1's unary call and on protocol 2's Hooks stream
+// (one answer message per call message, no multiplexing, deadlines or
+// cancellation), and prints "ready" on stdout once it listens. With -tls it
+// serves TLS with a fresh self-signed certificate and prints it (base64 DER)
+// after "ready", so the cost of encryption can be told apart from the rest.
 package main
 
 import (
@@ -24,8 +26,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
 type server struct {
@@ -33,7 +37,39 @@ type server struct {
 }
 
 func (server) PreToolCallCanProvideResult(context.Context, *pluginv1.ToolCallRequest) (*pluginv1.ToolResultResponse, error) {
-	return &pluginv1.ToolResultResponse{Result: &pluginv1.ToolResult{Content: `{"ok":true}`}}, nil
+	return answer, nil
+}
+
+var answer = &pluginv1.ToolResultResponse{Result: &pluginv1.ToolResult{Content: `{"ok":true}`}}
+
+// streamServer answers each call on the stream with one message, doing the
+// work any stream server must: decode the call's payload and encode the
+// answer into the reply.
+type streamServer struct {
+	pluginv2.UnimplementedPluginServer
+}
+
+func (streamServer) Hooks(s grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]) error {
+	var req pluginv1.ToolCallRequest
+	for {
+		msg, err := s.Recv()
+		if err != nil {
+			return err
+		}
+		call := msg.GetCall()
+		if call == nil {
+			continue
+		}
+		reply := &pluginv2.PluginMessage{Id: call.Id, Last: true}
+		if err := proto.Unmarshal(call.Payload, &req); err != nil {
+			reply.Failure = &pluginv2.Failure{Kind: pluginv2.Failure_BAD_REQUEST, Message: err.Error()}
+		} else if reply.Answer, err = proto.Marshal(answer); err != nil {
+			return err
+		}
+		if err := s.Send(reply); err != nil {
+			return err
+		}
+	}
 }
 
 func main() {
@@ -61,6 +97,7 @@ func main() {
 	}
 	s := grpc.NewServer(opts...)
 	pluginv1.RegisterPluginServer(s, server{})
+	pluginv2.RegisterPluginServer(s, streamServer{})
 	fmt.Println(ready)
 	if err := s.Serve(l); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -4,6 +4,10 @@
 // answers on it, so that whatever the host sends piles up in the stream's
 // flow-control window. It is served with the raw generated server, not the
 // SDK, which would read. Its name is the base name it was started as.
+//
+// Started under a name beginning with "late" it reads its stream instead,
+// and answers each call only once the host has cancelled it: every answer
+// comes after the host stopped waiting.
 package main
 
 import (
@@ -11,9 +15,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/handshake"
@@ -38,10 +44,27 @@ func (s *server) Configure(context.Context, *pluginv1.ConfigureRequest) (*plugin
 	return &pluginv1.ConfigureResponse{}, nil
 }
 
-// Hooks holds the stream open without ever reading it.
+// Hooks holds the stream open without ever reading it, or answers late.
 func (s *server) Hooks(stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]) error {
-	<-stream.Context().Done()
-	return nil
+	if !strings.HasPrefix(s.name, "late") {
+		<-stream.Context().Done()
+		return nil
+	}
+	answer, err := proto.Marshal(&pluginv1.ToolResultResponse{Result: &pluginv1.ToolResult{Content: "too late"}})
+	if err != nil {
+		return err
+	}
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		if c := msg.GetCancel(); c != nil {
+			if err := stream.Send(&pluginv2.PluginMessage{Id: c.GetId(), Answer: answer, Last: true}); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 type grpcPlugin struct {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// run is two -count runs of the plugin-boundary benchmarks as go test
+// prints them, with the timings chosen so each target's verdict is known.
+const run = `goos: linux
+BenchmarkHookRoundTrip/inprocess-2         	  300000	      4000 ns/op
+BenchmarkHookRoundTrip/inprocess-2         	  300000	      4200 ns/op
+BenchmarkHookRoundTrip/v1-2                	    5000	    262000 ns/op
+BenchmarkHookRoundTrip/v1-2                	    5000	    262000 ns/op
+BenchmarkHookRoundTrip/v2-2                	    5000	    170000 ns/op
+BenchmarkHookRoundTrip/v2-2                	    5000	    190000 ns/op
+BenchmarkHookRoundTrip/rawgrpc-unary-tls-2 	    5000	    224000 ns/op
+BenchmarkHookRoundTrip/rawgrpc-unary-tls-2 	    5000	    224000 ns/op
+BenchmarkHookRoundTrip/rawgrpc-bidi-tls-2  	    5000	    175000 ns/op
+BenchmarkHookRoundTrip/exec-2              	     100	   9000000 ns/op
+BenchmarkToolCall/remote-v1-2              	    2000	    771000 ns/op	         3.000 rpcs/op
+BenchmarkToolCall/remote-v2-2              	    2000	    450000 ns/op	         1.000 rpcs/op
+BenchmarkToolCall/native-demo-2            	   50000	     30000 ns/op	         1.000 rpcs/op
+PASS
+`
+
+func report(t *testing.T, in string) string {
+	t.Helper()
+	samples, order := parse(strings.NewReader(in))
+	var out bytes.Buffer
+	print(&out, samples, order)
+	return out.String()
+}
+
+// line finds the report line that starts with label and checks the rest
+// of it against want (a regular expression).
+func line(t *testing.T, out, label, want string) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, label); ok {
+			if !regexp.MustCompile(want).MatchString(rest) {
+				t.Errorf("%s: got %q, want it to match %q", label, strings.TrimSpace(rest), want)
+			}
+			return
+		}
+	}
+	t.Errorf("no line %q in\n%s", label, out)
+}
+
+func TestReportBoundaryAndTargets(t *testing.T) {
+	out := report(t, run)
+	// Medians over the runs: v2 is (170+190)/2 = 180 µs.
+	line(t, out, "hook round trip, protocol 2", `180\.0 µs\s+1\.00`)
+	line(t, out, "hook round trip, protocol 1", `262\.0 µs\s+1\.46`)
+	line(t, out, "bare gRPC bidi stream message over TLS", `175\.0 µs`)
+	line(t, out, "tool call, one remote plugin in all four tool hooks, protocol 2", `450\.0 µs\s+2\.50\s+1 rpcs/op`)
+	line(t, out, "v2 round trip / bare unary call over TLS", `0\.80×\s+≤ 0\.85×\s+met`)
+	line(t, out, "v1 round trip / bare unary call over TLS", `1\.17×\s*$`)
+	line(t, out, "bare bidi stream message / bare unary call (both TLS)", `0\.78×`)
+	line(t, out, "tool call, one plugin in four hooks, v2, in v2 round trips", `2\.50\s+≤ 2\s+MISSED`)
+	line(t, out, "native tool call with the demo config: synchronous rpcs/op", `1\.00\s+0\s+MISSED`)
+	line(t, out, "process per hook / v2 round trip", `50×\s+≥ 25×\s+met`)
+	// Benchmarks that were not run must not pass for met.
+	line(t, out, "startup of 8 plugins / startup of 1", `-\s+< 2×\s+NOT MEASURED`)
+}
+
+func TestReportGatewayOnlyRunHasNoBoundaryTables(t *testing.T) {
+	out := report(t, "BenchmarkGatewayLatency/direct/clients=1-2 \t 100 \t 5000 ns/op \t 40 p50-µs \t 90 p99-µs\n")
+	for _, header := range []string{"plugin boundary", "comparison"} {
+		if strings.Contains(out, header) {
+			t.Errorf("a gateway-only run prints the %q table:\n%s", header, out)
+		}
+	}
+	if !strings.Contains(out, "gateway (medians, same run)") {
+		t.Errorf("no gateway table:\n%s", out)
+	}
+}

@@ -1,0 +1,350 @@
+package wire_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wire"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
+)
+
+// eventually waits, boundedly, for cond to hold.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// countStreams counts the Hooks streams a server accepts.
+func countStreams(n *atomic.Int32) grpc.ServerOption {
+	return grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		n.Add(1)
+		return handler(srv, ss)
+	})
+}
+
+func serveV2(t *testing.T, p hooks.Plugin, opts ...grpc.ServerOption) *conn {
+	t.Helper()
+	cn := dial(t, 2, func(s *grpc.Server) { wire.RegisterV2(s, p, nil) }, opts...)
+	cn.client.Apply(wire.Settings{Plugin: p.Manifest().Name})
+	return cn
+}
+
+// Hundreds of calls share one stream, all in flight at once, answered in
+// the reverse of the order they reached the plugin.
+func TestV2ConcurrentCallsOnOneStream(t *testing.T) {
+	const n = 256
+	var (
+		mu      sync.Mutex
+		arrived []string
+		release = map[string]chan struct{}{}
+		all     = make(chan struct{})
+	)
+	p := &hooks.Funcs{
+		Name: "many",
+		PreToolCallFunc: func(ctx context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			ch := make(chan struct{})
+			mu.Lock()
+			release[ev.CallID] = ch
+			arrived = append(arrived, ev.CallID)
+			if len(arrived) == n {
+				close(all)
+			}
+			mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "for " + ev.CallID}}, nil
+		},
+	}
+	var streams atomic.Int32
+	c := serveV2(t, p, countStreams(&streams)).client
+
+	answered := map[string]chan error{}
+	for i := range n {
+		id := fmt.Sprintf("call-%d", i)
+		done := make(chan error, 1)
+		answered[id] = done
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			v, err := c.Handle(ctx, hooks.PreToolCall, hooks.ToolCallRequest{CallID: id, Name: "t"})
+			if err == nil {
+				if d, _ := v.(*hooks.PreToolCallDecision); d == nil || d.Block == nil || d.Block.Message != "for "+id {
+					err = fmt.Errorf("%s got the answer %#v", id, v)
+				}
+			}
+			done <- err
+		}()
+	}
+	select {
+	case <-all:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the calls never were all in flight at once")
+	}
+	// Newest first: each answer overtakes every call sent before it.
+	for i := n - 1; i >= 0; i-- {
+		mu.Lock()
+		id := arrived[i]
+		close(release[id])
+		mu.Unlock()
+		if err := <-answered[id]; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := streams.Load(); got != 1 {
+		t.Fatalf("%d streams opened, want 1", got)
+	}
+	if got := c.LateAnswers(); got != 0 {
+		t.Fatalf("%d late answers", got)
+	}
+}
+
+// rawV2 is a plugin written against the raw version 2 protocol: onCall
+// decides what it sends for each call (by the tool name of its payload,
+// which every test call carries), onCancel for each Cancel.
+type rawV2 struct {
+	pluginv2.UnimplementedPluginServer
+	onCall   func(s pluginv2.Plugin_HooksServer, call *pluginv2.HookCall, name string) (end bool)
+	onCancel func(s pluginv2.Plugin_HooksServer, id uint64)
+	opens    atomic.Int32
+}
+
+func (r *rawV2) Hooks(s pluginv2.Plugin_HooksServer) error {
+	r.opens.Add(1)
+	for {
+		m, err := s.Recv()
+		if err != nil {
+			return nil
+		}
+		if c := m.GetCall(); c != nil {
+			var req pluginv1.ToolCallRequest
+			if err := proto.Unmarshal(c.GetPayload(), &req); err != nil {
+				return err
+			}
+			if r.onCall(s, c, req.GetName()) {
+				return nil
+			}
+		} else if r.onCancel != nil {
+			r.onCancel(s, m.GetCancel().GetId())
+		}
+	}
+}
+
+func answerOf(t testing.TB, m proto.Message) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func dialRaw(t *testing.T, r *rawV2) wire.Conn {
+	cn := dial(t, 2, func(s *grpc.Server) { pluginv2.RegisterPluginServer(s, r) })
+	cn.client.Apply(wire.Settings{Plugin: "raw", MaxResultSize: 64 << 10})
+	return cn.client
+}
+
+// Whatever a plugin sends on its stream gets the call a clear error, never
+// a hang or a panic, and the next call is answered.
+func TestV2GarbageFromPlugin(t *testing.T) {
+	var r *rawV2
+	r = &rawV2{onCall: func(s pluginv2.Plugin_HooksServer, c *pluginv2.HookCall, name string) bool {
+		block := answerOf(t, &pluginv1.PreToolCallResponse{Block: &pluginv1.Block{Message: "no"}})
+		m := &pluginv2.PluginMessage{Id: c.GetId(), Answer: block, Last: true}
+		switch name {
+		case "ok":
+		case "wrong stage":
+			m.Stage = 3
+		case "undecodable":
+			m.Answer = []byte{0xff, 0xff, 0xff}
+		case "both":
+			m.Failure = &pluginv2.Failure{Kind: pluginv2.Failure_ERROR, Message: "and yet"}
+		case "unknown kind":
+			m.Answer, m.Failure = nil, &pluginv2.Failure{Kind: 99, Message: "?"}
+		case "unknown hook":
+			m.Answer, m.Failure = nil, &pluginv2.Failure{Kind: pluginv2.Failure_UNKNOWN_HOOK, Message: "what is that"}
+		case "bad request":
+			m.Answer, m.Failure = nil, &pluginv2.Failure{Kind: pluginv2.Failure_BAD_REQUEST, Message: "cannot read it"}
+		case "unknown id":
+			m.Id += 1000
+		case "oversized":
+			m.Answer = answerOf(t, &pluginv1.PreToolCallResponse{Block: &pluginv1.Block{Message: strings.Repeat("x", 100<<10)}})
+		case "end":
+			return true
+		}
+		if err := s.Send(m); err != nil {
+			t.Errorf("send: %v", err)
+		}
+		return false
+	}}
+	c := dialRaw(t, r)
+	call := func(name string, timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		defer cancel()
+		v, err := c.Handle(ctx, hooks.PreToolCall, hooks.ToolCallRequest{Name: name})
+		if err == nil {
+			if d, _ := v.(*hooks.PreToolCallDecision); d == nil || d.Block == nil || d.Block.Message != "no" {
+				return fmt.Errorf("answer %#v", v)
+			}
+		}
+		return err
+	}
+	if err := call("ok", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		want string
+	}{
+		{"wrong stage", "answered stage 3 of the call, want stage 0"},
+		{"undecodable", "undecodable answer"},
+		{"both", "both an answer and a failure"},
+		{"unknown kind", "failure 99: ?"},
+		{"unknown hook", "failure UNKNOWN_HOOK: what is that"},
+		{"bad request", "failure BAD_REQUEST: cannot read it"},
+		{"oversized", "max_result_size is 65536 bytes; raise plugins.entries.raw.max_result_size"},
+	} {
+		err := call(c.name, 10*time.Second)
+		if !errors.Is(err, wire.ErrMalformed) || !strings.HasPrefix(err.Error(), `plugin "raw": pre_tool_call: plugin sent a malformed response: `) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want malformed: %s", c.name, err, c.want)
+		}
+		if err := call("ok", 10*time.Second); err != nil {
+			t.Fatalf("after %s: %v", c.name, err)
+		}
+	}
+	if got := r.opens.Load(); got != 2 {
+		t.Errorf("%d streams opened, want 2: one more after the oversized answer broke the first", got)
+	}
+
+	// An answer to no call in flight is dropped and counted; the call
+	// waiting for its own answer misses its deadline.
+	if err := call("unknown id", 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("unknown id: got %v, want a deadline", err)
+	}
+	eventually(t, "the stray answer to be counted", func() bool { return c.LateAnswers() == 1 })
+
+	// A plugin that ends its stream fails the call in flight as
+	// unavailable; the next call opens a new stream.
+	if err := call("end", 10*time.Second); !errors.Is(err, hooks.ErrUnavailable) || !strings.Contains(err.Error(), "the plugin ended its hook stream") {
+		t.Errorf("end: got %v, want unavailable", err)
+	}
+	if err := call("ok", 10*time.Second); err != nil {
+		t.Fatalf("after end: %v", err)
+	}
+	if got := r.opens.Load(); got != 3 {
+		t.Errorf("%d streams opened, want 3", got)
+	}
+}
+
+// An answer that comes after the host stopped waiting is dropped and
+// counted, and the host told the plugin to stop.
+func TestV2LateAnswer(t *testing.T) {
+	waiting := map[uint64]bool{}
+	var mu sync.Mutex
+	r := &rawV2{
+		onCall: func(s pluginv2.Plugin_HooksServer, c *pluginv2.HookCall, name string) bool {
+			if name == "late" {
+				mu.Lock()
+				waiting[c.GetId()] = true
+				mu.Unlock()
+				return false
+			}
+			_ = s.Send(&pluginv2.PluginMessage{Id: c.GetId(), Last: true})
+			return false
+		},
+		// Answers only once told to cancel.
+		onCancel: func(s pluginv2.Plugin_HooksServer, id uint64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if waiting[id] {
+				_ = s.Send(&pluginv2.PluginMessage{Id: id, Last: true})
+			}
+		},
+	}
+	c := dialRaw(t, r)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Handle(ctx, hooks.PreToolCall, hooks.ToolCallRequest{Name: "late"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want a deadline", err)
+	}
+	eventually(t, "the late answer to be counted", func() bool { return c.LateAnswers() == 1 })
+	if v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "ok"}); err != nil || v != nil {
+		t.Fatalf("next call: (%v, %v)", v, err)
+	}
+}
+
+// A plugin that stops reading its stream makes calls to it time out, and
+// holds up nothing else: not the calls to another plugin, not Close.
+func TestV2PluginThatStopsReading(t *testing.T) {
+	stuckSrv := &deaf{}
+	stuck := dial(t, 2, func(s *grpc.Server) { pluginv2.RegisterPluginServer(s, stuckSrv) })
+	var rec recorder
+	other := serveV2(t, everything(&rec)).client
+
+	big := hooks.ToolCallRequest{Name: "now", Arguments: json.RawMessage(`"` + strings.Repeat("a", 1<<20) + `"`)}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+			defer cancel()
+			_, err := stuck.client.Handle(ctx, hooks.PreToolCall, big)
+			errs <- err
+		}()
+	}
+	// The other plugin answers while those calls hang.
+	for range 20 {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		v, err := other.Handle(ctx, hooks.PreToolCall, evCall)
+		cancel()
+		if err != nil || v == nil {
+			t.Fatalf("the other plugin: (%v, %v)", v, err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a call to the plugin that stopped reading: got %v, want a deadline", err)
+		}
+	}
+	if stuckSrv.calls.Load() != 1 {
+		t.Errorf("the deaf server saw %d streams, want 1", stuckSrv.calls.Load())
+	}
+	// Close returns though the stream's sender is stuck in a Send.
+	stuck.client.Close()
+}
+
+// deaf accepts the stream and never reads it.
+type deaf struct {
+	pluginv2.UnimplementedPluginServer
+	calls atomic.Int32
+}
+
+func (d *deaf) Hooks(s pluginv2.Plugin_HooksServer) error {
+	d.calls.Add(1)
+	<-s.Context().Done()
+	return nil
+}

@@ -1,0 +1,531 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hookhost/hookhost/hooks"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
+)
+
+// V2Client speaks protocol version 2: one long-lived stream per plugin
+// process carries every hook call, multiplexed by call id, any number of
+// them at once.
+//
+// The stream is opened by the first call and reopened by the call after it
+// ended. Two goroutines serve it: a sender fed by a bounded queue, so that a
+// plugin that stops reading its stream makes calls to that plugin time out
+// and holds up nothing else, and a reader that hands each answer to the call
+// waiting for it. A call whose context ends first sends Cancel and returns
+// the context's error; its answer, if it still comes, is dropped and
+// counted (LateAnswers).
+//
+// A broken stream fails the calls in flight: as unavailable, or as
+// malformed when the plugin sent a message over the host's
+// max_result_size, since the stream cannot tell which call it was for.
+type V2Client struct {
+	rules
+	unary grpc.ClientConnInterface // Describe and Configure, through the boundary
+	rpc   pluginv2.PluginClient    // the Hooks stream
+	ids   atomic.Uint64
+	late  atomic.Uint64
+
+	mu     sync.Mutex
+	cur    *stream              // where new calls go
+	live   map[*stream]struct{} // cur and streams retired with calls in flight
+	closed bool
+	wg     sync.WaitGroup // the streams' goroutines
+}
+
+// NewV2Client returns a V2Client for the plugin behind cc. The stream is
+// opened by the first call and reopened after it ends.
+func NewV2Client(cc grpc.ClientConnInterface) *V2Client {
+	c := &V2Client{live: map[*stream]struct{}{}}
+	c.unary = boundary{cc: cc, r: &c.rules}
+	c.rpc = pluginv2.NewPluginClient(cc)
+	return c
+}
+
+// Version is 2.
+func (c *V2Client) Version() int { return 2 }
+
+// Describe asks the plugin for its manifest.
+func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
+	return describe(ctx, &c.rules, func(ctx context.Context) (*pluginv1.Manifest, error) {
+		return pluginv2.NewPluginClient(c.unary).Describe(ctx, &pluginv1.DescribeRequest{})
+	})
+}
+
+// Configure hands the plugin its config table as a JSON object.
+func (c *V2Client) Configure(ctx context.Context, configJSON []byte) error {
+	_, err := pluginv2.NewPluginClient(c.unary).Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: configJSON})
+	return c.callError(ctx, "configure", err)
+}
+
+// LateAnswers counts the answers that came for calls no one waited for any
+// more, and were dropped.
+func (c *V2Client) LateAnswers() uint64 { return c.late.Load() }
+
+// Close ends the stream and its goroutines; calls in flight fail as
+// unavailable, and so does every call made after.
+func (c *V2Client) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.cur = nil
+	live := make([]*stream, 0, len(c.live))
+	for st := range c.live {
+		live = append(live, st)
+	}
+	c.mu.Unlock()
+	for _, st := range live {
+		st.broke(errClientClosed)
+	}
+	c.wg.Wait()
+}
+
+var errClientClosed = errors.New("the host closed its connection to the plugin")
+
+// Handle makes one hook call.
+func (c *V2Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+	row, ok := rowOf(hook)
+	if !ok {
+		return nil, fmt.Errorf("host: unknown hook %q", hook)
+	}
+	in, err := row.request(req)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := c.encode(string(hook), in)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, c.ctxError(string(hook), err)
+	}
+	var timeout time.Duration
+	if d, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(d), 1)
+	}
+	stages := []*pluginv2.Stage{{Hook: string(hook), TimeoutNs: int64(timeout)}}
+	st, p, err := c.open(ctx, string(hook), stages, payload)
+	if err != nil {
+		return nil, err
+	}
+	m, err := st.await(ctx, p)
+	if err != nil {
+		return nil, c.waitError(ctx, string(hook), err)
+	}
+	return c.settle(row, 0, m)
+}
+
+// encode makes the request message's bytes: repaired when its text is not
+// valid UTF-8, refused when it is over the plugin's max_request_size.
+func (c *V2Client) encode(hook string, m proto.Message) ([]byte, error) {
+	s := c.current()
+	refuse := func(size int) error {
+		return &CallError{Plugin: s.Plugin, Hook: hook, Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
+			"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
+			size, s.MaxRequestSize, s.configName(), MaxMessageSize)}
+	}
+	if size := proto.Size(m); size > s.MaxRequestSize {
+		return nil, refuse(size)
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		// Marshal refuses a string field that is not valid UTF-8; repairing
+		// only then keeps the walk over every field off the path of valid
+		// requests.
+		if n := repairText(m); n > 0 {
+			if s.Repaired != nil {
+				s.Repaired(hook, n)
+			}
+			b, err = proto.Marshal(m)
+		}
+		if err != nil {
+			return nil, &CallError{Plugin: s.Plugin, Hook: hook, Kind: hooks.ErrRefused, Msg: fmt.Sprintf("the host could not encode the request: %v", err)}
+		}
+	}
+	if len(b) > s.MaxRequestSize {
+		return nil, refuse(len(b))
+	}
+	return b, nil
+}
+
+// open sends one HookCall on the current stream, opening one if needed.
+func (c *V2Client) open(ctx context.Context, hook string, stages []*pluginv2.Stage, payload []byte) (*stream, *pending, error) {
+	for retried := false; ; retried = true {
+		st, err := c.stream()
+		if err != nil {
+			return nil, nil, c.streamError(hook, err)
+		}
+		call := &pluginv2.HookCall{Id: c.ids.Add(1), Stages: stages, Payload: payload}
+		p, err := st.begin(ctx, call)
+		switch {
+		case err == nil:
+			return st, p, nil
+		case errors.Is(err, errStreamGone) && !retried:
+			// It broke between being picked and being used: once more on
+			// a fresh one.
+			continue
+		default:
+			return nil, nil, c.waitError(ctx, hook, err)
+		}
+	}
+}
+
+// stream returns the stream new calls go to, opening one when there is
+// none, the last one broke, or the settings it was opened with changed.
+func (c *V2Client) stream() (*stream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClientClosed
+	}
+	s := c.current()
+	if st := c.cur; st != nil {
+		if !st.isBroken() && st.s == s {
+			return st, nil
+		}
+		st.retire()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &stream{
+		c: c, s: s, ctx: ctx, cancel: cancel,
+		out:   make(chan *pluginv2.HostMessage, sendQueue),
+		dead:  make(chan struct{}),
+		calls: map[uint64]*pending{},
+	}
+	c.cur = st
+	c.live[st] = struct{}{}
+	c.wg.Add(1)
+	go st.run()
+	return st, nil
+}
+
+// forget drops a stream that ended.
+func (c *V2Client) forget(st *stream) {
+	c.mu.Lock()
+	delete(c.live, st)
+	if c.cur == st {
+		c.cur = nil
+	}
+	c.mu.Unlock()
+}
+
+// sendQueue bounds the messages waiting for the sender. A caller that finds
+// it full waits for room until its own context ends.
+const sendQueue = 256
+
+// stream is one Hooks stream and the calls in flight on it.
+type stream struct {
+	c      *V2Client
+	s      *applied // the settings it was opened with: its receive limit
+	ctx    context.Context
+	cancel context.CancelFunc
+	out    chan *pluginv2.HostMessage
+	dead   chan struct{} // closed when it broke; err says why
+
+	mu      sync.Mutex
+	calls   map[uint64]*pending
+	err     *CallError // template: Kind, Msg, Status
+	retired bool       // no new calls; ends when the last one does
+}
+
+// pending is one call in flight: the reader puts the plugin's messages for
+// it in answers, at most one per stage.
+type pending struct {
+	id      uint64
+	stages  int
+	got     int // messages delivered, under stream.mu
+	answers chan *pluginv2.PluginMessage
+	quit    chan struct{} // closed when the caller gave up
+	once    sync.Once
+}
+
+var errStreamGone = errors.New("the stream broke before the call could be sent")
+
+// run opens the stream and sends what the callers queue.
+func (st *stream) run() {
+	defer st.c.wg.Done()
+	cs, err := st.c.rpc.Hooks(st.ctx, st.s.recvLimit)
+	if err != nil {
+		st.broke(err)
+		return
+	}
+	st.c.wg.Add(1)
+	go st.read(cs)
+	for {
+		select {
+		case m := <-st.out:
+			if err := cs.Send(m); err != nil {
+				// The stream is over; Recv says why.
+				return
+			}
+		case <-st.ctx.Done():
+			return
+		}
+	}
+}
+
+// read hands each answer to the call waiting for it.
+func (st *stream) read(cs grpc.BidiStreamingClient[pluginv2.HostMessage, pluginv2.PluginMessage]) {
+	defer st.c.wg.Done()
+	for {
+		m, err := cs.Recv()
+		if err != nil {
+			st.broke(err)
+			return
+		}
+		st.deliver(m)
+	}
+}
+
+func (st *stream) deliver(m *pluginv2.PluginMessage) {
+	st.mu.Lock()
+	p := st.calls[m.GetId()]
+	if p == nil {
+		st.mu.Unlock()
+		st.c.late.Add(1)
+		return
+	}
+	p.got++
+	if m.GetLast() || p.got >= p.stages {
+		// Nothing more is taken for this call: whatever else comes for
+		// its id is late.
+		st.removeLocked(p)
+	}
+	st.mu.Unlock()
+	// Never blocks: answers has room for one message per stage, and no
+	// more are delivered.
+	p.answers <- m
+}
+
+// begin registers a call and queues it for sending.
+func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending, error) {
+	p := &pending{
+		id:      call.GetId(),
+		stages:  len(call.GetStages()),
+		answers: make(chan *pluginv2.PluginMessage, len(call.GetStages())),
+		quit:    make(chan struct{}),
+	}
+	st.mu.Lock()
+	if st.err != nil {
+		st.mu.Unlock()
+		return nil, fmt.Errorf("%w: %w", errStreamGone, st.err)
+	}
+	st.calls[p.id] = p
+	st.mu.Unlock()
+	select {
+	case st.out <- &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}:
+		return p, nil
+	case <-ctx.Done():
+		// Never sent, so there is nothing to cancel.
+		st.mu.Lock()
+		st.removeLocked(p)
+		st.mu.Unlock()
+		return nil, ctx.Err()
+	case <-st.dead:
+		return nil, fmt.Errorf("%w: %w", errStreamGone, st.err)
+	}
+}
+
+// await waits for the call's next message.
+func (st *stream) await(ctx context.Context, p *pending) (*pluginv2.PluginMessage, error) {
+	select {
+	case m := <-p.answers:
+		return m, nil
+	case <-ctx.Done():
+		st.giveUp(p)
+		return nil, ctx.Err()
+	case <-p.quit:
+		return nil, errStretchClosed
+	case <-st.dead:
+		// An answer delivered just before the stream broke still counts.
+		select {
+		case m := <-p.answers:
+			return m, nil
+		default:
+		}
+		return nil, st.err
+	}
+}
+
+// giveUp ends a call the caller no longer waits for, and tells the plugin
+// unless it already said it was done.
+func (st *stream) giveUp(p *pending) {
+	p.once.Do(func() { close(p.quit) })
+	st.mu.Lock()
+	mine := st.calls[p.id] == p
+	if mine {
+		st.removeLocked(p)
+	}
+	st.mu.Unlock()
+	if !mine {
+		return
+	}
+	select {
+	case st.out <- &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Cancel{Cancel: &pluginv2.Cancel{Id: p.id}}}:
+	default:
+		// The queue is full: the plugin is not reading its stream, so it
+		// would not read the Cancel either.
+	}
+}
+
+// removeLocked forgets a call; a retired stream ends with its last call.
+func (st *stream) removeLocked(p *pending) {
+	delete(st.calls, p.id)
+	if st.retired && len(st.calls) == 0 {
+		st.cancel()
+	}
+}
+
+// retire takes no new calls; the stream ends when its last call does.
+func (st *stream) retire() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.retired = true
+	if len(st.calls) == 0 {
+		st.cancel()
+	}
+}
+
+func (st *stream) isBroken() bool {
+	select {
+	case <-st.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// broke records why the stream ended, fails the calls in flight and stops
+// its goroutines. The first cause wins.
+func (st *stream) broke(err error) {
+	st.mu.Lock()
+	if st.err != nil {
+		st.mu.Unlock()
+		return
+	}
+	st.err = st.classify(err)
+	st.calls = map[uint64]*pending{}
+	close(st.dead)
+	st.mu.Unlock()
+	st.cancel()
+	st.c.forget(st)
+}
+
+// classify says what a stream's end means for the calls it carried.
+func (st *stream) classify(err error) *CallError {
+	if errors.Is(err, errClientClosed) {
+		return &CallError{Kind: hooks.ErrUnavailable, Msg: err.Error()}
+	}
+	if err == io.EOF {
+		return &CallError{Kind: hooks.ErrUnavailable, Msg: "the plugin ended its hook stream"}
+	}
+	s := status.Convert(err)
+	e := &CallError{Kind: hooks.ErrUnavailable, Msg: s.Message(), Status: s}
+	switch {
+	case s.Code() == codes.ResourceExhausted:
+		// An answer over the receive limit, rejected from its length
+		// prefix. It ended the stream, and with it every call in flight.
+		e.Kind = ErrMalformed
+		e.Msg = fmt.Sprintf("%s; it ended the plugin's hook stream and every call in flight on it (this plugin's max_result_size is %d bytes; raise plugins.entries.%s.max_result_size if such answers are legitimate)",
+			s.Message(), st.s.MaxResultSize, st.s.configName())
+	case s.Code() == codes.Canceled && st.ctx.Err() != nil:
+		e.Msg = "the hook stream was closed"
+	}
+	return e
+}
+
+// errStretchClosed ends a Next whose stretch was closed under it.
+var errStretchClosed = errors.New("the stretch was closed")
+
+// waitError reports why a call got no answer.
+func (c *V2Client) waitError(ctx context.Context, hook string, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return c.ctxError(hook, ctx.Err())
+	}
+	if errors.Is(err, errStretchClosed) {
+		return &CallError{Plugin: c.current().Plugin, Hook: hook, Kind: context.Canceled, Msg: err.Error()}
+	}
+	return c.streamError(hook, err)
+}
+
+func (c *V2Client) ctxError(hook string, err error) error {
+	e := &CallError{Plugin: c.current().Plugin, Hook: hook, Kind: err}
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.Status = status.New(codes.DeadlineExceeded, err.Error())
+	} else {
+		e.Status = status.New(codes.Canceled, err.Error())
+	}
+	return e
+}
+
+// streamError makes a broken stream's cause the error of one call.
+func (c *V2Client) streamError(hook string, err error) error {
+	var t *CallError
+	if !errors.As(err, &t) {
+		t = &CallError{Kind: hooks.ErrUnavailable, Msg: err.Error()}
+	}
+	e := *t
+	e.Plugin, e.Hook = c.current().Plugin, hook
+	return &e
+}
+
+// settle turns the plugin's message for stage i, a call of row's hook,
+// into the hook's answer or the failure it reports. Anything that breaks
+// the protocol is malformed.
+func (c *V2Client) settle(row *hookRow, i int, m *pluginv2.PluginMessage) (any, error) {
+	name := c.current().Plugin
+	malformed := func(format string, a ...any) error {
+		return &CallError{Plugin: name, Hook: string(row.name), Kind: ErrMalformed, Msg: fmt.Sprintf(format, a...)}
+	}
+	if got := m.GetStage(); got != uint32(i) {
+		return nil, malformed("the plugin answered stage %d of the call, want stage %d", got, i)
+	}
+	if f := m.GetFailure(); f != nil {
+		if len(m.GetAnswer()) > 0 {
+			return nil, malformed("the plugin sent both an answer and a failure")
+		}
+		return nil, failureError(name, string(row.name), f)
+	}
+	out := row.newResponse()
+	if err := proto.Unmarshal(m.GetAnswer(), out); err != nil {
+		return nil, malformed("undecodable answer: %v", err)
+	}
+	return row.answer(out), nil
+}
+
+// failureError turns a failure the plugin reported into an error the Bus
+// classifies with errors.Is, with the gRPC status version 1 would have
+// given.
+func failureError(plugin, hook string, f *pluginv2.Failure) error {
+	e := &CallError{Plugin: plugin, Hook: hook, Msg: f.GetMessage()}
+	switch f.GetKind() {
+	case pluginv2.Failure_ERROR:
+		e.Status = status.New(codes.Unknown, e.Msg)
+	case pluginv2.Failure_PANIC:
+		e.Kind, e.Status = hooks.ErrPanicked, status.New(codes.Internal, e.Msg)
+	case pluginv2.Failure_DEADLINE_EXCEEDED:
+		e.Kind, e.Status = context.DeadlineExceeded, status.New(codes.DeadlineExceeded, e.Msg)
+	case pluginv2.Failure_CANCELLED:
+		e.Kind, e.Status = context.Canceled, status.New(codes.Canceled, e.Msg)
+	default:
+		// UNKNOWN_HOOK and BAD_REQUEST: the plugin could not take a call
+		// its manifest asked for; anything else is not the protocol.
+		e.Kind = ErrMalformed
+		e.Msg = fmt.Sprintf("failure %s: %s", f.GetKind(), f.GetMessage())
+	}
+	return e
+}

@@ -1,0 +1,279 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hookhost/hookhost/hooks"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
+)
+
+// maxInFlight bounds the hook calls one stream runs at once. Handlers that
+// ignore their context keep running after the host gave up on them; past
+// this many the plugin answers new calls with a failure rather than
+// holding ever more goroutines.
+const maxInFlight = 4096
+
+// runStretch answers a stretch; a variable so that tests can run stretches
+// before the plugin-side rules exist.
+var runStretch = hooks.RunStretch
+
+// errHostCancelled is the cause of a call's context the host cancelled: no
+// one waits for its answer any more.
+var errHostCancelled = errors.New("the host cancelled the call")
+
+// RegisterV2 serves protocol version 2 for p on s.
+func RegisterV2(s grpc.ServiceRegistrar, p hooks.Plugin, configure ConfigureFunc) {
+	pluginv2.RegisterPluginServer(s, &v2Server{s: &server{p: p, configure: configure}})
+}
+
+type v2Server struct {
+	pluginv2.UnimplementedPluginServer
+	s *server
+}
+
+func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
+	out, f := v.s.describe(ctx)
+	if f != nil {
+		return nil, f.status()
+	}
+	return out, nil
+}
+
+func (v *v2Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (*pluginv1.ConfigureResponse, error) {
+	if f := v.s.configureWith(ctx, req); f != nil {
+		return nil, f.status()
+	}
+	return &pluginv1.ConfigureResponse{}, nil
+}
+
+// Hooks serves one stream: every call runs on its own goroutine under its
+// own context, so a slow handler, or one that ignores its context, holds up
+// no other call.
+func (v *v2Server) Hooks(stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]) error {
+	h := &hookStream{s: v.s, stream: stream, calls: map[uint64]context.CancelCauseFunc{}}
+	defer h.end()
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			// The host closed the stream or went away: every call's context
+			// derives from the stream's and ends with it.
+			return nil
+		}
+		switch k := m.GetKind().(type) {
+		case *pluginv2.HostMessage_Call:
+			h.start(k.Call)
+		case *pluginv2.HostMessage_Cancel:
+			h.cancel(k.Cancel.GetId())
+		}
+	}
+}
+
+// hookStream is the plugin's side of one Hooks stream.
+type hookStream struct {
+	s      *server
+	stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]
+
+	mu    sync.Mutex
+	calls map[uint64]context.CancelCauseFunc // running handlers, by id
+
+	sendMu sync.Mutex
+	ended  bool // Hooks returned: sending is no longer allowed
+}
+
+func (h *hookStream) end() {
+	h.sendMu.Lock()
+	h.ended = true
+	h.sendMu.Unlock()
+}
+
+// send serializes the answers of concurrent calls. The host always reads
+// its stream, so holding the lock through Send is short.
+func (h *hookStream) send(m *pluginv2.PluginMessage) {
+	h.sendMu.Lock()
+	defer h.sendMu.Unlock()
+	if h.ended {
+		return
+	}
+	// A failed Send means the stream is gone; Recv in Hooks sees it too.
+	_ = h.stream.Send(m)
+}
+
+func (h *hookStream) fail(id uint64, stage int, f *failure) {
+	h.send(&pluginv2.PluginMessage{Id: id, Stage: uint32(stage), Failure: f.pb(), Last: true})
+}
+
+// answer sends one stage's result: out when f is nil.
+func (h *hookStream) answer(id uint64, stage int, out proto.Message, f *failure, last bool) {
+	m := &pluginv2.PluginMessage{Id: id, Stage: uint32(stage), Last: last}
+	if f == nil {
+		b, err := proto.Marshal(out)
+		if err != nil {
+			f = &failure{pluginv2.Failure_ERROR, fmt.Sprintf("the plugin could not encode its answer: %v", err)}
+		}
+		m.Answer = b
+	}
+	if f != nil {
+		m.Answer, m.Failure, m.Last = nil, f.pb(), true
+	}
+	h.send(m)
+}
+
+func (h *hookStream) start(call *pluginv2.HookCall) {
+	id := call.GetId()
+	if len(call.GetStages()) == 0 {
+		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, "a hook call with no stages"})
+		return
+	}
+	h.mu.Lock()
+	if _, dup := h.calls[id]; dup {
+		h.mu.Unlock()
+		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("call id %d is already in flight", id)})
+		return
+	}
+	if len(h.calls) >= maxInFlight {
+		h.mu.Unlock()
+		h.fail(id, 0, &failure{pluginv2.Failure_ERROR, fmt.Sprintf("the plugin is already running %d hook calls; it answers no more until some finish", maxInFlight)})
+		return
+	}
+	ctx, cancel := context.WithCancelCause(h.stream.Context())
+	h.calls[id] = cancel
+	h.mu.Unlock()
+	go func() {
+		defer func() {
+			h.mu.Lock()
+			delete(h.calls, id)
+			h.mu.Unlock()
+			cancel(nil)
+		}()
+		if len(call.GetStages()) == 1 {
+			h.one(ctx, id, call.GetStages()[0], call.GetPayload())
+		} else {
+			h.stretch(ctx, id, call.GetStages(), call.GetPayload())
+		}
+	}()
+}
+
+func (h *hookStream) cancel(id uint64) {
+	h.mu.Lock()
+	cancel := h.calls[id]
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel(errHostCancelled)
+	}
+}
+
+// one answers a plain hook call.
+func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, payload []byte) {
+	row, ok := rowOf(hooks.Name(stage.GetHook()))
+	if !ok {
+		h.fail(id, 0, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q", stage.GetHook())})
+		return
+	}
+	in := row.newRequest()
+	if err := proto.Unmarshal(payload, in); err != nil {
+		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("undecodable %s request: %v", row.name, err)})
+		return
+	}
+	if t := stage.GetTimeoutNs(); t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(t))
+		defer cancel()
+	}
+	out, f := h.s.call(ctx, row, in)
+	if context.Cause(ctx) == errHostCancelled {
+		return // no one waits for it
+	}
+	h.answer(id, 0, out, f, true)
+}
+
+// stretch answers several stages of the tool pipeline, each as soon as it
+// is known. hooks.RunStretch decides which stages run; the last message is
+// marked as such where the catalogue's rules say the stretch stops, and
+// when it stopped anyway a final CANCELLED failure for the next stage
+// says no more will come.
+func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.Stage, payload []byte) {
+	req := hooks.StretchRequest{Stages: make([]hooks.StretchStage, len(stages))}
+	rows := make([]*hookRow, len(stages))
+	for i, st := range stages {
+		row, ok := rowOf(hooks.Name(st.GetHook()))
+		if !ok {
+			h.fail(id, i, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q", st.GetHook())})
+			return
+		}
+		rows[i] = row
+		req.Stages[i] = hooks.StretchStage{Hook: row.name, Timeout: time.Duration(st.GetTimeoutNs())}
+	}
+	var call pluginv1.ToolCallRequest
+	if err := proto.Unmarshal(payload, &call); err != nil {
+		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("undecodable stretch request: %v", err)})
+		return
+	}
+	req.Call = toolCallRequestFromPB(&call)
+
+	var mu sync.Mutex
+	next, over := 0, false
+	runStretch(ctx, h.s.p, req, func(v any, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if over || next >= len(rows) {
+			return
+		}
+		i, row := next, rows[next]
+		next++
+		var out proto.Message
+		var f *failure
+		if err == nil {
+			out, err = row.response(v)
+		}
+		if err != nil {
+			f = stageFailure(err)
+		} else {
+			out = answer(h.s, row.name, out)
+		}
+		over = f != nil || i == len(rows)-1 || stops(row.name, v)
+		if context.Cause(ctx) != errHostCancelled {
+			h.answer(id, i, out, f, over)
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !over && context.Cause(ctx) != errHostCancelled {
+		over = true
+		h.fail(id, next, &failure{pluginv2.Failure_CANCELLED, fmt.Sprintf("the plugin ended the stretch before stage %d", next)})
+	}
+}
+
+// stops reports whether the catalogue's rules end a stretch after hook
+// answered v: a block, or a provide stage that gave nothing.
+func stops(hook hooks.Name, v any) bool {
+	switch hook {
+	case hooks.PreToolCall:
+		d, _ := v.(*hooks.PreToolCallDecision)
+		return d != nil && d.Block != nil
+	case hooks.PreToolCallCanProvideResult:
+		r, _ := v.(*hooks.ToolResult)
+		return r == nil
+	}
+	return false
+}
+
+// stageFailure classifies the failure of one stage of a stretch.
+func stageFailure(err error) *failure {
+	switch {
+	case errors.Is(err, hooks.ErrPanicked):
+		return &failure{pluginv2.Failure_PANIC, err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &failure{pluginv2.Failure_DEADLINE_EXCEEDED, err.Error()}
+	case errors.Is(err, context.Canceled):
+		return &failure{pluginv2.Failure_CANCELLED, err.Error()}
+	}
+	return &failure{pluginv2.Failure_ERROR, err.Error()}
+}
