@@ -8,8 +8,6 @@ import (
 
 	"github.com/hookhost/hookhost/plugins/handshake"
 
-	"github.com/hashicorp/go-plugin"
-
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -162,21 +160,23 @@ func TestAdaptNilPanics(t *testing.T) {
 	sdk.Adapt(nil)
 }
 
+// A plugin built with the SDK serves every protocol version: go-plugin
+// then picks the highest one its host speaks.
 func TestVersionedPlugins(t *testing.T) {
 	impl := sdk.Adapt(&guardian{})
 	set := handshake.VersionedPlugins(impl, nil)
-	if len(set) != 2 || len(set[handshake.ProtocolVersion]) != 1 {
-		t.Fatalf("plugin set %v", set)
+	if len(set) != len(handshake.Protocols) {
+		t.Fatalf("plugin set %v, want versions %v", set, handshake.Protocols)
 	}
-	gp, ok := set[handshake.ProtocolVersion][handshake.PluginKey].(*handshake.GRPCPlugin)
-	if !ok || gp.Impl != impl {
-		t.Fatalf("entry %#v", set[handshake.ProtocolVersion][handshake.PluginKey])
-	}
-	var _ plugin.GRPCPlugin = gp
-
-	raw, err := gp.GRPCClient(context.Background(), nil, nil)
-	if _, ok := raw.(*wire.V2Client); err != nil || !ok {
-		t.Fatalf("GRPCClient returned %T, %v", raw, err)
+	for _, v := range handshake.Protocols {
+		gp, ok := set[v][handshake.PluginKey].(*handshake.GRPCPlugin)
+		if len(set[v]) != 1 || !ok || gp.Impl != impl || gp.Version != v {
+			t.Fatalf("version %d: plugin set %#v", v, set[v])
+		}
+		raw, err := gp.GRPCClient(context.Background(), nil, nil)
+		if c, ok := raw.(wire.Conn); err != nil || !ok || c.Version() != v {
+			t.Fatalf("version %d: GRPCClient returned %T, %v", v, raw, err)
+		}
 	}
 	if err := (&handshake.GRPCPlugin{}).GRPCServer(nil, nil); err == nil {
 		t.Fatal("serving a nil Impl must fail")

@@ -278,7 +278,8 @@ func testServeProcess(t *testing.T, version int) {
 	if got := provide(t, c, "config", ""); got != `{"greeting":"hi"}` {
 		t.Fatalf("plugin was configured with %q", got)
 	}
-	if err := c.Configure(ctx, []byte(`not json`)); err == nil || !strings.Contains(err.Error(), `plugin "testplugin": configure: config is not a JSON object`) {
+	var ce *wire.CallError
+	if err := c.Configure(ctx, []byte(`not json`)); !errors.As(err, &ce) || ce.Hook != "configure" || ce.Kind != nil || !strings.HasPrefix(ce.Msg, "config is not a JSON object") {
 		t.Fatalf("bad config: got %v", err)
 	}
 
@@ -307,8 +308,12 @@ func testServeProcess(t *testing.T, version int) {
 
 	// A panicking handler is an error for that call; the process serves on.
 	_, err := c.PreToolCall(ctx, hooks.ToolCallRequest{Name: "panic"})
-	if err == nil || err.Error() != `plugin "testplugin": pre_tool_call: panic in pre_tool_call handler: boom` {
+	if !errors.As(err, &ce) || ce.Hook != "pre_tool_call" || !strings.HasSuffix(ce.Msg, "panic in pre_tool_call handler: boom") {
 		t.Fatalf("panic: got %v", err)
+	}
+	// Version 2 says it was a panic; version 1 has no way to.
+	if c.Version() >= 2 && !errors.Is(err, hooks.ErrPanicked) {
+		t.Fatalf("panic over version %d: got %v, want hooks.ErrPanicked", c.Version(), err)
 	}
 	if got := provide(t, c, "testplugin__echo", `{"after":"panic"}`); got != `{"after":"panic"}` {
 		t.Fatalf("after panic: %q", got)

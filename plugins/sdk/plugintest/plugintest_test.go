@@ -401,7 +401,7 @@ func (a *auditor) seen() (guarded, audited, changed []string) {
 }
 
 func TestHookMatchersAndTypedTools(t *testing.T) {
-	for _, v := range protocols[:1] {
+	for _, v := range protocols {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
 			a := &auditor{}
 			h := plugintest.New(t, a, plugintest.WithProtocol(v))
@@ -487,15 +487,25 @@ func TestFailuresOverTheWire(t *testing.T) {
 	for _, v := range protocols[1:] {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
 			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hooks.Options{Timeout: 200 * time.Millisecond}))
-			for name, kind := range map[string]hooks.FailureKind{
-				"fail_error": hooks.KindError,
-				"fail_slow":  hooks.KindTimeout,
+			// Version 1 cannot tell a panic from an error.
+			panicKind := hooks.KindPanic
+			if v == 1 {
+				panicKind = hooks.KindError
+			}
+			for _, c := range []struct {
+				name string
+				kind hooks.FailureKind
+			}{
+				{"fail_error", hooks.KindError},
+				{"fail_panic", panicKind},
+				{"fail_slow", hooks.KindTimeout},
 			} {
-				if out := h.PreToolCall(name, `{}`); out.Blocked {
-					t.Errorf("%s: a failing guard blocked the call: %+v", name, out)
+				before := h.Failures(hooks.PreToolCall, c.kind)
+				if out := h.PreToolCall(c.name, `{}`); out.Blocked {
+					t.Errorf("%s: a failing guard blocked the call: %+v", c.name, out)
 				}
-				if n := h.Failures(hooks.PreToolCall, kind); n != 1 {
-					t.Errorf("%s: %d %s failures, want 1", name, n, kind)
+				if n := h.Failures(hooks.PreToolCall, c.kind) - before; n != 1 {
+					t.Errorf("%s: %d more %s failures, want 1", c.name, n, c.kind)
 				}
 			}
 		})
