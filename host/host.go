@@ -152,10 +152,11 @@ type Status struct {
 // within Options.StartTimeout; then the plugin is asked to Describe
 // itself, its manifest must carry the name it is enabled under and pass
 // hooks.ValidateManifest, and it is handed its config table through
-// Configure. Status.Protocol says which version each plugin speaks. Plugins are then checked in priority order for tools already
-// declared by a plugin before them. A plugin that fails any step is stopped
-// and reported as a *StartError (which plugin, why, how to fix); the others
-// run regardless.
+// Configure; Status.Protocol says which version each plugin speaks. Plugins
+// are then checked in priority order for tools already declared by a
+// plugin before them. A plugin that fails any step is stopped and reported
+// as a *StartError (which plugin, why, how to fix); the others run
+// regardless.
 //
 // Each running plugin is wrapped in a *Supervised, the hooks.Plugin that
 // Members hands to the Bus. A supervisor goroutine per plugin watches its
