@@ -49,13 +49,17 @@ func open(ctx context.Context, inv *invocation, log hclog.Logger, stderr io.Writ
 	return h, nil
 }
 
-// pluginSummary names the plugins in priority order, a fail_closed one
-// that is down marked as such, and counts the others that failed.
+// pluginSummary names the plugins in priority order, one attached to
+// rather than launched and a fail_closed one that is down marked as such,
+// and counts the others that failed.
 func pluginSummary(h *hookhost.Host) string {
 	var names []string
 	skipped := len(h.StartErrors())
 	for _, st := range h.Plugins() {
 		name := st.Name
+		if st.Attached {
+			name += " (attached)"
+		}
 		if st.State == host.StateDown {
 			name += " " + downFailClosed
 			skipped-- // listed here, not among the plugins skipped
