@@ -1,21 +1,30 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
-// plugins list and check show the protocol version each plugin speaks,
-// here pinned through the entry's protocol key.
-func TestPluginsListAndCheckShowTheProtocol(t *testing.T) {
+// buildLister builds the host's echo test plugin as "lister".
+func buildLister(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lister")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/echo").CombinedOutput(); err != nil {
 		t.Fatalf("building the test plugin: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// plugins list and check show the protocol version each plugin speaks,
+// here pinned through the entry's protocol key.
+func TestPluginsListAndCheckShowTheProtocol(t *testing.T) {
+	bin := buildLister(t)
 	for _, v := range []int{1, 2} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			cfg := writeConfig(t, fmt.Sprintf("[plugins]\nenabled = [\"lister\"]\n[plugins.entries.lister]\npath = %q\nprotocol = %d\n", bin, v))
@@ -31,5 +40,58 @@ func TestPluginsListAndCheckShowTheProtocol(t *testing.T) {
 			}
 			t.Logf("plugins check:\n%s", out)
 		})
+	}
+}
+
+// With HOOKHOST_REATTACH_PLUGINS in its environment, plugins list attaches
+// to the plugin started by hand, says so, and leaves it running.
+func TestPluginsListAttachesThroughTheEnvironment(t *testing.T) {
+	cmd := exec.Command(buildLister(t))
+	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1"}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	select {
+	case line := <-lines:
+		name, value, ok := strings.Cut(line, "=")
+		if !ok || name != "HOOKHOST_REATTACH_PLUGINS" {
+			t.Fatalf("debug-mode plugin printed %q", line)
+		}
+		t.Setenv(name, strings.Trim(value, "'"))
+	case <-exited:
+		t.Fatal("debug-mode plugin exited before printing its reattach line")
+	case <-time.After(30 * time.Second):
+		t.Fatal("debug-mode plugin printed no reattach line")
+	}
+	cfg := writeConfig(t, "[plugins]\nenabled = [\"lister\"]\n[plugins.entries.lister]\npath = \"not-built\"\n")
+	code, stdout, stderr := runCLI(t, "", "plugins", "list", "-c", cfg)
+	if code != 0 || !regexp.MustCompile(`(?m)^lister\s+1\.0\.0\s+v\d\s+\(attached\)\s`).MatchString(stdout) {
+		t.Fatalf("plugins list: exit %d\n%s%s", code, stdout, stderr)
+	}
+	select {
+	case <-exited:
+		t.Fatal("the attached plugin exited after plugins list")
+	default:
 	}
 }
