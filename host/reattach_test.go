@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +37,9 @@ func startDebugPlugin(t *testing.T, name string) *debugPlugin {
 	// TESTPLUGIN_TOOLS and declare a tool outside its namespace.
 	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1", hangDirVar + "=" + os.Getenv(hangDirVar)}
 	cmd.Stderr = &syncbuf.Buffer{}
+	// Leading a process group of its own, as a plugin started from a
+	// shell does: a host that killed the group would take it down.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
