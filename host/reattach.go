@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,7 @@ func reattachFix(name string) string {
 // plugin must not get a freshly launched one instead.
 func applyReattach(names []string, entries []config.PluginEntry, opts *Options) map[int]*StartError {
 	value := opts.Getenv(config.ReattachEnv)
-	if value == "" {
+	if strings.TrimSpace(value) == "" {
 		return nil
 	}
 	errs := map[int]*StartError{}
