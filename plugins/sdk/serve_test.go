@@ -759,6 +759,9 @@ func TestServeDebugMode(t *testing.T) {
 			if log := d.stderr.String(); !strings.Contains(log, "stray output after the handshake") {
 				t.Fatalf("the stray print did not go to stderr:\n%s", log)
 			}
+			if log := d.stderr.String(); strings.Contains(log, "[ERROR]") {
+				t.Fatalf("a clean stop logged an error:\n%s", log)
+			}
 		})
 	}
 }
