@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,48 +128,73 @@ func pluginCopies(b *testing.B, n, protocol int) *config.Config {
 	return cfg
 }
 
-// startBus starts the plugins of cfg and a Bus over them.
-func startBus(b *testing.B, cfg *config.Config) (*hooks.Bus, *host.Host) {
+// startHost starts the plugins of cfg and checks that every one speaks
+// protocol, when it is pinned (not 0).
+func startHost(b *testing.B, cfg *config.Config, protocol int) *host.Host {
 	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	b.Cleanup(func() { h.Close(context.Background()) })
 	if len(errs) > 0 {
-		h.Close(context.Background())
 		b.Fatal(errs[0])
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{})
-	if err != nil {
-		h.Close(context.Background())
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		bus.Close(context.Background())
-		h.Close(context.Background())
-	})
-	return bus, h
-}
-
-// remoteBus starts n bench plugins pinned to protocol and a Bus over them.
-func remoteBus(b *testing.B, n, protocol int) (*hooks.Bus, *host.Host) {
-	bus, h := startBus(b, pluginCopies(b, n, protocol))
 	for _, st := range h.Plugins() {
 		if protocol != 0 && st.Protocol != protocol {
 			b.Fatalf("plugin %s speaks protocol %d, pinned to %d", st.Name, st.Protocol, protocol)
 		}
 	}
-	return bus, h
+	return h
 }
 
-// syncCalls counts the calls the Bus made and waited for: every call of a
-// hook that is not an observer (observers are queued and never delay a
-// conversation).
-func syncCalls(s hooks.Stats) uint64 {
-	var n uint64
-	for _, h := range s.Hooks {
-		if !h.Hook.Observer() {
-			n += h.Calls
-		}
+// newBus makes a Bus over members, closed before the host (cleanups run
+// last in, first out).
+func newBus(b *testing.B, members []hooks.Member) *hooks.Bus {
+	bus, err := hooks.NewBus(members, hooks.Config{})
+	if err != nil {
+		b.Fatal(err)
 	}
-	return n
+	b.Cleanup(func() { bus.Close(context.Background()) })
+	return bus
 }
+
+// startBus starts the plugins of cfg and a Bus over them.
+func startBus(b *testing.B, cfg *config.Config) (*hooks.Bus, *host.Host) {
+	h := startHost(b, cfg, 0)
+	return newBus(b, h.Members()), h
+}
+
+// remoteBus starts n bench plugins pinned to protocol and a Bus over them.
+func remoteBus(b *testing.B, n, protocol int) (*hooks.Bus, *host.Host) {
+	h := startHost(b, pluginCopies(b, n, protocol), protocol)
+	return newBus(b, h.Members()), h
+}
+
+// exchanges counts the synchronous exchanges with a remote plugin: a
+// plain call of a hook that is not an observer, or a stretch (several
+// hooks of one tool call asked in one exchange), where the Bus's Stats
+// count one call per hook asked.
+type exchanges struct {
+	*host.Supervised
+	n atomic.Uint64
+}
+
+func (e *exchanges) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+	if !hook.Observer() {
+		e.n.Add(1)
+	}
+	return e.Supervised.Handle(ctx, hook, req)
+}
+
+func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+	st, err := e.Supervised.Stretch(ctx, req)
+	if err == nil {
+		e.n.Add(1)
+	}
+	return st, err
+}
+
+var (
+	_ hooks.Stretcher        = (*exchanges)(nil)
+	_ hooks.ContextHonouring = (*exchanges)(nil)
+)
 
 // remoteProtocols are the protocol versions a remote plugin is measured
 // over, by sub-benchmark name.
@@ -373,15 +399,20 @@ func BenchmarkToolCall(b *testing.B) {
 	})
 	for _, rp := range remoteProtocols {
 		b.Run("remote-"+rp.name, func(b *testing.B) {
-			bus, _ := remoteBus(b, 1, rp.protocol)
+			h := startHost(b, pluginCopies(b, 1, rp.protocol), rp.protocol)
+			members := h.Members()
+			ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
+			members[0].Plugin = ex
+			bus := newBus(b, members)
 			p := &dispatch.Pipeline{Registry: reg, Bus: bus}
-			before := syncCalls(bus.Stats())
+			before := bus.Stats().SyncCalls()
 			for b.Loop() {
 				if out := p.Run(ctx, "s", call); out.Path != dispatch.PathProvided {
 					b.Fatalf("path %s", out.Path)
 				}
 			}
-			b.ReportMetric(float64(syncCalls(bus.Stats())-before)/float64(b.N), "rpcs/op")
+			b.ReportMetric(float64(bus.Stats().SyncCalls()-before)/float64(b.N), "rpcs/op")
+			b.ReportMetric(float64(ex.n.Load())/float64(b.N), "exchanges/op")
 		})
 	}
 	b.Run("native-demo", func(b *testing.B) {
@@ -393,17 +424,17 @@ func BenchmarkToolCall(b *testing.B) {
 		}
 		p := &dispatch.Pipeline{Registry: demoReg, Bus: bus}
 		nowCall := hooks.ToolCall{ID: "c", Name: now.Spec.Name, Arguments: json.RawMessage(`{}`)}
-		before := syncCalls(bus.Stats())
+		before := bus.Stats().SyncCalls()
 		for b.Loop() {
 			if out := p.Run(ctx, "s", nowCall); out.Path != dispatch.PathNative || out.Result.IsError {
 				b.Fatalf("path %s: %s", out.Path, out.Result.Content)
 			}
 		}
 		after := bus.Stats()
-		b.ReportMetric(float64(syncCalls(after)-before)/float64(b.N), "rpcs/op")
+		b.ReportMetric(float64(after.SyncCalls()-before)/float64(b.N), "rpcs/op")
 		// Say who was asked, so that a regression names its cause.
 		for _, h := range after.Hooks {
-			if !h.Hook.Observer() && h.Calls > 0 {
+			if !h.Observer && h.Calls > 0 {
 				b.Logf("%s was asked %s %d times", h.Plugin, h.Hook, h.Calls)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -18,6 +19,29 @@ import (
 type noStretch struct{ hooks.Plugin }
 
 func (noStretch) HonoursContext() bool { return true }
+
+// stretchCounter passes a plugin through, counting the stretches it
+// accepted, so a test knows the stretched path really ran.
+type stretchCounter struct {
+	hooks.Plugin
+	accepted *atomic.Int64
+}
+
+var _ hooks.Stretcher = stretchCounter{}
+
+func (c stretchCounter) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+	s, ok := c.Plugin.(hooks.Stretcher)
+	if !ok {
+		return nil, hooks.ErrNoStretch
+	}
+	st, err := s.Stretch(ctx, req)
+	if err == nil {
+		c.accepted.Add(1)
+	}
+	return st, err
+}
+
+func (stretchCounter) HonoursContext() bool { return true }
 
 // trio is three plugins around one ("all") that serves pre_tool_call,
 // pre_tool_call_can_provide_result and transform_tool_result: a guard asked
@@ -33,6 +57,8 @@ func trio(observed *[]string, mu *sync.Mutex) []*hooks.Funcs {
 			switch {
 			case has(r.Arguments, "guard-blocks"):
 				return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "guard says no"}}, nil
+			case has(r.Arguments, "guard-breaks"):
+				return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"txt":"broken"}`)}, nil
 			case has(r.Arguments, "guard-mods"):
 				return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(strings.Replace(string(r.Arguments), "guard-mods", "guarded", 1))}, nil
 			}
@@ -40,8 +66,11 @@ func trio(observed *[]string, mu *sync.Mutex) []*hooks.Funcs {
 		},
 	}
 	all := &hooks.Funcs{
-		Name:  "all",
-		Tools: []hooks.ToolSpec{{Name: "all__echo", Description: "echoes text", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)}},
+		Name: "all",
+		// Its own tool it does not guard, so for all__echo it is asked
+		// provide and transform only, the other shape of a stretch.
+		HookMatchers: map[hooks.Name][]string{hooks.PreToolCall: {"upper", "nope"}},
+		Tools:        []hooks.ToolSpec{{Name: "all__echo", Description: "echoes text", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)}},
 		PreToolCallFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			switch {
 			case has(r.Arguments, "blockme"):
@@ -114,10 +143,13 @@ var equivalenceCalls = []hooks.ToolCall{
 	{ID: "13", Name: "upper", Arguments: json.RawMessage(`{"text":"fail"}`)},
 	{ID: "14", Name: "upper", Arguments: json.RawMessage(`{"text":3}`)},
 	{ID: "15", Name: "all__echo", Arguments: json.RawMessage(`{"text":"echo"}`)},
-	{ID: "16", Name: "all__echo", Arguments: json.RawMessage(`{"text":"mod"}`)},
+	{ID: "16", Name: "all__echo", Arguments: json.RawMessage(`{"text":"guard-mods"}`)},
 	{ID: "17", Name: "all__echo", Arguments: json.RawMessage(`{"txt":"typo"}`)},
-	{ID: "18", Name: "all__echo", Arguments: json.RawMessage(`{"text":"blockme"}`)},
-	{ID: "19", Name: "nope", Arguments: json.RawMessage(`{}`)},
+	{ID: "18", Name: "all__echo", Arguments: json.RawMessage(`{"text":"guard-blocks"}`)},
+	{ID: "19", Name: "all__echo", Arguments: json.RawMessage(`{"text":"guard-breaks"}`)},
+	{ID: "20", Name: "all__echo", Arguments: json.RawMessage(`{"text":"echo keep"}`)},
+	{ID: "21", Name: "all__echo", Arguments: json.RawMessage(`{"text":"fail-provide"}`)},
+	{ID: "22", Name: "nope", Arguments: json.RawMessage(`{}`)},
 }
 
 // pipelineRecord is everything one run of equivalenceCalls shows.
@@ -125,12 +157,21 @@ type pipelineRecord struct {
 	outcomes []Outcome
 	observed []string
 	stats    []hooks.HookStats
+	// stretches is how many stretches the plugins accepted: the one
+	// thing allowed to differ.
+	stretches int64
 }
 
+// runEquivalence runs equivalenceCalls through trio's plugins reached
+// through way, each wrapped by wrap (nil: counted, stretches allowed).
 func runEquivalence(t *testing.T, wrap func(hooks.Plugin) hooks.Plugin, way wiretest.Way) pipelineRecord {
 	t.Helper()
 	var mu sync.Mutex
 	var rec pipelineRecord
+	var accepted atomic.Int64
+	if wrap == nil {
+		wrap = func(p hooks.Plugin) hooks.Plugin { return stretchCounter{Plugin: p, accepted: &accepted} }
+	}
 	var plugins []hooks.Plugin
 	for _, f := range trio(&rec.observed, &mu) {
 		plugins = append(plugins, wrap(wiretest.Over(t, way, f)))
@@ -146,6 +187,7 @@ func runEquivalence(t *testing.T, wrap func(hooks.Plugin) hooks.Plugin, way wire
 	rec.observed = append([]string(nil), rec.observed...)
 	mu.Unlock()
 	rec.stats = bus.Stats().Hooks
+	rec.stretches = accepted.Load()
 	return rec
 }
 
@@ -155,8 +197,7 @@ func runEquivalence(t *testing.T, wrap func(hooks.Plugin) hooks.Plugin, way wire
 // the same plugins blocking, providing, modifying and transforming, the
 // same events observed, the same calls and failures counted per hook.
 func TestPipelineRulesAgreeOverEveryWayAndStretch(t *testing.T) {
-	same := func(p hooks.Plugin) hooks.Plugin { return p }
-	want := runEquivalence(t, same, wiretest.Ways[0])
+	want := runEquivalence(t, nil, wiretest.Ways[0])
 	check := func(t *testing.T, got pipelineRecord) {
 		t.Helper()
 		for i := range want.outcomes {
@@ -181,7 +222,19 @@ func TestPipelineRulesAgreeOverEveryWayAndStretch(t *testing.T) {
 		t.Fatalf("the calls do not cover every path: %v", paths)
 	}
 	for _, way := range wiretest.Wire {
-		t.Run(way.Name, func(t *testing.T) { check(t, runEquivalence(t, same, way)) })
+		t.Run(way.Name, func(t *testing.T) {
+			got := runEquivalence(t, nil, way)
+			check(t, got)
+			// Over v2 the native calls that reach "all" after the guard,
+			// and the calls of its own tool with valid arguments, go
+			// through a stretch; v1 cannot stretch.
+			if way.Version == 2 && got.stretches < 13 {
+				t.Errorf("only %d stretches over v2: the stretched path was hardly taken", got.stretches)
+			}
+			if way.Version == 1 && got.stretches != 0 {
+				t.Errorf("%d stretches over v1", got.stretches)
+			}
+		})
 		t.Run(way.Name+"-unstretched", func(t *testing.T) {
 			check(t, runEquivalence(t, func(p hooks.Plugin) hooks.Plugin { return noStretch{p} }, way))
 		})

@@ -254,6 +254,11 @@ var (
 	provideTransformStages    = []hooks.Name{hooks.PreToolCallCanProvideResult, hooks.TransformToolResult}
 )
 
+// preStageTimeout bounds a hanging pre stage; the plugin's transform has
+// the same deadline and must meet it, so it is not cut too fine for a busy
+// machine.
+const preStageTimeout = 250 * time.Millisecond
+
 func scenarios() []scenario {
 	ss := []scenario{
 		{
@@ -420,7 +425,7 @@ func scenarios() []scenario {
 					wait()
 					return &hooks.ToolResult{Content: `"late"`}, nil
 				}
-				return []plugin{{f: p, opts: short}}
+				return []plugin{{f: p, opts: hooks.Options{ToolTimeout: short.ToolTimeout}}}
 			},
 			want: outcome{
 				Arguments: `{"P":0}`, ModifiedBy: []string{"P"}, Native: true,
@@ -492,7 +497,7 @@ func scenarios() []scenario {
 		ss = append(ss, scenario{
 			name: "the stretch's pre stage fails (" + kind.String() + "): provide is asked plainly",
 			plugins: func(t *testing.T) []plugin {
-				return []plugin{{f: build(t), opts: hooks.Options{Timeout: 50 * time.Millisecond}}}
+				return []plugin{{f: build(t), opts: hooks.Options{Timeout: preStageTimeout}}}
 			},
 			want: outcome{
 				Arguments: `{}`, ProvidedBy: "P",
@@ -503,7 +508,7 @@ func scenarios() []scenario {
 		}, scenario{
 			name: "the stretch's pre stage fails (" + kind.String() + ") under fail_closed: blocked, nothing provided",
 			plugins: func(t *testing.T) []plugin {
-				return []plugin{{f: build(t), opts: hooks.Options{Timeout: 50 * time.Millisecond, FailClosed: true}}}
+				return []plugin{{f: build(t), opts: hooks.Options{Timeout: preStageTimeout, FailClosed: true}}}
 			},
 			want: outcome{
 				Blocked: true, BlockedBy: "P", Arguments: `{}`,
@@ -601,4 +606,95 @@ func panicSeenAsError(o outcome) outcome {
 	}
 	sort.Strings(o.Stats)
 	return o
+}
+
+// A run that ends before its stretch does (the turn gave up after
+// pre_tool_call) cancels the stages the plugin is still working on.
+func TestClosingARunCancelsItsStretch(t *testing.T) {
+	for _, pa := range paths {
+		if !pa.stretches || pa.preOutside {
+			continue
+		}
+		t.Run(pa.name, func(t *testing.T) {
+			started, cancelled := make(chan struct{}), make(chan struct{})
+			p := &hooks.Funcs{
+				Name:            "P",
+				PreToolCallFunc: noDecision,
+				PreToolCallCanProvideResultFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+					close(started)
+					<-ctx.Done()
+					close(cancelled)
+					return nil, ctx.Err()
+				},
+			}
+			c := pa.host(t, p).(*counted)
+			b := newBus(t, hooks.Member{Plugin: c, Options: hooks.Options{ToolTimeout: time.Hour}})
+			run := b.StartToolCall(call)
+			if out := run.PreToolCall(context.Background()); out.Blocked {
+				t.Fatalf("blocked: %+v", out)
+			}
+			within(t, func() { <-started })
+			run.Close()
+			within(t, func() { <-cancelled })
+			if sent := c.asked(); len(sent) != 1 || !slices.Equal(sent[0], preProvideStages) {
+				t.Fatalf("sent stretches %v, want one of %v", sent, preProvideStages)
+			}
+		})
+	}
+}
+
+// hostile answers every stage of a stretch with what it was given, of
+// whatever type, and records whether it was closed.
+type hostile struct {
+	hooks.Plugin
+	answer any
+	closed chan struct{}
+}
+
+func (h *hostile) Stretch(context.Context, hooks.StretchRequest) (hooks.Stretch, error) {
+	return h, nil
+}
+
+func (h *hostile) Next(context.Context) (any, error) { return h.answer, nil }
+
+func (h *hostile) Close() {
+	select {
+	case <-h.closed:
+	default:
+		close(h.closed)
+	}
+}
+
+// A stage answer that is not of the hook's answer type, or breaks its
+// rules, is malformed like a plain call's: counted, the stretch closed, and
+// the call goes on hook by hook.
+func TestAHostileStageAnswerIsMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer any
+	}{
+		{"wrong type", &hooks.ToolResult{Content: `"not a decision"`}},
+		{"breaks the rules", &hooks.PreToolCallDecision{Block: &hooks.Block{}, ModifiedArgs: json.RawMessage(`{}`)}},
+		{"not even a hook answer", "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := full("P")
+			h := &hostile{Plugin: p, answer: tc.answer, closed: make(chan struct{})}
+			b := newBus(t, hooks.Member{Plugin: h})
+			got := fire(context.Background(), b, true, call)
+			want := outcome{
+				Arguments: `{}`, ProvidedBy: "P",
+				Content: `["P","provided_by:P",{"by":"P","args":{}}]`, TransformedBy: []string{"P"},
+				Stats: []string{"P pre_tool_call calls=1 malformed=1", "P pre_tool_call_can_provide_result calls=1", "P transform_tool_result calls=1"},
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("outcome\n got %+v\nwant %+v", got, want)
+			}
+			select {
+			case <-h.closed:
+			default:
+				t.Fatal("the stretch was not closed after its malformed stage")
+			}
+		})
+	}
 }

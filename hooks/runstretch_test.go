@@ -24,7 +24,7 @@ func runStretch(t *testing.T, ctx context.Context, p hooks.Plugin, stages ...hoo
 	t.Helper()
 	req := hooks.StretchRequest{Call: call}
 	for _, h := range stages {
-		req.Stages = append(req.Stages, hooks.StretchStage{Hook: h, Timeout: 50 * time.Millisecond})
+		req.Stages = append(req.Stages, hooks.StretchStage{Hook: h, Timeout: preStageTimeout})
 	}
 	var out []emitted
 	within(t, func() {

@@ -227,8 +227,9 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 // pre_tool_call_can_provide_result and transform_tool_result then costs
 // one round trip where it cost three.
 //
-// When the host forms one. StartToolCall looks at who is subscribed for
-// this tool, per-hook matchers applied. Let P be the plugin asked first for
+// When the host forms one. The run looks at who is subscribed for this
+// tool, per-hook matchers applied (StartToolCall, and ProvideResult when no
+// stretch was sent yet). Let P be the plugin asked first for
 // pre_tool_call_can_provide_result. If P is also the plugin asked last for
 // pre_tool_call, and P implements Stretcher, P is asked [pre_tool_call,
 // pre_tool_call_can_provide_result] in one stretch, with

@@ -40,19 +40,21 @@ func logLines(b *syncbuf.Buffer) []string {
 	return out
 }
 
-// panicLog runs n panicking calls through a real plugin and a Bus that log
-// to one sink at level, and returns what was logged once the plugin has
-// stopped and its stderr has been relayed to the end.
-func panicLog(t *testing.T, level hclog.Level, n int) []string {
+// panicLog runs n panicking calls through a real plugin speaking protocol
+// v and a Bus that log to one sink at level, and returns what was logged
+// once the plugin has stopped and its stderr has been relayed to the end.
+func panicLog(t *testing.T, level hclog.Level, n, v int) []string {
 	t.Helper()
 	sink := &syncbuf.Buffer{}
 	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: sink, Level: level})
 	opts := fastOptions()
 	opts.Logger = log
-	h, errs := Start(context.Background(), configOf(plug{"panicky", entry(bigresultAs(t, "panicky"))}), opts)
+	name := named("panicky", v)
+	h, errs := Start(context.Background(), configOf(plug{name, pinned(entry(bigresultAs(t, name)), v)}), opts)
 	for _, e := range errs {
 		t.Fatalf("unexpected start error: %v", e)
 	}
+	wantProtocol(t, h, v)
 	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -63,9 +65,14 @@ func panicLog(t *testing.T, level hclog.Level, n int) []string {
 			t.Fatalf("a panicking plugin produced %+v", r)
 		}
 	}
-	// A remote panic reaches the host as the plugin's error.
-	if got := bus.Stats().Failures("panicky", hooks.PreToolCallCanProvideResult, hooks.KindError); got != uint64(n) {
-		t.Fatalf("%d failures counted, want %d", got, n)
+	// A remote panic reaches the host as the plugin's failure: version 2
+	// says it was a panic, version 1 can only report the handler's error.
+	kind := hooks.KindPanic
+	if v == 1 {
+		kind = hooks.KindError
+	}
+	if got := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, kind); got != uint64(n) {
+		t.Fatalf("%d failures of kind %v counted, want %d", got, kind, n)
 	}
 	// Close waits for go-plugin's stderr relay, so every line the plugin
 	// wrote has reached the sink after it.
@@ -81,28 +88,30 @@ func panicLog(t *testing.T, level hclog.Level, n int) []string {
 // stderr and go-plugin's relay into the host's log.
 func TestPluginPanicsAreWarnedOnceAndTheirStackIsDebug(t *testing.T) {
 	t.Parallel()
-	const n = 200
-	lines := panicLog(t, hclog.Warn, n)
-	for _, l := range lines {
-		t.Log(l)
-	}
-	var warns int
-	for _, l := range lines {
-		if strings.Contains(l, "stack") || strings.Contains(l, "goroutine ") {
-			t.Errorf("a stack reached the default log level: %.200s", l)
+	overProtocols(t, func(t *testing.T, v int) {
+		const n = 200
+		lines := panicLog(t, hclog.Warn, n, v)
+		for _, l := range lines {
+			t.Log(l)
 		}
-		if strings.Contains(l, "[WARN]") && strings.Contains(l, "panic") {
-			warns++
+		var warns int
+		for _, l := range lines {
+			if strings.Contains(l, "stack") || strings.Contains(l, "goroutine ") {
+				t.Errorf("a stack reached the default log level: %.200s", l)
+			}
+			if strings.Contains(l, "[WARN]") && strings.Contains(l, "panic") {
+				warns++
+			}
 		}
-	}
-	if len(lines) > 5 || warns != 1 {
-		t.Fatalf("%d panics gave %d log lines at the default level, %d of them a panic WARN; want a handful with exactly one WARN", n, len(lines), warns)
-	}
+		if len(lines) > 5 || warns != 1 {
+			t.Fatalf("%d panics gave %d log lines at the default level, %d of them a panic WARN; want a handful with exactly one WARN", n, len(lines), warns)
+		}
 
-	debug := strings.Join(panicLog(t, hclog.Debug, 1), "\n")
-	if !strings.Contains(debug, "boom from panicky") || !strings.Contains(debug, "goroutine ") {
-		t.Fatalf("the panic's stack is not logged at DEBUG:\n%s", debug)
-	}
+		debug := strings.Join(panicLog(t, hclog.Debug, 1, v), "\n")
+		if !strings.Contains(debug, "boom from "+named("panicky", v)) || !strings.Contains(debug, "goroutine ") {
+			t.Fatalf("the panic's stack is not logged at DEBUG:\n%s", debug)
+		}
+	})
 }
 
 // A remote plugin's plain-text answers, provided and transformed, reach the

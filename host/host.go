@@ -358,6 +358,7 @@ func (h *Host) Members() []hooks.Member {
 			ToolTimeout:       s.entry.ToolTimeout,
 			FailClosed:        s.entry.FailClosed,
 			AllowToolOverride: s.entry.AllowToolOverride,
+			MaxResultSize:     s.entry.MaxResultSize,
 		}}
 	}
 	return members

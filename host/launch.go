@@ -209,6 +209,9 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			"the plugin at %s does not serve the hookhost plugin service (got %T)", path, raw)
 	}
 	in.rpc = rpc
+	// Describe's answer and Configure's are held to the plugin's limits
+	// too; the Supervised that adopts the process adds its own hooks.
+	rpc.Apply(settings(name, entry, nil))
 	if v := rpc.Version(); v != in.version {
 		return startErr(name, nil, "rebuild the plugin against this hookhost's plugins/sdk",
 			"negotiated plugin protocol %d, but the connection speaks %d", in.version, v)
@@ -255,6 +258,16 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 	}
 	in.manifest = m
 	return nil
+}
+
+// settings are the message rules of one plugin's config entry.
+func settings(name string, entry config.PluginEntry, repaired func(hook string, fields int)) wire.Settings {
+	return wire.Settings{
+		Plugin:         name,
+		MaxResultSize:  entry.MaxResultSize,
+		MaxRequestSize: entry.MaxRequestSize,
+		Repaired:       repaired,
+	}
 }
 
 // abort tears down a plugin that failed to start. There is nothing worth a

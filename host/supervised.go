@@ -86,11 +86,7 @@ func newSupervised(name string, entry config.PluginEntry, opts Options, first *i
 // adopt applies the plugin's message rules to a newly started process,
 // before any hook call can reach it.
 func (s *Supervised) adopt(in *instance) {
-	in.rpc.Apply(wire.Settings{
-		MaxResultSize:  s.entry.MaxResultSize,
-		MaxRequestSize: s.entry.MaxRequestSize,
-		Repaired:       s.repaired,
-	})
+	in.rpc.Apply(settings(s.name, s.entry, s.repaired))
 }
 
 // repaired counts a request whose text was not valid UTF-8 and went out

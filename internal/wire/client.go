@@ -81,20 +81,22 @@ func (c *Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, err
 	return row.answer(out), nil
 }
 
-// ErrMalformed marks a response the plugin sent that breaks the protocol,
-// such as an unknown hook name in its manifest, a message with no valid
-// role, or a result over the host's size limit. Test for it with errors.Is;
-// it is hooks.ErrMalformed, so the Bus counts it as malformed.
+// ErrMalformed marks what the plugin sent that breaks the protocol, such as
+// an unknown hook name in its manifest, an answer over the host's size
+// limit, or (version 2) an answer out of step with its call. Test for it
+// with errors.Is; it is hooks.ErrMalformed, so the Bus counts it as
+// malformed.
 var ErrMalformed = hooks.ErrMalformed
 
-// CallError is how a Client reports a failed call. Kind, when set, is the
-// sentinel the failure is classified as, so that errors.Is works on it:
-// hooks.ErrUnavailable (the process is gone or the connection broke),
-// context.DeadlineExceeded or context.Canceled (the call's context ended),
+// CallError is how Client and V2Client report a failed call. Kind, when
+// set, is the sentinel the failure is classified as, so that errors.Is
+// works on it: hooks.ErrUnavailable (the process is gone or the connection
+// broke), context.DeadlineExceeded or context.Canceled (the call's context
+// ended, or the plugin said its deadline passed), hooks.ErrPanicked (the
+// handler panicked; version 2 says so, version 1 reports it as an error),
 // ErrMalformed, or hooks.ErrRefused (the host would not send the call). A
-// nil Kind means the plugin's handler returned an error or panicked (Msg is
-// then the plugin's own message), or its server refused a request too large
-// for it.
+// nil Kind means the plugin's handler returned an error (Msg is then the
+// plugin's own message), or its server refused a request too large for it.
 type CallError struct {
 	Plugin string // Settings.Plugin, or the manifest's name for a malformed one
 	Hook   string // the hook name, or "describe" / "configure"

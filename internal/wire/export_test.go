@@ -13,3 +13,11 @@ func SetRunStretch(f func(ctx context.Context, p hooks.Plugin, req hooks.Stretch
 	runStretch = f
 	return func() { runStretch = old }
 }
+
+// SetMaxInFlight bounds the calls one version 2 stream runs at once until
+// restore is called.
+func SetMaxInFlight(n int) (restore func()) {
+	old := maxInFlight
+	maxInFlight = n
+	return func() { maxInFlight = old }
+}

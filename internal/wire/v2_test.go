@@ -348,3 +348,146 @@ func (d *deaf) Hooks(s pluginv2.Plugin_HooksServer) error {
 	<-s.Context().Done()
 	return nil
 }
+
+// A handler that ignores its context holds up no other call on the stream,
+// and past the cap on calls in flight the plugin says so rather than
+// queueing without bound.
+func TestV2HandlerThatIgnoresItsContext(t *testing.T) {
+	t.Cleanup(wire.SetMaxInFlight(3)) // after the server stopped: cleanups run last first
+	release := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	p := &hooks.Funcs{
+		Name: "deaf",
+		PreToolCallFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			if ev.Name == "ignore" {
+				entered <- struct{}{}
+				<-release // its context is not looked at
+			}
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: ev.Name}}, nil
+		},
+	}
+	c := serveV2(t, p).client
+	for range 2 {
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		_, err := c.Handle(ctx, hooks.PreToolCall, hooks.ToolCallRequest{Name: "ignore"})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want a deadline", err)
+		}
+		<-entered
+	}
+	// Two handlers are stuck; the stream serves a third call.
+	if v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "fine"}); err != nil || v.(*hooks.PreToolCallDecision).Block.Message != "fine" {
+		t.Fatalf("while others hang: (%v, %v)", v, err)
+	}
+	// A third stuck one reaches the cap of 3: the next call is refused.
+	go func() {
+		_, _ = c.Handle(context.Background(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "ignore"})
+	}()
+	<-entered
+	_, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "fine"})
+	var ce *wire.CallError
+	if !errors.As(err, &ce) || ce.Kind != nil || !strings.Contains(err.Error(), "already running 3 hook calls") {
+		t.Fatalf("over the cap: got %v", err)
+	}
+	close(release)
+	eventually(t, "the stuck handlers to finish and free the stream", func() bool {
+		v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "fine"})
+		return err == nil && v != nil
+	})
+}
+
+// Whatever a host sends on the stream, the plugin answers with a failure
+// saying what was wrong, and serves the next call.
+func TestV2GarbageFromHost(t *testing.T) {
+	var rec recorder
+	cn := dial(t, 2, func(s *grpc.Server) { wire.RegisterV2(s, everything(&rec), nil) })
+	hs, err := pluginv2.NewPluginClient(cn.cc).Hooks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := answerOf(t, &pluginv1.ToolCallRequest{Name: "now"})
+	stage := func(h string) []*pluginv2.Stage {
+		return []*pluginv2.Stage{{Hook: h, TimeoutNs: int64(10 * time.Second)}}
+	}
+	send := func(m *pluginv2.HostMessage) {
+		t.Helper()
+		if err := hs.Send(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(c *pluginv2.HookCall) { send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: c}}) }
+
+	send(&pluginv2.HostMessage{})                                                                     // neither a call nor a cancel
+	send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Cancel{Cancel: &pluginv2.Cancel{Id: 77}}}) // no such call
+	call(&pluginv2.HookCall{Id: 1})
+	call(&pluginv2.HookCall{Id: 2, Stages: stage("pre_coffee"), Payload: payload})
+	call(&pluginv2.HookCall{Id: 3, Stages: stage("pre_tool_call"), Payload: []byte{0xff, 0xff}})
+	call(&pluginv2.HookCall{Id: 4, Stages: []*pluginv2.Stage{{Hook: "pre_tool_call"}, {Hook: "pre_coffee"}}, Payload: payload})
+	call(&pluginv2.HookCall{Id: 5, Stages: stage("pre_tool_call"), Payload: payload})
+	want := map[uint64]pluginv2.Failure_Kind{
+		1: pluginv2.Failure_BAD_REQUEST, 2: pluginv2.Failure_UNKNOWN_HOOK, 3: pluginv2.Failure_BAD_REQUEST, 4: pluginv2.Failure_UNKNOWN_HOOK,
+	}
+	for range 5 {
+		m, err := hs.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.GetLast() {
+			t.Errorf("call %d: not marked last", m.GetId())
+		}
+		if m.GetId() == 5 {
+			var d pluginv1.PreToolCallResponse
+			if m.GetFailure() != nil || proto.Unmarshal(m.GetAnswer(), &d) != nil || string(d.GetModifiedArgs()) != `{"tz":"UTC"}` {
+				t.Errorf("the valid call: %v", m)
+			}
+			continue
+		}
+		if got := m.GetFailure().GetKind(); got != want[m.GetId()] || m.GetFailure().GetMessage() == "" {
+			t.Errorf("call %d: failure %v, want %v", m.GetId(), m.GetFailure(), want[m.GetId()])
+		}
+		delete(want, m.GetId())
+	}
+	if len(want) != 0 {
+		t.Errorf("no answer for %v", want)
+	}
+}
+
+// New settings take a new stream (its receive limit is fixed when it
+// opens); calls in flight on the old one are answered there, and it ends
+// after them.
+func TestV2ApplyRetiresTheStream(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{}, 1)
+	p := &hooks.Funcs{
+		Name: "slow",
+		PreToolCallFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			if ev.Name == "wait" {
+				entered <- struct{}{}
+				<-release
+			}
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: ev.Name}}, nil
+		},
+	}
+	var streams atomic.Int32
+	c := serveV2(t, p, countStreams(&streams)).client
+	done := make(chan error, 1)
+	go func() {
+		v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "wait"})
+		if err == nil && v.(*hooks.PreToolCallDecision).Block.Message != "wait" {
+			err = fmt.Errorf("answer %v", v)
+		}
+		done <- err
+	}()
+	<-entered
+	c.Apply(wire.Settings{Plugin: "slow", MaxResultSize: 1 << 20})
+	if v, err := c.Handle(t.Context(), hooks.PreToolCall, hooks.ToolCallRequest{Name: "now"}); err != nil || v.(*hooks.PreToolCallDecision).Block.Message != "now" {
+		t.Fatalf("on the new stream: (%v, %v)", v, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the call in flight on the old stream: %v", err)
+	}
+	if n := streams.Load(); n != 2 {
+		t.Fatalf("%d streams, want 2", n)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
@@ -18,11 +20,11 @@ import (
 // maxInFlight bounds the hook calls one stream runs at once. Handlers that
 // ignore their context keep running after the host gave up on them; past
 // this many the plugin answers new calls with a failure rather than
-// holding ever more goroutines.
-const maxInFlight = 4096
+// holding ever more goroutines. A variable for tests.
+var maxInFlight = 4096
 
-// runStretch answers a stretch; a variable so that tests can run stretches
-// before the plugin-side rules exist.
+// runStretch answers a stretch; a variable so that tests can make it
+// misbehave.
 var runStretch = hooks.RunStretch
 
 // errHostCancelled is the cause of a call's context the host cancelled: no
@@ -182,6 +184,7 @@ func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, 
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("undecodable %s request: %v", row.name, err)})
 		return
 	}
+	// A host with no deadline of its own sends none (0).
 	if t := stage.GetTimeoutNs(); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(t))
@@ -220,6 +223,19 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 
 	var mu sync.Mutex
 	next, over := 0, false
+	defer func() {
+		// RunStretch guards the handlers; this guards RunStretch, so that
+		// one bad call never takes the plugin process down.
+		if v := recover(); v != nil {
+			hclog.Default().Debug("recovered a panic answering a stretch", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			mu.Lock()
+			defer mu.Unlock()
+			if !over && context.Cause(ctx) != errHostCancelled {
+				over = true
+				h.fail(id, next, &failure{pluginv2.Failure_PANIC, fmt.Sprintf("panic answering a stretch: %v", v)})
+			}
+		}
+	}()
 	runStretch(ctx, h.s.p, req, func(v any, err error) {
 		mu.Lock()
 		defer mu.Unlock()

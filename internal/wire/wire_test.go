@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,7 @@ func overEach(t *testing.T, test func(t *testing.T, version int)) {
 type conn struct {
 	client wire.Conn
 	server *grpc.Server
+	cc     *grpc.ClientConn // for raw calls
 }
 
 // dial serves what register registers and connects the client of version.
@@ -65,7 +67,7 @@ func dial(t testing.TB, version int, register func(*grpc.Server), opts ...grpc.S
 		_ = cc.Close()
 		s.Stop()
 	})
-	return &conn{client: c, server: s}
+	return &conn{client: c, server: s, cc: cc}
 }
 
 // connect serves p with protocol version; the client knows the plugin by
@@ -710,4 +712,102 @@ func TestBusClassifiesRemoteFailures(t *testing.T) {
 func handleErr(ctx context.Context, p hooks.Plugin, hook hooks.Name, ev any) error {
 	_, err := p.Handle(ctx, hook, ev)
 	return err
+}
+
+// Size limits hold both ways: an answer over max_result_size is the
+// plugin's malformed answer and a request over max_request_size is never
+// sent; neither harms the next call.
+func TestSizeLimitsOverGRPC(t *testing.T) {
+	overEach(t, func(t *testing.T, version int) {
+		var calls atomic.Int32
+		p := &hooks.Funcs{
+			Name: "big",
+			PreToolCallCanProvideResultFunc: func(_ context.Context, ev hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				calls.Add(1)
+				if ev.Name == "big" {
+					return &hooks.ToolResult{Content: strings.Repeat("x", 100<<10)}, nil
+				}
+				return &hooks.ToolResult{Content: "small"}, nil
+			},
+		}
+		c := connect(t, version, p, nil).client
+		c.Apply(wire.Settings{Plugin: "big", MaxResultSize: 64 << 10, MaxRequestSize: 1 << 10})
+		ask := func(req hooks.ToolCallRequest) (any, error) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			return c.Handle(ctx, hooks.PreToolCallCanProvideResult, req)
+		}
+
+		_, err := ask(hooks.ToolCallRequest{Name: "big"})
+		if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), "max_result_size is 65536 bytes; raise plugins.entries.big.max_result_size") {
+			t.Fatalf("oversized answer: got %v", err)
+		}
+		if v, err := ask(hooks.ToolCallRequest{Name: "small"}); err != nil || v.(*hooks.ToolResult).Content != "small" {
+			t.Fatalf("after an oversized answer: (%v, %v)", v, err)
+		}
+
+		before := calls.Load()
+		_, err = ask(hooks.ToolCallRequest{Name: "small", Arguments: json.RawMessage(`"` + strings.Repeat("a", 2<<10) + `"`)})
+		if !errors.Is(err, hooks.ErrRefused) || !strings.Contains(err.Error(), "over the 1024 bytes this plugin's max_request_size allows (raise plugins.entries.big.max_request_size") {
+			t.Fatalf("oversized request: got %v", err)
+		}
+		if calls.Load() != before {
+			t.Fatal("an oversized request reached the plugin")
+		}
+		if v, err := ask(hooks.ToolCallRequest{Name: "small"}); err != nil || v.(*hooks.ToolResult).Content != "small" {
+			t.Fatalf("after an oversized request: (%v, %v)", v, err)
+		}
+
+		// Raised limits let the same answer through.
+		c.Apply(wire.Settings{Plugin: "big", MaxResultSize: 1 << 20})
+		if v, err := ask(hooks.ToolCallRequest{Name: "big"}); err != nil || len(v.(*hooks.ToolResult).Content) != 100<<10 {
+			t.Fatalf("with a raised limit: %v", err)
+		}
+	})
+}
+
+// Version 1's service, built from the table, goes through a server's
+// interceptors under the methods plugin.proto names.
+func TestV1ServiceThroughInterceptor(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	intercept := grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		mu.Lock()
+		seen = append(seen, info.FullMethod)
+		mu.Unlock()
+		return handler(ctx, req)
+	})
+	var rec recorder
+	cn := dial(t, 1, func(s *grpc.Server) { wire.RegisterV1(s, everything(&rec), nil) }, intercept)
+	if _, err := cn.client.Describe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cn.client.Configure(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hooks.Catalogue {
+		if _, err := cn.client.Handle(t.Context(), h, payloadOf(h)); err != nil {
+			t.Fatalf("%s: %v", h, err)
+		}
+	}
+	want := []string{"/hookhost.plugin.v1.Plugin/Describe", "/hookhost.plugin.v1.Plugin/Configure"}
+	for _, m := range []string{"OnSessionStart", "PreToolListFinalized", "PreApiRequestMutable", "PostLlmCallCanReissue", "PostLlmCall",
+		"PreToolCall", "PreToolCallCanProvideResult", "PostToolCall", "TransformToolResult", "TransformLlmOutput", "OnSessionEnd"} {
+		want = append(want, "/hookhost.plugin.v1.Plugin/"+m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(seen, want) {
+		t.Fatalf("methods\n got  %v\n want %v", seen, want)
+	}
+	// And they are the methods of the generated service description.
+	var generated []string
+	for _, m := range pluginv1.Plugin_ServiceDesc.Methods {
+		generated = append(generated, "/"+pluginv1.Plugin_ServiceDesc.ServiceName+"/"+m.MethodName)
+	}
+	slices.Sort(generated)
+	sorted := slices.Sorted(slices.Values(want))
+	if !reflect.DeepEqual(sorted, generated) {
+		t.Fatalf("the table's methods %v are not plugin.proto's %v", sorted, generated)
+	}
 }

@@ -78,6 +78,13 @@ func start(t *testing.T, stateDir string) *rig {
 // options (their Logger is replaced by one the test shows on failure).
 func startFrom(t *testing.T, stateDir, binDir string, opts host.Options) *rig {
 	t.Helper()
+	return startOver(t, stateDir, binDir, 0, opts)
+}
+
+// startOver is startFrom with kora's plugin protocol pinned to protocol
+// (0: the newest both speak).
+func startOver(t *testing.T, stateDir, binDir string, protocol int, opts host.Options) *rig {
+	t.Helper()
 	logs := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -95,11 +102,12 @@ enabled = ["kora"]
 dir = %q
 [plugins.entries.kora]
 timeout = "5s"
+protocol = %d
 [plugins.entries.kora.config]
 state_dir = %q
 [plugins.entries.kora.config.budget]
 daily_usd = 1.0
-`, binDir, stateDir)
+`, binDir, protocol, stateDir)
 	cfg, err := config.Parse([]byte(src), "e2e.toml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +208,18 @@ func (r *rig) readLedger(t *testing.T) ([]ledger.Inference, []ledger.ToolCall) {
 }
 
 func TestDemoBehaviours(t *testing.T) {
-	r := start(t, filepath.Join(t.TempDir(), "state"))
+	for _, protocol := range []int{1, 2} {
+		t.Run(fmt.Sprintf("protocol=%d", protocol), func(t *testing.T) {
+			r := startOver(t, filepath.Join(t.TempDir(), "state"), pluginDir, protocol, host.Options{})
+			if got := r.kora(t).Protocol; got != protocol {
+				t.Fatalf("kora speaks protocol %d, want %d", got, protocol)
+			}
+			testDemoBehaviours(t, r)
+		})
+	}
+}
+
+func testDemoBehaviours(t *testing.T, r *rig) {
 
 	// 1. The bridge answers kora__get_burn; native dispatch never runs.
 	burn := r.send(t, "what's my burn?")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,8 +22,9 @@ import (
 
 // demoHost starts the plugins of the demo config (examples/demo.toml, the
 // one `make run` uses) from the binaries built for these tests, each with
-// a fresh state directory, and returns a Bus over them.
-func demoHost(t *testing.T) *hooks.Bus {
+// a fresh state directory and its protocol pinned to protocol (0:
+// negotiated), and returns a Bus over them.
+func demoHost(t *testing.T, protocol int) *hooks.Bus {
 	t.Helper()
 	const demo = "../../examples/demo.toml"
 	src, err := os.ReadFile(demo)
@@ -40,6 +42,7 @@ func demoHost(t *testing.T) *hooks.Bus {
 	for _, name := range cfg.Plugins.Enabled {
 		e := cfg.Plugins.Entries[name]
 		e.Path = filepath.Join(pluginDir, name)
+		e.Protocol = protocol
 		var table map[string]any
 		if err := json.Unmarshal(e.Config, &table); err != nil {
 			t.Fatal(err)
@@ -68,6 +71,16 @@ func demoHost(t *testing.T) *hooks.Bus {
 	if len(errs) > 0 {
 		t.Fatalf("the demo config's plugins did not start: %v", errs)
 	}
+	for _, st := range h.Plugins() {
+		// Unpinned, negotiation settles on the newest version both speak.
+		want := protocol
+		if want == 0 {
+			want = 2
+		}
+		if st.Protocol != want {
+			t.Fatalf("plugin %s speaks protocol %d, want %d", st.Name, st.Protocol, want)
+		}
+	}
 	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.Named("hooks")})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +107,13 @@ func callsByHook(st hooks.Stats) map[hooks.Name]uint64 {
 // native call only through post_tool_call, an observer, which is queued
 // and never delays the call.
 func TestDemoConfigNativeToolCallMakesNoSynchronousPluginCall(t *testing.T) {
-	bus := demoHost(t)
+	for _, protocol := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("protocol=%d", protocol), func(t *testing.T) { testDemoConfigNativeToolCall(t, protocol) })
+	}
+}
+
+func testDemoConfigNativeToolCall(t *testing.T, protocol int) {
+	bus := demoHost(t, protocol)
 	native, err := builtin.All(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

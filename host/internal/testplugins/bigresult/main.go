@@ -4,8 +4,8 @@
 // tool name of each pre_tool_call_can_provide_result call. Its name is the
 // base name it was started as, so that links to one binary can play several
 // plugins. Started under a name beginning with "oldsdk" it serves with
-// gRPC's default 4 MiB request limit, as a plugin built with an older SDK
-// or a third-party go-plugin server does.
+// gRPC's default 4 MiB request limit and protocol version 1 only, as a
+// plugin built with an older SDK or a third-party go-plugin server does.
 package main
 
 import (
@@ -72,9 +72,16 @@ func main() {
 	if !strings.HasPrefix(b.name, "oldsdk") {
 		sdk.Serve(b)
 	}
+	// An older SDK speaks protocol version 1 only.
+	sets := handshake.VersionedPlugins(sdk.Adapt(b), b.Configure)
+	for v := range sets {
+		if v != 1 {
+			delete(sets, v)
+		}
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  handshake.Config,
-		VersionedPlugins: handshake.VersionedPlugins(sdk.Adapt(b), b.Configure),
+		VersionedPlugins: sets,
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: b.name, Output: os.Stderr, JSONFormat: true}),
 	})
