@@ -23,13 +23,23 @@ func TestMain(m *testing.M) { exampletest.Main(m, "audit", &bin) }
 // A native tool call costs the audit plugin no synchronous call: it is
 // audited on post_tool_call, which never delays the call.
 func TestRealAuditCostsNativeCallsNoRoundTrip(t *testing.T) {
+	for _, protocol := range []int{1, 2} {
+		t.Run(fmt.Sprintf("protocol %d", protocol), func(t *testing.T) { testCostsNoRoundTrip(t, protocol) })
+	}
+}
+
+func testCostsNoRoundTrip(t *testing.T, protocol int) {
 	cfg := exampletest.Parse(t, fmt.Sprintf(`
 [plugins]
 enabled = ["audit"]
 [plugins.entries.audit]
 path = %q
-`, bin))
-	_, bus := exampletest.Start(t, cfg, host.Options{})
+protocol = %d
+`, bin, protocol))
+	h, bus := exampletest.Start(t, cfg, host.Options{})
+	if st := h.Plugins(); len(st) != 1 || st[0].Protocol != protocol {
+		t.Fatalf("plugins %+v, want audit speaking protocol %d", st, protocol)
+	}
 	tools, err := builtin.All(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -118,9 +118,18 @@
 // plugin instead of launching it, calls it like any other, and leaves it
 // running when it exits:
 //
+//	# in the foreground: set breakpoints, then continue; the line appears
+//	HOOKHOST_PLUGIN_DEBUG=1 dlv debug ./examples/guard
+//	# or headless, for an editor to connect to 127.0.0.1:2345
 //	go build -gcflags=all='-N -l' -o bin/plugins/guard ./examples/guard
-//	HOOKHOST_PLUGIN_DEBUG=1 dlv exec bin/plugins/guard --headless --listen=:2345 --api-version=2
-//	# or, in the foreground: HOOKHOST_PLUGIN_DEBUG=1 dlv debug ./examples/guard
+//	HOOKHOST_PLUGIN_DEBUG=1 dlv exec bin/plugins/guard --headless --listen=127.0.0.1:2345 \
+//		--api-version=2 --accept-multiclient --continue
+//	# then, in another terminal, with the line the plugin printed
+//	HOOKHOST_REATTACH_PLUGINS='{"guard":{...}}' ./bin/hookhost chat -c examples/guard/example.toml
+//
+// A call that stops at a breakpoint still has the host's deadline: past
+// it, the host counts the call as no opinion and goes on. Raise timeout and
+// tool_timeout in the plugin's entry while debugging.
 //
 // What crosses to the host is bounded: an answer over the host's
 // max_result_size for the plugin (4 MiB by default) is dropped and counted

@@ -156,6 +156,13 @@ func serveDebug(cfg *plugin.ServeConfig, name string, log hclog.Logger) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{
+		Name: name, Output: os.Stderr, Level: hclog.Debug,
+		// go-plugin stops a test-mode server by closing its listener, and
+		// logs the accept that then fails as an error: not one to a person
+		// who pressed Ctrl-C.
+		Exclude: func(_ hclog.Level, msg string, _ ...any) bool { return msg == "grpc server" && ctx.Err() != nil },
+	})
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
 	cfg.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed}

@@ -759,6 +759,50 @@ func TestServeDebugMode(t *testing.T) {
 			if log := d.stderr.String(); !strings.Contains(log, "stray output after the handshake") {
 				t.Fatalf("the stray print did not go to stderr:\n%s", log)
 			}
+			if log := d.stderr.String(); strings.Contains(log, "[ERROR]") {
+				t.Fatalf("a clean stop logged an error:\n%s", log)
+			}
+		})
+	}
+}
+
+// Many calls at once share the plugin's connection (version 2: one stream),
+// and each gets its own answer, hanging calls among them.
+func TestServeConcurrentCalls(t *testing.T) {
+	for _, v := range versions()[1:] {
+		t.Run(fmt.Sprintf("version %d", v), func(t *testing.T) {
+			_, c, _ := launch(t, v)
+			const n = 64
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+					defer cancel()
+					if i%8 == 0 {
+						// A call that hangs until its deadline holds up
+						// nothing else.
+						hctx, hcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+						defer hcancel()
+						if _, err := c.PreToolCall(hctx, hooks.ToolCallRequest{Name: "sleep"}); !errors.Is(err, context.DeadlineExceeded) {
+							errs <- fmt.Errorf("sleep %d: %v", i, err)
+						}
+						return
+					}
+					args := fmt.Sprintf(`{"a":%d,"b":1}`, i)
+					r, err := c.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "testplugin__add", Arguments: json.RawMessage(args)})
+					if want := fmt.Sprintf(`{"sum":%d}`, i+1); err != nil || r == nil || r.Content != want {
+						errs <- fmt.Errorf("call %d: %+v %v, want %s", i, r, err, want)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
 		})
 	}
 }
