@@ -37,9 +37,10 @@ func (c *stretchCounter) Stretch(ctx context.Context, req hooks.StretchRequest) 
 
 func (c *stretchCounter) HonoursContext() bool { return true }
 
-// A plugin serving pre_tool_call and pre_tool_call_can_provide_result for a
-// client's tool decides both before the client sees the call: with the
-// same outcome whichever way it is reached, and, over protocol v2, in one
+// A plugin serving pre_tool_call, pre_tool_call_can_provide_result and
+// transform_tool_result for a client's tool decides the first two before
+// the client sees the call, and transforms what it provided: with the same
+// outcome whichever way it is reached, and, over protocol v2, in one
 // exchange.
 func TestClientToolPreAndProvideInOneToolRun(t *testing.T) {
 	for _, way := range wiretest.Ways {
@@ -59,6 +60,12 @@ func TestClientToolPreAndProvideInOneToolRun(t *testing.T) {
 					}
 					provided.Add(1)
 					return &hooks.ToolResult{Content: "sunny in Berlin"}, nil
+				},
+				TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+					if ev.Status != hooks.ProvidedBy("weather") {
+						return nil, nil
+					}
+					return &hooks.ToolResult{Content: "checked " + ev.Result.Content}, nil
 				},
 			}
 			counted := &stretchCounter{Plugin: wiretest.Over(t, way, weather)}
@@ -85,7 +92,8 @@ func TestClientToolPreAndProvideInOneToolRun(t *testing.T) {
 				hooks.Message{Role: hooks.RoleTool, ToolCallID: res.ToolCalls[0].ID, Content: "cloudy"})
 			runOK(t, r, testFront{llm.ProtocolChat}, next, nil)
 			msgs := up.calls()[1].req.Messages
-			if len(msgs) != 4 || msgs[2].ToolCallID != "c1" || msgs[2].Content != `"sunny in Berlin"` || msgs[3].Content != "cloudy" {
+			want, _ := json.Marshal(`checked "sunny in Berlin"`)
+			if len(msgs) != 4 || msgs[2].ToolCallID != "c1" || msgs[2].Content != string(want) || msgs[3].Content != "cloudy" {
 				t.Fatalf("continuation = %+v", msgs)
 			}
 			flush(t, bus)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,9 +148,18 @@ func testDemoConfigNativeToolCall(t *testing.T, protocol int) {
 		t.Error("no plugin observed the native call: the audit must still see it")
 	}
 
-	// The same Bus does ask Kora about its own tools, so the count above
-	// measures something.
-	out = p.Run(ctx, "s", hooks.ToolCall{ID: "c2", Name: bridge.ToolBudget, Arguments: json.RawMessage(`{}`)})
+	// Arguments Kora's schema refuses never reach the Kora process.
+	out = p.Run(ctx, "s", hooks.ToolCall{ID: "c2", Name: bridge.ToolAuditTail, Arguments: json.RawMessage(`{"limit":0}`)})
+	if out.Path != dispatch.PathRejected || !strings.Contains(out.Result.Content, "args.limit") {
+		t.Fatalf("kora call with a bad limit: %+v", out)
+	}
+	if n := callsByHook(bus.Stats())[hooks.PreToolCallCanProvideResult]; n != 0 {
+		t.Fatalf("Kora was asked %d times for a call its schema refuses", n)
+	}
+
+	// The same Bus does ask Kora about its own tools, so the counts above
+	// measure something.
+	out = p.Run(ctx, "s", hooks.ToolCall{ID: "c3", Name: bridge.ToolBudget, Arguments: json.RawMessage(`{}`)})
 	if out.Path != dispatch.PathProvided || out.AnsweredBy != "kora" {
 		t.Fatalf("kora call: %+v", out)
 	}

@@ -33,7 +33,8 @@ type Kind string
 // Failure kinds reported in kora_tool_dispatch_error results.
 const (
 	// KindBadArguments: the caller (the model) sent arguments the tool
-	// does not accept and no schema check caught (an unknown window).
+	// does not accept. The host and the SDK check the schema first, so
+	// this is the tools' own defence, for bounds and windows.
 	KindBadArguments Kind = "bad_arguments"
 	// KindLedgerUnreadable: the ledger files could not be read (the
 	// state directory's permissions or disk).
