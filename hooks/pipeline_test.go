@@ -698,3 +698,32 @@ func TestAHostileStageAnswerIsMalformed(t *testing.T) {
 		})
 	}
 }
+
+// stuck is a plugin process that stopped reading what the host sends: a
+// stretch cannot be sent until its context ends. Its plain calls are
+// answered (they would fail the same way; here they show that the run goes
+// on hook by hook).
+type stuck struct{ hooks.Plugin }
+
+func (stuck) Stretch(ctx context.Context, _ hooks.StretchRequest) (hooks.Stretch, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (stuck) HonoursContext() bool { return true }
+
+// A stretch the plugin does not take holds the run no longer than its
+// first stage's deadline, and counts as that stage's timeout.
+func TestAStretchThatCannotBeSentIsItsFirstStagesTimeout(t *testing.T) {
+	b := newBus(t, hooks.Member{Plugin: stuck{full("P")}, Options: hooks.Options{Timeout: preStageTimeout}})
+	var got outcome
+	within(t, func() { got = fire(context.Background(), b, true, call) })
+	want := outcome{
+		Arguments: `{}`, ProvidedBy: "P",
+		Content: `["P","provided_by:P",{"by":"P","args":{}}]`, TransformedBy: []string{"P"},
+		Stats: []string{"P pre_tool_call calls=1 timeout=1", "P pre_tool_call_can_provide_result calls=1", "P transform_tool_result calls=1"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcome\n got %+v\nwant %+v", got, want)
+	}
+}

@@ -298,8 +298,10 @@ type ToolRun struct {
 	// plan is the stretch planned for this call, nil when there is none or
 	// once it is over.
 	plan *stretchPlan
-	// st is the stretch under way: nil before it is sent and once closed.
-	st Stretch
+	// st is the stretch under way: nil before it is sent and once closed;
+	// cancel ends the context it was sent with.
+	st     Stretch
+	cancel context.CancelFunc
 	// next indexes plan.subs: the stage whose answer is read next.
 	next int
 	// provided is the result the stretch's provide stage gave.
@@ -366,41 +368,61 @@ func (b *Bus) planStretch(tool string, withPre bool) *stretchPlan {
 
 // stage reports whether s's answer is the stretch's next stage, sending
 // the stretch first when s is its first stage; false means ask s by a
-// plain call.
-func (r *ToolRun) stage(ctx context.Context, s *subscriber, req ToolCallRequest) bool {
+// plain call. A stretch the plugin does not take within its first stage's
+// deadline (a process that stopped reading what the host sends) is that
+// stage's failure, returned as err: the host must not wait on it longer
+// than on a plain call.
+func (r *ToolRun) stage(ctx context.Context, s *subscriber, req ToolCallRequest) (ok bool, err error) {
 	if r.plan == nil || r.next >= len(r.plan.subs) || r.plan.subs[r.next] != s {
-		return false
+		return false, nil
 	}
 	if r.st != nil {
-		return true
+		return true, nil
 	}
 	if r.next > 0 {
-		return false
+		return false, nil
 	}
 	sreq := StretchRequest{Call: req}
 	for _, s := range r.plan.subs {
 		sreq.Stages = append(sreq.Stages, StretchStage{Hook: s.hook, Timeout: s.timeout})
 	}
 	r.tried = true
-	st, err := r.plan.m.plugin.(Stretcher).Stretch(ctx, sreq)
+	// The stretch lives as long as the run's context allows, but sending
+	// it may take no longer than its first stage.
+	sctx, cancel := context.WithCancel(ctx)
+	bound := time.AfterFunc(s.timeout, cancel)
+	st, err := r.plan.m.plugin.(Stretcher).Stretch(sctx, sreq)
+	if !bound.Stop() && ctx.Err() == nil {
+		if st != nil {
+			st.Close()
+		}
+		cancel()
+		return true, fmt.Errorf("the plugin did not take the stretch within the deadline of its first stage: %w", context.DeadlineExceeded)
+	}
 	if err != nil || st == nil {
 		// The plugin cannot answer a stretch now: hook by hook, and
 		// nothing is counted, since every hook will be asked plainly.
+		cancel()
 		r.plan = nil
-		return false
+		return false, nil
 	}
-	r.st = st
-	return true
+	r.st, r.cancel = st, cancel
+	return true, nil
 }
 
 // readStage reads the answer of the stretch's next stage, the answer of s,
 // as a plain call's answer is read: under s's deadline, counted, its
-// failure classified and logged, and its rules checked.
-func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber) (T, FailureKind, error) {
+// failure classified and logged, and its rules checked. sendErr is why the
+// stretch could not be sent, when it could not: that is the stage's
+// failure.
+func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber, sendErr error) (T, FailureKind, error) {
 	r.next++
 	st := r.st
 	v, kind, err := invokeErr(ctx, r.b, s, func(ctx context.Context) (T, error) {
 		var zero T
+		if sendErr != nil {
+			return zero, sendErr
+		}
 		a, err := st.Next(ctx)
 		if err != nil || a == nil {
 			return zero, err
@@ -422,7 +444,8 @@ func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber) (T, Failur
 func (r *ToolRun) closeStretch() {
 	if r.st != nil {
 		r.st.Close()
-		r.st = nil
+		r.cancel()
+		r.st, r.cancel = nil, nil
 	}
 	r.plan = nil
 }
@@ -434,10 +457,11 @@ func (r *ToolRun) PreToolCall(ctx context.Context) PreToolCallOutcome {
 		return PreToolCallOutcome{Arguments: r.req.Arguments}
 	}
 	out := r.b.preToolCall(ctx, r.req, func(ctx context.Context, s *subscriber, req ToolCallRequest) (*PreToolCallDecision, FailureKind, error) {
-		if !r.stage(ctx, s, req) {
+		use, sendErr := r.stage(ctx, s, req)
+		if !use {
 			return r.b.askPre(ctx, s, req)
 		}
-		d, kind, err := readStage[*PreToolCallDecision](ctx, r, s)
+		d, kind, err := readStage[*PreToolCallDecision](ctx, r, s, sendErr)
 		if kind != KindNone || (d != nil && d.Block != nil) {
 			r.closeStretch()
 		}
@@ -462,10 +486,11 @@ func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 		r.plan = r.b.planStretch(r.req.Name, false)
 	}
 	return r.b.provideResult(ctx, r.req, func(ctx context.Context, s *subscriber, req ToolCallRequest) (*ToolResult, FailureKind, error) {
-		if !r.stage(ctx, s, req) {
+		use, sendErr := r.stage(ctx, s, req)
+		if !use {
 			return r.b.askProvide(ctx, s, req)
 		}
-		res, kind, err := readStage[*ToolResult](ctx, r, s)
+		res, kind, err := readStage[*ToolResult](ctx, r, s, sendErr)
 		if kind != KindNone || res == nil || r.next == len(r.plan.subs) {
 			r.closeStretch()
 		} else {
@@ -484,9 +509,9 @@ func (r *ToolRun) Transform(ctx context.Context, ev ToolCallOutcome) (ToolResult
 		return ev.Result, nil
 	}
 	return r.b.transformToolResult(ctx, ev, func(ctx context.Context, s *subscriber, ev ToolCallOutcome) (*ToolResult, FailureKind, error) {
-		if r.st != nil && r.stage(ctx, s, r.req) {
+		if r.st != nil && r.next < len(r.plan.subs) && r.plan.subs[r.next] == s {
 			if r.showsProvided(ev) {
-				res, kind, err := readStage[*ToolResult](ctx, r, s)
+				res, kind, err := readStage[*ToolResult](ctx, r, s, nil)
 				r.closeStretch()
 				return res, kind, err
 			}
