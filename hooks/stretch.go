@@ -275,7 +275,10 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 //     malformed). After a stage that failed, blocked, broke the rules or
 //     provided nothing, the host closes the stretch and goes on exactly as
 //     hook by hook: after a failed pre stage of a P that is not fail_closed,
-//     P is asked pre_tool_call_can_provide_result by a plain call.
+//     P is asked pre_tool_call_can_provide_result by a plain call. Sending
+//     the stretch is bounded by its first stage's deadline too: a process
+//     that does not take it in time (it stopped reading) fails that stage
+//     with a timeout, and holds the run no longer than a plain call would.
 //   - A cancelled turn runs no tool. The stretch lives under the context of
 //     the step that sent it; when that context ends, or at Close, the
 //     plugin is told to cancel, and it never starts a provide stage once
