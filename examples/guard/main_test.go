@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -18,8 +19,18 @@ const readmeRules = `{
 	]
 }`
 
+// The guard is tested in-process and through both plugin protocols, which
+// carry the arguments (and the escape below) as the host sends them.
 func TestGuardBlocksByToolAndArguments(t *testing.T) {
-	h := plugintest.New(t, &guard{}, plugintest.WithConfig(readmeRules))
+	for _, v := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			h := plugintest.New(t, &guard{}, plugintest.WithConfig(readmeRules), plugintest.WithProtocol(v))
+			testGuardBlocks(t, h)
+		})
+	}
+}
+
+func testGuardBlocks(t *testing.T, h *plugintest.Harness) {
 	for _, tc := range []struct {
 		tool, args string
 		blocked    bool

@@ -16,9 +16,11 @@ import (
 
 // A codec is what NewTool learns from one Go type, once: the JSON schema
 // the model sees for it, and how to decode a value into it. Decoding
-// follows the schema exactly (the same names, the same required fields, the
-// same bounds), so what the host's validation of that schema accepts
-// decodes, and what it would reject never reaches run.
+// follows the schema (the same names, the same required fields, the same
+// bounds), so what the host's validation of that schema would reject never
+// reaches run; decoding refuses more only where the Go type cannot hold a
+// value the schema allows (a float32 beyond its range, a time that does not
+// parse).
 type codec struct {
 	kind codecKind
 	t    reflect.Type
@@ -26,10 +28,13 @@ type codec struct {
 	elem *codec
 	// fields are a struct's properties in declaration order.
 	fields []*codecField
-	// Constraints from struct tags, checked when decoding too.
+	// Constraints from struct tags (and an integer type's range), checked
+	// when decoding too.
 	enum     []string
 	min, max *numBound
-	// unmarshal is how a kindJSON or kindText value decodes itself.
+	// viaJSON: a kindText value decodes itself from its JSON string
+	// (UnmarshalJSON) rather than from the text (UnmarshalText), as
+	// encoding/json would do.
 	viaJSON bool
 }
 

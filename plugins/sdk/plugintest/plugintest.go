@@ -15,7 +15,9 @@
 // same rules as in the host: a handler that errors, panics or misses its
 // deadline counts as no opinion, and the Bus's warning about it is written
 // to the test log. WithProtocol puts the real plugin protocol between the
-// Bus and the plugin.
+// Bus and the plugin, and Harness.ToolCall runs a tool call through the
+// host's whole tool pipeline (argument checks against a plugin tool's
+// schema included).
 package plugintest
 
 import (
@@ -30,6 +32,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wiretest"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -177,6 +180,25 @@ func (h *Harness) TransformToolResult(name, argsJSON, content string) (hooks.Too
 		SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON),
 		Result: hooks.ToolResult{Content: content}, Status: hooks.StatusOK,
 	})
+}
+
+// ToolCall runs one tool call the whole way the host runs it, through
+// dispatch.Pipeline on the Bus: pre_tool_call, the check of a plugin
+// tool's arguments against the schema its owner declared (a typed tool's
+// included), pre_tool_call_can_provide_result, the native tool of that
+// name among natives if no plugin answered, post_tool_call and
+// transform_tool_result, asked in one exchange where the host would (see
+// hooks.ToolRun). Call Flush before asserting on what post_tool_call
+// recorded.
+func (h *Harness) ToolCall(name, argsJSON string, natives ...dispatch.Tool) dispatch.Outcome {
+	h.t.Helper()
+	reg, err := dispatch.NewRegistry(natives...)
+	if err != nil {
+		h.t.Fatalf("plugintest: native tools: %v", err)
+	}
+	p := &dispatch.Pipeline{Registry: reg, Bus: h.Bus}
+	id := h.callID()
+	return p.Run(h.ctx(), SessionID, hooks.ToolCall{ID: id, Name: name, Arguments: args(argsJSON)})
 }
 
 // ToolCallDone fires the post_tool_call observer; call Flush before

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
@@ -507,6 +508,54 @@ func TestFailuresOverTheWire(t *testing.T) {
 				if n := h.Failures(hooks.PreToolCall, c.kind) - before; n != 1 {
 					t.Errorf("%s: %d more %s failures, want 1", c.name, n, c.kind)
 				}
+			}
+		})
+	}
+}
+
+// A tool call through the whole pipeline, as the host runs it, with the
+// plugin in-process and over each protocol version.
+func TestToolCallRunsThePipeline(t *testing.T) {
+	calc := dispatch.Tool{
+		Spec: hooks.ToolSpec{Name: "calc", Description: "adds", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`)},
+		Run: func(_ context.Context, args json.RawMessage) (any, error) {
+			var a struct{ A int }
+			if err := json.Unmarshal(args, &a); err != nil {
+				return nil, err
+			}
+			return map[string]int{"sum": a.A + 1}, nil
+		},
+	}
+	for _, v := range protocols {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			a := &auditor{}
+			h := plugintest.New(t, a, plugintest.WithProtocol(v))
+
+			out := h.ToolCall("calc", `{"a":1}`, calc)
+			if out.Path != dispatch.PathNative || out.Result.Content != `{"sum":2}` {
+				t.Fatalf("native: %+v", out)
+			}
+			// The typed tool's schema is checked by the host, before the
+			// plugin is asked.
+			out = h.ToolCall("audit__count", `{"status":"maybe"}`)
+			if out.Path != dispatch.PathRejected || !out.Result.IsError || !strings.Contains(out.Result.Content, `args.status: must be one of \"ok\", \"blocked\"`) {
+				t.Fatalf("bad arguments: %+v", out)
+			}
+			if n := h.Calls(hooks.PreToolCallCanProvideResult); n != 0 {
+				t.Fatalf("the plugin was asked for a result %d times on arguments its schema refuses", n)
+			}
+			h.Flush()
+			out = h.ToolCall("audit__count", `{"status":"ok"}`)
+			if out.Path != dispatch.PathProvided || out.AnsweredBy != "audit" || out.Result.Content != `{"count":1}` {
+				t.Fatalf("typed tool: %+v", out)
+			}
+			if out := h.ToolCall("shell", `{"cmd":"rm -rf /"}`); out.Path != dispatch.PathBlocked || out.AnsweredBy != "audit" {
+				t.Fatalf("guarded: %+v", out)
+			}
+			h.Flush()
+			_, audited, _ := a.seen()
+			if want := []string{"calc ok", "audit__count error", "audit__count provided_by:audit", "shell blocked"}; !reflect.DeepEqual(audited, want) {
+				t.Fatalf("audited %q, want %q", audited, want)
 			}
 		})
 	}
