@@ -506,3 +506,49 @@ func TestCancelBetweenToolCallsKeepsHistoryValid(t *testing.T) {
 		t.Fatalf("session unusable after a cancel: %v", err)
 	}
 }
+
+// A model that calls a plugin's tool with arguments its schema refuses
+// reads the host's error, corrects itself, and only the corrected call
+// reaches the plugin.
+func TestPluginToolSchemaErrorLetsTheModelCorrectItself(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	weather := &hooks.Funcs{
+		Name: "weather",
+		Tools: []hooks.ToolSpec{{Name: "weather__now", Description: "weather in a city", InputSchema: json.RawMessage(
+			`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)}},
+		HookMatchers: map[hooks.Name][]string{hooks.PreToolCallCanProvideResult: {"weather__*"}},
+		PreToolCallCanProvideResultFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+			mu.Lock()
+			seen = append(seen, string(r.Arguments))
+			mu.Unlock()
+			return &hooks.ToolResult{Content: `"sunny"`}, nil
+		},
+	}
+	p := &scripted{fn: func(n int, req hooks.ModelRequest) (hooks.ModelResponse, error) {
+		res, ok := lastToolResult(req)
+		switch {
+		case !ok:
+			return toolCall("c1", "weather__now", `{"town":"Oslo"}`), nil
+		case strings.Contains(res, `missing required property \"city\"`):
+			return toolCall("c2", "weather__now", `{"city":"Oslo"}`), nil
+		}
+		return answer("it is " + res), nil
+	}}
+	s := session(t, p, hooks.RouteGateway, bus(t, weather), 0)
+	turn, err := s.Send(context.Background(), "weather in Oslo?")
+	if err != nil || turn.EndReason != hooks.EndCompleted {
+		t.Fatalf("err %v turn %+v", err, turn)
+	}
+	if len(turn.ToolCalls) != 2 || turn.ToolCalls[0].Path != dispatch.PathRejected || turn.ToolCalls[1].Path != dispatch.PathProvided {
+		t.Fatalf("tool calls = %+v", turn.ToolCalls)
+	}
+	if turn.Answer != `it is "sunny"` {
+		t.Errorf("answer %q", turn.Answer)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != `{"city":"Oslo"}` {
+		t.Fatalf("the plugin saw %v, want only the corrected call", seen)
+	}
+}

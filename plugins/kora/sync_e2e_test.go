@@ -147,6 +147,9 @@ func testDemoConfigNativeToolCall(t *testing.T, protocol int) {
 	if calls[hooks.PostToolCall] == 0 {
 		t.Error("no plugin observed the native call: the audit must still see it")
 	}
+	if n := bus.Stats().SyncCalls(); n != 0 {
+		t.Errorf("Stats.SyncCalls = %d after a native tool call, want 0", n)
+	}
 
 	// Arguments Kora's schema refuses never reach the Kora process.
 	out = p.Run(ctx, "s", hooks.ToolCall{ID: "c2", Name: bridge.ToolAuditTail, Arguments: json.RawMessage(`{"limit":0}`)})

@@ -261,6 +261,9 @@ func TestNativeToolCallMakesNoSynchronousCallToKora(t *testing.T) {
 					t.Errorf("a native tool call made %d synchronous %s call(s) to Kora", n, hook)
 				}
 			}
+			if n := bus.Stats().SyncCalls(); n != 0 {
+				t.Errorf("Stats.SyncCalls = %d after a native tool call, want 0", n)
+			}
 			if got[hooks.PostToolCall] != 1 {
 				t.Errorf("post_tool_call delivered %d times, want 1: the audit must see native calls", got[hooks.PostToolCall])
 			}
