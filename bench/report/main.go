@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -238,7 +239,7 @@ func print(w io.Writer, samples map[string]map[string][]float64, order []string)
 	}
 	tw.Flush()
 
-	printBoundary(w, med)
+	printBoundary(w, med, samples)
 
 	printChecks(w, med)
 	printGateway(w, samples)
@@ -276,11 +277,12 @@ func printChecks(w io.Writer, med medians) {
 }
 
 // printBoundary prints what crossing the plugin boundary costs, each way
-// measured: the median time, the same in protocol 2 round trips, and where
+// measured: the median time, the spread of the runs (on a busy machine it
+// says how far to trust the ratios), the median in protocol 2 round trips, and where
 // the benchmark counts them the synchronous plugin calls per op: hooks
 // asked (rpcs/op, what Bus.Stats counts) and the exchanges that carried
 // them (a stretch carries several hooks in one).
-func printBoundary(w io.Writer, med medians) {
+func printBoundary(w io.Writer, med medians, samples map[string]map[string][]float64) {
 	rt := med[rtV2]["ns/op"]
 	var rows []string
 	for _, r := range boundaryRows {
@@ -288,7 +290,8 @@ func printBoundary(w io.Writer, med medians) {
 		if !ok {
 			continue
 		}
-		row := r.label + "\t" + human(m["ns/op"], "ns/op") + "\t"
+		times := samples[r.name]["ns/op"]
+		row := r.label + "\t" + human(m["ns/op"], "ns/op") + "\t" + human(slices.Min(times), "ns/op") + " – " + human(slices.Max(times), "ns/op") + "\t"
 		if rt > 0 {
 			row += fmt.Sprintf("%.2f", m["ns/op"]/rt)
 		}
@@ -306,7 +309,7 @@ func printBoundary(w io.Writer, med medians) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "plugin boundary (medians, same run)\ttime/op\tin v2 round trips\tsynchronous plugin calls per op\t")
+	fmt.Fprintln(tw, "plugin boundary (medians, same run)\ttime/op\tfastest – slowest run\tin v2 round trips\tsynchronous plugin calls per op\t")
 	for _, r := range rows {
 		fmt.Fprintln(tw, r+"\t")
 	}

@@ -52,11 +52,11 @@ func line(t *testing.T, out, label, want string) {
 func TestReportBoundaryAndTargets(t *testing.T) {
 	out := report(t, run)
 	// Medians over the runs: v2 is (170+190)/2 = 180 µs.
-	line(t, out, "hook round trip, protocol 2", `180\.0 µs\s+1\.00`)
-	line(t, out, "hook round trip, protocol 1", `262\.0 µs\s+1\.46`)
+	line(t, out, "hook round trip, protocol 2", `180\.0 µs\s+170\.0 µs – 190\.0 µs\s+1\.00`)
+	line(t, out, "hook round trip, protocol 1", `262\.0 µs\s+262\.0 µs – 262\.0 µs\s+1\.46`)
 	line(t, out, "bare gRPC bidi stream message over TLS", `175\.0 µs`)
-	line(t, out, "tool call, one remote plugin in all four tool hooks, protocol 2", `450\.0 µs\s+2\.50\s+3 hooks asked in 1 exchange\(s\)`)
-	line(t, out, "tool call, one remote plugin in all four tool hooks, protocol 1", `771\.0 µs\s+4\.28\s+3 hooks asked in 3 exchange\(s\)`)
+	line(t, out, "tool call, one remote plugin in all four tool hooks, protocol 2", `450\.0 µs\s+\S+ µs – \S+ µs\s+2\.50\s+3 hooks asked in 1 exchange\(s\)`)
+	line(t, out, "tool call, one remote plugin in all four tool hooks, protocol 1", `771\.0 µs\s+\S+ µs – \S+ µs\s+4\.28\s+3 hooks asked in 3 exchange\(s\)`)
 	line(t, out, "tool call, one plugin in four hooks, v2: synchronous exchanges/op", `1\.00\s*$`)
 	line(t, out, "v2 round trip / bare unary call over TLS", `0\.80×\s+≤ 0\.85×\s+met`)
 	line(t, out, "v1 round trip / bare unary call over TLS", `1\.17×\s*$`)
