@@ -6,6 +6,7 @@ package wire_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wire"
+	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
@@ -171,5 +173,37 @@ func TestReviewCallsNoOneWaitsForAreStillSent(t *testing.T) {
 	}
 	if uncancelled > 0 {
 		t.Fatalf("the plugin received %d calls (of %d) whose callers had given up, with no Cancel for them", uncancelled, len(srv.calls))
+	}
+}
+
+// A stretch may end only where the catalogue's rules end it (a failure, a
+// block, a provide that gave nothing): the proto says the plugin "stops
+// after a failed stage, a block, a provide that gave nothing, or a Cancel".
+// A plugin that marks a plain "no opinion" pre stage, or a provided result
+// followed by a transform stage, as its last message breaks the protocol,
+// and the host should say so (malformed). Instead the host's next Next
+// fails with its own "Next called on a stretch that has no more stages",
+// a plain error the Bus counts as the plugin's KindError.
+func TestReviewStretchEndedWhereRulesDoNotEndItIsMalformed(t *testing.T) {
+	r := &rawV2{onCall: func(s pluginv2.Plugin_HooksServer, c *pluginv2.HookCall, name string) bool {
+		empty := answerOf(t, &pluginv1.PreToolCallResponse{})
+		_ = s.Send(&pluginv2.PluginMessage{Id: c.GetId(), Stage: 0, Answer: empty, Last: true})
+		return false
+	}}
+	c := dialRaw(t, r)
+	s, err := c.Stretch(t.Context(), hooks.StretchRequest{
+		Call:   hooks.ToolCallRequest{Name: "early"},
+		Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.Next(t.Context()); err != nil || v != nil {
+		t.Fatalf("first stage (%v, %v)", v, err)
+	}
+	_, err = s.Next(t.Context())
+	if !errors.Is(err, wire.ErrMalformed) {
+		t.Fatalf("the provide stage of a stretch the plugin ended after a no-opinion pre stage: got %v, want malformed", err)
 	}
 }
