@@ -207,3 +207,48 @@ func TestReviewStretchEndedWhereRulesDoNotEndItIsMalformed(t *testing.T) {
 		t.Fatalf("the provide stage of a stretch the plugin ended after a no-opinion pre stage: got %v, want malformed", err)
 	}
 }
+
+// endingCtx is a context that ends while Stretch runs: Done is closed from
+// the start, and Err reports it from its second call on, as a turn
+// cancelled between Stretch's own ctx.Err check and the end of Stretch
+// would.
+type endingCtx struct {
+	context.Context
+	done chan struct{}
+	errs atomic.Int32
+}
+
+func (c *endingCtx) Done() <-chan struct{} { return c.done }
+func (c *endingCtx) Err() error {
+	if c.errs.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
+// V2Client.Stretch registers x.Close with context.AfterFunc and only then
+// stores the stop function AfterFunc returned in x.stop, which x.Close
+// calls. When the context has ended by then (a turn cancelled while the
+// stretch was being sent), AfterFunc starts x.Close on its own goroutine at
+// once, racing the assignment: a data race, and a call of a nil func, which
+// crashes the host, when the goroutine wins.
+func TestReviewStretchCancelledWhileSentRacesItsStop(t *testing.T) {
+	c := serveV2(t, toolPlugin(nil, nil)).client
+	got := 0
+	for range 200 {
+		ctx := &endingCtx{Context: context.Background(), done: make(chan struct{})}
+		close(ctx.done)
+		s, err := c.Stretch(ctx, hooks.StretchRequest{
+			Call:   hooks.ToolCallRequest{Name: "x"},
+			Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
+		})
+		if err == nil {
+			got++
+			s.Close()
+		}
+	}
+	if got == 0 {
+		t.Skip("no stretch was sent; the race was not reached")
+	}
+	time.Sleep(100 * time.Millisecond)
+}
