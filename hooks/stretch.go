@@ -32,7 +32,9 @@ type StretchRequest struct {
 // Stretcher is implemented by plugins that can answer a stretch in one
 // exchange (remote plugins speaking protocol v2). Stretch answers
 // ErrNoStretch when it cannot at the moment, and the Bus then asks hook by
-// hook.
+// hook. Stretch must return within the first stage's timeout, whatever
+// ctx's deadline: any other error is the first stage's failure, as a plain
+// call's error would be.
 type Stretcher interface {
 	Stretch(ctx context.Context, req StretchRequest) (Stretch, error)
 }
@@ -239,8 +241,9 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 // The same holds when pre_tool_call was fired outside the run (a caller
 // that must see the final arguments before any plugin is asked for a
 // result fires Bus.PreToolCall, then starts the run). Everything else is
-// asked hook by hook, and so is everything when Stretch returns an error
-// (ErrNoStretch: a process speaking protocol v1). A run sends at most one
+// asked hook by hook, and so is everything when Stretch returns
+// ErrNoStretch (a process speaking protocol v1); any other error from
+// Stretch is the first stage's failure. A run sends at most one
 // stretch, when P's first stage is reached and not before: after every
 // plugin above P has answered pre_tool_call, with the arguments as they
 // modified them, and never once one of them has blocked.
@@ -401,6 +404,13 @@ func (r *ToolRun) stage(ctx context.Context, s *subscriber, req ToolCallRequest)
 		}
 		cancel()
 		return true, fmt.Errorf("the plugin did not take the stretch within the deadline of its first stage: %w", context.DeadlineExceeded)
+	}
+	if err != nil && !errors.Is(err, ErrNoStretch) {
+		// The first stage failed as a plain call would have (refused,
+		// unavailable, not taken in time); asking it again by a plain call
+		// would make the run wait for it twice.
+		cancel()
+		return true, err
 	}
 	if err != nil || st == nil {
 		// The plugin cannot answer a stretch now: hook by hook, and

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/hookhost/hookhost/hooks"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
@@ -37,14 +40,34 @@ func (c *V2Client) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks
 	if err := ctx.Err(); err != nil {
 		return nil, c.ctxError(first, err)
 	}
-	st, p, err := c.open(ctx, first, stages, payload)
+	// Sending may take no longer than the first stage: a plugin that stopped
+	// reading its stream must cost the turn no more than a plain call of
+	// that hook would.
+	sctx, cancel := ctx, context.CancelFunc(func() {})
+	if t := req.Stages[0].Timeout; t > 0 {
+		sctx, cancel = context.WithTimeoutCause(ctx, t, errNotTaken)
+	}
+	st, p, err := c.open(sctx, first, stages, payload)
+	notTaken := ctx.Err() == nil && context.Cause(sctx) == errNotTaken
+	cancel()
 	if err != nil {
+		if notTaken {
+			return nil, &CallError{Plugin: c.current().Plugin, Hook: first, Kind: context.DeadlineExceeded,
+				Status: status.New(codes.DeadlineExceeded, errNotTaken.Error()),
+				Msg:    fmt.Sprintf("%v (%v): it is not reading its hook stream", errNotTaken, req.Stages[0].Timeout)}
+		}
 		return nil, err
 	}
 	x := &stretch{c: c, st: st, p: p, rows: rows}
-	x.stop = context.AfterFunc(ctx, x.Close)
+	// The callback must not touch x.stop: when ctx has already ended it
+	// runs at once, before AfterFunc has returned it.
+	x.stop = context.AfterFunc(ctx, func() { st.giveUp(p) })
 	return x, nil
 }
+
+// errNotTaken is why a stretch was not sent: the plugin's stream had no
+// room for it within its first stage's deadline.
+var errNotTaken = errors.New("the plugin did not take the stretch within its first stage's deadline")
 
 // stretch is one stretch under way on the host's side.
 type stretch struct {
@@ -54,9 +77,15 @@ type stretch struct {
 	rows []*hookRow
 	stop func() bool
 
-	mu   sync.Mutex // Next is called by one goroutine, but Close may race it
-	next int        // the stage the next message answers
-	over bool       // no more stages will come
+	// mu keeps two calls of Next from interleaving; Close does not take
+	// it, so that it can end a Next that waits.
+	mu   sync.Mutex
+	next int  // the stage the next message answers
+	over bool // no more stages will come
+	// early is set when the plugin marked its answer to a stage last where
+	// the catalogue's rules do not end the stretch: the next stage's Next
+	// reports it.
+	early bool
 }
 
 var _ hooks.Stretch = (*stretch)(nil)
@@ -66,6 +95,11 @@ var _ hooks.Stretch = (*stretch)(nil)
 func (x *stretch) Next(ctx context.Context) (any, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.early {
+		x.early = false
+		return nil, &CallError{Plugin: x.c.current().Plugin, Hook: string(x.rows[x.next].name), Kind: ErrMalformed, Msg: fmt.Sprintf(
+			"the plugin ended the stretch after stage %d, where the rules do not end it", x.next-1)}
+	}
 	if x.over {
 		return nil, fmt.Errorf("host: Next called on a stretch that has no more stages (%d of %d answered)", x.next, len(x.rows))
 	}
@@ -84,6 +118,9 @@ func (x *stretch) Next(ctx context.Context) (any, error) {
 			// Out of step with the plugin: stop it.
 			x.st.giveUp(x.p)
 		}
+		// Only a failure, a block or a provide that gave nothing ends a
+		// stretch before its last stage.
+		x.early = err == nil && m.GetLast() && x.next < len(x.rows) && !stops(x.rows[i].name, v)
 	}
 	return v, err
 }
