@@ -202,7 +202,8 @@ func (c *V2Client) stream() (*stream, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	st := &stream{
 		c: c, s: s, ctx: ctx, cancel: cancel,
-		out:   make(chan *pluginv2.HostMessage, sendQueue),
+		out:   make(chan *pending, sendQueue),
+		wake:  make(chan struct{}, 1),
 		dead:  make(chan struct{}),
 		calls: map[uint64]*pending{},
 	}
@@ -223,7 +224,7 @@ func (c *V2Client) forget(st *stream) {
 	c.mu.Unlock()
 }
 
-// sendQueue bounds the messages waiting for the sender. A caller that finds
+// sendQueue bounds the calls waiting for the sender. A caller that finds
 // it full waits for room until its own context ends.
 const sendQueue = 256
 
@@ -233,11 +234,16 @@ type stream struct {
 	s      *applied // the settings it was opened with: its receive limit
 	ctx    context.Context
 	cancel context.CancelFunc
-	out    chan *pluginv2.HostMessage
+	out    chan *pending // calls to send
+	wake   chan struct{} // tells the sender there are cancels
 	dead   chan struct{} // closed when it broke; err says why
 
-	mu      sync.Mutex
-	calls   map[uint64]*pending
+	mu    sync.Mutex
+	calls map[uint64]*pending
+	// cancels are the ids of calls sent whose callers gave up. Never
+	// dropped, and bounded by the calls in flight: each call sent adds at
+	// most one.
+	cancels []uint64
 	err     *CallError // template: Kind, Msg, Status
 	retired bool       // no new calls; ends when the last one does
 }
@@ -246,8 +252,10 @@ type stream struct {
 // it in answers, at most one per stage.
 type pending struct {
 	id      uint64
+	call    *pluginv2.HookCall
 	stages  int
-	got     int // messages delivered, under stream.mu
+	got     int  // messages delivered, under stream.mu
+	sent    bool // the sender took it, under stream.mu
 	answers chan *pluginv2.PluginMessage
 	quit    chan struct{} // closed when the caller gave up
 	once    sync.Once
@@ -255,7 +263,9 @@ type pending struct {
 
 var errStreamGone = errors.New("the stream broke before the call could be sent")
 
-// run opens the stream and sends what the callers queue.
+// run opens the stream and sends what the callers queue: a call only while
+// its caller still waits for it, and a Cancel only for a call sent. Cancels
+// go first, each one sparing the plugin work no one waits for.
 func (st *stream) run() {
 	defer st.c.wg.Done()
 	cs, err := st.c.rpc.Hooks(st.ctx, st.s.recvLimit)
@@ -266,16 +276,48 @@ func (st *stream) run() {
 	st.c.wg.Add(1)
 	go st.read(cs)
 	for {
-		select {
-		case m := <-st.out:
-			if err := cs.Send(m); err != nil {
+		for _, id := range st.takeCancels() {
+			if err := cs.Send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Cancel{Cancel: &pluginv2.Cancel{Id: id}}}); err != nil {
 				// The stream is over; Recv says why.
+				return
+			}
+		}
+		select {
+		case <-st.wake:
+		case p := <-st.out:
+			if !st.taken(p) {
+				continue
+			}
+			call := p.call
+			p.call = nil // its payload is not held while the call runs
+			if err := cs.Send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}); err != nil {
 				return
 			}
 		case <-st.ctx.Done():
 			return
 		}
 	}
+}
+
+// takeCancels returns the cancels waiting to be sent.
+func (st *stream) takeCancels() []uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ids := st.cancels
+	st.cancels = nil
+	return ids
+}
+
+// taken reports whether p's caller still waits for it, marking it sent:
+// from then on giving up on it sends a Cancel.
+func (st *stream) taken(p *pending) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.calls[p.id] != p {
+		return false
+	}
+	p.sent = true
+	return true
 }
 
 // read hands each answer to the call waiting for it.
@@ -315,6 +357,7 @@ func (st *stream) deliver(m *pluginv2.PluginMessage) {
 func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending, error) {
 	p := &pending{
 		id:      call.GetId(),
+		call:    call,
 		stages:  len(call.GetStages()),
 		answers: make(chan *pluginv2.PluginMessage, len(call.GetStages())),
 		quit:    make(chan struct{}),
@@ -327,7 +370,7 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending,
 	st.calls[p.id] = p
 	st.mu.Unlock()
 	select {
-	case st.out <- &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}:
+	case st.out <- p:
 		return p, nil
 	case <-ctx.Done():
 		// Never sent, so there is nothing to cancel.
@@ -361,24 +404,25 @@ func (st *stream) await(ctx context.Context, p *pending) (*pluginv2.PluginMessag
 	}
 }
 
-// giveUp ends a call the caller no longer waits for, and tells the plugin
-// unless it already said it was done.
+// giveUp ends a call the caller no longer waits for. A call still queued
+// is not sent at all; the plugin is told to cancel one it was sent, unless
+// it already said it was done.
 func (st *stream) giveUp(p *pending) {
 	p.once.Do(func() { close(p.quit) })
 	st.mu.Lock()
-	mine := st.calls[p.id] == p
-	if mine {
+	cancel := st.calls[p.id] == p && p.sent
+	if st.calls[p.id] == p {
 		st.removeLocked(p)
 	}
-	st.mu.Unlock()
-	if !mine {
-		return
+	if cancel {
+		st.cancels = append(st.cancels, p.id)
 	}
-	select {
-	case st.out <- &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Cancel{Cancel: &pluginv2.Cancel{Id: p.id}}}:
-	default:
-		// The queue is full: the plugin is not reading its stream, so it
-		// would not read the Cancel either.
+	st.mu.Unlock()
+	if cancel {
+		select {
+		case st.wake <- struct{}{}:
+		default: // the sender has been told already
+		}
 	}
 }
 

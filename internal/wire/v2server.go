@@ -221,6 +221,12 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 	}
 	req.Call = toolCallRequestFromPB(&call)
 
+	// RunStretch leaves a handler that ignores its stage's deadline
+	// running. Answers still go out as they come, but the call stays
+	// counted against maxInFlight until every handler it started returned.
+	p := &stageHandlers{Plugin: h.s.p}
+	defer p.wait()
+
 	var mu sync.Mutex
 	next, over := 0, false
 	defer func() {
@@ -236,7 +242,7 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 			}
 		}
 	}()
-	runStretch(ctx, h.s.p, req, func(v any, err error) {
+	runStretch(ctx, p, req, func(v any, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if over || next >= len(rows) {
@@ -292,4 +298,36 @@ func stageFailure(err error) *failure {
 		return &failure{pluginv2.Failure_CANCELLED, err.Error()}
 	}
 	return &failure{pluginv2.Failure_ERROR, err.Error()}
+}
+
+// stageHandlers is the plugin as a stretch's stages call it: it knows which
+// of its handlers still run, so that the stretch's call ends only when the
+// last one has returned.
+type stageHandlers struct {
+	hooks.Plugin
+	mu      sync.Mutex
+	running sync.WaitGroup
+	over    bool // the stretch returned: start no handler
+}
+
+func (p *stageHandlers) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+	p.mu.Lock()
+	if p.over {
+		// A stage abandoned before its goroutine got here: no one will
+		// read its answer.
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%s: the stretch is over", hook)
+	}
+	p.running.Add(1)
+	p.mu.Unlock()
+	defer p.running.Done()
+	return p.Plugin.Handle(ctx, hook, req)
+}
+
+// wait starts no more handlers and waits for those running.
+func (p *stageHandlers) wait() {
+	p.mu.Lock()
+	p.over = true
+	p.mu.Unlock()
+	p.running.Wait()
 }
