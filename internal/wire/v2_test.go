@@ -446,6 +446,10 @@ func TestV2GarbageFromHost(t *testing.T) {
 		if got := m.GetFailure().GetKind(); got != want[m.GetId()] || m.GetFailure().GetMessage() == "" {
 			t.Errorf("call %d: failure %v, want %v", m.GetId(), m.GetFailure(), want[m.GetId()])
 		}
+		if m.GetStage() != 0 {
+			// Call 4's unknown hook is its second stage, but no stage ran.
+			t.Errorf("call %d: failure at stage %d, want 0", m.GetId(), m.GetStage())
+		}
 		delete(want, m.GetId())
 	}
 	if len(want) != 0 {

@@ -200,15 +200,17 @@ func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, 
 // stretch answers several stages of the tool pipeline, each as soon as it
 // is known. hooks.RunStretch decides which stages run; the last message is
 // marked as such where the catalogue's rules say the stretch stops, and
-// when it stopped anyway a final CANCELLED failure for the next stage
-// says no more will come.
+// when it stopped anyway (an answer that breaks the rules, which the host
+// refuses as malformed) a final ERROR failure for the next stage says no
+// more will come.
 func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.Stage, payload []byte) {
 	req := hooks.StretchRequest{Stages: make([]hooks.StretchStage, len(stages))}
 	rows := make([]*hookRow, len(stages))
 	for i, st := range stages {
 		row, ok := rowOf(hooks.Name(st.GetHook()))
 		if !ok {
-			h.fail(id, i, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q", st.GetHook())})
+			// Answered as stage 0: no stage of the call has run.
+			h.fail(id, 0, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q (stage %d of the call)", st.GetHook(), i)})
 			return
 		}
 		rows[i] = row
@@ -269,7 +271,7 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 	defer mu.Unlock()
 	if !over && context.Cause(ctx) != errHostCancelled {
 		over = true
-		h.fail(id, next, &failure{pluginv2.Failure_CANCELLED, fmt.Sprintf("the plugin ended the stretch before stage %d", next)})
+		h.fail(id, next, &failure{pluginv2.Failure_ERROR, fmt.Sprintf("the plugin ended the stretch before stage %d", next)})
 	}
 }
 
