@@ -37,18 +37,11 @@ func eachWay(t *testing.T, fn func(t *testing.T, r rig)) {
 }
 
 // seen is the failure kind the host counts for a plugin failing the given
-// way when held this way: protocol v1 reports a handler panic with
-// codes.Internal, which gRPC also uses for failures of its own, so over v1
-// the host cannot tell a panic from a handler error; version 2 says it was
-// a panic.
+// way when held this way: the same every way, both protocols saying when a
+// handler panicked.
 func (r rig) seen(kind hooks.FailureKind) hooks.FailureKind { return seenOver(r.way, kind) }
 
-func seenOver(w wiretest.Way, kind hooks.FailureKind) hooks.FailureKind {
-	if w.Version == 1 && kind == hooks.KindPanic {
-		return hooks.KindError
-	}
-	return kind
-}
+func seenOver(_ wiretest.Way, kind hooks.FailureKind) hooks.FailureKind { return kind }
 
 // sub is r for a subtest of its test.
 func (r rig) sub(t *testing.T) rig { return rig{t, r.way} }

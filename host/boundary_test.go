@@ -65,12 +65,8 @@ func panicLog(t *testing.T, level hclog.Level, n, v int) []string {
 			t.Fatalf("a panicking plugin produced %+v", r)
 		}
 	}
-	// A remote panic reaches the host as the plugin's failure: version 2
-	// says it was a panic, version 1 can only report the handler's error.
+	// A remote panic reaches the host as a panic over both versions.
 	kind := hooks.KindPanic
-	if v == 1 {
-		kind = hooks.KindError
-	}
 	if got := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, kind); got != uint64(n) {
 		t.Fatalf("%d failures of kind %v counted, want %d", got, kind, n)
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -75,8 +77,14 @@ func (c *Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, err
 		return nil, err
 	}
 	out := row.newResponse()
-	if err := c.cc.Invoke(ctx, row.fullMethod, in, out); err != nil {
-		return nil, c.callError(ctx, string(hook), err)
+	var trailer metadata.MD
+	if err := c.cc.Invoke(ctx, row.fullMethod, in, out, grpc.Trailer(&trailer)); err != nil {
+		err = c.callError(ctx, string(hook), err)
+		if e := (*CallError)(nil); errors.As(err, &e) && e.Kind == nil && status.Code(err) == codes.Internal &&
+			slices.Contains(trailer.Get(failureTrailer), failurePanic) {
+			e.Kind = hooks.ErrPanicked
+		}
+		return nil, err
 	}
 	return row.answer(out), nil
 }
@@ -93,7 +101,8 @@ var ErrMalformed = hooks.ErrMalformed
 // works on it: hooks.ErrUnavailable (the process is gone or the connection
 // broke), context.DeadlineExceeded or context.Canceled (the call's context
 // ended, or the plugin said its deadline passed), hooks.ErrPanicked (the
-// handler panicked; version 2 says so, version 1 reports it as an error),
+// handler panicked: version 2 says so with a PANIC failure, version 1 with
+// codes.Internal and the trailer hookhost-failure: panic),
 // ErrMalformed, or hooks.ErrRefused (the host would not send the call). A
 // nil Kind means the plugin's handler returned an error (Msg is then the
 // plugin's own message), or its server refused a request too large for it.

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -182,6 +183,14 @@ var v1Desc = func() grpc.ServiceDesc {
 	return d
 }()
 
+// failureTrailer is the trailer key by which a version 1 server says what
+// kind of failure a status is, where the code alone cannot: failurePanic
+// for a handler panic (codes.Internal).
+const (
+	failureTrailer = "hookhost-failure"
+	failurePanic   = "panic"
+)
+
 // unary makes the gRPC handler of one version 1 method.
 func unary(newIn func() proto.Message, method string, serve func(*server, context.Context, proto.Message) (proto.Message, *failure)) grpc.MethodHandler {
 	info := &grpc.UnaryServerInfo{FullMethod: "/" + v1Service + "/" + method}
@@ -193,6 +202,12 @@ func unary(newIn func() proto.Message, method string, serve func(*server, contex
 		handler := func(ctx context.Context, req any) (any, error) {
 			out, f := serve(srv.(*server), ctx, req.(proto.Message))
 			if f != nil {
+				if f.kind == pluginv2.Failure_PANIC {
+					// codes.Internal is also gRPC's own: the trailer tells
+					// the host it was the handler's panic, as version 2's
+					// PANIC does. Failing to set it only costs that.
+					_ = grpc.SetTrailer(ctx, metadata.Pairs(failureTrailer, failurePanic))
+				}
 				return nil, f.status()
 			}
 			return out, nil

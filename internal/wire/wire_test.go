@@ -395,9 +395,10 @@ func TestHandlerPanicOverGRPC(t *testing.T) {
 		if status.Code(err) != codes.Internal {
 			t.Errorf("code %v, want Internal", status.Code(err))
 		}
-		// Version 2 says it was a panic in so many words.
-		if got := errors.Is(err, hooks.ErrPanicked); got != (version == 2) {
-			t.Errorf("errors.Is(err, hooks.ErrPanicked) = %v", got)
+		// Both versions say it was a panic: version 2 in a PANIC failure,
+		// version 1 in a trailer beside codes.Internal.
+		if !errors.Is(err, hooks.ErrPanicked) {
+			t.Errorf("errors.Is(err, hooks.ErrPanicked) = false")
 		}
 		if _, err := c.Handle(t.Context(), hooks.OnSessionStart, evStart); err == nil || !strings.Contains(err.Error(), "panic in on_session_start handler: nil map") {
 			t.Fatalf("observer panic: got %v", err)
@@ -695,10 +696,6 @@ func TestBusClassifiesRemoteFailures(t *testing.T) {
 			hooks.KindTimeout:     1,
 			hooks.KindUnavailable: 1,
 		}
-		if version == 1 {
-			// Version 1 carries a recovered panic as an error status.
-			want[hooks.KindError], want[hooks.KindPanic] = 2, 0
-		}
 		st := bus.Stats()
 		for kind, n := range want {
 			if got := st.Failures("remote", hooks.PreToolCall, kind); got != n {
@@ -809,5 +806,27 @@ func TestV1ServiceThroughInterceptor(t *testing.T) {
 	sorted := slices.Sorted(slices.Values(want))
 	if !reflect.DeepEqual(sorted, generated) {
 		t.Fatalf("the table's methods %v are not plugin.proto's %v", sorted, generated)
+	}
+}
+
+// internalV1 is a raw version 1 plugin whose pre_tool_call fails with
+// codes.Internal and a message like the SDK's panic, without its trailer.
+type internalV1 struct{ pluginv1.UnimplementedPluginServer }
+
+func (internalV1) PreToolCall(context.Context, *pluginv1.ToolCallRequest) (*pluginv1.PreToolCallResponse, error) {
+	return nil, status.Error(codes.Internal, "panic in pre_tool_call handler: not really")
+}
+
+// Over version 1 a panic is told by the server's trailer, not by the code,
+// which gRPC uses for failures of its own, nor by the message.
+func TestV1InternalWithoutThePanicTrailerIsAnError(t *testing.T) {
+	cn := dial(t, 1, func(s *grpc.Server) { pluginv1.RegisterPluginServer(s, internalV1{}) })
+	_, err := cn.client.Handle(t.Context(), hooks.PreToolCall, evCall)
+	var ce *wire.CallError
+	if !errors.As(err, &ce) || ce.Kind != nil || status.Code(err) != codes.Internal {
+		t.Fatalf("got %v, want the plugin's error with codes.Internal", err)
+	}
+	if errors.Is(err, hooks.ErrPanicked) {
+		t.Fatalf("got %v, classified as a panic", err)
 	}
 }

@@ -311,8 +311,8 @@ func testServeProcess(t *testing.T, version int) {
 	if !errors.As(err, &ce) || ce.Hook != "pre_tool_call" || !strings.HasSuffix(ce.Msg, "panic in pre_tool_call handler: boom") {
 		t.Fatalf("panic: got %v", err)
 	}
-	// Version 2 says it was a panic; version 1 has no way to.
-	if c.Version() >= 2 && !errors.Is(err, hooks.ErrPanicked) {
+	// Both versions say it was a panic.
+	if !errors.Is(err, hooks.ErrPanicked) {
 		t.Fatalf("panic over version %d: got %v, want hooks.ErrPanicked", c.Version(), err)
 	}
 	if got := provide(t, c, "testplugin__echo", `{"after":"panic"}`); got != `{"after":"panic"}` {

@@ -488,11 +488,7 @@ func TestFailuresOverTheWire(t *testing.T) {
 	for _, v := range protocols[1:] {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
 			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hooks.Options{Timeout: 200 * time.Millisecond}))
-			// Version 1 cannot tell a panic from an error.
 			panicKind := hooks.KindPanic
-			if v == 1 {
-				panicKind = hooks.KindError
-			}
 			for _, c := range []struct {
 				name string
 				kind hooks.FailureKind
