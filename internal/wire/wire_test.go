@@ -811,7 +811,9 @@ func TestV1ServiceThroughInterceptor(t *testing.T) {
 
 // internalV1 is a raw version 1 plugin whose pre_tool_call fails with
 // codes.Internal and a message like the SDK's panic, without its trailer.
-type internalV1 struct{ pluginv1.UnimplementedPluginServer }
+type internalV1 struct {
+	pluginv1.UnimplementedPluginServer
+}
 
 func (internalV1) PreToolCall(context.Context, *pluginv1.ToolCallRequest) (*pluginv1.PreToolCallResponse, error) {
 	return nil, status.Error(codes.Internal, "panic in pre_tool_call handler: not really")
