@@ -102,6 +102,24 @@ func (r *rules) current() *applied {
 	return defaultApplied
 }
 
+// tooLarge is the host's refusal of a request of size bytes, over the
+// plugin's max_request_size; Kind and Msg are filled, the caller adds who.
+func (s *applied) tooLarge(size int) *CallError {
+	return &CallError{Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
+		"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
+		size, s.MaxRequestSize, s.configName(), MaxMessageSize)}
+}
+
+// repaired repairs m's text (see repairText) and tells s.Repaired when it
+// had to, with the hook m is a request of; it reports how many fields.
+func (s *applied) repaired(hook string, m proto.Message) int {
+	n := repairText(m)
+	if n > 0 && s.Repaired != nil {
+		s.Repaired(hook, n)
+	}
+	return n
+}
+
 // serverRefusalFloor is the smallest request a plugin's gRPC server is
 // expected to refuse: gRPC's default receive limit, which only plugins built
 // without this SDK keep. Below it a ResourceExhausted answer is taken to be
@@ -124,10 +142,7 @@ func (b boundary) Invoke(ctx context.Context, method string, args, reply any, op
 		// gRPC refuses to marshal a string field that is not valid UTF-8,
 		// before anything is sent. Repairing then, and sending once more,
 		// keeps the walk over every field off the path of valid requests.
-		if n := repairText(m); n > 0 {
-			if s.Repaired != nil {
-				s.Repaired(hookOfMethod(method), n)
-			}
+		if s.repaired(hookOfMethod(method), m) > 0 {
 			err = b.send(ctx, s, method, m, args, reply, opts)
 		}
 	}
@@ -138,9 +153,7 @@ func (b boundary) send(ctx context.Context, s *applied, method string, m proto.M
 	size := 0
 	if m != nil {
 		if size = proto.Size(m); size > s.MaxRequestSize {
-			return &CallError{Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
-				"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
-				size, s.MaxRequestSize, s.configName(), MaxMessageSize)}
+			return s.tooLarge(size)
 		}
 	}
 	// Per call, so that gRPC rejects an oversized answer from its length
@@ -163,6 +176,8 @@ func (b boundary) send(ctx context.Context, s *applied, method string, m proto.M
 	return err
 }
 
+// NewStream completes grpc.ClientConnInterface; the boundary carries only
+// unary calls (version 2's stream sets its own receive limit).
 func (b boundary) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	return b.cc.NewStream(ctx, desc, method, append(opts, b.r.current().recvLimit)...)
 }

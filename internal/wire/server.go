@@ -56,21 +56,25 @@ type failure struct {
 	msg  string
 }
 
-func (f *failure) status() error {
-	code := codes.Unknown
-	switch f.kind {
+func (f *failure) status() error { return status.Error(failureCode(f.kind), f.msg) }
+
+// failureCode is the gRPC code of a failure of kind k: what version 1
+// sends, and what version 2's client reports, so that no rule that looks
+// at the code differs by version.
+func failureCode(k pluginv2.Failure_Kind) codes.Code {
+	switch k {
 	case pluginv2.Failure_PANIC:
-		code = codes.Internal
+		return codes.Internal
 	case pluginv2.Failure_DEADLINE_EXCEEDED:
-		code = codes.DeadlineExceeded
+		return codes.DeadlineExceeded
 	case pluginv2.Failure_CANCELLED:
-		code = codes.Canceled
+		return codes.Canceled
 	case pluginv2.Failure_UNKNOWN_HOOK:
-		code = codes.Unimplemented
+		return codes.Unimplemented
 	case pluginv2.Failure_BAD_REQUEST:
-		code = codes.InvalidArgument
+		return codes.InvalidArgument
 	}
-	return status.Error(code, f.msg)
+	return codes.Unknown
 }
 
 func (f *failure) pb() *pluginv2.Failure {

@@ -134,9 +134,9 @@ func (c *V2Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, e
 func (c *V2Client) encode(hook string, m proto.Message) ([]byte, error) {
 	s := c.current()
 	refuse := func(size int) error {
-		return &CallError{Plugin: s.Plugin, Hook: hook, Kind: hooks.ErrRefused, Msg: fmt.Sprintf(
-			"the request is %d bytes, over the %d bytes this plugin's max_request_size allows (raise plugins.entries.%s.max_request_size, up to %d, to send it)",
-			size, s.MaxRequestSize, s.configName(), MaxMessageSize)}
+		e := s.tooLarge(size)
+		e.Plugin, e.Hook = s.Plugin, hook
+		return e
 	}
 	if size := proto.Size(m); size > s.MaxRequestSize {
 		return nil, refuse(size)
@@ -146,10 +146,7 @@ func (c *V2Client) encode(hook string, m proto.Message) ([]byte, error) {
 		// Marshal refuses a string field that is not valid UTF-8; repairing
 		// only then keeps the walk over every field off the path of valid
 		// requests.
-		if n := repairText(m); n > 0 {
-			if s.Repaired != nil {
-				s.Repaired(hook, n)
-			}
+		if s.repaired(hook, m) > 0 {
 			b, err = proto.Marshal(m)
 		}
 		if err != nil {
@@ -555,20 +552,19 @@ func (c *V2Client) settle(row *hookRow, i int, m *pluginv2.PluginMessage) (any, 
 // classifies with errors.Is, with the gRPC status version 1 would have
 // given.
 func failureError(plugin, hook string, f *pluginv2.Failure) error {
-	e := &CallError{Plugin: plugin, Hook: hook, Msg: f.GetMessage()}
+	e := &CallError{Plugin: plugin, Hook: hook, Msg: f.GetMessage(), Status: status.New(failureCode(f.GetKind()), f.GetMessage())}
 	switch f.GetKind() {
 	case pluginv2.Failure_ERROR:
-		e.Status = status.New(codes.Unknown, e.Msg)
 	case pluginv2.Failure_PANIC:
-		e.Kind, e.Status = hooks.ErrPanicked, status.New(codes.Internal, e.Msg)
+		e.Kind = hooks.ErrPanicked
 	case pluginv2.Failure_DEADLINE_EXCEEDED:
-		e.Kind, e.Status = context.DeadlineExceeded, status.New(codes.DeadlineExceeded, e.Msg)
+		e.Kind = context.DeadlineExceeded
 	case pluginv2.Failure_CANCELLED:
-		e.Kind, e.Status = context.Canceled, status.New(codes.Canceled, e.Msg)
+		e.Kind = context.Canceled
 	default:
 		// UNKNOWN_HOOK and BAD_REQUEST: the plugin could not take a call
 		// its manifest asked for; anything else is not the protocol.
-		e.Kind = ErrMalformed
+		e.Kind, e.Status = ErrMalformed, nil
 		e.Msg = fmt.Sprintf("failure %s: %s", f.GetKind(), f.GetMessage())
 	}
 	return e

@@ -294,10 +294,9 @@ func stageFailure(err error) *failure {
 	switch {
 	case errors.Is(err, hooks.ErrPanicked):
 		return &failure{pluginv2.Failure_PANIC, err.Error()}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &failure{pluginv2.Failure_DEADLINE_EXCEEDED, err.Error()}
-	case errors.Is(err, context.Canceled):
-		return &failure{pluginv2.Failure_CANCELLED, err.Error()}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		// A stage whose context ended, as RunStretch reports it.
+		return contextFailure(err, err.Error())
 	}
 	return &failure{pluginv2.Failure_ERROR, err.Error()}
 }
