@@ -27,8 +27,9 @@ import (
 // ended. Two goroutines serve it: a sender fed by a bounded queue, so that a
 // plugin that stops reading its stream makes calls to that plugin time out
 // and holds up nothing else, and a reader that hands each answer to the call
-// waiting for it. A call whose context ends first sends Cancel and returns
-// the context's error; its answer, if it still comes, is dropped and
+// waiting for it. A call whose context ends first returns the context's
+// error: if it was still queued it is never sent, otherwise the plugin is
+// sent a Cancel for it, and its answer, if it still comes, is dropped and
 // counted (LateAnswers).
 //
 // A broken stream fails the calls in flight: as unavailable, or as
