@@ -124,10 +124,15 @@ func fail(t *testing.T, kind hooks.FailureKind) func() error {
 	}
 }
 
-// broken puts p on the Bus failing the given way, with short deadlines.
+// broken puts p on the Bus failing the given way. Its deadlines are short
+// only when the failure is a timeout, for the test to wait it out; any
+// other failure gets the default deadline, so that a quick failure on a
+// busy machine is never taken for a timeout.
 func (r rig) broken(p hooks.Plugin, kind hooks.FailureKind, opts hooks.Options) hooks.Member {
-	if opts.Timeout == 0 {
+	if kind == hooks.KindTimeout {
 		opts.Timeout, opts.ToolTimeout = short.Timeout, short.ToolTimeout
+	} else {
+		opts.Timeout, opts.ToolTimeout = 0, 0
 	}
 	if kind == hooks.KindUnavailable {
 		return r.down(p, opts)
@@ -155,8 +160,8 @@ func TestEveryFailureFallsThroughToTheNextPlugin(t *testing.T) {
 				if res == nil || res.Plugin != "backup" {
 					t.Fatalf("got %+v, want backup's result", res)
 				}
-				if n := b.Stats().Failures("broken", hooks.PreToolCallCanProvideResult, r.seen(kind)); n != 1 {
-					t.Fatalf("%s failures counted %d, want 1 (stats %+v)", r.seen(kind), n, b.Stats().Hooks)
+				if n := b.Stats().Failures("broken", hooks.PreToolCallCanProvideResult, kind); n != 1 {
+					t.Fatalf("%s failures counted %d, want 1 (stats %+v)", kind, n, b.Stats().Hooks)
 				}
 			})
 		}
@@ -308,7 +313,7 @@ func TestFailClosedGuard(t *testing.T) {
 					t.Fatalf("fail_closed guard failure did not block: %+v", out)
 				}
 				var gf *hooks.GuardFailedError
-				if !errors.As(out.Err, &gf) || gf.Plugin != "guard" || gf.Kind != r.seen(kind) || out.Message != gf.Error() {
+				if !errors.As(out.Err, &gf) || gf.Plugin != "guard" || gf.Kind != kind || out.Message != gf.Error() {
 					t.Fatalf("block's Err %#v does not say which guard failed how", out.Err)
 				}
 				if kind == hooks.KindUnavailable && (!errors.Is(out.Err, hooks.ErrUnavailable) || !strings.Contains(out.Message, hooks.ErrUnavailable.Error())) {
@@ -625,7 +630,7 @@ func TestObserverFailuresAreCounted(t *testing.T) {
 		if err := b.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if b.Stats().Failures("obs", hooks.PostToolCall, r.seen(hooks.KindPanic)) != 1 {
+		if b.Stats().Failures("obs", hooks.PostToolCall, hooks.KindPanic) != 1 {
 			t.Fatalf("observer panic not counted: %+v", b.Stats().Hooks)
 		}
 	})
@@ -660,19 +665,12 @@ func TestFailuresWarnOncePerPluginHookAndKind(t *testing.T) {
 			levels[rec["@level"].(string)+"/"+rec["kind"].(string)]++
 		}
 		want := map[string]int{"warn/error": 1, "debug/error": 2, "warn/panic": 1}
-		if r.seen(hooks.KindPanic) == hooks.KindError {
-			want = map[string]int{"warn/error": 1, "debug/error": 3}
-		}
 		for k, n := range want {
 			if levels[k] != n {
 				t.Fatalf("log levels %v, want %v", levels, want)
 			}
 		}
-		errs := uint64(3)
-		if r.seen(hooks.KindPanic) == hooks.KindError {
-			errs = 4
-		}
-		if b.Stats().Failures("flaky", hooks.PreToolCallCanProvideResult, hooks.KindError) != errs {
+		if b.Stats().Failures("flaky", hooks.PreToolCallCanProvideResult, hooks.KindError) != 3 {
 			t.Fatal("errors not all counted")
 		}
 	})

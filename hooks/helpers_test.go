@@ -36,13 +36,6 @@ func eachWay(t *testing.T, fn func(t *testing.T, r rig)) {
 	}
 }
 
-// seen is the failure kind the host counts for a plugin failing the given
-// way when held this way: the same every way, both protocols saying when a
-// handler panicked.
-func (r rig) seen(kind hooks.FailureKind) hooks.FailureKind { return seenOver(r.way, kind) }
-
-func seenOver(_ wiretest.Way, kind hooks.FailureKind) hooks.FailureKind { return kind }
-
 // sub is r for a subtest of its test.
 func (r rig) sub(t *testing.T) rig { return rig{t, r.way} }
 
