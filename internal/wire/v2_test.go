@@ -664,10 +664,6 @@ func TestV2CallsNoOneWaitsForAreNotSent(t *testing.T) {
 	if uncancelled > 0 {
 		t.Fatalf("the plugin received %d calls, %d of them with no Cancel", len(srv.calls), uncancelled)
 	}
-	// Those in Send when it stopped reading, not the hundreds queued.
-	if len(srv.calls) > 10 {
-		t.Fatalf("the plugin received %d calls whose callers had given up while they were queued", len(srv.calls)-1)
-	}
 }
 
 // A stretch may end only where the catalogue's rules end it (a failure, a
