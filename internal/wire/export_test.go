@@ -21,24 +21,3 @@ func SetMaxInFlight(n int) (restore func()) {
 	maxInFlight = n
 	return func() { maxInFlight = old }
 }
-
-// SentCalls counts the calls in flight on c's current version 2 stream that
-// the sender has taken.
-func SentCalls(c Conn) int {
-	v := c.(*V2Client)
-	v.mu.Lock()
-	st := v.cur
-	v.mu.Unlock()
-	if st == nil {
-		return 0
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	n := 0
-	for _, p := range st.calls {
-		if p.sent {
-			n++
-		}
-	}
-	return n
-}
