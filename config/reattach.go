@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -110,7 +111,7 @@ func parseReattach(data []byte) (Reattach, error) {
 		return r, fmt.Errorf("Protocol is %q; hookhost plugins speak \"grpc\"", j.Protocol)
 	case j.ProtocolVersion != 1 && j.ProtocolVersion != 2:
 		return r, fmt.Errorf("ProtocolVersion is %d; this host speaks plugin protocol 1 and 2", j.ProtocolVersion)
-	case j.Pid <= 0:
+	case j.Pid <= 0 || j.Pid > math.MaxInt32:
 		return r, fmt.Errorf("Pid is %d; it must be the plugin's process id", j.Pid)
 	case j.Addr == nil || j.Addr.String == "":
 		return r, errors.New("Addr is missing; it must be {\"Network\":\"unix\",\"String\":\"<socket path>\"} or {\"Network\":\"tcp\",\"String\":\"127.0.0.1:<port>\"}")

@@ -4,6 +4,7 @@ package host
 
 import (
 	"errors"
+	"math"
 	"syscall"
 )
 
@@ -32,5 +33,6 @@ func killGroup(pid int) error {
 // processAlive reports whether a process with this pid exists (a zombie
 // counts: its exit is up to whoever reaps it).
 func processAlive(pid int) bool {
-	return pid > 0 && !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	// kill(2) takes a 32-bit pid: a larger one would name another process.
+	return pid > 0 && pid <= math.MaxInt32 && !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }

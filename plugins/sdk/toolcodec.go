@@ -642,7 +642,9 @@ func (d *decoder) number(c *codec, v reflect.Value, val any, path string) {
 			return
 		}
 		v.SetFloat(x)
-		f = x
+		// Bounds are checked on the value as written, as the host's
+		// validator checks them, not on its float32 rounding.
+		f, _ = strconv.ParseFloat(lit, 64)
 	case kindInt, kindUint:
 		digits, neg, ok := integerDigits(lit)
 		if !ok {
@@ -696,7 +698,9 @@ func integerDigits(lit string) (digits string, neg bool, ok bool) {
 	exp := -len(frac)
 	if hasExp {
 		e, err := strconv.Atoi(expText)
-		if err != nil {
+		// An exponent this large cannot be added to the mantissa's without
+		// overflowing; it decides the outcome on its own.
+		if err != nil || e > 1<<20 || e < -(1<<20) {
 			// Beyond int range: a huge positive exponent makes a number out
 			// of any range, a huge negative one a fraction, unless the
 			// mantissa is zero.
