@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
 type configured struct {
@@ -43,5 +45,16 @@ func TestConfigureOf(t *testing.T) {
 		unconfigurable
 	}{}) == nil {
 		t.Fatal("Base's Configure not used")
+	}
+}
+
+func TestDebugModeIgnoredWhenTheHostLaunchedThePlugin(t *testing.T) {
+	t.Setenv(debugEnv, "1")
+	if !debugMode() {
+		t.Fatal("debug mode off with HOOKHOST_PLUGIN_DEBUG=1 and no cookie")
+	}
+	t.Setenv(handshake.Config.MagicCookieKey, handshake.Config.MagicCookieValue)
+	if debugMode() {
+		t.Fatal("debug mode on in a plugin the host launched")
 	}
 }

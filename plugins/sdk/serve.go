@@ -129,8 +129,16 @@ const reattachEnv = "HOOKHOST_REATTACH_PLUGINS"
 // protocolVersionsEnv is go-plugin's list of the versions a client speaks.
 const protocolVersionsEnv = "PLUGIN_PROTOCOL_VERSIONS"
 
+// debugMode reports whether to serve in debug mode. A plugin the host
+// launched (the magic cookie is set) never does, even when its entry passes
+// the variable through: it would print a reattach line instead of the
+// handshake and fail to start.
 func debugMode() bool {
 	on, _ := strconv.ParseBool(os.Getenv(debugEnv))
+	if on && os.Getenv(handshake.Config.MagicCookieKey) == handshake.Config.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "%s is set, but the host launched this plugin: serving normally\n", debugEnv)
+		return false
+	}
 	return on
 }
 
