@@ -3,12 +3,10 @@
 package hookhost_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/debugplugin"
 )
 
 // Close stops the plugin processes, and a second Close is harmless.
@@ -49,44 +48,8 @@ func TestCloseStopsThePlugins(t *testing.T) {
 // a plugin started by hand in debug mode; Close leaves it running.
 func TestOpenAttachesToAPluginStartedByHand(t *testing.T) {
 	cmd := exec.Command(guardBin)
-	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1"}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-		cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	var value string
-	select {
-	case line := <-lines:
-		v, ok := strings.CutPrefix(line, config.ReattachEnv+"='")
-		if !ok {
-			t.Fatalf("debug-mode plugin printed %q", line)
-		}
-		value = strings.TrimSuffix(v, "'")
-	case <-exited:
-		t.Fatal("debug-mode plugin exited before printing its reattach line")
-	case <-time.After(30 * time.Second):
-		t.Fatal("debug-mode plugin printed no reattach line")
-	}
+	plugin := debugplugin.Start(t, cmd, 30*time.Second)
+	value := plugin.Line
 
 	cfg := guardConfig(t, "")
 	e := cfg.Plugins.Entries["guard"]
@@ -113,7 +76,7 @@ func TestOpenAttachesToAPluginStartedByHand(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	select {
-	case <-exited:
+	case <-plugin.Exited:
 		t.Fatal("the attached plugin exited when the host closed")
 	default:
 	}

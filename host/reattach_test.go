@@ -3,7 +3,6 @@
 package host
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/debugplugin"
 	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
@@ -25,58 +25,22 @@ import (
 type debugPlugin struct {
 	cmd    *exec.Cmd
 	line   string // the JSON object of HOOKHOST_REATTACH_PLUGINS='...'
-	exited chan struct{}
+	exited <-chan struct{}
 }
 
-// startDebugPlugin runs the echo plugin as name with HOOKHOST_PLUGIN_DEBUG=1
-// and reads the reattach line it prints. The test's cleanup kills it.
+// startDebugPlugin runs the echo plugin as name in debug mode and reads the
+// reattach line it prints. The test's cleanup kills it.
 func startDebugPlugin(t *testing.T, name string) *debugPlugin {
 	t.Helper()
 	cmd := exec.Command(echoAs(t, name))
 	// Nothing of the test's environment: the plugin would take
 	// TESTPLUGIN_TOOLS and declare a tool outside its namespace.
-	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1", hangDirVar + "=" + os.Getenv(hangDirVar)}
-	cmd.Stderr = &syncbuf.Buffer{}
+	cmd.Env = []string{hangDirVar + "=" + os.Getenv(hangDirVar)}
 	// Leading a process group of its own, as a plugin started from a
 	// shell does: a host that killed the group would take it down.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &debugPlugin{cmd: cmd, exited: make(chan struct{})}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-		cmd.Wait()
-		close(d.exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-d.exited
-	})
-	select {
-	case line := <-lines:
-		v, ok := strings.CutPrefix(line, config.ReattachEnv+"='")
-		if !ok || !strings.HasSuffix(v, "'") {
-			t.Fatalf("debug-mode plugin printed %q, want %s='<json>'", line, config.ReattachEnv)
-		}
-		d.line = strings.TrimSuffix(v, "'")
-	case <-d.exited:
-		t.Fatalf("debug-mode plugin exited before printing its reattach line; stderr:\n%s", cmd.Stderr)
-	case <-time.After(livenessTimeout):
-		t.Fatal("debug-mode plugin printed no reattach line")
-	}
-	return d
+	p := debugplugin.Start(t, cmd, livenessTimeout)
+	return &debugPlugin{cmd: cmd, line: p.Line, exited: p.Exited}
 }
 
 func (d *debugPlugin) running() bool {

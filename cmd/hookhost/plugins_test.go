@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/internal/debugplugin"
 )
 
 // buildLister builds the host's echo test plugin as "lister".
@@ -46,51 +48,15 @@ func TestPluginsListAndCheckShowTheProtocol(t *testing.T) {
 // With HOOKHOST_REATTACH_PLUGINS in its environment, plugins list attaches
 // to the plugin started by hand, says so, and leaves it running.
 func TestPluginsListAttachesThroughTheEnvironment(t *testing.T) {
-	cmd := exec.Command(buildLister(t))
-	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1"}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-		cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	select {
-	case line := <-lines:
-		name, value, ok := strings.Cut(line, "=")
-		if !ok || name != "HOOKHOST_REATTACH_PLUGINS" {
-			t.Fatalf("debug-mode plugin printed %q", line)
-		}
-		t.Setenv(name, strings.Trim(value, "'"))
-	case <-exited:
-		t.Fatal("debug-mode plugin exited before printing its reattach line")
-	case <-time.After(30 * time.Second):
-		t.Fatal("debug-mode plugin printed no reattach line")
-	}
+	plugin := debugplugin.Start(t, exec.Command(buildLister(t)), 30*time.Second)
+	t.Setenv(config.ReattachEnv, plugin.Line)
 	cfg := writeConfig(t, "[plugins]\nenabled = [\"lister\"]\n[plugins.entries.lister]\npath = \"not-built\"\n")
 	code, stdout, stderr := runCLI(t, "", "plugins", "list", "-c", cfg)
 	if code != 0 || !regexp.MustCompile(`(?m)^lister\s+1\.0\.0\s+v\d\s+\(attached\)\s`).MatchString(stdout) {
 		t.Fatalf("plugins list: exit %d\n%s%s", code, stdout, stderr)
 	}
 	select {
-	case <-exited:
+	case <-plugin.Exited:
 		t.Fatal("the attached plugin exited after plugins list")
 	default:
 	}
