@@ -1,0 +1,69 @@
+// Package conformance checks that a plugin written in any language keeps
+// the whole plugin contract under the real host: it passes `plugins check`,
+// serves every hook kind over each protocol version it speaks, is asked a
+// stretch and answers it, honours deadlines without blocking other calls,
+// logs at the level it means, is restarted after a SIGKILL, exits when its
+// host is SIGKILLed and leaves gracefully when the host closes.
+//
+// To do that, every language has one plugin that behaves exactly as the
+// spec below says, and Run drives it. The Go one (goconform) is built with
+// plugins/sdk; the others live with their SDKs and beside PROTOCOL.md.
+//
+// # The conform plugin
+//
+// Name "conform", version "1.0.0".
+//
+// Config: an object with one optional key, "tag", a string (default
+// "conform"). Any other key, or a tag that is not a string, makes
+// Configure fail with a message that names the key. On a successful
+// Configure the plugin logs, at level WARN, the message "conform
+// configured" with the field tag=<tag>.
+//
+// Manifest:
+//   - hooks: all eleven of the catalogue;
+//   - matchers: none (the tool hooks apply to every tool);
+//   - hook_matchers: pre_tool_call_can_provide_result applies to
+//     "conform__*" only;
+//   - tools, each with a non-empty description: conform__echo, schema
+//     {"type":"object","properties":{"text":{"type":"string"}},"required":["text"]};
+//     conform__sleep, schema
+//     {"type":"object","properties":{"ms":{"type":"integer"}},"required":["ms"]};
+//     conform__seen and conform__raise, schema {"type":"object"}.
+//
+// Observers record one line each, kept in memory in the order received:
+//   - on_session_start: "on_session_start <session_id>"
+//   - on_session_end: "on_session_end <session_id> <reason>"
+//   - post_llm_call: "post_llm_call <session_id> <model>"
+//   - post_tool_call: "post_tool_call <name> <status>"
+//
+// Answering hooks (anything not listed is no opinion):
+//   - pre_tool_list_finalized: when any tool's name starts with "hidden_",
+//     the list without those tools, in the order given.
+//   - pre_api_request_mutable: when the request's model is "patch-me", a
+//     patch setting system to "patched by <tag>" and temperature to 0.5.
+//   - post_llm_call_can_reissue: when the response message's content
+//     contains "REISSUE", a reissue with reason "conform asked again" and a
+//     patch whose messages are the request's messages followed by one user
+//     message with content "again".
+//   - transform_llm_output: when the text is not empty, the text followed
+//     by " -- <tag>".
+//   - pre_tool_call, for any tool, looking at the arguments' "text" string
+//     (arguments that are not an object, or lack it, get no opinion): the
+//     text "forbidden" is blocked with the message "conform blocks
+//     forbidden text"; a text starting "shout:" gets modified arguments,
+//     the same object with text replaced by the rest of the text in upper
+//     case (ASCII).
+//   - pre_tool_call_can_provide_result (asked for conform__* only):
+//     conform__echo answers the JSON {"echo":<text>,"tag":<tag>}, except
+//     that the text "fail" answers an error result (is_error) with content
+//     "conform refuses to echo fail"; conform__seen answers the JSON array
+//     of the observer lines so far; conform__sleep sleeps its "ms"
+//     milliseconds, or until the call is cancelled or its deadline passes,
+//     then answers "slept"; conform__raise fails the call (an exception, a
+//     rejected promise, an error return: the language's usual way); any
+//     other conform__ tool gets no opinion.
+//   - transform_tool_result: for conform__echo with a status starting
+//     "provided_by:", the result's content followed by " (transformed)",
+//     is_error kept; for the tool "native_upper", the content in upper
+//     case (ASCII); otherwise no opinion.
+package conformance
