@@ -49,6 +49,7 @@ var children = map[string]string{
 	"rawgrpc":     "./internal/rawgrpc",
 	"execjson":    "./internal/execjson",
 	"kora":        "../plugins/kora",
+	"goconform":   "../internal/conformance/goconform",
 }
 
 var (
