@@ -50,6 +50,7 @@ var children = map[string]string{
 	"execjson":    "./internal/execjson",
 	"kora":        "../plugins/kora",
 	"goconform":   "../internal/conformance/goconform",
+	"cache":       "../examples/cache",
 }
 
 var (

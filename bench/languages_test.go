@@ -113,3 +113,80 @@ func BenchmarkLanguageIdleRSS(b *testing.B) {
 		})
 	}
 }
+
+// examplePlugins are the example plugins that answer a provided tool: the
+// result cache in Go and in TypeScript (one cache hit per op), and the
+// Python guard's pyguard__explain.
+var examplePlugins = []struct {
+	name, plugin string
+	path         func(b *testing.B) string
+	missing      string
+	config       func(b *testing.B) string // the plugin's config table, TOML
+	fill         func(b *testing.B, bus *hooks.Bus)
+	call         hooks.ToolCallRequest
+}{
+	{
+		name: "go-cache", plugin: "cache", path: func(b *testing.B) string { return binary(b, "cache") },
+		config: cacheConfig, fill: fillCache, call: lookupCall,
+	},
+	{
+		name: "typescript-cache", plugin: "tscache", path: repoPath("../examples/typescript-cache/dist/src/tscache.js"),
+		missing: "run `make typescript` to build it", config: cacheConfig, fill: fillCache, call: lookupCall,
+	},
+	{
+		name: "python-guard", plugin: "pyguard", path: repoPath("../examples/python-guard/pyguard.py"),
+		missing: "needs /usr/bin/python3 with python3-grpcio, python3-protobuf and python3-cryptography",
+		config: func(b *testing.B) string {
+			return fmt.Sprintf("policy = %q\n", repoPath("../examples/python-guard/policy.toml")(b))
+		},
+		fill: func(*testing.B, *hooks.Bus) {},
+		call: hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "pyguard__explain", Arguments: json.RawMessage(`{"tool":"read_file","arguments":{"path":"notes.txt"}}`)},
+	},
+}
+
+var lookupCall = hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "lookup", Arguments: json.RawMessage(`{"key":"k"}`)}
+
+func cacheConfig(*testing.B) string { return "tools = [\"lookup\"]\nttl = \"1h\"\n" }
+
+// fillCache has the cache see one successful native call of lookup, so
+// that every call after it is a hit.
+func fillCache(b *testing.B, bus *hooks.Bus) {
+	bus.ToolCallDone(hooks.ToolCallOutcome{
+		SessionID: "s", CallID: "fill", Name: lookupCall.Name, Arguments: lookupCall.Arguments,
+		Result: hooks.ToolResult{Content: `{"ok":true}`}, Status: hooks.StatusOK,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bus.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkExampleProvide is one provided tool result answered by an
+// example plugin: a cache hit in Go's and TypeScript's result cache, and
+// the Python guard explaining its policy for a call.
+func BenchmarkExampleProvide(b *testing.B) {
+	for _, e := range examplePlugins {
+		b.Run(e.name, func(b *testing.B) {
+			path := e.path(b)
+			if _, err := os.Stat(path); err != nil {
+				b.Fatalf("%s: %v (%s)", path, err, e.missing)
+			}
+			toml := fmt.Sprintf("[plugins]\nenabled = [%q]\n[plugins.entries.%s]\npath = %q\ntimeout = \"10s\"\ntool_timeout = \"10s\"\n[plugins.entries.%s.config]\n%s",
+				e.plugin, e.plugin, path, e.plugin, e.config(b))
+			cfg, err := config.Parse([]byte(toml), "bench.toml", "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := startHost(b, cfg, 0)
+			bus := newBus(b, h.Members())
+			e.fill(b, bus)
+			ctx := context.Background()
+			for b.Loop() {
+				if r := bus.ProvideResult(ctx, e.call); r == nil || r.IsError || r.Plugin != e.plugin {
+					b.Fatalf("no result from %s: %+v", e.plugin, r)
+				}
+			}
+		})
+	}
+}

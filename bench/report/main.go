@@ -240,7 +240,7 @@ func print(w io.Writer, samples map[string]map[string][]float64, order []string)
 	tw.Flush()
 
 	printBoundary(w, med, samples)
-	printLanguages(w, med)
+	printLanguages(w, med, order)
 
 	printChecks(w, med)
 	printGateway(w, samples)
@@ -324,12 +324,14 @@ const (
 	langStartup = "BenchmarkLanguageStartup/"
 	langRSS     = "BenchmarkLanguageIdleRSS/"
 	langBase    = "go"
+	exProvide   = "BenchmarkExampleProvide/"
 )
 
 // printLanguages prints, per language with an SDK, what a plugin written in
 // it costs: a provided tool's round trip (also as a multiple of Go's), the
-// time to start, and its idle resident memory.
-func printLanguages(w io.Writer, med medians) {
+// time to start, and its idle resident memory; then the round trip of each
+// example plugin that provides a tool.
+func printLanguages(w io.Writer, med medians, order []string) {
 	var langs []string
 	for name := range med {
 		if l, ok := strings.CutPrefix(name, langProvide); ok {
@@ -367,6 +369,12 @@ func printLanguages(w io.Writer, med medians) {
 			rss = fmt.Sprintf("%.1f MiB", v/1024)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", l, human(rt, "ns/op"), times, start, rss)
+	}
+	// The example plugins that provide a tool, in the order they ran.
+	for _, name := range order {
+		if ex, ok := strings.CutPrefix(name, exProvide); ok {
+			fmt.Fprintf(tw, "example %s\t%s\t\t\t\t\n", ex, human(med[name]["ns/op"], "ns/op"))
+		}
 	}
 	tw.Flush()
 }
