@@ -61,6 +61,9 @@ type procRunner struct {
 
 	mu  sync.Mutex
 	pid int
+	// first is the first line the plugin printed, its handshake line,
+	// kept so that a failed start can be explained from what it said.
+	first string
 
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error
@@ -152,6 +155,9 @@ func (r *procRunner) readStdout(f *os.File) {
 	br := bufio.NewReaderSize(f, 4096)
 	line, _, err := readLine(br, maxOutputLine)
 	if len(line) > 0 || err == nil {
+		r.mu.Lock()
+		r.first = string(line)
+		r.mu.Unlock()
 		_, _ = r.outW.Write(append(line, '\n'))
 	}
 	r.outW.Close()
@@ -320,6 +326,13 @@ func (r *procRunner) Kill(context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// handshakeLine is the first line the plugin printed, "" before it did.
+func (r *procRunner) handshakeLine() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first
 }
 
 // Stdout is the plugin's first stdout line: the go-plugin handshake.
