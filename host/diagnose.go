@@ -150,7 +150,7 @@ func checkLine(line string, lang language) *finding {
 	parts := strings.Split(line, "|")
 	if len(parts) < 4 {
 		return &finding{problem: ProblemHandshakeFields, section: secHandshake,
-			reason: fmt.Sprintf("printed a handshake line with %d |-separated fields, %q; it needs 6: %s", len(parts), line, handshakeShape)}
+			reason: fmt.Sprintf("printed a handshake line with %d |-separated fields, %q; it needs 6: %s", len(parts), shortLine(line), handshakeShape)}
 	}
 	if parts[0] != strconv.Itoa(plugin.CoreProtocolVersion) {
 		return &finding{problem: ProblemCoreProtocol, section: secHandshake,
@@ -177,7 +177,7 @@ func checkLine(line string, lang language) *finding {
 	}
 	if len(parts) < 5 {
 		return &finding{problem: ProblemNotGRPC, section: secHandshake,
-			reason: fmt.Sprintf("its handshake line %q has no 5th field (the protocol), which go-plugin then takes for net/rpc; it must be grpc", line)}
+			reason: fmt.Sprintf("its handshake line %q has no 5th field (the protocol), which go-plugin then takes for net/rpc; it must be grpc", shortLine(line))}
 	}
 	if parts[4] != string(plugin.ProtocolGRPC) {
 		return &finding{problem: ProblemNotGRPC, section: secHandshake,
@@ -308,7 +308,10 @@ func exitFinding(name string, entry config.PluginEntry, stderr string, lang lang
 		}
 	}
 	lower := strings.ToLower(stderr)
-	if strings.Contains(stderr, goPluginRefusal) || strings.Contains(lower, "magic cookie") || strings.Contains(lower, "cookie") {
+	// A cookie mentioned next to the word plugin: a plugin's own refusal;
+	// a crash that happens to mention an HTTP cookie is not one.
+	if strings.Contains(stderr, goPluginRefusal) || strings.Contains(lower, "magic cookie") ||
+		(strings.Contains(lower, "cookie") && strings.Contains(lower, "plugin")) {
 		return &finding{problem: ProblemWrongCookie, section: secHandshake,
 			reason: fmt.Sprintf("exited before its handshake, saying it was not started by its host: it looks for another magic cookie than hookhost's %s=%s, so it is a plugin for another program, or checks the wrong variable or value",
 				handshake.Config.MagicCookieKey, handshake.Config.MagicCookieValue),
@@ -476,10 +479,10 @@ func staticWarnings(name string, entry config.PluginEntry, lang language) []*fin
 // certificate, as any local process could.
 func clientAuthWarning(ctx context.Context, in *instance, opts *Options) *finding {
 	addr := lineAddr(in.line)
-	if addr == nil || in.roots == nil {
+	if addr == nil || in.tls == nil || in.tls.RootCAs == nil {
 		return nil
 	}
-	if !answersWithoutClientCert(ctx, addr, in.roots, probeTimeout(opts)) {
+	if !answersWithoutClientCert(ctx, addr, in.tls.RootCAs, probeTimeout(opts)) {
 		return nil
 	}
 	return &finding{problem: ProblemClientCertNotRequired, section: secAutoMTLS,

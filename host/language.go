@@ -179,3 +179,16 @@ func (l language) rebuild(section string) string {
 // isScript reports whether the executable is run by an interpreter named
 // on its #! line.
 func (l language) isScript() bool { return l.interp != nil }
+
+// looksLikeText reports whether a file begins as text would: no NUL byte
+// in its first 512 bytes, which every binary format has.
+func looksLikeText(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 512)
+	n, _ := f.Read(buf)
+	return n > 0 && bytes.IndexByte(buf[:n], 0) < 0
+}

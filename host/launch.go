@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/x509"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -55,11 +55,12 @@ type instance struct {
 	// attached is set when the host attached to a plugin started by hand
 	// instead of starting it: its process is not the host's to stop.
 	attached *attachment
-	// line is the handshake line the plugin printed, and roots the pool
-	// holding the certificate it named there; the probes of a failed
-	// start and of Check use them.
-	line  string
-	roots *x509.CertPool
+	// line is the handshake line the plugin printed, and tls the host's
+	// TLS config for it (its client certificate, and the plugin's
+	// certificate as the root); the probes of a failed start and of Check
+	// use them.
+	line string
+	tls  *tls.Config
 }
 
 // launch brings one plugin from its config entry to the point where it can
@@ -167,9 +168,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 	in.proto, in.version = proto, client.NegotiatedVersion()
 	// go-plugin keeps the config it was given and puts the TLS config it
 	// made from the plugin's certificate there.
-	if ccfg.TLSConfig != nil {
-		in.roots = ccfg.TLSConfig.RootCAs
-	}
+	in.tls = ccfg.TLSConfig
 	return in, nil
 }
 
@@ -256,7 +255,15 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 				addr := lineAddr(in.line)
 				return addr != nil && answersPlaintext(ctx, addr, probeTimeout(opts))
 			}
-			if fd := tlsFinding(in.line, err, l, plain); fd != nil {
+			// A server that refuses the host's certificate may close the
+			// connection before gRPC reads the TLS alert that says why.
+			seen := err
+			if addr := lineAddr(in.line); addr != nil && in.tls != nil {
+				if terr := tlsProbe(ctx, addr, in.tls, probeTimeout(opts)); terr != nil {
+					seen = fmt.Errorf("%v; a TLS connection made to find out why: %w", err, terr)
+				}
+			}
+			if fd := tlsFinding(in.line, seen, l, plain); fd != nil {
 				return fd.startErr(name, err, l)
 			}
 		}
@@ -268,7 +275,7 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			"the plugin binary at %s calls itself %q", path, m.Name)
 	}
 	if err := hooks.ValidateManifest(m, hooks.Options{AllowToolOverride: entry.AllowToolOverride}); err != nil {
-		return manifestErr(name, err)
+		return manifestErr(name, err, lang())
 	}
 
 	conf := []byte(entry.Config)
@@ -476,7 +483,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		if fd := checkLine(f.line, lang); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
-		return startErr(name, err, lang.howTo(secHandshake), "printed a handshake line the host cannot read (%q): %s", f.line, firstLine(msg))
+		return startErr(name, err, lang.howTo(secHandshake), "printed a handshake line the host cannot read (%q): %s", shortLine(f.line), firstLine(msg))
 	case strings.Contains(lower, "incompatible core api version"):
 		if fd := checkLine(f.line, lang); fd != nil {
 			return fd.startErr(name, err, lang)
@@ -526,7 +533,16 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 	case errors.Is(err, syscall.EACCES):
 		return startErr(name, err, "chmod +x "+path, "binary %s cannot be executed: permission denied", path)
 	case errors.Is(err, syscall.ENOEXEC):
-		return startErr(name, err, "build the plugin for this operating system and architecture, or start a script with a #! line",
+		if !lang.isScript() && (lang.kind == langPython || lang.kind == langJS || looksLikeText(path)) {
+			interp := "/usr/bin/python3"
+			if lang.kind == langJS {
+				interp = "/usr/bin/node"
+			}
+			return problemErr(startErr(name, err,
+				fmt.Sprintf("make its first line #! and the absolute path of its interpreter (e.g. #!%s), or point plugins.entries.%s.path at an executable that runs it; see %s", interp, name, docLink(secEnvironment)),
+				"%s has no #! line, so the system cannot tell what runs it", path), ProblemInterpreterMissing)
+		}
+		return startErr(name, err, "build the plugin for this operating system and architecture",
 			"%s is not an executable for this system: %v", path, err)
 	}
 	return startErr(name, err, "look at the plugin's log", "failed to start: %v", err)
@@ -556,8 +572,11 @@ func unflushedFinding(ctx context.Context, f *startFailure) *finding {
 		reason: fmt.Sprintf("printed its handshake line into its stdout buffer and never flushed it, so the host waited %s for it in vain: rerun with stdout on a terminal, which flushes every line, it printed %q at once", f.opts.StartTimeout, shortLine(res.line))}
 }
 
-func manifestErr(name string, err error) *StartError {
-	fix := "correct the plugin's manifest (its Info) and rebuild it"
+func manifestErr(name string, err error, lang language) *StartError {
+	fix := "correct the manifest the plugin answers Describe with"
+	if lang.kind == langGo {
+		fix = "correct the plugin's manifest (its Info) and rebuild it"
+	}
 	me := (*hooks.ManifestError)(nil)
 	if !errors.As(err, &me) {
 		return startErr(name, err, fix, "invalid manifest: %v", err)

@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -253,4 +254,30 @@ func servesController(ctx context.Context, conn *grpc.ClientConn, timeout time.D
 	defer cancel()
 	err := conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{})
 	return status.Code(err) != codes.Unimplemented
+}
+
+// tlsProbe makes a TLS connection to the plugin as the host does and reads
+// from it, to get the TLS alert of a server that refuses the host's client
+// certificate: under TLS 1.3 it comes only after the client's side of the
+// handshake is done. nil means the plugin's server took the connection.
+func tlsProbe(ctx context.Context, addr net.Addr, cfg *tls.Config, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, addr.Network(), addr.String())
+	if err != nil {
+		return err
+	}
+	conn := tls.Client(raw, cfg.Clone())
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		return err
+	}
+	// A gRPC server speaks first after the handshake (its SETTINGS).
+	if _, err := conn.Read(make([]byte, 1)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	return nil
 }
