@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -408,8 +409,12 @@ func shebangLine(path string) string {
 
 // scriptPinWarning: a sha256 pin on a script does not pin what runs.
 func scriptPinWarning(name string, lang language) *finding {
+	interp := lang.interp[0]
+	if prog := envProgram(lang.interp); prog != "" {
+		interp = prog
+	}
 	return &finding{problem: ProblemScriptPin, section: secEnvironment,
-		reason: fmt.Sprintf("plugins.entries.%s.sha256 pins a script: the checksum covers the script's own text only, not its interpreter %s nor the modules it imports, which can change without the pin noticing", name, lang.interp[0]),
+		reason: fmt.Sprintf("plugins.entries.%s.sha256 pins a script: the checksum covers the script's own text only, not its interpreter %s nor the modules it imports, which can change without the pin noticing", name, interp),
 		fix:    "pin what it imports too (a locked, hash-checked install), or ship the plugin as a single binary if the pin must cover everything"}
 }
 
@@ -522,5 +527,16 @@ func shortLine(line string) string {
 	if len(parts) >= 6 && len(parts[5]) > 16 {
 		parts[5] = fmt.Sprintf("%s…(%d characters)", parts[5][:8], len(parts[5]))
 	}
-	return strings.Join(parts, "|")
+	line = strings.Join(parts, "|")
+	if len(line) > maxQuoted {
+		cut := maxQuoted
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = fmt.Sprintf("%s…(%d bytes)", line[:cut], len(line))
+	}
+	return line
 }
+
+// maxQuoted bounds how much of what a plugin printed a message quotes.
+const maxQuoted = 300

@@ -63,6 +63,13 @@ type rerunResult struct {
 // ro says, waits for its handshake line and kills its process group.
 func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunOptions) (rerunResult, error) {
 	var res rerunResult
+	// A pinned plugin is held to its pin here too: the file may have
+	// changed since the start that failed or was checked.
+	if entry.SHA256 != "" {
+		if sum, err := fileSHA256(path); err != nil || !strings.EqualFold(sum, entry.SHA256) {
+			return res, fmt.Errorf("not running %s again: it does not match plugins.entries sha256 pin", path)
+		}
+	}
 	dir, err := os.MkdirTemp("", "hookhost-probe-")
 	if err != nil {
 		return res, err
@@ -118,6 +125,8 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
+		// Whatever the plugin started goes with it, as in procRunner.
+		_ = killGroup(cmd.Process.Pid)
 		close(exited)
 	}()
 	tail := &tailWriter{max: 2048}
