@@ -63,6 +63,8 @@ const (
 	ProblemNoCertField = "no-cert-field"
 	// The plugin serves without TLS.
 	ProblemNoTLS = "no-tls"
+	// A TLS handshake with the plugin failed for another reason.
+	ProblemTLS = "tls-handshake"
 	// The plugin's certificate is not valid for the name localhost.
 	ProblemCertSAN = "cert-not-localhost"
 	// The plugin's certificate is expired or not valid yet.
@@ -278,7 +280,7 @@ func tlsFinding(line string, err error, lang language, probePlain func() bool) *
 	case strings.Contains(msg, "first record does not look like a TLS handshake"),
 		strings.Contains(msg, "tls:"), strings.Contains(msg, "x509:"),
 		strings.Contains(msg, "authentication handshake failed"):
-		return &finding{problem: ProblemNoTLS, section: secAutoMTLS,
+		return &finding{problem: ProblemTLS, section: secAutoMTLS,
 			reason: fmt.Sprintf("the TLS handshake with it failed: %s", tlsDetail(msg))}
 	}
 	return nil

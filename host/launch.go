@@ -440,10 +440,6 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 	msg := err.Error()
 	lower := strings.ToLower(msg)
 	lang := f.lang
-	problem := func(e *StartError, p string) *StartError {
-		e.Problem = p
-		return e
-	}
 	switch {
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
 		actual, herr := fileSHA256(path)
@@ -464,7 +460,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 			if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
 				return fd.startErr(name, err, lang)
 			}
-			return problem(startErr(name, err,
+			return problemErr(startErr(name, err,
 				fmt.Sprintf("run the plugin by hand to see why it stops, or check that %s is a hookhost plugin; %s", path, lang.howTo(secHandshake)),
 				"%s", f.withStderr("exited before completing the go-plugin handshake (nothing on stdout)")), ProblemNoHandshake)
 		}
@@ -473,7 +469,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 				return fd.startErr(name, err, lang)
 			}
 		}
-		return problem(startErr(name, err,
+		return problemErr(startErr(name, err,
 			fmt.Sprintf("a plugin must never write to stdout before its handshake line, nor after it: log to stderr instead (see %s); if %s is not a hookhost plugin, correct plugins.entries.%s.path", docLink(secStdio), path, name),
 			"wrote %q to stdout instead of the go-plugin handshake", line), ProblemStdout)
 	case strings.Contains(msg, "error parsing core protocol version"),
@@ -488,7 +484,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		if fd := checkLine(f.line, lang); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
-		return problem(startErr(name, err, lang.rebuild(secHandshake),
+		return problemErr(startErr(name, err, lang.rebuild(secHandshake),
 			"speaks an incompatible go-plugin core protocol: %s", firstLine(msg)), ProblemCoreProtocol)
 	case strings.Contains(lower, "incompatible api version"):
 		theirs := "another version"
@@ -496,18 +492,18 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 			theirs = "version " + m[1]
 		}
 		if entry.Protocol != 0 {
-			return problem(startErr(name, err,
+			return problemErr(startErr(name, err,
 				fmt.Sprintf("set plugins.entries.%s.protocol = 0 to use the highest version both speak, or %s", name, lang.rebuild(secVersions)),
 				"speaks plugin protocol %s, but plugins.entries.%s.protocol pins version %d", theirs, name, entry.Protocol), ProblemAppProtocol)
 		}
-		return problem(startErr(name, err,
+		return problemErr(startErr(name, err,
 			fmt.Sprintf("make the plugin speak protocol %s (%s), or use a hookhost release that speaks its version", versionsText(spoken()), lang.rebuild(secVersions)),
 			"speaks plugin protocol %s, but this host speaks %s", theirs, versionsText(spoken())), ProblemAppProtocol)
 	case strings.Contains(msg, "unsupported plugin protocol"):
 		if fd := checkLine(f.line, lang); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
-		return problem(startErr(name, err, lang.howTo(secHandshake),
+		return problemErr(startErr(name, err, lang.howTo(secHandshake),
 			"speaks a protocol other than gRPC: %s", firstLine(msg)), ProblemNotGRPC)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		if fd := unflushedFinding(ctx, f); fd != nil {
@@ -517,13 +513,13 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		if lang.kind != langGo {
 			fix = fmt.Sprintf("check that the plugin prints its handshake line promptly, and flushes it, and look at its log (%s); a slow machine may need a longer start timeout", docLink(secHandshake))
 		}
-		return problem(startErr(name, err, fix,
+		return problemErr(startErr(name, err, fix,
 			"%s", f.withStderr(fmt.Sprintf("did not complete the go-plugin handshake within %s", f.opts.StartTimeout))), ProblemHandshakeTimeout)
 	case strings.Contains(msg, "plugin exited before we could connect"):
 		if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
-		return problem(startErr(name, err,
+		return problemErr(startErr(name, err,
 			fmt.Sprintf("run the plugin by hand to see why it stops, or check that %s is a hookhost plugin; %s", path, lang.howTo(secHandshake)),
 			"%s", f.withStderr("exited before completing the go-plugin handshake")), ProblemNoHandshake)
 	case errors.Is(err, syscall.ENOENT):
