@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,8 @@ const (
 	// Its handshake line was printed into a buffered pipe and never
 	// flushed: run with stdout on a terminal, it arrives.
 	ProblemUnflushed = "unflushed-handshake"
+	// It printed its handshake line on stderr instead of stdout.
+	ProblemHandshakeOnStderr = "handshake-on-stderr"
 	// Its handshake line has too few |-separated fields.
 	ProblemHandshakeFields = "handshake-fields"
 	// The line's 1st field is not go-plugin's core protocol version, 1.
@@ -542,3 +545,17 @@ func shortLine(line string) string {
 
 // maxQuoted bounds how much of what a plugin printed a message quotes.
 const maxQuoted = 300
+
+// handshakeLike matches a line that looks like a handshake line.
+var handshakeLike = regexp.MustCompile(`(?m)^\s*\d+\|\d+\|(unix|tcp)\|`)
+
+// stderrFinding names a handshake line printed on stderr, where the host
+// does not look for it.
+func stderrFinding(stderr string) *finding {
+	if !handshakeLike.MatchString(stderr) {
+		return nil
+	}
+	return &finding{problem: ProblemHandshakeOnStderr, section: secHandshake,
+		reason: "printed its handshake line on stderr; the host reads it from stdout only",
+		fix:    "print the handshake line, and nothing else, on stdout; log to stderr"}
+}

@@ -75,6 +75,7 @@ func TestHandwrittenPluginMistakesAreNamed(t *testing.T) {
 		{"distrust", ProblemClientCertRejected, []string{"refused the host's client certificate", "PLUGIN_CLIENT_CERT", "PROTOCOL.md#automtls"}},
 		{"othercookie", ProblemWrongCookie, []string{"another magic cookie", "HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1", "plugins.entries.othercookie.path", "PROTOCOL.md#handshake"}},
 		{"unflushed", ProblemUnflushed, []string{"never flushed", "terminal", `"1|`, "PROTOCOL.md#handshake"}},
+		{"stderr", ProblemHandshakeOnStderr, []string{"on stderr", "stdout", "PROTOCOL.md#handshake"}},
 		{"fields3", ProblemHandshakeFields, []string{"3 |-separated fields", `"1|2|unix"`, "PROTOCOL.md#handshake"}},
 		{"badcore", ProblemCoreProtocol, []string{"1st field", `"2"`, "must be 1", "PROTOCOL.md#handshake"}},
 		{"badnet", ProblemNetwork, []string{"3rd field", `"udp"`, "unix", "tcp", "PROTOCOL.md#handshake"}},

@@ -457,6 +457,9 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		line, _, _ = strings.Cut(line, "\n")
 		line = strings.TrimSpace(line)
 		if line == "" {
+			if fd := stderrFinding(f.stderr); fd != nil {
+				return fd.startErr(name, err, lang)
+			}
 			if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
 				return fd.startErr(name, err, lang)
 			}
@@ -506,6 +509,9 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		return problemErr(startErr(name, err, lang.howTo(secHandshake),
 			"speaks a protocol other than gRPC: %s", firstLine(msg)), ProblemNotGRPC)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		if fd := stderrFinding(f.stderr); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
 		if fd := unflushedFinding(ctx, f); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
@@ -516,6 +522,9 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		return problemErr(startErr(name, err, fix,
 			"%s", f.withStderr(fmt.Sprintf("did not complete the go-plugin handshake within %s", f.opts.StartTimeout))), ProblemHandshakeTimeout)
 	case strings.Contains(msg, "plugin exited before we could connect"):
+		if fd := stderrFinding(f.stderr); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
 		if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
 			return fd.startErr(name, err, lang)
 		}

@@ -18,6 +18,7 @@
 //	othercookie   checks another program's magic cookie, and exits
 //	unflushed     buffers stdout the way C's stdio and Python do, flushing
 //	              only a terminal
+//	stderr        prints its handshake line on stderr
 //	fields3       a handshake line of 3 fields
 //	badcore       core protocol 2
 //	badnet        network udp
@@ -172,7 +173,10 @@ func main() {
 	}
 	line := strings.Join(fields, "|") + "\n"
 
-	if mistake == "unflushed" {
+	switch mistake {
+	case "stderr":
+		os.Stderr.WriteString(line)
+	case "unflushed":
 		// A block-buffered stdout, flushed at once only on a terminal,
 		// as C's stdio and Python's print do.
 		out := bufio.NewWriterSize(os.Stdout, 8192)
@@ -180,7 +184,7 @@ func main() {
 		if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			out.Flush()
 		}
-	} else {
+	default:
 		os.Stdout.WriteString(line)
 	}
 	select {}
