@@ -180,10 +180,9 @@ func TestCertificateFieldShapes(t *testing.T) {
 // is; the SDK's own plugin and a correct hand-written one get no warning.
 func TestCheckWarnings(t *testing.T) {
 	t.Parallel()
-	sdkPath := echoAs(t, "viasdk")
 	results := Check(context.Background(), configOf(
 		plug{"good", entry(handmadeAs(t, "good"))},
-		plug{"viasdk", entry(sdkPath)},
+		plug{"viasdk", entry(echoAs(t, "viasdk"))},
 		plug{"nocontroller", entry(handmadeAs(t, "nocontroller"))},
 		plug{"noclientauth", entry(handmadeAs(t, "noclientauth"))},
 		plug{"nocookie", entry(handmadeAs(t, "nocookie"))},
@@ -221,12 +220,9 @@ func TestCheckWarnings(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"viasdk", "nocookie"} {
-		p := sdkPath
-		if name == "nocookie" {
-			p = filepath.Join(filepath.Dir(results[4].Path), "nocookie")
-		}
-		waitFor(t, "no process of "+name+" left", func() bool { return len(processesOf(p)) == 0 })
+	// Each was started twice, once without its cookie.
+	for _, r := range results {
+		waitFor(t, "no process of "+r.Name+" left", func() bool { return len(processesOf(r.Path)) == 0 })
 	}
 }
 
