@@ -70,6 +70,9 @@ const (
 	ProblemTLS = "tls-handshake"
 	// The plugin's certificate is not valid for the name localhost.
 	ProblemCertSAN = "cert-not-localhost"
+	// The plugin's certificate's extended key usage leaves out server
+	// authentication.
+	ProblemCertUsage = "cert-key-usage"
 	// The plugin's certificate is expired or not valid yet.
 	ProblemCertExpired = "cert-expired"
 	// The plugin's server refused the host's client certificate, the one
@@ -238,6 +241,12 @@ func checkCertField(field string, lang language) *finding {
 		return &finding{problem: ProblemCertSAN, section: secAutoMTLS,
 			reason: fmt.Sprintf("its TLS certificate is not valid for localhost, the name the host connects with (%v)", err),
 			fix:    "give the certificate a DNS subject alternative name \"localhost\""}
+	}
+	if len(cert.ExtKeyUsage) > 0 && !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageServerAuth) &&
+		!slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageAny) {
+		return &finding{problem: ProblemCertUsage, section: secAutoMTLS,
+			reason: "its TLS certificate's extended key usage does not include server authentication, so the host refuses it as a server's (x509: certificate specifies an incompatible key usage)",
+			fix:    "add server auth to the certificate's extended key usage, or leave the extension out"}
 	}
 	now := time.Now()
 	if now.Before(cert.NotBefore) || now.After(cert.NotAfter) {

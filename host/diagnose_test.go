@@ -121,15 +121,20 @@ func TestPaddingFailsOnlyForSomeLengths(t *testing.T) {
 	}
 }
 
-func selfSigned(t *testing.T, dns string, notAfter time.Time) []byte {
+func selfSigned(t *testing.T, dns string, notAfter time.Time, usage ...x509.ExtKeyUsage) []byte {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// No dns: a common name localhost and no subject alternative name.
+	cn, names := dns, []string{dns}
+	if dns == "" {
+		cn, names = "localhost", nil
+	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: dns}, DNSNames: []string{dns},
-		NotBefore: notAfter.Add(-2 * time.Hour), NotAfter: notAfter,
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, DNSNames: names,
+		NotBefore: notAfter.Add(-2 * time.Hour), NotAfter: notAfter, ExtKeyUsage: usage,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
@@ -150,6 +155,8 @@ func TestCertificateFieldShapes(t *testing.T) {
 		urlSafe = base64.RawURLEncoding.EncodeToString(der)
 	}
 	expired := base64.RawStdEncoding.EncodeToString(selfSigned(t, "localhost", time.Now().Add(-time.Hour)))
+	clientOnly := base64.RawStdEncoding.EncodeToString(selfSigned(t, "localhost", time.Now().Add(time.Hour), x509.ExtKeyUsageClientAuth))
+	cnOnly := base64.RawStdEncoding.EncodeToString(selfSigned(t, "", time.Now().Add(time.Hour)))
 	notCert := base64.RawStdEncoding.EncodeToString([]byte(strings.Repeat("not a certificate ", 5)))
 	line := func(cert string) string { return "1|2|unix|/tmp/p.sock|grpc|" + cert }
 	cases := []struct {
@@ -158,6 +165,8 @@ func TestCertificateFieldShapes(t *testing.T) {
 		{line(pemText), ProblemCertEncoding, "PEM"},
 		{line(urlSafe), ProblemCertEncoding, "URL-safe"},
 		{line(expired), ProblemCertExpired, "valid only from"},
+		{line(clientOnly), ProblemCertUsage, "server authentication"},
+		{line(cnOnly), ProblemCertSAN, "not valid for localhost"},
 		{line(notCert), ProblemCertNotX509, "not to a DER X.509 certificate"},
 		{line("short"), ProblemNoCertField, "too short"},
 		{"1|2|unix|relative.sock|grpc|" + urlSafe, ProblemAddress, "absolute path"},
