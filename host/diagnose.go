@@ -429,7 +429,7 @@ func scriptPinWarning(name string, lang language) *finding {
 	}
 	return &finding{problem: ProblemScriptPin, section: secEnvironment,
 		reason: fmt.Sprintf("plugins.entries.%s.sha256 pins a script: the checksum covers the script's own text only, not its interpreter %s nor the modules it imports, which can change without the pin noticing", name, interp),
-		fix:    "pin what it imports too (a locked, hash-checked install), or ship the plugin as a single binary if the pin must cover everything"}
+		fix:    "make what the script loads as hard to change as the script itself (owned by another user, read-only), or ship the plugin as a single file, a binary or a bundle"}
 }
 
 var errNoPTY = errors.New("no pseudo-terminals on this system")
