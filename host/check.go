@@ -44,11 +44,13 @@ type CheckResult struct {
 // before routing traffic through it.
 //
 // For a plugin it started, Check also looks for what a start does not
-// notice and reports it in Warnings: a plugin that serves no controller
-// (found by asking it to shut down), one whose TLS server lets in clients
-// without a certificate, one that runs without the magic cookie (found by
-// running it again without it), a sha256 pin on a script, and a #! line
-// that finds its interpreter only through env's default path.
+// notice and reports it in Warnings: a plugin that serves no controller,
+// or does not exit once it answered Shutdown (found by asking it to shut
+// down), one whose TLS server lets in clients without a certificate, one
+// that runs without the magic cookie (found by running it again without
+// it), stderr lines the host logs at DEBUG for want of a level, a sha256
+// pin on a script, and a #! line that finds its interpreter only through
+// env's default path.
 func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult {
 	opts = opts.withDefaults()
 	names, entries, results := launchAll(ctx, cfg, &opts)
@@ -113,6 +115,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			// The cookie probe runs a second process of the plugin, which
 			// must not meet the first over a lock or a port.
 			stop()
+			add(plainStderrWarning(r.inst))
 			add(cookieWarning(ctx, entry, &opts))
 			out[i].Warnings = ws
 		})

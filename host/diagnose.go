@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/plugins/handshake"
@@ -94,6 +96,12 @@ const (
 	// The plugin does not serve go-plugin's controller, so every
 	// shutdown waits 2 s and ends in SIGKILL (a warning of Check).
 	ProblemNoController = "no-controller"
+	// The plugin answers Shutdown but does not exit within the 2 s the
+	// host waits, so it is SIGKILLed (a warning of Check).
+	ProblemNoExitAfterShutdown = "no-exit-after-shutdown"
+	// The plugin wrote stderr lines that are neither hclog JSON nor marked
+	// with a level, which the host logs at DEBUG only (a warning of Check).
+	ProblemPlainStderr = "plain-stderr"
 	// The entry's sha256 pins a script, not its interpreter or what it
 	// imports (a warning of Check).
 	ProblemScriptPin = "script-pin"
@@ -510,15 +518,53 @@ func clientAuthWarning(ctx context.Context, in *instance, opts *Options) *findin
 }
 
 // controllerWarning asks a plugin Check is about to stop to shut down
-// through go-plugin's controller, which is how the host stops a plugin.
+// through go-plugin's controller, which is how the host stops a plugin,
+// and waits as long as the host would for it to exit.
 func controllerWarning(ctx context.Context, in *instance, opts *Options) *finding {
 	gc, ok := in.proto.(*plugin.GRPCClient)
-	if !ok || servesController(ctx, gc.Conn, probeTimeout(opts)) {
+	if !ok {
 		return nil
 	}
-	return &finding{problem: ProblemNoController, section: secController,
-		reason: "it does not serve go-plugin's controller (plugin.GRPCController/Shutdown is unimplemented), so each time the host stops it, at every shutdown and restart, the host waits 2 s for an exit that does not come and then kills it with SIGKILL, leaving it no chance to clean up",
-		fix:    "serve plugin.GRPCController (plugins/proto/goplugin/grpc_controller.proto) with a Shutdown that answers, stops the server and exits"}
+	err := shutdown(ctx, gc.Conn, probeTimeout(opts))
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		return &finding{problem: ProblemNoController, section: secController,
+			reason: "it does not serve go-plugin's controller (plugin.GRPCController/Shutdown is unimplemented), so each time the host stops it, at every shutdown and restart, the host waits 2 s for an exit that does not come and then kills it with SIGKILL, leaving it no chance to clean up",
+			fix:    "serve plugin.GRPCController (plugins/proto/goplugin/grpc_controller.proto) with a Shutdown that answers, stops the server and exits"}
+	case err != nil || in.exited == nil:
+		return nil
+	}
+	t := time.NewTimer(shutdownGrace)
+	defer t.Stop()
+	select {
+	case <-in.exited:
+		return nil
+	case <-ctx.Done():
+		return nil
+	case <-t.C:
+	}
+	return &finding{problem: ProblemNoExitAfterShutdown, section: secController,
+		reason: fmt.Sprintf("it answered Shutdown but did not exit within %s, so each time the host stops it, the host waits that long and then kills it with SIGKILL", shutdownGrace),
+		fix:    "once Shutdown has answered, stop the server and exit; a thread, timer or stream handler still running keeps the process alive, so exit explicitly if in doubt"}
+}
+
+// shutdownGrace is how long go-plugin (v1.8, Client.Kill) waits for a
+// plugin to exit after Shutdown before it kills it.
+const shutdownGrace = 2 * time.Second
+
+// plainStderrWarning names the first stderr line the host logged at DEBUG
+// for want of a level.
+func plainStderrWarning(in *instance) *finding {
+	if in.run == nil {
+		return nil
+	}
+	line := in.run.plainLine()
+	if line == "" {
+		return nil
+	}
+	return &finding{problem: ProblemPlainStderr, section: secStdio,
+		reason: fmt.Sprintf("it wrote stderr lines such as %q that are neither hclog JSON nor start with a level like [WARN]: the host logs them at DEBUG, so its warnings and errors are hidden at the default log level", line),
+		fix:    "log JSON lines with @level, @message and @timestamp, or start each plain line with [ERROR], [WARN], [INFO] or [DEBUG]"}
 }
 
 // cookieWarning runs the plugin again without the magic cookie: one that

@@ -195,6 +195,8 @@ func TestCheckWarnings(t *testing.T) {
 		plug{"nocontroller", entry(handmadeAs(t, "nocontroller"))},
 		plug{"noclientauth", entry(handmadeAs(t, "noclientauth"))},
 		plug{"nocookie", entry(handmadeAs(t, "nocookie"))},
+		plug{"noexit", entry(handmadeAs(t, "noexit"))},
+		plug{"plainlog", entry(handmadeAs(t, "plainlog"))},
 	), fastOptions())
 	want := map[string]struct {
 		problem string
@@ -205,6 +207,8 @@ func TestCheckWarnings(t *testing.T) {
 		"nocontroller": {ProblemNoController, []string{"2 s", "SIGKILL", "plugin.GRPCController", "PROTOCOL.md#controller"}},
 		"noclientauth": {ProblemClientCertNotRequired, []string{"without a client certificate", "PLUGIN_CLIENT_CERT", "PROTOCOL.md#automtls"}},
 		"nocookie":     {ProblemCookieNotChecked, []string{"without the magic cookie", "HOOKHOST_PLUGIN", "PROTOCOL.md#handshake"}},
+		"noexit":       {ProblemNoExitAfterShutdown, []string{"did not exit within 2s", "SIGKILL", "PROTOCOL.md#controller"}},
+		"plainlog":     {ProblemPlainStderr, []string{`"plainlog: starting up"`, "DEBUG", "[WARN]", "PROTOCOL.md#standard-streams-and-logging"}},
 	}
 	for _, r := range results {
 		w := want[r.Name]

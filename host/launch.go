@@ -61,6 +61,8 @@ type instance struct {
 	// use them.
 	line string
 	tls  *tls.Config
+	// run is the runner of a process the host started, nil when attached.
+	run *procRunner
 }
 
 // launch brings one plugin from its config entry to the point where it can
@@ -157,6 +159,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 	}
 	if run != nil {
 		in.line = run.handshakeLine()
+		in.run = run
 	}
 	if err != nil {
 		in.abort()

@@ -254,15 +254,12 @@ func answersWithoutClientCert(ctx context.Context, addr net.Addr, roots *x509.Ce
 	}), timeout)
 }
 
-// servesController reports whether the plugin answers go-plugin's
-// controller, asking it to shut down: only for a plugin about to be
-// stopped anyway. It is false only when the plugin said the service is
-// not implemented.
-func servesController(ctx context.Context, conn *grpc.ClientConn, timeout time.Duration) bool {
+// shutdown asks the plugin to shut down through go-plugin's controller:
+// only for a plugin about to be stopped anyway.
+func shutdown(ctx context.Context, conn *grpc.ClientConn, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{})
-	return status.Code(err) != codes.Unimplemented
+	return conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{})
 }
 
 // tlsProbe makes a TLS connection to the plugin as the host does and reads

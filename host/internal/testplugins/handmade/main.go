@@ -24,6 +24,8 @@
 //	badnet        network udp
 //	netrpc        protocol netrpc
 //	nocontroller  does not serve go-plugin's controller
+//	noexit        answers Shutdown but does not exit
+//	plainlog      logs a plain line, with no level, on stderr
 //
 // Its plugin name is its whole base name.
 package main
@@ -76,9 +78,15 @@ func fail(format string, a ...any) {
 	os.Exit(1)
 }
 
+// mistake is the one this process makes: its base name up to a "-".
+var mistake string
+
 func main() {
 	name := filepath.Base(os.Args[0])
-	mistake, _, _ := strings.Cut(name, "-")
+	mistake, _, _ = strings.Cut(name, "-")
+	if mistake == "plainlog" {
+		fmt.Fprintln(os.Stderr, "plainlog: starting up")
+	}
 
 	switch mistake {
 	case "nocookie":
@@ -231,6 +239,9 @@ var controller = grpc.ServiceDesc{
 		Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
 			if err := dec(new(emptypb.Empty)); err != nil {
 				return nil, err
+			}
+			if mistake == "noexit" {
+				return &emptypb.Empty{}, nil
 			}
 			// Answer first, then go.
 			go func() {
