@@ -109,13 +109,16 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 					}
 				}
 			}
+			// Before the probes: a TLS library may log the probe's
+			// connection without a client certificate on stderr.
+			plain := plainStderrWarning(r.inst)
 			add(staticWarnings(name, entry, lang)...)
 			add(clientAuthWarning(ctx, r.inst, &opts))
 			add(controllerWarning(ctx, r.inst, &opts))
 			// The cookie probe runs a second process of the plugin, which
 			// must not meet the first over a lock or a port.
 			stop()
-			add(plainStderrWarning(r.inst))
+			add(plain)
 			add(cookieWarning(ctx, entry, &opts))
 			out[i].Warnings = ws
 		})
