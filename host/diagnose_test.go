@@ -396,3 +396,32 @@ func TestCheckWarnsOfScriptPinAndEnvShebang(t *testing.T) {
 		}
 	}
 }
+
+// The language is read from the #! line first, then the file name, then
+// a Go binary's build information.
+func TestDetectLanguage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cases := []struct {
+		file, text string
+		want       langKind
+	}{
+		{"a", "#!/usr/bin/python3.11\n", langPython},
+		{"b", "#!/usr/bin/env -S python3 -u\n", langPython},
+		{"c", "#!/usr/bin/env -S node --enable-source-maps\n", langJS},
+		{"d", "#!/usr/local/bin/deno run -A\n", langJS},
+		{"e.py", "#!/bin/sh\n", langPython},
+		{"f", "#!/bin/sh\n", langScript},
+		{"g.ts", "export {}\n", langJS},
+		{"h.cjs", "#!/usr/bin/env bun\n", langJS},
+		{"i", "\x7fELF\x00\x00", langNative},
+	}
+	for _, c := range cases {
+		if got := detectLanguage(writeScript(t, dir, c.file, c.text)); got.kind != c.want {
+			t.Errorf("%s %q: %v, want %v", c.file, c.text, got.kind, c.want)
+		}
+	}
+	if got := detectLanguage(bins.echo); got.kind != langGo || !got.hookhost {
+		t.Errorf("the echo test plugin: %+v, want Go built against hookhost", got)
+	}
+}
