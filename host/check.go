@@ -50,7 +50,10 @@ type CheckResult struct {
 // that runs without the magic cookie (found by running it again without
 // it), stderr lines the host logs at DEBUG for want of a level, a sha256
 // pin on a script, and a #! line that finds its interpreter only through
-// env's default path.
+// env's default path. It also starts the plugin twice more to read the
+// handshake line it prints each time: a certificate made fresh at every
+// start can be wrong only sometimes (padded base64), and a plugin that
+// prints a bad line in any of them fails the check.
 func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult {
 	opts = opts.withDefaults()
 	names, entries, results := launchAll(ctx, cfg, &opts)
@@ -115,12 +118,22 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			add(staticWarnings(name, entry, lang)...)
 			add(clientAuthWarning(ctx, r.inst, &opts))
 			add(controllerWarning(ctx, r.inst, &opts))
-			// The cookie probe runs a second process of the plugin, which
-			// must not meet the first over a lock or a port.
+			// The reruns start more processes of the plugin, which must
+			// not meet the first over a lock or a port.
 			stop()
 			add(plain)
-			add(cookieWarning(ctx, entry, &opts))
+			var cookie, again *finding
+			var probes sync.WaitGroup
+			probes.Go(func() { cookie = cookieWarning(ctx, entry, &opts) })
+			probes.Go(func() { again = rerunFinding(ctx, entry, &opts, lang) })
+			probes.Wait()
+			add(cookie)
 			out[i].Warnings = ws
+			if again != nil {
+				// The plugin will fail some starts: that is a failure.
+				out[i].OK = false
+				out[i].Err = again.startErr(name, nil, lang)
+			}
 		})
 	}
 	wg.Wait()

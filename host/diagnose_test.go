@@ -425,3 +425,22 @@ func TestDetectLanguage(t *testing.T) {
 		t.Errorf("the echo test plugin: %+v, want Go built against hookhost", got)
 	}
 }
+
+// A plugin that pads its certificate's base64 passes the starts where the
+// DER length is a multiple of 3. Check starts it again to read more
+// handshake lines; here its first start is lucky and the others are not,
+// so the check's own start passes and the reruns catch it.
+func TestCheckCatchesPaddingThatPassedOnce(t *testing.T) {
+	t.Parallel()
+	path := handmadeAs(t, "luckypad")
+	r := Check(context.Background(), configOf(plug{"luckypad", entry(path)}), fastOptions())[0]
+	if r.OK || r.Err == nil {
+		t.Fatalf("check passed a plugin that pads: %+v", r)
+	}
+	wantProblem(t, r.Err, ProblemPaddedBase64, []string{"padded base64", "not a multiple of 3", "another start of it printed", "PROTOCOL.md#automtls"}, nil)
+	starts, err := os.ReadFile(filepath.Join(filepath.Dir(path), "luckypad.starts"))
+	if err != nil || len(starts) < 2 {
+		t.Fatalf("the plugin counted %d starts (%v), want the check's and its reruns'", len(starts), err)
+	}
+	waitFor(t, "no process of the plugin left", func() bool { return len(processesOf(path)) == 0 })
+}

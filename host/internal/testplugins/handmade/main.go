@@ -9,6 +9,10 @@
 //	good          none
 //	padded        certificate in padded base64, its DER length chosen not
 //	              to be a multiple of 3 so that there is padding
+//	luckypad      certificate in padded base64, its DER length a multiple
+//	              of 3 at its first start (so there is no padding) and not
+//	              at later ones; it counts its starts in NAME.starts
+//	              beside itself
 //	nocert        no 6th (certificate) field
 //	plaintext     serves without TLS, and so prints no certificate
 //	wrongsan      certificate valid for plugin.example, not localhost
@@ -115,7 +119,11 @@ func main() {
 	if mistake == "wrongsan" {
 		dns = "plugin.example"
 	}
-	cert, der := makeCert(dns, mistake == "padded")
+	pad := mistake == "padded"
+	if mistake == "luckypad" {
+		pad = countStart(name) > 1
+	}
+	cert, der := makeCert(dns, pad, mistake == "luckypad" && !pad)
 
 	var opts []grpc.ServerOption
 	if mistake != "plaintext" {
@@ -172,7 +180,7 @@ func main() {
 	}
 	fields := []string{core, strconv.Itoa(version), network, sock, protocol, base64.RawStdEncoding.EncodeToString(der)}
 	switch mistake {
-	case "padded":
+	case "padded", "luckypad":
 		fields[5] = base64.StdEncoding.EncodeToString(der)
 	case "nocert", "plaintext":
 		fields = fields[:5]
@@ -198,10 +206,28 @@ func main() {
 	select {}
 }
 
+// countStart counts this start in NAME.starts beside the executable and
+// returns how many there have been.
+func countStart(name string) int {
+	p := filepath.Join(filepath.Dir(os.Args[0]), name+".starts")
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fail("counting starts: %v", err)
+	}
+	f.WriteString("x")
+	f.Close()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		fail("counting starts: %v", err)
+	}
+	return len(data)
+}
+
 // makeCert makes a self-signed server certificate for dns. With
 // padded set it makes certificates until one's DER length is not a
-// multiple of 3, so that its standard base64 ends in "=".
-func makeCert(dns string, padded bool) (tls.Certificate, []byte) {
+// multiple of 3, so that its standard base64 ends in "="; with unpadded
+// set, until one's is.
+func makeCert(dns string, padded, unpadded bool) (tls.Certificate, []byte) {
 	for {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -222,7 +248,7 @@ func makeCert(dns string, padded bool) (tls.Certificate, []byte) {
 		if err != nil {
 			fail("certificate: %v", err)
 		}
-		if padded && len(der)%3 == 0 {
+		if (padded && len(der)%3 == 0) || (unpadded && len(der)%3 != 0) {
 			continue
 		}
 		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, der
