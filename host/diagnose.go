@@ -327,7 +327,9 @@ const goPluginRefusal = "This binary is a plugin"
 // from its stderr and its #! line, nil when neither says why.
 func exitFinding(name string, entry config.PluginEntry, stderr string, lang language) *finding {
 	if prog := envProgram(lang.interp); prog != "" && !slices.Contains(entry.Env, "PATH") {
-		if _, found := inDefaultPath(prog); !found || strings.Contains(stderr, prog) {
+		// env says "env: 'python3': No such file or directory"; a found
+		// interpreter whose program failed is not env's doing.
+		if _, found := inDefaultPath(prog); !found || (strings.Contains(stderr, "env: ") && strings.Contains(stderr, prog) && strings.Contains(stderr, "No such file")) {
 			return envShebangFinding(name, prog, lang, true)
 		}
 	}

@@ -280,6 +280,10 @@ func TestFixesFitTheLanguage(t *testing.T) {
 			ProblemEnvShebang, []string{"through env", "no PATH", `add "PATH" to plugins.entries.envpy.env`, "PROTOCOL.md#environment"}},
 		{"noshebang", writeScript(t, dir, "plugin.py", "import sys\nprint('hello')\n"),
 			ProblemInterpreterMissing, []string{"no #! line", "#!/usr/bin/python3", "PROTOCOL.md#environment"}},
+		{"bareshebang", writeScript(t, dir, "bare.js", "#!\nconsole.log(1)\n"),
+			ProblemInterpreterMissing, []string{"no #! line naming its interpreter", "#!/usr/bin/node"}},
+		{"envcrash", writeScript(t, dir, "envcrash", "#!/usr/bin/env sh\necho 'sh: no such file: state.db' >&2\nexit 3\n"),
+			ProblemNoHandshake, []string{"no such file: state.db"}},
 		{"shscript", writeScript(t, dir, "plugin.sh", "#!/bin/sh\necho 'This binary is a plugin. These are not meant to be executed directly.' >&2\nexit 1\n"),
 			ProblemWrongCookie, []string{"another magic cookie", "PROTOCOL.md#handshake"}},
 	}

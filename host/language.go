@@ -178,7 +178,7 @@ func (l language) rebuild(section string) string {
 
 // isScript reports whether the executable is run by an interpreter named
 // on its #! line.
-func (l language) isScript() bool { return l.interp != nil }
+func (l language) isScript() bool { return len(l.interp) > 0 }
 
 // looksLikeText reports whether a file begins as text would: no NUL byte
 // in its first 512 bytes, which every binary format has.

@@ -548,7 +548,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 			}
 			return problemErr(startErr(name, err,
 				fmt.Sprintf("make its first line #! and the absolute path of its interpreter (e.g. #!%s), or point plugins.entries.%s.path at an executable that runs it; see %s", interp, name, docLink(secEnvironment)),
-				"%s has no #! line, so the system cannot tell what runs it", path), ProblemInterpreterMissing)
+				"%s has no #! line naming its interpreter, so the system cannot tell what runs it", path), ProblemInterpreterMissing)
 		}
 		return startErr(name, err, "build the plugin for this operating system and architecture",
 			"%s is not an executable for this system: %v", path, err)
