@@ -53,9 +53,7 @@ type rerunOptions struct {
 
 // rerunResult is what a rerun plugin did within its time.
 type rerunResult struct {
-	line   string // the first stdout line with a "|", "" if none came
-	exited bool   // the process exited on its own
-	stderr string // the end of its stderr
+	line string // the first stdout line with a "|", "" if none came
 }
 
 // rerun starts the plugin at path again with the environment a start
@@ -129,10 +127,11 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 		_ = killGroup(cmd.Process.Pid)
 		close(exited)
 	}()
-	tail := &tailWriter{max: 2048}
+	// Nothing is made of its stderr, but a plugin blocked writing it
+	// would never get to its handshake line.
 	stderrDone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(tail, io.LimitReader(errR, 1<<20))
+		_, _ = io.Copy(io.Discard, errR)
 		close(stderrDone)
 	}()
 	lines := make(chan string, 1)
@@ -143,7 +142,6 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 	select {
 	case res.line = <-lines:
 	case <-exited:
-		res.exited = true
 		// What it printed before it exited is still in the pipe.
 		drain := time.NewTimer(pipeDrain)
 		select {
@@ -167,7 +165,6 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 	case <-time.After(pipeDrain):
 		errR.Close()
 	}
-	res.stderr = tail.String()
 	return res, nil
 }
 
