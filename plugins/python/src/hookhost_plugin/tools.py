@@ -165,7 +165,10 @@ def _is_typeddict(tp: type) -> bool:
 
 
 def _object(tp: type, path: str, seen: Tuple[type, ...]) -> _Schema:
-    hints = typing.get_type_hints(tp, include_extras=True)
+    try:
+        hints = typing.get_type_hints(tp, include_extras=True)
+    except Exception as exc:  # a forward reference that does not resolve
+        raise ArgsError("%s: the type hints of %s cannot be read: %s" % (path, tp.__name__, exc)) from None
     fields: List[_Field] = []
     if dataclasses.is_dataclass(tp):
         for f in dataclasses.fields(tp):
