@@ -331,7 +331,7 @@ func TestStartedByHand(t *testing.T) {
 
 // TestPipInstalledPluginUnderTheHost installs the SDK with pip from its
 // path, with no network, into a virtual environment that sees Debian's
-// packages, and runs README.md's plugin (testdata/shout.py) with that
+// packages, and runs README.md's plugin in 20 lines with that
 // environment's interpreter under the real host: `plugins check`, its
 // hooks, its typed tool, and its log.
 func TestPipInstalledPluginUnderTheHost(t *testing.T) {
@@ -353,12 +353,8 @@ func TestPipInstalledPluginUnderTheHost(t *testing.T) {
 		t.Fatalf("hookhost_plugin imported from %s, want the virtual environment", out)
 	}
 
-	body, err := os.ReadFile("testdata/shout.py")
-	if err != nil {
-		t.Fatal(err)
-	}
 	script := filepath.Join(dir, "shout.py")
-	if err := os.WriteFile(script, append([]byte("#!"+filepath.Join(venv, "bin", "python")+"\n"), body...), 0o755); err != nil {
+	if err := os.WriteFile(script, readmePlugin(t, filepath.Join(venv, "bin", "python")), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"shout\"]\n[plugins.entries.shout]\npath = %q\n", script))
@@ -391,6 +387,23 @@ func TestPipInstalledPluginUnderTheHost(t *testing.T) {
 	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "quiet"}); text != "QUIET" {
 		t.Errorf("transform_llm_output: %q", text)
 	}
+}
+
+// readmePlugin is README.md's plugin in 20 lines, with interpreter in its
+// #! line instead of the README's.
+func readmePlugin(t *testing.T, interpreter string) []byte {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := bytes.Cut(readme, []byte("## A plugin in 20 lines\n\n```python\n"))
+	code, _, ok2 := bytes.Cut(rest, []byte("```\n"))
+	if !ok || !ok2 || !bytes.HasPrefix(code, []byte("#!")) || !bytes.Contains(code, []byte("hp.serve(Shout())")) {
+		t.Fatal("README.md has no \"## A plugin in 20 lines\" section with a python block starting #! and serving Shout")
+	}
+	_, body, _ := bytes.Cut(code, []byte("\n"))
+	return append([]byte("#!"+interpreter+"\n"), body...)
 }
 
 func runOK(t *testing.T, cmd *exec.Cmd) string {
