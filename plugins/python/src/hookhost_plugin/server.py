@@ -53,6 +53,15 @@ STAGE_WORKERS = 64
 
 _log = logging.getLogger("hookhost_plugin")
 
+# Launched by the host, stdout carries the handshake line and nothing else:
+# from the moment the SDK is imported (a plugin's first lines), a print goes
+# to stderr, where the host logs it at DEBUG, instead of being taken for a
+# broken handshake.
+_HANDSHAKE_OUT = sys.stdout
+_REDIRECTED = os.environ.get(MAGIC_COOKIE_KEY) == MAGIC_COOKIE_VALUE and sys.stdout is not None
+if _REDIRECTED:
+    sys.stdout = sys.stderr
+
 
 class _Exit(Exception):
     pass
@@ -305,7 +314,7 @@ def serve(plugin: Any) -> None:
     TLS on a unix socket, prints the handshake line, and from then on sends
     anything printed to stdout to stderr instead.
     """
-    handshake_out = sys.stdout
+    handshake_out = _HANDSHAKE_OUT if _REDIRECTED else sys.stdout
     # stdout carries the handshake and nothing else, not even a print in the
     # plugin's constructor or a library's import.
     sys.stdout = sys.stderr
@@ -395,6 +404,13 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
 
     handshake_out.write(handshake_line(version, sock, cert_der))
     handshake_out.flush()
+    # From now on file descriptor 1 is stderr too, so that what bypasses
+    # sys.stdout (os.write(1, ...), a C extension, a child process) cannot
+    # write after the handshake line either.
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        pass
     _log.debug("%s serving", name, extra={"hookhost": {"socket": sock, "pid": os.getpid(), "protocol": version}})
     server.wait_for_termination()
     shutil.rmtree(sock_dir, ignore_errors=True)
