@@ -19,7 +19,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from . import convert
 from . import log as hlog
@@ -245,13 +245,27 @@ def v1_service(grpc: Any, p: Adapted) -> Any:
 
 
 def v2_service(grpc: Any, p: Adapted, calls: concurrent.futures.Executor,
-               stages: concurrent.futures.Executor) -> Any:
-    """hookhost.plugin.v2.Plugin: Describe, Configure and the Hooks stream."""
+               stages: concurrent.futures.Executor) -> Tuple[Any, Callable[[], None]]:
+    """hookhost.plugin.v2.Plugin: Describe, Configure and the Hooks stream.
+    Also returns what ends every open stream, for a shutdown: a stream
+    ends only when the host closes it, and a graceful stop would otherwise
+    wait for it until its grace ran out."""
     handlers = _describe_configure(grpc, p)
+    lock = threading.Lock()
+    open_streams: Dict[HookStream, "queue.Queue[Optional[bytes]]"] = {}
+
+    def close_all() -> None:
+        with lock:
+            streams = list(open_streams.items())
+        for stream, out in streams:
+            stream.close()
+            out.put(None)
 
     def hooks(requests: Iterator[bytes], context: Any) -> Iterator[bytes]:
         out: "queue.Queue[Optional[bytes]]" = queue.Queue()
         stream = HookStream(p, lambda m: out.put(m.SerializeToString()), calls, stages)
+        with lock:
+            open_streams[stream] = out
 
         def read() -> None:
             try:
@@ -269,15 +283,19 @@ def v2_service(grpc: Any, p: Adapted, calls: concurrent.futures.Executor,
                 stream.close()
                 out.put(None)
         threading.Thread(target=read, name="hookhost-hooks-reader", daemon=True).start()
-        while True:
-            item = out.get()
-            if item is None:
-                return
-            yield item
+        try:
+            while True:
+                item = out.get()
+                if item is None:
+                    return
+                yield item
+        finally:
+            with lock:
+                open_streams.pop(stream, None)
 
     handlers["Hooks"] = grpc.stream_stream_rpc_method_handler(hooks, request_deserializer=_raw,
                                                               response_serializer=_raw)
-    return grpc.method_handlers_generic_handler("hookhost.plugin.v2.Plugin", handlers)
+    return grpc.method_handlers_generic_handler("hookhost.plugin.v2.Plugin", handlers), close_all
 
 
 def health_service(grpc: Any) -> Any:
@@ -374,8 +392,10 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
                                   ("grpc.max_send_message_length", MAX_MESSAGE_SIZE)])
     calls = concurrent.futures.ThreadPoolExecutor(max_workers=CALL_WORKERS, thread_name_prefix="hook")
     stages = concurrent.futures.ThreadPoolExecutor(max_workers=STAGE_WORKERS, thread_name_prefix="stage")
+    close_streams: Callable[[], None] = lambda: None
     if version == 2:
-        server.add_generic_rpc_handlers([v2_service(grpc, p, calls, stages)])
+        service, close_streams = v2_service(grpc, p, calls, stages)
+        server.add_generic_rpc_handlers([service])
     else:
         server.add_generic_rpc_handlers([v1_service(grpc, p)])
     server.add_generic_rpc_handlers([health_service(grpc)])
@@ -387,6 +407,7 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
             return
         stopping.set()
         _log.debug("%s stopping", name, extra={"hookhost": {"reason": reason}})
+        close_streams()
         server.stop(grace=1).wait()
     server.add_generic_rpc_handlers([controller_service(grpc, stop)])
 
