@@ -24,8 +24,17 @@ sys.dont_write_bytecode = True
 try:
     import hookhost_plugin as hp
 except ImportError:
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                    os.pardir, os.pardir, "plugins", "python", "src"))
+    sys.path.insert(
+        0,
+        os.path.join(
+            os.path.dirname(os.path.abspath(__file__)),
+            os.pardir,
+            os.pardir,
+            "plugins",
+            "python",
+            "src",
+        ),
+    )
     import hookhost_plugin as hp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,13 +74,17 @@ class Policy:
         """The rule that applies, or None for the default."""
         canonical = canonical_args(arguments)
         for r in self.rules:
-            if fnmatch.fnmatchcase(tool, r.tool) and (r.args_match is None or r.args_match.search(canonical)):
+            if fnmatch.fnmatchcase(tool, r.tool) and (
+                r.args_match is None or r.args_match.search(canonical)
+            ):
                 return r
         return None
 
     def block_message(self, tool: str, rule: Optional[Rule]) -> str:
         if rule is None:
-            return self.message.format(reason="no rule allows it (default = \"block\")", rule="default", tool=tool)
+            return self.message.format(
+                reason='no rule allows it (default = "block")', rule="default", tool=tool
+            )
         return self.message.format(reason=rule.reason or rule.name, rule=rule.name, tool=tool)
 
 
@@ -79,7 +92,12 @@ def canonical_args(arguments: str) -> str:
     """The arguments as compact JSON with sorted keys, re-encoded so that a
     model cannot dodge "secret" by writing "\\u0073ecret"."""
     try:
-        return json.dumps(json.loads(arguments or "{}"), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        return json.dumps(
+            json.loads(arguments or "{}"),
+            separators=(",", ":"),
+            sort_keys=True,
+            ensure_ascii=False,
+        )
     except ValueError:
         return arguments
 
@@ -96,18 +114,22 @@ def load_policy(path: str) -> Policy:
         raise PolicyError("policy %s is not valid TOML: %s" % (path, exc)) from None
     for key in data:
         if key not in TOP_KEYS:
-            raise PolicyError("policy %s: unknown key %r (known keys: default, message, rule)" % (path, key))
+            raise PolicyError(
+                "policy %s: unknown key %r (known keys: default, message, rule)" % (path, key)
+            )
     default = data.get("default", "allow")
     if default not in ("allow", "block"):
-        raise PolicyError("policy %s: default = %r, want \"allow\" or \"block\"" % (path, default))
+        raise PolicyError('policy %s: default = %r, want "allow" or "block"' % (path, default))
     message = data.get("message", DEFAULT_MESSAGE)
     if not isinstance(message, str):
         raise PolicyError("policy %s: message must be a string" % path)
     try:
         message.format(reason="", rule="", tool="")
     except (KeyError, IndexError, ValueError) as exc:
-        raise PolicyError("policy %s: message %r: placeholders are {reason}, {rule} and {tool} (%s)"
-                          % (path, message, exc)) from None
+        raise PolicyError(
+            "policy %s: message %r: placeholders are {reason}, {rule} and {tool} (%s)"
+            % (path, message, exc)
+        ) from None
     raw_rules = data.get("rule", [])
     if not isinstance(raw_rules, list):
         raise PolicyError("policy %s: rule must be an array of tables ([[rule]])" % path)
@@ -118,10 +140,15 @@ def load_policy(path: str) -> Policy:
             raise PolicyError("%s must be a table" % where)
         for key in r:
             if key not in RULE_KEYS:
-                raise PolicyError("%s: unknown key %r (known keys: %s)" % (where, key, ", ".join(sorted(RULE_KEYS))))
+                raise PolicyError(
+                    "%s: unknown key %r (known keys: %s)"
+                    % (where, key, ", ".join(sorted(RULE_KEYS)))
+                )
         tool = r.get("tool")
         if not isinstance(tool, str) or not tool:
-            raise PolicyError("%s: tool is required: a tool name or a glob such as \"read_*\"" % where)
+            raise PolicyError(
+                '%s: tool is required: a tool name or a glob such as "read_*"' % where
+            )
         pattern = None
         if "args_match" in r:
             if not isinstance(r["args_match"], str):
@@ -129,11 +156,13 @@ def load_policy(path: str) -> Policy:
             try:
                 pattern = re.compile(r["args_match"])
             except re.error as exc:
-                raise PolicyError("%s: args_match %r is not a valid regular expression: %s"
-                                  % (where, r["args_match"], exc)) from None
+                raise PolicyError(
+                    "%s: args_match %r is not a valid regular expression: %s"
+                    % (where, r["args_match"], exc)
+                ) from None
         action = r.get("action", "block")
         if action not in ("allow", "block"):
-            raise PolicyError("%s: action = %r, want \"allow\" or \"block\"" % (where, action))
+            raise PolicyError('%s: action = %r, want "allow" or "block"' % (where, action))
         name = r.get("name", "rule[%d]" % i)
         reason = r.get("reason", "")
         if not isinstance(name, str) or not isinstance(reason, str):
@@ -167,7 +196,9 @@ class PyGuard(hp.Plugin):
         cfg = hp.decode_config(config, Config)
         path = cfg.policy if os.path.isabs(cfg.policy) else os.path.join(HERE, cfg.policy)
         self.policy = load_policy(path)
-        hp.logger().info("policy loaded", path=path, rules=len(self.policy.rules), default=self.policy.default)
+        hp.logger().info(
+            "policy loaded", path=path, rules=len(self.policy.rules), default=self.policy.default
+        )
 
     def pre_tool_call(self, call: hp.ToolCallRequest) -> Optional[hp.PreToolCallDecision]:
         rule = self.policy.decide(call.name, call.arguments)
@@ -176,14 +207,22 @@ class PyGuard(hp.Plugin):
             return hp.block(self.policy.block_message(call.name, rule))
         return None  # no opinion: the call goes on
 
-    @hp.tool("pyguard__explain", "Say which pyguard rule applies to a tool call, and whether it would be blocked.")
+    @hp.tool(
+        "pyguard__explain",
+        "Say which pyguard rule applies to a tool call, and whether it would be blocked.",
+    )
     def explain(self, args: ExplainArgs) -> Dict[str, Any]:
-        arguments = args.arguments if isinstance(args.arguments, str) else json.dumps(args.arguments or {})
+        arguments = (
+            args.arguments if isinstance(args.arguments, str) else json.dumps(args.arguments or {})
+        )
         rule = self.policy.decide(args.tool, arguments)
         action = rule.action if rule is not None else self.policy.default
-        out: Dict[str, Any] = {"tool": args.tool, "action": action,
-                               "rule": rule.name if rule is not None else None,
-                               "reason": rule.reason if rule is not None else "default"}
+        out: Dict[str, Any] = {
+            "tool": args.tool,
+            "action": action,
+            "rule": rule.name if rule is not None else None,
+            "reason": rule.reason if rule is not None else "default",
+        }
         if action == "block":
             out["message"] = self.policy.block_message(args.tool, rule)
         return out

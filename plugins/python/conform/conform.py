@@ -46,10 +46,16 @@ class Conform(hp.Plugin):
     name, version = "conform", "1.0.0"
     hook_matchers = {"pre_tool_call_can_provide_result": ["conform__*"]}
     tools = [
-        hp.ToolSpec("conform__echo", "Echo a text back with the plugin's tag.",
-                    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        hp.ToolSpec("conform__sleep", "Sleep some milliseconds, or until cancelled.",
-                    {"type": "object", "properties": {"ms": {"type": "integer"}}, "required": ["ms"]}),
+        hp.ToolSpec(
+            "conform__echo",
+            "Echo a text back with the plugin's tag.",
+            {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        ),
+        hp.ToolSpec(
+            "conform__sleep",
+            "Sleep some milliseconds, or until cancelled.",
+            {"type": "object", "properties": {"ms": {"type": "integer"}}, "required": ["ms"]},
+        ),
         hp.ToolSpec("conform__seen", "The observer lines recorded so far.", {"type": "object"}),
         hp.ToolSpec("conform__raise", "Fail the call.", {"type": "object"}),
     ]
@@ -62,10 +68,10 @@ class Conform(hp.Plugin):
     def configure(self, config):
         for key in config:
             if key != "tag":
-                raise ValueError("unknown key %r: conform takes only \"tag\"" % key)
+                raise ValueError('unknown key %r: conform takes only "tag"' % key)
         tag = config.get("tag", "conform")
         if not isinstance(tag, str):
-            raise ValueError("key \"tag\" must be a string")
+            raise ValueError('key "tag" must be a string')
         self.tag = tag
         hp.logger().warn("conform configured", tag=tag)
 
@@ -111,7 +117,8 @@ class Conform(hp.Plugin):
         if text == "forbidden":
             return hp.block("conform blocks forbidden text")
         if text.startswith("shout:"):
-            return hp.modify(dict(args, text=upper(text[len("shout:"):])))
+            rest = text[len("shout:"):]
+            return hp.modify(dict(args, text=upper(rest)))
         return None
 
     def pre_tool_call_can_provide_result(self, call, ctx):

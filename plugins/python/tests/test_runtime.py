@@ -100,12 +100,22 @@ def call(text, name="sample__echo"):
 class ManifestTest(unittest.TestCase):
     def test_manifest(self):
         h = Harness(Sample())
-        self.assertEqual(h.hooks, ["on_session_start", "transform_llm_output", "pre_tool_call",
-                                   "pre_tool_call_can_provide_result", "transform_tool_result"])
+        self.assertEqual(
+            h.hooks,
+            [
+                "on_session_start",
+                "transform_llm_output",
+                "pre_tool_call",
+                "pre_tool_call_can_provide_result",
+                "transform_tool_result",
+            ],
+        )
         self.assertEqual(list(h.manifest.matchers), ["sample__*", "native"])
         # The own provider covers the matchers, which already cover the tool.
-        self.assertEqual([(m.hook, list(m.matchers)) for m in h.manifest.hook_matchers],
-                         [("pre_tool_call_can_provide_result", ["sample__*", "native"])])
+        self.assertEqual(
+            [(m.hook, list(m.matchers)) for m in h.manifest.hook_matchers],
+            [("pre_tool_call_can_provide_result", ["sample__*", "native"])],
+        )
         self.assertEqual([t.name for t in h.tools], ["sample__echo"])
         self.assertFalse(h.subscribed("pre_tool_call", "other"))
         self.assertFalse(h.subscribed("post_tool_call", "sample__echo"))
@@ -117,9 +127,12 @@ class ManifestTest(unittest.TestCase):
             @hp.tool("t__a", "a")
             def a(self, args: EchoArgs):
                 return 1
+
         h = Harness(T())
-        self.assertEqual([(m.hook, list(m.matchers)) for m in h.manifest.hook_matchers],
-                         [("pre_tool_call_can_provide_result", ["t__a"])])
+        self.assertEqual(
+            [(m.hook, list(m.matchers)) for m in h.manifest.hook_matchers],
+            [("pre_tool_call_can_provide_result", ["t__a"])],
+        )
 
     def test_invalid_plugins(self):
         class NoName(hp.Plugin):
@@ -128,6 +141,7 @@ class ManifestTest(unittest.TestCase):
         class BadTool(hp.Plugin):
             name = "b"
             tools = [hp.ToolSpec("bad name", "x")]
+
         for p, want in [(NoName(), "no name"), (BadTool(), "must match")]:
             with self.assertRaises(ValueError) as cm:
                 Harness(p)
@@ -154,23 +168,34 @@ class CallsTest(unittest.TestCase):
 
     def test_answers_and_no_opinion(self):
         for h in self.each():
-            self.assertEqual(h.pre_tool_call("sample__echo", {"text": "block"}).block.message, "blocked by sample")
-            self.assertEqual(json.loads(h.pre_tool_call("sample__echo", {"text": "modify"}).modified_args),
-                             {"text": "MODIFIED"})
+            self.assertEqual(
+                h.pre_tool_call("sample__echo", {"text": "block"}).block.message,
+                "blocked by sample",
+            )
+            self.assertEqual(
+                json.loads(h.pre_tool_call("sample__echo", {"text": "modify"}).modified_args),
+                {"text": "MODIFIED"},
+            )
             self.assertIsNone(h.pre_tool_call("sample__echo", {"text": "fine"}))
-            self.assertEqual(h.provide("sample__echo", {"text": "hi"}), hp.ToolResult('{"echo":"hi"}'))
+            self.assertEqual(
+                h.provide("sample__echo", {"text": "hi"}), hp.ToolResult('{"echo":"hi"}')
+            )
             self.assertIsNone(h.provide("sample__other", {}))
             self.assertEqual(h.transform_output("done"), "done ok")
             self.assertIsNone(h.tool_list([]))  # not served: not asked
             h.session_start()
-            self.assertEqual(h.call("pre_api_request_mutable", hp.APIRequest()), None)  # not served: no opinion
+            self.assertEqual(
+                h.call("pre_api_request_mutable", hp.APIRequest()), None
+            )  # not served: no opinion
 
     def test_failure_kinds(self):
         for h in self.each():
-            for text, kind, msg in [("raise", "ERROR", "pre refuses"),
-                                    ("keyerror", "ERROR", "KeyError: 'k'"),
-                                    ("exit", "PANIC", "panic in pre_tool_call handler: SystemExit: 3"),
-                                    ("wrong-type", "ERROR", "answered with a str, want PreToolCallDecision")]:
+            for text, kind, msg in [
+                ("raise", "ERROR", "pre refuses"),
+                ("keyerror", "ERROR", "KeyError: 'k'"),
+                ("exit", "PANIC", "panic in pre_tool_call handler: SystemExit: 3"),
+                ("wrong-type", "ERROR", "answered with a str, want PreToolCallDecision"),
+            ]:
                 with self.assertRaises(CallFailed) as cm:
                     h.pre_tool_call("sample__echo", {"text": text})
                 self.assertEqual(cm.exception.kind, kind, text)
@@ -185,8 +210,11 @@ class CallsTest(unittest.TestCase):
     def test_bad_request(self):
         p = Adapted(Sample())
         from hookhost_plugin import convert
+
         with self.assertRaises(hp.runtime.Failure) as cm:
-            p.call_wire(convert.row_of("pre_tool_call"), b"\xff\xff\xff", hp.Context("pre_tool_call"))
+            p.call_wire(
+                convert.row_of("pre_tool_call"), b"\xff\xff\xff", hp.Context("pre_tool_call")
+            )
         self.assertEqual(cm.exception.kind, pb2.Failure.BAD_REQUEST)
 
 
@@ -206,7 +234,9 @@ class StreamTest(unittest.TestCase):
         slow = pool.submit(self.h.call, "pre_tool_call", call("ignore-deadline"), 5.0)
         self.assertTrue(self.plugin.started.wait(2))
         t0 = time.monotonic()
-        self.assertEqual(self.h.provide("sample__echo", {"text": "quick"}), hp.ToolResult('{"echo":"quick"}'))
+        self.assertEqual(
+            self.h.provide("sample__echo", {"text": "quick"}), hp.ToolResult('{"echo":"quick"}')
+        )
         self.assertLess(time.monotonic() - t0, 1.0)
         self.plugin.release.set()
         self.assertIsNone(slow.result(5))
@@ -219,12 +249,16 @@ class StreamTest(unittest.TestCase):
         self.assertEqual(out[1], hp.ToolResult('{"echo":"MODIFIED"}'))
         self.assertEqual(out[2], hp.ToolResult('{"echo":"MODIFIED"}!'))
         ev = self.plugin.seen[-1]
-        self.assertEqual((ev.arguments, ev.status, ev.name, ev.call_id), ('{"text":"MODIFIED"}', "provided_by:sample",
-                                                                          "sample__echo", "c"))
+        self.assertEqual(
+            (ev.arguments, ev.status, ev.name, ev.call_id),
+            ('{"text":"MODIFIED"}', "provided_by:sample", "sample__echo", "c"),
+        )
         self.assertGreater(ev.duration_ns, 0)
 
     def test_stretch_transform_sees_text_as_json(self):
-        out = self.h.stretch(call("nothing"), ["pre_tool_call_can_provide_result", "transform_tool_result"])
+        out = self.h.stretch(
+            call("nothing"), ["pre_tool_call_can_provide_result", "transform_tool_result"]
+        )
         self.assertEqual(out, [hp.ToolResult("plain text"), hp.ToolResult('"plain text"!')])
 
     def test_stretch_stops_after_a_block(self):
@@ -249,7 +283,9 @@ class StreamTest(unittest.TestCase):
         self.assertIn("ended the stretch before stage 1", out[1].message)
         # A block with modified arguments is a block: the last message.
         out = self.h.stretch(call("both"), ALL3)
-        self.assertEqual(out, [hp.PreToolCallDecision(block=hp.Block("x"), modified_args='{"text":"y"}')])
+        self.assertEqual(
+            out, [hp.PreToolCallDecision(block=hp.Block("x"), modified_args='{"text":"y"}')]
+        )
 
     def test_stretch_stage_deadline_leaves_a_handler_running(self):
         t0 = time.monotonic()
@@ -262,7 +298,9 @@ class StreamTest(unittest.TestCase):
     def test_illegal_stretch(self):
         out = self.h.stretch(call("x"), ["pre_tool_call", "transform_tool_result"])
         self.assertEqual(out[0].kind, "ERROR")
-        self.assertIn("not a legal stretch: stages [pre_tool_call, transform_tool_result]", out[0].message)
+        self.assertIn(
+            "not a legal stretch: stages [pre_tool_call, transform_tool_result]", out[0].message
+        )
 
 
 class HostileTest(unittest.TestCase):
@@ -290,18 +328,35 @@ class HostileTest(unittest.TestCase):
     def test_failures(self):
         self.send(id=1)
         self.send(id=2, stages=[pb2.Stage(hook="no_such_hook", timeout_ns=10**9)])
-        self.send(id=3, stages=[pb2.Stage(hook="pre_tool_call", timeout_ns=10**9)], payload=b"\xff\xff")
+        self.send(
+            id=3, stages=[pb2.Stage(hook="pre_tool_call", timeout_ns=10**9)], payload=b"\xff\xff"
+        )
         self.send(id=4, stages=[pb2.Stage(hook="pre_tool_call"), pb2.Stage(hook="nope")])
-        self.send(id=5, stages=[pb2.Stage(hook="pre_tool_call", timeout_ns=10**9),
-                                pb2.Stage(hook="pre_tool_call_can_provide_result", timeout_ns=10**9)],
-                  payload=b"\xff")
+        self.send(
+            id=5,
+            stages=[
+                pb2.Stage(hook="pre_tool_call", timeout_ns=10**9),
+                pb2.Stage(hook="pre_tool_call_can_provide_result", timeout_ns=10**9),
+            ],
+            payload=b"\xff",
+        )
         self.wait_for(5)
         kinds = {m.id: (pb2.Failure.Kind.Name(m.failure.kind), m.last) for m in self.sent}
-        self.assertEqual(kinds, {1: ("BAD_REQUEST", True), 2: ("UNKNOWN_HOOK", True), 3: ("BAD_REQUEST", True),
-                                 4: ("UNKNOWN_HOOK", True), 5: ("BAD_REQUEST", True)})
+        self.assertEqual(
+            kinds,
+            {
+                1: ("BAD_REQUEST", True),
+                2: ("UNKNOWN_HOOK", True),
+                3: ("BAD_REQUEST", True),
+                4: ("UNKNOWN_HOOK", True),
+                5: ("BAD_REQUEST", True),
+            },
+        )
 
     def test_duplicate_ids_and_too_many_calls(self):
-        sleep = pb.ToolCallRequest(name="sample__echo", arguments=b'{"text":"sleep"}').SerializeToString()
+        sleep = pb.ToolCallRequest(
+            name="sample__echo", arguments=b'{"text":"sleep"}'
+        ).SerializeToString()
         stage = [pb2.Stage(hook="pre_tool_call", timeout_ns=3 * 10**9)]
         self.send(id=1, stages=stage, payload=sleep)
         self.send(id=1, stages=stage, payload=sleep)
@@ -319,6 +374,7 @@ class LogTest(unittest.TestCase):
         import io
         import logging
         from hookhost_plugin.log import HclogFormatter, Logger
+
         buf = io.StringIO()
         base = logging.getLogger("hookhost_plugin.test_log")
         base.propagate = False

@@ -8,6 +8,8 @@ from typing import Any, Dict, Type, TypeVar
 
 __all__ = ["decode_config", "ConfigError"]
 
+_NONE_TYPE = type(None)
+
 T = TypeVar("T")
 
 
@@ -32,7 +34,7 @@ def _json_kind(v: Any) -> str:
 def _check(v: Any, hint: Any, key: str) -> Any:
     origin = typing.get_origin(hint)
     if origin is typing.Union:
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        args = [a for a in typing.get_args(hint) if a is not _NONE_TYPE]
         if v is None:
             return None
         return _check(v, args[0], key) if len(args) == 1 else v
@@ -72,10 +74,17 @@ def _decode(config: Dict[str, Any], cls: Type[T], prefix: str) -> T:
     values: Dict[str, Any] = {}
     for key, v in config.items():
         if key not in fields:
-            raise ConfigError("unknown key %r (known keys: %s)" % (prefix + key, ", ".join(sorted(fields)) or "none"))
+            raise ConfigError(
+                "unknown key %r (known keys: %s)"
+                % (prefix + key, ", ".join(sorted(fields)) or "none")
+            )
         values[key] = _check(v, hints[key], prefix + key)
     for f in fields.values():
-        if f.name not in values and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        if (
+            f.name not in values
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ):
             raise ConfigError("missing key %r" % (prefix + f.name))
     return cls(**values)  # type: ignore[call-arg]
 

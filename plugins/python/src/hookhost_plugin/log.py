@@ -70,7 +70,9 @@ class HclogFormatter(logging.Formatter):
         try:
             return json.dumps(entry, ensure_ascii=False, default=repr)
         except ValueError:  # a circular field: log the message at least
-            return json.dumps({k: entry[k] for k in ("@level", "@message", "@module", "@timestamp")})
+            return json.dumps(
+                {k: entry[k] for k in ("@level", "@message", "@module", "@timestamp")}
+            )
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -87,7 +89,9 @@ class _StderrHandler(logging.StreamHandler):
 _handler: Optional[logging.Handler] = None
 
 
-def install(name: str, stream: Optional[TextIO] = None, level: int = logging.DEBUG) -> logging.Handler:
+def install(
+    name: str, stream: Optional[TextIO] = None, level: int = logging.DEBUG
+) -> logging.Handler:
     """Make the root logger write hclog JSON lines named after the plugin to
     ``stream`` (the process's original stderr by default). Idempotent."""
     global _handler, _plugin_name

@@ -24,7 +24,16 @@ from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
 from .tools import Tool
 
-__all__ = ["Plugin", "Context", "HookError", "Cancelled", "Adapted", "HookStream", "HOOK_NAMES", "Failure"]
+__all__ = [
+    "Plugin",
+    "Context",
+    "HookError",
+    "Cancelled",
+    "Adapted",
+    "HookStream",
+    "HOOK_NAMES",
+    "Failure",
+]
 
 _log = logging.getLogger("hookhost_plugin")
 
@@ -74,7 +83,9 @@ class Context:
     ``ctx.wait(seconds)``, which returns early, True, when the call is over.
     """
 
-    def __init__(self, hook: str, timeout: Optional[float] = None, parent: Optional["Context"] = None) -> None:
+    def __init__(
+        self, hook: str, timeout: Optional[float] = None, parent: Optional["Context"] = None
+    ) -> None:
         self.hook = hook
         #: time.monotonic() at which the call's deadline passes, or None.
         self.deadline: Optional[float] = None if timeout is None else time.monotonic() + timeout
@@ -83,7 +94,9 @@ class Context:
         self._lock = threading.Lock()
         self._callbacks: List[Callable[[], None]] = []
         if parent is not None:
-            if parent.deadline is not None and (self.deadline is None or parent.deadline < self.deadline):
+            if parent.deadline is not None and (
+                self.deadline is None or parent.deadline < self.deadline
+            ):
                 self.deadline = parent.deadline
             parent.on_cancel(lambda: self.cancel(parent._reason or "cancelled"))
 
@@ -96,11 +109,13 @@ class Context:
     @property
     def cancelled(self) -> bool:
         """True once the host cancelled the call or its deadline passed."""
-        return self._event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
+        return self._event.is_set() or (
+            self.deadline is not None and time.monotonic() >= self.deadline
+        )
 
     @property
     def reason(self) -> Optional[str]:
-        """"cancelled" or "deadline exceeded" once the call is over, else None."""
+        """ "cancelled" or "deadline exceeded" once the call is over, else None."""
         if self._event.is_set():
             return self._reason
         if self.deadline is not None and time.monotonic() >= self.deadline:
@@ -180,13 +195,17 @@ class Plugin:
     def log(self) -> Any:
         """The plugin's logger (see :func:`hookhost_plugin.logger`)."""
         from .log import logger
+
         return logger()
 
 
 def _wants_ctx(fn: Callable[..., Any]) -> bool:
     try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         return False
     return len(params) >= 2
@@ -222,14 +241,19 @@ class Adapted:
                 typed.append(Tool(mark[0], mark[1], getattr(plugin, attr)))
         for tl in typed:
             self.tools.setdefault(tl.name, tl)
-        self.specs: List[t.ToolSpec] = list(getattr(plugin, "tools", ()) or ()) + [tl.spec for tl in typed]
+        self.specs: List[t.ToolSpec] = list(getattr(plugin, "tools", ()) or ()) + [
+            tl.spec for tl in typed
+        ]
         self.matchers: List[str] = list(getattr(plugin, "matchers", ()) or ())
-        self.hook_matchers: Dict[str, List[str]] = {k: list(v) for k, v in
-                                                     dict(getattr(plugin, "hook_matchers", {}) or {}).items()}
+        self.hook_matchers: Dict[str, List[str]] = {
+            k: list(v) for k, v in dict(getattr(plugin, "hook_matchers", {}) or {}).items()
+        }
         if self.tools:
             self._add_tools()
         conf = getattr(plugin, "configure", None)
-        self.configure: Optional[Callable[[Dict[str, Any]], Any]] = conf if callable(conf) else None
+        self.configure: Optional[Callable[[Dict[str, Any]], Any]] = (
+            conf if callable(conf) else None
+        )
 
     def _add_tools(self) -> None:
         own = self.handlers.get("pre_tool_call_can_provide_result")
@@ -240,6 +264,7 @@ class Adapted:
             if tl is not None:
                 return tl.call(call.arguments, ctx)
             return own(call, ctx) if own is not None else None
+
         self.handlers["pre_tool_call_can_provide_result"] = provide
 
         # The host asks only for what the matchers cover: exactly the typed
@@ -284,8 +309,13 @@ class Adapted:
 
     def manifest(self) -> pb.Manifest:
         """The manifest, as Describe answers it."""
-        m = pb.Manifest(name=self.name, version=self.version, hooks=self.hooks(), matchers=self.matchers,
-                        tools=[convert.tool_spec_to(s) for s in self.specs])
+        m = pb.Manifest(
+            name=self.name,
+            version=self.version,
+            hooks=self.hooks(),
+            matchers=self.matchers,
+            tools=[convert.tool_spec_to(s) for s in self.specs],
+        )
         for h in HOOK_NAMES:
             if h in self.hook_matchers:
                 m.hook_matchers.append(pb.HookMatchers(hook=h, matchers=self.hook_matchers[h]))
@@ -296,7 +326,9 @@ class Adapted:
         try:
             config = json.loads(config_json or b"{}")
         except ValueError as exc:
-            raise Failure(BAD_REQUEST, "the host sent a config that is not JSON: %s" % exc) from None
+            raise Failure(
+                BAD_REQUEST, "the host sent a config that is not JSON: %s" % exc
+            ) from None
         if not isinstance(config, dict):
             raise Failure(BAD_REQUEST, "the host sent a config that is not a JSON object")
         if self.configure is None:
@@ -338,7 +370,9 @@ def encode_answer(row: convert.HookRow, answer: Any) -> bytes:
     except convert.AnswerError as exc:
         raise Failure(ERROR, str(exc)) from None
     except Exception as exc:
-        raise Failure(ERROR, "the plugin could not encode its %s answer: %s" % (row.name, exc)) from None
+        raise Failure(
+            ERROR, "the plugin could not encode its %s answer: %s" % (row.name, exc)
+        ) from None
 
 
 def outcome(fn: Callable[[], Any], ctx: Optional[Context], hook: str) -> Any:
@@ -354,19 +388,37 @@ def outcome(fn: Callable[[], Any], ctx: Optional[Context], hook: str) -> Any:
     except Exception as exc:
         if ctx is not None and (isinstance(exc, Cancelled) or ctx.cancelled):
             r = ctx.reason or "cancelled"
-            raise Failure(DEADLINE_EXCEEDED if r == "deadline exceeded" else CANCELLED, str(exc) or r) from None
+            raise Failure(
+                DEADLINE_EXCEEDED if r == "deadline exceeded" else CANCELLED, str(exc) or r
+            ) from None
         if not isinstance(exc, HookError):
             # DEBUG, as the Go SDK logs a panic: the host already warns once
             # per plugin, hook and kind, and a handler failing on every call
             # must not flood its log with tracebacks.
-            _log.debug("a %s handler raised %s", hook, type(exc).__name__,
-                       extra={"hookhost": {"hook": hook, "error": str(exc), "traceback": traceback.format_exc()}})
+            _log.debug(
+                "a %s handler raised %s",
+                hook,
+                type(exc).__name__,
+                extra={
+                    "hookhost": {
+                        "hook": hook,
+                        "error": str(exc),
+                        "traceback": traceback.format_exc(),
+                    }
+                },
+            )
         msg = str(exc) if isinstance(exc, HookError) else "%s: %s" % (type(exc).__name__, exc)
         raise Failure(ERROR, msg) from None
     except BaseException as exc:  # noqa: B036 - recovered like a Go panic
-        _log.debug("a %s handler raised %s", hook, type(exc).__name__,
-                   extra={"hookhost": {"hook": hook, "traceback": traceback.format_exc()}})
-        raise Failure(PANIC, "panic in %s handler: %s: %s" % (hook, type(exc).__name__, exc)) from None
+        _log.debug(
+            "a %s handler raised %s",
+            hook,
+            type(exc).__name__,
+            extra={"hookhost": {"hook": hook, "traceback": traceback.format_exc()}},
+        )
+        raise Failure(
+            PANIC, "panic in %s handler: %s: %s" % (hook, type(exc).__name__, exc)
+        ) from None
 
 
 # --- protocol version 2 ----------------------------------------------------
@@ -414,9 +466,14 @@ class HookStream:
     ``stages``, so that a stage whose handler ignores its deadline does not
     hold the stretch past it."""
 
-    def __init__(self, plugin: Adapted, send: Callable[[pb2.PluginMessage], None],
-                 calls: concurrent.futures.Executor, stages: concurrent.futures.Executor,
-                 max_in_flight: int = MAX_IN_FLIGHT) -> None:
+    def __init__(
+        self,
+        plugin: Adapted,
+        send: Callable[[pb2.PluginMessage], None],
+        calls: concurrent.futures.Executor,
+        stages: concurrent.futures.Executor,
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> None:
         self.p = plugin
         self._send = send
         self._calls_pool = calls
@@ -477,8 +534,15 @@ class HookStream:
             self.fail(cid, 0, Failure(BAD_REQUEST, "call id %d is already in flight" % cid))
             return
         if full:
-            self.fail(cid, 0, Failure(ERROR, "the plugin is already running %d hook calls; it answers no more "
-                                             "until some finish" % self._max))
+            self.fail(
+                cid,
+                0,
+                Failure(
+                    ERROR,
+                    "the plugin is already running %d hook calls; it answers no more "
+                    "until some finish" % self._max,
+                ),
+            )
             return
 
         def run() -> None:
@@ -488,13 +552,16 @@ class HookStream:
                 else:
                     self._stretch(cid, ctx, list(call.stages), call.payload)
             except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
-                _log.debug("recovered a failure answering a call", extra={"hookhost": {
-                    "error": repr(exc), "traceback": traceback.format_exc()}})
+                _log.debug(
+                    "recovered a failure answering a call",
+                    extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
+                )
                 if not ctx._host_cancelled:  # type: ignore[attr-defined]
                     self.fail(cid, 0, Failure(PANIC, "panic answering a call: %r" % exc))
             finally:
                 with self._lock:
                     self._calls.pop(cid, None)
+
         try:
             self._calls_pool.submit(run)
         except RuntimeError:  # the pool is shut down: the plugin is stopping
@@ -504,7 +571,9 @@ class HookStream:
     def _one(self, cid: int, call_ctx: Context, stage: pb2.Stage, payload: bytes) -> None:
         row = convert.row_of(stage.hook)
         if row is None:
-            self.fail(cid, 0, Failure(UNKNOWN_HOOK, "the plugin does not know hook %r" % stage.hook))
+            self.fail(
+                cid, 0, Failure(UNKNOWN_HOOK, "the plugin does not know hook %r" % stage.hook)
+            )
             return
         timeout = stage.timeout_ns / 1e9 if stage.timeout_ns > 0 else None
         ctx = Context(row.name, timeout, parent=call_ctx)
@@ -520,13 +589,21 @@ class HookStream:
         else:
             self.send(pb2.PluginMessage(id=cid, stage=0, answer=answer, last=True))
 
-    def _stretch(self, cid: int, call_ctx: Context, stages: List[pb2.Stage], payload: bytes) -> None:
+    def _stretch(
+        self, cid: int, call_ctx: Context, stages: List[pb2.Stage], payload: bytes
+    ) -> None:
         rows = []
         for i, st in enumerate(stages):
             row = convert.row_of(st.hook)
             if row is None:
-                self.fail(cid, 0, Failure(UNKNOWN_HOOK, "the plugin does not know hook %r (stage %d of the call)"
-                                          % (st.hook, i)))
+                self.fail(
+                    cid,
+                    0,
+                    Failure(
+                        UNKNOWN_HOOK,
+                        "the plugin does not know hook %r (stage %d of the call)" % (st.hook, i),
+                    ),
+                )
                 return
             rows.append(row)
         try:
@@ -549,8 +626,11 @@ class HookStream:
                     data = encode_answer(row, answer)
                 except Failure as f:
                     failure = f
-            stops = (row.name == "pre_tool_call" and answer is not None and getattr(answer, "block", None) is not None) \
-                or (row.name == "pre_tool_call_can_provide_result" and answer is None)
+            stops = (
+                row.name == "pre_tool_call"
+                and answer is not None
+                and getattr(answer, "block", None) is not None
+            ) or (row.name == "pre_tool_call_can_provide_result" and answer is None)
             state["over"] = failure is not None or i == len(rows) - 1 or stops
             if call_ctx._host_cancelled:  # type: ignore[attr-defined]
                 return
@@ -561,21 +641,38 @@ class HookStream:
 
         timeouts = [st.timeout_ns / 1e9 for st in stages]
         try:
-            run_stretch(self.p, call_ctx, call, [r.name for r in rows], timeouts, emit, self._stages_pool)
+            run_stretch(
+                self.p, call_ctx, call, [r.name for r in rows], timeouts, emit, self._stages_pool
+            )
         except BaseException as exc:  # noqa: B036 - guards run_stretch, as the Go server does
-            _log.debug("recovered a failure answering a stretch", extra={"hookhost": {
-                "error": repr(exc), "traceback": traceback.format_exc()}})
+            _log.debug(
+                "recovered a failure answering a stretch",
+                extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
+            )
             if not state["over"] and not call_ctx._host_cancelled:  # type: ignore[attr-defined]
                 state["over"] = True
-                self.fail(cid, state["next"], Failure(PANIC, "panic answering a stretch: %r" % exc))
+                self.fail(
+                    cid, state["next"], Failure(PANIC, "panic answering a stretch: %r" % exc)
+                )
             return
         if not state["over"] and not call_ctx._host_cancelled:  # type: ignore[attr-defined]
             state["over"] = True
-            self.fail(cid, state["next"], Failure(ERROR, "the plugin ended the stretch before stage %d" % state["next"]))
+            self.fail(
+                cid,
+                state["next"],
+                Failure(ERROR, "the plugin ended the stretch before stage %d" % state["next"]),
+            )
 
 
-def run_stretch(p: Adapted, call_ctx: Context, call: t.ToolCallRequest, hooks: List[str], timeouts: List[float],
-                emit: Callable[[Any, Optional[Failure]], None], pool: concurrent.futures.Executor) -> None:
+def run_stretch(
+    p: Adapted,
+    call_ctx: Context,
+    call: t.ToolCallRequest,
+    hooks: List[str],
+    timeouts: List[float],
+    emit: Callable[[Any, Optional[Failure]], None],
+    pool: concurrent.futures.Executor,
+) -> None:
     """Answer a stretch with exactly the rules of the host's RunStretch:
     stages in order, each under its own deadline counted from its start,
     each answer emitted as soon as known; stop after a failure, a block, a
@@ -589,7 +686,13 @@ def run_stretch(p: Adapted, call_ctx: Context, call: t.ToolCallRequest, hooks: L
         return
     for h, to in zip(hooks, timeouts):
         if to <= 0:
-            emit(None, Failure(ERROR, "not a legal stretch: stage %s has timeout %gs, want a positive one" % (h, to)))
+            emit(
+                None,
+                Failure(
+                    ERROR,
+                    "not a legal stretch: stage %s has timeout %gs, want a positive one" % (h, to),
+                ),
+            )
             return
     provided: Optional[t.ToolResult] = None
     for hook, timeout in zip(hooks, timeouts):
@@ -604,10 +707,16 @@ def run_stretch(p: Adapted, call_ctx: Context, call: t.ToolCallRequest, hooks: L
             emit(d, None)
             if d is None:
                 continue
-            if not isinstance(d, t.PreToolCallDecision) or d.block is not None or _decision_breaks_rules(d):
+            if (
+                not isinstance(d, t.PreToolCallDecision)
+                or d.block is not None
+                or _decision_breaks_rules(d)
+            ):
                 return
             if d.modified_args is not None:
-                call = t.ToolCallRequest(call.session_id, call.call_id, call.name, _args_text(d.modified_args))
+                call = t.ToolCallRequest(
+                    call.session_id, call.call_id, call.name, _args_text(d.modified_args)
+                )
         elif hook == "pre_tool_call_can_provide_result":
             r, f = _stage(p, call_ctx, hook, timeout, call, pool)
             if f is not None:
@@ -619,16 +728,27 @@ def run_stretch(p: Adapted, call_ctx: Context, call: t.ToolCallRequest, hooks: L
             provided = r
         else:
             assert provided is not None
-            ev = t.ToolCallOutcome(session_id=call.session_id, call_id=call.call_id, name=call.name,
-                                   arguments=call.arguments, result=provided.as_json(),
-                                   status="provided_by:" + p.name,
-                                   duration_ns=int((time.monotonic() - start) * 1e9))
+            ev = t.ToolCallOutcome(
+                session_id=call.session_id,
+                call_id=call.call_id,
+                name=call.name,
+                arguments=call.arguments,
+                result=provided.as_json(),
+                status="provided_by:" + p.name,
+                duration_ns=int((time.monotonic() - start) * 1e9),
+            )
             r, f = _stage(p, call_ctx, hook, timeout, ev, pool)
             emit(r, f)
 
 
-def _stage(p: Adapted, call_ctx: Context, hook: str, timeout: float, payload: Any,
-           pool: concurrent.futures.Executor) -> Tuple[Any, Optional[Failure]]:
+def _stage(
+    p: Adapted,
+    call_ctx: Context,
+    hook: str,
+    timeout: float,
+    payload: Any,
+    pool: concurrent.futures.Executor,
+) -> Tuple[Any, Optional[Failure]]:
     """One stage on the pool, waited for no longer than its deadline: a
     handler still running then is left to finish on its own."""
     row = convert.row_of(hook)

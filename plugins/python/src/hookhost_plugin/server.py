@@ -27,7 +27,7 @@ from ._proto import grpc_controller_pb2 as ctlpb
 from ._proto import health_pb2 as healthpb
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
-from .runtime import (BAD_REQUEST, PANIC, Adapted, Context, Failure, HookStream)
+from .runtime import BAD_REQUEST, PANIC, Adapted, Context, Failure, HookStream
 
 __all__ = ["serve", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "negotiate"]
 
@@ -80,12 +80,15 @@ def negotiate(offered: str) -> int:
             versions.add(int(part))
     common = [v for v in PROTOCOLS if v in versions]
     if not common:
-        raise ValueError("the host offers protocol versions %s; this plugin speaks %s"
-                         % (offered, ", ".join(str(v) for v in PROTOCOLS)))
+        raise ValueError(
+            "the host offers protocol versions %s; this plugin speaks %s"
+            % (offered, ", ".join(str(v) for v in PROTOCOLS))
+        )
     return max(common)
 
 
 # --- leaving with the host ---------------------------------------------------
+
 
 def _host_gone(named: int) -> bool:
     """Whether the host is gone (see the Go SDK's hostGone): a named host
@@ -109,9 +112,18 @@ def _leave(reason: str, host: int) -> None:
     """Exit at once, taking the plugin's children along when it leads its
     process group (the host starts it so). May run in a signal handler, so
     it writes with os.write and nothing can stop the exit."""
-    line = json.dumps({"@level": "warn", "@message": reason + "; exiting", "@module": hlog._plugin_name,
-                       "@timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z",
-                       "host_pid": host})
+    line = json.dumps(
+        {
+            "@level": "warn",
+            "@message": reason + "; exiting",
+            "@module": hlog._plugin_name,
+            "@timestamp": datetime.datetime.now(datetime.timezone.utc).strftime(
+                "%Y-%m-%dT%H:%M:%S.%f"
+            )
+            + "Z",
+            "host_pid": host,
+        }
+    )
     try:
         os.write(2, (line + "\n").encode())
     except Exception:
@@ -130,7 +142,10 @@ def watch_host() -> None:
     raw = os.environ.get(HOST_PID_ENV, "")
     named = int(raw) if raw.isdigit() else 0
     host = named if named > 0 else FIRST_PARENT
-    signal.signal(signal.SIGTERM, lambda *_: _leave("received SIGTERM (the host is gone or asked the plugin to stop)", host))
+    signal.signal(
+        signal.SIGTERM,
+        lambda *_: _leave("received SIGTERM (the host is gone or asked the plugin to stop)", host),
+    )
     if _host_gone(named):
         _leave("the host process died before the plugin was serving", host)
 
@@ -138,10 +153,12 @@ def watch_host() -> None:
         while not _host_gone(named):
             time.sleep(PARENT_POLL_SECONDS)
         _leave("the host process %d is gone" % host, host)
+
     threading.Thread(target=loop, name="hookhost-host-watch", daemon=True).start()
 
 
 # --- AutoMTLS ----------------------------------------------------------------
+
 
 def server_certificate(name: str) -> Tuple[bytes, bytes, bytes]:
     """A throwaway self-signed certificate as go-plugin's AutoMTLS wants it:
@@ -154,26 +171,53 @@ def server_certificate(name: str) -> Tuple[bytes, bytes, bytes]:
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost"),
-                         x509.NameAttribute(NameOID.ORGANIZATION_NAME, "hookhost plugin " + name)])
+    subject = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, "localhost"),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "hookhost plugin " + name),
+        ]
+    )
     now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder()
-            .subject_name(subject).issuer_name(subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(seconds=30))
-            .not_valid_after(now + datetime.timedelta(days=3650))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
-                                         data_encipherment=False, key_agreement=True, key_cert_sign=True,
-                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
-                           critical=False)
-            .sign(key, hashes.SHA256()))
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-    return key_pem, cert.public_bytes(serialization.Encoding.PEM), cert.public_bytes(serialization.Encoding.DER)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(seconds=30))
+        .not_valid_after(now + datetime.timedelta(days=3650))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=True,
+                key_cert_sign=True,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return (
+        key_pem,
+        cert.public_bytes(serialization.Encoding.PEM),
+        cert.public_bytes(serialization.Encoding.DER),
+    )
 
 
 def handshake_line(app_protocol: int, socket_path: str, cert_der: bytes) -> str:
@@ -186,12 +230,16 @@ def handshake_line(app_protocol: int, socket_path: str, cert_der: bytes) -> str:
 
 # --- services ----------------------------------------------------------------
 
+
 def _abort(grpc: Any, context: Any, f: Failure) -> None:
-    codes = {pb2.Failure.ERROR: grpc.StatusCode.UNKNOWN, pb2.Failure.PANIC: grpc.StatusCode.INTERNAL,
-             pb2.Failure.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
-             pb2.Failure.CANCELLED: grpc.StatusCode.CANCELLED,
-             pb2.Failure.UNKNOWN_HOOK: grpc.StatusCode.UNIMPLEMENTED,
-             pb2.Failure.BAD_REQUEST: grpc.StatusCode.INVALID_ARGUMENT}
+    codes = {
+        pb2.Failure.ERROR: grpc.StatusCode.UNKNOWN,
+        pb2.Failure.PANIC: grpc.StatusCode.INTERNAL,
+        pb2.Failure.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
+        pb2.Failure.CANCELLED: grpc.StatusCode.CANCELLED,
+        pb2.Failure.UNKNOWN_HOOK: grpc.StatusCode.UNIMPLEMENTED,
+        pb2.Failure.BAD_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,
+    }
     if f.kind == PANIC:
         # INTERNAL is also gRPC's own code: the trailer says it was the
         # handler's, as version 2's PANIC does.
@@ -218,8 +266,12 @@ def _describe_configure(grpc: Any, p: Adapted) -> dict:
         return pb.ConfigureResponse().SerializeToString()
 
     return {
-        "Describe": grpc.unary_unary_rpc_method_handler(describe, request_deserializer=_raw, response_serializer=_raw),
-        "Configure": grpc.unary_unary_rpc_method_handler(configure, request_deserializer=_raw, response_serializer=_raw),
+        "Describe": grpc.unary_unary_rpc_method_handler(
+            describe, request_deserializer=_raw, response_serializer=_raw
+        ),
+        "Configure": grpc.unary_unary_rpc_method_handler(
+            configure, request_deserializer=_raw, response_serializer=_raw
+        ),
     }
 
 
@@ -228,9 +280,12 @@ def v1_service(grpc: Any, p: Adapted) -> Any:
     does not serve answers no opinion, as the Go SDK's does."""
     handlers = _describe_configure(grpc, p)
     for row in convert.HOOKS:
+
         def handle(req: bytes, context: Any, row: convert.HookRow = row) -> bytes:
             remaining = context.time_remaining()
-            ctx = Context(row.name, remaining if remaining is not None and remaining < 1e8 else None)
+            ctx = Context(
+                row.name, remaining if remaining is not None and remaining < 1e8 else None
+            )
             # The RPC ends early only when the host cancels it or its
             # deadline passes: the handler sees that as its context ending.
             context.add_callback(lambda: ctx.cancel("cancelled"))
@@ -239,13 +294,16 @@ def v1_service(grpc: Any, p: Adapted) -> Any:
             except Failure as f:
                 _abort(grpc, context, f)
             return b""  # not reached: abort raises
-        handlers[row.method] = grpc.unary_unary_rpc_method_handler(handle, request_deserializer=_raw,
-                                                                   response_serializer=_raw)
+
+        handlers[row.method] = grpc.unary_unary_rpc_method_handler(
+            handle, request_deserializer=_raw, response_serializer=_raw
+        )
     return grpc.method_handlers_generic_handler("hookhost.plugin.v1.Plugin", handlers)
 
 
-def v2_service(grpc: Any, p: Adapted, calls: concurrent.futures.Executor,
-               stages: concurrent.futures.Executor) -> Tuple[Any, Callable[[], None]]:
+def v2_service(
+    grpc: Any, p: Adapted, calls: concurrent.futures.Executor, stages: concurrent.futures.Executor
+) -> Tuple[Any, Callable[[], None]]:
     """hookhost.plugin.v2.Plugin: Describe, Configure and the Hooks stream.
     Also returns what ends every open stream, for a shutdown: a stream
     ends only when the host closes it, and a graceful stop would otherwise
@@ -273,8 +331,10 @@ def v2_service(grpc: Any, p: Adapted, calls: concurrent.futures.Executor,
                     try:
                         m = pb2.HostMessage.FromString(data)
                     except Exception as exc:
-                        _log.warning("the host sent an undecodable message on the hook stream",
-                                     extra={"hookhost": {"error": str(exc)}})
+                        _log.warning(
+                            "the host sent an undecodable message on the hook stream",
+                            extra={"hookhost": {"error": str(exc)}},
+                        )
                         continue
                     stream.receive(m)
             except Exception:
@@ -282,6 +342,7 @@ def v2_service(grpc: Any, p: Adapted, calls: concurrent.futures.Executor,
             finally:
                 stream.close()
                 out.put(None)
+
         threading.Thread(target=read, name="hookhost-hooks-reader", daemon=True).start()
         try:
             while True:
@@ -293,34 +354,56 @@ def v2_service(grpc: Any, p: Adapted, calls: concurrent.futures.Executor,
             with lock:
                 open_streams.pop(stream, None)
 
-    handlers["Hooks"] = grpc.stream_stream_rpc_method_handler(hooks, request_deserializer=_raw,
-                                                              response_serializer=_raw)
+    handlers["Hooks"] = grpc.stream_stream_rpc_method_handler(
+        hooks, request_deserializer=_raw, response_serializer=_raw
+    )
     return grpc.method_handlers_generic_handler("hookhost.plugin.v2.Plugin", handlers), close_all
 
 
 def health_service(grpc: Any) -> Any:
     """grpc.health.v1.Health/Check: SERVING for "plugin" (what go-plugin
     asks) and "" (the server as a whole)."""
+
     def check(req: bytes, context: Any) -> bytes:
         service = healthpb.HealthCheckRequest.FromString(req).service
         if service not in ("", "plugin"):
             context.abort(grpc.StatusCode.NOT_FOUND, "unknown service %r" % service)
-        return healthpb.HealthCheckResponse(status=healthpb.HealthCheckResponse.SERVING).SerializeToString()
-    return grpc.method_handlers_generic_handler("grpc.health.v1.Health", {
-        "Check": grpc.unary_unary_rpc_method_handler(check, request_deserializer=_raw, response_serializer=_raw)})
+        return healthpb.HealthCheckResponse(
+            status=healthpb.HealthCheckResponse.SERVING
+        ).SerializeToString()
+
+    return grpc.method_handlers_generic_handler(
+        "grpc.health.v1.Health",
+        {
+            "Check": grpc.unary_unary_rpc_method_handler(
+                check, request_deserializer=_raw, response_serializer=_raw
+            )
+        },
+    )
 
 
 def controller_service(grpc: Any, shutdown: Callable[[str], None]) -> Any:
     """plugin.GRPCController/Shutdown: answer, then stop gracefully."""
+
     def handle(_req: bytes, _context: Any) -> bytes:
         # Answer first, stop after: the host waits for this reply.
-        threading.Thread(target=shutdown, args=("the host asked the plugin to shut down",), daemon=True).start()
+        threading.Thread(
+            target=shutdown, args=("the host asked the plugin to shut down",), daemon=True
+        ).start()
         return ctlpb.Empty().SerializeToString()
-    return grpc.method_handlers_generic_handler("plugin.GRPCController", {
-        "Shutdown": grpc.unary_unary_rpc_method_handler(handle, request_deserializer=_raw, response_serializer=_raw)})
+
+    return grpc.method_handlers_generic_handler(
+        "plugin.GRPCController",
+        {
+            "Shutdown": grpc.unary_unary_rpc_method_handler(
+                handle, request_deserializer=_raw, response_serializer=_raw
+            )
+        },
+    )
 
 
 # --- serve ---------------------------------------------------------------------
+
 
 def serve(plugin: Any) -> None:
     """Run ``plugin`` as a plugin process and never return: exit 0 when the
@@ -349,9 +432,10 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
     if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
         sys.stderr.write(
             "This is a hookhost plugin (%s). The host starts it; it does not run by hand.\n"
-            "Enable it in hookhost.toml: plugins.enabled = [\"%s\"] and\n"
-            "plugins.entries.%s.path = \"<absolute path of this script>\", then run\n"
-            "`hookhost plugins check` to try it.\n" % (name, name, name))
+            'Enable it in hookhost.toml: plugins.enabled = ["%s"] and\n'
+            'plugins.entries.%s.path = "<absolute path of this script>", then run\n'
+            "`hookhost plugins check` to try it.\n" % (name, name, name)
+        )
         return 1
     watch_host()
     hlog.install(name)
@@ -361,10 +445,13 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
     try:
         import grpc
     except ImportError as exc:
-        _log.error("%s cannot start: a Python module is missing; install Debian's python3-grpcio, "
-                   "python3-protobuf and python3-cryptography, or run the plugin with a Python that has them "
-                   "(its #! line must name that interpreter by absolute path)", name,
-                   extra={"hookhost": {"error": str(exc), "python": sys.executable}})
+        _log.error(
+            "%s cannot start: a Python module is missing; install Debian's python3-grpcio, "
+            "python3-protobuf and python3-cryptography, or run the plugin with a Python "
+            "that has them (its #! line must name that interpreter by absolute path)",
+            name,
+            extra={"hookhost": {"error": str(exc), "python": sys.executable}},
+        )
         return 1
 
     try:
@@ -380,18 +467,30 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         return 1
     client_cert = os.environ.get("PLUGIN_CLIENT_CERT", "").encode()
     if not client_cert:
-        _log.error("plugin cannot start: PLUGIN_CLIENT_CERT is not set; the host must start plugins "
-                   "with go-plugin's AutoMTLS on")
+        _log.error(
+            "plugin cannot start: PLUGIN_CLIENT_CERT is not set; the host must start plugins "
+            "with go-plugin's AutoMTLS on"
+        )
         return 1
     key_pem, cert_pem, cert_der = server_certificate(name)
 
-    sock_dir = tempfile.mkdtemp(prefix="hookhost-%s-" % name, dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None)
+    sock_dir = tempfile.mkdtemp(
+        prefix="hookhost-%s-" % name, dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None
+    )
     sock = os.path.join(sock_dir, "plugin.sock")
-    server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc"),
-                         options=[("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
-                                  ("grpc.max_send_message_length", MAX_MESSAGE_SIZE)])
-    calls = concurrent.futures.ThreadPoolExecutor(max_workers=CALL_WORKERS, thread_name_prefix="hook")
-    stages = concurrent.futures.ThreadPoolExecutor(max_workers=STAGE_WORKERS, thread_name_prefix="stage")
+    server = grpc.server(
+        concurrent.futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc"),
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
+            ("grpc.max_send_message_length", MAX_MESSAGE_SIZE),
+        ],
+    )
+    calls = concurrent.futures.ThreadPoolExecutor(
+        max_workers=CALL_WORKERS, thread_name_prefix="hook"
+    )
+    stages = concurrent.futures.ThreadPoolExecutor(
+        max_workers=STAGE_WORKERS, thread_name_prefix="stage"
+    )
     close_streams: Callable[[], None] = lambda: None
     if version == 2:
         service, close_streams = v2_service(grpc, p, calls, stages)
@@ -409,17 +508,21 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         _log.debug("%s stopping", name, extra={"hookhost": {"reason": reason}})
         close_streams()
         server.stop(grace=1).wait()
+
     server.add_generic_rpc_handlers([controller_service(grpc, stop)])
 
     # Only the host, holding the key of PLUGIN_CLIENT_CERT, may connect.
-    creds = grpc.ssl_server_credentials([(key_pem, cert_pem)], root_certificates=client_cert,
-                                        require_client_auth=True)
+    creds = grpc.ssl_server_credentials(
+        [(key_pem, cert_pem)], root_certificates=client_cert, require_client_auth=True
+    )
     try:
         server.add_secure_port("unix:" + sock, creds)
         server.start()
     except Exception as exc:
-        _log.error("plugin cannot start: cannot listen on its socket",
-                   extra={"hookhost": {"socket": sock, "error": str(exc)}})
+        _log.error(
+            "plugin cannot start: cannot listen on its socket",
+            extra={"hookhost": {"socket": sock, "error": str(exc)}},
+        )
         shutil.rmtree(sock_dir, ignore_errors=True)
         return 1
 
@@ -432,7 +535,11 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         os.dup2(2, 1)
     except OSError:
         pass
-    _log.debug("%s serving", name, extra={"hookhost": {"socket": sock, "pid": os.getpid(), "protocol": version}})
+    _log.debug(
+        "%s serving",
+        name,
+        extra={"hookhost": {"socket": sock, "pid": os.getpid(), "protocol": version}},
+    )
     server.wait_for_termination()
     shutil.rmtree(sock_dir, ignore_errors=True)
     return 0

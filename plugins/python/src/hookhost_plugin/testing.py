@@ -40,7 +40,12 @@ __all__ = ["Harness", "CallFailed", "ConfigureFailed", "SESSION_ID"]
 #: The session id of every payload the helpers build.
 SESSION_ID = "test-session"
 
-_TOOL_HOOKS = ("pre_tool_call", "pre_tool_call_can_provide_result", "post_tool_call", "transform_tool_result")
+_TOOL_HOOKS = (
+    "pre_tool_call",
+    "pre_tool_call_can_provide_result",
+    "post_tool_call",
+    "transform_tool_result",
+)
 
 
 class CallFailed(Exception):
@@ -71,8 +76,13 @@ class Harness:
     """One plugin, configured, ready to be called. ``protocol`` is 2 (the
     stream, with stretches) or 1 (one call per hook)."""
 
-    def __init__(self, plugin: Any, config: Optional[Dict[str, Any]] = None, protocol: int = 2,
-                 timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        plugin: Any,
+        config: Optional[Dict[str, Any]] = None,
+        protocol: int = 2,
+        timeout: float = 5.0,
+    ) -> None:
         if protocol not in (1, 2):
             raise ValueError("protocol must be 1 or 2")
         self.plugin = plugin
@@ -87,8 +97,12 @@ class Harness:
         except Failure as f:
             raise ConfigureFailed(f.message) from None
         self._ids = itertools.count(1)
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-hook")
-        self._stages = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="test-stage")
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=16, thread_name_prefix="test-hook"
+        )
+        self._stages = concurrent.futures.ThreadPoolExecutor(
+            max_workers=16, thread_name_prefix="test-stage"
+        )
         self._lock = threading.Lock()
         self._waiting: Dict[int, "_Waiter"] = {}
         self._stream = HookStream(self._p, self._deliver, self._pool, self._stages)
@@ -134,15 +148,23 @@ class Harness:
             except Failure as f:
                 raise CallFailed(pb2.Failure.Kind.Name(f.kind), f.message) from None
             return row.answer_from(row.response.FromString(data))
-        msgs = self._exchange(pb2.HookCall(stages=[pb2.Stage(hook=hook, timeout_ns=int(timeout * 1e9))],
-                                           payload=request), timeout)
+        msgs = self._exchange(
+            pb2.HookCall(
+                stages=[pb2.Stage(hook=hook, timeout_ns=int(timeout * 1e9))], payload=request
+            ),
+            timeout,
+        )
         m = msgs[-1]
         if m.HasField("failure"):
             raise CallFailed(pb2.Failure.Kind.Name(m.failure.kind), m.failure.message)
         return row.answer_from(row.response.FromString(m.answer))
 
-    def stretch(self, call: t.ToolCallRequest, hooks: Sequence[str],
-                timeouts: Optional[Sequence[float]] = None) -> List[Union[Any, CallFailed]]:
+    def stretch(
+        self,
+        call: t.ToolCallRequest,
+        hooks: Sequence[str],
+        timeouts: Optional[Sequence[float]] = None,
+    ) -> List[Union[Any, CallFailed]]:
         """Ask a stretch (protocol 2 only), as the host does when one plugin
         guards, provides and transforms a tool: one answer per stage the
         plugin answered, each the stage's answer (None for no opinion) or a
@@ -150,14 +172,21 @@ class Harness:
         if self.protocol != 2:
             raise ValueError("stretches are protocol version 2's")
         timeouts = list(timeouts) if timeouts is not None else [self.timeout] * len(hooks)
-        msgs = self._exchange(pb2.HookCall(stages=[pb2.Stage(hook=h, timeout_ns=int(to * 1e9))
-                                                   for h, to in zip(hooks, timeouts)],
-                                           payload=convert.tool_call_request_to(call).SerializeToString()),
-                              sum(timeouts))
+        msgs = self._exchange(
+            pb2.HookCall(
+                stages=[
+                    pb2.Stage(hook=h, timeout_ns=int(to * 1e9)) for h, to in zip(hooks, timeouts)
+                ],
+                payload=convert.tool_call_request_to(call).SerializeToString(),
+            ),
+            sum(timeouts),
+        )
         out: List[Union[Any, CallFailed]] = []
         for m in msgs:
             if m.HasField("failure"):
-                out.append(CallFailed(pb2.Failure.Kind.Name(m.failure.kind), m.failure.message, m.stage))
+                out.append(
+                    CallFailed(pb2.Failure.Kind.Name(m.failure.kind), m.failure.message, m.stage)
+                )
                 continue
             row = convert.row_of(hooks[m.stage])
             assert row is not None
@@ -175,9 +204,15 @@ class Harness:
         w = _Waiter()
         with self._lock:
             self._waiting[cid] = w
-        self._stream.receive(pb2.HostMessage(call=pb2.HookCall(
-            id=cid, stages=[pb2.Stage(hook=hook, timeout_ns=int(self.timeout * 1e9))],
-            payload=row.payload_to(payload).SerializeToString())))
+        self._stream.receive(
+            pb2.HostMessage(
+                call=pb2.HookCall(
+                    id=cid,
+                    stages=[pb2.Stage(hook=hook, timeout_ns=int(self.timeout * 1e9))],
+                    payload=row.payload_to(payload).SerializeToString(),
+                )
+            )
+        )
         if w.done.wait(seconds):
             return w.msgs[-1]
         self._stream.receive(pb2.HostMessage(cancel=pb2.Cancel(id=cid)))
@@ -201,8 +236,11 @@ class Harness:
         # the end; the host would have given up: so does the harness.
         if not w.done.wait(timeout + 5.0):
             self._stream.receive(pb2.HostMessage(cancel=pb2.Cancel(id=cid)))
-            raise CallFailed("DEADLINE_EXCEEDED", "the plugin did not answer within its deadline (the host "
-                             "would have given up and cancelled the call)")
+            raise CallFailed(
+                "DEADLINE_EXCEEDED",
+                "the plugin did not answer within its deadline (the host "
+                "would have given up and cancelled the call)",
+            )
         with self._lock:
             self._waiting.pop(cid, None)
         return w.msgs
@@ -233,21 +271,34 @@ class Harness:
         """Fire on_session_start."""
         self._ask("on_session_start", t.SessionStart(SESSION_ID, model, route))
 
-    def session_end(self, model: str = "test-model", reason: str = "completed", route: str = "gateway") -> None:
+    def session_end(
+        self, model: str = "test-model", reason: str = "completed", route: str = "gateway"
+    ) -> None:
         """Fire on_session_end."""
         self._ask("on_session_end", t.SessionEnd(SESSION_ID, model, route, reason, 1))
 
-    def tool_list(self, tools: Sequence[t.ToolSpec], iteration: int = 1) -> Optional[t.ToolListOverride]:
+    def tool_list(
+        self, tools: Sequence[t.ToolSpec], iteration: int = 1
+    ) -> Optional[t.ToolListOverride]:
         """Fire pre_tool_list_finalized."""
-        return self._ask("pre_tool_list_finalized", t.ToolListRequest(SESSION_ID, iteration, list(tools)))
+        return self._ask(
+            "pre_tool_list_finalized", t.ToolListRequest(SESSION_ID, iteration, list(tools))
+        )
 
-    def mutate_request(self, request: t.ModelRequest, iteration: int = 1) -> Optional[t.RequestPatch]:
+    def mutate_request(
+        self, request: t.ModelRequest, iteration: int = 1
+    ) -> Optional[t.RequestPatch]:
         """Fire pre_api_request_mutable."""
         return self._ask("pre_api_request_mutable", t.APIRequest(SESSION_ID, iteration, request))
 
-    def reissue(self, request: t.ModelRequest, response: t.ModelResponse, iteration: int = 1) -> Optional[t.Reissue]:
+    def reissue(
+        self, request: t.ModelRequest, response: t.ModelResponse, iteration: int = 1
+    ) -> Optional[t.Reissue]:
         """Fire post_llm_call_can_reissue."""
-        return self._ask("post_llm_call_can_reissue", t.LLMCall(SESSION_ID, iteration, "gateway", request, response))
+        return self._ask(
+            "post_llm_call_can_reissue",
+            t.LLMCall(SESSION_ID, iteration, "gateway", request, response),
+        )
 
     def post_llm_call(self, inference: t.Inference) -> None:
         """Fire post_llm_call."""
@@ -258,24 +309,43 @@ class Harness:
         r = self._ask("transform_llm_output", t.LLMOutput(SESSION_ID, text))
         return None if r is None else r.text
 
-    def pre_tool_call(self, name: str, args: Any = None, call_id: str = "call-1") -> Optional[t.PreToolCallDecision]:
+    def pre_tool_call(
+        self, name: str, args: Any = None, call_id: str = "call-1"
+    ) -> Optional[t.PreToolCallDecision]:
         """Fire pre_tool_call (modified_args come back as JSON text)."""
-        return self._ask("pre_tool_call", t.ToolCallRequest(SESSION_ID, call_id, name, _args(args or {})), name)
+        return self._ask(
+            "pre_tool_call", t.ToolCallRequest(SESSION_ID, call_id, name, _args(args or {})), name
+        )
 
-    def provide(self, name: str, args: Any = None, call_id: str = "call-1") -> Optional[t.ToolResult]:
+    def provide(
+        self, name: str, args: Any = None, call_id: str = "call-1"
+    ) -> Optional[t.ToolResult]:
         """Fire pre_tool_call_can_provide_result."""
-        return self._ask("pre_tool_call_can_provide_result",
-                         t.ToolCallRequest(SESSION_ID, call_id, name, _args(args or {})), name)
+        return self._ask(
+            "pre_tool_call_can_provide_result",
+            t.ToolCallRequest(SESSION_ID, call_id, name, _args(args or {})),
+            name,
+        )
 
-    def post_tool_call(self, name: str, args: Any, result: t.ToolResult, status: str = "ok") -> None:
+    def post_tool_call(
+        self, name: str, args: Any, result: t.ToolResult, status: str = "ok"
+    ) -> None:
         """Fire post_tool_call."""
-        self._ask("post_tool_call", t.ToolCallOutcome(SESSION_ID, "call-1", name, _args(args), result, status), name)
+        self._ask(
+            "post_tool_call",
+            t.ToolCallOutcome(SESSION_ID, "call-1", name, _args(args), result, status),
+            name,
+        )
 
-    def transform_tool_result(self, name: str, args: Any, result: t.ToolResult,
-                              status: str = "ok") -> Optional[t.ToolResult]:
+    def transform_tool_result(
+        self, name: str, args: Any, result: t.ToolResult, status: str = "ok"
+    ) -> Optional[t.ToolResult]:
         """Fire transform_tool_result."""
-        return self._ask("transform_tool_result",
-                         t.ToolCallOutcome(SESSION_ID, "call-1", name, _args(args), result, status), name)
+        return self._ask(
+            "transform_tool_result",
+            t.ToolCallOutcome(SESSION_ID, "call-1", name, _args(args), result, status),
+            name,
+        )
 
 
 class _Waiter:

@@ -35,6 +35,8 @@ from .types import ToolResult, ToolSpec, compact_json
 
 __all__ = ["Tool", "tool", "ToolError", "ArgsError"]
 
+_NONE_TYPE = type(None)
+
 _log = logging.getLogger("hookhost_plugin")
 
 # How many problems one decoding reports at most, as the Go SDK and the
@@ -76,9 +78,19 @@ class _Schema:
 
     def schema(self, desc: str = "", default: Any = dataclasses.MISSING) -> Dict[str, Any]:
         s: Dict[str, Any] = {}
-        s.update({"str": {"type": "string"}, "enum": {"type": "string"}, "bool": {"type": "boolean"},
-                  "int": {"type": "integer"}, "float": {"type": "number"}, "list": {"type": "array"},
-                  "dict": {"type": "object"}, "object": {"type": "object"}, "any": {}}[self.kind])
+        s.update(
+            {
+                "str": {"type": "string"},
+                "enum": {"type": "string"},
+                "bool": {"type": "boolean"},
+                "int": {"type": "integer"},
+                "float": {"type": "number"},
+                "list": {"type": "array"},
+                "dict": {"type": "object"},
+                "object": {"type": "object"},
+                "any": {},
+            }[self.kind]
+        )
         if desc:
             s["description"] = desc
         if self.enum is not None:
@@ -122,10 +134,14 @@ def _build(hint: Any, path: str, seen: Tuple[type, ...]) -> Tuple[_Schema, bool,
         hint = args[0]
         desc = " ".join(a for a in args[1:] if isinstance(a, str))
         origin = typing.get_origin(hint)
-    if origin is typing.Union or (sys.version_info >= (3, 10) and origin is getattr(__import__("types"), "UnionType", None)):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if origin is typing.Union or (
+        sys.version_info >= (3, 10) and origin is getattr(__import__("types"), "UnionType", None)
+    ):
+        args = [a for a in typing.get_args(hint) if a is not _NONE_TYPE]
         if len(args) != 1 or len(typing.get_args(hint)) != 2:
-            raise ArgsError("%s: a union %s is not supported; use Optional[T]" % (path, _describe_hint(hint)))
+            raise ArgsError(
+                "%s: a union %s is not supported; use Optional[T]" % (path, _describe_hint(hint))
+            )
         node, _, inner = _build(args[0], path, seen)
         return node, True, desc or inner
     if hint is Any:
@@ -155,9 +171,14 @@ def _build(hint: Any, path: str, seen: Tuple[type, ...]) -> Tuple[_Schema, bool,
         return _Schema("dict", elem=node), optional, desc
     if isinstance(hint, type) and (dataclasses.is_dataclass(hint) or _is_typeddict(hint)):
         if hint in seen:
-            raise ArgsError("%s: %s contains itself, and a recursive schema is not supported" % (path, hint.__name__))
+            raise ArgsError(
+                "%s: %s contains itself, and a recursive schema is not supported"
+                % (path, hint.__name__)
+            )
         return _object(hint, path, seen + (hint,)), optional, desc
-    raise ArgsError("%s: type %s has no JSON form a tool argument can take" % (path, _describe_hint(hint)))
+    raise ArgsError(
+        "%s: type %s has no JSON form a tool argument can take" % (path, _describe_hint(hint))
+    )
 
 
 def _is_typeddict(tp: type) -> bool:
@@ -168,7 +189,9 @@ def _object(tp: type, path: str, seen: Tuple[type, ...]) -> _Schema:
     try:
         hints = typing.get_type_hints(tp, include_extras=True)
     except Exception as exc:  # a forward reference that does not resolve
-        raise ArgsError("%s: the type hints of %s cannot be read: %s" % (path, tp.__name__, exc)) from None
+        raise ArgsError(
+            "%s: the type hints of %s cannot be read: %s" % (path, tp.__name__, exc)
+        ) from None
     fields: List[_Field] = []
     if dataclasses.is_dataclass(tp):
         for f in dataclasses.fields(tp):
@@ -187,25 +210,36 @@ def _object(tp: type, path: str, seen: Tuple[type, ...]) -> _Schema:
                 try:
                     compact_json(shown)
                 except (TypeError, ValueError):
-                    raise ArgsError("%s.%s: default %r is not JSON" % (path, f.name, shown)) from None
+                    raise ArgsError(
+                        "%s.%s: default %r is not JSON" % (path, f.name, shown)
+                    ) from None
             fields.append(_Field(f.name, node, not (optional or has_default), desc, shown))
 
         def make(values: Dict[str, Any]) -> Any:
             return tp(**values)
+
     else:
         required_keys = getattr(tp, "__required_keys__", frozenset(hints))
         for name, hint in hints.items():
             node, optional, desc = _build(_strip_required(hint), "%s.%s" % (path, name), seen)
-            fields.append(_Field(name, node, name in required_keys and not optional, desc, dataclasses.MISSING))
+            fields.append(
+                _Field(
+                    name, node, name in required_keys and not optional, desc, dataclasses.MISSING
+                )
+            )
 
         def make(values: Dict[str, Any]) -> Any:
             return dict(values)
+
     return _Schema("object", fields=fields, make=make)
 
 
 def _strip_required(hint: Any) -> Any:
     origin = typing.get_origin(hint)
-    if origin in (getattr(typing, "Required", None), getattr(typing, "NotRequired", None)) and origin is not None:
+    if (
+        origin in (getattr(typing, "Required", None), getattr(typing, "NotRequired", None))
+        and origin is not None
+    ):
         return typing.get_args(hint)[0]
     return hint
 
@@ -285,7 +319,9 @@ class _Decoder:
                 self.fail(path, "must be a string, got %s" % _describe(val))
                 return None
             if node.enum is not None and val not in node.enum:
-                self.fail(path, "must be one of %s, got %s" % (_quote_list(node.enum), _describe(val)))
+                self.fail(
+                    path, "must be one of %s, got %s" % (_quote_list(node.enum), _describe(val))
+                )
                 return None
             return str(val)
         if k == "bool":
@@ -331,7 +367,9 @@ class _Decoder:
             if not isinstance(val, dict):
                 self.fail(path, "must be an object, got %s" % _describe(val))
                 return None
-            return {key: self.decode(node.elem, val[key], _child(path, key)) for key in sorted(val)}
+            return {
+                key: self.decode(node.elem, val[key], _child(path, key)) for key in sorted(val)
+            }
         # object
         if not isinstance(val, dict):
             self.fail(path, "must be an object, got %s" % _describe(val))
@@ -339,17 +377,28 @@ class _Decoder:
         by_name = {f.name: f for f in node.fields}
         for f in node.fields:
             if f.required and f.name not in val:
-                self.fail(path, "missing required property %s" % json.dumps(f.name, ensure_ascii=False))
+                self.fail(
+                    path, "missing required property %s" % json.dumps(f.name, ensure_ascii=False)
+                )
         out: Dict[str, Any] = {}
         for key in sorted(val):
             f = by_name.get(key)
             if f is None:
                 if not node.fields:
-                    self.fail(path, "unexpected property %s; this tool takes no arguments, send {}"
-                              % json.dumps(key, ensure_ascii=False))
+                    self.fail(
+                        path,
+                        "unexpected property %s; this tool takes no arguments, send {}"
+                        % json.dumps(key, ensure_ascii=False),
+                    )
                 else:
-                    self.fail(path, "unexpected property %s; allowed properties are %s"
-                              % (json.dumps(key, ensure_ascii=False), _quote_list([x.name for x in node.fields])))
+                    self.fail(
+                        path,
+                        "unexpected property %s; allowed properties are %s"
+                        % (
+                            json.dumps(key, ensure_ascii=False),
+                            _quote_list([x.name for x in node.fields]),
+                        ),
+                    )
                 continue
             out[key] = self.decode(f.node, val[key], _child(path, key))
         if self.errs:
@@ -372,16 +421,26 @@ class Tool:
     error result too, and is logged with its traceback.
     """
 
-    def __init__(self, name: str, description: str, run: Callable[..., Any], args_type: Optional[type] = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        run: Callable[..., Any],
+        args_type: Optional[type] = None,
+    ) -> None:
         if args_type is None:
             args_type = _args_type_of(run, name)
         try:
             node, _, _ = _build(args_type, "args", ())
         except ArgsError as exc:
-            raise ArgsError("tool %s: argument type %s: %s" % (name, _describe_hint(args_type), exc)) from None
+            raise ArgsError(
+                "tool %s: argument type %s: %s" % (name, _describe_hint(args_type), exc)
+            ) from None
         if node.kind != "object":
-            raise ArgsError("tool %s: the argument type must be a dataclass or a TypedDict "
-                            "(tool arguments are a JSON object)" % name)
+            raise ArgsError(
+                "tool %s: the argument type must be a dataclass or a TypedDict "
+                "(tool arguments are a JSON object)" % name
+            )
         self.name = name
         self.description = description
         self.args_type = args_type
@@ -414,9 +473,15 @@ class Tool:
         except ToolError as exc:
             return ToolResult.error(str(exc))
         except Exception as exc:  # one bug costs one tool call, not the plugin
-            _log.error("tool raised %s: %s", type(exc).__name__, exc,
-                       extra={"hookhost": {"tool": self.name, "traceback": traceback.format_exc()}})
-            return ToolResult.error("tool %s failed: it raised %s: %s" % (self.name, type(exc).__name__, exc))
+            _log.error(
+                "tool raised %s: %s",
+                type(exc).__name__,
+                exc,
+                extra={"hookhost": {"tool": self.name, "traceback": traceback.format_exc()}},
+            )
+            return ToolResult.error(
+                "tool %s failed: it raised %s: %s" % (self.name, type(exc).__name__, exc)
+            )
         if isinstance(v, ToolResult):
             return v
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
@@ -424,13 +489,21 @@ class Tool:
         try:
             return ToolResult(content=compact_json(v))
         except (TypeError, ValueError) as exc:
-            _log.error("tool result cannot be encoded as JSON", extra={"hookhost": {"tool": self.name, "error": str(exc)}})
-            return ToolResult.error("tool %s: its result cannot be encoded as JSON: %s" % (self.name, exc))
+            _log.error(
+                "tool result cannot be encoded as JSON",
+                extra={"hookhost": {"tool": self.name, "error": str(exc)}},
+            )
+            return ToolResult.error(
+                "tool %s: its result cannot be encoded as JSON: %s" % (self.name, exc)
+            )
 
 
 def _params(fn: Callable[..., Any]) -> List[inspect.Parameter]:
-    return [p for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
 
 
 def _wants_ctx(fn: Callable[..., Any]) -> bool:
@@ -444,8 +517,10 @@ def _args_type_of(fn: Callable[..., Any], name: str) -> type:
     hints = typing.get_type_hints(fn, include_extras=True)
     hint = hints.get(params[0].name)
     if hint is None:
-        raise ArgsError("tool %s: annotate the arguments parameter %r with a dataclass or TypedDict"
-                        % (name, params[0].name))
+        raise ArgsError(
+            "tool %s: annotate the arguments parameter %r with a dataclass or TypedDict"
+            % (name, params[0].name)
+        )
     return hint
 
 
@@ -458,7 +533,9 @@ def tool(name: str, description: str) -> Callable[[Callable[..., Any]], Callable
     The method's first parameter after self is annotated with the argument
     type; a second one, if any, receives the call's :class:`Context`.
     """
+
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
         fn.__hookhost_tool__ = (name, description)  # type: ignore[attr-defined]
         return fn
+
     return mark

@@ -16,11 +16,32 @@ from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 __all__ = [
-    "Role", "ToolCall", "Message", "ToolSpec", "Usage", "ModelRequest", "ModelResponse",
-    "ToolResult", "SessionStart", "SessionEnd", "ToolListRequest", "ToolListOverride",
-    "APIRequest", "RequestPatch", "LLMCall", "Reissue", "Inference", "LLMOutput",
-    "TextReplacement", "ToolCallRequest", "Block", "PreToolCallDecision", "ToolCallOutcome",
-    "block", "modify", "compact_json",
+    "Role",
+    "ToolCall",
+    "Message",
+    "ToolSpec",
+    "Usage",
+    "ModelRequest",
+    "ModelResponse",
+    "ToolResult",
+    "SessionStart",
+    "SessionEnd",
+    "ToolListRequest",
+    "ToolListOverride",
+    "APIRequest",
+    "RequestPatch",
+    "LLMCall",
+    "Reissue",
+    "Inference",
+    "LLMOutput",
+    "TextReplacement",
+    "ToolCallRequest",
+    "Block",
+    "PreToolCallDecision",
+    "ToolCallOutcome",
+    "block",
+    "modify",
+    "compact_json",
 ]
 
 
@@ -134,7 +155,9 @@ class ToolResult:
             json.loads(self.content, parse_constant=_no_constant)
             return self
         except ValueError:
-            return ToolResult(content=json.dumps(self.content, ensure_ascii=False), is_error=self.is_error)
+            return ToolResult(
+                content=json.dumps(self.content, ensure_ascii=False), is_error=self.is_error
+            )
 
 
 def _no_constant(name: str) -> Any:
