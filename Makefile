@@ -92,7 +92,7 @@ proto:
 		pluginv2.proto
 	@if [ -d examples/python-plugin ]; then \
 		protoc --proto_path=$(PROTO_DIR) --python_out=examples/python-plugin plugin.proto; fi
-	# The Python SDK's messages; pluginv2_pb2 imports plugin_pb2 from its own package.
+# The Python SDK's messages; pluginv2_pb2 imports plugin_pb2 from its own package.
 	protoc --proto_path=$(PROTO_DIR) --python_out=$(PY_PROTO) plugin.proto
 	protoc --proto_path=$(PROTO_DIR) --proto_path=$(PROTO_V2_DIR) --python_out=$(PY_PROTO) pluginv2.proto
 	protoc --proto_path=plugins/proto/health/v1 --python_out=$(PY_PROTO) health.proto
