@@ -156,6 +156,28 @@ class ManifestTest(unittest.TestCase):
         self.assertEqual(cm.exception.message, "key bad: not allowed here")
 
 
+class ConfigTypeTest(unittest.TestCase):
+    def test_config_type(self):
+        @dataclass
+        class Conf:
+            policy: str
+            strict: bool = False
+
+        class P(hp.Plugin):
+            name = "p"
+            config_type = Conf
+
+            def configure(self, config):
+                self.config = config
+
+        p = P()
+        Harness(p, config={"policy": "x"})
+        self.assertEqual(p.config, Conf("x", False))
+        with self.assertRaises(ConfigureFailed) as cm:
+            Harness(P(), config={"policy": "x", "strict": "yes"})
+        self.assertEqual(cm.exception.message, "strict: wrong type: got string, want bool")
+
+
 class CallsTest(unittest.TestCase):
     """The same checks over protocol 2 (the stream) and protocol 1."""
 

@@ -175,9 +175,11 @@ class Plugin:
     Class attributes: ``matchers`` (globs of the tool names the tool hooks
     apply to; empty: every tool), ``hook_matchers`` (hook name -> globs,
     overriding ``matchers`` for that hook), ``tools`` (ToolSpecs the plugin
-    answers in its own pre_tool_call_can_provide_result). Methods decorated
-    with :func:`tool`, and :class:`Tool` objects in ``typed_tools``, are
-    typed tools the SDK answers.
+    answers in its own pre_tool_call_can_provide_result), ``config_type``
+    (a dataclass: ``configure`` then receives the config decoded into it by
+    :func:`decode_config`, strictly). Methods decorated with :func:`tool`,
+    and :class:`Tool` objects in ``typed_tools``, are typed tools the SDK
+    answers.
     """
 
     name: str = ""
@@ -186,10 +188,12 @@ class Plugin:
     hook_matchers: Mapping[str, Sequence[str]] = {}
     tools: Sequence[t.ToolSpec] = ()
     typed_tools: Sequence[Tool] = ()
+    config_type: Optional[type] = None
 
-    def configure(self, config: Dict[str, Any]) -> None:
-        """Receive the plugin's config table, once, before any hook. Raise
-        (any exception) to refuse it: its message is the operator's reason."""
+    def configure(self, config: Any) -> None:
+        """Receive the plugin's config table (a dict, or a ``config_type``
+        instance), once, before any hook. Raise (any exception) to refuse
+        it: its message is the operator's reason."""
 
     @property
     def log(self) -> Any:
@@ -333,8 +337,17 @@ class Adapted:
             raise Failure(BAD_REQUEST, "the host sent a config that is not a JSON object")
         if self.configure is None:
             return
+        config_type = getattr(self.plugin, "config_type", None)
+
+        def configure() -> Any:
+            if config_type is not None:
+                from .config import decode_config
+
+                return self.configure(decode_config(config, config_type))
+            return self.configure(config)
+
         try:
-            outcome(lambda: self.configure(config), None, "configure")
+            outcome(configure, None, "configure")
         except Failure as f:
             # The operator reads this: the plugin's own words, not a type name.
             exc = f.__context__
