@@ -147,6 +147,10 @@ class ManifestTest(unittest.TestCase):
                 Harness(p)
             self.assertIn(want, str(cm.exception))
 
+    def test_harness_is_a_context_manager(self):
+        with Harness(Sample()) as h:
+            self.assertEqual(h.transform_output("x"), "x ok")
+
     def test_configure(self):
         p = Sample()
         Harness(p, config={"a": 1})

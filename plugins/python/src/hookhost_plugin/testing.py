@@ -254,6 +254,12 @@ class Harness:
         if m.last:
             w.done.set()
 
+    def __enter__(self) -> "Harness":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def close(self) -> None:
         """Stop the harness's threads (handlers still running finish)."""
         self._stream.close()
