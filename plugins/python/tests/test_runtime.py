@@ -56,6 +56,8 @@ class Sample(hp.Plugin):
             return {}["k"]
         if text == "exit":
             raise SystemExit(3)
+        if text == "stray-cancelled":
+            raise hp.Cancelled("not really")
         if text == "wrong-type":
             return "a string"
         if text == "sleep":
@@ -221,6 +223,8 @@ class CallsTest(unittest.TestCase):
                 ("keyerror", "ERROR", "KeyError: 'k'"),
                 ("exit", "PANIC", "panic in pre_tool_call handler: SystemExit: 3"),
                 ("wrong-type", "ERROR", "answered with a str, want PreToolCallDecision"),
+                # Not CANCELLED: the host would take the process for gone.
+                ("stray-cancelled", "ERROR", "Cancelled: not really"),
             ]:
                 with self.assertRaises(CallFailed) as cm:
                     h.pre_tool_call("sample__echo", {"text": text})

@@ -389,18 +389,21 @@ def encode_answer(row: convert.HookRow, answer: Any) -> bytes:
 
 
 def outcome(fn: Callable[[], Any], ctx: Optional[Context], hook: str) -> Any:
-    """Run a handler, turning what it raises into a Failure: Cancelled (or
-    anything raised once the call is over) the call's end, any other
-    exception the handler's error (ERROR) with its traceback at DEBUG, and
-    what is not an Exception (SystemExit, KeyboardInterrupt: what would end
-    the process, as a Go panic would) PANIC."""
+    """Run a handler, turning what it raises into a Failure: anything
+    raised once the call is over (Cancelled from ctx.check()) the call's
+    end, any other exception the handler's error (ERROR) with its
+    traceback at DEBUG, and what is not an Exception (SystemExit,
+    KeyboardInterrupt: what would end the process, as a Go panic would)
+    PANIC."""
     try:
         return fn()
     except Failure:
         raise
     except Exception as exc:
-        if ctx is not None and (isinstance(exc, Cancelled) or ctx.cancelled):
-            r = ctx.reason or "cancelled"
+        # Only a call that is really over says so: a CANCELLED the host did
+        # not ask for makes it take the process for gone and restart it.
+        r = ctx.reason if ctx is not None else None
+        if r is not None:
             raise Failure(
                 DEADLINE_EXCEEDED if r == "deadline exceeded" else CANCELLED, str(exc) or r
             ) from None
