@@ -2,6 +2,7 @@ package python
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -18,10 +19,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/host"
 )
 
 // TestHandshakeAndHostDeath starts conform.py as a host would, by hand:
@@ -166,4 +170,89 @@ hp.serve(Noisy())
 	if st := bus.Stats(); len(failures(st)) != 0 {
 		t.Errorf("failures: %v", failures(st))
 	}
+}
+
+// TestDebugModeReattach starts conform.py by hand with
+// HOOKHOST_PLUGIN_DEBUG=1: it prints the reattach line, the host attaches
+// to it without TLS and calls it, leaves it running when it closes, and
+// SIGTERM stops it with status 0.
+func TestDebugModeReattach(t *testing.T) {
+	needPython(t)
+	cmd := exec.Command(abs(t, "conform/conform.py"))
+	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1", "PLUGIN_UNIX_SOCKET_DIR=" + t.TempDir()}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no reattach line: %v; stderr: %s", err, stderr.String())
+	}
+	value, ok := strings.CutPrefix(strings.TrimSpace(line), "HOOKHOST_REATTACH_PLUGINS='")
+	value, ok2 := strings.CutSuffix(value, "'")
+	if !ok || !ok2 {
+		t.Fatalf("reattach line %q", line)
+	}
+
+	log := newLog(t)
+	cfg := parse(t, "[plugins]\nenabled = [\"conform\"]\n[plugins.entries.conform]\npath = \"/nonexistent/conform\"\n")
+	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.logger(), Getenv: func(k string) string {
+		if k == "HOOKHOST_REATTACH_PLUGINS" {
+			return value
+		}
+		return ""
+	}})
+	for _, e := range errs {
+		t.Fatalf("attaching: %v", e)
+	}
+	if st := h.Plugins()[0]; st.PID != cmd.Process.Pid || st.Protocol != 2 {
+		t.Errorf("attached to %+v, want pid %d on protocol 2", st, cmd.Process.Pid)
+	}
+	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := bus.TransformOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi -- conform" {
+		t.Errorf("transform_llm_output through the attached plugin: %q", text)
+	}
+	bus.Close(context.Background())
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if gone(cmd.Process.Pid) {
+		t.Fatal("closing the host stopped the attached plugin")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v, want status 0; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "serving in debug mode (protocol version 2") {
+		t.Errorf("stderr does not explain debug mode:\n%s", stderr.String())
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

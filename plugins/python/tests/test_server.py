@@ -7,7 +7,9 @@ import unittest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from hookhost_plugin.server import handshake_line, negotiate, server_certificate
+import json
+
+from hookhost_plugin.server import handshake_line, negotiate, reattach_line, server_certificate
 
 
 class NegotiateTest(unittest.TestCase):
@@ -44,6 +46,24 @@ class HandshakeTest(unittest.TestCase):
         self.assertTrue(cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
         eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
         self.assertIn(ExtendedKeyUsageOID.SERVER_AUTH, list(eku))
+
+
+class ReattachTest(unittest.TestCase):
+    def test_line_is_shell_quoted_json(self):
+        line = reattach_line("it's", 2, "/tmp/a b/plugin.sock")
+        self.assertTrue(line.startswith("HOOKHOST_REATTACH_PLUGINS='") and line.endswith("'\n"))
+        # Undo the shell quoting of the one quote in the name.
+        value = line[len("HOOKHOST_REATTACH_PLUGINS='") : -2].replace("'\\''", "'")
+        cfg = json.loads(value)["it's"]
+        self.assertEqual(
+            {k: cfg[k] for k in ("Protocol", "ProtocolVersion", "Test", "Addr")},
+            {
+                "Protocol": "grpc",
+                "ProtocolVersion": 2,
+                "Test": True,
+                "Addr": {"Network": "unix", "String": "/tmp/a b/plugin.sock"},
+            },
+        )
 
 
 if __name__ == "__main__":

@@ -43,9 +43,10 @@ def _level(levelno: int) -> str:
 class HclogFormatter(logging.Formatter):
     """Formats a record as one hclog JSON line (without the newline)."""
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, text: bool = False) -> None:
         super().__init__()
         self.module = module
+        self.text = text
 
     def format(self, record: logging.LogRecord) -> str:
         ts = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)
@@ -67,6 +68,20 @@ class HclogFormatter(logging.Formatter):
                     entry[str(k)] = v
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
+        if self.text:
+            # For a person at a terminal (debug mode): hclog's text layout.
+            fields = " ".join(
+                "%s=%s" % (k, json.dumps(v, ensure_ascii=False, default=repr))
+                for k, v in entry.items()
+                if not k.startswith("@")
+            )
+            return "%s [%-5s] %s: %s%s" % (
+                ts.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+                entry["@level"].upper(),
+                module,
+                entry["@message"],
+                ": " + fields if fields else "",
+            )
         try:
             return json.dumps(entry, ensure_ascii=False, default=repr)
         except ValueError:  # a circular field: log the message at least
@@ -90,10 +105,11 @@ _handler: Optional[logging.Handler] = None
 
 
 def install(
-    name: str, stream: Optional[TextIO] = None, level: int = logging.DEBUG
+    name: str, stream: Optional[TextIO] = None, level: int = logging.DEBUG, text: bool = False
 ) -> logging.Handler:
-    """Make the root logger write hclog JSON lines named after the plugin to
-    ``stream`` (the process's original stderr by default). Idempotent."""
+    """Make the root logger write hclog JSON lines (hclog's text lines with
+    ``text``) named after the plugin to ``stream`` (the process's original
+    stderr by default). Idempotent."""
     global _handler, _plugin_name
     _plugin_name = name
     root = logging.getLogger()
@@ -102,7 +118,7 @@ def install(
     if stream is None:
         stream = sys.__stderr__ or sys.stderr
     h = _StderrHandler(stream)
-    h.setFormatter(HclogFormatter(name))
+    h.setFormatter(HclogFormatter(name, text))
     root.addHandler(h)
     root.setLevel(level)
     _handler = h

@@ -427,21 +427,60 @@ def serve(plugin: Any) -> None:
     os._exit(code)
 
 
+DEBUG_ENV = "HOOKHOST_PLUGIN_DEBUG"
+REATTACH_ENV = "HOOKHOST_REATTACH_PLUGINS"
+
+
+def _debug_mode() -> bool:
+    """Whether to serve in debug mode: HOOKHOST_PLUGIN_DEBUG set to a true
+    value (as Go's strconv.ParseBool reads it), and no magic cookie. A
+    plugin the host launched never does, even with the variable passed
+    through: it would print a reattach line instead of the handshake."""
+    on = os.environ.get(DEBUG_ENV, "") in ("1", "t", "T", "true", "TRUE", "True")
+    if on and os.environ.get(MAGIC_COOKIE_KEY) == MAGIC_COOKIE_VALUE:
+        sys.stderr.write(
+            "%s is set, but the host launched this plugin: serving normally\n" % DEBUG_ENV
+        )
+        return False
+    return on
+
+
+def reattach_line(name: str, version: int, sock: str) -> str:
+    """The line that attaches a host to a plugin serving in debug mode."""
+    cfg = {
+        name: {
+            "Protocol": "grpc",
+            "ProtocolVersion": version,
+            "Pid": os.getpid(),
+            "Test": True,
+            "Addr": {"Network": "unix", "String": sock},
+        }
+    }
+    # Single-quoted for a POSIX shell; a quote inside is closed, escaped
+    # and reopened.
+    js = json.dumps(cfg, separators=(",", ":")).replace("'", "'\\''")
+    return "%s='%s'\n" % (REATTACH_ENV, js)
+
+
 def _serve(plugin: Any, handshake_out: Any) -> int:
     name = getattr(plugin, "name", "") or "plugin"
-    if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
+    debug = _debug_mode()
+    if not debug and os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
         sys.stderr.write(
             "This is a hookhost plugin (%s). The host starts it; it does not run by hand.\n"
             'Enable it in hookhost.toml: plugins.enabled = ["%s"] and\n'
             'plugins.entries.%s.path = "<absolute path of this script>", then run\n'
-            "`hookhost plugins check` to try it.\n" % (name, name, name)
+            "`hookhost plugins check` to try it. To debug it, start it with %s=1\n"
+            "and attach the host to it with the line it prints.\n" % (name, name, name, DEBUG_ENV)
         )
         return 1
-    watch_host()
-    hlog.install(name)
-    # A Ctrl-C in the host's terminal reaches the whole process group; the
-    # host decides when its plugins stop, as go-plugin does for Go plugins.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not debug:
+        watch_host()
+        # A Ctrl-C in the host's terminal reaches the whole process group;
+        # the host decides when its plugins stop, as go-plugin does for Go
+        # plugins.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    hlog.install(name, text=debug)
     try:
         import grpc
     except ImportError as exc:
@@ -460,19 +499,21 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
     except Exception as exc:
         _log.error("plugin cannot start: invalid plugin", extra={"hookhost": {"error": str(exc)}})
         return 1
+    offered = os.environ.get("PLUGIN_PROTOCOL_VERSIONS", "")
+    if debug and not offered.strip():
+        offered = ",".join(str(v) for v in PROTOCOLS)  # by hand: the highest
     try:
-        version = negotiate(os.environ.get("PLUGIN_PROTOCOL_VERSIONS", ""))
+        version = negotiate(offered)
     except ValueError as exc:
         _log.error("plugin cannot start: %s", exc)
         return 1
     client_cert = os.environ.get("PLUGIN_CLIENT_CERT", "").encode()
-    if not client_cert:
+    if not debug and not client_cert:
         _log.error(
             "plugin cannot start: PLUGIN_CLIENT_CERT is not set; the host must start plugins "
             "with go-plugin's AutoMTLS on"
         )
         return 1
-    key_pem, cert_pem, cert_der = server_certificate(name)
 
     sock_dir = tempfile.mkdtemp(
         prefix="hookhost-%s-" % name, dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None
@@ -511,12 +552,19 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
 
     server.add_generic_rpc_handlers([controller_service(grpc, stop)])
 
-    # Only the host, holding the key of PLUGIN_CLIENT_CERT, may connect.
-    creds = grpc.ssl_server_credentials(
-        [(key_pem, cert_pem)], root_certificates=client_cert, require_client_auth=True
-    )
     try:
-        server.add_secure_port("unix:" + sock, creds)
+        if debug:
+            # Debug mode has no client certificate to check: the host
+            # attaches without TLS, as to a Go plugin in go-plugin's test
+            # mode.
+            server.add_insecure_port("unix:" + sock)
+        else:
+            # Only the host, holding the key of PLUGIN_CLIENT_CERT, may connect.
+            key_pem, cert_pem, cert_der = server_certificate(name)
+            creds = grpc.ssl_server_credentials(
+                [(key_pem, cert_pem)], root_certificates=client_cert, require_client_auth=True
+            )
+            server.add_secure_port("unix:" + sock, creds)
         server.start()
     except Exception as exc:
         _log.error(
@@ -526,8 +574,25 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         shutil.rmtree(sock_dir, ignore_errors=True)
         return 1
 
-    handshake_out.write(handshake_line(version, sock, cert_der))
-    handshake_out.flush()
+    if debug:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(
+                sig,
+                lambda *_: threading.Thread(
+                    target=stop, args=("interrupted",), daemon=True
+                ).start(),
+            )
+        handshake_out.write(reattach_line(name, version, sock))
+        handshake_out.flush()
+        sys.stderr.write(
+            "plugin %s is serving in debug mode (protocol version %d, pid %d); start hookhost "
+            "with the line above in its environment; Ctrl-C stops it\n"
+            % (name, version, os.getpid())
+        )
+        sys.stderr.flush()
+    else:
+        handshake_out.write(handshake_line(version, sock, cert_der))
+        handshake_out.flush()
     # From now on file descriptor 1 is stderr too, so that what bypasses
     # sys.stdout (os.write(1, ...), a C extension, a child process) cannot
     # write after the handshake line either.
