@@ -93,6 +93,8 @@ class Context:
         self._reason: Optional[str] = None
         self._lock = threading.Lock()
         self._callbacks: List[Callable[[], None]] = []
+        # Set by a stream when the host sent Cancel: no answer is wanted.
+        self._host_cancelled = False
         if parent is not None:
             if parent.deadline is not None and (
                 self.deadline is None or parent.deadline < self.deadline
@@ -524,7 +526,7 @@ class HookStream:
             with self._lock:
                 ctx = self._calls.get(m.cancel.id)
             if ctx is not None:
-                ctx._host_cancelled = True  # type: ignore[attr-defined]
+                ctx._host_cancelled = True
                 ctx.cancel("cancelled")
 
     def in_flight(self) -> int:
@@ -544,7 +546,6 @@ class HookStream:
                 full = len(self._calls) >= self._max
                 if not full:
                     ctx = Context("call")
-                    ctx._host_cancelled = False  # type: ignore[attr-defined]
                     self._calls[cid] = ctx
         if dup:
             self.fail(cid, 0, Failure(BAD_REQUEST, "call id %d is already in flight" % cid))
@@ -572,7 +573,7 @@ class HookStream:
                     "recovered a failure answering a call",
                     extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
                 )
-                if not ctx._host_cancelled:  # type: ignore[attr-defined]
+                if not ctx._host_cancelled:
                     self.fail(cid, 0, Failure(PANIC, "panic answering a call: %r" % exc))
             finally:
                 with self._lock:
@@ -598,7 +599,7 @@ class HookStream:
             failure = None
         except Failure as f:
             answer, failure = None, f
-        if call_ctx._host_cancelled:  # type: ignore[attr-defined]
+        if call_ctx._host_cancelled:
             return  # no one waits for it
         if failure is not None:
             self.fail(cid, 0, failure)
@@ -648,7 +649,7 @@ class HookStream:
                 and getattr(answer, "block", None) is not None
             ) or (row.name == "pre_tool_call_can_provide_result" and answer is None)
             state["over"] = failure is not None or i == len(rows) - 1 or stops
-            if call_ctx._host_cancelled:  # type: ignore[attr-defined]
+            if call_ctx._host_cancelled:
                 return
             if failure is not None:
                 self.send(pb2.PluginMessage(id=cid, stage=i, failure=failure.pb(), last=True))
@@ -665,13 +666,13 @@ class HookStream:
                 "recovered a failure answering a stretch",
                 extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
             )
-            if not state["over"] and not call_ctx._host_cancelled:  # type: ignore[attr-defined]
+            if not state["over"] and not call_ctx._host_cancelled:
                 state["over"] = True
                 self.fail(
                     cid, state["next"], Failure(PANIC, "panic answering a stretch: %r" % exc)
                 )
             return
-        if not state["over"] and not call_ctx._host_cancelled:  # type: ignore[attr-defined]
+        if not state["over"] and not call_ctx._host_cancelled:
             state["over"] = True
             self.fail(
                 cid,
