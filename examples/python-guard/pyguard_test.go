@@ -183,3 +183,18 @@ func TestBadPolicyFails(t *testing.T) {
 func TestREADMEConfigIsValid(t *testing.T) {
 	exampletest.TOMLBlocks(t, "README.md")
 }
+
+// TestPythonUnitTests runs test_pyguard.py, pyguard's tests written with
+// the SDK's harness (hookhost_plugin.testing), with Debian's Python.
+func TestPythonUnitTests(t *testing.T) {
+	needPython(t)
+	cmd := exec.Command(python, "-B", "-m", "unittest", "-v", "test_pyguard")
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("test_pyguard.py failed: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("\nOK")) || bytes.Contains(out, []byte("Ran 0 tests")) {
+		t.Fatalf("test_pyguard.py did not run:\n%s", out)
+	}
+}
