@@ -10,9 +10,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
-try:
-    import hookhost_plugin  # noqa: F401
-except ImportError:
+if importlib.util.find_spec("hookhost_plugin") is None:
     sys.path.insert(0, os.path.join(HERE, os.pardir, os.pardir, "plugins", "python", "src"))
 
 from hookhost_plugin.testing import ConfigureFailed, Harness  # noqa: E402
@@ -31,7 +29,8 @@ class PolicyTest(unittest.TestCase):
         d = self.h.pre_tool_call("read_file", {"path": "config/.env"})
         self.assertEqual(
             d.block.message,
-            "blocked by pyguard: secrets stay out of the conversation (rule secrets, tool read_file)",
+            "blocked by pyguard: secrets stay out of the conversation"
+            " (rule secrets, tool read_file)",
         )
         self.assertIsNotNone(self.h.pre_tool_call("read_file", '{"path":"\\u0073ecret"}'))
         self.assertIsNone(self.h.pre_tool_call("read_file", {"path": "docs/x.md"}))
