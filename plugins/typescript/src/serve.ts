@@ -1,0 +1,190 @@
+// serve(): the plugin process's side of go-plugin's contract (PROTOCOL.md):
+// the magic cookie, the protocol version, AutoMTLS, the handshake line,
+// health, controller, leaving with the host, and stdout kept clean.
+
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { handshakeCertField, serverCertificate } from "./cert";
+import { captureConsole, formatLine, log, setPluginLogger } from "./log";
+import { Plugin, Runtime } from "./plugin";
+import { addController, addHealth, addV1, addV2 } from "./server";
+
+/** The handshake shared by the host and every plugin (plugins/handshake). */
+export const MAGIC_COOKIE_KEY = "HOOKHOST_PLUGIN";
+export const MAGIC_COOKIE_VALUE = "d3c1b0a2-hookhost-plugin-v1";
+/** go-plugin's own protocol version, the handshake line's first field. */
+export const CORE_PROTOCOL = 1;
+/** The app protocol versions this SDK speaks, newest first. */
+export const PROTOCOLS = [2, 1] as const;
+/** The variable in which the host passes its pid. */
+export const HOST_PID_ENV = "HOOKHOST_HOST_PID";
+/** What the host may send at most (the host's wire.MaxMessageSize). */
+const MAX_MESSAGE_SIZE = 256 << 20;
+/** How long a plugin outlives its host at most. */
+const PARENT_POLL_MS = 250;
+
+/**
+ * The parent as early as the SDK can see it, when it is first imported, so
+ * that a host that dies while the plugin starts is still seen to go.
+ */
+const FIRST_PARENT = process.ppid;
+
+// A plugin the host launched keeps stdout for the handshake line from the
+// moment the SDK is imported: a print in the plugin's own module would
+// otherwise come first and make the host refuse the plugin.
+if (process.env[MAGIC_COOKIE_KEY] === MAGIC_COOKIE_VALUE) captureConsole();
+
+/**
+ * The app protocol version to speak: the highest this SDK speaks among
+ * those the host offers in PLUGIN_PROTOCOL_VERSIONS; 1 for a host that
+ * offers no list (as go-plugin serves its lowest version then); null when
+ * none is common.
+ */
+export function negotiate(offered: string | undefined): number | null {
+  if (!offered) return 1;
+  const versions = offered.split(",").map((v) => Number(v.trim()));
+  for (const v of PROTOCOLS) if (versions.includes(v)) return v;
+  return null;
+}
+
+/** Whether the host that started this plugin is gone (see PROTOCOL.md, "Exiting with the host"). */
+export function hostGone(env: NodeJS.ProcessEnv = process.env, firstParent = FIRST_PARENT, ppid = process.ppid): boolean {
+  const named = /^[0-9]+$/.test(env[HOST_PID_ENV] ?? "") ? Number(env[HOST_PID_ENV]) : 0;
+  if (named <= 0) return ppid !== firstParent;
+  // A killed host not yet reaped still has its pid; its child has been
+  // re-parented already. A parent other than the host is no sign of
+  // anything: a wrapper script may sit between them.
+  if (named === firstParent && ppid !== firstParent) return true;
+  try {
+    process.kill(named, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Exits at once, taking the plugin's own children along when it leads its
+ * process group (the host starts it so). The line is written first and
+ * synchronously: killing the group kills this process too.
+ */
+function leave(name: string, why: string): never {
+  const host = process.env[HOST_PID_ENV] || String(FIRST_PARENT);
+  try {
+    fs.writeSync(2, formatLine("warn", name, `${why}; exiting`, { host_pid: host }));
+  } catch {
+    // the host is gone: no one reads it
+  }
+  try {
+    // ESRCH unless this process leads a group of its own.
+    process.kill(-process.pid, "SIGKILL");
+  } catch {
+    // not a group leader: only this process goes
+  }
+  process.exit(0);
+}
+
+function watchHost(name: string): void {
+  process.on("SIGTERM", () => leave(name, "received SIGTERM (the host is gone or asked the plugin to stop)"));
+  // With the host gone, writing to its pipes fails with EPIPE; that must
+  // not kill the plugin before it takes its children down.
+  process.stderr.on("error", () => {});
+  if (hostGone()) leave(name, "the host process died before the plugin was serving");
+  setInterval(() => {
+    if (hostGone()) leave(name, "the host process is gone");
+  }, PARENT_POLL_MS).unref();
+}
+
+/**
+ * Runs the plugin as a hookhost plugin process: call it once, from the
+ * plugin's main module. It never returns control in a useful way: the
+ * process serves until the host shuts it down (exit 0), the host goes away
+ * (exit 0), or the plugin cannot start (exit 1, the reason on stderr).
+ */
+export function serve<C>(plugin: Plugin<C>): void {
+  if (process.env[MAGIC_COOKIE_KEY] !== MAGIC_COOKIE_VALUE) {
+    process.stderr.write(
+      "This is a hookhost plugin: hookhost starts it when its name is in plugins.enabled, with\n" +
+        `${MAGIC_COOKIE_KEY} set. It is not meant to be run by hand.\n` +
+        "See PROTOCOL.md, section Handshake, for how a host starts a plugin.\n",
+    );
+    process.exit(1);
+  }
+  const name = typeof plugin?.name === "string" && plugin.name !== "" ? plugin.name : "plugin";
+  watchHost(name);
+  // A Ctrl-C in the host's terminal reaches the whole process group; the
+  // host decides when its plugins stop.
+  process.on("SIGINT", () => {});
+  start(plugin).catch((e) => {
+    log.error(`plugin cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  });
+}
+
+async function start<C>(plugin: Plugin<C>): Promise<void> {
+  let rt: Runtime;
+  try {
+    rt = new Runtime(plugin as Plugin<any>);
+  } catch (e) {
+    throw new Error(`invalid manifest: ${(e as Error).message}`);
+  }
+  setPluginLogger(rt.log);
+  // One bad callback must cost one call, not the process.
+  process.on("uncaughtException", (e) => rt.log.error("uncaught exception", { error: e?.stack ?? String(e) }));
+  process.on("unhandledRejection", (e) => rt.log.error("unhandled promise rejection", { error: (e as Error)?.stack ?? String(e) }));
+
+  const version = negotiate(process.env.PLUGIN_PROTOCOL_VERSIONS);
+  if (version === null) {
+    throw new Error(
+      `the host offers protocol versions ${process.env.PLUGIN_PROTOCOL_VERSIONS} and this SDK speaks ${PROTOCOLS.join(", ")}; ` +
+        "upgrade @hookhost/plugin or the host (see PROTOCOL.md, Protocol versions: v1 and v2)",
+    );
+  }
+  const clientCert = process.env.PLUGIN_CLIENT_CERT ?? "";
+  if (clientCert === "") {
+    throw new Error("PLUGIN_CLIENT_CERT is not set: the host must start plugins with go-plugin's AutoMTLS on (see PROTOCOL.md, AutoMTLS)");
+  }
+  const cert = await serverCertificate(rt.manifest.name);
+
+  const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_SIZE, "grpc.max_send_message_length": -1 });
+  if (version === 2) addV2(server, rt);
+  else addV1(server, rt);
+  addHealth(server);
+  const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), "plugin"));
+  const sock = path.join(dir, "plugin.sock");
+  let stopping = false;
+  const shutdown = () => {
+    if (stopping) return;
+    stopping = true;
+    rt.log.debug("stopping: the host asked the plugin to shut down");
+    const done = () => {
+      fs.rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    };
+    // Calls in flight get a moment to finish; then the process goes.
+    const force = setTimeout(() => {
+      server.forceShutdown();
+      done();
+    }, 1000);
+    server.tryShutdown(() => {
+      clearTimeout(force);
+      done();
+    });
+  };
+  addController(server, shutdown);
+  // Only the host, holding the key of PLUGIN_CLIENT_CERT, may connect.
+  const creds = grpc.ServerCredentials.createSsl(
+    Buffer.from(clientCert),
+    [{ private_key: Buffer.from(cert.keyPem), cert_chain: Buffer.from(cert.certPem) }],
+    true,
+  );
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync("unix:" + sock, creds, (err) => (err ? reject(new Error(`cannot listen on ${sock}: ${err.message}`)) : resolve())),
+  );
+  // One line, written synchronously so that it is on the pipe before
+  // anything else can happen: core|app|network|address|protocol|cert.
+  fs.writeSync(1, `${CORE_PROTOCOL}|${version}|unix|${sock}|grpc|${handshakeCertField(cert.der)}\n`);
+  rt.log.debug("serving", { socket: sock, pid: process.pid, protocol: version });
+}
