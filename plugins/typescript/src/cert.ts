@@ -6,7 +6,7 @@
 // Node's WebCrypto.
 
 import { webcrypto, randomBytes } from "node:crypto";
-import * as x509 from "@peculiar/x509";
+import type * as X509 from "@peculiar/x509";
 
 export interface ServerCertificate {
   keyPem: string;
@@ -16,6 +16,9 @@ export interface ServerCertificate {
 }
 
 export async function serverCertificate(name: string): Promise<ServerCertificate> {
+  // Loaded here, not when the SDK is imported: it is the slowest module to
+  // load, and only a serving plugin needs it (tests and the harness do not).
+  const x509: typeof X509 = require("@peculiar/x509");
   x509.cryptoProvider.set(webcrypto as any);
   const alg = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
   const keys = (await webcrypto.subtle.generateKey(alg, true, ["sign", "verify"])) as any;

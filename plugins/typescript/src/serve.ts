@@ -163,11 +163,14 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
       fs.rmSync(dir, { recursive: true, force: true });
       process.exit(0);
     };
-    // Calls in flight get a moment to finish; then the process goes.
+    // The host has stopped sending and waits for the process to exit (and
+    // kills it after 2 s): calls in flight get a moment, not more. The Hooks
+    // stream stays open until the host closes it, so a graceful stop alone
+    // would always wait for the force.
     const force = setTimeout(() => {
       server.forceShutdown();
       done();
-    }, 1000);
+    }, 100);
     server.tryShutdown(() => {
       clearTimeout(force);
       done();
