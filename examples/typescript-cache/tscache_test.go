@@ -172,3 +172,29 @@ func TestUnitTests(t *testing.T) {
 		t.Fatalf("npm test in examples/typescript-cache failed: %v\n%s", err, out)
 	}
 }
+
+// TestREADMEConfigsAreValid starts the built plugin with every config this
+// plugin's README and the SDK's README show for it, as `plugins check` does.
+func TestREADMEConfigsAreValid(t *testing.T) {
+	path := tsbuild.Need(t, built)
+	configs := exampletest.PluginConfigs(exampletest.TOMLBlocks(t, "README.md"), "tscache")
+	if len(configs) == 0 {
+		t.Fatal("README.md shows no [plugins.entries.tscache.config]")
+	}
+	for _, c := range configs {
+		var table map[string]any
+		if err := json.Unmarshal(c, &table); err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for k, v := range table {
+			js, _ := json.Marshal(v)
+			lines = append(lines, fmt.Sprintf("%s = %s", k, js))
+		}
+		cfg := exampletest.Parse(t, configFor(path, strings.Join(lines, "\n")))
+		res := host.Check(context.Background(), cfg, host.Options{Logger: exampletest.NewLog(t).Logger()})
+		if len(res) != 1 || !res[0].OK {
+			t.Errorf("README config %s: check %+v", c, res)
+		}
+	}
+}
