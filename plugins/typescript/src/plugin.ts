@@ -259,7 +259,13 @@ export class Runtime {
    * the deadline passes or the call is cancelled is left to finish on its
    * own; its answer is not used.
    */
-  async call(row: HookRow, payload: unknown, timeoutMs: number | undefined, parent: AbortSignal | undefined): Promise<StageOutcome> {
+  async call(
+    row: HookRow,
+    payload: unknown,
+    timeoutMs: number | undefined,
+    parent: AbortSignal | undefined,
+    track?: (handler: Promise<unknown>) => void,
+  ): Promise<StageOutcome> {
     const ac = new AbortController();
     const onParent = () => ac.abort(parent!.reason);
     if (parent) {
@@ -284,6 +290,7 @@ export class Runtime {
       (value) => ({ done: true, value }),
       (error) => ({ done: false, error }),
     );
+    track?.(run);
     const r = await Promise.race([run, aborted]);
     clearTimeout(timer);
     parent?.removeEventListener("abort", onParent);
@@ -307,6 +314,9 @@ export class Runtime {
 
   private handlerFailure(hook: string, e: unknown): Failure {
     if (e instanceof Error && !BUG_TYPES.some((t) => e.constructor === t)) {
+      // The host logs the failure (once per plugin, hook and kind); the
+      // stack is for whoever runs the host verbosely.
+      this.log.debug("a hook handler failed", { hook, error: e.message, stack: e.stack });
       return { kind: "ERROR", message: e.message };
     }
     // A bug in the handler (a TypeError and the like) or a throw of a
@@ -324,7 +334,13 @@ export class Runtime {
    * stage not started then is emitted as a failure, and a provide stage is
    * never started once cancelled).
    */
-  async stretch(stages: StretchStage[], call: T.ToolCallRequest, signal: AbortSignal, emit: (o: StageOutcome) => void): Promise<void> {
+  async stretch(
+    stages: StretchStage[],
+    call: T.ToolCallRequest,
+    signal: AbortSignal,
+    emit: (o: StageOutcome) => void,
+    track?: (handler: Promise<unknown>) => void,
+  ): Promise<void> {
     const start = process.hrtime.bigint();
     const hooks = stages.map((s) => s.hook);
     if (!LEGAL_STRETCHES.some((l) => l.length === hooks.length && l.every((h, i) => h === hooks[i]))) {
@@ -346,7 +362,7 @@ export class Runtime {
       }
       const row = rowOf(st.hook)!;
       if (st.hook === "pre_tool_call") {
-        const o = await this.call(row, call, st.timeoutMs, signal);
+        const o = await this.call(row, call, st.timeoutMs, signal, track);
         emit(o);
         if (!o.ok) return;
         const d = o.answer as T.PreToolCallDecision | null;
@@ -357,7 +373,7 @@ export class Runtime {
           call = { ...call, arguments: text, args: parseJSON(text) };
         }
       } else if (st.hook === "pre_tool_call_can_provide_result") {
-        const o = await this.call(row, call, st.timeoutMs, signal);
+        const o = await this.call(row, call, st.timeoutMs, signal, track);
         emit(o);
         if (!o.ok || o.answer === null) return;
         provided = o.answer as T.ToolResult;
@@ -372,7 +388,7 @@ export class Runtime {
           status: `provided_by:${this.manifest.name}`,
           durationNs: Number(process.hrtime.bigint() - start),
         };
-        emit(await this.call(row, ev, st.timeoutMs, signal));
+        emit(await this.call(row, ev, st.timeoutMs, signal, track));
       }
     }
   }

@@ -51,6 +51,8 @@ export function configText(bytes: Buffer): string {
  * `send` writes one PluginMessage; the stream ends with `close`.
  */
 export class HookStream {
+  /** MAX_IN_FLIGHT, but tests may lower it. */
+  maxInFlight = MAX_IN_FLIGHT;
   private readonly calls = new Map<string, AbortController>();
   private ended = false;
 
@@ -102,26 +104,34 @@ export class HookStream {
       this.fail(id, 0, { kind: "BAD_REQUEST", message: `call id ${id} is already in flight` });
       return;
     }
-    if (this.calls.size >= MAX_IN_FLIGHT) {
-      this.fail(id, 0, { kind: "ERROR", message: `the plugin is already running ${MAX_IN_FLIGHT} hook calls; it answers no more until some finish` });
+    if (this.calls.size >= this.maxInFlight) {
+      this.fail(id, 0, { kind: "ERROR", message: `the plugin is already running ${this.maxInFlight} hook calls; it answers no more until some finish` });
       return;
     }
     const ac = new AbortController();
     this.calls.set(id, ac);
+    // A handler that ignores its signal keeps running after its answer (a
+    // deadline failure) went out: the call stays counted until it returns.
+    const handlers: Promise<unknown>[] = [];
+    const track = (h: Promise<unknown>) => handlers.push(h);
     const payload = call.payload ?? Buffer.alloc(0);
-    const run = stages.length === 1 ? this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac.signal) : this.stretch(id, stages, payload, ac.signal);
+    const run =
+      stages.length === 1
+        ? this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac.signal, track)
+        : this.stretch(id, stages, payload, ac.signal, track);
     run
       .catch((e) => {
         // Guards the SDK itself: one bad call never takes the process down.
         this.rt.log.error("the SDK failed answering a hook call", { error: (e as Error)?.stack ?? String(e) });
         if (!cancelledByHost(ac.signal)) this.fail(id, 0, { kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` });
       })
+      .then(() => Promise.allSettled(handlers))
       .finally(() => {
         if (this.calls.get(id) === ac) this.calls.delete(id);
       });
   }
 
-  private async one(id: string, hook: string, timeoutNs: number, payload: Buffer, signal: AbortSignal): Promise<void> {
+  private async one(id: string, hook: string, timeoutNs: number, payload: Buffer, signal: AbortSignal, track: (h: Promise<unknown>) => void): Promise<void> {
     const row = rowOf(hook);
     if (!row) {
       this.fail(id, 0, { kind: "UNKNOWN_HOOK", message: `the plugin does not know hook ${JSON.stringify(hook)}` });
@@ -135,12 +145,18 @@ export class HookStream {
       return;
     }
     // A host with no deadline of its own sends none (0).
-    const o = await this.rt.call(row, row.payload(req), timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal);
+    const o = await this.rt.call(row, row.payload(req), timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track);
     if (cancelledByHost(signal)) return; // no one waits for it
     this.answer(id, 0, o, true);
   }
 
-  private async stretch(id: string, stages: NonNullable<HookCall__Output["stages"]>, payload: Buffer, signal: AbortSignal): Promise<void> {
+  private async stretch(
+    id: string,
+    stages: NonNullable<HookCall__Output["stages"]>,
+    payload: Buffer,
+    signal: AbortSignal,
+    track: (h: Promise<unknown>) => void,
+  ): Promise<void> {
     const hooks: string[] = [];
     for (let i = 0; i < stages.length; i++) {
       const h = stages[i].hook ?? "";
@@ -171,6 +187,7 @@ export class HookStream {
         over = !o.ok || i === hooks.length - 1 || stops(hooks[i], o.answer);
         if (!cancelledByHost(signal)) this.answer(id, i, o, over);
       },
+      track,
     );
     if (!over && !cancelledByHost(signal)) {
       // The stretch stopped where the rules do not end it (a decision that

@@ -460,3 +460,29 @@ test("with the cookie, prints go to stderr as log lines and stdout stays clean",
   assert.equal(lines[1], "raw");
   assert.deepEqual([JSON.parse(lines[2])["@level"], JSON.parse(lines[2]).k], ["warn", 2]);
 });
+
+test("handlers that ignore their deadline stay counted, and the count is bounded", async () => {
+  let release: () => void = () => {};
+  const released = new Promise<void>((r) => (release = r));
+  const rt = new Runtime({ name: "stuck", preToolCall: () => released.then(() => undefined) });
+  const out: { id?: string; failure?: { kind?: string; message?: string } | null }[] = [];
+  const stream = new HookStream(rt, (b) => out.push(PluginMessageCodec.decode(b)));
+  stream.maxInFlight = 2;
+  const call = (id: string) =>
+    stream.receive(HostMessageCodec.encode({ call: { id, stages: [{ hook: "pre_tool_call", timeoutNs: "10000000" }], payload: rowOf("pre_tool_call")!.request.encode({ name: "t" }) } }));
+  call("1");
+  call("2");
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(out.map((m) => [m.id, m.failure?.kind]), [["1", "DEADLINE_EXCEEDED"], ["2", "DEADLINE_EXCEEDED"]]);
+  call("3");
+  assert.equal(out[2].id, "3");
+  assert.equal(out[2].failure?.kind, "ERROR");
+  assert.match(out[2].failure?.message ?? "", /already running 2 hook calls/);
+  release();
+  await new Promise((r) => setTimeout(r, 10));
+  call("4");
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(out[3].id, "4");
+  assert.equal(out[3].failure ?? null, null, "once the handlers returned, calls are taken again");
+  stream.close();
+});
