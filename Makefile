@@ -82,7 +82,7 @@ lint:
 
 # The gateway's load run is kept out of the timed runs and sends LOADREQS
 # requests; a failed request fails make bench, which tee would hide.
-bench: build plugins
+bench: build plugins typescript
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkGatewayLoad$$' -benchmem -count $(COUNT) -benchtime $(BENCHTIME) ./... | tee $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkGatewayLoad$$' -count 1 -benchtime $(LOADREQS)x ./gateway/bench/ >$(BIN)/load.txt; \
 		status=$$?; cat $(BIN)/load.txt; cat $(BIN)/load.txt >>$(BIN)/bench.txt; exit $$status

@@ -87,8 +87,11 @@ export function hasType(fullName: string): boolean {
  * refuses a whole message for one such string field. Buffers (bytes fields)
  * are left alone.
  */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATE_G = new RegExp(LONE_SURROGATE.source, "g");
+
 function wellFormed(v: unknown): unknown {
-  if (typeof v === "string") return v.isWellFormed() ? v : v.toWellFormed();
+  if (typeof v === "string") return LONE_SURROGATE.test(v) ? v.replace(LONE_SURROGATE_G, "\ufffd") : v;
   if (Array.isArray(v)) return v.map(wellFormed);
   if (v !== null && typeof v === "object" && !(v instanceof Uint8Array)) {
     const out: { [k: string]: unknown } = {};

@@ -3,7 +3,7 @@
 // stream, stretches included), with no host and no process. Works with
 // node:test or any other runner.
 
-import { Fields, Level, setSink, Sink } from "./log";
+import { Fields, Level, setPluginLogger, setSink, Sink } from "./log";
 import { FailureKind, Manifest, Plugin, Runtime } from "./plugin";
 import { configText, HookStream, manifestMessage } from "./server";
 import type * as T from "./types";
@@ -195,6 +195,8 @@ export async function harness<C>(plugin: Plugin<C>, opts: HarnessOptions<C> = {}
     hookMatchers: Object.fromEntries((m.hookMatchers ?? []).map((h) => [h.hook ?? "", h.matchers ?? []])),
   };
   const h = new Harness(rt, manifest, opts.echoLogs ?? false);
+  // The package's `log` is the plugin's logger, as under serve().
+  setPluginLogger(rt.log);
   try {
     await rt.configure(configText(ConfigureRequestCodec.encode({ configJson: Buffer.from(JSON.stringify(opts.config ?? {}), "utf8") })));
   } catch (e) {

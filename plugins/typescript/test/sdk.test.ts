@@ -486,3 +486,12 @@ test("handlers that ignore their deadline stay counted, and the count is bounded
   assert.equal(out[3].failure ?? null, null, "once the handlers returned, calls are taken again");
   stream.close();
 });
+
+test("a lone surrogate in an answer reaches the host as U+FFFD, not as bytes that are not UTF-8", async () => {
+  const h = await harness({ name: "u", transformLlmOutput: () => ({ text: "a\ud800b\udc00c\ud83d\ude00" }) });
+  try {
+    assert.deepEqual(await h.transformLlmOutput({ text: "x" }), { text: "a\ufffdb\ufffdc\ud83d\ude00" });
+  } finally {
+    h.close();
+  }
+});
