@@ -9,7 +9,7 @@ import { Logger, newLogger } from "./log";
 import { decodeValue, problemsText, Schema } from "./schema";
 import { Tool } from "./tool";
 import type * as T from "./types";
-import { describeValue, HookRow, MalformedAnswer, parseJSON, rowOf, TABLE } from "./wire";
+import { HookRow, MalformedAnswer, parseJSON, rowOf, TABLE } from "./wire";
 
 /** What every handler gets besides its payload. */
 export interface HookContext {
@@ -419,5 +419,3 @@ export function asJSON(r: T.ToolResult): T.ToolResult {
     return { ...r, content };
   }
 }
-
-export { describeValue };

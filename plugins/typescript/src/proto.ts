@@ -71,16 +71,6 @@ export function codec<In, Out>(fullName: string): Codec<In, Out> {
   };
 }
 
-/** Whether a message type of this name exists in the loaded protos. */
-export function hasType(fullName: string): boolean {
-  try {
-    root.lookupType(fullName);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The value with every string made well-formed UTF-16: a lone surrogate
  * would otherwise be encoded as bytes that are not UTF-8, and the host

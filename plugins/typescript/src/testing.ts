@@ -41,7 +41,12 @@ export interface HarnessOptions<C> {
   echoLogs?: boolean;
 }
 
-type Pending = { resolve: (r: StageResult[]) => void; results: StageResult[] };
+type Pending = {
+  resolve: (r: StageResult[]) => void;
+  results: StageResult[];
+  /** Decodes stage i's answer bytes as the host does. */
+  decode: (b: Buffer, i: number) => unknown;
+};
 
 /** A plugin under test. Create it with harness(). */
 export class Harness {
@@ -71,7 +76,7 @@ export class Harness {
     if (m.failure) {
       p.results.push({ failure: { kind: (m.failure.kind ?? "KIND_UNSPECIFIED") as FailureKind, message: m.failure.message ?? "" }, last });
     } else {
-      p.results.push({ answer: (p as Pending & { decode: (b: Buffer, i: number) => unknown }).decode(m.answer ?? Buffer.alloc(0), stage), last });
+      p.results.push({ answer: p.decode(m.answer ?? Buffer.alloc(0), stage), last });
     }
     if (last) {
       this.pending.delete(m.id ?? "0");
@@ -87,7 +92,7 @@ export class Harness {
         const row = rows[i];
         return row ? row.fromResponse(row.response.decode(b)) : null;
       };
-      this.pending.set(id, Object.assign({ resolve, results: [] as StageResult[] }, { decode }));
+      this.pending.set(id, { resolve, results: [], decode });
       const cancel = () => {
         this.stream.receive(HostMessageCodec.encode({ cancel: { id } }));
         // The plugin sends nothing for a cancelled call: neither does the host wait.

@@ -28,7 +28,6 @@ export const ConfigureRequestCodec: Codec<PbConfigureRequest, PbConfigureRequest
 export const EmptyCodec: Codec<AnyObj, AnyObj> = codec("hookhost.plugin.v1.Empty");
 export const HostMessageCodec: Codec<PbHostMessage, PbHostMessageOut> = codec("hookhost.plugin.v2.HostMessage");
 export const PluginMessageCodec: Codec<PbPluginMessage, PbPluginMessageOut> = codec("hookhost.plugin.v2.PluginMessage");
-export const ToolCallRequestCodec: Codec<AnyObj, AnyObj> = codec("hookhost.plugin.v1.ToolCallRequest");
 
 // --- field conversions ------------------------------------------------------------
 
@@ -425,9 +424,4 @@ const byName = new Map(TABLE.map((r) => [r.hook as string, r]));
 /** The row of a hook, or undefined for a hook this SDK does not know. */
 export function rowOf(hook: string): HookRow | undefined {
   return byName.get(hook);
-}
-
-/** The ToolCallOutcome message of a ToolCallOutcome (a stretch's transform stage). */
-export function outcomeMessage(o: T.ToolCallOutcome): AnyObj {
-  return outcomeTo(o);
 }
