@@ -1,6 +1,7 @@
 package typescriptcache
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,5 +198,78 @@ func TestREADMEConfigsAreValid(t *testing.T) {
 		if len(res) != 1 || !res[0].OK {
 			t.Errorf("README config %s: check %+v", c, res)
 		}
+	}
+}
+
+// TestDebugModeReattach starts tscache by hand in debug mode, as one would
+// under a debugger, and has the host attach to it with the line it prints.
+func TestDebugModeReattach(t *testing.T) {
+	path := tsbuild.Need(t, built)
+	cmd := exec.Command(path)
+	cmd.Env = []string{"HOOKHOST_PLUGIN_DEBUG=1", "PLUGIN_UNIX_SOCKET_DIR=" + t.TempDir()}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }()
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		lines <- line
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(exampletest.Liveness):
+		t.Fatalf("no reattach line; stderr: %s", stderr.String())
+	}
+	value, ok := strings.CutPrefix(strings.TrimSpace(line), config.ReattachEnv+"='")
+	if !ok || !strings.HasSuffix(value, "'") {
+		t.Fatalf("line %q is not %s='...'", line, config.ReattachEnv)
+	}
+	value = strings.TrimSuffix(value, "'")
+
+	cfg := exampletest.Parse(t, configFor(path, `tools = ["read_file"]`))
+	getenv := func(k string) string {
+		if k == config.ReattachEnv {
+			return value
+		}
+		return ""
+	}
+	h, bus := exampletest.Start(t, cfg, host.Options{Getenv: getenv})
+	if st := h.Plugins()[0]; !st.Attached || st.PID != cmd.Process.Pid {
+		t.Fatalf("plugin state %+v, want attached to pid %d", st, cmd.Process.Pid)
+	}
+	run, _ := pipeline(t, bus)
+	if out := run("read_file", `{"path":"notes.txt"}`); out.Path != dispatch.PathNative {
+		t.Fatalf("first read: %+v, want native", out)
+	}
+	if out := run("read_file", `{"path":"notes.txt"}`); out.Path != dispatch.PathProvided {
+		t.Fatalf("second read: %+v, want provided by the attached plugin", out)
+	}
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The host leaves an attached plugin running; SIGTERM stops it, cleanly.
+	select {
+	case err := <-exited:
+		t.Fatalf("the plugin exited when the host closed: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v; stderr: %s", err, stderr.String())
+		}
+	case <-time.After(exampletest.Liveness):
+		t.Fatal("the plugin did not exit on SIGTERM")
 	}
 }

@@ -11,6 +11,11 @@ import { captureConsole, formatLine, log, setPluginLogger } from "./log";
 import { Plugin, Runtime } from "./plugin";
 import { addController, addHealth, addV1, addV2 } from "./server";
 
+/** Set to 1 (or true), a plugin started by hand serves in debug mode. */
+export const DEBUG_ENV = "HOOKHOST_PLUGIN_DEBUG";
+/** The variable a host reads reattach configs from. */
+export const REATTACH_ENV = "HOOKHOST_REATTACH_PLUGINS";
+
 /** The handshake shared by the host and every plugin (plugins/handshake). */
 export const MAGIC_COOKIE_KEY = "HOOKHOST_PLUGIN";
 export const MAGIC_COOKIE_VALUE = "d3c1b0a2-hookhost-plugin-v1";
@@ -31,10 +36,23 @@ const PARENT_POLL_MS = 250;
  */
 const FIRST_PARENT = process.ppid;
 
-// A plugin the host launched keeps stdout for the handshake line from the
-// moment the SDK is imported: a print in the plugin's own module would
-// otherwise come first and make the host refuse the plugin.
-if (process.env[MAGIC_COOKIE_KEY] === MAGIC_COOKIE_VALUE) captureConsole();
+/** Whether the host launched this process: its cookie is set. */
+const launched = process.env[MAGIC_COOKIE_KEY] === MAGIC_COOKIE_VALUE;
+
+/**
+ * Whether to serve in debug mode: HOOKHOST_PLUGIN_DEBUG as Go's
+ * strconv.ParseBool reads it, and never in a plugin the host launched
+ * (its entry may pass the variable through; it must do the handshake).
+ */
+function debugMode(): boolean {
+  return !launched && ["1", "t", "T", "true", "TRUE", "True"].includes(process.env[DEBUG_ENV] ?? "");
+}
+
+// A plugin the host launched (or one in debug mode) keeps stdout for its
+// one line from the moment the SDK is imported: a print in the plugin's
+// own module would otherwise come first and make the host refuse the
+// plugin.
+if (launched || debugMode()) captureConsole();
 
 /**
  * The app protocol version to speak: the highest this SDK speaks among
@@ -104,13 +122,23 @@ function watchHost(name: string): void {
  * (exit 0), or the plugin cannot start (exit 1, the reason on stderr).
  */
 export function serve<C>(plugin: Plugin<C>): void {
-  if (process.env[MAGIC_COOKIE_KEY] !== MAGIC_COOKIE_VALUE) {
+  if (debugMode()) {
+    serveDebug(plugin).catch((e) => {
+      log.error(`plugin cannot start in debug mode: ${e instanceof Error ? e.message : String(e)}`);
+      process.exit(1);
+    });
+    return;
+  }
+  if (!launched) {
     process.stderr.write(
       "This is a hookhost plugin: hookhost starts it when its name is in plugins.enabled, with\n" +
-        `${MAGIC_COOKIE_KEY} set. It is not meant to be run by hand.\n` +
-        "See PROTOCOL.md, section Handshake, for how a host starts a plugin.\n",
+        `${MAGIC_COOKIE_KEY} set. To start it by hand (under a debugger, say), set ${DEBUG_ENV}=1:\n` +
+        "it then prints a line to give hookhost. See PROTOCOL.md, section Handshake.\n",
     );
     process.exit(1);
+  }
+  if (process.env[DEBUG_ENV]) {
+    process.stderr.write(`${DEBUG_ENV} is set, but the host launched this plugin: serving normally\n`);
   }
   const name = typeof plugin?.name === "string" && plugin.name !== "" ? plugin.name : "plugin";
   watchHost(name);
@@ -123,7 +151,8 @@ export function serve<C>(plugin: Plugin<C>): void {
   });
 }
 
-async function start<C>(plugin: Plugin<C>): Promise<void> {
+/** The plugin's runtime, its manifest checked, its logger in place. */
+function runtimeOf<C>(plugin: Plugin<C>): Runtime {
   let rt: Runtime;
   try {
     rt = new Runtime(plugin as Plugin<any>);
@@ -134,6 +163,65 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
   // One bad callback must cost one call, not the process.
   process.on("uncaughtException", (e) => rt.log.error("uncaught exception", { error: e?.stack ?? String(e) }));
   process.on("unhandledRejection", (e) => rt.log.error("unhandled promise rejection", { error: (e as Error)?.stack ?? String(e) }));
+  return rt;
+}
+
+/** The gRPC server of a plugin process, every service registered but the controller. */
+function newServer(rt: Runtime, version: number): grpc.Server {
+  const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_SIZE, "grpc.max_send_message_length": -1 });
+  if (version === 2) addV2(server, rt);
+  else addV1(server, rt);
+  addHealth(server);
+  return server;
+}
+
+function bind(server: grpc.Server, sock: string, creds: grpc.ServerCredentials): Promise<void> {
+  return new Promise<void>((resolve, reject) =>
+    server.bindAsync("unix:" + sock, creds, (err) => (err ? reject(new Error(`cannot listen on ${sock}: ${err.message}`)) : resolve())),
+  );
+}
+
+/**
+ * Debug mode, for a plugin started by hand (under a debugger, say) that a
+ * host attaches to (PROTOCOL.md, "Debugging a plugin"): no cookie, no
+ * host to watch, no TLS (there is no client certificate to answer), and
+ * instead of the handshake one line on stdout that the host takes as it
+ * is. It serves until SIGINT or SIGTERM, then exits 0.
+ */
+async function serveDebug<C>(plugin: Plugin<C>): Promise<void> {
+  const rt = runtimeOf(plugin);
+  // A plugin started by hand serves the highest version unless told otherwise.
+  const version = process.env.PLUGIN_PROTOCOL_VERSIONS ? negotiate(process.env.PLUGIN_PROTOCOL_VERSIONS) : PROTOCOLS[0];
+  if (version === null) {
+    throw new Error(`PLUGIN_PROTOCOL_VERSIONS=${process.env.PLUGIN_PROTOCOL_VERSIONS} names no version this SDK speaks (${PROTOCOLS.join(", ")})`);
+  }
+  // No controller: a host never shuts down a plugin it attached to.
+  const server = newServer(rt, version);
+  const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), `${rt.manifest.name}-debug`));
+  const sock = path.join(dir, "plugin.sock");
+  const stop = () => {
+    rt.log.info("debug mode: stopped");
+    server.forceShutdown();
+    fs.rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  await bind(server, sock, grpc.ServerCredentials.createInsecure());
+  const reattach = {
+    [rt.manifest.name]: { Protocol: "grpc", ProtocolVersion: version, Pid: process.pid, Test: true, Addr: { Network: "unix", String: sock } },
+  };
+  fs.writeSync(
+    2,
+    `plugin ${rt.manifest.name} is serving in debug mode (protocol version ${version}, pid ${process.pid}); ` +
+      "start hookhost with the line it prints on stdout in its environment; Ctrl-C stops it\n",
+  );
+  // Single-quoted for a POSIX shell; a quote inside is closed, escaped and reopened.
+  fs.writeSync(1, `${REATTACH_ENV}='${JSON.stringify(reattach).replace(/'/g, "'\\''")}'\n`);
+}
+
+async function start<C>(plugin: Plugin<C>): Promise<void> {
+  const rt = runtimeOf(plugin);
 
   const version = negotiate(process.env.PLUGIN_PROTOCOL_VERSIONS);
   if (version === null) {
@@ -148,10 +236,7 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
   }
   const cert = await serverCertificate(rt.manifest.name);
 
-  const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_SIZE, "grpc.max_send_message_length": -1 });
-  if (version === 2) addV2(server, rt);
-  else addV1(server, rt);
-  addHealth(server);
+  const server = newServer(rt, version);
   const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), "plugin"));
   const sock = path.join(dir, "plugin.sock");
   let stopping = false;
@@ -183,9 +268,7 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
     [{ private_key: Buffer.from(cert.keyPem), cert_chain: Buffer.from(cert.certPem) }],
     true,
   );
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync("unix:" + sock, creds, (err) => (err ? reject(new Error(`cannot listen on ${sock}: ${err.message}`)) : resolve())),
-  );
+  await bind(server, sock, creds);
   // One line, written synchronously so that it is on the pipe before
   // anything else can happen: core|app|network|address|protocol|cert.
   fs.writeSync(1, `${CORE_PROTOCOL}|${version}|unix|${sock}|grpc|${handshakeCertField(cert.der)}\n`);

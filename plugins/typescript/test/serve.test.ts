@@ -154,3 +154,48 @@ test("serve: an invalid manifest is refused before the handshake", async () => {
   assert.equal(out, "");
   assert.match(err, /plugin cannot start: invalid manifest: tool name \\"bad name\\" must match/);
 });
+
+test("serve: debug mode prints the reattach line and serves without TLS until SIGTERM", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hookhost-serve-test"));
+  const child = spawn(process.execPath, ["-e", `require(${JSON.stringify(INDEX)}).serve({ name: "probe", version: "9" })`], {
+    env: { HOOKHOST_PLUGIN_DEBUG: "1", PLUGIN_UNIX_SOCKET_DIR: dir },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stderr.on("data", (b) => (err += b));
+  const exited = new Promise((r) => child.on("exit", r));
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (b) => {
+        out += b;
+        if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
+      });
+      setTimeout(() => reject(new Error(`no line: ${err}`)), 10_000).unref();
+    });
+    const m = /^HOOKHOST_REATTACH_PLUGINS='(.*)'$/.exec(line);
+    assert.ok(m, line);
+    const rc = JSON.parse(m[1]).probe;
+    assert.deepEqual({ ...rc, Addr: undefined }, { Protocol: "grpc", ProtocolVersion: 2, Pid: child.pid, Test: true, Addr: undefined });
+    assert.equal(rc.Addr.Network, "unix");
+    const c = new grpc.Client("unix:" + rc.Addr.String, grpc.credentials.createInsecure());
+    const man = ManifestCodec.decode(await unary(c, "/hookhost.plugin.v2.Plugin/Describe", Buffer.alloc(0)));
+    assert.equal(man.version, "9");
+    assert.match(err, /serving in debug mode \(protocol version 2/);
+    c.close();
+    child.kill("SIGTERM");
+    assert.equal(await exited, 0);
+  } finally {
+    child.kill("SIGKILL");
+  }
+});
+
+test("serve: a plugin the host launched ignores HOOKHOST_PLUGIN_DEBUG", async () => {
+  const host = await serverCertificate("host");
+  const p = await start({ ...COOKIE, HOOKHOST_PLUGIN_DEBUG: "1", PLUGIN_CLIENT_CERT: host.certPem, PLUGIN_PROTOCOL_VERSIONS: "2" });
+  try {
+    assert.match(p.line, /^1\|2\|unix\|/);
+  } finally {
+    p.child.kill("SIGKILL");
+  }
+});
