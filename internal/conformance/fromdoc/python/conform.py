@@ -31,6 +31,7 @@ import base64  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
 import queue  # noqa: E402
+import shutil  # noqa: E402
 import signal  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
@@ -79,11 +80,15 @@ signal.signal(signal.SIGTERM, lambda signum, frame: exit_with_group())
 # The host decides when its plugins stop; a Ctrl-C in its terminal is its own.
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
+# A plugin the host launched does the normal handshake, whatever else is set.
+LAUNCHED = os.environ.get(MAGIC_COOKIE_KEY) == MAGIC_COOKIE_VALUE
+DEBUG = not LAUNCHED and os.environ.get("HOOKHOST_PLUGIN_DEBUG") == "1"
+if not LAUNCHED and not DEBUG:
     sys.stderr.write(
         "This is the conform plugin of hookhost's conformance tests. It is started by "
         "hookhost (plugins.entries.conform.path), not by hand: the host sets "
-        f"{MAGIC_COOKIE_KEY}, which is missing here.\n")
+        f"{MAGIC_COOKIE_KEY}, which is missing here. To attach a host to it under a "
+        "debugger, run it with HOOKHOST_PLUGIN_DEBUG=1 instead.\n")
     sys.exit(1)
 
 try:
@@ -214,29 +219,36 @@ class Conform:
         return pb.Empty()
 
     def on_session_start(self, req: "pb.SessionStart", call: Call) -> "pb.Empty":
+        """Record the session's start."""
         return self.record(f"on_session_start {req.session_id}")
 
     def on_session_end(self, req: "pb.SessionEnd", call: Call) -> "pb.Empty":
+        """Record the session's end and its reason."""
         return self.record(f"on_session_end {req.session_id} {req.reason}")
 
     def post_llm_call(self, req: "pb.Inference", call: Call) -> "pb.Empty":
+        """Record a model call."""
         return self.record(f"post_llm_call {req.session_id} {req.model}")
 
     def post_tool_call(self, req: "pb.ToolCallOutcome", call: Call) -> "pb.Empty":
+        """Record a tool call and its status."""
         return self.record(f"post_tool_call {req.name} {req.status}")
 
     def pre_tool_list_finalized(self, req: "pb.ToolListRequest", call: Call) -> "pb.ToolListResponse":
+        """Hide the tools named hidden_*; no opinion when there are none."""
         if not any(t.name.startswith("hidden_") for t in req.tools):
             return pb.ToolListResponse()
         kept = [t for t in req.tools if not t.name.startswith("hidden_")]
         return pb.ToolListResponse(override=pb.ToolList(tools=kept))
 
     def pre_api_request_mutable(self, req: "pb.ApiRequest", call: Call) -> "pb.RequestPatchResponse":
+        """Patch system and temperature of a request for the model patch-me."""
         if req.request.model != "patch-me":
             return pb.RequestPatchResponse()
         return pb.RequestPatchResponse(patch=pb.RequestPatch(system=f"patched by {self.tag}", temperature=0.5))
 
     def post_llm_call_can_reissue(self, req: "pb.LlmCall", call: Call) -> "pb.ReissueResponse":
+        """Ask again, with one more user message, when the answer says REISSUE."""
         if "REISSUE" not in req.response.message.content:
             return pb.ReissueResponse()
         messages = list(req.request.messages) + [pb.Message(role="user", content="again")]
@@ -244,11 +256,13 @@ class Conform:
         return pb.ReissueResponse(reissue=pb.Reissue(patch=patch, reason="conform asked again"))
 
     def transform_llm_output(self, req: "pb.LlmOutput", call: Call) -> "pb.TextResponse":
+        """Sign a non-empty answer with the tag."""
         if not req.text:
             return pb.TextResponse()
         return pb.TextResponse(text=f"{req.text} -- {self.tag}")
 
     def pre_tool_call(self, req: "pb.ToolCallRequest", call: Call) -> "pb.PreToolCallResponse":
+        """Block the text "forbidden"; upper-case the rest of a text starting "shout:"."""
         try:
             args = json.loads(req.arguments or b"null")
         except ValueError:
@@ -264,6 +278,7 @@ class Conform:
         return pb.PreToolCallResponse()
 
     def pre_tool_call_can_provide_result(self, req: "pb.ToolCallRequest", call: Call) -> "pb.ToolResultResponse":
+        """Answer the conform__* tools."""
         try:
             args = json.loads(req.arguments or b"{}")
         except ValueError:
@@ -289,6 +304,7 @@ class Conform:
         return pb.ToolResultResponse()
 
     def transform_tool_result(self, req: "pb.ToolCallOutcome", call: Call) -> "pb.ToolResultResponse":
+        """Mark conform__echo's provided results; upper-case native_upper's."""
         if req.name == "conform__echo" and req.status.startswith("provided_by:"):
             result = pb.ToolResult(content=req.result.content + " (transformed)", is_error=req.result.is_error)
             return pb.ToolResultResponse(result=result)
@@ -656,7 +672,54 @@ def host_gone(host_pid: Optional[int]) -> bool:
     return False
 
 
+def new_server(version: int, stop: Callable[[], None]) -> Tuple[Any, Conform]:
+    """A gRPC server with every service of the given protocol version, not yet listening."""
+    plugin = Conform()
+    # Version 2 handlers run here, off the gRPC threads, so that a slow call
+    # holds neither the stream's reader nor its writer.
+    pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="hook")
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=32, thread_name_prefix="grpc"),
+        options=[("grpc.max_receive_message_length", MAX_REQUEST)])
+    service = v2_service(plugin, pool) if version == 2 else v1_service(plugin)
+    server.add_generic_rpc_handlers((service, health_service(), controller_service(stop)))
+    return server, plugin
+
+
+def debug_main() -> None:
+    """Serve without TLS for a host to attach to (PROTOCOL.md, "Debugging a plugin")."""
+    version = choose_version()
+    server: Any = None
+
+    socket_dir = tempfile.mkdtemp(prefix=f"{NAME}-debug-")
+
+    def stop(*_: Any) -> None:
+        server.stop(grace=1).wait()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+        os._exit(0)
+
+    server, _ = new_server(version, stop)
+    path = os.path.join(socket_dir, f"{NAME}.sock")
+    if not server.add_insecure_port("unix:" + path):
+        log("error", "conform cannot listen on its unix socket", path=path)
+        sys.exit(1)
+    server.start()
+    reattach = {NAME: {"Protocol": "grpc", "ProtocolVersion": version, "Pid": os.getpid(), "Test": True,
+                       "Addr": {"Network": "unix", "String": path}}}
+    sys.stdout.write(f"HOOKHOST_REATTACH_PLUGINS='{compact(reattach)}'\n")
+    sys.stdout.flush()
+    sys.stdout = sys.stderr
+    sys.stderr.write(f"conform serves protocol {version} without TLS on {path}; export the line above in the "
+                     "host's environment and run the host. Ctrl-C stops the plugin.\n")
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    while True:
+        signal.pause()
+
+
 def main() -> None:
+    """Start as the host asks: certificate, server, handshake, then watch the host."""
     client_pem = os.environ.get("PLUGIN_CLIENT_CERT", "")
     if not client_pem:
         log("error", "PLUGIN_CLIENT_CERT is missing: the host did not ask for TLS, which hookhost always does")
@@ -667,20 +730,13 @@ def main() -> None:
         host_pid = None
 
     version = choose_version()
-    plugin = Conform()
-    # Version 2 handlers run here, off the gRPC threads, so that a slow call
-    # holds neither the stream's reader nor its writer.
-    pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="hook")
-    server = grpc.server(
-        ThreadPoolExecutor(max_workers=32, thread_name_prefix="grpc"),
-        options=[("grpc.max_receive_message_length", MAX_REQUEST)])
+    server: Any = None
 
     def stop() -> None:
         server.stop(grace=1).wait()
         os._exit(0)
 
-    service = v2_service(plugin, pool) if version == 2 else v1_service(plugin)
-    server.add_generic_rpc_handlers((service, health_service(), controller_service(stop)))
+    server, _ = new_server(version, stop)
 
     socket_dir = os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or tempfile.mkdtemp(prefix=f"{NAME}-")
     path = os.path.join(socket_dir, f"{NAME}.sock")
@@ -710,4 +766,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    debug_main() if DEBUG else main()
