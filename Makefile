@@ -116,6 +116,9 @@ proto:
 	protoc --proto_path=plugins/proto/health/v1 --python_out=$(PY_PROTO) health.proto
 	protoc --proto_path=plugins/proto/goplugin --python_out=$(PY_PROTO) grpc_controller.proto
 	sed -i 's/^import plugin_pb2 as plugin__pb2/from . import plugin_pb2 as plugin__pb2/' $(PY_PROTO)/pluginv2_pb2.py
+# The TypeScript SDK loads its own copies of the protos at run time.
+	for f in v1/plugin.proto v2/pluginv2.proto health/v1/health.proto goplugin/grpc_controller.proto goplugin/grpc_stdio.proto; do \
+		cp plugins/proto/$$f plugins/typescript/proto/$$f; done
 
 clean:
 	rm -rf $(BIN)
