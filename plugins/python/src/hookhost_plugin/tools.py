@@ -456,10 +456,13 @@ class Tool:
             raw = "{}"
         try:
             val = _loads(raw)
+            d = _Decoder()
+            out = d.decode(self._node, val, "args")
         except ValueError as exc:
             return None, ["args: not valid JSON: %s" % exc]
-        d = _Decoder()
-        out = d.decode(self._node, val, "args")
+        except RecursionError:
+            # Hostile input: answered, not a crash of the handler.
+            return None, ["args: nested too deeply"]
         return out, d.errs
 
     def call(self, arguments: str, ctx: Any = None) -> ToolResult:
