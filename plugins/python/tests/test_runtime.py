@@ -216,6 +216,23 @@ class CallsTest(unittest.TestCase):
                 h.call("pre_api_request_mutable", hp.APIRequest()), None
             )  # not served: no opinion
 
+    def test_invalid_unicode_is_repaired(self):
+        class Bad(hp.Plugin):
+            name = "bad"
+
+            def transform_llm_output(self, out):
+                return "a\ud800b"
+
+            def pre_tool_call(self, call):
+                return hp.modify({"k\udc00": "v\ud800"})
+
+        for protocol in (1, 2):
+            with Harness(Bad(), protocol=protocol) as h:
+                with self.assertLogs("hookhost_plugin", "DEBUG"):
+                    self.assertEqual(h.transform_output("x"), "a\ufffdb")
+                    d = h.pre_tool_call("t", {})
+                self.assertEqual(json.loads(d.modified_args), {"k\ufffd": "v\ufffd"})
+
     def test_failure_kinds(self):
         for h in self.each():
             for text, kind, msg in [

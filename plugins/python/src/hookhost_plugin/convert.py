@@ -35,6 +35,8 @@ def _json_bytes(v: Any, what: str) -> bytes:
         return v.encode("utf-8")
     try:
         return t.compact_json(v).encode("utf-8")
+    except UnicodeEncodeError:
+        raise  # repaired by the caller
     except (TypeError, ValueError) as exc:
         raise AnswerError("%s cannot be encoded as JSON: %s" % (what, exc)) from None
 

@@ -8,6 +8,7 @@ drive this module, so a plugin behaves the same in a test as under the host.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import fnmatch
 import inspect
 import json
@@ -16,7 +17,7 @@ import re
 import threading
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import convert
 from . import types as t
@@ -377,11 +378,44 @@ class Adapted:
         return encode_answer(row, self.call(row, payload, ctx))
 
 
+def _repair_text(v: Any) -> Any:
+    """``v`` with every lone surrogate in its strings replaced by U+FFFD:
+    text a Python string can hold but UTF-8, and so the host, cannot."""
+    if isinstance(v, str):
+        return v.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(v, list):
+        return [_repair_text(x) for x in v]
+    if isinstance(v, dict):
+        return {_repair_text(k): _repair_text(x) for k, x in v.items()}
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return dataclasses.replace(
+            v, **{f.name: _repair_text(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        )
+    return v
+
+
+# Hooks already warned about for invalid text; later ones log at DEBUG.
+_warned_utf8: Set[str] = set()
+
+
 def encode_answer(row: convert.HookRow, answer: Any) -> bytes:
     """A handler's answer as the hook's serialized response; raises Failure
-    (ERROR) for an answer that cannot be sent."""
+    (ERROR) for an answer that cannot be sent. Text that is not valid
+    Unicode (lone surrogates) is repaired with U+FFFD, as the Go SDK repairs
+    invalid UTF-8, and said so: WARN the first time per hook, DEBUG after."""
     try:
-        return row.answer_to(answer).SerializeToString()
+        try:
+            return row.answer_to(answer).SerializeToString()
+        except UnicodeEncodeError:
+            data = row.answer_to(_repair_text(answer)).SerializeToString()
+            _log.log(
+                logging.DEBUG if row.name in _warned_utf8 else logging.WARNING,
+                "a hook handler answered with text that is not valid Unicode; "
+                "replaced it with U+FFFD",
+                extra={"hookhost": {"hook": row.name}},
+            )
+            _warned_utf8.add(row.name)
+            return data
     except convert.AnswerError as exc:
         raise Failure(ERROR, str(exc)) from None
     except Exception as exc:
