@@ -23,7 +23,7 @@ PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test clients bench fuzz lint proto clean
+.PHONY: all build plugins run test clients typescript bench fuzz lint proto clean
 
 all: build plugins
 
@@ -41,7 +41,7 @@ plugins:
 run: build plugins
 	@./scripts/demo.sh
 
-test: lint clients
+test: lint clients typescript
 	$(GO) test -race -count=1 ./...
 
 # The gateway's client tests run the official npm clients pinned in
@@ -58,6 +58,24 @@ clients:
 		else echo "npm not found: the gateway's client tests will be skipped (install Node 20+ and npm)"; fi; \
 	fi
 
+# The TypeScript plugin SDK and the plugins written with it, each an npm
+# package with its lockfile; the SDK first, which the others link to. npm ci
+# runs only when node_modules is missing or was installed from another
+# lockfile; tsc runs every time. Without npm the tests that run them skip
+# and say how to build them (under CI they fail instead).
+TS_PACKAGES := plugins/typescript examples/typescript-cache
+typescript:
+	@if ! command -v npm >/dev/null; then \
+		echo "npm not found: the TypeScript SDK's tests will be skipped (install Node 20+ and npm)"; exit 0; fi; \
+	for d in $(TS_PACKAGES); do \
+		stamp=$$d/node_modules/.hookhost-lock.sha256; \
+		want="$$(sha256sum $$d/package-lock.json | cut -d' ' -f1)"; \
+		if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
+			(cd $$d && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp || exit 1; \
+		fi; \
+		(cd $$d && npm run --silent build) || exit 1; \
+	done
+
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
@@ -65,7 +83,7 @@ lint:
 
 # The gateway's load run is kept out of the timed runs and sends LOADREQS
 # requests; a failed request fails make bench, which tee would hide.
-bench: build plugins
+bench: build plugins typescript
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkGatewayLoad$$' -benchmem -count $(COUNT) -benchtime $(BENCHTIME) ./... | tee $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkGatewayLoad$$' -count 1 -benchtime $(LOADREQS)x ./gateway/bench/ >$(BIN)/load.txt; \
 		status=$$?; cat $(BIN)/load.txt; cat $(BIN)/load.txt >>$(BIN)/bench.txt; exit $$status
@@ -98,6 +116,9 @@ proto:
 	protoc --proto_path=plugins/proto/health/v1 --python_out=$(PY_PROTO) health.proto
 	protoc --proto_path=plugins/proto/goplugin --python_out=$(PY_PROTO) grpc_controller.proto
 	sed -i 's/^import plugin_pb2 as plugin__pb2/from . import plugin_pb2 as plugin__pb2/' $(PY_PROTO)/pluginv2_pb2.py
+# The TypeScript SDK loads its own copies of the protos at run time.
+	for f in v1/plugin.proto v2/pluginv2.proto health/v1/health.proto goplugin/grpc_controller.proto goplugin/grpc_stdio.proto; do \
+		cp plugins/proto/$$f plugins/typescript/proto/$$f; done
 
 clean:
 	rm -rf $(BIN)

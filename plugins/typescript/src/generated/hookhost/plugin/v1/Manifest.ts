@@ -1,0 +1,22 @@
+// Original file: proto/v1/plugin.proto
+
+import type { ToolSpec as _hookhost_plugin_v1_ToolSpec, ToolSpec__Output as _hookhost_plugin_v1_ToolSpec__Output } from '../../../hookhost/plugin/v1/ToolSpec';
+import type { HookMatchers as _hookhost_plugin_v1_HookMatchers, HookMatchers__Output as _hookhost_plugin_v1_HookMatchers__Output } from '../../../hookhost/plugin/v1/HookMatchers';
+
+export interface Manifest {
+  'name'?: (string);
+  'version'?: (string);
+  'hooks'?: (string)[];
+  'matchers'?: (string)[];
+  'tools'?: (_hookhost_plugin_v1_ToolSpec)[];
+  'hookMatchers'?: (_hookhost_plugin_v1_HookMatchers)[];
+}
+
+export interface Manifest__Output {
+  'name'?: (string);
+  'version'?: (string);
+  'hooks'?: (string)[];
+  'matchers'?: (string)[];
+  'tools'?: (_hookhost_plugin_v1_ToolSpec__Output)[];
+  'hookMatchers'?: (_hookhost_plugin_v1_HookMatchers__Output)[];
+}

@@ -1,0 +1,16 @@
+// Original file: proto/v1/plugin.proto
+
+
+export interface ToolCallRequest {
+  'sessionId'?: (string);
+  'callId'?: (string);
+  'name'?: (string);
+  'arguments'?: (Buffer | Uint8Array | string);
+}
+
+export interface ToolCallRequest__Output {
+  'sessionId'?: (string);
+  'callId'?: (string);
+  'name'?: (string);
+  'arguments'?: (Buffer);
+}

@@ -1,0 +1,8 @@
+// Original file: proto/goplugin/grpc_controller.proto
+
+
+export interface Empty {
+}
+
+export interface Empty__Output {
+}

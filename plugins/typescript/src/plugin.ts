@@ -1,0 +1,421 @@
+// A plugin as its author writes it (an object with optional hook methods),
+// and the runtime that answers for it: the manifest, Configure, each hook
+// call under its deadline and cancellation, and stretches with exactly the
+// rules of the host's hooks.RunStretch. Both protocol versions and the test
+// harness call this runtime, so a plugin behaves the same everywhere.
+
+import { checkGlob, matchGlob } from "./glob";
+import { Logger, newLogger } from "./log";
+import { decodeValue, problemsText, Schema } from "./schema";
+import { Tool } from "./tool";
+import type * as T from "./types";
+import { HookRow, MalformedAnswer, parseJSON, rowOf, TABLE } from "./wire";
+
+/** What every handler gets besides its payload. */
+export interface HookContext {
+  /** The hook being answered. */
+  hook: T.HookName;
+  /** When the host stops waiting, in Date.now() milliseconds; undefined when it set no deadline. */
+  deadline: number | undefined;
+  /** Aborted when the deadline passes or the host cancels the call. */
+  signal: AbortSignal;
+  /** The plugin's logger. */
+  log: Logger;
+}
+
+/** What Configure gets besides the config. */
+export interface ConfigureContext {
+  log: Logger;
+}
+
+/** A handler's answer: undefined or null mean no opinion. */
+export type Answer<A> = A | null | undefined | void | Promise<A | null | undefined | void>;
+/** An observer returns nothing. */
+export type Observed = void | Promise<void>;
+
+/** The hooks, each an optional method named after it. */
+export interface Hooks {
+  onSessionStart?(event: T.SessionStart, ctx: HookContext): Observed;
+  onSessionEnd?(event: T.SessionEnd, ctx: HookContext): Observed;
+  preToolListFinalized?(req: T.ToolListRequest, ctx: HookContext): Answer<T.ToolListOverride>;
+  preApiRequestMutable?(req: T.ApiRequest, ctx: HookContext): Answer<T.RequestPatch>;
+  postLlmCallCanReissue?(call: T.LlmCall, ctx: HookContext): Answer<T.Reissue>;
+  postLlmCall?(event: T.Inference, ctx: HookContext): Observed;
+  transformLlmOutput?(out: T.LlmOutput, ctx: HookContext): Answer<T.TextReplacement>;
+  preToolCall?(call: T.ToolCallRequest, ctx: HookContext): Answer<T.PreToolCallDecision>;
+  preToolCallCanProvideResult?(call: T.ToolCallRequest, ctx: HookContext): Answer<T.ToolResult>;
+  postToolCall?(event: T.ToolCallOutcome, ctx: HookContext): Observed;
+  transformToolResult?(event: T.ToolCallOutcome, ctx: HookContext): Answer<T.ToolResult>;
+}
+
+/** A plugin: its name, what it declares, and the hooks it answers. */
+export interface Plugin<C = T.JsonObject> extends Hooks {
+  name: string;
+  version?: string;
+  /** Globs (Go's path.Match) of the tool names the tool hooks apply to; none: every tool. */
+  matchers?: string[];
+  /** Globs of one tool hook, overriding `matchers` for it; an empty list: every tool. */
+  hookMatchers?: Partial<Record<T.ToolHookName, string[]>>;
+  /**
+   * The tools the plugin contributes: typed tools (tool()), which the SDK
+   * answers, and plain specs the plugin answers in
+   * preToolCallCanProvideResult.
+   */
+  tools?: Array<Tool<any> | T.ToolSpec>;
+  /** The config's schema (s.object({...})): Configure then gets it decoded, and a bad config is refused with the key named. */
+  config?: Schema<C>;
+  /** Receives the plugin's config table, once, before any hook. A throw refuses it; its message is the operator's reason. */
+  configure?(config: C, ctx: ConfigureContext): void | Promise<void>;
+}
+
+/** The manifest the host reads (Describe). */
+export interface Manifest {
+  name: string;
+  version: string;
+  hooks: T.HookName[];
+  matchers: string[];
+  tools: T.ToolSpec[];
+  hookMatchers: Partial<Record<T.ToolHookName, string[]>>;
+}
+
+/** protocol v2's failure kinds, as the Go server maps failures onto them. */
+export type FailureKind = "ERROR" | "PANIC" | "DEADLINE_EXCEEDED" | "CANCELLED" | "UNKNOWN_HOOK" | "BAD_REQUEST";
+
+export interface Failure {
+  kind: FailureKind;
+  message: string;
+}
+
+/** One stage's outcome: the answer (null: no opinion) and its response message's bytes, or a failure. */
+export type StageOutcome = { ok: true; answer: unknown; bytes: Buffer } | { ok: false; failure: Failure };
+
+/** Why a call's signal was aborted. */
+export class DeadlineExceeded extends Error {
+  constructor(hook: string) {
+    super(`${hook}: context deadline exceeded`);
+    this.name = "DeadlineExceeded";
+  }
+}
+export class HostCancelled extends Error {
+  constructor() {
+    super("the host cancelled the call");
+    this.name = "HostCancelled";
+  }
+}
+
+/** JavaScript's own error types: a bug in the handler, as a Go panic is. */
+const BUG_TYPES: Function[] = [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError];
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const TOOL_HOOKS: readonly string[] = ["pre_tool_call", "pre_tool_call_can_provide_result", "post_tool_call", "transform_tool_result"];
+
+/** The legal stretches (hooks.legalStretches). */
+const LEGAL_STRETCHES: readonly (readonly string[])[] = [
+  ["pre_tool_call", "pre_tool_call_can_provide_result"],
+  ["pre_tool_call", "pre_tool_call_can_provide_result", "transform_tool_result"],
+  ["pre_tool_call_can_provide_result", "transform_tool_result"],
+];
+
+/** One stage of a stretch, as the host sends it. */
+export interface StretchStage {
+  hook: string;
+  timeoutMs: number;
+}
+
+/** A plugin made ready to answer: see the file's comment. */
+export class Runtime {
+  readonly manifest: Manifest;
+  readonly log: Logger;
+  private readonly typed = new Map<string, Tool<any>>();
+
+  constructor(readonly plugin: Plugin<any>) {
+    if (plugin === null || typeof plugin !== "object") throw new Error("hookhost: serve() needs a plugin object");
+    this.log = newLogger(typeof plugin.name === "string" && plugin.name !== "" ? plugin.name : "plugin");
+    this.manifest = this.derive();
+  }
+
+  /** Derives the manifest and checks it as the host will; throws with the reason. */
+  private derive(): Manifest {
+    const p = this.plugin;
+    if (typeof p.name !== "string" || p.name === "") throw new Error("the plugin has no name");
+    const tools: T.ToolSpec[] = [];
+    const seen = new Set<string>();
+    for (const t of p.tools ?? []) {
+      const spec = t instanceof Tool ? t.spec : t;
+      if (!spec || typeof spec.name !== "string" || !TOOL_NAME.test(spec.name)) {
+        throw new Error(`tool name ${JSON.stringify(spec?.name)} must match ^[a-zA-Z0-9_-]{1,64}$`);
+      }
+      if (seen.has(spec.name)) throw new Error(`tool ${JSON.stringify(spec.name)} declared twice`);
+      seen.add(spec.name);
+      if (spec.inputSchema !== undefined && (typeof spec.inputSchema !== "object" || spec.inputSchema === null || Array.isArray(spec.inputSchema))) {
+        throw new Error(`tool ${JSON.stringify(spec.name)}: input schema is not a JSON object`);
+      }
+      if (t instanceof Tool) this.typed.set(spec.name, t);
+      tools.push({ name: spec.name, description: spec.description ?? "", ...(spec.inputSchema ? { inputSchema: spec.inputSchema } : {}) });
+    }
+    const hooks: T.HookName[] = [];
+    for (const row of TABLE) {
+      const has = typeof p[row.method] === "function";
+      if (has || (row.hook === "pre_tool_call_can_provide_result" && this.typed.size > 0)) hooks.push(row.hook);
+    }
+    for (const key of Object.keys(p)) {
+      if (/^(on|pre|post|transform)[A-Z]/.test(key) && !TABLE.some((r) => r.method === key) && typeof (p as any)[key] === "function") {
+        throw new Error(`${key} is not a hook; the hooks are ${TABLE.map((r) => r.method).join(", ")}`);
+      }
+    }
+    const matchers = [...(p.matchers ?? [])];
+    const checkGlobs = (where: string, globs: string[]) => {
+      for (const g of globs) {
+        if (typeof g !== "string" || g === "") throw new Error(`${where}empty tool matcher`);
+        try {
+          checkGlob(g);
+        } catch {
+          throw new Error(`${where}tool matcher ${JSON.stringify(g)} is not a valid glob`);
+        }
+      }
+    };
+    checkGlobs("", matchers);
+    const hookMatchers: Partial<Record<T.ToolHookName, string[]>> = {};
+    for (const [h, globs] of Object.entries(p.hookMatchers ?? {})) {
+      if (!TOOL_HOOKS.includes(h)) throw new Error(`hook matchers name ${JSON.stringify(h)}, which is not a tool hook`);
+      if (!hooks.includes(h as T.HookName)) throw new Error(`hook matchers name ${JSON.stringify(h)}, which the plugin does not serve`);
+      checkGlobs(`${h}: `, globs ?? []);
+      hookMatchers[h as T.ToolHookName] = [...(globs ?? [])];
+    }
+    this.provideMatchers(hookMatchers, matchers);
+    return { name: p.name, version: p.version ?? "", hooks, matchers, tools, hookMatchers };
+  }
+
+  /**
+   * Sets pre_tool_call_can_provide_result's matchers for typed tools as
+   * sdk.NewTool does: unless the plugin set them, exactly the typed tools'
+   * names, plus the plugin's matchers when it answers other tools itself
+   * (every tool, when it has none). Matchers the plugin set are kept, with
+   * any typed tool they miss added: a tool the host never asks about would
+   * always fail.
+   */
+  private provideMatchers(hm: Partial<Record<T.ToolHookName, string[]>>, matchers: string[]): void {
+    if (this.typed.size === 0) return;
+    const own = typeof this.plugin.preToolCallCanProvideResult === "function";
+    let globs: string[];
+    if (hm.pre_tool_call_can_provide_result !== undefined) {
+      globs = [...hm.pre_tool_call_can_provide_result];
+      if (globs.length === 0) return;
+    } else if (own && matchers.length === 0) {
+      return;
+    } else if (own) {
+      globs = [...matchers];
+    } else {
+      globs = [];
+    }
+    for (const name of this.typed.keys()) {
+      if (!globs.some((g) => matchGlob(g, name))) globs.push(name);
+    }
+    hm.pre_tool_call_can_provide_result = globs;
+  }
+
+  /** Whether the plugin serves the hook. */
+  serves(hook: string): boolean {
+    return this.manifest.hooks.includes(hook as T.HookName);
+  }
+
+  /** Hands the plugin its config (JSON text; empty means {}). Throws with the operator's reason. */
+  async configure(configJSON: string): Promise<void> {
+    let v: unknown = {};
+    if (configJSON.trim() !== "") {
+      try {
+        v = JSON.parse(configJSON);
+      } catch (e) {
+        throw new Error(`the host sent a config that is not JSON: ${(e as Error).message}`);
+      }
+    }
+    const schema = this.plugin.config;
+    if (schema !== undefined) {
+      const d = decodeValue(schema, v, "config");
+      if (!d.ok) throw new Error(problemsText(d.problems));
+      v = d.value;
+    }
+    if (typeof this.plugin.configure === "function") {
+      await this.plugin.configure.call(this.plugin, v, { log: this.log });
+    }
+  }
+
+  /** Calls the handler of row with payload: the answer, null for no opinion. */
+  private async invoke(row: HookRow, payload: unknown, ctx: HookContext): Promise<unknown> {
+    if (row.hook === "pre_tool_call_can_provide_result" && this.typed.size > 0) {
+      const call = payload as T.ToolCallRequest;
+      const t = this.typed.get(call.name);
+      if (t) return t.call(call.arguments, ctx);
+    }
+    const fn = this.plugin[row.method] as ((p: unknown, c: HookContext) => unknown) | undefined;
+    if (typeof fn !== "function") return null;
+    const v = await fn.call(this.plugin, payload, ctx);
+    return v === undefined ? null : v;
+  }
+
+  /**
+   * Runs one call of row's hook under an optional deadline (ms) and the
+   * caller's signal, and encodes its answer. A handler still running when
+   * the deadline passes or the call is cancelled is left to finish on its
+   * own; its answer is not used.
+   */
+  async call(
+    row: HookRow,
+    payload: unknown,
+    timeoutMs: number | undefined,
+    parent: AbortSignal | undefined,
+    track?: (handler: Promise<unknown>) => void,
+  ): Promise<StageOutcome> {
+    const ac = new AbortController();
+    const onParent = () => ac.abort(parent!.reason);
+    if (parent) {
+      if (parent.aborted) ac.abort(parent.reason);
+      else parent.addEventListener("abort", onParent, { once: true });
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let deadline: number | undefined;
+    if (timeoutMs !== undefined && timeoutMs > 0) {
+      deadline = Date.now() + timeoutMs;
+      timer = setTimeout(() => ac.abort(new DeadlineExceeded(row.hook)), timeoutMs);
+    }
+    const ctx: HookContext = { hook: row.hook, deadline, signal: ac.signal, log: this.log };
+    type Settled = { done: true; value: unknown } | { done: false; error: unknown };
+    let stopWaiting: () => void = () => {};
+    const aborted = new Promise<"aborted">((resolve) => {
+      stopWaiting = () => resolve("aborted");
+      if (ac.signal.aborted) resolve("aborted");
+      else ac.signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+    });
+    const run: Promise<Settled> = (async () => this.invoke(row, payload, ctx))().then(
+      (value) => ({ done: true, value }),
+      (error) => ({ done: false, error }),
+    );
+    track?.(run);
+    const r = await Promise.race([run, aborted]);
+    clearTimeout(timer);
+    parent?.removeEventListener("abort", onParent);
+    stopWaiting();
+    if (ac.signal.aborted) {
+      // Late, even if it raced the deadline and won: the host has been
+      // told, or will be, that the call ended.
+      return { ok: false, failure: contextFailure(ac.signal.reason, row.hook) };
+    }
+    const settled = r as Settled;
+    if (!settled.done) return { ok: false, failure: this.handlerFailure(row.hook, settled.error) };
+    try {
+      const bytes = row.response.encode(row.toResponse(settled.value ?? null));
+      return { ok: true, answer: row.observer ? null : settled.value ?? null, bytes };
+    } catch (e) {
+      const msg = e instanceof MalformedAnswer ? e.message : `the plugin could not encode its ${row.hook} answer: ${(e as Error).message}`;
+      this.log.error("a hook handler answered with a value of the wrong shape", { hook: row.hook, error: msg });
+      return { ok: false, failure: { kind: "ERROR", message: msg } };
+    }
+  }
+
+  private handlerFailure(hook: string, e: unknown): Failure {
+    if (e instanceof Error && !BUG_TYPES.some((t) => e.constructor === t)) {
+      // The host logs the failure (once per plugin, hook and kind); the
+      // stack is for whoever runs the host verbosely.
+      this.log.debug("a hook handler failed", { hook, error: e.message, stack: e.stack });
+      return { kind: "ERROR", message: e.message };
+    }
+    // A bug in the handler (a TypeError and the like) or a throw of a
+    // value that is not an Error: what a Go plugin would call a panic.
+    const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    this.log.debug("a hook handler failed with a bug", { hook, error: text, stack: e instanceof Error ? e.stack : undefined });
+    return { kind: "PANIC", message: `panic in ${hook} handler: ${text}` };
+  }
+
+  /**
+   * Answers a stretch as hooks.RunStretch does: each stage in order under
+   * its own deadline, each answer handed to emit as soon as it is known;
+   * it stops after a failed stage, a block, a decision that breaks the
+   * rules, a provide that gave nothing, and once signal is aborted (a
+   * stage not started then is emitted as a failure, and a provide stage is
+   * never started once cancelled).
+   */
+  async stretch(
+    stages: StretchStage[],
+    call: T.ToolCallRequest,
+    signal: AbortSignal,
+    emit: (o: StageOutcome) => void,
+    track?: (handler: Promise<unknown>) => void,
+  ): Promise<void> {
+    const start = process.hrtime.bigint();
+    const hooks = stages.map((s) => s.hook);
+    if (!LEGAL_STRETCHES.some((l) => l.length === hooks.length && l.every((h, i) => h === hooks[i]))) {
+      emit({ ok: false, failure: { kind: "ERROR", message: `not a legal stretch: stages [${hooks.join(", ")}]` } });
+      return;
+    }
+    for (const st of stages) {
+      if (!(st.timeoutMs > 0)) {
+        emit({ ok: false, failure: { kind: "ERROR", message: `not a legal stretch: stage ${st.hook} has timeout ${st.timeoutMs}ms, want a positive one` } });
+        return;
+      }
+    }
+    let provided: T.ToolResult | undefined;
+    for (const st of stages) {
+      if (signal.aborted) {
+        const f = contextFailure(signal.reason, st.hook);
+        emit({ ok: false, failure: { kind: f.kind, message: `${st.hook} not started: ${f.message}` } });
+        return;
+      }
+      const row = rowOf(st.hook)!;
+      if (st.hook === "pre_tool_call") {
+        const o = await this.call(row, call, st.timeoutMs, signal, track);
+        emit(o);
+        if (!o.ok) return;
+        const d = o.answer as T.PreToolCallDecision | null;
+        if (d === null) continue;
+        if (d.block || (d.modifiedArgs !== undefined && d.modifiedArgs !== null && !isJSONObject(d.modifiedArgs))) return;
+        if (d.modifiedArgs !== undefined && d.modifiedArgs !== null) {
+          const text = JSON.stringify(d.modifiedArgs);
+          call = { ...call, arguments: text, args: parseJSON(text) };
+        }
+      } else if (st.hook === "pre_tool_call_can_provide_result") {
+        const o = await this.call(row, call, st.timeoutMs, signal, track);
+        emit(o);
+        if (!o.ok || o.answer === null) return;
+        provided = o.answer as T.ToolResult;
+      } else {
+        const ev: T.ToolCallOutcome = {
+          sessionId: call.sessionId,
+          callId: call.callId,
+          name: call.name,
+          arguments: call.arguments,
+          args: call.args,
+          result: asJSON(provided!),
+          status: `provided_by:${this.manifest.name}`,
+          durationNs: Number(process.hrtime.bigint() - start),
+        };
+        emit(await this.call(row, ev, st.timeoutMs, signal, track));
+      }
+    }
+  }
+}
+
+function isJSONObject(v: unknown): boolean {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The failure of a call whose signal was aborted for reason. */
+export function contextFailure(reason: unknown, hook: string): Failure {
+  if (reason instanceof DeadlineExceeded) return { kind: "DEADLINE_EXCEEDED", message: reason.message };
+  if (reason instanceof HostCancelled) return { kind: "CANCELLED", message: `${hook}: ${reason.message}` };
+  return { kind: "CANCELLED", message: `${hook}: cancelled${reason instanceof Error ? ": " + reason.message : ""}` };
+}
+
+/**
+ * The one rule for what a tool result holds (hooks.ToolResult.AsJSON):
+ * content that is not JSON is taken as text and becomes a JSON string
+ * holding it, written as Go writes it.
+ */
+export function asJSON(r: T.ToolResult): T.ToolResult {
+  try {
+    JSON.parse(r.content);
+    return r;
+  } catch {
+    const content = JSON.stringify(r.content).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+    return { ...r, content };
+  }
+}

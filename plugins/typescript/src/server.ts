@@ -1,0 +1,348 @@
+// The gRPC services a plugin process serves: the hook service of protocol
+// version 2 (one stream carrying every call) or version 1 (one RPC per
+// hook), go-plugin's health service and its controller. Messages are
+// encoded and decoded here, by the same code the test harness drives.
+
+import * as grpc from "@grpc/grpc-js";
+import { codec } from "./proto";
+import { Failure, HostCancelled, Runtime, StageOutcome } from "./plugin";
+import type { HookCall__Output } from "./generated/hookhost/plugin/v2/HookCall";
+import type { PluginMessage } from "./generated/hookhost/plugin/v2/PluginMessage";
+import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, PluginMessageCodec, rowOf, TABLE } from "./wire";
+import type { Manifest as PbManifest } from "./generated/hookhost/plugin/v1/Manifest";
+import type * as T from "./types";
+
+/**
+ * How many hook calls one stream runs at once. Handlers that ignore their
+ * signal keep running after the host gave up on them; past this many the
+ * plugin answers new calls with a failure rather than holding ever more.
+ */
+export const MAX_IN_FLIGHT = 4096;
+
+/** The manifest as the Manifest message. */
+export function manifestMessage(rt: Runtime): Buffer {
+  const m = rt.manifest;
+  const pb: PbManifest = {
+    name: m.name,
+    version: m.version,
+    hooks: m.hooks,
+    matchers: m.matchers,
+    tools: m.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(t.inputSchema), "utf8"),
+    })),
+    hookMatchers: Object.entries(m.hookMatchers).map(([hook, matchers]) => ({ hook, matchers })),
+  };
+  return ManifestCodec.encode(pb);
+}
+
+/** Configure's request bytes → the config's JSON text, or a thrown error. */
+export function configText(bytes: Buffer): string {
+  const req = ConfigureRequestCodec.decode(bytes);
+  return req.configJson ? req.configJson.toString("utf8") : "";
+}
+
+// --- protocol version 2 ---------------------------------------------------------
+
+/**
+ * One Hooks stream, the plugin's side: every call runs concurrently under
+ * its own AbortController, and each answer goes out as soon as it is known.
+ * `send` writes one PluginMessage; the stream ends with `close`.
+ */
+export class HookStream {
+  /** MAX_IN_FLIGHT, but tests may lower it. */
+  maxInFlight = MAX_IN_FLIGHT;
+  private readonly calls = new Map<string, AbortController>();
+  private ended = false;
+
+  constructor(private readonly rt: Runtime, private readonly send: (m: Buffer) => void) {}
+
+  /** Handles one HostMessage's bytes. Returns false for bytes that are not one. */
+  receive(bytes: Buffer): boolean {
+    let m;
+    try {
+      m = HostMessageCodec.decode(bytes);
+    } catch (e) {
+      this.rt.log.error("the host sent a message that is not a HostMessage; ending the stream", { error: (e as Error).message });
+      return false;
+    }
+    if (m.call) this.start(m.call);
+    else if (m.cancel) this.calls.get(m.cancel.id ?? "0")?.abort(new HostCancelled());
+    return true;
+  }
+
+  /** The stream is over: every call is cancelled and nothing more is sent. */
+  close(): void {
+    this.ended = true;
+    for (const ac of this.calls.values()) ac.abort(new HostCancelled());
+    this.calls.clear();
+  }
+
+  private write(m: PluginMessage): void {
+    if (this.ended) return;
+    this.send(PluginMessageCodec.encode(m));
+  }
+
+  private fail(id: string, stage: number, f: Failure): void {
+    this.write({ id, stage, failure: { kind: f.kind, message: f.message }, last: true });
+  }
+
+  private answer(id: string, stage: number, o: StageOutcome, last: boolean): void {
+    if (o.ok) this.write({ id, stage, answer: o.bytes, last });
+    else this.fail(id, stage, o.failure);
+  }
+
+  private start(call: HookCall__Output): void {
+    const id = call.id ?? "0";
+    const stages = call.stages ?? [];
+    if (stages.length === 0) {
+      this.fail(id, 0, { kind: "BAD_REQUEST", message: "a hook call with no stages" });
+      return;
+    }
+    if (this.calls.has(id)) {
+      this.fail(id, 0, { kind: "BAD_REQUEST", message: `call id ${id} is already in flight` });
+      return;
+    }
+    if (this.calls.size >= this.maxInFlight) {
+      this.fail(id, 0, { kind: "ERROR", message: `the plugin is already running ${this.maxInFlight} hook calls; it answers no more until some finish` });
+      return;
+    }
+    const ac = new AbortController();
+    this.calls.set(id, ac);
+    // A handler that ignores its signal keeps running after its answer (a
+    // deadline failure) went out: the call stays counted until it returns.
+    const handlers: Promise<unknown>[] = [];
+    const track = (h: Promise<unknown>) => handlers.push(h);
+    const payload = call.payload ?? Buffer.alloc(0);
+    const run =
+      stages.length === 1
+        ? this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac.signal, track)
+        : this.stretch(id, stages, payload, ac.signal, track);
+    run
+      .catch((e) => {
+        // Guards the SDK itself: one bad call never takes the process down.
+        this.rt.log.error("the SDK failed answering a hook call", { error: (e as Error)?.stack ?? String(e) });
+        if (!cancelledByHost(ac.signal)) this.fail(id, 0, { kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` });
+      })
+      .then(() => Promise.allSettled(handlers))
+      .finally(() => {
+        if (this.calls.get(id) === ac) this.calls.delete(id);
+      });
+  }
+
+  private async one(id: string, hook: string, timeoutNs: number, payload: Buffer, signal: AbortSignal, track: (h: Promise<unknown>) => void): Promise<void> {
+    const row = rowOf(hook);
+    if (!row) {
+      this.fail(id, 0, { kind: "UNKNOWN_HOOK", message: `the plugin does not know hook ${JSON.stringify(hook)}` });
+      return;
+    }
+    let req;
+    try {
+      req = row.request.decode(payload);
+    } catch (e) {
+      this.fail(id, 0, { kind: "BAD_REQUEST", message: `undecodable ${hook} request: ${(e as Error).message}` });
+      return;
+    }
+    // A host with no deadline of its own sends none (0).
+    const o = await this.rt.call(row, row.payload(req), timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track);
+    if (cancelledByHost(signal)) return; // no one waits for it
+    this.answer(id, 0, o, true);
+  }
+
+  private async stretch(
+    id: string,
+    stages: NonNullable<HookCall__Output["stages"]>,
+    payload: Buffer,
+    signal: AbortSignal,
+    track: (h: Promise<unknown>) => void,
+  ): Promise<void> {
+    const hooks: string[] = [];
+    for (let i = 0; i < stages.length; i++) {
+      const h = stages[i].hook ?? "";
+      if (!rowOf(h)) {
+        // Answered as stage 0: no stage of the call has run.
+        this.fail(id, 0, { kind: "UNKNOWN_HOOK", message: `the plugin does not know hook ${JSON.stringify(h)} (stage ${i} of the call)` });
+        return;
+      }
+      hooks.push(h);
+    }
+    const row = rowOf("pre_tool_call")!;
+    let call: T.ToolCallRequest;
+    try {
+      call = row.payload(row.request.decode(payload)) as T.ToolCallRequest;
+    } catch (e) {
+      this.fail(id, 0, { kind: "BAD_REQUEST", message: `undecodable stretch request: ${(e as Error).message}` });
+      return;
+    }
+    let next = 0;
+    let over = false;
+    await this.rt.stretch(
+      stages.map((s, i) => ({ hook: hooks[i], timeoutMs: Number(s.timeoutNs ?? 0) / 1e6 })),
+      call,
+      signal,
+      (o) => {
+        if (over || next >= hooks.length) return;
+        const i = next++;
+        over = !o.ok || i === hooks.length - 1 || stops(hooks[i], o.answer);
+        if (!cancelledByHost(signal)) this.answer(id, i, o, over);
+      },
+      track,
+    );
+    if (!over && !cancelledByHost(signal)) {
+      // The stretch stopped where the rules do not end it (a decision that
+      // breaks them, which the host refuses as malformed): say no more comes.
+      this.fail(id, next, { kind: "ERROR", message: `the plugin ended the stretch before stage ${next}` });
+    }
+  }
+}
+
+/** Whether the rules end a stretch after hook answered a: a block, or a provide that gave nothing. */
+function stops(hook: string, a: unknown): boolean {
+  if (hook === "pre_tool_call") return a !== null && typeof a === "object" && !!(a as T.PreToolCallDecision).block;
+  if (hook === "pre_tool_call_can_provide_result") return a === null;
+  return false;
+}
+
+function cancelledByHost(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason instanceof HostCancelled;
+}
+
+// --- gRPC service definitions ------------------------------------------------------
+
+const raw = (b: Buffer): Buffer => b;
+
+function method(path: string, requestStream = false, responseStream = false): grpc.MethodDefinition<Buffer, Buffer> {
+  return { path, requestStream, responseStream, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw };
+}
+
+/** A failure as a gRPC status, as the Go server's failureCode maps it. */
+function statusOf(f: Failure): grpc.ServiceError {
+  const codes: Record<string, grpc.status> = {
+    PANIC: grpc.status.INTERNAL,
+    DEADLINE_EXCEEDED: grpc.status.DEADLINE_EXCEEDED,
+    CANCELLED: grpc.status.CANCELLED,
+    UNKNOWN_HOOK: grpc.status.UNIMPLEMENTED,
+    BAD_REQUEST: grpc.status.INVALID_ARGUMENT,
+  };
+  const metadata = new grpc.Metadata();
+  // codes.Internal is also gRPC's own: the trailer tells the host it was
+  // the handler's panic.
+  if (f.kind === "PANIC") metadata.set("hookhost-failure", "panic");
+  return Object.assign(new Error(f.message), { code: codes[f.kind] ?? grpc.status.UNKNOWN, details: f.message, metadata });
+}
+
+type Unary = grpc.handleUnaryCall<Buffer, Buffer>;
+
+function describeAndConfigure(rt: Runtime): { Describe: Unary; Configure: Unary } {
+  return {
+    Describe: (_call, cb) => cb(null, manifestMessage(rt)),
+    Configure: (call, cb) => {
+      let text: string;
+      try {
+        text = configText(call.request);
+      } catch (e) {
+        cb(statusOf({ kind: "BAD_REQUEST", message: `undecodable ConfigureRequest: ${(e as Error).message}` }));
+        return;
+      }
+      rt.configure(text).then(
+        () => cb(null, codec<object, object>("hookhost.plugin.v1.ConfigureResponse").encode({})),
+        (e) => cb(statusOf({ kind: "ERROR", message: e instanceof Error ? e.message : String(e) })),
+      );
+    },
+  };
+}
+
+/** Protocol version 2: Describe, Configure and the Hooks stream. */
+export function addV2(server: grpc.Server, rt: Runtime): void {
+  const svc = "/hookhost.plugin.v2.Plugin/";
+  const def: grpc.ServiceDefinition = {
+    Describe: method(svc + "Describe"),
+    Configure: method(svc + "Configure"),
+    Hooks: method(svc + "Hooks", true, true),
+  };
+  const hooks: grpc.handleBidiStreamingCall<Buffer, Buffer> = (call) => {
+    const hs = new HookStream(rt, (m) => {
+      call.write(m);
+    });
+    const end = () => hs.close();
+    call.on("data", (b: Buffer) => {
+      if (!hs.receive(b)) {
+        hs.close();
+        call.end();
+      }
+    });
+    call.on("end", () => {
+      end();
+      call.end();
+    });
+    call.on("cancelled", end);
+    call.on("error", end);
+    call.on("close", end);
+  };
+  server.addService(def, { ...describeAndConfigure(rt), Hooks: hooks });
+}
+
+/** Protocol version 1: one unary RPC per hook. */
+export function addV1(server: grpc.Server, rt: Runtime): void {
+  const svc = "/hookhost.plugin.v1.Plugin/";
+  const def: { [name: string]: grpc.MethodDefinition<Buffer, Buffer> } = { Describe: method(svc + "Describe"), Configure: method(svc + "Configure") };
+  const impl: grpc.UntypedServiceImplementation = { ...describeAndConfigure(rt) };
+  for (const row of TABLE) {
+    def[row.rpc] = method(svc + row.rpc);
+    const handler: Unary = (call, cb) => {
+      let req;
+      try {
+        req = row.request.decode(call.request);
+      } catch (e) {
+        cb(statusOf({ kind: "BAD_REQUEST", message: `undecodable ${row.hook} request: ${(e as Error).message}` }));
+        return;
+      }
+      const ac = new AbortController();
+      call.on("cancelled", () => ac.abort(new HostCancelled()));
+      const d = call.getDeadline();
+      const at = d instanceof Date ? d.getTime() : d;
+      const timeout = Number.isFinite(at) ? Math.max(1, at - Date.now()) : undefined;
+      rt.call(row, row.payload(req), timeout, ac.signal).then(
+        (o) => (o.ok ? cb(null, o.bytes) : cb(statusOf(o.failure))),
+        (e) => cb(statusOf({ kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` })),
+      );
+    };
+    impl[row.rpc] = handler;
+  }
+  server.addService(def, impl);
+}
+
+/** grpc.health.v1.Health/Check: SERVING for "plugin" and for the server as a whole (""). */
+export function addHealth(server: grpc.Server): void {
+  const req = codec<{ service?: string }, { service?: string }>("grpc.health.v1.HealthCheckRequest");
+  const res = codec<{ status: string }, { status?: string }>("grpc.health.v1.HealthCheckResponse");
+  const serving = res.encode({ status: "SERVING" });
+  server.addService({ Check: method("/grpc.health.v1.Health/Check") }, {
+    Check: ((call, cb) => {
+      let service = "";
+      try {
+        service = req.decode(call.request).service ?? "";
+      } catch (e) {
+        cb(Object.assign(new Error("bad request"), { code: grpc.status.INVALID_ARGUMENT, details: `undecodable HealthCheckRequest: ${(e as Error).message}` }));
+        return;
+      }
+      if (service !== "" && service !== "plugin") {
+        cb(Object.assign(new Error("unknown service"), { code: grpc.status.NOT_FOUND, details: `unknown service ${JSON.stringify(service)}` }));
+        return;
+      }
+      cb(null, serving);
+    }) as Unary,
+  });
+}
+
+/** plugin.GRPCController/Shutdown: answer first, then stop (the host waits for the reply). */
+export function addController(server: grpc.Server, shutdown: () => void): void {
+  const empty = codec<object, object>("plugin.Empty").encode({});
+  server.addService({ Shutdown: method("/plugin.GRPCController/Shutdown") }, {
+    Shutdown: ((_call, cb) => {
+      cb(null, empty);
+      setImmediate(shutdown);
+    }) as Unary,
+  });
+}

@@ -1,0 +1,212 @@
+// @hookhost/plugin/testing: call a plugin's hooks in-process, through the
+// same encoding, decoding and dispatch as the wire (protocol version 2's
+// stream, stretches included), with no host and no process. Works with
+// node:test or any other runner.
+
+import { Fields, Level, setPluginLogger, setSink, Sink } from "./log";
+import { FailureKind, Manifest, Plugin, Runtime } from "./plugin";
+import { configText, HookStream, manifestMessage } from "./server";
+import type * as T from "./types";
+import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, parseJSON, PluginMessageCodec, rowOf } from "./wire";
+
+/** A hook call that failed, as the host would see it. */
+export class HookFailure extends Error {
+  constructor(readonly kind: FailureKind, message: string) {
+    super(`${kind}: ${message}`);
+    this.name = "HookFailure";
+  }
+}
+
+/** One log line the plugin wrote. */
+export interface LogLine {
+  level: Level;
+  message: string;
+  fields: Fields;
+}
+
+/** One stage's answer in a stretch: the answer (null: no opinion) or the failure. */
+export type StageResult = { answer: unknown; last: boolean } | { failure: { kind: FailureKind; message: string }; last: boolean };
+
+export interface CallOptions {
+  /** The stage's deadline in milliseconds (default 5000). */
+  timeoutMs?: number;
+  /** Aborting it cancels the call, as the host's Cancel does. */
+  signal?: AbortSignal;
+}
+
+export interface HarnessOptions<C> {
+  /** The config table, as the host would pass it (default {}). */
+  config?: C | T.JsonObject;
+  /** Also write the plugin's log lines to stderr. */
+  echoLogs?: boolean;
+}
+
+type Pending = {
+  resolve: (r: StageResult[]) => void;
+  results: StageResult[];
+  /** Decodes stage i's answer bytes as the host does. */
+  decode: (b: Buffer, i: number) => unknown;
+};
+
+/** A plugin under test. Create it with harness(). */
+export class Harness {
+  readonly logs: LogLine[] = [];
+  private readonly stream: HookStream;
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 1;
+  private restoreSink: Sink | undefined;
+
+  /** @internal */
+  constructor(readonly runtime: Runtime, readonly manifest: Manifest, echo: boolean) {
+    const previous = setSink((line, level, message, fields) => {
+      this.logs.push({ level, message, fields });
+      if (echo) previous(line, level, message, fields);
+    });
+    this.restoreSink = previous;
+    this.stream = new HookStream(runtime, (bytes) => this.onMessage(bytes));
+  }
+
+  private onMessage(bytes: Buffer): void {
+    const m = PluginMessageCodec.decode(bytes);
+    const p = this.pending.get(m.id ?? "0");
+    if (!p) throw new Error(`the plugin answered call ${m.id}, which is not in flight`);
+    const stage = m.stage ?? 0;
+    if (stage !== p.results.length) throw new Error(`the plugin answered stage ${stage} of call ${m.id}, want stage ${p.results.length}`);
+    const last = m.last === true;
+    if (m.failure) {
+      p.results.push({ failure: { kind: (m.failure.kind ?? "KIND_UNSPECIFIED") as FailureKind, message: m.failure.message ?? "" }, last });
+    } else {
+      p.results.push({ answer: p.decode(m.answer ?? Buffer.alloc(0), stage), last });
+    }
+    if (last) {
+      this.pending.delete(m.id ?? "0");
+      p.resolve(p.results);
+    }
+  }
+
+  private send(hooks: string[], timeoutMs: number, payload: Buffer, signal: AbortSignal | undefined): Promise<StageResult[]> {
+    const id = String(this.nextId++);
+    const rows = hooks.map((h) => rowOf(h));
+    return new Promise<StageResult[]>((resolve) => {
+      const decode = (b: Buffer, i: number) => {
+        const row = rows[i];
+        return row ? row.fromResponse(row.response.decode(b)) : null;
+      };
+      this.pending.set(id, { resolve, results: [], decode });
+      const cancel = () => {
+        this.stream.receive(HostMessageCodec.encode({ cancel: { id } }));
+        // The plugin sends nothing for a cancelled call: neither does the host wait.
+        const p = this.pending.get(id);
+        if (p) {
+          this.pending.delete(id);
+          resolve([...p.results, { failure: { kind: "CANCELLED", message: "the call was cancelled" }, last: true }]);
+        }
+      };
+      if (signal?.aborted) setImmediate(cancel);
+      else signal?.addEventListener("abort", cancel, { once: true });
+      this.stream.receive(
+        HostMessageCodec.encode({ call: { id, stages: hooks.map((hook) => ({ hook, timeoutNs: String(Math.round(timeoutMs * 1e6)) })), payload } }),
+      );
+    });
+  }
+
+  /**
+   * Calls one hook with a payload (fields left out take their zero
+   * values) and returns its answer, null for no opinion. A failure is
+   * thrown as a HookFailure.
+   */
+  async call(hook: T.HookName, payload: object, opts: CallOptions = {}): Promise<unknown> {
+    const row = rowOf(hook);
+    const bytes = row ? row.request.encode(row.toRequest(payload)) : Buffer.alloc(0);
+    const [r] = await this.send([hook], opts.timeoutMs ?? 5000, bytes, opts.signal);
+    if ("failure" in r) throw new HookFailure(r.failure.kind, r.failure.message);
+    return r.answer;
+  }
+
+  /**
+   * Asks a stretch (consecutive stages of the tool pipeline for one call)
+   * and returns every stage's result as the plugin sent it.
+   */
+  async stretch(hooks: T.ToolHookName[], call: Partial<T.ToolCallRequest>, opts: CallOptions = {}): Promise<StageResult[]> {
+    const row = rowOf("pre_tool_call")!;
+    return this.send(hooks, opts.timeoutMs ?? 5000, row.request.encode(row.toRequest(call)), opts.signal);
+  }
+
+  onSessionStart(e: Partial<T.SessionStart>, o?: CallOptions): Promise<void> {
+    return this.call("on_session_start", e, o).then(() => undefined);
+  }
+  onSessionEnd(e: Partial<T.SessionEnd>, o?: CallOptions): Promise<void> {
+    return this.call("on_session_end", e, o).then(() => undefined);
+  }
+  preToolListFinalized(r: Partial<T.ToolListRequest>, o?: CallOptions): Promise<T.ToolListOverride | null> {
+    return this.call("pre_tool_list_finalized", r, o) as Promise<T.ToolListOverride | null>;
+  }
+  preApiRequestMutable(r: Partial<T.ApiRequest>, o?: CallOptions): Promise<T.RequestPatch | null> {
+    return this.call("pre_api_request_mutable", r, o) as Promise<T.RequestPatch | null>;
+  }
+  postLlmCallCanReissue(c: Partial<T.LlmCall>, o?: CallOptions): Promise<T.Reissue | null> {
+    return this.call("post_llm_call_can_reissue", c, o) as Promise<T.Reissue | null>;
+  }
+  postLlmCall(e: Partial<T.Inference>, o?: CallOptions): Promise<void> {
+    return this.call("post_llm_call", e, o).then(() => undefined);
+  }
+  transformLlmOutput(r: Partial<T.LlmOutput>, o?: CallOptions): Promise<T.TextReplacement | null> {
+    return this.call("transform_llm_output", r, o) as Promise<T.TextReplacement | null>;
+  }
+  /** pre_tool_call; give the arguments as `args` (a value) or `arguments` (JSON text). */
+  preToolCall(c: Partial<T.ToolCallRequest>, o?: CallOptions): Promise<T.PreToolCallDecision | null> {
+    return this.call("pre_tool_call", c, o) as Promise<T.PreToolCallDecision | null>;
+  }
+  preToolCallCanProvideResult(c: Partial<T.ToolCallRequest>, o?: CallOptions): Promise<T.ToolResult | null> {
+    return this.call("pre_tool_call_can_provide_result", c, o) as Promise<T.ToolResult | null>;
+  }
+  postToolCall(e: Partial<T.ToolCallOutcome>, o?: CallOptions): Promise<void> {
+    return this.call("post_tool_call", e, o).then(() => undefined);
+  }
+  transformToolResult(e: Partial<T.ToolCallOutcome>, o?: CallOptions): Promise<T.ToolResult | null> {
+    return this.call("transform_tool_result", e, o) as Promise<T.ToolResult | null>;
+  }
+
+  /** Lines logged at `level`, or at every level. */
+  logged(level?: Level): LogLine[] {
+    return level ? this.logs.filter((l) => l.level === level) : this.logs;
+  }
+
+  /** Ends the stream (cancelling calls in flight) and stops capturing the log. */
+  close(): void {
+    this.stream.close();
+    if (this.restoreSink) setSink(this.restoreSink);
+    this.restoreSink = undefined;
+  }
+}
+
+/**
+ * Loads a plugin as the host would: derives and checks its manifest
+ * (Describe), and hands it its config (Configure). A bad manifest or a
+ * refused config rejects with the reason the host would report.
+ */
+export async function harness<C>(plugin: Plugin<C>, opts: HarnessOptions<C> = {}): Promise<Harness> {
+  const rt = new Runtime(plugin as Plugin<any>);
+  const m = ManifestCodec.decode(manifestMessage(rt));
+  const manifest: Manifest = {
+    name: m.name ?? "",
+    version: m.version ?? "",
+    hooks: (m.hooks ?? []) as T.HookName[],
+    matchers: m.matchers ?? [],
+    tools: (m.tools ?? []).map((t) => {
+      const schema = parseJSON(t.inputSchema?.toString("utf8") ?? "");
+      return { name: t.name ?? "", description: t.description ?? "", ...(schema !== undefined ? { inputSchema: schema as T.JsonObject } : {}) };
+    }),
+    hookMatchers: Object.fromEntries((m.hookMatchers ?? []).map((h) => [h.hook ?? "", h.matchers ?? []])),
+  };
+  const h = new Harness(rt, manifest, opts.echoLogs ?? false);
+  // The package's `log` is the plugin's logger, as under serve().
+  setPluginLogger(rt.log);
+  try {
+    await rt.configure(configText(ConfigureRequestCodec.encode({ configJson: Buffer.from(JSON.stringify(opts.config ?? {}), "utf8") })));
+  } catch (e) {
+    h.close();
+    throw e;
+  }
+  return h;
+}

@@ -1,0 +1,227 @@
+// The hook payloads and answers, mirroring the host's Go types (package
+// hooks, types.go) with camelCase field names. Tool arguments travel as the
+// JSON text the model wrote (`arguments`); where a handler usually wants
+// them as a value, the SDK also hands them over parsed (`args`).
+
+/** Who wrote a message. */
+export type Role = "system" | "user" | "assistant" | "tool";
+
+/** A tool call an assistant message carries. `arguments` is raw JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One provider-neutral conversation message. */
+export interface Message {
+  role: Role | string;
+  content?: string;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  toolName?: string;
+  isError?: boolean;
+}
+
+/** A JSON object, as tool schemas and tool arguments are. */
+export type JsonObject = { [key: string]: unknown };
+
+/** A tool offered to the model. `inputSchema` is a JSON Schema object. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema?: JsonObject;
+}
+
+/** Tokens counted for one or more model calls. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The provider-neutral request for one model call. */
+export interface ModelRequest {
+  model: string;
+  system?: string;
+  messages: Message[];
+  tools?: ToolSpec[];
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** The provider-neutral answer of one model call. */
+export interface ModelResponse {
+  model: string;
+  message: Message;
+  usage: Usage;
+  stopReason: string;
+}
+
+/**
+ * What a tool call produced, as the model will see it. `content` is JSON
+ * text; text that is not JSON reaches the model as a JSON string holding it.
+ */
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+}
+
+/** The path traffic takes through the host. */
+export type Route = "bypass" | "gateway" | string;
+
+/** Why a conversation run ended. */
+export type EndReason = "completed" | "max_iterations" | "error" | "cancelled" | string;
+
+/** How a tool call was answered: "ok", "error", "blocked" or "provided_by:<plugin>". */
+export type CallStatus = string;
+
+/** Payload of on_session_start. */
+export interface SessionStart {
+  sessionId: string;
+  model: string;
+  route: Route;
+}
+
+/** Payload of on_session_end. */
+export interface SessionEnd {
+  sessionId: string;
+  model: string;
+  route: Route;
+  reason: EndReason;
+  iterations: number;
+  usage: Usage;
+  error?: string;
+}
+
+/** Payload of pre_tool_list_finalized. */
+export interface ToolListRequest {
+  sessionId: string;
+  iteration: number;
+  tools: ToolSpec[];
+}
+
+/** Answer of pre_tool_list_finalized: the tool list for this model call. */
+export interface ToolListOverride {
+  tools: ToolSpec[];
+}
+
+/** Payload of pre_api_request_mutable. */
+export interface ApiRequest {
+  sessionId: string;
+  iteration: number;
+  request: ModelRequest;
+}
+
+/**
+ * Overrides fields of a ModelRequest; a field left undefined is left alone.
+ * Messages must keep the shape every provider accepts (see the host's
+ * hooks.RequestPatch); a patch that breaks the rules applies nothing.
+ */
+export interface RequestPatch {
+  model?: string;
+  system?: string;
+  messages?: Message[];
+  tools?: ToolSpec[];
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** Payload of post_llm_call_can_reissue: one response and its request. */
+export interface LlmCall {
+  sessionId: string;
+  iteration: number;
+  route: Route;
+  request: ModelRequest;
+  response: ModelResponse;
+}
+
+/** Answer of post_llm_call_can_reissue: make the call again, patched. */
+export interface Reissue {
+  patch: RequestPatch;
+  reason: string;
+}
+
+/** Payload of post_llm_call, the observer of every inference. */
+export interface Inference {
+  sessionId: string;
+  iteration: number;
+  route: Route;
+  model: string;
+  usage: Usage;
+  stopReason: string;
+  escalated?: boolean;
+  reason?: string;
+  /** How long the call took, in nanoseconds. */
+  durationNs: number;
+  error?: string;
+}
+
+/** Payload of transform_llm_output: the final answer text. */
+export interface LlmOutput {
+  sessionId: string;
+  text: string;
+}
+
+/** Answer of transform_llm_output: the replacement text. */
+export interface TextReplacement {
+  text: string;
+}
+
+/** Payload of pre_tool_call and pre_tool_call_can_provide_result. */
+export interface ToolCallRequest {
+  sessionId: string;
+  callId: string;
+  name: string;
+  /** The arguments as the JSON text the model produced (it may be invalid). */
+  arguments: string;
+  /** `arguments` parsed, or undefined when it is not JSON. */
+  args: unknown;
+}
+
+/** Stops a tool call; `message` tells the model why. */
+export interface Block {
+  message: string;
+}
+
+/**
+ * Answer of pre_tool_call: a block, or replacement arguments (a JSON
+ * object), never both.
+ */
+export interface PreToolCallDecision {
+  block?: Block;
+  modifiedArgs?: JsonObject;
+}
+
+/** Payload of post_tool_call and transform_tool_result. */
+export interface ToolCallOutcome {
+  sessionId: string;
+  callId: string;
+  name: string;
+  arguments: string;
+  args: unknown;
+  result: ToolResult;
+  status: CallStatus;
+  /** How long the call took, in nanoseconds. */
+  durationNs: number;
+}
+
+/** The hooks of the catalogue, by their names on the wire. */
+export type HookName =
+  | "on_session_start"
+  | "on_session_end"
+  | "pre_tool_list_finalized"
+  | "pre_api_request_mutable"
+  | "post_llm_call_can_reissue"
+  | "post_llm_call"
+  | "transform_llm_output"
+  | "pre_tool_call"
+  | "pre_tool_call_can_provide_result"
+  | "post_tool_call"
+  | "transform_tool_result";
+
+/** The tool hooks, the ones matchers apply to. */
+export type ToolHookName =
+  | "pre_tool_call"
+  | "pre_tool_call_can_provide_result"
+  | "post_tool_call"
+  | "transform_tool_result";
