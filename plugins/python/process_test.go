@@ -99,6 +99,9 @@ func TestHandshakeAndHostDeath(t *testing.T) {
 				if err != nil {
 					t.Errorf("plugin exit after its host died: %v, want status 0", err)
 				}
+				if _, err := os.Stat(filepath.Dir(f[3])); !os.IsNotExist(err) {
+					t.Errorf("the socket's directory outlived the plugin: %v", err)
+				}
 			case <-time.After(liveness):
 				t.Fatal("the plugin outlived its host")
 			}
