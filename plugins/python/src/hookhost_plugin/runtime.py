@@ -206,16 +206,32 @@ class Plugin:
         return logger()
 
 
-def _wants_ctx(fn: Callable[..., Any]) -> bool:
+def _wants_ctx(fn: Callable[..., Any], hook: str = "") -> bool:
+    """Whether a handler takes the Context as its second argument. A
+    handler that can take neither (payload) nor (payload, ctx) is a bug,
+    reported when the plugin starts rather than on every call."""
     try:
-        params = [
-            p
-            for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
+        sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return False
-    return len(params) >= 2
+    params = [
+        p
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+    required = [p for p in params if p.default is p.empty]
+    if hook and ((not params and not varargs) or len(required) > 2):
+        raise ValueError(
+            "%s must take the payload, and optionally the context: def %s(self, payload[, ctx])"
+            % (hook, hook)
+        )
+    return len(params) >= 2 or varargs
+
+
+# Method name beginnings of the catalogue's hooks: a method that starts so
+# but names no hook is likely a misspelt one, which the host would never call.
+_HOOK_PREFIXES = ("on_session", "pre_tool", "pre_api", "post_llm", "post_tool", "transform_")
 
 
 def _call_handler(fn: Callable[..., Any], wants_ctx: bool) -> Callable[[Any, Context], Any]:
@@ -238,7 +254,15 @@ class Adapted:
         for hook in HOOK_NAMES:
             fn = getattr(plugin, hook, None)
             if callable(fn):
-                self.handlers[hook] = _call_handler(fn, _wants_ctx(fn))
+                self.handlers[hook] = _call_handler(fn, _wants_ctx(fn, hook))
+        for attr in dir(type(plugin)):
+            if attr.startswith(_HOOK_PREFIXES) and attr not in HOOK_NAMES:
+                _log.warning(
+                    "method %s looks like a hook handler, but no hook has that name; "
+                    "the host will not call it",
+                    attr,
+                    extra={"hookhost": {"hooks": ", ".join(HOOK_NAMES)}},
+                )
         self.tools: Dict[str, Tool] = {}
         typed: List[Tool] = list(getattr(plugin, "typed_tools", ()) or ())
         for attr in dir(type(plugin)):
