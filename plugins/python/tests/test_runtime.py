@@ -144,7 +144,20 @@ class ManifestTest(unittest.TestCase):
             name = "b"
             tools = [hp.ToolSpec("bad name", "x")]
 
-        for p, want in [(NoName(), "no name"), (BadTool(), "must match")]:
+        class BadSchema(hp.Plugin):
+            name = "b"
+            tools = [hp.ToolSpec("b__x", "x", {"type": {1, 2}})]
+
+        class TextSchema(hp.Plugin):
+            name = "b"
+            tools = [hp.ToolSpec("b__x", "x", '{"type":"object"}')]
+
+        for p, want in [
+            (NoName(), "no name"),
+            (BadTool(), "must match"),
+            (BadSchema(), "the manifest cannot be encoded"),
+            (TextSchema(), "input_schema must be a dict"),
+        ]:
             with self.assertRaises(ValueError) as cm:
                 Harness(p)
             self.assertIn(want, str(cm.exception))

@@ -337,6 +337,15 @@ class Adapted:
         for h in self.hook_matchers:
             if h not in HOOK_NAMES:
                 raise ValueError("hook_matchers names %r, which is not a hook" % h)
+        for s in self.specs:
+            if s.input_schema is not None and not isinstance(s.input_schema, dict):
+                raise ValueError(
+                    "tool %r: input_schema must be a dict (a JSON Schema object)" % s.name
+                )
+        try:
+            self.manifest().SerializeToString()
+        except (convert.AnswerError, ValueError, TypeError) as exc:
+            raise ValueError("the manifest cannot be encoded: %s" % exc) from None
 
     def manifest(self) -> pb.Manifest:
         """The manifest, as Describe answers it."""
