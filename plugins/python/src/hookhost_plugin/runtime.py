@@ -69,6 +69,7 @@ class Failure(Exception):
         self.message = message
 
     def pb(self) -> pb2.Failure:
+        """The failure as version 2 sends it."""
         return pb2.Failure(kind=self.kind, message=self.message)
 
     def __repr__(self) -> str:
@@ -569,12 +570,14 @@ class HookStream:
         self._ended = False
 
     def send(self, m: pb2.PluginMessage) -> None:
+        """Send one message, unless the stream has ended."""
         with self._lock:
             if self._ended:
                 return
         self._send(m)
 
     def fail(self, cid: int, stage: int, f: Failure) -> None:
+        """Answer stage ``stage`` of call ``cid`` with a failure, the last message."""
         self.send(pb2.PluginMessage(id=cid, stage=stage, failure=f.pb(), last=True))
 
     def close(self) -> None:
@@ -586,6 +589,7 @@ class HookStream:
             c.cancel("cancelled")
 
     def receive(self, m: pb2.HostMessage) -> None:
+        """Take one message from the host: start a call, or cancel one."""
         kind = m.WhichOneof("kind")
         if kind == "call":
             self._start(m.call)
@@ -597,6 +601,7 @@ class HookStream:
                 ctx.cancel("cancelled")
 
     def in_flight(self) -> int:
+        """How many calls are running."""
         with self._lock:
             return len(self._calls)
 
