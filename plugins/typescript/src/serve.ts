@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { Worker } from "node:worker_threads";
 import * as grpc from "@grpc/grpc-js";
 import { handshakeCertField, serverCertificate } from "./cert";
 import { captureConsole, formatLine, log, setPluginLogger } from "./log";
@@ -113,6 +114,70 @@ function watchHost(name: string): void {
   setInterval(() => {
     if (hostGone()) leave(name, "the host process is gone");
   }, PARENT_POLL_MS).unref();
+  // The SIGTERM listener and the poll above run on the event loop, which a
+  // handler stuck in synchronous code holds forever. A watchdog thread of
+  // its own sees the host go too, and kills the process (and its group)
+  // when the event loop has not let it leave within WATCHDOG_GRACE_MS.
+  try {
+    const w = new Worker(`(${watchdog.toString()})()`, {
+      eval: true,
+      workerData: { name, named: process.env[HOST_PID_ENV] ?? "", firstParent: FIRST_PARENT, pollMs: PARENT_POLL_MS, graceMs: WATCHDOG_GRACE_MS },
+      stdout: false,
+      stderr: false,
+    });
+    w.on("error", (e) => log.warn("the host-death watchdog thread failed; the event loop's watch remains", { error: e.message }));
+    w.unref();
+  } catch (e) {
+    log.warn("cannot start the host-death watchdog thread; the event loop's watch remains", { error: (e as Error).message });
+  }
+}
+
+/** How long the watchdog thread lets the event loop leave on its own. */
+const WATCHDOG_GRACE_MS = 1000;
+
+/**
+ * The watchdog thread's code, run in a worker from its source: it imports
+ * nothing from the module and repeats hostGone's rules.
+ */
+function watchdog(): void {
+  const { workerData: d } = require("node:worker_threads");
+  const fs = require("node:fs");
+  const named = /^[0-9]+$/.test(d.named) ? Number(d.named) : 0;
+  const gone = (): boolean => {
+    const ppid = process.ppid;
+    if (named <= 0) return ppid !== d.firstParent;
+    if (named === d.firstParent && ppid !== d.firstParent) return true;
+    try {
+      process.kill(named, 0);
+      return false;
+    } catch (e) {
+      return (e as { code?: string }).code === "ESRCH";
+    }
+  };
+  let since = 0;
+  setInterval(() => {
+    if (!gone()) return;
+    since = since || Date.now();
+    if (Date.now() - since < d.graceMs) return;
+    const line = JSON.stringify({
+      "@level": "warn",
+      "@message": "the host process is gone and the plugin's event loop is stuck; killing the plugin",
+      "@module": d.name,
+      "@timestamp": new Date().toISOString().slice(0, 23) + "000Z",
+      host_pid: d.named || String(d.firstParent),
+    });
+    try {
+      fs.writeSync(2, line + "\n");
+    } catch {
+      // the host is gone: no one reads it
+    }
+    try {
+      process.kill(-process.pid, "SIGKILL"); // its group, when it leads one
+    } catch {
+      // not a group leader
+    }
+    process.kill(process.pid, "SIGKILL");
+  }, d.pollMs);
 }
 
 /**
