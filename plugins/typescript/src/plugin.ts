@@ -51,19 +51,19 @@ export interface Hooks {
 /** A plugin: its name, what it declares, and the hooks it answers. */
 export interface Plugin<C = T.JsonObject> extends Hooks {
   name: string;
-  version?: string;
+  version?: string | undefined;
   /** Globs (Go's path.Match) of the tool names the tool hooks apply to; none: every tool. */
-  matchers?: string[];
+  matchers?: string[] | undefined;
   /** Globs of one tool hook, overriding `matchers` for it; an empty list: every tool. */
-  hookMatchers?: Partial<Record<T.ToolHookName, string[]>>;
+  hookMatchers?: Partial<Record<T.ToolHookName, string[]>> | undefined;
   /**
    * The tools the plugin contributes: typed tools (tool()), which the SDK
    * answers, and plain specs the plugin answers in
    * preToolCallCanProvideResult.
    */
-  tools?: Array<Tool<any> | T.ToolSpec>;
+  tools?: Array<Tool<any> | T.ToolSpec> | undefined;
   /** The config's schema (s.object({...})): Configure then gets it decoded, and a bad config is refused with the key named. */
-  config?: Schema<C>;
+  config?: Schema<C> | undefined;
   /** Receives the plugin's config table, once, before any hook. A throw refuses it; its message is the operator's reason. */
   configure?(config: C, ctx: ConfigureContext): void | Promise<void>;
 }
