@@ -84,6 +84,9 @@ export function hostGone(env: NodeJS.ProcessEnv = process.env, firstParent = FIR
   }
 }
 
+/** The directory of the plugin's socket, removed when it leaves. */
+let socketDir: string | undefined;
+
 /**
  * Exits at once, taking the plugin's own children along when it leads its
  * process group (the host starts it so). The line is written first and
@@ -91,6 +94,7 @@ export function hostGone(env: NodeJS.ProcessEnv = process.env, firstParent = FIR
  */
 function leave(name: string, why: string): never {
   const host = process.env[HOST_PID_ENV] || String(FIRST_PARENT);
+  if (socketDir !== undefined) fs.rmSync(socketDir, { recursive: true, force: true });
   try {
     fs.writeSync(2, formatLine("warn", name, `${why}; exiting`, { host_pid: host }));
   } catch {
@@ -303,6 +307,7 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
 
   const server = newServer(rt, version);
   const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), "plugin"));
+  socketDir = dir;
   const sock = path.join(dir, "plugin.sock");
   let stopping = false;
   const shutdown = () => {
