@@ -18,6 +18,7 @@ PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 PROTO_DIR          := plugins/proto/v1
 PROTO_V2_DIR       := plugins/proto/v2
+PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
@@ -109,6 +110,15 @@ proto:
 		pluginv2.proto
 	@if [ -d examples/python-plugin ]; then \
 		protoc --proto_path=$(PROTO_DIR) --python_out=examples/python-plugin plugin.proto; fi
+# The Python SDK's messages; pluginv2_pb2 imports plugin_pb2 from its own package.
+	protoc --proto_path=$(PROTO_DIR) --python_out=$(PY_PROTO) plugin.proto
+	protoc --proto_path=$(PROTO_DIR) --proto_path=$(PROTO_V2_DIR) --python_out=$(PY_PROTO) pluginv2.proto
+	protoc --proto_path=plugins/proto/health/v1 --python_out=$(PY_PROTO) health.proto
+	protoc --proto_path=plugins/proto/goplugin --python_out=$(PY_PROTO) grpc_controller.proto
+	sed -i 's/^import plugin_pb2 as plugin__pb2/from . import plugin_pb2 as plugin__pb2/' $(PY_PROTO)/pluginv2_pb2.py
+# The TypeScript SDK loads its own copies of the protos at run time.
+	for f in v1/plugin.proto v2/pluginv2.proto health/v1/health.proto goplugin/grpc_controller.proto goplugin/grpc_stdio.proto; do \
+		cp plugins/proto/$$f plugins/typescript/proto/$$f; done
 
 clean:
 	rm -rf $(BIN)

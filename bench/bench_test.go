@@ -49,6 +49,8 @@ var children = map[string]string{
 	"rawgrpc":     "./internal/rawgrpc",
 	"execjson":    "./internal/execjson",
 	"kora":        "../plugins/kora",
+	"goconform":   "../internal/conformance/goconform",
+	"cache":       "../examples/cache",
 }
 
 var (

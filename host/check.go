@@ -30,6 +30,10 @@ type CheckResult struct {
 	// FailClosed is the plugin's fail_closed setting: one that is not OK
 	// would block every tool call of a host started with this config.
 	FailClosed bool
+	// Warnings are what Check found that does not stop the plugin from
+	// working but costs or risks something; a plugin with warnings is
+	// still OK.
+	Warnings []Warning
 }
 
 // Check starts every enabled plugin the way Start does (binary, checksum,
@@ -38,28 +42,50 @@ type CheckResult struct {
 // (see Host) is left running. It returns one result per
 // enabled plugin, in plugins.enabled order, so an operator can vet a config
 // before routing traffic through it.
+//
+// For a plugin it started, Check also looks for what a start does not
+// notice and reports it in Warnings: a plugin that serves no controller,
+// or does not exit once it answered Shutdown (found by asking it to shut
+// down), one whose TLS server lets in clients without a certificate, one
+// that runs without the magic cookie (found by running it again without
+// it), stderr lines the host logs at DEBUG for want of a level, a sha256
+// pin on a script, and a #! line that finds its interpreter only through
+// env's default path. It also starts the plugin twice more to read the
+// handshake line it prints each time: a certificate made fresh at every
+// start can be wrong only sometimes (padded base64), and a plugin that
+// prints a bad line in any of them fails the check.
 func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult {
 	opts = opts.withDefaults()
 	names, entries, results := launchAll(ctx, cfg, &opts)
 	out := make([]CheckResult, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
-		out[i] = CheckResult{Name: name, Path: entries[i].Path, FailClosed: entries[i].FailClosed, Attached: entries[i].Reattach != nil}
+		entry := entries[i]
+		out[i] = CheckResult{Name: name, Path: entry.Path, FailClosed: entry.FailClosed, Attached: entry.Reattach != nil}
 		r := results[i]
 		if r.err != nil {
 			out[i].Err = r.err
 			continue
 		}
 		wg.Go(func() {
-			defer func() {
+			stopped := false
+			stop := func() {
+				if stopped {
+					return
+				}
+				stopped = true
 				sctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
 				_ = r.inst.stop(sctx, true)
 				cancel()
-			}()
+			}
+			defer stop()
 			if err := healthCheck(ctx, r.inst, opts); err != nil {
-				out[i].Err = startErr(name, err,
-					"serve the plugin with sdk.Serve, which answers go-plugin's health service",
-					"failed its health check: %v", err)
+				lang := language{}
+				if r.inst.attached == nil {
+					lang = detectLanguage(entry.Path)
+				}
+				out[i].Err = problemErr(startErr(name, err, lang.howTo(secHealth),
+					"failed its health check (grpc.health.v1, service %q): %v", plugin.GRPCServiceName, err), ProblemService)
 				return
 			}
 			m := r.inst.manifest
@@ -71,6 +97,42 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			out[i].Protocol = r.inst.version
 			for _, t := range m.Tools {
 				out[i].Tools = append(out[i].Tools, t.Name)
+			}
+			if r.inst.attached != nil {
+				// An attached plugin is its author's: not to be asked to
+				// shut down, nor run a second time.
+				return
+			}
+			lang := detectLanguage(entry.Path)
+			var ws []Warning
+			add := func(fs ...*finding) {
+				for _, f := range fs {
+					if f != nil {
+						ws = append(ws, f.warning(lang))
+					}
+				}
+			}
+			// Before the probes: a TLS library may log the probe's
+			// connection without a client certificate on stderr.
+			plain := plainStderrWarning(r.inst)
+			add(staticWarnings(name, entry, lang)...)
+			add(clientAuthWarning(ctx, r.inst, &opts))
+			add(controllerWarning(ctx, r.inst, &opts))
+			// The reruns start more processes of the plugin, which must
+			// not meet the first over a lock or a port.
+			stop()
+			add(plain)
+			var cookie, again *finding
+			var probes sync.WaitGroup
+			probes.Go(func() { cookie = cookieWarning(ctx, entry, &opts) })
+			probes.Go(func() { again = rerunFinding(ctx, entry, &opts, lang) })
+			probes.Wait()
+			add(cookie)
+			out[i].Warnings = ws
+			if again != nil {
+				// The plugin will fail some starts: that is a failure.
+				out[i].OK = false
+				out[i].Err = again.startErr(name, nil, lang)
 			}
 		})
 	}

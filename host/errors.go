@@ -9,7 +9,10 @@ type StartError struct {
 	Plugin string // the name in plugins.enabled
 	Reason string // what went wrong, in the operator's terms
 	Fix    string // how to fix it; may be empty when there is nothing to suggest
-	err    error  // the underlying error, when there is one
+	// Problem names the plugin's mistake when the host could tell what it
+	// is: one of the Problem constants, "" otherwise.
+	Problem string
+	err     error // the underlying error, when there is one
 }
 
 // Error formats the problem as "plugin NAME: REASON (fix: FIX)".

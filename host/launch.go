@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -54,6 +55,14 @@ type instance struct {
 	// attached is set when the host attached to a plugin started by hand
 	// instead of starting it: its process is not the host's to stop.
 	attached *attachment
+	// line is the handshake line the plugin printed, and tls the host's
+	// TLS config for it (its client certificate, and the plugin's
+	// certificate as the root); the probes of a failed start and of Check
+	// use them.
+	line string
+	tls  *tls.Config
+	// run is the runner of a process the host started, nil when attached.
+	run *procRunner
 }
 
 // launch brings one plugin from its config entry to the point where it can
@@ -73,7 +82,7 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 	if entry.Reattach != nil {
 		in, serr = attach(name, entry, opts)
 	} else {
-		in, serr = spawn(name, entry, opts)
+		in, serr = spawn(ctx, name, entry, opts)
 	}
 	if serr != nil {
 		return nil, serr
@@ -87,7 +96,7 @@ func launch(ctx context.Context, name string, entry config.PluginEntry, opts *Op
 }
 
 // spawn starts the plugin's process and completes go-plugin's handshake.
-func spawn(name string, entry config.PluginEntry, opts *Options) (*instance, *StartError) {
+func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Options) (*instance, *StartError) {
 	path := entry.Path
 	if serr := checkBinary(name, path); serr != nil {
 		return nil, serr
@@ -111,7 +120,7 @@ func spawn(name string, entry config.PluginEntry, opts *Options) (*instance, *St
 	log := opts.Logger.Named("plugin." + name)
 	var run *procRunner
 	tail := &tailWriter{max: 2048}
-	client := plugin.NewClient(&plugin.ClientConfig{
+	ccfg := &plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config,
 		VersionedPlugins: versions,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -139,7 +148,8 @@ func spawn(name string, entry config.PluginEntry, opts *Options) (*instance, *St
 		// The supervisor owns the plugin's lifetime; go-plugin's global
 		// cleanup list would only race with it.
 		Managed: false,
-	})
+	}
+	client := plugin.NewClient(ccfg)
 	in := &instance{client: client}
 
 	proto, err := client.Client()
@@ -147,11 +157,21 @@ func spawn(name string, entry config.PluginEntry, opts *Options) (*instance, *St
 		in.pid = run.cmd.Process.Pid
 		in.exited = run.exited
 	}
+	if run != nil {
+		in.line = run.handshakeLine()
+		in.run = run
+	}
 	if err != nil {
 		in.abort()
-		return nil, classifyStart(name, path, entry, opts.StartTimeout, err, tail.String())
+		return nil, classifyStart(ctx, &startFailure{
+			name: name, path: path, entry: entry, opts: opts, err: err,
+			stderr: tail.String(), line: in.line, lang: detectLanguage(path),
+		})
 	}
 	in.proto, in.version = proto, client.NegotiatedVersion()
+	// go-plugin keeps the config it was given and puts the TLS config it
+	// made from the plugin's certificate there.
+	in.tls = ccfg.TLSConfig
 	return in, nil
 }
 
@@ -198,22 +218,29 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 	if in.attached != nil {
 		path = in.attached.where()
 	}
+	// The language is read only when there is an error to explain.
+	lang := func() language {
+		if in.attached != nil {
+			return language{}
+		}
+		return detectLanguage(path)
+	}
 	raw, err := in.proto.Dispense(handshake.PluginKey)
 	if err != nil {
-		return startErr(name, err, "build the plugin with hookhost's plugins/sdk",
-			"the plugin at %s does not serve the hookhost plugin service: %v", path, err)
+		return problemErr(startErr(name, err, lang().rebuild(secVersions),
+			"the plugin at %s does not serve the hookhost plugin service: %v", path, err), ProblemService)
 	}
 	rpc, ok := raw.(wire.Conn)
 	if !ok {
-		return startErr(name, nil, "build the plugin with hookhost's plugins/sdk",
-			"the plugin at %s does not serve the hookhost plugin service (got %T)", path, raw)
+		return problemErr(startErr(name, nil, lang().rebuild(secVersions),
+			"the plugin at %s does not serve the hookhost plugin service (got %T)", path, raw), ProblemService)
 	}
 	in.rpc = rpc
 	// Describe's answer and Configure's are held to the plugin's limits
 	// too; the Supervised that adopts the process adds its own hooks.
 	rpc.Apply(settings(name, entry, nil))
 	if v := rpc.Version(); v != in.version {
-		return startErr(name, nil, "rebuild the plugin against this hookhost's plugins/sdk",
+		return startErr(name, nil, lang().rebuild(secVersions),
 			"negotiated plugin protocol %d, but the connection speaks %d", in.version, v)
 	}
 
@@ -225,6 +252,24 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			return startErr(name, err, "look at the plugin's log; Describe must answer at once",
 				"did not answer Describe within %s", opts.StartTimeout)
 		}
+		if in.attached == nil {
+			l := lang()
+			plain := func() bool {
+				addr := lineAddr(in.line)
+				return addr != nil && answersPlaintext(ctx, addr, probeTimeout(opts))
+			}
+			// A server that refuses the host's certificate may close the
+			// connection before gRPC reads the TLS alert that says why.
+			seen := err
+			if addr := lineAddr(in.line); addr != nil && in.tls != nil {
+				if terr := tlsProbe(ctx, addr, in.tls, probeTimeout(opts)); terr != nil {
+					seen = fmt.Errorf("%v; a TLS connection made to find out why: %w", err, terr)
+				}
+			}
+			if fd := tlsFinding(in.line, seen, l, plain); fd != nil {
+				return fd.startErr(name, err, l)
+			}
+		}
 		return startErr(name, err, "look at the plugin's log", "Describe failed: %v", err)
 	}
 	if m.Name != name {
@@ -233,7 +278,7 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			"the plugin binary at %s calls itself %q", path, m.Name)
 	}
 	if err := hooks.ValidateManifest(m, hooks.Options{AllowToolOverride: entry.AllowToolOverride}); err != nil {
-		return manifestErr(name, err)
+		return manifestErr(name, err, lang())
 	}
 
 	conf := []byte(entry.Config)
@@ -366,19 +411,38 @@ func pluginEnv(names []string) []string {
 
 var pluginVersionRE = regexp.MustCompile(`Plugin version: (\S+?),`)
 
+// startFailure is a start that failed before or during go-plugin's
+// handshake, with what the host saw of the plugin.
+type startFailure struct {
+	name, path string
+	entry      config.PluginEntry
+	opts       *Options
+	err        error
+	stderr     string // the end of the plugin's stderr
+	line       string // the first line it printed, its handshake line
+	lang       language
+}
+
+// withStderr adds the end of the plugin's stderr to a reason.
+func (f *startFailure) withStderr(s string) string {
+	if f.stderr == "" {
+		return s
+	}
+	return fmt.Sprintf("%s; its stderr ends with: %q", s, f.stderr)
+}
+
 // classifyStart turns a go-plugin start error into an operator's
 // explanation. go-plugin reports these conditions only as text, with no
 // error types to test for, so the matching is on its messages (v1.8); the
-// project's own errors are never matched this way.
-func classifyStart(name, path string, entry config.PluginEntry, timeout time.Duration, err error, stderr string) *StartError {
+// project's own errors are never matched this way. Where go-plugin's
+// message does not say what the plugin did wrong, the plugin's handshake
+// line, stderr and #! line are read, and for a plugin that never printed
+// its handshake line, probes rerun it (see rerun).
+func classifyStart(ctx context.Context, f *startFailure) *StartError {
+	name, path, entry, err := f.name, f.path, f.entry, f.err
 	msg := err.Error()
 	lower := strings.ToLower(msg)
-	withStderr := func(s string) string {
-		if stderr == "" {
-			return s
-		}
-		return fmt.Sprintf("%s; its stderr ends with: %q", s, stderr)
-	}
+	lang := f.lang
 	switch {
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
 		actual, herr := fileSHA256(path)
@@ -396,51 +460,131 @@ func classifyStart(name, path string, entry config.PluginEntry, timeout time.Dur
 		line, _, _ = strings.Cut(line, "\n")
 		line = strings.TrimSpace(line)
 		if line == "" {
-			return startErr(name, err,
-				fmt.Sprintf("run the plugin's own tests, or check that %s is a hookhost plugin that calls sdk.Serve", path),
-				"%s", withStderr("exited before completing the go-plugin handshake (nothing on stdout)"))
+			if fd := stderrFinding(f.stderr); fd != nil {
+				return fd.startErr(name, err, lang)
+			}
+			if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
+				return fd.startErr(name, err, lang)
+			}
+			return problemErr(startErr(name, err,
+				fmt.Sprintf("run the plugin by hand to see why it stops, or check that %s is a hookhost plugin; %s", path, lang.howTo(secHandshake)),
+				"%s", f.withStderr("exited before completing the go-plugin handshake (nothing on stdout)")), ProblemNoHandshake)
 		}
-		return startErr(name, err,
-			fmt.Sprintf("a plugin must never write to stdout, which carries the handshake: log to stderr instead; if %s is not a hookhost plugin, correct plugins.entries.%s.path", path, name),
-			"wrote %q to stdout instead of the go-plugin handshake", line)
+		if strings.Contains(line, "|") {
+			if fd := checkLine(line, lang); fd != nil {
+				return fd.startErr(name, err, lang)
+			}
+		}
+		return problemErr(startErr(name, err,
+			fmt.Sprintf("a plugin must never write to stdout before its handshake line, nor after it: log to stderr instead (see %s); if %s is not a hookhost plugin, correct plugins.entries.%s.path", docLink(secStdio), path, name),
+			"wrote %q to stdout instead of the go-plugin handshake", line), ProblemStdout)
+	case strings.Contains(msg, "error parsing core protocol version"),
+		strings.Contains(msg, "Error parsing protocol version"),
+		strings.Contains(msg, "unknown address type"),
+		strings.Contains(msg, "error parsing server cert"):
+		if fd := checkLine(f.line, lang); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
+		return startErr(name, err, lang.howTo(secHandshake), "printed a handshake line the host cannot read (%q): %s", shortLine(f.line), firstLine(msg))
 	case strings.Contains(lower, "incompatible core api version"):
-		return startErr(name, err, "rebuild the plugin against this hookhost's plugins/sdk",
-			"speaks an incompatible go-plugin core protocol: %s", firstLine(msg))
+		if fd := checkLine(f.line, lang); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
+		return problemErr(startErr(name, err, lang.rebuild(secHandshake),
+			"speaks an incompatible go-plugin core protocol: %s", firstLine(msg)), ProblemCoreProtocol)
 	case strings.Contains(lower, "incompatible api version"):
 		theirs := "another version"
 		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
 			theirs = "version " + m[1]
 		}
 		if entry.Protocol != 0 {
-			return startErr(name, err,
-				fmt.Sprintf("set plugins.entries.%s.protocol = 0 to use the highest version both speak, or rebuild the plugin against this hookhost's plugins/sdk", name),
-				"speaks plugin protocol %s, but plugins.entries.%s.protocol pins version %d", theirs, name, entry.Protocol)
+			return problemErr(startErr(name, err,
+				fmt.Sprintf("set plugins.entries.%s.protocol = 0 to use the highest version both speak, or %s", name, lang.rebuild(secVersions)),
+				"speaks plugin protocol %s, but plugins.entries.%s.protocol pins version %d", theirs, name, entry.Protocol), ProblemAppProtocol)
 		}
-		return startErr(name, err,
-			fmt.Sprintf("rebuild the plugin against this hookhost's plugins/sdk (protocol %s), or use a hookhost release that speaks its version", versionsText(spoken())),
-			"speaks plugin protocol %s, but this host speaks %s", theirs, versionsText(spoken()))
+		return problemErr(startErr(name, err,
+			fmt.Sprintf("make the plugin speak protocol %s (%s), or use a hookhost release that speaks its version", versionsText(spoken()), lang.rebuild(secVersions)),
+			"speaks plugin protocol %s, but this host speaks %s", theirs, versionsText(spoken())), ProblemAppProtocol)
 	case strings.Contains(msg, "unsupported plugin protocol"):
-		return startErr(name, err, "serve the plugin with plugins/sdk, which speaks gRPC",
-			"speaks a protocol other than gRPC: %s", firstLine(msg))
+		if fd := checkLine(f.line, lang); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
+		return problemErr(startErr(name, err, lang.howTo(secHandshake),
+			"speaks a protocol other than gRPC: %s", firstLine(msg)), ProblemNotGRPC)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return startErr(name, err,
-			"check that the plugin calls sdk.Serve promptly and look at its log; a slow machine may need a longer start timeout",
-			"%s", withStderr(fmt.Sprintf("did not complete the go-plugin handshake within %s", timeout)))
+		if fd := stderrFinding(f.stderr); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
+		if fd := unflushedFinding(ctx, f); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
+		fix := "check that the plugin calls sdk.Serve promptly and look at its log; a slow machine may need a longer start timeout"
+		if lang.kind != langGo {
+			fix = fmt.Sprintf("check that the plugin prints its handshake line promptly, and flushes it, and look at its log (%s); a slow machine may need a longer start timeout", docLink(secHandshake))
+		}
+		return problemErr(startErr(name, err, fix,
+			"%s", f.withStderr(fmt.Sprintf("did not complete the go-plugin handshake within %s", f.opts.StartTimeout))), ProblemHandshakeTimeout)
 	case strings.Contains(msg, "plugin exited before we could connect"):
-		return startErr(name, err,
-			fmt.Sprintf("run the plugin's own tests, or check that %s is a hookhost plugin that calls sdk.Serve", path),
-			"%s", withStderr("exited before completing the go-plugin handshake"))
+		if fd := stderrFinding(f.stderr); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
+		if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
+		return problemErr(startErr(name, err,
+			fmt.Sprintf("run the plugin by hand to see why it stops, or check that %s is a hookhost plugin; %s", path, lang.howTo(secHandshake)),
+			"%s", f.withStderr("exited before completing the go-plugin handshake")), ProblemNoHandshake)
+	case errors.Is(err, syscall.ENOENT):
+		if fd := missingInterpreter(path, lang); fd != nil {
+			return fd.startErr(name, err, lang)
+		}
 	case errors.Is(err, syscall.EACCES):
 		return startErr(name, err, "chmod +x "+path, "binary %s cannot be executed: permission denied", path)
 	case errors.Is(err, syscall.ENOEXEC):
+		if !lang.isScript() && (lang.kind == langPython || lang.kind == langJS || looksLikeText(path)) {
+			interp := "/usr/bin/python3"
+			if lang.kind == langJS {
+				interp = "/usr/bin/node"
+			}
+			return problemErr(startErr(name, err,
+				fmt.Sprintf("make its first line #! and the absolute path of its interpreter (e.g. #!%s), or point plugins.entries.%s.path at an executable that runs it; see %s", interp, name, docLink(secEnvironment)),
+				"%s has no #! line naming its interpreter, so the system cannot tell what runs it", path), ProblemInterpreterMissing)
+		}
 		return startErr(name, err, "build the plugin for this operating system and architecture",
-			"binary %s is not an executable for this system: %v", path, err)
+			"%s is not an executable for this system: %v", path, err)
 	}
 	return startErr(name, err, "look at the plugin's log", "failed to start: %v", err)
 }
 
-func manifestErr(name string, err error) *StartError {
-	fix := "correct the plugin's manifest (its Info) and rebuild it"
+// unflushedFinding reruns a plugin that timed out without printing its
+// handshake line with its stdout on a pseudo-terminal, where Python, C's
+// stdio and most runtimes flush every line: if the line comes now, the
+// first one sat in a pipe buffer. nil when the probe finds nothing or
+// cannot run.
+func unflushedFinding(ctx context.Context, f *startFailure) *finding {
+	if f.line != "" {
+		return nil
+	}
+	res, err := rerun(ctx, f.path, f.entry, rerunOptions{tty: true, wait: min(f.opts.StartTimeout, maxProbeWait)})
+	if err != nil || res.line == "" {
+		return nil
+	}
+	fix := "flush stdout right after printing the handshake line"
+	switch f.lang.kind {
+	case langPython:
+		fix = "print the handshake line with print(line, flush=True), or call sys.stdout.flush() after it"
+	case langJS:
+		fix = "write the handshake line with process.stdout.write(line + \"\\n\"), not through a buffered stream"
+	}
+	return &finding{problem: ProblemUnflushed, section: secHandshake, fix: fix,
+		reason: fmt.Sprintf("printed its handshake line into its stdout buffer and never flushed it, so the host waited %s for it in vain: rerun with stdout on a terminal, which flushes every line, it printed %q at once", f.opts.StartTimeout, shortLine(res.line))}
+}
+
+func manifestErr(name string, err error, lang language) *StartError {
+	fix := "correct the manifest the plugin answers Describe with"
+	if lang.kind == langGo {
+		fix = "correct the plugin's manifest (its Info) and rebuild it"
+	}
 	me := (*hooks.ManifestError)(nil)
 	if !errors.As(err, &me) {
 		return startErr(name, err, fix, "invalid manifest: %v", err)

@@ -61,6 +61,12 @@ type procRunner struct {
 
 	mu  sync.Mutex
 	pid int
+	// first is the first line the plugin printed, its handshake line,
+	// kept so that a failed start can be explained from what it said.
+	first string
+	// plain is the first stderr line go-plugin logs at DEBUG because it
+	// is neither JSON nor marked with a level; Check warns of it.
+	plain string
 
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error
@@ -152,6 +158,9 @@ func (r *procRunner) readStdout(f *os.File) {
 	br := bufio.NewReaderSize(f, 4096)
 	line, _, err := readLine(br, maxOutputLine)
 	if len(line) > 0 || err == nil {
+		r.mu.Lock()
+		r.first = string(line)
+		r.mu.Unlock()
 		_, _ = r.outW.Write(append(line, '\n'))
 	}
 	r.outW.Close()
@@ -179,6 +188,7 @@ func (r *procRunner) readStderr(f *os.File) {
 	for {
 		line, dropped, err := readLine(br, maxOutputLine)
 		if len(line) > 0 || dropped > 0 || err == nil {
+			r.notePlain(line)
 			out := sanitizeLogLine(withDropMarker(line, dropped))
 			if _, werr := r.errW.Write(append(out, '\n')); werr != nil {
 				return
@@ -188,6 +198,39 @@ func (r *procRunner) readStderr(f *os.File) {
 			return
 		}
 	}
+}
+
+// levelPrefixes are the plain stderr line prefixes go-plugin (v1.8,
+// logStderr) takes a level from; "panic: " and "fatal error: " start a Go
+// crash, which it logs as an error.
+var levelPrefixes = []string{"[TRACE]", "[DEBUG]", "[INFO]", "[WARN]", "[ERROR]", "panic: ", "fatal error: "}
+
+// notePlain keeps the first stderr line that go-plugin would log at DEBUG
+// for want of a level: a plugin's warnings and errors written that way
+// are hidden at the host's default log level.
+func (r *procRunner) notePlain(line []byte) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || (trimmed[0] == '{' && json.Valid(trimmed)) {
+		return
+	}
+	for _, p := range levelPrefixes {
+		if bytes.HasPrefix(line, []byte(p)) {
+			return
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.plain == "" {
+		r.plain = string(trimmed[:min(len(trimmed), maxQuoted)])
+	}
+}
+
+// plainLine is the first stderr line logged at DEBUG for want of a level,
+// "" if there was none.
+func (r *procRunner) plainLine() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.plain
 }
 
 // readLine reads one line without its newline, keeping at most max bytes of
@@ -320,6 +363,13 @@ func (r *procRunner) Kill(context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// handshakeLine is the first line the plugin printed, "" before it did.
+func (r *procRunner) handshakeLine() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first
 }
 
 // Stdout is the plugin's first stdout line: the go-plugin handshake.

@@ -240,6 +240,7 @@ func print(w io.Writer, samples map[string]map[string][]float64, order []string)
 	tw.Flush()
 
 	printBoundary(w, med, samples)
+	printLanguages(w, med, order)
 
 	printChecks(w, med)
 	printGateway(w, samples)
@@ -312,6 +313,68 @@ func printBoundary(w io.Writer, med medians, samples map[string]map[string][]flo
 	fmt.Fprintln(tw, "plugin boundary (medians, same run)\ttime/op\tfastest – slowest run\tin v2 round trips\tsynchronous plugin calls per op\t")
 	for _, r := range rows {
 		fmt.Fprintln(tw, r+"\t")
+	}
+	tw.Flush()
+}
+
+// The per-language benchmarks (bench/languages_test.go): the conform
+// plugin of each language answering the same provided tool.
+const (
+	langProvide = "BenchmarkLanguageProvide/"
+	langStartup = "BenchmarkLanguageStartup/"
+	langRSS     = "BenchmarkLanguageIdleRSS/"
+	langBase    = "go"
+	exProvide   = "BenchmarkExampleProvide/"
+)
+
+// printLanguages prints, per language with an SDK, what a plugin written in
+// it costs: a provided tool's round trip (also as a multiple of Go's), the
+// time to start, and its idle resident memory; then the round trip of each
+// example plugin that provides a tool.
+func printLanguages(w io.Writer, med medians, order []string) {
+	var langs []string
+	for name := range med {
+		if l, ok := strings.CutPrefix(name, langProvide); ok {
+			langs = append(langs, l)
+		}
+	}
+	if len(langs) == 0 {
+		return
+	}
+	// Go first, then the others by name.
+	slices.SortFunc(langs, func(a, b string) int {
+		switch {
+		case a == langBase:
+			return -1
+		case b == langBase:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	base := med[langProvide+langBase]["ns/op"]
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "plugins by language (medians, same run)	provided tool round trip	× Go's	start	idle RSS	")
+	for _, l := range langs {
+		rt := med[langProvide+l]["ns/op"]
+		times := ""
+		if base > 0 {
+			times = fmt.Sprintf("%.2f×", rt/base)
+		}
+		start, rss := "-", "-"
+		if v, ok := med[langStartup+l]["ns/op"]; ok {
+			start = human(v, "ns/op")
+		}
+		if v, ok := med[langRSS+l]["idle-rss-KiB"]; ok {
+			rss = fmt.Sprintf("%.1f MiB", v/1024)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", l, human(rt, "ns/op"), times, start, rss)
+	}
+	// The example plugins that provide a tool, in the order they ran.
+	for _, name := range order {
+		if ex, ok := strings.CutPrefix(name, exProvide); ok {
+			fmt.Fprintf(tw, "example %s\t%s\t\t\t\t\n", ex, human(med[name]["ns/op"], "ns/op"))
+		}
 	}
 	tw.Flush()
 }

@@ -85,3 +85,25 @@ func TestReportGatewayOnlyRunHasNoBoundaryTables(t *testing.T) {
 		t.Errorf("no gateway table:\n%s", out)
 	}
 }
+
+func TestReportLanguages(t *testing.T) {
+	out := report(t, `
+BenchmarkLanguageProvide/go-2          	    5000	    200000 ns/op	         2.000 protocol
+BenchmarkLanguageProvide/python-2      	    2000	    500000 ns/op	         2.000 protocol
+BenchmarkLanguageProvide/typescript-2  	    1000	    900000 ns/op	         2.000 protocol
+BenchmarkLanguageStartup/go-2          	      20	  50000000 ns/op
+BenchmarkLanguageStartup/python-2      	      10	 300000000 ns/op
+BenchmarkLanguageIdleRSS/go-2          	   20000	     40000 ns/op	     16384 idle-rss-KiB
+BenchmarkLanguageIdleRSS/typescript-2  	   20000	     40000 ns/op	     51200 idle-rss-KiB
+BenchmarkExampleProvide/go-cache-2     	    5000	    280000 ns/op
+BenchmarkExampleProvide/python-guard-2 	    2000	    610000 ns/op
+`)
+	line(t, out, "go  ", `200\.0 µs\s+1\.00×\s+50\.00 ms\s+16\.0 MiB`)
+	line(t, out, "python  ", `500\.0 µs\s+2\.50×\s+300\.00 ms\s+-`)
+	line(t, out, "typescript  ", `900\.0 µs\s+4\.50×\s+-\s+50\.0 MiB`)
+	line(t, out, "example go-cache", `280\.0 µs`)
+	line(t, out, "example python-guard", `610\.0 µs`)
+	if strings.Index(out, "\ngo  ") > strings.Index(out, "\npython  ") {
+		t.Errorf("Go is not the first language row:\n%s", out)
+	}
+}

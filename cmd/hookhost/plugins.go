@@ -75,6 +75,11 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		status, detail := "ok", fmt.Sprintf("%d hooks, %d tools, healthy", len(r.Hooks), len(r.Tools))
+		if n := len(r.Warnings); n == 1 {
+			detail += ", 1 warning"
+		} else if n > 1 {
+			detail += fmt.Sprintf(", %d warnings", n)
+		}
 		switch {
 		case !r.OK && r.FailClosed:
 			status, detail = downFailClosed, r.Err.Error()
@@ -92,6 +97,12 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 					fmt.Fprintf(stdout, "%s is fail_closed: while it does not start, every tool call is blocked\n", r.Name)
 				}
 			}
+		}
+	}
+	// Warnings do not fail the check: the plugins work, at a cost.
+	for _, r := range results {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(stdout, "\nwarning: plugin %s: %s\n", r.Name, w)
 		}
 	}
 	if failed > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -59,5 +60,65 @@ func TestPluginsListAttachesThroughTheEnvironment(t *testing.T) {
 	case <-plugin.Exited:
 		t.Fatal("the attached plugin exited after plugins list")
 	default:
+	}
+}
+
+// buildHandmade builds the host's hand-written test plugin and links it
+// under each name; the name chooses the mistake it makes.
+func buildHandmade(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "handmade")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/handmade").CombinedOutput(); err != nil {
+		t.Fatalf("building the test plugin: %v\n%s", err, out)
+	}
+	paths := map[string]string{}
+	for _, n := range names {
+		paths[n] = filepath.Join(dir, n)
+		if err := os.Symlink(bin, paths[n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return paths
+}
+
+// plugins check passes a plugin with a warning (exit 0), counts the
+// warning in its row and prints it with its fix below the table; a
+// plugin that fails makes the exit code 1 whatever the warnings.
+func TestPluginsCheckWarnings(t *testing.T) {
+	paths := buildHandmade(t, "nocontroller", "padded")
+	entries := func(names ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "[plugins]\nenabled = [%q", names[0])
+		for _, n := range names[1:] {
+			fmt.Fprintf(&b, ", %q", n)
+		}
+		b.WriteString("]\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "[plugins.entries.%s]\npath = %q\n", n, paths[n])
+		}
+		return b.String()
+	}
+
+	code, out, errOut := runCLI(t, "", "plugins", "check", "-c", writeConfig(t, entries("nocontroller")))
+	t.Logf("plugins check:\n%s", out)
+	if code != 0 {
+		t.Errorf("exit %d with a warning only, want 0\n%s%s", code, out, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^nocontroller\s+ok\s+1\.0\.0\s+v2\s.*healthy, 1 warning$`).MatchString(out) {
+		t.Errorf("no ok row counting one warning:\n%s", out)
+	}
+	warning := regexp.MustCompile(`(?m)^warning: plugin nocontroller: .*controller.*2 s.*SIGKILL.*\(fix: .*PROTOCOL\.md#controller.*\)$`)
+	if !warning.MatchString(out) {
+		t.Errorf("no warning line with its cost and fix:\n%s", out)
+	}
+
+	code, out, errOut = runCLI(t, "", "plugins", "check", "-c", writeConfig(t, entries("nocontroller", "padded")))
+	t.Logf("plugins check:\n%s", out)
+	if code != 1 {
+		t.Errorf("exit %d with a failed plugin, want 1\n%s%s", code, out, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^padded\s+FAILED\s.*padded base64.*illegal base64 data`).MatchString(out) || !warning.MatchString(out) {
+		t.Errorf("want padded FAILED and the warning of nocontroller:\n%s", out)
 	}
 }

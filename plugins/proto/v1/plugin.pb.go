@@ -3,7 +3,10 @@
 // A plugin is a process started by the host through go-plugin's handshake
 // (gRPC only, AutoMTLS). It serves the Plugin service below plus go-plugin's
 // health service (grpc.health.v1, service name "plugin") and GRPCController
-// (Shutdown). Any language that can do that can be a plugin.
+// (Shutdown). Any language that can do that can be a plugin. PROTOCOL.md,
+// at the top of the repository, is the whole contract: the handshake line,
+// the certificates, the services, logging, the environment, deadlines and
+// failures.
 //
 // Every hook RPC may answer "no opinion" by leaving its result field unset.
 // Tool arguments, tool results' JSON and input schemas travel as JSON bytes.

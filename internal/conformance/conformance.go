@@ -1,0 +1,613 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/host"
+)
+
+// Plugin is one language's conform plugin.
+type Plugin struct {
+	Language string // for messages: "go", "python", "typescript", ...
+	// Path is the absolute path of the executable the host starts: a
+	// binary, or a script with an absolute interpreter in its #! line.
+	Path string
+	// Protocols are the plugin protocol versions it speaks; each is
+	// checked with the plugin pinned to it. Nil means 1 and 2.
+	Protocols []int
+}
+
+func (p Plugin) protocols() []int {
+	if p.Protocols == nil {
+		return []int{1, 2}
+	}
+	return p.Protocols
+}
+
+// childHostEnv turns a test binary into a host of its own, for the check
+// that SIGKILLs a host: it starts the plugin at the path it holds, prints
+// the plugin's pid and waits to be killed.
+const childHostEnv = "HOOKHOST_CONFORMANCE_CHILD_HOST"
+
+// Main is TestMain for a package that calls Run: it plays the child host
+// of the host-death check when asked to, and runs the tests otherwise.
+func Main(m *testing.M) {
+	if path := os.Getenv(childHostEnv); path != "" {
+		os.Exit(childHost(path))
+	}
+	os.Exit(m.Run())
+}
+
+func childHost(path string) int {
+	cfg, err := config.Parse([]byte(configFor(path, 0, `tag = "child"`)), "child.toml", "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	if len(errs) > 0 {
+		fmt.Fprintln(os.Stderr, errs[0])
+		return 1
+	}
+	fmt.Println(h.Plugins()[0].PID)
+	time.Sleep(time.Minute)
+	return 0
+}
+
+// The timeouts the checks run under: long enough for a slow interpreter
+// on a loaded machine, short enough that the deadline check is quick.
+const (
+	hookTimeout = "5s"
+	toolTimeout = "1500ms"
+)
+
+func configFor(path string, protocol int, pluginConfig string) string {
+	pin := ""
+	if protocol != 0 {
+		pin = fmt.Sprintf("protocol = %d\n", protocol)
+	}
+	return fmt.Sprintf(`
+[plugins]
+enabled = ["conform"]
+[plugins.entries.conform]
+path = %q
+timeout = %q
+tool_timeout = %q
+%s
+[plugins.entries.conform.config]
+%s
+`, path, hookTimeout, toolTimeout, pin, pluginConfig)
+}
+
+func parse(t *testing.T, toml string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(toml), "conform.toml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// Run checks p against the spec in the package comment, as a tree of
+// subtests.
+func Run(t *testing.T, p Plugin) {
+	if fi, err := os.Stat(p.Path); err != nil || fi.Mode().Perm()&0o111 == 0 {
+		t.Fatalf("%s conform plugin %s is missing or not executable (%v)", p.Language, p.Path, err)
+	}
+	t.Run("check", func(t *testing.T) { checkCheck(t, p) })
+	for _, v := range p.protocols() {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { checkHooks(t, p, v) })
+	}
+	t.Run("config", func(t *testing.T) { checkConfigErrors(t, p) })
+	t.Run("restart", func(t *testing.T) { checkRestart(t, p) })
+	t.Run("host-killed", func(t *testing.T) { checkHostKilled(t, p) })
+}
+
+// log captures the host's log, for the checks on what the plugin logged
+// and on how it left.
+type log struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *log) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *log) logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Debug, Output: l})
+}
+
+var allHooks = hooks.Catalogue
+
+var toolNames = []string{"conform__echo", "conform__raise", "conform__seen", "conform__sleep"}
+
+func checkManifest(t *testing.T, version string, hooksServed []hooks.Name, matchers []string, hookMatchers map[hooks.Name][]string, tools []string) {
+	t.Helper()
+	if version != "1.0.0" {
+		t.Errorf("version %q, want 1.0.0", version)
+	}
+	if got := slices.Sorted(slices.Values(hooksServed)); !slices.Equal(got, slices.Sorted(slices.Values(allHooks))) {
+		t.Errorf("hooks %v, want all of %v", hooksServed, allHooks)
+	}
+	if len(matchers) != 0 {
+		t.Errorf("matchers %v, want none", matchers)
+	}
+	want := map[hooks.Name][]string{hooks.PreToolCallCanProvideResult: {"conform__*"}}
+	if len(hookMatchers) != 1 || !slices.Equal(hookMatchers[hooks.PreToolCallCanProvideResult], want[hooks.PreToolCallCanProvideResult]) {
+		t.Errorf("hook matchers %v, want %v", hookMatchers, want)
+	}
+	if got := slices.Sorted(slices.Values(tools)); !slices.Equal(got, toolNames) {
+		t.Errorf("tools %v, want %v", tools, toolNames)
+	}
+}
+
+func checkCheck(t *testing.T, p Plugin) {
+	l := &log{}
+	results := host.Check(context.Background(), parse(t, configFor(p.Path, 0, "")), host.Options{Logger: l.logger()})
+	if len(results) != 1 {
+		t.Fatalf("check: %d results", len(results))
+	}
+	r := results[0]
+	if !r.OK {
+		t.Fatalf("plugins check fails: %v\nhost log:\n%s", r.Err, l)
+	}
+	checkManifest(t, r.Version, r.Hooks, r.Matchers, r.HookMatchers, r.Tools)
+	// A conforming plugin leaves plugins check nothing to warn of: it
+	// serves the controller, checks the cookie, requires a client
+	// certificate and logs with levels.
+	for _, w := range r.Warnings {
+		t.Errorf("plugins check warns: %s", w)
+	}
+	if want := slices.Max(p.protocols()); r.Protocol != want {
+		t.Errorf("negotiated protocol %d, want %d", r.Protocol, want)
+	}
+	checkGraceful(t, l)
+}
+
+// checkGraceful fails the test if the plugin had to be killed because it
+// did not exit when the host asked it to (GRPCController.Shutdown).
+func checkGraceful(t *testing.T, l *log) {
+	t.Helper()
+	if strings.Contains(l.String(), "failed to exit gracefully") {
+		t.Errorf("the plugin did not exit when the host asked it to shut down and was killed\nhost log:\n%s", l)
+	}
+}
+
+func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*host.Host, []hooks.Member) {
+	t.Helper()
+	h, errs := host.Start(context.Background(), parse(t, configFor(p.Path, protocol, pluginConfig)), host.Options{Logger: l.logger()})
+	if len(errs) > 0 {
+		h.Close(context.Background())
+		t.Fatalf("start: %v\nhost log:\n%s", errs[0], l)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return h, h.Members()
+}
+
+// exchanges counts the synchronous exchanges with the plugin: a plain call
+// of a hook that is not an observer, or a stretch.
+type exchanges struct {
+	*host.Supervised
+	n atomic.Int64
+}
+
+func (e *exchanges) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+	if !hook.Observer() {
+		e.n.Add(1)
+	}
+	return e.Supervised.Handle(ctx, hook, req)
+}
+
+func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+	st, err := e.Supervised.Stretch(ctx, req)
+	if err == nil {
+		e.n.Add(1)
+	}
+	return st, err
+}
+
+var (
+	_ hooks.Stretcher        = (*exchanges)(nil)
+	_ hooks.ContextHonouring = (*exchanges)(nil)
+)
+
+const session = "conform-session"
+
+func call(name, args string) hooks.ToolCallRequest {
+	return hooks.ToolCallRequest{SessionID: session, CallID: "c-" + name, Name: name, Arguments: json.RawMessage(args)}
+}
+
+func jsonEqual(got, want string) bool {
+	var a, b any
+	if json.Unmarshal([]byte(got), &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+// failures returns the failures of the plugin's hook, by kind.
+func failures(bus *hooks.Bus, hook hooks.Name) map[string]uint64 {
+	for _, s := range bus.Stats().Hooks {
+		if s.Hook == hook {
+			return s.Failures
+		}
+	}
+	return nil
+}
+
+func checkHooks(t *testing.T, p Plugin, protocol int) {
+	l := &log{}
+	tag := "t-" + p.Language
+	h, members := start(t, p, protocol, fmt.Sprintf("tag = %q", tag), l)
+	st := h.Plugins()[0]
+	if st.Protocol != protocol {
+		t.Fatalf("speaks protocol %d, pinned to %d", st.Protocol, protocol)
+	}
+	checkManifest(t, st.Manifest.Version, st.Manifest.Hooks, st.Manifest.Matchers, st.Manifest.HookMatchers, func() []string {
+		var names []string
+		for _, tool := range st.Manifest.Tools {
+			names = append(names, tool.Name)
+		}
+		return names
+	}())
+	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
+	members[0].Plugin = ex
+	bus, err := hooks.NewBus(members, hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	ctx := context.Background()
+
+	// The log line Configure wrote, at the level it chose; stderr is read
+	// on its own, so the line may come after Configure's answer.
+	waitFor(t, `a WARN line "conform configured" with tag=`+tag+` in the host's log`, func() bool {
+		return hasLogLine(l.String(), "[WARN]", "conform configured", "tag="+tag)
+	})
+
+	t.Run("pre_tool_list_finalized", func(t *testing.T) {
+		tools := []hooks.ToolSpec{{Name: "a"}, {Name: "hidden_b"}, {Name: "c"}}
+		change := bus.ToolList(ctx, hooks.ToolListRequest{SessionID: session, Tools: tools})
+		if change == nil || change.Plugin != "conform" || len(change.Tools) != 2 || change.Tools[0].Name != "a" || change.Tools[1].Name != "c" {
+			t.Errorf("tool list with hidden_b: %+v, want [a c]", change)
+		}
+		if change := bus.ToolList(ctx, hooks.ToolListRequest{SessionID: session, Tools: tools[:1]}); change != nil {
+			t.Errorf("tool list without hidden tools: %+v, want no opinion", change)
+		}
+	})
+
+	t.Run("pre_api_request_mutable", func(t *testing.T) {
+		req, changes := bus.MutateRequest(ctx, hooks.APIRequest{SessionID: session, Request: hooks.ModelRequest{Model: "patch-me", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}})
+		if req.System != "patched by "+tag || req.Temperature == nil || *req.Temperature != 0.5 || len(changes) != 1 ||
+			!slices.Equal(slices.Sorted(slices.Values(changes[0].Fields)), []string{"system", "temperature"}) {
+			t.Errorf("request for patch-me: system %q, temperature %v, changes %+v", req.System, req.Temperature, changes)
+		}
+		if _, changes := bus.MutateRequest(ctx, hooks.APIRequest{SessionID: session, Request: hooks.ModelRequest{Model: "m"}}); len(changes) != 0 {
+			t.Errorf("request for model m: changes %+v, want none", changes)
+		}
+	})
+
+	t.Run("post_llm_call_can_reissue", func(t *testing.T) {
+		req := hooks.ModelRequest{Model: "m", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}
+		resp := func(text string) hooks.ModelResponse {
+			return hooks.ModelResponse{Model: "m", Message: hooks.Message{Role: hooks.RoleAssistant, Content: text}, StopReason: hooks.StopEndTurn}
+		}
+		r := bus.Reissue(ctx, hooks.LLMCall{SessionID: session, Route: hooks.RouteGateway, Request: req, Response: resp("please REISSUE")})
+		if r == nil || r.Plugin != "conform" || r.Reason != "conform asked again" || len(r.Patch.Messages) != 2 ||
+			r.Patch.Messages[0].Content != "hi" || r.Patch.Messages[1].Role != hooks.RoleUser || r.Patch.Messages[1].Content != "again" {
+			t.Errorf("reissue: %+v, want conform's with [hi, again]", r)
+		}
+		if r := bus.Reissue(ctx, hooks.LLMCall{SessionID: session, Route: hooks.RouteGateway, Request: req, Response: resp("fine")}); r != nil {
+			t.Errorf("reissue of a fine answer: %+v, want none", r)
+		}
+	})
+
+	t.Run("transform_llm_output", func(t *testing.T) {
+		if text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: session, Text: "The answer."}); text != "The answer. -- "+tag || !slices.Equal(by, []string{"conform"}) {
+			t.Errorf("transform_llm_output: %q by %v", text, by)
+		}
+		if text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: session}); text != "" || len(by) != 0 {
+			t.Errorf("transform_llm_output of nothing: %q by %v, want no opinion", text, by)
+		}
+	})
+
+	t.Run("pre_tool_call", func(t *testing.T) {
+		if out := bus.PreToolCall(ctx, call("any_tool", `{"text":"forbidden"}`)); !out.Blocked || out.BlockedBy != "conform" || out.Message != "conform blocks forbidden text" {
+			t.Errorf("forbidden: %+v, want blocked by conform", out)
+		}
+		out := bus.PreToolCall(ctx, call("any_tool", `{"text":"shout:quiet ünïcode","n":1}`))
+		if out.Blocked || !slices.Equal(out.ModifiedBy, []string{"conform"}) || !jsonEqual(string(out.Arguments), `{"text":"QUIET üNïCODE","n":1}`) {
+			t.Errorf("shout: %+v (arguments %s), want the text upper-cased (ASCII) and n kept", out, out.Arguments)
+		}
+		for _, args := range []string{`{"text":"calm"}`, `{"other":1}`, `[1,2]`, `"text"`} {
+			if out := bus.PreToolCall(ctx, call("any_tool", args)); out.Blocked || len(out.ModifiedBy) != 0 {
+				t.Errorf("arguments %s: %+v, want no opinion", args, out)
+			}
+		}
+	})
+
+	t.Run("pre_tool_call_can_provide_result", func(t *testing.T) {
+		r := bus.ProvideResult(ctx, call("conform__echo", `{"text":"hello"}`))
+		if r == nil || r.Plugin != "conform" || r.IsError || !jsonEqual(r.Content, fmt.Sprintf(`{"echo":"hello","tag":%q}`, tag)) {
+			t.Errorf("echo hello: %+v", r)
+		}
+		r = bus.ProvideResult(ctx, call("conform__echo", `{"text":"fail"}`))
+		if r == nil || !r.IsError || r.Content != "conform refuses to echo fail" {
+			t.Errorf("echo fail: %+v, want conform's error result", r)
+		}
+		if r := bus.ProvideResult(ctx, call("conform__unknown", `{}`)); r != nil {
+			t.Errorf("conform__unknown: %+v, want no opinion", r)
+		}
+		if bus.Subscribed(hooks.PreToolCallCanProvideResult, "other_tool") {
+			t.Error("conform is asked to provide other_tool's result; its hook matchers say conform__* only")
+		}
+		if !bus.Subscribed(hooks.PreToolCall, "other_tool") || !bus.Subscribed(hooks.TransformToolResult, "other_tool") {
+			t.Error("conform is not asked pre_tool_call or transform_tool_result for other_tool; it has no matchers")
+		}
+		before := failures(bus, hooks.PreToolCallCanProvideResult)
+		if r := bus.ProvideResult(ctx, call("conform__raise", `{}`)); r != nil {
+			t.Errorf("conform__raise: %+v, want no opinion (a failure)", r)
+		}
+		after := failures(bus, hooks.PreToolCallCanProvideResult)
+		if after["error"]+after["panic"] != before["error"]+before["panic"]+1 {
+			t.Errorf("conform__raise counted as failures %v (before %v), want one more error or panic", after, before)
+		}
+	})
+
+	t.Run("deadline", func(t *testing.T) {
+		// A call past its deadline must not hold up the next one, and the
+		// plugin must go on answering afterwards.
+		slow := make(chan *hooks.ProvidedResult, 1)
+		before := failures(bus, hooks.PreToolCallCanProvideResult)
+		go func() { slow <- bus.ProvideResult(ctx, call("conform__sleep", `{"ms":60000}`)) }()
+		time.Sleep(200 * time.Millisecond)
+		if r := bus.ProvideResult(ctx, call("conform__echo", `{"text":"meanwhile"}`)); r == nil || !strings.Contains(r.Content, "meanwhile") {
+			t.Errorf("echo while a call sleeps: %+v", r)
+		}
+		select {
+		case r := <-slow:
+			if r != nil {
+				t.Errorf("a 60 s sleep under a %s deadline answered %+v", toolTimeout, r)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("a call under a %s deadline has not returned after 30 s", toolTimeout)
+		}
+		if f := failures(bus, hooks.PreToolCallCanProvideResult); f["timeout"] != before["timeout"]+1 {
+			t.Errorf("failures %v (before %v), want one more timeout", f, before)
+		}
+		if r := bus.ProvideResult(ctx, call("conform__sleep", `{"ms":1}`)); r == nil || r.Content != "slept" {
+			t.Errorf("sleep 1 ms after a timeout: %+v, want \"slept\"", r)
+		}
+	})
+
+	t.Run("tool pipeline", func(t *testing.T) {
+		native := dispatch.Tool{
+			Spec: hooks.ToolSpec{Name: "native_upper", Description: "returns its text", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			Run: func(_ context.Context, args json.RawMessage) (any, error) {
+				var a struct{ Text string }
+				_ = json.Unmarshal(args, &a)
+				return "native says " + a.Text, nil
+			},
+		}
+		reg, err := dispatch.NewRegistry(native)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipe := &dispatch.Pipeline{Registry: reg, Bus: bus}
+
+		n := ex.n.Load()
+		out := pipe.Run(ctx, session, hooks.ToolCall{ID: "p1", Name: "conform__echo", Arguments: json.RawMessage(`{"text":"shout:hi"}`)})
+		// The pipeline carries a plain-text result as a JSON string.
+		want := hooks.ToolResult{Content: fmt.Sprintf(`{"echo":"HI","tag":%q} (transformed)`, tag)}.AsJSON().Content
+		if out.Path != dispatch.PathProvided || out.AnsweredBy != "conform" || out.Result.Content != want || out.Result.IsError ||
+			!slices.Equal(out.ModifiedBy, []string{"conform"}) || !slices.Equal(out.TransformedBy, []string{"conform"}) {
+			t.Errorf("echo shout:hi through the pipeline: %+v, want content %s", out, want)
+		}
+		// For a plugin's own tool the host asks pre_tool_call on its own (it
+		// checks the final arguments against the tool's schema before anyone
+		// may provide); protocol 2 then asks the provide and the transform in
+		// one exchange, protocol 1 in two.
+		if got, want := ex.n.Load()-n, map[int]int64{1: 3, 2: 2}[protocol]; got != want {
+			t.Errorf("the call took %d exchanges with the plugin over protocol %d, want %d", got, protocol, want)
+		}
+
+		out = pipe.Run(ctx, session, hooks.ToolCall{ID: "p2", Name: "native_upper", Arguments: json.RawMessage(`{"text":"shout:abc"}`)})
+		if out.Path != dispatch.PathNative || out.Result.Content != `"NATIVE SAYS ABC"` || !slices.Equal(out.TransformedBy, []string{"conform"}) {
+			t.Errorf("native_upper through the pipeline: %+v, want \"NATIVE SAYS ABC\" transformed by conform", out)
+		}
+
+		out = pipe.Run(ctx, session, hooks.ToolCall{ID: "p3", Name: "conform__echo", Arguments: json.RawMessage(`{"text":"forbidden"}`)})
+		if out.Path != dispatch.PathBlocked || !out.Result.IsError || !strings.Contains(out.Result.Content, "conform blocks forbidden text") {
+			t.Errorf("echo forbidden through the pipeline: %+v, want blocked", out)
+		}
+	})
+
+	t.Run("observers", func(t *testing.T) {
+		bus.SessionStart(hooks.SessionStart{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway})
+		bus.LLMCallDone(hooks.Inference{SessionID: "s-obs", Model: "m-obs", Route: hooks.RouteGateway, StopReason: hooks.StopEndTurn})
+		bus.ToolCallDone(hooks.ToolCallOutcome{SessionID: "s-obs", CallID: "o1", Name: "observed_tool", Arguments: json.RawMessage(`{}`), Status: hooks.StatusOK})
+		bus.SessionEnd(hooks.SessionEnd{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway, Reason: hooks.EndCompleted})
+		fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := bus.Flush(fctx); err != nil {
+			t.Fatalf("flushing the observers: %v", err)
+		}
+		want := []string{
+			"on_session_start s-obs", "post_llm_call s-obs m-obs",
+			"post_tool_call observed_tool ok", "on_session_end s-obs completed",
+			// From the pipeline's calls above.
+			"post_tool_call conform__echo provided_by:conform", "post_tool_call native_upper ok",
+		}
+		var seen []string
+		waitFor(t, "conform__seen to list every observer event", func() bool {
+			r := bus.ProvideResult(ctx, call("conform__seen", `{}`))
+			if r == nil || json.Unmarshal([]byte(r.Content), &seen) != nil {
+				return false
+			}
+			for _, w := range want {
+				if !slices.Contains(seen, w) {
+					return false
+				}
+			}
+			return true
+		})
+		if t.Failed() {
+			t.Logf("conform__seen lists %q, want at least %q", seen, want)
+		}
+	})
+
+	if f := failures(bus, hooks.OnSessionStart); len(f) != 0 {
+		t.Errorf("on_session_start failures: %v", f)
+	}
+
+	// Close shuts the plugin down through its controller.
+	pid := h.Plugins()[0].PID
+	if err := h.Close(context.Background()); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	waitFor(t, "the plugin to exit after Close", func() bool { return gone(pid) })
+	checkGraceful(t, l)
+}
+
+// hasLogLine reports whether one line of log holds every part.
+func hasLogLine(log string, parts ...string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func checkConfigErrors(t *testing.T, p Plugin) {
+	for _, c := range []struct{ config, key string }{
+		{`bogus = 1`, "bogus"},
+		{`tag = 7`, "tag"},
+	} {
+		l := &log{}
+		h, errs := host.Start(context.Background(), parse(t, configFor(p.Path, 0, c.config)), host.Options{Logger: l.logger()})
+		h.Close(context.Background())
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), c.key) {
+			t.Errorf("config %s: start errors %v, want one naming %q", c.config, errs, c.key)
+		}
+	}
+}
+
+func checkRestart(t *testing.T, p Plugin) {
+	l := &log{}
+	h, members := start(t, p, 0, "", l)
+	bus, err := hooks.NewBus(members, hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	first := h.Plugins()[0]
+	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the plugin to be restarted after SIGKILL", func() bool {
+		now := h.Plugins()[0]
+		return now.State == host.StateRunning && now.PID != first.PID && now.PID != 0
+	})
+	if r := h.Plugins()[0].Restarts; r != 1 {
+		t.Errorf("restarts = %d, want 1", r)
+	}
+	if r := bus.ProvideResult(context.Background(), call("conform__echo", `{"text":"again"}`)); r == nil || !strings.Contains(r.Content, "again") {
+		t.Errorf("echo after the restart: %+v\nhost log:\n%s", r, l)
+	}
+}
+
+// checkHostKilled SIGKILLs a host, which then cannot shut its plugin down:
+// the plugin must notice on its own and exit.
+func checkHostKilled(t *testing.T, p Plugin) {
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childHostEnv+"="+p.Path)
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the child host did not report the plugin's pid (is conformance.Main the package's TestMain?): %v; its stderr: %s", err, stderr.String())
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("the child host printed %q, want a pid", line)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	waitFor(t, "the plugin to exit after its host was SIGKILLed", func() bool { return gone(pid) })
+}
+
+// waitFor polls cond for up to 30 seconds, failing the test if it never
+// holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Errorf("timed out after 30 s waiting for %s", what)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// gone reports whether pid has exited (a zombie counts as exited).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] == 'Z'
+	}
+	return false
+}

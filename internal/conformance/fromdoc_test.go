@@ -1,0 +1,46 @@
+package conformance
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// The fromdoc plugins are conform plugins written from the published
+// documents alone: the Python one from PROTOCOL.md and the protos, with no
+// SDK; the TypeScript one from the TypeScript SDK's README. They check that
+// those documents are enough to write a plugin that keeps the contract.
+
+const systemPython = "/usr/bin/python3"
+
+// fromDocPython returns the Python fromdoc plugin's absolute path, skipping
+// the test (failing it under CI) when Debian's modules are missing.
+func fromDocPython(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(systemPython, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
+	if err != nil {
+		msg := fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (install Debian's python3-grpcio, python3-protobuf and python3-cryptography): %v: %s",
+			systemPython, err, bytes.TrimSpace(out))
+		// CI installs them (.ci/run): there a missing module is a broken
+		// install, not a reason to skip.
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	p, err := filepath.Abs(filepath.Join("fromdoc", "python", "conform.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFromDocPython checks the conform plugin written in Python from
+// PROTOCOL.md alone, over both protocol versions.
+func TestFromDocPython(t *testing.T) {
+	t.Parallel()
+	Run(t, Plugin{Language: "python-from-doc", Path: fromDocPython(t), Protocols: []int{1, 2}})
+}

@@ -1,0 +1,18 @@
+package conformance
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestGo checks the Go conform plugin, built with plugins/sdk: the
+// reference every other language is held to.
+func TestGo(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "conform")
+	if out, err := exec.Command("go", "build", "-o", bin, "./goconform").CombinedOutput(); err != nil {
+		t.Fatalf("build goconform: %v\n%s", err, out)
+	}
+	Run(t, Plugin{Language: "go", Path: bin})
+}

@@ -1,0 +1,5 @@
+package conformance
+
+import "testing"
+
+func TestMain(m *testing.M) { Main(m) }

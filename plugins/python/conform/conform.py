@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""conform: the conformance plugin, written with hookhost_plugin.
+
+It behaves exactly as internal/conformance/doc.go specifies, so that the
+conformance harness can drive it under the real host over both protocol
+versions. The interpreter is absolute because the host passes no PATH.
+"""
+
+import os
+import sys
+import threading
+
+# Inside the repository the SDK may not be installed: import it from
+# plugins/python/src, found from this file, when it is not. A plugin of
+# one's own pip-installs hookhost-plugin instead. Writing no bytecode keeps
+# __pycache__ out of the source tree.
+sys.dont_write_bytecode = True
+try:
+    import hookhost_plugin as hp
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src"))
+    import hookhost_plugin as hp
+
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def upper(s: str) -> str:
+    """Upper case, ASCII letters only, as the spec says."""
+    return s.translate(_ASCII_UPPER)
+
+
+def text_arg(arguments: str):
+    """The arguments' "text" string, or None."""
+    try:
+        args = hp.ToolCallRequest(arguments=arguments).args
+    except ValueError:
+        return None, None
+    if not isinstance(args, dict) or not isinstance(args.get("text"), str):
+        return args, None
+    return args, args["text"]
+
+
+class Conform(hp.Plugin):
+    """Every hook of the catalogue, answering as the spec says."""
+
+    name, version = "conform", "1.0.0"
+    hook_matchers = {"pre_tool_call_can_provide_result": ["conform__*"]}
+    tools = [
+        hp.ToolSpec(
+            "conform__echo",
+            "Echo a text back with the plugin's tag.",
+            {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        ),
+        hp.ToolSpec(
+            "conform__sleep",
+            "Sleep some milliseconds, or until cancelled.",
+            {"type": "object", "properties": {"ms": {"type": "integer"}}, "required": ["ms"]},
+        ),
+        hp.ToolSpec("conform__seen", "The observer lines recorded so far.", {"type": "object"}),
+        hp.ToolSpec("conform__raise", "Fail the call.", {"type": "object"}),
+    ]
+
+    def __init__(self) -> None:
+        self.tag = "conform"
+        self.lines = []
+        self.lock = threading.Lock()
+
+    def configure(self, config):
+        for key in config:
+            if key != "tag":
+                raise ValueError('unknown key %r: conform takes only "tag"' % key)
+        tag = config.get("tag", "conform")
+        if not isinstance(tag, str):
+            raise ValueError('key "tag" must be a string')
+        self.tag = tag
+        hp.logger().warn("conform configured", tag=tag)
+
+    def record(self, line: str) -> None:
+        with self.lock:
+            self.lines.append(line)
+
+    def on_session_start(self, ev):
+        self.record("on_session_start %s" % ev.session_id)
+
+    def on_session_end(self, ev):
+        self.record("on_session_end %s %s" % (ev.session_id, ev.reason))
+
+    def post_llm_call(self, ev):
+        self.record("post_llm_call %s %s" % (ev.session_id, ev.model))
+
+    def post_tool_call(self, ev):
+        self.record("post_tool_call %s %s" % (ev.name, ev.status))
+
+    def pre_tool_list_finalized(self, req):
+        if any(t.name.startswith("hidden_") for t in req.tools):
+            return hp.ToolListOverride([t for t in req.tools if not t.name.startswith("hidden_")])
+        return None
+
+    def pre_api_request_mutable(self, req):
+        if req.request.model == "patch-me":
+            return hp.RequestPatch(system="patched by %s" % self.tag, temperature=0.5)
+        return None
+
+    def post_llm_call_can_reissue(self, call):
+        if "REISSUE" in call.response.message.content:
+            msgs = list(call.request.messages) + [hp.Message(role="user", content="again")]
+            return hp.Reissue(patch=hp.RequestPatch(messages=msgs), reason="conform asked again")
+        return None
+
+    def transform_llm_output(self, out):
+        return out.text + " -- " + self.tag if out.text else None
+
+    def pre_tool_call(self, call):
+        args, text = text_arg(call.arguments)
+        if text is None:
+            return None
+        if text == "forbidden":
+            return hp.block("conform blocks forbidden text")
+        if text.startswith("shout:"):
+            rest = text[len("shout:"):]
+            return hp.modify(dict(args, text=upper(rest)))
+        return None
+
+    def pre_tool_call_can_provide_result(self, call, ctx):
+        if call.name == "conform__echo":
+            _, text = text_arg(call.arguments)
+            if text == "fail":
+                return hp.ToolResult("conform refuses to echo fail", is_error=True)
+            return hp.ToolResult.json({"echo": text, "tag": self.tag})
+        if call.name == "conform__seen":
+            with self.lock:
+                return hp.ToolResult.json(list(self.lines))
+        if call.name == "conform__sleep":
+            ms = call.args.get("ms", 0) if isinstance(call.args, dict) else 0
+            ctx.wait(max(0, ms) / 1000.0)
+            return hp.ToolResult("slept")
+        if call.name == "conform__raise":
+            raise hp.HookError("conform__raise fails, as asked")
+        return None
+
+    def transform_tool_result(self, ev):
+        if ev.name == "conform__echo" and ev.status.startswith("provided_by:"):
+            return hp.ToolResult(ev.result.content + " (transformed)", ev.result.is_error)
+        if ev.name == "native_upper":
+            return hp.ToolResult(upper(ev.result.content), ev.result.is_error)
+        return None
+
+
+if __name__ == "__main__":
+    hp.serve(Conform())

@@ -1,0 +1,102 @@
+"""hookhost_plugin: write a hookhost plugin in Python.
+
+A plugin is a class with a method per hook it serves; :func:`serve` runs it
+under the host (handshake, AutoMTLS, health, controller, protocol version 1
+or 2, leaving with the host)::
+
+    #!/usr/bin/python3
+    import hookhost_plugin as hp
+
+    class Guard(hp.Plugin):
+        name, version = "guard", "1.0.0"
+
+        def pre_tool_call(self, call):
+            if call.name == "delete_everything":
+                return hp.block("not here")
+            return None  # no opinion
+
+    if __name__ == "__main__":
+        hp.serve(Guard())
+
+See README.md beside this package for every hook, typed tools, config,
+logging and testing (:mod:`hookhost_plugin.testing`).
+"""
+
+# The server's module records the plugin's first parent on import: import
+# it first, before anything slow.
+from .server import serve  # noqa: I001
+from .config import ConfigError, decode_config
+from .log import logger
+from .runtime import Cancelled, Context, HookError, Plugin
+from .tools import ArgsError, Tool, ToolError, tool
+from .types import (
+    APIRequest,
+    Block,
+    Inference,
+    LLMCall,
+    LLMOutput,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    PreToolCallDecision,
+    Reissue,
+    RequestPatch,
+    Role,
+    SessionEnd,
+    SessionStart,
+    TextReplacement,
+    ToolCall,
+    ToolCallOutcome,
+    ToolCallRequest,
+    ToolListOverride,
+    ToolListRequest,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    block,
+    compact_json,
+    modify,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "serve",
+    "Plugin",
+    "Context",
+    "HookError",
+    "Cancelled",
+    "Tool",
+    "tool",
+    "ToolError",
+    "ArgsError",
+    "decode_config",
+    "ConfigError",
+    "logger",
+    "block",
+    "modify",
+    "compact_json",
+    "APIRequest",
+    "Block",
+    "Inference",
+    "LLMCall",
+    "LLMOutput",
+    "Message",
+    "ModelRequest",
+    "ModelResponse",
+    "PreToolCallDecision",
+    "Reissue",
+    "RequestPatch",
+    "Role",
+    "SessionEnd",
+    "SessionStart",
+    "TextReplacement",
+    "ToolCall",
+    "ToolCallOutcome",
+    "ToolCallRequest",
+    "ToolListOverride",
+    "ToolListRequest",
+    "ToolResult",
+    "ToolSpec",
+    "Usage",
+]

@@ -1,0 +1,792 @@
+"""The plugin's side of the protocol, without gRPC: the plugin class, the
+context a handler gets, how a handler's outcome becomes an answer or a
+failure, and protocol version 2's stream of multiplexed calls and
+stretches. The server (server.py) and the test harness (testing.py) both
+drive this module, so a plugin behaves the same in a test as under the host.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import fnmatch
+import inspect
+import json
+import logging
+import re
+import threading
+import time
+import traceback
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from . import convert
+from . import types as t
+from ._proto import plugin_pb2 as pb
+from ._proto import pluginv2_pb2 as pb2
+from .tools import Tool
+
+__all__ = [
+    "Plugin",
+    "Context",
+    "HookError",
+    "Cancelled",
+    "Adapted",
+    "HookStream",
+    "HOOK_NAMES",
+    "Failure",
+]
+
+_log = logging.getLogger("hookhost_plugin")
+
+# The catalogue, in its order: the manifest lists hooks in it.
+HOOK_NAMES: Tuple[str, ...] = tuple(r.name for r in convert.HOOKS)
+
+Kind = pb2.Failure.Kind
+ERROR, PANIC = pb2.Failure.ERROR, pb2.Failure.PANIC
+DEADLINE_EXCEEDED, CANCELLED = pb2.Failure.DEADLINE_EXCEEDED, pb2.Failure.CANCELLED
+UNKNOWN_HOOK, BAD_REQUEST = pb2.Failure.UNKNOWN_HOOK, pb2.Failure.BAD_REQUEST
+
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class HookError(Exception):
+    """A handler's failure, reported to the host with this message (the
+    ERROR kind). Any exception a handler raises is one; this class only
+    names the intent."""
+
+
+class Cancelled(Exception):
+    """Raised by :meth:`Context.check` once the call is over for the host:
+    cancelled, or past its deadline. Reported with the matching kind."""
+
+
+class Failure(Exception):
+    """Why a call got no answer, in protocol version 2's terms."""
+
+    def __init__(self, kind: int, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+    def pb(self) -> pb2.Failure:
+        return pb2.Failure(kind=self.kind, message=self.message)
+
+    def __repr__(self) -> str:
+        return "Failure(%s, %r)" % (pb2.Failure.Kind.Name(self.kind), self.message)
+
+
+class Context:
+    """What a handler knows about its call: the hook, the deadline, and
+    whether the host still waits for the answer.
+
+    A handler that may take long checks ``ctx.cancelled`` (or calls
+    ``ctx.check()``, which raises :class:`Cancelled`), or sleeps with
+    ``ctx.wait(seconds)``, which returns early, True, when the call is over.
+    """
+
+    def __init__(
+        self, hook: str, timeout: Optional[float] = None, parent: Optional["Context"] = None
+    ) -> None:
+        self.hook = hook
+        #: time.monotonic() at which the call's deadline passes, or None.
+        self.deadline: Optional[float] = None if timeout is None else time.monotonic() + timeout
+        self._event = threading.Event()
+        self._reason: Optional[str] = None
+        self._lock = threading.Lock()
+        self._callbacks: List[Callable[[], None]] = []
+        # Set by a stream when the host sent Cancel: no answer is wanted.
+        self._host_cancelled = False
+        if parent is not None:
+            if parent.deadline is not None and (
+                self.deadline is None or parent.deadline < self.deadline
+            ):
+                self.deadline = parent.deadline
+            parent.on_cancel(lambda: self.cancel(parent._reason or "cancelled"))
+
+    def remaining(self) -> Optional[float]:
+        """Seconds left before the deadline (0 once past), None without one."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the host cancelled the call or its deadline passed."""
+        return self._event.is_set() or (
+            self.deadline is not None and time.monotonic() >= self.deadline
+        )
+
+    @property
+    def reason(self) -> Optional[str]:
+        """ "cancelled" or "deadline exceeded" once the call is over, else None."""
+        if self._event.is_set():
+            return self._reason
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return "deadline exceeded"
+        return None
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` if the call is over."""
+        r = self.reason
+        if r is not None:
+            raise Cancelled("%s: %s" % (self.hook, r))
+
+    def wait(self, seconds: Optional[float] = None) -> bool:
+        """Sleep up to ``seconds`` (None: until the call is over); True when
+        the call is over (then early), False when the time ran out first."""
+        limit = self.remaining()
+        if seconds is not None:
+            limit = seconds if limit is None else min(limit, seconds)
+        self._event.wait(limit)
+        return self.cancelled
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """End the call: the host stopped waiting for it."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb()
+
+    def on_cancel(self, cb: Callable[[], None]) -> None:
+        """Call ``cb`` when the call is cancelled (at once if it is)."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(cb)
+                return
+        cb()
+
+
+class Plugin:
+    """Base class of a plugin. Set ``name`` and ``version``, and define a
+    method for each hook the plugin serves, named after the hook; the
+    manifest's hook list is derived from the methods defined. Every handler
+    takes the payload, and optionally the :class:`Context` second, and
+    returns its answer or None for no opinion::
+
+        class Guard(hookhost_plugin.Plugin):
+            name, version = "guard", "1.0.0"
+
+            def pre_tool_call(self, call):
+                if call.name == "delete_everything":
+                    return hookhost_plugin.block("not here")
+                return None  # no opinion
+
+    Class attributes: ``matchers`` (globs of the tool names the tool hooks
+    apply to; empty: every tool), ``hook_matchers`` (hook name -> globs,
+    overriding ``matchers`` for that hook), ``tools`` (ToolSpecs the plugin
+    answers in its own pre_tool_call_can_provide_result), ``config_type``
+    (a dataclass: ``configure`` then receives the config decoded into it by
+    :func:`decode_config`, strictly). Methods decorated with :func:`tool`,
+    and :class:`Tool` objects in ``typed_tools``, are typed tools the SDK
+    answers.
+    """
+
+    name: str = ""
+    version: str = "0.0.0"
+    matchers: Sequence[str] = ()
+    hook_matchers: Mapping[str, Sequence[str]] = {}
+    tools: Sequence[t.ToolSpec] = ()
+    typed_tools: Sequence[Tool] = ()
+    config_type: Optional[type] = None
+
+    def configure(self, config: Any) -> None:
+        """Receive the plugin's config table (a dict, or a ``config_type``
+        instance), once, before any hook. Raise (any exception) to refuse
+        it: its message is the operator's reason."""
+
+    @property
+    def log(self) -> Any:
+        """The plugin's logger (see :func:`hookhost_plugin.logger`)."""
+        from .log import logger
+
+        return logger()
+
+
+def _wants_ctx(fn: Callable[..., Any]) -> bool:
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        return False
+    return len(params) >= 2
+
+
+def _call_handler(fn: Callable[..., Any], wants_ctx: bool) -> Callable[[Any, Context], Any]:
+    if wants_ctx:
+        return lambda payload, ctx: fn(payload, ctx)
+    return lambda payload, ctx: fn(payload)
+
+
+class Adapted:
+    """A plugin object as the protocol sees it: its manifest and one
+    handler per hook it serves, typed tools included (answered before the
+    plugin's own pre_tool_call_can_provide_result, which is asked only for
+    other tools)."""
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self.name: str = getattr(plugin, "name", "") or ""
+        self.version: str = getattr(plugin, "version", "") or ""
+        self.handlers: Dict[str, Callable[[Any, Context], Any]] = {}
+        for hook in HOOK_NAMES:
+            fn = getattr(plugin, hook, None)
+            if callable(fn):
+                self.handlers[hook] = _call_handler(fn, _wants_ctx(fn))
+        self.tools: Dict[str, Tool] = {}
+        typed: List[Tool] = list(getattr(plugin, "typed_tools", ()) or ())
+        for attr in dir(type(plugin)):
+            fn = getattr(type(plugin), attr, None)
+            mark = getattr(fn, "__hookhost_tool__", None)
+            if mark is not None:
+                typed.append(Tool(mark[0], mark[1], getattr(plugin, attr)))
+        for tl in typed:
+            self.tools.setdefault(tl.name, tl)
+        self.specs: List[t.ToolSpec] = list(getattr(plugin, "tools", ()) or ()) + [
+            tl.spec for tl in typed
+        ]
+        self.matchers: List[str] = list(getattr(plugin, "matchers", ()) or ())
+        self.hook_matchers: Dict[str, List[str]] = {
+            k: list(v) for k, v in dict(getattr(plugin, "hook_matchers", {}) or {}).items()
+        }
+        if self.tools:
+            self._add_tools()
+        conf = getattr(plugin, "configure", None)
+        self.configure: Optional[Callable[[Dict[str, Any]], Any]] = (
+            conf if callable(conf) else None
+        )
+
+    def _add_tools(self) -> None:
+        own = self.handlers.get("pre_tool_call_can_provide_result")
+        tools = self.tools
+
+        def provide(call: t.ToolCallRequest, ctx: Context) -> Optional[t.ToolResult]:
+            tl = tools.get(call.name)
+            if tl is not None:
+                return tl.call(call.arguments, ctx)
+            return own(call, ctx) if own is not None else None
+
+        self.handlers["pre_tool_call_can_provide_result"] = provide
+
+        # The host asks only for what the matchers cover: exactly the typed
+        # tools, plus what the plugin's own provider covers (see the Go
+        # SDK's addToolFuncs).
+        hook = "pre_tool_call_can_provide_result"
+        if hook in self.hook_matchers:
+            globs = list(self.hook_matchers[hook])
+            if not globs:
+                return
+        elif own is not None and not self.matchers:
+            return
+        elif own is not None:
+            globs = list(self.matchers)
+        else:
+            globs = []
+        for name in tools:
+            if not any(fnmatch.fnmatchcase(name, g) for g in globs):
+                globs.append(name)
+        self.hook_matchers[hook] = globs
+
+    def hooks(self) -> List[str]:
+        """The hooks served, in catalogue order."""
+        return [h for h in HOOK_NAMES if h in self.handlers]
+
+    def validate(self) -> None:
+        """Raise ValueError for a manifest the host would refuse."""
+        if not self.name:
+            raise ValueError("the plugin has no name (set the class attribute name)")
+        seen = set()
+        for s in self.specs:
+            if not isinstance(s, t.ToolSpec):
+                raise ValueError("tools holds a %s, want ToolSpec" % type(s).__name__)
+            if not _TOOL_NAME.match(s.name):
+                raise ValueError("tool name %r must match ^[a-zA-Z0-9_-]{1,64}$" % s.name)
+            if s.name in seen:
+                raise ValueError("tool %r listed twice" % s.name)
+            seen.add(s.name)
+        for h in self.hook_matchers:
+            if h not in HOOK_NAMES:
+                raise ValueError("hook_matchers names %r, which is not a hook" % h)
+
+    def manifest(self) -> pb.Manifest:
+        """The manifest, as Describe answers it."""
+        m = pb.Manifest(
+            name=self.name,
+            version=self.version,
+            hooks=self.hooks(),
+            matchers=self.matchers,
+            tools=[convert.tool_spec_to(s) for s in self.specs],
+        )
+        for h in HOOK_NAMES:
+            if h in self.hook_matchers:
+                m.hook_matchers.append(pb.HookMatchers(hook=h, matchers=self.hook_matchers[h]))
+        return m
+
+    def configure_json(self, config_json: bytes) -> None:
+        """Configure from the JSON the host sends; raises Failure."""
+        try:
+            config = json.loads(config_json or b"{}")
+        except ValueError as exc:
+            raise Failure(
+                BAD_REQUEST, "the host sent a config that is not JSON: %s" % exc
+            ) from None
+        if not isinstance(config, dict):
+            raise Failure(BAD_REQUEST, "the host sent a config that is not a JSON object")
+        if self.configure is None:
+            return
+        config_type = getattr(self.plugin, "config_type", None)
+
+        def configure() -> Any:
+            if config_type is not None:
+                from .config import decode_config
+
+                return self.configure(decode_config(config, config_type))
+            return self.configure(config)
+
+        try:
+            outcome(configure, None, "configure")
+        except Failure as f:
+            # The operator reads this: the plugin's own words, not a type name.
+            exc = f.__context__
+            if f.kind == ERROR and isinstance(exc, Exception) and str(exc):
+                raise Failure(ERROR, str(exc)) from None
+            raise
+
+    # --- one call -------------------------------------------------------
+
+    def call(self, row: convert.HookRow, payload: Any, ctx: Context) -> Any:
+        """The handler's answer (a dataclass or None); raises Failure."""
+        fn = self.handlers.get(row.name)
+        if fn is None:
+            return None  # not served: no opinion, as the Go SDK answers
+        return outcome(lambda: fn(payload, ctx), ctx, row.name)
+
+    def call_wire(self, row: convert.HookRow, request: bytes, ctx: Context) -> bytes:
+        """One plain call, from the serialized request message to the
+        serialized response message; raises Failure."""
+        try:
+            msg = row.request.FromString(request)
+            payload = row.payload_from(msg)
+        except Exception as exc:
+            raise Failure(BAD_REQUEST, "undecodable %s request: %s" % (row.name, exc)) from None
+        return encode_answer(row, self.call(row, payload, ctx))
+
+
+def encode_answer(row: convert.HookRow, answer: Any) -> bytes:
+    """A handler's answer as the hook's serialized response; raises Failure
+    (ERROR) for an answer that cannot be sent."""
+    try:
+        return row.answer_to(answer).SerializeToString()
+    except convert.AnswerError as exc:
+        raise Failure(ERROR, str(exc)) from None
+    except Exception as exc:
+        raise Failure(
+            ERROR, "the plugin could not encode its %s answer: %s" % (row.name, exc)
+        ) from None
+
+
+def outcome(fn: Callable[[], Any], ctx: Optional[Context], hook: str) -> Any:
+    """Run a handler, turning what it raises into a Failure: anything
+    raised once the call is over (Cancelled from ctx.check()) the call's
+    end, any other exception the handler's error (ERROR) with its
+    traceback at DEBUG, and what is not an Exception (SystemExit,
+    KeyboardInterrupt: what would end the process, as a Go panic would)
+    PANIC."""
+    try:
+        return fn()
+    except Failure:
+        raise
+    except Exception as exc:
+        # Only a call that is really over says so: a CANCELLED the host did
+        # not ask for makes it take the process for gone and restart it.
+        r = ctx.reason if ctx is not None else None
+        if r is not None:
+            raise Failure(
+                DEADLINE_EXCEEDED if r == "deadline exceeded" else CANCELLED, str(exc) or r
+            ) from None
+        if not isinstance(exc, HookError):
+            # DEBUG, as the Go SDK logs a panic: the host already warns once
+            # per plugin, hook and kind, and a handler failing on every call
+            # must not flood its log with tracebacks.
+            _log.debug(
+                "a %s handler raised %s",
+                hook,
+                type(exc).__name__,
+                extra={
+                    "hookhost": {
+                        "hook": hook,
+                        "error": str(exc),
+                        "traceback": traceback.format_exc(),
+                    }
+                },
+            )
+        msg = str(exc) if isinstance(exc, HookError) else "%s: %s" % (type(exc).__name__, exc)
+        raise Failure(ERROR, msg) from None
+    except BaseException as exc:  # noqa: B036 - recovered like a Go panic
+        _log.debug(
+            "a %s handler raised %s",
+            hook,
+            type(exc).__name__,
+            extra={"hookhost": {"hook": hook, "traceback": traceback.format_exc()}},
+        )
+        raise Failure(
+            PANIC, "panic in %s handler: %s: %s" % (hook, type(exc).__name__, exc)
+        ) from None
+
+
+# --- protocol version 2 ----------------------------------------------------
+
+# The legal stretches (hooks.legalStretches).
+_LEGAL = (
+    ("pre_tool_call", "pre_tool_call_can_provide_result"),
+    ("pre_tool_call", "pre_tool_call_can_provide_result", "transform_tool_result"),
+    ("pre_tool_call_can_provide_result", "transform_tool_result"),
+)
+
+# How many calls one stream runs at once (wire.maxInFlight, scaled to
+# threads): past it, a new call is answered with a failure at once rather
+# than queued behind handlers that may never return.
+MAX_IN_FLIGHT = 64
+
+
+def _decision_breaks_rules(d: t.PreToolCallDecision) -> bool:
+    if d.block is not None and d.modified_args is not None:
+        return True
+    if d.modified_args is not None:
+        try:
+            v = d.modified_args
+            if isinstance(v, (str, bytes)):
+                v = json.loads(v)
+            return not isinstance(v, dict)
+        except ValueError:
+            return True
+    return False
+
+
+def _args_text(v: Any) -> str:
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, str):
+        return v
+    return t.compact_json(v)
+
+
+class HookStream:
+    """The plugin's side of one Hooks stream: ``receive`` takes each
+    HostMessage, ``send`` is called with each PluginMessage (from any
+    thread; it must serialize), ``close`` ends the stream and cancels what
+    runs. Every call runs on ``calls``; a stretch's stages run on
+    ``stages``, so that a stage whose handler ignores its deadline does not
+    hold the stretch past it."""
+
+    def __init__(
+        self,
+        plugin: Adapted,
+        send: Callable[[pb2.PluginMessage], None],
+        calls: concurrent.futures.Executor,
+        stages: concurrent.futures.Executor,
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> None:
+        self.p = plugin
+        self._send = send
+        self._calls_pool = calls
+        self._stages_pool = stages
+        self._max = max_in_flight
+        self._lock = threading.Lock()
+        self._calls: Dict[int, Context] = {}
+        self._ended = False
+
+    def send(self, m: pb2.PluginMessage) -> None:
+        with self._lock:
+            if self._ended:
+                return
+        self._send(m)
+
+    def fail(self, cid: int, stage: int, f: Failure) -> None:
+        self.send(pb2.PluginMessage(id=cid, stage=stage, failure=f.pb(), last=True))
+
+    def close(self) -> None:
+        """The stream ended: stop sending, cancel every call."""
+        with self._lock:
+            self._ended = True
+            calls = list(self._calls.values())
+        for c in calls:
+            c.cancel("cancelled")
+
+    def receive(self, m: pb2.HostMessage) -> None:
+        kind = m.WhichOneof("kind")
+        if kind == "call":
+            self._start(m.call)
+        elif kind == "cancel":
+            with self._lock:
+                ctx = self._calls.get(m.cancel.id)
+            if ctx is not None:
+                ctx._host_cancelled = True
+                ctx.cancel("cancelled")
+
+    def in_flight(self) -> int:
+        with self._lock:
+            return len(self._calls)
+
+    def _start(self, call: pb2.HookCall) -> None:
+        cid = call.id
+        if not call.stages:
+            self.fail(cid, 0, Failure(BAD_REQUEST, "a hook call with no stages"))
+            return
+        with self._lock:
+            if cid in self._calls:
+                dup = True
+            else:
+                dup = False
+                full = len(self._calls) >= self._max
+                if not full:
+                    ctx = Context("call")
+                    self._calls[cid] = ctx
+        if dup:
+            self.fail(cid, 0, Failure(BAD_REQUEST, "call id %d is already in flight" % cid))
+            return
+        if full:
+            self.fail(
+                cid,
+                0,
+                Failure(
+                    ERROR,
+                    "the plugin is already running %d hook calls; it answers no more "
+                    "until some finish" % self._max,
+                ),
+            )
+            return
+
+        def run() -> None:
+            try:
+                if len(call.stages) == 1:
+                    self._one(cid, ctx, call.stages[0], call.payload)
+                else:
+                    self._stretch(cid, ctx, list(call.stages), call.payload)
+            except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
+                _log.debug(
+                    "recovered a failure answering a call",
+                    extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
+                )
+                if not ctx._host_cancelled:
+                    self.fail(cid, 0, Failure(PANIC, "panic answering a call: %r" % exc))
+            finally:
+                with self._lock:
+                    self._calls.pop(cid, None)
+
+        try:
+            self._calls_pool.submit(run)
+        except RuntimeError:  # the pool is shut down: the plugin is stopping
+            with self._lock:
+                self._calls.pop(cid, None)
+
+    def _one(self, cid: int, call_ctx: Context, stage: pb2.Stage, payload: bytes) -> None:
+        row = convert.row_of(stage.hook)
+        if row is None:
+            self.fail(
+                cid, 0, Failure(UNKNOWN_HOOK, "the plugin does not know hook %r" % stage.hook)
+            )
+            return
+        timeout = stage.timeout_ns / 1e9 if stage.timeout_ns > 0 else None
+        ctx = Context(row.name, timeout, parent=call_ctx)
+        try:
+            answer: Optional[bytes] = self.p.call_wire(row, payload, ctx)
+            failure = None
+        except Failure as f:
+            answer, failure = None, f
+        if call_ctx._host_cancelled:
+            return  # no one waits for it
+        if failure is not None:
+            self.fail(cid, 0, failure)
+        else:
+            self.send(pb2.PluginMessage(id=cid, stage=0, answer=answer, last=True))
+
+    def _stretch(
+        self, cid: int, call_ctx: Context, stages: List[pb2.Stage], payload: bytes
+    ) -> None:
+        rows = []
+        for i, st in enumerate(stages):
+            row = convert.row_of(st.hook)
+            if row is None:
+                self.fail(
+                    cid,
+                    0,
+                    Failure(
+                        UNKNOWN_HOOK,
+                        "the plugin does not know hook %r (stage %d of the call)" % (st.hook, i),
+                    ),
+                )
+                return
+            rows.append(row)
+        try:
+            call = convert.tool_call_request_from(pb.ToolCallRequest.FromString(payload))
+        except Exception as exc:
+            self.fail(cid, 0, Failure(BAD_REQUEST, "undecodable stretch request: %s" % exc))
+            return
+
+        state = {"next": 0, "over": False}
+
+        def emit(answer: Any, failure: Optional[Failure]) -> None:
+            if state["over"] or state["next"] >= len(rows):
+                return
+            i = state["next"]
+            row = rows[i]
+            state["next"] = i + 1
+            data = b""
+            if failure is None:
+                try:
+                    data = encode_answer(row, answer)
+                except Failure as f:
+                    failure = f
+            stops = (
+                row.name == "pre_tool_call"
+                and answer is not None
+                and getattr(answer, "block", None) is not None
+            ) or (row.name == "pre_tool_call_can_provide_result" and answer is None)
+            state["over"] = failure is not None or i == len(rows) - 1 or stops
+            if call_ctx._host_cancelled:
+                return
+            if failure is not None:
+                self.send(pb2.PluginMessage(id=cid, stage=i, failure=failure.pb(), last=True))
+            else:
+                self.send(pb2.PluginMessage(id=cid, stage=i, answer=data, last=state["over"]))
+
+        timeouts = [st.timeout_ns / 1e9 for st in stages]
+        try:
+            run_stretch(
+                self.p, call_ctx, call, [r.name for r in rows], timeouts, emit, self._stages_pool
+            )
+        except BaseException as exc:  # noqa: B036 - guards run_stretch, as the Go server does
+            _log.debug(
+                "recovered a failure answering a stretch",
+                extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
+            )
+            if not state["over"] and not call_ctx._host_cancelled:
+                state["over"] = True
+                self.fail(
+                    cid, state["next"], Failure(PANIC, "panic answering a stretch: %r" % exc)
+                )
+            return
+        if not state["over"] and not call_ctx._host_cancelled:
+            state["over"] = True
+            self.fail(
+                cid,
+                state["next"],
+                Failure(ERROR, "the plugin ended the stretch before stage %d" % state["next"]),
+            )
+
+
+def run_stretch(
+    p: Adapted,
+    call_ctx: Context,
+    call: t.ToolCallRequest,
+    hooks: List[str],
+    timeouts: List[float],
+    emit: Callable[[Any, Optional[Failure]], None],
+    pool: concurrent.futures.Executor,
+) -> None:
+    """Answer a stretch with exactly the rules of the host's RunStretch:
+    stages in order, each under its own deadline counted from its start,
+    each answer emitted as soon as known; stop after a failure, a block, a
+    decision that breaks the rules, a provide that gave nothing, or the
+    call's end (a stage not started then is emitted as a failure). The
+    transform stage sees the arguments after the modify, the provided result
+    as JSON, status provided_by:<name>, and the time taken so far."""
+    start = time.monotonic()
+    if tuple(hooks) not in _LEGAL:
+        emit(None, Failure(ERROR, "not a legal stretch: stages [%s]" % ", ".join(hooks)))
+        return
+    for h, to in zip(hooks, timeouts):
+        if to <= 0:
+            emit(
+                None,
+                Failure(
+                    ERROR,
+                    "not a legal stretch: stage %s has timeout %gs, want a positive one" % (h, to),
+                ),
+            )
+            return
+    provided: Optional[t.ToolResult] = None
+    for hook, timeout in zip(hooks, timeouts):
+        if call_ctx.cancelled:
+            emit(None, Failure(CANCELLED, "%s not started: context canceled" % hook))
+            return
+        if hook == "pre_tool_call":
+            d, f = _stage(p, call_ctx, hook, timeout, call, pool)
+            if f is not None:
+                emit(None, f)
+                return
+            emit(d, None)
+            if d is None:
+                continue
+            if (
+                not isinstance(d, t.PreToolCallDecision)
+                or d.block is not None
+                or _decision_breaks_rules(d)
+            ):
+                return
+            if d.modified_args is not None:
+                call = t.ToolCallRequest(
+                    call.session_id, call.call_id, call.name, _args_text(d.modified_args)
+                )
+        elif hook == "pre_tool_call_can_provide_result":
+            r, f = _stage(p, call_ctx, hook, timeout, call, pool)
+            if f is not None:
+                emit(None, f)
+                return
+            emit(r, None)
+            if r is None or not isinstance(r, t.ToolResult):
+                return
+            provided = r
+        else:
+            assert provided is not None
+            ev = t.ToolCallOutcome(
+                session_id=call.session_id,
+                call_id=call.call_id,
+                name=call.name,
+                arguments=call.arguments,
+                result=provided.as_json(),
+                status="provided_by:" + p.name,
+                duration_ns=int((time.monotonic() - start) * 1e9),
+            )
+            r, f = _stage(p, call_ctx, hook, timeout, ev, pool)
+            emit(r, f)
+
+
+def _stage(
+    p: Adapted,
+    call_ctx: Context,
+    hook: str,
+    timeout: float,
+    payload: Any,
+    pool: concurrent.futures.Executor,
+) -> Tuple[Any, Optional[Failure]]:
+    """One stage on the pool, waited for no longer than its deadline: a
+    handler still running then is left to finish on its own."""
+    row = convert.row_of(hook)
+    assert row is not None
+    ctx = Context(hook, timeout, parent=call_ctx)
+    done = threading.Event()
+    call_ctx.on_cancel(done.set)
+    try:
+        fut = pool.submit(p.call, row, payload, ctx)
+    except RuntimeError:
+        return None, Failure(CANCELLED, "%s: the plugin is stopping" % hook)
+    fut.add_done_callback(lambda _: done.set())
+    done.wait(ctx.remaining())
+    late = ctx.reason
+    if fut.done() and late is None:
+        try:
+            return fut.result(), None
+        except Failure as f:
+            return None, Failure(f.kind, "%s: %s" % (hook, f.message))
+    # Late, even if it raced the deadline and won: the host has been told,
+    # or will be, that the stage timed out.
+    if late == "deadline exceeded" or late is None:
+        return None, Failure(DEADLINE_EXCEEDED, "%s: context deadline exceeded" % hook)
+    return None, Failure(CANCELLED, "%s: context canceled" % hook)

@@ -1,0 +1,344 @@
+"""The hook payloads and answers, as dataclasses mirroring the host's Go
+types (hooks/types.go), field for field, with the JSON names as attribute
+names.
+
+Tool arguments travel as JSON text (``arguments``, a ``str``); ``args``
+decodes them. A tool result's ``content`` is JSON text too; see
+:meth:`ToolResult.json` and :meth:`ToolResult.as_json`. Durations are whole
+nanoseconds (``duration_ns``), as on the wire.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+__all__ = [
+    "Role",
+    "ToolCall",
+    "Message",
+    "ToolSpec",
+    "Usage",
+    "ModelRequest",
+    "ModelResponse",
+    "ToolResult",
+    "SessionStart",
+    "SessionEnd",
+    "ToolListRequest",
+    "ToolListOverride",
+    "APIRequest",
+    "RequestPatch",
+    "LLMCall",
+    "Reissue",
+    "Inference",
+    "LLMOutput",
+    "TextReplacement",
+    "ToolCallRequest",
+    "Block",
+    "PreToolCallDecision",
+    "ToolCallOutcome",
+    "block",
+    "modify",
+    "compact_json",
+]
+
+
+class Role:
+    """The four roles of a conversation message."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+def compact_json(value: Any) -> str:
+    """JSON without spaces, as the host's Go code writes it. NaN and
+    infinities are refused (ValueError): JSON has no such numbers."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _decode(text: str) -> Any:
+    return json.loads(text) if text else None
+
+
+@dataclass
+class ToolCall:
+    """A model's request to run one tool; ``arguments`` is the JSON text the
+    model produced, which may be invalid."""
+
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+    @property
+    def args(self) -> Any:
+        """The arguments decoded (ValueError when they are not JSON)."""
+        return _decode(self.arguments)
+
+
+@dataclass
+class Message:
+    """One provider-neutral conversation message."""
+
+    role: str = ""
+    content: str = ""
+    tool_calls: List[ToolCall] = field(default_factory=list)
+    tool_call_id: str = ""
+    tool_name: str = ""
+    is_error: bool = False
+
+
+@dataclass
+class ToolSpec:
+    """A tool offered to the model; ``input_schema`` is a JSON Schema object."""
+
+    name: str = ""
+    description: str = ""
+    input_schema: Optional[dict] = None
+
+
+@dataclass
+class Usage:
+    """Tokens of one or more model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class ModelRequest:
+    """The provider-neutral request of one model call."""
+
+    model: str = ""
+    system: str = ""
+    messages: List[Message] = field(default_factory=list)
+    tools: List[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 0
+    temperature: Optional[float] = None
+
+
+@dataclass
+class ModelResponse:
+    """The provider-neutral answer of one model call."""
+
+    model: str = ""
+    message: Message = field(default_factory=Message)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = ""
+
+
+@dataclass
+class ToolResult:
+    """What a tool call produced, as the model will see it: ``content`` is
+    JSON text, ``is_error`` marks a failed call."""
+
+    content: str = ""
+    is_error: bool = False
+
+    @classmethod
+    def json(cls, value: Any, is_error: bool = False) -> "ToolResult":
+        """A result whose content is ``value`` encoded as JSON."""
+        return cls(content=compact_json(value), is_error=is_error)
+
+    @classmethod
+    def error(cls, message: str) -> "ToolResult":
+        """The error result ``{"error": message}``, as the Go SDK writes it."""
+        return cls.json({"error": message}, is_error=True)
+
+    def as_json(self) -> "ToolResult":
+        """The host's one rule for a result (ToolResult.AsJSON): content that
+        is not JSON is text, and becomes a JSON string holding it."""
+        try:
+            json.loads(self.content, parse_constant=_no_constant)
+            return self
+        except ValueError:
+            return ToolResult(
+                content=json.dumps(self.content, ensure_ascii=False), is_error=self.is_error
+            )
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError("%s is not JSON" % name)
+
+
+@dataclass
+class SessionStart:
+    """Payload of on_session_start."""
+
+    session_id: str = ""
+    model: str = ""
+    route: str = ""
+
+
+@dataclass
+class SessionEnd:
+    """Payload of on_session_end. ``reason``: completed, max_iterations,
+    error or cancelled."""
+
+    session_id: str = ""
+    model: str = ""
+    route: str = ""
+    reason: str = ""
+    iterations: int = 0
+    usage: Usage = field(default_factory=Usage)
+    error: str = ""
+
+
+@dataclass
+class ToolListRequest:
+    """Payload of pre_tool_list_finalized."""
+
+    session_id: str = ""
+    iteration: int = 0
+    tools: List[ToolSpec] = field(default_factory=list)
+
+
+@dataclass
+class ToolListOverride:
+    """Answer of pre_tool_list_finalized: the tool list for this model call."""
+
+    tools: List[ToolSpec] = field(default_factory=list)
+
+
+@dataclass
+class APIRequest:
+    """Payload of pre_api_request_mutable."""
+
+    session_id: str = ""
+    iteration: int = 0
+    request: ModelRequest = field(default_factory=ModelRequest)
+
+
+@dataclass
+class RequestPatch:
+    """Overrides fields of a ModelRequest; None leaves a field alone."""
+
+    model: Optional[str] = None
+    system: Optional[str] = None
+    messages: Optional[List[Message]] = None
+    tools: Optional[List[ToolSpec]] = None
+    max_tokens: Optional[int] = None
+    temperature: Optional[float] = None
+
+
+@dataclass
+class LLMCall:
+    """Payload of post_llm_call_can_reissue."""
+
+    session_id: str = ""
+    iteration: int = 0
+    route: str = ""
+    request: ModelRequest = field(default_factory=ModelRequest)
+    response: ModelResponse = field(default_factory=ModelResponse)
+
+
+@dataclass
+class Reissue:
+    """Answer of post_llm_call_can_reissue: make the call again, patched."""
+
+    patch: RequestPatch = field(default_factory=RequestPatch)
+    reason: str = ""
+
+
+@dataclass
+class Inference:
+    """Payload of post_llm_call."""
+
+    session_id: str = ""
+    iteration: int = 0
+    route: str = ""
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = ""
+    escalated: bool = False
+    reason: str = ""
+    duration_ns: int = 0
+    error: str = ""
+
+    @property
+    def duration(self) -> datetime.timedelta:
+        """The call's duration (to the microsecond)."""
+        return datetime.timedelta(microseconds=self.duration_ns // 1000)
+
+
+@dataclass
+class LLMOutput:
+    """Payload of transform_llm_output: the final answer text."""
+
+    session_id: str = ""
+    text: str = ""
+
+
+@dataclass
+class TextReplacement:
+    """Answer of transform_llm_output."""
+
+    text: str = ""
+
+
+@dataclass
+class ToolCallRequest:
+    """Payload of pre_tool_call and pre_tool_call_can_provide_result."""
+
+    session_id: str = ""
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+    @property
+    def args(self) -> Any:
+        """The arguments decoded (ValueError when they are not JSON)."""
+        return _decode(self.arguments)
+
+
+@dataclass
+class Block:
+    """Stops a tool call; ``message`` tells the model why."""
+
+    message: str = ""
+
+
+@dataclass
+class PreToolCallDecision:
+    """Answer of pre_tool_call: a block, or replacement arguments (a JSON
+    object: a dict, or its JSON text), never both."""
+
+    block: Optional[Block] = None
+    modified_args: Any = None
+
+
+def block(message: str) -> PreToolCallDecision:
+    """A pre_tool_call answer that blocks the call with ``message``."""
+    return PreToolCallDecision(block=Block(message=message))
+
+
+def modify(args: Any) -> PreToolCallDecision:
+    """A pre_tool_call answer that replaces the call's arguments."""
+    return PreToolCallDecision(modified_args=args)
+
+
+@dataclass
+class ToolCallOutcome:
+    """Payload of post_tool_call and transform_tool_result. ``status``: ok,
+    error, blocked or provided_by:<plugin>."""
+
+    session_id: str = ""
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+    result: ToolResult = field(default_factory=ToolResult)
+    status: str = ""
+    duration_ns: int = 0
+
+    @property
+    def args(self) -> Any:
+        """The arguments decoded (ValueError when they are not JSON)."""
+        return _decode(self.arguments)
+
+    @property
+    def duration(self) -> datetime.timedelta:
+        """The call's duration (to the microsecond)."""
+        return datetime.timedelta(microseconds=self.duration_ns // 1000)

@@ -1,0 +1,62 @@
+"""README.md's examples work: the plugin in 20 lines, its unit tests, the
+ledger's typed tool and the config example."""
+
+import os
+import re
+import unittest
+
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "README.md")
+
+
+def blocks():
+    with open(README, encoding="utf-8") as f:
+        return re.findall(r"```python\n(.*?)```", f.read(), re.S)
+
+
+def block_with(text):
+    found = [b for b in blocks() if text in b]
+    assert found, "README.md has no python block with %r" % text
+    return found[0]
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_plugin_and_its_tests(self):
+        plugin = block_with("hp.serve(Shout())").replace(
+            'if __name__ == "__main__":\n    hp.serve(Shout())\n', ""
+        )
+        ns = {"__name__": "readme_plugin"}
+        exec(compile(plugin, "README.md (plugin)", "exec"), ns)
+        exec(compile(block_with("class ShoutTest"), "README.md (tests)", "exec"), ns)
+        with open(os.devnull, "w") as devnull:
+            result = unittest.TextTestRunner(stream=devnull).run(
+                unittest.defaultTestLoader.loadTestsFromTestCase(ns["ShoutTest"])
+            )
+        self.assertTrue(
+            result.wasSuccessful() and result.testsRun == 2, result.failures + result.errors
+        )
+
+    def test_typed_tool_and_config_examples(self):
+        ns = {}
+        exec(
+            "import hookhost_plugin as hp\nfrom dataclasses import dataclass\n"
+            + block_with("class Ledger")
+            + block_with("hp.decode_config"),
+            ns,
+        )
+        from hookhost_plugin.testing import ConfigureFailed, Harness
+
+        h = Harness(ns["Ledger"]())
+        self.assertEqual(
+            h.provide("ledger__get_burn", {}).content, '{"usd":1.25,"window":"today"}'
+        )
+        self.assertIn(
+            'args.limit: must be an integer, got string \\"3\\"',
+            h.provide("ledger__get_burn", {"limit": "3"}).content,
+        )
+        with self.assertRaises(ConfigureFailed) as cm:
+            Harness(ns["Guard"](), config={"polcy": "x"})
+        self.assertEqual(cm.exception.message, "unknown key 'polcy' (known keys: policy, strict)")
+
+
+if __name__ == "__main__":
+    unittest.main()
