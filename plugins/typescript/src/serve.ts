@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { Worker } from "node:worker_threads";
 import * as grpc from "@grpc/grpc-js";
 import { handshakeCertField, serverCertificate } from "./cert";
+import { fixLongServerDeadlines } from "./grpcfix";
 import { captureConsole, formatLine, log, setPluginLogger } from "./log";
 import { Plugin, Runtime } from "./plugin";
 import { addController, addHealth, addV1, addV2 } from "./server";
@@ -237,6 +238,9 @@ function runtimeOf<C>(plugin: Plugin<C>): Runtime {
 
 /** The gRPC server of a plugin process, every service registered but the controller. */
 function newServer(rt: Runtime, version: number): grpc.Server {
+  if (version === 1 && !fixLongServerDeadlines()) {
+    rt.log.debug("cannot fix @grpc/grpc-js's handling of deadlines past 24.8 days; such protocol 1 calls fail at once");
+  }
   const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_SIZE, "grpc.max_send_message_length": -1 });
   if (version === 2) addV2(server, rt);
   else addV1(server, rt);
