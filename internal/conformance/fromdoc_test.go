@@ -38,9 +38,46 @@ func fromDocPython(t *testing.T) string {
 	return p
 }
 
+// fromDocTypeScript returns the built TypeScript fromdoc plugin's absolute
+// path, skipping the test (failing it under CI) when it has not been built,
+// and failing it when the build is older than its source.
+func fromDocTypeScript(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("fromdoc", "typescript"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(dir, "dist", "conform.js")
+	bi, err := os.Stat(built)
+	if err != nil {
+		msg := fmt.Sprintf("%s is not built (build the SDK, then it: (cd plugins/typescript && npm ci && npm run build) && (cd %s && npm ci && npm run build)): %v",
+			built, dir, err)
+		// CI builds it before the tests: there a missing build is a broken
+		// build, not a reason to skip.
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	src := filepath.Join(dir, "src", "conform.ts")
+	if si, err := os.Stat(src); err != nil {
+		t.Fatal(err)
+	} else if si.ModTime().After(bi.ModTime()) {
+		t.Fatalf("%s is older than %s: rebuild it (cd %s && npm run build)", built, src, dir)
+	}
+	return built
+}
+
 // TestFromDocPython checks the conform plugin written in Python from
 // PROTOCOL.md alone, over both protocol versions.
 func TestFromDocPython(t *testing.T) {
 	t.Parallel()
 	Run(t, Plugin{Language: "python-from-doc", Path: fromDocPython(t), Protocols: []int{1, 2}})
+}
+
+// TestFromDocTypeScript checks the conform plugin written in TypeScript from
+// the @hookhost/plugin README alone, over both protocol versions.
+func TestFromDocTypeScript(t *testing.T) {
+	t.Parallel()
+	Run(t, Plugin{Language: "typescript-from-doc", Path: fromDocTypeScript(t), Protocols: []int{1, 2}})
 }
