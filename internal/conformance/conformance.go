@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -552,10 +553,30 @@ func checkRestart(t *testing.T, p Plugin) {
 }
 
 // checkHostKilled SIGKILLs a host, which then cannot shut its plugin down:
-// the plugin must notice on its own and exit.
+// the plugin must notice on its own and exit. Started by the host itself,
+// the plugin also gets the parent-death signal the host asks the kernel
+// for; started through a wrapper script that does not exec it, as an
+// operator's wrapper may, nothing but its own watch on HOOKHOST_HOST_PID
+// can tell it.
 func checkHostKilled(t *testing.T, p Plugin) {
+	t.Run("direct", func(t *testing.T) { hostKilled(t, p.Path, false) })
+	t.Run("wrapped", func(t *testing.T) {
+		if strings.ContainsRune(p.Path, '\'') {
+			t.Fatalf("cannot quote %s for a shell", p.Path)
+		}
+		wrapper := filepath.Join(t.TempDir(), "wrapper")
+		// The command after the plugin keeps the shell from exec'ing it.
+		script := fmt.Sprintf("#!/bin/sh\n'%s'\nexit $?\n", p.Path)
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		hostKilled(t, wrapper, true)
+	})
+}
+
+func hostKilled(t *testing.T, path string, wrapped bool) {
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), childHostEnv+"="+p.Path)
+	child.Env = append(os.Environ(), childHostEnv+"="+path)
 	var stderr bytes.Buffer
 	child.Stderr = &stderr
 	out, err := child.StdoutPipe()
@@ -575,6 +596,15 @@ func checkHostKilled(t *testing.T, p Plugin) {
 		t.Fatalf("the child host printed %q, want a pid", line)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if wrapped {
+		// The host started the shell; the plugin is its one child.
+		shell := pid
+		kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", shell, shell))
+		if pid, err = strconv.Atoi(strings.TrimSpace(string(kids))); err != nil {
+			t.Fatalf("the wrapper shell %d has children %q, want the plugin alone: %v", shell, kids, err)
+		}
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	}
 	if err := child.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
