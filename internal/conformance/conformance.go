@@ -118,6 +118,9 @@ func Run(t *testing.T, p Plugin) {
 	for _, v := range p.protocols() {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { checkHooks(t, p, v) })
 	}
+	if slices.Contains(p.protocols(), 2) {
+		t.Run("stretches", func(t *testing.T) { checkStretches(t, p) })
+	}
 	t.Run("config", func(t *testing.T) { checkConfigErrors(t, p) })
 	t.Run("restart", func(t *testing.T) { checkRestart(t, p) })
 	t.Run("host-killed", func(t *testing.T) { checkHostKilled(t, p) })
@@ -498,6 +501,66 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	}
 	waitFor(t, "the plugin to exit after Close", func() bool { return gone(pid) })
 	checkGraceful(t, l)
+}
+
+// checkStretches runs the stretches the hook checks do not reach, over
+// protocol 2: for a native tool inside conform's namespace, conform is
+// asked pre_tool_call and the provide in one exchange, which must stop at
+// a block and at a provide that gave nothing.
+func checkStretches(t *testing.T, p Plugin) {
+	l := &log{}
+	_, members := start(t, p, 2, "", l)
+	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
+	members[0].Plugin = ex
+	bus, err := hooks.NewBus(members, hooks.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close(context.Background())
+	// A native tool inside conform's namespace: conform is asked every tool
+	// hook for it, in one stretch, and provides nothing for it.
+	native := dispatch.Tool{
+		Spec: hooks.ToolSpec{Name: "conform__native", Description: "returns its text", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Run: func(_ context.Context, args json.RawMessage) (any, error) {
+			var a struct{ Text string }
+			_ = json.Unmarshal(args, &a)
+			return "native says " + a.Text, nil
+		},
+	}
+	reg, err := dispatch.NewRegistry(native)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := &dispatch.Pipeline{Registry: reg, Bus: bus}
+	ctx := context.Background()
+
+	n := ex.n.Load()
+	out := pipe.Run(ctx, session, hooks.ToolCall{ID: "s1", Name: "conform__native", Arguments: json.RawMessage(`{"text":"shout:abc"}`)})
+	if out.Path != dispatch.PathNative || out.Result.Content != `"native says ABC"` || !slices.Equal(out.ModifiedBy, []string{"conform"}) || len(out.TransformedBy) != 0 {
+		t.Errorf("shout:abc to conform__native: %+v, want the native result of the modified arguments, untransformed", out)
+	}
+	// The stretch (modify, then no result: it stops) and a plain
+	// transform_tool_result after the native call.
+	if got := ex.n.Load() - n; got != 2 {
+		t.Errorf("shout:abc to conform__native took %d exchanges with the plugin, want 2 (a stretch, then the transform)", got)
+	}
+
+	n = ex.n.Load()
+	out = pipe.Run(ctx, session, hooks.ToolCall{ID: "s2", Name: "conform__native", Arguments: json.RawMessage(`{"text":"forbidden"}`)})
+	if out.Path != dispatch.PathBlocked || !strings.Contains(out.Result.Content, "conform blocks forbidden text") {
+		t.Errorf("forbidden to conform__native: %+v, want blocked", out)
+	}
+	// The stretch stops at the block; the blocked result is then a result
+	// like any other, which transform_tool_result is asked about alone.
+	if got := ex.n.Load() - n; got != 2 {
+		t.Errorf("forbidden to conform__native took %d exchanges with the plugin, want 2 (a stretch that stops at the block, then the transform)", got)
+	}
+
+	for _, hook := range []hooks.Name{hooks.PreToolCall, hooks.PreToolCallCanProvideResult, hooks.TransformToolResult} {
+		if f := failures(bus, hook); len(f) != 0 {
+			t.Errorf("%s failures %v, want none\nhost log:\n%s", hook, f, l)
+		}
+	}
 }
 
 // hasLogLine reports whether one line of log holds every part.
