@@ -208,7 +208,9 @@ export function serve<C>(plugin: Plugin<C>): void {
     process.exit(1);
   }
   if (process.env[DEBUG_ENV]) {
-    process.stderr.write(`${DEBUG_ENV} is set, but the host launched this plugin: serving normally\n`);
+    // Through the logger: a plain line would reach the host's log at DEBUG
+    // only, and plugins check warns of those.
+    log.warn(`${DEBUG_ENV} is set, but the host launched this plugin: serving normally`);
   }
   const name = typeof plugin?.name === "string" && plugin.name !== "" ? plugin.name : "plugin";
   watchHost(name);
