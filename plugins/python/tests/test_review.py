@@ -1,0 +1,263 @@
+"""Review findings on the SDK, each a test that fails while the finding
+stands. In-process tests drive HookStream with the server's own pool
+sizes; process tests start a plugin in debug mode (no TLS) and speak to it
+with a raw gRPC client, as a host would."""
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import unittest
+
+import hookhost_plugin as hp
+from hookhost_plugin import server
+from hookhost_plugin._proto import health_pb2 as healthpb
+from hookhost_plugin._proto import plugin_pb2 as pb
+from hookhost_plugin._proto import pluginv2_pb2 as pb2
+from hookhost_plugin.runtime import Adapted, HookStream
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+
+
+class Hanging(hp.Plugin):
+    """A provider whose handler ignores its deadline for calls named hang-*."""
+
+    name, version = "hanging", "1.0.0"
+
+    def __init__(self):
+        self.entered = []
+        self.release = threading.Event()
+
+    def pre_tool_call_can_provide_result(self, call):
+        self.entered.append(call.call_id)
+        if call.call_id.startswith("hang"):
+            self.release.wait(10)  # a handler that hangs
+        return hp.ToolResult.json({"ran": call.call_id})
+
+    def transform_tool_result(self, ev):
+        return None
+
+
+class StretchAfterHungStagesTest(unittest.TestCase):
+    """A stretch's provide stage must not run once its call is over for the
+    host (hooks.RunStretch: "A provide stage is never started once ctx has
+    ended: a cancelled turn must not run a tool"; the Go server refuses a
+    stage started after its stretch returned). With the server's pools,
+    64 stage handlers that ignore their deadline fill the stage pool
+    while no call is counted in flight; the next stretch's provide stage
+    is queued, times out for the host (which then runs the tool natively),
+    and runs the plugin's tool later anyway."""
+
+    def test_provide_stage_never_runs_after_its_call_is_over(self):
+        plugin = Hanging()
+        sent = []
+        lock = threading.Lock()
+        done = {}
+
+        def send(m):
+            with lock:
+                sent.append(m)
+                if m.last:
+                    done.setdefault(m.id, threading.Event()).set()
+
+        calls = concurrent.futures.ThreadPoolExecutor(server.CALL_WORKERS)
+        stages = concurrent.futures.ThreadPoolExecutor(server.STAGE_WORKERS)
+        stream = HookStream(Adapted(plugin), send, calls, stages)
+        self.addCleanup(stages.shutdown, wait=False)
+        self.addCleanup(calls.shutdown, wait=False)
+        self.addCleanup(plugin.release.set)
+
+        def stretch(cid, call_id, timeout):
+            with lock:
+                done[cid] = threading.Event()
+            req = pb.ToolCallRequest(name="t", call_id=call_id, arguments=b"{}")
+            stream.receive(
+                pb2.HostMessage(
+                    call=pb2.HookCall(
+                        id=cid,
+                        stages=[
+                            pb2.Stage(
+                                hook="pre_tool_call_can_provide_result",
+                                timeout_ns=int(timeout * 1e9),
+                            ),
+                            pb2.Stage(hook="transform_tool_result", timeout_ns=10**9),
+                        ],
+                        payload=req.SerializeToString(),
+                    )
+                )
+            )
+
+        for i in range(server.STAGE_WORKERS):
+            stretch(i + 1, "hang-%d" % i, 0.05)
+        for i in range(server.STAGE_WORKERS):
+            self.assertTrue(done[i + 1].wait(5), "stretch %d got no last message" % (i + 1))
+        # Every hung stretch is over for the host, and none counts in flight.
+        self.assertEqual(stream.in_flight(), 0)
+
+        late = server.STAGE_WORKERS + 1
+        stretch(late, "late", 0.2)
+        self.assertTrue(done[late].wait(5))
+        last = [m for m in sent if m.id == late][-1]
+        self.assertEqual(
+            pb2.Failure.Kind.Name(last.failure.kind),
+            "DEADLINE_EXCEEDED",
+            "the late stretch's provide stage was answered, not timed out",
+        )
+        # The host has given up on the provide stage: it dispatches natively.
+        plugin.release.set()
+        time.sleep(1.0)
+        self.assertNotIn(
+            "late",
+            plugin.entered,
+            "the plugin ran the tool of a call whose provide stage had already "
+            "failed with DEADLINE_EXCEEDED (the tool ran twice: here and natively)",
+        )
+
+
+def _start_debug(script_body: str, protocols: str):
+    """Start a plugin script in debug mode; return (process, socket path)."""
+    d = tempfile.mkdtemp(prefix="review-")
+    path = os.path.join(d, "p.py")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(script_body))
+    env = {
+        "PYTHONPATH": SRC,
+        "HOOKHOST_PLUGIN_DEBUG": "1",
+        "PLUGIN_PROTOCOL_VERSIONS": protocols,
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    p = subprocess.Popen(
+        [sys.executable, path],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    line = p.stdout.readline().decode()
+    if not line.startswith("HOOKHOST_REATTACH_PLUGINS="):
+        p.kill()
+        raise AssertionError("no reattach line: %r" % line)
+    cfg = json.loads(line.split("=", 1)[1].strip().strip("'"))
+    (entry,) = cfg.values()
+    return p, entry["Addr"]["String"]
+
+
+def _rss_kib(pid: int) -> int:
+    with open("/proc/%d/status" % pid) as f:
+        for ln in f:
+            if ln.startswith("VmRSS:"):
+                return int(ln.split()[1])
+    return 0
+
+
+class V1HungHandlersTest(unittest.TestCase):
+    """On protocol version 1 every RPC, health and the controller's
+    Shutdown included, shares gRPC's pool of 64 threads. 64 handlers that
+    ignore their deadline (each call long given up by the host) leave no
+    thread for anything else: the plugin answers no hook, no health check
+    and no Shutdown again, and is never restarted since its process is
+    alive. The Go SDK serves each RPC on its own goroutine."""
+
+    def test_health_and_shutdown_survive_hung_v1_handlers(self):
+        import grpc
+
+        proc, sock = _start_debug(
+            """
+            import threading
+            import hookhost_plugin as hp
+
+            class P(hp.Plugin):
+                name = "hungv1"
+                def pre_tool_call(self, call):
+                    threading.Event().wait()  # a handler that hangs
+
+            hp.serve(P())
+            """,
+            "1",
+        )
+        self.addCleanup(proc.kill)
+        ch = grpc.insecure_channel("unix:" + sock)
+        self.addCleanup(ch.close)
+        pre = ch.unary_unary("/hookhost.plugin.v1.Plugin/PreToolCall")
+        req = pb.ToolCallRequest(name="t", arguments=b"{}").SerializeToString()
+        futs = [pre.future(req, timeout=0.3) for _ in range(server.GRPC_WORKERS)]
+        for f in futs:
+            try:
+                f.result()
+            except grpc.RpcError:
+                pass  # DEADLINE_EXCEEDED: the host gave up on each
+        check = ch.unary_unary("/grpc.health.v1.Health/Check")
+        try:
+            check(healthpb.HealthCheckRequest(service="plugin").SerializeToString(), timeout=3)
+        except grpc.RpcError as exc:
+            self.fail("health check after hung handlers: %s" % exc.code())
+        shutdown = ch.unary_unary("/plugin.GRPCController/Shutdown")
+        try:
+            shutdown(b"", timeout=3)
+        except grpc.RpcError as exc:
+            self.fail("Shutdown after hung handlers: %s" % exc.code())
+
+
+class StalledHostTest(unittest.TestCase):
+    """A host that keeps sending calls but stops reading answers: the Go
+    server's Send blocks (gRPC flow control), which stops it reading more
+    calls, so its memory stays bounded. The Python stream queues every
+    answer in an unbounded queue.Queue (server.py v2_service)."""
+
+    def test_memory_stays_bounded_when_the_host_stops_reading(self):
+        import grpc
+
+        proc, sock = _start_debug(
+            """
+            import hookhost_plugin as hp
+
+            class P(hp.Plugin):
+                name = "bigout"
+                def transform_llm_output(self, out):
+                    return "x" * (1 << 20)
+
+            hp.serve(P())
+            """,
+            "2",
+        )
+        self.addCleanup(proc.kill)
+        time.sleep(0.3)
+        before = _rss_kib(proc.pid)
+        ch = grpc.insecure_channel("unix:" + sock)
+        self.addCleanup(ch.close)
+        hooks = ch.stream_stream("/hookhost.plugin.v2.Plugin/Hooks")
+        n = 300
+        sent = threading.Event()
+        payload = pb.LlmOutput(text="hi").SerializeToString()
+
+        def requests():
+            for i in range(n):
+                yield pb2.HostMessage(
+                    call=pb2.HookCall(
+                        id=i + 1,
+                        stages=[pb2.Stage(hook="transform_llm_output", timeout_ns=10**9)],
+                        payload=payload,
+                    )
+                ).SerializeToString()
+            sent.set()
+            threading.Event().wait(30)  # keep the stream open, never read it
+
+        call = hooks(requests())  # the responses are never read
+        self.addCleanup(call.cancel)
+        self.assertTrue(sent.wait(20), "the plugin stopped taking calls (flow control)")
+        time.sleep(2)
+        grown = (_rss_kib(proc.pid) - before) // 1024
+        self.assertLess(
+            grown,
+            100,
+            "the plugin's RSS grew by %d MiB holding answers the host does not read" % grown,
+        )
+
+
+if __name__ == "__main__":
+    unittest.main()
