@@ -259,5 +259,31 @@ class StalledHostTest(unittest.TestCase):
         )
 
 
+class DeepArgumentsTest(unittest.TestCase):
+    """Arguments the model nests deeply: the Go SDK answers an error result
+    (encoding/json's depth limit is 10000) or decodes them; Tool.call,
+    documented to return a ToolResult for any arguments, raises
+    RecursionError, which the provide hook turns into a plugin failure
+    (ERROR) instead of a result the model can read."""
+
+    def test_deep_arguments_are_a_result_not_a_raise(self):
+        from dataclasses import dataclass
+        from typing import Any, Optional
+
+        @dataclass
+        class A:
+            text: str
+            extra: Optional[Any] = None
+
+        t = hp.Tool("t", "d", lambda a: {"ok": True}, A)
+        for n in (900, 200000):
+            raw = '{"text":"a","extra":' + "[" * n + "]" * n + "}"
+            try:
+                r = t.call(raw)
+            except RecursionError as exc:
+                self.fail("nesting %d: Tool.call raised %r" % (n, exc))
+            self.assertIsInstance(r, hp.ToolResult)
+
+
 if __name__ == "__main__":
     unittest.main()
