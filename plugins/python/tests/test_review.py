@@ -285,5 +285,56 @@ class DeepArgumentsTest(unittest.TestCase):
             self.assertIsInstance(r, hp.ToolResult)
 
 
+class DecodeConfigStrictTest(unittest.TestCase):
+    """decode_config promises to refuse unknown keys and wrong types, naming
+    the key ("a misspelt key silently ignored is how a guard lets through
+    what it should stop"). Literal values, dict values and dataclasses
+    inside a dict, and unions pass through unchecked: a guard configured
+    mode = "blok" starts and compares "blok" with "block"."""
+
+    def test_refuses_what_does_not_fit(self):
+        from dataclasses import dataclass, field
+        from typing import Dict, Literal
+
+        @dataclass
+        class Rule:
+            tool: str
+
+        @dataclass
+        class Config:
+            mode: Literal["block", "warn"] = "block"
+            limits: Dict[str, int] = field(default_factory=dict)
+            rules: Dict[str, Rule] = field(default_factory=dict)
+
+        for bad in (
+            {"mode": "blok"},
+            {"limits": {"reads": "ten"}},
+            {"rules": {"secrets": {"tol": "read_*"}}},
+        ):
+            with self.assertRaises(hp.ConfigError, msg="decode_config accepted %r" % bad):
+                hp.decode_config(bad, Config)
+
+
+class LogLineSizeTest(unittest.TestCase):
+    """PROTOCOL.md: the host cuts a stderr line over 32 KiB, and a cut
+    JSON line is plain text, logged at DEBUG. The formatter writes lines
+    of any length, so an ERROR with a large field (an exception message
+    quoting a payload, a traceback) reaches the host's log at DEBUG."""
+
+    def test_error_line_fits_what_the_host_reads(self):
+        import logging
+
+        from hookhost_plugin.log import HclogFormatter
+
+        rec = logging.LogRecord("hookhost_plugin", logging.ERROR, __file__, 1, "boom", (), None)
+        rec.hookhost = {"error": "x" * (40 << 10)}
+        line = HclogFormatter("p").format(rec)
+        self.assertLessEqual(
+            len(line.encode()) + 1,
+            32 << 10,
+            "an ERROR line of %d bytes: the host cuts it and logs it at DEBUG" % len(line),
+        )
+
+
 if __name__ == "__main__":
     unittest.main()
