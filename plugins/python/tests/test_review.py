@@ -336,5 +336,33 @@ class LogLineSizeTest(unittest.TestCase):
         )
 
 
+class MissingModulesTest(unittest.TestCase):
+    """server.py explains a missing module ("install Debian's
+    python3-grpcio, python3-protobuf and python3-cryptography ... its #!
+    line must name that interpreter"), but only for grpc: protobuf is
+    imported by ``import hookhost_plugin`` itself, so the usual mistake (a
+    venv without --system-site-packages, a pyenv interpreter) ends in a
+    bare traceback, "No module named 'google'", which names neither
+    protobuf nor the fix."""
+
+    def test_missing_protobuf_is_explained(self):
+        script = (
+            "import sys; sys.path.insert(0, %r)\n"
+            "import hookhost_plugin as hp\n"
+            "class P(hp.Plugin):\n    name = 'p'\n"
+            "hp.serve(P())\n" % SRC
+        )
+        # -S: no site-packages, so neither grpc nor protobuf is found.
+        r = subprocess.run(
+            [sys.executable, "-S", "-c", script],
+            env={"HOOKHOST_PLUGIN": server.MAGIC_COOKIE_VALUE, "PLUGIN_PROTOCOL_VERSIONS": "2"},
+            capture_output=True,
+            timeout=30,
+        )
+        err = r.stderr.decode()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("python3-protobuf", err, "stderr says only:\n" + err[-600:])
+
+
 if __name__ == "__main__":
     unittest.main()
