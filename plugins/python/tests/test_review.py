@@ -364,5 +364,40 @@ class MissingModulesTest(unittest.TestCase):
         self.assertIn("python3-protobuf", err, "stderr says only:\n" + err[-600:])
 
 
+class HarnessV1DeadlineTest(unittest.TestCase):
+    """The harness promises the host's behaviour on either protocol. On
+    protocol 1 it calls the handler on the test's own thread with no
+    deadline enforced, so a handler that ignores its deadline hangs the
+    test forever instead of failing DEADLINE_EXCEEDED as the host (and the
+    harness on protocol 2) reports it."""
+
+    def test_v1_call_past_its_deadline_fails_instead_of_hanging(self):
+        from hookhost_plugin.testing import CallFailed, Harness
+
+        release = threading.Event()
+        self.addCleanup(release.set)
+
+        class Stuck(hp.Plugin):
+            name = "stuck"
+
+            def pre_tool_call(self, call):
+                release.wait(30)  # ignores its deadline
+
+        got = []
+
+        def run():
+            h = Harness(Stuck(), protocol=1)
+            try:
+                h.call("pre_tool_call", hp.ToolCallRequest(name="t", arguments="{}"), timeout=0.2)
+                got.append("answered")
+            except CallFailed as exc:
+                got.append(exc.kind)
+
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        th.join(3)
+        self.assertEqual(got, ["DEADLINE_EXCEEDED"], "Harness(protocol=1).call still blocked after 3 s")
+
+
 if __name__ == "__main__":
     unittest.main()
