@@ -399,5 +399,28 @@ class HarnessV1DeadlineTest(unittest.TestCase):
         self.assertEqual(got, ["DEADLINE_EXCEEDED"], "Harness(protocol=1).call still blocked after 3 s")
 
 
+class MatcherSyntaxTest(unittest.TestCase):
+    """Matchers are Go's path.Match globs (PROTOCOL.md, Describe), which
+    the host applies; the SDK applies them with fnmatch, whose classes
+    differ: "[^x]" is "not x" for Go, "^ or x" for fnmatch. The harness
+    then says a hook is not asked (and answers None) where the host asks
+    it, and _add_tools misjudges which typed tools a glob covers."""
+
+    def test_harness_applies_matchers_as_the_host(self):
+        from hookhost_plugin.testing import Harness
+
+        class P(hp.Plugin):
+            name = "p"
+            matchers = ["p__[^x]*"]
+
+            def pre_tool_call(self, call):
+                return hp.block("asked")
+
+        h = Harness(P())
+        self.addCleanup(h.close)
+        # path.Match("p__[^x]*", "p__echo") is true: the host asks.
+        self.assertTrue(h.subscribed("pre_tool_call", "p__echo"))
+
+
 if __name__ == "__main__":
     unittest.main()
