@@ -422,5 +422,31 @@ class MatcherSyntaxTest(unittest.TestCase):
         self.assertTrue(h.subscribed("pre_tool_call", "p__echo"))
 
 
+class TypedToolCancelledTest(unittest.TestCase):
+    """README: "hp.Cancelled (from ctx.check()) ... is reported as
+    DEADLINE_EXCEEDED or CANCELLED". In a typed tool it is caught as any
+    exception: logged at ERROR with a traceback ("tool raised Cancelled")
+    on every cancelled or timed-out call, and answered as the error
+    result "tool x failed: it raised Cancelled". A Go tool returning
+    ctx.Err() logs nothing."""
+
+    def test_cancelled_tool_is_not_an_error_log(self):
+        from dataclasses import dataclass
+
+        @dataclass
+        class A:
+            text: str = ""
+
+        def run(args, ctx):
+            ctx.check()
+            return {"ok": True}
+
+        t = hp.Tool("t", "d", run, A)
+        ctx = hp.Context("pre_tool_call_can_provide_result", 5)
+        ctx.cancel("cancelled")
+        with self.assertNoLogs("hookhost_plugin", level="ERROR"):
+            t.call("{}", ctx)
+
+
 if __name__ == "__main__":
     unittest.main()
