@@ -3,11 +3,15 @@ package python
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
@@ -94,6 +98,60 @@ func TestReviewToolErrorsWordedAsGo(t *testing.T) {
 		}
 		if g.Content != p.Content || g.IsError != p.IsError {
 			t.Errorf("arguments %s:\n  Go:     %s (is_error %v)\n  Python: %s (is_error %v)", raw, g.Content, g.IsError, p.Content, p.IsError)
+		}
+	}
+}
+
+// TestReviewHungV1HandlersWedgeThePlugin runs, under the real host on
+// protocol 1, a plugin whose pre_tool_call hangs for some calls (a
+// backend call without a timeout, say). Each such call times out for the
+// host, as it should; but every one keeps one of gRPC's 64 server threads,
+// which v1 shares with every other RPC. After 64 of them the plugin
+// answers nothing more, of any hook, for good: its process is alive, so
+// the host never restarts it. A Go plugin serves each RPC on a goroutine.
+func TestReviewHungV1HandlersWedgeThePlugin(t *testing.T) {
+	needPython(t)
+	script := filepath.Join(t.TempDir(), "wedge.py")
+	src := fmt.Sprintf(`#!%s
+import sys, threading
+sys.dont_write_bytecode = True
+sys.path.insert(0, %q)
+import hookhost_plugin as hp
+
+class Wedge(hp.Plugin):
+    name, version = "wedge", "1.0.0"
+
+    def pre_tool_call(self, call):
+        if call.name == "slow_backend":
+            threading.Event().wait()  # a call that never returns
+        return None
+
+    def transform_llm_output(self, out):
+        return out.text + "!"
+
+hp.serve(Wedge())
+`, python, abs(t, "src"))
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := newLog(t)
+	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"wedge\"]\n[plugins.entries.wedge]\npath = %q\nprotocol = 1\ntimeout = \"300ms\"\n", script)), log)
+	ctx := context.Background()
+	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "before"}); text != "before!" {
+		t.Fatalf("transform_llm_output before: %q", text)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bus.PreToolCall(ctx, hooks.ToolCallRequest{Name: "slow_backend", CallID: fmt.Sprint(i), Arguments: json.RawMessage(`{}`)})
+		}()
+	}
+	wg.Wait() // every one timed out for the host
+	for i := 0; i < 3; i++ {
+		if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after!" {
+			t.Errorf("transform_llm_output after 64 hung pre_tool_call handlers: %q, want \"after!\" (the plugin no longer answers anything)", text)
 		}
 	}
 }
