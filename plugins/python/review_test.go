@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -153,5 +154,76 @@ hp.serve(Wedge())
 		if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after!" {
 			t.Errorf("transform_llm_output after 64 hung pre_tool_call handlers: %q, want \"after!\" (the plugin no longer answers anything)", text)
 		}
+	}
+}
+
+// TestReviewStretchToolRunsAfterItsStageTimedOut: under the real host on
+// protocol 2, a plugin that provides and transforms its tool is asked
+// [provide, transform] in one stretch. 64 provide handlers that outlast
+// tool_timeout (a slow backend) fill the SDK's stage pool, and are no
+// longer counted in flight once the host has their DEADLINE_EXCEEDED. The
+// next call's provide stage then waits in the pool's queue; the host times
+// it out and the call falls through — and when the pool frees up, the
+// plugin runs that tool anyway. A provide must never start once its call
+// is over (hooks.RunStretch): a tool with side effects runs for a call
+// the model was told failed.
+func TestReviewStretchToolRunsAfterItsStageTimedOut(t *testing.T) {
+	needPython(t)
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran.txt")
+	script := filepath.Join(dir, "pay.py")
+	src := fmt.Sprintf(`#!%s
+import sys, time
+sys.dont_write_bytecode = True
+sys.path.insert(0, %q)
+import hookhost_plugin as hp
+
+class Pay(hp.Plugin):
+    name, version = "pay", "1.0.0"
+    matchers = ["pay__*"]
+    tools = [hp.ToolSpec("pay__send", "send money", {"type": "object"})]
+
+    def pre_tool_call_can_provide_result(self, call):
+        if call.call_id.startswith("slow"):
+            time.sleep(3)  # a slow backend, past tool_timeout
+        with open(%q, "a") as f:
+            f.write(call.call_id + "\n")
+        return hp.ToolResult.json({"sent": call.call_id})
+
+    def transform_tool_result(self, ev):
+        return None
+
+hp.serve(Pay())
+`, python, abs(t, "src"), ran)
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := newLog(t)
+	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"pay\"]\n[plugins.entries.pay]\npath = %q\nprotocol = 2\ntimeout = \"1s\"\ntool_timeout = \"300ms\"\n", script)), log)
+	ctx := context.Background()
+	provide := func(id string) *hooks.ProvidedResult {
+		run := bus.StartToolCall(hooks.ToolCallRequest{SessionID: "s", CallID: id, Name: "pay__send", Arguments: json.RawMessage(`{}`)})
+		defer run.Close()
+		run.PreToolCall(ctx)
+		return run.ProvideResult(ctx)
+	}
+	if r := provide("first"); r == nil || !strings.Contains(r.Content, "first") {
+		t.Fatalf("first call: %+v", r)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); provide(fmt.Sprintf("slow-%d", i)) }()
+	}
+	wg.Wait()
+	if r := provide("late"); r != nil {
+		t.Logf("late call answered: %+v", r)
+		return // the plugin answered it in time: nothing ran behind the host's back
+	}
+	// The host has given up on "late"; wait for the slow handlers to finish.
+	time.Sleep(5 * time.Second)
+	data, _ := os.ReadFile(ran)
+	if strings.Contains(string(data), "late\n") {
+		t.Errorf("the plugin ran pay__send for call \"late\" after the host had timed its provide stage out and gone on without it")
 	}
 }
