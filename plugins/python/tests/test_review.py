@@ -363,6 +363,28 @@ class MissingModulesTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("python3-protobuf", err, "stderr says only:\n" + err[-600:])
 
+    def test_missing_cryptography_is_not_a_socket_error(self):
+        _, cert_pem, _ = server.server_certificate("host")
+        script = (
+            "import sys; sys.modules['cryptography'] = None; sys.path.insert(0, %r)\n"
+            "import hookhost_plugin as hp\n"
+            "class P(hp.Plugin):\n    name = 'p'\n"
+            "hp.serve(P())\n" % SRC
+        )
+        r = subprocess.run(
+            [sys.executable, "-c", script],
+            env={
+                "HOOKHOST_PLUGIN": server.MAGIC_COOKIE_VALUE,
+                "PLUGIN_PROTOCOL_VERSIONS": "2",
+                "PLUGIN_CLIENT_CERT": cert_pem.decode(),
+            },
+            capture_output=True,
+            timeout=30,
+        )
+        err = r.stderr.decode()
+        self.assertNotIn("cannot listen on its socket", err)
+        self.assertIn("python3-cryptography", err)
+
 
 class HarnessV1DeadlineTest(unittest.TestCase):
     """The harness promises the host's behaviour on either protocol. On
