@@ -470,5 +470,44 @@ class TypedToolCancelledTest(unittest.TestCase):
             t.call("{}", ctx)
 
 
+class LogBeforeServeTest(unittest.TestCase):
+    """A plugin is constructed before serve() (hp.serve(Guard())), and
+    loads its data there or at import. What it logs then does not go
+    through the SDK's handler: a WARNING is a plain text line (the host
+    logs it at DEBUG), an INFO is dropped. The SDK already acts at import
+    for stdout when the magic cookie is set; logging is not."""
+
+    def test_warning_in_constructor_is_json(self):
+        _, cert_pem, _ = server.server_certificate("host")
+        script = (
+            "import sys; sys.path.insert(0, %r)\n"
+            "import hookhost_plugin as hp\n"
+            "class P(hp.Plugin):\n"
+            "    name = 'p'\n"
+            "    def __init__(self):\n"
+            "        hp.logger().warn('policy file missing, allowing everything')\n"
+            "hp.serve(P())\n" % SRC
+        )
+        p = subprocess.Popen(
+            [sys.executable, "-c", script],
+            env={
+                "HOOKHOST_PLUGIN": server.MAGIC_COOKIE_VALUE,
+                "PLUGIN_PROTOCOL_VERSIONS": "2",
+                "PLUGIN_CLIENT_CERT": cert_pem.decode(),
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self.addCleanup(p.kill)
+        p.stdout.readline()  # the handshake
+        first = p.stderr.readline().decode()
+        try:
+            entry = json.loads(first)
+        except ValueError:
+            self.fail("the constructor's warning reached stderr as plain text: %r" % first)
+        self.assertEqual(entry["@level"], "warn")
+
+
 if __name__ == "__main__":
     unittest.main()
