@@ -119,9 +119,13 @@ class StretchAfterHungStagesTest(unittest.TestCase):
         )
 
 
-def _start_debug(script_body: str, protocols: str):
-    """Start a plugin script in debug mode; return (process, socket path)."""
+def _start_debug(test: unittest.TestCase, script_body: str, protocols: str):
+    """Start a plugin script in debug mode; return (process, socket path).
+    The process is killed and its directory removed when the test ends."""
+    import shutil
+
     d = tempfile.mkdtemp(prefix="review-")
+    test.addCleanup(shutil.rmtree, d, True)
     path = os.path.join(d, "p.py")
     with open(path, "w") as f:
         f.write(textwrap.dedent(script_body))
@@ -130,6 +134,7 @@ def _start_debug(script_body: str, protocols: str):
         "HOOKHOST_PLUGIN_DEBUG": "1",
         "PLUGIN_PROTOCOL_VERSIONS": protocols,
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PLUGIN_UNIX_SOCKET_DIR": d,
     }
     p = subprocess.Popen(
         [sys.executable, path],
@@ -138,6 +143,8 @@ def _start_debug(script_body: str, protocols: str):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    test.addCleanup(p.wait)
+    test.addCleanup(p.kill)
     line = p.stdout.readline().decode()
     if not line.startswith("HOOKHOST_REATTACH_PLUGINS="):
         p.kill()
@@ -167,6 +174,7 @@ class V1HungHandlersTest(unittest.TestCase):
         import grpc
 
         proc, sock = _start_debug(
+            self,
             """
             import threading
             import hookhost_plugin as hp
@@ -180,7 +188,6 @@ class V1HungHandlersTest(unittest.TestCase):
             """,
             "1",
         )
-        self.addCleanup(proc.kill)
         ch = grpc.insecure_channel("unix:" + sock)
         self.addCleanup(ch.close)
         pre = ch.unary_unary("/hookhost.plugin.v1.Plugin/PreToolCall")
@@ -213,6 +220,7 @@ class StalledHostTest(unittest.TestCase):
         import grpc
 
         proc, sock = _start_debug(
+            self,
             """
             import hookhost_plugin as hp
 
@@ -225,7 +233,6 @@ class StalledHostTest(unittest.TestCase):
             """,
             "2",
         )
-        self.addCleanup(proc.kill)
         time.sleep(0.3)
         before = _rss_kib(proc.pid)
         ch = grpc.insecure_channel("unix:" + sock)
@@ -488,17 +495,21 @@ class LogBeforeServeTest(unittest.TestCase):
             "        hp.logger().warn('policy file missing, allowing everything')\n"
             "hp.serve(P())\n" % SRC
         )
+        d = tempfile.mkdtemp(prefix="review-")
+        self.addCleanup(__import__("shutil").rmtree, d, True)
         p = subprocess.Popen(
             [sys.executable, "-c", script],
             env={
                 "HOOKHOST_PLUGIN": server.MAGIC_COOKIE_VALUE,
                 "PLUGIN_PROTOCOL_VERSIONS": "2",
                 "PLUGIN_CLIENT_CERT": cert_pem.decode(),
+                "PLUGIN_UNIX_SOCKET_DIR": d,
             },
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        self.addCleanup(p.wait)
         self.addCleanup(p.kill)
         p.stdout.readline()  # the handshake
         first = p.stderr.readline().decode()
