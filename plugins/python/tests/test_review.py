@@ -520,5 +520,28 @@ class LogBeforeServeTest(unittest.TestCase):
         self.assertEqual(entry["@level"], "warn")
 
 
+class ModifyNotJSONTest(unittest.TestCase):
+    """README, Failures: "an answer ... that cannot be encoded (modified
+    arguments that are not JSON), is an ERROR naming the problem". Text
+    that is not JSON (or JSON that is not an object) is sent as it is: the
+    harness hands it back as a good decision, and only the host, counting
+    it malformed, refuses it."""
+
+    def test_modify_with_text_that_is_not_json_fails(self):
+        from hookhost_plugin.testing import CallFailed, Harness
+
+        class P(hp.Plugin):
+            name = "p"
+
+            def pre_tool_call(self, call):
+                return hp.modify("not json")
+
+        for proto in (1, 2):
+            h = Harness(P(), protocol=proto)
+            self.addCleanup(h.close)
+            with self.assertRaises(CallFailed, msg="protocol %d" % proto):
+                h.pre_tool_call("t", {})
+
+
 if __name__ == "__main__":
     unittest.main()
