@@ -1,0 +1,282 @@
+package python
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/plugins/sdk"
+)
+
+// reviewArgs and the Python dataclass below declare the same tool
+// arguments in each SDK.
+type reviewArgs struct {
+	Text  string         `json:"text"`
+	Times *int           `json:"times,omitempty"`
+	Tags  []string       `json:"tags,omitempty"`
+	Ratio *float64       `json:"ratio,omitempty"`
+	Mode  *string        `json:"mode,omitempty" enum:"a,b"`
+	Meta  map[string]int `json:"meta,omitempty"`
+}
+
+const reviewPy = `
+import json, sys
+from dataclasses import dataclass
+from typing import Dict, List, Literal, Optional
+import hookhost_plugin as hp
+
+@dataclass
+class A:
+    text: str
+    times: Optional[int] = None
+    tags: Optional[List[str]] = None
+    ratio: Optional[float] = None
+    mode: Optional[Literal["a", "b"]] = None
+    meta: Optional[Dict[str, int]] = None
+
+t = hp.Tool("t", "d", lambda a: {"ok": True}, A)
+for raw in json.load(sys.stdin):
+    r = t.call(raw)
+    print(json.dumps({"content": r.content, "is_error": r.is_error}))
+`
+
+// TestReviewToolErrorsWordedAsGo feeds the same raw arguments to a Go
+// sdk.NewTool and to the Python SDK's Tool with the same argument type:
+// the README promises "the same words, so a model gets the same messages
+// from every plugin".
+func TestReviewToolErrorsWordedAsGo(t *testing.T) {
+	needPython(t)
+	inputs := []string{
+		`{"text": 3}`,
+		`{}`,
+		`{"text":"a","times":"3"}`,
+		`{"text":"a","times":2.5}`,
+		`{"text":"a","times":99999999999999999999}`,
+		`{"text":"a","extra":1}`,
+		`[1]`,
+		`{"text":"a","tags":[1,"b",null]}`,
+		`{"text":"a","mode":"c"}`,
+		`{"text":"a","meta":{"k":"v","a b":1.5}}`,
+		`{"text":"a","ratio":1e400}`,
+		`{"text":"a","times":null}`,
+		`{"text":"a"} {"text":"b"}`,
+		`{"text":`,
+		`{"text":"a",}`,
+		`{"text":'a'}`,
+		`{"text":"a","times":NaN}`,
+	}
+	tool := sdk.NewTool("t", "d", func(ctx context.Context, a reviewArgs) (any, error) {
+		return map[string]bool{"ok": true}, nil
+	})
+	in, _ := json.Marshal(inputs)
+	cmd := exec.Command(python, "-B", "-c", reviewPy)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+abs(t, "src"))
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(inputs) {
+		t.Fatalf("python answered %d lines for %d inputs:\n%s", len(lines), len(inputs), out)
+	}
+	for i, raw := range inputs {
+		g := tool.Call(context.Background(), json.RawMessage(raw))
+		var p struct {
+			Content string `json:"content"`
+			IsError bool   `json:"is_error"`
+		}
+		if err := json.Unmarshal([]byte(lines[i]), &p); err != nil {
+			t.Fatal(err)
+		}
+		if g.Content != p.Content || g.IsError != p.IsError {
+			t.Errorf("arguments %s:\n  Go:     %s (is_error %v)\n  Python: %s (is_error %v)", raw, g.Content, g.IsError, p.Content, p.IsError)
+		}
+	}
+}
+
+// TestReviewHungV1HandlersWedgeThePlugin runs, under the real host on
+// protocol 1, a plugin whose pre_tool_call hangs for some calls (a
+// backend call without a timeout, say). Each such call times out for the
+// host, as it should; but every one keeps one of gRPC's 64 server threads,
+// which v1 shares with every other RPC. After 64 of them the plugin
+// answers nothing more, of any hook, for good: its process is alive, so
+// the host never restarts it. A Go plugin serves each RPC on a goroutine.
+func TestReviewHungV1HandlersWedgeThePlugin(t *testing.T) {
+	needPython(t)
+	script := filepath.Join(t.TempDir(), "wedge.py")
+	src := fmt.Sprintf(`#!%s
+import sys, threading
+sys.dont_write_bytecode = True
+sys.path.insert(0, %q)
+import hookhost_plugin as hp
+
+class Wedge(hp.Plugin):
+    name, version = "wedge", "1.0.0"
+
+    def pre_tool_call(self, call):
+        if call.name == "slow_backend":
+            threading.Event().wait()  # a call that never returns
+        return None
+
+    def transform_llm_output(self, out):
+        return out.text + "!"
+
+hp.serve(Wedge())
+`, python, abs(t, "src"))
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := newLog(t)
+	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"wedge\"]\n[plugins.entries.wedge]\npath = %q\nprotocol = 1\ntimeout = \"300ms\"\n", script)), log)
+	ctx := context.Background()
+	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "before"}); text != "before!" {
+		t.Fatalf("transform_llm_output before: %q", text)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bus.PreToolCall(ctx, hooks.ToolCallRequest{Name: "slow_backend", CallID: fmt.Sprint(i), Arguments: json.RawMessage(`{}`)})
+		}()
+	}
+	wg.Wait() // every one timed out for the host
+	for i := 0; i < 3; i++ {
+		if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after!" {
+			t.Errorf("transform_llm_output after 64 hung pre_tool_call handlers: %q, want \"after!\" (the plugin no longer answers anything)", text)
+		}
+	}
+}
+
+// TestReviewStretchToolRunsAfterItsStageTimedOut: under the real host on
+// protocol 2, a plugin that provides and transforms its tool is asked
+// [provide, transform] in one stretch. 64 provide handlers that outlast
+// tool_timeout (a slow backend) fill the SDK's stage pool, and are no
+// longer counted in flight once the host has their DEADLINE_EXCEEDED. The
+// next call's provide stage then waits in the pool's queue; the host times
+// it out and the call falls through — and when the pool frees up, the
+// plugin runs that tool anyway. A provide must never start once its call
+// is over (hooks.RunStretch): a tool with side effects runs for a call
+// the model was told failed.
+func TestReviewStretchToolRunsAfterItsStageTimedOut(t *testing.T) {
+	needPython(t)
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran.txt")
+	script := filepath.Join(dir, "pay.py")
+	src := fmt.Sprintf(`#!%s
+import sys, time
+sys.dont_write_bytecode = True
+sys.path.insert(0, %q)
+import hookhost_plugin as hp
+
+class Pay(hp.Plugin):
+    name, version = "pay", "1.0.0"
+    matchers = ["pay__*"]
+    tools = [hp.ToolSpec("pay__send", "send money", {"type": "object"})]
+
+    def pre_tool_call_can_provide_result(self, call):
+        if call.call_id.startswith("slow"):
+            time.sleep(3)  # a slow backend, past tool_timeout
+        with open(%q, "a") as f:
+            f.write(call.call_id + "\n")
+        return hp.ToolResult.json({"sent": call.call_id})
+
+    def transform_tool_result(self, ev):
+        return None
+
+hp.serve(Pay())
+`, python, abs(t, "src"), ran)
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := newLog(t)
+	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"pay\"]\n[plugins.entries.pay]\npath = %q\nprotocol = 2\ntimeout = \"1s\"\ntool_timeout = \"300ms\"\n", script)), log)
+	ctx := context.Background()
+	provide := func(id string) *hooks.ProvidedResult {
+		run := bus.StartToolCall(hooks.ToolCallRequest{SessionID: "s", CallID: id, Name: "pay__send", Arguments: json.RawMessage(`{}`)})
+		defer run.Close()
+		run.PreToolCall(ctx)
+		return run.ProvideResult(ctx)
+	}
+	if r := provide("first"); r == nil || !strings.Contains(r.Content, "first") {
+		t.Fatalf("first call: %+v", r)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); provide(fmt.Sprintf("slow-%d", i)) }()
+	}
+	wg.Wait()
+	if r := provide("late"); r != nil {
+		t.Logf("late call answered: %+v", r)
+		return // the plugin answered it in time: nothing ran behind the host's back
+	}
+	// The host has given up on "late"; wait for the slow handlers to finish.
+	time.Sleep(5 * time.Second)
+	data, _ := os.ReadFile(ran)
+	if strings.Contains(string(data), "late\n") {
+		t.Errorf("the plugin ran pay__send for call \"late\" after the host had timed its provide stage out and gone on without it")
+	}
+}
+
+// TestReviewExitWithHostAsGroupLeader is TestHandshakeAndHostDeath with the
+// plugin leading its process group, as the host starts it: README.md says
+// serve "exits 0 ... when the host is gone however it went", and
+// TestHandshakeAndHostDeath checks status 0, but only for a plugin that is
+// not a group leader. A group leader SIGKILLs its own group, itself
+// included, and leaves its socket directory behind.
+func TestReviewExitWithHostAsGroupLeader(t *testing.T) {
+	needPython(t)
+	fakeHost := exec.Command("sleep", "60")
+	if err := fakeHost.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fakeHost.Process.Kill(); _ = fakeHost.Wait() })
+	sockDir := t.TempDir()
+	cmd := exec.Command(abs(t, "conform/conform.py"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = []string{
+		"HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1",
+		"PLUGIN_PROTOCOL_VERSIONS=1,2",
+		"PLUGIN_CLIENT_CERT=" + selfSignedPEM(t),
+		"PLUGIN_UNIX_SOCKET_DIR=" + sockDir,
+		fmt.Sprintf("HOOKHOST_HOST_PID=%d", fakeHost.Process.Pid),
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatalf("no handshake line: %v", err)
+	}
+	_ = fakeHost.Process.Kill()
+	_ = fakeHost.Wait()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("plugin exit after its host died: %v, want status 0 (README.md)", err)
+		}
+	case <-time.After(liveness):
+		t.Fatal("the plugin outlived its host")
+	}
+	if left, _ := os.ReadDir(sockDir); len(left) != 0 {
+		t.Errorf("the plugin left %d entries in its socket directory (%s...)", len(left), left[0].Name())
+	}
+}

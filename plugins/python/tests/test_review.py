@@ -1,0 +1,547 @@
+"""Review findings on the SDK, each a test that fails while the finding
+stands. In-process tests drive HookStream with the server's own pool
+sizes; process tests start a plugin in debug mode (no TLS) and speak to it
+with a raw gRPC client, as a host would."""
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import unittest
+
+import hookhost_plugin as hp
+from hookhost_plugin import server
+from hookhost_plugin._proto import health_pb2 as healthpb
+from hookhost_plugin._proto import plugin_pb2 as pb
+from hookhost_plugin._proto import pluginv2_pb2 as pb2
+from hookhost_plugin.runtime import Adapted, HookStream
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+
+
+class Hanging(hp.Plugin):
+    """A provider whose handler ignores its deadline for calls named hang-*."""
+
+    name, version = "hanging", "1.0.0"
+
+    def __init__(self):
+        self.entered = []
+        self.release = threading.Event()
+
+    def pre_tool_call_can_provide_result(self, call):
+        self.entered.append(call.call_id)
+        if call.call_id.startswith("hang"):
+            self.release.wait(10)  # a handler that hangs
+        return hp.ToolResult.json({"ran": call.call_id})
+
+    def transform_tool_result(self, ev):
+        return None
+
+
+class StretchAfterHungStagesTest(unittest.TestCase):
+    """A stretch's provide stage must not run once its call is over for the
+    host (hooks.RunStretch: "A provide stage is never started once ctx has
+    ended: a cancelled turn must not run a tool"; the Go server refuses a
+    stage started after its stretch returned). With the server's pools,
+    64 stage handlers that ignore their deadline fill the stage pool
+    while no call is counted in flight; the next stretch's provide stage
+    is queued, times out for the host (which then runs the tool natively),
+    and runs the plugin's tool later anyway."""
+
+    def test_provide_stage_never_runs_after_its_call_is_over(self):
+        plugin = Hanging()
+        sent = []
+        lock = threading.Lock()
+        done = {}
+
+        def send(m):
+            with lock:
+                sent.append(m)
+                if m.last:
+                    done.setdefault(m.id, threading.Event()).set()
+
+        calls = concurrent.futures.ThreadPoolExecutor(server.CALL_WORKERS)
+        stages = concurrent.futures.ThreadPoolExecutor(server.STAGE_WORKERS)
+        stream = HookStream(Adapted(plugin), send, calls, stages)
+        self.addCleanup(stages.shutdown, wait=False)
+        self.addCleanup(calls.shutdown, wait=False)
+        self.addCleanup(plugin.release.set)
+
+        def stretch(cid, call_id, timeout):
+            with lock:
+                done[cid] = threading.Event()
+            req = pb.ToolCallRequest(name="t", call_id=call_id, arguments=b"{}")
+            stream.receive(
+                pb2.HostMessage(
+                    call=pb2.HookCall(
+                        id=cid,
+                        stages=[
+                            pb2.Stage(
+                                hook="pre_tool_call_can_provide_result",
+                                timeout_ns=int(timeout * 1e9),
+                            ),
+                            pb2.Stage(hook="transform_tool_result", timeout_ns=10**9),
+                        ],
+                        payload=req.SerializeToString(),
+                    )
+                )
+            )
+
+        for i in range(server.STAGE_WORKERS):
+            stretch(i + 1, "hang-%d" % i, 0.05)
+        for i in range(server.STAGE_WORKERS):
+            self.assertTrue(done[i + 1].wait(5), "stretch %d got no last message" % (i + 1))
+        # Every hung stretch is over for the host, and none counts in flight.
+        self.assertEqual(stream.in_flight(), 0)
+
+        late = server.STAGE_WORKERS + 1
+        stretch(late, "late", 0.2)
+        self.assertTrue(done[late].wait(5))
+        last = [m for m in sent if m.id == late][-1]
+        self.assertEqual(
+            pb2.Failure.Kind.Name(last.failure.kind),
+            "DEADLINE_EXCEEDED",
+            "the late stretch's provide stage was answered, not timed out",
+        )
+        # The host has given up on the provide stage: it dispatches natively.
+        plugin.release.set()
+        time.sleep(1.0)
+        self.assertNotIn(
+            "late",
+            plugin.entered,
+            "the plugin ran the tool of a call whose provide stage had already "
+            "failed with DEADLINE_EXCEEDED (the tool ran twice: here and natively)",
+        )
+
+
+def _start_debug(test: unittest.TestCase, script_body: str, protocols: str):
+    """Start a plugin script in debug mode; return (process, socket path).
+    The process is killed and its directory removed when the test ends."""
+    import shutil
+
+    d = tempfile.mkdtemp(prefix="review-")
+    test.addCleanup(shutil.rmtree, d, True)
+    path = os.path.join(d, "p.py")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(script_body))
+    env = {
+        "PYTHONPATH": SRC,
+        "HOOKHOST_PLUGIN_DEBUG": "1",
+        "PLUGIN_PROTOCOL_VERSIONS": protocols,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PLUGIN_UNIX_SOCKET_DIR": d,
+    }
+    p = subprocess.Popen(
+        [sys.executable, path],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    test.addCleanup(p.wait)
+    test.addCleanup(p.kill)
+    line = p.stdout.readline().decode()
+    if not line.startswith("HOOKHOST_REATTACH_PLUGINS="):
+        p.kill()
+        raise AssertionError("no reattach line: %r" % line)
+    cfg = json.loads(line.split("=", 1)[1].strip().strip("'"))
+    (entry,) = cfg.values()
+    return p, entry["Addr"]["String"]
+
+
+def _rss_kib(pid: int) -> int:
+    with open("/proc/%d/status" % pid) as f:
+        for ln in f:
+            if ln.startswith("VmRSS:"):
+                return int(ln.split()[1])
+    return 0
+
+
+class V1HungHandlersTest(unittest.TestCase):
+    """On protocol version 1 every RPC, health and the controller's
+    Shutdown included, shares gRPC's pool of 64 threads. 64 handlers that
+    ignore their deadline (each call long given up by the host) leave no
+    thread for anything else: the plugin answers no hook, no health check
+    and no Shutdown again, and is never restarted since its process is
+    alive. The Go SDK serves each RPC on its own goroutine."""
+
+    def test_health_and_shutdown_survive_hung_v1_handlers(self):
+        import grpc
+
+        proc, sock = _start_debug(
+            self,
+            """
+            import threading
+            import hookhost_plugin as hp
+
+            class P(hp.Plugin):
+                name = "hungv1"
+                def pre_tool_call(self, call):
+                    threading.Event().wait()  # a handler that hangs
+
+            hp.serve(P())
+            """,
+            "1",
+        )
+        ch = grpc.insecure_channel("unix:" + sock)
+        self.addCleanup(ch.close)
+        pre = ch.unary_unary("/hookhost.plugin.v1.Plugin/PreToolCall")
+        req = pb.ToolCallRequest(name="t", arguments=b"{}").SerializeToString()
+        futs = [pre.future(req, timeout=0.3) for _ in range(server.GRPC_WORKERS)]
+        for f in futs:
+            try:
+                f.result()
+            except grpc.RpcError:
+                pass  # DEADLINE_EXCEEDED: the host gave up on each
+        check = ch.unary_unary("/grpc.health.v1.Health/Check")
+        try:
+            check(healthpb.HealthCheckRequest(service="plugin").SerializeToString(), timeout=3)
+        except grpc.RpcError as exc:
+            self.fail("health check after hung handlers: %s" % exc.code())
+        shutdown = ch.unary_unary("/plugin.GRPCController/Shutdown")
+        try:
+            shutdown(b"", timeout=3)
+        except grpc.RpcError as exc:
+            self.fail("Shutdown after hung handlers: %s" % exc.code())
+
+
+class StalledHostTest(unittest.TestCase):
+    """A host that keeps sending calls but stops reading answers: the Go
+    server's Send blocks (gRPC flow control), which stops it reading more
+    calls, so its memory stays bounded. The Python stream queues every
+    answer in an unbounded queue.Queue (server.py v2_service)."""
+
+    def test_memory_stays_bounded_when_the_host_stops_reading(self):
+        import grpc
+
+        proc, sock = _start_debug(
+            self,
+            """
+            import hookhost_plugin as hp
+
+            class P(hp.Plugin):
+                name = "bigout"
+                def transform_llm_output(self, out):
+                    return "x" * (1 << 20)
+
+            hp.serve(P())
+            """,
+            "2",
+        )
+        time.sleep(0.3)
+        before = _rss_kib(proc.pid)
+        ch = grpc.insecure_channel("unix:" + sock)
+        self.addCleanup(ch.close)
+        hooks = ch.stream_stream("/hookhost.plugin.v2.Plugin/Hooks")
+        n = 300
+        sent = threading.Event()
+        payload = pb.LlmOutput(text="hi").SerializeToString()
+
+        def requests():
+            for i in range(n):
+                yield pb2.HostMessage(
+                    call=pb2.HookCall(
+                        id=i + 1,
+                        stages=[pb2.Stage(hook="transform_llm_output", timeout_ns=10**9)],
+                        payload=payload,
+                    )
+                ).SerializeToString()
+            sent.set()
+            threading.Event().wait(30)  # keep the stream open, never read it
+
+        call = hooks(requests())  # the responses are never read
+        self.addCleanup(call.cancel)
+        self.assertTrue(sent.wait(20), "the plugin stopped taking calls (flow control)")
+        time.sleep(2)
+        grown = (_rss_kib(proc.pid) - before) // 1024
+        self.assertLess(
+            grown,
+            100,
+            "the plugin's RSS grew by %d MiB holding answers the host does not read" % grown,
+        )
+
+
+class DeepArgumentsTest(unittest.TestCase):
+    """Arguments the model nests deeply: the Go SDK answers an error result
+    (encoding/json's depth limit is 10000) or decodes them; Tool.call,
+    documented to return a ToolResult for any arguments, raises
+    RecursionError, which the provide hook turns into a plugin failure
+    (ERROR) instead of a result the model can read."""
+
+    def test_deep_arguments_are_a_result_not_a_raise(self):
+        from dataclasses import dataclass
+        from typing import Any, Optional
+
+        @dataclass
+        class A:
+            text: str
+            extra: Optional[Any] = None
+
+        t = hp.Tool("t", "d", lambda a: {"ok": True}, A)
+        for n in (900, 200000):
+            raw = '{"text":"a","extra":' + "[" * n + "]" * n + "}"
+            try:
+                r = t.call(raw)
+            except RecursionError as exc:
+                self.fail("nesting %d: Tool.call raised %r" % (n, exc))
+            self.assertIsInstance(r, hp.ToolResult)
+
+
+class DecodeConfigStrictTest(unittest.TestCase):
+    """decode_config promises to refuse unknown keys and wrong types, naming
+    the key ("a misspelt key silently ignored is how a guard lets through
+    what it should stop"). Literal values, dict values and dataclasses
+    inside a dict, and unions pass through unchecked: a guard configured
+    mode = "blok" starts and compares "blok" with "block"."""
+
+    def test_refuses_what_does_not_fit(self):
+        from dataclasses import dataclass, field
+        from typing import Dict, Literal
+
+        @dataclass
+        class Rule:
+            tool: str
+
+        @dataclass
+        class Config:
+            mode: Literal["block", "warn"] = "block"
+            limits: Dict[str, int] = field(default_factory=dict)
+            rules: Dict[str, Rule] = field(default_factory=dict)
+
+        for bad in (
+            {"mode": "blok"},
+            {"limits": {"reads": "ten"}},
+            {"rules": {"secrets": {"tol": "read_*"}}},
+        ):
+            with self.assertRaises(hp.ConfigError, msg="decode_config accepted %r" % bad):
+                hp.decode_config(bad, Config)
+
+
+class LogLineSizeTest(unittest.TestCase):
+    """PROTOCOL.md: the host cuts a stderr line over 32 KiB, and a cut
+    JSON line is plain text, logged at DEBUG. The formatter writes lines
+    of any length, so an ERROR with a large field (an exception message
+    quoting a payload, a traceback) reaches the host's log at DEBUG."""
+
+    def test_error_line_fits_what_the_host_reads(self):
+        import logging
+
+        from hookhost_plugin.log import HclogFormatter
+
+        rec = logging.LogRecord("hookhost_plugin", logging.ERROR, __file__, 1, "boom", (), None)
+        rec.hookhost = {"error": "x" * (40 << 10)}
+        line = HclogFormatter("p").format(rec)
+        self.assertLessEqual(
+            len(line.encode()) + 1,
+            32 << 10,
+            "an ERROR line of %d bytes: the host cuts it and logs it at DEBUG" % len(line),
+        )
+
+
+class MissingModulesTest(unittest.TestCase):
+    """server.py explains a missing module ("install Debian's
+    python3-grpcio, python3-protobuf and python3-cryptography ... its #!
+    line must name that interpreter"), but only for grpc: protobuf is
+    imported by ``import hookhost_plugin`` itself, so the usual mistake (a
+    venv without --system-site-packages, a pyenv interpreter) ends in a
+    bare traceback, "No module named 'google'", which names neither
+    protobuf nor the fix."""
+
+    def test_missing_protobuf_is_explained(self):
+        script = (
+            "import sys; sys.path.insert(0, %r)\n"
+            "import hookhost_plugin as hp\n"
+            "class P(hp.Plugin):\n    name = 'p'\n"
+            "hp.serve(P())\n" % SRC
+        )
+        # -S: no site-packages, so neither grpc nor protobuf is found.
+        r = subprocess.run(
+            [sys.executable, "-S", "-c", script],
+            env={"HOOKHOST_PLUGIN": server.MAGIC_COOKIE_VALUE, "PLUGIN_PROTOCOL_VERSIONS": "2"},
+            capture_output=True,
+            timeout=30,
+        )
+        err = r.stderr.decode()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("python3-protobuf", err, "stderr says only:\n" + err[-600:])
+
+    def test_missing_cryptography_is_not_a_socket_error(self):
+        _, cert_pem, _ = server.server_certificate("host")
+        script = (
+            "import sys; sys.modules['cryptography'] = None; sys.path.insert(0, %r)\n"
+            "import hookhost_plugin as hp\n"
+            "class P(hp.Plugin):\n    name = 'p'\n"
+            "hp.serve(P())\n" % SRC
+        )
+        r = subprocess.run(
+            [sys.executable, "-c", script],
+            env={
+                "HOOKHOST_PLUGIN": server.MAGIC_COOKIE_VALUE,
+                "PLUGIN_PROTOCOL_VERSIONS": "2",
+                "PLUGIN_CLIENT_CERT": cert_pem.decode(),
+            },
+            capture_output=True,
+            timeout=30,
+        )
+        err = r.stderr.decode()
+        self.assertNotIn("cannot listen on its socket", err)
+        self.assertIn("python3-cryptography", err)
+
+
+class HarnessV1DeadlineTest(unittest.TestCase):
+    """The harness promises the host's behaviour on either protocol. On
+    protocol 1 it calls the handler on the test's own thread with no
+    deadline enforced, so a handler that ignores its deadline hangs the
+    test forever instead of failing DEADLINE_EXCEEDED as the host (and the
+    harness on protocol 2) reports it."""
+
+    def test_v1_call_past_its_deadline_fails_instead_of_hanging(self):
+        from hookhost_plugin.testing import CallFailed, Harness
+
+        release = threading.Event()
+        self.addCleanup(release.set)
+
+        class Stuck(hp.Plugin):
+            name = "stuck"
+
+            def pre_tool_call(self, call):
+                release.wait(30)  # ignores its deadline
+
+        got = []
+
+        def run():
+            h = Harness(Stuck(), protocol=1)
+            try:
+                h.call("pre_tool_call", hp.ToolCallRequest(name="t", arguments="{}"), timeout=0.2)
+                got.append("answered")
+            except CallFailed as exc:
+                got.append(exc.kind)
+
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        th.join(3)
+        self.assertEqual(got, ["DEADLINE_EXCEEDED"], "Harness(protocol=1).call still blocked after 3 s")
+
+
+class MatcherSyntaxTest(unittest.TestCase):
+    """Matchers are Go's path.Match globs (PROTOCOL.md, Describe), which
+    the host applies; the SDK applies them with fnmatch, whose classes
+    differ: "[^x]" is "not x" for Go, "^ or x" for fnmatch. The harness
+    then says a hook is not asked (and answers None) where the host asks
+    it, and _add_tools misjudges which typed tools a glob covers."""
+
+    def test_harness_applies_matchers_as_the_host(self):
+        from hookhost_plugin.testing import Harness
+
+        class P(hp.Plugin):
+            name = "p"
+            matchers = ["p__[^x]*"]
+
+            def pre_tool_call(self, call):
+                return hp.block("asked")
+
+        h = Harness(P())
+        self.addCleanup(h.close)
+        # path.Match("p__[^x]*", "p__echo") is true: the host asks.
+        self.assertTrue(h.subscribed("pre_tool_call", "p__echo"))
+
+
+class TypedToolCancelledTest(unittest.TestCase):
+    """README: "hp.Cancelled (from ctx.check()) ... is reported as
+    DEADLINE_EXCEEDED or CANCELLED". In a typed tool it is caught as any
+    exception: logged at ERROR with a traceback ("tool raised Cancelled")
+    on every cancelled or timed-out call, and answered as the error
+    result "tool x failed: it raised Cancelled". A Go tool returning
+    ctx.Err() logs nothing."""
+
+    def test_cancelled_tool_is_not_an_error_log(self):
+        from dataclasses import dataclass
+
+        @dataclass
+        class A:
+            text: str = ""
+
+        def run(args, ctx):
+            ctx.check()
+            return {"ok": True}
+
+        t = hp.Tool("t", "d", run, A)
+        ctx = hp.Context("pre_tool_call_can_provide_result", 5)
+        ctx.cancel("cancelled")
+        with self.assertNoLogs("hookhost_plugin", level="ERROR"):
+            t.call("{}", ctx)
+
+
+class LogBeforeServeTest(unittest.TestCase):
+    """A plugin is constructed before serve() (hp.serve(Guard())), and
+    loads its data there or at import. What it logs then does not go
+    through the SDK's handler: a WARNING is a plain text line (the host
+    logs it at DEBUG), an INFO is dropped. The SDK already acts at import
+    for stdout when the magic cookie is set; logging is not."""
+
+    def test_warning_in_constructor_is_json(self):
+        _, cert_pem, _ = server.server_certificate("host")
+        script = (
+            "import sys; sys.path.insert(0, %r)\n"
+            "import hookhost_plugin as hp\n"
+            "class P(hp.Plugin):\n"
+            "    name = 'p'\n"
+            "    def __init__(self):\n"
+            "        hp.logger().warn('policy file missing, allowing everything')\n"
+            "hp.serve(P())\n" % SRC
+        )
+        d = tempfile.mkdtemp(prefix="review-")
+        self.addCleanup(__import__("shutil").rmtree, d, True)
+        p = subprocess.Popen(
+            [sys.executable, "-c", script],
+            env={
+                "HOOKHOST_PLUGIN": server.MAGIC_COOKIE_VALUE,
+                "PLUGIN_PROTOCOL_VERSIONS": "2",
+                "PLUGIN_CLIENT_CERT": cert_pem.decode(),
+                "PLUGIN_UNIX_SOCKET_DIR": d,
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        p.stdout.readline()  # the handshake
+        first = p.stderr.readline().decode()
+        try:
+            entry = json.loads(first)
+        except ValueError:
+            self.fail("the constructor's warning reached stderr as plain text: %r" % first)
+        self.assertEqual(entry["@level"], "warn")
+
+
+class ModifyNotJSONTest(unittest.TestCase):
+    """README, Failures: "an answer ... that cannot be encoded (modified
+    arguments that are not JSON), is an ERROR naming the problem". Text
+    that is not JSON (or JSON that is not an object) is sent as it is: the
+    harness hands it back as a good decision, and only the host, counting
+    it malformed, refuses it."""
+
+    def test_modify_with_text_that_is_not_json_fails(self):
+        from hookhost_plugin.testing import CallFailed, Harness
+
+        class P(hp.Plugin):
+            name = "p"
+
+            def pre_tool_call(self, call):
+                return hp.modify("not json")
+
+        for proto in (1, 2):
+            h = Harness(P(), protocol=proto)
+            self.addCleanup(h.close)
+            with self.assertRaises(CallFailed, msg="protocol %d" % proto):
+                h.pre_tool_call("t", {})
+
+
+if __name__ == "__main__":
+    unittest.main()
