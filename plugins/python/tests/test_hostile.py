@@ -1,5 +1,6 @@
-"""Review findings on the SDK, each a test that fails while the finding
-stands. In-process tests drive HookStream with the server's own pool
+"""The SDK against hostile or unlucky conditions: hung handlers, a host
+that stops reading, bad configuration and arguments, missing modules.
+In-process tests drive HookStream with the server's own pool
 sizes; process tests start a plugin in debug mode (no TLS) and speak to it
 with a raw gRPC client, as a host would."""
 
@@ -124,7 +125,7 @@ def _start_debug(test: unittest.TestCase, script_body: str, protocols: str):
     The process is killed and its directory removed when the test ends."""
     import shutil
 
-    d = tempfile.mkdtemp(prefix="review-")
+    d = tempfile.mkdtemp(prefix="hostile-")
     test.addCleanup(shutil.rmtree, d, True)
     path = os.path.join(d, "p.py")
     with open(path, "w") as f:
@@ -495,7 +496,7 @@ class LogBeforeServeTest(unittest.TestCase):
             "        hp.logger().warn('policy file missing, allowing everything')\n"
             "hp.serve(P())\n" % SRC
         )
-        d = tempfile.mkdtemp(prefix="review-")
+        d = tempfile.mkdtemp(prefix="hostile-")
         self.addCleanup(__import__("shutil").rmtree, d, True)
         p = subprocess.Popen(
             [sys.executable, "-c", script],

@@ -18,9 +18,9 @@ import (
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
-// reviewArgs and the Python dataclass below declare the same tool
+// toolArgs and the Python dataclass below declare the same tool
 // arguments in each SDK.
-type reviewArgs struct {
+type toolArgs struct {
 	Text  string         `json:"text"`
 	Times *int           `json:"times,omitempty"`
 	Tags  []string       `json:"tags,omitempty"`
@@ -29,7 +29,7 @@ type reviewArgs struct {
 	Meta  map[string]int `json:"meta,omitempty"`
 }
 
-const reviewPy = `
+const toolPy = `
 import json, sys
 from dataclasses import dataclass
 from typing import Dict, List, Literal, Optional
@@ -75,11 +75,11 @@ func TestReviewToolErrorsWordedAsGo(t *testing.T) {
 		`{"text":'a'}`,
 		`{"text":"a","times":NaN}`,
 	}
-	tool := sdk.NewTool("t", "d", func(ctx context.Context, a reviewArgs) (any, error) {
+	tool := sdk.NewTool("t", "d", func(ctx context.Context, a toolArgs) (any, error) {
 		return map[string]bool{"ok": true}, nil
 	})
 	in, _ := json.Marshal(inputs)
-	cmd := exec.Command(python, "-B", "-c", reviewPy)
+	cmd := exec.Command(python, "-B", "-c", toolPy)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+abs(t, "src"))
 	cmd.Stdin = strings.NewReader(string(in))
 	out, err := cmd.Output()
