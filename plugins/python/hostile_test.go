@@ -159,17 +159,15 @@ hp.serve(Wedge())
 	}
 }
 
-// TestReviewStretchToolRunsAfterItsStageTimedOut: under the real host on
+// TestStretchToolNeverRunsAfterItsStageTimedOut: under the real host on
 // protocol 2, a plugin that provides and transforms its tool is asked
 // [provide, transform] in one stretch. 64 provide handlers that outlast
-// tool_timeout (a slow backend) fill the SDK's stage pool, and are no
-// longer counted in flight once the host has their DEADLINE_EXCEEDED. The
-// next call's provide stage then waits in the pool's queue; the host times
-// it out and the call falls through — and when the pool frees up, the
-// plugin runs that tool anyway. A provide must never start once its call
-// is over (hooks.RunStretch): a tool with side effects runs for a call
-// the model was told failed.
-func TestReviewStretchToolRunsAfterItsStageTimedOut(t *testing.T) {
+// tool_timeout (a slow backend) fill the SDK's stage pool. The next
+// call's provide stage must then never run in the plugin once the host
+// has timed it out and gone on without it (hooks.RunStretch: a provide
+// never starts once its call is over): a tool with side effects would run
+// for a call the model was told failed.
+func TestStretchToolNeverRunsAfterItsStageTimedOut(t *testing.T) {
 	needPython(t)
 	dir := t.TempDir()
 	ran := filepath.Join(dir, "ran.txt")

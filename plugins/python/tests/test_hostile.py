@@ -48,11 +48,11 @@ class StretchAfterHungStagesTest(unittest.TestCase):
     """A stretch's provide stage must not run once its call is over for the
     host (hooks.RunStretch: "A provide stage is never started once ctx has
     ended: a cancelled turn must not run a tool"; the Go server refuses a
-    stage started after its stretch returned). With the server's pools,
-    64 stage handlers that ignore their deadline fill the stage pool
-    while no call is counted in flight; the next stretch's provide stage
-    is queued, times out for the host (which then runs the tool natively),
-    and runs the plugin's tool later anyway."""
+    stage started after its stretch returned). 64 stage handlers that
+    ignore their deadline fill the stage pool and still count in flight;
+    a stream allowing one call more queues the next stretch's provide
+    stage, which times out for the host (which then runs the tool
+    natively) and must never run in the plugin."""
 
     def test_provide_stage_never_runs_after_its_call_is_over(self):
         plugin = Hanging()
@@ -68,7 +68,9 @@ class StretchAfterHungStagesTest(unittest.TestCase):
 
         calls = concurrent.futures.ThreadPoolExecutor(server.CALL_WORKERS)
         stages = concurrent.futures.ThreadPoolExecutor(server.STAGE_WORKERS)
-        stream = HookStream(Adapted(plugin), send, calls, stages)
+        stream = HookStream(
+            Adapted(plugin), send, calls, stages, max_in_flight=server.STAGE_WORKERS + 1
+        )
         self.addCleanup(stages.shutdown, wait=False)
         self.addCleanup(calls.shutdown, wait=False)
         self.addCleanup(plugin.release.set)
@@ -94,11 +96,14 @@ class StretchAfterHungStagesTest(unittest.TestCase):
             )
 
         for i in range(server.STAGE_WORKERS):
-            stretch(i + 1, "hang-%d" % i, 0.05)
+            stretch(i + 1, "hang-%d" % i, 1.0)
         for i in range(server.STAGE_WORKERS):
             self.assertTrue(done[i + 1].wait(5), "stretch %d got no last message" % (i + 1))
-        # Every hung stretch is over for the host, and none counts in flight.
-        self.assertEqual(stream.in_flight(), 0)
+        # Every hung stretch is over for the host, but its handler still
+        # holds a thread: each counts in flight until it returns (a stage
+        # that got no thread before its deadline was never started).
+        self.assertEqual(len(plugin.entered), server.STAGE_WORKERS, "the stage pool is not full")
+        self.assertEqual(stream.in_flight(), len(plugin.entered))
 
         late = server.STAGE_WORKERS + 1
         stretch(late, "late", 0.2)
@@ -118,6 +123,40 @@ class StretchAfterHungStagesTest(unittest.TestCase):
             "the plugin ran the tool of a call whose provide stage had already "
             "failed with DEADLINE_EXCEEDED (the tool ran twice: here and natively)",
         )
+        self.assertEqual(stream.in_flight(), 0, "calls whose handlers returned still count")
+
+    def test_a_full_stream_refuses_calls_while_stage_handlers_hang(self):
+        plugin = Hanging()
+        sent = []
+        got = threading.Event()
+
+        def send(m):
+            sent.append(m)
+            if m.id == server.STAGE_WORKERS + 1:
+                got.set()
+
+        calls = concurrent.futures.ThreadPoolExecutor(server.CALL_WORKERS)
+        stages = concurrent.futures.ThreadPoolExecutor(server.STAGE_WORKERS)
+        stream = HookStream(Adapted(plugin), send, calls, stages)
+        self.addCleanup(stages.shutdown, wait=False)
+        self.addCleanup(calls.shutdown, wait=False)
+        self.addCleanup(plugin.release.set)
+        for i in range(server.STAGE_WORKERS + 1):
+            req = pb.ToolCallRequest(name="t", call_id="hang-%d" % i, arguments=b"{}")
+            stage = pb2.Stage(hook="pre_tool_call_can_provide_result", timeout_ns=50 * 10**6)
+            stream.receive(
+                pb2.HostMessage(
+                    call=pb2.HookCall(
+                        id=i + 1,
+                        stages=[stage, pb2.Stage(hook="transform_tool_result", timeout_ns=10**9)],
+                        payload=req.SerializeToString(),
+                    )
+                )
+            )
+        self.assertTrue(got.wait(5))
+        last = [m for m in sent if m.id == server.STAGE_WORKERS + 1][-1]
+        self.assertEqual(pb2.Failure.Kind.Name(last.failure.kind), "ERROR")
+        self.assertIn("already running %d" % server.STAGE_WORKERS, last.failure.message)
 
 
 def _start_debug(test: unittest.TestCase, script_body: str, protocols: str):

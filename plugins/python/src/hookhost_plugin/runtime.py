@@ -581,6 +581,11 @@ class HookStream:
                 if not full:
                     ctx = Context("call")
                     self._calls[cid] = ctx
+                    # The call counts in flight until run() and every stage
+                    # handler it started have returned, as the Go server's
+                    # stageHandlers wait: a handler outliving its stage still
+                    # holds a thread.
+                    holds = [1]
         if dup:
             self.fail(cid, 0, Failure(BAD_REQUEST, "call id %d is already in flight" % cid))
             return
@@ -596,12 +601,23 @@ class HookStream:
             )
             return
 
+        def hold() -> None:
+            with self._lock:
+                holds[0] += 1
+
+        def release() -> None:
+            with self._lock:
+                holds[0] -= 1
+                if holds[0] == 0:
+                    self._calls.pop(cid, None)
+
         def run() -> None:
             try:
                 if len(call.stages) == 1:
                     self._one(cid, ctx, call.stages[0], call.payload)
                 else:
-                    self._stretch(cid, ctx, list(call.stages), call.payload)
+                    held = _Held(self._stages_pool, hold, release)
+                    self._stretch(cid, ctx, list(call.stages), call.payload, held)
             except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
                 _log.debug(
                     "recovered a failure answering a call",
@@ -610,8 +626,7 @@ class HookStream:
                 if not ctx._host_cancelled:
                     self.fail(cid, 0, Failure(PANIC, "panic answering a call: %r" % exc))
             finally:
-                with self._lock:
-                    self._calls.pop(cid, None)
+                release()
 
         try:
             self._calls_pool.submit(run)
@@ -641,7 +656,12 @@ class HookStream:
             self.send(pb2.PluginMessage(id=cid, stage=0, answer=answer, last=True))
 
     def _stretch(
-        self, cid: int, call_ctx: Context, stages: List[pb2.Stage], payload: bytes
+        self,
+        cid: int,
+        call_ctx: Context,
+        stages: List[pb2.Stage],
+        payload: bytes,
+        pool: Optional[concurrent.futures.Executor] = None,
     ) -> None:
         rows = []
         for i, st in enumerate(stages):
@@ -693,7 +713,13 @@ class HookStream:
         timeouts = [st.timeout_ns / 1e9 for st in stages]
         try:
             run_stretch(
-                self.p, call_ctx, call, [r.name for r in rows], timeouts, emit, self._stages_pool
+                self.p,
+                call_ctx,
+                call,
+                [r.name for r in rows],
+                timeouts,
+                emit,
+                pool or self._stages_pool,
             )
         except BaseException as exc:  # noqa: B036 - guards run_stretch, as the Go server does
             _log.debug(
@@ -713,6 +739,38 @@ class HookStream:
                 state["next"],
                 Failure(ERROR, "the plugin ended the stretch before stage %d" % state["next"]),
             )
+
+
+class _Held(concurrent.futures.Executor):
+    """A stage pool that tells its call when a handler is queued and when
+    it has returned, so that the call counts in flight until then."""
+
+    def __init__(
+        self,
+        pool: concurrent.futures.Executor,
+        hold: Callable[[], None],
+        release: Callable[[], None],
+    ) -> None:
+        self._pool = pool
+        self._hold = hold
+        self._release = release
+
+    def submit(  # type: ignore[override]
+        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[Any]:
+        self._hold()
+
+        def held() -> Any:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._release()
+
+        try:
+            return self._pool.submit(held)
+        except BaseException:
+            self._release()
+            raise
 
 
 def run_stretch(
@@ -807,8 +865,20 @@ def _stage(
     ctx = Context(hook, timeout, parent=call_ctx)
     done = threading.Event()
     call_ctx.on_cancel(done.set)
+
+    def start() -> Any:
+        # Queued behind other stages, it may get a thread only after the
+        # host gave up on it (and ran the tool natively): never start then.
+        r = ctx.reason
+        if r is not None:
+            raise Failure(
+                DEADLINE_EXCEEDED if r == "deadline exceeded" else CANCELLED,
+                "not started: %s" % r,
+            )
+        return p.call(row, payload, ctx)
+
     try:
-        fut = pool.submit(p.call, row, payload, ctx)
+        fut = pool.submit(start)
     except RuntimeError:
         return None, Failure(CANCELLED, "%s: the plugin is stopping" % hook)
     fut.add_done_callback(lambda _: done.set())
