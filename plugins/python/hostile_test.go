@@ -105,14 +105,14 @@ func TestReviewToolErrorsWordedAsGo(t *testing.T) {
 	}
 }
 
-// TestReviewHungV1HandlersWedgeThePlugin runs, under the real host on
+// TestHungV1HandlersLeaveThePluginStoppable runs, under the real host on
 // protocol 1, a plugin whose pre_tool_call hangs for some calls (a
 // backend call without a timeout, say). Each such call times out for the
-// host, as it should; but every one keeps one of gRPC's 64 server threads,
-// which v1 shares with every other RPC. After 64 of them the plugin
-// answers nothing more, of any hook, for good: its process is alive, so
-// the host never restarts it. A Go plugin serves each RPC on a goroutine.
-func TestReviewHungV1HandlersWedgeThePlugin(t *testing.T) {
+// host, as it should, and keeps one of the SDK's 64 hook threads. Past
+// them the plugin answers at once with an error naming the cause rather
+// than queueing calls, and gRPC's own threads stay free: the controller's
+// Shutdown still stops it gracefully.
+func TestHungV1HandlersLeaveThePluginStoppable(t *testing.T) {
 	needPython(t)
 	script := filepath.Join(t.TempDir(), "wedge.py")
 	src := fmt.Sprintf(`#!%s
@@ -138,7 +138,7 @@ hp.serve(Wedge())
 		t.Fatal(err)
 	}
 	log := newLog(t)
-	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"wedge\"]\n[plugins.entries.wedge]\npath = %q\nprotocol = 1\ntimeout = \"300ms\"\n", script)), log)
+	h, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"wedge\"]\n[plugins.entries.wedge]\npath = %q\nprotocol = 1\ntimeout = \"300ms\"\n", script)), log)
 	ctx := context.Background()
 	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "before"}); text != "before!" {
 		t.Fatalf("transform_llm_output before: %q", text)
@@ -152,10 +152,22 @@ hp.serve(Wedge())
 		}()
 	}
 	wg.Wait() // every one timed out for the host
-	for i := 0; i < 3; i++ {
-		if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after!" {
-			t.Errorf("transform_llm_output after 64 hung pre_tool_call handlers: %q, want \"after!\" (the plugin no longer answers anything)", text)
-		}
+	began := time.Now()
+	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after" {
+		t.Errorf("transform_llm_output after 64 hung pre_tool_call handlers: %q, want \"after\" (the plugin's failure passed over)", text)
+	}
+	if d := time.Since(began); d > 250*time.Millisecond {
+		t.Errorf("transform_llm_output with every hook thread hung took %v: want an answer at once, not a wait for the deadline", d)
+	}
+	if !strings.Contains(log.String(), "already running 64 hook calls") {
+		t.Errorf("the host's log does not say the plugin is already running 64 hook calls")
+	}
+	began = time.Now()
+	if err := h.Close(ctx); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if d := time.Since(began); d > 1500*time.Millisecond {
+		t.Errorf("closing the plugin took %v: its controller's Shutdown went unanswered", d)
 	}
 }
 

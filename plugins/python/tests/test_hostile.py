@@ -203,12 +203,10 @@ def _rss_kib(pid: int) -> int:
 
 
 class V1HungHandlersTest(unittest.TestCase):
-    """On protocol version 1 every RPC, health and the controller's
-    Shutdown included, shares gRPC's pool of 64 threads. 64 handlers that
-    ignore their deadline (each call long given up by the host) leave no
-    thread for anything else: the plugin answers no hook, no health check
-    and no Shutdown again, and is never restarted since its process is
-    alive. The Go SDK serves each RPC on its own goroutine."""
+    """On protocol version 1, 64 handlers that ignore their deadline (each
+    call long given up by the host) fill the hook pool but no gRPC thread:
+    the next call is refused at once, and health checks and the
+    controller's Shutdown are still answered."""
 
     def test_health_and_shutdown_survive_hung_v1_handlers(self):
         import grpc
@@ -232,12 +230,16 @@ class V1HungHandlersTest(unittest.TestCase):
         self.addCleanup(ch.close)
         pre = ch.unary_unary("/hookhost.plugin.v1.Plugin/PreToolCall")
         req = pb.ToolCallRequest(name="t", arguments=b"{}").SerializeToString()
-        futs = [pre.future(req, timeout=0.3) for _ in range(server.GRPC_WORKERS)]
+        futs = [pre.future(req, timeout=0.3) for _ in range(server.MAX_IN_FLIGHT)]
         for f in futs:
             try:
                 f.result()
-            except grpc.RpcError:
-                pass  # DEADLINE_EXCEEDED: the host gave up on each
+            except grpc.RpcError as exc:
+                self.assertEqual(exc.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        with self.assertRaises(grpc.RpcError) as full:
+            pre(req, timeout=3)
+        self.assertEqual(full.exception.code(), grpc.StatusCode.UNKNOWN)
+        self.assertIn("already running %d" % server.MAX_IN_FLIGHT, full.exception.details())
         check = ch.unary_unary("/grpc.health.v1.Health/Check")
         try:
             check(healthpb.HealthCheckRequest(service="plugin").SerializeToString(), timeout=3)

@@ -27,7 +27,18 @@ from ._proto import grpc_controller_pb2 as ctlpb
 from ._proto import health_pb2 as healthpb
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
-from .runtime import BAD_REQUEST, PANIC, Adapted, Context, Failure, HookStream
+from .runtime import (
+    BAD_REQUEST,
+    CANCELLED,
+    DEADLINE_EXCEEDED,
+    ERROR,
+    MAX_IN_FLIGHT,
+    PANIC,
+    Adapted,
+    Context,
+    Failure,
+    HookStream,
+)
 
 __all__ = ["serve", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "negotiate"]
 
@@ -275,10 +286,27 @@ def _describe_configure(grpc: Any, p: Adapted) -> dict:
     }
 
 
-def v1_service(grpc: Any, p: Adapted) -> Any:
+def v1_service(
+    grpc: Any,
+    p: Adapted,
+    calls: concurrent.futures.Executor,
+    max_in_flight: int = MAX_IN_FLIGHT,
+) -> Any:
     """hookhost.plugin.v1.Plugin: one unary RPC per hook. A hook the plugin
-    does not serve answers no opinion, as the Go SDK's does."""
+    does not serve answers no opinion, as the Go SDK's does.
+
+    Handlers run on ``calls``, at most ``max_in_flight`` at once, each
+    waited for no longer than its deadline: gRPC's own threads stay free
+    for health checks and the controller, which the host needs to stop or
+    restart a plugin whose handlers hang."""
     handlers = _describe_configure(grpc, p)
+    lock = threading.Lock()
+    running = [0]
+
+    def finished(_: Any) -> None:
+        with lock:
+            running[0] -= 1
+
     for row in convert.HOOKS:
 
         def handle(req: bytes, context: Any, row: convert.HookRow = row) -> bytes:
@@ -286,11 +314,43 @@ def v1_service(grpc: Any, p: Adapted) -> Any:
             ctx = Context(
                 row.name, remaining if remaining is not None and remaining < 1e8 else None
             )
+            with lock:
+                full = running[0] >= max_in_flight
+                if not full:
+                    running[0] += 1
+            if full:
+                _abort(
+                    grpc,
+                    context,
+                    Failure(
+                        ERROR,
+                        "the plugin is already running %d hook calls; it answers no more "
+                        "until some finish" % max_in_flight,
+                    ),
+                )
+            done = threading.Event()
             # The RPC ends early only when the host cancels it or its
             # deadline passes: the handler sees that as its context ending.
-            context.add_callback(lambda: ctx.cancel("cancelled"))
+            context.add_callback(lambda: (ctx.cancel("cancelled"), done.set()))
             try:
-                return p.call_wire(row, req, ctx)
+                fut = calls.submit(p.call_wire, row, req, ctx)
+            except RuntimeError:
+                finished(None)
+                _abort(grpc, context, Failure(CANCELLED, "%s: the plugin is stopping" % row.name))
+            fut.add_done_callback(finished)
+            fut.add_done_callback(lambda _: done.set())
+            done.wait(ctx.remaining())
+            if not fut.done():
+                reason = ctx.reason
+                if reason == "cancelled":
+                    _abort(grpc, context, Failure(CANCELLED, "%s: context canceled" % row.name))
+                _abort(
+                    grpc,
+                    context,
+                    Failure(DEADLINE_EXCEEDED, "%s: context deadline exceeded" % row.name),
+                )
+            try:
+                return fut.result()
             except Failure as f:
                 _abort(grpc, context, f)
             return b""  # not reached: abort raises
@@ -537,7 +597,7 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         service, close_streams = v2_service(grpc, p, calls, stages)
         server.add_generic_rpc_handlers([service])
     else:
-        server.add_generic_rpc_handlers([v1_service(grpc, p)])
+        server.add_generic_rpc_handlers([v1_service(grpc, p, calls)])
     server.add_generic_rpc_handlers([health_service(grpc)])
 
     stopping = threading.Event()
