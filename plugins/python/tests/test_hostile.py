@@ -255,8 +255,10 @@ class V1HungHandlersTest(unittest.TestCase):
 class StalledHostTest(unittest.TestCase):
     """A host that keeps sending calls but stops reading answers: the Go
     server's Send blocks (gRPC flow control), which stops it reading more
-    calls, so its memory stays bounded. The Python stream queues every
-    answer in an unbounded queue.Queue (server.py v2_service)."""
+    calls, so its memory stays bounded. The Python stream holds at most a
+    few answers queued; past them each call's send waits, and once every
+    call slot is taken so does the stream's reader: what the plugin holds
+    is bounded by its 64 call slots, not by the number of calls sent."""
 
     def test_memory_stays_bounded_when_the_host_stops_reading(self):
         import grpc
@@ -269,7 +271,7 @@ class StalledHostTest(unittest.TestCase):
             class P(hp.Plugin):
                 name = "bigout"
                 def transform_llm_output(self, out):
-                    return "x" * (1 << 20)
+                    return "x" * (1 << 18)
 
             hp.serve(P())
             """,
@@ -280,7 +282,8 @@ class StalledHostTest(unittest.TestCase):
         ch = grpc.insecure_channel("unix:" + sock)
         self.addCleanup(ch.close)
         hooks = ch.stream_stream("/hookhost.plugin.v2.Plugin/Hooks")
-        n = 300
+        # 1000 answers of 256 KiB: 250 MiB were they all held.
+        n = 1000
         sent = threading.Event()
         payload = pb.LlmOutput(text="hi").SerializeToString()
 

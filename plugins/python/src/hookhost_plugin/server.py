@@ -361,6 +361,47 @@ def v1_service(
     return grpc.method_handlers_generic_handler("hookhost.plugin.v1.Plugin", handlers)
 
 
+# How many answers a Hooks stream holds for a host that does not read
+# them: past it a handler's send waits, and so, once every call slot is
+# taken, does the stream's reader, so that gRPC's flow control pushes
+# back on the host as Go's blocking Send does.
+OUTBOX_SIZE = 8
+
+
+class _Outbox:
+    """A bounded queue of a stream's answers: put waits for room until the
+    stream is over, then drops the answer; get drains what is left."""
+
+    def __init__(self, size: int = OUTBOX_SIZE) -> None:
+        self._items: "queue.Queue[Optional[bytes]]" = queue.Queue(maxsize=size)
+        self._over = threading.Event()
+
+    def put(self, item: bytes) -> None:
+        while not self._over.is_set():
+            try:
+                self._items.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def close(self) -> None:
+        """End the stream: wake get with None, drop what put waits with."""
+        self._over.set()
+        try:
+            self._items.put_nowait(None)
+        except queue.Full:
+            pass  # get sees _over once it has taken an item
+
+    def get(self) -> Optional[bytes]:
+        """The next answer; None once the stream is over and none is left."""
+        while True:
+            try:
+                return self._items.get(timeout=0.1)
+            except queue.Empty:
+                if self._over.is_set():
+                    return None
+
+
 def v2_service(
     grpc: Any, p: Adapted, calls: concurrent.futures.Executor, stages: concurrent.futures.Executor
 ) -> Tuple[Any, Callable[[], None]]:
@@ -370,17 +411,17 @@ def v2_service(
     wait for it until its grace ran out."""
     handlers = _describe_configure(grpc, p)
     lock = threading.Lock()
-    open_streams: Dict[HookStream, "queue.Queue[Optional[bytes]]"] = {}
+    open_streams: Dict[HookStream, _Outbox] = {}
 
     def close_all() -> None:
         with lock:
             streams = list(open_streams.items())
         for stream, out in streams:
             stream.close()
-            out.put(None)
+            out.close()
 
     def hooks(requests: Iterator[bytes], context: Any) -> Iterator[bytes]:
-        out: "queue.Queue[Optional[bytes]]" = queue.Queue()
+        out = _Outbox()
         stream = HookStream(p, lambda m: out.put(m.SerializeToString()), calls, stages)
         with lock:
             open_streams[stream] = out
@@ -401,7 +442,7 @@ def v2_service(
                 pass  # the host closed the stream or went away
             finally:
                 stream.close()
-                out.put(None)
+                out.close()
 
         threading.Thread(target=read, name="hookhost-hooks-reader", daemon=True).start()
         try:
@@ -411,6 +452,8 @@ def v2_service(
                     return
                 yield item
         finally:
+            stream.close()
+            out.close()
             with lock:
                 open_streams.pop(stream, None)
 
