@@ -340,9 +340,9 @@ class DeepArgumentsTest(unittest.TestCase):
 class DecodeConfigStrictTest(unittest.TestCase):
     """decode_config promises to refuse unknown keys and wrong types, naming
     the key ("a misspelt key silently ignored is how a guard lets through
-    what it should stop"). Literal values, dict values and dataclasses
-    inside a dict, and unions pass through unchecked: a guard configured
-    mode = "blok" starts and compares "blok" with "block"."""
+    what it should stop"): Literal values, dict values and dataclasses
+    inside a dict, and unions are checked too, and a type it cannot check
+    is refused rather than passed through."""
 
     def test_refuses_what_does_not_fit(self):
         from dataclasses import dataclass, field
@@ -365,6 +365,40 @@ class DecodeConfigStrictTest(unittest.TestCase):
         ):
             with self.assertRaises(hp.ConfigError, msg="decode_config accepted %r" % bad):
                 hp.decode_config(bad, Config)
+        with self.assertRaisesRegex(hp.ConfigError, r"rules\.secrets\.tol"):
+            hp.decode_config({"rules": {"secrets": {"tol": "read_*"}}}, Config)
+        with self.assertRaisesRegex(hp.ConfigError, r"limits\.reads: wrong type"):
+            hp.decode_config({"limits": {"reads": "ten"}}, Config)
+        good = hp.decode_config(
+            {"mode": "warn", "limits": {"reads": 10}, "rules": {"s": {"tool": "read_*"}}}, Config
+        )
+        self.assertEqual(good.mode, "warn")
+        self.assertEqual(good.limits, {"reads": 10})
+        self.assertEqual(good.rules, {"s": Rule(tool="read_*")})
+
+    def test_checks_each_side_of_a_union(self):
+        from dataclasses import dataclass
+        from typing import Union
+
+        @dataclass
+        class Config:
+            limit: Union[int, str]
+
+        self.assertEqual(hp.decode_config({"limit": 3}, Config).limit, 3)
+        self.assertEqual(hp.decode_config({"limit": "3"}, Config).limit, "3")
+        with self.assertRaisesRegex(hp.ConfigError, "limit: wrong type: got list"):
+            hp.decode_config({"limit": [3]}, Config)
+
+    def test_refuses_a_type_it_cannot_check(self):
+        from dataclasses import dataclass
+        from typing import Tuple
+
+        @dataclass
+        class Config:
+            pair: Tuple[int, int]
+
+        with self.assertRaisesRegex(TypeError, "cannot check"):
+            hp.decode_config({"pair": [1, 2]}, Config)
 
 
 class LogLineSizeTest(unittest.TestCase):
