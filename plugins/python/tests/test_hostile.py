@@ -473,11 +473,10 @@ class MissingModulesTest(unittest.TestCase):
 
 
 class HarnessV1DeadlineTest(unittest.TestCase):
-    """The harness promises the host's behaviour on either protocol. On
-    protocol 1 it calls the handler on the test's own thread with no
-    deadline enforced, so a handler that ignores its deadline hangs the
-    test forever instead of failing DEADLINE_EXCEEDED as the host (and the
-    harness on protocol 2) reports it."""
+    """The harness promises the host's behaviour on either protocol: on
+    protocol 1 too, a handler that ignores its deadline fails
+    DEADLINE_EXCEEDED when it passes, as the host reports it, instead of
+    hanging the test or counting a late answer as a success."""
 
     def test_v1_call_past_its_deadline_fails_instead_of_hanging(self):
         from hookhost_plugin.testing import CallFailed, Harness
@@ -505,6 +504,19 @@ class HarnessV1DeadlineTest(unittest.TestCase):
         th.start()
         th.join(3)
         self.assertEqual(got, ["DEADLINE_EXCEEDED"], "Harness(protocol=1).call still blocked after 3 s")
+
+    def test_v1_call_answered_in_time_succeeds(self):
+        from hookhost_plugin.testing import Harness
+
+        class Quick(hp.Plugin):
+            name = "quick"
+
+            def pre_tool_call(self, call):
+                return hp.block("no")
+
+        h = Harness(Quick(), protocol=1)
+        d = h.call("pre_tool_call", hp.ToolCallRequest(name="t", arguments="{}"), timeout=2)
+        self.assertEqual(d.block.message, "no")
 
 
 class MatcherSyntaxTest(unittest.TestCase):

@@ -143,10 +143,20 @@ class Harness:
         request = row.payload_to(payload).SerializeToString()
         timeout = self.timeout if timeout is None else timeout
         if self.protocol == 1:
+            # As the host's gRPC deadline: a handler past it is a failure
+            # however it ends, and the test does not wait for it.
+            ctx = Context(hook, timeout)
+            fut = self._pool.submit(self._p.call_wire, row, request, ctx)
             try:
-                data = self._p.call_wire(row, request, Context(hook, timeout))
+                data = fut.result(timeout)
+            except concurrent.futures.TimeoutError:
+                ctx.cancel("deadline exceeded")
+                late = "%s: context deadline exceeded" % hook
+                raise CallFailed("DEADLINE_EXCEEDED", late) from None
             except Failure as f:
                 raise CallFailed(pb2.Failure.Kind.Name(f.kind), f.message) from None
+            if ctx.reason == "deadline exceeded":
+                raise CallFailed("DEADLINE_EXCEEDED", "%s: context deadline exceeded" % hook)
             return row.answer_from(row.response.FromString(data))
         msgs = self._exchange(
             pb2.HookCall(
