@@ -312,13 +312,13 @@ class StalledHostTest(unittest.TestCase):
 
 
 class DeepArgumentsTest(unittest.TestCase):
-    """Arguments the model nests deeply: the Go SDK answers an error result
-    (encoding/json's depth limit is 10000) or decodes them; Tool.call,
-    documented to return a ToolResult for any arguments, raises
-    RecursionError, which the provide hook turns into a plugin failure
-    (ERROR) instead of a result the model can read."""
+    """Arguments the model nests deeply: the Go SDK decodes them up to
+    encoding/json's depth limit, 10000, and answers an error result past
+    it; Tool.call, documented to return a ToolResult for any arguments,
+    must do the same, on a hook thread too, and never raise
+    RecursionError."""
 
-    def test_deep_arguments_are_a_result_not_a_raise(self):
+    def test_deep_arguments_decode_as_go_does(self):
         from dataclasses import dataclass
         from typing import Any, Optional
 
@@ -328,13 +328,29 @@ class DeepArgumentsTest(unittest.TestCase):
             extra: Optional[Any] = None
 
         t = hp.Tool("t", "d", lambda a: {"ok": True}, A)
-        for n in (900, 200000):
-            raw = '{"text":"a","extra":' + "[" * n + "]" * n + "}"
-            try:
-                r = t.call(raw)
-            except RecursionError as exc:
-                self.fail("nesting %d: Tool.call raised %r" % (n, exc))
-            self.assertIsInstance(r, hp.ToolResult)
+        got = {}
+
+        def run():
+            # The outer object is one level: n brackets inside it nest n + 1.
+            for n in (900, 9999, 10000, 200000):
+                raw = '{"text":"a","extra":' + "[" * n + "]" * n + "}"
+                try:
+                    got[n] = t.call(raw)
+                except RecursionError as exc:
+                    got[n] = exc
+
+        th = threading.Thread(target=run)
+        th.start()
+        th.join(60)
+        for n in (900, 9999):
+            self.assertIsInstance(got[n], hp.ToolResult, "nesting %d" % n)
+            self.assertFalse(got[n].is_error, "nesting %d: %s" % (n, got[n].content))
+        for n in (10000, 200000):
+            self.assertIsInstance(got[n], hp.ToolResult, "nesting %d" % n)
+            self.assertTrue(got[n].is_error, "nesting %d" % n)
+            self.assertIn(
+                "args: not valid JSON: invalid character '[' exceeded max depth", got[n].content
+            )
 
 
 class DecodeConfigStrictTest(unittest.TestCase):

@@ -27,6 +27,7 @@ import json
 import logging
 import re
 import sys
+import threading
 import traceback
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -406,6 +407,47 @@ class _Decoder:
         return node.make(out)
 
 
+# encoding/json's nesting limit, which the Go SDK's tools answer past.
+MAX_DEPTH = 10000
+# Python frames the JSON scanner and _Decoder take per level of nesting.
+_FRAMES_PER_LEVEL = 3
+_room = threading.Lock()
+
+
+def _depth(raw: str) -> Tuple[int, str]:
+    """The deepest nesting in raw, and the bracket that goes past MAX_DEPTH
+    ("" when none does)."""
+    depth = deepest = 0
+    in_str = escaped = False
+    for c in raw:
+        if in_str:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return depth, c
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest, ""
+
+
+def _make_room(depth: int) -> None:
+    # Only ever raised: lowering it under another thread's deep decode
+    # would fail that decode.
+    with _room:
+        need = 1000 + depth * _FRAMES_PER_LEVEL
+        if sys.getrecursionlimit() < need:
+            sys.setrecursionlimit(need)
+
+
 def _loads(raw: str) -> Any:
     return json.loads(raw, parse_int=_Num, parse_float=_Num, parse_constant=_bad_constant)
 
@@ -454,6 +496,16 @@ class Tool:
         raw = (arguments or "").strip()
         if raw in ("", "null"):
             raw = "{}"
+        if raw.count("[") + raw.count("{") > 100:
+            # Go decodes up to 10000 levels: so does the SDK, with room
+            # made for them, and answers deeper input as Go words it. Fewer
+            # brackets nest too shallow to need the scan.
+            depth, over = _depth(raw)
+            if over:
+                return None, [
+                    "args: not valid JSON: invalid character '%s' exceeded max depth" % over
+                ]
+            _make_room(depth)
         try:
             val = _loads(raw)
             d = _Decoder()
