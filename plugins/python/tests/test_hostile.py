@@ -560,11 +560,9 @@ class MatcherSyntaxTest(unittest.TestCase):
 
 class TypedToolCancelledTest(unittest.TestCase):
     """README: "hp.Cancelled (from ctx.check()) ... is reported as
-    DEADLINE_EXCEEDED or CANCELLED". In a typed tool it is caught as any
-    exception: logged at ERROR with a traceback ("tool raised Cancelled")
-    on every cancelled or timed-out call, and answered as the error
-    result "tool x failed: it raised Cancelled". A Go tool returning
-    ctx.Err() logs nothing."""
+    DEADLINE_EXCEEDED or CANCELLED". In a typed tool it is the call
+    ending, as a Go tool returning ctx.Err(): no ERROR with a traceback on
+    every cancelled or timed-out call. A tool's own bug still is one."""
 
     def test_cancelled_tool_is_not_an_error_log(self):
         from dataclasses import dataclass
@@ -581,7 +579,24 @@ class TypedToolCancelledTest(unittest.TestCase):
         ctx = hp.Context("pre_tool_call_can_provide_result", 5)
         ctx.cancel("cancelled")
         with self.assertNoLogs("hookhost_plugin", level="ERROR"):
-            t.call("{}", ctx)
+            r = t.call("{}", ctx)
+        self.assertTrue(r.is_error)
+        self.assertIn("cancelled", r.content)
+
+    def test_a_bug_in_a_live_call_is_still_an_error_log(self):
+        from dataclasses import dataclass
+
+        @dataclass
+        class A:
+            text: str = ""
+
+        def run(args, ctx):
+            raise KeyError("oops")
+
+        t = hp.Tool("t", "d", run, A)
+        with self.assertLogs("hookhost_plugin", level="ERROR"):
+            r = t.call("{}", hp.Context("pre_tool_call_can_provide_result", 5))
+        self.assertIn("it raised KeyError", r.content)
 
 
 class LogBeforeServeTest(unittest.TestCase):

@@ -528,6 +528,11 @@ class Tool:
         except ToolError as exc:
             return ToolResult.error(str(exc))
         except Exception as exc:  # one bug costs one tool call, not the plugin
+            if ctx is not None and getattr(ctx, "reason", None) is not None:
+                # Raised once the call is over (Cancelled from ctx.check()):
+                # the call's end, as in a hook handler, not the tool's bug.
+                _log.debug("tool %s ended with its call: %s", self.name, exc)
+                return ToolResult.error("tool %s: %s" % (self.name, exc))
             _log.error(
                 "tool raised %s: %s",
                 type(exc).__name__,
