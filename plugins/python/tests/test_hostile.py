@@ -419,9 +419,9 @@ class DecodeConfigStrictTest(unittest.TestCase):
 
 class LogLineSizeTest(unittest.TestCase):
     """PROTOCOL.md: the host cuts a stderr line over 32 KiB, and a cut
-    JSON line is plain text, logged at DEBUG. The formatter writes lines
-    of any length, so an ERROR with a large field (an exception message
-    quoting a payload, a traceback) reaches the host's log at DEBUG."""
+    JSON line is plain text, logged at DEBUG. The formatter cuts large
+    fields (an exception message quoting a payload, a traceback) so that
+    an ERROR line stays whole JSON at ERROR."""
 
     def test_error_line_fits_what_the_host_reads(self):
         import logging
@@ -436,6 +436,34 @@ class LogLineSizeTest(unittest.TestCase):
             32 << 10,
             "an ERROR line of %d bytes: the host cuts it and logs it at DEBUG" % len(line),
         )
+        entry = json.loads(line)
+        self.assertEqual(entry["@level"], "error")
+        self.assertEqual(entry["@message"], "boom")
+        self.assertTrue(entry["error"].startswith("xxxx"))
+        self.assertIn("bytes cut to fit the host's line", entry["error"])
+
+    def test_many_large_fields_and_a_large_message_fit(self):
+        import logging
+
+        from hookhost_plugin.log import HclogFormatter
+
+        rec = logging.LogRecord(
+            "hookhost_plugin", logging.ERROR, __file__, 1, "é" * (30 << 10), (), None
+        )
+        rec.hookhost = {"a": "ü" * (20 << 10), "b": ["y" * 1000] * 40, "c": 1}
+        line = HclogFormatter("p").format(rec)
+        self.assertLessEqual(len(line.encode()) + 1, 32 << 10)
+        entry = json.loads(line)
+        self.assertEqual((entry["@level"], entry["c"]), ("error", 1))
+
+    def test_short_line_is_untouched(self):
+        import logging
+
+        from hookhost_plugin.log import HclogFormatter
+
+        rec = logging.LogRecord("hookhost_plugin", logging.ERROR, __file__, 1, "boom", (), None)
+        rec.hookhost = {"error": "x" * 100}
+        self.assertEqual(json.loads(HclogFormatter("p").format(rec))["error"], "x" * 100)
 
 
 class MissingModulesTest(unittest.TestCase):
