@@ -629,10 +629,9 @@ class TypedToolCancelledTest(unittest.TestCase):
 
 class LogBeforeServeTest(unittest.TestCase):
     """A plugin is constructed before serve() (hp.serve(Guard())), and
-    loads its data there or at import. What it logs then does not go
-    through the SDK's handler: a WARNING is a plain text line (the host
-    logs it at DEBUG), an INFO is dropped. The SDK already acts at import
-    for stdout when the magic cookie is set; logging is not."""
+    loads its data there or at import. Started by the host (the magic
+    cookie set), what it logs then is an hclog JSON line at its level,
+    INFO included, as after serve()."""
 
     def test_warning_in_constructor_is_json(self):
         _, cert_pem, _ = server.server_certificate("host")
@@ -643,6 +642,7 @@ class LogBeforeServeTest(unittest.TestCase):
             "    name = 'p'\n"
             "    def __init__(self):\n"
             "        hp.logger().warn('policy file missing, allowing everything')\n"
+            "        hp.logger().info('policy loaded')\n"
             "hp.serve(P())\n" % SRC
         )
         d = tempfile.mkdtemp(prefix="hostile-")
@@ -668,6 +668,8 @@ class LogBeforeServeTest(unittest.TestCase):
         except ValueError:
             self.fail("the constructor's warning reached stderr as plain text: %r" % first)
         self.assertEqual(entry["@level"], "warn")
+        second = json.loads(p.stderr.readline().decode())
+        self.assertEqual((second["@level"], second["@message"]), ("info", "policy loaded"))
 
 
 class ModifyNotJSONTest(unittest.TestCase):

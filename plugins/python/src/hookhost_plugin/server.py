@@ -72,6 +72,10 @@ _HANDSHAKE_OUT = sys.stdout
 _REDIRECTED = os.environ.get(MAGIC_COOKIE_KEY) == MAGIC_COOKIE_VALUE and sys.stdout is not None
 if _REDIRECTED:
     sys.stdout = sys.stderr
+    # So are its logs: what it logs at import or in its constructor, before
+    # serve() names it, is an hclog line at its level, not plain text the
+    # host logs at DEBUG (or an INFO Python drops).
+    hlog.install("plugin")
 
 
 class _Exit(Exception):
