@@ -144,10 +144,41 @@ def _leave(reason: str, host: int) -> None:
     except Exception:
         pass
     try:
+        # Nothing else will remove it: the process ends here.
+        if _sock_dir:
+            shutil.rmtree(_sock_dir, ignore_errors=True)
         if os.getpgrp() == os.getpid():
-            os.killpg(0, signal.SIGKILL)
+            _kill_group()
     finally:
         os._exit(0)
+
+
+# The socket's directory once serve() made it, for _leave to remove.
+_sock_dir = ""
+
+
+def _kill_group() -> None:
+    """SIGKILL every other member of the plugin's process group: the
+    plugin itself exits 0, as README.md promises."""
+    me = os.getpid()
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        pids = []
+    if not pids:
+        # No /proc: the group is sent SIGTERM, which the plugin itself
+        # ignores from now on.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.killpg(0, signal.SIGTERM)
+        return
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            if os.getpgid(pid) == me:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass  # gone already, or not ours
 
 
 def watch_host() -> None:
@@ -626,6 +657,8 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         prefix="hookhost-%s-" % name, dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None
     )
     sock = os.path.join(sock_dir, "plugin.sock")
+    global _sock_dir
+    _sock_dir = sock_dir
     server = grpc.server(
         concurrent.futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc"),
         options=[
