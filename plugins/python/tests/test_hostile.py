@@ -674,10 +674,9 @@ class LogBeforeServeTest(unittest.TestCase):
 
 class ModifyNotJSONTest(unittest.TestCase):
     """README, Failures: "an answer ... that cannot be encoded (modified
-    arguments that are not JSON), is an ERROR naming the problem". Text
-    that is not JSON (or JSON that is not an object) is sent as it is: the
-    harness hands it back as a good decision, and only the host, counting
-    it malformed, refuses it."""
+    arguments that are not JSON), is an ERROR naming the problem": text
+    that is not JSON, or JSON that is not an object, fails the call in the
+    plugin, on either protocol, rather than reaching the host."""
 
     def test_modify_with_text_that_is_not_json_fails(self):
         from hookhost_plugin.testing import CallFailed, Harness
@@ -686,13 +685,18 @@ class ModifyNotJSONTest(unittest.TestCase):
             name = "p"
 
             def pre_tool_call(self, call):
-                return hp.modify("not json")
+                return hp.modify(json.loads(call.arguments)["answer"])
 
         for proto in (1, 2):
             h = Harness(P(), protocol=proto)
             self.addCleanup(h.close)
-            with self.assertRaises(CallFailed, msg="protocol %d" % proto):
-                h.pre_tool_call("t", {})
+            for bad, why in (("not json", "not valid JSON"), ("[1]", "want an object")):
+                with self.assertRaises(CallFailed, msg="protocol %d" % proto) as failed:
+                    h.pre_tool_call("t", {"answer": bad})
+                self.assertEqual(failed.exception.kind, "ERROR")
+                self.assertIn(why, str(failed.exception))
+            d = h.pre_tool_call("t", {"answer": '{"a": 1}'})
+            self.assertEqual(json.loads(d.modified_args), {"a": 1})
 
 
 if __name__ == "__main__":
