@@ -472,13 +472,12 @@ class LogLineSizeTest(unittest.TestCase):
 
 
 class MissingModulesTest(unittest.TestCase):
-    """server.py explains a missing module ("install Debian's
-    python3-grpcio, python3-protobuf and python3-cryptography ... its #!
-    line must name that interpreter"), but only for grpc: protobuf is
-    imported by ``import hookhost_plugin`` itself, so the usual mistake (a
-    venv without --system-site-packages, a pyenv interpreter) ends in a
-    bare traceback, "No module named 'google'", which names neither
-    protobuf nor the fix."""
+    """A missing module is explained ("install Debian's python3-grpcio,
+    python3-protobuf and python3-cryptography ... its #! line must name
+    that interpreter") whichever it is: protobuf, imported by ``import
+    hookhost_plugin`` itself (the usual mistake: a venv without
+    --system-site-packages, a pyenv interpreter), and cryptography, which
+    is no socket problem."""
 
     def test_missing_protobuf_is_explained(self):
         script = (

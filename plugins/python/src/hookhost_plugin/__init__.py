@@ -24,7 +24,18 @@ logging and testing (:mod:`hookhost_plugin.testing`).
 
 # The server's module records the plugin's first parent on import: import
 # it first, before anything slow.
-from .server import serve  # noqa: I001
+try:
+    from .server import serve  # noqa: I001
+except ImportError as _exc:  # protobuf, which the SDK's own modules import
+    if _exc.name is None or _exc.name.split(".")[0] not in ("google", "grpc", "cryptography"):
+        raise
+    raise ImportError(
+        "hookhost_plugin cannot load: the Python module %r is missing; install Debian's "
+        "python3-grpcio, python3-protobuf and python3-cryptography, or run the plugin with "
+        "a Python that has them (its #! line must name that interpreter by absolute path)"
+        % _exc.name,
+        name=_exc.name,
+    ) from _exc
 from .config import ConfigError, decode_config
 from .log import logger
 from .runtime import Cancelled, Context, HookError, Plugin

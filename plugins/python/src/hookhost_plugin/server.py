@@ -600,6 +600,13 @@ def reattach_line(name: str, version: int, sock: str) -> str:
     return "%s='%s'\n" % (REATTACH_ENV, js)
 
 
+_MISSING_MODULE = (
+    "%s cannot start: a Python module is missing; install Debian's python3-grpcio, "
+    "python3-protobuf and python3-cryptography, or run the plugin with a Python "
+    "that has them (its #! line must name that interpreter by absolute path)"
+)
+
+
 def _serve(plugin: Any, handshake_out: Any) -> int:
     name = getattr(plugin, "name", "") or "plugin"
     debug = _debug_mode()
@@ -623,9 +630,7 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         import grpc
     except ImportError as exc:
         _log.error(
-            "%s cannot start: a Python module is missing; install Debian's python3-grpcio, "
-            "python3-protobuf and python3-cryptography, or run the plugin with a Python "
-            "that has them (its #! line must name that interpreter by absolute path)",
+            _MISSING_MODULE,
             name,
             extra={"hookhost": {"error": str(exc), "python": sys.executable}},
         )
@@ -692,6 +697,18 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
 
     server.add_generic_rpc_handlers([controller_service(grpc, stop)])
 
+    if not debug:
+        # Apart from the socket: a missing cryptography is no socket problem.
+        try:
+            key_pem, cert_pem, cert_der = server_certificate(name)
+        except ImportError as exc:
+            _log.error(
+                _MISSING_MODULE,
+                name,
+                extra={"hookhost": {"error": str(exc), "python": sys.executable}},
+            )
+            shutil.rmtree(sock_dir, ignore_errors=True)
+            return 1
     try:
         if debug:
             # Debug mode has no client certificate to check: the host
@@ -700,7 +717,6 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
             server.add_insecure_port("unix:" + sock)
         else:
             # Only the host, holding the key of PLUGIN_CLIENT_CERT, may connect.
-            key_pem, cert_pem, cert_der = server_certificate(name)
             creds = grpc.ssl_server_credentials(
                 [(key_pem, cert_pem)], root_certificates=client_cert, require_client_auth=True
             )
