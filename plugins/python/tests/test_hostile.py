@@ -569,10 +569,42 @@ class HarnessV1DeadlineTest(unittest.TestCase):
 
 class MatcherSyntaxTest(unittest.TestCase):
     """Matchers are Go's path.Match globs (PROTOCOL.md, Describe), which
-    the host applies; the SDK applies them with fnmatch, whose classes
-    differ: "[^x]" is "not x" for Go, "^ or x" for fnmatch. The harness
-    then says a hook is not asked (and answers None) where the host asks
-    it, and _add_tools misjudges which typed tools a glob covers."""
+    the host applies; the SDK applies them the same way (not as fnmatch,
+    for which "[^x]" is "^ or x"), so that the harness says a hook is
+    asked exactly where the host asks it."""
+
+    # Each answer as Go's path.Match gives it (false for ErrBadPattern).
+    GO = [
+        ("p__[^x]*", "p__echo", True),
+        ("p__[^x]*", "p__xecho", False),
+        ("p__[^x]*", "^x", False),
+        ("[^a-c]x", "dx", True),
+        ("[^a-c]x", "bx", False),
+        ("[^a-c]x", "^x", True),
+        ("[a-c]x", "bx", True),
+        ("[\\]]", "]", True),
+        ("\\[x", "[x", True),
+        ("a\\*b", "a*b", True),
+        ("a\\*b", "axb", False),
+        ("a?c", "abc", True),
+        ("x/*", "x/y", True),
+        ("x/*", "x/y/z", False),
+        ("*", "x/y", False),
+        ("*z", "a/z", False),
+        ("[]a]", "]", False),
+        ("[^]", "^", False),
+        ("[a", "a", False),
+        ("[a-]", "a", False),
+        ("[-a]", "-", False),
+        ("a\\", "a", False),
+    ]
+
+    def test_path_match_is_gos(self):
+        from hookhost_plugin.runtime import path_match
+
+        for pattern, name, want in self.GO:
+            with self.subTest(pattern=pattern, name=name):
+                self.assertEqual(path_match(pattern, name), want)
 
     def test_harness_applies_matchers_as_the_host(self):
         from hookhost_plugin.testing import Harness

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import fnmatch
 import inspect
 import json
 import logging
@@ -53,6 +52,78 @@ class HookError(Exception):
     """A handler's failure, reported to the host with this message (the
     ERROR kind). Any exception a handler raises is one; this class only
     names the intent."""
+
+
+def path_match(pattern: str, name: str) -> bool:
+    """Go's path.Match, as the host applies matchers: ``*`` is any run of
+    characters but ``/``, ``?`` one such character, ``[...]`` a class
+    (``[^...]`` negated, ``a-z`` ranges, ``\\`` escapes) and a malformed
+    pattern matches nothing."""
+    rx = _path_patterns.get(pattern)
+    if rx is None:
+        rx = _path_patterns[pattern] = _path_regex(pattern)
+    return rx is not False and rx.fullmatch(name) is not None
+
+
+_path_patterns: Dict[str, Any] = {}
+
+
+def _path_regex(pattern: str) -> Any:
+    """The regular expression for a path.Match pattern; False when Go
+    calls it malformed (ErrBadPattern)."""
+    out = []
+    i, n = 0, len(pattern)
+
+    def esc(j: int) -> Tuple[str, int]:
+        # One class character, as Go's getEsc reads it.
+        if j >= n or pattern[j] in "-]":
+            raise ValueError
+        if pattern[j] == "\\":
+            j += 1
+            if j >= n:
+                raise ValueError
+        return pattern[j], j + 1
+
+    try:
+        while i < n:
+            c = pattern[i]
+            if c == "*":
+                out.append("[^/]*")
+                i += 1
+            elif c == "?":
+                out.append("[^/]")
+                i += 1
+            elif c == "\\":
+                if i + 1 >= n:
+                    raise ValueError
+                out.append(re.escape(pattern[i + 1]))
+                i += 2
+            elif c == "[":
+                i += 1
+                negated = i < n and pattern[i] == "^"
+                if negated:
+                    i += 1
+                ranges = []
+                while True:
+                    if i < n and pattern[i] == "]" and ranges:
+                        i += 1
+                        break
+                    lo, i = esc(i)
+                    hi = lo
+                    if i < n and pattern[i] == "-":
+                        hi, i = esc(i + 1)
+                    if i >= n:
+                        raise ValueError
+                    ranges.append(
+                        re.escape(lo) if lo == hi else "%s-%s" % (re.escape(lo), re.escape(hi))
+                    )
+                out.append("[%s%s]" % ("^" if negated else "", "".join(ranges)))
+            else:
+                out.append(re.escape(c))
+                i += 1
+        return re.compile("".join(out), re.DOTALL)
+    except (ValueError, re.error):
+        return False
 
 
 class Cancelled(Exception):
@@ -289,7 +360,7 @@ class Adapted:
         else:
             globs = []
         for name in tools:
-            if not any(fnmatch.fnmatchcase(name, g) for g in globs):
+            if not any(path_match(g, name) for g in globs):
                 globs.append(name)
         self.hook_matchers[hook] = globs
 

@@ -23,7 +23,6 @@ calling it.
 from __future__ import annotations
 
 import concurrent.futures
-import fnmatch
 import itertools
 import json
 import threading
@@ -33,7 +32,7 @@ from . import convert
 from . import types as t
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
-from .runtime import Adapted, Context, Failure, HookStream
+from .runtime import Adapted, Context, Failure, HookStream, path_match
 
 __all__ = ["Harness", "CallFailed", "ConfigureFailed", "SESSION_ID"]
 
@@ -130,7 +129,7 @@ class Harness:
         for hm in self.manifest.hook_matchers:
             if hm.hook == hook:
                 globs = list(hm.matchers)
-        return not globs or any(fnmatch.fnmatchcase(tool, g) for g in globs)
+        return not globs or any(path_match(g, tool) for g in globs)
 
     # --- raw calls -------------------------------------------------------
 
