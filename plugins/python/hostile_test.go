@@ -48,11 +48,11 @@ for raw in json.load(sys.stdin):
     print(json.dumps({"content": r.content, "is_error": r.is_error}))
 `
 
-// TestReviewToolErrorsWordedAsGo feeds the same raw arguments to a Go
+// TestToolErrorsWordedAsGo feeds the same raw arguments to a Go
 // sdk.NewTool and to the Python SDK's Tool with the same argument type:
 // the README promises "the same words, so a model gets the same messages
 // from every plugin".
-func TestReviewToolErrorsWordedAsGo(t *testing.T) {
+func TestToolErrorsWordedAsGo(t *testing.T) {
 	needPython(t)
 	inputs := []string{
 		`{"text": 3}`,
@@ -72,6 +72,36 @@ func TestReviewToolErrorsWordedAsGo(t *testing.T) {
 		`{"text":"a",}`,
 		`{"text":'a'}`,
 		`{"text":"a","times":NaN}`,
+		`{"text":"a","times":-Infinity}`,
+		`{"text":"a","times":Infinity}`,
+		`{"text":"a\qb"}`,
+		`{"text":"a\u12G4"}`,
+		"{\"text\":\"a\nb\"}",
+		"{\"text\":\"a\tb\"}",
+		`{"text" "a"}`,
+		`{"text":"a" "times":1}`,
+		`{"text":"a","tags":["x" "y"]}`,
+		`{"text":"a","tags":["x",]}`,
+		`{"text":"abc`,
+		`{"text":"a"`,
+		`{"text":"a"}   x`,
+		`{"text":"a", "times": 01}`,
+		`{"text":"a", "times": -}`,
+		`{"text":"a", "times": 1.}`,
+		`{"text":"a", "times": tru}`,
+		`{"text":"a", "tags": [}`,
+		`{"text":"a", "meta": {"k":1,}}`,
+		`{"text":"é", "times": ü}`,
+		`{"text":"a", "times": 1e}`,
+		`{"text":"a", "times": 1e+x}`,
+		`{"text":"a", "times": nul`,
+		`{"text":"a", "times": fals}`,
+		`{"text":"a\u00"}`,
+		"{\"text\":\"a\x01\"}",
+		"{\"text\":\"a\\\x01\"}",
+		`{"text":"a"}]`,
+		`  `,
+		`{"a":1 `,
 	}
 	tool := sdk.NewTool("t", "d", func(ctx context.Context, a toolArgs) (any, error) {
 		return map[string]bool{"ok": true}, nil

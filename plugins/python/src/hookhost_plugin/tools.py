@@ -63,7 +63,110 @@ class _Num(str):
 
 
 def _bad_constant(name: str) -> Any:
-    raise ValueError("invalid character %r looking for beginning of value" % name)
+    # As Go words it: the first character that cannot start a value.
+    if name.startswith("-"):
+        raise ValueError("invalid character %s in numeric literal" % _go_char(name[1]))
+    raise ValueError("invalid character %s looking for beginning of value" % _go_char(name[0]))
+
+
+def _go_char(c: str) -> str:
+    """A character quoted as encoding/json's errors quote it: Go names a
+    byte, so a non-ASCII character by its first UTF-8 byte."""
+    if ord(c) >= 0x80:
+        c = chr(c.encode("utf-8", "surrogatepass")[0])
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    if c.isprintable():
+        return "'%s'" % c
+    special = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    return "'%s'" % special.get(c, "\\x%02x" % ord(c) if ord(c) < 0x80 else "\\u%04x" % ord(c))
+
+
+# Python's JSON errors, as encoding/json words the same mistake.
+_GO_JSON_CONTEXT = {
+    "Expecting value": "looking for beginning of value",
+    "Expecting property name enclosed in double quotes": (
+        "looking for beginning of object key string"
+    ),
+    "Expecting ':' delimiter": "after object key",
+    "Invalid control character at": "in string literal",
+}
+
+
+def _go_number_error(doc: str, pos: int) -> str:
+    """Go's words for a broken number or literal where Python stopped at
+    pos, or "" when it is neither."""
+
+    def at(i: int, how: str) -> str:
+        if i >= len(doc):
+            return "unexpected EOF"
+        return "invalid character %s %s" % (_go_char(doc[i]), how)
+
+    c = doc[pos]
+    if c == "-" and not doc[pos + 1 : pos + 2].isdigit():
+        return at(pos + 1, "in numeric literal")
+    if c in ".eE" and pos > 0 and doc[pos - 1].isdigit():
+        if c == ".":
+            return at(pos + 1, "after decimal point in numeric literal")
+        i = pos + 1 + (doc[pos + 1 : pos + 2] in ("+", "-"))
+        return at(i, "in exponent of numeric literal")
+    for word in ("true", "false", "null"):
+        if c == word[0]:
+            for k, want in enumerate(word):
+                if pos + k >= len(doc):
+                    return "unexpected EOF"
+                if doc[pos + k] != want:
+                    return at(pos + k, "in literal %s (expecting '%s')" % (word, want))
+    return ""
+
+
+def _go_json_error(exc: json.JSONDecodeError) -> str:
+    """exc worded as the Go SDK's decodeOne words it."""
+    doc, pos = exc.doc, exc.pos
+    if exc.msg == "Extra data":
+        return "more than one JSON value"
+    if exc.msg.startswith("Unterminated string") or pos >= len(doc.rstrip(" \t\r\n")):
+        return "unexpected EOF"
+    c = doc[pos]
+    if exc.msg.startswith("Invalid \\u"):
+        # Python points at the u, Go at the first character not hex.
+        bad = doc[pos + 1 : pos + 5].lstrip("0123456789abcdefABCDEF")[:1]
+        if not bad:
+            return "unexpected EOF"
+        return "invalid character %s in \\u hexadecimal character escape" % _go_char(bad)
+    if exc.msg.startswith("Invalid \\"):
+        # Python points at the backslash, Go at the character after it.
+        c = doc[pos + 1] if pos + 1 < len(doc) else c
+        return "invalid character %s in string escape code" % _go_char(c)
+    if exc.msg in ("Expecting value", "Expecting ',' delimiter"):
+        number = _go_number_error(doc, pos)
+        if number:
+            return number
+    if exc.msg == "Expecting ',' delimiter":
+        depth = []
+        in_str = escaped = False
+        for ch in doc[:pos]:
+            if in_str:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_str = False
+            elif ch == '"':
+                in_str = True
+            elif ch in "[{":
+                depth.append(ch)
+            elif ch in "]}" and depth:
+                depth.pop()
+        where = "after object key:value pair" if depth[-1:] == ["{"] else "after array element"
+        return "invalid character %s %s" % (_go_char(c), where)
+    context = _GO_JSON_CONTEXT.get(exc.msg)
+    if context is None:
+        return str(exc)
+    return "invalid character %s %s" % (_go_char(c), context)
 
 
 class _Schema:
@@ -511,6 +614,8 @@ class Tool:
             d = _Decoder()
             out = d.decode(self._node, val, "args")
         except ValueError as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                return None, ["args: not valid JSON: %s" % _go_json_error(exc)]
             return None, ["args: not valid JSON: %s" % exc]
         except RecursionError:
             # Hostile input: answered, not a crash of the handler.
