@@ -103,6 +103,9 @@ func TestHandshakeAndHostDeath(t *testing.T) {
 				if err != nil {
 					t.Errorf("plugin exit after its host died: %v, want status 0", err)
 				}
+				if _, err := os.Stat(filepath.Dir(f[3])); !os.IsNotExist(err) {
+					t.Errorf("the socket's directory outlived the plugin: %v", err)
+				}
 			case <-time.After(liveness):
 				t.Fatal("the plugin outlived its host")
 			}
@@ -310,5 +313,38 @@ hp.serve(Waiter())
 				return strings.Contains(l, "waiter returned") && strings.Contains(l, "early=true") && strings.Contains(l, "over=true")
 			})
 		})
+	}
+}
+
+// TestInvalidPluginFailsToStart: a plugin the SDK cannot serve (here, a
+// handler with the wrong signature) exits 1 before the handshake, and the
+// host's error quotes why.
+func TestInvalidPluginFailsToStart(t *testing.T) {
+	needPython(t)
+	script := filepath.Join(t.TempDir(), "broken.py")
+	src := fmt.Sprintf(`#!%s
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, %q)
+import hookhost_plugin as hp
+
+class Broken(hp.Plugin):
+    name = "broken"
+
+    def pre_tool_call(self):
+        return None
+
+hp.serve(Broken())
+`, python, abs(t, "src"))
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"broken\"]\n[plugins.entries.broken]\npath = %q\n", script))
+	results := host.Check(context.Background(), cfg, host.Options{Logger: newLog(t).logger()})
+	if len(results) != 1 || results[0].OK || results[0].Err == nil {
+		t.Fatalf("check of a broken plugin: %+v", results)
+	}
+	if msg := results[0].Err.Error(); !strings.Contains(msg, "pre_tool_call must take the payload") {
+		t.Errorf("check error %q does not say what is wrong", msg)
 	}
 }

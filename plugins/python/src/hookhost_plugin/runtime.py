@@ -140,6 +140,7 @@ class Failure(Exception):
         self.message = message
 
     def pb(self) -> pb2.Failure:
+        """The failure as version 2 sends it."""
         return pb2.Failure(kind=self.kind, message=self.message)
 
     def __repr__(self) -> str:
@@ -277,16 +278,32 @@ class Plugin:
         return logger()
 
 
-def _wants_ctx(fn: Callable[..., Any]) -> bool:
+def _wants_ctx(fn: Callable[..., Any], hook: str = "") -> bool:
+    """Whether a handler takes the Context as its second argument. A
+    handler that can take neither (payload) nor (payload, ctx) is a bug,
+    reported when the plugin starts rather than on every call."""
     try:
-        params = [
-            p
-            for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
+        sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return False
-    return len(params) >= 2
+    params = [
+        p
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+    required = [p for p in params if p.default is p.empty]
+    if hook and ((not params and not varargs) or len(required) > 2):
+        raise ValueError(
+            "%s must take the payload, and optionally the context: def %s(self, payload[, ctx])"
+            % (hook, hook)
+        )
+    return len(params) >= 2 or varargs
+
+
+# Method name beginnings of the catalogue's hooks: a method that starts so
+# but names no hook is likely a misspelt one, which the host would never call.
+_HOOK_PREFIXES = ("on_session", "pre_tool", "pre_api", "post_llm", "post_tool", "transform_")
 
 
 def _call_handler(fn: Callable[..., Any], wants_ctx: bool) -> Callable[[Any, Context], Any]:
@@ -309,7 +326,15 @@ class Adapted:
         for hook in HOOK_NAMES:
             fn = getattr(plugin, hook, None)
             if callable(fn):
-                self.handlers[hook] = _call_handler(fn, _wants_ctx(fn))
+                self.handlers[hook] = _call_handler(fn, _wants_ctx(fn, hook))
+        for attr in dir(type(plugin)):
+            if attr.startswith(_HOOK_PREFIXES) and attr not in HOOK_NAMES:
+                _log.warning(
+                    "method %s looks like a hook handler, but no hook has that name; "
+                    "the host will not call it",
+                    attr,
+                    extra={"hookhost": {"hooks": ", ".join(HOOK_NAMES)}},
+                )
         self.tools: Dict[str, Tool] = {}
         typed: List[Tool] = list(getattr(plugin, "typed_tools", ()) or ())
         for attr in dir(type(plugin)):
@@ -384,6 +409,15 @@ class Adapted:
         for h in self.hook_matchers:
             if h not in HOOK_NAMES:
                 raise ValueError("hook_matchers names %r, which is not a hook" % h)
+        for s in self.specs:
+            if s.input_schema is not None and not isinstance(s.input_schema, dict):
+                raise ValueError(
+                    "tool %r: input_schema must be a dict (a JSON Schema object)" % s.name
+                )
+        try:
+            self.manifest().SerializeToString()
+        except (convert.AnswerError, ValueError, TypeError) as exc:
+            raise ValueError("the manifest cannot be encoded: %s" % exc) from None
 
     def manifest(self) -> pb.Manifest:
         """The manifest, as Describe answers it."""
@@ -607,12 +641,14 @@ class HookStream:
         self._ended = False
 
     def send(self, m: pb2.PluginMessage) -> None:
+        """Send one message, unless the stream has ended."""
         with self._lock:
             if self._ended:
                 return
         self._send(m)
 
     def fail(self, cid: int, stage: int, f: Failure) -> None:
+        """Answer stage ``stage`` of call ``cid`` with a failure, the last message."""
         self.send(pb2.PluginMessage(id=cid, stage=stage, failure=f.pb(), last=True))
 
     def close(self) -> None:
@@ -624,6 +660,7 @@ class HookStream:
             c.cancel("cancelled")
 
     def receive(self, m: pb2.HostMessage) -> None:
+        """Take one message from the host: start a call, or cancel one."""
         kind = m.WhichOneof("kind")
         if kind == "call":
             self._start(m.call)
@@ -635,6 +672,7 @@ class HookStream:
                 ctx.cancel("cancelled")
 
     def in_flight(self) -> int:
+        """How many calls are running."""
         with self._lock:
             return len(self._calls)
 
