@@ -152,17 +152,10 @@ def _leave(reason: str, host: int) -> None:
         # removes it once the host is gone.
         shutil.rmtree(_sock_dir, ignore_errors=True)
     try:
-        # Nothing else will remove it: the process ends here.
-        if _sock_dir:
-            shutil.rmtree(_sock_dir, ignore_errors=True)
         if os.getpgrp() == os.getpid():
             _kill_group()
     finally:
         os._exit(0)
-
-
-# The socket's directory once serve() made it, for _leave to remove.
-_sock_dir = ""
 
 
 def _kill_group() -> None:
@@ -672,8 +665,6 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
     global _sock_dir
     _sock_dir = sock_dir
     sock = os.path.join(sock_dir, "plugin.sock")
-    global _sock_dir
-    _sock_dir = sock_dir
     server = grpc.server(
         concurrent.futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc"),
         options=[
