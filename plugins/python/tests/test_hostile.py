@@ -219,12 +219,16 @@ class V1HungHandlersTest(unittest.TestCase):
         proc, sock = _start_debug(
             self,
             """
-            import threading
+            import os, threading
             import hookhost_plugin as hp
+
+            ENTERED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "entered")
 
             class P(hp.Plugin):
                 name = "hungv1"
                 def pre_tool_call(self, call):
+                    with open(ENTERED, "a") as f:
+                        f.write("x\\n")
                     threading.Event().wait()  # a handler that hangs
 
             hp.serve(P())
@@ -235,12 +239,14 @@ class V1HungHandlersTest(unittest.TestCase):
         self.addCleanup(ch.close)
         pre = ch.unary_unary("/hookhost.plugin.v1.Plugin/PreToolCall")
         req = pb.ToolCallRequest(name="t", arguments=b"{}").SerializeToString()
-        futs = [pre.future(req, timeout=0.3) for _ in range(server.MAX_IN_FLIGHT)]
+        futs = [pre.future(req, timeout=2) for _ in range(server.MAX_IN_FLIGHT)]
         for f in futs:
             try:
                 f.result()
             except grpc.RpcError as exc:
                 self.assertEqual(exc.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        with open(os.path.join(os.path.dirname(os.path.dirname(sock)), "entered")) as f:
+            self.assertEqual(len(f.readlines()), server.MAX_IN_FLIGHT, "handlers started")
         with self.assertRaises(grpc.RpcError) as full:
             pre(req, timeout=3)
         self.assertEqual(full.exception.code(), grpc.StatusCode.UNKNOWN)
