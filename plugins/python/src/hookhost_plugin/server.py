@@ -432,7 +432,9 @@ class _Outbox:
         """The next answer; None once the stream is over and none is left."""
         while True:
             try:
-                return self._items.get(timeout=0.1)
+                # close() wakes it with None; the timeout only covers a
+                # close that found the queue full.
+                return self._items.get(timeout=1.0)
             except queue.Empty:
                 if self._over.is_set():
                     return None
