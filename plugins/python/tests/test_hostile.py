@@ -502,6 +502,10 @@ class MissingModulesTest(unittest.TestCase):
         err = r.stderr.decode()
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("python3-protobuf", err, "stderr says only:\n" + err[-600:])
+        # For the host, an ERROR line: the traceback after it is plain text.
+        first = json.loads(err.splitlines()[0])
+        self.assertEqual(first["@level"], "error")
+        self.assertIn("python3-protobuf", first["@message"])
 
     def test_missing_cryptography_is_not_a_socket_error(self):
         _, cert_pem, _ = server.server_certificate("host")
