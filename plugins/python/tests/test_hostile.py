@@ -561,7 +561,9 @@ class HarnessV1DeadlineTest(unittest.TestCase):
         th = threading.Thread(target=run, daemon=True)
         th.start()
         th.join(3)
-        self.assertEqual(got, ["DEADLINE_EXCEEDED"], "Harness(protocol=1).call still blocked after 3 s")
+        self.assertEqual(
+            got, ["DEADLINE_EXCEEDED"], "Harness(protocol=1).call still blocked after 3 s"
+        )
 
     def test_v1_call_answered_in_time_succeeds(self):
         from hookhost_plugin.testing import Harness
