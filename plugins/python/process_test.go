@@ -32,7 +32,8 @@ import (
 // the handshake line has the six fields go-plugin reads, the version the
 // offer allows, an unpadded certificate for localhost; nothing else is ever
 // written to stdout; and the plugin exits once the process named by
-// HOOKHOST_HOST_PID is gone.
+// HOOKHOST_HOST_PID is gone, with status 0 and its socket directory removed,
+// though it leads its process group (which it kills) as under the host.
 func TestHandshakeAndHostDeath(t *testing.T) {
 	needPython(t)
 	for _, offer := range []string{"1,2", "1"} {
@@ -43,12 +44,15 @@ func TestHandshakeAndHostDeath(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = fakeHost.Process.Kill(); _ = fakeHost.Wait() })
 
+			sockDir := t.TempDir()
 			cmd := exec.Command(abs(t, "conform/conform.py"))
+			// As the host starts it: leading its process group.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			cmd.Env = []string{
 				"HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1",
 				"PLUGIN_PROTOCOL_VERSIONS=" + offer,
 				"PLUGIN_CLIENT_CERT=" + selfSignedPEM(t),
-				"PLUGIN_UNIX_SOCKET_DIR=" + t.TempDir(),
+				"PLUGIN_UNIX_SOCKET_DIR=" + sockDir,
 				fmt.Sprintf("HOOKHOST_HOST_PID=%d", fakeHost.Process.Pid),
 			}
 			stdout, err := cmd.StdoutPipe()
@@ -104,6 +108,9 @@ func TestHandshakeAndHostDeath(t *testing.T) {
 				}
 			case <-time.After(liveness):
 				t.Fatal("the plugin outlived its host")
+			}
+			if left, _ := os.ReadDir(sockDir); len(left) != 0 {
+				t.Errorf("the plugin left %d entries in its socket directory (%s...)", len(left), left[0].Name())
 			}
 		})
 	}

@@ -41,7 +41,7 @@ class Server:
         if version == 2:
             service, self.close_streams = v2_service(grpc, p, self.pool, self.pool)
         else:
-            service = v1_service(grpc, p)
+            service = v1_service(grpc, p, self.pool)
         self.stopped = threading.Event()
 
         def stop(reason):

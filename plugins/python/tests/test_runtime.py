@@ -364,13 +364,13 @@ class StreamTest(unittest.TestCase):
         self.assertEqual((out[0].kind, out[0].stage), ("ERROR", 0))
 
     def test_stretch_stops_after_a_decision_that_breaks_the_rules(self):
-        # Arguments that are not an object: the answer goes out (the host
-        # refuses it as malformed), then a failure says no more will come.
+        # Arguments that are not an object: the plugin's mistake, a failure
+        # of the stage that answered them, and the stretch's end.
         out = self.h.stretch(call("not-object"), ALL3)
-        self.assertEqual(len(out), 2, out)
-        self.assertIsInstance(out[1], CallFailed)
-        self.assertEqual((out[1].kind, out[1].stage), ("ERROR", 1))
-        self.assertIn("ended the stretch before stage 1", out[1].message)
+        self.assertEqual(len(out), 1, out)
+        self.assertIsInstance(out[0], CallFailed)
+        self.assertEqual((out[0].kind, out[0].stage), ("ERROR", 0))
+        self.assertIn("want an object", out[0].message)
         # A block with modified arguments is a block: the last message.
         out = self.h.stretch(call("both"), ALL3)
         self.assertEqual(

@@ -24,7 +24,31 @@ logging and testing (:mod:`hookhost_plugin.testing`).
 
 # The server's module records the plugin's first parent on import: import
 # it first, before anything slow.
-from .server import serve  # noqa: I001
+try:
+    from .server import serve  # noqa: I001
+except ImportError as _exc:  # protobuf, which the SDK's own modules import
+    if _exc.name is None or _exc.name.split(".")[0] not in ("google", "grpc", "cryptography"):
+        raise
+    _missing = (
+        "hookhost_plugin cannot load: the Python module %r is missing; install Debian's "
+        "python3-grpcio, python3-protobuf and python3-cryptography, or run the plugin with "
+        "a Python that has them (its #! line must name that interpreter by absolute path)"
+        % _exc.name
+    )
+    import os as _os
+
+    if _os.environ.get("HOOKHOST_PLUGIN"):
+        # Started by the host: an hclog line, which it logs at ERROR (the
+        # traceback below is plain text, logged at DEBUG).
+        import logging as _logging
+        import sys as _sys
+
+        from .log import HclogFormatter as _Formatter
+
+        _rec = _logging.LogRecord("plugin", _logging.ERROR, __file__, 0, _missing, (), None)
+        _sys.stderr.write(_Formatter("plugin").format(_rec) + "\n")
+        _sys.stderr.flush()
+    raise ImportError(_missing, name=_exc.name) from _exc
 from .config import ConfigError, decode_config
 from .log import logger
 from .runtime import Cancelled, Context, HookError, Plugin

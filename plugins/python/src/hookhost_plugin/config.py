@@ -31,14 +31,36 @@ def _json_kind(v: Any) -> str:
     return "table"
 
 
+def _name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
 def _check(v: Any, hint: Any, key: str) -> Any:
     origin = typing.get_origin(hint)
     if origin is typing.Union:
         args = [a for a in typing.get_args(hint) if a is not _NONE_TYPE]
         if v is None:
             return None
-        return _check(v, args[0], key) if len(args) == 1 else v
+        if len(args) == 1:
+            return _check(v, args[0], key)
+        for a in args:
+            try:
+                return _check(v, a, key)
+            except ConfigError:
+                continue
+        raise ConfigError(
+            "%s: wrong type: got %s, want one of %s"
+            % (key, _json_kind(v), ", ".join(_name(a) for a in args))
+        )
     if hint is Any:
+        return v
+    if origin is typing.Literal:
+        allowed = typing.get_args(hint)
+        # bool is an int to Python: True must not pass for 1.
+        if not any(type(v) is type(a) and v == a for a in allowed):
+            raise ConfigError(
+                "%s: %r is not one of %s" % (key, v, ", ".join(repr(a) for a in allowed))
+            )
         return v
     want = None
     if hint is bool:
@@ -57,12 +79,20 @@ def _check(v: Any, hint: Any, key: str) -> Any:
             v = [_check(x, item, "%s[%d]" % (key, i)) for i, x in enumerate(v)]
     elif origin is dict or hint is dict:
         ok, want = isinstance(v, dict), "table"
+        if ok and typing.get_args(hint):
+            _, value = typing.get_args(hint)
+            v = {k: _check(x, value, "%s.%s" % (key, k)) for k, x in v.items()}
     elif dataclasses.is_dataclass(hint):
         if not isinstance(v, dict):
             raise ConfigError("%s: wrong type: got %s, want table" % (key, _json_kind(v)))
         return _decode(v, hint, key + ".")
     else:
-        return v
+        # A value that is not checked is how a guard fails open: refuse the
+        # type, for the plugin's author, rather than pass anything.
+        raise TypeError(
+            "decode_config cannot check %s (field %s): use bool, int, float, str, "
+            "Literal, Optional, Union, List, Dict[str, T], Any or a dataclass" % (_name(hint), key)
+        )
     if not ok:
         raise ConfigError("%s: wrong type: got %s, want %s" % (key, _json_kind(v), want))
     return v

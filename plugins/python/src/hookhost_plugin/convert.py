@@ -311,6 +311,17 @@ def _decision_to(d: t.PreToolCallDecision) -> pb.PreToolCallResponse:
         m.block.CopyFrom(pb.Block(message=d.block.message))
     if d.modified_args is not None:
         m.modified_args = _json_bytes(d.modified_args, "modified_args")
+        # Tool arguments are a JSON object: anything else is the plugin's
+        # mistake, said here rather than counted malformed by the host.
+        try:
+            args = json.loads(m.modified_args)
+        except ValueError as exc:
+            raise AnswerError("modified_args is not valid JSON: %s" % exc) from None
+        if not isinstance(args, dict):
+            raise AnswerError(
+                "modified_args is JSON %s, want an object (tool arguments)"
+                % type(args).__name__
+            )
     return m
 
 

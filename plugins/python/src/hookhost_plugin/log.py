@@ -84,11 +84,50 @@ class HclogFormatter(logging.Formatter):
                 ": " + fields if fields else "",
             )
         try:
-            return json.dumps(entry, ensure_ascii=False, default=repr)
+            line = json.dumps(entry, ensure_ascii=False, default=repr)
         except ValueError:  # a circular field: log the message at least
-            return json.dumps(
-                {k: entry[k] for k in ("@level", "@message", "@module", "@timestamp")}
-            )
+            entry = {k: entry[k] for k in ("@level", "@message", "@module", "@timestamp")}
+            line = json.dumps(entry, ensure_ascii=False)
+        return _fit(entry, line)
+
+
+# The longest stderr line the host reads whole (host/runner.go
+# maxOutputLine), newline included: a longer one is cut, no longer JSON,
+# and logged at DEBUG whatever its level.
+MAX_LINE = 32 * 1024
+_KEEP = ("@level", "@module", "@timestamp")
+
+
+def _fit(entry: Dict[str, Any], line: str) -> str:
+    """line, with entry's longest values cut until it fits MAX_LINE."""
+    for _ in range(4 * len(entry)):
+        excess = len(line.encode()) + 1 - MAX_LINE
+        if excess <= 0:
+            return line
+        sizes = {
+            k: len(json.dumps(v, ensure_ascii=False, default=repr).encode())
+            for k, v in entry.items()
+            if k not in _KEEP
+        }
+        if not sizes:
+            break
+        key = max(sizes, key=lambda k: sizes[k])
+        v = entry[key]
+        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=repr)
+        # Cut by bytes with room for the marker; a character cut in two is
+        # dropped.
+        # Escapes make the JSON longer than the text: count them as cut too.
+        keep = max(0, len(text.encode()) - (sizes[key] - len(text.encode())) - excess - 64)
+        cut = text.encode()[:keep].decode("utf-8", "ignore")
+        entry[key] = cut + "... [%d bytes cut to fit the host's line]" % (
+            len(text.encode()) - len(cut.encode())
+        )
+        line = json.dumps(entry, ensure_ascii=False, default=repr)
+    if len(line.encode()) + 1 <= MAX_LINE:
+        return line
+    entry = {k: entry[k] for k in _KEEP}
+    entry["@message"] = "a log line too large to cut to fit the host's line"
+    return json.dumps(entry, ensure_ascii=False)
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import fnmatch
 import inspect
 import json
 import logging
@@ -53,6 +52,78 @@ class HookError(Exception):
     """A handler's failure, reported to the host with this message (the
     ERROR kind). Any exception a handler raises is one; this class only
     names the intent."""
+
+
+def path_match(pattern: str, name: str) -> bool:
+    """Go's path.Match, as the host applies matchers: ``*`` is any run of
+    characters but ``/``, ``?`` one such character, ``[...]`` a class
+    (``[^...]`` negated, ``a-z`` ranges, ``\\`` escapes) and a malformed
+    pattern matches nothing."""
+    rx = _path_patterns.get(pattern)
+    if rx is None:
+        rx = _path_patterns[pattern] = _path_regex(pattern)
+    return rx is not False and rx.fullmatch(name) is not None
+
+
+_path_patterns: Dict[str, Any] = {}
+
+
+def _path_regex(pattern: str) -> Any:
+    """The regular expression for a path.Match pattern; False when Go
+    calls it malformed (ErrBadPattern)."""
+    out = []
+    i, n = 0, len(pattern)
+
+    def esc(j: int) -> Tuple[str, int]:
+        # One class character, as Go's getEsc reads it.
+        if j >= n or pattern[j] in "-]":
+            raise ValueError
+        if pattern[j] == "\\":
+            j += 1
+            if j >= n:
+                raise ValueError
+        return pattern[j], j + 1
+
+    try:
+        while i < n:
+            c = pattern[i]
+            if c == "*":
+                out.append("[^/]*")
+                i += 1
+            elif c == "?":
+                out.append("[^/]")
+                i += 1
+            elif c == "\\":
+                if i + 1 >= n:
+                    raise ValueError
+                out.append(re.escape(pattern[i + 1]))
+                i += 2
+            elif c == "[":
+                i += 1
+                negated = i < n and pattern[i] == "^"
+                if negated:
+                    i += 1
+                ranges = []
+                while True:
+                    if i < n and pattern[i] == "]" and ranges:
+                        i += 1
+                        break
+                    lo, i = esc(i)
+                    hi = lo
+                    if i < n and pattern[i] == "-":
+                        hi, i = esc(i + 1)
+                    if i >= n:
+                        raise ValueError
+                    ranges.append(
+                        re.escape(lo) if lo == hi else "%s-%s" % (re.escape(lo), re.escape(hi))
+                    )
+                out.append("[%s%s]" % ("^" if negated else "", "".join(ranges)))
+            else:
+                out.append(re.escape(c))
+                i += 1
+        return re.compile("".join(out), re.DOTALL)
+    except (ValueError, re.error):
+        return False
 
 
 class Cancelled(Exception):
@@ -314,7 +385,7 @@ class Adapted:
         else:
             globs = []
         for name in tools:
-            if not any(fnmatch.fnmatchcase(name, g) for g in globs):
+            if not any(path_match(g, name) for g in globs):
                 globs.append(name)
         self.hook_matchers[hook] = globs
 
@@ -619,6 +690,11 @@ class HookStream:
                 if not full:
                     ctx = Context("call")
                     self._calls[cid] = ctx
+                    # The call counts in flight until run() and every stage
+                    # handler it started have returned, as the Go server's
+                    # stageHandlers wait: a handler outliving its stage still
+                    # holds a thread.
+                    holds = [1]
         if dup:
             self.fail(cid, 0, Failure(BAD_REQUEST, "call id %d is already in flight" % cid))
             return
@@ -634,12 +710,23 @@ class HookStream:
             )
             return
 
+        def hold() -> None:
+            with self._lock:
+                holds[0] += 1
+
+        def release() -> None:
+            with self._lock:
+                holds[0] -= 1
+                if holds[0] == 0:
+                    self._calls.pop(cid, None)
+
         def run() -> None:
             try:
                 if len(call.stages) == 1:
                     self._one(cid, ctx, call.stages[0], call.payload)
                 else:
-                    self._stretch(cid, ctx, list(call.stages), call.payload)
+                    held = _Held(self._stages_pool, hold, release)
+                    self._stretch(cid, ctx, list(call.stages), call.payload, held)
             except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
                 _log.debug(
                     "recovered a failure answering a call",
@@ -648,8 +735,7 @@ class HookStream:
                 if not ctx._host_cancelled:
                     self.fail(cid, 0, Failure(PANIC, "panic answering a call: %r" % exc))
             finally:
-                with self._lock:
-                    self._calls.pop(cid, None)
+                release()
 
         try:
             self._calls_pool.submit(run)
@@ -679,7 +765,12 @@ class HookStream:
             self.send(pb2.PluginMessage(id=cid, stage=0, answer=answer, last=True))
 
     def _stretch(
-        self, cid: int, call_ctx: Context, stages: List[pb2.Stage], payload: bytes
+        self,
+        cid: int,
+        call_ctx: Context,
+        stages: List[pb2.Stage],
+        payload: bytes,
+        pool: Optional[concurrent.futures.Executor] = None,
     ) -> None:
         rows = []
         for i, st in enumerate(stages):
@@ -731,7 +822,13 @@ class HookStream:
         timeouts = [st.timeout_ns / 1e9 for st in stages]
         try:
             run_stretch(
-                self.p, call_ctx, call, [r.name for r in rows], timeouts, emit, self._stages_pool
+                self.p,
+                call_ctx,
+                call,
+                [r.name for r in rows],
+                timeouts,
+                emit,
+                pool or self._stages_pool,
             )
         except BaseException as exc:  # noqa: B036 - guards run_stretch, as the Go server does
             _log.debug(
@@ -751,6 +848,38 @@ class HookStream:
                 state["next"],
                 Failure(ERROR, "the plugin ended the stretch before stage %d" % state["next"]),
             )
+
+
+class _Held(concurrent.futures.Executor):
+    """A stage pool that tells its call when a handler is queued and when
+    it has returned, so that the call counts in flight until then."""
+
+    def __init__(
+        self,
+        pool: concurrent.futures.Executor,
+        hold: Callable[[], None],
+        release: Callable[[], None],
+    ) -> None:
+        self._pool = pool
+        self._hold = hold
+        self._release = release
+
+    def submit(  # type: ignore[override]
+        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[Any]:
+        self._hold()
+
+        def held() -> Any:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._release()
+
+        try:
+            return self._pool.submit(held)
+        except BaseException:
+            self._release()
+            raise
 
 
 def run_stretch(
@@ -845,8 +974,20 @@ def _stage(
     ctx = Context(hook, timeout, parent=call_ctx)
     done = threading.Event()
     call_ctx.on_cancel(done.set)
+
+    def start() -> Any:
+        # Queued behind other stages, it may get a thread only after the
+        # host gave up on it (and ran the tool natively): never start then.
+        r = ctx.reason
+        if r is not None:
+            raise Failure(
+                DEADLINE_EXCEEDED if r == "deadline exceeded" else CANCELLED,
+                "not started: %s" % r,
+            )
+        return p.call(row, payload, ctx)
+
     try:
-        fut = pool.submit(p.call, row, payload, ctx)
+        fut = pool.submit(start)
     except RuntimeError:
         return None, Failure(CANCELLED, "%s: the plugin is stopping" % hook)
     fut.add_done_callback(lambda _: done.set())

@@ -27,7 +27,18 @@ from ._proto import grpc_controller_pb2 as ctlpb
 from ._proto import health_pb2 as healthpb
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
-from .runtime import BAD_REQUEST, PANIC, Adapted, Context, Failure, HookStream
+from .runtime import (
+    BAD_REQUEST,
+    CANCELLED,
+    DEADLINE_EXCEEDED,
+    ERROR,
+    MAX_IN_FLIGHT,
+    PANIC,
+    Adapted,
+    Context,
+    Failure,
+    HookStream,
+)
 
 __all__ = ["serve", "MAGIC_COOKIE_KEY", "MAGIC_COOKIE_VALUE", "negotiate"]
 
@@ -61,6 +72,10 @@ _HANDSHAKE_OUT = sys.stdout
 _REDIRECTED = os.environ.get(MAGIC_COOKIE_KEY) == MAGIC_COOKIE_VALUE and sys.stdout is not None
 if _REDIRECTED:
     sys.stdout = sys.stderr
+    # So are its logs: what it logs at import or in its constructor, before
+    # serve() names it, is an hclog line at its level, not plain text the
+    # host logs at DEBUG (or an INFO Python drops).
+    hlog.install("plugin")
 
 
 class _Exit(Exception):
@@ -138,9 +153,33 @@ def _leave(reason: str, host: int) -> None:
         shutil.rmtree(_sock_dir, ignore_errors=True)
     try:
         if os.getpgrp() == os.getpid():
-            os.killpg(0, signal.SIGKILL)
+            _kill_group()
     finally:
         os._exit(0)
+
+
+def _kill_group() -> None:
+    """SIGKILL every other member of the plugin's process group: the
+    plugin itself exits 0, as README.md promises."""
+    me = os.getpid()
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        pids = []
+    if not pids:
+        # No /proc: the group is sent SIGTERM, which the plugin itself
+        # ignores from now on.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.killpg(0, signal.SIGTERM)
+        return
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            if os.getpgid(pid) == me:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass  # gone already, or not ours
 
 
 def watch_host() -> None:
@@ -283,10 +322,27 @@ def _describe_configure(grpc: Any, p: Adapted) -> dict:
     }
 
 
-def v1_service(grpc: Any, p: Adapted) -> Any:
+def v1_service(
+    grpc: Any,
+    p: Adapted,
+    calls: concurrent.futures.Executor,
+    max_in_flight: int = MAX_IN_FLIGHT,
+) -> Any:
     """hookhost.plugin.v1.Plugin: one unary RPC per hook. A hook the plugin
-    does not serve answers no opinion, as the Go SDK's does."""
+    does not serve answers no opinion, as the Go SDK's does.
+
+    Handlers run on ``calls``, at most ``max_in_flight`` at once, each
+    waited for no longer than its deadline: gRPC's own threads stay free
+    for health checks and the controller, which the host needs to stop or
+    restart a plugin whose handlers hang."""
     handlers = _describe_configure(grpc, p)
+    lock = threading.Lock()
+    running = [0]
+
+    def finished(_: Any) -> None:
+        with lock:
+            running[0] -= 1
+
     for row in convert.HOOKS:
 
         def handle(req: bytes, context: Any, row: convert.HookRow = row) -> bytes:
@@ -294,11 +350,43 @@ def v1_service(grpc: Any, p: Adapted) -> Any:
             ctx = Context(
                 row.name, remaining if remaining is not None and remaining < 1e8 else None
             )
+            with lock:
+                full = running[0] >= max_in_flight
+                if not full:
+                    running[0] += 1
+            if full:
+                _abort(
+                    grpc,
+                    context,
+                    Failure(
+                        ERROR,
+                        "the plugin is already running %d hook calls; it answers no more "
+                        "until some finish" % max_in_flight,
+                    ),
+                )
+            done = threading.Event()
             # The RPC ends early only when the host cancels it or its
             # deadline passes: the handler sees that as its context ending.
-            context.add_callback(lambda: ctx.cancel("cancelled"))
+            context.add_callback(lambda: (ctx.cancel("cancelled"), done.set()))
             try:
-                return p.call_wire(row, req, ctx)
+                fut = calls.submit(p.call_wire, row, req, ctx)
+            except RuntimeError:
+                finished(None)
+                _abort(grpc, context, Failure(CANCELLED, "%s: the plugin is stopping" % row.name))
+            fut.add_done_callback(finished)
+            fut.add_done_callback(lambda _: done.set())
+            done.wait(ctx.remaining())
+            if not fut.done():
+                reason = ctx.reason
+                if reason == "cancelled":
+                    _abort(grpc, context, Failure(CANCELLED, "%s: context canceled" % row.name))
+                _abort(
+                    grpc,
+                    context,
+                    Failure(DEADLINE_EXCEEDED, "%s: context deadline exceeded" % row.name),
+                )
+            try:
+                return fut.result()
             except Failure as f:
                 _abort(grpc, context, f)
             return b""  # not reached: abort raises
@@ -307,6 +395,49 @@ def v1_service(grpc: Any, p: Adapted) -> Any:
             handle, request_deserializer=_raw, response_serializer=_raw
         )
     return grpc.method_handlers_generic_handler("hookhost.plugin.v1.Plugin", handlers)
+
+
+# How many answers a Hooks stream holds for a host that does not read
+# them: past it a handler's send waits, and so, once every call slot is
+# taken, does the stream's reader, so that gRPC's flow control pushes
+# back on the host as Go's blocking Send does.
+OUTBOX_SIZE = 8
+
+
+class _Outbox:
+    """A bounded queue of a stream's answers: put waits for room until the
+    stream is over, then drops the answer; get drains what is left."""
+
+    def __init__(self, size: int = OUTBOX_SIZE) -> None:
+        self._items: "queue.Queue[Optional[bytes]]" = queue.Queue(maxsize=size)
+        self._over = threading.Event()
+
+    def put(self, item: bytes) -> None:
+        while not self._over.is_set():
+            try:
+                self._items.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def close(self) -> None:
+        """End the stream: wake get with None, drop what put waits with."""
+        self._over.set()
+        try:
+            self._items.put_nowait(None)
+        except queue.Full:
+            pass  # get sees _over once it has taken an item
+
+    def get(self) -> Optional[bytes]:
+        """The next answer; None once the stream is over and none is left."""
+        while True:
+            try:
+                # close() wakes it with None; the timeout only covers a
+                # close that found the queue full.
+                return self._items.get(timeout=1.0)
+            except queue.Empty:
+                if self._over.is_set():
+                    return None
 
 
 def v2_service(
@@ -318,17 +449,17 @@ def v2_service(
     wait for it until its grace ran out."""
     handlers = _describe_configure(grpc, p)
     lock = threading.Lock()
-    open_streams: Dict[HookStream, "queue.Queue[Optional[bytes]]"] = {}
+    open_streams: Dict[HookStream, _Outbox] = {}
 
     def close_all() -> None:
         with lock:
             streams = list(open_streams.items())
         for stream, out in streams:
             stream.close()
-            out.put(None)
+            out.close()
 
     def hooks(requests: Iterator[bytes], context: Any) -> Iterator[bytes]:
-        out: "queue.Queue[Optional[bytes]]" = queue.Queue()
+        out = _Outbox()
         stream = HookStream(p, lambda m: out.put(m.SerializeToString()), calls, stages)
         with lock:
             open_streams[stream] = out
@@ -349,7 +480,7 @@ def v2_service(
                 pass  # the host closed the stream or went away
             finally:
                 stream.close()
-                out.put(None)
+                out.close()
 
         threading.Thread(target=read, name="hookhost-hooks-reader", daemon=True).start()
         try:
@@ -359,6 +490,8 @@ def v2_service(
                     return
                 yield item
         finally:
+            stream.close()
+            out.close()
             with lock:
                 open_streams.pop(stream, None)
 
@@ -470,6 +603,13 @@ def reattach_line(name: str, version: int, sock: str) -> str:
     return "%s='%s'\n" % (REATTACH_ENV, js)
 
 
+_MISSING_MODULE = (
+    "%s cannot start: a Python module is missing; install Debian's python3-grpcio, "
+    "python3-protobuf and python3-cryptography, or run the plugin with a Python "
+    "that has them (its #! line must name that interpreter by absolute path)"
+)
+
+
 def _serve(plugin: Any, handshake_out: Any) -> int:
     name = getattr(plugin, "name", "") or "plugin"
     debug = _debug_mode()
@@ -493,9 +633,7 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         import grpc
     except ImportError as exc:
         _log.error(
-            "%s cannot start: a Python module is missing; install Debian's python3-grpcio, "
-            "python3-protobuf and python3-cryptography, or run the plugin with a Python "
-            "that has them (its #! line must name that interpreter by absolute path)",
+            _MISSING_MODULE,
             name,
             extra={"hookhost": {"error": str(exc), "python": sys.executable}},
         )
@@ -547,7 +685,7 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         service, close_streams = v2_service(grpc, p, calls, stages)
         server.add_generic_rpc_handlers([service])
     else:
-        server.add_generic_rpc_handlers([v1_service(grpc, p)])
+        server.add_generic_rpc_handlers([v1_service(grpc, p, calls)])
     server.add_generic_rpc_handlers([health_service(grpc)])
 
     stopping = threading.Event()
@@ -562,6 +700,18 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
 
     server.add_generic_rpc_handlers([controller_service(grpc, stop)])
 
+    if not debug:
+        # Apart from the socket: a missing cryptography is no socket problem.
+        try:
+            key_pem, cert_pem, cert_der = server_certificate(name)
+        except ImportError as exc:
+            _log.error(
+                _MISSING_MODULE,
+                name,
+                extra={"hookhost": {"error": str(exc), "python": sys.executable}},
+            )
+            shutil.rmtree(sock_dir, ignore_errors=True)
+            return 1
     try:
         if debug:
             # Debug mode has no client certificate to check: the host
@@ -570,7 +720,6 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
             server.add_insecure_port("unix:" + sock)
         else:
             # Only the host, holding the key of PLUGIN_CLIENT_CERT, may connect.
-            key_pem, cert_pem, cert_der = server_certificate(name)
             creds = grpc.ssl_server_credentials(
                 [(key_pem, cert_pem)], root_certificates=client_cert, require_client_auth=True
             )

@@ -23,7 +23,6 @@ calling it.
 from __future__ import annotations
 
 import concurrent.futures
-import fnmatch
 import itertools
 import json
 import threading
@@ -33,7 +32,7 @@ from . import convert
 from . import types as t
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
-from .runtime import Adapted, Context, Failure, HookStream
+from .runtime import Adapted, Context, Failure, HookStream, path_match
 
 __all__ = ["Harness", "CallFailed", "ConfigureFailed", "SESSION_ID"]
 
@@ -130,7 +129,7 @@ class Harness:
         for hm in self.manifest.hook_matchers:
             if hm.hook == hook:
                 globs = list(hm.matchers)
-        return not globs or any(fnmatch.fnmatchcase(tool, g) for g in globs)
+        return not globs or any(path_match(g, tool) for g in globs)
 
     # --- raw calls -------------------------------------------------------
 
@@ -143,10 +142,20 @@ class Harness:
         request = row.payload_to(payload).SerializeToString()
         timeout = self.timeout if timeout is None else timeout
         if self.protocol == 1:
+            # As the host's gRPC deadline: a handler past it is a failure
+            # however it ends, and the test does not wait for it.
+            ctx = Context(hook, timeout)
+            fut = self._pool.submit(self._p.call_wire, row, request, ctx)
             try:
-                data = self._p.call_wire(row, request, Context(hook, timeout))
+                data = fut.result(timeout)
+            except concurrent.futures.TimeoutError:
+                ctx.cancel("deadline exceeded")
+                late = "%s: context deadline exceeded" % hook
+                raise CallFailed("DEADLINE_EXCEEDED", late) from None
             except Failure as f:
                 raise CallFailed(pb2.Failure.Kind.Name(f.kind), f.message) from None
+            if ctx.reason == "deadline exceeded":
+                raise CallFailed("DEADLINE_EXCEEDED", "%s: context deadline exceeded" % hook)
             return row.answer_from(row.response.FromString(data))
         msgs = self._exchange(
             pb2.HookCall(

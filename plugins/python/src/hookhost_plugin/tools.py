@@ -27,6 +27,7 @@ import json
 import logging
 import re
 import sys
+import threading
 import traceback
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -62,7 +63,110 @@ class _Num(str):
 
 
 def _bad_constant(name: str) -> Any:
-    raise ValueError("invalid character %r looking for beginning of value" % name)
+    # As Go words it: the first character that cannot start a value.
+    if name.startswith("-"):
+        raise ValueError("invalid character %s in numeric literal" % _go_char(name[1]))
+    raise ValueError("invalid character %s looking for beginning of value" % _go_char(name[0]))
+
+
+def _go_char(c: str) -> str:
+    """A character quoted as encoding/json's errors quote it: Go names a
+    byte, so a non-ASCII character by its first UTF-8 byte."""
+    if ord(c) >= 0x80:
+        c = chr(c.encode("utf-8", "surrogatepass")[0])
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    if c.isprintable():
+        return "'%s'" % c
+    special = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    return "'%s'" % special.get(c, "\\x%02x" % ord(c) if ord(c) < 0x80 else "\\u%04x" % ord(c))
+
+
+# Python's JSON errors, as encoding/json words the same mistake.
+_GO_JSON_CONTEXT = {
+    "Expecting value": "looking for beginning of value",
+    "Expecting property name enclosed in double quotes": (
+        "looking for beginning of object key string"
+    ),
+    "Expecting ':' delimiter": "after object key",
+    "Invalid control character at": "in string literal",
+}
+
+
+def _go_number_error(doc: str, pos: int) -> str:
+    """Go's words for a broken number or literal where Python stopped at
+    pos, or "" when it is neither."""
+
+    def at(i: int, how: str) -> str:
+        if i >= len(doc):
+            return "unexpected EOF"
+        return "invalid character %s %s" % (_go_char(doc[i]), how)
+
+    c = doc[pos]
+    if c == "-" and not doc[pos + 1 : pos + 2].isdigit():
+        return at(pos + 1, "in numeric literal")
+    if c in ".eE" and pos > 0 and doc[pos - 1].isdigit():
+        if c == ".":
+            return at(pos + 1, "after decimal point in numeric literal")
+        i = pos + 1 + (doc[pos + 1 : pos + 2] in ("+", "-"))
+        return at(i, "in exponent of numeric literal")
+    for word in ("true", "false", "null"):
+        if c == word[0]:
+            for k, want in enumerate(word):
+                if pos + k >= len(doc):
+                    return "unexpected EOF"
+                if doc[pos + k] != want:
+                    return at(pos + k, "in literal %s (expecting '%s')" % (word, want))
+    return ""
+
+
+def _go_json_error(exc: json.JSONDecodeError) -> str:
+    """exc worded as the Go SDK's decodeOne words it."""
+    doc, pos = exc.doc, exc.pos
+    if exc.msg == "Extra data":
+        return "more than one JSON value"
+    if exc.msg.startswith("Unterminated string") or pos >= len(doc.rstrip(" \t\r\n")):
+        return "unexpected EOF"
+    c = doc[pos]
+    if exc.msg.startswith("Invalid \\u"):
+        # Python points at the u, Go at the first character not hex.
+        bad = doc[pos + 1 : pos + 5].lstrip("0123456789abcdefABCDEF")[:1]
+        if not bad:
+            return "unexpected EOF"
+        return "invalid character %s in \\u hexadecimal character escape" % _go_char(bad)
+    if exc.msg.startswith("Invalid \\"):
+        # Python points at the backslash, Go at the character after it.
+        c = doc[pos + 1] if pos + 1 < len(doc) else c
+        return "invalid character %s in string escape code" % _go_char(c)
+    if exc.msg in ("Expecting value", "Expecting ',' delimiter"):
+        number = _go_number_error(doc, pos)
+        if number:
+            return number
+    if exc.msg == "Expecting ',' delimiter":
+        depth = []
+        in_str = escaped = False
+        for ch in doc[:pos]:
+            if in_str:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_str = False
+            elif ch == '"':
+                in_str = True
+            elif ch in "[{":
+                depth.append(ch)
+            elif ch in "]}" and depth:
+                depth.pop()
+        where = "after object key:value pair" if depth[-1:] == ["{"] else "after array element"
+        return "invalid character %s %s" % (_go_char(c), where)
+    context = _GO_JSON_CONTEXT.get(exc.msg)
+    if context is None:
+        return str(exc)
+    return "invalid character %s %s" % (_go_char(c), context)
 
 
 class _Schema:
@@ -409,6 +513,47 @@ class _Decoder:
         return node.make(out)
 
 
+# encoding/json's nesting limit, which the Go SDK's tools answer past.
+MAX_DEPTH = 10000
+# Python frames the JSON scanner and _Decoder take per level of nesting.
+_FRAMES_PER_LEVEL = 3
+_room = threading.Lock()
+
+
+def _depth(raw: str) -> Tuple[int, str]:
+    """The deepest nesting in raw, and the bracket that goes past MAX_DEPTH
+    ("" when none does)."""
+    depth = deepest = 0
+    in_str = escaped = False
+    for c in raw:
+        if in_str:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return depth, c
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest, ""
+
+
+def _make_room(depth: int) -> None:
+    # Only ever raised: lowering it under another thread's deep decode
+    # would fail that decode.
+    with _room:
+        need = 1000 + depth * _FRAMES_PER_LEVEL
+        if sys.getrecursionlimit() < need:
+            sys.setrecursionlimit(need)
+
+
 def _loads(raw: str) -> Any:
     return json.loads(raw, parse_int=_Num, parse_float=_Num, parse_constant=_bad_constant)
 
@@ -457,11 +602,23 @@ class Tool:
         raw = (arguments or "").strip()
         if raw in ("", "null"):
             raw = "{}"
+        if raw.count("[") + raw.count("{") > 100:
+            # Go decodes up to 10000 levels: so does the SDK, with room
+            # made for them, and answers deeper input as Go words it. Fewer
+            # brackets nest too shallow to need the scan.
+            depth, over = _depth(raw)
+            if over:
+                return None, [
+                    "args: not valid JSON: invalid character '%s' exceeded max depth" % over
+                ]
+            _make_room(depth)
         try:
             val = _loads(raw)
             d = _Decoder()
             out = d.decode(self._node, val, "args")
         except ValueError as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                return None, ["args: not valid JSON: %s" % _go_json_error(exc)]
             return None, ["args: not valid JSON: %s" % exc]
         except RecursionError:
             # Hostile input: answered, not a crash of the handler.
@@ -479,6 +636,11 @@ class Tool:
         except ToolError as exc:
             return ToolResult.error(str(exc))
         except Exception as exc:  # one bug costs one tool call, not the plugin
+            if ctx is not None and getattr(ctx, "reason", None) is not None:
+                # Raised once the call is over (Cancelled from ctx.check()):
+                # the call's end, as in a hook handler, not the tool's bug.
+                _log.debug("tool %s ended with its call: %s", self.name, exc)
+                return ToolResult.error("tool %s: %s" % (self.name, exc))
             _log.error(
                 "tool raised %s: %s",
                 type(exc).__name__,
