@@ -1,0 +1,148 @@
+//go:build unix
+
+package host
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/internal/syncbuf"
+)
+
+// reviewAs returns a link under name to the reviewplug test plugin.
+func reviewAs(t testing.TB, name string) string {
+	t.Helper()
+	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "reviewplug"), name)
+}
+
+// A plugin whose controller Shutdown never answers costs every stop the
+// host's whole kill grace and a SIGKILL, more than a plugin with no
+// controller at all, yet Check passes it without a word: controllerWarning
+// takes the probe's DeadlineExceeded for "no finding".
+func TestReviewCheckWarnsOfAShutdownThatNeverAnswers(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "hangshutdown")
+	cfg := configOf(plug{"hangshutdown", entry(path)})
+
+	// The cost is real: closing a host that runs it takes the kill grace.
+	h := startOK(t, cfg, fastOptions())
+	began := time.Now()
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	took := time.Since(began)
+	t.Logf("closing a host running the plugin took %s", took.Round(time.Millisecond))
+	if took < shutdownGrace {
+		t.Fatalf("Close took %s: the plugin is not what this test needs", took)
+	}
+
+	r := Check(context.Background(), cfg, fastOptions())[0]
+	if !r.OK {
+		t.Fatalf("not OK: %v", r.Err)
+	}
+	for _, w := range r.Warnings {
+		if w.Problem == ProblemNoController || w.Problem == ProblemNoExitAfterShutdown {
+			return
+		}
+	}
+	t.Errorf("Check gave warnings %+v for a plugin whose Shutdown never answers, want one saying every stop waits and ends in SIGKILL", r.Warnings)
+}
+
+// go-plugin logs a JSON stderr line whose @level it does not know
+// ("warning", what Python's levelname gives lowercased) or that has none
+// (pino's numeric "level") at DEBUG, as PROTOCOL.md says, so the plugin's
+// warnings are hidden at the default level; Check's plain-stderr warning
+// skips every JSON line, so it says nothing.
+func TestReviewCheckWarnsOfJSONLinesLoggedAtDebug(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"good-pywarning": `{"@level":"warning","@message":"policy file missing, allowing everything"}`,
+		"good-pino":      `{"level":40,"time":1763900000000,"msg":"policy file missing, allowing everything"}`,
+	}
+	for name, line := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bin := handmadeAs(t, name)
+			path := writeScript(t, t.TempDir(), "wrapped", "#!/bin/sh\necho '"+line+"' >&2\nexec "+bin+"\n")
+			var log syncbuf.Buffer
+			opts := fastOptions()
+			opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "review", Level: hclog.Warn, Output: &log})
+			r := Check(context.Background(), configOf(plug{name, entry(path)}), opts)[0]
+			if !r.OK {
+				t.Fatalf("not OK: %v", r.Err)
+			}
+			if strings.Contains(log.String(), "policy file missing") {
+				t.Fatalf("the line reached the log at WARN, so it is not hidden:\n%s", log.String())
+			}
+			for _, w := range r.Warnings {
+				if w.Problem == ProblemPlainStderr {
+					return
+				}
+			}
+			t.Errorf("the plugin's warning %s was logged at DEBUG only, but Check gave warnings %+v, want %s", line, r.Warnings, ProblemPlainStderr)
+		})
+	}
+}
+
+// go-plugin resolves a relative unix socket path against the working
+// directory the plugin shares with the host, so a plugin that prints one
+// starts every time; Check's reruns hold it to checkLine's absolute-path
+// rule and fail it, saying that another start printed a line the host
+// cannot read.
+func TestReviewCheckPassesAPluginThatStartsEveryTime(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "relsock")
+	cfg := configOf(plug{"relsock", entry(path)})
+	for i := range 3 {
+		h := startOK(t, cfg, fastOptions())
+		if len(h.Members()) != 1 {
+			t.Fatalf("start %d: not running", i)
+		}
+		if err := h.Close(context.Background()); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+	r := Check(context.Background(), cfg, fastOptions())[0]
+	if !r.OK {
+		t.Errorf("Check failed a plugin that started 3 times out of 3: %v", r.Err)
+	}
+}
+
+// PROTOCOL.md says "Every 'the host says' line in this file was produced
+// by the host ...; messages may gain detail, and the part quoted stays in
+// them." For these mistakes the quoted part is no longer in the host's
+// error.
+func TestReviewProtocolQuotesStayInTheHostsErrors(t *testing.T) {
+	t.Parallel()
+	four := writeScript(t, t.TempDir(), "four", "#!/bin/sh\necho '1|1|unix|/tmp/hookhost-review-nowhere.sock'\nexec sleep 30\n")
+	cases := []struct {
+		name, path, quote, row string
+	}{
+		{"badcore", handmadeAs(t, "badcore"), "speaks an incompatible go-plugin core protocol: incompatible core API version with plugin", "PROTOCOL.md: Handshake, core protocol not 1"},
+		{"unflushed", handmadeAs(t, "unflushed"), "did not complete the go-plugin handshake within", "PROTOCOL.md: Handshake, the line written but not flushed"},
+		{"four", four, `speaks a protocol other than gRPC: unsupported plugin protocol "netrpc"`, "PROTOCOL.md: Handshake, field 5 missing (four fields)"},
+		{"padded", handmadeAs(t, "padded"), "error parsing server cert: illegal base64 data at input byte", "PROTOCOL.md: AutoMTLS, padded base64"},
+		{"nocert", handmadeAs(t, "nocert"), "x509: certificate signed by unknown authority", "PROTOCOL.md: Handshake and AutoMTLS, field 6 missing"},
+	}
+	var plugs []plug
+	for _, c := range cases {
+		plugs = append(plugs, plug{c.name, entry(c.path)})
+	}
+	opts := fastOptions()
+	opts.StartTimeout = 2 * time.Second
+	_, errs := start(t, configOf(plugs...), opts)
+	for _, c := range cases {
+		e := findErr(errs, c.name)
+		switch {
+		case e == nil:
+			t.Errorf("%s: started", c.name)
+		case !strings.Contains(e.Error(), c.quote):
+			t.Errorf("%s: %s quotes %q, but the host says:\n%v", c.name, c.row, c.quote, e)
+		}
+	}
+}
