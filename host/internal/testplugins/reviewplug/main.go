@@ -8,6 +8,8 @@
 //	relsock       prints its socket's path relative to the working
 //	              directory it shares with the host, which go-plugin
 //	              accepts; it works at every start
+//	escversion    answers Describe with a version holding a newline and
+//	              terminal escape sequences
 //
 // Its plugin name is its whole base name.
 package main
@@ -47,7 +49,12 @@ type plugin struct {
 	name string
 }
 
-func (p *plugin) Info() sdk.Info { return sdk.Info{Name: p.name, Version: "1.0.0"} }
+func (p *plugin) Info() sdk.Info {
+	if mistake == "escversion" {
+		return sdk.Info{Name: p.name, Version: "1.0.0\x1b]0;owned\x07\x1b[2K\r\nevil         ok      9.9.9    v2        /usr/bin/true  1 hooks, 0 tools, healthy"}
+	}
+	return sdk.Info{Name: p.name, Version: "1.0.0"}
+}
 
 func fail(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "reviewplug: "+format+"\n", a...)
