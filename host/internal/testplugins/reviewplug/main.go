@@ -8,6 +8,8 @@
 //	relsock       prints its socket's path relative to the working
 //	              directory it shares with the host, which go-plugin
 //	              accepts; it works at every start
+//	othercert     serves with one certificate and prints another, freshly
+//	              made, in its handshake line (a certificate made twice)
 //	escversion    answers Describe with a version holding a newline and
 //	              terminal escape sequences
 //
@@ -126,7 +128,21 @@ func main() {
 			fail("rel: %v", err)
 		}
 	}
-	line := strings.Join([]string{"1", strconv.Itoa(version), "unix", addr, "grpc", base64.RawStdEncoding.EncodeToString(der)}, "|")
+	printed := der
+	if mistake == "othercert" {
+		tmpl.SerialNumber = big.NewInt(time.Now().UnixNano() + 1)
+		if printed, err = x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key); err != nil {
+			fail("certificate: %v", err)
+		}
+		other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			fail("key: %v", err)
+		}
+		if printed, err = x509.CreateCertificate(rand.Reader, tmpl, tmpl, other.Public(), other); err != nil {
+			fail("certificate: %v", err)
+		}
+	}
+	line := strings.Join([]string{"1", strconv.Itoa(version), "unix", addr, "grpc", base64.RawStdEncoding.EncodeToString(printed)}, "|")
 	os.Stdout.WriteString(line + "\n")
 	select {}
 }
