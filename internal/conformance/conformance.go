@@ -180,6 +180,12 @@ func checkCheck(t *testing.T, p Plugin) {
 		t.Fatalf("plugins check fails: %v\nhost log:\n%s", r.Err, l)
 	}
 	checkManifest(t, r.Version, r.Hooks, r.Matchers, r.HookMatchers, r.Tools)
+	// A conforming plugin leaves plugins check nothing to warn of: it
+	// serves the controller, checks the cookie, requires a client
+	// certificate and logs with levels.
+	for _, w := range r.Warnings {
+		t.Errorf("plugins check warns: %s", w)
+	}
 	if want := slices.Max(p.protocols()); r.Protocol != want {
 		t.Errorf("negotiated protocol %d, want %d", r.Protocol, want)
 	}
