@@ -333,17 +333,27 @@ func exitFinding(name string, entry config.PluginEntry, stderr string, lang lang
 			return envShebangFinding(name, prog, lang, true)
 		}
 	}
-	lower := strings.ToLower(stderr)
-	// A cookie mentioned next to the word plugin: a plugin's own refusal;
-	// a crash that happens to mention an HTTP cookie is not one.
-	if strings.Contains(stderr, goPluginRefusal) || strings.Contains(lower, "magic cookie") ||
-		(strings.Contains(lower, "cookie") && strings.Contains(lower, "plugin")) {
+	if strings.Contains(stderr, goPluginRefusal) || saysCookie(stderr) {
 		return &finding{problem: ProblemWrongCookie, section: secHandshake,
 			reason: fmt.Sprintf("exited before its handshake, saying it was not started by its host: it looks for another magic cookie than hookhost's %s=%s, so it is a plugin for another program, or checks the wrong variable or value",
 				handshake.Config.MagicCookieKey, handshake.Config.MagicCookieValue),
 			fix: fmt.Sprintf("if it is not a hookhost plugin, correct plugins.entries.%s.path; if it is, have it check %s=%s", name, handshake.Config.MagicCookieKey, handshake.Config.MagicCookieValue)}
 	}
 	return nil
+}
+
+// saysCookie reports whether a line of stderr speaks of a magic cookie:
+// "magic cookie", or "cookie" with "magic" or hookhost's cookie variable
+// on the same line. A crash that merely mentions a cookie, as a traceback
+// through an HTTP library's cookies module does, is not a refusal.
+func saysCookie(stderr string) bool {
+	for _, line := range strings.Split(strings.ToLower(stderr), "\n") {
+		if strings.Contains(line, "cookie") && (strings.Contains(line, "magic") ||
+			strings.Contains(line, strings.ToLower(handshake.Config.MagicCookieKey))) {
+			return true
+		}
+	}
+	return false
 }
 
 // envShebangFinding explains a #!/usr/bin/env line: as the reason a

@@ -73,7 +73,7 @@ func TestHandwrittenPluginMistakesAreNamed(t *testing.T) {
 		{"plaintext", ProblemNoTLS, []string{"without TLS", "PROTOCOL.md#automtls"}},
 		{"wrongsan", ProblemCertSAN, []string{"not valid for localhost", "plugin.example", `"localhost"`, "PROTOCOL.md#automtls"}},
 		{"distrust", ProblemClientCertRejected, []string{"refused the host's client certificate", "PLUGIN_CLIENT_CERT", "PROTOCOL.md#automtls"}},
-		{"othercookie", ProblemWrongCookie, []string{"another magic cookie", "HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1", "plugins.entries.othercookie.path", "PROTOCOL.md#handshake"}},
+		{"othercookie", ProblemWrongCookie, []string{"another magic cookie", "its stderr ends with", "This binary is a plugin", "HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1", "plugins.entries.othercookie.path", "PROTOCOL.md#handshake"}},
 		{"unflushed", ProblemUnflushed, []string{"never flushed", "terminal", `"1|`, "PROTOCOL.md#handshake"}},
 		{"stderr", ProblemHandshakeOnStderr, []string{"on stderr", "stdout", "PROTOCOL.md#handshake"}},
 		{"fields3", ProblemHandshakeFields, []string{"3 |-separated fields", `"1|2|unix"`, "PROTOCOL.md#handshake"}},
@@ -303,6 +303,60 @@ func TestFixesFitTheLanguage(t *testing.T) {
 			wantProblem(t, findErr(errs, c.name), c.problem, c.want, goAdvice)
 		})
 	}
+}
+
+// A Python traceback through requests' cookies module, from a script
+// under a plugins directory, says "cookie" and "plugin", but it is a
+// crash, not a plugin refusing a host without its magic cookie: it is
+// named no-handshake, and its stderr, where the cause is, is quoted.
+func TestACrashMentioningCookiesIsNotAWrongCookie(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "plugins")
+	path := writeScriptIn(t, dir, "weather.py", `#!/bin/sh
+cat >&2 <<'TRACE'
+Traceback (most recent call last):
+  File "/srv/hookhost/plugins/weather.py", line 3, in <module>
+    import requests
+  File "/usr/lib/python3/dist-packages/requests/__init__.py", line 147, in <module>
+    from . import packages, utils
+  File "/usr/lib/python3/dist-packages/requests/utils.py", line 24, in <module>
+    from .cookies import RequestsCookieJar, cookiejar_from_dict
+ModuleNotFoundError: No module named 'charset_normalizer'
+TRACE
+exit 1
+`)
+	_, errs := start(t, configOf(plug{"weather", entry(path)}), fastOptions())
+	e := findErr(errs, "weather")
+	if e == nil {
+		t.Fatal("started")
+	}
+	t.Log(e)
+	if e.Problem != ProblemNoHandshake {
+		t.Errorf("a crash was named %s, want %s", e.Problem, ProblemNoHandshake)
+	}
+	if !strings.Contains(e.Error(), "charset_normalizer") {
+		t.Errorf("the error drops the plugin's own account of its crash: %v", e)
+	}
+	// What a plugin refusing to run says, in go-plugin's words or its own.
+	for _, refusal := range []string{
+		"This binary is a plugin. These are not meant to be executed directly.",
+		"handmade: not started by hookhost (no magic cookie); this is a plugin",
+		"error: HOOKHOST_PLUGIN cookie not set",
+		"Error: wrong cookie, expected MAGIC",
+	} {
+		if exitFinding("p", entry("/nowhere"), refusal, language{}) == nil {
+			t.Errorf("%q is not taken for a plugin's refusal", refusal)
+		}
+	}
+}
+
+// writeScriptIn writes an executable script into dir, made if need be.
+func writeScriptIn(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return writeScript(t, dir, name, text)
 }
 
 // pythonFor returns Debian's python3, skipping the test without it, but

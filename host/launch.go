@@ -464,6 +464,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 				return fd.startErr(name, err, lang)
 			}
 			if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
+				fd.reason = f.withStderr(fd.reason)
 				return fd.startErr(name, err, lang)
 			}
 			return problemErr(startErr(name, err,
@@ -529,6 +530,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 			return fd.startErr(name, err, lang)
 		}
 		if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
+			fd.reason = f.withStderr(fd.reason)
 			return fd.startErr(name, err, lang)
 		}
 		return problemErr(startErr(name, err,

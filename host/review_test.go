@@ -4,7 +4,6 @@ package host
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -233,49 +232,6 @@ func TestReviewServedCertificateOtherThanTheLinesIsNamed(t *testing.T) {
 	if strings.Contains(e.Reason, `\"`) || strings.Count(e.Reason, "signed by unknown authority") > 1 {
 		t.Errorf("the reason quotes gRPC's escaped text, or the same TLS error twice: %s", e.Reason)
 	}
-}
-
-// exitFinding takes any stderr that mentions "cookie" and "plugin" for a
-// plugin of another program; a Python traceback through requests'
-// cookies module, from a script under a plugins directory, says both. The
-// plugin is then told it is not a hookhost plugin, and the error drops
-// its stderr, where the real cause (a missing module) was.
-func TestReviewACrashMentioningCookiesIsNotAWrongCookie(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "plugins")
-	path := writeScriptIn(t, dir, "weather.py", `#!/bin/sh
-cat >&2 <<'TRACE'
-Traceback (most recent call last):
-  File "/srv/hookhost/plugins/weather.py", line 3, in <module>
-    import requests
-  File "/usr/lib/python3/dist-packages/requests/__init__.py", line 147, in <module>
-    from . import packages, utils
-  File "/usr/lib/python3/dist-packages/requests/utils.py", line 24, in <module>
-    from .cookies import RequestsCookieJar, cookiejar_from_dict
-ModuleNotFoundError: No module named 'charset_normalizer'
-TRACE
-exit 1
-`)
-	_, errs := start(t, configOf(plug{"weather", entry(path)}), fastOptions())
-	e := findErr(errs, "weather")
-	if e == nil {
-		t.Fatal("started")
-	}
-	t.Log(e)
-	if e.Problem == ProblemWrongCookie {
-		t.Errorf("a crash was named %s", e.Problem)
-	}
-	if !strings.Contains(e.Error(), "charset_normalizer") {
-		t.Errorf("the error drops the plugin's own account of its crash: %v", e)
-	}
-}
-
-func writeScriptIn(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return writeScript(t, dir, name, text)
 }
 
 // A Python plugin that prints its handshake line on stdout without
