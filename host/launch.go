@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -119,6 +120,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 
 	log := opts.Logger.Named("plugin." + name)
 	var run *procRunner
+	var started atomic.Pointer[procRunner] // run, for the unflushed probe
 	tail := &tailWriter{max: 2048}
 	ccfg := &plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config,
@@ -137,6 +139,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", handshake.HostPIDEnv, os.Getpid()))
 			run = newProcRunner(log, cmd, secure, socketDir)
+			started.Store(run)
 			return run, nil
 		},
 		SkipHostEnv:  true,
@@ -152,7 +155,13 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 	client := plugin.NewClient(ccfg)
 	in := &instance{client: client}
 
+	probe := startUnflushedProbe(ctx, entry, opts.StartTimeout, func() bool {
+		r := started.Load()
+		return r != nil && r.handshakeLine() != ""
+	})
 	proto, err := client.Client()
+	timedOut := err != nil && strings.Contains(err.Error(), "timeout while waiting for plugin to start")
+	ttyLine := probe.result(timedOut)
 	if run != nil && run.cmd.Process != nil {
 		in.pid = run.cmd.Process.Pid
 		in.exited = run.exited
@@ -166,6 +175,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		return nil, classifyStart(ctx, &startFailure{
 			name: name, path: path, entry: entry, opts: opts, err: err,
 			stderr: tail.String(), line: in.line, lang: detectLanguage(path),
+			ttyLine: ttyLine,
 		})
 	}
 	in.proto, in.version = proto, client.NegotiatedVersion()
@@ -421,6 +431,9 @@ type startFailure struct {
 	stderr     string // the end of the plugin's stderr
 	line       string // the first line it printed, its handshake line
 	lang       language
+	// ttyLine is the handshake line the plugin printed when rerun with
+	// stdout on a terminal (see startUnflushedProbe), "" if none.
+	ttyLine string
 }
 
 // withStderr adds the end of the plugin's stderr to a reason.
@@ -516,7 +529,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		if fd := stderrFinding(f.stderr); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
-		if fd := unflushedFinding(ctx, f); fd != nil {
+		if fd := unflushedFinding(f); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
 		fix := "check that the plugin calls sdk.Serve promptly and look at its log; a slow machine may need a longer start timeout"
@@ -558,19 +571,66 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 	return startErr(name, err, "look at the plugin's log", "failed to start: %v", err)
 }
 
-// unflushedFinding reruns a plugin that timed out without printing its
-// handshake line with its stdout on a pseudo-terminal, where Python, C's
-// stdio and most runtimes flush every line: if the line comes now, the
-// first one sat in a pipe buffer. nil when the probe finds nothing or
-// cannot run.
-func unflushedFinding(ctx context.Context, f *startFailure) *finding {
-	if f.line != "" {
+// unflushedWait is how long the unflushed probe waits for a handshake
+// line on a terminal: a plugin that only forgot to flush prints it at once.
+const unflushedWait = time.Second
+
+// unflushedProbe is a rerun of a plugin with its stdout on a
+// pseudo-terminal, where Python, C's stdio and most runtimes flush every
+// line: if a plugin that timed out without a handshake line prints one
+// there, the first one sat in a pipe buffer. It runs during the last part
+// of the start timeout, and only if the plugin has printed nothing by
+// then, so that a start that times out is explained within its own limit.
+type unflushedProbe struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	line   string // set before done is closed
+}
+
+// startUnflushedProbe arms the probe for a start bounded by timeout;
+// printed reports whether the plugin has printed its handshake line.
+func startUnflushedProbe(ctx context.Context, entry config.PluginEntry, timeout time.Duration, printed func() bool) *unflushedProbe {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &unflushedProbe{cancel: cancel, done: make(chan struct{})}
+	wait := min(timeout/2, unflushedWait)
+	go func() {
+		defer close(p.done)
+		t := time.NewTimer(timeout - wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+		if printed() {
+			return
+		}
+		if res, err := rerun(ctx, entry.Path, entry, rerunOptions{tty: true, wait: wait}); err == nil {
+			p.line = res.line
+		}
+	}()
+	return p
+}
+
+// result is the line the probe saw once it is done, waiting for it when
+// the start timed out; otherwise the probe is stopped (its process group
+// killed) and nothing is returned.
+func (p *unflushedProbe) result(timedOut bool) string {
+	if !timedOut {
+		p.cancel()
+	}
+	<-p.done
+	p.cancel()
+	return p.line
+}
+
+// unflushedFinding names a handshake line left in a pipe buffer, from
+// what the unflushed probe saw; nil when it saw nothing.
+func unflushedFinding(f *startFailure) *finding {
+	if f.line != "" || f.ttyLine == "" {
 		return nil
 	}
-	res, err := rerun(ctx, f.path, f.entry, rerunOptions{tty: true, wait: min(f.opts.StartTimeout, maxProbeWait)})
-	if err != nil || res.line == "" {
-		return nil
-	}
+	res := rerunResult{line: f.ttyLine}
 	fix := "flush stdout right after printing the handshake line"
 	switch f.lang.kind {
 	case langPython:
