@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/plugins/handshake"
 
@@ -280,7 +282,7 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 				return fd.startErr(name, err, l)
 			}
 		}
-		return startErr(name, err, "look at the plugin's log", "Describe failed: %v", err)
+		return startErr(name, err, "look at the plugin's log", "Describe failed: %s", printable(err.Error()))
 	}
 	if m.Name != name {
 		return startErr(name, nil,
@@ -307,9 +309,9 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		// own words; anything else is a failure to ask.
 		if ce := (*wire.CallError)(nil); errors.As(err, &ce) && ce.Kind == nil {
 			return startErr(name, err, fmt.Sprintf("correct [plugins.entries.%s.config]", name),
-				"rejected its config: %s", ce.Msg)
+				"rejected its config: %s", printable(ce.Msg))
 		}
-		return startErr(name, err, "look at the plugin's log", "Configure failed: %v", err)
+		return startErr(name, err, "look at the plugin's log", "Configure failed: %s", printable(err.Error()))
 	}
 	in.manifest = m
 	return nil
@@ -655,6 +657,27 @@ func manifestErr(name string, err error, lang language) *StartError {
 		fix = fmt.Sprintf("rename the tool %q to start with %q, or set plugins.entries.%s.allow_tool_override = true", me.Tool, name+"__", name)
 	}
 	return startErr(name, err, fix, "invalid manifest: %s", me.Problem)
+}
+
+// printable escapes what in a plugin's own words is not printable text
+// (line breaks, terminal escape sequences, invalid UTF-8) as Go's quoted
+// strings do, so that the words can be shown on a terminal as they are.
+func printable(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case unicode.IsPrint(r):
+			b.WriteString(s[:n])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 func firstLine(s string) string {
