@@ -544,6 +544,10 @@ func controllerWarning(ctx context.Context, in *instance, opts *Options) *findin
 		return &finding{problem: ProblemNoController, section: secController,
 			reason: "it does not serve go-plugin's controller (plugin.GRPCController/Shutdown is unimplemented), so each time the host stops it, at every shutdown and restart, the host waits 2 s for an exit that does not come and then kills it with SIGKILL, leaving it no chance to clean up",
 			fix:    "serve plugin.GRPCController (plugins/proto/goplugin/grpc_controller.proto) with a Shutdown that answers, stops the server and exits"}
+	case status.Code(err) == codes.DeadlineExceeded:
+		return &finding{problem: ProblemNoExitAfterShutdown, section: secController,
+			reason: fmt.Sprintf("it serves go-plugin's controller, but its Shutdown did not answer within %s, so each time the host stops it, at every shutdown and restart, the host waits for it and then kills it with SIGKILL, leaving it no chance to clean up", probeTimeout(opts)),
+			fix:    "answer Shutdown at once, then stop the server and exit; a Shutdown handler must not wait on a lock, a stream or a call in progress"}
 	case err != nil || in.exited == nil:
 		return nil
 	}

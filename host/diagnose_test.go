@@ -32,6 +32,12 @@ func handmadeAs(t testing.TB, name string) string {
 	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "handmade"), name)
 }
 
+// reviewAs returns a link under name to the reviewplug test plugin.
+func reviewAs(t testing.TB, name string) string {
+	t.Helper()
+	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "reviewplug"), name)
+}
+
 // wantProblem fails the test unless e names problem and its fix speaks
 // the language: it contains every fragment of want and none of avoid.
 func wantProblem(t *testing.T, e *StartError, problem string, want, avoid []string) {
@@ -237,6 +243,38 @@ func TestCheckWarnings(t *testing.T) {
 	for _, r := range results {
 		waitFor(t, "no process of "+r.Name+" left", func() bool { return len(processesOf(r.Path)) == 0 })
 	}
+}
+
+// A plugin whose controller Shutdown never answers costs every stop the
+// host's whole kill grace and a SIGKILL, as one with no controller does:
+// Check warns of it.
+func TestCheckWarnsOfAShutdownThatNeverAnswers(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "hangshutdown")
+	cfg := configOf(plug{"hangshutdown", entry(path)})
+
+	// The cost is real: closing a host that runs it takes the kill grace.
+	h := startOK(t, cfg, fastOptions())
+	began := time.Now()
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	took := time.Since(began)
+	t.Logf("closing a host running the plugin took %s", took.Round(time.Millisecond))
+	if took < shutdownGrace {
+		t.Fatalf("Close took %s: the plugin is not what this test needs", took)
+	}
+
+	r := Check(context.Background(), cfg, fastOptions())[0]
+	if !r.OK {
+		t.Fatalf("not OK: %v", r.Err)
+	}
+	for _, w := range r.Warnings {
+		if w.Problem == ProblemNoExitAfterShutdown && strings.Contains(w.Reason, "did not answer") && strings.Contains(w.Reason, "SIGKILL") {
+			return
+		}
+	}
+	t.Errorf("Check gave warnings %+v for a plugin whose Shutdown never answers, want %s saying every stop waits and ends in SIGKILL", r.Warnings, ProblemNoExitAfterShutdown)
 }
 
 // script writes an executable script into dir.

