@@ -100,8 +100,9 @@ const (
 	// The plugin answers Shutdown but does not exit within the 2 s the
 	// host waits, so it is SIGKILLed (a warning of Check).
 	ProblemNoExitAfterShutdown = "no-exit-after-shutdown"
-	// The plugin wrote stderr lines that are neither hclog JSON nor marked
-	// with a level, which the host logs at DEBUG only (a warning of Check).
+	// The plugin wrote stderr lines that are neither hclog JSON with a
+	// level hclog knows nor marked with a level, which the host logs at
+	// DEBUG only (a warning of Check).
 	ProblemPlainStderr = "plain-stderr"
 	// The entry's sha256 pins a script, not its interpreter or what it
 	// imports (a warning of Check).
@@ -580,8 +581,8 @@ func plainStderrWarning(in *instance) *finding {
 		return nil
 	}
 	return &finding{problem: ProblemPlainStderr, section: secStdio,
-		reason: fmt.Sprintf("it wrote stderr lines such as %q that are neither hclog JSON nor start with a level like [WARN]: the host logs them at DEBUG, so its warnings and errors are hidden at the default log level", line),
-		fix:    "log JSON lines with @level, @message and @timestamp, or start each plain line with [ERROR], [WARN], [INFO] or [DEBUG]"}
+		reason: fmt.Sprintf("it wrote stderr lines such as %q that are neither hclog JSON with an @level of trace, debug, info, warn or error, nor start with a level like [WARN]: the host logs them at DEBUG, so its warnings and errors are hidden at the default log level", line),
+		fix:    "log JSON lines with @level (one of trace, debug, info, warn, error: not \"warning\" nor a number), @message and @timestamp, or start each plain line with [ERROR], [WARN], [INFO] or [DEBUG]"}
 }
 
 // cookieWarning runs the plugin again without the magic cookie: one that

@@ -22,6 +22,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
 // handmadeAs returns a link under name to the handmade test plugin, which
@@ -490,6 +494,47 @@ func TestCheckWarnsOfScriptPinAndEnvShebang(t *testing.T) {
 				t.Errorf("a shell script's fix mentions %q: %s", a, w.Fix)
 			}
 		}
+	}
+}
+
+// go-plugin logs a JSON stderr line whose @level it does not know
+// ("warning", what Python's levelname gives lowercased) or that has none
+// (pino's numeric "level") at DEBUG, as PROTOCOL.md says, so the plugin's
+// warnings are hidden at the default level: Check warns of them, and not
+// of a JSON line at a level hclog knows.
+func TestCheckWarnsOfJSONLinesLoggedAtDebug(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		line   string
+		hidden bool
+	}{
+		"good-pywarning": {`{"@level":"warning","@message":"policy file missing, allowing everything"}`, true},
+		"good-pino":      {`{"level":40,"time":1763900000000,"msg":"policy file missing, allowing everything"}`, true},
+		"good-hclog":     {`{"@level":"WARN","@message":"policy file missing, allowing everything"}`, false},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bin := handmadeAs(t, name)
+			path := writeScript(t, t.TempDir(), "wrapped", "#!/bin/sh\necho '"+c.line+"' >&2\nexec "+bin+"\n")
+			var log syncbuf.Buffer
+			opts := fastOptions()
+			opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "check", Level: hclog.Warn, Output: &log})
+			r := Check(context.Background(), configOf(plug{name, entry(path)}), opts)[0]
+			if !r.OK {
+				t.Fatalf("not OK: %v", r.Err)
+			}
+			if shown := strings.Contains(log.String(), "policy file missing"); shown == c.hidden {
+				t.Fatalf("the line reached the log at WARN: %v, want %v:\n%s", shown, !c.hidden, log.String())
+			}
+			warned := false
+			for _, w := range r.Warnings {
+				warned = warned || w.Problem == ProblemPlainStderr
+			}
+			if warned != c.hidden {
+				t.Errorf("the plugin's warning %s, logged at DEBUG only: %v, got warnings %+v", c.line, c.hidden, r.Warnings)
+			}
+		})
 	}
 }
 

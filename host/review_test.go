@@ -8,47 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/hookhost/hookhost/internal/syncbuf"
 )
-
-// go-plugin logs a JSON stderr line whose @level it does not know
-// ("warning", what Python's levelname gives lowercased) or that has none
-// (pino's numeric "level") at DEBUG, as PROTOCOL.md says, so the plugin's
-// warnings are hidden at the default level; Check's plain-stderr warning
-// skips every JSON line, so it says nothing.
-func TestReviewCheckWarnsOfJSONLinesLoggedAtDebug(t *testing.T) {
-	t.Parallel()
-	cases := map[string]string{
-		"good-pywarning": `{"@level":"warning","@message":"policy file missing, allowing everything"}`,
-		"good-pino":      `{"level":40,"time":1763900000000,"msg":"policy file missing, allowing everything"}`,
-	}
-	for name, line := range cases {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			bin := handmadeAs(t, name)
-			path := writeScript(t, t.TempDir(), "wrapped", "#!/bin/sh\necho '"+line+"' >&2\nexec "+bin+"\n")
-			var log syncbuf.Buffer
-			opts := fastOptions()
-			opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "review", Level: hclog.Warn, Output: &log})
-			r := Check(context.Background(), configOf(plug{name, entry(path)}), opts)[0]
-			if !r.OK {
-				t.Fatalf("not OK: %v", r.Err)
-			}
-			if strings.Contains(log.String(), "policy file missing") {
-				t.Fatalf("the line reached the log at WARN, so it is not hidden:\n%s", log.String())
-			}
-			for _, w := range r.Warnings {
-				if w.Problem == ProblemPlainStderr {
-					return
-				}
-			}
-			t.Errorf("the plugin's warning %s was logged at DEBUG only, but Check gave warnings %+v, want %s", line, r.Warnings, ProblemPlainStderr)
-		})
-	}
-}
 
 // go-plugin resolves a relative unix socket path against the working
 // directory the plugin shares with the host, so a plugin that prints one
