@@ -1,7 +1,9 @@
 package host
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"debug/elf"
 	"encoding/base64"
@@ -72,6 +74,9 @@ const (
 	ProblemNoTLS = "no-tls"
 	// A TLS handshake with the plugin failed for another reason.
 	ProblemTLS = "tls-handshake"
+	// The plugin's server presents another certificate than the one in
+	// its handshake line.
+	ProblemCertMismatch = "cert-not-the-lines"
 	// The plugin's certificate is not valid for the name localhost.
 	ProblemCertSAN = "cert-not-localhost"
 	// The plugin's certificate's extended key usage leaves out server
@@ -322,15 +327,37 @@ func tlsFinding(line string, err error, lang language, probePlain func() bool) *
 	return nil
 }
 
-// tlsDetail is the part of a gRPC connection error that says what TLS
-// found.
+// tlsDetail is the part of a connection error that says what TLS found,
+// without the escaping of the quotes gRPC adds.
 func tlsDetail(msg string) string {
+	msg = strings.ReplaceAll(msg, `\"`, `"`)
 	for _, marker := range []string{"remote error: ", "tls: ", "x509: ", "authentication handshake failed: "} {
 		if i := strings.Index(msg, marker); i >= 0 {
 			return strings.TrimRight(msg[i:], `"`)
 		}
 	}
 	return msg
+}
+
+// servedCertFinding compares the certificate the plugin's server presents
+// with the one its handshake line carries, which is the only one the host
+// trusts; nil when they are the same or the server cannot be asked.
+func servedCertFinding(ctx context.Context, addr net.Addr, line string, cfg *tls.Config, timeout time.Duration) *finding {
+	parts := strings.Split(strings.TrimSpace(line), "|")
+	if len(parts) < 6 {
+		return nil
+	}
+	printed, err := base64.RawStdEncoding.DecodeString(parts[5])
+	if err != nil {
+		return nil
+	}
+	served := servedCert(ctx, addr, cfg, timeout)
+	if served == nil || bytes.Equal(served, printed) {
+		return nil
+	}
+	return &finding{problem: ProblemCertMismatch, section: secAutoMTLS,
+		reason: "its TLS server presents another certificate than the one in its handshake line, the only one the host trusts, so TLS reports \"certificate signed by unknown authority\"",
+		fix:    "print in the handshake line the DER of the very certificate the server is given (make it once, and use it for both)"}
 }
 
 // goPluginRefusal is what go-plugin's Serve prints when it was not given

@@ -107,6 +107,27 @@ func TestHandwrittenPluginMistakesAreNamed(t *testing.T) {
 	}
 }
 
+// A plugin that makes its certificate twice serves one and prints the
+// other: TLS says only "certificate signed by unknown authority", but the
+// host holds both certificates (the line's, and the one a TLS probe is
+// shown) and names the mismatch, in words not escaped nor doubled.
+func TestServedCertificateOtherThanTheLinesIsNamed(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "othercert")
+	_, errs := start(t, configOf(plug{"othercert", entry(path)}), fastOptions())
+	e := findErr(errs, "othercert")
+	if e == nil {
+		t.Fatal("started")
+	}
+	t.Log(e)
+	if e.Problem != ProblemCertMismatch || !strings.Contains(e.Error(), "handshake line") {
+		t.Errorf("problem %q: the error does not say that the served certificate is not the one in the handshake line: %v", e.Problem, e)
+	}
+	if strings.Contains(e.Reason, `\"`) || strings.Count(e.Reason, "signed by unknown authority") > 1 {
+		t.Errorf("the reason quotes gRPC's escaped text, or the same TLS error twice: %s", e.Reason)
+	}
+}
+
 // A padded certificate fails only when its DER length is not a multiple
 // of 3: the handmade plugin makes sure of that, so the case is not left
 // to chance. Here the same line is read with both lengths.

@@ -274,8 +274,15 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			// connection before gRPC reads the TLS alert that says why.
 			seen := err
 			if addr := lineAddr(in.line); addr != nil && in.tls != nil {
-				if terr := tlsProbe(ctx, addr, in.tls, probeTimeout(opts)); terr != nil {
-					seen = fmt.Errorf("%v; a TLS connection made to find out why: %w", err, terr)
+				if terr := tlsProbe(ctx, addr, in.tls, probeTimeout(opts)); terr != nil &&
+					(strings.Contains(terr.Error(), "tls:") || strings.Contains(terr.Error(), "x509:")) {
+					// The probe's own error says what TLS found, unescaped.
+					seen = terr
+				}
+				if checkLine(in.line, l) == nil {
+					if fd := servedCertFinding(ctx, addr, in.line, in.tls, probeTimeout(opts)); fd != nil {
+						return fd.startErr(name, err, l)
+					}
 				}
 			}
 			if fd := tlsFinding(in.line, seen, l, plain); fd != nil {

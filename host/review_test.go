@@ -84,29 +84,6 @@ func TestReviewByteOrderMarkBeforeTheShebangIsNamed(t *testing.T) {
 	}
 }
 
-// A plugin that makes its certificate twice serves one and prints the
-// other: the mistake the issue quotes ("certificate signed by unknown
-// authority") comes back as a generic tls-handshake problem, with gRPC's
-// escaped quotes, the same error twice, and a fix that says nothing about
-// the certificate. The host holds both certificates (the line's, and the
-// one a TLS probe is shown) and can say they differ.
-func TestReviewServedCertificateOtherThanTheLinesIsNamed(t *testing.T) {
-	t.Parallel()
-	path := reviewAs(t, "othercert")
-	_, errs := start(t, configOf(plug{"othercert", entry(path)}), fastOptions())
-	e := findErr(errs, "othercert")
-	if e == nil {
-		t.Fatal("started")
-	}
-	t.Log(e)
-	if e.Problem == ProblemTLS || !strings.Contains(e.Error(), "handshake line") {
-		t.Errorf("problem %q: the error does not say that the served certificate is not the one in the handshake line: %v", e.Problem, e)
-	}
-	if strings.Contains(e.Reason, `\"`) || strings.Count(e.Reason, "signed by unknown authority") > 1 {
-		t.Errorf("the reason quotes gRPC's escaped text, or the same TLS error twice: %s", e.Reason)
-	}
-}
-
 // A Python plugin that prints its handshake line on stdout without
 // flushing it, and echoes it on stderr to see it while debugging, is
 // told it printed the line on stderr instead of stdout: stderrFinding is
