@@ -456,6 +456,32 @@ time.sleep(60)
 	waitFor(t, "no process of the script left", func() bool { return !scriptRuns(path) })
 }
 
+// A Python plugin that prints its handshake line on stdout without
+// flushing it, and echoes it on stderr to see it while debugging, is told
+// it did not flush it, not that it printed it on stderr.
+func TestUnflushedLineEchoedOnStderrIsNamedUnflushed(t *testing.T) {
+	t.Parallel()
+	python := pythonFor(t)
+	path := writeScript(t, t.TempDir(), "echoing", "#!"+python+`
+import sys, time
+line = "1|2|unix|/tmp/hookhost-review-nowhere.sock|grpc|"
+print(line)
+print(line, file=sys.stderr)
+time.sleep(60)
+`)
+	opts := fastOptions()
+	opts.StartTimeout = 2 * time.Second
+	_, errs := start(t, configOf(plug{"echoing", entry(path)}), opts)
+	e := findErr(errs, "echoing")
+	if e == nil {
+		t.Fatal("started")
+	}
+	t.Log(e)
+	if e.Problem != ProblemUnflushed {
+		t.Errorf("problem %q, want %s: the line was printed on stdout, and not flushed", e.Problem, ProblemUnflushed)
+	}
+}
+
 // scriptRuns reports whether a live process has path among its
 // arguments, as an interpreter running the script at path has.
 func scriptRuns(path string) bool {

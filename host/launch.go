@@ -535,10 +535,12 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		return problemErr(startErr(name, err, lang.howTo(secHandshake),
 			"speaks a protocol other than gRPC: %s", firstLine(msg)), ProblemNotGRPC)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		if fd := stderrFinding(f.stderr); fd != nil {
+		// A line on stdout that was not flushed is the mistake, even if it
+		// was echoed on stderr as well.
+		if fd := unflushedFinding(f); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
-		if fd := unflushedFinding(f); fd != nil {
+		if fd := stderrFinding(f.stderr); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
 		fix := "check that the plugin calls sdk.Serve promptly and look at its log; a slow machine may need a longer start timeout"

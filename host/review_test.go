@@ -83,30 +83,3 @@ func TestReviewByteOrderMarkBeforeTheShebangIsNamed(t *testing.T) {
 		t.Errorf("the error does not name the byte-order mark before the #! line: %v", e)
 	}
 }
-
-// A Python plugin that prints its handshake line on stdout without
-// flushing it, and echoes it on stderr to see it while debugging, is
-// told it printed the line on stderr instead of stdout: stderrFinding is
-// asked before the unflushed probe, which would have named the mistake.
-func TestReviewUnflushedLineEchoedOnStderrIsNamedUnflushed(t *testing.T) {
-	t.Parallel()
-	python := pythonFor(t)
-	path := writeScript(t, t.TempDir(), "echoing", "#!"+python+`
-import sys, time
-line = "1|2|unix|/tmp/hookhost-review-nowhere.sock|grpc|"
-print(line)
-print(line, file=sys.stderr)
-time.sleep(60)
-`)
-	opts := fastOptions()
-	opts.StartTimeout = 2 * time.Second
-	_, errs := start(t, configOf(plug{"echoing", entry(path)}), opts)
-	e := findErr(errs, "echoing")
-	if e == nil {
-		t.Fatal("started")
-	}
-	t.Log(e)
-	if e.Problem != ProblemUnflushed {
-		t.Errorf("problem %q, want %s: the line was printed on stdout, and not flushed", e.Problem, ProblemUnflushed)
-	}
-}
