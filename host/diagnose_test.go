@@ -368,6 +368,19 @@ func TestFixesFitTheLanguage(t *testing.T) {
 	}
 }
 
+// A script saved with a byte-order mark (Notepad's UTF-8) begins with
+// EF BB BF before its #!, so the kernel does not see the #! line: the
+// error names the mark, as it names a carriage return, not a missing #!.
+func TestByteOrderMarkBeforeTheShebangIsNamed(t *testing.T) {
+	t.Parallel()
+	path := writeScript(t, t.TempDir(), "bom.py", "\xef\xbb\xbf#!/usr/bin/python3\nimport sys\n")
+	_, errs := start(t, configOf(plug{"bom", entry(path)}), fastOptions())
+	wantProblem(t, findErr(errs, "bom"), ProblemInterpreterMissing, []string{"byte order mark", "before its #! line", "PROTOCOL.md#environment"}, goAdvice)
+	if e := findErr(errs, "bom"); e != nil && strings.Contains(e.Reason, "has no #! line") {
+		t.Errorf("the script is said to have no #! line: %v", e)
+	}
+}
+
 // A Python traceback through requests' cookies module, from a script
 // under a plugins directory, says "cookie" and "plugin", but it is a
 // crash, not a plugin refusing a host without its magic cookie: it is

@@ -567,6 +567,11 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 	case errors.Is(err, syscall.EACCES):
 		return startErr(name, err, "chmod +x "+path, "binary %s cannot be executed: permission denied", path)
 	case errors.Is(err, syscall.ENOEXEC):
+		if hasBOMShebang(path) {
+			return problemErr(startErr(name, err,
+				fmt.Sprintf("save the script as UTF-8 without a byte order mark (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' %s); see %s", path, docLink(secEnvironment)),
+				"%s begins with a byte order mark (EF BB BF) before its #! line, so the system does not see the #! line and cannot tell what runs it", path), ProblemInterpreterMissing)
+		}
 		if !lang.isScript() && (lang.kind == langPython || lang.kind == langJS || looksLikeText(path)) {
 			interp := "/usr/bin/python3"
 			if lang.kind == langJS {
@@ -580,6 +585,19 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 			"%s is not an executable for this system: %v", path, err)
 	}
 	return startErr(name, err, "look at the plugin's log", "failed to start: %v", err)
+}
+
+// hasBOMShebang reports whether the file at path begins with a UTF-8
+// byte order mark and then #!, as some editors save a script.
+func hasBOMShebang(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 5)
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == "\xef\xbb\xbf#!"
 }
 
 // unflushedWait is how long the unflushed probe waits for a handshake

@@ -65,21 +65,3 @@ func TestReviewMissingScriptGetsNoGoBuildAdvice(t *testing.T) {
 		}
 	}
 }
-
-// A script saved with a byte-order mark (Notepad's UTF-8) begins with
-// EF BB BF before its #!, so the kernel does not see the #! line; the
-// host says the script has none, which its author can see is false. Like
-// the carriage return the host already names, the mark is what to name.
-func TestReviewByteOrderMarkBeforeTheShebangIsNamed(t *testing.T) {
-	t.Parallel()
-	path := writeScript(t, t.TempDir(), "bom.py", "\xef\xbb\xbf#!/usr/bin/python3\nimport sys\n")
-	_, errs := start(t, configOf(plug{"bom", entry(path)}), fastOptions())
-	e := findErr(errs, "bom")
-	if e == nil {
-		t.Fatal("started")
-	}
-	t.Log(e)
-	if !strings.Contains(strings.ToLower(e.Error()), "byte order mark") && !strings.Contains(strings.ToLower(e.Error()), "byte-order mark") && !strings.Contains(e.Error(), "BOM") {
-		t.Errorf("the error does not name the byte-order mark before the #! line: %v", e)
-	}
-}
