@@ -381,6 +381,29 @@ func TestByteOrderMarkBeforeTheShebangIsNamed(t *testing.T) {
 	}
 }
 
+// A missing script is still a script: its name says Python or
+// JavaScript, and its fix is not to build it with make plugins, the
+// repository's target for its Go plugins.
+func TestMissingScriptGetsNoGoBuildAdvice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cases := map[string]string{"pyguard": filepath.Join(dir, "pyguard.py"), "tscache": filepath.Join(dir, "dist", "main.js")}
+	var plugs []plug
+	for name, path := range cases {
+		plugs = append(plugs, plug{name, entry(path)})
+	}
+	_, errs := start(t, configOf(plugs...), fastOptions())
+	for name := range cases {
+		e := findErr(errs, name)
+		if e == nil {
+			t.Fatalf("%s started", name)
+		}
+		if strings.Contains(e.Fix, "make plugins") || !strings.Contains(e.Error(), "script "+cases[name]+" does not exist") {
+			t.Errorf("%s: a missing script gets Go build advice, or is not called a script: %v", name, e)
+		}
+	}
+}
+
 // A Python traceback through requests' cookies module, from a script
 // under a plugins directory, says "cookie" and "plugin", but it is a
 // crash, not a plugin refusing a host without its magic cookie: it is

@@ -399,6 +399,15 @@ func checkBinary(name, path string) *StartError {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// A script is not built: its name says what it is.
+		switch byExtension(path) {
+		case langPython:
+			return startErr(name, err, fmt.Sprintf("set plugins.entries.%s.path to the plugin script's absolute path", name),
+				"script %s does not exist", path)
+		case langJS:
+			return startErr(name, err, fmt.Sprintf("compile the plugin (e.g. npm run build, for a TypeScript plugin) or set plugins.entries.%s.path to its script", name),
+				"script %s does not exist", path)
+		}
 		return startErr(name, err,
 			fmt.Sprintf("build it (make plugins) or set plugins.entries.%s.path", name),
 			"binary %s does not exist", path)

@@ -3,7 +3,6 @@
 package host
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,29 +38,6 @@ func TestReviewProtocolQuotesStayInTheHostsErrors(t *testing.T) {
 			t.Errorf("%s: started", c.name)
 		case !strings.Contains(e.Error(), c.quote):
 			t.Errorf("%s: %s quotes %q, but the host says:\n%v", c.name, c.row, c.quote, e)
-		}
-	}
-}
-
-// A missing script is still a script: its name says Python or
-// JavaScript, yet the fix says to build it with make plugins, the
-// repository's target for its Go plugins.
-func TestReviewMissingScriptGetsNoGoBuildAdvice(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	cases := map[string]string{"pyguard": filepath.Join(dir, "pyguard.py"), "tscache": filepath.Join(dir, "dist", "main.js")}
-	var plugs []plug
-	for name, path := range cases {
-		plugs = append(plugs, plug{name, entry(path)})
-	}
-	_, errs := start(t, configOf(plugs...), fastOptions())
-	for name := range cases {
-		e := findErr(errs, name)
-		if e == nil {
-			t.Fatalf("%s started", name)
-		}
-		if strings.Contains(e.Fix, "make plugins") {
-			t.Errorf("%s: a missing script gets Go build advice: %v", name, e)
 		}
 	}
 }
