@@ -53,7 +53,8 @@ type CheckResult struct {
 // env's default path. It also starts the plugin twice more to read the
 // handshake line it prints each time: a certificate made fresh at every
 // start can be wrong only sometimes (padded base64), and a plugin that
-// prints a bad line in any of them fails the check.
+// prints a bad line in any of them fails the check. Options.NoProbes
+// leaves all of this out.
 func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult {
 	opts = opts.withDefaults()
 	names, entries, results := launchAll(ctx, cfg, &opts)
@@ -98,7 +99,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			for _, t := range m.Tools {
 				out[i].Tools = append(out[i].Tools, t.Name)
 			}
-			if r.inst.attached != nil {
+			if r.inst.attached != nil || opts.NoProbes {
 				// An attached plugin is its author's: not to be asked to
 				// shut down, nor run a second time.
 				return

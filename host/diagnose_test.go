@@ -694,3 +694,22 @@ func TestCheckPassesARelativeSocketPathWithAWarning(t *testing.T) {
 		t.Errorf("warnings %+v, want one %s about the relative path", r.Warnings, ProblemAddress)
 	}
 }
+
+// Check with NoProbes starts a plugin once and looks no further: a plugin
+// whose reruns would fail it (luckypad pads its certificate at every start
+// but the first) passes, without warnings, as plugins list needs.
+func TestCheckWithoutProbesStartsEachPluginOnce(t *testing.T) {
+	t.Parallel()
+	path := handmadeAs(t, "luckypad")
+	opts := fastOptions()
+	opts.NoProbes = true
+	r := Check(context.Background(), configOf(plug{"luckypad", entry(path)}), opts)[0]
+	if !r.OK || len(r.Warnings) != 0 || r.Version == "" {
+		t.Fatalf("Check without probes: %+v, want OK with its manifest and no warnings", r)
+	}
+	starts, err := os.ReadFile(filepath.Join(filepath.Dir(path), "luckypad.starts"))
+	if err != nil || len(starts) != 1 {
+		t.Errorf("the plugin counted %d starts (%v), want 1", len(starts), err)
+	}
+	waitFor(t, "no process of the plugin left", func() bool { return len(processesOf(path)) == 0 })
+}
