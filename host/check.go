@@ -76,6 +76,8 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 				}
 				stopped = true
 				sctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
+				// A plugin killed here is one Check reports on.
+				r.inst.deliberateKill()
 				_ = r.inst.stop(sctx, true)
 				cancel()
 			}

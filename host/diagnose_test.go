@@ -713,3 +713,25 @@ func TestCheckWithoutProbesStartsEachPluginOnce(t *testing.T) {
 	}
 	waitFor(t, "no process of the plugin left", func() bool { return len(processesOf(path)) == 0 })
 }
+
+// The plugins Check kills on purpose, one whose start failed and one
+// without a controller, leave no complaint of go-plugin's about the kill
+// at WARN or above beside Check's own account of them.
+func TestCheckKillsQuietly(t *testing.T) {
+	t.Parallel()
+	var log syncbuf.Buffer
+	opts := fastOptions()
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "check", Level: hclog.Warn, Output: &log})
+	results := Check(context.Background(), configOf(
+		plug{"nocontroller", entry(handmadeAs(t, "nocontroller"))},
+		plug{"nocert", entry(handmadeAs(t, "nocert"))},
+	), opts)
+	if !results[0].OK || results[1].OK {
+		t.Fatalf("results %+v, want nocontroller OK and nocert failed", results)
+	}
+	for _, noise := range []string{"failed to exit gracefully", "plugin process exited", "signal: killed"} {
+		if strings.Contains(log.String(), noise) {
+			t.Errorf("the log has %q:\n%s", noise, log.String())
+		}
+	}
+}

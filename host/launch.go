@@ -66,6 +66,9 @@ type instance struct {
 	tls  *tls.Config
 	// run is the runner of a process the host started, nil when attached.
 	run *procRunner
+	// killing is set when the host ends the process on purpose, nil when
+	// attached; see killLogger.
+	killing *atomic.Bool
 }
 
 // launch brings one plugin from its config entry to the point where it can
@@ -121,6 +124,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 	}
 
 	log := opts.Logger.Named("plugin." + name)
+	killing := new(atomic.Bool)
 	var run *procRunner
 	var started atomic.Pointer[procRunner] // run, for the unflushed probe
 	tail := &tailWriter{max: 2048}
@@ -145,7 +149,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 			return run, nil
 		},
 		SkipHostEnv:  true,
-		Logger:       log,
+		Logger:       killLogger{Logger: log, deliberate: killing},
 		Stderr:       tail,
 		SyncStdout:   log.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}),
 		SyncStderr:   log.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}),
@@ -155,7 +159,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		Managed: false,
 	}
 	client := plugin.NewClient(ccfg)
-	in := &instance{client: client}
+	in := &instance{client: client, killing: killing}
 
 	probe := startUnflushedProbe(ctx, entry, opts.StartTimeout, func() bool {
 		r := started.Load()
@@ -338,9 +342,17 @@ func settings(name string, entry config.PluginEntry, repaired func(hook string, 
 // graceful shutdown, and killing the group first means go-plugin's Kill is
 // not left waiting on pipes a child still holds.
 func (in *instance) abort() {
+	in.deliberateKill()
 	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
 	defer cancel()
 	_ = in.stop(ctx, false)
+}
+
+// deliberateKill marks the process as ended on purpose by the host.
+func (in *instance) deliberateKill() {
+	if in.killing != nil {
+		in.killing.Store(true)
+	}
 }
 
 // stop ends the plugin and everything in its process group, bounded by ctx.
