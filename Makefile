@@ -63,7 +63,7 @@ clients:
 # runs only when node_modules is missing or was installed from another
 # lockfile; tsc runs every time. Without npm the tests that run them skip
 # and say how to build them (under CI they fail instead).
-TS_PACKAGES := plugins/typescript examples/typescript-cache
+TS_PACKAGES := plugins/typescript examples/typescript-cache internal/conformance/fromdoc/typescript
 typescript:
 	@if ! command -v npm >/dev/null; then \
 		echo "npm not found: the TypeScript SDK's tests will be skipped (install Node 20+ and npm)"; exit 0; fi; \

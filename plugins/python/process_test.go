@@ -99,6 +99,9 @@ func TestHandshakeAndHostDeath(t *testing.T) {
 				if err != nil {
 					t.Errorf("plugin exit after its host died: %v, want status 0", err)
 				}
+				if _, err := os.Stat(filepath.Dir(f[3])); !os.IsNotExist(err) {
+					t.Errorf("the socket's directory outlived the plugin: %v", err)
+				}
 			case <-time.After(liveness):
 				t.Fatal("the plugin outlived its host")
 			}
@@ -255,4 +258,86 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestHandlersSeeCancellation: a handler waiting on its context returns
+// early once the host gives up on the call, over both protocol versions
+// (version 1: the RPC's cancellation; version 2: the deadline and Cancel).
+func TestHandlersSeeCancellation(t *testing.T) {
+	needPython(t)
+	script := filepath.Join(t.TempDir(), "waiter.py")
+	src := fmt.Sprintf(`#!%s
+import sys, time
+sys.dont_write_bytecode = True
+sys.path.insert(0, %q)
+import hookhost_plugin as hp
+
+class Waiter(hp.Plugin):
+    name, version = "waiter", "1.0.0"
+    tools = [hp.ToolSpec("waiter__wait", "Wait.", {"type": "object"})]
+    matchers = ["waiter__*"]
+
+    def pre_tool_call_can_provide_result(self, call, ctx):
+        t0 = time.monotonic()
+        over = ctx.wait(30)
+        hp.logger().warn("waiter returned", over=over, reason=ctx.reason,
+                         early=time.monotonic() - t0 < 10)
+        return hp.ToolResult("late")
+
+hp.serve(Waiter())
+`, python, abs(t, "src"))
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, protocol := range []int{1, 2} {
+		t.Run(fmt.Sprintf("protocol%d", protocol), func(t *testing.T) {
+			log := newLog(t)
+			cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"waiter\"]\n[plugins.entries.waiter]\npath = %q\nprotocol = %d\ntool_timeout = \"300ms\"\n", script, protocol))
+			_, bus := start(t, cfg, log)
+			t0 := time.Now()
+			if r := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "waiter__wait", Arguments: []byte(`{}`)}); r != nil {
+				t.Errorf("a call past its deadline answered %+v", r)
+			}
+			if d := time.Since(t0); d > 5*time.Second {
+				t.Errorf("the host waited %v for a call with a 300ms deadline", d)
+			}
+			waitFor(t, "the handler to return early, its call over", func() bool {
+				l := log.String()
+				return strings.Contains(l, "waiter returned") && strings.Contains(l, "early=true") && strings.Contains(l, "over=true")
+			})
+		})
+	}
+}
+
+// TestInvalidPluginFailsToStart: a plugin the SDK cannot serve (here, a
+// handler with the wrong signature) exits 1 before the handshake, and the
+// host's error quotes why.
+func TestInvalidPluginFailsToStart(t *testing.T) {
+	needPython(t)
+	script := filepath.Join(t.TempDir(), "broken.py")
+	src := fmt.Sprintf(`#!%s
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, %q)
+import hookhost_plugin as hp
+
+class Broken(hp.Plugin):
+    name = "broken"
+
+    def pre_tool_call(self):
+        return None
+
+hp.serve(Broken())
+`, python, abs(t, "src"))
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"broken\"]\n[plugins.entries.broken]\npath = %q\n", script))
+	results := host.Check(context.Background(), cfg, host.Options{Logger: newLog(t).logger()})
+	if len(results) != 1 || results[0].OK || results[0].Err == nil {
+		t.Fatalf("check of a broken plugin: %+v", results)
+	}
+	if msg := results[0].Err.Error(); !strings.Contains(msg, "pre_tool_call must take the payload") {
+		t.Errorf("check error %q does not say what is wrong", msg)
+	}
 }

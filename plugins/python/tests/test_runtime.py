@@ -144,10 +144,53 @@ class ManifestTest(unittest.TestCase):
             name = "b"
             tools = [hp.ToolSpec("bad name", "x")]
 
-        for p, want in [(NoName(), "no name"), (BadTool(), "must match")]:
+        class BadSchema(hp.Plugin):
+            name = "b"
+            tools = [hp.ToolSpec("b__x", "x", {"type": {1, 2}})]
+
+        class TextSchema(hp.Plugin):
+            name = "b"
+            tools = [hp.ToolSpec("b__x", "x", '{"type":"object"}')]
+
+        for p, want in [
+            (NoName(), "no name"),
+            (BadTool(), "must match"),
+            (BadSchema(), "the manifest cannot be encoded"),
+            (TextSchema(), "input_schema must be a dict"),
+        ]:
             with self.assertRaises(ValueError) as cm:
                 Harness(p)
             self.assertIn(want, str(cm.exception))
+
+    def test_handler_signatures_checked_at_start(self):
+        class NoArg(hp.Plugin):
+            name = "n"
+
+            def pre_tool_call(self):
+                return None
+
+        class ThreeArgs(hp.Plugin):
+            name = "n"
+
+            def on_session_start(self, ev, ctx, extra):
+                return None
+
+        for p in (NoArg(), ThreeArgs()):
+            with self.assertRaises(ValueError) as cm:
+                Harness(p)
+            self.assertIn("must take the payload, and optionally the context", str(cm.exception))
+
+    def test_misspelt_hook_is_warned_of(self):
+        class Typo(hp.Plugin):
+            name = "t"
+
+            def pre_toolcall(self, call):
+                return None
+
+        with self.assertLogs("hookhost_plugin", "WARNING") as cm:
+            h = Harness(Typo())
+        self.assertIn("pre_toolcall looks like a hook handler", cm.output[0])
+        self.assertEqual(h.hooks, [])
 
     def test_harness_is_a_context_manager(self):
         with Harness(Sample()) as h:
@@ -215,6 +258,23 @@ class CallsTest(unittest.TestCase):
             self.assertEqual(
                 h.call("pre_api_request_mutable", hp.APIRequest()), None
             )  # not served: no opinion
+
+    def test_invalid_unicode_is_repaired(self):
+        class Bad(hp.Plugin):
+            name = "bad"
+
+            def transform_llm_output(self, out):
+                return "a\ud800b"
+
+            def pre_tool_call(self, call):
+                return hp.modify({"k\udc00": "v\ud800"})
+
+        for protocol in (1, 2):
+            with Harness(Bad(), protocol=protocol) as h:
+                with self.assertLogs("hookhost_plugin", "DEBUG"):
+                    self.assertEqual(h.transform_output("x"), "a\ufffdb")
+                    d = h.pre_tool_call("t", {})
+                self.assertEqual(json.loads(d.modified_args), {"k\ufffd": "v\ufffd"})
 
     def test_failure_kinds(self):
         for h in self.each():

@@ -182,6 +182,16 @@ class DecodeTest(unittest.TestCase):
             with self.subTest(raw=raw):
                 self.assertIn("tool x__t: arguments: " + want, error_of(self.tool.call(raw)))
 
+    def test_hostile_arguments(self):
+        deep = '{"text":"a","anything":' + "[" * 100000 + "]" * 100000 + "}"
+        self.assertIn("args: nested too deeply", error_of(self.tool.call(deep)))
+        huge = '{"text":"a","count":' + "9" * 10000 + "}"
+        self.assertIn("is out of range for a 64-bit integer", error_of(self.tool.call(huge)))
+        self.assertIn(
+            "args.anything",
+            error_of(self.tool.call('{"text":"a","anything":' + "9" * 10000 + "}")),
+        )
+
     def test_at_most_twenty_problems(self):
         t = Tool("x__t", "d", lambda a: a, Args)
         raw = json.dumps({"text": "a", "tags": list(range(50))})

@@ -1,8 +1,9 @@
 // Tool-name globs with Go's path.Match rules, which the host applies to
 // matchers: "*" is any run of characters but "/", "?" one such character,
-// "[a-z]" and "[^0-9]" classes, "\\" escapes.
+// "[a-z]" and "[^0-9]" classes, "\\" escapes. A port of Go's path.Match,
+// line for line, so that a pattern means, and is refused, the same here.
 
-/** Thrown for a pattern path.Match would call malformed. */
+/** Thrown for a pattern path.Match refuses (ErrBadPattern). */
 export class BadPattern extends Error {
   constructor(pattern: string) {
     super(`syntax error in pattern ${JSON.stringify(pattern)}`);
@@ -10,102 +11,150 @@ export class BadPattern extends Error {
   }
 }
 
-/** Whether `name` matches the glob. Throws BadPattern for a malformed one. */
+class Bad extends Error {}
+
+/** Whether `name` matches the glob. Throws BadPattern for a malformed one, as path.Match errs. */
 export function matchGlob(pattern: string, name: string): boolean {
-  const p = Array.from(pattern);
-  const n = Array.from(name);
-  validate(p, pattern);
-  return match(p, 0, n, 0);
+  try {
+    return match(Array.from(pattern), Array.from(name));
+  } catch (e) {
+    if (e instanceof Bad) throw new BadPattern(pattern);
+    throw e;
+  }
 }
 
-/** Throws BadPattern unless the glob is well formed. */
+/** Throws BadPattern unless the glob is well formed (path.Match(pattern, "") errs). */
 export function checkGlob(pattern: string): void {
-  validate(Array.from(pattern), pattern);
+  matchGlob(pattern, "");
 }
 
-function validate(p: string[], pattern: string): void {
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === "\\") {
-      if (++i >= p.length) throw new BadPattern(pattern);
-    } else if (p[i] === "[") {
-      const end = classEnd(p, i, pattern);
-      i = end;
+function match(pattern: string[], name: string[]): boolean {
+  outer: while (pattern.length > 0) {
+    const [star, chunk, rest] = scanChunk(pattern);
+    pattern = rest;
+    if (star && chunk.length === 0) {
+      // A trailing * matches the rest of the name unless it has a /.
+      return !name.includes("/");
     }
-  }
-}
-
-/** The index of the "]" closing the class opened at i. */
-function classEnd(p: string[], i: number, pattern: string): number {
-  let j = i + 1;
-  if (p[j] === "^") j++;
-  let first = true;
-  for (; j < p.length; j++) {
-    if (p[j] === "]" && !first) return j;
-    first = false;
-    if (p[j] === "\\") j++;
-    if (j >= p.length) break;
-    if (p[j] === "-" && !(p[j - 1] === "[" || p[j - 1] === "^")) {
-      // a range's end must exist and not close the class
-      if (j + 1 >= p.length || p[j + 1] === "]") throw new BadPattern(pattern);
+    const m = matchChunk(chunk, name);
+    if (m !== null && (m.length === 0 || pattern.length > 0)) {
+      name = m;
+      continue;
     }
-  }
-  throw new BadPattern(pattern);
-}
-
-function match(p: string[], pi: number, n: string[], ni: number): boolean {
-  while (pi < p.length) {
-    const c = p[pi];
-    if (c === "*") {
-      while (pi < p.length && p[pi] === "*") pi++;
-      if (pi === p.length) return !n.slice(ni).includes("/");
-      for (let k = ni; k <= n.length; k++) {
-        if (match(p, pi, n, k)) return true;
-        if (k < n.length && n[k] === "/") return false;
+    if (star) {
+      // Look for a match skipping i+1 characters; * cannot skip a /.
+      for (let i = 0; i < name.length && name[i] !== "/"; i++) {
+        const t = matchChunk(chunk, name.slice(i + 1));
+        if (t !== null) {
+          if (pattern.length === 0 && t.length > 0) continue;
+          name = t;
+          continue outer;
+        }
       }
-      return false;
     }
-    if (ni >= n.length) return false;
-    if (c === "?") {
-      if (n[ni] === "/") return false;
-    } else if (c === "[") {
-      const end = classEnd(p, pi, p.join(""));
-      if (n[ni] === "/" || !inClass(p.slice(pi + 1, end), n[ni])) return false;
-      pi = end;
-    } else if (c === "\\") {
-      pi++;
-      if (p[pi] !== n[ni]) return false;
-    } else if (c !== n[ni]) {
-      return false;
+    // Before answering no, check that the rest of the pattern is valid.
+    while (pattern.length > 0) {
+      const [, c, r] = scanChunk(pattern);
+      pattern = r;
+      matchChunk(c, []);
     }
-    pi++;
-    ni++;
+    return false;
   }
-  return ni === n.length;
+  return name.length === 0;
 }
 
-function inClass(cls: string[], ch: string): boolean {
-  let i = 0;
-  let negate = false;
-  if (cls[0] === "^") {
-    negate = true;
-    i = 1;
+function scanChunk(pattern: string[]): [boolean, string[], string[]] {
+  let star = false;
+  while (pattern.length > 0 && pattern[0] === "*") {
+    pattern = pattern.slice(1);
+    star = true;
   }
-  let hit = false;
-  const cp = ch.codePointAt(0)!;
-  while (i < cls.length) {
-    let lo = cls[i];
-    if (lo === "\\") lo = cls[++i];
-    i++;
-    let hi = lo;
-    if (cls[i] === "-" && i + 1 < cls.length) {
-      hi = cls[i + 1];
-      if (hi === "\\") {
-        hi = cls[i + 2];
-        i++;
-      }
-      i += 2;
+  let inrange = false;
+  let i: number;
+  scan: for (i = 0; i < pattern.length; i++) {
+    switch (pattern[i]) {
+      case "\\":
+        if (i + 1 < pattern.length) i++;
+        break;
+      case "[":
+        inrange = true;
+        break;
+      case "]":
+        inrange = false;
+        break;
+      case "*":
+        if (!inrange) break scan;
     }
-    if (lo.codePointAt(0)! <= cp && cp <= hi.codePointAt(0)!) hit = true;
   }
-  return hit !== negate;
+  return [star, pattern.slice(0, i), pattern.slice(i)];
+}
+
+/** The rest of s after chunk matched its start, or null; throws Bad for a malformed chunk. */
+function matchChunk(chunk: string[], s: string[]): string[] | null {
+  let failed = false;
+  let c = 0;
+  let k = 0;
+  while (c < chunk.length) {
+    if (!failed && k >= s.length) failed = true;
+    switch (chunk[c]) {
+      case "[": {
+        let r = -1;
+        if (!failed) r = s[k++].codePointAt(0)!;
+        c++;
+        let negated = false;
+        if (c < chunk.length && chunk[c] === "^") {
+          negated = true;
+          c++;
+        }
+        let matched = false;
+        let nrange = 0;
+        for (;;) {
+          if (c < chunk.length && chunk[c] === "]" && nrange > 0) {
+            c++;
+            break;
+          }
+          let lo: number;
+          [lo, c] = getEsc(chunk, c);
+          let hi = lo;
+          if (chunk[c] === "-") [hi, c] = getEsc(chunk, c + 1);
+          if (lo <= r && r <= hi) matched = true;
+          nrange++;
+        }
+        if (matched === negated) failed = true;
+        break;
+      }
+      case "?":
+        if (!failed) {
+          if (s[k] === "/") failed = true;
+          k++;
+        }
+        c++;
+        break;
+      default:
+        if (chunk[c] === "\\") {
+          // The escaped character is matched literally.
+          c++;
+          if (c >= chunk.length) throw new Bad();
+        }
+        if (!failed) {
+          if (chunk[c] !== s[k]) failed = true;
+          k++;
+        }
+        c++;
+    }
+  }
+  return failed ? null : s.slice(k);
+}
+
+/** One possibly escaped character of a class, and the index after it. */
+function getEsc(chunk: string[], c: number): [number, number] {
+  if (c >= chunk.length || chunk[c] === "-" || chunk[c] === "]") throw new Bad();
+  if (chunk[c] === "\\") {
+    c++;
+    if (c >= chunk.length) throw new Bad();
+  }
+  const r = chunk[c].codePointAt(0)!;
+  c++;
+  if (c >= chunk.length) throw new Bad();
+  return [r, c];
 }

@@ -4,7 +4,9 @@
 // rules of the host's hooks.RunStretch. Both protocol versions and the test
 // harness call this runtime, so a plugin behaves the same everywhere.
 
+import { isBug } from "./bug";
 import { checkGlob, matchGlob } from "./glob";
+import { after } from "./timer";
 import { Logger, newLogger } from "./log";
 import { decodeValue, problemsText, Schema } from "./schema";
 import { Tool } from "./tool";
@@ -51,19 +53,19 @@ export interface Hooks {
 /** A plugin: its name, what it declares, and the hooks it answers. */
 export interface Plugin<C = T.JsonObject> extends Hooks {
   name: string;
-  version?: string;
+  version?: string | undefined;
   /** Globs (Go's path.Match) of the tool names the tool hooks apply to; none: every tool. */
-  matchers?: string[];
+  matchers?: string[] | undefined;
   /** Globs of one tool hook, overriding `matchers` for it; an empty list: every tool. */
-  hookMatchers?: Partial<Record<T.ToolHookName, string[]>>;
+  hookMatchers?: Partial<Record<T.ToolHookName, string[]>> | undefined;
   /**
    * The tools the plugin contributes: typed tools (tool()), which the SDK
    * answers, and plain specs the plugin answers in
    * preToolCallCanProvideResult.
    */
-  tools?: Array<Tool<any> | T.ToolSpec>;
+  tools?: Array<Tool<any> | T.ToolSpec> | undefined;
   /** The config's schema (s.object({...})): Configure then gets it decoded, and a bad config is refused with the key named. */
-  config?: Schema<C>;
+  config?: Schema<C> | undefined;
   /** Receives the plugin's config table, once, before any hook. A throw refuses it; its message is the operator's reason. */
   configure?(config: C, ctx: ConfigureContext): void | Promise<void>;
 }
@@ -102,9 +104,6 @@ export class HostCancelled extends Error {
     this.name = "HostCancelled";
   }
 }
-
-/** JavaScript's own error types: a bug in the handler, as a Go panic is. */
-const BUG_TYPES: Function[] = [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError];
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const TOOL_HOOKS: readonly string[] = ["pre_tool_call", "pre_tool_call_can_provide_result", "post_tool_call", "transform_tool_result"];
@@ -158,9 +157,13 @@ export class Runtime {
       const has = typeof p[row.method] === "function";
       if (has || (row.hook === "pre_tool_call_can_provide_result" && this.typed.size > 0)) hooks.push(row.hook);
     }
-    for (const key of Object.keys(p)) {
-      if (/^(on|pre|post|transform)[A-Z]/.test(key) && !TABLE.some((r) => r.method === key) && typeof (p as any)[key] === "function") {
-        throw new Error(`${key} is not a hook; the hooks are ${TABLE.map((r) => r.method).join(", ")}`);
+    // A typo must not make a hook silently absent: look at the object's
+    // own methods and its class's (prototype chain, up to Object).
+    for (let o: object | null = p; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+      for (const key of Object.getOwnPropertyNames(o)) {
+        if (/^(on|pre|post|transform)[A-Z]/.test(key) && !TABLE.some((r) => r.method === key) && typeof (p as any)[key] === "function") {
+          throw new Error(`${key} is not a hook; the hooks are ${TABLE.map((r) => r.method).join(", ")}`);
+        }
       }
     }
     const matchers = [...(p.matchers ?? [])];
@@ -272,11 +275,11 @@ export class Runtime {
       if (parent.aborted) ac.abort(parent.reason);
       else parent.addEventListener("abort", onParent, { once: true });
     }
-    let timer: NodeJS.Timeout | undefined;
+    let stopTimer = (): void => {};
     let deadline: number | undefined;
     if (timeoutMs !== undefined && timeoutMs > 0) {
       deadline = Date.now() + timeoutMs;
-      timer = setTimeout(() => ac.abort(new DeadlineExceeded(row.hook)), timeoutMs);
+      stopTimer = after(timeoutMs, () => ac.abort(new DeadlineExceeded(row.hook)));
     }
     const ctx: HookContext = { hook: row.hook, deadline, signal: ac.signal, log: this.log };
     type Settled = { done: true; value: unknown } | { done: false; error: unknown };
@@ -292,7 +295,7 @@ export class Runtime {
     );
     track?.(run);
     const r = await Promise.race([run, aborted]);
-    clearTimeout(timer);
+    stopTimer();
     parent?.removeEventListener("abort", onParent);
     stopWaiting();
     if (ac.signal.aborted) {
@@ -307,17 +310,20 @@ export class Runtime {
       return { ok: true, answer: row.observer ? null : settled.value ?? null, bytes };
     } catch (e) {
       const msg = e instanceof MalformedAnswer ? e.message : `the plugin could not encode its ${row.hook} answer: ${(e as Error).message}`;
-      this.log.error("a hook handler answered with a value of the wrong shape", { hook: row.hook, error: msg });
+      // DEBUG, not ERROR: the host warns of the failure once per plugin,
+      // hook and kind; a handler wrong on every call must not flood the log.
+      this.log.debug("a hook handler answered with a value of the wrong shape", { hook: row.hook, error: msg });
       return { ok: false, failure: { kind: "ERROR", message: msg } };
     }
   }
 
   private handlerFailure(hook: string, e: unknown): Failure {
-    if (e instanceof Error && !BUG_TYPES.some((t) => e.constructor === t)) {
+    if (!isBug(e)) {
+      const err = e as Error;
       // The host logs the failure (once per plugin, hook and kind); the
       // stack is for whoever runs the host verbosely.
-      this.log.debug("a hook handler failed", { hook, error: e.message, stack: e.stack });
-      return { kind: "ERROR", message: e.message };
+      this.log.debug("a hook handler failed", { hook, error: err.message, stack: err.stack });
+      return { kind: "ERROR", message: err.message };
     }
     // A bug in the handler (a TypeError and the like) or a throw of a
     // value that is not an Error: what a Go plugin would call a panic.

@@ -167,6 +167,11 @@ export class NumberSchema extends Schema<number> {
       d.fail(path, `must be ${want}, got ${describe(v)}`);
       return NaN;
     }
+    if (!Number.isFinite(v)) {
+      // JSON.parse makes 1e400 Infinity: refused, as the Go SDK refuses it.
+      d.fail(path, `the number is out of range (beyond ±${Number.MAX_VALUE})`);
+      return v;
+    }
     if (this._integer) {
       if (!Number.isInteger(v)) {
         d.fail(path, `must be ${want}, got number ${clip(String(v))}`);

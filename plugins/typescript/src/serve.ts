@@ -5,8 +5,10 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { Worker } from "node:worker_threads";
 import * as grpc from "@grpc/grpc-js";
 import { handshakeCertField, serverCertificate } from "./cert";
+import { fixLongServerDeadlines } from "./grpcfix";
 import { captureConsole, formatLine, log, setPluginLogger } from "./log";
 import { Plugin, Runtime } from "./plugin";
 import { addController, addHealth, addV1, addV2 } from "./server";
@@ -83,6 +85,9 @@ export function hostGone(env: NodeJS.ProcessEnv = process.env, firstParent = FIR
   }
 }
 
+/** The directory of the plugin's socket, removed when it leaves. */
+let socketDir: string | undefined;
+
 /**
  * Exits at once, taking the plugin's own children along when it leads its
  * process group (the host starts it so). The line is written first and
@@ -90,6 +95,7 @@ export function hostGone(env: NodeJS.ProcessEnv = process.env, firstParent = FIR
  */
 function leave(name: string, why: string): never {
   const host = process.env[HOST_PID_ENV] || String(FIRST_PARENT);
+  if (socketDir !== undefined) fs.rmSync(socketDir, { recursive: true, force: true });
   try {
     fs.writeSync(2, formatLine("warn", name, `${why}; exiting`, { host_pid: host }));
   } catch {
@@ -113,6 +119,70 @@ function watchHost(name: string): void {
   setInterval(() => {
     if (hostGone()) leave(name, "the host process is gone");
   }, PARENT_POLL_MS).unref();
+  // The SIGTERM listener and the poll above run on the event loop, which a
+  // handler stuck in synchronous code holds forever. A watchdog thread of
+  // its own sees the host go too, and kills the process (and its group)
+  // when the event loop has not let it leave within WATCHDOG_GRACE_MS.
+  try {
+    const w = new Worker(`(${watchdog.toString()})()`, {
+      eval: true,
+      workerData: { name, named: process.env[HOST_PID_ENV] ?? "", firstParent: FIRST_PARENT, pollMs: PARENT_POLL_MS, graceMs: WATCHDOG_GRACE_MS },
+      stdout: false,
+      stderr: false,
+    });
+    w.on("error", (e) => log.warn("the host-death watchdog thread failed; the event loop's watch remains", { error: e.message }));
+    w.unref();
+  } catch (e) {
+    log.warn("cannot start the host-death watchdog thread; the event loop's watch remains", { error: (e as Error).message });
+  }
+}
+
+/** How long the watchdog thread lets the event loop leave on its own. */
+const WATCHDOG_GRACE_MS = 1000;
+
+/**
+ * The watchdog thread's code, run in a worker from its source: it imports
+ * nothing from the module and repeats hostGone's rules.
+ */
+function watchdog(): void {
+  const { workerData: d } = require("node:worker_threads");
+  const fs = require("node:fs");
+  const named = /^[0-9]+$/.test(d.named) ? Number(d.named) : 0;
+  const gone = (): boolean => {
+    const ppid = process.ppid;
+    if (named <= 0) return ppid !== d.firstParent;
+    if (named === d.firstParent && ppid !== d.firstParent) return true;
+    try {
+      process.kill(named, 0);
+      return false;
+    } catch (e) {
+      return (e as { code?: string }).code === "ESRCH";
+    }
+  };
+  let since = 0;
+  setInterval(() => {
+    if (!gone()) return;
+    since = since || Date.now();
+    if (Date.now() - since < d.graceMs) return;
+    const line = JSON.stringify({
+      "@level": "warn",
+      "@message": "the host process is gone and the plugin's event loop is stuck; killing the plugin",
+      "@module": d.name,
+      "@timestamp": new Date().toISOString().slice(0, 23) + "000Z",
+      host_pid: d.named || String(d.firstParent),
+    });
+    try {
+      fs.writeSync(2, line + "\n");
+    } catch {
+      // the host is gone: no one reads it
+    }
+    try {
+      process.kill(-process.pid, "SIGKILL"); // its group, when it leads one
+    } catch {
+      // not a group leader
+    }
+    process.kill(process.pid, "SIGKILL");
+  }, d.pollMs);
 }
 
 /**
@@ -168,6 +238,9 @@ function runtimeOf<C>(plugin: Plugin<C>): Runtime {
 
 /** The gRPC server of a plugin process, every service registered but the controller. */
 function newServer(rt: Runtime, version: number): grpc.Server {
+  if (version === 1 && !fixLongServerDeadlines()) {
+    rt.log.debug("cannot fix @grpc/grpc-js's handling of deadlines past 24.8 days; such protocol 1 calls fail at once");
+  }
   const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_SIZE, "grpc.max_send_message_length": -1 });
   if (version === 2) addV2(server, rt);
   else addV1(server, rt);
@@ -238,6 +311,7 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
 
   const server = newServer(rt, version);
   const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), "plugin"));
+  socketDir = dir;
   const sock = path.join(dir, "plugin.sock");
   let stopping = false;
   const shutdown = () => {

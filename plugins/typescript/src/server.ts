@@ -262,8 +262,19 @@ export function addV2(server: grpc.Server, rt: Runtime): void {
     Hooks: method(svc + "Hooks", true, true),
   };
   const hooks: grpc.handleBidiStreamingCall<Buffer, Buffer> = (call) => {
+    let paused = false;
     const hs = new HookStream(rt, (m) => {
-      call.write(m);
+      if (!call.write(m) && !paused) {
+        // The host stopped reading: stop reading its calls too, until what
+        // was written drains, so that answers do not pile up in memory and
+        // the host's own sends block instead (HTTP/2 flow control).
+        paused = true;
+        call.pause();
+        call.once("drain", () => {
+          paused = false;
+          call.resume();
+        });
+      }
     });
     const end = () => hs.close();
     call.on("data", (b: Buffer) => {

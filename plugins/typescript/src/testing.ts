@@ -7,11 +7,19 @@ import { Fields, Level, setPluginLogger, setSink, Sink } from "./log";
 import { FailureKind, Manifest, Plugin, Runtime } from "./plugin";
 import { configText, HookStream, manifestMessage } from "./server";
 import type * as T from "./types";
+import { matchGlob } from "./glob";
+import { checkAnswer, DEFAULT_MAX_RESULT_SIZE } from "./validate";
 import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, parseJSON, PluginMessageCodec, rowOf } from "./wire";
+
+const TOOL_HOOKS: readonly string[] = ["pre_tool_call", "pre_tool_call_can_provide_result", "post_tool_call", "transform_tool_result"];
 
 /** A hook call that failed, as the host would see it. */
 export class HookFailure extends Error {
-  constructor(readonly kind: FailureKind, message: string) {
+  /**
+   * The protocol's failure kind, or MALFORMED for an answer the host
+   * refuses by its rules (it then counts a failure and takes no opinion).
+   */
+  constructor(readonly kind: FailureKind | "MALFORMED", message: string) {
     super(`${kind}: ${message}`);
     this.name = "HookFailure";
   }
@@ -29,16 +37,20 @@ export type StageResult = { answer: unknown; last: boolean } | { failure: { kind
 
 export interface CallOptions {
   /** The stage's deadline in milliseconds (default 5000). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Aborting it cancels the call, as the host's Cancel does. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface HarnessOptions<C> {
   /** The config table, as the host would pass it (default {}). */
-  config?: C | T.JsonObject;
+  config?: C | T.JsonObject | undefined;
   /** Also write the plugin's log lines to stderr. */
-  echoLogs?: boolean;
+  echoLogs?: boolean | undefined;
+  /** Accept tools outside the plugin's namespace, as plugins.entries.<name>.allow_tool_override does. */
+  allowToolOverride?: boolean | undefined;
+  /** The host's max_result_size for the plugin (default 4 MiB). */
+  maxResultSize?: number | undefined;
 }
 
 type Pending = {
@@ -57,7 +69,7 @@ export class Harness {
   private restoreSink: Sink | undefined;
 
   /** @internal */
-  constructor(readonly runtime: Runtime, readonly manifest: Manifest, echo: boolean) {
+  constructor(readonly runtime: Runtime, readonly manifest: Manifest, echo: boolean, private readonly maxResultSize: number) {
     const previous = setSink((line, level, message, fields) => {
       this.logs.push({ level, message, fields });
       if (echo) previous(line, level, message, fields);
@@ -116,11 +128,26 @@ export class Harness {
    * thrown as a HookFailure.
    */
   async call(hook: T.HookName, payload: object, opts: CallOptions = {}): Promise<unknown> {
+    if (!this.asked(hook, payload)) return null;
     const row = rowOf(hook);
     const bytes = row ? row.request.encode(row.toRequest(payload)) : Buffer.alloc(0);
     const [r] = await this.send([hook], opts.timeoutMs ?? 5000, bytes, opts.signal);
     if ("failure" in r) throw new HookFailure(r.failure.kind, r.failure.message);
+    const problem = checkAnswer(hook, r.answer, this.maxResultSize);
+    if (problem !== undefined) throw new HookFailure("MALFORMED", `plugin ${JSON.stringify(this.manifest.name)}: ${hook}: malformed answer: ${problem}`);
     return r.answer;
+  }
+
+  /**
+   * Whether the host would ask the plugin this hook for this payload: it
+   * serves the hook, and for a tool hook its matchers cover the tool.
+   */
+  private asked(hook: T.HookName, payload: object): boolean {
+    if (!this.manifest.hooks.includes(hook)) return false;
+    if (!TOOL_HOOKS.includes(hook)) return true;
+    const globs = (this.manifest.hookMatchers as Record<string, string[] | undefined>)[hook] ?? this.manifest.matchers;
+    const name = (payload as { name?: string }).name ?? "";
+    return globs.length === 0 || globs.some((g) => matchGlob(g, name));
   }
 
   /**
@@ -199,7 +226,17 @@ export async function harness<C>(plugin: Plugin<C>, opts: HarnessOptions<C> = {}
     }),
     hookMatchers: Object.fromEntries((m.hookMatchers ?? []).map((h) => [h.hook ?? "", h.matchers ?? []])),
   };
-  const h = new Harness(rt, manifest, opts.echoLogs ?? false);
+  if (!opts.allowToolOverride) {
+    for (const t of manifest.tools) {
+      if (!t.name.startsWith(manifest.name + "__")) {
+        throw new Error(
+          `tool ${JSON.stringify(t.name)} is outside the plugin's namespace ${JSON.stringify(manifest.name + "__")}: the host refuses it ` +
+            `unless plugins.entries.${manifest.name}.allow_tool_override is set (pass {allowToolOverride: true} to test it so)`,
+        );
+      }
+    }
+  }
+  const h = new Harness(rt, manifest, opts.echoLogs ?? false, opts.maxResultSize ?? DEFAULT_MAX_RESULT_SIZE);
   // The package's `log` is the plugin's logger, as under serve().
   setPluginLogger(rt.log);
   try {

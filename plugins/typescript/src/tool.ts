@@ -2,6 +2,7 @@
 // from its schema. The SDK declares it in the manifest, decodes the model's
 // arguments strictly and answers pre_tool_call_can_provide_result for it.
 
+import { isBug } from "./bug";
 import type { HookContext } from "./plugin";
 import { decodeText, InferShape, ObjectSchema, problemsText, Shape } from "./schema";
 import type { ToolResult, ToolSpec } from "./types";
@@ -46,7 +47,12 @@ export class Tool<S extends Shape = Shape> {
     try {
       value = await this.opts.run(decoded.value, ctx);
     } catch (e) {
-      return errorResult(e instanceof Error ? e.message : `tool ${name} failed: it threw ${String(e)}`);
+      if (!isBug(e)) return errorResult((e as Error).message);
+      // A bug, not the tool's answer: say which tool and that it is one,
+      // and tell the operator, as the Go SDK does for a panic in a tool.
+      const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      ctx.log.error("tool failed with a bug", { tool: name, error: text, stack: e instanceof Error ? e.stack : undefined });
+      return errorResult(`tool ${name} failed: it panicked: ${text}`);
     }
     let content: string | undefined;
     try {

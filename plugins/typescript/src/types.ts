@@ -16,11 +16,11 @@ export interface ToolCall {
 /** One provider-neutral conversation message. */
 export interface Message {
   role: Role | string;
-  content?: string;
-  toolCalls?: ToolCall[];
-  toolCallId?: string;
-  toolName?: string;
-  isError?: boolean;
+  content?: string | undefined;
+  toolCalls?: ToolCall[] | undefined;
+  toolCallId?: string | undefined;
+  toolName?: string | undefined;
+  isError?: boolean | undefined;
 }
 
 /** A JSON object, as tool schemas and tool arguments are. */
@@ -30,7 +30,7 @@ export type JsonObject = { [key: string]: unknown };
 export interface ToolSpec {
   name: string;
   description: string;
-  inputSchema?: JsonObject;
+  inputSchema?: JsonObject | undefined;
 }
 
 /** Tokens counted for one or more model calls. */
@@ -42,11 +42,11 @@ export interface Usage {
 /** The provider-neutral request for one model call. */
 export interface ModelRequest {
   model: string;
-  system?: string;
+  system?: string | undefined;
   messages: Message[];
-  tools?: ToolSpec[];
-  maxTokens?: number;
-  temperature?: number;
+  tools?: ToolSpec[] | undefined;
+  maxTokens?: number | undefined;
+  temperature?: number | undefined;
 }
 
 /** The provider-neutral answer of one model call. */
@@ -63,7 +63,7 @@ export interface ModelResponse {
  */
 export interface ToolResult {
   content: string;
-  isError?: boolean;
+  isError?: boolean | undefined;
 }
 
 /** The path traffic takes through the host. */
@@ -90,7 +90,7 @@ export interface SessionEnd {
   reason: EndReason;
   iterations: number;
   usage: Usage;
-  error?: string;
+  error?: string | undefined;
 }
 
 /** Payload of pre_tool_list_finalized. */
@@ -118,12 +118,12 @@ export interface ApiRequest {
  * hooks.RequestPatch); a patch that breaks the rules applies nothing.
  */
 export interface RequestPatch {
-  model?: string;
-  system?: string;
-  messages?: Message[];
-  tools?: ToolSpec[];
-  maxTokens?: number;
-  temperature?: number;
+  model?: string | undefined;
+  system?: string | undefined;
+  messages?: Message[] | undefined;
+  tools?: ToolSpec[] | undefined;
+  maxTokens?: number | undefined;
+  temperature?: number | undefined;
 }
 
 /** Payload of post_llm_call_can_reissue: one response and its request. */
@@ -149,11 +149,11 @@ export interface Inference {
   model: string;
   usage: Usage;
   stopReason: string;
-  escalated?: boolean;
-  reason?: string;
+  escalated?: boolean | undefined;
+  reason?: string | undefined;
   /** How long the call took, in nanoseconds. */
   durationNs: number;
-  error?: string;
+  error?: string | undefined;
 }
 
 /** Payload of transform_llm_output: the final answer text. */
@@ -188,8 +188,8 @@ export interface Block {
  * object), never both.
  */
 export interface PreToolCallDecision {
-  block?: Block;
-  modifiedArgs?: JsonObject;
+  block?: Block | undefined;
+  modifiedArgs?: JsonObject | undefined;
 }
 
 /** Payload of post_tool_call and transform_tool_result. */

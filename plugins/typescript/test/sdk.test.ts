@@ -18,8 +18,11 @@ import { harness, HookFailure } from "../src/testing";
 
 const REPO_PROTO = path.join(__dirname, "..", "..", "..", "proto");
 
-test("the shipped .proto files are the repository's, byte for byte", () => {
-  if (!fs.existsSync(REPO_PROTO)) return; // installed outside the repository
+test("the shipped .proto files are the repository's, byte for byte", (t) => {
+  if (!fs.existsSync(REPO_PROTO)) {
+    t.skip(`${REPO_PROTO} does not exist: the package is installed outside the repository`);
+    return;
+  }
   const walk = (dir: string): string[] =>
     fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)).map((f) => path.join(e.name, f)) : e.name.endsWith(".proto") ? [e.name] : []));
   const repo = walk(REPO_PROTO).sort();
@@ -494,4 +497,96 @@ test("a lone surrogate in an answer reaches the host as U+FFFD, not as bytes tha
   } finally {
     h.close();
   }
+});
+
+test("a deadline past 2^31 ms (24.8 days) is honoured, not taken as passed", async () => {
+  const h = await harness({ name: "p", preToolCall: async () => { await new Promise((r) => setTimeout(r, 20)); return { block: { message: "no" } }; } });
+  try {
+    assert.deepEqual(await h.preToolCall({ name: "x" }, { timeoutMs: 30 * 24 * 3600 * 1000 }), { block: { message: "no" } });
+  } finally {
+    h.close();
+  }
+});
+
+test("typed tools: an overflowing number is refused; a bug in run is named and logged", async () => {
+  let ran = false;
+  const num = tool({ name: "p__n", description: "", args: s.object({ x: s.number() }), run: () => { ran = true; return 1; } });
+  const bug = tool({ name: "p__bug", description: "", args: s.object({}), run: () => (undefined as unknown as { f: string }).f });
+  const h = await harness({ name: "p", tools: [num, bug] });
+  try {
+    const r = await h.preToolCallCanProvideResult({ name: "p__n", arguments: '{"x":1e400}' });
+    assert.equal(ran, false);
+    assert.match(JSON.parse(r!.content).error, /^tool p__n: arguments: args.x: the number is out of range/);
+    const b = await h.preToolCallCanProvideResult({ name: "p__bug", arguments: "{}" });
+    assert.equal(b?.isError, true);
+    assert.match(JSON.parse(b!.content).error, /^tool p__bug failed: it panicked: TypeError: /);
+    assert.equal(h.logged("error").length, 1);
+    assert.equal(h.logged("error")[0].fields.tool, "p__bug");
+  } finally {
+    h.close();
+  }
+});
+
+test("a handler wrong on every call does not flood the log at ERROR", async () => {
+  const h = await harness({ name: "m", transformLlmOutput: () => "text" as never });
+  try {
+    for (let i = 0; i < 3; i++) await assert.rejects(h.transformLlmOutput({ text: "a" }), /want a TextReplacement/);
+    assert.equal(h.logged("error").length, 0);
+    assert.equal(h.logged("debug").length, 3);
+  } finally {
+    h.close();
+  }
+});
+
+test("the harness holds answers, matchers and the manifest to the host's rules", async () => {
+  let asked = 0;
+  const h = await harness({
+    name: "p",
+    matchers: ["read_*"],
+    hookMatchers: { transform_tool_result: [] },
+    preToolCall: (c) => {
+      asked++;
+      return c.name === "read_both" ? { block: { message: "no" }, modifiedArgs: { a: 1 } } : undefined;
+    },
+    preApiRequestMutable: () => ({ temperature: 5 }),
+    transformToolResult: () => ({ content: "x".repeat(10) }),
+  }, { maxResultSize: 5 });
+  try {
+    assert.equal(await h.preToolCall({ name: "write_file" }), null);
+    assert.equal(asked, 0, "the host never asks about a tool the matchers exclude");
+    await assert.rejects(h.preToolCall({ name: "read_both" }), (e: HookFailure) => e.kind === "MALFORMED" && /both block and modified_args set/.test(e.message));
+    await assert.rejects(h.preApiRequestMutable({}), /temperature 5 is outside \[0, 2\]/);
+    await assert.rejects(h.transformToolResult({ name: "any" }), /carries 10 bytes, over max_result_size \(5 bytes\)/);
+  } finally {
+    h.close();
+  }
+  const t = tool({ name: "forecast", description: "", args: s.object({}), run: () => 1 });
+  await assert.rejects(harness({ name: "wx", tools: [t] }), /outside the plugin's namespace "wx__".*allow_tool_override/);
+  (await harness({ name: "wx", tools: [t] }, { allowToolOverride: true })).close();
+});
+
+test("a misspelt hook on a class instance stops the plugin too", () => {
+  class Guard {
+    name = "guard";
+    preToolcall() {
+      return null;
+    }
+  }
+  assert.throws(() => new Runtime(new Guard() as never), /preToolcall is not a hook/);
+  class Good {
+    name = "good";
+    preToolCall() {
+      return null;
+    }
+  }
+  assert.deepEqual(new Runtime(new Good()).manifest.hooks, ["pre_tool_call"]);
+});
+
+test("globs refuse what Go's path.Match refuses", () => {
+  for (const p of ["[-]", "[]a]", "a[-b]", "[a-]", "[^]", "[", "a\\"]) assert.throws(() => checkGlob(p), /syntax error in pattern/, p);
+  for (const p of ["a*", "[a-c]x", "[\\]]", "\\*"]) assert.doesNotThrow(() => checkGlob(p), p);
+  assert.ok(matchGlob("[\\]]", "]"));
+  assert.ok(matchGlob("*_file", "read_file"));
+  assert.ok(!matchGlob("*_file", "a/read_file"));
+  assert.ok(matchGlob("a*b*c", "axxbyyc"));
 });

@@ -117,6 +117,7 @@ test("serve: protocol 1 when the host offers only 1", async () => {
     p.child.kill("SIGTERM");
     assert.equal(await p.exited, 0);
     assert.match(p.stderr(), /received SIGTERM/);
+    assert.ok(!fs.existsSync(path.dirname(p.line.split("|")[3])), "the socket's directory is removed");
   } finally {
     p.child.kill("SIGKILL");
   }

@@ -35,6 +35,8 @@ def _json_bytes(v: Any, what: str) -> bytes:
         return v.encode("utf-8")
     try:
         return t.compact_json(v).encode("utf-8")
+    except UnicodeEncodeError:
+        raise  # repaired by the caller
     except (TypeError, ValueError) as exc:
         raise AnswerError("%s cannot be encoded as JSON: %s" % (what, exc)) from None
 
@@ -43,6 +45,7 @@ def _json_bytes(v: Any, what: str) -> bytes:
 
 
 def tool_spec_from(m: pb.ToolSpec) -> t.ToolSpec:
+    """The wire message of a tool spec as its dataclass."""
     schema = None
     if m.input_schema:
         schema = json.loads(m.input_schema)
@@ -50,10 +53,12 @@ def tool_spec_from(m: pb.ToolSpec) -> t.ToolSpec:
 
 
 def tool_call_from(m: pb.ToolCall) -> t.ToolCall:
+    """The wire message of a tool call as its dataclass."""
     return t.ToolCall(id=m.id, name=m.name, arguments=_text(m.arguments))
 
 
 def message_from(m: pb.Message) -> t.Message:
+    """The wire message of a message as its dataclass."""
     return t.Message(
         role=m.role,
         content=m.content,
@@ -65,10 +70,12 @@ def message_from(m: pb.Message) -> t.Message:
 
 
 def usage_from(m: pb.Usage) -> t.Usage:
+    """The wire message of a usage as its dataclass."""
     return t.Usage(input_tokens=m.input_tokens, output_tokens=m.output_tokens)
 
 
 def model_request_from(m: pb.ModelRequest) -> t.ModelRequest:
+    """The wire message of a model request as its dataclass."""
     return t.ModelRequest(
         model=m.model,
         system=m.system,
@@ -80,6 +87,7 @@ def model_request_from(m: pb.ModelRequest) -> t.ModelRequest:
 
 
 def model_response_from(m: pb.ModelResponse) -> t.ModelResponse:
+    """The wire message of a model response as its dataclass."""
     return t.ModelResponse(
         model=m.model,
         message=message_from(m.message),
@@ -89,10 +97,12 @@ def model_response_from(m: pb.ModelResponse) -> t.ModelResponse:
 
 
 def tool_result_from(m: pb.ToolResult) -> t.ToolResult:
+    """The wire message of a tool result as its dataclass."""
     return t.ToolResult(content=m.content, is_error=m.is_error)
 
 
 def patch_from(m: pb.RequestPatch) -> t.RequestPatch:
+    """The wire message of a patch as its dataclass."""
     return t.RequestPatch(
         model=m.model if m.HasField("model") else None,
         system=m.system if m.HasField("system") else None,
@@ -106,12 +116,14 @@ def patch_from(m: pb.RequestPatch) -> t.RequestPatch:
 
 
 def tool_call_request_from(m: pb.ToolCallRequest) -> t.ToolCallRequest:
+    """The wire message of a tool call request as its dataclass."""
     return t.ToolCallRequest(
         session_id=m.session_id, call_id=m.call_id, name=m.name, arguments=_text(m.arguments)
     )
 
 
 def outcome_from(m: pb.ToolCallOutcome) -> t.ToolCallOutcome:
+    """The wire message of an outcome as its dataclass."""
     return t.ToolCallOutcome(
         session_id=m.session_id,
         call_id=m.call_id,
@@ -132,6 +144,7 @@ def _need(v: Any, cls: type, what: str) -> None:
 
 
 def tool_spec_to(v: t.ToolSpec) -> pb.ToolSpec:
+    """A tool spec dataclass as its wire message."""
     _need(v, t.ToolSpec, "a tool")
     schema = b""
     if v.input_schema is not None:
@@ -140,6 +153,7 @@ def tool_spec_to(v: t.ToolSpec) -> pb.ToolSpec:
 
 
 def tool_call_to(v: t.ToolCall) -> pb.ToolCall:
+    """A tool call dataclass as its wire message."""
     _need(v, t.ToolCall, "a tool call")
     return pb.ToolCall(
         id=v.id, name=v.name, arguments=_json_bytes(v.arguments, "tool call arguments")
@@ -147,6 +161,7 @@ def tool_call_to(v: t.ToolCall) -> pb.ToolCall:
 
 
 def message_to(v: t.Message) -> pb.Message:
+    """A message dataclass as its wire message."""
     _need(v, t.Message, "a message")
     return pb.Message(
         role=v.role,
@@ -159,10 +174,12 @@ def message_to(v: t.Message) -> pb.Message:
 
 
 def usage_to(v: t.Usage) -> pb.Usage:
+    """A usage dataclass as its wire message."""
     return pb.Usage(input_tokens=v.input_tokens, output_tokens=v.output_tokens)
 
 
 def model_request_to(v: t.ModelRequest) -> pb.ModelRequest:
+    """A model request dataclass as its wire message."""
     return pb.ModelRequest(
         model=v.model,
         system=v.system,
@@ -174,6 +191,7 @@ def model_request_to(v: t.ModelRequest) -> pb.ModelRequest:
 
 
 def model_response_to(v: t.ModelResponse) -> pb.ModelResponse:
+    """A model response dataclass as its wire message."""
     return pb.ModelResponse(
         model=v.model,
         message=message_to(v.message),
@@ -183,6 +201,7 @@ def model_response_to(v: t.ModelResponse) -> pb.ModelResponse:
 
 
 def tool_result_to(v: t.ToolResult) -> pb.ToolResult:
+    """A tool result dataclass as its wire message."""
     _need(v, t.ToolResult, "the result")
     if not isinstance(v.content, str):
         raise AnswerError(
@@ -193,6 +212,7 @@ def tool_result_to(v: t.ToolResult) -> pb.ToolResult:
 
 
 def patch_to(v: t.RequestPatch) -> pb.RequestPatch:
+    """A patch dataclass as its wire message."""
     _need(v, t.RequestPatch, "the patch")
     m = pb.RequestPatch(
         model=v.model, system=v.system, max_tokens=v.max_tokens, temperature=v.temperature
@@ -205,6 +225,7 @@ def patch_to(v: t.RequestPatch) -> pb.RequestPatch:
 
 
 def tool_call_request_to(v: t.ToolCallRequest) -> pb.ToolCallRequest:
+    """A tool call request dataclass as its wire message."""
     return pb.ToolCallRequest(
         session_id=v.session_id,
         call_id=v.call_id,
@@ -214,6 +235,7 @@ def tool_call_request_to(v: t.ToolCallRequest) -> pb.ToolCallRequest:
 
 
 def outcome_to(v: t.ToolCallOutcome) -> pb.ToolCallOutcome:
+    """An outcome dataclass as its wire message."""
     return pb.ToolCallOutcome(
         session_id=v.session_id,
         call_id=v.call_id,
@@ -282,6 +304,7 @@ def _answerer(
 
 
 def _decision_to(d: t.PreToolCallDecision) -> pb.PreToolCallResponse:
+    """A pre_tool_call decision as its wire message."""
     m = pb.PreToolCallResponse()
     if d.block is not None:
         _need(d.block, t.Block, "the block")
@@ -292,6 +315,7 @@ def _decision_to(d: t.PreToolCallDecision) -> pb.PreToolCallResponse:
 
 
 def _decision_from(m: pb.PreToolCallResponse) -> Optional[t.PreToolCallDecision]:
+    """The wire message of a pre_tool_call decision as its dataclass (None: no opinion)."""
     if not m.HasField("block") and not m.HasField("modified_args"):
         return None
     return t.PreToolCallDecision(

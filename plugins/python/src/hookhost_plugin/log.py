@@ -49,6 +49,7 @@ class HclogFormatter(logging.Formatter):
         self.text = text
 
     def format(self, record: logging.LogRecord) -> str:
+        """One line for ``record``."""
         ts = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)
         module = self.module
         if record.name not in ("root", self.module, "hookhost_plugin"):
@@ -98,6 +99,7 @@ class _StderrHandler(logging.StreamHandler):
         super().__init__(stream)
 
     def handleError(self, record: logging.LogRecord) -> None:
+        """Drop the line: the host may be gone, and a log must not fail a call."""
         pass
 
 

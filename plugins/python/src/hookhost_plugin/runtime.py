@@ -8,6 +8,7 @@ drive this module, so a plugin behaves the same in a test as under the host.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import fnmatch
 import inspect
 import json
@@ -16,7 +17,7 @@ import re
 import threading
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import convert
 from . import types as t
@@ -68,6 +69,7 @@ class Failure(Exception):
         self.message = message
 
     def pb(self) -> pb2.Failure:
+        """The failure as version 2 sends it."""
         return pb2.Failure(kind=self.kind, message=self.message)
 
     def __repr__(self) -> str:
@@ -205,16 +207,32 @@ class Plugin:
         return logger()
 
 
-def _wants_ctx(fn: Callable[..., Any]) -> bool:
+def _wants_ctx(fn: Callable[..., Any], hook: str = "") -> bool:
+    """Whether a handler takes the Context as its second argument. A
+    handler that can take neither (payload) nor (payload, ctx) is a bug,
+    reported when the plugin starts rather than on every call."""
     try:
-        params = [
-            p
-            for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
+        sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return False
-    return len(params) >= 2
+    params = [
+        p
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+    required = [p for p in params if p.default is p.empty]
+    if hook and ((not params and not varargs) or len(required) > 2):
+        raise ValueError(
+            "%s must take the payload, and optionally the context: def %s(self, payload[, ctx])"
+            % (hook, hook)
+        )
+    return len(params) >= 2 or varargs
+
+
+# Method name beginnings of the catalogue's hooks: a method that starts so
+# but names no hook is likely a misspelt one, which the host would never call.
+_HOOK_PREFIXES = ("on_session", "pre_tool", "pre_api", "post_llm", "post_tool", "transform_")
 
 
 def _call_handler(fn: Callable[..., Any], wants_ctx: bool) -> Callable[[Any, Context], Any]:
@@ -237,7 +255,15 @@ class Adapted:
         for hook in HOOK_NAMES:
             fn = getattr(plugin, hook, None)
             if callable(fn):
-                self.handlers[hook] = _call_handler(fn, _wants_ctx(fn))
+                self.handlers[hook] = _call_handler(fn, _wants_ctx(fn, hook))
+        for attr in dir(type(plugin)):
+            if attr.startswith(_HOOK_PREFIXES) and attr not in HOOK_NAMES:
+                _log.warning(
+                    "method %s looks like a hook handler, but no hook has that name; "
+                    "the host will not call it",
+                    attr,
+                    extra={"hookhost": {"hooks": ", ".join(HOOK_NAMES)}},
+                )
         self.tools: Dict[str, Tool] = {}
         typed: List[Tool] = list(getattr(plugin, "typed_tools", ()) or ())
         for attr in dir(type(plugin)):
@@ -312,6 +338,15 @@ class Adapted:
         for h in self.hook_matchers:
             if h not in HOOK_NAMES:
                 raise ValueError("hook_matchers names %r, which is not a hook" % h)
+        for s in self.specs:
+            if s.input_schema is not None and not isinstance(s.input_schema, dict):
+                raise ValueError(
+                    "tool %r: input_schema must be a dict (a JSON Schema object)" % s.name
+                )
+        try:
+            self.manifest().SerializeToString()
+        except (convert.AnswerError, ValueError, TypeError) as exc:
+            raise ValueError("the manifest cannot be encoded: %s" % exc) from None
 
     def manifest(self) -> pb.Manifest:
         """The manifest, as Describe answers it."""
@@ -377,11 +412,44 @@ class Adapted:
         return encode_answer(row, self.call(row, payload, ctx))
 
 
+def _repair_text(v: Any) -> Any:
+    """``v`` with every lone surrogate in its strings replaced by U+FFFD:
+    text a Python string can hold but UTF-8, and so the host, cannot."""
+    if isinstance(v, str):
+        return v.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(v, list):
+        return [_repair_text(x) for x in v]
+    if isinstance(v, dict):
+        return {_repair_text(k): _repair_text(x) for k, x in v.items()}
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return dataclasses.replace(
+            v, **{f.name: _repair_text(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        )
+    return v
+
+
+# Hooks already warned about for invalid text; later ones log at DEBUG.
+_warned_utf8: Set[str] = set()
+
+
 def encode_answer(row: convert.HookRow, answer: Any) -> bytes:
     """A handler's answer as the hook's serialized response; raises Failure
-    (ERROR) for an answer that cannot be sent."""
+    (ERROR) for an answer that cannot be sent. Text that is not valid
+    Unicode (lone surrogates) is repaired with U+FFFD, as the Go SDK repairs
+    invalid UTF-8, and said so: WARN the first time per hook, DEBUG after."""
     try:
-        return row.answer_to(answer).SerializeToString()
+        try:
+            return row.answer_to(answer).SerializeToString()
+        except UnicodeEncodeError:
+            data = row.answer_to(_repair_text(answer)).SerializeToString()
+            _log.log(
+                logging.DEBUG if row.name in _warned_utf8 else logging.WARNING,
+                "a hook handler answered with text that is not valid Unicode; "
+                "replaced it with U+FFFD",
+                extra={"hookhost": {"hook": row.name}},
+            )
+            _warned_utf8.add(row.name)
+            return data
     except convert.AnswerError as exc:
         raise Failure(ERROR, str(exc)) from None
     except Exception as exc:
@@ -502,12 +570,14 @@ class HookStream:
         self._ended = False
 
     def send(self, m: pb2.PluginMessage) -> None:
+        """Send one message, unless the stream has ended."""
         with self._lock:
             if self._ended:
                 return
         self._send(m)
 
     def fail(self, cid: int, stage: int, f: Failure) -> None:
+        """Answer stage ``stage`` of call ``cid`` with a failure, the last message."""
         self.send(pb2.PluginMessage(id=cid, stage=stage, failure=f.pb(), last=True))
 
     def close(self) -> None:
@@ -519,6 +589,7 @@ class HookStream:
             c.cancel("cancelled")
 
     def receive(self, m: pb2.HostMessage) -> None:
+        """Take one message from the host: start a call, or cancel one."""
         kind = m.WhichOneof("kind")
         if kind == "call":
             self._start(m.call)
@@ -530,6 +601,7 @@ class HookStream:
                 ctx.cancel("cancelled")
 
     def in_flight(self) -> int:
+        """How many calls are running."""
         with self._lock:
             return len(self._calls)
 

@@ -108,6 +108,10 @@ def _host_gone(named: int) -> bool:
     return False
 
 
+# The directory of the plugin's socket, once made.
+_sock_dir = ""
+
+
 def _leave(reason: str, host: int) -> None:
     """Exit at once, taking the plugin's children along when it leads its
     process group (the host starts it so). May run in a signal handler, so
@@ -128,6 +132,10 @@ def _leave(reason: str, host: int) -> None:
         os.write(2, (line + "\n").encode())
     except Exception:
         pass
+    if _sock_dir:
+        # The socket's directory would outlive the process: no one else
+        # removes it once the host is gone.
+        shutil.rmtree(_sock_dir, ignore_errors=True)
     try:
         if os.getpgrp() == os.getpid():
             os.killpg(0, signal.SIGKILL)
@@ -518,6 +526,8 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
     sock_dir = tempfile.mkdtemp(
         prefix="hookhost-%s-" % name, dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None
     )
+    global _sock_dir
+    _sock_dir = sock_dir
     sock = os.path.join(sock_dir, "plugin.sock")
     server = grpc.server(
         concurrent.futures.ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc"),

@@ -77,6 +77,7 @@ class _Schema:
         self.enum: Optional[List[str]] = kw.get("enum")
 
     def schema(self, desc: str = "", default: Any = dataclasses.MISSING) -> Dict[str, Any]:
+        """The JSON schema of this node, keys in the Go SDK's order."""
         s: Dict[str, Any] = {}
         s.update(
             {
@@ -301,10 +302,12 @@ class _Decoder:
         self.errs: List[str] = []
 
     def fail(self, path: str, msg: str) -> None:
+        """Record a problem at ``path`` (at most MAX_ARG_ERRORS)."""
         if len(self.errs) < MAX_ARG_ERRORS:
             self.errs.append(path + ": " + msg)
 
     def decode(self, node: _Schema, val: Any, path: str) -> Any:
+        """``val`` decoded as ``node`` says, or None with problems recorded."""
         if len(self.errs) >= MAX_ARG_ERRORS:
             return None
         k = node.kind
@@ -456,10 +459,13 @@ class Tool:
             raw = "{}"
         try:
             val = _loads(raw)
+            d = _Decoder()
+            out = d.decode(self._node, val, "args")
         except ValueError as exc:
             return None, ["args: not valid JSON: %s" % exc]
-        d = _Decoder()
-        out = d.decode(self._node, val, "args")
+        except RecursionError:
+            # Hostile input: answered, not a crash of the handler.
+            return None, ["args: nested too deeply"]
         return out, d.errs
 
     def call(self, arguments: str, ctx: Any = None) -> ToolResult:

@@ -1,0 +1,33 @@
+package conformance
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestPython checks the Python conform plugin, written with the Python SDK
+// (plugins/python/conform/conform.py, which imports the SDK from
+// plugins/python/src), on protocols 1 and 2. It needs Debian's Python with
+// python3-grpcio, python3-protobuf and python3-cryptography: without them
+// it is skipped, saying so, and under CI it fails.
+func TestPython(t *testing.T) {
+	t.Parallel()
+	const python = "/usr/bin/python3"
+	if out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput(); err != nil {
+		msg := fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (install Debian's python3-grpcio, python3-protobuf and python3-cryptography): %v: %s",
+			python, err, bytes.TrimSpace(out))
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	path, err := filepath.Abs(filepath.Join("..", "..", "plugins", "python", "conform", "conform.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Run(t, Plugin{Language: "python", Path: path})
+}

@@ -1,0 +1,112 @@
+// The rules the host applies to every answer (hooks/validate.go), for the
+// test harness: an answer that breaks them is malformed, and the host takes
+// it as no opinion and counts a failure. serve() does not check them: the
+// host does, whatever the plugin's language.
+
+import type * as T from "./types";
+
+/** What one answer may carry at most by default (hooks.DefaultMaxResultSize). */
+export const DEFAULT_MAX_RESULT_SIZE = 4 << 20;
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const bytes = (s: string | undefined): number => (s === undefined ? 0 : Buffer.byteLength(s, "utf8"));
+
+function checkToolList(tools: T.ToolSpec[]): string | undefined {
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (!TOOL_NAME.test(t.name)) return `tool name ${JSON.stringify(t.name)} must match ^[a-zA-Z0-9_-]{1,64}$`;
+    if (seen.has(t.name)) return `tool ${JSON.stringify(t.name)} listed twice`;
+    seen.add(t.name);
+  }
+  return undefined;
+}
+
+function toolsSize(tools: T.ToolSpec[] | undefined): number {
+  return (tools ?? []).reduce((n, t) => n + bytes(t.name) + bytes(t.description) + (t.inputSchema ? bytes(JSON.stringify(t.inputSchema)) : 0), 0);
+}
+
+function checkMessages(msgs: T.Message[]): string | undefined {
+  for (const [i, m] of msgs.entries()) {
+    if (!["system", "user", "assistant", "tool"].includes(m.role)) return `message ${i} has role ${JSON.stringify(m.role)}, want system, user, assistant or tool`;
+    const calls = m.toolCalls ?? [];
+    if (calls.length > 0 && m.role !== "assistant") return `message ${i} has role ${JSON.stringify(m.role)} and tool calls; only assistant messages carry tool calls`;
+    const ids = new Set<string>();
+    for (const [j, c] of calls.entries()) {
+      if (c.id === "") return `message ${i}: tool call ${j} has no id`;
+      if (c.name === "") return `message ${i}: tool call ${JSON.stringify(c.id)} has no tool name`;
+      if (ids.has(c.id)) return `message ${i}: tool call id ${JSON.stringify(c.id)} used twice`;
+      ids.add(c.id);
+    }
+    if (m.role === "tool" && !m.toolCallId) return `message ${i} is a tool result without tool_call_id`;
+  }
+  return undefined;
+}
+
+function messagesSize(msgs: T.Message[] | undefined): number {
+  return (msgs ?? []).reduce(
+    (n, m) => n + bytes(m.content) + bytes(m.toolCallId) + bytes(m.toolName) + (m.toolCalls ?? []).reduce((k, c) => k + bytes(c.id) + bytes(c.name) + bytes(c.arguments), 0),
+    0,
+  );
+}
+
+function checkPatch(p: T.RequestPatch): string | undefined {
+  if (p.model === "") return "model set to the empty string";
+  if (p.messages !== undefined && p.messages.length === 0) return "messages set to an empty list";
+  const m = checkMessages(p.messages ?? []);
+  if (m) return m;
+  if (p.maxTokens !== undefined && p.maxTokens < 0) return `max_tokens ${p.maxTokens} is negative`;
+  if (p.temperature !== undefined && (p.temperature < 0 || p.temperature > 2)) return `temperature ${p.temperature} is outside [0, 2]`;
+  if (p.tools !== undefined) return checkToolList(p.tools);
+  return undefined;
+}
+
+const patchSize = (p: T.RequestPatch): number => messagesSize(p.messages) + toolsSize(p.tools) + bytes(p.model) + bytes(p.system);
+
+/**
+ * What is wrong with hook's answer (as the host decoded it), or undefined
+ * when the host takes it. null, no opinion, is always legal.
+ */
+export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT_MAX_RESULT_SIZE): string | undefined {
+  if (answer === null || answer === undefined) return undefined;
+  let size = 0;
+  let problem: string | undefined;
+  switch (hook) {
+    case "pre_tool_list_finalized": {
+      const a = answer as T.ToolListOverride;
+      problem = checkToolList(a.tools);
+      size = toolsSize(a.tools);
+      break;
+    }
+    case "pre_api_request_mutable": {
+      const a = answer as T.RequestPatch;
+      problem = checkPatch(a);
+      size = patchSize(a);
+      break;
+    }
+    case "post_llm_call_can_reissue": {
+      const a = answer as T.Reissue;
+      problem = checkPatch(a.patch);
+      size = patchSize(a.patch) + bytes(a.reason);
+      break;
+    }
+    case "transform_llm_output":
+      size = bytes((answer as T.TextReplacement).text);
+      break;
+    case "pre_tool_call": {
+      const a = answer as T.PreToolCallDecision;
+      if (a.block && a.modifiedArgs !== undefined) problem = "both block and modified_args set";
+      else if (a.modifiedArgs !== undefined && (typeof a.modifiedArgs !== "object" || a.modifiedArgs === null || Array.isArray(a.modifiedArgs))) {
+        problem = "modified_args is not a JSON object";
+      }
+      size = (a.modifiedArgs !== undefined ? bytes(JSON.stringify(a.modifiedArgs)) : 0) + bytes(a.block?.message);
+      break;
+    }
+    case "pre_tool_call_can_provide_result":
+    case "transform_tool_result":
+      size = bytes((answer as T.ToolResult).content);
+      break;
+  }
+  if (problem) return problem;
+  if (size > maxSize) return `the answer carries ${size} bytes, over max_result_size (${maxSize} bytes)`;
+  return undefined;
+}
