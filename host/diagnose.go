@@ -622,7 +622,7 @@ func plainStderrWarning(in *instance) *finding {
 		return nil
 	}
 	return &finding{problem: ProblemPlainStderr, section: secStdio,
-		reason: fmt.Sprintf("it wrote stderr lines such as %q that are neither hclog JSON with an @level of trace, debug, info, warn or error, nor start with a level like [WARN]: the host logs them at DEBUG, so its warnings and errors are hidden at the default log level", line),
+		reason: fmt.Sprintf("it wrote stderr lines such as %q that are neither hclog JSON nor start with a level like [WARN]: the host logs them at DEBUG, so its warnings and errors are hidden at the default log level (a JSON line's @level must be trace, debug, info, warn or error)", line),
 		fix:    "log JSON lines with @level (one of trace, debug, info, warn, error: not \"warning\" nor a number), @message and @timestamp, or start each plain line with [ERROR], [WARN], [INFO] or [DEBUG]"}
 }
 
