@@ -45,12 +45,13 @@ type CheckResult struct {
 //
 // For a plugin it started, Check also looks for what a start does not
 // notice and reports it in Warnings: a plugin that serves no controller,
-// or does not exit once it answered Shutdown (found by asking it to shut
-// down), one whose TLS server lets in clients without a certificate, one
-// that runs without the magic cookie (found by running it again without
-// it), stderr lines the host logs at DEBUG for want of a level, a sha256
-// pin on a script, and a #! line that finds its interpreter only through
-// env's default path. It also starts the plugin twice more to read the
+// whose Shutdown does not answer, or that does not exit once it answered
+// (found by asking it to shut down), one whose TLS server lets in clients
+// without a certificate, one that runs without the magic cookie (found by
+// running it again without it), stderr lines the host logs at DEBUG for
+// want of a level it knows, a sha256 pin on a script, a #! line that
+// finds its interpreter only through env's default path, and a relative
+// socket path. It also starts the plugin twice more to read the
 // handshake line it prints each time: a certificate made fresh at every
 // start can be wrong only sometimes (padded base64), and a plugin that
 // prints a bad line in any of them fails the check. Options.NoProbes
