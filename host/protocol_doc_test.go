@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,11 @@ func TestProtocolQuotesAreTheHostsWords(t *testing.T) {
 	checks := []struct{ row, name, path string }{
 		{"client certificate not required", "noclientauth", handmadeAs(t, "noclientauth")},
 		{"relative socket path", "relsock", reviewAs(t, "relsock")},
+		// The warnings the text quotes outside the tables.
+		{"", "nocontroller", handmadeAs(t, "nocontroller")},
+		{"", "noexit", handmadeAs(t, "noexit")},
+		{"", "hangshutdown", reviewAs(t, "hangshutdown")},
+		{"", "plainlog", handmadeAs(t, "plainlog")},
 	}
 	said := map[string]string{} // row fragment → the host's words
 	var plugs []plug
@@ -84,12 +90,25 @@ func TestProtocolQuotesAreTheHostsWords(t *testing.T) {
 	for _, c := range checks {
 		plugs = append(plugs, plug{c.name, entry(c.path)})
 	}
+	var warned []string // every warning Check gave
 	for i, r := range Check(context.Background(), configOf(plugs...), fastOptions()) {
 		var ws []string
 		for _, w := range r.Warnings {
 			ws = append(ws, w.Reason)
 		}
-		said[checks[i].row] = strings.Join(ws, "\n")
+		warned = append(warned, ws...)
+		if checks[i].row != "" {
+			said[checks[i].row] = strings.Join(ws, "\n")
+		}
+	}
+	prose := proseCheckQuotes(string(doc))
+	if len(prose) < 4 {
+		t.Errorf("found %d quotes of plugins check's warnings outside the tables, want the 4 of the controller and logging sections", len(prose))
+	}
+	for _, q := range prose {
+		if !slices.ContainsFunc(warned, func(w string) bool { return saysQuote(w, q) }) {
+			t.Errorf("PROTOCOL.md quotes plugins check as warning\n\t%s\nbut its warnings are\n\t%s", q, strings.Join(warned, "\n\t"))
+		}
 	}
 
 	rows := hostSaysRows(string(doc))
@@ -157,6 +176,25 @@ func hostSaysRows(doc string) []hostSaysRow {
 	}
 	return rows
 }
+
+// proseCheckQuotes are the quotes of plugins check's words outside the
+// tables: "`plugins check` warns: `…`", "(`plugins check`: `…`)".
+func proseCheckQuotes(doc string) []string {
+	var text []string
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(l, "|") {
+			text = append(text, l)
+		}
+	}
+	flat := strings.Join(strings.Fields(strings.Join(text, " ")), " ")
+	var quotes []string
+	for _, m := range proseQuoteRE.FindAllStringSubmatch(flat, -1) {
+		quotes = append(quotes, m[1])
+	}
+	return quotes
+}
+
+var proseQuoteRE = regexp.MustCompile("`plugins check`[^`]{0,40}?: `([^`]+)`")
 
 var durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s)\b`)
 
