@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -155,6 +157,11 @@ func ValidateManifest(m Manifest, opts Options) error {
 	}
 	bad := func(format string, a ...any) error {
 		return &ManifestError{Plugin: m.Name, Problem: fmt.Sprintf(format, a...)}
+	}
+	// The version is shown to operators as it is: no line breaks or
+	// terminal escape sequences.
+	if !utf8.ValidString(m.Version) || strings.ContainsFunc(m.Version, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return bad("version %q is not printable text", m.Version)
 	}
 	seenHook := map[Name]bool{}
 	for _, h := range m.Hooks {

@@ -45,15 +45,17 @@ type CheckResult struct {
 //
 // For a plugin it started, Check also looks for what a start does not
 // notice and reports it in Warnings: a plugin that serves no controller,
-// or does not exit once it answered Shutdown (found by asking it to shut
-// down), one whose TLS server lets in clients without a certificate, one
-// that runs without the magic cookie (found by running it again without
-// it), stderr lines the host logs at DEBUG for want of a level, a sha256
-// pin on a script, and a #! line that finds its interpreter only through
-// env's default path. It also starts the plugin twice more to read the
+// whose Shutdown does not answer, or that does not exit once it answered
+// (found by asking it to shut down), one whose TLS server lets in clients
+// without a certificate, one that runs without the magic cookie (found by
+// running it again without it), stderr lines the host logs at DEBUG for
+// want of a level it knows, a sha256 pin on a script, a #! line that
+// finds its interpreter only through env's default path, and a relative
+// socket path. It also starts the plugin twice more to read the
 // handshake line it prints each time: a certificate made fresh at every
 // start can be wrong only sometimes (padded base64), and a plugin that
-// prints a bad line in any of them fails the check.
+// prints a bad line in any of them fails the check. Options.NoProbes
+// leaves all of this out.
 func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult {
 	opts = opts.withDefaults()
 	names, entries, results := launchAll(ctx, cfg, &opts)
@@ -75,6 +77,8 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 				}
 				stopped = true
 				sctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
+				// A plugin killed here is one Check reports on.
+				r.inst.deliberateKill()
 				_ = r.inst.stop(sctx, true)
 				cancel()
 			}
@@ -98,7 +102,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			for _, t := range m.Tools {
 				out[i].Tools = append(out[i].Tools, t.Name)
 			}
-			if r.inst.attached != nil {
+			if r.inst.attached != nil || opts.NoProbes {
 				// An attached plugin is its author's: not to be asked to
 				// shut down, nor run a second time.
 				return
@@ -116,6 +120,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			// connection without a client certificate on stderr.
 			plain := plainStderrWarning(r.inst)
 			add(staticWarnings(name, entry, lang)...)
+			add(relativeSocketFinding(r.inst.line))
 			add(clientAuthWarning(ctx, r.inst, &opts))
 			add(controllerWarning(ctx, r.inst, &opts))
 			// The reruns start more processes of the plugin, which must

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"debug/elf"
 	"encoding/base64"
@@ -51,7 +53,8 @@ const (
 	ProblemAppProtocol = "app-protocol"
 	// The line's 3rd field is neither unix nor tcp.
 	ProblemNetwork = "network"
-	// The line's 4th field is not an address of that network.
+	// The line's 4th field is not an address of that network, or (a
+	// warning of Check) a relative unix socket path.
 	ProblemAddress = "address"
 	// The line's 5th field is not grpc.
 	ProblemNotGRPC = "not-grpc"
@@ -71,6 +74,9 @@ const (
 	ProblemNoTLS = "no-tls"
 	// A TLS handshake with the plugin failed for another reason.
 	ProblemTLS = "tls-handshake"
+	// The plugin's server presents another certificate than the one in
+	// its handshake line.
+	ProblemCertMismatch = "cert-not-the-lines"
 	// The plugin's certificate is not valid for the name localhost.
 	ProblemCertSAN = "cert-not-localhost"
 	// The plugin's certificate's extended key usage leaves out server
@@ -100,8 +106,9 @@ const (
 	// The plugin answers Shutdown but does not exit within the 2 s the
 	// host waits, so it is SIGKILLed (a warning of Check).
 	ProblemNoExitAfterShutdown = "no-exit-after-shutdown"
-	// The plugin wrote stderr lines that are neither hclog JSON nor marked
-	// with a level, which the host logs at DEBUG only (a warning of Check).
+	// The plugin wrote stderr lines that are neither hclog JSON with a
+	// level hclog knows nor marked with a level, which the host logs at
+	// DEBUG only (a warning of Check).
 	ProblemPlainStderr = "plain-stderr"
 	// The entry's sha256 pins a script, not its interpreter or what it
 	// imports (a warning of Check).
@@ -180,10 +187,8 @@ func checkLine(line string, lang language) *finding {
 	}
 	switch parts[2] {
 	case "unix":
-		if !filepath.IsAbs(parts[3]) {
-			return &finding{problem: ProblemAddress, section: secHandshake,
-				reason: fmt.Sprintf("the 4th field of its handshake line (the address) is %q; for the unix network it must be the absolute path of the socket", parts[3])}
-		}
+		// go-plugin takes any path, a relative one against the working
+		// directory it shares with the plugin: see relativeSocketFinding.
 	case "tcp":
 		if _, err := net.ResolveTCPAddr("tcp", parts[3]); err != nil {
 			return &finding{problem: ProblemAddress, section: secHandshake,
@@ -211,6 +216,21 @@ func checkLine(line string, lang language) *finding {
 			fix: "append |CERT to the handshake line, where CERT is the server certificate's DER in standard base64 without = padding"}
 	}
 	return checkCertField(parts[5], lang)
+}
+
+// relativeSocketFinding warns of a handshake line whose unix socket path
+// is relative: go-plugin resolves it against the host's working
+// directory, which the plugin shares, so it works, but PROTOCOL.md asks
+// for an absolute path and a host that ever ran the plugin elsewhere
+// would not find the socket.
+func relativeSocketFinding(line string) *finding {
+	parts := strings.Split(strings.TrimSpace(line), "|")
+	if len(parts) < 4 || parts[2] != "unix" || filepath.IsAbs(parts[3]) {
+		return nil
+	}
+	return &finding{problem: ProblemAddress, section: secHandshake,
+		reason: fmt.Sprintf("the 4th field of its handshake line (the address) is %q, a path relative to the working directory it shares with the host: the host finds the socket, but only while both run in the same directory", parts[3]),
+		fix:    "print the socket's absolute path, in PLUGIN_UNIX_SOCKET_DIR"}
 }
 
 // checkCertField names what is wrong with the certificate field of a
@@ -307,15 +327,37 @@ func tlsFinding(line string, err error, lang language, probePlain func() bool) *
 	return nil
 }
 
-// tlsDetail is the part of a gRPC connection error that says what TLS
-// found.
+// tlsDetail is the part of a connection error that says what TLS found,
+// without the escaping of the quotes gRPC adds.
 func tlsDetail(msg string) string {
+	msg = strings.ReplaceAll(msg, `\"`, `"`)
 	for _, marker := range []string{"remote error: ", "tls: ", "x509: ", "authentication handshake failed: "} {
 		if i := strings.Index(msg, marker); i >= 0 {
 			return strings.TrimRight(msg[i:], `"`)
 		}
 	}
 	return msg
+}
+
+// servedCertFinding compares the certificate the plugin's server presents
+// with the one its handshake line carries, which is the only one the host
+// trusts; nil when they are the same or the server cannot be asked.
+func servedCertFinding(ctx context.Context, addr net.Addr, line string, cfg *tls.Config, timeout time.Duration) *finding {
+	parts := strings.Split(strings.TrimSpace(line), "|")
+	if len(parts) < 6 {
+		return nil
+	}
+	printed, err := base64.RawStdEncoding.DecodeString(parts[5])
+	if err != nil {
+		return nil
+	}
+	served := servedCert(ctx, addr, cfg, timeout)
+	if served == nil || bytes.Equal(served, printed) {
+		return nil
+	}
+	return &finding{problem: ProblemCertMismatch, section: secAutoMTLS,
+		reason: "its TLS server presents another certificate than the one in its handshake line, the only one the host trusts, so TLS reports \"certificate signed by unknown authority\"",
+		fix:    "print in the handshake line the DER of the very certificate the server is given (make it once, and use it for both)"}
 }
 
 // goPluginRefusal is what go-plugin's Serve prints when it was not given
@@ -333,17 +375,27 @@ func exitFinding(name string, entry config.PluginEntry, stderr string, lang lang
 			return envShebangFinding(name, prog, lang, true)
 		}
 	}
-	lower := strings.ToLower(stderr)
-	// A cookie mentioned next to the word plugin: a plugin's own refusal;
-	// a crash that happens to mention an HTTP cookie is not one.
-	if strings.Contains(stderr, goPluginRefusal) || strings.Contains(lower, "magic cookie") ||
-		(strings.Contains(lower, "cookie") && strings.Contains(lower, "plugin")) {
+	if strings.Contains(stderr, goPluginRefusal) || saysCookie(stderr) {
 		return &finding{problem: ProblemWrongCookie, section: secHandshake,
 			reason: fmt.Sprintf("exited before its handshake, saying it was not started by its host: it looks for another magic cookie than hookhost's %s=%s, so it is a plugin for another program, or checks the wrong variable or value",
 				handshake.Config.MagicCookieKey, handshake.Config.MagicCookieValue),
 			fix: fmt.Sprintf("if it is not a hookhost plugin, correct plugins.entries.%s.path; if it is, have it check %s=%s", name, handshake.Config.MagicCookieKey, handshake.Config.MagicCookieValue)}
 	}
 	return nil
+}
+
+// saysCookie reports whether a line of stderr speaks of a magic cookie:
+// "magic cookie", or "cookie" with "magic" or hookhost's cookie variable
+// on the same line. A crash that merely mentions a cookie, as a traceback
+// through an HTTP library's cookies module does, is not a refusal.
+func saysCookie(stderr string) bool {
+	for _, line := range strings.Split(strings.ToLower(stderr), "\n") {
+		if strings.Contains(line, "cookie") && (strings.Contains(line, "magic") ||
+			strings.Contains(line, strings.ToLower(handshake.Config.MagicCookieKey))) {
+			return true
+		}
+	}
+	return false
 }
 
 // envShebangFinding explains a #!/usr/bin/env line: as the reason a
@@ -534,6 +586,10 @@ func controllerWarning(ctx context.Context, in *instance, opts *Options) *findin
 		return &finding{problem: ProblemNoController, section: secController,
 			reason: "it does not serve go-plugin's controller (plugin.GRPCController/Shutdown is unimplemented), so each time the host stops it, at every shutdown and restart, the host waits 2 s for an exit that does not come and then kills it with SIGKILL, leaving it no chance to clean up",
 			fix:    "serve plugin.GRPCController (plugins/proto/goplugin/grpc_controller.proto) with a Shutdown that answers, stops the server and exits"}
+	case status.Code(err) == codes.DeadlineExceeded:
+		return &finding{problem: ProblemNoExitAfterShutdown, section: secController,
+			reason: fmt.Sprintf("it serves go-plugin's controller, but its Shutdown did not answer within %s, so each time the host stops it, at every shutdown and restart, the host waits for it and then kills it with SIGKILL, leaving it no chance to clean up", probeTimeout(opts)),
+			fix:    "answer Shutdown at once, then stop the server and exit; a Shutdown handler must not wait on a lock, a stream or a call in progress"}
 	case err != nil || in.exited == nil:
 		return nil
 	}
@@ -566,8 +622,8 @@ func plainStderrWarning(in *instance) *finding {
 		return nil
 	}
 	return &finding{problem: ProblemPlainStderr, section: secStdio,
-		reason: fmt.Sprintf("it wrote stderr lines such as %q that are neither hclog JSON nor start with a level like [WARN]: the host logs them at DEBUG, so its warnings and errors are hidden at the default log level", line),
-		fix:    "log JSON lines with @level, @message and @timestamp, or start each plain line with [ERROR], [WARN], [INFO] or [DEBUG]"}
+		reason: fmt.Sprintf("it wrote stderr lines such as %q that are neither hclog JSON nor start with a level like [WARN]: the host logs them at DEBUG, so its warnings and errors are hidden at the default log level (a JSON line's @level must be trace, debug, info, warn or error)", line),
+		fix:    "log JSON lines with @level (one of trace, debug, info, warn, error: not \"warning\" nor a number), @message and @timestamp, or start each plain line with [ERROR], [WARN], [INFO] or [DEBUG]"}
 }
 
 // cookieWarning runs the plugin again without the magic cookie: one that

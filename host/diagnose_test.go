@@ -22,6 +22,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
 // handmadeAs returns a link under name to the handmade test plugin, which
@@ -30,6 +34,12 @@ import (
 func handmadeAs(t testing.TB, name string) string {
 	t.Helper()
 	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "handmade"), name)
+}
+
+// reviewAs returns a link under name to the reviewplug test plugin.
+func reviewAs(t testing.TB, name string) string {
+	t.Helper()
+	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "reviewplug"), name)
 }
 
 // wantProblem fails the test unless e names problem and its fix speaks
@@ -73,7 +83,7 @@ func TestHandwrittenPluginMistakesAreNamed(t *testing.T) {
 		{"plaintext", ProblemNoTLS, []string{"without TLS", "PROTOCOL.md#automtls"}},
 		{"wrongsan", ProblemCertSAN, []string{"not valid for localhost", "plugin.example", `"localhost"`, "PROTOCOL.md#automtls"}},
 		{"distrust", ProblemClientCertRejected, []string{"refused the host's client certificate", "PLUGIN_CLIENT_CERT", "PROTOCOL.md#automtls"}},
-		{"othercookie", ProblemWrongCookie, []string{"another magic cookie", "HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1", "plugins.entries.othercookie.path", "PROTOCOL.md#handshake"}},
+		{"othercookie", ProblemWrongCookie, []string{"another magic cookie", "its stderr ends with", "This binary is a plugin", "HOOKHOST_PLUGIN=d3c1b0a2-hookhost-plugin-v1", "plugins.entries.othercookie.path", "PROTOCOL.md#handshake"}},
 		{"unflushed", ProblemUnflushed, []string{"never flushed", "terminal", `"1|`, "PROTOCOL.md#handshake"}},
 		{"stderr", ProblemHandshakeOnStderr, []string{"on stderr", "stdout", "PROTOCOL.md#handshake"}},
 		{"fields3", ProblemHandshakeFields, []string{"3 |-separated fields", `"1|2|unix"`, "PROTOCOL.md#handshake"}},
@@ -94,6 +104,27 @@ func TestHandwrittenPluginMistakesAreNamed(t *testing.T) {
 			wantProblem(t, findErr(errs, c.name), c.problem, append(c.want, "sdk.Serve"), nil)
 			waitFor(t, "no process of "+c.name+" left, probes included", func() bool { return len(processesOf(path)) == 0 })
 		})
+	}
+}
+
+// A plugin that makes its certificate twice serves one and prints the
+// other: TLS says only "certificate signed by unknown authority", but the
+// host holds both certificates (the line's, and the one a TLS probe is
+// shown) and names the mismatch, in words not escaped nor doubled.
+func TestServedCertificateOtherThanTheLinesIsNamed(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "othercert")
+	_, errs := start(t, configOf(plug{"othercert", entry(path)}), fastOptions())
+	e := findErr(errs, "othercert")
+	if e == nil {
+		t.Fatal("started")
+	}
+	t.Log(e)
+	if e.Problem != ProblemCertMismatch || !strings.Contains(e.Error(), "handshake line") {
+		t.Errorf("problem %q: the error does not say that the served certificate is not the one in the handshake line: %v", e.Problem, e)
+	}
+	if strings.Contains(e.Reason, `\"`) || strings.Count(e.Reason, "signed by unknown authority") > 1 {
+		t.Errorf("the reason quotes gRPC's escaped text, or the same TLS error twice: %s", e.Reason)
 	}
 }
 
@@ -169,7 +200,7 @@ func TestCertificateFieldShapes(t *testing.T) {
 		{line(cnOnly), ProblemCertSAN, "not valid for localhost"},
 		{line(notCert), ProblemCertNotX509, "not to a DER X.509 certificate"},
 		{line("short"), ProblemNoCertField, "too short"},
-		{"1|2|unix|relative.sock|grpc|" + urlSafe, ProblemAddress, "absolute path"},
+		{"1|2|unix|relative.sock|grpc|" + urlSafe, ProblemCertEncoding, "URL-safe"},
 		{"1|2|tcp|nowhere|grpc", ProblemAddress, "HOST:PORT"},
 		{"1|two|unix|/tmp/p.sock|grpc", ProblemAppProtocol, "not a number"},
 		{"1|2|unix|/tmp/p.sock", ProblemNotGRPC, "no 5th field"},
@@ -239,6 +270,38 @@ func TestCheckWarnings(t *testing.T) {
 	}
 }
 
+// A plugin whose controller Shutdown never answers costs every stop the
+// host's whole kill grace and a SIGKILL, as one with no controller does:
+// Check warns of it.
+func TestCheckWarnsOfAShutdownThatNeverAnswers(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "hangshutdown")
+	cfg := configOf(plug{"hangshutdown", entry(path)})
+
+	// The cost is real: closing a host that runs it takes the kill grace.
+	h := startOK(t, cfg, fastOptions())
+	began := time.Now()
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	took := time.Since(began)
+	t.Logf("closing a host running the plugin took %s", took.Round(time.Millisecond))
+	if took < shutdownGrace {
+		t.Fatalf("Close took %s: the plugin is not what this test needs", took)
+	}
+
+	r := Check(context.Background(), cfg, fastOptions())[0]
+	if !r.OK {
+		t.Fatalf("not OK: %v", r.Err)
+	}
+	for _, w := range r.Warnings {
+		if w.Problem == ProblemNoExitAfterShutdown && strings.Contains(w.Reason, "did not answer") && strings.Contains(w.Reason, "SIGKILL") {
+			return
+		}
+	}
+	t.Errorf("Check gave warnings %+v for a plugin whose Shutdown never answers, want %s saying every stop waits and ends in SIGKILL", r.Warnings, ProblemNoExitAfterShutdown)
+}
+
 // script writes an executable script into dir.
 func writeScript(t *testing.T, dir, name, text string) string {
 	t.Helper()
@@ -305,6 +368,96 @@ func TestFixesFitTheLanguage(t *testing.T) {
 	}
 }
 
+// A script saved with a byte-order mark (Notepad's UTF-8) begins with
+// EF BB BF before its #!, so the kernel does not see the #! line: the
+// error names the mark, as it names a carriage return, not a missing #!.
+func TestByteOrderMarkBeforeTheShebangIsNamed(t *testing.T) {
+	t.Parallel()
+	path := writeScript(t, t.TempDir(), "bom.py", "\xef\xbb\xbf#!/usr/bin/python3\nimport sys\n")
+	_, errs := start(t, configOf(plug{"bom", entry(path)}), fastOptions())
+	wantProblem(t, findErr(errs, "bom"), ProblemInterpreterMissing, []string{"byte order mark", "before its #! line", "PROTOCOL.md#environment"}, goAdvice)
+	if e := findErr(errs, "bom"); e != nil && strings.Contains(e.Reason, "has no #! line") {
+		t.Errorf("the script is said to have no #! line: %v", e)
+	}
+}
+
+// A missing script is still a script: its name says Python or
+// JavaScript, and its fix is not to build it with make plugins, the
+// repository's target for its Go plugins.
+func TestMissingScriptGetsNoGoBuildAdvice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cases := map[string]string{"pyguard": filepath.Join(dir, "pyguard.py"), "tscache": filepath.Join(dir, "dist", "main.js")}
+	var plugs []plug
+	for name, path := range cases {
+		plugs = append(plugs, plug{name, entry(path)})
+	}
+	_, errs := start(t, configOf(plugs...), fastOptions())
+	for name := range cases {
+		e := findErr(errs, name)
+		if e == nil {
+			t.Fatalf("%s started", name)
+		}
+		if strings.Contains(e.Fix, "make plugins") || !strings.Contains(e.Error(), "script "+cases[name]+" does not exist") {
+			t.Errorf("%s: a missing script gets Go build advice, or is not called a script: %v", name, e)
+		}
+	}
+}
+
+// A Python traceback through requests' cookies module, from a script
+// under a plugins directory, says "cookie" and "plugin", but it is a
+// crash, not a plugin refusing a host without its magic cookie: it is
+// named no-handshake, and its stderr, where the cause is, is quoted.
+func TestACrashMentioningCookiesIsNotAWrongCookie(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "plugins")
+	path := writeScriptIn(t, dir, "weather.py", `#!/bin/sh
+cat >&2 <<'TRACE'
+Traceback (most recent call last):
+  File "/srv/hookhost/plugins/weather.py", line 3, in <module>
+    import requests
+  File "/usr/lib/python3/dist-packages/requests/__init__.py", line 147, in <module>
+    from . import packages, utils
+  File "/usr/lib/python3/dist-packages/requests/utils.py", line 24, in <module>
+    from .cookies import RequestsCookieJar, cookiejar_from_dict
+ModuleNotFoundError: No module named 'charset_normalizer'
+TRACE
+exit 1
+`)
+	_, errs := start(t, configOf(plug{"weather", entry(path)}), fastOptions())
+	e := findErr(errs, "weather")
+	if e == nil {
+		t.Fatal("started")
+	}
+	t.Log(e)
+	if e.Problem != ProblemNoHandshake {
+		t.Errorf("a crash was named %s, want %s", e.Problem, ProblemNoHandshake)
+	}
+	if !strings.Contains(e.Error(), "charset_normalizer") {
+		t.Errorf("the error drops the plugin's own account of its crash: %v", e)
+	}
+	// What a plugin refusing to run says, in go-plugin's words or its own.
+	for _, refusal := range []string{
+		"This binary is a plugin. These are not meant to be executed directly.",
+		"handmade: not started by hookhost (no magic cookie); this is a plugin",
+		"error: HOOKHOST_PLUGIN cookie not set",
+		"Error: wrong cookie, expected MAGIC",
+	} {
+		if exitFinding("p", entry("/nowhere"), refusal, language{}) == nil {
+			t.Errorf("%q is not taken for a plugin's refusal", refusal)
+		}
+	}
+}
+
+// writeScriptIn writes an executable script into dir, made if need be.
+func writeScriptIn(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return writeScript(t, dir, name, text)
+}
+
 // pythonFor returns Debian's python3, skipping the test without it, but
 // failing it under CI, which installs it.
 func pythonFor(t *testing.T) string {
@@ -337,6 +490,32 @@ time.sleep(60)
 	wantProblem(t, findErr(errs, "slowpy"), ProblemUnflushed,
 		[]string{"never flushed", "flush=True", "hookhost-plugin", "PROTOCOL.md#handshake"}, goAdvice)
 	waitFor(t, "no process of the script left", func() bool { return !scriptRuns(path) })
+}
+
+// A Python plugin that prints its handshake line on stdout without
+// flushing it, and echoes it on stderr to see it while debugging, is told
+// it did not flush it, not that it printed it on stderr.
+func TestUnflushedLineEchoedOnStderrIsNamedUnflushed(t *testing.T) {
+	t.Parallel()
+	python := pythonFor(t)
+	path := writeScript(t, t.TempDir(), "echoing", "#!"+python+`
+import sys, time
+line = "1|2|unix|/tmp/hookhost-review-nowhere.sock|grpc|"
+print(line)
+print(line, file=sys.stderr)
+time.sleep(60)
+`)
+	opts := fastOptions()
+	opts.StartTimeout = 2 * time.Second
+	_, errs := start(t, configOf(plug{"echoing", entry(path)}), opts)
+	e := findErr(errs, "echoing")
+	if e == nil {
+		t.Fatal("started")
+	}
+	t.Log(e)
+	if e.Problem != ProblemUnflushed {
+		t.Errorf("problem %q, want %s: the line was printed on stdout, and not flushed", e.Problem, ProblemUnflushed)
+	}
 }
 
 // scriptRuns reports whether a live process has path among its
@@ -401,6 +580,47 @@ func TestCheckWarnsOfScriptPinAndEnvShebang(t *testing.T) {
 	}
 }
 
+// go-plugin logs a JSON stderr line whose @level it does not know
+// ("warning", what Python's levelname gives lowercased) or that has none
+// (pino's numeric "level") at DEBUG, as PROTOCOL.md says, so the plugin's
+// warnings are hidden at the default level: Check warns of them, and not
+// of a JSON line at a level hclog knows.
+func TestCheckWarnsOfJSONLinesLoggedAtDebug(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		line   string
+		hidden bool
+	}{
+		"good-pywarning": {`{"@level":"warning","@message":"policy file missing, allowing everything"}`, true},
+		"good-pino":      {`{"level":40,"time":1763900000000,"msg":"policy file missing, allowing everything"}`, true},
+		"good-hclog":     {`{"@level":"WARN","@message":"policy file missing, allowing everything"}`, false},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bin := handmadeAs(t, name)
+			path := writeScript(t, t.TempDir(), "wrapped", "#!/bin/sh\necho '"+c.line+"' >&2\nexec "+bin+"\n")
+			var log syncbuf.Buffer
+			opts := fastOptions()
+			opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "check", Level: hclog.Warn, Output: &log})
+			r := Check(context.Background(), configOf(plug{name, entry(path)}), opts)[0]
+			if !r.OK {
+				t.Fatalf("not OK: %v", r.Err)
+			}
+			if shown := strings.Contains(log.String(), "policy file missing"); shown == c.hidden {
+				t.Fatalf("the line reached the log at WARN: %v, want %v:\n%s", shown, !c.hidden, log.String())
+			}
+			warned := false
+			for _, w := range r.Warnings {
+				warned = warned || w.Problem == ProblemPlainStderr
+			}
+			if warned != c.hidden {
+				t.Errorf("the plugin's warning %s, logged at DEBUG only: %v, got warnings %+v", c.line, c.hidden, r.Warnings)
+			}
+		})
+	}
+}
+
 // The language is read from the #! line first, then the file name, then
 // a Go binary's build information.
 func TestDetectLanguage(t *testing.T) {
@@ -447,4 +667,71 @@ func TestCheckCatchesPaddingThatPassedOnce(t *testing.T) {
 		t.Fatalf("the plugin counted %d starts (%v), want the check's and its reruns'", len(starts), err)
 	}
 	waitFor(t, "no process of the plugin left", func() bool { return len(processesOf(path)) == 0 })
+}
+
+// go-plugin resolves a relative unix socket path against the working
+// directory the plugin shares with the host, so a plugin that prints one
+// starts every time: Check, its reruns included, passes it, with a
+// warning that PROTOCOL.md asks for an absolute path.
+func TestCheckPassesARelativeSocketPathWithAWarning(t *testing.T) {
+	t.Parallel()
+	path := reviewAs(t, "relsock")
+	cfg := configOf(plug{"relsock", entry(path)})
+	for i := range 3 {
+		h := startOK(t, cfg, fastOptions())
+		if len(h.Members()) != 1 {
+			t.Fatalf("start %d: not running", i)
+		}
+		if err := h.Close(context.Background()); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+	r := Check(context.Background(), cfg, fastOptions())[0]
+	if !r.OK {
+		t.Fatalf("Check failed a plugin that started 3 times out of 3: %v", r.Err)
+	}
+	if len(r.Warnings) != 1 || r.Warnings[0].Problem != ProblemAddress || !strings.Contains(r.Warnings[0].Reason, "relative") {
+		t.Errorf("warnings %+v, want one %s about the relative path", r.Warnings, ProblemAddress)
+	}
+}
+
+// Check with NoProbes starts a plugin once and looks no further: a plugin
+// whose reruns would fail it (luckypad pads its certificate at every start
+// but the first) passes, without warnings, as plugins list needs.
+func TestCheckWithoutProbesStartsEachPluginOnce(t *testing.T) {
+	t.Parallel()
+	path := handmadeAs(t, "luckypad")
+	opts := fastOptions()
+	opts.NoProbes = true
+	r := Check(context.Background(), configOf(plug{"luckypad", entry(path)}), opts)[0]
+	if !r.OK || len(r.Warnings) != 0 || r.Version == "" {
+		t.Fatalf("Check without probes: %+v, want OK with its manifest and no warnings", r)
+	}
+	starts, err := os.ReadFile(filepath.Join(filepath.Dir(path), "luckypad.starts"))
+	if err != nil || len(starts) != 1 {
+		t.Errorf("the plugin counted %d starts (%v), want 1", len(starts), err)
+	}
+	waitFor(t, "no process of the plugin left", func() bool { return len(processesOf(path)) == 0 })
+}
+
+// The plugins Check kills on purpose, one whose start failed and one
+// without a controller, leave no complaint of go-plugin's about the kill
+// at WARN or above beside Check's own account of them.
+func TestCheckKillsQuietly(t *testing.T) {
+	t.Parallel()
+	var log syncbuf.Buffer
+	opts := fastOptions()
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "check", Level: hclog.Warn, Output: &log})
+	results := Check(context.Background(), configOf(
+		plug{"nocontroller", entry(handmadeAs(t, "nocontroller"))},
+		plug{"nocert", entry(handmadeAs(t, "nocert"))},
+	), opts)
+	if !results[0].OK || results[1].OK {
+		t.Fatalf("results %+v, want nocontroller OK and nocert failed", results)
+	}
+	for _, noise := range []string{"failed to exit gracefully", "plugin process exited", "signal: killed"} {
+		if strings.Contains(log.String(), noise) {
+			t.Errorf("the log has %q:\n%s", noise, log.String())
+		}
+	}
 }

@@ -59,6 +59,10 @@ type Options struct {
 	// Getenv reads the environment, where config.ReattachEnv may name
 	// plugins to attach to instead of launching; nil means os.Getenv.
 	Getenv func(string) string
+	// NoProbes makes Check only start, describe, health-check and stop
+	// each plugin: none of the probes that look for warnings, and none of
+	// the reruns, which start a plugin more times and call its Shutdown.
+	NoProbes bool
 }
 
 // BackoffPolicy is the delay before a restart: Initial, multiplied by Factor

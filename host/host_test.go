@@ -667,6 +667,30 @@ func TestStartTimeoutAndExitBeforeHandshake(t *testing.T) {
 	wantErr(t, errs, "quitter", "exited before completing the go-plugin handshake", "cannot open state dir")
 }
 
+// Options.StartTimeout bounds a start that never sees a handshake line,
+// the probe that explains why included: it runs within the limit, so a
+// hung plugin's start (and every restart, and a fail_closed guard's
+// blocking) takes the timeout and no more, and a plugin that only forgot
+// to flush is still named for it.
+func TestStartOfAHungPluginIsBoundedByTheStartTimeout(t *testing.T) {
+	t.Parallel()
+	path := writeScript(t, t.TempDir(), "hung", "#!/bin/sh\nexec sleep 30\n")
+	opts := fastOptions()
+	opts.StartTimeout = time.Second
+	began := time.Now()
+	_, errs := start(t, configOf(plug{"hung", entry(path)}, plug{"unflushed", entry(handmadeAs(t, "unflushed"))}), opts)
+	took := time.Since(began)
+	if e := findErr(errs, "hung"); e == nil || e.Problem != ProblemHandshakeTimeout {
+		t.Errorf("a plugin that prints nothing: %v, want %s", e, ProblemHandshakeTimeout)
+	}
+	if e := findErr(errs, "unflushed"); e == nil || e.Problem != ProblemUnflushed {
+		t.Errorf("a plugin that does not flush its handshake line: %v, want %s", e, ProblemUnflushed)
+	}
+	if limit := opts.StartTimeout + 500*time.Millisecond; took > limit {
+		t.Errorf("Start took %s with StartTimeout %s (want at most %s): %v", took.Round(time.Millisecond), opts.StartTimeout, limit, errs)
+	}
+}
+
 func TestNameMismatchAndRejectedConfig(t *testing.T) {
 	t.Parallel()
 	rejecting := entry(echoAs(t, "picky"))

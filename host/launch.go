@@ -17,8 +17,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/plugins/handshake"
 
@@ -63,6 +66,9 @@ type instance struct {
 	tls  *tls.Config
 	// run is the runner of a process the host started, nil when attached.
 	run *procRunner
+	// killing is set when the host ends the process on purpose, nil when
+	// attached; see killLogger.
+	killing *atomic.Bool
 }
 
 // launch brings one plugin from its config entry to the point where it can
@@ -118,7 +124,9 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 	}
 
 	log := opts.Logger.Named("plugin." + name)
+	killing := new(atomic.Bool)
 	var run *procRunner
+	var started atomic.Pointer[procRunner] // run, for the unflushed probe
 	tail := &tailWriter{max: 2048}
 	ccfg := &plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config,
@@ -137,10 +145,11 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", handshake.HostPIDEnv, os.Getpid()))
 			run = newProcRunner(log, cmd, secure, socketDir)
+			started.Store(run)
 			return run, nil
 		},
 		SkipHostEnv:  true,
-		Logger:       log,
+		Logger:       killLogger{Logger: log, deliberate: killing},
 		Stderr:       tail,
 		SyncStdout:   log.Named("stdout").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}),
 		SyncStderr:   log.Named("stderr").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}),
@@ -150,9 +159,15 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		Managed: false,
 	}
 	client := plugin.NewClient(ccfg)
-	in := &instance{client: client}
+	in := &instance{client: client, killing: killing}
 
+	probe := startUnflushedProbe(ctx, entry, opts.StartTimeout, func() bool {
+		r := started.Load()
+		return r != nil && r.handshakeLine() != ""
+	})
 	proto, err := client.Client()
+	timedOut := err != nil && strings.Contains(err.Error(), "timeout while waiting for plugin to start")
+	ttyLine := probe.result(timedOut)
 	if run != nil && run.cmd.Process != nil {
 		in.pid = run.cmd.Process.Pid
 		in.exited = run.exited
@@ -166,6 +181,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		return nil, classifyStart(ctx, &startFailure{
 			name: name, path: path, entry: entry, opts: opts, err: err,
 			stderr: tail.String(), line: in.line, lang: detectLanguage(path),
+			ttyLine: ttyLine,
 		})
 	}
 	in.proto, in.version = proto, client.NegotiatedVersion()
@@ -262,15 +278,22 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			// connection before gRPC reads the TLS alert that says why.
 			seen := err
 			if addr := lineAddr(in.line); addr != nil && in.tls != nil {
-				if terr := tlsProbe(ctx, addr, in.tls, probeTimeout(opts)); terr != nil {
-					seen = fmt.Errorf("%v; a TLS connection made to find out why: %w", err, terr)
+				if terr := tlsProbe(ctx, addr, in.tls, probeTimeout(opts)); terr != nil &&
+					(strings.Contains(terr.Error(), "tls:") || strings.Contains(terr.Error(), "x509:")) {
+					// The probe's own error says what TLS found, unescaped.
+					seen = terr
+				}
+				if checkLine(in.line, l) == nil {
+					if fd := servedCertFinding(ctx, addr, in.line, in.tls, probeTimeout(opts)); fd != nil {
+						return fd.startErr(name, err, l)
+					}
 				}
 			}
 			if fd := tlsFinding(in.line, seen, l, plain); fd != nil {
 				return fd.startErr(name, err, l)
 			}
 		}
-		return startErr(name, err, "look at the plugin's log", "Describe failed: %v", err)
+		return startErr(name, err, "look at the plugin's log", "Describe failed: %s", printable(err.Error()))
 	}
 	if m.Name != name {
 		return startErr(name, nil,
@@ -297,9 +320,9 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		// own words; anything else is a failure to ask.
 		if ce := (*wire.CallError)(nil); errors.As(err, &ce) && ce.Kind == nil {
 			return startErr(name, err, fmt.Sprintf("correct [plugins.entries.%s.config]", name),
-				"rejected its config: %s", ce.Msg)
+				"rejected its config: %s", printable(ce.Msg))
 		}
-		return startErr(name, err, "look at the plugin's log", "Configure failed: %v", err)
+		return startErr(name, err, "look at the plugin's log", "Configure failed: %s", printable(err.Error()))
 	}
 	in.manifest = m
 	return nil
@@ -319,9 +342,17 @@ func settings(name string, entry config.PluginEntry, repaired func(hook string, 
 // graceful shutdown, and killing the group first means go-plugin's Kill is
 // not left waiting on pipes a child still holds.
 func (in *instance) abort() {
+	in.deliberateKill()
 	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
 	defer cancel()
 	_ = in.stop(ctx, false)
+}
+
+// deliberateKill marks the process as ended on purpose by the host.
+func (in *instance) deliberateKill() {
+	if in.killing != nil {
+		in.killing.Store(true)
+	}
 }
 
 // stop ends the plugin and everything in its process group, bounded by ctx.
@@ -380,6 +411,15 @@ func checkBinary(name, path string) *StartError {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// A script is not built: its name says what it is.
+		switch byExtension(path) {
+		case langPython:
+			return startErr(name, err, fmt.Sprintf("set plugins.entries.%s.path to the plugin script's absolute path", name),
+				"script %s does not exist", path)
+		case langJS:
+			return startErr(name, err, fmt.Sprintf("compile the plugin (e.g. npm run build, for a TypeScript plugin) or set plugins.entries.%s.path to its script", name),
+				"script %s does not exist", path)
+		}
 		return startErr(name, err,
 			fmt.Sprintf("build it (make plugins) or set plugins.entries.%s.path", name),
 			"binary %s does not exist", path)
@@ -421,6 +461,9 @@ type startFailure struct {
 	stderr     string // the end of the plugin's stderr
 	line       string // the first line it printed, its handshake line
 	lang       language
+	// ttyLine is the handshake line the plugin printed when rerun with
+	// stdout on a terminal (see startUnflushedProbe), "" if none.
+	ttyLine string
 }
 
 // withStderr adds the end of the plugin's stderr to a reason.
@@ -464,6 +507,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 				return fd.startErr(name, err, lang)
 			}
 			if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
+				fd.reason = f.withStderr(fd.reason)
 				return fd.startErr(name, err, lang)
 			}
 			return problemErr(startErr(name, err,
@@ -512,10 +556,12 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 		return problemErr(startErr(name, err, lang.howTo(secHandshake),
 			"speaks a protocol other than gRPC: %s", firstLine(msg)), ProblemNotGRPC)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		if fd := stderrFinding(f.stderr); fd != nil {
+		// A line on stdout that was not flushed is the mistake, even if it
+		// was echoed on stderr as well.
+		if fd := unflushedFinding(f); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
-		if fd := unflushedFinding(ctx, f); fd != nil {
+		if fd := stderrFinding(f.stderr); fd != nil {
 			return fd.startErr(name, err, lang)
 		}
 		fix := "check that the plugin calls sdk.Serve promptly and look at its log; a slow machine may need a longer start timeout"
@@ -529,6 +575,7 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 			return fd.startErr(name, err, lang)
 		}
 		if fd := exitFinding(name, entry, f.stderr, lang); fd != nil {
+			fd.reason = f.withStderr(fd.reason)
 			return fd.startErr(name, err, lang)
 		}
 		return problemErr(startErr(name, err,
@@ -541,6 +588,11 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 	case errors.Is(err, syscall.EACCES):
 		return startErr(name, err, "chmod +x "+path, "binary %s cannot be executed: permission denied", path)
 	case errors.Is(err, syscall.ENOEXEC):
+		if hasBOMShebang(path) {
+			return problemErr(startErr(name, err,
+				fmt.Sprintf("save the script as UTF-8 without a byte order mark (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' %s); see %s", path, docLink(secEnvironment)),
+				"%s begins with a byte order mark (EF BB BF) before its #! line, so the system does not see the #! line and cannot tell what runs it", path), ProblemInterpreterMissing)
+		}
 		if !lang.isScript() && (lang.kind == langPython || lang.kind == langJS || looksLikeText(path)) {
 			interp := "/usr/bin/python3"
 			if lang.kind == langJS {
@@ -556,19 +608,79 @@ func classifyStart(ctx context.Context, f *startFailure) *StartError {
 	return startErr(name, err, "look at the plugin's log", "failed to start: %v", err)
 }
 
-// unflushedFinding reruns a plugin that timed out without printing its
-// handshake line with its stdout on a pseudo-terminal, where Python, C's
-// stdio and most runtimes flush every line: if the line comes now, the
-// first one sat in a pipe buffer. nil when the probe finds nothing or
-// cannot run.
-func unflushedFinding(ctx context.Context, f *startFailure) *finding {
-	if f.line != "" {
+// hasBOMShebang reports whether the file at path begins with a UTF-8
+// byte order mark and then #!, as some editors save a script.
+func hasBOMShebang(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 5)
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == "\xef\xbb\xbf#!"
+}
+
+// unflushedWait is how long the unflushed probe waits for a handshake
+// line on a terminal: a plugin that only forgot to flush prints it at once.
+const unflushedWait = time.Second
+
+// unflushedProbe is a rerun of a plugin with its stdout on a
+// pseudo-terminal, where Python, C's stdio and most runtimes flush every
+// line: if a plugin that timed out without a handshake line prints one
+// there, the first one sat in a pipe buffer. It runs during the last part
+// of the start timeout, and only if the plugin has printed nothing by
+// then, so that a start that times out is explained within its own limit.
+type unflushedProbe struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	line   string // set before done is closed
+}
+
+// startUnflushedProbe arms the probe for a start bounded by timeout;
+// printed reports whether the plugin has printed its handshake line.
+func startUnflushedProbe(ctx context.Context, entry config.PluginEntry, timeout time.Duration, printed func() bool) *unflushedProbe {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &unflushedProbe{cancel: cancel, done: make(chan struct{})}
+	wait := min(timeout/2, unflushedWait)
+	go func() {
+		defer close(p.done)
+		t := time.NewTimer(timeout - wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+		if printed() {
+			return
+		}
+		if res, err := rerun(ctx, entry.Path, entry, rerunOptions{tty: true, wait: wait}); err == nil {
+			p.line = res.line
+		}
+	}()
+	return p
+}
+
+// result is the line the probe saw once it is done, waiting for it when
+// the start timed out; otherwise the probe is stopped (its process group
+// killed) and nothing is returned.
+func (p *unflushedProbe) result(timedOut bool) string {
+	if !timedOut {
+		p.cancel()
+	}
+	<-p.done
+	p.cancel()
+	return p.line
+}
+
+// unflushedFinding names a handshake line left in a pipe buffer, from
+// what the unflushed probe saw; nil when it saw nothing.
+func unflushedFinding(f *startFailure) *finding {
+	if f.line != "" || f.ttyLine == "" {
 		return nil
 	}
-	res, err := rerun(ctx, f.path, f.entry, rerunOptions{tty: true, wait: min(f.opts.StartTimeout, maxProbeWait)})
-	if err != nil || res.line == "" {
-		return nil
-	}
+	res := rerunResult{line: f.ttyLine}
 	fix := "flush stdout right after printing the handshake line"
 	switch f.lang.kind {
 	case langPython:
@@ -593,6 +705,27 @@ func manifestErr(name string, err error, lang language) *StartError {
 		fix = fmt.Sprintf("rename the tool %q to start with %q, or set plugins.entries.%s.allow_tool_override = true", me.Tool, name+"__", name)
 	}
 	return startErr(name, err, fix, "invalid manifest: %s", me.Problem)
+}
+
+// printable escapes what in a plugin's own words is not printable text
+// (line breaks, terminal escape sequences, invalid UTF-8) as Go's quoted
+// strings do, so that the words can be shown on a terminal as they are.
+func printable(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case unicode.IsPrint(r):
+			b.WriteString(s[:n])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 func firstLine(s string) string {

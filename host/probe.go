@@ -259,6 +259,34 @@ func shutdown(ctx context.Context, conn *grpc.ClientConn, timeout time.Duration)
 	return conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{})
 }
 
+// servedCert is the DER of the certificate the plugin's TLS server
+// presents, nil if the probe could not get it. It presents the host's
+// client certificate from cfg, and stops once it has seen the server's.
+func servedCert(ctx context.Context, addr net.Addr, cfg *tls.Config, timeout time.Duration) []byte {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, addr.Network(), addr.String())
+	if err != nil {
+		return nil
+	}
+	var der []byte
+	c := cfg.Clone()
+	c.InsecureSkipVerify = true // only looked at, never trusted: the handshake is abandoned
+	c.VerifyPeerCertificate = func(certs [][]byte, _ [][]*x509.Certificate) error {
+		if len(certs) > 0 {
+			der = certs[0]
+		}
+		return errSeen
+	}
+	conn := tls.Client(raw, c)
+	defer conn.Close()
+	_ = conn.HandshakeContext(ctx)
+	return der
+}
+
+var errSeen = errors.New("hookhost: certificate seen")
+
 // tlsProbe makes a TLS connection to the plugin as the host does and reads
 // from it, to get the TLS alert of a server that refuses the host's client
 // certificate: under TLS 1.3 it comes only after the client's side of the

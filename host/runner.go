@@ -210,12 +210,25 @@ var levelPrefixes = []string{"[TRACE]", "[DEBUG]", "[INFO]", "[WARN]", "[ERROR]"
 // are hidden at the host's default log level.
 func (r *procRunner) notePlain(line []byte) {
 	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 || (trimmed[0] == '{' && json.Valid(trimmed)) {
+	if len(trimmed) == 0 {
 		return
 	}
-	for _, p := range levelPrefixes {
-		if bytes.HasPrefix(line, []byte(p)) {
-			return
+	if trimmed[0] == '{' && json.Valid(trimmed) {
+		// go-plugin logs a JSON line whose @level is missing or not one
+		// of hclog's names ("warning", pino's numeric "level") at DEBUG.
+		var obj map[string]any
+		if json.Unmarshal(trimmed, &obj) == nil {
+			if lv, ok := obj["@level"].(string); ok {
+				if l := hclog.LevelFromString(lv); l != hclog.NoLevel && l != hclog.Off {
+					return
+				}
+			}
+		}
+	} else {
+		for _, p := range levelPrefixes {
+			if bytes.HasPrefix(line, []byte(p)) {
+				return
+			}
 		}
 	}
 	r.mu.Lock()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/plugins/handshake"
 
@@ -51,7 +53,9 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	results := host.Check(ctx, cfg, host.Options{Logger: logger(stderr, false)})
+	// list shows what each plugin declares: it starts each once, without
+	// the probes and reruns check makes to find warnings.
+	results := host.Check(ctx, cfg, host.Options{Logger: logger(stderr, false), NoProbes: args[0] == "list"})
 
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	failed := 0
@@ -71,7 +75,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 				toolsCol = joinOr(r.Tools, "-")
 				matchCol = matchers(r)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(r.Version), protocolCol(r), where(r), hooksCol, toolsCol, matchCol)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(printable(r.Version)), protocolCol(r), where(r), hooksCol, toolsCol, printable(matchCol))
 			continue
 		}
 		status, detail := "ok", fmt.Sprintf("%d hooks, %d tools, healthy", len(r.Hooks), len(r.Tools))
@@ -86,13 +90,13 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 		case !r.OK:
 			status, detail = "FAILED", r.Err.Error()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(r.Version), protocolCol(r), where(r), detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(printable(r.Version)), protocolCol(r), where(r), printable(detail))
 	}
 	tw.Flush()
 	if args[0] == "list" {
 		for _, r := range results {
 			if !r.OK {
-				fmt.Fprintf(stdout, "\n%s did not start: %v\n", r.Name, r.Err)
+				fmt.Fprintf(stdout, "\n%s did not start: %s\n", r.Name, printable(r.Err.Error()))
 				if r.FailClosed {
 					fmt.Fprintf(stdout, "%s is fail_closed: while it does not start, every tool call is blocked\n", r.Name)
 				}
@@ -102,7 +106,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	// Warnings do not fail the check: the plugins work, at a cost.
 	for _, r := range results {
 		for _, w := range r.Warnings {
-			fmt.Fprintf(stdout, "\nwarning: plugin %s: %s\n", r.Name, w)
+			fmt.Fprintf(stdout, "\nwarning: plugin %s: %s\n", r.Name, printable(w.String()))
 		}
 	}
 	if failed > 0 {
@@ -152,6 +156,28 @@ func joinOr(items []string, empty string) string {
 		return empty
 	}
 	return strings.Join(items, ",")
+}
+
+// printable escapes what is not printable text (line breaks, tabs,
+// terminal escape sequences, invalid UTF-8) as Go's quoted strings do: a
+// plugin's words must neither forge a row of the table nor reach the
+// operator's terminal as commands.
+func printable(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case unicode.IsPrint(r):
+			b.WriteString(s[:n])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 func orDash(s string) string {

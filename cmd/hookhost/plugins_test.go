@@ -46,6 +46,42 @@ func TestPluginsListAndCheckShowTheProtocol(t *testing.T) {
 	}
 }
 
+// A plugin's Describe answer and Configure refusal are third-party text:
+// neither its version (here a newline, a forged "ok" row and escape
+// sequences that retitle the window and erase the line) nor its refusal
+// reaches the plugins check and list tables unescaped.
+func TestPluginsCheckAndListPrintNoControlCharactersOfAPlugin(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "reviewplug")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/reviewplug").CombinedOutput(); err != nil {
+		t.Fatalf("building the test plugin: %v\n%s", err, out)
+	}
+	path := filepath.Join(dir, "escversion")
+	if err := os.Symlink(bin, path); err != nil {
+		t.Fatal(err)
+	}
+	picky := filepath.Join(dir, "picky")
+	if err := os.Symlink(buildLister(t), picky); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "[plugins]\nenabled = [\"escversion\", \"picky\"]\n[plugins.entries.escversion]\npath = \""+path+"\"\n"+
+		"[plugins.entries.picky]\npath = \""+picky+"\"\n[plugins.entries.picky.config]\nreject = \"no\\u001b]0;owned\\u0007\\r\\nevil  ok\"\n")
+	for _, sub := range []string{"check", "list"} {
+		code, out, errOut := runCLI(t, "", "plugins", sub, "-c", cfg)
+		t.Logf("plugins %s: exit %d\n%q\n%s", sub, code, out, errOut)
+		if strings.ContainsAny(out, "\x1b\x07\r") {
+			t.Errorf("plugins %s printed the plugin's control characters: %q", sub, out)
+		}
+		if strings.Contains(out, "\nevil ") {
+			t.Errorf("plugins %s printed a row the plugin forged:\n%s", sub, out)
+		}
+	}
+	// The table escapes, whatever the host passed on as it is.
+	if got, want := printable("é\x1b[2K\r\n\tx\xff"), `é\x1b[2K\r\n\tx\xff`; got != want {
+		t.Errorf("printable = %q, want %q", got, want)
+	}
+}
+
 // With HOOKHOST_REATTACH_PLUGINS in its environment, plugins list attaches
 // to the plugin started by hand, says so, and leaves it running.
 func TestPluginsListAttachesThroughTheEnvironment(t *testing.T) {

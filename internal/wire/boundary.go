@@ -170,7 +170,7 @@ func (b boundary) send(ctx context.Context, s *applied, method string, m proto.M
 		// Headers can: a server sends them before its answer, so without
 		// them the plugin never answered and refused the request itself.
 		return &CallError{Status: st, Msg: fmt.Sprintf(
-			"refused a request of %d bytes: %s (its gRPC server accepts less than this host may send; rebuild the plugin with the current SDK or lower plugins.entries.%s.max_request_size)",
+			"refused a request of %d bytes: %s (its gRPC server accepts less than this host may send; raise the plugin server's maximum receive message size, which the current SDKs do, or lower plugins.entries.%s.max_request_size)",
 			size, st.Message(), s.configName())}
 	}
 	return err
