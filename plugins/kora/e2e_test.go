@@ -152,7 +152,7 @@ daily_usd = 1.0
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.ledger, err = ledger.Open(stateDir, nil)
+	r.ledger, err = ledger.OpenJSONL(stateDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func settings() Settings {
 
 func newBridge(t *testing.T, s Settings, infs []ledger.Inference, calls []ledger.ToolCall) *Bridge {
 	t.Helper()
-	l, err := ledger.Open(t.TempDir(), nil)
+	l, err := ledger.OpenJSONL(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

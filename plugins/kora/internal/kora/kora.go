@@ -96,7 +96,7 @@ func (p *Plugin) Configure(_ context.Context, raw json.RawMessage) error {
 		return err
 	}
 	log := p.Logger()
-	l, err := ledger.Open(cfg.StateDir, log.Named("ledger"))
+	l, err := ledger.OpenJSONL(cfg.StateDir, log.Named("ledger"))
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func TestRecordsArePricedAndAttributed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := ledger.Open(dir, nil)
+	l, err := ledger.OpenJSONL(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestDemoTurnsInProcess(t *testing.T) {
 	if err := bus.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l, _ := ledger.Open(dir, nil)
+	l, _ := ledger.OpenJSONL(dir, nil)
 	infs, st, err := l.Inferences()
 	if err != nil || st.Skipped != 0 {
 		t.Fatal(err, st)

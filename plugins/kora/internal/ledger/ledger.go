@@ -89,9 +89,9 @@ type Ledger struct {
 	toolCalls  *stream
 }
 
-// Open prepares dir (creating it, 0700) for appends and reads. The files
+// OpenJSONL prepares dir (creating it, 0700) for appends and reads. The files
 // themselves are created on first append.
-func Open(dir string, log hclog.Logger) (*Ledger, error) {
+func OpenJSONL(dir string, log hclog.Logger) (*Ledger, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 
 func helperMain(dir string) int {
 	n, _ := strconv.Atoi(os.Getenv(helperCount))
-	l, err := Open(dir, nil)
+	l, err := OpenJSONL(dir, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -64,7 +64,7 @@ func newLogger(buf *bytes.Buffer) hclog.Logger {
 }
 
 func TestRoundTrip(t *testing.T) {
-	l, err := Open(filepath.Join(t.TempDir(), "state"), nil)
+	l, err := OpenJSONL(filepath.Join(t.TempDir(), "state"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestMissingFilesReadEmpty(t *testing.T) {
-	l, err := Open(t.TempDir(), nil)
+	l, err := OpenJSONL(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func checkAll(t *testing.T, l *Ledger, writers []string, perWriter int) {
 }
 
 func TestConcurrentAppendsFromGoroutines(t *testing.T) {
-	l, err := Open(t.TempDir(), nil)
+	l, err := OpenJSONL(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestConcurrentAppendsFromGoroutines(t *testing.T) {
 
 func TestConcurrentAppendsFromProcesses(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, nil)
+	l, err := OpenJSONL(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ const (
 func TestTornLastLineIsSkippedWithWarning(t *testing.T) {
 	var logs bytes.Buffer
 	dir := t.TempDir()
-	l, err := Open(dir, newLogger(&logs))
+	l, err := OpenJSONL(dir, newLogger(&logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestTornLastLineIsSkippedWithWarning(t *testing.T) {
 func TestWarnsOncePerBadLine(t *testing.T) {
 	var logs bytes.Buffer
 	dir := t.TempDir()
-	l, err := Open(dir, newLogger(&logs))
+	l, err := OpenJSONL(dir, newLogger(&logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestWarnsOncePerBadLine(t *testing.T) {
 func TestCorruptLineMidFileIsSkipped(t *testing.T) {
 	var logs bytes.Buffer
 	dir := t.TempDir()
-	l, err := Open(dir, newLogger(&logs))
+	l, err := OpenJSONL(dir, newLogger(&logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestCorruptLineMidFileIsSkipped(t *testing.T) {
 
 func TestLastLineMissingOnlyItsNewlineIsKept(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, nil)
+	l, err := OpenJSONL(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestLastLineMissingOnlyItsNewlineIsKept(t *testing.T) {
 
 func TestUnreadableStreamIsAnError(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, nil)
+	l, err := OpenJSONL(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestUnreadableStreamIsAnError(t *testing.T) {
 func TestOpenFailsOnAFile(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "plain")
 	writeRaw(t, f, "x")
-	if _, err := Open(f, nil); err == nil || !strings.Contains(err.Error(), "state directory") {
-		t.Fatalf("Open(file) error = %v, want one about the state directory", err)
+	if _, err := OpenJSONL(f, nil); err == nil || !strings.Contains(err.Error(), "state directory") {
+		t.Fatalf("OpenJSONL(file) error = %v, want one about the state directory", err)
 	}
 }
