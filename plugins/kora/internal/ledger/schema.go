@@ -13,7 +13,7 @@ const SchemaVersion = 1
 //   - Costs are integer nano-dollars (cost_nanousd), durations integer
 //     microseconds (duration_us), flags integers 0 or 1, so sums are exact
 //     and the same SQL runs on both databases.
-//   - Missing strings are '' rather than NULL.
+//   - Missing strings are empty strings rather than NULL.
 //   - inference_days and tool_call_days hold the totals per day (and per
 //     model and route), added to in the same transaction as each record.
 //     shard spreads concurrent writers over several rows, so PostgreSQL
