@@ -33,12 +33,17 @@ var errHostCancelled = errors.New("the host cancelled the call")
 
 // RegisterV2 serves protocol version 2 for p on s.
 func RegisterV2(s grpc.ServiceRegistrar, p hooks.Plugin, configure ConfigureFunc) {
-	pluginv2.RegisterPluginServer(s, &v2Server{s: &server{p: p, configure: configure}})
+	// The test seams are read once here, not by each stream's goroutines,
+	// which may outlive the server a test started them on.
+	pluginv2.RegisterPluginServer(s, &v2Server{s: &server{p: p, configure: configure},
+		maxInFlight: maxInFlight, runStretch: runStretch})
 }
 
 type v2Server struct {
 	pluginv2.UnimplementedPluginServer
-	s *server
+	s           *server
+	maxInFlight int
+	runStretch  func(context.Context, hooks.Plugin, hooks.StretchRequest, func(any, error))
 }
 
 func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
@@ -60,7 +65,8 @@ func (v *v2Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest
 // own context, so a slow handler, or one that ignores its context, holds up
 // no other call.
 func (v *v2Server) Hooks(stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]) error {
-	h := &hookStream{s: v.s, stream: stream, calls: map[uint64]context.CancelCauseFunc{}}
+	h := &hookStream{s: v.s, stream: stream, calls: map[uint64]context.CancelCauseFunc{},
+		maxInFlight: v.maxInFlight, runStretch: v.runStretch}
 	defer h.end()
 	for {
 		m, err := stream.Recv()
@@ -80,8 +86,10 @@ func (v *v2Server) Hooks(stream grpc.BidiStreamingServer[pluginv2.HostMessage, p
 
 // hookStream is the plugin's side of one Hooks stream.
 type hookStream struct {
-	s      *server
-	stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]
+	s           *server
+	stream      grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]
+	maxInFlight int
+	runStretch  func(context.Context, hooks.Plugin, hooks.StretchRequest, func(any, error))
 
 	mu    sync.Mutex
 	calls map[uint64]context.CancelCauseFunc // running handlers, by id
@@ -140,9 +148,9 @@ func (h *hookStream) start(call *pluginv2.HookCall) {
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("call id %d is already in flight", id)})
 		return
 	}
-	if len(h.calls) >= maxInFlight {
+	if len(h.calls) >= h.maxInFlight {
 		h.mu.Unlock()
-		h.fail(id, 0, &failure{pluginv2.Failure_ERROR, fmt.Sprintf("the plugin is already running %d hook calls; it answers no more until some finish", maxInFlight)})
+		h.fail(id, 0, &failure{pluginv2.Failure_ERROR, fmt.Sprintf("the plugin is already running %d hook calls; it answers no more until some finish", h.maxInFlight)})
 		return
 	}
 	ctx, cancel := context.WithCancelCause(h.stream.Context())
@@ -244,7 +252,7 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 			}
 		}
 	}()
-	runStretch(ctx, p, req, func(v any, err error) {
+	h.runStretch(ctx, p, req, func(v any, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if over || next >= len(rows) {
