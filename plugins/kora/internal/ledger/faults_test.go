@@ -208,24 +208,59 @@ func TestReadOnlyDatabase(t *testing.T) {
 		t.Skipf("cannot remount read-only: %v: %s", err, out)
 	}
 
+	// Reports still answer; appends are refused as read-only.
 	s, err = Open(context.Background(), Options{DSN: "sqlite:" + path})
 	if err != nil {
-		// A WAL database needs its -shm file, which a read-only
-		// directory cannot get: SQLite refuses to open it at all.
-		if KindOf(err) != KindReadOnly {
-			t.Fatalf("Open on a read-only mount = %v, want %s", err, KindReadOnly)
-		}
-		t.Logf("Open on a read-only mount: %v", err)
-		return
+		t.Fatalf("Open on a read-only mount = %v", err)
 	}
 	defer s.Close()
 	err = s.AppendInference(context.Background(), Inference{Model: "m", Route: "r"})
 	if KindOf(err) != KindReadOnly {
 		t.Errorf("append on a read-only mount = %v, want %s", err, KindReadOnly)
 	}
+	err = s.AppendToolCall(context.Background(), ToolCall{Name: "n"})
+	if KindOf(err) != KindReadOnly {
+		t.Errorf("tool call append on a read-only mount = %v, want %s", err, KindReadOnly)
+	}
 	g, err := s.Burn(context.Background(), time.Time{})
-	t.Logf("burn on a read-only mount: %+v, %v", g, err)
-	if err != nil && KindOf(err) != KindReadOnly {
-		t.Errorf("burn on a read-only mount = %v, want success or %s", err, KindReadOnly)
+	if err != nil || len(g) != 1 || g[0].CostNanoUSD != 1e9 {
+		t.Errorf("burn on a read-only mount = %+v, %v", g, err)
+	}
+	if _, total, err := s.RecentInferences(context.Background(), 5); err != nil || total != 1 {
+		t.Errorf("recent on a read-only mount: total %d, %v", total, err)
+	}
+}
+
+// TestReadOnlyWithPendingWAL: a read-only database whose WAL still holds
+// commits cannot be read without writing the -shm file, so Open refuses
+// it as read-only rather than show stale totals.
+func TestReadOnlyWithPendingWAL(t *testing.T) {
+	dir := mountTmpfs(t, "size=8m")
+	path := filepath.Join(dir, "ledger.db")
+	s := openTest(t, Options{DSN: "sqlite:" + path})
+	if err := s.AppendInference(context.Background(), Inference{Model: "m", Route: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	// Copy the live file and its WAL aside, as a crash would leave them.
+	dst := filepath.Join(dir, "copy")
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, "ledger.db"+suffix), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount read-only: %v: %s", err, out)
+	}
+	_, err := Open(context.Background(), Options{DSN: "sqlite:" + filepath.Join(dst, "ledger.db")})
+	if KindOf(err) != KindReadOnly {
+		t.Errorf("Open of a read-only database with a pending WAL = %v, want %s", err, KindReadOnly)
 	}
 }
