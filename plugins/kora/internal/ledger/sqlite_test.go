@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -395,5 +396,60 @@ func TestClosedStore(t *testing.T) {
 	}
 	if _, err := s.Burn(context.Background(), time.Time{}); KindOf(err) != KindUnavailable {
 		t.Errorf("burn after Close = %v", err)
+	}
+}
+
+// recordingLog keeps the warnings a store logs.
+type recordingLog struct {
+	nopLogger
+	mu    sync.Mutex
+	warns []string
+}
+
+func (l *recordingLog) Warn(msg string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.warns = append(l.warns, fmt.Sprint(append([]any{msg}, args...)...))
+}
+
+func TestImportOfAShorterFileLeavesIt(t *testing.T) {
+	state := t.TempDir()
+	writeJSONL(t, state, 1500, 10)
+	log := &recordingLog{}
+	s := openTest(t, Options{DSN: "sqlite:" + filepath.Join(t.TempDir(), "ledger.db"), StateDir: state, Log: log})
+	if _, total, err := s.RecentInferences(context.Background(), 0); err != nil || total != 1500 {
+		t.Fatalf("Open imported %d inferences, %v; want 1500", total, err)
+	}
+	if len(log.warns) != 4 {
+		t.Errorf("import warnings %q, want one per corrupt or torn line (4)", log.warns)
+	}
+	// The same file (same first line), cut short: its tail was imported
+	// already and must not be imported again.
+	other := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(state, InferencesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, InferencesFile), b[:len(b)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log.warns = nil
+	st, err := s.ImportJSONL(context.Background(), other)
+	if err != nil || st != (ImportStats{}) {
+		t.Errorf("import of the shortened file = %+v, %v; want nothing", st, err)
+	}
+	if len(log.warns) != 1 || !strings.Contains(log.warns[0], "shorter") {
+		t.Errorf("warnings %q, want one saying the file is shorter", log.warns)
+	}
+	// A file appended to since is imported from where the last run ended.
+	f, err := os.OpenFile(filepath.Join(state, InferencesFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "\n{\"time\":\"2026-11-03T00:00:00Z\",\"model\":\"late\",\"route\":\"r\"}\n")
+	f.Close()
+	st, err = s.ImportJSONL(context.Background(), state)
+	if err != nil || st.Inferences != 1 {
+		t.Errorf("import after one more line = %+v, %v; want 1 inference", st, err)
 	}
 }
