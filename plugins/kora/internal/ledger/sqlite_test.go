@@ -473,3 +473,29 @@ func TestImportSkipsAnOverlongLine(t *testing.T) {
 		t.Errorf("second import = %+v, %v; want nothing: the offset passed the long lines", st, err)
 	}
 }
+
+// TestBurnPartialDay pins the start day's two ways of counting (details
+// after since, or the day's totals minus details before it) on records
+// whose unpriced flags and groups tell them apart.
+func TestBurnPartialDay(t *testing.T) {
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	now := day.Add(23*time.Hour + 30*time.Minute)
+	recs := []Inference{
+		{Time: day.Add(1 * time.Hour), Model: "a", Route: "r", Unpriced: true, InputTokens: 1},
+		{Time: day.Add(3 * time.Hour), Model: "a", Route: "r", CostUSD: 0.25, InputTokens: 2},
+		{Time: day.Add(20 * time.Hour), Model: "b", Route: "r", Unpriced: true, InputTokens: 4},
+		{Time: day.Add(30 * time.Minute), Model: "c", Route: "r", CostUSD: 1, InputTokens: 8},
+	}
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	for _, r := range recs {
+		if err := s.AppendInference(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, at := range []time.Duration{
+		10 * time.Minute, 45 * time.Minute, 2 * time.Hour, 11 * time.Hour,
+		13 * time.Hour, 19 * time.Hour, 21 * time.Hour, 23 * time.Hour,
+	} {
+		checkBurn(t, s, recs, day.Add(at), fmt.Sprintf("since %v into the day", at))
+	}
+}
