@@ -354,6 +354,8 @@ func TestReportsUseIndexes(t *testing.T) {
 	}{
 		{"burn's partial day", s.q.burnDetails, []any{1, 2}, "inferences_time (time_ms"},
 		{"burn's whole days", s.q.burnDaysFrom, []any{1}, "SEARCH inference_days USING INDEX"},
+		{"burn's start day", s.q.burnDay, []any{1}, "SEARCH inference_days USING INDEX"},
+		{"burn's unpriced check", s.q.burnUnpriced, []any{1, 2}, "inferences_time (time_ms"},
 		{"export start", s.q.firstInferenceFrom, []any{1}, "inferences_time (time_ms"},
 		{"export page", s.q.pageInferences, []any{1, 2, 3}, "SEARCH inferences USING INTEGER PRIMARY KEY"},
 		{"prune batch", s.q.pruneInferences, []any{1, 2}, "inferences_time (time_ms"},
