@@ -251,6 +251,19 @@ func TestExportSinceAndPages(t *testing.T) {
 	if !errors.Is(err, stop) || seen != 10 {
 		t.Errorf("an error from fn: export returned %v after %d records, want it as is after 10", err, seen)
 	}
+	// Ids follow commit order, not time: a late record with an early
+	// time is still in its window.
+	if err := s.AppendToolCall(ctx, ToolCall{Time: base.Add(time.Duration(n-1) * time.Minute), CallID: "late", Name: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendToolCall(ctx, ToolCall{Time: base.Add(499 * time.Minute), CallID: "early", Name: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	err = s.ExportToolCalls(ctx, base.Add(time.Duration(n-2)*time.Minute), func(c ToolCall) error { got = append(got, c.CallID); return nil })
+	if want := []string{fmt.Sprint(n - 2), fmt.Sprint(n - 1), "late"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("export of the last two minutes = %v, %v; want %v", got, err, want)
+	}
 	got = got[:0]
 	err = s.ExportToolCalls(ctx, base.Add(time.Duration(n)*time.Minute), func(c ToolCall) error { got = append(got, c.CallID); return nil })
 	if err != nil || len(got) != 0 {
