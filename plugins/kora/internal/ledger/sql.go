@@ -139,7 +139,11 @@ func (s *sqlStore) fail(op string, err error) error {
 	if errors.As(err, &le) {
 		return err
 	}
-	return &Error{Kind: s.d.kind(err), Backend: s.d.name(), Op: op, Err: err}
+	kind := s.d.kind(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("the deadline passed while waiting for the database: %w", err)
+	}
+	return &Error{Kind: kind, Backend: s.d.name(), Op: op, Err: err}
 }
 
 // bound gives ctx the store's lock timeout when the caller set no
