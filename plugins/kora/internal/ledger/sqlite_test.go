@@ -514,3 +514,35 @@ func TestBurnPartialDay(t *testing.T) {
 		checkBurn(t, s, recs, day.Add(at), fmt.Sprintf("since %v into the day", at))
 	}
 }
+
+func TestConcurrentGoroutines(t *testing.T) {
+	s := openTest(t, Options{})
+	const writers, perWriter = 8, 30
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				if err := s.AppendInference(context.Background(), writerInference(fmt.Sprint("g", w), i)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.Burn(context.Background(), time.Time{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, total, err := s.RecentInferences(context.Background(), 0); err != nil || total != writers*perWriter {
+		t.Fatalf("total %d, %v; want %d", total, err, writers*perWriter)
+	}
+	checkTotals(t, s.db)
+}
