@@ -82,7 +82,10 @@ func importStream(ctx context.Context, s *sqlStore, stream, path string,
 		return 0, 0, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
-	if err := lockFile(f, false); err != nil {
+	lctx, cancel := s.bound(ctx)
+	err = lockFileShared(lctx, f)
+	cancel()
+	if err != nil {
 		return 0, 0, fmt.Errorf("lock %s: %w", path, err)
 	}
 	defer unlockFile(f)
