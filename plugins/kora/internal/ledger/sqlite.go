@@ -232,4 +232,3 @@ func (d *sqliteDialect) kind(err error) ErrorKind {
 	}
 	return KindFailed
 }
-
