@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"context"
 	"os"
 	"sync"
 )
@@ -20,3 +21,5 @@ func unlockFile(*os.File) error {
 	fallback.Unlock()
 	return nil
 }
+
+func lockFileShared(context.Context, *os.File) error { return lockFile(nil, false) }
