@@ -442,9 +442,10 @@ func (c *Cluster) removeHome() {
 	}
 }
 
-// Skip policy: without PostgreSQL a test skips, saying how to install it,
-// unless CI is set, where it fails, so CI never passes by skipping.
-func requireInstalled(tb testing.TB, err error) {
+// Require applies the skip policy to an error of Start: without
+// PostgreSQL a test skips, saying how to install it, unless CI is set,
+// where it fails, so CI never passes by skipping. Any other error fails tb.
+func Require(tb testing.TB, err error) {
 	tb.Helper()
 	if errors.Is(err, ErrNotInstalled) && os.Getenv("CI") == "" {
 		tb.Skipf("%v (or set %s); CI unset, so skipping", err, EnvDSN)
@@ -471,7 +472,7 @@ func Shared(tb testing.TB) *Cluster {
 		shared.c, shared.err = Start("")
 	}
 	if shared.err != nil {
-		requireInstalled(tb, shared.err)
+		Require(tb, shared.err)
 	}
 	return shared.c
 }

@@ -85,7 +85,7 @@ func TestStopRestartKeepsCommittedData(t *testing.T) {
 	}
 	c, err := Start("")
 	if err != nil {
-		requireInstalled(t, err)
+		Require(t, err)
 	}
 	defer c.Close()
 	ctx := context.Background()
@@ -140,7 +140,7 @@ func TestServerDiesWithItsTestBinary(t *testing.T) {
 		return
 	}
 	if _, err := findBinaries(); err != nil {
-		requireInstalled(t, err)
+		Require(t, err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithItsTestBinary$", "-test.v")
 	cmd.Env = append(os.Environ(), "PGTEST_ORPHAN_CHILD=1")
@@ -194,7 +194,7 @@ func TestSkipPolicy(t *testing.T) {
 	skipped := false
 	t.Run("not installed, CI unset", func(t *testing.T) {
 		defer func() { skipped = t.Skipped() }()
-		requireInstalled(t, ErrNotInstalled)
+		Require(t, ErrNotInstalled)
 		t.Error("requireInstalled returned")
 	})
 	if !skipped {
@@ -217,5 +217,5 @@ func TestSkipPolicyCIChild(t *testing.T) {
 	if os.Getenv("PGTEST_SKIP_POLICY_CHILD") != "1" {
 		t.Skip("run by TestSkipPolicy in a child process")
 	}
-	requireInstalled(t, ErrNotInstalled)
+	Require(t, ErrNotInstalled)
 }
