@@ -135,6 +135,7 @@ func TestConcurrentWriterProcesses(t *testing.T) {
 			dsn, dir := b.dsn(t), t.TempDir()
 			var cmds []*exec.Cmd
 			var stdins []io.WriteCloser
+			ready := make(chan readyMsg, writers)
 			for id := range writers {
 				cmd := exec.Command(os.Args[0])
 				cmd.Env = append(os.Environ(), envRole+"=writer", envDSN+"="+dsn, envDir+"="+dir,
@@ -193,8 +194,6 @@ type readyMsg struct {
 	line   string
 	stderr *strings.Builder
 }
-
-var ready = make(chan readyMsg, 64)
 
 // importerMain imports a state directory and SIGKILLs itself as soon as
 // the first batch is committed, as a crash half-way would.
