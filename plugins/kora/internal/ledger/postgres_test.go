@@ -127,6 +127,36 @@ func TestPostgresDialect(t *testing.T) {
 		}
 	})
 
+	t.Run("the server's waits follow each call's deadline", func(t *testing.T) {
+		slow, _, err := openPostgres(ctx, Options{LockTimeout: time.Minute}, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slow.Close()
+		setting := func(ctx context.Context, name string) time.Duration {
+			t.Helper()
+			var ms int64
+			q := "SELECT CAST(setting AS BIGINT) FROM pg_settings WHERE name = '" + name + "'"
+			if err := slow.QueryRowContext(ctx, q).Scan(&ms); err != nil {
+				t.Fatal(err)
+			}
+			return time.Duration(ms) * time.Millisecond
+		}
+		for range 2 { // a new connection, then the same one handed out again
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			lock, stmt := setting(cctx, "lock_timeout"), setting(cctx, "statement_timeout")
+			cancel()
+			if lock <= 0 || lock > 10*time.Second || stmt < lock || stmt > 10*time.Second {
+				t.Fatalf("with 10s left: lock_timeout %v, statement_timeout %v", lock, stmt)
+			}
+		}
+		// No deadline (the store always sets one, but a connection the pool
+		// opens in the background has none): Options.LockTimeout.
+		if lock := setting(ctx, "lock_timeout"); lock <= 10*time.Second || lock > time.Minute {
+			t.Fatalf("with no deadline: lock_timeout %v, want just under LockTimeout", lock)
+		}
+	})
+
 	t.Run("exclusion is one process at a time", func(t *testing.T) {
 		first, err := db.BeginTx(ctx, nil)
 		if err != nil {
