@@ -461,6 +461,60 @@ func TestPostgresDiskFull(t *testing.T) {
 	CheckAll(t, s, []ledger.Inference{rec})
 }
 
+// TestPostgresCorruptPage damages the header of the inferences table's
+// first page on disk: reading it must fail as ledger_corrupt, and the
+// reports that do not read it (burn over all time, from the daily totals)
+// keep working.
+func TestPostgresCorruptPage(t *testing.T) {
+	c := ownCluster(t)
+	dsn := c.NewDatabase(t)
+	s := open(t, childOptions(dsn, t.TempDir()))
+	recs := Inferences(21, 20, Base.Add(-day), Base)
+	AppendAll(t, s, recs, nil)
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var rel, data string
+	if err := admin.QueryRow("SELECT pg_relation_filepath('inferences'), current_setting('data_directory')").Scan(&rel, &data); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close()
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Immediate shutdown leaves the pages in the WAL; the restart's
+	// recovery would rewrite them. A clean restart first writes them out.
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := sql.Open("pgx", dsn)
+	if _, err := cp.Exec("CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	cp.Close()
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(data, rel), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pd_lower and pd_upper (bytes 12-15) swapped past each other: a
+	// header PostgreSQL's page check rejects.
+	if _, err := f.WriteAt([]byte{0xff, 0xff, 0x10, 0x00}, 12); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.RecentInferences(deadline(t, time.Minute), 5)
+	wantKind(t, "recent over a damaged page", err, ledger.KindCorrupt)
+	CheckBurn(t, s, recs, time.Time{})
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	u, err := url.Parse(s)
 	if err != nil {
