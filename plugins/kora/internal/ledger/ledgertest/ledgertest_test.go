@@ -515,6 +515,42 @@ func TestPostgresCorruptPage(t *testing.T) {
 	CheckBurn(t, s, recs, time.Time{})
 }
 
+// TestSQLiteDiskFull puts the database on a tiny tmpfs and fills it:
+// appends keep going into space the database already has, then one fails
+// as ledger_full; nothing acknowledged is lost, and appends work again
+// once there is room.
+func TestSQLiteDiskFull(t *testing.T) {
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot simulate a full disk: mounting a tmpfs needs root or CAP_SYS_ADMIN here (%v: %s)", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	o := childOptions("sqlite:"+filepath.Join(mnt, "ledger.db"), t.TempDir())
+	s := open(t, o)
+	ballast := filepath.Join(mnt, "ballast")
+	fillDisk(t, ballast)
+	var kept []ledger.Inference
+	var err error
+	for i := 0; i < 5000 && err == nil; i++ {
+		rec := ledger.Inference{Time: Base, SessionID: "full", Iteration: i, Model: "m", Route: "r", Reason: strings.Repeat("x", 2000)}
+		if err = s.AppendInference(deadline(t, time.Minute), rec); err == nil {
+			kept = append(kept, rec)
+		}
+	}
+	if ledger.KindOf(err) != ledger.KindFull || !strings.Contains(err.Error(), "kora: ledger (sqlite)") {
+		t.Fatalf("appending to a full disk: %v (kind %s) after %d appends, want ledger_full", err, ledger.KindOf(err), len(kept))
+	}
+	t.Logf("full after %d appends: %v", len(kept), err)
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	rec := ledger.Inference{Time: Base, SessionID: "after", Model: "m", Route: "r"}
+	if err := s.AppendInference(deadline(t, time.Minute), rec); err != nil {
+		t.Fatalf("append once there is room again: %v", err)
+	}
+	CheckAll(t, s, append(kept, rec))
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	u, err := url.Parse(s)
 	if err != nil {
