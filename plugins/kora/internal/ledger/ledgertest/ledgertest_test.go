@@ -222,10 +222,11 @@ func importerMain() int {
 }
 
 // progressDB opens the store's database directly, to watch the import's
-// committed progress from outside the store.
+// committed progress from outside the store. SQLite's is read-only, so
+// that watching never creates the file before the store does.
 func progressDB(dsn string) (*sql.DB, error) {
 	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
-		return sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+		return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
 	}
 	return sql.Open("pgx", dsn)
 }
