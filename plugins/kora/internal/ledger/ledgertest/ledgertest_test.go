@@ -240,7 +240,7 @@ func importedRecords(db *sql.DB) (int64, error) {
 // TestCrashMidImport kills an importing process after its first batch,
 // then reruns the import: every record must end up there exactly once.
 func TestCrashMidImport(t *testing.T) {
-	const n = 40_000
+	const n = 12_000
 	recs := Inferences(77, n, Base.Add(-20*day), Base)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
