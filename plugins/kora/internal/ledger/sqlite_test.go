@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -395,5 +396,106 @@ func TestClosedStore(t *testing.T) {
 	}
 	if _, err := s.Burn(context.Background(), time.Time{}); KindOf(err) != KindUnavailable {
 		t.Errorf("burn after Close = %v", err)
+	}
+}
+
+// recordingLog keeps the warnings a store logs.
+type recordingLog struct {
+	nopLogger
+	mu    sync.Mutex
+	warns []string
+}
+
+func (l *recordingLog) Warn(msg string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.warns = append(l.warns, fmt.Sprint(append([]any{msg}, args...)...))
+}
+
+func TestImportOfAShorterFileLeavesIt(t *testing.T) {
+	state := t.TempDir()
+	writeJSONL(t, state, 1500, 10)
+	log := &recordingLog{}
+	s := openTest(t, Options{DSN: "sqlite:" + filepath.Join(t.TempDir(), "ledger.db"), StateDir: state, Log: log})
+	if _, total, err := s.RecentInferences(context.Background(), 0); err != nil || total != 1500 {
+		t.Fatalf("Open imported %d inferences, %v; want 1500", total, err)
+	}
+	if len(log.warns) != 4 {
+		t.Errorf("import warnings %q, want one per corrupt or torn line (4)", log.warns)
+	}
+	// The same file (same first line), cut short: its tail was imported
+	// already and must not be imported again.
+	other := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(state, InferencesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, InferencesFile), b[:len(b)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log.warns = nil
+	st, err := s.ImportJSONL(context.Background(), other)
+	if err != nil || st != (ImportStats{}) {
+		t.Errorf("import of the shortened file = %+v, %v; want nothing", st, err)
+	}
+	if len(log.warns) != 1 || !strings.Contains(log.warns[0], "shorter") {
+		t.Errorf("warnings %q, want one saying the file is shorter", log.warns)
+	}
+	// A file appended to since is imported from where the last run ended.
+	f, err := os.OpenFile(filepath.Join(state, InferencesFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "\n{\"time\":\"2026-11-03T00:00:00Z\",\"model\":\"late\",\"route\":\"r\"}\n")
+	f.Close()
+	st, err = s.ImportJSONL(context.Background(), state)
+	if err != nil || st.Inferences != 1 {
+		t.Errorf("import after one more line = %+v, %v; want 1 inference", st, err)
+	}
+}
+
+func TestImportSkipsAnOverlongLine(t *testing.T) {
+	defer func(old int) { maxImportLine = old }(maxImportLine)
+	maxImportLine = 200 // well past the records below, far below the junk
+	state := t.TempDir()
+	good := `{"time":"2026-11-03T00:00:00Z","model":"m","route":"r","input_tokens":3}` + "\n"
+	content := good + strings.Repeat("x", 200_000) + "\n" + good + strings.Repeat("y", 100_000)
+	if err := os.WriteFile(filepath.Join(state, InferencesFile), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, Options{DSN: "sqlite:" + filepath.Join(t.TempDir(), "ledger.db")})
+	st, err := s.ImportJSONL(context.Background(), state)
+	if err != nil || st.Inferences != 2 || st.Skipped != 2 {
+		t.Fatalf("import = %+v, %v; want 2 inferences and 2 skipped lines", st, err)
+	}
+	st, err = s.ImportJSONL(context.Background(), state)
+	if err != nil || st != (ImportStats{}) {
+		t.Errorf("second import = %+v, %v; want nothing: the offset passed the long lines", st, err)
+	}
+}
+
+// TestBurnPartialDay pins the start day's two ways of counting (details
+// after since, or the day's totals minus details before it) on records
+// whose unpriced flags and groups tell them apart.
+func TestBurnPartialDay(t *testing.T) {
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	now := day.Add(23*time.Hour + 30*time.Minute)
+	recs := []Inference{
+		{Time: day.Add(1 * time.Hour), Model: "a", Route: "r", Unpriced: true, InputTokens: 1},
+		{Time: day.Add(3 * time.Hour), Model: "a", Route: "r", CostUSD: 0.25, InputTokens: 2},
+		{Time: day.Add(20 * time.Hour), Model: "b", Route: "r", Unpriced: true, InputTokens: 4},
+		{Time: day.Add(30 * time.Minute), Model: "c", Route: "r", CostUSD: 1, InputTokens: 8},
+	}
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	for _, r := range recs {
+		if err := s.AppendInference(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, at := range []time.Duration{
+		10 * time.Minute, 45 * time.Minute, 2 * time.Hour, 11 * time.Hour,
+		13 * time.Hour, 19 * time.Hour, 21 * time.Hour, 23 * time.Hour,
+	} {
+		checkBurn(t, s, recs, day.Add(at), fmt.Sprintf("since %v into the day", at))
 	}
 }
