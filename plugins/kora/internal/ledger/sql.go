@@ -95,8 +95,11 @@ func newQueries(d dialect) queries {
 		totalInferences:  `SELECT CAST(COALESCE(sum(inferences), 0) AS BIGINT) FROM inference_days`,
 		totalToolCalls:   `SELECT CAST(COALESCE(sum(tool_calls), 0) AS BIGINT) FROM tool_call_days`,
 
-		firstInferenceFrom: r(`SELECT id FROM inferences WHERE time_ms >= ? ORDER BY time_ms LIMIT 1`),
-		firstToolCallFrom:  r(`SELECT id FROM tool_calls WHERE time_ms >= ? ORDER BY time_ms LIMIT 1`),
+		// id + 0 keeps SQLite from answering min(id) by walking the
+		// whole table in id order until a row is in the window; the
+		// time index finds the window instead.
+		firstInferenceFrom: r(`SELECT min(id + 0) FROM inferences WHERE time_ms >= ?`),
+		firstToolCallFrom:  r(`SELECT min(id + 0) FROM tool_calls WHERE time_ms >= ?`),
 		pageInferences: r(`SELECT id, ` + inferenceCols + ` FROM inferences
 			WHERE id > ? AND time_ms >= ? ORDER BY id LIMIT ?`),
 		pageToolCalls: r(`SELECT id, ` + toolCallCols + ` FROM tool_calls
@@ -136,7 +139,11 @@ func (s *sqlStore) fail(op string, err error) error {
 	if errors.As(err, &le) {
 		return err
 	}
-	return &Error{Kind: s.d.kind(err), Backend: s.d.name(), Op: op, Err: err}
+	kind := s.d.kind(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("the deadline passed while waiting for the database: %w", err)
+	}
+	return &Error{Kind: kind, Backend: s.d.name(), Op: op, Err: err}
 }
 
 // bound gives ctx the store's lock timeout when the caller set no
@@ -600,14 +607,17 @@ func (s *sqlStore) export(ctx context.Context, op, first string, since time.Time
 	after := int64(0)
 	if !since.IsZero() {
 		from = since.UnixMilli()
-		var id int64
-		switch err := s.db.QueryRowContext(ctx, first, from).Scan(&id); {
-		case errors.Is(err, sql.ErrNoRows):
-			return nil
-		case err != nil:
+		// Ids follow commit order, not record time (an import or a
+		// caller's own time can be older), so start at the smallest id
+		// of any record in the window and filter by time from there.
+		var id sql.NullInt64
+		if err := s.db.QueryRowContext(ctx, first, from).Scan(&id); err != nil {
 			return s.fail(op, err)
 		}
-		after = id - 1
+		if !id.Valid {
+			return nil
+		}
+		after = id.Int64 - 1
 	}
 	for {
 		n, last, err := page(ctx, after, from)
