@@ -77,7 +77,7 @@ func (l *lazyStore) get(ctx context.Context) (ledger.Store, error) {
 	if l.lastErr != nil {
 		l.log.Info("ledger: database open again after failing", "database", s.Describe())
 	} else {
-		l.log.Info("ledger: database open", "database", s.Describe())
+		l.log.Debug("ledger: database open", "database", s.Describe())
 	}
 	l.lastErr, l.store = nil, s
 	return s, nil
