@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -70,17 +71,18 @@ func openSQLite(ctx context.Context, o Options, dsn string) (*sql.DB, dialect, e
 	}
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.LockTimeout.Milliseconds()))
-	q.Add("_pragma", "synchronous("+sync+")")
-	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", sqliteCacheKiB))
-	q.Add("_pragma", "mmap_size(0)")
-	q.Add("_pragma", "temp_store(FILE)")
+	q.Set("_busy_timeout", fmt.Sprint(o.LockTimeout.Milliseconds()))
 	// The path is a plain file name (no URI), so it needs no escaping;
 	// the driver splits the parameters off at the first ?.
-	db, err := sql.Open("sqlite", path+"?"+q.Encode())
-	if err != nil {
-		return fail(err)
-	}
+	db := sql.OpenDB(&sqliteConnector{
+		dsn: path + "?" + q.Encode(),
+		pragmas: []string{
+			"synchronous=" + sync,
+			fmt.Sprintf("cache_size=-%d", sqliteCacheKiB),
+			"mmap_size=0",
+			"temp_store=FILE",
+		},
+	})
 	db.SetMaxOpenConns(sqliteMaxConns)
 	db.SetMaxIdleConns(sqliteMaxConns)
 	db.SetConnMaxIdleTime(time.Minute)
@@ -109,6 +111,42 @@ func (d *sqliteDialect) enableWAL(ctx context.Context, db *sql.DB) error {
 	}
 	return nil
 }
+
+// sqliteConnector opens connections and sets them up under the ctx of the
+// call that needs one. The driver runs the pragmas of its DSN without any
+// ctx, and some of them wait for a lock (reading the schema) for the whole
+// busy timeout, so only busy_timeout and the transaction mode go there.
+type sqliteConnector struct {
+	dsn     string
+	pragmas []string
+}
+
+var sqliteDriver = func() driver.Driver {
+	db, _ := sql.Open("sqlite", "")
+	defer db.Close()
+	return db.Driver()
+}()
+
+func (c *sqliteConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := sqliteDriver.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("the sqlite driver cannot execute statements with a context")
+	}
+	for _, p := range c.pragmas {
+		if _, err := ex.ExecContext(ctx, "PRAGMA "+p, nil); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return conn, nil
+}
+
+func (c *sqliteConnector) Driver() driver.Driver { return sqliteDriver }
 
 func (d *sqliteDialect) name() string               { return "sqlite" }
 func (d *sqliteDialect) describe() string           { return "sqlite " + d.path }
