@@ -279,3 +279,54 @@ func TestLockedDatabaseFailsAppendsAtTheDeadline(t *testing.T) {
 		t.Fatalf("%d inferences recorded, want the 2 appended outside the lock", len(infs))
 	}
 }
+
+// An open that outlasts Configure's share of the host's deadline (here:
+// none left at all) does not fail the start; it carries on in the
+// background, and the tools answer from the imported ledger once it is done.
+func TestSlowOpenFinishesInTheBackground(t *testing.T) {
+	dir := t.TempDir()
+	const n = 2000
+	var b strings.Builder
+	base := time.Now().UTC().Add(-time.Hour)
+	for i := range n {
+		line, err := json.Marshal(ledger.Inference{Time: base.Add(time.Duration(i) * time.Millisecond), Model: "offline-small", Route: "gateway", InputTokens: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, ledger.InferencesFile), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := New()
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if err := p.Configure(expired, json.RawMessage(fmt.Sprintf(`{"state_dir": %q}`, dir))); err != nil {
+		t.Fatalf("Configure with no time left to open the ledger: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if p.st.Load().stopOpening == nil {
+		t.Fatal("the open that did not fit in Configure was not carried on in the background")
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r, err := hooks.Ask[*hooks.ToolResult](ctx, sdk.Adapt(p), hooks.PreToolCallCanProvideResult,
+			hooks.ToolCallRequest{Name: bridge.ToolBurn, Arguments: json.RawMessage(`{"window":"all"}`)})
+		if err != nil || r == nil {
+			t.Fatalf("burn: %+v, %v", r, err)
+		}
+		if !r.IsError {
+			var burn bridge.Burn
+			if err := json.Unmarshal([]byte(r.Content), &burn); err != nil || burn.Inferences != n {
+				t.Fatalf("burn after the background open = %s, want all %d imported inferences", r.Content, n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background open did not finish within 60s: %s", r.Content)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
