@@ -232,9 +232,14 @@ func (l *lazyStore) Prune(ctx context.Context, before time.Time) (ledger.PruneSt
 	return st, l.fail("prune", s, err)
 }
 
-// Describe names the database whether or not it is open.
+// Describe names the database whether or not it is open, without
+// waiting for an open in progress.
 func (l *lazyStore) Describe() string {
-	l.sem <- struct{}{}
+	select {
+	case l.sem <- struct{}{}:
+	default:
+		return l.backend() + " (being opened)"
+	}
 	defer func() { <-l.sem }()
 	if l.store != nil {
 		return l.store.Describe()
