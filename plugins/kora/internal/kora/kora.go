@@ -291,7 +291,7 @@ func (p *Plugin) PostLLMCall(ctx context.Context, inf hooks.Inference) error {
 }
 
 // Limits on what the audit copies from a call, so one huge argument or
-// error cannot bloat every later read of the ledger.
+// error cannot bloat the ledger or an audit tail a model reads.
 const (
 	maxAuditArgs  = 2048
 	maxAuditError = 300
