@@ -87,13 +87,13 @@ func startFrom(t *testing.T, stateDir, binDir string, opts host.Options) *rig {
 // (0: the newest both speak).
 func startOver(t *testing.T, stateDir, binDir string, protocol int, opts host.Options) *rig {
 	t.Helper()
-	logs := &syncbuf.Buffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("host and plugin log:\n%s", logs.String())
-		}
-	})
-	src := fmt.Sprintf(`
+	return startConfig(t, stateDir, binDir, protocol, opts, "", "")
+}
+
+// koraTOML is the host config the rigs run: entryKeys are added to
+// [plugins.entries.kora], tables after Kora's own.
+func koraTOML(stateDir, binDir string, protocol int, entryKeys, tables string) string {
+	return fmt.Sprintf(`
 [llm]
 provider = "offline"
 model = "offline-small"
@@ -105,11 +105,25 @@ dir = %q
 [plugins.entries.kora]
 timeout = "5s"
 protocol = %d
+%s
 [plugins.entries.kora.config]
 state_dir = %q
 [plugins.entries.kora.config.budget]
 daily_usd = 1.0
-`, binDir, protocol, stateDir)
+%s
+`, binDir, protocol, entryKeys, stateDir, tables)
+}
+
+// startConfig is startOver with koraTOML's additions.
+func startConfig(t *testing.T, stateDir, binDir string, protocol int, opts host.Options, entryKeys, tables string) *rig {
+	t.Helper()
+	logs := &syncbuf.Buffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("host and plugin log:\n%s", logs.String())
+		}
+	})
+	src := koraTOML(stateDir, binDir, protocol, entryKeys, tables)
 	cfg, err := config.Parse([]byte(src), "e2e.toml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)

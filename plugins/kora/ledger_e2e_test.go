@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
@@ -216,5 +220,46 @@ func TestExportCommand(t *testing.T) {
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "hookhost plugin") {
 		t.Fatalf("kora without arguments: %v, %q", err, stderr.String())
+	}
+}
+
+// The DSN can come from the host's environment, for a password that must
+// not sit in the config file: Kora reads it only when the operator lists
+// the variable in the entry's env, and otherwise refuses to start, saying
+// so.
+func TestLedgerDSNFromTheEnvironment(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	elsewhere := filepath.Join(t.TempDir(), "shared.db")
+	t.Setenv("KORA_E2E_LEDGER_DSN", "sqlite:"+elsewhere)
+	const ledgerTable = "[plugins.entries.kora.config.ledger]\ndsn_env = \"KORA_E2E_LEDGER_DSN\"\n"
+
+	// Not listed in env: the host does not pass it, and Kora says what to do.
+	cfg, err := config.Parse([]byte(koraTOML(state, pluginDir, 0, "", ledgerTable)), "e2e.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: hclog.NewNullLogger()})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	h.Close(ctx)
+	cancel()
+	if len(errs) == 0 || !strings.Contains(fmt.Sprint(errs), "ledger.dsn_env names KORA_E2E_LEDGER_DSN, which is not set in Kora's environment: list it in env") {
+		t.Fatalf("kora started without the DSN's variable in env, or said something else: %v", errs)
+	}
+
+	// Listed: the ledger is the database the variable names.
+	r := startConfig(t, state, pluginDir, 0, host.Options{}, `env = ["KORA_E2E_LEDGER_DSN"]`, ledgerTable)
+	r.send(t, "what's my burn?")
+	r.flush(t)
+	st, err := ledger.Open(context.Background(), ledger.Options{DSN: "sqlite:" + elsewhere})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	recs, total, err := st.RecentToolCalls(context.Background(), 10)
+	if err != nil || total != 1 || recs[0].Name != bridge.ToolBurn {
+		t.Fatalf("the database dsn_env names holds %d tool calls (%+v, %v), want the one burn call", total, recs, err)
+	}
+	if _, err := os.Stat(filepath.Join(state, ledger.DefaultSQLiteFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Kora also created a database in state_dir (stat: %v)", err)
 	}
 }
