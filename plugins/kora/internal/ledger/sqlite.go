@@ -72,25 +72,55 @@ func openSQLite(ctx context.Context, o Options, dsn string) (*sql.DB, dialect, e
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
 	q.Set("_busy_timeout", fmt.Sprint(o.LockTimeout.Milliseconds()))
+	pragmas := []string{
+		"synchronous=" + sync,
+		fmt.Sprintf("cache_size=-%d", sqliteCacheKiB),
+		"mmap_size=0",
+		"temp_store=FILE",
+	}
 	// The path is a plain file name (no URI), so it needs no escaping;
 	// the driver splits the parameters off at the first ?.
-	db := sql.OpenDB(&sqliteConnector{
-		dsn: path + "?" + q.Encode(),
-		pragmas: []string{
-			"synchronous=" + sync,
-			fmt.Sprintf("cache_size=-%d", sqliteCacheKiB),
-			"mmap_size=0",
-			"temp_store=FILE",
-		},
-	})
-	db.SetMaxOpenConns(sqliteMaxConns)
-	db.SetMaxIdleConns(sqliteMaxConns)
-	db.SetConnMaxIdleTime(time.Minute)
-	if err := d.enableWAL(ctx, db); err != nil {
+	db := newSQLiteDB(path+"?"+q.Encode(), pragmas)
+	err := d.enableWAL(ctx, db)
+	if err != nil && d.kind(err) == KindReadOnly && d.readableAsIs() {
+		// SQLite cannot open a WAL database whose directory it cannot
+		// write (it needs the -shm file). With no WAL content left to
+		// read, the file alone is the whole database: open it as an
+		// immutable read-only file so reports keep working and appends
+		// fail as read-only.
+		db.Close()
+		u := url.URL{Path: path}
+		ro := url.Values{}
+		ro.Set("mode", "ro")
+		ro.Set("immutable", "1")
+		db = newSQLiteDB("file:"+u.EscapedPath()+"?"+ro.Encode()+"&"+q.Encode(), pragmas[1:])
+		if err = db.PingContext(ctx); err == nil {
+			o.Log.Warn("ledger: the database cannot be written; reports only, every append fails (ledger_read_only)", "path", path)
+		}
+	}
+	if err != nil {
 		db.Close()
 		return fail(err)
 	}
 	return db, d, nil
+}
+
+func newSQLiteDB(dsn string, pragmas []string) *sql.DB {
+	db := sql.OpenDB(&sqliteConnector{dsn: dsn, pragmas: pragmas})
+	db.SetMaxOpenConns(sqliteMaxConns)
+	db.SetMaxIdleConns(sqliteMaxConns)
+	db.SetConnMaxIdleTime(time.Minute)
+	return db
+}
+
+// readableAsIs reports whether the database file exists and no WAL
+// content waits to be checkpointed into it.
+func (d *sqliteDialect) readableAsIs() bool {
+	if fi, err := os.Stat(d.path); err != nil || fi.Size() == 0 {
+		return false
+	}
+	fi, err := os.Stat(d.path + "-wal")
+	return errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0)
 }
 
 // enableWAL switches the file to WAL unless it already is. A read-only
