@@ -453,3 +453,23 @@ func TestImportOfAShorterFileLeavesIt(t *testing.T) {
 		t.Errorf("import after one more line = %+v, %v; want 1 inference", st, err)
 	}
 }
+
+func TestImportSkipsAnOverlongLine(t *testing.T) {
+	defer func(old int) { maxImportLine = old }(maxImportLine)
+	maxImportLine = 200 // well past the records below, far below the junk
+	state := t.TempDir()
+	good := `{"time":"2026-11-03T00:00:00Z","model":"m","route":"r","input_tokens":3}` + "\n"
+	content := good + strings.Repeat("x", 200_000) + "\n" + good + strings.Repeat("y", 100_000)
+	if err := os.WriteFile(filepath.Join(state, InferencesFile), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, Options{DSN: "sqlite:" + filepath.Join(t.TempDir(), "ledger.db")})
+	st, err := s.ImportJSONL(context.Background(), state)
+	if err != nil || st.Inferences != 2 || st.Skipped != 2 {
+		t.Fatalf("import = %+v, %v; want 2 inferences and 2 skipped lines", st, err)
+	}
+	st, err = s.ImportJSONL(context.Background(), state)
+	if err != nil || st != (ImportStats{}) {
+		t.Errorf("second import = %+v, %v; want nothing: the offset passed the long lines", st, err)
+	}
+}
