@@ -1,6 +1,6 @@
 // Package bridge serves Kora's tools (kora__get_operational_state,
 // kora__get_burn, kora__get_budget, kora__recent_inferences,
-// kora__audit_tail) from the ledger and Kora's config, as typed SDK tools
+// kora__audit_tail) from the ledger's Store and Kora's config, as typed SDK tools
 // (sdk.NewTool): each tool's arguments are a Go struct, from which the SDK
 // derives the schema the host checks a call against before Kora is asked,
 // and into which the SDK decodes the arguments strictly. An argument the
@@ -14,11 +14,13 @@
 //	{"error": "kora_tool_dispatch_error: <kind>: <message>"}
 //
 // with IsError set, which a model reads and can recover from. Kinds are the
-// Kind constants.
+// Kind constants; a failure of the ledger's database carries the ledger's
+// own kind (ledger_locked, ledger_corrupt, ...).
 package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,9 +38,15 @@ const (
 	// does not accept. The host and the SDK check the schema first, so
 	// this is the tools' own defence, for bounds and windows.
 	KindBadArguments Kind = "bad_arguments"
-	// KindLedgerUnreadable: the ledger files could not be read (the
-	// state directory's permissions or disk).
-	KindLedgerUnreadable Kind = "ledger_unreadable"
+	// The ledger's database failed; the kinds are the ledger's (see
+	// ledger.ErrorKind for what each means).
+	KindLedgerLocked      = Kind(ledger.KindLocked)
+	KindLedgerFull        = Kind(ledger.KindFull)
+	KindLedgerReadOnly    = Kind(ledger.KindReadOnly)
+	KindLedgerCorrupt     = Kind(ledger.KindCorrupt)
+	KindLedgerUnavailable = Kind(ledger.KindUnavailable)
+	KindLedgerSchema      = Kind(ledger.KindSchema)
+	KindLedgerFailed      = Kind(ledger.KindFailed)
 	// KindNotConfigured: the host has not configured Kora yet.
 	KindNotConfigured Kind = "not_configured"
 	// KindNotAllowed: the operator left the tool off Kora's allowlist.
@@ -62,6 +70,18 @@ func failf(kind Kind, format string, a ...any) *Error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, a...)}
 }
 
+// ledgerFailure turns an error of the Store into a tool failure of the
+// ledger's kind. The message keeps who failed and doing what, without
+// repeating the kind the prefix already gives.
+func ledgerFailure(err error) *Error {
+	kind := ledger.KindOf(err)
+	var le *ledger.Error
+	if errors.As(err, &le) {
+		return failf(Kind(kind), "kora: ledger (%s): %s: %v", le.Backend, le.Op, le.Err)
+	}
+	return failf(Kind(kind), "%v", err)
+}
+
 // Budget is the spending limit in USD; 0 means no limit.
 type Budget struct {
 	DailyUSD float64
@@ -80,7 +100,7 @@ type Settings struct {
 
 // Bridge serves Kora's tools. It is safe for concurrent use.
 type Bridge struct {
-	ledger   *ledger.Ledger
+	store    ledger.Store
 	settings Settings
 	allowed  map[string]bool
 	log      hclog.Logger
@@ -88,8 +108,8 @@ type Bridge struct {
 	Now func() time.Time
 }
 
-// New returns a bridge reading l under settings.
-func New(l *ledger.Ledger, s Settings, log hclog.Logger) *Bridge {
+// New returns a bridge reporting from store under settings.
+func New(store ledger.Store, s Settings, log hclog.Logger) *Bridge {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
@@ -97,7 +117,7 @@ func New(l *ledger.Ledger, s Settings, log hclog.Logger) *Bridge {
 	for _, n := range s.Allowlist {
 		allowed[n] = true
 	}
-	return &Bridge{ledger: l, settings: s, allowed: allowed, log: log, Now: time.Now}
+	return &Bridge{store: store, settings: s, allowed: allowed, log: log, Now: time.Now}
 }
 
 // Allowed reports whether the operator lets Kora answer the named tool.
@@ -112,7 +132,7 @@ type Source func() (*Bridge, error)
 // the configured bridge, only if the tool is allowed, and turns a panic
 // into an internal error, so that one bug costs one tool call, not the
 // plugin process, and still reads as a Kora error.
-func serve[Args any](src Source, name string, run func(*Bridge, Args) (any, error)) func(context.Context, Args) (any, error) {
+func serve[Args any](src Source, name string, run func(context.Context, *Bridge, Args) (any, error)) func(context.Context, Args) (any, error) {
 	return func(ctx context.Context, args Args) (v any, err error) {
 		b, err := src()
 		if err != nil {
@@ -130,6 +150,6 @@ func serve[Args any](src Source, name string, run func(*Bridge, Args) (any, erro
 		if err := ctx.Err(); err != nil {
 			return nil, failf(KindInternal, "%s: %v", name, err)
 		}
-		return run(b, args)
+		return run(ctx, b, args)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -27,23 +25,33 @@ func settings() Settings {
 	return Settings{Allowlist: ToolNames(), Budget: Budget{DailyUSD: 1, TotalUSD: 10}, PrimaryState: "nominal", ClaimsGranted: true}
 }
 
-func newBridge(t *testing.T, s Settings, infs []ledger.Inference, calls []ledger.ToolCall) *Bridge {
+// newStore opens a real SQLite ledger in a fresh directory, on the test's
+// clock.
+func newStore(t *testing.T) ledger.Store {
 	t.Helper()
-	l, err := ledger.OpenJSONL(t.TempDir(), nil)
+	st, err := ledger.Open(context.Background(), ledger.Options{StateDir: t.TempDir(), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newBridge(t *testing.T, s Settings, infs []ledger.Inference, calls []ledger.ToolCall) *Bridge {
+	t.Helper()
+	st := newStore(t)
+	ctx := context.Background()
 	for _, r := range infs {
-		if err := l.AppendInference(r); err != nil {
+		if err := st.AppendInference(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, r := range calls {
-		if err := l.AppendToolCall(r); err != nil {
+		if err := st.AppendToolCall(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b := New(l, s, nil)
+	b := New(st, s, nil)
 	b.Now = func() time.Time { return now }
 	return b
 }
@@ -387,16 +395,46 @@ func TestBadArgumentsPastTheHostAreRefusedByTheSDK(t *testing.T) {
 	}
 }
 
-func TestLedgerUnreadable(t *testing.T) {
-	b := newBridge(t, settings(), nil, nil)
-	if err := os.Mkdir(filepath.Join(b.ledger.Dir(), ledger.InferencesFile), 0o700); err != nil {
+// A failing database answers with the ledger's own kind, the same the
+// store reports, and the bridge keeps answering the tools that do not
+// need it.
+func TestLedgerFailureCarriesTheLedgerKind(t *testing.T) {
+	b := newBridge(t, settings(), sampleInferences(), nil)
+	if err := b.store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, tool := range []string{ToolBurn, ToolBudget, ToolOperationalState, ToolRecentInferences} {
-		failed(t, provide(t, b, tool, `{}`), KindLedgerUnreadable, ledger.InferencesFile)
+	_, storeErr := b.store.Burn(context.Background(), time.Time{})
+	kind := Kind(ledger.KindOf(storeErr))
+	if storeErr == nil || !strings.HasPrefix(string(kind), "ledger_") {
+		t.Fatalf("a closed store's burn = %v (kind %q), want a ledger error", storeErr, kind)
 	}
-	if r := provide(t, b, ToolAuditTail, `{}`); r == nil || r.IsError {
-		t.Errorf("the audit stream is intact but %s failed: %+v", ToolAuditTail, r)
+	for _, tool := range ToolNames() {
+		failed(t, provide(t, b, tool, `{}`), kind, "kora: ledger (sqlite)")
+	}
+}
+
+// Costs are summed in the ledger's integer nano-dollars, so many small
+// ones add up exactly, and by_model and by_route regroup the same groups.
+func TestBurnSumsExactly(t *testing.T) {
+	var infs []ledger.Inference
+	for i := range 1000 {
+		route := "gateway"
+		if i%2 == 1 {
+			route = "bypass"
+		}
+		infs = append(infs, ledger.Inference{Time: now.Add(-time.Duration(i) * time.Second), Model: "m" + fmt.Sprint(i%3), Route: route, InputTokens: 1, OutputTokens: 2, CostUSD: 0.000001})
+	}
+	b := newBridge(t, settings(), infs, nil)
+	var today Burn
+	ok(t, provide(t, b, ToolBurn, `{}`), &today)
+	if today.Inferences != 1000 || today.CostUSD != 0.001 || today.InputTokens != 1000 || today.OutputTokens != 2000 {
+		t.Errorf("today = %+v, want 1000 inferences costing exactly 0.001", today.Totals)
+	}
+	if len(today.ByModel) != 3 || today.ByModel["m0"].Inferences != 334 || today.ByModel["m1"].Inferences != 333 {
+		t.Errorf("by model = %+v", today.ByModel)
+	}
+	if len(today.ByRoute) != 2 || today.ByRoute["gateway"].Inferences != 500 || today.ByRoute["bypass"].CostUSD != 0.0005 {
+		t.Errorf("by route = %+v", today.ByRoute)
 	}
 }
 
@@ -408,21 +446,6 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	b.Now = func() time.Time { return now }
 	if r := provide(t, b, ToolBurn, `{}`); r == nil || r.IsError {
 		t.Fatalf("after a panic: %+v", r)
-	}
-}
-
-func TestTornLedgerStillAnswers(t *testing.T) {
-	b := newBridge(t, settings(), sampleInferences(), nil)
-	f, err := os.OpenFile(filepath.Join(b.ledger.Dir(), ledger.InferencesFile), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`{"time":"2026-11-22T15:00:00Z","model":"offl`)
-	f.Close()
-	var all Burn
-	ok(t, provide(t, b, ToolBurn, `{"window":"all"}`), &all)
-	if all.Inferences != 5 || all.SkippedLines != 1 {
-		t.Errorf("with a torn last line: %d inferences, %d skipped; want 5 and 1", all.Inferences, all.SkippedLines)
 	}
 }
 

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"slices"
@@ -15,26 +16,38 @@ const Unlimited = "unlimited"
 
 // Totals is the spend of a set of inferences.
 type Totals struct {
-	Inferences   int     `json:"inferences"`
-	Escalated    int     `json:"escalated"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
+	Inferences   int64   `json:"inferences"`
+	Escalated    int64   `json:"escalated"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
 }
 
-func (t *Totals) add(r ledger.Inference) {
-	t.Inferences++
-	if r.Escalated {
-		t.Escalated++
-	}
-	t.InputTokens += r.InputTokens
-	t.OutputTokens += r.OutputTokens
-	t.CostUSD += r.CostUSD
+// tally sums groups in the ledger's integer nano-dollars, so the sum is
+// exact, and converts to dollars only for the answer.
+type tally ledger.Totals
+
+func (t *tally) add(g ledger.Totals) {
+	t.Inferences += g.Inferences
+	t.Escalated += g.Escalated
+	t.InputTokens += g.InputTokens
+	t.OutputTokens += g.OutputTokens
+	t.CostNanoUSD += g.CostNanoUSD
 }
 
-func (t Totals) rounded() Totals {
-	t.CostUSD = usd(t.CostUSD)
-	return t
+func addTo(m map[string]*tally, key string, g ledger.Totals) {
+	if m[key] == nil {
+		m[key] = &tally{}
+	}
+	m[key].add(g)
+}
+
+func (t tally) totals() Totals {
+	return Totals{
+		Inferences: t.Inferences, Escalated: t.Escalated,
+		InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+		CostUSD: usd(ledger.USD(t.CostNanoUSD)),
+	}
 }
 
 // Burn is kora__get_burn's result.
@@ -47,8 +60,6 @@ type Burn struct {
 	ByRoute map[string]Totals `json:"by_route"`
 	// UnpricedModels had no price when recorded; their cost counts as 0.
 	UnpricedModels []string `json:"unpriced_models,omitempty"`
-	// SkippedLines are ledger lines that could not be read (see the log).
-	SkippedLines int `json:"skipped_lines,omitempty"`
 }
 
 // windowStart returns when a window begins; zero for "all". Days are UTC
@@ -66,55 +77,41 @@ func windowStart(window string, now time.Time) (time.Time, error) {
 	return time.Time{}, failf(KindBadArguments, "window must be one of %s; got %q", strings.Join(Windows, ", "), window)
 }
 
-func (b *Bridge) inferences() ([]ledger.Inference, ledger.ReadStats, error) {
-	recs, st, err := b.ledger.Inferences()
-	if err != nil {
-		return nil, st, failf(KindLedgerUnreadable, "%v", err)
-	}
-	return recs, st, nil
-}
-
-func (b *Bridge) burn(window string) (*Burn, error) {
+func (b *Bridge) burn(ctx context.Context, window string) (*Burn, error) {
 	since, err := windowStart(window, b.Now())
 	if err != nil {
 		return nil, err
 	}
-	recs, st, err := b.inferences()
+	groups, err := b.store.Burn(ctx, since)
 	if err != nil {
-		return nil, err
+		return nil, ledgerFailure(err)
 	}
-	out := &Burn{Window: window, ByModel: map[string]Totals{}, ByRoute: map[string]Totals{}, SkippedLines: st.Skipped}
+	out := &Burn{Window: window, ByModel: map[string]Totals{}, ByRoute: map[string]Totals{}}
 	if !since.IsZero() {
 		out.Since = &since
 	}
-	var total Totals
+	var total tally
+	byModel, byRoute := map[string]*tally{}, map[string]*tally{}
 	unpriced := map[string]bool{}
-	for _, r := range recs {
-		if r.Time.Before(since) {
-			continue
-		}
-		total.add(r)
-		m := out.ByModel[r.Model]
-		m.add(r)
-		out.ByModel[r.Model] = m
-		route := r.Route
+	for _, g := range groups {
+		total.add(g.Totals)
+		route := g.Route
 		if route == "" {
 			route = "unknown"
 		}
-		rt := out.ByRoute[route]
-		rt.add(r)
-		out.ByRoute[route] = rt
-		if r.Unpriced && !unpriced[r.Model] {
-			unpriced[r.Model] = true
-			out.UnpricedModels = append(out.UnpricedModels, r.Model)
+		addTo(byModel, g.Model, g.Totals)
+		addTo(byRoute, route, g.Totals)
+		if g.Unpriced && !unpriced[g.Model] {
+			unpriced[g.Model] = true
+			out.UnpricedModels = append(out.UnpricedModels, g.Model)
 		}
 	}
-	out.Totals = total.rounded()
-	for k, v := range out.ByModel {
-		out.ByModel[k] = v.rounded()
+	out.Totals = total.totals()
+	for k, v := range byModel {
+		out.ByModel[k] = v.totals()
 	}
-	for k, v := range out.ByRoute {
-		out.ByRoute[k] = v.rounded()
+	for k, v := range byRoute {
+		out.ByRoute[k] = v.totals()
 	}
 	slices.Sort(out.UnpricedModels)
 	return out, nil
@@ -131,18 +128,17 @@ type BudgetReport struct {
 	RemainingTotalUSD any     `json:"remaining_total_usd"`
 	// Status is "within budget", "daily budget exhausted" or "total budget
 	// exhausted".
-	Status       string `json:"status"`
-	SkippedLines int    `json:"skipped_lines,omitempty"`
+	Status string `json:"status"`
 
 	exhausted bool
 }
 
-func (b *Bridge) budgetReport() (*BudgetReport, error) {
-	today, err := b.burn("today")
+func (b *Bridge) budgetReport(ctx context.Context) (*BudgetReport, error) {
+	today, err := b.burn(ctx, "today")
 	if err != nil {
 		return nil, err
 	}
-	all, err := b.burn("all")
+	all, err := b.burn(ctx, "all")
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +146,7 @@ func (b *Bridge) budgetReport() (*BudgetReport, error) {
 	r := &BudgetReport{
 		DailyUSD: limit(lim.DailyUSD), SpentTodayUSD: today.CostUSD, RemainingTodayUSD: remaining(lim.DailyUSD, today.CostUSD),
 		TotalUSD: limit(lim.TotalUSD), SpentTotalUSD: all.CostUSD, RemainingTotalUSD: remaining(lim.TotalUSD, all.CostUSD),
-		Status: "within budget", SkippedLines: all.SkippedLines,
+		Status: "within budget",
 	}
 	switch {
 	case lim.TotalUSD > 0 && all.CostUSD >= lim.TotalUSD:
@@ -160,8 +156,6 @@ func (b *Bridge) budgetReport() (*BudgetReport, error) {
 	}
 	return r, nil
 }
-
-func (b *Bridge) budget() (*BudgetReport, error) { return b.budgetReport() }
 
 func limit(l float64) any {
 	if l <= 0 {
@@ -192,8 +186,8 @@ type OperationalState struct {
 	AsOf                  string  `json:"as_of"`
 }
 
-func (b *Bridge) operationalState() (*OperationalState, error) {
-	br, err := b.budgetReport()
+func (b *Bridge) operationalState(ctx context.Context) (*OperationalState, error) {
+	br, err := b.budgetReport(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -218,21 +212,11 @@ func (b *Bridge) operationalState() (*OperationalState, error) {
 }
 
 // Recent is the result of the two list tools: the newest Count entries of
-// Total, newest first.
+// Total (every record ever made, retained or rolled up), newest first.
 type Recent[T any] struct {
-	Count        int `json:"count"`
-	Total        int `json:"total"`
-	Entries      []T `json:"entries"`
-	SkippedLines int `json:"skipped_lines,omitempty"`
-}
-
-func newest[T any](recs []T, n int, skipped int) *Recent[T] {
-	k := min(n, len(recs))
-	out := make([]T, 0, k)
-	for i := len(recs) - 1; i >= len(recs)-k; i-- {
-		out = append(out, recs[i])
-	}
-	return &Recent[T]{Count: k, Total: len(recs), Entries: out, SkippedLines: skipped}
+	Count   int   `json:"count"`
+	Total   int64 `json:"total"`
+	Entries []T   `json:"entries"`
 }
 
 // InferenceView is one entry of kora__recent_inferences: the ledger record
@@ -267,10 +251,10 @@ type ToolCallView struct {
 // a tail needs.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func (b *Bridge) recentInferences(n int) (*Recent[InferenceView], error) {
-	recs, st, err := b.inferences()
+func (b *Bridge) recentInferences(ctx context.Context, n int) (*Recent[InferenceView], error) {
+	recs, total, err := b.store.RecentInferences(ctx, n)
 	if err != nil {
-		return nil, err
+		return nil, ledgerFailure(err)
 	}
 	views := make([]InferenceView, len(recs))
 	for i, r := range recs {
@@ -280,13 +264,13 @@ func (b *Bridge) recentInferences(n int) (*Recent[InferenceView], error) {
 			Escalated: r.Escalated, Reason: r.Reason, Error: r.Error,
 		}
 	}
-	return newest(views, n, st.Skipped), nil
+	return &Recent[InferenceView]{Count: len(views), Total: total, Entries: views}, nil
 }
 
-func (b *Bridge) auditTail(n int) (*Recent[ToolCallView], error) {
-	recs, st, err := b.ledger.ToolCalls()
+func (b *Bridge) auditTail(ctx context.Context, n int) (*Recent[ToolCallView], error) {
+	recs, total, err := b.store.RecentToolCalls(ctx, n)
 	if err != nil {
-		return nil, failf(KindLedgerUnreadable, "%v", err)
+		return nil, ledgerFailure(err)
 	}
 	views := make([]ToolCallView, len(recs))
 	for i, r := range recs {
@@ -295,7 +279,7 @@ func (b *Bridge) auditTail(n int) (*Recent[ToolCallView], error) {
 			AnsweredBy: r.AnsweredBy, Arguments: r.Arguments, Error: r.Error, DurationMS: r.DurationMS,
 		}
 	}
-	return newest(views, n, st.Skipped), nil
+	return &Recent[ToolCallView]{Count: len(views), Total: total, Entries: views}, nil
 }
 
 // usd rounds to a millionth of a dollar, below any price a ledger records,

@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"context"
+
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
@@ -82,32 +84,32 @@ func (a limitArgs) n() (int, error) {
 func Tools(src Source) []sdk.Tool {
 	return []sdk.Tool{
 		sdk.NewTool(ToolOperationalState, descOperationalState, serve(src, ToolOperationalState,
-			func(b *Bridge, _ noArgs) (any, error) { return b.operationalState() })),
+			func(ctx context.Context, b *Bridge, _ noArgs) (any, error) { return b.operationalState(ctx) })),
 		sdk.NewTool(ToolBurn, descBurn, serve(src, ToolBurn,
-			func(b *Bridge, a burnArgs) (any, error) {
+			func(ctx context.Context, b *Bridge, a burnArgs) (any, error) {
 				w := "today"
 				if a.Window != nil {
 					w = *a.Window
 				}
-				return b.burn(w)
+				return b.burn(ctx, w)
 			})),
 		sdk.NewTool(ToolBudget, descBudget, serve(src, ToolBudget,
-			func(b *Bridge, _ noArgs) (any, error) { return b.budget() })),
+			func(ctx context.Context, b *Bridge, _ noArgs) (any, error) { return b.budgetReport(ctx) })),
 		sdk.NewTool(ToolRecentInferences, descRecentInferences, serve(src, ToolRecentInferences,
-			func(b *Bridge, a limitArgs) (any, error) {
+			func(ctx context.Context, b *Bridge, a limitArgs) (any, error) {
 				n, err := a.n()
 				if err != nil {
 					return nil, err
 				}
-				return b.recentInferences(n)
+				return b.recentInferences(ctx, n)
 			})),
 		sdk.NewTool(ToolAuditTail, descAuditTail, serve(src, ToolAuditTail,
-			func(b *Bridge, a limitArgs) (any, error) {
+			func(ctx context.Context, b *Bridge, a limitArgs) (any, error) {
 				n, err := a.n()
 				if err != nil {
 					return nil, err
 				}
-				return b.auditTail(n)
+				return b.auditTail(ctx, n)
 			})),
 	}
 }

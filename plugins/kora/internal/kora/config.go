@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
 	"github.com/hookhost/hookhost/plugins/kora/internal/router"
 )
 
@@ -38,7 +42,35 @@ type Config struct {
 	Prices map[string]Price `json:"prices"`
 	// Router configures escalation from the small tier to the strong model.
 	Router router.Config `json:"router"`
+	// Ledger picks the database behind the ledger and its retention.
+	Ledger Ledger `json:"ledger"`
 }
+
+// Ledger is the [ledger] subtable.
+type Ledger struct {
+	// DSN names the database: "" for SQLite at state_dir/ledger.db,
+	// "sqlite:<path>", or a PostgreSQL URL.
+	DSN string `json:"dsn"`
+	// DSNEnv names an environment variable holding the DSN instead, so a
+	// password never sits in the config file.
+	DSNEnv string `json:"dsn_env"`
+	// Synchronous is SQLite's durability, "full" or "normal".
+	Synchronous string `json:"synchronous"`
+	// KeepDays is how many days of detailed records are kept; 0 keeps
+	// them forever. Daily totals are kept regardless.
+	KeepDays int `json:"keep_days"`
+
+	// dsn is the DSN in force: DSN, or the value of DSNEnv.
+	dsn string
+}
+
+// ResolvedDSN is the DSN Kora opens: ledger.dsn, or the value of the
+// variable ledger.dsn_env names, as read when the config was parsed.
+func (l Ledger) ResolvedDSN() string { return l.dsn }
+
+// MinKeepDays is the shortest retention: the 7d burn window starts
+// mid-day eight UTC days back, and needs that day's details.
+const MinKeepDays = 8
 
 // Budget is the [budget] subtable.
 type Budget struct {
@@ -81,6 +113,7 @@ func defaults() Config {
 		ClaimPermission: ClaimGranted,
 		Prices:          DefaultPrices(),
 		Router:          router.Defaults(),
+		Ledger:          Ledger{Synchronous: ledger.SyncFull},
 	}
 }
 
@@ -91,6 +124,7 @@ var knownKeys = map[string]any{
 	"budget": map[string]any{"daily_usd": nil, "total_usd": nil},
 	"prices": map[string]any{"*": map[string]any{"input_per_mtok": nil, "output_per_mtok": nil}},
 	"router": map[string]any{"enabled": nil, "small_models": nil, "strong_model": nil, "hedge_phrases": nil},
+	"ledger": map[string]any{"dsn": nil, "dsn_env": nil, "synchronous": nil, "keep_days": nil},
 }
 
 // ParseConfig decodes and validates Kora's config. Every error names the key
@@ -135,6 +169,8 @@ func describe(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Float64:
 		return "a number"
+	case reflect.Int:
+		return "a whole number"
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
@@ -237,7 +273,82 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	return c.Router.Validate()
+	if err := c.Router.Validate(); err != nil {
+		return err
+	}
+	return c.Ledger.validate(os.LookupEnv)
+}
+
+// validate checks the [ledger] table and resolves the DSN. lookupEnv is
+// Kora's environment, which holds only what the operator listed in env.
+func (l *Ledger) validate(lookupEnv func(string) (string, bool)) error {
+	switch l.Synchronous {
+	case ledger.SyncFull, ledger.SyncNormal:
+	default:
+		return fmt.Errorf("ledger.synchronous = %q must be %q (a record survives a machine crash) or %q (it survives a crash of Kora only)",
+			l.Synchronous, ledger.SyncFull, ledger.SyncNormal)
+	}
+	if l.KeepDays < 0 || (l.KeepDays > 0 && l.KeepDays < MinKeepDays) {
+		return fmt.Errorf("ledger.keep_days = %d must be 0 (keep forever) or at least %d, so the 7d window keeps its details",
+			l.KeepDays, MinKeepDays)
+	}
+	if l.DSN != "" && l.DSNEnv != "" {
+		return errors.New("ledger.dsn and ledger.dsn_env are both set: use one (dsn_env when the DSN holds a password)")
+	}
+	l.dsn = l.DSN
+	key := "ledger.dsn"
+	if l.DSNEnv != "" {
+		if !envName.MatchString(l.DSNEnv) {
+			return fmt.Errorf("ledger.dsn_env = %q is not an environment variable name", l.DSNEnv)
+		}
+		v, set := lookupEnv(l.DSNEnv)
+		if !set {
+			return fmt.Errorf("ledger.dsn_env names %s, which is not set in Kora's environment: list it in env of [plugins.entries.kora]; the host passes only the variables listed there", l.DSNEnv)
+		}
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("ledger.dsn_env names %s, which is empty in Kora's environment: set it to \"sqlite:<path>\" or \"postgres://...\"", l.DSNEnv)
+		}
+		l.dsn = v
+		key = fmt.Sprintf("ledger.dsn_env (%s)", l.DSNEnv)
+	}
+	return checkDSN(key, l.dsn)
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkDSN accepts the DSNs ledger.Open knows. It never shows a DSN whole
+// in an error, as one may carry a password.
+func checkDSN(key, dsn string) error {
+	switch {
+	case dsn == "":
+		return nil
+	case strings.HasPrefix(dsn, "sqlite:"):
+		if strings.TrimSpace(strings.TrimPrefix(dsn, "sqlite:")) == "" {
+			return fmt.Errorf("%s = \"sqlite:\" names no file: use \"sqlite:<path>\", or leave it out for %s in state_dir", key, ledger.DefaultSQLiteFile)
+		}
+		return nil
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		if _, err := url.Parse(dsn); err != nil {
+			return fmt.Errorf("%s %q is not a valid PostgreSQL URL", key, redactDSN(dsn))
+		}
+		return nil
+	}
+	return fmt.Errorf("%s %q is not a DSN Kora knows: use \"sqlite:<path>\" or \"postgres://...\"", key, redactDSN(dsn))
+}
+
+// redactDSN shows enough of a DSN to recognise it: its scheme, or a value
+// without a scheme when it holds nothing that looks like a credential.
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i > 0 {
+		return dsn[:i] + "://..."
+	}
+	if i := strings.Index(dsn, ":"); i > 0 && envName.MatchString(dsn[:i]) {
+		return dsn[:i] + ":..."
+	}
+	if strings.ContainsAny(dsn, "=@") || len(dsn) > 200 {
+		return "..."
+	}
+	return dsn
 }
 
 func amount(key string, v float64) error {

@@ -4,10 +4,13 @@
 //
 // Lifecycle: the host starts the process, reads Info through Describe, then
 // calls Configure once with the [plugins.entries.kora.config] table before
-// any hook. Configure validates the table, opens the ledger under state_dir
-// and builds the bridge; a restarted process goes through the same steps,
-// and the ledger it reopens is the one its predecessor left. From then on
-// hooks may arrive concurrently:
+// any hook. Configure validates the table, opens the ledger's database
+// (SQLite in state_dir by default; ledger.dsn picks another) and builds the
+// bridge; a restarted process goes through the same steps, and the ledger
+// it reopens is the one its predecessor left. A database that cannot be
+// opened does not stop Kora: it logs why, its tools answer
+// kora_tool_dispatch_error: <kind>, and the database is tried again on use.
+// From then on hooks may arrive concurrently:
 //
 //   - pre_tool_call_can_provide_result, for kora__* tools only: the SDK
 //     answers them through the bridge's typed tools (package bridge);
@@ -15,6 +18,9 @@
 //     model (package router);
 //   - post_llm_call and post_tool_call: every inference (priced) and every
 //     tool call is appended to the ledger (package ledger).
+//
+// With ledger.keep_days set, a background loop prunes detailed records
+// past the horizon after Configure and then hourly, until Close.
 //
 // Kora's tool matchers are per hook: pre_tool_call_can_provide_result is
 // asked only for kora__* tools, so a native tool call costs no synchronous
@@ -29,6 +35,7 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -49,14 +56,29 @@ const Version = "0.1.0"
 type Plugin struct {
 	sdk.Base
 	st atomic.Pointer[state] // nil until Configure succeeds
+
+	// Tests set these before Configure: now replaces the clock of the
+	// ledger, the bridge and retention; afterPrune sees each retention pass.
+	now        func() time.Time
+	afterPrune func(ledger.PruneStats, error)
 }
 
 // state is everything Configure builds; it is replaced whole, never
 // mutated, so hooks read it without locks.
 type state struct {
 	cfg    Config
-	ledger *ledger.Ledger
+	ledger *lazyStore
 	bridge *bridge.Bridge
+	// stopPruning ends the retention loop; nil without retention.
+	stopPruning func()
+}
+
+// close stops what s started and closes its database.
+func (s *state) close() error {
+	if s.stopPruning != nil {
+		s.stopPruning()
+	}
+	return s.ledger.Close()
 }
 
 // New returns an unconfigured Kora.
@@ -89,26 +111,107 @@ func (p *Plugin) configuredBridge() (*bridge.Bridge, error) {
 	return st.bridge, nil
 }
 
-// Configure validates the config table and opens the ledger.
-func (p *Plugin) Configure(_ context.Context, raw json.RawMessage) error {
+// Configure validates the config table and opens the ledger. A config
+// error fails it; a database that cannot be opened does not (see the
+// package documentation).
+func (p *Plugin) Configure(ctx context.Context, raw json.RawMessage) error {
 	cfg, err := ParseConfig(raw)
 	if err != nil {
 		return err
 	}
 	log := p.Logger()
-	l, err := ledger.OpenJSONL(cfg.StateDir, log.Named("ledger"))
-	if err != nil {
-		return err
-	}
-	b := bridge.New(l, bridge.Settings{
+	store := newLazyStore(ledger.Options{
+		DSN:         cfg.Ledger.ResolvedDSN(),
+		StateDir:    cfg.StateDir,
+		Synchronous: cfg.Ledger.Synchronous,
+		Now:         p.now,
+		Log:         log.Named("ledger"),
+	}, log)
+	// The host's deadline for Configure covers the whole start; leave it
+	// room to spare, since a failed open is not a failed start.
+	openCtx, cancel := context.WithTimeout(ctx, openBudget(ctx))
+	_, _ = store.get(openCtx) // a failure is logged, and retried on use
+	cancel()
+	b := bridge.New(store, bridge.Settings{
 		Allowlist:     cfg.Allowlist,
 		Budget:        bridge.Budget{DailyUSD: cfg.Budget.DailyUSD, TotalUSD: cfg.Budget.TotalUSD},
 		PrimaryState:  cfg.PrimaryState,
 		ClaimsGranted: cfg.ClaimPermission == ClaimGranted,
 	}, log.Named("bridge"))
-	p.st.Store(&state{cfg: cfg, ledger: l, bridge: b})
-	log.Debug("configured", "state_dir", cfg.StateDir, "allowlist", strings.Join(cfg.Allowlist, ","),
-		"router", cfg.Router.Enabled, "strong_model", cfg.Router.StrongModel)
+	if p.now != nil {
+		b.Now = p.now
+	}
+	st := &state{cfg: cfg, ledger: store, bridge: b}
+	if cfg.Ledger.KeepDays > 0 {
+		st.stopPruning = p.prune(store, cfg.Ledger.KeepDays)
+	}
+	if old := p.st.Swap(st); old != nil {
+		old.close()
+	}
+	log.Debug("configured", "state_dir", cfg.StateDir, "ledger", store.Describe(), "allowlist", strings.Join(cfg.Allowlist, ","),
+		"router", cfg.Router.Enabled, "strong_model", cfg.Router.StrongModel, "keep_days", cfg.Ledger.KeepDays)
+	return nil
+}
+
+// openBudget is how long Configure waits for the database: half of what is
+// left of the host's deadline, at most a minute.
+func openBudget(ctx context.Context) time.Duration {
+	budget := time.Minute
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)/2)
+	}
+	return budget
+}
+
+// pruneEvery is how often retention runs after the first pass.
+const pruneEvery = time.Hour
+
+// prune runs retention in the background: once now, then every
+// pruneEvery, each pass deleting the details older than keepDays days.
+// The returned func stops it and waits for a pass in progress.
+func (p *Plugin) prune(store *lazyStore, keepDays int) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	log := p.Logger().Named("retention")
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(pruneEvery)
+		defer tick.Stop()
+		for {
+			now := time.Now
+			if p.now != nil {
+				now = p.now
+			}
+			before := now().Add(-time.Duration(keepDays) * 24 * time.Hour)
+			st, err := store.Prune(ctx, before)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Warn("retention: prune failed; retried in an hour", "error", err.Error())
+			default:
+				log.Info("retention: pruned details past the horizon (daily totals kept)", "keep_days", keepDays,
+					"before", before.UTC().Format(time.RFC3339), "inferences", st.Inferences, "tool_calls", st.ToolCalls)
+			}
+			if p.afterPrune != nil {
+				p.afterPrune(st, err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// Close stops retention and closes the ledger's database. The process
+// exiting does as much; Close is for a Kora run in-process.
+func (p *Plugin) Close() error {
+	if st := p.st.Swap(nil); st != nil {
+		return st.close()
+	}
 	return nil
 }
 
@@ -131,13 +234,13 @@ func (p *Plugin) PostLLMCallCanReissue(_ context.Context, call hooks.LLMCall) (*
 }
 
 // PostLLMCall records one inference, priced.
-func (p *Plugin) PostLLMCall(_ context.Context, inf hooks.Inference) error {
+func (p *Plugin) PostLLMCall(ctx context.Context, inf hooks.Inference) error {
 	st := p.st.Load()
 	if st == nil {
 		return errNotConfigured
 	}
 	price, priced := st.cfg.Prices[inf.Model]
-	return st.ledger.AppendInference(ledger.Inference{
+	return st.ledger.AppendInference(ctx, ledger.Inference{
 		SessionID:    inf.SessionID,
 		Iteration:    inf.Iteration,
 		Model:        inf.Model,
@@ -162,7 +265,7 @@ const (
 )
 
 // PostToolCall records one tool call in the audit.
-func (p *Plugin) PostToolCall(_ context.Context, out hooks.ToolCallOutcome) error {
+func (p *Plugin) PostToolCall(ctx context.Context, out hooks.ToolCallOutcome) error {
 	st := p.st.Load()
 	if st == nil {
 		return errNotConfigured
@@ -182,7 +285,7 @@ func (p *Plugin) PostToolCall(_ context.Context, out hooks.ToolCallOutcome) erro
 	if out.Result.IsError || out.Status == hooks.StatusError || out.Status == hooks.StatusBlocked {
 		rec.Error = clip(errorText(out.Result.Content), maxAuditError)
 	}
-	return st.ledger.AppendToolCall(rec)
+	return st.ledger.AppendToolCall(ctx, rec)
 }
 
 // answeredBy turns the host's status into who produced the result.

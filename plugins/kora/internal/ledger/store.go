@@ -225,5 +225,5 @@ func KindOf(err error) ErrorKind {
 // of Kora wrote, once. A DSN Kora cannot use is an error naming it; a
 // database that cannot be opened is an *Error with its kind.
 func Open(ctx context.Context, o Options) (Store, error) {
-	return nil, &Error{Kind: KindUnavailable, Backend: "sqlite", Op: "open", Err: errors.New("not implemented")}
+	return open(ctx, o)
 }

@@ -1,0 +1,228 @@
+package kora
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/syncbuf"
+	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+	"github.com/hookhost/hookhost/plugins/sdk"
+)
+
+// garbage is what a database file holds after something else overwrote it.
+var garbage = []byte(strings.Repeat("this is not an SQLite database\n", 200))
+
+// A state directory whose ledger.db is garbage: Kora still configures and
+// stays up, its tools answer ledger_corrupt, appends fail with the same
+// error, and once a good file is in place the tools work again without
+// a new Configure.
+func TestCorruptDatabaseDoesNotStopKora(t *testing.T) {
+	defer func(d time.Duration) { reopenEvery = d }(reopenEvery)
+	reopenEvery = 0 // every use tries again; the pacing has its own test
+	dir := t.TempDir()
+	db := filepath.Join(dir, ledger.DefaultSQLiteFile)
+	if err := os.WriteFile(db, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := New()
+	ctx := context.Background()
+	if err := p.Configure(ctx, json.RawMessage(fmt.Sprintf(`{"state_dir": %q}`, dir))); err != nil {
+		t.Fatalf("a corrupt database failed Configure: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	burn := func() *hooks.ToolResult {
+		t.Helper()
+		r, err := hooks.Ask[*hooks.ToolResult](ctx, sdk.Adapt(p), hooks.PreToolCallCanProvideResult,
+			hooks.ToolCallRequest{Name: bridge.ToolBurn, Arguments: json.RawMessage(`{"window":"all"}`)})
+		if err != nil || r == nil {
+			t.Fatalf("burn: %+v, %v", r, err)
+		}
+		return r
+	}
+	for range 3 {
+		if r := burn(); !r.IsError || !strings.Contains(r.Content, "kora_tool_dispatch_error: ledger_corrupt: ") {
+			t.Fatalf("burn on a garbage database = %s, want ledger_corrupt", r.Content)
+		}
+	}
+	err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway})
+	if ledger.KindOf(err) != ledger.KindCorrupt {
+		t.Fatalf("append on a garbage database = %v, want a ledger_corrupt error", err)
+	}
+	if got, _ := os.ReadFile(db); string(got) != string(garbage) {
+		t.Fatal("Kora changed the corrupt file; it must leave it for the operator")
+	}
+
+	// The operator moves the bad file aside.
+	if err := os.Rename(db, db+".bad"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway, Usage: hooks.Usage{InputTokens: 7}}); err != nil {
+		t.Fatalf("append after the fix: %v", err)
+	}
+	r := burn()
+	var b bridge.Burn
+	if r.IsError || json.Unmarshal([]byte(r.Content), &b) != nil || b.Inferences != 1 || b.InputTokens != 7 {
+		t.Fatalf("burn after the fix = %s, want the one inference recorded since", r.Content)
+	}
+}
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// A broken database is opened again at most once per reopenEvery, and
+// each kind of failure is logged at ERROR once per relogEvery, not once a
+// call.
+func TestLazyStorePacesReopensAndErrorLines(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, ledger.DefaultSQLiteFile)
+	if err := os.WriteFile(db, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncbuf.Buffer{}
+	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})
+	clock := &fakeClock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	l := newLazyStore(ledger.Options{StateDir: dir}, log)
+	l.now = clock.now
+	t.Cleanup(func() { l.Close() })
+	ctx := context.Background()
+	errorLines := func() int { return strings.Count(logs.String(), "[ERROR]") }
+
+	for range 5 {
+		if _, err := l.Burn(ctx, time.Time{}); ledger.KindOf(err) != ledger.KindCorrupt {
+			t.Fatalf("burn = %v, want ledger_corrupt", err)
+		}
+	}
+	if n := errorLines(); n != 1 {
+		t.Fatalf("%d ERROR lines for five failing calls, want 1:\n%s", n, logs)
+	}
+	if !strings.Contains(logs.String(), "kind=ledger_corrupt") || !strings.Contains(logs.String(), "move it aside") {
+		t.Errorf("the ERROR line does not say the kind and what to do:\n%s", logs)
+	}
+
+	// Fixed, but within reopenEvery of the last try: still the old error,
+	// without touching the database.
+	if err := os.Remove(db); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(reopenEvery / 2)
+	if _, err := l.Burn(ctx, time.Time{}); ledger.KindOf(err) != ledger.KindCorrupt {
+		t.Fatalf("burn within reopenEvery of a failed open = %v, want the remembered error", err)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("the database was opened again within reopenEvery (stat: %v)", err)
+	}
+	clock.advance(reopenEvery)
+	if _, err := l.Burn(ctx, time.Time{}); err != nil {
+		t.Fatalf("burn after reopenEvery, with the file fixed: %v", err)
+	}
+	if !strings.Contains(logs.String(), "open again") {
+		t.Errorf("recovery not logged:\n%s", logs)
+	}
+
+	// Another broken ledger: its failures within relogEvery of its first
+	// ERROR line are quiet, and one after it is worth a new line.
+	before := errorLines()
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, ledger.DefaultSQLiteFile), garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l2 := newLazyStore(ledger.Options{StateDir: bad}, log)
+	l2.now = clock.now
+	t.Cleanup(func() { l2.Close() })
+	for range 3 {
+		l2.Burn(ctx, time.Time{})
+		clock.advance(reopenEvery)
+	}
+	if n := errorLines() - before; n != 1 {
+		t.Fatalf("%d ERROR lines for three failures within relogEvery, want 1", n)
+	}
+	clock.advance(relogEvery)
+	l2.Burn(ctx, time.Time{})
+	if n := errorLines() - before; n != 2 {
+		t.Fatalf("%d ERROR lines after relogEvery passed, want 2", n)
+	}
+}
+
+// Retention prunes details past keep_days right after Configure and keeps
+// the all-time totals.
+func TestRetentionPrunesOldDetailsAndKeepsTotals(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 22, 15, 30, 0, 0, time.UTC)}
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := ledger.Open(ctx, ledger.Options{StateDir: dir, Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, age := range []time.Duration{40 * 24 * time.Hour, 20 * 24 * time.Hour, 2 * time.Hour} {
+		if err := st.AppendInference(ctx, ledger.Inference{Time: clock.t.Add(-age), Model: "offline-small", Route: "gateway", InputTokens: 10, CostUSD: 0.25}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendToolCall(ctx, ledger.ToolCall{Time: clock.t.Add(-age), Name: "now", Status: "ok", AnsweredBy: "native"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	p := New()
+	p.now = clock.now
+	passes := make(chan error, 1)
+	var first ledger.PruneStats
+	p.afterPrune = func(s ledger.PruneStats, err error) {
+		first = s
+		select {
+		case passes <- err:
+		default:
+		}
+	}
+	if err := p.Configure(ctx, json.RawMessage(fmt.Sprintf(`{"state_dir": %q, "ledger": {"keep_days": 8}}`, dir))); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-passes; err != nil {
+		t.Fatalf("retention pass: %v", err)
+	}
+	if first.Inferences != 2 || first.ToolCalls != 2 {
+		t.Errorf("retention pruned %+v, want the 2 inferences and 2 tool calls older than 8 days", first)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	infs, calls := readLedger(t, dir)
+	if len(infs) != 1 || len(calls) != 1 {
+		t.Fatalf("after retention %d inferences and %d tool calls remain, want 1 and 1", len(infs), len(calls))
+	}
+	st, err = ledger.Open(ctx, ledger.Options{StateDir: dir, Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	groups, err := st.Burn(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total ledger.Totals
+	for _, g := range groups {
+		total.Inferences += g.Inferences
+		total.CostNanoUSD += g.CostNanoUSD
+	}
+	if total.Inferences != 3 || total.CostNanoUSD != ledger.NanoUSD(0.75) {
+		t.Errorf("all-time burn after retention = %+v, want 3 inferences costing 0.75", total)
+	}
+	if _, n, err := st.RecentToolCalls(ctx, 10); err != nil || n != 3 {
+		t.Errorf("tool calls ever recorded after retention = %d (%v), want 3", n, err)
+	}
+}

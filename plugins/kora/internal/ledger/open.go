@@ -1,0 +1,118 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func open(ctx context.Context, o Options) (Store, error) {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = nopLogger{}
+	}
+	dsn := o.DSN
+	if dsn == "" {
+		if o.StateDir == "" {
+			return nil, errors.New("kora: ledger: no DSN and no state directory to keep the default SQLite database in")
+		}
+		dsn = "sqlite:" + filepath.Join(o.StateDir, DefaultSQLiteFile)
+	}
+	opener, ok := openerFor(dsn)
+	if !ok {
+		scheme, _, _ := strings.Cut(dsn, ":")
+		switch strings.ToLower(scheme) {
+		case "postgres", "postgresql":
+			return nil, fmt.Errorf("kora: ledger: dsn %s: this build of Kora has no PostgreSQL support", redactDSN(dsn))
+		}
+		return nil, fmt.Errorf("kora: ledger: dsn %s: not a DSN Kora can use; accepted forms: %s", redactDSN(dsn), acceptedDSNs())
+	}
+	if o.StateDir != "" {
+		if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("kora: ledger: state directory %s: %w", o.StateDir, err)
+		}
+	}
+	bctx, cancel := context.WithTimeout(ctx, o.LockTimeout)
+	if _, ok := ctx.Deadline(); ok {
+		bctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	db, d, err := opener(bctx, o, dsn)
+	if err != nil {
+		return nil, err
+	}
+	s := newSQLStore(db, d, o)
+	if err := s.migrate(bctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if o.StateDir != "" && hasJSONL(o.StateDir) {
+		st, err := s.ImportJSONL(ctx, o.StateDir)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		if st.Inferences+st.ToolCalls+st.Skipped > 0 {
+			o.Log.Info("ledger: imported JSONL files", "dir", o.StateDir, "inferences", st.Inferences,
+				"tool_calls", st.ToolCalls, "skipped", st.Skipped)
+		}
+	}
+	return s, nil
+}
+
+func hasJSONL(dir string) bool {
+	for _, name := range []string{InferencesFile, ToolCallsFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactDSN hides a password in a URL DSN (user:pass@ and password=).
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Host != "" {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	if i := strings.Index(strings.ToLower(dsn), "password="); i >= 0 {
+		end := strings.IndexAny(dsn[i:], " &")
+		if end < 0 {
+			return dsn[:i] + "password=xxxxx"
+		}
+		return dsn[:i] + "password=xxxxx" + dsn[i+end:]
+	}
+	if at := strings.LastIndex(dsn, "@"); at >= 0 {
+		if colon := strings.Index(dsn, "://"); colon >= 0 {
+			if pc := strings.Index(dsn[colon+3:at], ":"); pc >= 0 {
+				return dsn[:colon+3+pc+1] + "xxxxx" + dsn[at:]
+			}
+		}
+	}
+	return dsn
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Debug(string, ...any) {}
+func (nopLogger) Info(string, ...any)  {}
+func (nopLogger) Warn(string, ...any)  {}
+func (nopLogger) Error(string, ...any) {}
