@@ -1,0 +1,221 @@
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func TestDatabasesAreFreshAndSeparate(t *testing.T) {
+	c := Shared(t)
+	a, b := c.NewDatabase(t), c.NewDatabase(t)
+	if a == b {
+		t.Fatalf("two databases share a DSN: %s", a)
+	}
+	ctx := context.Background()
+	ca, cb := connect(t, a), connect(t, b)
+	if _, err := ca.Exec(ctx, "CREATE TABLE t (x int); INSERT INTO t VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	var x int
+	if err := ca.QueryRow(ctx, "SELECT x FROM t").Scan(&x); err != nil || x != 42 {
+		t.Fatalf("read back: %d, %v", x, err)
+	}
+	if _, err := cb.Exec(ctx, "SELECT x FROM t"); err == nil {
+		t.Fatal("the second database sees the first one's table")
+	}
+	var fsync, sync string
+	if err := ca.QueryRow(ctx, "SELECT current_setting('fsync'), current_setting('synchronous_commit')").Scan(&fsync, &sync); err != nil {
+		t.Fatal(err)
+	}
+	if fsync != "on" || sync != "on" {
+		t.Fatalf("fsync=%s synchronous_commit=%s, want both on", fsync, sync)
+	}
+}
+
+func TestDatabaseIsDroppedWithItsTest(t *testing.T) {
+	c := Shared(t)
+	var dsn string
+	t.Run("user", func(t *testing.T) { dsn = c.NewDatabase(t) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err == nil {
+		conn.Close(ctx)
+		t.Fatalf("database %s still exists after its test ended", dsn)
+	}
+	if !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("connecting to a dropped database: %v, want does not exist", err)
+	}
+}
+
+// TestStopRestartKeepsCommittedData stops the server the way a crash
+// would and checks that what was committed before is there after the
+// restart, and that nothing is left running after Close.
+func TestStopRestartKeepsCommittedData(t *testing.T) {
+	if os.Getenv(EnvDSN) != "" {
+		t.Skip(EnvDSN + " is set: an external server is not stopped by tests")
+	}
+	c, err := Start("")
+	if err != nil {
+		Require(t, err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	name, err := c.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := c.DSN(name)
+	conn := connect(t, dsn)
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (x int); INSERT INTO t VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	pid := c.server.Process.Pid
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("postmaster %d still there after Stop: %v", pid, err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT 1"); err == nil {
+		t.Fatal("a query succeeded with the server stopped")
+	}
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	var x int
+	if err := connect(t, dsn).QueryRow(ctx, "SELECT x FROM t").Scan(&x); err != nil || x != 7 {
+		t.Fatalf("after restart: %d, %v", x, err)
+	}
+	home := c.home
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(home); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("cluster directory %s left behind: %v", home, err)
+	}
+}
+
+// TestServerDiesWithItsTestBinary starts a cluster in a child test
+// process, SIGKILLs the child, and checks the server went with it.
+func TestServerDiesWithItsTestBinary(t *testing.T) {
+	if os.Getenv(EnvDSN) != "" {
+		t.Skip(EnvDSN + " is set: no cluster is started")
+	}
+	if os.Getenv("PGTEST_ORPHAN_CHILD") == "1" {
+		c, err := Start("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Stdout.WriteString("postmaster " + strconv.Itoa(c.server.Process.Pid) + " " + c.home + "\n")
+		time.Sleep(time.Hour) // killed by the parent
+		return
+	}
+	if _, err := findBinaries(); err != nil {
+		Require(t, err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithItsTestBinary$", "-test.v")
+	cmd.Env = append(os.Environ(), "PGTEST_ORPHAN_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	buf := make([]byte, 1)
+	for !strings.HasPrefix(line, "postmaster ") || !strings.HasSuffix(line, "\n") {
+		if strings.HasSuffix(line, "\n") {
+			line = ""
+		}
+		if _, err := out.Read(buf); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("child ended before starting its cluster: %v", err)
+		}
+		line += string(buf)
+	}
+	f := strings.Fields(line)
+	pid, _ := strconv.Atoi(f[1])
+	home := f[2]
+	defer os.RemoveAll(home)
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The kernel delivers the parent-death signal as the child exits; the
+	// postmaster may take a moment to be reaped by init.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("postmaster %d outlived its killed test binary", pid)
+		}
+		err := syscall.Kill(pid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat")); strings.Contains(string(b), ") Z ") {
+			break // a zombie waiting for init: dead
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSkipPolicy(t *testing.T) {
+	t.Setenv("CI", "")
+	skipped := false
+	t.Run("not installed, CI unset", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		Require(t, ErrNotInstalled)
+		t.Error("requireInstalled returned")
+	})
+	if !skipped {
+		t.Fatal("without PostgreSQL and with CI unset, the test was not skipped")
+	}
+	// With CI set the same error must fail the test: run that in a child
+	// so the failure is observed rather than inherited.
+	if os.Getenv("PGTEST_SKIP_POLICY_CHILD") == "1" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSkipPolicyCIChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "PGTEST_SKIP_POLICY_CHILD=1", "CI=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--- FAIL: TestSkipPolicyCIChild") {
+		t.Fatalf("with CI set, a missing PostgreSQL must fail the test; child said (%v):\n%s", err, out)
+	}
+}
+
+func TestSkipPolicyCIChild(t *testing.T) {
+	if os.Getenv("PGTEST_SKIP_POLICY_CHILD") != "1" {
+		t.Skip("run by TestSkipPolicy in a child process")
+	}
+	Require(t, ErrNotInstalled)
+}
