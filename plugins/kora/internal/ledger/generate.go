@@ -316,14 +316,14 @@ func GeneratedToolCalls(o GenerateOptions) iter.Seq[ToolCall] {
 	}
 }
 
-// dayKey is one row of inference_days.
-type dayKey struct {
+// genDayKey is one row of inference_days.
+type genDayKey struct {
 	day          int64
 	model, route string
 	shard        int
 }
 
-type toolDayKey struct {
+type genToolDayKey struct {
 	day   int64
 	shard int
 }
@@ -355,7 +355,7 @@ func Generate(ctx context.Context, o GenerateOptions) (GenerateStats, error) {
 	fail := func(op string, err error) (GenerateStats, error) {
 		return st, fmt.Errorf("kora: ledger (sqlite): generate %s: %s: %w", path, op, err)
 	}
-	if err := createSchema(ctx, o, path); err != nil {
+	if err := createSchema(ctx, path); err != nil {
 		return fail("create schema", err)
 	}
 	db, err := sql.Open("sqlite", "file:"+path)
@@ -392,13 +392,13 @@ func Generate(ctx context.Context, o GenerateOptions) (GenerateStats, error) {
 	w := &genWriter{ctx: ctx, conn: conn}
 	infRows := newRowBatch(w, "inferences", "time_ms, session_id, iteration, model, route, input_tokens, output_tokens, cost_nanousd, unpriced, escalated, reason, stop_reason, duration_us, error", 14)
 	callRows := newRowBatch(w, "tool_calls", "time_ms, session_id, call_id, name, status, answered_by, is_error, error, arguments, duration_us", 10)
-	days := map[dayKey]*Totals{}
-	unpriced := map[dayKey]bool{}
-	toolDays := map[toolDayKey]int64{}
+	days := map[genDayKey]*Totals{}
+	unpriced := map[genDayKey]bool{}
+	toolDays := map[genToolDayKey]int64{}
 
 	g := newGenerator(o)
 	err = g.records(func(r *genInference) error {
-		k := dayKey{r.timeMS / dayMS, r.model.name, r.route, r.shard}
+		k := genDayKey{r.timeMS / dayMS, r.model.name, r.route, r.shard}
 		t := days[k]
 		if t == nil {
 			t = &Totals{}
@@ -418,7 +418,7 @@ func Generate(ctx context.Context, o GenerateOptions) (GenerateStats, error) {
 		return infRows.add(r.timeMS, r.session, r.iteration, r.model.name, r.route, r.inTok, r.outTk, r.costNano,
 			boolInt(r.model.unpriced), boolInt(r.escalated), r.reason, r.stopReason, r.durationUS, r.err)
 	}, func(c *genToolCall) error {
-		toolDays[toolDayKey{c.timeMS / dayMS, c.shard}]++
+		toolDays[genToolDayKey{c.timeMS / dayMS, c.shard}]++
 		st.ToolCalls++
 		return callRows.add(c.timeMS, c.session, c.callID, c.name, c.status, c.answeredBy, boolInt(c.isError), c.err, c.args, c.durationUS)
 	})
@@ -490,31 +490,18 @@ func sqlitePathOf(o GenerateOptions) (string, error) {
 	return "", fmt.Errorf("kora: ledger: generate: DSN %q: only SQLite ledgers are generated", redactDSN(o.DSN))
 }
 
-// redactDSN keeps a DSN's scheme only, so an error never carries a
-// password.
-func redactDSN(dsn string) string {
-	if scheme, _, ok := strings.Cut(dsn, "://"); ok {
-		return scheme + "://..."
-	}
-	return "..."
-}
-
-// createSchema creates the ledger's tables as the store does when it
-// opens a new database.
-func createSchema(ctx context.Context, o GenerateOptions, path string) error {
+// createSchema creates the ledger's tables by opening the store, as Kora
+// does when it first starts, and closes it again.
+func createSchema(ctx context.Context, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite", "file:"+path)
+	// No StateDir: JSONL files beside the database are not this ledger's.
+	s, err := Open(ctx, Options{DSN: "sqlite:" + path})
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, schemaSQLite); err != nil {
-		return err
-	}
-	_, err = db.ExecContext(ctx, `INSERT OR IGNORE INTO kora_meta (key, value) VALUES ('schema_version', ?)`, fmt.Sprint(SchemaVersion))
-	return err
+	return s.Close()
 }
 
 // indexStatements returns the CREATE INDEX statements of a schema.
@@ -526,13 +513,6 @@ func indexStatements(schema string) []string {
 		}
 	}
 	return out
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // genWriter holds the transaction Generate writes in, committing every

@@ -176,3 +176,49 @@ func TestGenerateRefusesAFullLedger(t *testing.T) {
 		t.Fatal("Generate accepted a PostgreSQL DSN")
 	}
 }
+
+// TestGeneratedLedgerReadsBack opens a generated ledger with the store and
+// checks its reports against the records: all time from the daily totals,
+// 7 days from totals and the details of the start day, and the totals of
+// the tails.
+func TestGeneratedLedgerReadsBack(t *testing.T) {
+	const n = 20_000
+	dir := t.TempDir()
+	if _, err := Generate(context.Background(), GenerateOptions{StateDir: dir, Inferences: n, ToolCalls: -1, Seed: 3, Now: genNow}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), Options{StateDir: dir, Now: func() time.Time { return genNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, DefaultSQLiteFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, since := range []time.Time{{}, genNow.Add(-7 * 24 * time.Hour), genNow.Truncate(24 * time.Hour)} {
+		groups, err := s.Burn(context.Background(), since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var count, cost int64
+		for _, g := range groups {
+			count += g.Inferences
+			cost += g.CostNanoUSD
+		}
+		wantCount := queryInt(t, db, `SELECT count(*) FROM inferences WHERE time_ms >= ?`, since.UnixMilli())
+		wantCost := queryInt(t, db, `SELECT sum(cost_nanousd) FROM inferences WHERE time_ms >= ?`, since.UnixMilli())
+		if count != wantCount || cost != wantCost || count == 0 {
+			t.Errorf("burn since %v: %d inferences costing %d, the records %d costing %d", since, count, cost, wantCount, wantCost)
+		}
+	}
+	recent, total, err := s.RecentInferences(context.Background(), 5)
+	if err != nil || total != n || len(recent) != 5 || recent[0].Time.Before(recent[4].Time) {
+		t.Fatalf("recent inferences: %d of %d, %v", len(recent), total, err)
+	}
+	calls, total, err := s.RecentToolCalls(context.Background(), 5)
+	if err != nil || total != n/2 || len(calls) != 5 {
+		t.Fatalf("recent tool calls: %d of %d, %v", len(calls), total, err)
+	}
+}
