@@ -297,7 +297,7 @@ func postgresLedger(b *testing.B) string {
 		}
 		b.Fatal(clusterErr)
 	}
-	return cluster.DSN(cluster.NewDatabase(b))
+	return cluster.NewDatabase(b)
 }
 
 // BenchmarkKoraAppend is the append throughput of 1 and 8 writer processes
