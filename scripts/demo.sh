@@ -32,6 +32,11 @@ ask "a native tool passes through Kora untouched (Kora only audits it)" \
 ask "the ledger holds both inferences of the escalated turn" \
 	"show my recent inferences"
 
+# The audit trail from Kora's database (bin/kora-state/ledger.db), as JSONL.
+printf '\n\033[1m# kora export: the audit trail as JSONL, for people and tools that tail it\033[0m\n'
+printf '\033[1m$ bin/plugins/kora export -config %s\033[0m\n' "$config"
+./bin/plugins/kora export -config "$config"
+
 # The same host as an HTTP gateway: an OpenAI-style request through it.
 printf '\n\033[1m# hookhost serve: any OpenAI or Anthropic client points its base URL here\033[0m\n'
 printf '\033[1m$ hookhost serve -listen 127.0.0.1:0\033[0m\n'

@@ -3,7 +3,8 @@ package main
 // End-to-end tests: the real kora binary, started and supervised by the
 // real host, answering a real conversation loop on the offline model. What
 // they check comes from two independent witnesses: the transcript the loop
-// returns and the ledger files Kora wrote.
+// returns and the ledger database Kora wrote, read by a store of the
+// test's own, as another process would.
 
 import (
 	"bytes"
@@ -63,10 +64,11 @@ type rig struct {
 	host     *host.Host
 	bus      *hooks.Bus
 	sess     *conversation.Session
-	ledger   *ledger.Ledger
 	stateDir string
 	// onTrace, when set, sees every trace event as it happens.
 	onTrace func(conversation.Event)
+	// pipe runs tool calls outside a conversation.
+	pipe *dispatch.Pipeline
 }
 
 func start(t *testing.T, stateDir string) *rig {
@@ -85,13 +87,13 @@ func startFrom(t *testing.T, stateDir, binDir string, opts host.Options) *rig {
 // (0: the newest both speak).
 func startOver(t *testing.T, stateDir, binDir string, protocol int, opts host.Options) *rig {
 	t.Helper()
-	logs := &syncbuf.Buffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("host and plugin log:\n%s", logs.String())
-		}
-	})
-	src := fmt.Sprintf(`
+	return startConfig(t, stateDir, binDir, protocol, opts, "", "")
+}
+
+// koraTOML is the host config the rigs run: entryKeys are added to
+// [plugins.entries.kora], tables after Kora's own.
+func koraTOML(stateDir, binDir string, protocol int, entryKeys, tables string) string {
+	return fmt.Sprintf(`
 [llm]
 provider = "offline"
 model = "offline-small"
@@ -103,11 +105,25 @@ dir = %q
 [plugins.entries.kora]
 timeout = "5s"
 protocol = %d
+%s
 [plugins.entries.kora.config]
 state_dir = %q
 [plugins.entries.kora.config.budget]
 daily_usd = 1.0
-`, binDir, protocol, stateDir)
+%s
+`, binDir, protocol, entryKeys, stateDir, tables)
+}
+
+// startConfig is startOver with koraTOML's additions.
+func startConfig(t *testing.T, stateDir, binDir string, protocol int, opts host.Options, entryKeys, tables string) *rig {
+	t.Helper()
+	logs := &syncbuf.Buffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("host and plugin log:\n%s", logs.String())
+		}
+	})
+	src := koraTOML(stateDir, binDir, protocol, entryKeys, tables)
 	cfg, err := config.Parse([]byte(src), "e2e.toml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -152,11 +168,17 @@ daily_usd = 1.0
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.ledger, err = ledger.OpenJSONL(stateDir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r.pipe = &dispatch.Pipeline{Registry: reg, Bus: bus}
 	return r
+}
+
+// call runs one tool call through the host's pipeline, outside any
+// conversation.
+func (r *rig) call(t *testing.T, name, args string) dispatch.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return r.pipe.Run(ctx, "e2e", hooks.ToolCall{ID: "c", Name: name, Arguments: json.RawMessage(args)})
 }
 
 func (r *rig) send(t *testing.T, q string) *conversation.Turn {
@@ -193,18 +215,44 @@ func (r *rig) kora(t *testing.T) host.Status {
 	return host.Status{}
 }
 
-// readLedger reads both streams and fails the test on any unreadable line.
+// readLedger reads both streams of the ledger in stateDir, oldest first.
 func (r *rig) readLedger(t *testing.T) ([]ledger.Inference, []ledger.ToolCall) {
 	t.Helper()
-	infs, st, err := r.ledger.Inferences()
-	if err != nil || st.Skipped != 0 {
-		t.Fatalf("inference ledger: %v, %d lines skipped", err, st.Skipped)
+	return readLedger(t, r.stateDir)
+}
+
+// readLedger reads both streams of the ledger in stateDir, oldest first,
+// through a store of the test's own.
+func readLedger(t *testing.T, stateDir string) ([]ledger.Inference, []ledger.ToolCall) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := ledger.Open(ctx, ledger.Options{StateDir: stateDir})
+	if err != nil {
+		t.Fatal(err)
 	}
-	calls, st, err := r.ledger.ToolCalls()
-	if err != nil || st.Skipped != 0 {
-		t.Fatalf("tool-call ledger: %v, %d lines skipped", err, st.Skipped)
+	defer st.Close()
+	var infs []ledger.Inference
+	var calls []ledger.ToolCall
+	if err := st.ExportInferences(ctx, time.Time{}, func(r ledger.Inference) error { infs = append(infs, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ExportToolCalls(ctx, time.Time{}, func(r ledger.ToolCall) error { calls = append(calls, r); return nil }); err != nil {
+		t.Fatal(err)
 	}
 	return infs, calls
+}
+
+// jsonl encodes records one a line, to compare ledgers byte for byte.
+func jsonl[T any](t *testing.T, recs []T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Bytes()
 }
 
 func TestDemoBehaviours(t *testing.T) {
@@ -351,13 +399,10 @@ func TestKoraKilledMidConversation(t *testing.T) {
 		t.Fatalf("before the kill: %+v", before.ToolCalls[0])
 	}
 	r.flush(t)
-	snapInf, err := os.ReadFile(filepath.Join(r.stateDir, ledger.InferencesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapCalls, err := os.ReadFile(filepath.Join(r.stateDir, ledger.ToolCallsFile))
-	if err != nil {
-		t.Fatal(err)
+	snapInfRecs, snapCallRecs := r.readLedger(t)
+	snapInf, snapCalls := jsonl(t, snapInfRecs), jsonl(t, snapCallRecs)
+	if len(snapInfRecs) == 0 || len(snapCallRecs) == 0 {
+		t.Fatalf("nothing recorded before the kill: %d inferences, %d tool calls", len(snapInfRecs), len(snapCallRecs))
 	}
 
 	first := r.kora(t)
@@ -426,12 +471,9 @@ func TestKoraKilledMidConversation(t *testing.T) {
 	}
 	r.flush(t)
 
-	// Nothing recorded before the kill was lost or changed, and every line
-	// parses.
+	// Nothing recorded before the kill was lost or changed.
 	infs, calls := r.readLedger(t)
-	nowInf, _ := os.ReadFile(filepath.Join(r.stateDir, ledger.InferencesFile))
-	nowCalls, _ := os.ReadFile(filepath.Join(r.stateDir, ledger.ToolCallsFile))
-	if !bytes.HasPrefix(nowInf, snapInf) || !bytes.HasPrefix(nowCalls, snapCalls) {
+	if !bytes.HasPrefix(jsonl(t, infs), snapInf) || !bytes.HasPrefix(jsonl(t, calls), snapCalls) {
 		t.Fatal("the ledger no longer starts with what was recorded before the kill")
 	}
 	// The restarted process appends after whatever the outage left.

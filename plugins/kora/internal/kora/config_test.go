@@ -113,3 +113,58 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		}
 	}
 }
+
+func TestParseConfigLedger(t *testing.T) {
+	cfg, err := ParseConfig(json.RawMessage(`{"state_dir": "s"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Ledger.Synchronous != "full" || cfg.Ledger.KeepDays != 0 || cfg.Ledger.ResolvedDSN() != "" {
+		t.Errorf("ledger defaults = %+v, want synchronous full, keep forever, SQLite in state_dir", cfg.Ledger)
+	}
+	cfg, err = ParseConfig(json.RawMessage(`{"state_dir": "s", "ledger": {"dsn": "sqlite:/tmp/k.db", "synchronous": "normal", "keep_days": 30}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Ledger.ResolvedDSN() != "sqlite:/tmp/k.db" || cfg.Ledger.Synchronous != "normal" || cfg.Ledger.KeepDays != 30 {
+		t.Errorf("ledger = %+v", cfg.Ledger)
+	}
+	t.Setenv("KORA_TEST_DB", "postgres://kora:s3cret@db.example:5432/kora")
+	cfg, err = ParseConfig(json.RawMessage(`{"state_dir": "s", "ledger": {"dsn_env": "KORA_TEST_DB"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Ledger.ResolvedDSN() != "postgres://kora:s3cret@db.example:5432/kora" {
+		t.Errorf("dsn from dsn_env = %q", cfg.Ledger.ResolvedDSN())
+	}
+}
+
+func TestParseConfigLedgerErrors(t *testing.T) {
+	t.Setenv("KORA_TEST_BAD_DB", "mysql://kora:s3cret@db/kora")
+	t.Setenv("KORA_TEST_EMPTY_DB", "")
+	cases := []struct{ ledger, want string }{
+		{`{"keep_days": 3}`, "ledger.keep_days = 3 must be 0 (keep forever) or at least 8, so the 7d window keeps its details"},
+		{`{"keep_days": -1}`, "ledger.keep_days = -1 must be 0"},
+		{`{"keep_days": 8.5}`, "ledger.keep_days: expected a whole number, got number"},
+		{`{"synchronous": "off"}`, `ledger.synchronous = "off" must be "full"`},
+		{`{"dsn": "mysql://kora:s3cret@db/kora"}`, `ledger.dsn "mysql://..." is not a DSN Kora knows: use "sqlite:<path>" or "postgres://..."`},
+		{`{"dsn": "host=db password=s3cret"}`, `ledger.dsn "..." is not a DSN Kora knows`},
+		{`{"dsn": "sqlite:"}`, `ledger.dsn = "sqlite:" names no file`},
+		{`{"dsn": "sqlite:a.db", "dsn_env": "KORA_TEST_BAD_DB"}`, "ledger.dsn and ledger.dsn_env are both set"},
+		{`{"dsn_env": "KORA_DB_NOT_SET_ANYWHERE"}`, "ledger.dsn_env names KORA_DB_NOT_SET_ANYWHERE, which is not set in Kora's environment: list it in env of [plugins.entries.kora]; the host passes only the variables listed there"},
+		{`{"dsn_env": "KORA_TEST_EMPTY_DB"}`, "ledger.dsn_env names KORA_TEST_EMPTY_DB, which is empty"},
+		{`{"dsn_env": "KORA_TEST_BAD_DB"}`, `ledger.dsn_env (KORA_TEST_BAD_DB) "mysql://..." is not a DSN Kora knows`},
+		{`{"dsn_env": "KORA-DB"}`, `ledger.dsn_env = "KORA-DB" is not an environment variable name`},
+		{`{"path": "x"}`, `unknown key "ledger.path" (known keys here: dsn, dsn_env, keep_days, synchronous)`},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig(json.RawMessage(`{"state_dir": "s", "ledger": ` + c.ledger + `}`))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "kora: config: ") {
+			t.Errorf("ledger %s: %v, want a kora config error containing %q", c.ledger, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("ledger %s: the error shows the password: %v", c.ledger, err)
+		}
+	}
+}

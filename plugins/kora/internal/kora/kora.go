@@ -71,10 +71,16 @@ type state struct {
 	bridge *bridge.Bridge
 	// stopPruning ends the retention loop; nil without retention.
 	stopPruning func()
+	// stopOpening ends an open carried on in the background; nil when
+	// Configure's own open finished.
+	stopOpening func()
 }
 
 // close stops what s started and closes its database.
 func (s *state) close() error {
+	if s.stopOpening != nil {
+		s.stopOpening()
+	}
 	if s.stopPruning != nil {
 		s.stopPruning()
 	}
@@ -130,7 +136,8 @@ func (p *Plugin) Configure(ctx context.Context, raw json.RawMessage) error {
 	// The host's deadline for Configure covers the whole start; leave it
 	// room to spare, since a failed open is not a failed start.
 	openCtx, cancel := context.WithTimeout(ctx, openBudget(ctx))
-	_, _ = store.get(openCtx) // a failure is logged, and retried on use
+	_, err = store.get(openCtx) // a failure is logged, and retried on use
+	slow := err != nil && openCtx.Err() != nil
 	cancel()
 	b := bridge.New(store, bridge.Settings{
 		Allowlist:     cfg.Allowlist,
@@ -142,6 +149,12 @@ func (p *Plugin) Configure(ctx context.Context, raw json.RawMessage) error {
 		b.Now = p.now
 	}
 	st := &state{cfg: cfg, ledger: store, bridge: b}
+	if slow {
+		// The open outlasted its share of the start, most likely importing
+		// a large JSONL ledger. Import commits as it goes: carry on in the
+		// background rather than a little at every use.
+		st.stopOpening = p.finishOpening(store)
+	}
 	if cfg.Ledger.KeepDays > 0 {
 		st.stopPruning = p.prune(store, cfg.Ledger.KeepDays)
 	}
@@ -161,6 +174,26 @@ func openBudget(ctx context.Context) time.Duration {
 		budget = min(budget, time.Until(dl)/2)
 	}
 	return budget
+}
+
+// backgroundOpen bounds an open Configure leaves to finish in the
+// background.
+const backgroundOpen = 30 * time.Minute
+
+// finishOpening opens store in the background, once, for an open too slow
+// for Configure. The returned func stops it and waits.
+func (p *Plugin) finishOpening(store *lazyStore) (stop func()) {
+	ctx, cancel := context.WithTimeout(context.Background(), backgroundOpen)
+	done := make(chan struct{})
+	log := p.Logger()
+	go func() {
+		defer close(done)
+		log.Info("ledger: opening the database is taking long (importing JSONL files?); carrying on in the background")
+		if _, err := store.open(ctx, true); err == nil {
+			log.Info("ledger: database open after a long start")
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // pruneEvery is how often retention runs after the first pass.
@@ -258,7 +291,7 @@ func (p *Plugin) PostLLMCall(ctx context.Context, inf hooks.Inference) error {
 }
 
 // Limits on what the audit copies from a call, so one huge argument or
-// error cannot bloat every later read of the ledger.
+// error cannot bloat the ledger or an audit tail a model reads.
 const (
 	maxAuditArgs  = 2048
 	maxAuditError = 300

@@ -51,12 +51,15 @@ func newLazyStore(opts ledger.Options, log hclog.Logger) *lazyStore {
 var errClosed = errors.New("kora: ledger: closed (Kora is shutting down)")
 
 // get returns the open store, opening it if it is time to try again.
-func (l *lazyStore) get(ctx context.Context) (ledger.Store, error) {
+func (l *lazyStore) get(ctx context.Context) (ledger.Store, error) { return l.open(ctx, false) }
+
+// open is get; now skips the pacing between attempts.
+func (l *lazyStore) open(ctx context.Context, now bool) (ledger.Store, error) {
 	select {
 	case l.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, &ledger.Error{Kind: ledger.KindLocked, Backend: l.backend(), Op: "open",
-			Err: errors.New("gave up waiting for another caller opening the database: " + ctx.Err().Error())}
+			Err: errors.New("the database is still being opened (the first start on a state directory of an earlier version imports its JSONL files, which can take a while): " + ctx.Err().Error())}
 	}
 	defer func() { <-l.sem }()
 	switch {
@@ -64,7 +67,7 @@ func (l *lazyStore) get(ctx context.Context) (ledger.Store, error) {
 		return nil, errClosed
 	case l.store != nil:
 		return l.store, nil
-	case l.lastErr != nil && l.now().Sub(l.lastTry) < reopenEvery:
+	case !now && l.lastErr != nil && l.now().Sub(l.lastTry) < reopenEvery:
 		return nil, l.lastErr
 	}
 	l.lastTry = l.now()
@@ -77,7 +80,7 @@ func (l *lazyStore) get(ctx context.Context) (ledger.Store, error) {
 	if l.lastErr != nil {
 		l.log.Info("ledger: database open again after failing", "database", s.Describe())
 	} else {
-		l.log.Info("ledger: database open", "database", s.Describe())
+		l.log.Debug("ledger: database open", "database", s.Describe())
 	}
 	l.lastErr, l.store = nil, s
 	return s, nil
@@ -229,9 +232,14 @@ func (l *lazyStore) Prune(ctx context.Context, before time.Time) (ledger.PruneSt
 	return st, l.fail("prune", s, err)
 }
 
-// Describe names the database whether or not it is open.
+// Describe names the database whether or not it is open, without
+// waiting for an open in progress.
 func (l *lazyStore) Describe() string {
-	l.sem <- struct{}{}
+	select {
+	case l.sem <- struct{}{}:
+	default:
+		return l.backend() + " (being opened)"
+	}
 	defer func() { <-l.sem }()
 	if l.store != nil {
 		return l.store.Describe()

@@ -2,6 +2,7 @@ package kora
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -224,5 +225,108 @@ func TestRetentionPrunesOldDetailsAndKeepsTotals(t *testing.T) {
 	}
 	if _, n, err := st.RecentToolCalls(ctx, 10); err != nil || n != 3 {
 		t.Errorf("tool calls ever recorded after retention = %d (%v), want 3", n, err)
+	}
+}
+
+// A database another process holds locked: an append gives up at its
+// hook's deadline with ledger_locked instead of hanging, the reports still
+// answer, and once the lock is gone appends work again.
+func TestLockedDatabaseFailsAppendsAtTheDeadline(t *testing.T) {
+	dir := t.TempDir()
+	p := New()
+	ctx := context.Background()
+	if err := p.Configure(ctx, json.RawMessage(fmt.Sprintf(`{"state_dir": %q}`, dir))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway}); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, ledger.DefaultSQLiteFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	hookCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	err = p.PostLLMCall(hookCtx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway})
+	cancel()
+	if ledger.KindOf(err) != ledger.KindLocked {
+		t.Fatalf("append under another process's lock = %v, want ledger_locked", err)
+	}
+	r, err := hooks.Ask[*hooks.ToolResult](ctx, sdk.Adapt(p), hooks.PreToolCallCanProvideResult,
+		hooks.ToolCallRequest{Name: bridge.ToolBurn, Arguments: json.RawMessage(`{"window":"all"}`)})
+	if err != nil || r == nil || r.IsError {
+		t.Fatalf("burn while a writer holds the lock = %+v, %v; readers are not blocked in WAL mode", r, err)
+	}
+
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway}); err != nil {
+		t.Fatalf("append after the lock is gone: %v", err)
+	}
+	p.Close()
+	if infs, _ := readLedger(t, dir); len(infs) != 2 {
+		t.Fatalf("%d inferences recorded, want the 2 appended outside the lock", len(infs))
+	}
+}
+
+// An open that outlasts Configure's share of the host's deadline (here:
+// none left at all) does not fail the start; it carries on in the
+// background, and the tools answer from the imported ledger once it is done.
+func TestSlowOpenFinishesInTheBackground(t *testing.T) {
+	dir := t.TempDir()
+	const n = 2000
+	var b strings.Builder
+	base := time.Now().UTC().Add(-time.Hour)
+	for i := range n {
+		line, err := json.Marshal(ledger.Inference{Time: base.Add(time.Duration(i) * time.Millisecond), Model: "offline-small", Route: "gateway", InputTokens: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, ledger.InferencesFile), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := New()
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if err := p.Configure(expired, json.RawMessage(fmt.Sprintf(`{"state_dir": %q}`, dir))); err != nil {
+		t.Fatalf("Configure with no time left to open the ledger: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if p.st.Load().stopOpening == nil {
+		t.Fatal("the open that did not fit in Configure was not carried on in the background")
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r, err := hooks.Ask[*hooks.ToolResult](ctx, sdk.Adapt(p), hooks.PreToolCallCanProvideResult,
+			hooks.ToolCallRequest{Name: bridge.ToolBurn, Arguments: json.RawMessage(`{"window":"all"}`)})
+		if err != nil || r == nil {
+			t.Fatalf("burn: %+v, %v", r, err)
+		}
+		if !r.IsError {
+			var burn bridge.Burn
+			if err := json.Unmarshal([]byte(r.Content), &burn); err != nil || burn.Inferences != n {
+				t.Fatalf("burn after the background open = %s, want all %d imported inferences", r.Content, n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background open did not finish within 60s: %s", r.Content)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

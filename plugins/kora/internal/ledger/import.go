@@ -193,7 +193,14 @@ func readBatch(f *os.File, path string, offset int64, decode func([]byte, *impor
 	r := bufio.NewReaderSize(f, 64<<10)
 	rows := &importRows{}
 	for n := 0; n < importBatch; {
-		raw, err := r.ReadBytes('\n')
+		raw, size, err := readLine(r)
+		if errors.Is(err, errLineTooLong) {
+			n++
+			rows.skipped++
+			log.Warn("ledger: import skipping a line longer than any record", "file", path, "offset", offset, "bytes", size)
+			offset += size
+			continue
+		}
 		if len(raw) > 0 {
 			complete := raw[len(raw)-1] == '\n'
 			line := bytes.TrimSpace(raw)
@@ -220,4 +227,34 @@ func readBatch(f *os.File, path string, offset int64, decode func([]byte, *impor
 		}
 	}
 	return rows, offset, nil
+}
+
+// maxImportLine bounds the memory one JSONL line may take; no record Kora
+// wrote comes near it, so a longer line is damage.
+var maxImportLine = 16 << 20
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine is ReadBytes('\n') that stops keeping a line once it passes
+// maxImportLine: it then consumes the rest of the line and returns
+// errLineTooLong. size is the line's length in the file either way.
+func readLine(r *bufio.Reader) (line []byte, size int64, err error) {
+	long := false
+	for {
+		frag, err := r.ReadSlice('\n')
+		size += int64(len(frag))
+		if !long && len(line)+len(frag) > maxImportLine {
+			long, line = true, nil
+		}
+		if !long {
+			line = append(line, frag...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if long && (err == nil || errors.Is(err, io.EOF)) {
+			return nil, size, errLineTooLong
+		}
+		return line, size, err
+	}
 }

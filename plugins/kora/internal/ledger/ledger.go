@@ -1,20 +1,26 @@
-// Package ledger is Kora's append-only record of what happened: one JSONL
-// file per stream under the state directory, inferences.jsonl for model
-// calls and tool_calls.jsonl for the tool-call audit.
+// Package ledger is Kora's record of what happened and the reports over
+// it: the inference ledger (one row per model call) and the tool-call
+// audit, kept in a database behind the Store interface (store.go).
+// Embedded SQLite in the state directory is the default; PostgreSQL serves
+// several hosts on several machines. Both run the same SQL (sql.go) and
+// differ only by a dialect (dialect.go).
 //
-// Durability and sharing rules, which every caller relies on:
+// Earlier versions of Kora kept the two streams as JSONL files under the
+// state directory, inferences.jsonl and tool_calls.jsonl. Open imports
+// them once (import.go) and never changes them. The JSONL writer below
+// (Ledger, OpenJSONL) remains only until its last users move to Store.
+// Its rules, for as long as it is used:
 //
 //   - An append is one write(2) of a whole line to a file opened O_APPEND,
 //     made under an exclusive flock(2) and followed by fsync, so a record
 //     the ledger acknowledged survives a crash, and several Kora processes
-//     (one per host, so one per concurrent session) never tear or
-//     interleave each other's lines.
+//     never tear or interleave each other's lines.
 //   - A process killed mid-write can still leave a line without its
 //     newline. The next append notices and terminates that fragment first,
 //     so a torn line never swallows a good record.
-//   - Reads take a shared lock and never fail because of content: a torn
-//     last line or a corrupt line anywhere is skipped, logged at WARN and
-//     counted in ReadStats.
+//   - Reads (and the import) take a shared lock and never fail because of
+//     content: a torn last line or a corrupt line anywhere is skipped,
+//     logged at WARN and counted.
 package ledger
 
 import (

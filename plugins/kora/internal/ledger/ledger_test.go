@@ -25,6 +25,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(childMode); mode != "" {
+		os.Exit(childMain(mode))
+	}
 	if dir := os.Getenv(helperDir); dir != "" {
 		os.Exit(helperMain(dir))
 	}

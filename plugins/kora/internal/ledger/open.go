@@ -100,12 +100,15 @@ func redactDSN(dsn string) string {
 		}
 		return dsn[:i] + "password=xxxxx" + dsn[i+end:]
 	}
+	// Any other form: whatever stands before an @ may hold a password.
 	if at := strings.LastIndex(dsn, "@"); at >= 0 {
-		if colon := strings.Index(dsn, "://"); colon >= 0 {
-			if pc := strings.Index(dsn[colon+3:at], ":"); pc >= 0 {
-				return dsn[:colon+3+pc+1] + "xxxxx" + dsn[at:]
-			}
+		start := 0
+		if i := strings.Index(dsn, "://"); i >= 0 && i < at {
+			start = i + 3
+		} else if i := strings.Index(dsn, ":"); i >= 0 && i < at {
+			start = i + 1
 		}
+		return dsn[:start] + "xxxxx" + dsn[at:]
 	}
 	return dsn
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -70,25 +71,56 @@ func openSQLite(ctx context.Context, o Options, dsn string) (*sql.DB, dialect, e
 	}
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.LockTimeout.Milliseconds()))
-	q.Add("_pragma", "synchronous("+sync+")")
-	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", sqliteCacheKiB))
-	q.Add("_pragma", "mmap_size(0)")
-	q.Add("_pragma", "temp_store(FILE)")
+	q.Set("_busy_timeout", fmt.Sprint(o.LockTimeout.Milliseconds()))
+	pragmas := []string{
+		"synchronous=" + sync,
+		fmt.Sprintf("cache_size=-%d", sqliteCacheKiB),
+		"mmap_size=0",
+		"temp_store=FILE",
+	}
 	// The path is a plain file name (no URI), so it needs no escaping;
 	// the driver splits the parameters off at the first ?.
-	db, err := sql.Open("sqlite", path+"?"+q.Encode())
-	if err != nil {
-		return fail(err)
+	db := newSQLiteDB(path+"?"+q.Encode(), pragmas)
+	err := d.enableWAL(ctx, db)
+	if err != nil && d.kind(err) == KindReadOnly && d.readableAsIs() {
+		// SQLite cannot open a WAL database whose directory it cannot
+		// write (it needs the -shm file). With no WAL content left to
+		// read, the file alone is the whole database: open it as an
+		// immutable read-only file so reports keep working and appends
+		// fail as read-only.
+		db.Close()
+		u := url.URL{Path: path}
+		ro := url.Values{}
+		ro.Set("mode", "ro")
+		ro.Set("immutable", "1")
+		db = newSQLiteDB("file:"+u.EscapedPath()+"?"+ro.Encode()+"&"+q.Encode(), pragmas[1:])
+		if err = db.PingContext(ctx); err == nil {
+			o.Log.Warn("ledger: the database cannot be written; reports only, every append fails (ledger_read_only)", "path", path)
+		}
 	}
-	db.SetMaxOpenConns(sqliteMaxConns)
-	db.SetMaxIdleConns(sqliteMaxConns)
-	db.SetConnMaxIdleTime(time.Minute)
-	if err := d.enableWAL(ctx, db); err != nil {
+	if err != nil {
 		db.Close()
 		return fail(err)
 	}
 	return db, d, nil
+}
+
+func newSQLiteDB(dsn string, pragmas []string) *sql.DB {
+	db := sql.OpenDB(&sqliteConnector{dsn: dsn, pragmas: pragmas})
+	db.SetMaxOpenConns(sqliteMaxConns)
+	db.SetMaxIdleConns(sqliteMaxConns)
+	db.SetConnMaxIdleTime(time.Minute)
+	return db
+}
+
+// readableAsIs reports whether the database file exists and no WAL
+// content waits to be checkpointed into it.
+func (d *sqliteDialect) readableAsIs() bool {
+	if fi, err := os.Stat(d.path); err != nil || fi.Size() == 0 {
+		return false
+	}
+	fi, err := os.Stat(d.path + "-wal")
+	return errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0)
 }
 
 // enableWAL switches the file to WAL unless it already is. A read-only
@@ -109,6 +141,42 @@ func (d *sqliteDialect) enableWAL(ctx context.Context, db *sql.DB) error {
 	}
 	return nil
 }
+
+// sqliteConnector opens connections and sets them up under the ctx of the
+// call that needs one. The driver runs the pragmas of its DSN without any
+// ctx, and some of them wait for a lock (reading the schema) for the whole
+// busy timeout, so only busy_timeout and the transaction mode go there.
+type sqliteConnector struct {
+	dsn     string
+	pragmas []string
+}
+
+var sqliteDriver = func() driver.Driver {
+	db, _ := sql.Open("sqlite", "")
+	defer db.Close()
+	return db.Driver()
+}()
+
+func (c *sqliteConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := sqliteDriver.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("the sqlite driver cannot execute statements with a context")
+	}
+	for _, p := range c.pragmas {
+		if _, err := ex.ExecContext(ctx, "PRAGMA "+p, nil); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return conn, nil
+}
+
+func (c *sqliteConnector) Driver() driver.Driver { return sqliteDriver }
 
 func (d *sqliteDialect) name() string               { return "sqlite" }
 func (d *sqliteDialect) describe() string           { return "sqlite " + d.path }
