@@ -29,12 +29,13 @@ type queries struct {
 	insertInference, upsertInferenceDay    string
 	insertToolCall, upsertToolCallDay      string
 	burnAll, burnDaysFrom, burnDetails     string
+	burnDay, burnUnpriced                  string
 	recentInferences, recentToolCalls      string
 	totalInferences, totalToolCalls        string
 	firstInferenceFrom, firstToolCallFrom  string
 	pageInferences, pageToolCalls          string
 	pruneInferences, pruneToolCalls        string
-	metaGet, metaPut, metaPutMax           string
+	metaGet, metaPut                       string
 	importGet, importCreate, importAdvance string
 	schemaVersion                          string
 }
@@ -84,14 +85,21 @@ func newQueries(d dialect) queries {
 				CAST(sum(input_tokens) AS BIGINT), CAST(sum(output_tokens) AS BIGINT),
 				CAST(sum(cost_nanousd) AS BIGINT), CAST(max(unpriced) AS BIGINT)
 			FROM inferences WHERE time_ms >= ? AND time_ms < ? GROUP BY model, route`),
+		burnDay: r(`SELECT model, route, ` + sumTotals + ` FROM inference_days
+			WHERE day = ? GROUP BY model, route`),
+		burnUnpriced: r(`SELECT DISTINCT model, route FROM inferences
+			WHERE time_ms >= ? AND time_ms < ? AND unpriced = 1`),
 
 		recentInferences: r(`SELECT id, ` + inferenceCols + ` FROM inferences ORDER BY id DESC LIMIT ?`),
 		recentToolCalls:  r(`SELECT id, ` + toolCallCols + ` FROM tool_calls ORDER BY id DESC LIMIT ?`),
 		totalInferences:  `SELECT CAST(COALESCE(sum(inferences), 0) AS BIGINT) FROM inference_days`,
 		totalToolCalls:   `SELECT CAST(COALESCE(sum(tool_calls), 0) AS BIGINT) FROM tool_call_days`,
 
-		firstInferenceFrom: r(`SELECT id FROM inferences WHERE time_ms >= ? ORDER BY time_ms LIMIT 1`),
-		firstToolCallFrom:  r(`SELECT id FROM tool_calls WHERE time_ms >= ? ORDER BY time_ms LIMIT 1`),
+		// id + 0 keeps SQLite from answering min(id) by walking the
+		// whole table in id order until a row is in the window; the
+		// time index finds the window instead.
+		firstInferenceFrom: r(`SELECT min(id + 0) FROM inferences WHERE time_ms >= ?`),
+		firstToolCallFrom:  r(`SELECT min(id + 0) FROM tool_calls WHERE time_ms >= ?`),
 		pageInferences: r(`SELECT id, ` + inferenceCols + ` FROM inferences
 			WHERE id > ? AND time_ms >= ? ORDER BY id LIMIT ?`),
 		pageToolCalls: r(`SELECT id, ` + toolCallCols + ` FROM tool_calls
@@ -131,7 +139,11 @@ func (s *sqlStore) fail(op string, err error) error {
 	if errors.As(err, &le) {
 		return err
 	}
-	return &Error{Kind: s.d.kind(err), Backend: s.d.name(), Op: op, Err: err}
+	kind := s.d.kind(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("the deadline passed while waiting for the database: %w", err)
+	}
+	return &Error{Kind: kind, Backend: s.d.name(), Op: op, Err: err}
 }
 
 // bound gives ctx the store's lock timeout when the caller set no
@@ -322,71 +334,140 @@ func (s *sqlStore) Burn(ctx context.Context, since time.Time) ([]BurnGroup, erro
 		return nil, err
 	}
 	defer cancel()
-	groups := map[[2]string]*BurnGroup{}
-	var order [][2]string
-	add := func(rows *sql.Rows) error {
-		defer rows.Close()
-		for rows.Next() {
-			var g BurnGroup
-			var unpriced int64
-			if err := rows.Scan(&g.Model, &g.Route, &g.Inferences, &g.Escalated, &g.InputTokens,
-				&g.OutputTokens, &g.CostNanoUSD, &unpriced); err != nil {
-				return err
-			}
-			k := [2]string{g.Model, g.Route}
-			have := groups[k]
-			if have == nil {
-				have = &BurnGroup{Model: g.Model, Route: g.Route}
-				groups[k] = have
-				order = append(order, k)
-			}
-			have.Inferences += g.Inferences
-			have.Escalated += g.Escalated
-			have.InputTokens += g.InputTokens
-			have.OutputTokens += g.OutputTokens
-			have.CostNanoUSD += g.CostNanoUSD
-			have.Unpriced = have.Unpriced || unpriced != 0
-		}
-		return rows.Err()
-	}
+	groups := burnGroups{}
 	err = s.inReadTx(ctx, func(tx *sql.Tx) error {
 		if since.IsZero() {
-			rows, err := tx.QueryContext(ctx, s.q.burnAll)
-			if err != nil {
-				return err
-			}
-			return add(rows)
+			return groups.add(tx.QueryContext(ctx, s.q.burnAll))
 		}
 		from := since.UnixMilli()
 		day := dayOf(from)
 		fullDays := day
 		if from != day*dayMS {
-			// The start day counts only from since: its details, then
-			// the whole days after it from the totals.
+			// The start day counts only from since, the whole days after
+			// it come from the totals.
 			fullDays = day + 1
-			rows, err := tx.QueryContext(ctx, s.q.burnDetails, from, fullDays*dayMS)
+			part, err := s.burnPartialDay(ctx, tx, day, from)
 			if err != nil {
 				return err
 			}
-			if err := add(rows); err != nil {
-				return err
-			}
+			groups.merge(part)
 		}
-		rows, err := tx.QueryContext(ctx, s.q.burnDaysFrom, fullDays)
-		if err != nil {
-			return err
-		}
-		return add(rows)
+		return groups.add(tx.QueryContext(ctx, s.q.burnDaysFrom, fullDays))
 	})
 	if err != nil {
 		return nil, s.fail(op, err)
 	}
-	out := make([]BurnGroup, 0, len(order))
-	for _, k := range order {
-		out = append(out, *groups[k])
+	out := make([]BurnGroup, 0, len(groups))
+	for _, g := range groups {
+		if g.Inferences != 0 {
+			out = append(out, *g)
+		}
 	}
 	sortBurn(out)
 	return out, nil
+}
+
+// burnPartialDay totals the inferences of day from the instant from on.
+// It reads whichever part of the day's details is smaller: those after
+// from, or (the day's totals minus) those before from. So a window that
+// starts at any time of day reads at most half a day of details.
+func (s *sqlStore) burnPartialDay(ctx context.Context, tx *sql.Tx, day, from int64) (burnGroups, error) {
+	start, end := day*dayMS, (day+1)*dayMS
+	part := burnGroups{}
+	if end-from <= from-start {
+		return part, part.add(tx.QueryContext(ctx, s.q.burnDetails, from, end))
+	}
+	if err := part.add(tx.QueryContext(ctx, s.q.burnDay, day)); err != nil {
+		return nil, err
+	}
+	before := burnGroups{}
+	if err := before.add(tx.QueryContext(ctx, s.q.burnDetails, start, from)); err != nil {
+		return nil, err
+	}
+	part.sub(before)
+	// A flag does not subtract: where the day had unpriced calls, ask
+	// whether any of them fell after from.
+	unpriced := false
+	for _, g := range part {
+		unpriced = unpriced || g.Unpriced
+		g.Unpriced = false
+	}
+	if unpriced {
+		rows, err := tx.QueryContext(ctx, s.q.burnUnpriced, from, end)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k [2]string
+			if err := rows.Scan(&k[0], &k[1]); err != nil {
+				return nil, err
+			}
+			if g := part[k]; g != nil {
+				g.Unpriced = true
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return part, nil
+}
+
+// burnGroups accumulates burn rows by model and route.
+type burnGroups map[[2]string]*BurnGroup
+
+func (gs burnGroups) get(model, route string) *BurnGroup {
+	k := [2]string{model, route}
+	g := gs[k]
+	if g == nil {
+		g = &BurnGroup{Model: model, Route: route}
+		gs[k] = g
+	}
+	return g
+}
+
+// add sums rows of (model, route, inferences, escalated, input, output,
+// cost, unpriced) into gs.
+func (gs burnGroups) add(rows *sql.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r BurnGroup
+		var unpriced int64
+		if err := rows.Scan(&r.Model, &r.Route, &r.Inferences, &r.Escalated, &r.InputTokens,
+			&r.OutputTokens, &r.CostNanoUSD, &unpriced); err != nil {
+			return err
+		}
+		r.Unpriced = unpriced != 0
+		gs.get(r.Model, r.Route).plus(r, 1)
+	}
+	return rows.Err()
+}
+
+func (gs burnGroups) merge(o burnGroups) {
+	for _, r := range o {
+		if r.Inferences != 0 {
+			gs.get(r.Model, r.Route).plus(*r, 1)
+		}
+	}
+}
+
+func (gs burnGroups) sub(o burnGroups) {
+	for _, r := range o {
+		gs.get(r.Model, r.Route).plus(BurnGroup{Totals: r.Totals}, -1)
+	}
+}
+
+func (g *BurnGroup) plus(r BurnGroup, sign int64) {
+	g.Inferences += sign * r.Inferences
+	g.Escalated += sign * r.Escalated
+	g.InputTokens += sign * r.InputTokens
+	g.OutputTokens += sign * r.OutputTokens
+	g.CostNanoUSD += sign * r.CostNanoUSD
+	g.Unpriced = g.Unpriced || r.Unpriced
 }
 
 // sortBurn orders groups by cost, then by name, so reports are stable.
@@ -526,14 +607,17 @@ func (s *sqlStore) export(ctx context.Context, op, first string, since time.Time
 	after := int64(0)
 	if !since.IsZero() {
 		from = since.UnixMilli()
-		var id int64
-		switch err := s.db.QueryRowContext(ctx, first, from).Scan(&id); {
-		case errors.Is(err, sql.ErrNoRows):
-			return nil
-		case err != nil:
+		// Ids follow commit order, not record time (an import or a
+		// caller's own time can be older), so start at the smallest id
+		// of any record in the window and filter by time from there.
+		var id sql.NullInt64
+		if err := s.db.QueryRowContext(ctx, first, from).Scan(&id); err != nil {
 			return s.fail(op, err)
 		}
-		after = id - 1
+		if !id.Valid {
+			return nil
+		}
+		after = id.Int64 - 1
 	}
 	for {
 		n, last, err := page(ctx, after, from)

@@ -251,6 +251,19 @@ func TestExportSinceAndPages(t *testing.T) {
 	if !errors.Is(err, stop) || seen != 10 {
 		t.Errorf("an error from fn: export returned %v after %d records, want it as is after 10", err, seen)
 	}
+	// Ids follow commit order, not time: a late record with an early
+	// time is still in its window.
+	if err := s.AppendToolCall(ctx, ToolCall{Time: base.Add(time.Duration(n-1) * time.Minute), CallID: "late", Name: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendToolCall(ctx, ToolCall{Time: base.Add(499 * time.Minute), CallID: "early", Name: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	err = s.ExportToolCalls(ctx, base.Add(time.Duration(n-2)*time.Minute), func(c ToolCall) error { got = append(got, c.CallID); return nil })
+	if want := []string{fmt.Sprint(n - 2), fmt.Sprint(n - 1), "late"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("export of the last two minutes = %v, %v; want %v", got, err, want)
+	}
 	got = got[:0]
 	err = s.ExportToolCalls(ctx, base.Add(time.Duration(n)*time.Minute), func(c ToolCall) error { got = append(got, c.CallID); return nil })
 	if err != nil || len(got) != 0 {
@@ -354,6 +367,8 @@ func TestReportsUseIndexes(t *testing.T) {
 	}{
 		{"burn's partial day", s.q.burnDetails, []any{1, 2}, "inferences_time (time_ms"},
 		{"burn's whole days", s.q.burnDaysFrom, []any{1}, "SEARCH inference_days USING INDEX"},
+		{"burn's start day", s.q.burnDay, []any{1}, "SEARCH inference_days USING INDEX"},
+		{"burn's unpriced check", s.q.burnUnpriced, []any{1, 2}, "inferences_time (time_ms"},
 		{"export start", s.q.firstInferenceFrom, []any{1}, "inferences_time (time_ms"},
 		{"export page", s.q.pageInferences, []any{1, 2, 3}, "SEARCH inferences USING INTEGER PRIMARY KEY"},
 		{"prune batch", s.q.pruneInferences, []any{1, 2}, "inferences_time (time_ms"},
@@ -472,4 +487,62 @@ func TestImportSkipsAnOverlongLine(t *testing.T) {
 	if err != nil || st != (ImportStats{}) {
 		t.Errorf("second import = %+v, %v; want nothing: the offset passed the long lines", st, err)
 	}
+}
+
+// TestBurnPartialDay pins the start day's two ways of counting (details
+// after since, or the day's totals minus details before it) on records
+// whose unpriced flags and groups tell them apart.
+func TestBurnPartialDay(t *testing.T) {
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	now := day.Add(23*time.Hour + 30*time.Minute)
+	recs := []Inference{
+		{Time: day.Add(1 * time.Hour), Model: "a", Route: "r", Unpriced: true, InputTokens: 1},
+		{Time: day.Add(3 * time.Hour), Model: "a", Route: "r", CostUSD: 0.25, InputTokens: 2},
+		{Time: day.Add(20 * time.Hour), Model: "b", Route: "r", Unpriced: true, InputTokens: 4},
+		{Time: day.Add(30 * time.Minute), Model: "c", Route: "r", CostUSD: 1, InputTokens: 8},
+	}
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	for _, r := range recs {
+		if err := s.AppendInference(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, at := range []time.Duration{
+		10 * time.Minute, 45 * time.Minute, 2 * time.Hour, 11 * time.Hour,
+		13 * time.Hour, 19 * time.Hour, 21 * time.Hour, 23 * time.Hour,
+	} {
+		checkBurn(t, s, recs, day.Add(at), fmt.Sprintf("since %v into the day", at))
+	}
+}
+
+func TestConcurrentGoroutines(t *testing.T) {
+	s := openTest(t, Options{})
+	const writers, perWriter = 8, 30
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				if err := s.AppendInference(context.Background(), writerInference(fmt.Sprint("g", w), i)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.Burn(context.Background(), time.Time{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, total, err := s.RecentInferences(context.Background(), 0); err != nil || total != writers*perWriter {
+		t.Fatalf("total %d, %v; want %d", total, err, writers*perWriter)
+	}
+	checkTotals(t, s.db)
 }

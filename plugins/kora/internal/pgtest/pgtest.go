@@ -44,9 +44,10 @@ const EnvDSN = "KORA_TEST_POSTGRES_DSN"
 // cannot be found.
 var ErrNotInstalled = errors.New("pgtest: PostgreSQL server binaries (initdb, postgres) not found in PATH or /usr/lib/postgresql/*/bin; install them with: apt-get install postgresql")
 
-// serverUser runs the server when the tests run as root, which postgres
-// refuses.
-const serverUser = "postgres"
+// serverUsers are the users, in order of preference, that run the server
+// when the tests run as root, which postgres refuses: Debian's postgres,
+// or nobody where the package's user does not exist.
+var serverUsers = []string{"postgres", "nobody"}
 
 // socketPort only names the socket file: nothing listens on TCP.
 const socketPort = 5432
@@ -168,12 +169,18 @@ func version(binDir string) int {
 	return v
 }
 
-// dropRoot arranges for the server to run as serverUser, owning the
+// dropRoot arranges for the server to run as one of serverUsers, owning the
 // cluster's directories.
 func (c *Cluster) dropRoot() error {
-	u, err := user.Lookup(serverUser)
+	var u *user.User
+	var err error
+	for _, name := range serverUsers {
+		if u, err = user.Lookup(name); err == nil {
+			break
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("pgtest: running as root, and postgres refuses root: %w", err)
+		return fmt.Errorf("pgtest: running as root, which postgres refuses, and no user to run it as (%s): %w", strings.Join(serverUsers, ", "), err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
@@ -195,7 +202,7 @@ func (c *Cluster) dropRoot() error {
 			if !ok || int(st.Uid) == uid || fi.Mode().Perm()&0o001 != 0 {
 				continue
 			}
-			return fmt.Errorf("pgtest: user %s cannot reach %s (mode %v owned by uid %d): give Start a directory under %s", serverUser, d, fi.Mode().Perm(), st.Uid, os.TempDir())
+			return fmt.Errorf("pgtest: user %s cannot reach %s (mode %v owned by uid %d): give Start a directory under %s", u.Username, d, fi.Mode().Perm(), st.Uid, os.TempDir())
 		}
 	}
 	return nil

@@ -57,9 +57,9 @@ func Run(t *testing.T, open Opener) {
 	}
 }
 
-// Options are the suite's defaults: a fixed clock and an empty state
+// SuiteOptions are the suite's defaults: a fixed clock and an empty state
 // directory.
-func Options(t *testing.T, log *Log) ledger.Options {
+func SuiteOptions(t *testing.T, log *Log) ledger.Options {
 	return ledger.Options{
 		StateDir:    t.TempDir(),
 		Now:         func() time.Time { return Base },
@@ -338,7 +338,7 @@ func ExportAll(t testing.TB, s ledger.Store, since time.Time) ([]ledger.Inferenc
 }
 
 func testRoundTrip(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	ctx := ctxT(t)
 	inf := ledger.Inference{
 		Time: time.Date(2026, 3, 14, 23, 59, 59, 999_000_000, time.UTC), SessionID: "sess-ü-1", Iteration: 7,
@@ -392,7 +392,7 @@ func testRoundTrip(t *testing.T, open Opener) {
 
 func testStamp(t *testing.T, open Opener) {
 	now := time.Date(2026, 3, 15, 10, 0, 0, 123_456_789, time.UTC)
-	o := Options(t, &Log{})
+	o := SuiteOptions(t, &Log{})
 	o.Now = func() time.Time { return now }
 	s := open(t, o)
 	ctx := ctxT(t)
@@ -435,7 +435,7 @@ func burnSinces(recs []ledger.Inference) []time.Time {
 }
 
 func testBurnWindows(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	recs := Inferences(1, 400, Base.Add(-20*day), Base)
 	AppendAll(t, s, recs, nil)
 	for _, since := range burnSinces(recs) {
@@ -444,7 +444,7 @@ func testBurnWindows(t *testing.T, open Opener) {
 }
 
 func testRecent(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	ctx := ctxT(t)
 	infs := Inferences(2, 60, Base.Add(-3*day), Base)
 	calls := ToolCalls(3, 50, Base.Add(-3*day), Base)
@@ -479,7 +479,7 @@ func testRecent(t *testing.T, open Opener) {
 // the export over several pages, and checks each comes out once, in time
 // order, from since on.
 func testExport(t *testing.T, open Opener) {
-	o := Options(t, &Log{})
+	o := SuiteOptions(t, &Log{})
 	s := open(t, o)
 	ctx := ctxT(t)
 	const n = 5003
@@ -533,7 +533,7 @@ func testExport(t *testing.T, open Opener) {
 }
 
 func testExportStops(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	infs := Inferences(5, 30, Base.Add(-day), Base)
 	calls := ToolCalls(6, 30, Base.Add(-day), Base)
 	AppendAll(t, s, infs, calls)
@@ -557,7 +557,7 @@ func testExportStops(t *testing.T, open Opener) {
 }
 
 func testPrune(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	ctx := ctxT(t)
 	infs := Inferences(7, 300, Base.Add(-20*day), Base)
 	calls := ToolCalls(8, 200, Base.Add(-20*day), Base)
@@ -656,7 +656,7 @@ func copyFile(t *testing.T, from, to string) {
 
 func testImport(t *testing.T, open Opener) {
 	log := &Log{}
-	s := open(t, Options(t, log))
+	s := open(t, SuiteOptions(t, log))
 	ctx := ctxT(t)
 	dir := t.TempDir()
 	infs := Inferences(10, 120, Base.Add(-5*day), Base.Add(-day))
@@ -722,7 +722,7 @@ func testImport(t *testing.T, open Opener) {
 }
 
 func testOpenImports(t *testing.T, open Opener) {
-	o := Options(t, &Log{})
+	o := SuiteOptions(t, &Log{})
 	infs := Inferences(12, 40, Base.Add(-2*day), Base)
 	calls := ToolCalls(13, 30, Base.Add(-2*day), Base)
 	WriteJSONL(t, filepath.Join(o.StateDir, ledger.InferencesFile), infs)
@@ -742,7 +742,7 @@ func testOpenImports(t *testing.T, open Opener) {
 }
 
 func testConcurrentGoroutines(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	const writers, each = 8, 25
 	all := make([][]ledger.Inference, writers)
 	var wg sync.WaitGroup
@@ -821,7 +821,7 @@ func CheckAll(t testing.TB, s ledger.Store, recs []ledger.Inference) {
 }
 
 func testCancelled(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := s.AppendInference(ctx, ledger.Inference{Model: "m", Route: "r"}); err == nil {
@@ -843,7 +843,7 @@ func testCancelled(t *testing.T, open Opener) {
 }
 
 func testClosed(t *testing.T, open Opener) {
-	s := open(t, Options(t, &Log{}))
+	s := open(t, SuiteOptions(t, &Log{}))
 	ctx := ctxT(t)
 	if err := s.AppendInference(ctx, ledger.Inference{Model: "m", Route: "r"}); err != nil {
 		t.Fatal(err)

@@ -240,7 +240,7 @@ func importedRecords(db *sql.DB) (int64, error) {
 // TestCrashMidImport kills an importing process after its first batch,
 // then reruns the import: every record must end up there exactly once.
 func TestCrashMidImport(t *testing.T) {
-	const n = 40_000
+	const n = 12_000
 	recs := Inferences(77, n, Base.Add(-20*day), Base)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -319,8 +319,10 @@ func TestPostgresServerStoppedMidUse(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
 	err := s.AppendInference(deadline(t, 5*time.Second), ledger.Inference{Time: Base, SessionID: "lost", Model: "m", Route: "r"})
 	wantKind(t, "append with the server down", err, ledger.KindUnavailable)
+	t.Logf("append with the server down failed after %v: %v", time.Since(began), err)
 	_, err = s.Burn(deadline(t, 5*time.Second), time.Time{})
 	wantKind(t, "burn with the server down", err, ledger.KindUnavailable)
 	_, _, err = s.RecentToolCalls(deadline(t, 5*time.Second), 5)
