@@ -3,7 +3,8 @@
 // boundary's costs (hook round trip over protocol 2 and 1, bare gRPC unary
 // and bidi stream over TLS, a process per hook, in-process; tool calls);
 // then the figures the project tracks, as ratios of medians measured in the
-// same run, against their targets; then the gateway's table.
+// same run, against their targets; then the gateway's table; then Kora's
+// ledger: reports on a generated year of traffic and append throughput.
 //
 //	go test -run '^$' -bench . -count 6 ./... | tee bench.txt
 //	go run ./bench/report bench.txt
@@ -244,6 +245,7 @@ func print(w io.Writer, samples map[string]map[string][]float64, order []string)
 
 	printChecks(w, med)
 	printGateway(w, samples)
+	printKora(w, samples, order)
 }
 
 // printChecks prints the tracked figures. One with a target that could not
@@ -456,4 +458,90 @@ func micros(us float64) string {
 		return fmt.Sprintf("%.2f ms", us/1000)
 	}
 	return fmt.Sprintf("%.0f µs", us)
+}
+
+// The Kora ledger benchmarks (plugins/kora/internal/korabench): reports
+// named <bench>/<ledger>/<report>, appends <bench>/<backend>/<k>-writers.
+const (
+	koraBurn   = "BenchmarkKoraBurn/"
+	koraTail   = "BenchmarkKoraTail/"
+	koraAppend = "BenchmarkKoraAppend/"
+	// The targets for a report on a ledger of any size.
+	koraLatencyTargetMS = 50
+	koraRSSTargetMiB    = 64
+)
+
+// printKora prints Kora's ledger table: each report's p50 and p99 and the
+// plugin's peak resident memory while answering, against the targets
+// (kora__get_burn under 50 ms, the plugin under 64 MiB), then appends per
+// second per backend and number of writer processes.
+func printKora(w io.Writer, samples map[string]map[string][]float64, order []string) {
+	var reports, appends []string
+	for _, name := range order {
+		m := samples[name]
+		switch {
+		case strings.HasPrefix(name, koraBurn) || strings.HasPrefix(name, koraTail):
+			parts := strings.SplitN(strings.TrimPrefix(name, "Benchmark"), "/", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			what := parts[2]
+			if parts[0] == "KoraBurn" {
+				what = "get_burn " + what
+			}
+			p50, p99, rss := median(m["p50-ms"]), median(m["p99-ms"]), median(m["peak-rss-MiB"])
+			var verdict []string
+			if parts[0] == "KoraBurn" {
+				switch {
+				case p99 < koraLatencyTargetMS:
+					verdict = append(verdict, "time met")
+				case p50 < koraLatencyTargetMS:
+					verdict = append(verdict, "time met at p50, MISSED at p99")
+				default:
+					verdict = append(verdict, "time MISSED")
+				}
+			}
+			if rss < koraRSSTargetMiB {
+				verdict = append(verdict, "memory met")
+			} else {
+				verdict = append(verdict, "memory MISSED")
+			}
+			reports = append(reports, fmt.Sprintf("%s\t%s\t%s\t%s\t%.1f MiB\t%s\t", what, parts[1], ms(p50), ms(p99), rss, strings.Join(verdict, ", ")))
+		case strings.HasPrefix(name, koraAppend):
+			backend, writers, ok := strings.Cut(strings.TrimPrefix(name, koraAppend), "/")
+			if !ok {
+				continue
+			}
+			appends = append(appends, fmt.Sprintf("%s\t%s\t%.0f\t%s\t", backend, strings.TrimSuffix(writers, "-writers"), median(m["appends/s"]), human(median(m["ns/op"]), "ns/op")))
+		}
+	}
+	if len(reports) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "Kora ledger reports (medians, same run)\tledger\tp50\tp99\tpeak RSS\ttargets: burn < %d ms, RSS < %d MiB\t\n", koraLatencyTargetMS, koraRSSTargetMiB)
+		for _, r := range reports {
+			fmt.Fprintln(tw, r)
+		}
+		tw.Flush()
+	}
+	if len(appends) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "Kora ledger appends (medians, same run)\twriter processes\tappends/s, all writers\ttime per append\t")
+		for _, a := range appends {
+			fmt.Fprintln(tw, a)
+		}
+		tw.Flush()
+	}
+}
+
+// ms formats a duration given in milliseconds.
+func ms(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.2f s", v/1000)
+	}
+	if v >= 10 {
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return fmt.Sprintf("%.2f ms", v)
 }

@@ -107,3 +107,26 @@ BenchmarkExampleProvide/python-guard-2 	    2000	    610000 ns/op
 		t.Errorf("Go is not the first language row:\n%s", out)
 	}
 }
+
+// koraRun is two -count runs of the Kora ledger benchmarks.
+const koraRun = `BenchmarkKoraBurn/sqlite-10M/today-2   	    1833	   1247145 ns/op	         1.000 p50-ms	         3.000 p99-ms	        28.00 peak-rss-MiB
+BenchmarkKoraBurn/sqlite-10M/today-2   	    1833	   1247145 ns/op	         2.000 p50-ms	         5.000 p99-ms	        30.00 peak-rss-MiB
+BenchmarkKoraBurn/sqlite-10M/all-2     	      44	  55915044 ns/op	        40.00 p50-ms	       169.0 p99-ms	        70.00 peak-rss-MiB
+BenchmarkKoraBurn/sqlite-10M/all-2     	      44	  55915044 ns/op	        42.00 p50-ms	       171.0 p99-ms	        70.00 peak-rss-MiB
+BenchmarkKoraTail/sqlite-10M/audit_tail-2  	    1350	   1655392 ns/op	         1.328 p50-ms	         4.681 p99-ms	        31.30 peak-rss-MiB
+BenchmarkKoraAppend/sqlite-full/8-writers-2         	    4292	    506476 ns/op	      1974 appends/s
+BenchmarkKoraAppend/sqlite-full/8-writers-2         	    4292	    506476 ns/op	      1976 appends/s
+BenchmarkKoraAppend/postgres/1-writers-2         	    1502	   3052107 ns/op	       327.6 appends/s
+`
+
+func TestReportKoraLedger(t *testing.T) {
+	out := report(t, koraRun)
+	line(t, out, "get_burn today", `sqlite-10M\s+1\.50 ms\s+4\.00 ms\s+29\.0 MiB\s+time met, memory met`)
+	line(t, out, "get_burn all", `sqlite-10M\s+41\.0 ms\s+170\.0 ms\s+70\.0 MiB\s+time met at p50, MISSED at p99, memory MISSED`)
+	line(t, out, "audit_tail", `sqlite-10M\s+1\.33 ms\s+4\.68 ms\s+31\.3 MiB\s+memory met`)
+	line(t, out, "sqlite-full", `8\s+1975\s+506\.5 µs`)
+	line(t, out, "postgres", `1\s+328\s+3\.05 ms`)
+	if strings.Contains(report(t, run), "Kora ledger") {
+		t.Error("a run without the Kora benchmarks prints their table")
+	}
+}
