@@ -19,8 +19,9 @@
 //   - post_llm_call and post_tool_call: every inference (priced) and every
 //     tool call is appended to the ledger (package ledger).
 //
-// With ledger.keep_days set, a background loop prunes detailed records
-// past the horizon after Configure and then hourly, until Close.
+// A background loop folds closed days' totals hourly and, with
+// ledger.keep_days set, prunes detailed records past the horizon after
+// Configure and then hourly, until Close.
 //
 // Kora's tool matchers are per hook: pre_tool_call_can_provide_result is
 // asked only for kora__* tools, so a native tool call costs no synchronous
@@ -155,9 +156,10 @@ func (p *Plugin) Configure(ctx context.Context, raw json.RawMessage) error {
 		// background rather than a little at every use.
 		st.stopOpening = p.finishOpening(store)
 	}
-	if cfg.Ledger.KeepDays > 0 {
-		st.stopPruning = p.prune(store, cfg.Ledger.KeepDays)
-	}
+	// Without a horizon the loop still runs, hourly, to fold closed days'
+	// totals (see ledger.Store.Prune), which keeps all-time reports fast in
+	// a process that runs for weeks.
+	st.stopPruning = p.prune(store, cfg.Ledger.KeepDays)
 	if old := p.st.Swap(st); old != nil {
 		old.close()
 	}
@@ -210,18 +212,31 @@ func (p *Plugin) prune(store *lazyStore, keepDays int) (stop func()) {
 		defer close(done)
 		tick := time.NewTicker(pruneEvery)
 		defer tick.Stop()
+		if keepDays == 0 {
+			// Open has just folded the closed days; nothing to delete.
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
 		for {
 			now := time.Now
 			if p.now != nil {
 				now = p.now
 			}
-			before := now().Add(-time.Duration(keepDays) * 24 * time.Hour)
+			var before time.Time // the zero time deletes nothing
+			if keepDays > 0 {
+				before = now().Add(-time.Duration(keepDays) * 24 * time.Hour)
+			}
 			st, err := store.Prune(ctx, before)
 			switch {
 			case ctx.Err() != nil:
 				return
 			case err != nil:
 				log.Warn("retention: prune failed; retried in an hour", "error", err.Error())
+			case keepDays == 0:
+				log.Debug("retention: folded closed days' totals (keep_days = 0: no details deleted)")
 			default:
 				log.Info("retention: pruned details past the horizon (daily totals kept)", "keep_days", keepDays,
 					"before", before.UTC().Format(time.RFC3339), "inferences", st.Inferences, "tool_calls", st.ToolCalls)

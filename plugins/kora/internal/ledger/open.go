@@ -68,6 +68,11 @@ func open(ctx context.Context, o Options) (Store, error) {
 				"tool_calls", st.ToolCalls, "skipped", st.Skipped)
 		}
 	}
+	// Only speed depends on it, so a store that cannot compact now (a
+	// writer holding the lock) still opens; Prune tries again.
+	if err := s.compactDays(ctx); err != nil {
+		o.Log.Warn("ledger: folding closed days' totals failed; retried by the next retention pass", "error", s.fail("compact", err).Error())
+	}
 	return s, nil
 }
 

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Prune deletes details before the UTC day that holds before, in batches
+// Prune first folds closed days' totals onto one row each (compactDays),
+// then deletes details before the UTC day that holds before, in batches
 // of pruneBatch per transaction, so that appends from other processes
 // wait at most one short batch. Each batch has its own deadline
 // (LockTimeout when the caller gave none), since a large prune may take
@@ -17,6 +18,9 @@ func (s *sqlStore) Prune(ctx context.Context, before time.Time) (PruneStats, err
 	var st PruneStats
 	if s.closed.Load() {
 		return st, &Error{Kind: KindUnavailable, Backend: s.d.name(), Op: op, Err: errClosed}
+	}
+	if err := s.compactDays(ctx); err != nil {
+		return st, s.fail(op, err)
 	}
 	horizon := dayOf(before.UnixMilli()) * dayMS
 	for _, t := range []struct {

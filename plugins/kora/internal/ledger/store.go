@@ -69,8 +69,10 @@ type Store interface {
 	ImportJSONL(ctx context.Context, dir string) (ImportStats, error)
 
 	// Prune deletes the detailed records older than before (rounded down to
-	// a UTC day boundary). Daily totals are kept, so reports over all time
-	// stay exact. It works in bounded batches so appends from other
+	// a UTC day boundary; the zero time deletes nothing). Daily totals are
+	// kept, so reports over all time stay exact; the shards of days that
+	// are over are folded into one row each, so those reports stay fast.
+	// Open folds them too. It works in bounded batches so appends from other
 	// processes are not held up for long.
 	Prune(ctx context.Context, before time.Time) (PruneStats, error)
 
