@@ -6,31 +6,16 @@
 // differ only by a dialect (dialect.go).
 //
 // Earlier versions of Kora kept the two streams as JSONL files under the
-// state directory, inferences.jsonl and tool_calls.jsonl. Open imports
-// them once (import.go) and never changes them. The JSONL writer below
-// (Ledger, OpenJSONL) remains only until its last users move to Store.
-// Its rules, for as long as it is used:
-//
-//   - An append is one write(2) of a whole line to a file opened O_APPEND,
-//     made under an exclusive flock(2) and followed by fsync, so a record
-//     the ledger acknowledged survives a crash, and several Kora processes
-//     never tear or interleave each other's lines.
-//   - A process killed mid-write can still leave a line without its
-//     newline. The next append notices and terminates that fragment first,
-//     so a torn line never swallows a good record.
-//   - Reads (and the import) take a shared lock and never fail because of
-//     content: a torn last line or a corrupt line anywhere is skipped,
-//     logged at WARN and counted.
+// state directory, inferences.jsonl and tool_calls.jsonl, one JSON object
+// (Inference, ToolCall) per line. Open imports them once (import.go) and
+// never changes them; the import takes a shared flock(2), as those
+// versions' readers did, and skips a torn or corrupt line with a warning
+// rather than failing. `kora export` writes the same lines back out.
 package ledger
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 )
 
 // File names of the two streams inside the state directory.
@@ -75,94 +60,4 @@ type ToolCall struct {
 	Error      string          `json:"error,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	DurationMS float64         `json:"duration_ms"`
-}
-
-// ReadStats says how much of a stream could not be used.
-type ReadStats struct {
-	Lines   int // complete records returned
-	Skipped int // corrupt or torn lines left out
-}
-
-// Ledger is the pair of streams under one state directory. It is safe for
-// concurrent use, and several processes may open the same directory.
-type Ledger struct {
-	dir string
-	log hclog.Logger
-	// Now stamps records that arrive without a time; tests replace it.
-	Now func() time.Time
-
-	inferences *stream
-	toolCalls  *stream
-}
-
-// OpenJSONL prepares dir (creating it, 0700) for appends and reads. The files
-// themselves are created on first append.
-func OpenJSONL(dir string, log hclog.Logger) (*Ledger, error) {
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("kora: ledger: state directory %s: %w", dir, err)
-	}
-	return &Ledger{
-		dir:        dir,
-		log:        log,
-		Now:        time.Now,
-		inferences: &stream{path: filepath.Join(dir, InferencesFile), log: log},
-		toolCalls:  &stream{path: filepath.Join(dir, ToolCallsFile), log: log},
-	}, nil
-}
-
-// Dir returns the state directory.
-func (l *Ledger) Dir() string { return l.dir }
-
-// AppendInference durably records one model call.
-func (l *Ledger) AppendInference(rec Inference) error {
-	if rec.Time.IsZero() {
-		rec.Time = l.stamp()
-	}
-	return l.inferences.append(rec)
-}
-
-// AppendToolCall durably records one tool call.
-func (l *Ledger) AppendToolCall(rec ToolCall) error {
-	if rec.Time.IsZero() {
-		rec.Time = l.stamp()
-	}
-	return l.toolCalls.append(rec)
-}
-
-// stamp is the time of a record: UTC to the millisecond, finer than any
-// question asked of the ledger and shorter to read.
-func (l *Ledger) stamp() time.Time {
-	return l.Now().UTC().Truncate(time.Millisecond)
-}
-
-// Inferences returns every readable inference record in file order.
-func (l *Ledger) Inferences() ([]Inference, ReadStats, error) {
-	return readAll[Inference](l.inferences)
-}
-
-// ToolCalls returns every readable tool-call record in file order.
-func (l *Ledger) ToolCalls() ([]ToolCall, ReadStats, error) {
-	return readAll[ToolCall](l.toolCalls)
-}
-
-func readAll[T any](s *stream) ([]T, ReadStats, error) {
-	var out []T
-	st, err := s.read(func(line []byte) error {
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			return err
-		}
-		out = append(out, v)
-		return nil
-	})
-	return out, st, err
-}
-
-// stream is one JSONL file.
-type stream struct {
-	path string
-	log  hclog.Logger
 }

@@ -5,21 +5,10 @@ package ledger
 import (
 	"context"
 	"os"
-	"sync"
 )
 
-// Without flock(2), appends and reads are serialised within this process
-// only; run one Kora per state directory on such systems.
-var fallback sync.Mutex
+// Without flock(2) the import cannot wait out a writer of an earlier Kora;
+// it reads what is there, and a line being written is skipped as torn.
+func lockFileShared(context.Context, *os.File) error { return nil }
 
-func lockFile(*os.File, bool) error {
-	fallback.Lock()
-	return nil
-}
-
-func unlockFile(*os.File) error {
-	fallback.Unlock()
-	return nil
-}
-
-func lockFileShared(context.Context, *os.File) error { return lockFile(nil, false) }
+func unlockFile(*os.File) error { return nil }

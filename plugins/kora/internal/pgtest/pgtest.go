@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package pgtest runs a throwaway PostgreSQL cluster for Kora's tests and
 // benchmarks: initdb into a fresh directory, a postmaster listening only on
 // a Unix socket inside that directory (so parallel test binaries never
