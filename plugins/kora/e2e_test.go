@@ -35,6 +35,7 @@ import (
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger/ledgertest"
 )
 
 // pluginDir holds the kora binary, built once for every test here.
@@ -225,21 +226,12 @@ func (r *rig) readLedger(t *testing.T) ([]ledger.Inference, []ledger.ToolCall) {
 // through a store of the test's own.
 func readLedger(t *testing.T, stateDir string) ([]ledger.Inference, []ledger.ToolCall) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := ledger.Open(ctx, ledger.Options{StateDir: stateDir})
+	st, err := ledger.Open(context.Background(), ledger.Options{StateDir: stateDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var infs []ledger.Inference
-	var calls []ledger.ToolCall
-	if err := st.ExportInferences(ctx, time.Time{}, func(r ledger.Inference) error { infs = append(infs, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.ExportToolCalls(ctx, time.Time{}, func(r ledger.ToolCall) error { calls = append(calls, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return infs, calls
+	return ledgertest.ExportAll(t, st, time.Time{})
 }
 
 // jsonl encodes records one a line, to compare ledgers byte for byte.

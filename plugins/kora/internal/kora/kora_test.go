@@ -17,6 +17,7 @@ import (
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
+	"github.com/hookhost/hookhost/plugins/kora/internal/ledger/ledgertest"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
@@ -43,21 +44,12 @@ func inProcess(t *testing.T, extra string) (*Plugin, *hooks.Bus, string) {
 // a store of its own, as another process would.
 func readLedger(t *testing.T, dir string) ([]ledger.Inference, []ledger.ToolCall) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := ledger.Open(ctx, ledger.Options{StateDir: dir})
+	st, err := ledger.Open(context.Background(), ledger.Options{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var infs []ledger.Inference
-	var calls []ledger.ToolCall
-	if err := st.ExportInferences(ctx, time.Time{}, func(r ledger.Inference) error { infs = append(infs, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.ExportToolCalls(ctx, time.Time{}, func(r ledger.ToolCall) error { calls = append(calls, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return infs, calls
+	return ledgertest.ExportAll(t, st, time.Time{})
 }
 
 func TestManifest(t *testing.T) {

@@ -489,55 +489,36 @@ func sortBurn(gs []BurnGroup) {
 }
 
 func (s *sqlStore) RecentInferences(ctx context.Context, limit int) ([]Inference, int64, error) {
-	const op = "recent inferences"
-	ctx, cancel, err := s.begin(ctx, op)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer cancel()
-	var recs []Inference
-	var total int64
-	err = s.inReadTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, s.q.totalInferences).Scan(&total); err != nil {
-			return err
-		}
-		if limit <= 0 {
-			return nil
-		}
-		rows, err := tx.QueryContext(ctx, s.q.recentInferences, limit)
-		if err != nil {
-			return err
-		}
-		recs, _, err = scanInferences(rows, limit)
-		return err
-	})
-	if err != nil {
-		return nil, 0, s.fail(op, err)
-	}
-	return recs, total, nil
+	return recent(ctx, s, "recent inferences", s.q.totalInferences, s.q.recentInferences, limit, scanInferences)
 }
 
 func (s *sqlStore) RecentToolCalls(ctx context.Context, limit int) ([]ToolCall, int64, error) {
-	const op = "recent tool calls"
+	return recent(ctx, s, "recent tool calls", s.q.totalToolCalls, s.q.recentToolCalls, limit, scanToolCalls)
+}
+
+// recent reads the total of a stream and its newest limit records in one
+// snapshot.
+func recent[T any](ctx context.Context, s *sqlStore, op, totalQuery, newestQuery string, limit int,
+	scan func(*sql.Rows, int) ([]T, int64, error)) ([]T, int64, error) {
 	ctx, cancel, err := s.begin(ctx, op)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer cancel()
-	var recs []ToolCall
+	var recs []T
 	var total int64
 	err = s.inReadTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, s.q.totalToolCalls).Scan(&total); err != nil {
+		if err := tx.QueryRowContext(ctx, totalQuery).Scan(&total); err != nil {
 			return err
 		}
 		if limit <= 0 {
 			return nil
 		}
-		rows, err := tx.QueryContext(ctx, s.q.recentToolCalls, limit)
+		rows, err := tx.QueryContext(ctx, newestQuery, limit)
 		if err != nil {
 			return err
 		}
-		recs, _, err = scanToolCalls(rows, limit)
+		recs, _, err = scan(rows, limit)
 		return err
 	})
 	if err != nil {
