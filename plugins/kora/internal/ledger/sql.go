@@ -216,21 +216,29 @@ func durationUS(ms float64) int64 {
 }
 
 func (s *sqlStore) AppendInference(ctx context.Context, rec Inference) error {
-	const op = "append inference"
+	if rec.Time.IsZero() {
+		rec.Time = s.stamp()
+	}
+	return s.append(ctx, "append inference", func(ctx context.Context, tx *sql.Tx, days *dayTotals) error {
+		days.addInference(rec)
+		return s.insertInference(ctx, tx, rec)
+	})
+}
+
+// append runs insert and adds what it recorded to the day totals, in one
+// transaction: a record and its totals are committed together or not at
+// all.
+func (s *sqlStore) append(ctx context.Context, op string, insert func(context.Context, *sql.Tx, *dayTotals) error) error {
 	ctx, cancel, err := s.begin(ctx, op)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	if rec.Time.IsZero() {
-		rec.Time = s.stamp()
-	}
 	return s.fail(op, s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := s.insertInference(ctx, tx, rec); err != nil {
+		var days dayTotals
+		if err := insert(ctx, tx, &days); err != nil {
 			return err
 		}
-		var days dayTotals
-		days.addInference(rec)
 		return s.upsertDays(ctx, tx, &days)
 	}))
 }
@@ -244,23 +252,13 @@ func (s *sqlStore) insertInference(ctx context.Context, tx *sql.Tx, rec Inferenc
 }
 
 func (s *sqlStore) AppendToolCall(ctx context.Context, rec ToolCall) error {
-	const op = "append tool call"
-	ctx, cancel, err := s.begin(ctx, op)
-	if err != nil {
-		return err
-	}
-	defer cancel()
 	if rec.Time.IsZero() {
 		rec.Time = s.stamp()
 	}
-	return s.fail(op, s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := s.insertToolCall(ctx, tx, rec); err != nil {
-			return err
-		}
-		var days dayTotals
+	return s.append(ctx, "append tool call", func(ctx context.Context, tx *sql.Tx, days *dayTotals) error {
 		days.addToolCall(rec)
-		return s.upsertDays(ctx, tx, &days)
-	}))
+		return s.insertToolCall(ctx, tx, rec)
+	})
 }
 
 func (s *sqlStore) insertToolCall(ctx context.Context, tx *sql.Tx, rec ToolCall) error {
