@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -48,15 +49,27 @@ func open(ctx context.Context, o Options) (Store, error) {
 		bctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
-	db, d, err := opener(bctx, o, dsn)
+	var s *sqlStore
+	var err error
+	for {
+		s, err = setUp(bctx, opener, o, dsn)
+		if err == nil || KindOf(err) != KindLocked || bctx.Err() != nil {
+			break
+		}
+		// Several processes opening a new SQLite database at once: SQLite
+		// answers some steps of setting it up (switching it to WAL, its
+		// first schema read while another process writes the schema) with
+		// "database is locked" at once rather than after its busy timeout.
+		// Those are waits like any other: try again until the deadline.
+		select {
+		case <-bctx.Done():
+		case <-time.After(time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	s := newSQLStore(db, d, o)
-	if err := s.migrate(bctx); err != nil {
-		db.Close()
-		return nil, err
-	}
+	db := s.db
 	if o.StateDir != "" && hasJSONL(o.StateDir) {
 		st, err := s.ImportJSONL(ctx, o.StateDir)
 		if err != nil {
@@ -72,6 +85,20 @@ func open(ctx context.Context, o Options) (Store, error) {
 	// writer holding the lock) still opens; Prune tries again.
 	if err := s.compactDays(ctx); err != nil {
 		o.Log.Warn("ledger: folding closed days' totals failed; retried by the next retention pass", "error", s.fail("compact", err).Error())
+	}
+	return s, nil
+}
+
+// setUp opens the database and brings its schema up to date.
+func setUp(ctx context.Context, opener dialectOpener, o Options, dsn string) (*sqlStore, error) {
+	db, d, err := opener(ctx, o, dsn)
+	if err != nil {
+		return nil, err
+	}
+	s := newSQLStore(db, d, o)
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return s, nil
 }
