@@ -84,7 +84,7 @@ lint:
 # The gateway's load run is kept out of the timed runs and sends LOADREQS
 # requests; a failed request fails make bench, which tee would hide.
 # Kora's ledger benchmarks read a generated ledger of KORA_BENCH_INFERENCES
-# inferences (1,000,000 unless set; the issue's figure is 10000000), cached
+# inferences (1,000,000 unless set; Kora is sized for 10000000), cached
 # in bin/bench-cache for the UTC day.
 bench: build plugins typescript
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkGatewayLoad$$' -benchmem -count $(COUNT) -benchtime $(BENCHTIME) ./... | tee $(BIN)/bench.txt

@@ -466,7 +466,7 @@ const (
 	koraBurn   = "BenchmarkKoraBurn/"
 	koraTail   = "BenchmarkKoraTail/"
 	koraAppend = "BenchmarkKoraAppend/"
-	// The targets for a report on a ledger of any size.
+	// Kora's targets for a report on a ledger of any size.
 	koraLatencyTargetMS = 50
 	koraRSSTargetMiB    = 64
 )

@@ -32,7 +32,7 @@ import (
 const EnvInferences = "KORA_BENCH_INFERENCES"
 
 // DefaultInferences is the ledger size of a plain `make bench`: a million
-// inferences generate in seconds; the issue's ten million take a minute
+// inferences generate in seconds; ten million, the ledger Kora is sized for, take a minute
 // or two the first time each day and 1.7 GB under bin/bench-cache.
 const DefaultInferences = 1_000_000
 
