@@ -20,10 +20,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/hookhost/hookhost/plugins/handshake"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -31,7 +27,9 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/termtext"
 	"github.com/hookhost/hookhost/internal/wire"
+	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
 // killGrace is how long a plugin gets to exit after go-plugin asked it to
@@ -293,7 +291,7 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 				return fd.startErr(name, err, l)
 			}
 		}
-		return startErr(name, err, "look at the plugin's log", "Describe failed: %s", printable(err.Error()))
+		return startErr(name, err, "look at the plugin's log", "Describe failed: %s", termtext.Printable(err.Error()))
 	}
 	if m.Name != name {
 		return startErr(name, nil,
@@ -320,9 +318,9 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		// own words; anything else is a failure to ask.
 		if ce := (*wire.CallError)(nil); errors.As(err, &ce) && ce.Kind == nil {
 			return startErr(name, err, fmt.Sprintf("correct [plugins.entries.%s.config]", name),
-				"rejected its config: %s", printable(ce.Msg))
+				"rejected its config: %s", termtext.Printable(ce.Msg))
 		}
-		return startErr(name, err, "look at the plugin's log", "Configure failed: %s", printable(err.Error()))
+		return startErr(name, err, "look at the plugin's log", "Configure failed: %s", termtext.Printable(err.Error()))
 	}
 	in.manifest = m
 	return nil
@@ -705,27 +703,6 @@ func manifestErr(name string, err error, lang language) *StartError {
 		fix = fmt.Sprintf("rename the tool %q to start with %q, or set plugins.entries.%s.allow_tool_override = true", me.Tool, name+"__", name)
 	}
 	return startErr(name, err, fix, "invalid manifest: %s", me.Problem)
-}
-
-// printable escapes what in a plugin's own words is not printable text
-// (line breaks, terminal escape sequences, invalid UTF-8) as Go's quoted
-// strings do, so that the words can be shown on a terminal as they are.
-func printable(s string) string {
-	var b strings.Builder
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case unicode.IsPrint(r):
-			b.WriteString(s[:n])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		s = s[n:]
-	}
-	return b.String()
 }
 
 func firstLine(s string) string {

@@ -11,13 +11,12 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/plugins/handshake"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/termtext"
 )
 
 // protocolVersions are the plugin protocol versions this host speaks.
@@ -75,7 +74,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 				toolsCol = joinOr(r.Tools, "-")
 				matchCol = matchers(r)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(printable(r.Version)), protocolCol(r), where(r), hooksCol, toolsCol, printable(matchCol))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(termtext.Printable(r.Version)), protocolCol(r), where(r), hooksCol, toolsCol, termtext.Printable(matchCol))
 			continue
 		}
 		status, detail := "ok", fmt.Sprintf("%d hooks, %d tools, healthy", len(r.Hooks), len(r.Tools))
@@ -90,13 +89,13 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 		case !r.OK:
 			status, detail = "FAILED", r.Err.Error()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(printable(r.Version)), protocolCol(r), where(r), printable(detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, status, orDash(termtext.Printable(r.Version)), protocolCol(r), where(r), termtext.Printable(detail))
 	}
 	tw.Flush()
 	if args[0] == "list" {
 		for _, r := range results {
 			if !r.OK {
-				fmt.Fprintf(stdout, "\n%s did not start: %s\n", r.Name, printable(r.Err.Error()))
+				fmt.Fprintf(stdout, "\n%s did not start: %s\n", r.Name, termtext.Printable(r.Err.Error()))
 				if r.FailClosed {
 					fmt.Fprintf(stdout, "%s is fail_closed: while it does not start, every tool call is blocked\n", r.Name)
 				}
@@ -106,7 +105,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	// Warnings do not fail the check: the plugins work, at a cost.
 	for _, r := range results {
 		for _, w := range r.Warnings {
-			fmt.Fprintf(stdout, "\nwarning: plugin %s: %s\n", r.Name, printable(w.String()))
+			fmt.Fprintf(stdout, "\nwarning: plugin %s: %s\n", r.Name, termtext.Printable(w.String()))
 		}
 	}
 	if failed > 0 {
@@ -156,28 +155,6 @@ func joinOr(items []string, empty string) string {
 		return empty
 	}
 	return strings.Join(items, ",")
-}
-
-// printable escapes what is not printable text (line breaks, tabs,
-// terminal escape sequences, invalid UTF-8) as Go's quoted strings do: a
-// plugin's words must neither forge a row of the table nor reach the
-// operator's terminal as commands.
-func printable(s string) string {
-	var b strings.Builder
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case unicode.IsPrint(r):
-			b.WriteString(s[:n])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		s = s[n:]
-	}
-	return b.String()
 }
 
 func orDash(s string) string {
