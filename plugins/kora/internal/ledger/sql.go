@@ -616,33 +616,22 @@ type errConsumer struct{ err error }
 func (e errConsumer) Error() string { return e.err.Error() }
 
 func (s *sqlStore) ExportInferences(ctx context.Context, since time.Time, fn func(Inference) error) error {
-	const op = "export inferences"
-	return s.export(ctx, op, s.q.firstInferenceFrom, since, func(ctx context.Context, after, from int64) (int, int64, error) {
-		rows, err := s.db.QueryContext(ctx, s.q.pageInferences, after, from, exportPage)
-		if err != nil {
-			return 0, 0, s.fail(op, err)
-		}
-		recs, last, err := scanInferences(rows, exportPage)
-		if err != nil {
-			return 0, 0, s.fail(op, err)
-		}
-		for _, r := range recs {
-			if err := fn(r); err != nil {
-				return 0, 0, err
-			}
-		}
-		return len(recs), last, nil
-	})
+	return exportStream(ctx, s, "export inferences", s.q.firstInferenceFrom, s.q.pageInferences, since, scanInferences, fn)
 }
 
 func (s *sqlStore) ExportToolCalls(ctx context.Context, since time.Time, fn func(ToolCall) error) error {
-	const op = "export tool calls"
-	return s.export(ctx, op, s.q.firstToolCallFrom, since, func(ctx context.Context, after, from int64) (int, int64, error) {
-		rows, err := s.db.QueryContext(ctx, s.q.pageToolCalls, after, from, exportPage)
+	return exportStream(ctx, s, "export tool calls", s.q.firstToolCallFrom, s.q.pageToolCalls, since, scanToolCalls, fn)
+}
+
+// exportStream hands fn the records pageQuery reads, page by page.
+func exportStream[T any](ctx context.Context, s *sqlStore, op, firstQuery, pageQuery string, since time.Time,
+	scan func(*sql.Rows, int) ([]T, int64, error), fn func(T) error) error {
+	return s.export(ctx, op, firstQuery, since, func(ctx context.Context, after, from int64) (int, int64, error) {
+		rows, err := s.db.QueryContext(ctx, pageQuery, after, from, exportPage)
 		if err != nil {
 			return 0, 0, s.fail(op, err)
 		}
-		recs, last, err := scanToolCalls(rows, exportPage)
+		recs, last, err := scan(rows, exportPage)
 		if err != nil {
 			return 0, 0, s.fail(op, err)
 		}
