@@ -38,38 +38,23 @@ const foldInferenceDays = `
 		unpriced = %s(inference_days.unpriced, excluded.unpriced)`
 
 // compactQueries are the statements of compactDays, each taking the
-// current day. On SQLite the write transaction excludes every other
-// writer, so summing the shards and then deleting them is safe. On
-// PostgreSQL each statement of a READ COMMITTED transaction sees a new
-// snapshot, so a row added between the two would be deleted unsummed: there
-// the rows deleted are exactly the rows summed, in one statement.
+// current day: every row of a closed day off shard 0 is moved onto shard 0.
 func (s *sqlStore) compactQueries() []string {
-	r := s.d.rebind
-	maxFn := s.d.maxFunc()
-	inferenceConflict := fmt.Sprintf(foldInferenceDays, maxFn)
-	const toolCallConflict = `
-	ON CONFLICT (day, shard) DO UPDATE SET tool_calls = tool_call_days.tool_calls + excluded.tool_calls`
-	if s.d.name() == "postgres" {
-		return []string{
-			r(`WITH moved AS (DELETE FROM inference_days WHERE day < ? AND shard <> 0 RETURNING *)
-			INSERT INTO inference_days (day, model, route, shard,
+	const closed = "day < ? AND shard <> 0"
+	inferenceConflict := fmt.Sprintf(foldInferenceDays, s.d.maxFunc())
+	stmts := s.d.moveRows("inference_days", closed, func(source string) string {
+		return `INSERT INTO inference_days (day, model, route, shard,
 				inferences, escalated, input_tokens, output_tokens, cost_nanousd, unpriced)
 			SELECT day, model, route, 0, ` + sumTotals + `
-			FROM moved GROUP BY day, model, route` + inferenceConflict),
-			r(`WITH moved AS (DELETE FROM tool_call_days WHERE day < ? AND shard <> 0 RETURNING *)
-			INSERT INTO tool_call_days (day, shard, tool_calls)
-			SELECT day, 0, CAST(sum(tool_calls) AS BIGINT) FROM moved GROUP BY day` + toolCallConflict),
-		}
+			FROM ` + source + ` GROUP BY day, model, route` + inferenceConflict
+	})
+	stmts = append(stmts, s.d.moveRows("tool_call_days", closed, func(source string) string {
+		return `INSERT INTO tool_call_days (day, shard, tool_calls)
+			SELECT day, 0, CAST(sum(tool_calls) AS BIGINT) FROM ` + source + ` GROUP BY day
+			ON CONFLICT (day, shard) DO UPDATE SET tool_calls = tool_call_days.tool_calls + excluded.tool_calls`
+	})...)
+	for i, q := range stmts {
+		stmts[i] = s.d.rebind(q)
 	}
-	return []string{
-		r(`INSERT INTO inference_days (day, model, route, shard,
-				inferences, escalated, input_tokens, output_tokens, cost_nanousd, unpriced)
-			SELECT day, model, route, 0, ` + sumTotals + `
-			FROM inference_days WHERE day < ? AND shard <> 0 GROUP BY day, model, route` + inferenceConflict),
-		r(`DELETE FROM inference_days WHERE day < ? AND shard <> 0`),
-		r(`INSERT INTO tool_call_days (day, shard, tool_calls)
-			SELECT day, 0, CAST(sum(tool_calls) AS BIGINT)
-			FROM tool_call_days WHERE day < ? AND shard <> 0 GROUP BY day` + toolCallConflict),
-		r(`DELETE FROM tool_call_days WHERE day < ? AND shard <> 0`),
-	}
+	return stmts
 }

@@ -10,9 +10,12 @@ import (
 // Closed days end up on one row per model and route, today keeps its
 // shards, and every report stays what it was.
 func TestCompactFoldsClosedDaysExactly(t *testing.T) {
+	testCompact(t, func(o Options) *sqlStore { return openTest(t, o) })
+}
+
+func testCompact(t *testing.T, open func(Options) *sqlStore) {
 	now := time.Date(2026, 11, 23, 15, 4, 5, 0, time.UTC)
-	dir := t.TempDir()
-	s := openTest(t, Options{StateDir: dir, Now: func() time.Time { return now }})
+	s := open(Options{Now: func() time.Time { return now }})
 	recs := randomRecords(rand.New(rand.NewPCG(3, 4)), now, 2000)
 	ctx := context.Background()
 	for i, r := range recs {
@@ -28,7 +31,7 @@ func TestCompactFoldsClosedDaysExactly(t *testing.T) {
 	rows := func(q string) int64 {
 		t.Helper()
 		var n int64
-		if err := s.db.QueryRow(q, today).Scan(&n); err != nil {
+		if err := s.db.QueryRow(s.d.rebind(q), today).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

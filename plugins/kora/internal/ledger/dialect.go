@@ -69,6 +69,13 @@ type dialect interface {
 	maxFunc() string
 	// exclude serialises migrations and imports between processes.
 	exclude(ctx context.Context, tx *sql.Tx) error
+	// moveRows returns the statements that delete the rows of table
+	// matching where and insert what insertFrom makes of exactly those
+	// rows (insertFrom's argument is what goes after FROM), in one
+	// transaction. Where one write transaction excludes every other
+	// writer, that may be a select then a delete; where it does not, the
+	// rows inserted must be the rows deleted, in one statement.
+	moveRows(table, where string, insertFrom func(source string) string) []string
 	// kind classifies a driver error.
 	kind(err error) ErrorKind
 }

@@ -189,6 +189,13 @@ func (d *postgresDialect) rebind(query string) string {
 // commit or rollback, so migrations and imports from several processes
 // run one at a time. It needs no table, so it works on an empty database;
 // its wait is bounded by lock_timeout like any other lock.
+// moveRows deletes and inserts in one statement: each statement of a READ
+// COMMITTED transaction sees a new snapshot, so a row added between a
+// select and a delete would be deleted unmoved.
+func (d *postgresDialect) moveRows(table, where string, insertFrom func(string) string) []string {
+	return []string{"WITH moved AS (DELETE FROM " + table + " WHERE " + where + " RETURNING *) " + insertFrom("moved")}
+}
+
 func (d *postgresDialect) exclude(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", advisoryKey)
 	return err

@@ -85,6 +85,18 @@ func TestPostgresDialect(t *testing.T) {
 		}
 	})
 
+	t.Run("closed days fold onto one row, exactly", func(t *testing.T) {
+		testCompact(t, func(o Options) *sqlStore {
+			o.DSN = c.NewDatabase(t)
+			st, err := Open(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st.(*sqlStore)
+		})
+	})
+
 	t.Run("unreachable server is unavailable, password not in the error", func(t *testing.T) {
 		bad := "postgres://kora:s3cret-pw@/nodb?host=" + url.QueryEscape(t.TempDir()) + "&connect_timeout=5"
 		_, _, err := openPostgres(ctx, Options{}, bad)

@@ -188,6 +188,12 @@ func (d *sqliteDialect) maxFunc() string            { return "max" }
 // the database's only write lock.
 func (d *sqliteDialect) exclude(context.Context, *sql.Tx) error { return nil }
 
+// moveRows can select then delete: the transaction holds the only write
+// lock, so no row arrives in between.
+func (d *sqliteDialect) moveRows(table, where string, insertFrom func(string) string) []string {
+	return []string{insertFrom(table + " WHERE " + where), "DELETE FROM " + table + " WHERE " + where}
+}
+
 func (d *sqliteDialect) kind(err error) ErrorKind {
 	if errors.Is(err, context.DeadlineExceeded) {
 		// Every wait SQLite makes is for a lock.
