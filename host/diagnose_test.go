@@ -36,10 +36,10 @@ func handmadeAs(t testing.TB, name string) string {
 	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "handmade"), name)
 }
 
-// reviewAs returns a link under name to the reviewplug test plugin.
-func reviewAs(t testing.TB, name string) string {
+// oneMistakeAs returns a link under name to the onemistake test plugin.
+func oneMistakeAs(t testing.TB, name string) string {
 	t.Helper()
-	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "reviewplug"), name)
+	return linkAs(t, filepath.Join(filepath.Dir(bins.echo), "onemistake"), name)
 }
 
 // wantProblem fails the test unless e names problem and its fix speaks
@@ -113,7 +113,7 @@ func TestHandwrittenPluginMistakesAreNamed(t *testing.T) {
 // shown) and names the mismatch, in words not escaped nor doubled.
 func TestServedCertificateOtherThanTheLinesIsNamed(t *testing.T) {
 	t.Parallel()
-	path := reviewAs(t, "othercert")
+	path := oneMistakeAs(t, "othercert")
 	_, errs := start(t, configOf(plug{"othercert", entry(path)}), fastOptions())
 	e := findErr(errs, "othercert")
 	if e == nil {
@@ -275,7 +275,7 @@ func TestCheckWarnings(t *testing.T) {
 // Check warns of it.
 func TestCheckWarnsOfAShutdownThatNeverAnswers(t *testing.T) {
 	t.Parallel()
-	path := reviewAs(t, "hangshutdown")
+	path := oneMistakeAs(t, "hangshutdown")
 	cfg := configOf(plug{"hangshutdown", entry(path)})
 
 	// The cost is real: closing a host that runs it takes the kill grace.
@@ -500,7 +500,7 @@ func TestUnflushedLineEchoedOnStderrIsNamedUnflushed(t *testing.T) {
 	python := pythonFor(t)
 	path := writeScript(t, t.TempDir(), "echoing", "#!"+python+`
 import sys, time
-line = "1|2|unix|/tmp/hookhost-review-nowhere.sock|grpc|"
+line = "1|2|unix|/tmp/hookhost-nowhere.sock|grpc|"
 print(line)
 print(line, file=sys.stderr)
 time.sleep(60)
@@ -675,7 +675,7 @@ func TestCheckCatchesPaddingThatPassedOnce(t *testing.T) {
 // warning that PROTOCOL.md asks for an absolute path.
 func TestCheckPassesARelativeSocketPathWithAWarning(t *testing.T) {
 	t.Parallel()
-	path := reviewAs(t, "relsock")
+	path := oneMistakeAs(t, "relsock")
 	cfg := configOf(plug{"relsock", entry(path)})
 	for i := range 3 {
 		h := startOK(t, cfg, fastOptions())

@@ -52,8 +52,8 @@ func TestPluginsListAndCheckShowTheProtocol(t *testing.T) {
 // reaches the plugins check and list tables unescaped.
 func TestPluginsCheckAndListPrintNoControlCharactersOfAPlugin(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "reviewplug")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/reviewplug").CombinedOutput(); err != nil {
+	bin := filepath.Join(dir, "onemistake")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/onemistake").CombinedOutput(); err != nil {
 		t.Fatalf("building the test plugin: %v\n%s", err, out)
 	}
 	path := filepath.Join(dir, "escversion")

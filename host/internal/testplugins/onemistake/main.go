@@ -1,4 +1,4 @@
-// Command reviewplug is a test plugin that, like handmade, does
+// Command onemistake is a test plugin that, like handmade, does
 // go-plugin's handshake by hand, as a plugin in another language must. It
 // is correct in every way Check looks at today, and makes one more
 // mistake, chosen by its base name up to a "-":
@@ -59,7 +59,7 @@ func (p *plugin) Info() sdk.Info {
 }
 
 func fail(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "reviewplug: "+format+"\n", a...)
+	fmt.Fprintf(os.Stderr, "onemistake: "+format+"\n", a...)
 	os.Exit(1)
 }
 
@@ -112,7 +112,7 @@ func main() {
 	s.RegisterService(&controller, struct{}{})
 
 	dir := os.Getenv("PLUGIN_UNIX_SOCKET_DIR")
-	sock := filepath.Join(dir, fmt.Sprintf("reviewplug-%d.sock", os.Getpid()))
+	sock := filepath.Join(dir, fmt.Sprintf("onemistake-%d.sock", os.Getpid()))
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		fail("listen: %v", err)
