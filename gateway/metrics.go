@@ -20,11 +20,13 @@ type metrics struct {
 	rounds   *prometheus.CounterVec
 	tools    *prometheus.CounterVec
 	evicted  prometheus.Counter
+	dropped  *prometheus.CounterVec
 }
 
 var (
 	_ relay.Observer      = (*metrics)(nil)
 	_ relay.StoreObserver = (*metrics)(nil)
+	_ relay.DropObserver  = (*metrics)(nil)
 )
 
 func newMetrics(bus *hooks.Bus, plugins func() []host.Status, budget *bodyBudget) *metrics {
@@ -61,8 +63,12 @@ func newMetrics(bus *hooks.Bus, plugins func() []host.Status, budget *bodyBudget
 			Name: "hookhost_gateway_store_evicted_total",
 			Help: "Hidden rounds dropped from the store before the client continued (expired, or over server.state_entries); a continuation after that reaches the model without them.",
 		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hookhost_gateway_fields_dropped_total",
+			Help: "Hint fields (metadata, cache hints, strict, store, …) left out of requests because the upstream speaks another protocol, by endpoint and field as the README's field tables name it.",
+		}, []string{"endpoint", "field"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rejected, m.rounds, m.tools, m.evicted,
+	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rejected, m.rounds, m.tools, m.evicted, m.dropped,
 		&pluginCollector{bus: bus, plugins: plugins},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "hookhost_gateway_body_bytes_in_flight",
@@ -79,6 +85,11 @@ func (m *metrics) ToolCall(how string) { m.tools.WithLabelValues(how).Inc() }
 
 // StoreEvicted counts hidden rounds the store dropped.
 func (m *metrics) StoreEvicted(n int) { m.evicted.Add(float64(n)) }
+
+// FieldDropped counts one hint field left out of a request.
+func (m *metrics) FieldDropped(endpoint, field string) {
+	m.dropped.WithLabelValues(endpoint, field).Inc()
+}
 
 // pluginCollector reads the Bus's counters and the plugins' states when
 // scraped, so the hot path keeps its own counters and nothing else.

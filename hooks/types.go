@@ -77,6 +77,17 @@ type ModelRequest struct {
 	Tools       []ToolSpec `json:"tools,omitempty"`
 	MaxTokens   int        `json:"max_tokens,omitempty"`
 	Temperature *float64   `json:"temperature,omitempty"`
+	// TopP, Stop, Seed and User are the client's other sampling and
+	// identity settings, carried from the gateway's fronts to an upstream
+	// of any protocol (each provider sends those its API has). Plugins do
+	// not see or patch them: the plugin protocol does not carry them.
+	TopP *float64 `json:"top_p,omitempty"`
+	// Stop are sequences at which the model stops writing.
+	Stop []string `json:"stop,omitempty"`
+	Seed *int64   `json:"seed,omitempty"`
+	// User identifies the end user to the provider (OpenAI's user,
+	// Anthropic's metadata.user_id), for its abuse monitoring.
+	User string `json:"user,omitempty"`
 }
 
 // ModelResponse is the provider-neutral answer of one model call. Message is

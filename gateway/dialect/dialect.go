@@ -55,6 +55,11 @@ type Call struct {
 	// (image_url)"), for the 400 given when the upstream speaks another
 	// protocol. Empty when the whole request translates.
 	Foreign []string
+	// Dropped names the hint fields the request holds (rows of the
+	// front's table whose Handling is Hint, by their Path): an upstream
+	// of another protocol gets the request without them, and each is
+	// counted. Set through Drop.
+	Dropped []string
 	// State is the front's own per-request state (for example Chat
 	// Completions' stream_options.include_usage); the loop passes it
 	// back untouched through Encode and NewStream.

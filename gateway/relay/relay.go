@@ -104,6 +104,13 @@ type Observer interface {
 	ToolCall(how string)
 }
 
+// DropObserver may also be implemented by an Observer: it is then told of
+// every hint field dropped from a request because the upstream speaks
+// another protocol (dialect.Call.Dropped), once per request and field.
+type DropObserver interface {
+	FieldDropped(endpoint, field string)
+}
+
 // StoreObserver may also be implemented by an Observer: it is then told of
 // every entry the Store dropped to stay within its bounds or because it
 // expired, so that a store too small for its traffic shows in metrics.
@@ -156,7 +163,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // error.
 func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call, sink dialect.Sink) (*dialect.Result, error) {
 	run := &run{
-		cfg: &r.cfg, bus: r.cfg.Bus, pipeline: r.pipeline, ctx: ctx, protocol: front.Protocol(), call: call,
+		cfg: &r.cfg, bus: r.cfg.Bus, pipeline: r.pipeline, ctx: ctx, protocol: front.Protocol(), endpoint: front.Path(), call: call,
 		res: &dialect.Result{Model: call.Request.Model},
 	}
 	if call.Stream && sink != nil {

@@ -23,6 +23,7 @@ type run struct {
 	pipeline  *dispatch.Pipeline
 	ctx       context.Context
 	protocol  llm.Protocol
+	endpoint  string // the front's path, for metrics
 	call      *dialect.Call
 	sink      dialect.Sink
 	sinkErr   error
@@ -75,6 +76,12 @@ func (r *run) check() error {
 		return dialect.Invalid(r.call.Foreign[0], fmt.Sprintf(
 			"%s cannot be translated to the upstream's protocol (%s); send it to an upstream that speaks %s, or leave it out",
 			strings.Join(r.call.Foreign, ", "), upstream, r.protocol))
+	}
+	for _, field := range r.call.Dropped {
+		r.cfg.Logger.Debug("gateway: dropped a hint the upstream's protocol cannot carry", "endpoint", r.endpoint, "field", field)
+		if o, ok := r.cfg.Observe.(DropObserver); ok {
+			o.FieldDropped(r.endpoint, field)
+		}
 	}
 	return nil
 }
@@ -466,6 +473,7 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 	cr := r.call.Request
 	req := hooks.ModelRequest{
 		Model: cr.Model, System: cr.System, Tools: tools, MaxTokens: cr.MaxTokens, Temperature: cr.Temperature,
+		TopP: cr.TopP, Stop: cr.Stop, Seed: cr.Seed, User: cr.User,
 		Messages: append([]hooks.Message(nil), r.history...),
 	}
 	if r.bus.Subscribed(hooks.PreAPIRequestMutable, "") {
