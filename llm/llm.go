@@ -44,6 +44,24 @@ type Streamer interface {
 	Stream(ctx context.Context, req Request, onText func(delta string)) (Response, error)
 }
 
+// Unsupported is implemented by providers whose API lacks some of the
+// neutral request's settings. Unsupported names them, by their neutral
+// names ("stop", "seed"), in two lists:
+//
+//   - refused: settings whose loss would silently change the answer the
+//     caller relies on (stop sequences on an API that has none: the answer
+//     would run past them). A caller serving a client refuses the request
+//     rather than send it without them.
+//   - dropped: settings the provider leaves out because they cannot
+//     change what the answer says, only how repeatable it is (seed). A
+//     caller may log them; the call goes ahead.
+//
+// Complete and Stream send a request with refused settings anyway (they
+// are left out): it is the caller that decides whether to ask.
+type Unsupported interface {
+	Unsupported(req Request) (refused, dropped []string)
+}
+
 // ProviderError is a failure reported by (or while reaching) a model
 // provider, as opposed to one caused by the host or a plugin.
 type ProviderError struct {

@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash"
+	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Protocol names one of the public wire protocols that providers speak and
@@ -73,9 +76,83 @@ type WireResponse struct {
 type Passthrough struct {
 	// Fields are the request's top-level fields that the neutral request
 	// does not model, by key, sent as given.
-	Fields   map[string]json.RawMessage
+	Fields map[string]json.RawMessage
+	// Header holds the client's feature headers (FeatureHeaders of the
+	// protocol: anthropic-beta, anthropic-version, openai-beta), which
+	// select what the carried fields mean: a beta-gated field sent
+	// without its beta header is refused upstream. A Forwarder sends only
+	// those names from it, whatever else it holds, so a credential or
+	// hop-by-hop header put here by mistake still goes nowhere.
+	Header   http.Header
 	messages map[[32]byte][][]json.RawMessage
 	tools    map[[32]byte]json.RawMessage
+}
+
+// FeatureHeaders are the request headers of protocol p that choose API
+// features rather than identify anyone: a Forwarder passes them from the
+// client to the upstream of the same protocol. Credentials, cookies and
+// hop-by-hop headers are never among them.
+func FeatureHeaders(p Protocol) []string {
+	switch p {
+	case ProtocolMessages:
+		return []string{"Anthropic-Beta", "Anthropic-Version"}
+	case ProtocolChat, ProtocolResponses:
+		return []string{"Openai-Beta"}
+	}
+	return nil
+}
+
+// FeatureHeader copies from in the feature headers of protocol p, nil when
+// in has none.
+func FeatureHeader(p Protocol, in http.Header) http.Header {
+	var out http.Header
+	for _, name := range FeatureHeaders(p) {
+		if v := in.Values(name); len(v) > 0 {
+			if out == nil {
+				out = http.Header{}
+			}
+			out[name] = append([]string(nil), v...)
+		}
+	}
+	return out
+}
+
+// WithFeatureHeaders is h with pass's feature headers of protocol p: a
+// beta header's values (a comma-separated list) are added to the ones h
+// has, without repeats, so that betas the configuration turns on stay on;
+// any other feature header (a version) is the client's. h itself is not
+// changed.
+func WithFeatureHeaders(p Protocol, h http.Header, pass *Passthrough) http.Header {
+	if pass == nil || len(pass.Header) == 0 {
+		return h
+	}
+	var out http.Header
+	for _, name := range FeatureHeaders(p) {
+		vals := pass.Header.Values(name)
+		if len(vals) == 0 {
+			continue
+		}
+		if out == nil {
+			out = h.Clone()
+		}
+		if !strings.HasSuffix(name, "-Beta") {
+			out.Set(name, strings.Join(vals, ", "))
+			continue
+		}
+		var list []string
+		for _, v := range append(out.Values(name), vals...) {
+			for _, item := range strings.Split(v, ",") {
+				if item = strings.TrimSpace(item); item != "" && !slices.Contains(list, item) {
+					list = append(list, item)
+				}
+			}
+		}
+		out.Set(name, strings.Join(list, ","))
+	}
+	if out == nil {
+		return h
+	}
+	return out
 }
 
 // KeepMessage records wire as the wire form of m: one or more units in the

@@ -77,6 +77,13 @@ func (r *run) check() error {
 			"%s cannot be translated to the upstream's protocol (%s); send it to an upstream that speaks %s, or leave it out",
 			strings.Join(r.call.Foreign, ", "), upstream, r.protocol))
 	}
+	if u, ok := r.cfg.Provider.(llm.Unsupported); ok {
+		refused, dropped := u.Unsupported(r.call.Request)
+		if len(refused) > 0 {
+			return dialect.Invalid(refused[0], fmt.Sprintf("%s cannot be honoured by the upstream (%s, api %s), and leaving it out would change the answer; send the request without it, or to an upstream whose API has it", strings.Join(refused, ", "), r.cfg.Provider.Name(), upstreamProtocol(r.cfg.Provider)))
+		}
+		r.call.Dropped = append(r.call.Dropped, dropped...) // logged and counted below, as hints are
+	}
 	for _, field := range r.call.Dropped {
 		r.cfg.Logger.Debug("gateway: dropped a hint the upstream's protocol cannot carry", "endpoint", r.endpoint, "field", field)
 		if o, ok := r.cfg.Observe.(DropObserver); ok {
@@ -84,6 +91,14 @@ func (r *run) check() error {
 		}
 	}
 	return nil
+}
+
+// upstreamProtocol names the protocol p speaks, for errors.
+func upstreamProtocol(p llm.Provider) string {
+	if f, ok := p.(llm.Forwarder); ok {
+		return string(f.Protocol())
+	}
+	return "its own"
 }
 
 // restore builds the history sent upstream from the client's: hidden

@@ -8,6 +8,13 @@
 // max_tokens is mandatory in this API, so a request without one gets
 // Config.MaxTokens, or DefaultMaxTokens.
 //
+// The neutral request's sampling and identity settings are sent as the
+// API names them: top_p, stop_sequences (llm.Request.Stop) and
+// metadata.user_id (llm.Request.User). top_p and temperature are both sent
+// when both are set, as asked, though some newer models refuse the pair
+// with a 400 that then reaches the caller. The API has no seed: it is left
+// out (see Unsupported).
+//
 // # Tool arguments
 //
 // A tool_use block's input is a JSON object, carried into
@@ -76,6 +83,7 @@ import (
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
+	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -130,9 +138,20 @@ type Provider struct {
 }
 
 var (
-	_ llm.Provider = (*Provider)(nil)
-	_ llm.Streamer = (*Provider)(nil)
+	_ llm.Provider    = (*Provider)(nil)
+	_ llm.Streamer    = (*Provider)(nil)
+	_ llm.Unsupported = (*Provider)(nil)
 )
+
+// Unsupported names the settings of req the Messages API lacks (see
+// llm.Unsupported): a seed, which is dropped. Stop sequences, top_p and
+// the user (metadata.user_id) it has.
+func (p *Provider) Unsupported(req llm.Request) (refused, dropped []string) {
+	if req.Seed != nil {
+		dropped = append(dropped, "seed")
+	}
+	return nil, dropped
+}
 
 // New checks cfg and returns a provider. It makes no request.
 func New(cfg Config) (*Provider, error) {
@@ -189,7 +208,18 @@ type request struct {
 	Messages    []message               `json:"messages"`
 	Tools       []toolfmt.AnthropicTool `json:"tools,omitempty"`
 	Temperature *float64                `json:"temperature,omitempty"`
-	Stream      bool                    `json:"stream,omitempty"`
+	// TopP is sent beside Temperature when both are set, as the caller
+	// asked: some newer models refuse the pair, and their 400 says so,
+	// where choosing one here would quietly change what was asked for.
+	TopP          *float64  `json:"top_p,omitempty"`
+	StopSequences []string  `json:"stop_sequences,omitempty"`
+	Metadata      *metadata `json:"metadata,omitempty"`
+	Stream        bool      `json:"stream,omitempty"`
+}
+
+// metadata identifies the end user (llm.Request.User) to Anthropic.
+type metadata struct {
+	UserID string `json:"user_id"`
 }
 
 type message struct {
@@ -274,12 +304,22 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 	if err != nil {
 		return request{}, nil, p.fail("cannot offer the tools", err)
 	}
-	body := request{Model: req.Model, MaxTokens: p.maxTokens, Temperature: req.Temperature, Stream: stream, Messages: []message{}}
+	body := request{
+		Model: req.Model, MaxTokens: p.maxTokens, Temperature: req.Temperature, Stream: stream, Messages: []message{},
+		TopP: req.TopP, StopSequences: req.Stop,
+	}
 	if req.MaxTokens > 0 {
 		body.MaxTokens = req.MaxTokens
 	}
 	if body.Temperature == nil {
 		body.Temperature = p.temperature
+	}
+	if req.User != "" {
+		body.Metadata = &metadata{UserID: req.User}
+	}
+	// The API has no seed (see Unsupported).
+	if err := sampling.Check(llm.Request{Temperature: body.Temperature, TopP: body.TopP}); err != nil {
+		return request{}, nil, p.fail("request not sent", err)
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToAnthropic(s)

@@ -13,6 +13,7 @@ import (
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
+	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -30,6 +31,10 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 //   - model, max_tokens, system, messages, tools, temperature and stream
 //     are set from req as Complete sets them; every other key of
 //     pass.Fields follows as given (stream never does: the call decides).
+//   - top_p, stop_sequences and metadata.user_id: the client's own field,
+//     when it says what the neutral request says, is sent as given;
+//     otherwise the neutral value is sent in its place (a changed user
+//     replaces metadata.user_id and keeps the object's other keys).
 //   - pass.Fields["tools"], when present, is an array of tools the neutral
 //     request does not model (Anthropic's server tools, such as
 //     web_search_20250305); its elements are sent after req's tools.
@@ -43,6 +48,10 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 //     freshly encoded blocks do, so consecutive tool results still make
 //     ONE user message, and a user text that followed them in the client's
 //     message stays in that message.
+//
+// The client's feature headers kept in pass (anthropic-beta, which the
+// beta-gated fields it sent need, and anthropic-version) are sent too;
+// betas the configuration sets stay on beside the client's.
 //
 // The WireResponse of a whole response has every top-level field but
 // content in Fields and the content blocks as received in Message. A
@@ -62,7 +71,8 @@ func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passt
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	resp, err := p.client.Post(ctx, p.endpoint, p.headerFor(ctx), body, stream)
+	header := llm.WithFeatureHeaders(llm.ProtocolMessages, p.headerFor(ctx), pass)
+	resp, err := p.client.Post(ctx, p.endpoint, header, body, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
@@ -129,6 +139,15 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
 		return nil, nil, p.fail("cannot offer the tools", err)
+	}
+	// Checked before anything is encoded: a NaN would make the encoder
+	// panic, the body being written by hand.
+	temperature := req.Temperature
+	if temperature == nil {
+		temperature = p.temperature
+	}
+	if err := sampling.Check(llm.Request{Temperature: temperature, TopP: req.TopP}); err != nil {
+		return nil, nil, p.fail("request not sent", err)
 	}
 	forms := pass.Messages()
 	var msgs []wireMessage
@@ -243,12 +262,20 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 	if len(tools) > 0 {
 		out.Set("tools", rawjson.Array(tools))
 	}
-	temperature := req.Temperature
-	if temperature == nil {
-		temperature = p.temperature
-	}
 	if temperature != nil {
 		out.Set("temperature", rawjson.MustMarshal(*temperature))
+	}
+	// A setting the client's own field already says goes as the client
+	// wrote it (added with the other fields below); one the neutral
+	// request changed, or that the client did not send, goes from it.
+	if req.TopP != nil && !sampling.SameFloat(pass, "top_p", req.TopP) {
+		out.Set("top_p", rawjson.MustMarshal(*req.TopP))
+	}
+	if len(req.Stop) > 0 && !sampling.SameStrings(pass, "stop_sequences", req.Stop) {
+		out.Set("stop_sequences", rawjson.MustMarshal(req.Stop))
+	}
+	if m, ok := metadataFor(req.User, pass); ok {
+		out.Set("metadata", m)
 	}
 	if stream {
 		out.Set("stream", json.RawMessage("true"))
@@ -262,6 +289,30 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		}
 	}
 	return out.Bytes(), names, nil
+}
+
+// metadataFor is the metadata to send for the neutral user, and false
+// when the client's own metadata (sent as given) already names that user
+// or there is no user to name. A changed user replaces the client's
+// user_id and keeps its other keys.
+func metadataFor(user string, pass *llm.Passthrough) (json.RawMessage, bool) {
+	if user == "" {
+		return nil, false
+	}
+	var kept json.RawMessage
+	if pass != nil {
+		kept = pass.Fields["metadata"]
+	}
+	obj, ok := rawjson.ParseObject(kept)
+	if !ok || obj == nil {
+		return rawjson.MustMarshal(metadata{UserID: user}), true
+	}
+	var was string
+	if json.Unmarshal(obj.Get("user_id"), &was) == nil && was == user {
+		return nil, false
+	}
+	obj.Set("user_id", rawjson.MustMarshal(user))
+	return obj.Bytes(), true
 }
 
 // isWholeMessage reports whether a kept unit is a message object rather

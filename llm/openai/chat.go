@@ -26,6 +26,10 @@ type chatRequest struct {
 	MaxTokens           int                `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
 	Temperature         *float64           `json:"temperature,omitempty"`
+	TopP                *float64           `json:"top_p,omitempty"`
+	Seed                *int64             `json:"seed,omitempty"`
+	Stop                []string           `json:"stop,omitempty"`
+	User                string             `json:"user,omitempty"`
 	Stream              bool               `json:"stream,omitempty"`
 	StreamOptions       *streamOptions     `json:"stream_options,omitempty"`
 }
@@ -113,7 +117,13 @@ func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt
 	if err != nil {
 		return chatRequest{}, nil, p.fail("cannot offer the tools", err)
 	}
-	body := chatRequest{Model: req.Model, Temperature: p.temperatureFor(req)}
+	if err := p.check(req); err != nil {
+		return chatRequest{}, nil, err
+	}
+	body := chatRequest{
+		Model: req.Model, Temperature: p.temperatureFor(req),
+		TopP: req.TopP, Seed: req.Seed, Stop: req.Stop, User: req.User,
+	}
 	if n := p.maxTokensFor(req); n > 0 {
 		if p.completionTokens {
 			body.MaxCompletionTokens = n

@@ -12,6 +12,7 @@ import (
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
+	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -30,7 +31,13 @@ import (
 //   - max_tokens and max_completion_tokens: when pass.Fields holds one of
 //     them, the client's choice of field is kept and the neutral MaxTokens
 //     is sent under it (servers differ in which one they accept);
+//   - top_p, seed, stop and user: the client's own field, when pass.Fields
+//     holds one that says what the neutral request says, is sent as
+//     given; otherwise the neutral value is (a changed one replaces the
+//     client's field, never joins it);
 //   - every pass.Fields key the adapter does not set is added as given.
+//
+// The client's openai-beta header, kept in pass, is sent too.
 //
 // stream and stream_options are always the adapter's own: a client's
 // stream_options never reaches a non-streamed call, which OpenAI refuses.
@@ -50,7 +57,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	resp, err := p.client.Post(ctx, p.endpoint, p.headerFor(ctx), raw, stream)
+	resp, err := p.client.Post(ctx, p.endpoint, llm.WithFeatureHeaders(llm.ProtocolChat, p.headerFor(ctx), pass), raw, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
@@ -164,6 +171,21 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 		} else if _, ok := fields["max_tokens"]; ok {
 			body.MaxTokens, body.MaxCompletionTokens = n, 0
 		}
+	}
+	// A setting the client's own field already says goes as the client
+	// wrote it (the loop below adds it); one the neutral request changed,
+	// or that the client did not send, goes from the neutral value.
+	if sampling.SameFloat(pass, "top_p", body.TopP) {
+		body.TopP = nil
+	}
+	if sampling.SameInt(pass, "seed", body.Seed) {
+		body.Seed = nil
+	}
+	if sampling.SameStrings(pass, "stop", body.Stop) {
+		body.Stop = nil
+	}
+	if sampling.SameString(pass, "user", body.User) {
+		body.User = ""
 	}
 	// The adapter's own fields come from the body Complete would send, so
 	// the two paths cannot drift apart; messages and tools are replaced.

@@ -11,6 +11,7 @@ import (
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
+	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -18,17 +19,19 @@ import (
 // Complete sends, with the client's own wire forms put back: kept input
 // items (reasoning items, images, built-in tool calls an earlier turn
 // returned) are sent as they came, kept tools likewise, and top-level
-// fields the adapter does not set are added unchanged.
+// fields the adapter does not set are added unchanged. The client's
+// openai-beta header, kept in pass, is sent too.
 func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
 	stream := onText != nil
 	body, names, err := p.forwardResponsesBody(req, pass, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
+	header := llm.WithFeatureHeaders(llm.ProtocolResponses, p.headerFor(ctx), pass)
 	if stream {
-		return p.streamResponsesBody(ctx, body, names, onText)
+		return p.streamResponsesBody(ctx, header, body, names, onText)
 	}
-	resp, err := p.post(ctx, body, false)
+	resp, err := p.client.PostJSON(ctx, p.endpoint, header, body, false)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
@@ -64,6 +67,14 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 	// The base body's input and tools are replaced below; encoding them
 	// here only to drop them would be wasted work.
 	base.Input, base.Tools = nil, nil
+	// A setting the client's own field already says goes as the client
+	// wrote it (added with the other fields below).
+	if sampling.SameFloat(pass, "top_p", base.TopP) {
+		base.TopP = nil
+	}
+	if sampling.SameString(pass, "user", base.User) {
+		base.User = ""
+	}
 	b, err := json.Marshal(base)
 	if err != nil {
 		return nil, nil, p.fail("cannot encode the request", err)

@@ -57,6 +57,7 @@ import (
 
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
+	"github.com/hookhost/hookhost/llm/internal/sampling"
 )
 
 // Name is the provider's config name.
@@ -119,9 +120,10 @@ type Provider struct {
 }
 
 var (
-	_ llm.Provider  = (*Provider)(nil)
-	_ llm.Streamer  = (*Provider)(nil)
-	_ llm.Forwarder = (*Provider)(nil)
+	_ llm.Provider    = (*Provider)(nil)
+	_ llm.Streamer    = (*Provider)(nil)
+	_ llm.Forwarder   = (*Provider)(nil)
+	_ llm.Unsupported = (*Provider)(nil)
 )
 
 // New checks cfg and returns a provider. It makes no request.
@@ -258,6 +260,38 @@ func (p *Provider) fail(msg string, err error) error {
 // badResponse reports a response hookhost cannot use.
 func (p *Provider) badResponse(format string, a ...any) error {
 	return &llm.ProviderError{Provider: Name, Message: fmt.Sprintf(format, a...)}
+}
+
+// check refuses a request no upstream takes before it is encoded (see
+// sampling.Check); nothing is sent.
+func (p *Provider) check(req llm.Request) error {
+	if err := sampling.Check(p.withDefaults(req)); err != nil {
+		return p.fail("request not sent", err)
+	}
+	return nil
+}
+
+// withDefaults is req with the configured temperature when it sets none,
+// as the body will carry it.
+func (p *Provider) withDefaults(req llm.Request) llm.Request {
+	req.Temperature = p.temperatureFor(req)
+	return req
+}
+
+// Unsupported names the settings of req the configured API lacks (see
+// llm.Unsupported): the Responses API has no stop sequences, which are
+// refused, and no seed, which is dropped. Chat Completions has both.
+func (p *Provider) Unsupported(req llm.Request) (refused, dropped []string) {
+	if p.api != APIResponses {
+		return nil, nil
+	}
+	if len(req.Stop) > 0 {
+		refused = append(refused, "stop")
+	}
+	if req.Seed != nil {
+		dropped = append(dropped, "seed")
+	}
+	return refused, dropped
 }
 
 func (p *Provider) maxTokensFor(req llm.Request) int {

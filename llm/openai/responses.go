@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -24,6 +25,8 @@ type respRequest struct {
 	Tools           []toolfmt.ResponsesTool `json:"tools,omitempty"`
 	MaxOutputTokens int                     `json:"max_output_tokens,omitempty"`
 	Temperature     *float64                `json:"temperature,omitempty"`
+	TopP            *float64                `json:"top_p,omitempty"`
+	User            string                  `json:"user,omitempty"`
 	Stream          bool                    `json:"stream,omitempty"`
 	Store           bool                    `json:"store"`
 }
@@ -98,9 +101,14 @@ func (p *Provider) responsesBody(req llm.Request, stream bool) (respRequest, *to
 	if err != nil {
 		return respRequest{}, nil, p.fail("cannot offer the tools", err)
 	}
+	if err := p.check(req); err != nil {
+		return respRequest{}, nil, err
+	}
+	// The API has no stop sequences and no seed (see Unsupported).
 	body := respRequest{
 		Model: req.Model, Instructions: req.System, Input: []respInput{},
 		MaxOutputTokens: p.maxTokensFor(req), Temperature: p.temperatureFor(req), Stream: stream,
+		TopP: req.TopP, User: req.User,
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToResponses(s)
@@ -264,15 +272,15 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 	if err != nil {
 		return llm.Response{}, err
 	}
-	out, _, err := p.streamResponsesBody(ctx, body, names, onText)
+	out, _, err := p.streamResponsesBody(ctx, p.headerFor(ctx), body, names, onText)
 	return out, err
 }
 
 // streamResponsesBody sends a streaming request and reads its events. The
 // WireResponse is the final event's response as received, with the items
 // the stream finished as its output when the final event leaves it out.
-func (p *Provider) streamResponsesBody(ctx context.Context, body any, names *toolfmt.NameMap, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	resp, err := p.post(ctx, body, true)
+func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, body any, names *toolfmt.NameMap, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+	resp, err := p.client.PostJSON(ctx, p.endpoint, header, body, true)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
