@@ -112,6 +112,11 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		return
 	}
 	call.Tenant = tenant(r)
+	if call.Pass != nil {
+		// Only an upstream of the front's protocol sends them; the
+		// allowlist keeps credentials, cookies and hop-by-hop headers out.
+		call.Pass.Header = llm.FeatureHeader(f.Protocol(), r.Header)
+	}
 	if e := s.knownModel(call.Request.Model); e != nil {
 		reject("unknown_model", e)
 		return
