@@ -1,7 +1,9 @@
 package config
 
 import (
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +48,12 @@ type Server struct {
 	// Models are model names clients may ask for besides llm.model and
 	// llm.tiers; nil when none.
 	Models []string
+	// ModelAliases maps a model name clients may ask for to the upstream
+	// model that answers it (Claude Code's claude-… names onto whatever
+	// the upstream serves); nil when none. An alias is served and listed
+	// like Models, is none of llm.model, the tiers or Models, and is not
+	// the target of another alias: one name, one meaning, no chains.
+	ModelAliases map[string]string
 	// MaxBodySize bounds a request body, in bytes.
 	MaxBodySize int64
 	// MaxBodyBytesInFlight bounds the request-body bytes held at once,
@@ -92,7 +100,7 @@ func defaultServer() Server {
 	}
 }
 
-var serverKeys = []string{"listen", "api_key_env", "allow_no_key", "forward_client_key", "models",
+var serverKeys = []string{"listen", "api_key_env", "allow_no_key", "forward_client_key", "models", "model_aliases",
 	"max_body_size", "max_body_bytes_in_flight", "max_concurrent", "header_timeout", "read_timeout", "idle_timeout",
 	"request_timeout", "drain_timeout", "state_ttl", "state_entries"}
 
@@ -134,6 +142,10 @@ func (d *decoder) server(key toml.Key, v any, c *Server) {
 		case "models":
 			if names, ok := d.modelList(kk, m[k]); ok {
 				c.Models = names
+			}
+		case "model_aliases":
+			if aliases, ok := d.modelAliases(kk, m[k]); ok {
+				c.ModelAliases = aliases
 			}
 		case "max_body_size":
 			if n, ok := d.bounded(kk, m[k], defaultMaxBodySize, 1, maxBodySizeLimit, "bytes (1 GiB)"); ok {
@@ -251,4 +263,66 @@ func (d *decoder) modelList(key toml.Key, v any) ([]string, bool) {
 		names = nil
 	}
 	return names, true
+}
+
+// modelAliases is a table of client model name → upstream model, both
+// non-empty; an alias of itself, or one whose target is another alias, is
+// refused (aliases are not followed in chains).
+func (d *decoder) modelAliases(key toml.Key, v any) (map[string]string, bool) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, name := range sortedKeys(m) {
+		kk := join(key, toml.Key{name})
+		target, good := d.str(kk, m[name])
+		switch {
+		case !good:
+		case strings.TrimSpace(name) == "":
+			d.fail(kk, -1, "an empty model name cannot be an alias (write e.g. \"claude-sonnet-4-5-20250929\" = %q)", exampleModel["openai"])
+			good = false
+		case strings.TrimSpace(target) == "":
+			d.fail(kk, -1, "names no upstream model (write the model the upstream serves, e.g. %q)", exampleModel["openai"])
+			good = false
+		case target == name:
+			d.fail(kk, -1, "%q is an alias of itself; list it in server.models instead", abbrev(name))
+			good = false
+		}
+		if !good {
+			ok = false
+			continue
+		}
+		out[name] = target
+	}
+	for _, name := range sortedKeys(m) {
+		target, set := out[name]
+		if next, chained := out[target]; set && chained {
+			d.fail(join(key, toml.Key{name}), -1, "its target %q is itself an alias (of %q), and aliases are not followed in chains; name the upstream model %q directly", abbrev(target), abbrev(next), abbrev(next))
+			ok = false
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, true
+}
+
+// aliasConflicts refuses an alias that is also a model served under its
+// own name: a request for it would mean two things.
+func (d *decoder) aliasConflicts(c *Config) {
+	served := map[string]string{
+		c.LLM.Model: "llm.model", c.LLM.Tiers.Small: "llm.tiers.small", c.LLM.Tiers.Strong: "llm.tiers.strong",
+	}
+	for _, m := range c.Server.Models {
+		served[m] = "server.models"
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Server.ModelAliases)) {
+		if where, ok := served[name]; ok && name != "" {
+			d.fail(toml.Key{"server", "model_aliases", name}, -1, "%q is also %s, served under its own name; a request for it cannot mean both: drop one of them", abbrev(name), where)
+		}
+	}
 }

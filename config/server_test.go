@@ -186,3 +186,54 @@ func TestExampleServerTableIsTheDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestServerModelAliases(t *testing.T) {
+	c := mustParse(t, `
+[llm]
+provider = "openai"
+model = "gpt-4.1-mini"
+
+[server]
+models = ["gpt-4.1"]
+
+[server.model_aliases]
+"claude-sonnet-4-5-20250929" = "gpt-4.1"
+"claude-haiku-4-5-20251001" = "gpt-4.1-mini"
+`)
+	want := map[string]string{"claude-sonnet-4-5-20250929": "gpt-4.1", "claude-haiku-4-5-20251001": "gpt-4.1-mini"}
+	if !reflect.DeepEqual(c.Server.ModelAliases, want) {
+		t.Fatalf("model_aliases = %v, want %v", c.Server.ModelAliases, want)
+	}
+	if c := mustParse(t, "[server]\nmodel_aliases = {}\n"); c.Server.ModelAliases != nil {
+		t.Errorf("an empty table gives %v, want nil", c.Server.ModelAliases)
+	}
+}
+
+func TestServerModelAliasErrors(t *testing.T) {
+	tests := []struct {
+		name, doc, key string
+		line           int
+		msg            string
+	}{
+		{"not a table", "[server]\nmodel_aliases = [\"a\"]\n", "server.model_aliases", 2, "expected a table"},
+		{"target not a string", "[server.model_aliases]\nclaude-x = 3\n", "server.model_aliases.claude-x", 2, "expected a string"},
+		{"empty target", "[server.model_aliases]\nclaude-x = \"\"\n", "server.model_aliases.claude-x", 2, "names no upstream model"},
+		{"empty name", "[server.model_aliases]\n\"\" = \"gpt-4.1\"\n", `server.model_aliases.""`, 2, "an empty model name cannot be an alias"},
+		{"alias of itself", "[server.model_aliases]\nclaude-x = \"claude-x\"\n", "server.model_aliases.claude-x", 2, "alias of itself"},
+		{"chain", "[server.model_aliases]\nclaude-x = \"claude-y\"\nclaude-y = \"gpt-4.1\"\n", "server.model_aliases.claude-x", 2, `its target "claude-y" is itself an alias (of "gpt-4.1")`},
+		{"also in server.models", "[server]\nmodels = [\"claude-x\"]\n[server.model_aliases]\nclaude-x = \"gpt-4.1\"\n", "server.model_aliases.claude-x", 4, `"claude-x" is also server.models`},
+		{"also llm.model", "[server.model_aliases]\noffline-small = \"offline-large\"\n", "server.model_aliases.offline-small", 2, `"offline-small" is also llm.model`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.doc), "hookhost.toml", testDir)
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Key != tt.key || ce.Line != tt.line || ce.File != "hookhost.toml" {
+				t.Fatalf("err = %v, want a config error at hookhost.toml:%d for %s", err, tt.line, tt.key)
+			}
+			if !strings.Contains(ce.Msg, tt.msg) {
+				t.Errorf("message %q, want it to say %q", ce.Msg, tt.msg)
+			}
+		})
+	}
+}

@@ -144,6 +144,7 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 		}
 	}
 
+	d.aliasConflicts(c)
 	c.Plugins.Dir = resolve(dir, pluginDir)
 	for name, e := range entries {
 		if e.path != "" {
