@@ -73,6 +73,15 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 			reject("unknown_model", e)
 			return
 		}
+		if target, ok := s.upstreamModel(model); ok {
+			renamed, err := setModel(body, target)
+			if err != nil {
+				reject("bad_request", dialect.Invalid("model", "the request's model could not be replaced by its alias's target: "+err.Error()))
+				return
+			}
+			body = renamed
+			r = r.WithContext(context.WithValue(ctx, aliasKey{}, model))
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		s.proxy.ServeHTTP(w, r)
@@ -121,6 +130,12 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		reject("unknown_model", e)
 		return
 	}
+	// Hooks and the upstream see the model that answers; the client, the
+	// name it asked for.
+	asked := call.Request.Model
+	if target, ok := s.upstreamModel(asked); ok {
+		call.Request.Model = target
+	}
 
 	fail := func(err error, sink dialect.Sink) {
 		e, toolsRan := s.toClient(r, ctx, err)
@@ -148,7 +163,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 
 	if call.Stream {
 		tokens := max(1, size/4)
-		sink := f.NewStream(w, call, dialect.Meta{Model: call.Request.Model, InputTokens: tokens})
+		sink := f.NewStream(w, call, dialect.Meta{Model: asked, InputTokens: tokens})
 		if _, err := run.Run(ctx, f, call, sink); err != nil {
 			fail(err, sink)
 		}
@@ -159,6 +174,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		fail(err, nil)
 		return
 	}
+	res.Model = asked
 	out, err := f.Encode(call, res)
 	if err != nil {
 		s.log.Error("encoding an answer failed", "path", r.URL.Path, "error", err)

@@ -189,9 +189,10 @@ func (s *Server) serveReady(w *recorder, r *http.Request) {
 	w.Write(b)
 }
 
-// serveModels lists the models clients may ask for, in Anthropic's shape
+// serveModels lists the models clients may ask for (aliases included), in Anthropic's shape
 // when the client is an Anthropic one and OpenAI's otherwise.
 func (s *Server) serveModels(w *recorder, r *http.Request) {
+	models := s.servedModels()
 	var out any
 	if r.Header.Get("anthropic-version") != "" {
 		type model struct {
@@ -206,11 +207,11 @@ func (s *Server) serveModels(w *recorder, r *http.Request) {
 			FirstID *string `json:"first_id"`
 			LastID  *string `json:"last_id"`
 		}{Data: []model{}}
-		for _, m := range s.p.models {
+		for _, m := range models {
 			list.Data = append(list.Data, model{"model", m, m, s.started.Format(time.RFC3339)})
 		}
-		if n := len(s.p.models); n > 0 {
-			list.FirstID, list.LastID = &s.p.models[0], &s.p.models[n-1]
+		if n := len(models); n > 0 {
+			list.FirstID, list.LastID = &models[0], &models[n-1]
 		}
 		out = list
 	} else {
@@ -224,7 +225,7 @@ func (s *Server) serveModels(w *recorder, r *http.Request) {
 			Object string  `json:"object"`
 			Data   []model `json:"data"`
 		}{Object: "list", Data: []model{}}
-		for _, m := range s.p.models {
+		for _, m := range models {
 			list.Data = append(list.Data, model{m, "model", s.started.Unix(), "hookhost"})
 		}
 		out = list
@@ -240,7 +241,7 @@ func (s *Server) knownModel(model string) *dialect.Error {
 	if model == "" {
 		return dialect.Invalid("model", "model is required; GET /v1/models lists the models served here")
 	}
-	if slices.Contains(s.p.models, model) {
+	if _, alias := s.upstreamModel(model); alias || slices.Contains(s.p.models, model) {
 		return nil
 	}
 	e := notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served, and server.models in the gateway's config adds more", model))

@@ -87,6 +87,11 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 			// Cookies are for hookhost's own origin, never the
 			// provider's.
 			pr.Out.Header.Del("Cookie")
+			if _, aliased := askedModel(pr.In.Context()); aliased {
+				// The response's model names are renamed as they pass,
+				// which compressed bytes would not allow.
+				pr.Out.Header.Del("Accept-Encoding")
+			}
 			if !forward {
 				for _, c := range credentialHeaders {
 					pr.Out.Header.Del(c)
@@ -98,6 +103,12 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 				}
 				pr.Out.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
 			}
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			if asked, ok := askedModel(resp.Request.Context()); ok {
+				renameModels(resp, asked)
+			}
+			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if clientGone(r) {
