@@ -191,9 +191,9 @@ func TestAliasesListedAndOthersUntouched(t *testing.T) {
 
 func TestSetModel(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"model":"a"}`:                           `{"model":"target"}`,
+		`{"model":"a"}`: `{"model":"target"}`,
 		"{\"x\":{\"model\":\"a\"},\n\"model\" : \"a\" }": "{\"x\":{\"model\":\"a\"},\n\"model\" : \"target\" }",
-		`{"model":"\u0061","stream":true}`:        `{"model":"target","stream":true}`,
+		`{"model":"\u0061","stream":true}`:               `{"model":"target","stream":true}`,
 	} {
 		got, err := setModel([]byte(in), "target")
 		if err != nil || string(got) != want {
