@@ -2,7 +2,9 @@
 // test model that needs no key and no network. It is not a language model.
 // It understands nothing; it matches words, calls at most one tool per user
 // message and restates what the tool returned. The same request always gets
-// the same response, byte for byte.
+// the same response, byte for byte. Sampling and identity settings
+// (temperature, top_p, stop, seed, user) are ignored: nothing is sampled,
+// so none of them could change the answer.
 //
 // # Models
 //
