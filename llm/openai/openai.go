@@ -15,6 +15,15 @@
 //     hookhost sends the whole conversation every time, so nothing needs
 //     to be kept on OpenAI's side.
 //
+// # Sampling and identity settings
+//
+// top_p, seed, stop and user are sent as Chat Completions names them. The
+// Responses API has top_p and user only: a seed is left out, and stop
+// sequences too, which Unsupported names so that a caller serving a
+// client can refuse the request instead (llm.Unsupported). A temperature
+// or top_p no upstream takes (NaN, out of range) is refused before
+// anything is sent.
+//
 // # Tool arguments
 //
 // Arguments are passed through exactly as the model wrote them, even when
