@@ -262,8 +262,10 @@ func (h *Host) Upstream() Upstream {
 // reads the same one.
 func (h *Host) Getenv(key string) string { return h.getenv(key) }
 
-// Models returns the model names clients may ask for: llm.model, the
-// llm.tiers models and server.models, without duplicates.
+// Models returns the model names clients may ask for under their own
+// name: llm.model, the llm.tiers models and server.models, without
+// duplicates. The gateway also serves the server.model_aliases names,
+// which are none of these.
 func (h *Host) Models() []string { return append([]string(nil), h.models...) }
 
 // Plugins returns the state of every plugin that started, in priority
