@@ -189,8 +189,9 @@ func (s *Server) serveReady(w *recorder, r *http.Request) {
 	w.Write(b)
 }
 
-// serveModels lists the models clients may ask for (aliases included), in Anthropic's shape
-// when the client is an Anthropic one and OpenAI's otherwise.
+// serveModels lists the models clients may ask for, aliases included, in
+// Anthropic's shape when the client is an Anthropic one and OpenAI's
+// otherwise.
 func (s *Server) serveModels(w *recorder, r *http.Request) {
 	models := s.servedModels()
 	var out any
@@ -244,7 +245,7 @@ func (s *Server) knownModel(model string) *dialect.Error {
 	if _, alias := s.upstreamModel(model); alias || slices.Contains(s.p.models, model) {
 		return nil
 	}
-	e := notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served, and server.models in the gateway's config adds more", model))
+	e := notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served; server.models in the gateway's config adds more, and server.model_aliases serves a name on another model", model))
 	e.Param = "model"
 	return e
 }

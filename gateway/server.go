@@ -2,8 +2,9 @@
 // Anthropic-compatible API: POST /v1/chat/completions, /v1/responses and
 // /v1/messages, GET /v1/models, /healthz, /readyz and /metrics. Any agent
 // built on the official SDKs points its base URL here. On the bypass route
-// a request is proxied to the upstream provider as it came; on the
-// gateway route it runs through the hook loop of package relay.
+// a request is proxied to the upstream provider as it came (but for a
+// model alias, renamed both ways: see alias.go); on the gateway route it
+// runs through the hook loop of package relay.
 //
 // Lifecycle: New checks the [server] settings and builds the routes;
 // ListenAndServe opens the listener and serves until its context ends,
