@@ -33,8 +33,9 @@ const (
 // config is hookhost's config for the agent runs: upstream is the fake
 // provider, the guard first (it blocks any tool call whose arguments hold
 // a recursive delete) and the lookup plugin, whose tool lookup__weather
-// hookhost runs itself.
-func config(up *upstream, model string) string {
+// hookhost runs itself. Clients may ask for models, the first being
+// llm.model.
+func config(up *upstream, models ...string) string {
 	provider, api := "anthropic", ""
 	switch up.proto {
 	case chat:
@@ -55,7 +56,7 @@ max_retries = 0
 gateway = true
 
 [server]
-models = [%q]
+models = %s
 
 [plugins]
 enabled = ["guard", "lookup"]
@@ -67,7 +68,7 @@ fail_closed = true
 [plugins.entries.guard.config]
 message = "blocked by guard: {reason}"
 deny = [{ tool = "*", args_match = 'rm\s+-rf', reason = "recursive deletes are not allowed" }]
-`, provider, api, model, up.baseURL(), upstreamKeyEnv, model, binDir)
+`, provider, api, models[0], up.baseURL(), upstreamKeyEnv, mustJSON(models), binDir)
 }
 
 // scenario is one thing an agent does through hookhost.
