@@ -97,19 +97,7 @@ var agents = []agent{
 		command: func(t *testing.T, root, home, dir, model, prompt string) ([]string, []string) {
 			args := []string{"-p", prompt, "--model", model, "--output-format", "text",
 				"--allowedTools", "Bash", "--permission-mode", "acceptEdits"}
-			env := []string{
-				"ANTHROPIC_BASE_URL=" + root,
-				"ANTHROPIC_API_KEY=" + clientKey,
-				"ANTHROPIC_MODEL=" + model,
-				"ANTHROPIC_SMALL_FAST_MODEL=" + model,
-				"ANTHROPIC_DEFAULT_HAIKU_MODEL=" + model,
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-				"DISABLE_TELEMETRY=1",
-				"DISABLE_AUTOUPDATER=1",
-				"DISABLE_ERROR_REPORTING=1",
-				"DISABLE_BUG_COMMAND=1",
-				"CLAUDE_CODE_USE_BEDROCK=0",
-			}
+			env := append(claudeEnv(root, model), "ANTHROPIC_API_KEY="+clientKey, "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
 			return args, env
 		},
 	},
@@ -162,21 +150,38 @@ var agents = []agent{
 				t.Fatal(err)
 			}
 			args := []string{"run", "--print-logs", "--log-level", "INFO", "--dir", dir, "--model", "hookhost/" + model, prompt}
-			env := []string{
-				"OPENCODE_CONFIG=" + path,
-				"HOOKHOST_API_KEY=" + clientKey,
-				"OPENCODE_DISABLE_AUTOUPDATE=1",
-				"OPENCODE_DISABLE_MODELS_FETCH=1",
-				"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
-				"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
-				"OPENCODE_DISABLE_SHARE=1",
-				"OPENCODE_DISABLE_CLAUDE_CODE=1",
-				"OPENCODE_DISABLE_EXTERNAL_SKILLS=1",
-				"OPENCODE_DISABLE_PROJECT_CONFIG=1",
-			}
+			// The test's opencode reads only its own config: no project
+			// config found above the temporary directory, no other agent's
+			// settings or skills.
+			env := append([]string{"OPENCODE_CONFIG=" + path, "HOOKHOST_API_KEY=" + clientKey,
+				"OPENCODE_DISABLE_PROJECT_CONFIG=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "OPENCODE_DISABLE_EXTERNAL_SKILLS=1"}, opencodeQuiet...)
 			return args, env
 		},
 	},
+}
+
+// claudeEnv points Claude Code at hookhost at root, asking for model for
+// its work and its side tasks alike, with its traffic to other hosts off.
+// The README shows these as its recipe.
+func claudeEnv(root, model string) []string {
+	return []string{
+		"ANTHROPIC_BASE_URL=" + root,
+		"ANTHROPIC_MODEL=" + model,
+		"ANTHROPIC_SMALL_FAST_MODEL=" + model,
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL=" + model,
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	}
+}
+
+// opencodeQuiet keeps opencode from fetching model catalogues, plugins,
+// language servers and updates, and from sharing sessions.
+// The README shows these as its recipe.
+var opencodeQuiet = []string{
+	"OPENCODE_DISABLE_AUTOUPDATE=1",
+	"OPENCODE_DISABLE_MODELS_FETCH=1",
+	"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+	"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+	"OPENCODE_DISABLE_SHARE=1",
 }
 
 // codexConfig points Codex at hookhost as a custom model provider
@@ -190,8 +195,6 @@ name = "hookhost"
 base_url = %q
 env_key = "HOOKHOST_API_KEY"
 wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
 
 [analytics]
 enabled = false

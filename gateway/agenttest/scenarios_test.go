@@ -62,14 +62,19 @@ models = %s
 enabled = ["guard", "lookup"]
 dir = %q
 
-[plugins.entries.guard]
+%s`, provider, api, models[0], up.baseURL(), upstreamKeyEnv, mustJSON(models), binDir, guardEntry)
+}
+
+// guardEntry is the guard's entry in hookhost's config: it blocks any
+// tool call whose arguments hold a recursive delete, whatever the CLI
+// names its shell tool. The README shows it.
+const guardEntry = `[plugins.entries.guard]
 fail_closed = true
 
 [plugins.entries.guard.config]
 message = "blocked by guard: {reason}"
 deny = [{ tool = "*", args_match = 'rm\s+-rf', reason = "recursive deletes are not allowed" }]
-`, provider, api, models[0], up.baseURL(), upstreamKeyEnv, mustJSON(models), binDir)
-}
+`
 
 // scenario is one thing an agent does through hookhost.
 type scenario struct {
@@ -320,7 +325,7 @@ func TestAgents(t *testing.T) {
 							r.clientEx, r.upReqs = rec.exchanges(), up.requests()
 							sc.check(t, a, r)
 							if t.Failed() || os.Getenv(logEnv) != "" {
-								t.Logf("hookhost refused:%s\n%s stderr: %.4000s", refusals(r.clientEx), a.name, r.out.stderr)
+								t.Logf("hookhost refused:%s\n%s stderr: %s", refusals(r.clientEx), a.name, r.out.stderr)
 							}
 							if os.Getenv(recordEnv) != "" {
 								kind := "same"
