@@ -75,7 +75,7 @@ agents:
 	if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
 		(cd $(AGENTS) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp || exit 1; \
 	fi
-	HOOKHOST_AGENTS=1 HOOKHOST_AGENTS_RECORD=$(AGENTS_RECORD) $(GO) test -count=1 -timeout 30m ./$(AGENTS)
+	HOOKHOST_AGENTS=1 HOOKHOST_AGENTS_RECORD=$(AGENTS_RECORD) $(GO) test -v -count=1 -timeout 30m ./$(AGENTS)
 
 # The TypeScript plugin SDK and the plugins written with it, each an npm
 # package with its lockfile; the SDK first, which the others link to. npm ci

@@ -71,8 +71,10 @@ func (a agent) binary() string {
 	return p
 }
 
-// quietEnv turns off what would make a CLI reach a host other than
-// hookhost: telemetry, error reports, update checks, model catalogues.
+// quietEnv is what every CLI runs with: no tracking, no colours in what
+// it prints, and CI=1 so that it knows nobody is at the terminal. Each
+// CLI's own switches for telemetry, update checks and catalogues are set
+// in its command.
 var quietEnv = []string{
 	"DO_NOT_TRACK=1",
 	"NO_COLOR=1",
