@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -91,7 +92,7 @@ var agents = []agent{
 		model:      "claude-sonnet-4-5",
 		crossModel: "gpt-4.1-mini",
 		shell: func(tools []string) (string, func(string) string) {
-			if !has(tools, "Bash") {
+			if !slices.Contains(tools, "Bash") {
 				return "", nil
 			}
 			return "Bash", func(c string) string { return jsonArgs(obj{"command": c, "description": "Run a shell command"}) }
@@ -110,11 +111,11 @@ var agents = []agent{
 		model: "gpt-5-codex",
 		shell: func(tools []string) (string, func(string) string) {
 			switch {
-			case has(tools, "exec_command"):
+			case slices.Contains(tools, "exec_command"):
 				return "exec_command", func(c string) string { return jsonArgs(obj{"cmd": c}) }
-			case has(tools, "shell_command"):
+			case slices.Contains(tools, "shell_command"):
 				return "shell_command", func(c string) string { return jsonArgs(obj{"command": c}) }
-			case has(tools, "shell"):
+			case slices.Contains(tools, "shell"):
 				return "shell", func(c string) string { return jsonArgs(obj{"command": []string{"bash", "-lc", c}}) }
 			}
 			return "", nil
@@ -140,7 +141,7 @@ var agents = []agent{
 		model:      "gpt-4.1-mini",
 		crossModel: "claude-sonnet-4-5",
 		shell: func(tools []string) (string, func(string) string) {
-			if !has(tools, "bash") {
+			if !slices.Contains(tools, "bash") {
 				return "", nil
 			}
 			return "bash", func(c string) string { return jsonArgs(obj{"command": c, "description": "Run a shell command"}) }
@@ -224,15 +225,6 @@ const opencodeConfig = `{
   "permission": { "bash": "allow", "edit": "allow", "read": "allow", "external_directory": "allow" }
 }
 `
-
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // ran is what one CLI run printed.
 type ran struct {

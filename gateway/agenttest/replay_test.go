@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,7 +281,7 @@ func fixtureModels() []string {
 	var models []string
 	for _, a := range agents {
 		for _, m := range []string{a.model, a.crossModel} {
-			if m != "" && !has(models, m) {
+			if m != "" && !slices.Contains(models, m) {
 				models = append(models, m)
 			}
 		}

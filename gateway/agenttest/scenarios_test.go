@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,7 +152,7 @@ var scenarios = []scenario{
 		marker: markPlugin,
 		prompt: "What is the weather in Paris? Use the lookup__weather tool.",
 		call: func(a agent, tools []string, dir string) (string, string) {
-			if !has(tools, pluginTool) {
+			if !slices.Contains(tools, pluginTool) {
 				return "", ""
 			}
 			return pluginTool, `{"city":"Paris"}`
