@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -293,6 +294,42 @@ func refusals(ex []exchange) string {
 	return b.String()
 }
 
+// featureHeaders are the providers' headers that switch features on for a
+// request, such as the betas whose fields Claude Code puts in its bodies.
+var featureHeaders = []string{"Anthropic-Beta", "Anthropic-Version", "Openai-Beta"}
+
+// checkFeatureHeaders checks that, with the same protocol in and out,
+// every request upstream carried the feature headers the CLI sent, since
+// the body fields they enable are passed on too.
+func checkFeatureHeaders(t *testing.T, runs []run) {
+	for _, h := range featureHeaders {
+		sent := map[string]bool{}
+		for _, r := range runs {
+			for _, ex := range r.clientEx {
+				if v := ex.Header.Get(h); v != "" {
+					sent[v] = true
+				}
+			}
+		}
+		if len(sent) == 0 {
+			continue
+		}
+		var wrong []string
+		n := 0
+		for _, r := range runs {
+			for _, rq := range r.upReqs {
+				n++
+				if v := rq.Header.Get(h); !sent[v] {
+					wrong = append(wrong, fmt.Sprintf("%q", v))
+				}
+			}
+		}
+		if len(wrong) > 0 {
+			t.Errorf("%d of %d requests upstream carried %s %s, not what the CLI sent: %v", len(wrong), n, h, strings.Join(slices.Compact(slices.Sorted(slices.Values(wrong))), ", "), slices.Sorted(maps.Keys(sent)))
+		}
+	}
+}
+
 // logEnv makes TestAgents log what each CLI printed on stderr even when
 // it passes.
 const logEnv = "HOOKHOST_AGENTS_LOG"
@@ -313,6 +350,7 @@ func TestAgents(t *testing.T) {
 					up := newUpstream(t, proto)
 					model := a.modelFor(proto)
 					s := serve(t, config(up, model))
+					var runs []run
 					for _, sc := range scenarios {
 						t.Run(sc.name, func(t *testing.T) {
 							rec := record(t, s.url)
@@ -324,6 +362,7 @@ func TestAgents(t *testing.T) {
 							up.use(scenarioModel(sc, a, proto, dir))
 							r.out = runAgent(t, a, rec.srv.URL, dir, model, sc.marker+" "+sc.prompt)
 							r.clientEx, r.upReqs = rec.exchanges(), up.requests()
+							runs = append(runs, r)
 							sc.check(t, a, r)
 							if t.Failed() || os.Getenv(logEnv) != "" {
 								t.Logf("hookhost refused:%s\n%s stderr: %s", refusals(r.clientEx), a.name, r.out.stderr)
@@ -336,6 +375,9 @@ func TestAgents(t *testing.T) {
 								saveFixtures(t, a, sc, r, kind)
 							}
 						})
+					}
+					if proto == a.front {
+						t.Run("feature-headers", func(t *testing.T) { checkFeatureHeaders(t, runs) })
 					}
 				})
 			}
