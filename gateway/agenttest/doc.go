@@ -25,6 +25,11 @@
 //     error result, the CLI is never handed the call, and the canary
 //     survives.
 //
+// With the same protocol in and out, feature-headers checks that every
+// request upstream carried the provider feature headers the CLI sent
+// (Claude Code's anthropic-beta), since the body fields they enable are
+// passed on too.
+//
 // These tests need the CLIs (`make agents` installs them with npm ci and
 // runs them); they run only when HOOKHOST_AGENTS=1 is set, and then fail,
 // never skip, when a CLI is missing. With HOOKHOST_AGENTS_RECORD=1 they
