@@ -23,7 +23,7 @@ PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test clients typescript bench fuzz lint proto clean
+.PHONY: all build plugins run test clients typescript agents bench fuzz lint proto clean
 
 all: build plugins
 
@@ -57,6 +57,25 @@ clients:
 			(cd $(CLIENTS) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp; \
 		else echo "npm not found: the gateway's client tests will be skipped (install Node 20+ and npm)"; fi; \
 	fi
+
+# The agent CLIs Claude Code, Codex and opencode, pinned in
+# gateway/agenttest/package-lock.json (their npm packages carry native
+# binaries, about 1.2 GB), each run headless against hookhost serve in three
+# scenarios (a plugin tool, one of the CLI's own tools, a guard's block) on
+# an upstream of its protocol and one of another. Not part of make test,
+# which only replays the requests they were recorded sending; .ci/run runs
+# both. npm ci runs only when node_modules is missing or was installed from
+# another lockfile. AGENTS_RECORD=1 rewrites those recorded requests
+# (gateway/agenttest/testdata).
+AGENTS := gateway/agenttest
+agents:
+	@command -v npm >/dev/null || { echo "npm not found: make agents needs Node 20+ and npm"; exit 1; }
+	@stamp=$(AGENTS)/node_modules/.hookhost-lock.sha256; \
+	want="$$(sha256sum $(AGENTS)/package-lock.json | cut -d' ' -f1)"; \
+	if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
+		(cd $(AGENTS) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp || exit 1; \
+	fi
+	HOOKHOST_AGENTS=1 HOOKHOST_AGENTS_RECORD=$(AGENTS_RECORD) $(GO) test -v -count=1 -timeout 30m ./$(AGENTS)
 
 # The TypeScript plugin SDK and the plugins written with it, each an npm
 # package with its lockfile; the SDK first, which the others link to. npm ci

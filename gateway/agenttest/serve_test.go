@@ -1,0 +1,252 @@
+package agenttest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Set by TestMain: where hookhost and the plugins were built, or why they
+// could not be.
+var (
+	binDir   string
+	buildErr error
+)
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "hookhost-agenttest")
+	if err != nil {
+		buildErr = err
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	for name, pkg := range map[string]string{
+		"hookhost": "github.com/hookhost/hookhost/cmd/hookhost",
+		"lookup":   "github.com/hookhost/hookhost/gateway/clienttest/internal/lookup",
+		"guard":    "github.com/hookhost/hookhost/examples/guard",
+		"kora":     "github.com/hookhost/hookhost/plugins/kora",
+	} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
+			break
+		}
+	}
+	return m.Run()
+}
+
+// The keys the tests use: the one hookhost sends upstream, and the one the
+// client presents.
+const (
+	upstreamKeyEnv = "AGENTTEST_UPSTREAM_KEY"
+	upstreamKey    = "sk-upstream-0123456789"
+	clientKey      = "sk-client-9876543210"
+)
+
+// server is a running `hookhost serve` process.
+type server struct {
+	url    string
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan struct{}
+	err    error // the process's exit status, once exited is closed
+}
+
+func (s *server) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+var servingLine = regexp.MustCompile(`hookhost: serving on (http://\S+)`)
+
+// serve starts hookhost serve with config text cfg, on the gateway route,
+// on a free loopback port, and stops it with SIGTERM when the test ends,
+// checking that it exits cleanly.
+func serve(t *testing.T, cfg string) *server {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hookhost.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{exited: make(chan struct{})}
+	s.cmd = exec.Command(filepath.Join(binDir, "hookhost"), "serve", "-v", "-c", path, "-listen", "127.0.0.1:0")
+	s.cmd.Dir = dir
+	s.cmd.Env = append(environ(), "HOOKHOST_USE_GATEWAY=true", upstreamKeyEnv+"="+upstreamKey)
+	pipe, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.stderr.WriteString(line + "\n")
+			s.mu.Unlock()
+			if m := servingLine.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pipe)
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(func() { s.stop(t) })
+	select {
+	case s.url = <-addr:
+	case <-s.exited:
+		t.Fatalf("hookhost serve exited before serving (%v):\n%s", s.err, s.log())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("hookhost serve printed no %q line within 60s:\n%s", "hookhost: serving on", s.log())
+	}
+	return s
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (s *server) stop(t *testing.T) {
+	select {
+	case <-s.exited:
+		t.Errorf("hookhost serve exited on its own before the test ended (%v):\n%s", s.err, s.log())
+		return
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("SIGTERM to hookhost serve: %v", err)
+	}
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("hookhost serve exited with %v after SIGTERM:\n%s", s.err, s.log())
+		}
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+		t.Errorf("hookhost serve was still running 60s after SIGTERM:\n%s", s.log())
+	}
+}
+
+// environ is this process's environment without what would change the
+// route, point a client elsewhere or leak a real key into the children.
+func environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "HOOKHOST_USE_GATEWAY",
+			strings.HasPrefix(name, "OPENAI_"), strings.HasPrefix(name, "ANTHROPIC_"),
+			strings.HasPrefix(name, "CLAUDE_"), strings.HasPrefix(name, "CODEX_"), strings.HasPrefix(name, "OPENCODE"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// exchange is one HTTP request a client sent to hookhost and the status it
+// got; the answer's body is kept only when it is an error.
+type exchange struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+	Status int
+	Answer []byte
+}
+
+// recorder is a reverse proxy in front of hookhost that keeps every
+// request a client sends, so a test sees exactly what the client put on
+// the wire and what hookhost said to it.
+type recorder struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	ex  []exchange
+}
+
+func record(t *testing.T, target string) *recorder {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.FlushInterval = -1
+	r := &recorder{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		cw := &capture{ResponseWriter: w}
+		proxy.ServeHTTP(cw, req)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.ex = append(r.ex, exchange{Method: req.Method, Path: req.URL.Path, Header: req.Header.Clone(), Body: body, Status: cw.status, Answer: cw.errBody.Bytes()})
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *recorder) exchanges() []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]exchange(nil), r.ex...)
+}
+
+// capture passes a response through, keeping its status and, for an
+// error, its body.
+type capture struct {
+	http.ResponseWriter
+	status  int
+	errBody bytes.Buffer
+}
+
+func (c *capture) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if c.status >= 400 && c.errBody.Len() < 64<<10 {
+		c.errBody.Write(p)
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *capture) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
