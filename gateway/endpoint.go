@@ -98,6 +98,11 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	if s.p.route == hooks.RouteGateway {
 		run, w.route = s.p.hooked, string(hooks.RouteGateway)
 	}
+	body, turn, e := s.resolveState(ctx, r, f, body)
+	if e != nil {
+		reject("bad_request", e)
+		return
+	}
 	size := len(body)
 	call, err := f.Decode(body)
 	// The decoded call is all that is needed from here on; the bytes are
@@ -112,6 +117,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		return
 	}
 	call.Tenant = tenant(r)
+	turn.Bind(call)
 	if e := s.knownModel(call.Request.Model); e != nil {
 		reject("unknown_model", e)
 		return
@@ -146,7 +152,9 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		sink := f.NewStream(w, call, dialect.Meta{Model: call.Request.Model, InputTokens: tokens})
 		if _, err := run.Run(ctx, f, call, sink); err != nil {
 			fail(err, sink)
+			return
 		}
+		s.keptState(turn)
 		return
 	}
 	res, err := run.Run(ctx, f, call, nil)
@@ -163,6 +171,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
+	s.keptState(turn)
 }
 
 // presentedKey is the key the client authenticated with, as the official

@@ -33,6 +33,7 @@ import (
 	"github.com/hookhost/hookhost/gateway/dialect/messages"
 	"github.com/hookhost/hookhost/gateway/dialect/responses"
 	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/llm"
@@ -60,6 +61,8 @@ type Server struct {
 	proxy          *httputil.ReverseProxy
 	handler        http.Handler
 	started        time.Time
+	// states are the stored Responses objects (see responses.States).
+	states *responses.States
 
 	draining atomic.Bool
 	mu       sync.Mutex
@@ -102,6 +105,10 @@ type parts struct {
 	// transport carries bypass requests upstream; nil means a copy of
 	// http.DefaultTransport sized for server.max_concurrent.
 	transport http.RoundTripper
+	// responses keeps the Responses objects clients may continue from;
+	// nil means an in-memory store bounded by server.responses_entries
+	// and server.responses_max_bytes.
+	responses statestore.Store
 }
 
 // forwardWithInboundKey says why server.forward_client_key and
@@ -177,6 +184,7 @@ func newServer(p parts) (*Server, error) {
 	s.cut = make(chan struct{})
 
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
+	s.states = newStates(p.server, p.responses)
 	if p.fronts == nil {
 		p.fronts = []dialect.Front{chat.New(), responses.New(), messages.New()}
 	}

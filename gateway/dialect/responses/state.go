@@ -89,8 +89,9 @@ func Minted(id string) bool {
 // --- resolving a request -----------------------------------------------
 
 // Turn is one request's part in the stored state: what it continued and
-// what to keep once it is answered. Bind it to the decoded call, and Keep
-// it after the answer was sent.
+// what to keep once it is answered. Bind it to the decoded call: the
+// response is then stored as Encode or the stream's final event produce
+// it, before the client can read it, and Err says whether that failed.
 type Turn struct {
 	s      *States
 	tenant string
@@ -103,9 +104,13 @@ type Turn struct {
 	upstream string
 	// input is the whole resolved input, kept for the record.
 	input []json.RawMessage
-	// final is the Response object the client got, set by Encode or by
-	// the stream's final event.
-	final []byte
+	// ctx is the request's, without its cancellation: a response sent is
+	// kept even when its client leaves at once.
+	ctx context.Context
+	// kept is set once the Response object sent was offered to the
+	// store; err says why it was not kept.
+	kept bool
+	err  error
 }
 
 // notFound is OpenAI's 404 for a previous_response_id it does not hold.
@@ -148,7 +153,7 @@ type peek struct {
 // A body with nothing to resolve comes back as it came. A body that is not
 // a valid request is left for Decode to refuse.
 func (s *States) Resolve(ctx context.Context, tenant string, body []byte, own bool) ([]byte, *Turn, error) {
-	t := &Turn{s: s, tenant: tenant, keep: true}
+	t := &Turn{s: s, tenant: tenant, keep: true, ctx: context.WithoutCancel(ctx)}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) != nil || top == nil {
 		return body, t, nil
@@ -312,19 +317,35 @@ func (t *Turn) Bind(call *dialect.Call) {
 	}
 }
 
-// finalObject records the Response object sent to the client.
+// finalObject is handed the Response object about to be sent to the
+// client, whole or as the stream's final event, and stores it first: a
+// client may name it in its next request as soon as it has read it.
 func (st *state) finalObject(b []byte) {
-	if st != nil && st.turn != nil {
-		st.turn.final = b
+	if st == nil || st.turn == nil || st.turn.kept {
+		return
 	}
+	t := st.turn
+	t.kept = true
+	t.err = t.put(t.ctx, b)
+	// The input is in the store now, or will never be.
+	t.input = nil
 }
 
-// Keep stores the response the client got, unless it asked for store:false
-// or the response did not complete (failed, or the client went away). An
-// error says why nothing was kept: a response larger than the store holds
-// for one tenant (statestore.ErrTooLarge), or a failed store.
-func (t *Turn) Keep(ctx context.Context) error {
-	if t == nil || !t.keep || t.final == nil || t.s == nil || t.s.Store == nil {
+// Err says why the response sent was not stored (nil when it was, or when
+// nothing was to be kept: store:false, a response that did not complete):
+// it is larger than the store holds for one tenant
+// (statestore.ErrTooLarge), or the store failed.
+func (t *Turn) Err() error {
+	if t == nil {
+		return nil
+	}
+	return t.err
+}
+
+// put stores the Response object final, unless the client asked for
+// store:false or the response did not complete.
+func (t *Turn) put(ctx context.Context, final []byte) error {
+	if !t.keep || t.s == nil || t.s.Store == nil {
 		return nil
 	}
 	var obj struct {
@@ -332,10 +353,10 @@ func (t *Turn) Keep(ctx context.Context) error {
 		Status string            `json:"status"`
 		Output []json.RawMessage `json:"output"`
 	}
-	if json.Unmarshal(t.final, &obj) != nil || obj.ID == "" || (obj.Status != "completed" && obj.Status != "incomplete") {
+	if json.Unmarshal(final, &obj) != nil || obj.ID == "" || (obj.Status != "completed" && obj.Status != "incomplete") {
 		return nil
 	}
-	b, err := json.Marshal(record{Response: t.final, Input: t.input, Upstream: t.upstream})
+	b, err := json.Marshal(record{Response: final, Input: t.input, Upstream: t.upstream})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/gateway/dialect/responses"
+	"github.com/hookhost/hookhost/gateway/statestore"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
+)
+
+// storedPrefix is where stored Responses objects are served:
+// GET and DELETE /v1/responses/{id}.
+const storedPrefix = "/v1/responses/"
+
+// newStates returns the store of Responses objects: store when given (a
+// test's, or a shared backend), else one in memory within the [server]
+// bounds; responses_max_bytes = 0 keeps none.
+func newStates(cfg config.Server, store statestore.Store) *responses.States {
+	st := &responses.States{Store: store, TTL: cfg.StateTTL}
+	if store == nil && cfg.ResponsesMaxBytes > 0 {
+		entries := cfg.ResponsesEntries
+		if entries <= 0 {
+			entries = config.DefaultResponsesEntries
+		}
+		st.Store = statestore.NewMemory(statestore.Limits{Entries: entries, Bytes: cfg.ResponsesMaxBytes}, nil)
+	}
+	return st
+}
+
+// forwardsResponses reports whether the upstream speaks Responses itself,
+// so that ids hookhost did not mint are the upstream's own state.
+func (s *Server) forwardsResponses() bool {
+	f, ok := s.p.provider.(llm.Forwarder)
+	return ok && f.Protocol() == llm.ProtocolResponses
+}
+
+// resolveState is the Responses front's part before Decode: the body with
+// the stored responses and items it names put in (see
+// responses.States.Resolve), and the turn to bind to the decoded call. For
+// other fronts it returns body as it came and no turn.
+func (s *Server) resolveState(ctx context.Context, r *http.Request, f dialect.Front, body []byte) ([]byte, *responses.Turn, *dialect.Error) {
+	if _, ok := f.(*responses.Front); !ok || s.states == nil {
+		return body, nil, nil
+	}
+	out, turn, err := s.states.Resolve(ctx, tenant(r), body, s.forwardsResponses())
+	if err != nil {
+		var e *dialect.Error
+		if !errors.As(err, &e) {
+			e = apiError(http.StatusInternalServerError, "hookhost could not resolve the stored responses this request names: "+err.Error())
+		}
+		if e.Status >= 500 {
+			s.log.Error("the store of responses failed", "error", err)
+		}
+		return nil, nil, e
+	}
+	return out, turn, nil
+}
+
+// keptState logs a response that was not stored (the front stores it as
+// it is sent); a failure costs only later continuations from it, which
+// get a 404.
+func (s *Server) keptState(turn *responses.Turn) {
+	if err := turn.Err(); err != nil {
+		s.log.Warn("a response was not stored; a request continuing from it will get a 404 (raise server.responses_max_bytes if it is too small)", "error", err)
+	}
+}
+
+// serveStored answers GET and DELETE /v1/responses/{id}. On the bypass
+// route to an upstream that serves /v1/responses itself they are proxied,
+// as every request there is; otherwise the id is looked up among the
+// responses hookhost stored for the client's tenant.
+func (s *Server) serveStored(w *recorder, r *http.Request) {
+	render := renderer(dialect.OpenAIErrorBody)
+	front := s.fronts["/v1/responses"]
+	if front != nil {
+		render = front.ErrorBody
+	}
+	if s.p.route != hooks.RouteGateway && front != nil && s.proxies(front) {
+		w.route = string(hooks.RouteBypass)
+		s.proxy.ServeHTTP(w, r)
+		return
+	}
+	w.route = string(s.p.route)
+	id := strings.TrimPrefix(r.URL.Path, storedPrefix)
+	if id == "" || strings.Contains(id, "/") {
+		s.metrics.rejected.WithLabelValues("not_found").Inc()
+		writeError(w, render, notFound("hookhost serves GET and DELETE /v1/responses/{id} for the responses it stored; "+r.URL.Path+" is not one of them"))
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Query().Get("stream") == "true" {
+		writeError(w, render, dialect.Invalid("stream", "a stored response cannot be streamed again here; GET it without stream=true"))
+		return
+	}
+	var (
+		out []byte
+		e   *dialect.Error
+	)
+	if r.Method == http.MethodDelete {
+		out, e = s.states.Delete(r.Context(), tenant(r), id)
+	} else {
+		out, e = s.states.Get(r.Context(), tenant(r), id)
+	}
+	if e != nil {
+		if e.Status >= 500 {
+			s.log.Error("the store of responses failed", "error", e.Message)
+		}
+		writeError(w, render, e)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(out)
+}
