@@ -100,7 +100,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	}
 	body, turn, e := s.resolveState(ctx, r, f, body)
 	if e != nil {
-		reject("bad_request", e)
+		reject(stateReason(e), e)
 		return
 	}
 	size := len(body)

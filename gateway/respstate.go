@@ -62,6 +62,17 @@ func (s *Server) resolveState(ctx context.Context, r *http.Request, f dialect.Fr
 	return out, turn, nil
 }
 
+// stateReason names a refusal by resolveState in the metrics.
+func stateReason(e *dialect.Error) string {
+	switch {
+	case e.Status == http.StatusNotFound:
+		return "state_not_found"
+	case e.Status >= 500:
+		return "state_store"
+	}
+	return "bad_request"
+}
+
 // keptState logs a response that was not stored (the front stores it as
 // it is sent); a failure costs only later continuations from it, which
 // get a 404.

@@ -1,6 +1,8 @@
 // Package gateway serves hookhost over HTTP as an OpenAI- and
 // Anthropic-compatible API: POST /v1/chat/completions, /v1/responses and
-// /v1/messages, GET /v1/models, /healthz, /readyz and /metrics. Any agent
+// /v1/messages, GET and DELETE /v1/responses/{id} (the Responses objects
+// hookhost stored, see responses.States), GET /v1/models, /healthz,
+// /readyz and /metrics. Any agent
 // built on the official SDKs points its base URL here. On the bypass route
 // a request is proxied to the upstream provider as it came; on the
 // gateway route it runs through the hook loop of package relay.
