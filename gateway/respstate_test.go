@@ -477,7 +477,7 @@ func TestClientToolRoundTripByPreviousResponseID(t *testing.T) {
 			`{"type":"function_call","id":"fc_up2","call_id":"call_k1","name":"kora__burn","arguments":"{}","status":"completed"}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := fakeapi.New(t, tc.mixed, tc.kind.text(2, "the file says hi"))
+			up := fakeapi.New(t, tc.mixed, tc.kind.text(2, "the file says hi"), tc.kind.text(3, "you are welcome"))
 			s := stateServer(t, tc.kind.build(t, up.URL()), nil, func(p *parts) { p.bus = koraBus(t) })
 			r1 := respond(t, s, `{"model":"m1","input":"read the file","tools":[`+readFileTool+`]}`)
 			var calls []struct {
@@ -499,6 +499,11 @@ func TestClientToolRoundTripByPreviousResponseID(t *testing.T) {
 			if strings.Contains(last, calls[0].CallID) {
 				t.Errorf("the upstream got the call id hookhost handed the client, not its own:\n%s", last)
 			}
+			// A third turn, continuing from the second, still carries the
+			// whole round trip, hidden round included.
+			respond(t, s, `{"model":"m1","previous_response_id":`+string(r2["id"])+`,"input":"thanks"}`)
+			last = string(up.Requests()[2].Body)
+			inOrder(t, "turn three upstream", last, "read the file", "call_c1", "call_k1", "burnt", "call_c1", "the file says hi", "thanks")
 			noMintedIDs(t, up)
 		})
 	}
