@@ -98,11 +98,12 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	if s.p.route == hooks.RouteGateway {
 		run, w.route = s.p.hooked, string(hooks.RouteGateway)
 	}
-	body, turn, e := s.resolveState(ctx, r, f, body)
+	body, turn, releaseState, e := s.resolveState(ctx, w, r, f, body)
 	if e != nil {
 		reject(stateReason(e), e)
 		return
 	}
+	defer releaseState()
 	size := len(body)
 	call, err := f.Decode(body)
 	// The decoded call is all that is needed from here on; the bytes are

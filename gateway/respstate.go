@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -43,10 +44,14 @@ func (s *Server) forwardsResponses() bool {
 // resolveState is the Responses front's part before Decode: the body with
 // the stored responses and items it names put in (see
 // responses.States.Resolve), and the turn to bind to the decoded call. For
-// other fronts it returns body as it came and no turn.
-func (s *Server) resolveState(ctx context.Context, r *http.Request, f dialect.Front, body []byte) ([]byte, *responses.Turn, *dialect.Error) {
+// other fronts it returns body as it came and no turn. The bytes the body
+// grew by are taken from the body budget like the body's own (release
+// gives them back), and the grown body is held to server.max_body_size: a
+// conversation continued by id costs what it would cost sent whole.
+func (s *Server) resolveState(ctx context.Context, w http.ResponseWriter, r *http.Request, f dialect.Front, body []byte) ([]byte, *responses.Turn, func(), *dialect.Error) {
+	none := func() {}
 	if _, ok := f.(*responses.Front); !ok || s.states == nil {
-		return body, nil, nil
+		return body, nil, none, nil
 	}
 	out, turn, err := s.states.Resolve(ctx, tenant(r), body, s.forwardsResponses())
 	if err != nil {
@@ -57,9 +62,22 @@ func (s *Server) resolveState(ctx context.Context, r *http.Request, f dialect.Fr
 		if e.Status >= 500 {
 			s.log.Error("the store of responses failed", "error", err)
 		}
-		return nil, nil, e
+		return nil, nil, none, e
 	}
-	return out, turn, nil
+	grew := int64(len(out) - len(body))
+	if grew <= 0 {
+		return out, turn, none, nil
+	}
+	if limit := s.p.server.MaxBodySize; int64(len(out)) > limit {
+		return nil, nil, none, &dialect.Error{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large",
+			Message: fmt.Sprintf("with the stored responses it continues from, this request is %d bytes, over server.max_body_size (%d bytes); start a new conversation, or raise server.max_body_size", len(out), limit)}
+	}
+	if !s.budget.reserve(grew) {
+		w.Header().Set("Retry-After", "1")
+		return nil, nil, none, &dialect.Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error",
+			Message: fmt.Sprintf("hookhost already holds server.max_body_bytes_in_flight (%d bytes) of request bodies, counting the stored responses requests continue from; retry shortly", s.budget.limit)}
+	}
+	return out, turn, func() { s.budget.release(grew) }, nil
 }
 
 // stateReason names a refusal by resolveState in the metrics.
@@ -67,6 +85,10 @@ func stateReason(e *dialect.Error) string {
 	switch {
 	case e.Status == http.StatusNotFound:
 		return "state_not_found"
+	case e.Status == http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case e.Status == http.StatusTooManyRequests:
+		return "body_budget"
 	case e.Status >= 500:
 		return "state_store"
 	}

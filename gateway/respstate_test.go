@@ -743,3 +743,22 @@ func TestStateFieldsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A conversation continued by id costs what it would cost sent whole: the
+// grown body is held to server.max_body_size (a 413 saying why) and its
+// extra bytes are taken from the body budget, then given back.
+func TestContinuedBodyWithinLimits(t *testing.T) {
+	s := stateServer(t, offline.New(), nil, func(p *parts) {
+		p.models = []string{"offline-small"}
+		p.server.MaxBodySize = 16 << 10
+	})
+	half := strings.Repeat("a", 9<<10)
+	id := str(t, respond(t, s, `{"model":"offline-small","input":"`+half+`"}`)["id"])
+	id2 := str(t, respond(t, s, `{"model":"offline-small","previous_response_id":"`+id+`","input":"short"}`)["id"])
+	resp := post(t, s.url, "/v1/responses", `{"model":"offline-small","previous_response_id":"`+id2+`","input":"`+half+`"}`)
+	body := readAll(t, resp)
+	if resp.StatusCode != 413 || !strings.Contains(string(body), "server.max_body_size") || !bytes.HasPrefix(body, []byte(`{"error":{`)) {
+		t.Fatalf("a continuation past max_body_size: %d %s", resp.StatusCode, body)
+	}
+	eventually(t, "the body budget is all given back", func() bool { return s.budget.inUse() == 0 })
+}
