@@ -762,3 +762,20 @@ func TestContinuedBodyWithinLimits(t *testing.T) {
 	}
 	eventually(t, "the body budget is all given back", func() bool { return s.budget.inUse() == 0 })
 }
+
+// On the bypass route to an OpenAI upstream, stored responses are the
+// provider's own: GET and DELETE go to it as they came.
+func TestStoredResponsesOnTheBypassRoute(t *testing.T) {
+	up := fakeapi.New(t, fakeapi.JSON(200, `{"id":"resp_up","object":"response"}`), fakeapi.JSON(200, `{"id":"resp_up","object":"response","deleted":true}`))
+	s := newTest(t, bypassParts(t, "openai", up.URL()+"/v1"))
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		resp := do(t, method, s.url+"/v1/responses/resp_up")
+		if body := readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(string(body), "resp_up") {
+			t.Fatalf("%s: %d %s", method, resp.StatusCode, body)
+		}
+	}
+	reqs := up.Requests()
+	if len(reqs) != 2 || reqs[0].Method != http.MethodGet || reqs[1].Method != http.MethodDelete || reqs[1].Path != "/v1/responses/resp_up" {
+		t.Fatalf("the upstream saw %+v", reqs)
+	}
+}
