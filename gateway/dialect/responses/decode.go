@@ -74,7 +74,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 			"Continue with previous_response_id, send the whole conversation in input, or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged")
 	}
 	if v, ok := top["background"]; ok && !isNull(v) && !isDefault("background", v) {
-		return nil, dialect.Invalid("background", "background responses are not supported on the gateway route: they are fetched later by id, and hookhost keeps no responses between requests. "+
+		return nil, dialect.Invalid("background", "background responses are not supported on the gateway route: one runs on after its request ends and is polled by id while it does, which hookhost does not do. "+
 			"Leave background unset (or stream the response), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false)")
 	}
 	if err := d.decodeTop(top); err != nil {

@@ -33,7 +33,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{"no input", `{"model":"m"}`, "input", "whole conversation"},
 		{"input a number", `{"model":"m","input":3}`, "input", "string or a list"},
 		{"conversation", `{"model":"m","input":"and then?","conversation":{"id":"conv_1"}}`, "conversation", "previous_response_id"},
-		{"background", `{"model":"m","input":"hi","background":true}`, "background", "fetched later by id"},
+		{"background", `{"model":"m","input":"hi","background":true}`, "background", "polled by id"},
 		{"instructions not a string", `{"model":"m","input":"hi","instructions":["a"]}`, "instructions", "must be a string"},
 		{"max_output_tokens zero", `{"model":"m","input":"hi","max_output_tokens":0}`, "max_output_tokens", "positive integer"},
 		{"max_output_tokens fraction", `{"model":"m","input":"hi","max_output_tokens":1.5}`, "max_output_tokens", "positive integer"},
