@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/dialect/responses"
@@ -32,6 +34,25 @@ func newStates(cfg config.Server, store statestore.Store) *responses.States {
 		st.Store = statestore.NewMemory(statestore.Limits{Entries: entries, Bytes: cfg.ResponsesMaxBytes}, nil)
 	}
 	return st
+}
+
+// registerStateMetrics exports what the in-memory store of responses
+// holds and has evicted, so that a store too small for its traffic shows.
+func registerStateMetrics(reg *prometheus.Registry, st *responses.States) {
+	mem, ok := st.Store.(*statestore.Memory)
+	if !ok {
+		return
+	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "hookhost_gateway_responses_stored_bytes",
+			Help: "Bytes of stored Responses objects and their items, against server.responses_max_bytes.",
+		}, func() float64 { _, b, _ := mem.Usage(); return float64(b) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "hookhost_gateway_responses_evicted_total",
+			Help: "Stored responses and items dropped before their time to stay within server.responses_entries and server.responses_max_bytes.",
+		}, func() float64 { _, _, n := mem.Usage(); return float64(n) }),
+	)
 }
 
 // forwardsResponses reports whether the upstream speaks Responses itself,

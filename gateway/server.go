@@ -187,6 +187,7 @@ func newServer(p parts) (*Server, error) {
 
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
 	s.states = newStates(p.server, p.responses)
+	registerStateMetrics(s.metrics.reg, s.states)
 	if p.fronts == nil {
 		p.fronts = []dialect.Front{chat.New(), responses.New(), messages.New()}
 	}
