@@ -37,7 +37,7 @@ func TestDefaults(t *testing.T) {
 			Listen: "127.0.0.1:8080", MaxBodySize: 32 << 20, MaxBodyBytesInFlight: 256 << 20, MaxConcurrent: 256,
 			HeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 			RequestTimeout: 10 * time.Minute, DrainTimeout: 30 * time.Second,
-			StateTTL: time.Hour, StateEntries: 10000,
+			StateTTL: time.Hour, StateEntries: 10000, ResponsesEntries: 100000, ResponsesMaxBytes: 256 << 20,
 		},
 		Dir: testDir,
 	}

@@ -23,6 +23,11 @@ const (
 	defaultDrainTimeout   = 30 * time.Second
 	defaultStateTTL       = time.Hour
 	defaultStateEntries   = 10000
+	// DefaultResponsesEntries and DefaultResponsesMaxBytes bound the
+	// store of Responses objects: each response and each of its output
+	// items is one entry.
+	DefaultResponsesEntries  = 100000
+	DefaultResponsesMaxBytes = 256 << 20
 )
 
 // DefaultMaxBodyBytesInFlight is server.max_body_bytes_in_flight when the
@@ -82,6 +87,13 @@ type Server struct {
 	// when the client continues.
 	StateTTL     time.Duration
 	StateEntries int
+	// ResponsesEntries and ResponsesMaxBytes bound the store of the
+	// Responses objects /v1/responses returned with store:true (each
+	// response and each of its output items is an entry), which
+	// previous_response_id and item_reference resolve against; they live
+	// StateTTL after their last use. ResponsesMaxBytes 0 keeps none.
+	ResponsesEntries  int
+	ResponsesMaxBytes int64
 }
 
 func defaultServer() Server {
@@ -97,12 +109,14 @@ func defaultServer() Server {
 		DrainTimeout:         defaultDrainTimeout,
 		StateTTL:             defaultStateTTL,
 		StateEntries:         defaultStateEntries,
+		ResponsesEntries:     DefaultResponsesEntries,
+		ResponsesMaxBytes:    DefaultResponsesMaxBytes,
 	}
 }
 
 var serverKeys = []string{"listen", "api_key_env", "allow_no_key", "forward_client_key", "models", "model_aliases",
 	"max_body_size", "max_body_bytes_in_flight", "max_concurrent", "header_timeout", "read_timeout", "idle_timeout",
-	"request_timeout", "drain_timeout", "state_ttl", "state_entries"}
+	"request_timeout", "drain_timeout", "state_ttl", "state_entries", "responses_entries", "responses_max_bytes"}
 
 // Upper bounds of the [server] integers. A body is held in memory while
 // it is decoded, so more than a GiB is a mistake rather than a need; the
@@ -162,6 +176,14 @@ func (d *decoder) server(key toml.Key, v any, c *Server) {
 		case "state_entries":
 			if n, ok := d.bounded(kk, m[k], defaultStateEntries, 1, maxStateEntries, "entries"); ok {
 				c.StateEntries = int(n)
+			}
+		case "responses_entries":
+			if n, ok := d.bounded(kk, m[k], DefaultResponsesEntries, 1, maxStateEntries, "entries"); ok {
+				c.ResponsesEntries = int(n)
+			}
+		case "responses_max_bytes":
+			if n, ok := d.bounded(kk, m[k], DefaultResponsesMaxBytes, 0, maxBodyBytesLimit, "bytes (1 TiB; 0 keeps no responses)"); ok {
+				c.ResponsesMaxBytes = n
 			}
 		case "header_timeout":
 			d.setDuration(kk, m[k], defaultHeaderTimeout, &c.HeaderTimeout)

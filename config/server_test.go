@@ -15,7 +15,7 @@ func TestServerDefaults(t *testing.T) {
 		Listen: "127.0.0.1:8080", MaxBodySize: 32 << 20, MaxBodyBytesInFlight: 256 << 20, MaxConcurrent: 256,
 		HeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		RequestTimeout: 10 * time.Minute, DrainTimeout: 30 * time.Second,
-		StateTTL: time.Hour, StateEntries: 10000,
+		StateTTL: time.Hour, StateEntries: 10000, ResponsesEntries: 100000, ResponsesMaxBytes: 256 << 20,
 	}
 	if !reflect.DeepEqual(c.Server, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c.Server, want)
@@ -43,6 +43,8 @@ request_timeout = "4m"
 drain_timeout = "5s"
 state_ttl = "6h"
 state_entries = 7
+responses_entries = 9
+responses_max_bytes = 0
 `)
 	want := Server{
 		Listen: "0.0.0.0:9090", APIKeyEnv: "HOOKHOST_KEYS", AllowNoKey: true, ForwardClientKey: false,
@@ -50,7 +52,7 @@ state_entries = 7
 		MaxBodySize: 1 << 20, MaxBodyBytesInFlight: 2 << 20, MaxConcurrent: 8,
 		HeaderTimeout: time.Second, ReadTimeout: 2 * time.Second, IdleTimeout: 3 * time.Second,
 		RequestTimeout: 4 * time.Minute, DrainTimeout: 5 * time.Second,
-		StateTTL: 6 * time.Hour, StateEntries: 7,
+		StateTTL: 6 * time.Hour, StateEntries: 7, ResponsesEntries: 9, ResponsesMaxBytes: 0,
 	}
 	if !reflect.DeepEqual(c.Server, want) {
 		t.Fatalf("\n got %+v\nwant %+v", c.Server, want)
@@ -93,6 +95,9 @@ func TestServerBadValues(t *testing.T) {
 		{"max_concurrent negative", `max_concurrent = -3`, "max_concurrent", "got -3"},
 		{"state_entries zero", `state_entries = 0`, "state_entries", "must be between 1 and"},
 		{"state_entries huge", `state_entries = 9223372036854775807`, "state_entries", "must be between 1 and"},
+		{"responses_entries zero", `responses_entries = 0`, "responses_entries", "must be between 1 and"},
+		{"responses_max_bytes negative", `responses_max_bytes = -1`, "responses_max_bytes", "0 keeps no responses"},
+		{"responses_max_bytes a string", `responses_max_bytes = "1GiB"`, "responses_max_bytes", "expected an integer"},
 		{"header_timeout zero", `header_timeout = "0s"`, "header_timeout", "greater than zero"},
 		{"read_timeout negative", `read_timeout = "-1s"`, "read_timeout", "greater than zero"},
 		{"idle_timeout an integer", `idle_timeout = 30`, "idle_timeout", "expected a duration string"},

@@ -224,6 +224,10 @@ func syntaxError(err error, src, filename string) error {
 			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxConcurrent)
 		case "state_entries":
 			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultStateEntries)
+		case "responses_entries":
+			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, DefaultResponsesEntries)
+		case "responses_max_bytes":
+			hint = fmt.Sprintf("write the size in bytes, e.g. %s = %d", name, DefaultResponsesMaxBytes)
 		default:
 			hint = fmt.Sprintf("strings need double quotes: %s = %q", name, value)
 		}

@@ -107,6 +107,12 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	if s.p.route == hooks.RouteGateway {
 		run, w.route = s.p.hooked, string(hooks.RouteGateway)
 	}
+	body, turn, releaseState, e := s.resolveState(ctx, w, r, f, body)
+	if e != nil {
+		reject(stateReason(e), e)
+		return
+	}
+	defer releaseState()
 	size := len(body)
 	call, err := f.Decode(body)
 	// The decoded call is all that is needed from here on; the bytes are
@@ -126,6 +132,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		// allowlist keeps credentials, cookies and hop-by-hop headers out.
 		call.Pass.Header = llm.FeatureHeader(f.Protocol(), r.Header)
 	}
+	turn.Bind(call)
 	if e := s.knownModel(call.Request.Model); e != nil {
 		reject("unknown_model", e)
 		return
@@ -166,7 +173,9 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		sink := f.NewStream(w, call, dialect.Meta{Model: asked, InputTokens: tokens})
 		if _, err := run.Run(ctx, f, call, sink); err != nil {
 			fail(err, sink)
+			return
 		}
+		s.keptState(turn)
 		return
 	}
 	res, err := run.Run(ctx, f, call, nil)
@@ -184,6 +193,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
+	s.keptState(turn)
 }
 
 // presentedKey is the key the client authenticated with, as the official

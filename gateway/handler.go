@@ -59,7 +59,9 @@ func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // page is one path of the gateway.
 type page struct {
-	method   string
+	method string
+	// other is a second method the page takes ("" for none).
+	other    string
 	endpoint bool // a /v1 endpoint: keys, limits and metrics apply
 	serve    func(w *recorder, r *http.Request)
 	render   renderer
@@ -95,6 +97,11 @@ func (s *Server) routes() http.Handler {
 		}
 		pg, known := pages[r.URL.Path]
 		endpoint := r.URL.Path
+		if !known && strings.HasPrefix(r.URL.Path, storedPrefix) {
+			// One label for every id, so metrics stay few.
+			pg, known, endpoint = page{method: http.MethodGet, other: http.MethodDelete, endpoint: true,
+				render: dialect.OpenAIErrorBody, serve: s.serveStored}, true, storedPrefix+"{id}"
+		}
 		if !known {
 			endpoint = "other"
 		}
@@ -120,12 +127,16 @@ func (s *Server) routes() http.Handler {
 		switch {
 		case !known:
 			s.metrics.rejected.WithLabelValues("not_found").Inc()
-			writeError(w, render, notFound(fmt.Sprintf("no endpoint %s %s here; hookhost serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages and GET /v1/models", r.Method, r.URL.Path)))
-		case r.Method != pg.method && !(pg.method == http.MethodGet && r.Method == http.MethodHead):
+			writeError(w, render, notFound(fmt.Sprintf("no endpoint %s %s here; hookhost serves POST /v1/chat/completions, POST /v1/responses, GET and DELETE /v1/responses/{id}, POST /v1/messages and GET /v1/models", r.Method, r.URL.Path)))
+		case r.Method != pg.method && (pg.other == "" || r.Method != pg.other) && !(pg.method == http.MethodGet && r.Method == http.MethodHead):
 			s.metrics.rejected.WithLabelValues("method").Inc()
-			w.Header().Set("Allow", pg.method)
+			allow, takes := pg.method, pg.method
+			if pg.other != "" {
+				allow, takes = allow+", "+pg.other, takes+" or "+pg.other
+			}
+			w.Header().Set("Allow", allow)
 			writeError(w, render, &dialect.Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
-				Message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, pg.method, r.Method)})
+				Message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, takes, r.Method)})
 		case strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r):
 			s.metrics.rejected.WithLabelValues("auth").Inc()
 			writeError(w, render, &dialect.Error{Status: http.StatusUnauthorized, Type: "authentication_error",

@@ -156,6 +156,9 @@ func testServerConfig() config.Server {
 		DrainTimeout:   30 * time.Second,
 		StateTTL:       time.Hour,
 		StateEntries:   100,
+
+		ResponsesEntries:  1000,
+		ResponsesMaxBytes: 16 << 20,
 	}
 }
 

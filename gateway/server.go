@@ -1,6 +1,8 @@
 // Package gateway serves hookhost over HTTP as an OpenAI- and
 // Anthropic-compatible API: POST /v1/chat/completions, /v1/responses and
-// /v1/messages, GET /v1/models, /healthz, /readyz and /metrics. Any agent
+// /v1/messages, GET and DELETE /v1/responses/{id} (the Responses objects
+// hookhost stored, see responses.States), GET /v1/models, /healthz,
+// /readyz and /metrics. Any agent
 // built on the official SDKs points its base URL here. On the bypass route
 // a request is proxied to the upstream provider as it came (but for a
 // model alias, renamed both ways: see alias.go); on the gateway route it
@@ -34,6 +36,7 @@ import (
 	"github.com/hookhost/hookhost/gateway/dialect/messages"
 	"github.com/hookhost/hookhost/gateway/dialect/responses"
 	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/llm"
@@ -61,6 +64,8 @@ type Server struct {
 	proxy          *httputil.ReverseProxy
 	handler        http.Handler
 	started        time.Time
+	// states are the stored Responses objects (see responses.States).
+	states *responses.States
 
 	draining atomic.Bool
 	mu       sync.Mutex
@@ -103,6 +108,10 @@ type parts struct {
 	// transport carries bypass requests upstream; nil means a copy of
 	// http.DefaultTransport sized for server.max_concurrent.
 	transport http.RoundTripper
+	// responses keeps the Responses objects clients may continue from;
+	// nil means an in-memory store bounded by server.responses_entries
+	// and server.responses_max_bytes.
+	responses statestore.Store
 }
 
 // forwardWithInboundKey says why server.forward_client_key and
@@ -178,6 +187,8 @@ func newServer(p parts) (*Server, error) {
 	s.cut = make(chan struct{})
 
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
+	s.states = newStates(p.server, p.responses)
+	registerStateMetrics(s.metrics.reg, s.states)
 	if p.fronts == nil {
 		p.fronts = []dialect.Front{chat.New(), responses.New(), messages.New()}
 	}

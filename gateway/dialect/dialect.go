@@ -143,6 +143,9 @@ type Error struct {
 	Type    string // invalid_request_error, authentication_error, permission_error, not_found_error, request_too_large, rate_limit_error, api_error, overloaded_error, timeout_error
 	Param   string // the request field at fault, when one is
 	Message string
+	// Code, when set, is the OpenAI error code to send in place of the
+	// one derived from Type (previous_response_not_found).
+	Code string
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -46,6 +46,9 @@ func ToOpenAI(e *Error) OpenAIError {
 			out.Type = "server_error"
 		}
 	}
+	if e.Code != "" {
+		code(e.Code)
+	}
 	if out.Message == "" {
 		out.Message = http.StatusText(e.Status)
 	}

@@ -20,6 +20,12 @@ import (
 // echoes, as sent.
 type state struct {
 	echo map[string]json.RawMessage
+	// over are fields the stored state sets in the Response object
+	// (store, previous_response_id), over an upstream's values.
+	over map[string]json.RawMessage
+	// turn, when the gateway stores responses, receives the Response
+	// object sent (see Turn).
+	turn *Turn
 }
 
 // echoed are the request fields a Response object repeats; the client's
@@ -63,14 +69,12 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 			st.echo[k] = v
 		}
 	}
-	for _, k := range []string{"previous_response_id", "conversation"} {
-		if v, ok := top[k]; ok && !isNull(v) {
-			return nil, dialect.Invalid(k, k+" is not supported on the gateway route: hookhost keeps no responses between requests, so the model would lose the earlier conversation. "+
-				"Send the whole conversation in input (with store:false), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged")
-		}
+	if v, ok := top["conversation"]; ok && !isNull(v) {
+		return nil, dialect.Invalid("conversation", "conversation is not supported on the gateway route: hookhost keeps responses (previous_response_id), not conversation objects, so the model would lose the earlier conversation. "+
+			"Continue with previous_response_id, send the whole conversation in input, or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false), which passes the request to the provider unchanged")
 	}
 	if v, ok := top["background"]; ok && !isNull(v) && !isDefault("background", v) {
-		return nil, dialect.Invalid("background", "background responses are not supported on the gateway route: they are fetched later by id, and hookhost keeps no responses between requests. "+
+		return nil, dialect.Invalid("background", "background responses are not supported on the gateway route: one runs on after its request ends and is polled by id while it does, which hookhost does not do. "+
 			"Leave background unset (or stream the response), or route this client through the bypass route (HOOKHOST_USE_GATEWAY=false)")
 	}
 	if err := d.decodeTop(top); err != nil {
@@ -156,7 +160,15 @@ func (d *decoder) decodeTop(top map[string]json.RawMessage) error {
 			if err := json.Unmarshal(v, &d.call.Stream); err != nil {
 				return dialect.Invalid("stream", "stream must be true or false")
 			}
-		case "input", "tools", "previous_response_id", "conversation":
+		case "previous_response_id":
+			// One hookhost stored was resolved into input before Decode
+			// (States.Resolve); what is left is a Responses upstream's
+			// own id, which only that upstream can continue from.
+			if !isNull(v) {
+				d.call.Pass.Fields[k] = v
+				d.foreign(k)
+			}
+		case "input", "tools", "conversation":
 			// Below, in order, or refused above.
 		default:
 			d.call.Pass.Fields[k] = v

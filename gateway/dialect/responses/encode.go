@@ -20,7 +20,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 		wire = res.Wire.Fields
 	}
 	r := response{
-		id:        dialect.NewID("resp_"),
+		id:        mintID("resp_"),
 		createdAt: time.Now().Unix(),
 		model:     res.Model,
 		status:    "completed",
@@ -52,14 +52,19 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	} else {
 		for _, t := range res.Text {
 			if t != "" {
-				r.output = append(r.output, messageItem(dialect.NewID("msg_"), "completed", t))
+				r.output = append(r.output, messageItem(mintID("msg_"), "completed", t))
 			}
 		}
 		for _, c := range res.ToolCalls {
-			r.output = append(r.output, callItem(dialect.NewID("fc_"), "completed", c))
+			r.output = append(r.output, callItem(mintID("fc_"), "completed", c))
 		}
 	}
-	return json.Marshal(r.object(stateOf(call), wire))
+	st := stateOf(call)
+	out, err := json.Marshal(r.object(st, wire))
+	if err == nil {
+		st.finalObject(out)
+	}
+	return out, err
 }
 
 // response is what the front itself sets in a Response object.
@@ -109,6 +114,11 @@ func (r response) object(st *state, wire map[string]json.RawMessage) map[string]
 	}
 	for k, v := range wire {
 		if !own[k] {
+			o[k] = v
+		}
+	}
+	if st != nil {
+		for k, v := range st.over {
 			o[k] = v
 		}
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/hookhost/hookhost/llm"
 )
 
-var generatedID = regexp.MustCompile(`"(resp|msg|fc)_[0-9a-f]{32}"`)
+// generatedID matches the ids hookhost mints: 128 random bits and a tag.
+var generatedID = regexp.MustCompile(`"(resp|msg|fc)_[0-9a-f]{48}"`)
 
 // normalize replaces generated ids by their prefix and a fixed tail, and
 // checks and fixes created_at, so a body can be compared with a golden one.

@@ -26,12 +26,16 @@
 // refused with a 400: pre_tool_call could not see their calls, and a
 // round that also called a plugin tool could not be continued.
 //
-// previous_response_id and conversation are refused with a 400: hookhost
-// keeps no response state, and continuing without the earlier turns would
-// let the model silently lose them. Such clients send the whole
-// conversation in input, or use the bypass route, which passes requests to
-// the provider unchanged. background:true is refused for the same reason:
-// a background response is fetched later by id.
+// Responses hookhost stored (store:true, the default) are resolved before
+// Decode by States.Resolve: a previous_response_id or an item_reference
+// naming one of hookhost's becomes the items it stands for, so Decode sees
+// the whole conversation. What Decode still finds of them is a Responses
+// upstream's own state: previous_response_id goes to Pass.Fields and an
+// item_reference travels with the assistant turn it sits in, both Foreign.
+// conversation is refused with a 400: hookhost keeps responses, not
+// conversation objects, and continuing without the earlier turns would let
+// the model silently lose them. background:true is refused too: a
+// background response is polled by id while it runs.
 //
 // Every other field hookhost does not model (store, metadata, reasoning,
 // text, include, truncation, tool_choice, …, and fields added to the API

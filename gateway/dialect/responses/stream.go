@@ -28,7 +28,7 @@ func (f *Front) NewStream(w http.ResponseWriter, call *dialect.Call, meta dialec
 	}
 	return &stream{
 		w: w, flush: fl, st: stateOf(call),
-		resp: response{id: dialect.NewID("resp_"), createdAt: time.Now().Unix(), model: model, status: "in_progress"},
+		resp: response{id: mintID("resp_"), createdAt: time.Now().Unix(), model: model, status: "in_progress"},
 	}
 }
 
@@ -110,7 +110,7 @@ func (s *stream) Text(delta string) error {
 		return err
 	}
 	if s.text == nil {
-		t := &openText{id: dialect.NewID("msg_"), index: len(s.resp.output)}
+		t := &openText{id: mintID("msg_"), index: len(s.resp.output)}
 		// Its place in the output is held now, so that items keep the
 		// order in which they were opened.
 		s.resp.output = append(s.resp.output, nil)
@@ -169,7 +169,7 @@ func (s *stream) ToolCall(c hooks.ToolCall) error {
 	if err := s.closeText(); err != nil {
 		return err
 	}
-	id, index := dialect.NewID("fc_"), len(s.resp.output)
+	id, index := mintID("fc_"), len(s.resp.output)
 	args := string(c.Arguments)
 	s.resp.output = append(s.resp.output, callItem(id, "completed", c))
 	if err := s.event("response.output_item.added", map[string]any{
@@ -219,7 +219,9 @@ func (s *stream) Finish(stop hooks.StopReason, usage hooks.Usage) error {
 	if stop == hooks.StopMaxTokens {
 		typ, s.resp.status = "response.incomplete", "incomplete"
 	}
-	return s.event(typ, map[string]any{"response": s.snapshot()})
+	snap := s.snapshot()
+	s.st.finalObject(mustJSON(snap))
+	return s.event(typ, map[string]any{"response": snap})
 }
 
 // Fail sends an error event, on which the official SDKs raise the error,
