@@ -205,7 +205,8 @@ func (d *decoder) mapped(top map[string]json.RawMessage) error {
 		if err == nil {
 			seed, err = n.Int64()
 		}
-		if err != nil {
+		// json.Number also takes a number written as a string.
+		if t := bytes.TrimSpace(raw); err != nil || t[0] == '"' {
 			return dialect.Invalid("seed", "seed must be an integer")
 		}
 		req.Seed = &seed

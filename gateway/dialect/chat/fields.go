@@ -56,19 +56,19 @@ var fields = []dialect.Field{
 	{Path: "messages[].name (role tool)", Handling: dialect.Mapped, Note: "LangChain and LangGraph name the tool that answered: hooks see it as the tool's name; the call's own name wins when they differ"},
 	{Path: "messages[].tool_call_id", Handling: dialect.Translated},
 	{Path: "messages[].tool_calls", Handling: dialect.Translated, Note: "function calls; arguments are kept as written, invalid JSON included"},
-	{Path: "messages[].tool_calls[].custom", Handling: dialect.Refused, Note: "a custom tool's call is free text with no neutral form"},
+	{Path: "messages[].tool_calls[] (custom)", Handling: dialect.Refused, Note: "a custom tool's call is free text with no neutral form"},
 	{Path: "messages[].refusal", Handling: dialect.Translated, Note: "read as the assistant's text when it has no content"},
 	{Path: "messages[].audio", Handling: dialect.Refused, Note: "an earlier spoken answer by id, which only OpenAI holds"},
 	{Path: "messages[].function_call", Handling: dialect.Refused, Note: "deprecated; refused on every route: send the calls in tool_calls"},
 
 	// Content parts.
-	{Path: "messages[].content[].text", Handling: dialect.Translated},
-	{Path: "messages[].content[].refusal", Handling: dialect.Translated, Note: "an assistant's refusal part, read as its text"},
+	{Path: "messages[].content[] (text)", Handling: dialect.Translated},
+	{Path: "messages[].content[] (refusal)", Handling: dialect.Translated, Note: "an assistant's refusal part, read as its text"},
 	{Path: "messages[].content[].role", Handling: dialect.Hint, Note: "the OpenAI Agents SDK replays text parts with their message's role; the message's own role is the one that counts"},
 	{Path: "messages[].content[].cache_control", Handling: dialect.Hint, Note: "a prompt-caching hint some OpenAI-compatible servers take: cost and speed only"},
-	{Path: "messages[].content[].image_url", Handling: dialect.Refused, Note: "an image the model would not see"},
-	{Path: "messages[].content[].input_audio", Handling: dialect.Refused, Note: "audio the model would not hear"},
-	{Path: "messages[].content[].file", Handling: dialect.Refused, Note: "a file the model would not read"},
+	{Path: "messages[].content[] (image_url)", Handling: dialect.Refused, Note: "an image the model would not see"},
+	{Path: "messages[].content[] (input_audio)", Handling: dialect.Refused, Note: "audio the model would not hear"},
+	{Path: "messages[].content[] (file)", Handling: dialect.Refused, Note: "a file the model would not read"},
 
 	// Tools.
 	{Path: "tools[].type", Handling: dialect.Translated, Note: "function; custom tools are refused on every route (pre_tool_call could not see their free-text calls)"},
