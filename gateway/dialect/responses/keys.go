@@ -58,11 +58,11 @@ func eachElem(arr []byte, fn func(val []byte)) {
 	}
 }
 
-// keyOf returns a quoted key's text, unescaped (into a copy) only when it
-// has escapes.
+// keyOf returns a quoted key's text, decoded as encoding/json does (into
+// a copy) only when it has escapes or bytes beyond ASCII.
 func keyOf(quoted []byte) []byte {
 	for _, c := range quoted {
-		if c == '\\' {
+		if c == '\\' || c >= 0x80 {
 			var s string
 			_ = json.Unmarshal(quoted, &s)
 			return []byte(s)
