@@ -38,7 +38,6 @@ var defaults = map[string]any{
 	"tool_choice":     "auto",
 	"logprobs":        false,
 	"top_logprobs":    0.0,
-	"n":               1.0,
 	"modalities":      []any{"text"},
 	"response_format": map[string]any{"type": "text"},
 }
