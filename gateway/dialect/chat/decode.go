@@ -135,8 +135,8 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 			}
 			st.includeUsage = b
 		}
-		for k, v := range so {
-			if k == "include_usage" || isEmpty(v) {
+		for _, k := range slices.Sorted(maps.Keys(so)) {
+			if v := so[k]; k == "include_usage" || isEmpty(v) {
 				continue
 			}
 			// How the stream is written is hookhost's own business; an
