@@ -460,9 +460,8 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 		return nil
 	default:
 		// Built-in tool calls and their outputs, item references: no
-		// neutral form. They travel with the assistant
-		// message they sit in, so an upstream of this protocol gets them
-		// back in place.
+		// neutral form. They travel with the assistant message they sit
+		// in, so an upstream of this protocol gets them back in place.
 		d.foreign(fmt.Sprintf("%s (%s)", param, it.Type))
 		g := d.openTurn(true)
 		g.wire = append(g.wire, raw)
