@@ -12,7 +12,7 @@ var _ dialect.Fielded = (*Front)(nil)
 var fields = []dialect.Field{
 	// The request, in the order of OpenAI's API reference.
 	{Path: "model", Handling: dialect.Translated},
-	{Path: "messages", Handling: dialect.Translated, Note: "leading system and developer messages become the system prompt; later ones stay system messages in place"},
+	{Path: "messages", Handling: dialect.Translated, Note: "leading system and developer messages become the system prompt; later ones are system messages in place, which each upstream gets in its nearest form"},
 	{Path: "audio", Handling: dialect.Refused, Note: "asks for a spoken answer, which no other protocol gives: the client would get text only"},
 	{Path: "frequency_penalty", Handling: dialect.Hint, Note: "tunes repetition in the wording, which no other protocol can; the answer keeps its form and meaning"},
 	{Path: "function_call", Handling: dialect.Refused, Note: "deprecated; refused on every route: choose tools with tool_choice"},
