@@ -31,20 +31,15 @@ var modelled = map[string]bool{
 	"temperature": true, "stream": true, "stream_options": true, "n": true,
 }
 
-// defaults are the values of unmodelled fields that ask for nothing an
+// defaults are the values of refused fields that ask for nothing an
 // upstream of another protocol would not do anyway, so they need no
 // translation.
 var defaults = map[string]any{
-	"tool_choice":         "auto",
-	"parallel_tool_calls": true,
-	"top_p":               1.0,
-	"presence_penalty":    0.0,
-	"frequency_penalty":   0.0,
-	"logprobs":            false,
-	"store":               false,
-	"service_tier":        "auto",
-	"verbosity":           "medium",
-	"modalities":          []any{"text"},
+	"tool_choice":     "auto",
+	"logprobs":        false,
+	"top_logprobs":    0.0,
+	"modalities":      []any{"text"},
+	"response_format": map[string]any{"type": "text"},
 }
 
 // decoder carries one request's decoding.
@@ -129,31 +124,125 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		if !d.call.Stream {
 			return nil, dialect.Invalid("stream_options", "stream_options is only allowed when stream is true")
 		}
-		var so struct {
-			IncludeUsage *bool `json:"include_usage"`
-		}
-		if json.Unmarshal(raw, &so) != nil {
+		var so map[string]json.RawMessage
+		if json.Unmarshal(raw, &so) != nil || so == nil {
 			return nil, dialect.Invalid("stream_options", "stream_options must be an object whose include_usage is a boolean")
 		}
-		st.includeUsage = so.IncludeUsage != nil && *so.IncludeUsage
+		if v := so["include_usage"]; !isNull(v) {
+			b, ok := boolOf(v)
+			if !ok {
+				return nil, dialect.Invalid("stream_options", "stream_options must be an object whose include_usage is a boolean")
+			}
+			st.includeUsage = b
+		}
+		for _, k := range slices.Sorted(maps.Keys(so)) {
+			if v := so[k]; k == "include_usage" || isEmpty(v) {
+				continue
+			}
+			// How the stream is written is hookhost's own business; an
+			// option named after the table's rows is counted by its name,
+			// any other under one row, so that metric labels stay few.
+			if path := "stream_options." + k; isHint(path) {
+				d.call.Drop(path)
+			} else {
+				d.call.Drop("stream_options.*")
+			}
+		}
 	}
 	if raw := top["n"]; !isNull(raw) {
 		if n, ok := intOf(raw); !ok || n != 1 {
 			return nil, dialect.Invalid("n", "n must be 1: this server answers with one choice")
 		}
 	}
+	if err := d.mapped(top); err != nil {
+		return nil, err
+	}
 
+	// The rest follows the table: every field reaches an upstream of this
+	// protocol as sent; across protocols a hint is dropped and counted, and
+	// anything else (refused rows, and fields newer than the table) is
+	// Foreign unless it holds the protocol's default.
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if modelled[k] || k == "functions" || k == "function_call" {
 			continue
 		}
 		v := top[k]
 		d.call.Pass.Fields[k] = v
-		if !isDefault(k, v) {
-			d.call.Foreign = append(d.call.Foreign, k)
+		switch handling[k] {
+		case dialect.Mapped:
+		case dialect.Hint:
+			if !isEmpty(v) {
+				d.call.Drop(k)
+			}
+		default:
+			if !isDefault(k, v) {
+				d.call.Foreign = append(d.call.Foreign, k)
+			}
 		}
 	}
 	return d.call, nil
+}
+
+// mapped reads the fields another protocol has an equivalent of into the
+// neutral request; they stay in Pass.Fields too, so that an upstream of
+// this protocol gets them as sent.
+func (d *decoder) mapped(top map[string]json.RawMessage) error {
+	req := &d.call.Request
+	if raw := top["top_p"]; !isNull(raw) {
+		var p float64
+		if json.Unmarshal(raw, &p) != nil || p < 0 || p > 1 || math.IsNaN(p) {
+			return dialect.Invalid("top_p", "top_p must be a number from 0 to 1")
+		}
+		req.TopP = &p
+	}
+	if raw := top["seed"]; !isNull(raw) {
+		var n json.Number
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var seed int64
+		err := dec.Decode(&n)
+		if err == nil {
+			seed, err = n.Int64()
+		}
+		// json.Number also takes a number written as a string.
+		if t := bytes.TrimSpace(raw); err != nil || t[0] == '"' {
+			return dialect.Invalid("seed", "seed must be an integer")
+		}
+		req.Seed = &seed
+	}
+	if raw := top["stop"]; !isNull(raw) {
+		if s, ok := stringOf(raw); ok {
+			if s != "" {
+				req.Stop = []string{s}
+			}
+		} else {
+			var list []string
+			if json.Unmarshal(raw, &list) != nil {
+				return dialect.Invalid("stop", "stop must be a string or an array of strings")
+			}
+			for _, s := range list {
+				if s != "" {
+					req.Stop = append(req.Stop, s)
+				}
+			}
+		}
+	}
+	// safety_identifier is what OpenAI asks for in place of the deprecated
+	// user; both name the end user, so the newer one wins.
+	for _, key := range []string{"user", "safety_identifier"} {
+		raw := top[key]
+		if isNull(raw) {
+			continue
+		}
+		s, ok := stringOf(raw)
+		if !ok {
+			return dialect.Invalid(key, key+" must be a string identifying the end user")
+		}
+		if s != "" {
+			req.User = s
+		}
+	}
+	return nil
 }
 
 // messages decodes the history. Leading system and developer messages
@@ -195,7 +284,7 @@ func (d *decoder) messages(msgs []json.RawMessage) error {
 
 func (d *decoder) systemText(m map[string]json.RawMessage, i int) (string, error) {
 	at := fmt.Sprintf("messages[%d]", i)
-	d.foreignKeys(m, at, "role", "content")
+	d.extraKeys(m, at, "messages[]", "role", "content")
 	return d.content(m["content"], at+".content", false)
 }
 
@@ -212,23 +301,37 @@ func (d *decoder) message(raw json.RawMessage, i int) (hooks.Message, error) {
 	}
 	switch role {
 	case "system", "developer":
-		d.foreignKeys(m, at, "role", "content")
+		d.extraKeys(m, at, "messages[]", "role", "content")
 		text, err := d.content(m["content"], at+".content", false)
 		return hooks.Message{Role: hooks.RoleSystem, Content: text}, err
 	case "user":
-		d.foreignKeys(m, at, "role", "content")
+		d.extraKeys(m, at, "messages[]", "role", "content")
 		text, err := d.content(m["content"], at+".content", false)
 		return hooks.Message{Role: hooks.RoleUser, Content: text}, err
 	case "assistant":
 		return d.assistant(m, at)
 	case "tool":
-		d.foreignKeys(m, at, "role", "content", "tool_call_id")
+		d.extraKeys(m, at, "messages[]", "role", "content", "tool_call_id", "name")
 		id, ok := stringOf(m["tool_call_id"])
 		if !ok || id == "" {
 			return hooks.Message{}, dialect.Invalid(at+".tool_call_id", "a tool message needs tool_call_id, the id of the call it answers")
 		}
+		// LangChain and LangGraph name the tool that answered. The call
+		// the message answers knows its tool better: a name that differs
+		// cannot change what the model reads of the result, so the call's
+		// wins, and the message's is used only for a call not in view.
+		name := d.callNames[id]
+		if raw := m["name"]; !isNull(raw) {
+			n, ok := stringOf(raw)
+			if !ok {
+				return hooks.Message{}, dialect.Invalid(at+".name", "name must be a string, the name of the tool that answered")
+			}
+			if name == "" {
+				name = n
+			}
+		}
 		text, err := d.content(m["content"], at+".content", false)
-		return hooks.Message{Role: hooks.RoleTool, ToolCallID: id, ToolName: d.callNames[id], Content: text}, err
+		return hooks.Message{Role: hooks.RoleTool, ToolCallID: id, ToolName: name, Content: text}, err
 	case "function":
 		return hooks.Message{}, dialect.Invalid(at+".role", `role "function" is deprecated and not supported: declare tools and answer their calls with role "tool" messages`)
 	}
@@ -239,7 +342,7 @@ func (d *decoder) assistant(m map[string]json.RawMessage, at string) (hooks.Mess
 	if !isNull(m["function_call"]) {
 		return hooks.Message{}, dialect.Invalid(at+".function_call", "function_call is deprecated and not supported: send the assistant's calls in tool_calls")
 	}
-	d.foreignKeys(m, at, "role", "content", "tool_calls", "refusal", "function_call")
+	d.extraKeys(m, at, "messages[]", "role", "content", "tool_calls", "refusal", "function_call")
 	out := hooks.Message{Role: hooks.RoleAssistant}
 	text, err := d.content(m["content"], at+".content", true)
 	if err != nil {
@@ -321,13 +424,13 @@ func (d *decoder) toolCall(raw json.RawMessage, at string) (hooks.ToolCall, erro
 }
 
 // content reads a message's content: a string, or an array of parts whose
-// text parts are joined. Parts of other types (images, audio, files, and
-// for the assistant refusals) are noted as foreign: only an upstream of
+// text parts (and an assistant's refusal parts) are joined. Parts of other
+// types (images, audio, files) are noted as foreign: only an upstream of
 // this protocol can carry them, and it gets them through the kept wire
-// form. optional allows null, as for an assistant that only calls tools.
-func (d *decoder) content(raw json.RawMessage, at string, optional bool) (string, error) {
+// form. assistant allows null, as for an assistant that only calls tools.
+func (d *decoder) content(raw json.RawMessage, at string, assistant bool) (string, error) {
 	if isNull(raw) {
-		if optional {
+		if assistant {
 			return "", nil
 		}
 		return "", dialect.Invalid(at, "content is required: a string or an array of content parts")
@@ -350,6 +453,17 @@ func (d *decoder) content(raw json.RawMessage, at string, optional bool) (string
 		if !ok || typ == "" {
 			return "", dialect.Invalid(pat+".type", "a content part needs a type")
 		}
+		if typ == "refusal" && assistant {
+			// The provider adapters read a refusal as the answer's text;
+			// the history it comes back in reads the same.
+			r, ok := stringOf(p["refusal"])
+			if !ok {
+				return "", dialect.Invalid(pat+".refusal", "a refusal part needs refusal, a string")
+			}
+			d.extraKeys(p, pat, "messages[].content[]", "type", "refusal")
+			texts = append(texts, r)
+			continue
+		}
 		if typ != "text" {
 			d.call.Foreign = append(d.call.Foreign, fmt.Sprintf("%s (%s)", pat, typ))
 			continue
@@ -358,7 +472,7 @@ func (d *decoder) content(raw json.RawMessage, at string, optional bool) (string
 		if !ok {
 			return "", dialect.Invalid(pat+".text", "a text part needs text, a string")
 		}
-		d.foreignKeys(p, pat, "type", "text")
+		d.extraKeys(p, pat, "messages[].content[]", "type", "text")
 		texts = append(texts, t)
 	}
 	return strings.Join(texts, "\n"), nil
@@ -419,20 +533,20 @@ func (d *decoder) tools(raw json.RawMessage) error {
 			}
 			spec.InputSchema = raw
 		}
-		if b, _ := boolOf(fn["strict"]); b {
-			d.call.Foreign = append(d.call.Foreign, at+".function.strict")
-		}
-		d.foreignKeys(fn, at+".function", "name", "description", "parameters", "strict")
-		d.foreignKeys(t, at, "type", "function")
+		d.extraKeys(fn, at+".function", "tools[].function", "name", "description", "parameters")
+		d.extraKeys(t, at, "tools[]", "type", "function")
 		d.call.Request.Tools = append(d.call.Request.Tools, spec)
 		d.call.Pass.KeepTool(spec, traw)
 	}
 	return nil
 }
 
-// foreignKeys notes the keys of m other than known whose values are not
-// empty: they mean something the neutral types cannot say.
-func (d *decoder) foreignKeys(m map[string]json.RawMessage, at string, known ...string) {
+// extraKeys handles the keys of m, found at at, other than known whose
+// values are not empty, by the table's rows under row ("messages[]",
+// "tools[].function", …): a hint is dropped across protocols and counted;
+// any other key, documented or newer than the table, means something the
+// neutral types cannot say and is Foreign.
+func (d *decoder) extraKeys(m map[string]json.RawMessage, at, row string, known ...string) {
 	var keys []string
 	for k, v := range m {
 		if !isEmpty(v) && !slices.Contains(known, k) {
@@ -441,6 +555,10 @@ func (d *decoder) foreignKeys(m map[string]json.RawMessage, at string, known ...
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if path := row + "." + k; isHint(path) {
+			d.call.Drop(path)
+			continue
+		}
 		d.call.Foreign = append(d.call.Foreign, at+"."+k)
 	}
 }

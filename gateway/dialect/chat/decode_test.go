@@ -104,7 +104,7 @@ func TestDecodeMapsTheNeutralRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	temp := 0.5
+	temp, topP := 0.5, 1.0
 	want := hooks.ModelRequest{
 		Model:  "gpt-4.1-mini",
 		System: "be brief\n\nanswer in French",
@@ -118,6 +118,7 @@ func TestDecodeMapsTheNeutralRequest(t *testing.T) {
 		Tools:       []hooks.ToolSpec{{Name: "get_weather", Description: "Weather", InputSchema: json.RawMessage(`{"type": "object"}`)}},
 		MaxTokens:   100,
 		Temperature: &temp,
+		TopP:        &topP,
 	}
 	if !reflect.DeepEqual(call.Request, want) {
 		t.Errorf("request =\n%+v\nwant\n%+v", call.Request, want)
@@ -153,15 +154,21 @@ func TestDecodeNamesWhatOnlyThisProtocolCarries(t *testing.T) {
 	}
 	want := []string{
 		"messages[0].content[1] (image_url)",
-		"messages[1].name",
 		"messages[1].content[0] (input_audio)",
 		"messages[1].content[1] (file)",
 		"messages[2].audio",
-		"tools[0].function.strict",
-		"modalities", "parallel_tool_calls", "reasoning_effort", "response_format", "seed", "tool_choice", "x_future",
+		"modalities", "response_format", "tool_choice", "x_future",
 	}
 	if !reflect.DeepEqual(call.Foreign, want) {
 		t.Errorf("foreign =\n%q\nwant\n%q", call.Foreign, want)
+	}
+	// Hints are dropped across protocols, not refused; the seed is mapped.
+	wantDropped := []string{"messages[].name", "tools[].function.strict", "parallel_tool_calls", "reasoning_effort"}
+	if !reflect.DeepEqual(call.Dropped, wantDropped) {
+		t.Errorf("dropped =\n%q\nwant\n%q", call.Dropped, wantDropped)
+	}
+	if call.Request.Seed == nil || *call.Request.Seed != 7 {
+		t.Errorf("seed = %v, want 7", call.Request.Seed)
 	}
 	for k, v := range map[string]string{
 		"response_format": `{"type":"json_object"}`, "seed": `7`, "x_future": `{"a":1}`, "logit_bias": `null`,

@@ -36,22 +36,13 @@ var echoed = []string{
 	"service_tier", "background", "prompt_cache_key", "safety_identifier", "max_tool_calls", "top_logprobs",
 }
 
-// defaults are the protocol's default values of fields hookhost does not
-// model: a request that sends one of them asks for nothing another
-// protocol could not give, so it is not Foreign.
+// defaults are the protocol's default values of refused fields: a request
+// that sends one of them asks for nothing another protocol could not give,
+// so it is not Foreign.
 var defaults = map[string][]string{
-	"store":               {`true`, `false`}, // nothing on the gateway route relies on stored responses
-	"metadata":            {`{}`},
-	"parallel_tool_calls": {`true`},
-	"tool_choice":         {`"auto"`},
-	"truncation":          {`"disabled"`},
-	"text":                {`{}`, `{"format":{"type":"text"}}`},
-	"include":             {`[]`},
-	"reasoning":           {`{}`},
-	"top_p":               {`1`},
-	"service_tier":        {`"auto"`},
-	"background":          {`false`},
-	"stream_options":      {`{}`, `{"include_obfuscation":true}`, `{"include_obfuscation":false}`},
+	"tool_choice":  {`"auto"`},
+	"background":   {`false`},
+	"top_logprobs": {`0`},
 }
 
 // Decode reads a client's request body. See the package documentation for
@@ -172,13 +163,28 @@ func (d *decoder) decodeTop(top map[string]json.RawMessage) error {
 			// Below, in order, or refused above.
 		default:
 			d.call.Pass.Fields[k] = v
-			if !isDefault(k, v) {
-				d.foreign(k)
+			if err := d.field(k, v); err != nil {
+				return err
 			}
 		}
 	}
 	if req.Model == "" {
 		return dialect.Invalid("model", "model is required")
+	}
+	// safety_identifier is what OpenAI asks for in place of the deprecated
+	// user; both name the end user, so the newer one wins.
+	for _, k := range []string{"user", "safety_identifier"} {
+		v, ok := top[k]
+		if !ok || isNull(v) {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return dialect.Invalid(k, k+" must be a string identifying the end user")
+		}
+		if s != "" {
+			req.User = s
+		}
 	}
 	if v, ok := top["tools"]; ok && !isNull(v) {
 		if err := d.decodeTools(v); err != nil {
@@ -194,6 +200,116 @@ func (d *decoder) decodeTop(top map[string]json.RawMessage) error {
 
 func (d *decoder) foreign(what string) {
 	d.call.Foreign = append(d.call.Foreign, what)
+}
+
+// field handles a top-level field the neutral request does not hold as
+// such, by the table: every one reaches an upstream of this protocol as
+// sent (it is in Pass.Fields); across protocols a mapped one is sent as
+// the neutral request's, a hint is dropped and counted, and anything else
+// (refused rows, fields newer than the table) is Foreign unless it holds
+// the protocol's default.
+func (d *decoder) field(k string, v json.RawMessage) error {
+	if isNull(v) {
+		return nil
+	}
+	switch k {
+	case "top_p":
+		var p float64
+		if err := json.Unmarshal(v, &p); err != nil || p < 0 || p > 1 {
+			return dialect.Invalid("top_p", "top_p must be a number between 0 and 1")
+		}
+		d.call.Request.TopP = &p
+		return nil
+	case "text":
+		d.text(v)
+		return nil
+	case "include":
+		d.include(v)
+		return nil
+	case "stream_options":
+		d.streamOptions(v)
+		return nil
+	}
+	switch handling[k] {
+	case dialect.Mapped:
+		// Read by decodeTop.
+	case dialect.Hint:
+		if !isEmpty(v) {
+			d.call.Drop(k)
+		}
+	default:
+		if !isDefault(k, v) {
+			d.foreign(k)
+		}
+	}
+	return nil
+}
+
+// text reads the text options: a format other than plain text is Foreign
+// (the client parses the JSON it asked for), verbosity a hint.
+func (d *decoder) text(v json.RawMessage) {
+	var t map[string]json.RawMessage
+	if json.Unmarshal(v, &t) != nil {
+		d.foreign("text")
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		sv := t[k]
+		switch {
+		case isEmpty(sv):
+		case k == "format":
+			var f struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(sv, &f) != nil || f.Type != "text" {
+				d.foreign("text.format")
+			}
+		case isHint("text." + k):
+			d.call.Drop("text." + k)
+		default:
+			d.foreign("text." + k)
+		}
+	}
+}
+
+// include reads the list of extra output the client asks for: each value
+// by its row, and a value newer than the table is Foreign, since the
+// client may read what it asked for.
+func (d *decoder) include(v json.RawMessage) {
+	var list []string
+	if json.Unmarshal(v, &list) != nil {
+		d.foreign("include")
+		return
+	}
+	for i, what := range list {
+		if path := "include[]: " + what; isHint(path) {
+			d.call.Drop(path)
+			continue
+		}
+		d.foreign(fmt.Sprintf("include[%d] (%s)", i, what))
+	}
+}
+
+// streamOptions reads stream_options: how the stream is written is
+// hookhost's own business, so every option is a hint. One the table names
+// is counted by its name, any other under one row, so that metric labels
+// stay few.
+func (d *decoder) streamOptions(v json.RawMessage) {
+	var so map[string]json.RawMessage
+	if json.Unmarshal(v, &so) != nil {
+		d.foreign("stream_options")
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(so)) {
+		if isEmpty(so[k]) {
+			continue
+		}
+		if path := "stream_options." + k; isHint(path) {
+			d.call.Drop(path)
+		} else {
+			d.call.Drop("stream_options.*")
+		}
+	}
 }
 
 func (d *decoder) decodeTools(v json.RawMessage) error {
@@ -229,6 +345,19 @@ func (d *decoder) decodeTools(v json.RawMessage) error {
 		if err != nil {
 			return dialect.Invalid(param, param+": "+err.Error())
 		}
+		eachKey(raw, func(k, v []byte) {
+			switch string(k) {
+			case "type", "name", "description", "parameters":
+			case "strict":
+				if !isEmpty(v) {
+					d.call.Drop("tools[].strict")
+				}
+			default:
+				if !isEmpty(v) {
+					d.foreign(param + "." + string(k))
+				}
+			}
+		})
 		d.call.Request.Tools = append(d.call.Request.Tools, spec)
 		d.call.Pass.KeepTool(spec, raw)
 	}
@@ -302,6 +431,7 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 		if it.Arguments == nil {
 			return dialect.Invalid(param+".arguments", param+" (function_call) needs arguments, a string")
 		}
+		d.itemKeys(param, raw, "call_id", "name", "arguments")
 		g := d.openTurn(false)
 		g.interleaved = g.interleaved || len(g.outs) > 0
 		g.all = append(g.all, raw)
@@ -317,6 +447,7 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 		if it.CallID == nil || *it.CallID == "" {
 			return dialect.Invalid(param+".call_id", param+" (function_call_output) needs the call_id of the call it answers")
 		}
+		d.itemKeys(param, raw, "call_id", "output")
 		text, err := d.parts(param+".output", it.Output, "input_text", "output_text")
 		if err != nil {
 			return err
@@ -330,11 +461,19 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 		d.closeGroup()
 		d.add(m, raw)
 		return nil
+	case "reasoning":
+		// Opaque reasoning of an earlier response: a hint, which travels
+		// with the assistant message it sits in, so an upstream of this
+		// protocol gets it back in place.
+		d.call.Drop("input[] (reasoning)")
+		g := d.openTurn(true)
+		g.wire = append(g.wire, raw)
+		g.all = append(g.all, raw)
+		return nil
 	default:
-		// Reasoning, built-in tool calls and their outputs, item
-		// references: no neutral form. They travel with the assistant
-		// message they sit in, so an upstream of this protocol gets them
-		// back in place.
+		// Built-in tool calls and their outputs, item references: no
+		// neutral form. They travel with the assistant message they sit
+		// in, so an upstream of this protocol gets them back in place.
 		d.foreign(fmt.Sprintf("%s (%s)", param, it.Type))
 		g := d.openTurn(true)
 		g.wire = append(g.wire, raw)
@@ -343,7 +482,34 @@ func (d *decoder) decodeItem(i int, raw json.RawMessage) error {
 	}
 }
 
+// itemKeys looks at an item's keys other than type and known: the hints a
+// client replays with an earlier response's items are dropped across
+// protocols and counted, and any other key is Foreign.
+func (d *decoder) itemKeys(param string, raw json.RawMessage, known ...string) {
+	eachKey(raw, func(k, v []byte) {
+		if string(k) == "type" || isEmpty(v) {
+			return
+		}
+		for _, kk := range known {
+			if string(k) == kk {
+				return
+			}
+		}
+		switch string(k) {
+		case "id":
+			d.call.Drop("input[].id")
+		case "status":
+			d.call.Drop("input[].status")
+		case "phase":
+			d.call.Drop("input[].phase")
+		default:
+			d.foreign(param + "." + string(k))
+		}
+	})
+}
+
 func (d *decoder) message(param string, it item, raw json.RawMessage) error {
+	d.itemKeys(param, raw, "role", "content")
 	var role hooks.Role
 	switch it.Role {
 	case "user":
@@ -413,6 +579,37 @@ func (d *decoder) parts(param string, v json.RawMessage, textTypes ...string) (s
 			d.foreign(fmt.Sprintf("%s (%s)", pp, p.Type))
 		}
 	}
+	// The keys of the text parts: what a replayed answer carries beside
+	// its text is a hint, anything else Foreign.
+	j := 0
+	eachElem(v, func(raw []byte) {
+		if j >= len(parts) {
+			return
+		}
+		typ := parts[j].Type
+		at := j
+		j++
+		if !slices.Contains(textTypes, typ) {
+			return
+		}
+		eachKey(raw, func(k, val []byte) {
+			switch string(k) {
+			case "type", "text", "refusal":
+			case "annotations":
+				if !isEmpty(val) {
+					d.call.Drop("input[].content[].annotations")
+				}
+			case "logprobs":
+				if !isEmpty(val) {
+					d.call.Drop("input[].content[].logprobs")
+				}
+			default:
+				if !isEmpty(val) {
+					d.foreign(fmt.Sprintf("%s[%d].%s", param, at, k))
+				}
+			}
+		})
+	})
 	return strings.Join(texts, "\n"), nil
 }
 
@@ -456,6 +653,23 @@ func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
 
 func isNull(v json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+}
+
+// isEmpty is true for null, "", [] and {}: values that ask for nothing.
+func isEmpty(v json.RawMessage) bool {
+	t := bytes.TrimSpace(v)
+	if len(t) == 0 || isNull(t) {
+		return true
+	}
+	switch t[0] {
+	case '"':
+		return string(t) == `""`
+	case '[', '{':
+		// The value is valid JSON (it was decoded from the body), so an
+		// array or object with nothing but space inside is empty.
+		return len(bytes.TrimSpace(t[1:len(t)-1])) == 0
+	}
+	return false
 }
 
 // isDefault reports whether v is null or the protocol's default for key.

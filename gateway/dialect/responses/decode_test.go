@@ -123,12 +123,20 @@ func TestDecodeConversation(t *testing.T) {
 		t.Errorf("messages =\n%+v\nwant\n%+v", call.Request.Messages, want)
 	}
 	wantForeign := []string{
-		"future_knob", "include", "metadata", "reasoning", "truncation",
+		"future_knob",
 		"tools[1] (web_search)",
-		"input[1].content[1] (input_image)", "input[2] (reasoning)", "input[7].output[1] (input_image)", "input[8] (web_search_call)",
+		"input[1].content[1] (input_image)", "input[7].output[1] (input_image)", "input[8] (web_search_call)",
 	}
 	if !reflect.DeepEqual(call.Foreign, wantForeign) {
 		t.Errorf("foreign = %q\nwant %q", call.Foreign, wantForeign)
+	}
+	// Hints are dropped across protocols, not refused.
+	wantDropped := []string{
+		"include[]: reasoning.encrypted_content", "metadata", "parallel_tool_calls", "reasoning", "store", "truncation",
+		"tools[].strict", "input[] (reasoning)", "input[].id", "input[].status",
+	}
+	if !reflect.DeepEqual(call.Dropped, wantDropped) {
+		t.Errorf("dropped = %q\nwant %q", call.Dropped, wantDropped)
 	}
 	// Unmodelled fields are kept as sent, defaults included, nulls too.
 	var top map[string]json.RawMessage
@@ -183,8 +191,14 @@ func TestDecodeDefaultsAreNotForeign(t *testing.T) {
 		t.Errorf("foreign = %q, want none: every field holds the protocol's default", call.Foreign)
 	}
 	call = decode(t, `{"model":"m","input":"hi","tool_choice":"required","parallel_tool_calls":false,"top_p":0.9}`)
-	if want := []string{"parallel_tool_calls", "tool_choice", "top_p"}; !reflect.DeepEqual(call.Foreign, want) {
+	if want := []string{"tool_choice"}; !reflect.DeepEqual(call.Foreign, want) {
 		t.Errorf("foreign = %q, want %q", call.Foreign, want)
+	}
+	if want := []string{"parallel_tool_calls"}; !reflect.DeepEqual(call.Dropped, want) {
+		t.Errorf("dropped = %q, want %q", call.Dropped, want)
+	}
+	if call.Request.TopP == nil || *call.Request.TopP != 0.9 {
+		t.Errorf("top_p = %v, want 0.9", call.Request.TopP)
 	}
 }
 

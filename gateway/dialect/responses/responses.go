@@ -39,8 +39,17 @@
 //
 // Every other field hookhost does not model (store, metadata, reasoning,
 // text, include, truncation, tool_choice, …, and fields added to the API
-// later) goes to Pass.Fields as sent, and is Foreign unless it holds the
-// protocol's default.
+// later) goes to Pass.Fields as sent, for an upstream of this protocol.
+// For an upstream of another protocol the front's field table (Fields)
+// says what becomes of it: top_p, user and safety_identifier are mapped
+// onto the neutral request; hints, which cannot change the answer the
+// client relies on (metadata, store, prompt_cache_key, client_metadata,
+// reasoning, include of reasoning.encrypted_content, strict on tools,
+// replayed reasoning items and the ids, statuses and phases of replayed
+// items, …), are listed in Call.Dropped, to be left out and counted; the
+// rest (text.format other than text, tool_choice other than auto,
+// built-in tools, image and file parts, fields newer than the table, …)
+// is Foreign unless it holds the protocol's default.
 //
 // # Responses
 //
