@@ -98,10 +98,11 @@ func (f *Front) Path() string { return "/v1/messages" }
 // still be served by an upstream of another protocol.
 var defaults = map[string][]string{
 	"metadata":       {`{}`, `{"user_id":null}`},
-	"tool_choice":    {`{"type":"auto"}`},
+	"tool_choice":    {`{"type":"auto"}`, `{"type":"auto","disable_parallel_tool_use":false}`},
 	"stop_sequences": {`[]`},
 	"thinking":       {`{"type":"disabled"}`},
 	"service_tier":   {`"auto"`},
+	"output_config":  {`{}`},
 }
 
 // Decode reads a client request body; see the package doc.
@@ -191,12 +192,90 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 		if err := checkField(k, raw); err != nil {
 			return err
 		}
+		// Every other field reaches an Anthropic upstream as sent,
+		// mapped ones too; the neutral values are for other protocols.
 		d.call.Pass.Fields = setField(d.call.Pass.Fields, k, raw)
-		if !isDefault(k, raw) {
-			d.foreign(k)
+		if isDefault(k, raw) {
+			continue
+		}
+		switch k {
+		case pathTopP:
+			var v float64
+			json.Unmarshal(raw, &v)
+			req.TopP = &v
+		case pathStop:
+			json.Unmarshal(raw, &req.Stop)
+		case pathMetadata:
+			d.metadata(raw)
+		case "output_config":
+			d.outputConfig(raw)
+		case "tool_choice":
+			var c struct {
+				Type     string `json:"type"`
+				Parallel *bool  `json:"disable_parallel_tool_use"`
+			}
+			json.Unmarshal(raw, &c)
+			if c.Type == "auto" && c.Parallel != nil && *c.Parallel {
+				d.foreign("tool_choice.disable_parallel_tool_use")
+			} else {
+				d.foreign(k)
+			}
+		default:
+			if topLevel[k] == dialect.Hint {
+				d.call.Drop(k)
+			} else {
+				// Refused and carried rows, and fields added to the
+				// API after this table was written.
+				d.foreign(k)
+			}
 		}
 	}
 	return nil
+}
+
+// topLevel is the table's handling of each top-level field.
+var topLevel = func() map[string]dialect.Handling {
+	m := map[string]dialect.Handling{}
+	for _, f := range table {
+		if !strings.ContainsAny(f.Path, ".[ ") {
+			m[f.Path] = f.Handling
+		}
+	}
+	return m
+}()
+
+// metadata maps user_id to the neutral user; metadata is a hint position,
+// so any other key, known or added to the API later, is dropped.
+func (d *decoder) metadata(raw json.RawMessage) {
+	var m map[string]json.RawMessage
+	json.Unmarshal(raw, &m)
+	for k, v := range m {
+		if k == "user_id" {
+			json.Unmarshal(v, &d.call.Request.User)
+			continue
+		}
+		if present(v) {
+			d.call.Drop(pathMetadata)
+		}
+	}
+}
+
+// outputConfig drops the settings of output_config that cannot change the
+// answer's form and refuses the others, format and unknown keys alike.
+func (d *decoder) outputConfig(raw json.RawMessage) {
+	var m map[string]json.RawMessage
+	json.Unmarshal(raw, &m)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !present(m[k]) {
+			continue
+		}
+		switch path := "output_config." + k; path {
+		case pathEffort, pathTaskBudget:
+			d.call.Drop(path)
+		default:
+			d.foreign(path)
+		}
+	}
 }
 
 func setField(m map[string]json.RawMessage, k string, v json.RawMessage) map[string]json.RawMessage {
@@ -227,9 +306,16 @@ func checkField(k string, raw json.RawMessage) error {
 	var err error
 	want := ""
 	switch k {
-	case "metadata":
+	case "metadata", "output_config":
 		var v map[string]json.RawMessage
 		err, want = json.Unmarshal(raw, &v), "an object"
+		if err == nil && v == nil {
+			err = fmt.Errorf("not an object")
+		}
+		var id *string
+		if err == nil && k == "metadata" && json.Unmarshal(v["user_id"], &id) != nil && present(v["user_id"]) {
+			return dialect.Invalid("metadata.user_id", "metadata.user_id: must be a string, got "+clip(v["user_id"]))
+		}
 	case "tool_choice":
 		var v struct {
 			Type string `json:"type"`
@@ -251,7 +337,7 @@ func checkField(k string, raw json.RawMessage) error {
 		var v struct {
 			Type string `json:"type"`
 		}
-		err, want = json.Unmarshal(raw, &v), `an object with a type ("enabled" or "disabled")`
+		err, want = json.Unmarshal(raw, &v), `an object with a type ("adaptive", "enabled" or "disabled")`
 		if err == nil && v.Type == "" {
 			err = fmt.Errorf("no type")
 		}
@@ -279,35 +365,53 @@ type textBlock struct {
 	Text *string `json:"text"`
 }
 
-// textKeys are the keys of a text block the neutral view may drop.
-var textKeys = []string{"type", "text", "cache_control", "citations"}
+// hintPaths are the rows a text block's cache_control and citations are
+// dropped as, where the block stands.
+type hintPaths struct{ cache, cites string }
 
-// text reads a text block, reporting whether it carries more than its
-// text and the hints in textKeys.
-func text(raw json.RawMessage) (s string, extra bool, ok bool) {
+var (
+	inSystem  = hintPaths{pathSystemCache, pathSystemCites}
+	inMessage = hintPaths{pathBlockCache, pathBlockCites}
+	inResult  = hintPaths{pathResultCache, pathResultCites}
+)
+
+// text reads a text block; ok is false when raw is not one. Its
+// cache_control and citations are hints, dropped as the rows of at; any
+// other key makes the block foreign, named name.
+func (d *decoder) text(raw json.RawMessage, at hintPaths, name string) (s string, ok bool) {
 	var b textBlock
 	if json.Unmarshal(raw, &b) != nil || b.Type != "text" || b.Text == nil {
-		return "", false, false
+		return "", false
 	}
 	var all map[string]json.RawMessage
 	json.Unmarshal(raw, &all)
-	for k := range all {
-		if !slices.Contains(textKeys, k) {
+	extra := false
+	for k, v := range all {
+		switch k {
+		case "type", "text":
+		case "cache_control":
+			if present(v) {
+				d.call.Drop(at.cache)
+			}
+		case "citations":
+			if present(v) {
+				d.call.Drop(at.cites)
+			}
+		default:
 			extra = true
 		}
 	}
-	return *b.Text, extra, true
+	if extra {
+		d.foreign(name)
+	}
+	return *b.Text, true
 }
 
-// textBlock reads the text block b of a message's content, at where,
-// noting it as foreign when it carries more than textKeys.
-func (d *decoder) textBlock(where string, b json.RawMessage) (string, error) {
-	t, extra, ok := text(b)
+// textBlock reads the text block b of a message's content, at where.
+func (d *decoder) textBlock(where string, b json.RawMessage, at hintPaths) (string, error) {
+	t, ok := d.text(b, at, where+" (text)")
 	if !ok {
 		return "", dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
-	}
-	if extra {
-		d.foreign(where + " (text)")
 	}
 	return t, nil
 }
@@ -321,12 +425,9 @@ func (d *decoder) system(raw json.RawMessage) error {
 		}
 		var parts []string
 		for i, b := range blocks {
-			t, extra, ok := text(b)
+			t, ok := d.text(b, inSystem, fmt.Sprintf("system[%d]", i))
 			if !ok {
 				return dialect.Invalid("system", fmt.Sprintf("system[%d]: must be a text block ({\"type\":\"text\",\"text\":…})", i))
-			}
-			if extra {
-				d.foreign(fmt.Sprintf("system[%d]", i))
 			}
 			parts = append(parts, t)
 		}
@@ -351,10 +452,14 @@ func (d *decoder) message(i int, raw json.RawMessage) error {
 	}
 	var role string
 	json.Unmarshal(m["role"], &role)
-	if role != "user" && role != "assistant" {
-		return dialect.Invalid(at+".role", at+`.role: must be "user" or "assistant", got `+clip(m["role"]))
+	switch role {
+	case "user", "assistant":
+	case "system":
+		return d.systemMessage(at, m)
+	default:
+		return dialect.Invalid(at+".role", at+`.role: must be "user", "assistant" or "system", got `+clip(m["role"]))
 	}
-	for k := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k != "role" && k != "content" {
 			d.foreign(at + "." + k)
 		}
@@ -378,6 +483,73 @@ func (d *decoder) message(i int, raw json.RawMessage) error {
 	return d.user(at, raw, blocks)
 }
 
+// systemMessage reads a mid-conversation system message (Claude Code
+// sends them) as a neutral system message. Its wire form is not kept: an
+// Anthropic upstream without the beta that allows system messages refuses
+// them, so the anthropic provider folds them into the system prompt, as it
+// does for every protocol's.
+func (d *decoder) systemMessage(at string, m map[string]json.RawMessage) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		switch k {
+		case "role", "content":
+		case "clear_at":
+			var c *string
+			if json.Unmarshal(v, &c) != nil || (c != nil && *c != "never" && *c != "next_user_message") {
+				return dialect.Invalid(at+".clear_at", at+`.clear_at: must be "never" or "next_user_message", got `+clip(v))
+			}
+			if c != nil && *c != "never" {
+				d.call.Drop(pathClearAt)
+			}
+		case "output_config":
+			var o map[string]json.RawMessage
+			if json.Unmarshal(v, &o) != nil {
+				return dialect.Invalid(at+".output_config", at+".output_config: must be an object, got "+clip(v))
+			}
+			if len(o) > 0 {
+				d.call.Drop(pathMessageOutput)
+			}
+		default:
+			d.foreign(at + "." + k)
+		}
+	}
+	raw := m["content"]
+	if !present(raw) {
+		if !present(m["output_config"]) {
+			return dialect.Invalid(at+".content", at+".content: a system message needs content (a string or a list of text blocks)")
+		}
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var blocks []json.RawMessage
+		if json.Unmarshal(raw, &blocks) != nil {
+			return dialect.Invalid(at+".content", at+".content: must be a string or a list of text blocks")
+		}
+		var texts []string
+		for j, b := range blocks {
+			where, typ, err := d.head(at, j, b)
+			if err != nil {
+				return err
+			}
+			if typ != "text" {
+				d.foreign(fmt.Sprintf("%s (%s)", where, typ))
+				continue
+			}
+			t, err := d.textBlock(where, b, inMessage)
+			if err != nil {
+				return err
+			}
+			texts = append(texts, t)
+		}
+		s = strings.Join(texts, "\n\n")
+	}
+	if s != "" {
+		d.call.Request.Messages = append(d.call.Request.Messages, hooks.Message{Role: hooks.RoleSystem, Content: s})
+	}
+	return nil
+}
+
 func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
 	d.call.Request.Messages = append(d.call.Request.Messages, m)
 	d.call.Pass.KeepMessage(m, wire...)
@@ -394,6 +566,27 @@ func (d *decoder) head(at string, j int, raw json.RawMessage) (where, typ string
 	return where, h.Type, nil
 }
 
+// keys goes through the keys of a block beside those the neutral view
+// reads (known): cache_control is dropped as a hint, carried keys and
+// keys added to the API later make the block foreign.
+func (d *decoder) keys(where string, raw json.RawMessage, known ...string) {
+	var all map[string]json.RawMessage
+	json.Unmarshal(raw, &all)
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		switch {
+		case slices.Contains(known, k):
+		case k == "cache_control":
+			if present(all[k]) {
+				d.call.Drop(pathBlockCache)
+			}
+		default:
+			if present(all[k]) {
+				d.foreign(where + "." + k)
+			}
+		}
+	}
+}
+
 func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMessage) error {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var texts []string
@@ -404,7 +597,7 @@ func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMes
 		}
 		switch typ {
 		case "text":
-			t, err := d.textBlock(where, b)
+			t, err := d.textBlock(where, b, inMessage)
 			if err != nil {
 				return err
 			}
@@ -423,10 +616,17 @@ func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMes
 			if json.Unmarshal(u.Input, &obj) != nil || obj == nil {
 				return dialect.Invalid(where+".input", where+".input: must be an object (the tool's arguments)")
 			}
+			d.keys(where, b, "type", "id", "name", "input")
 			var args bytes.Buffer
 			json.Compact(&args, u.Input)
 			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: u.ID, Name: u.Name, Arguments: args.Bytes()})
 			d.names[u.ID] = u.Name
+		case "thinking":
+			// An Anthropic upstream gets the block in the message's kept
+			// wire form; another protocol can do without it.
+			d.call.Drop(pathThinkingBlock)
+		case "redacted_thinking":
+			d.call.Drop(pathRedactedBlock)
 		default:
 			d.foreign(fmt.Sprintf("%s (%s)", where, typ))
 		}
@@ -450,7 +650,7 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 		}
 		switch typ {
 		case "text":
-			t, err := d.textBlock(where, b)
+			t, err := d.textBlock(where, b, inMessage)
 			if err != nil {
 				return err
 			}
@@ -491,6 +691,7 @@ func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, 
 	if json.Unmarshal(raw, &r) != nil || r.ToolUseID == "" {
 		return hooks.Message{}, dialect.Invalid(where+".tool_use_id", where+".tool_use_id: a tool_result block needs the id of the tool_use it answers")
 	}
+	d.keys(where, raw, "type", "tool_use_id", "content", "is_error")
 	m := hooks.Message{Role: hooks.RoleTool, ToolCallID: r.ToolUseID, ToolName: d.names[r.ToolUseID]}
 	if r.IsError != nil {
 		m.IsError = *r.IsError
@@ -512,10 +713,7 @@ func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, 
 		if json.Unmarshal(b, &h) != nil || h.Type == "" {
 			return hooks.Message{}, dialect.Invalid(inner, inner+": must be a content block, an object with a type")
 		}
-		if t, extra, ok := text(b); ok {
-			if extra {
-				d.foreign(inner + " (text)")
-			}
+		if t, ok := d.text(b, inResult, inner+" (text)"); ok {
 			texts = append(texts, t)
 			continue
 		}
@@ -528,9 +726,15 @@ func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, 
 	return m, nil
 }
 
-// toolKeys are the keys of a custom tool the neutral ToolSpec carries or
-// may drop (cache_control is a hint).
-var toolKeys = []string{"name", "description", "input_schema", "type", "cache_control"}
+// toolHints are the keys of a custom tool that another protocol can do
+// without, by the row each is dropped as.
+var toolHints = map[string]string{
+	"cache_control":         pathToolCache,
+	"defer_loading":         pathToolDefer,
+	"eager_input_streaming": pathToolEager,
+	"strict":                pathToolStrict,
+	"input_examples":        pathToolExamples,
+}
 
 func (d *decoder) tools(raw json.RawMessage) error {
 	var tools []json.RawMessage
@@ -573,10 +777,19 @@ func (d *decoder) tools(raw json.RawMessage) error {
 			return dialect.Invalid(at+".input_schema", at+".input_schema: a tool needs its input_schema, a JSON Schema object")
 		}
 		spec.InputSchema = bytes.TrimSpace(all["input_schema"])
-		for k := range all {
-			if !slices.Contains(toolKeys, k) {
-				d.foreign(at + "." + k)
+		for _, k := range slices.Sorted(maps.Keys(all)) {
+			switch k {
+			case "name", "description", "input_schema", "type":
+				continue
 			}
+			if !present(all[k]) {
+				continue
+			}
+			if path, ok := toolHints[k]; ok {
+				d.call.Drop(path)
+				continue
+			}
+			d.foreign(at + "." + k)
 		}
 		d.call.Request.Tools = append(d.call.Request.Tools, spec)
 		d.call.Pass.KeepTool(spec, t)
