@@ -5,28 +5,44 @@
 //
 // # Decoding
 //
+// Decode follows the front's field table (Fields, and the README's table
+// generated from it), which says for every request field and header what
+// becomes of it when the upstream speaks another protocol.
+//
 // The neutral request gets the model, max_tokens, temperature, the system
 // prompt (a string, or text blocks joined with a blank line), the custom
-// tools and the conversation. A user message's text blocks are joined
+// tools and the conversation; and, mapped, top_p, stop_sequences (as Stop)
+// and metadata.user_id (as User). A user message's text blocks are joined
 // with a blank line into one neutral user message; each of its
 // tool_result blocks becomes a neutral tool message, placed before that
 // user message (Anthropic wants results first in any case). An assistant
 // message's text blocks are joined and its tool_use blocks become tool
-// calls whose arguments are the input object, compacted.
+// calls whose arguments are the input object, compacted. A system message
+// in the conversation (Claude Code sends them) becomes a neutral system
+// message where it stands; its wire form is not kept, so the anthropic
+// provider folds it into the system prompt, also when forwarding, since an
+// upstream without the beta that allows such messages refuses them.
 //
-// Everything else is kept for an Anthropic upstream in the call's
-// llm.Passthrough, and named in Call.Foreign when the neutral view cannot
-// carry it to another protocol:
+// Hints, fields that cannot change what the model answers (cache_control
+// anywhere, metadata's other keys, thinking and earlier thinking blocks,
+// top_k, output_config.effort, tools' eager_input_streaming,
+// defer_loading and strict, …), are named in Call.Dropped by their table
+// path; an upstream of another protocol gets the request without them.
+// Everything else the neutral view does not model is kept for an Anthropic
+// upstream in the call's llm.Passthrough, and named in Call.Foreign when
+// it cannot go to another protocol:
 //
-//   - Top-level fields the neutral request does not model (metadata,
-//     tool_choice, stop_sequences, top_k, top_p, thinking, service_tier
-//     and any field added to the API later) go to Pass.Fields as sent;
-//     they are Foreign unless their value is the API's default.
+//   - Top-level fields the neutral request does not model go to
+//     Pass.Fields as sent, the mapped and hint ones too, so that an
+//     Anthropic upstream gets them byte for byte. The refused and carried
+//     ones (tool_choice, output_config.format, mcp_servers, container, …)
+//     and any field added to the API later are Foreign unless their value
+//     is the API's default.
 //   - Server tools (a tool whose type is not "custom", such as
 //     web_search_20250305) are Foreign and kept, in order, as the array
 //     Pass.Fields["tools"], which the anthropic provider's Forward sends
 //     after the custom tools. Custom tools are kept with KeepTool, so
-//     their cache_control survives.
+//     their hints survive.
 //   - The system prompt as sent is kept as the wire form of a system
 //     message whose content is the joined prompt.
 //   - A message that maps to exactly one neutral message (every assistant
@@ -40,10 +56,9 @@
 //     order, whatever neutral messages it split into.
 //   - Images, documents and any other block a neutral message cannot
 //     hold are Foreign, named by their place and type, such as
-//     "messages[1].content[0] (image)"; so are thinking and
-//     redacted_thinking blocks of earlier assistant turns. cache_control
-//     and citations on text blocks are kept but not Foreign: they are
-//     hints and references that another protocol can do without.
+//     "messages[1].content[0] (image)"; so are the blocks of Anthropic's
+//     server tools and keys of a block or tool that the table does not
+//     list.
 //
 // # Encoding
 //
@@ -57,8 +72,10 @@
 // lowered by them, so that the three still add up to the sum.
 //
 // A stream writes nothing until the loop first emits something; then
-// message_start (with empty content and the estimated input tokens, at
-// least 1), the blocks of every round renumbered 0..n-1 in order, and at
+// message_start (with empty content and input tokens of at least 1: the
+// first upstream round's real count when the loop knows it by then, see
+// dialect.InputAnnouncer, else the estimate of dialect.Meta), the blocks
+// of every round renumbered 0..n-1 in order, and at
 // the end one message_delta carrying the summed usage, and message_stop.
 // Every frame is named after its data's type and flushed as written.
 package messages
