@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/gateway/dialect/messages"
 	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
@@ -252,3 +254,25 @@ func TestEagerInputStreamingAcrossProtocols(t *testing.T) {
 }
 
 var _ llm.Forwarder = (*anthropic.Provider)(nil)
+
+// Every hint header of the messages front's table is accepted on an
+// upstream of another protocol, and counted.
+func TestMessagesHintHeadersAreCounted(t *testing.T) {
+	p := realParts()
+	p.provider, p.models = offline.New(), []string{"offline-small"}
+	s := newTest(t, p)
+	for _, row := range messages.New().Fields() {
+		name, ok := strings.CutPrefix(row.Path, "header: ")
+		if !ok || row.Handling != dialect.Hint {
+			continue
+		}
+		name = strings.Replace(name, "*", "os", 1) // x-stainless-* → x-stainless-os
+		resp := post(t, s.url, "/v1/messages", `{"model":"offline-small","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, name, "v1")
+		if got := readAll(t, resp); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", name, resp.StatusCode, got)
+		}
+		if n := dropCount(t, s.url, row.Path); n != "1" {
+			t.Errorf("%s counted %q times, want 1", row.Path, n)
+		}
+	}
+}

@@ -72,8 +72,8 @@ func row(path string, h dialect.Handling, note string) dialect.Field {
 // content block's, a tool's.
 var table = func() []dialect.Field {
 	t := []dialect.Field{
-		row("header: x-api-key", mapped, "hookhost's inbound key (server.api_key_env); with server.forward_client_key it is sent upstream as that provider's own credential header, never otherwise"),
-		row("header: authorization", mapped, "the same, as Bearer <key>"),
+		row("header: x-api-key", mapped, "hookhost's inbound key (server.api_key_env), never sent upstream; or, with server.forward_client_key, the client's own provider key, sent as the upstream's credential header (OpenAI's Authorization: Bearer)"),
+		row("header: authorization", mapped, "the same key, sent as Authorization: Bearer"),
 		row("header: anthropic-version", translat, "hookhost answers in the shapes of 2023-06-01; an Anthropic upstream is sent the client's"),
 		row(pathHeaderBeta, hint, "opts in to beta body fields, each judged by its own row; an Anthropic upstream is sent it"),
 		row("header: anthropic-user-profile-id", hint, "whom Anthropic attributes the request to; another provider bills the account hookhost is configured with"),
