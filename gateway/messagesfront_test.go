@@ -199,8 +199,13 @@ func TestClaudeCodeRequestForwardedToAnthropic(t *testing.T) {
 	if err := json.Unmarshal(fake.Requests()[0].Body, &sent); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(sent["system"]), "Plan mode is off.") || strings.Contains(string(sent["messages"]), "Plan mode is off.") {
-		t.Errorf("the system message did not join the system prompt:\nsystem %s\nmessages %s", sent["system"], sent["messages"])
+	// The client's blocks stay as sent, so their cache_control still
+	// marks the prefix Anthropic caches; the system message follows.
+	wantSystem := `[{"type":"text","text":"You are Claude Code, a CLI for coding.","cache_control":{"type":"ephemeral"}},` +
+		`{"type":"text","text":"Answer the weather when asked.","cache_control":{"type":"ephemeral"}},` +
+		`{"type":"text","text":"<system-reminder>Plan mode is off.</system-reminder>"}]`
+	if string(sent["system"]) != wantSystem || strings.Contains(string(sent["messages"]), "Plan mode is off.") {
+		t.Errorf("the system message did not join the system prompt:\nsystem %s\nwant   %s\nmessages %s", sent["system"], wantSystem, sent["messages"])
 	}
 	for _, k := range []string{"metadata", "thinking", "context_management", "output_config"} {
 		if len(sent[k]) == 0 {
