@@ -400,18 +400,16 @@ func (d *decoder) text(raw json.RawMessage, at hintPaths, name string) (s string
 	if json.Unmarshal(raw, &b) != nil || b.Type != "text" || b.Text == nil {
 		return "", false
 	}
-	var all map[string]json.RawMessage
-	json.Unmarshal(raw, &all)
 	extra := false
-	for k, v := range all {
+	for k, on := range keysOf(raw) {
 		switch k {
 		case "type", "text":
 		case "cache_control":
-			if present(v) {
+			if on {
 				d.call.Drop(at.cache)
 			}
 		case "citations":
-			if present(v) {
+			if on {
 				d.call.Drop(at.cites)
 			}
 		default:
@@ -587,21 +585,37 @@ func (d *decoder) head(at string, j int, raw json.RawMessage) (where, typ string
 // reads (known): cache_control is dropped as a hint, carried keys and
 // keys added to the API later make the block foreign.
 func (d *decoder) keys(where string, raw json.RawMessage, known ...string) {
-	var all map[string]json.RawMessage
-	json.Unmarshal(raw, &all)
+	all := keysOf(raw)
 	for _, k := range slices.Sorted(maps.Keys(all)) {
 		switch {
 		case slices.Contains(known, k):
 		case k == "cache_control":
-			if present(all[k]) {
+			if all[k] {
 				d.call.Drop(pathBlockCache)
 			}
 		default:
-			if present(all[k]) {
+			if all[k] {
 				d.foreign(where + "." + k)
 			}
 		}
 	}
+}
+
+// set is whether a key's value is present (not null); reading it copies
+// nothing, since a block's text or a tool result may be megabytes.
+type set bool
+
+func (s *set) UnmarshalJSON(b []byte) error {
+	*s = set(present(b))
+	return nil
+}
+
+// keysOf is the keys of the object raw, each with whether its value is
+// present.
+func keysOf(raw json.RawMessage) map[string]set {
+	var all map[string]set
+	json.Unmarshal(raw, &all)
+	return all
 }
 
 func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMessage) error {
