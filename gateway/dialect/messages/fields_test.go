@@ -227,3 +227,30 @@ func TestMappedFieldsStayForTheSameProtocol(t *testing.T) {
 		}
 	}
 }
+
+// A field newer than the table is dropped inside metadata, a hint
+// position, and foreign anywhere else; so are blocks of a system message
+// that are not text.
+func TestFieldsNewerThanTheTable(t *testing.T) {
+	tests := []struct {
+		body             string
+		foreign, dropped []string
+	}{
+		{withTop(`"metadata":{"user_id":"u","session_tag":"x"}`), nil, []string{"metadata"}},
+		{withTop(`"x_future":{"a":1}`), []string{"x_future"}, nil},
+		{withTop(`"output_config":{"effort":"low","x_future":1}`), []string{"output_config.x_future"}, []string{"output_config.effort"}},
+		{withTool(`,"x_future":true`), []string{"tools[0].x_future"}, nil},
+		{withMessages(`{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"t"},{"type":"tool_addition","tool":{"type":"tool_reference","tool_name":"x"}}]}`),
+			[]string{"messages[1].content[1] (tool_addition)"}, nil},
+		{withMessages(`{"role":"user","content":"hi","x_future":1}`), []string{"messages[0].x_future"}, nil},
+	}
+	for _, tt := range tests {
+		call, err := messages.New().Decode([]byte(tt.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.body, err)
+		}
+		if !slices.Equal(call.Foreign, tt.foreign) || !slices.Equal(call.Dropped, tt.dropped) {
+			t.Errorf("%s:\nforeign %q, dropped %q\nwant    %q, %q", tt.body, call.Foreign, call.Dropped, tt.foreign, tt.dropped)
+		}
+	}
+}
