@@ -300,3 +300,24 @@ func TestDecodedRequestForwardsByteForByte(t *testing.T) {
 }
 
 var _ llm.Forwarder = (*anthropic.Provider)(nil)
+
+// A system message between an assistant's tool calls and their results
+// follows the results, so the calls do not look unanswered; elsewhere it
+// stays where it was sent.
+func TestSystemMessagePlaces(t *testing.T) {
+	body := `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"a"},{"role":"user","content":"hi"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"system","content":"b"},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":"and?"}]},{"role":"system","content":"c"}]}`
+	call, err := messages.New().Decode([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range call.Request.Messages {
+		got = append(got, string(m.Role)+":"+m.Content)
+	}
+	want := []string{"system:a", "user:hi", "assistant:", "tool:ok", "system:b", "user:and?", "system:c"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("messages = %q, want %q", got, want)
+	}
+}

@@ -19,7 +19,8 @@
 // message's text blocks are joined and its tool_use blocks become tool
 // calls whose arguments are the input object, compacted. A system message
 // in the conversation (Claude Code sends them) becomes a neutral system
-// message where it stands; its wire form is not kept, so the anthropic
+// message where it stands (after the results, when it stands between tool
+// calls and their results); its wire form is not kept, so the anthropic
 // provider folds it into the system prompt, also when forwarding, since an
 // upstream without the beta that allows such messages refuses them.
 //
@@ -138,6 +139,10 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 type decoder struct {
 	call  *dialect.Call
 	names map[string]string // tool_use id → tool name, for tool messages
+	// waiting are system messages that came between an assistant's tool
+	// calls and their results: they follow the results, since a message
+	// between the two would make the calls look unanswered.
+	waiting []hooks.Message
 }
 
 func (d *decoder) foreign(what string) { d.call.Foreign = append(d.call.Foreign, what) }
@@ -195,6 +200,7 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 			return err
 		}
 	}
+	d.flushWaiting()
 	if raw := top["tools"]; present(raw) {
 		if err := d.tools(raw); err != nil {
 			return err
@@ -485,6 +491,7 @@ func (d *decoder) message(i int, raw json.RawMessage) error {
 	var s string
 	if json.Unmarshal(m["content"], &s) == nil {
 		msg := hooks.Message{Role: hooks.Role(role), Content: s}
+		d.flushWaiting()
 		d.add(msg, raw)
 		return nil
 	}
@@ -493,6 +500,7 @@ func (d *decoder) message(i int, raw json.RawMessage) error {
 		return dialect.Invalid(at+".content", at+".content: must be a string or a list of content blocks")
 	}
 	if role == "assistant" {
+		d.flushWaiting()
 		return d.assistant(at, raw, blocks)
 	}
 	return d.user(at, raw, blocks)
@@ -560,9 +568,20 @@ func (d *decoder) systemMessage(at string, m map[string]json.RawMessage) error {
 		s = strings.Join(texts, "\n\n")
 	}
 	if s != "" {
-		d.call.Request.Messages = append(d.call.Request.Messages, hooks.Message{Role: hooks.RoleSystem, Content: s})
+		m := hooks.Message{Role: hooks.RoleSystem, Content: s}
+		if msgs := d.call.Request.Messages; len(d.waiting) > 0 || len(msgs) > 0 && len(msgs[len(msgs)-1].ToolCalls) > 0 {
+			d.waiting = append(d.waiting, m)
+		} else {
+			d.call.Request.Messages = append(d.call.Request.Messages, m)
+		}
 	}
 	return nil
+}
+
+// flushWaiting appends the system messages held back by systemMessage.
+func (d *decoder) flushWaiting() {
+	d.call.Request.Messages = append(d.call.Request.Messages, d.waiting...)
+	d.waiting = nil
 }
 
 func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
@@ -701,12 +720,14 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 	}
 	msg := hooks.Message{Role: hooks.RoleUser, Content: strings.Join(texts, "\n\n")}
 	if len(results) == 0 {
+		d.flushWaiting()
 		d.add(msg, raw)
 		return nil
 	}
 	for k, r := range results {
 		d.add(r, units[k])
 	}
+	d.flushWaiting()
 	if len(others) > 0 {
 		d.add(msg, others...)
 	}
