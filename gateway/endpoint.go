@@ -133,6 +133,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		call.Pass.Header = llm.FeatureHeader(f.Protocol(), r.Header)
 	}
 	turn.Bind(call)
+	dropHeaders(r.Header, f, call)
 	if e := s.knownModel(call.Request.Model); e != nil {
 		reject("unknown_model", e)
 		return
@@ -194,6 +195,32 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
 	s.keptState(turn)
+}
+
+// dropHeaders names in call.Dropped the hint headers of f's field table
+// that the request holds: headers never reach Decode. A row's header name
+// may end in "*", for a family of headers (x-stainless-*).
+func dropHeaders(h http.Header, f dialect.Front, call *dialect.Call) {
+	fl, ok := f.(dialect.Fielded)
+	if !ok {
+		return
+	}
+	for _, row := range fl.Fields() {
+		name, ok := strings.CutPrefix(row.Path, "header: ")
+		if !ok || row.Handling != dialect.Hint {
+			continue
+		}
+		if prefix, family := strings.CutSuffix(name, "*"); family {
+			for k := range h {
+				if strings.HasPrefix(strings.ToLower(k), prefix) {
+					call.Drop(row.Path)
+					break
+				}
+			}
+		} else if h.Get(name) != "" {
+			call.Drop(row.Path)
+		}
+	}
 }
 
 // presentedKey is the key the client authenticated with, as the official

@@ -136,6 +136,18 @@ type Sink interface {
 	Started() bool
 }
 
+// InputAnnouncer may be implemented by a Sink whose protocol states the
+// request's input tokens when the message starts (Anthropic's
+// message_start, which clients such as LangChain read usage from). The
+// loop calls InputTokens with the first upstream round's real count as
+// soon as it is known: during the round when the upstream announces it
+// first (llm.WithInputReport), else when the round ends. If the message
+// has not started yet, the count replaces Meta.InputTokens; after that it
+// changes nothing, and the final usage carries the real sum as always.
+type InputAnnouncer interface {
+	InputTokens(n int)
+}
+
 // Error is a failure to report to a client, in the vocabulary of
 // Anthropic's error types, which each front maps onto its own shape.
 type Error struct {

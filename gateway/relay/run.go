@@ -540,13 +540,26 @@ func (r *run) upstream(iter int, req hooks.ModelRequest, onText func(string), re
 		wire *llm.WireResponse
 		err  error
 	)
+	ctx := r.ctx
+	announce, announces := r.sink.(dialect.InputAnnouncer)
+	if announces && iter == 1 {
+		// The stream's start may wait for the first round's real input
+		// count (see dialect.InputAnnouncer); later rounds come after it.
+		ctx = llm.WithInputReport(ctx, announce.InputTokens)
+	}
 	switch st, streams := r.cfg.Provider.(llm.Streamer); {
 	case r.fwd != nil:
-		resp, wire, err = r.fwd.Forward(r.ctx, req, r.pass, onText)
+		resp, wire, err = r.fwd.Forward(ctx, req, r.pass, onText)
 	case streams && onText != nil:
-		resp, err = st.Stream(r.ctx, req, onText)
+		resp, err = st.Stream(ctx, req, onText)
 	default:
-		resp, err = r.cfg.Provider.Complete(r.ctx, req)
+		resp, err = r.cfg.Provider.Complete(ctx, req)
+	}
+	if announces && iter == 1 && err == nil && resp.Usage.InputTokens > 0 {
+		// No text was shown yet (held, a round of calls only, or a
+		// provider that does not stream): the whole round's count is
+		// known before the message starts.
+		announce.InputTokens(resp.Usage.InputTokens)
 	}
 	r.res.Usage = r.res.Usage.Add(resp.Usage)
 	if r.cfg.Observe != nil {

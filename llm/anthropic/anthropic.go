@@ -615,6 +615,11 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			// Blocks come from the block events; a non-empty list here
 			// would be counted twice.
 			msg.Content = nil
+			if resp.Request != nil {
+				// Counted as Usage counts them, cache reads included.
+				u := msg.Usage
+				llm.ReportInput(resp.Request.Context(), u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens)
+			}
 			wire.start([]byte(ev.Data))
 			events.Progress()
 		case "content_block_start":

@@ -39,8 +39,10 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 //     request does not model (Anthropic's server tools, such as
 //     web_search_20250305); its elements are sent after req's tools.
 //   - The system prompt is sent in the form kept for a system message equal
-//     to req.System (a string, or text blocks with cache_control), unless
-//     the conversation also has system messages, which must be joined in.
+//     to req.System (a string, or text blocks with cache_control). System
+//     messages of the conversation are joined in, since Anthropic has no
+//     system role inside messages: after the kept blocks as text blocks of
+//     their own, or into one string with the prompt when it was a string.
 //   - A message's kept form is either one whole message object (it has a
 //     "role"), sent as is, or a list of content blocks: for a tool message
 //     its tool_result block, for a user or assistant message its blocks.
@@ -225,6 +227,11 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		kept, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System})
 		if ok && len(kept) == 1 && !systemInline && req.System != "" {
 			out.Set("system", kept[0])
+		} else if blocks, ok := withTextBlocks(kept, system); ok && req.System != "" {
+			// The conversation's system messages follow the client's
+			// blocks, whose cache_control then still marks the prefix
+			// Anthropic caches.
+			out.Set("system", blocks)
 		} else {
 			all := system
 			if req.System != "" {
@@ -313,6 +320,23 @@ func metadataFor(user string, pass *llm.Passthrough) (json.RawMessage, bool) {
 	}
 	obj.Set("user_id", rawjson.MustMarshal(user))
 	return obj.Bytes(), true
+}
+
+// withTextBlocks is the kept system prompt, when it is a list of blocks,
+// followed by one text block per text; ok is false when the prompt was
+// kept as a string or not at all.
+func withTextBlocks(kept []json.RawMessage, texts []string) (json.RawMessage, bool) {
+	if len(kept) != 1 {
+		return nil, false
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(kept[0], &blocks) != nil {
+		return nil, false
+	}
+	for _, t := range texts {
+		blocks = append(blocks, rawjson.MustMarshal(block{Type: "text", Text: str(t)}))
+	}
+	return rawjson.Array(blocks), true
 }
 
 // isWholeMessage reports whether a kept unit is a message object rather

@@ -52,7 +52,11 @@ func TestDecodeRefusesWhatTheAPIRefuses(t *testing.T) {
 		{"messages empty", head + `"messages":[]}`, "messages"},
 		{"messages an object", head + `"messages":{"role":"user"}}`, "messages"},
 		{"message not an object", head + `"messages":["hi"]}`, "messages[0]"},
-		{"system role", head + `"messages":[{"role":"system","content":"x"}]}`, "messages[0].role"},
+		{"developer role", head + `"messages":[{"role":"developer","content":"x"}]}`, "messages[0].role"},
+		{"system message without content", head + `"messages":[{"role":"system"}]}`, "messages[0].content"},
+		{"system message clear_at a number", head + `"messages":[{"role":"system","content":"x","clear_at":1}]}`, "messages[0].clear_at"},
+		{"metadata.user_id a number", head + okMsgs + `,"metadata":{"user_id":7}}`, "metadata.user_id"},
+		{"output_config a list", head + okMsgs + `,"output_config":[]}`, "output_config"},
 		{"no content", head + `"messages":[{"role":"user"}]}`, "messages[0].content"},
 		{"content a number", head + `"messages":[{"role":"user","content":3}]}`, "messages[0].content"},
 		{"block without type", head + `"messages":[{"role":"user","content":[{"text":"x"}]}]}`, "messages[0].content[0]"},
@@ -138,6 +142,7 @@ func TestDecodeConversation(t *testing.T) {
 			{Role: hooks.RoleUser, Content: "and a picture:"},
 		},
 		Tools: []hooks.ToolSpec{{Name: "get_weather", Description: "Weather for a city", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
+		User:  "u-7",
 	}
 	if !reflect.DeepEqual(call.Request, want) {
 		t.Errorf("request =\n%+v\nwant\n%+v", call.Request, want)
@@ -146,14 +151,17 @@ func TestDecodeConversation(t *testing.T) {
 		t.Error("stream not seen")
 	}
 	wantForeign := []string{
-		"messages[1].content[0] (thinking)",
 		"messages[2].content[1].content[1] (image)",
 		"messages[2].content[3] (image)",
 		"tools[1] (web_search_20250305)",
-		"metadata", "thinking", "x_future",
+		"x_future",
 	}
 	if !reflect.DeepEqual(call.Foreign, wantForeign) {
 		t.Errorf("foreign = %q\nwant %q", call.Foreign, wantForeign)
+	}
+	wantDropped := []string{"system[].cache_control", "messages[].content[] (thinking)", "tools[].cache_control", "thinking"}
+	if !reflect.DeepEqual(call.Dropped, wantDropped) {
+		t.Errorf("dropped = %q\nwant %q", call.Dropped, wantDropped)
 	}
 	wantFields := map[string]string{
 		"metadata": `{"user_id":"u-7"}`, "thinking": `{"type":"enabled","budget_tokens":1024}`,
@@ -292,3 +300,24 @@ func TestDecodedRequestForwardsByteForByte(t *testing.T) {
 }
 
 var _ llm.Forwarder = (*anthropic.Provider)(nil)
+
+// A system message between an assistant's tool calls and their results
+// follows the results, so the calls do not look unanswered; elsewhere it
+// stays where it was sent.
+func TestSystemMessagePlaces(t *testing.T) {
+	body := `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"a"},{"role":"user","content":"hi"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"system","content":"b"},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":"and?"}]},{"role":"system","content":"c"}]}`
+	call, err := messages.New().Decode([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range call.Request.Messages {
+		got = append(got, string(m.Role)+":"+m.Content)
+	}
+	want := []string{"system:a", "user:hi", "assistant:", "tool:ok", "system:b", "user:and?", "system:c"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("messages = %q, want %q", got, want)
+	}
+}

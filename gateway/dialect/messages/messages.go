@@ -5,28 +5,45 @@
 //
 // # Decoding
 //
+// Decode follows the front's field table (Fields, and the README's table
+// generated from it), which says for every request field and header what
+// becomes of it when the upstream speaks another protocol.
+//
 // The neutral request gets the model, max_tokens, temperature, the system
 // prompt (a string, or text blocks joined with a blank line), the custom
-// tools and the conversation. A user message's text blocks are joined
+// tools and the conversation; and, mapped, top_p, stop_sequences (as Stop)
+// and metadata.user_id (as User). A user message's text blocks are joined
 // with a blank line into one neutral user message; each of its
 // tool_result blocks becomes a neutral tool message, placed before that
 // user message (Anthropic wants results first in any case). An assistant
 // message's text blocks are joined and its tool_use blocks become tool
-// calls whose arguments are the input object, compacted.
+// calls whose arguments are the input object, compacted. A system message
+// in the conversation (Claude Code sends them) becomes a neutral system
+// message where it stands (after the results, when it stands between tool
+// calls and their results); its wire form is not kept, so the anthropic
+// provider folds it into the system prompt, also when forwarding, since an
+// upstream without the beta that allows such messages refuses them.
 //
-// Everything else is kept for an Anthropic upstream in the call's
-// llm.Passthrough, and named in Call.Foreign when the neutral view cannot
-// carry it to another protocol:
+// Hints, fields that cannot change what the model answers (cache_control
+// anywhere, metadata's other keys, thinking and earlier thinking blocks,
+// top_k, output_config.effort, tools' eager_input_streaming,
+// defer_loading and strict, …), are named in Call.Dropped by their table
+// path; an upstream of another protocol gets the request without them.
+// Everything else the neutral view does not model is kept for an Anthropic
+// upstream in the call's llm.Passthrough, and named in Call.Foreign when
+// it cannot go to another protocol:
 //
-//   - Top-level fields the neutral request does not model (metadata,
-//     tool_choice, stop_sequences, top_k, top_p, thinking, service_tier
-//     and any field added to the API later) go to Pass.Fields as sent;
-//     they are Foreign unless their value is the API's default.
+//   - Top-level fields the neutral request does not model go to
+//     Pass.Fields as sent, the mapped and hint ones too, so that an
+//     Anthropic upstream gets them byte for byte. The refused and carried
+//     ones (tool_choice, output_config.format, mcp_servers, container, …)
+//     and any field added to the API later are Foreign unless their value
+//     is the API's default.
 //   - Server tools (a tool whose type is not "custom", such as
 //     web_search_20250305) are Foreign and kept, in order, as the array
 //     Pass.Fields["tools"], which the anthropic provider's Forward sends
 //     after the custom tools. Custom tools are kept with KeepTool, so
-//     their cache_control survives.
+//     their hints survive.
 //   - The system prompt as sent is kept as the wire form of a system
 //     message whose content is the joined prompt.
 //   - A message that maps to exactly one neutral message (every assistant
@@ -40,10 +57,9 @@
 //     order, whatever neutral messages it split into.
 //   - Images, documents and any other block a neutral message cannot
 //     hold are Foreign, named by their place and type, such as
-//     "messages[1].content[0] (image)"; so are thinking and
-//     redacted_thinking blocks of earlier assistant turns. cache_control
-//     and citations on text blocks are kept but not Foreign: they are
-//     hints and references that another protocol can do without.
+//     "messages[1].content[0] (image)"; so are the blocks of Anthropic's
+//     server tools and keys of a block or tool that the table does not
+//     list.
 //
 // # Encoding
 //
@@ -57,8 +73,10 @@
 // lowered by them, so that the three still add up to the sum.
 //
 // A stream writes nothing until the loop first emits something; then
-// message_start (with empty content and the estimated input tokens, at
-// least 1), the blocks of every round renumbered 0..n-1 in order, and at
+// message_start (with empty content and input tokens of at least 1: the
+// first upstream round's real count when the loop knows it by then, see
+// dialect.InputAnnouncer, else the estimate of dialect.Meta), the blocks
+// of every round renumbered 0..n-1 in order, and at
 // the end one message_delta carrying the summed usage, and message_stop.
 // Every frame is named after its data's type and flushed as written.
 package messages
@@ -98,10 +116,11 @@ func (f *Front) Path() string { return "/v1/messages" }
 // still be served by an upstream of another protocol.
 var defaults = map[string][]string{
 	"metadata":       {`{}`, `{"user_id":null}`},
-	"tool_choice":    {`{"type":"auto"}`},
+	"tool_choice":    {`{"type":"auto"}`, `{"type":"auto","disable_parallel_tool_use":false}`},
 	"stop_sequences": {`[]`},
 	"thinking":       {`{"type":"disabled"}`},
 	"service_tier":   {`"auto"`},
+	"output_config":  {`{}`},
 }
 
 // Decode reads a client request body; see the package doc.
@@ -120,6 +139,10 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 type decoder struct {
 	call  *dialect.Call
 	names map[string]string // tool_use id → tool name, for tool messages
+	// waiting are system messages that came between an assistant's tool
+	// calls and their results: they follow the results, since a message
+	// between the two would make the calls look unanswered.
+	waiting []hooks.Message
 }
 
 func (d *decoder) foreign(what string) { d.call.Foreign = append(d.call.Foreign, what) }
@@ -177,6 +200,7 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 			return err
 		}
 	}
+	d.flushWaiting()
 	if raw := top["tools"]; present(raw) {
 		if err := d.tools(raw); err != nil {
 			return err
@@ -191,12 +215,90 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 		if err := checkField(k, raw); err != nil {
 			return err
 		}
+		// Every other field reaches an Anthropic upstream as sent,
+		// mapped ones too; the neutral values are for other protocols.
 		d.call.Pass.Fields = setField(d.call.Pass.Fields, k, raw)
-		if !isDefault(k, raw) {
-			d.foreign(k)
+		if isDefault(k, raw) {
+			continue
+		}
+		switch k {
+		case pathTopP:
+			var v float64
+			json.Unmarshal(raw, &v)
+			req.TopP = &v
+		case pathStop:
+			json.Unmarshal(raw, &req.Stop)
+		case pathMetadata:
+			d.metadata(raw)
+		case "output_config":
+			d.outputConfig(raw)
+		case "tool_choice":
+			var c struct {
+				Type     string `json:"type"`
+				Parallel *bool  `json:"disable_parallel_tool_use"`
+			}
+			json.Unmarshal(raw, &c)
+			if c.Type == "auto" && c.Parallel != nil && *c.Parallel {
+				d.foreign("tool_choice.disable_parallel_tool_use")
+			} else {
+				d.foreign(k)
+			}
+		default:
+			if topLevel[k] == dialect.Hint {
+				d.call.Drop(k)
+			} else {
+				// Refused and carried rows, and fields added to the
+				// API after this table was written.
+				d.foreign(k)
+			}
 		}
 	}
 	return nil
+}
+
+// topLevel is the table's handling of each top-level field.
+var topLevel = func() map[string]dialect.Handling {
+	m := map[string]dialect.Handling{}
+	for _, f := range table {
+		if !strings.ContainsAny(f.Path, ".[ ") {
+			m[f.Path] = f.Handling
+		}
+	}
+	return m
+}()
+
+// metadata maps user_id to the neutral user; metadata is a hint position,
+// so any other key, known or added to the API later, is dropped.
+func (d *decoder) metadata(raw json.RawMessage) {
+	var m map[string]json.RawMessage
+	json.Unmarshal(raw, &m)
+	for k, v := range m {
+		if k == "user_id" {
+			json.Unmarshal(v, &d.call.Request.User)
+			continue
+		}
+		if present(v) {
+			d.call.Drop(pathMetadata)
+		}
+	}
+}
+
+// outputConfig drops the settings of output_config that cannot change the
+// answer's form and refuses the others, format and unknown keys alike.
+func (d *decoder) outputConfig(raw json.RawMessage) {
+	var m map[string]json.RawMessage
+	json.Unmarshal(raw, &m)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !present(m[k]) {
+			continue
+		}
+		switch path := "output_config." + k; path {
+		case pathEffort, pathTaskBudget:
+			d.call.Drop(path)
+		default:
+			d.foreign(path)
+		}
+	}
 }
 
 func setField(m map[string]json.RawMessage, k string, v json.RawMessage) map[string]json.RawMessage {
@@ -227,9 +329,16 @@ func checkField(k string, raw json.RawMessage) error {
 	var err error
 	want := ""
 	switch k {
-	case "metadata":
+	case "metadata", "output_config":
 		var v map[string]json.RawMessage
 		err, want = json.Unmarshal(raw, &v), "an object"
+		if err == nil && v == nil {
+			err = fmt.Errorf("not an object")
+		}
+		var id *string
+		if err == nil && k == "metadata" && json.Unmarshal(v["user_id"], &id) != nil && present(v["user_id"]) {
+			return dialect.Invalid("metadata.user_id", "metadata.user_id: must be a string, got "+clip(v["user_id"]))
+		}
 	case "tool_choice":
 		var v struct {
 			Type string `json:"type"`
@@ -251,7 +360,7 @@ func checkField(k string, raw json.RawMessage) error {
 		var v struct {
 			Type string `json:"type"`
 		}
-		err, want = json.Unmarshal(raw, &v), `an object with a type ("enabled" or "disabled")`
+		err, want = json.Unmarshal(raw, &v), `an object with a type ("adaptive", "enabled" or "disabled")`
 		if err == nil && v.Type == "" {
 			err = fmt.Errorf("no type")
 		}
@@ -279,35 +388,51 @@ type textBlock struct {
 	Text *string `json:"text"`
 }
 
-// textKeys are the keys of a text block the neutral view may drop.
-var textKeys = []string{"type", "text", "cache_control", "citations"}
+// hintPaths are the rows a text block's cache_control and citations are
+// dropped as, where the block stands.
+type hintPaths struct{ cache, cites string }
 
-// text reads a text block, reporting whether it carries more than its
-// text and the hints in textKeys.
-func text(raw json.RawMessage) (s string, extra bool, ok bool) {
+var (
+	inSystem  = hintPaths{pathSystemCache, pathSystemCites}
+	inMessage = hintPaths{pathBlockCache, pathBlockCites}
+	inResult  = hintPaths{pathResultCache, pathResultCites}
+)
+
+// text reads a text block; ok is false when raw is not one. Its
+// cache_control and citations are hints, dropped as the rows of at; any
+// other key makes the block foreign, named name.
+func (d *decoder) text(raw json.RawMessage, at hintPaths, name string) (s string, ok bool) {
 	var b textBlock
 	if json.Unmarshal(raw, &b) != nil || b.Type != "text" || b.Text == nil {
-		return "", false, false
+		return "", false
 	}
-	var all map[string]json.RawMessage
-	json.Unmarshal(raw, &all)
-	for k := range all {
-		if !slices.Contains(textKeys, k) {
+	extra := false
+	for k, on := range keysOf(raw) {
+		switch k {
+		case "type", "text":
+		case "cache_control":
+			if on {
+				d.call.Drop(at.cache)
+			}
+		case "citations":
+			if on {
+				d.call.Drop(at.cites)
+			}
+		default:
 			extra = true
 		}
 	}
-	return *b.Text, extra, true
+	if extra {
+		d.foreign(name)
+	}
+	return *b.Text, true
 }
 
-// textBlock reads the text block b of a message's content, at where,
-// noting it as foreign when it carries more than textKeys.
-func (d *decoder) textBlock(where string, b json.RawMessage) (string, error) {
-	t, extra, ok := text(b)
+// textBlock reads the text block b of a message's content, at where.
+func (d *decoder) textBlock(where string, b json.RawMessage, at hintPaths) (string, error) {
+	t, ok := d.text(b, at, where+" (text)")
 	if !ok {
 		return "", dialect.Invalid(where+".text", where+".text: a text block needs its text, a string")
-	}
-	if extra {
-		d.foreign(where + " (text)")
 	}
 	return t, nil
 }
@@ -321,12 +446,9 @@ func (d *decoder) system(raw json.RawMessage) error {
 		}
 		var parts []string
 		for i, b := range blocks {
-			t, extra, ok := text(b)
+			t, ok := d.text(b, inSystem, fmt.Sprintf("system[%d]", i))
 			if !ok {
 				return dialect.Invalid("system", fmt.Sprintf("system[%d]: must be a text block ({\"type\":\"text\",\"text\":…})", i))
-			}
-			if extra {
-				d.foreign(fmt.Sprintf("system[%d]", i))
 			}
 			parts = append(parts, t)
 		}
@@ -351,10 +473,14 @@ func (d *decoder) message(i int, raw json.RawMessage) error {
 	}
 	var role string
 	json.Unmarshal(m["role"], &role)
-	if role != "user" && role != "assistant" {
-		return dialect.Invalid(at+".role", at+`.role: must be "user" or "assistant", got `+clip(m["role"]))
+	switch role {
+	case "user", "assistant":
+	case "system":
+		return d.systemMessage(at, m)
+	default:
+		return dialect.Invalid(at+".role", at+`.role: must be "user", "assistant" or "system", got `+clip(m["role"]))
 	}
-	for k := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k != "role" && k != "content" {
 			d.foreign(at + "." + k)
 		}
@@ -365,6 +491,7 @@ func (d *decoder) message(i int, raw json.RawMessage) error {
 	var s string
 	if json.Unmarshal(m["content"], &s) == nil {
 		msg := hooks.Message{Role: hooks.Role(role), Content: s}
+		d.flushWaiting()
 		d.add(msg, raw)
 		return nil
 	}
@@ -373,9 +500,88 @@ func (d *decoder) message(i int, raw json.RawMessage) error {
 		return dialect.Invalid(at+".content", at+".content: must be a string or a list of content blocks")
 	}
 	if role == "assistant" {
+		d.flushWaiting()
 		return d.assistant(at, raw, blocks)
 	}
 	return d.user(at, raw, blocks)
+}
+
+// systemMessage reads a mid-conversation system message (Claude Code
+// sends them) as a neutral system message. Its wire form is not kept: an
+// Anthropic upstream without the beta that allows system messages refuses
+// them, so the anthropic provider folds them into the system prompt, as it
+// does for every protocol's.
+func (d *decoder) systemMessage(at string, m map[string]json.RawMessage) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		switch k {
+		case "role", "content":
+		case "clear_at":
+			var c *string
+			if json.Unmarshal(v, &c) != nil || (c != nil && *c != "never" && *c != "next_user_message") {
+				return dialect.Invalid(at+".clear_at", at+`.clear_at: must be "never" or "next_user_message", got `+clip(v))
+			}
+			if c != nil && *c != "never" {
+				d.call.Drop(pathClearAt)
+			}
+		case "output_config":
+			var o map[string]json.RawMessage
+			if json.Unmarshal(v, &o) != nil {
+				return dialect.Invalid(at+".output_config", at+".output_config: must be an object, got "+clip(v))
+			}
+			if len(o) > 0 {
+				d.call.Drop(pathMessageOutput)
+			}
+		default:
+			d.foreign(at + "." + k)
+		}
+	}
+	raw := m["content"]
+	if !present(raw) {
+		if !present(m["output_config"]) {
+			return dialect.Invalid(at+".content", at+".content: a system message needs content (a string or a list of text blocks)")
+		}
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var blocks []json.RawMessage
+		if json.Unmarshal(raw, &blocks) != nil {
+			return dialect.Invalid(at+".content", at+".content: must be a string or a list of text blocks")
+		}
+		var texts []string
+		for j, b := range blocks {
+			where, typ, err := d.head(at, j, b)
+			if err != nil {
+				return err
+			}
+			if typ != "text" {
+				d.foreign(fmt.Sprintf("%s (%s)", where, typ))
+				continue
+			}
+			t, err := d.textBlock(where, b, inMessage)
+			if err != nil {
+				return err
+			}
+			texts = append(texts, t)
+		}
+		s = strings.Join(texts, "\n\n")
+	}
+	if s != "" {
+		m := hooks.Message{Role: hooks.RoleSystem, Content: s}
+		if msgs := d.call.Request.Messages; len(d.waiting) > 0 || len(msgs) > 0 && len(msgs[len(msgs)-1].ToolCalls) > 0 {
+			d.waiting = append(d.waiting, m)
+		} else {
+			d.call.Request.Messages = append(d.call.Request.Messages, m)
+		}
+	}
+	return nil
+}
+
+// flushWaiting appends the system messages held back by systemMessage.
+func (d *decoder) flushWaiting() {
+	d.call.Request.Messages = append(d.call.Request.Messages, d.waiting...)
+	d.waiting = nil
 }
 
 func (d *decoder) add(m hooks.Message, wire ...json.RawMessage) {
@@ -394,6 +600,43 @@ func (d *decoder) head(at string, j int, raw json.RawMessage) (where, typ string
 	return where, h.Type, nil
 }
 
+// keys goes through the keys of a block beside those the neutral view
+// reads (known): cache_control is dropped as a hint, carried keys and
+// keys added to the API later make the block foreign.
+func (d *decoder) keys(where string, raw json.RawMessage, known ...string) {
+	all := keysOf(raw)
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		switch {
+		case slices.Contains(known, k):
+		case k == "cache_control":
+			if all[k] {
+				d.call.Drop(pathBlockCache)
+			}
+		default:
+			if all[k] {
+				d.foreign(where + "." + k)
+			}
+		}
+	}
+}
+
+// set is whether a key's value is present (not null); reading it copies
+// nothing, since a block's text or a tool result may be megabytes.
+type set bool
+
+func (s *set) UnmarshalJSON(b []byte) error {
+	*s = set(present(b))
+	return nil
+}
+
+// keysOf is the keys of the object raw, each with whether its value is
+// present.
+func keysOf(raw json.RawMessage) map[string]set {
+	var all map[string]set
+	json.Unmarshal(raw, &all)
+	return all
+}
+
 func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMessage) error {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var texts []string
@@ -404,7 +647,7 @@ func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMes
 		}
 		switch typ {
 		case "text":
-			t, err := d.textBlock(where, b)
+			t, err := d.textBlock(where, b, inMessage)
 			if err != nil {
 				return err
 			}
@@ -423,10 +666,17 @@ func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMes
 			if json.Unmarshal(u.Input, &obj) != nil || obj == nil {
 				return dialect.Invalid(where+".input", where+".input: must be an object (the tool's arguments)")
 			}
+			d.keys(where, b, "type", "id", "name", "input")
 			var args bytes.Buffer
 			json.Compact(&args, u.Input)
 			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: u.ID, Name: u.Name, Arguments: args.Bytes()})
 			d.names[u.ID] = u.Name
+		case "thinking":
+			// An Anthropic upstream gets the block in the message's kept
+			// wire form; another protocol can do without it.
+			d.call.Drop(pathThinkingBlock)
+		case "redacted_thinking":
+			d.call.Drop(pathRedactedBlock)
 		default:
 			d.foreign(fmt.Sprintf("%s (%s)", where, typ))
 		}
@@ -450,7 +700,7 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 		}
 		switch typ {
 		case "text":
-			t, err := d.textBlock(where, b)
+			t, err := d.textBlock(where, b, inMessage)
 			if err != nil {
 				return err
 			}
@@ -470,12 +720,14 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 	}
 	msg := hooks.Message{Role: hooks.RoleUser, Content: strings.Join(texts, "\n\n")}
 	if len(results) == 0 {
+		d.flushWaiting()
 		d.add(msg, raw)
 		return nil
 	}
 	for k, r := range results {
 		d.add(r, units[k])
 	}
+	d.flushWaiting()
 	if len(others) > 0 {
 		d.add(msg, others...)
 	}
@@ -491,6 +743,7 @@ func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, 
 	if json.Unmarshal(raw, &r) != nil || r.ToolUseID == "" {
 		return hooks.Message{}, dialect.Invalid(where+".tool_use_id", where+".tool_use_id: a tool_result block needs the id of the tool_use it answers")
 	}
+	d.keys(where, raw, "type", "tool_use_id", "content", "is_error")
 	m := hooks.Message{Role: hooks.RoleTool, ToolCallID: r.ToolUseID, ToolName: d.names[r.ToolUseID]}
 	if r.IsError != nil {
 		m.IsError = *r.IsError
@@ -512,10 +765,7 @@ func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, 
 		if json.Unmarshal(b, &h) != nil || h.Type == "" {
 			return hooks.Message{}, dialect.Invalid(inner, inner+": must be a content block, an object with a type")
 		}
-		if t, extra, ok := text(b); ok {
-			if extra {
-				d.foreign(inner + " (text)")
-			}
+		if t, ok := d.text(b, inResult, inner+" (text)"); ok {
 			texts = append(texts, t)
 			continue
 		}
@@ -528,9 +778,15 @@ func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, 
 	return m, nil
 }
 
-// toolKeys are the keys of a custom tool the neutral ToolSpec carries or
-// may drop (cache_control is a hint).
-var toolKeys = []string{"name", "description", "input_schema", "type", "cache_control"}
+// toolHints are the keys of a custom tool that another protocol can do
+// without, by the row each is dropped as.
+var toolHints = map[string]string{
+	"cache_control":         pathToolCache,
+	"defer_loading":         pathToolDefer,
+	"eager_input_streaming": pathToolEager,
+	"strict":                pathToolStrict,
+	"input_examples":        pathToolExamples,
+}
 
 func (d *decoder) tools(raw json.RawMessage) error {
 	var tools []json.RawMessage
@@ -573,10 +829,19 @@ func (d *decoder) tools(raw json.RawMessage) error {
 			return dialect.Invalid(at+".input_schema", at+".input_schema: a tool needs its input_schema, a JSON Schema object")
 		}
 		spec.InputSchema = bytes.TrimSpace(all["input_schema"])
-		for k := range all {
-			if !slices.Contains(toolKeys, k) {
-				d.foreign(at + "." + k)
+		for _, k := range slices.Sorted(maps.Keys(all)) {
+			switch k {
+			case "name", "description", "input_schema", "type":
+				continue
 			}
+			if !present(all[k]) {
+				continue
+			}
+			if path, ok := toolHints[k]; ok {
+				d.call.Drop(path)
+				continue
+			}
+			d.foreign(at + "." + k)
 		}
 		d.call.Request.Tools = append(d.call.Request.Tools, spec)
 		d.call.Pass.KeepTool(spec, t)

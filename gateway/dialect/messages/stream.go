@@ -64,6 +64,16 @@ func (s *sink) head() {
 	s.started = true
 }
 
+var _ dialect.InputAnnouncer = (*sink)(nil)
+
+// InputTokens makes message_start carry n, the first round's real input
+// tokens, when it has not been written yet.
+func (s *sink) InputTokens(n int) {
+	if !s.started && n > 0 {
+		s.input = n
+	}
+}
+
 // begin writes the headers and message_start, once.
 func (s *sink) begin() error {
 	if s.ended {

@@ -255,3 +255,26 @@ func TestStreamFlushesEachEvent(t *testing.T) {
 		t.Errorf("content = %v", got.Content)
 	}
 }
+
+// The first round's real input count replaces the estimate while the
+// message has not started; after message_start it changes nothing, and a
+// count of 0 never reaches the client.
+func TestMessageStartCarriesTheAnnouncedInput(t *testing.T) {
+	w := httptest.NewRecorder()
+	sink := newSink(t, w, 300)
+	a, ok := sink.(dialect.InputAnnouncer)
+	if !ok {
+		t.Fatal("the messages sink does not take the real input count")
+	}
+	a.InputTokens(0)
+	a.InputTokens(4321)
+	sink.Text("hi")
+	a.InputTokens(99)
+	sink.Finish(hooks.StopEndTurn, hooks.Usage{InputTokens: 4321, OutputTokens: 2})
+	raw := w.Body.String()
+	checkStream(t, raw)
+	start := raw[:strings.Index(raw, "\n\n")]
+	if !strings.Contains(start, `"usage":{"input_tokens":4321,`) {
+		t.Errorf("message_start = %s, want input_tokens 4321", start)
+	}
+}
