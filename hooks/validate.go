@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // The checks in this file decide what "malformed" means for each answer
@@ -331,9 +333,20 @@ func (d *PreToolCallDecision) check() error {
 // AsJSON applies the one rule for what a tool result holds: JSON. Content
 // that is not JSON is taken as text and returned as a JSON string holding
 // it, so a plugin that answers in plain text is understood rather than
-// punished, and everything downstream may rely on JSON. Invalid UTF-8 in
-// such text becomes U+FFFD. JSON content is returned unchanged.
+// punished, and everything downstream may rely on JSON. Valid JSON content
+// is returned unchanged.
+//
+// Content that is not valid UTF-8 first has each invalid sequence replaced
+// by U+FFFD, the repair the plugin protocol makes to every string it
+// carries. Repairing here, before encoding, is what makes a result read the
+// same on every path: left to the JSON encoder, the bytes would become the
+// six characters \ufffd, which is what a plugin saw when it provided and
+// transformed a result in one exchange, while over one call per hook the
+// wire had already put U+FFFD there.
 func (r ToolResult) AsJSON() ToolResult {
+	if !utf8.ValidString(r.Content) {
+		r.Content = strings.ToValidUTF8(r.Content, "\uFFFD")
+	}
 	if json.Valid([]byte(r.Content)) {
 		return r
 	}
