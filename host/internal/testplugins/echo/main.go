@@ -58,12 +58,18 @@ func (e *echo) Info() sdk.Info {
 func (e *echo) Configure(_ context.Context, raw json.RawMessage) error {
 	var c struct {
 		Reject string `json:"reject"`
+		// Dumpable sets the dumpable flag again: a plugin that does not
+		// keep its environment from other processes of its user.
+		Dumpable bool `json:"dumpable"`
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return err
 	}
 	if c.Reject != "" {
 		return errors.New(c.Reject)
+	}
+	if c.Dumpable {
+		return setDumpable()
 	}
 	return nil
 }
@@ -117,6 +123,12 @@ func (e *echo) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCa
 		return &hooks.ToolResult{Content: string(out)}, nil
 	case "pid":
 		return &hooks.ToolResult{Content: strconv.Itoa(os.Getpid())}, nil
+	case "dumpable":
+		d, err := getDumpable()
+		if err != nil {
+			return nil, err
+		}
+		return &hooks.ToolResult{Content: strconv.Itoa(d)}, nil
 	case "log":
 		// A raw line on the stderr the host parses as log lines.
 		if _, err := fmt.Fprintln(rawStderr, args.Line); err != nil {

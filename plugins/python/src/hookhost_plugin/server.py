@@ -48,6 +48,29 @@ FIRST_PARENT = os.getppid()
 
 MAGIC_COOKIE_KEY = "HOOKHOST_PLUGIN"
 MAGIC_COOKIE_VALUE = "d3c1b0a2-hookhost-plugin-v1"
+
+
+def _protect_environ() -> str:
+    """Make a plugin the host launched unreadable to other processes of its
+    user, as the host makes itself (Linux: prctl(PR_SET_DUMPABLE, 0)): its
+    entry's env list can hand it secrets, which every other plugin running
+    as the same user could otherwise read in /proc/<pid>/environ. Done at
+    import, as early as the SDK can. Returns why it could not, "" if it did
+    or had nothing to do (not Linux, not launched by the host)."""
+    if not sys.platform.startswith("linux") or os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
+        return ""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+            return os.strerror(ctypes.get_errno())
+    except Exception as exc:  # no ctypes, no libc: say so, serve anyway
+        return str(exc)
+    return ""
+
+
+_PROTECT_ERROR = _protect_environ()
 CORE_PROTOCOL = 1  # go-plugin's own
 PROTOCOLS = (1, 2)  # hookhost.plugin.v1 and v2, oldest first
 HOST_PID_ENV = "HOOKHOST_HOST_PID"
@@ -629,6 +652,11 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         # plugins.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     hlog.install(name, text=debug)
+    if _PROTECT_ERROR:
+        _log.warning(
+            "cannot make the plugin's memory and environment unreadable to other processes of its user",
+            extra={"hookhost": {"error": _PROTECT_ERROR}},
+        )
     try:
         import grpc
     except ImportError as exc:
