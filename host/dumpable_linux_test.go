@@ -118,4 +118,3 @@ func worldReadableDir(t *testing.T) string {
 	}
 	return dir
 }
-
