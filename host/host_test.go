@@ -821,6 +821,9 @@ func TestCircuitOpensAfterRepeatedCrashesAndCloses(t *testing.T) {
 // paths, prints their pids and waits to be killed. The plugins get the
 // start directory of the echo plugin, when the test set one.
 func childHost(paths []string) int {
+	if base := os.Getenv(cgroupBaseVar); base != "" {
+		cgroupBaseOverride = base
+	}
 	var ps []plug
 	for _, p := range paths {
 		e := entry(p)
