@@ -175,10 +175,32 @@ def _leave(reason: str, host: int) -> None:
         # removes it once the host is gone.
         shutil.rmtree(_sock_dir, ignore_errors=True)
     try:
+        _kill_own_cgroup()
         if os.getpgrp() == os.getpid():
             _kill_group()
     finally:
         os._exit(0)
+
+
+CGROUP_ENV = "HOOKHOST_CGROUP"
+
+
+def _kill_own_cgroup() -> None:
+    """Kill the cgroup the host started the plugin in (Linux, cgroup v2),
+    and with it everything the plugin spawned, even children that left its
+    process group with setsid. Only when the plugin is in the cgroup
+    HOOKHOST_CGROUP names, so a stale variable kills nothing else."""
+    path = os.environ.get(CGROUP_ENV, "")
+    if not path:
+        return
+    try:
+        with open("/proc/self/cgroup") as f:
+            own = [l[3:].strip() for l in f if l.startswith("0::")]
+        if own and own[0] != "/" and os.path.normpath(path).endswith(os.path.normpath(own[0])):
+            with open(os.path.join(path, "cgroup.kill"), "w") as f:
+                f.write("1")
+    except OSError:
+        pass  # the group kill that follows is all that is left
 
 
 def _kill_group() -> None:
