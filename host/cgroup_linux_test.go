@@ -11,10 +11,6 @@ import (
 	"testing"
 )
 
-// cgroupBaseVar gives a child host (see childHost) another place to make
-// plugin cgroups in, for the fallback when it cannot.
-const cgroupBaseVar = "HOST_TEST_CGROUP_BASE"
-
 // inPluginCgroup reports whether pid runs in a cgroup the host made for a
 // plugin.
 func inPluginCgroup(pid int) bool {

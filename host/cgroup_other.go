@@ -8,6 +8,9 @@ import "syscall"
 // child that leaves it with setsid outlives the plugin (see README).
 type pluginCgroup struct{ dir string }
 
+// cgroupBaseOverride has no use without cgroups; tests set it everywhere.
+var cgroupBaseOverride string
+
 func newPluginCgroup(string) *pluginCgroup { return nil }
 
 func (*pluginCgroup) attach(*syscall.SysProcAttr, *[]string, string) (func(), error) {
