@@ -99,9 +99,12 @@ func TestSetsidChildGoesWithItsPlugin(t *testing.T) {
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !gone(child) || !gone(pid) {
-		t.Fatalf("after Close: plugin gone %v, its setsid child gone %v", gone(pid), gone(child))
+	if !gone(pid) {
+		t.Fatalf("plugin %d still runs after Close", pid)
 	}
+	// The cgroup was killed before Close returned; the kernel delivers
+	// that SIGKILL on its own time.
+	waitFor(t, "the setsid child of the closed plugin to go", func() bool { return gone(child) })
 	// The plugin's cgroup is removed once empty.
 	for _, l := range strings.Split(string(cg), "\n") {
 		if p, ok := strings.CutPrefix(l, "0::"); ok {
