@@ -197,16 +197,6 @@ func (cg *pluginCgroup) remove() bool {
 	}
 }
 
-// empty reports whether no process is left in the cgroup (a removed one
-// included).
-func (cg *pluginCgroup) empty() bool {
-	ev, err := os.ReadFile(filepath.Join(cg.dir, "cgroup.events"))
-	if err != nil {
-		return true
-	}
-	return bytes.Contains(ev, []byte("populated 0"))
-}
-
 // sweepDeadHosts kills and removes the plugin cgroups that hosts which no
 // longer run left in base: a host that was SIGKILLed with a plugin that did
 // not kill its own cgroup on the way out.

@@ -21,8 +21,6 @@ func (*pluginCgroup) kill() error { return nil }
 
 func (*pluginCgroup) remove() bool { return true }
 
-func (*pluginCgroup) empty() bool { return true }
-
 func cgroupsOff(string) {}
 
 func cgroupsUnavailable() string { return "cgroups are Linux's" }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -175,6 +176,9 @@ func (r *procRunner) startInCgroup() error {
 	cg := newPluginCgroup(r.name)
 	if cg == nil || r.cmd.SysProcAttr == nil {
 		cg.remove()
+		if why := cgroupsUnavailable(); why != "" && cgroupsLogged.CompareAndSwap(false, true) {
+			r.log.Debug("plugins run in a process group only: a child that calls setsid can outlive its plugin", "reason", why)
+		}
 		return startOnSpawnThread(r.cmd)
 	}
 	env, attr := r.cmd.Env, *r.cmd.SysProcAttr
@@ -198,9 +202,15 @@ func (r *procRunner) startInCgroup() error {
 		return err
 	}
 	cgroupsOff(fmt.Sprintf("cannot start a process in a cgroup: %v", cgErr))
-	r.log.Debug("plugins run in a process group only", "reason", cgroupsUnavailable())
+	if cgroupsLogged.CompareAndSwap(false, true) {
+		r.log.Debug("plugins run in a process group only: a child that calls setsid can outlive its plugin", "reason", cgroupsUnavailable())
+	}
 	return nil
 }
+
+// cgroupsLogged says whether the host has logged why plugins run without
+// cgroups: once is enough.
+var cgroupsLogged atomic.Bool
 
 // readStdout hands go-plugin the first line (the handshake) and logs the
 // rest at DEBUG, in pieces of at most maxOutputLine bytes.
@@ -405,9 +415,10 @@ func (r *procRunner) Wait(context.Context) error {
 	return r.waitErr
 }
 
-// Kill kills the plugin's whole process group. Once the process has been
-// reaped its pid may be another process's, so there is nothing left to
-// kill: the group was killed when the process was reaped.
+// Kill kills the plugin's cgroup, where it has one, and its whole process
+// group. Once the process has been reaped its pid may be another
+// process's, so there is nothing left to kill: both were killed when the
+// process was reaped.
 func (r *procRunner) Kill(context.Context) error {
 	select {
 	case <-r.exited:
