@@ -56,8 +56,8 @@ type Config struct {
 	ObserverQueue int          // per plugin; 0: DefaultObserverQueue
 	// MaxTemperature is the highest sampling temperature the upstream
 	// takes (1 for Anthropic); 0 means DefaultMaxTemperature, the widest
-	// range of any provider. A patch asking for more is malformed: the provider would
-	// refuse the whole call.
+	// range of any provider. A patch asking for more is malformed: the
+	// provider would refuse the whole call.
 	MaxTemperature float64
 }
 
