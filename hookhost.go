@@ -138,7 +138,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	for _, e := range startErrs {
 		h.startErrs = append(h.startErrs, e)
 	}
-	bus, err := hooks.NewBus(ph.Members(), hooks.Config{Logger: log.Named("hooks")})
+	bus, err := hooks.NewBus(ph.Members(), hooks.Config{Logger: log.Named("hooks"), MaxTemperature: maxTemperature(cfg.LLM.Provider)})
 	if err != nil {
 		ph.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("host: assembling the plugins' Bus: %w", err)
@@ -189,6 +189,15 @@ func newProvider(c config.LLM, key string) (llm.Provider, error) {
 		return p, nil
 	}
 	return nil, &ConfigError{fmt.Errorf("config: llm.provider %q is not available in this build (use offline, openai or anthropic)", c.Provider)}
+}
+
+// maxTemperature is the highest temperature the provider takes, which a
+// plugin's request patch may not exceed (0: the Bus's default, OpenAI's 2).
+func maxTemperature(provider string) float64 {
+	if provider == "anthropic" {
+		return 1
+	}
+	return 0
 }
 
 // upstream carries the credentials as the provider adapters send them, so

@@ -21,9 +21,9 @@ import (
 	"github.com/hookhost/hookhost/internal/fakeapi"
 )
 
-// guardBin is the examples/guard plugin, built once for the tests that run
-// a real plugin process.
-var guardBin string
+// guardBin is the examples/guard plugin, and chaosBin host's chaos test
+// plugin, built once for the tests that run a real plugin process.
+var guardBin, chaosBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hookhost-test-")
@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 	guardBin = filepath.Join(dir, "guard")
 	if out, err := exec.Command("go", "build", "-o", guardBin, "./examples/guard").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the guard plugin: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	chaosBin = filepath.Join(dir, "chaos")
+	if out, err := exec.Command("go", "build", "-o", chaosBin, "./host/internal/testplugins/chaos").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the chaos plugin: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -321,6 +327,72 @@ func TestStartErrorsAreKept(t *testing.T) {
 			}
 			if len(ps) != 1 || ps[0].State != host.StateDown || turn.ToolCalls[0].Path != dispatch.PathBlocked {
 				t.Fatalf("plugins %+v, call %+v, want ghost down and the call blocked", ps, turn.ToolCalls[0])
+			}
+		})
+	}
+}
+
+// A plugin process that patches, or asks to reissue with, a temperature
+// no upstream takes (NaN and infinities cannot even be encoded; Anthropic
+// takes at most 1) does not end the turn: its answers are malformed, count
+// as nil, and the request goes out as it was.
+func TestAPluginTemperatureNoUpstreamTakesLeavesTheTurnAlone(t *testing.T) {
+	replies := map[string]string{
+		"openai":    `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hello"}}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`,
+		"anthropic": `{"id":"m1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}`,
+	}
+	cases := []struct{ provider, temperature string }{
+		{"openai", "NaN"}, {"openai", "+Inf"}, {"openai", "-Inf"}, {"openai", "2.5"},
+		{"anthropic", "NaN"}, {"anthropic", "+Inf"}, {"anthropic", "1.5"},
+	}
+	for _, c := range cases {
+		t.Run(c.provider+"/"+c.temperature, func(t *testing.T) {
+			fake := fakeapi.New(t, fakeapi.JSON(200, replies[c.provider]), fakeapi.JSON(200, replies[c.provider]))
+			base := fake.URL()
+			if c.provider == "openai" {
+				base += "/v1"
+			}
+			cfg := parse(t, fmt.Sprintf(`
+[llm]
+provider = %q
+model = "m"
+base_url = %q
+api_key_env = ""
+max_retries = 0
+[routing]
+gateway = true
+[plugins]
+enabled = ["chaos"]
+[plugins.entries.chaos]
+path = %q
+[plugins.entries.chaos.config]
+temperature = %q
+reissue = true
+`, c.provider, base, chaosBin, c.temperature))
+			h := open(t, cfg, env())
+			if errs := h.StartErrors(); len(errs) != 0 {
+				t.Fatalf("start errors: %v", errs)
+			}
+			s, err := h.NewSession(hookhost.SessionOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn, err := s.Send(context.Background(), "hi")
+			if err != nil || turn.Answer != "hello" {
+				t.Fatalf("turn %+v, err %v; want the answer as if chaos had said nothing", turn, err)
+			}
+			reqs := fake.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests upstream, want 1 (no reissue)", len(reqs))
+			}
+			if body := string(reqs[0].Body); strings.Contains(body, "temperature") || strings.Contains(body, "patched by chaos") {
+				t.Fatalf("chaos's patch reached the upstream: %s", body)
+			}
+			st := h.Bus().Stats()
+			for _, hook := range []hooks.Name{hooks.PreAPIRequestMutable, hooks.PostLLMCallCanReissue} {
+				if n := st.Failures("chaos", hook, hooks.KindMalformed); n != 1 {
+					t.Errorf("%s: %d malformed answers counted, want 1", hook, n)
+				}
 			}
 		})
 	}

@@ -58,3 +58,42 @@ func testPluginTextResultsBecomeJSONStrings(t *testing.T, way wiretest.Way) {
 		t.Fatalf("transformed text: %+v, want content %s", out.Result, want)
 	}
 }
+
+// Text that is not valid UTF-8 in a provided result reaches a transform as
+// the same text whichever way the plugin is reached: U+FFFD in place of the
+// bad byte, as the protocol's repair leaves it, never the escape text
+// \ufffd (which a v2 plugin asked to provide and transform in one
+// exchange used to see).
+func TestInvalidUTF8ReachesATransformAsTheSameTextEveryWay(t *testing.T) {
+	want, _ := json.Marshal(map[string]string{"saw": "\"bad \uFFFD byte\"", "json": "{\"a\":\"\uFFFD\"}"})
+	overEveryWay(t, func(t *testing.T, way wiretest.Way) {
+		var mu sync.Mutex
+		var saw []string
+		p, _ := pipelineOver(t, way, &hooks.Funcs{
+			Name: "bad",
+			PreToolCallCanProvideResultFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+				if r.Name == "weather" {
+					return &hooks.ToolResult{Content: "bad \xff byte"}, nil
+				}
+				return &hooks.ToolResult{Content: "{\"a\":\"\xff\"}"}, nil
+			},
+			TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+				mu.Lock()
+				saw = append(saw, ev.Result.Content)
+				mu.Unlock()
+				return nil, nil
+			},
+		})
+		run(p, "weather", `{}`)
+		run(p, "upper", `{"text":"hi"}`)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(saw) != 2 {
+			t.Fatalf("the transform saw %d results, want 2", len(saw))
+		}
+		got, _ := json.Marshal(map[string]string{"saw": saw[0], "json": saw[1]})
+		if string(got) != string(want) {
+			t.Fatalf("the transform saw %s, want %s", got, want)
+		}
+	})
+}

@@ -54,6 +54,11 @@ type Member struct {
 type Config struct {
 	Logger        hclog.Logger // nil: discard
 	ObserverQueue int          // per plugin; 0: DefaultObserverQueue
+	// MaxTemperature is the highest sampling temperature the upstream
+	// takes (1 for Anthropic); 0 means DefaultMaxTemperature, the widest
+	// range of any provider. A patch asking for more is malformed: the
+	// provider would refuse the whole call.
+	MaxTemperature float64
 }
 
 // Bus fires hooks across plugins in priority order.
@@ -73,6 +78,8 @@ type Bus struct {
 	// stretchers says whether any plugin implements Stretcher, so that a
 	// Bus without one spends nothing planning stretches.
 	stretchers bool
+	// maxTemperature is Config.MaxTemperature, checked in every patch.
+	maxTemperature float64
 
 	warned sync.Map // warnKey → struct{}
 
@@ -225,11 +232,12 @@ func ValidateManifest(m Manifest, opts Options) error {
 // same tool; the error names the plugins.
 func NewBus(members []Member, cfg Config) (*Bus, error) {
 	b := &Bus{
-		log:         cfg.Logger,
-		subs:        map[Name][]*subscriber{},
-		owners:      map[string]string{},
-		stop:        make(chan struct{}),
-		workersDone: make(chan struct{}),
+		log:            cfg.Logger,
+		maxTemperature: cfg.MaxTemperature,
+		subs:           map[Name][]*subscriber{},
+		owners:         map[string]string{},
+		stop:           make(chan struct{}),
+		workersDone:    make(chan struct{}),
 	}
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	if b.log == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -857,4 +858,61 @@ func TestContextHonouringPluginsAreCalledInlineUnderTheirDeadline(t *testing.T) 
 	if !sawDeadline.Load() || b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hooks.KindTimeout) != 1 {
 		t.Fatalf("deadline seen %v, timeouts %d", sawDeadline.Load(), b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hooks.KindTimeout))
 	}
+}
+
+// A temperature no upstream takes (NaN, ±Inf, or outside the provider's
+// range) is a malformed answer: the patch, or the reissue, applies nothing
+// and is counted, where it used to reach the provider and fail the turn
+// with an encode error.
+func TestTemperatureNoUpstreamTakesIsMalformed(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		temp float64
+		max  float64 // Config.MaxTemperature; 0: the default
+	}{
+		{"NaN", math.NaN(), 0},
+		{"+Inf", math.Inf(1), 0},
+		{"-Inf", math.Inf(-1), 0},
+		{"negative", -0.5, 0},
+		{"over 2", 2.5, 0},
+		{"over the provider's 1", 1.5, 1},
+	}
+	eachWay(t, func(t *testing.T, r rig) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				r := r.sub(t)
+				temp := c.temp
+				bad := &hooks.Funcs{Name: "bad",
+					PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+						return &hooks.RequestPatch{Temperature: &temp, System: str("from bad")}, nil
+					},
+					PostLLMCallCanReissueFunc: func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
+						return &hooks.Reissue{Patch: hooks.RequestPatch{Temperature: &temp}, Reason: "hotter"}, nil
+					},
+				}
+				good := 0.25
+				next := &hooks.Funcs{Name: "next",
+					PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+						return &hooks.RequestPatch{Temperature: &good}, nil
+					},
+				}
+				b := newBusConfig(t, hooks.Config{MaxTemperature: c.max}, r.in(bad), r.in(next))
+				req, changes := b.MutateRequest(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m", System: "s"}})
+				if req.System != "s" || req.Temperature == nil || *req.Temperature != good ||
+					len(changes) != 1 || changes[0].Plugin != "next" {
+					t.Fatalf("patch with temperature %v applied: %+v %+v", c.temp, req, changes)
+				}
+				if n := b.Stats().Failures("bad", hooks.PreAPIRequestMutable, hooks.KindMalformed); n != 1 {
+					t.Fatalf("patch counted malformed %d times, want 1", n)
+				}
+				if res := b.Reissue(ctx, hooks.LLMCall{}); res != nil {
+					t.Fatalf("reissue with temperature %v accepted: %+v", c.temp, res)
+				}
+				if n := b.Stats().Failures("bad", hooks.PostLLMCallCanReissue, hooks.KindMalformed); n != 1 {
+					t.Fatalf("reissue counted malformed %d times, want 1", n)
+				}
+			})
+		}
+	})
 }

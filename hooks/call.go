@@ -71,7 +71,7 @@ func checked[T any](b *Bus, s *subscriber, v T) (T, FailureKind, error) {
 	if s.observer {
 		return v, KindNone, nil
 	}
-	err := checkAnswer(v, s.m.opts.MaxResultSize)
+	err := checkAnswer(v, limits{maxSize: s.m.opts.MaxResultSize, maxTemperature: b.maxTemperature})
 	if err == nil {
 		return v, KindNone, nil
 	}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // The checks in this file decide what "malformed" means for each answer
@@ -48,14 +51,27 @@ func (e errTooLarge) Error() string {
 	return fmt.Sprintf("the answer carries %d bytes, over max_result_size (%d bytes)", e.size, e.limit)
 }
 
+// limits are the bounds an answer is checked against: the plugin's
+// max_result_size (0: DefaultMaxResultSize) and the upstream's highest
+// temperature (0: DefaultMaxTemperature).
+type limits struct {
+	maxSize        int
+	maxTemperature float64
+}
+
+// DefaultMaxTemperature is the highest temperature a patch may set when
+// Config.MaxTemperature is zero: OpenAI's ceiling, the highest any
+// provider takes.
+const DefaultMaxTemperature = 2
+
 // checkAnswer applies the rules every answer of its hook keeps, whoever
-// sent it, with maxSize (0: DefaultMaxResultSize) bounding what the answer
-// carries: a provided or transformed result's content, a replacement text,
+// sent it, with lim.maxSize bounding what the answer carries: a provided or transformed result's content, a replacement text,
 // a patch's messages, system text and tools, a tool list, a decision's
 // arguments and message. A nil answer, or a nil pointer of an answer type,
 // is always legal. The error says what is wrong, in the plugin author's
 // terms; the Bus wraps it in a MalformedError naming the plugin and hook.
-func checkAnswer(answer any, maxSize int) error {
+func checkAnswer(answer any, lim limits) error {
+	maxSize := lim.maxSize
 	if maxSize <= 0 {
 		maxSize = DefaultMaxResultSize
 	}
@@ -74,7 +90,7 @@ func checkAnswer(answer any, maxSize int) error {
 		if a == nil {
 			return nil
 		}
-		if err := a.check(); err != nil {
+		if err := a.check(lim.maxTemperature); err != nil {
 			return err
 		}
 		size = a.size()
@@ -82,7 +98,7 @@ func checkAnswer(answer any, maxSize int) error {
 		if a == nil {
 			return nil
 		}
-		if err := a.Patch.check(); err != nil {
+		if err := a.Patch.check(lim.maxTemperature); err != nil {
 			return err
 		}
 		size = a.Patch.size() + len(a.Reason)
@@ -184,7 +200,12 @@ func messagesSize(msgs []Message) int {
 	return n
 }
 
-func (p *RequestPatch) check() error {
+// check applies a patch's rules, with maxTemperature (0:
+// DefaultMaxTemperature) the upstream's highest temperature. A temperature
+// that is not a finite number in [0, maxTemperature] cannot be sent (JSON
+// has no NaN or infinity) or is refused by the provider: either way the
+// call would fail, so the patch is malformed rather than the turn lost.
+func (p *RequestPatch) check(maxTemperature float64) error {
 	if p.Model != nil && *p.Model == "" {
 		return errors.New("model set to the empty string")
 	}
@@ -197,8 +218,16 @@ func (p *RequestPatch) check() error {
 	if p.MaxTokens != nil && *p.MaxTokens < 0 {
 		return fmt.Errorf("max_tokens %d is negative", *p.MaxTokens)
 	}
-	if p.Temperature != nil && (*p.Temperature < 0 || *p.Temperature > 2) {
-		return fmt.Errorf("temperature %g is outside [0, 2]", *p.Temperature)
+	if maxTemperature <= 0 {
+		maxTemperature = DefaultMaxTemperature
+	}
+	if t := p.Temperature; t != nil {
+		switch {
+		case math.IsNaN(*t) || math.IsInf(*t, 0):
+			return fmt.Errorf("temperature %g is not a finite number", *t)
+		case *t < 0 || *t > maxTemperature:
+			return fmt.Errorf("temperature %g is outside [0, %g], the range the upstream takes", *t, maxTemperature)
+		}
 	}
 	if p.Tools != nil {
 		if err := checkToolList(p.Tools); err != nil {
@@ -304,9 +333,20 @@ func (d *PreToolCallDecision) check() error {
 // AsJSON applies the one rule for what a tool result holds: JSON. Content
 // that is not JSON is taken as text and returned as a JSON string holding
 // it, so a plugin that answers in plain text is understood rather than
-// punished, and everything downstream may rely on JSON. Invalid UTF-8 in
-// such text becomes U+FFFD. JSON content is returned unchanged.
+// punished, and everything downstream may rely on JSON. Valid JSON content
+// is returned unchanged.
+//
+// Content that is not valid UTF-8 first has each invalid sequence replaced
+// by U+FFFD, the repair the plugin protocol makes to every string it
+// carries. Repairing here, before encoding, is what makes a result read the
+// same on every path: left to the JSON encoder, the bytes would become the
+// six characters \ufffd, which is what a plugin saw when it provided and
+// transformed a result in one exchange, while over one call per hook the
+// wire had already put U+FFFD there.
 func (r ToolResult) AsJSON() ToolResult {
+	if !utf8.ValidString(r.Content) {
+		r.Content = strings.ToValidUTF8(r.Content, "\uFFFD")
+	}
 	if json.Valid([]byte(r.Content)) {
 		return r
 	}

@@ -427,3 +427,30 @@ func TestLargeResultsWithinARaisedLimit(t *testing.T) {
 	// RSS is logged, not asserted: it includes garbage the collector had
 	// not reached yet, and the race detector's shadow memory.
 }
+
+// Text that is not valid UTF-8 in a plugin's answer is repaired once, the
+// same way over either protocol: a later transform_tool_result sees U+FFFD
+// in the result, never the escape text "\ufffd" that encoding the raw bytes
+// as JSON would give (which is what the plugin's own transform saw over v2,
+// where the host asks it to provide and transform in one exchange).
+func TestInvalidUTF8ReachesALaterTransformAsTheSameText(t *testing.T) {
+	t.Parallel()
+	want, _ := json.Marshal(map[string]string{"saw": `"bad ` + "\uFFFD" + ` byte"`})
+	got := map[int]string{}
+	for _, v := range []int{1, 2} {
+		name := named("chaos", v)
+		h := startOK(t, configOf(plug{name, pinned(entry(linkAs(t, chaosBin(), name)), v)}), fastOptions())
+		p := &dispatch.Pipeline{Registry: must(dispatch.NewRegistry()), Bus: busOf(t, h)}
+		out := p.Run(context.Background(), "s1", hooks.ToolCall{ID: "c1", Name: name + "__bad", Arguments: json.RawMessage(`{}`)})
+		if out.Path != dispatch.PathProvided || len(out.TransformedBy) != 1 {
+			t.Fatalf("v%d: %+v, want a result provided and transformed by %s", v, out, name)
+		}
+		got[v] = out.Result.Content
+	}
+	if got[1] != got[2] || got[1] != string(want) {
+		t.Fatalf("the transform saw\n v1: %s\n v2: %s\nwant both %s", got[1], got[2], want)
+	}
+}
+
+// chaosBin is the chaos test plugin, built with the others.
+func chaosBin() string { return filepath.Join(filepath.Dir(bins.echo), "chaos") }

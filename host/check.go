@@ -51,7 +51,9 @@ type CheckResult struct {
 // running it again without it), stderr lines the host logs at DEBUG for
 // want of a level it knows, a sha256 pin on a script, a #! line that
 // finds its interpreter only through env's default path, and a relative
-// socket path. It also starts the plugin twice more to read the
+// socket path, and a plugin that receives variables from its env list
+// while other processes of its user can read them (it is dumpable). It
+// also starts the plugin twice more to read the
 // handshake line it prints each time: a certificate made fresh at every
 // start can be wrong only sometimes (padded base64), and a plugin that
 // prints a bad line in any of them fails the check. Options.NoProbes
@@ -121,6 +123,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			plain := plainStderrWarning(r.inst)
 			add(staticWarnings(name, entry, lang)...)
 			add(relativeSocketFinding(r.inst.line))
+			add(dumpableWarning(name, entry, r.inst))
 			add(clientAuthWarning(ctx, r.inst, &opts))
 			add(controllerWarning(ctx, r.inst, &opts))
 			// The reruns start more processes of the plugin, which must

@@ -116,6 +116,10 @@ const (
 	// The plugin does not serve hookhost's plugin service, or go-plugin's
 	// health service.
 	ProblemService = "plugin-service"
+	// The plugin receives variables from its entry's env list and stays
+	// dumpable, so every other process of its user, other plugins
+	// included, reads them in /proc/<pid>/environ (a warning of Check).
+	ProblemDumpable = "dumpable-with-secrets"
 )
 
 // Warning is something Check found that does not stop a plugin from
@@ -555,6 +559,38 @@ func staticWarnings(name string, entry config.PluginEntry, lang language) []*fin
 		}
 	}
 	return fs
+}
+
+// notSecret are variables an env list commonly names that hold no secret;
+// a plugin that receives only these is not warned about being dumpable.
+var notSecret = map[string]bool{
+	"PATH": true, "HOME": true, "LANG": true, "LANGUAGE": true, "LC_ALL": true, "LC_CTYPE": true,
+	"TZ": true, "TMPDIR": true, "TERM": true, "USER": true, "LOGNAME": true, "SHELL": true, "PWD": true,
+	"PYTHONPATH": true, "NODE_PATH": true, "VIRTUAL_ENV": true,
+}
+
+// dumpableWarning finds a running plugin that receives variables from its
+// env list, which may hold its secrets, while any process of its user may
+// read them: the SDKs clear the dumpable flag at start, as the host does
+// for itself, but a plugin written without them, in Node, or that sets the
+// flag again, does not.
+func dumpableWarning(name string, entry config.PluginEntry, in *instance) *finding {
+	var given []string
+	for _, kv := range pluginEnv(entry.Env) {
+		if k, _, _ := strings.Cut(kv, "="); !notSecret[k] {
+			given = append(given, k)
+		}
+	}
+	if len(given) == 0 || in.pid <= 0 {
+		return nil
+	}
+	if d, known := dumpable(in.pid); !known || !d {
+		return nil
+	}
+	return &finding{problem: ProblemDumpable, section: secEnvironment,
+		reason: fmt.Sprintf("it receives %s from plugins.entries.%s.env but is dumpable, so every process of its user, other plugins included, can read them in /proc/%d/environ",
+			strings.Join(given, ", "), name, in.pid),
+		fix: "have the plugin clear its dumpable flag when it starts (prctl(PR_SET_DUMPABLE, 0); the Go and Python SDKs do), or run it as a user of its own (README: run an untrusted plugin as its own user)"}
 }
 
 // clientAuthWarning connects to a running plugin without a client

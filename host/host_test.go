@@ -45,6 +45,9 @@ const (
 	// startDirVar names the directory where the echo plugin records its pid
 	// as its first act and waits before serving while <name>.slow exists.
 	startDirVar = "TESTPLUGIN_START_DIR"
+	// cgroupBaseVar gives a child host another place to make plugin
+	// cgroups in, for the fallback when it cannot.
+	cgroupBaseVar = "HOST_TEST_CGROUP_BASE"
 )
 
 func TestMain(m *testing.M) {
@@ -821,6 +824,9 @@ func TestCircuitOpensAfterRepeatedCrashesAndCloses(t *testing.T) {
 // paths, prints their pids and waits to be killed. The plugins get the
 // start directory of the echo plugin, when the test set one.
 func childHost(paths []string) int {
+	if base := os.Getenv(cgroupBaseVar); base != "" {
+		cgroupBaseOverride = base
+	}
 	var ps []plug
 	for _, p := range paths {
 		e := entry(p)

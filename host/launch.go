@@ -143,6 +143,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", handshake.HostPIDEnv, os.Getpid()))
 			run = newProcRunner(log, cmd, secure, socketDir)
+			run.name = name
 			started.Store(run)
 			return run, nil
 		},
@@ -401,6 +402,9 @@ func (in *instance) killGroup() {
 	case <-in.exited:
 		return
 	default:
+	}
+	if in.run != nil {
+		_ = in.run.cg.kill()
 	}
 	_ = killGroup(in.pid)
 }

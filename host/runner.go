@@ -14,12 +14,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
 // Limits on what the host reads from a plugin's stdout and stderr.
@@ -52,6 +55,7 @@ const (
 // at most pipeDrain, whoever still holds them.
 type procRunner struct {
 	log       hclog.Logger // the plugin's logger
+	name      string       // the plugin's name, for its cgroup's
 	cmd       *exec.Cmd
 	secure    *plugin.SecureConfig
 	socketDir string // go-plugin's socket directory for this start
@@ -70,6 +74,10 @@ type procRunner struct {
 
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error
+	// cg is the cgroup the process runs in, nil where plugins run in a
+	// process group only (see cgroup_linux.go). Set before the process
+	// is waited for.
+	cg *pluginCgroup
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -116,7 +124,7 @@ func (r *procRunner) start(context.Context) error {
 	// *os.File outputs go to the child as they are: exec.Cmd starts no
 	// copying goroutine, so its Wait returns when the process exits.
 	r.cmd.Stdout, r.cmd.Stderr = outW, errW
-	err = startOnSpawnThread(r.cmd)
+	err = r.startInCgroup()
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -133,9 +141,17 @@ func (r *procRunner) start(context.Context) error {
 	readers.Go(func() { r.readStderr(errR) })
 	go func() {
 		r.waitErr = r.cmd.Wait()
+		// Whatever the plugin started goes with it, even what left its
+		// process group, before anyone waiting for the plugin hears it
+		// is gone.
+		if err := r.cg.kill(); err != nil {
+			r.log.Debug("cannot kill the plugin's cgroup", "cgroup", r.cg.dir, "error", err)
+		}
 		close(r.exited)
-		// Whatever the plugin started goes with it.
 		_ = killGroup(r.cmd.Process.Pid)
+		if r.cg != nil {
+			go r.cg.remove()
+		}
 		drained := make(chan struct{})
 		go func() { readers.Wait(); close(drained) }()
 		t := time.NewTimer(pipeDrain)
@@ -150,6 +166,51 @@ func (r *procRunner) start(context.Context) error {
 	}()
 	return nil
 }
+
+// startInCgroup starts the plugin in a cgroup of its own where the host
+// can make one, and in its process group only where it cannot (see
+// cgroup_linux.go). A kernel that will not start a process in a cgroup
+// turns cgroups off for the rest of the host's life, once a start without
+// one shows that the cgroup was the trouble.
+func (r *procRunner) startInCgroup() error {
+	cg := newPluginCgroup(r.name)
+	if cg == nil || r.cmd.SysProcAttr == nil {
+		cg.remove()
+		if why := cgroupsUnavailable(); why != "" && cgroupsLogged.CompareAndSwap(false, true) {
+			r.log.Debug("plugins run in a process group only: a child that calls setsid can outlive its plugin", "reason", why)
+		}
+		return startOnSpawnThread(r.cmd)
+	}
+	env, attr := r.cmd.Env, *r.cmd.SysProcAttr
+	release, err := cg.attach(r.cmd.SysProcAttr, &r.cmd.Env, handshake.CgroupEnv)
+	if err == nil {
+		err = startOnSpawnThread(r.cmd)
+		release()
+		if err == nil {
+			r.cg = cg
+			return nil
+		}
+	}
+	cg.remove()
+	cgErr := err
+	plain := exec.Command(r.cmd.Path)
+	plain.Args, plain.Env, plain.Dir = r.cmd.Args, env, r.cmd.Dir
+	plain.Stdin, plain.Stdout, plain.Stderr = r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr
+	plain.SysProcAttr = &attr
+	r.cmd = plain
+	if err := startOnSpawnThread(plain); err != nil {
+		return err
+	}
+	cgroupsOff(fmt.Sprintf("cannot start a process in a cgroup: %v", cgErr))
+	if cgroupsLogged.CompareAndSwap(false, true) {
+		r.log.Debug("plugins run in a process group only: a child that calls setsid can outlive its plugin", "reason", cgroupsUnavailable())
+	}
+	return nil
+}
+
+// cgroupsLogged says whether the host has logged why plugins run without
+// cgroups: once is enough.
+var cgroupsLogged atomic.Bool
 
 // readStdout hands go-plugin the first line (the handshake) and logs the
 // rest at DEBUG, in pieces of at most maxOutputLine bytes.
@@ -354,9 +415,10 @@ func (r *procRunner) Wait(context.Context) error {
 	return r.waitErr
 }
 
-// Kill kills the plugin's whole process group. Once the process has been
-// reaped its pid may be another process's, so there is nothing left to
-// kill: the group was killed when the process was reaped.
+// Kill kills the plugin's cgroup, where it has one, and its whole process
+// group. Once the process has been reaped its pid may be another
+// process's, so there is nothing left to kill: both were killed when the
+// process was reaped.
 func (r *procRunner) Kill(context.Context) error {
 	select {
 	case <-r.exited:
@@ -368,6 +430,9 @@ func (r *procRunner) Kill(context.Context) error {
 	r.mu.Unlock()
 	if pid == 0 {
 		return nil
+	}
+	if err := r.cg.kill(); err != nil {
+		r.log.Debug("cannot kill the plugin's cgroup", "cgroup", r.cg.dir, "error", err)
 	}
 	if err := killGroup(pid); err != nil {
 		return err

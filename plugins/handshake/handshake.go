@@ -42,3 +42,10 @@ var Config = plugin.HandshakeConfig{
 // pid) even when the host died while the plugin was still starting, or when
 // a wrapper script that does not exec the plugin is its parent.
 const HostPIDEnv = "HOOKHOST_HOST_PID"
+
+// CgroupEnv is the variable in which the host passes, on Linux with cgroup
+// v2, the path of the cgroup it started the plugin in, alone: writing "1"
+// to its cgroup.kill ends the plugin and everything it spawned, even a
+// child that left its process group with setsid. A plugin whose host died
+// does that on its way out; unset where the host cannot make cgroups.
+const CgroupEnv = "HOOKHOST_CGROUP"

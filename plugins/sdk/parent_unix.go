@@ -35,7 +35,9 @@ var firstParent = os.Getppid()
 //
 // When the plugin leads its own process group (a host that starts plugins
 // with Setpgid, as hookhost does), it kills the whole group, taking down any
-// children the plugin started; otherwise it only exits itself.
+// children the plugin started; otherwise it only exits itself. Before that,
+// when the host started it in a cgroup of its own (Linux, cgroup v2), it
+// kills the cgroup, which also takes children that left the group.
 func watchParent(log hclog.Logger) {
 	named, _ := strconv.Atoi(os.Getenv(handshake.HostPIDEnv))
 	host := named
@@ -88,6 +90,7 @@ func hostGone(named int) bool {
 }
 
 func orphaned(log hclog.Logger, parent int, why string) {
+	killOwnCgroup(log)
 	if pgid := syscall.Getpgrp(); pgid == os.Getpid() {
 		log.Warn(why+"; killing the plugin's process group", "host_pid", parent, "pgid", pgid)
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)

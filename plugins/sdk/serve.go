@@ -28,7 +28,10 @@ import (
 //
 //  1. starts watching the parent process before anything else, so the
 //     plugin does not outlive a host that died without shutting it down,
-//     even one that died while the plugin was starting;
+//     even one that died while the plugin was starting (on Linux the
+//     plugin was already made non-dumpable when the SDK was initialised,
+//     so that the secrets its env list hands it are not readable in
+//     /proc/<pid>/environ by other processes of its user);
 //  2. adapts p (see Adapt) with stdout pointed at stderr, so that a print
 //     in Info cannot land before the handshake line;
 //  3. validates the derived manifest the way the host will (tool
@@ -81,7 +84,11 @@ func Serve(p Plugin) {
 		return hclog.New(&hclog.LoggerOptions{Name: name, Output: stderr, JSONFormat: !debug, Level: hclog.Debug})
 	}
 	if !debug {
-		watchParent(newLogger("hookhost-sdk"))
+		sdkLog := newLogger("hookhost-sdk")
+		watchParent(sdkLog)
+		if protectErr != nil {
+			sdkLog.Warn("cannot make the plugin's memory and environment unreadable to other processes of its user", "error", protectErr.Error())
+		}
 	}
 
 	var impl *hooks.Funcs

@@ -351,6 +351,11 @@ class StreamTest(unittest.TestCase):
         )
         self.assertEqual(out, [hp.ToolResult("plain text"), hp.ToolResult('"plain text"!')])
 
+    def test_as_json_repairs_lone_surrogates_as_the_host_does(self):
+        # U+FFFD, as the host repairs the same text, never escape text.
+        self.assertEqual(hp.ToolResult("bad \udcff byte").as_json(), hp.ToolResult('"bad \ufffd byte"'))
+        self.assertEqual(hp.ToolResult('{"a":"\ud800"}').as_json(), hp.ToolResult('{"a":"\ufffd"}'))
+
     def test_stretch_stops_after_a_block(self):
         self.assertEqual(self.h.stretch(call("block"), ALL3), [hp.block("blocked by sample")])
 

@@ -8,6 +8,7 @@ import { isBug } from "./bug";
 import { checkGlob, matchGlob } from "./glob";
 import { after } from "./timer";
 import { Logger, newLogger } from "./log";
+import { wellFormedText } from "./proto";
 import { decodeValue, problemsText, Schema } from "./schema";
 import { Tool } from "./tool";
 import type * as T from "./types";
@@ -414,14 +415,18 @@ export function contextFailure(reason: unknown, hook: string): Failure {
 /**
  * The one rule for what a tool result holds (hooks.ToolResult.AsJSON):
  * content that is not JSON is taken as text and becomes a JSON string
- * holding it, written as Go writes it.
+ * holding it, written as Go writes it. Lone surrogates, which UTF-8
+ * cannot carry, first become U+FFFD, as the host repairs the same content,
+ * so that a transform sees the same text whichever side made it JSON
+ * (JSON.stringify would write them as escape text).
  */
 export function asJSON(r: T.ToolResult): T.ToolResult {
+  const text = wellFormedText(r.content);
   try {
-    JSON.parse(r.content);
-    return r;
+    JSON.parse(text);
+    return text === r.content ? r : { ...r, content: text };
   } catch {
-    const content = JSON.stringify(r.content).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+    const content = JSON.stringify(text).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
     return { ...r, content };
   }
 }

@@ -80,8 +80,13 @@ export function codec<In, Out>(fullName: string): Codec<In, Out> {
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const LONE_SURROGATE_G = new RegExp(LONE_SURROGATE.source, "g");
 
+/** s with every lone surrogate replaced by U+FFFD. */
+export function wellFormedText(s: string): string {
+  return LONE_SURROGATE.test(s) ? s.replace(LONE_SURROGATE_G, "\ufffd") : s;
+}
+
 function wellFormed(v: unknown): unknown {
-  if (typeof v === "string") return LONE_SURROGATE.test(v) ? v.replace(LONE_SURROGATE_G, "\ufffd") : v;
+  if (typeof v === "string") return wellFormedText(v);
   if (Array.isArray(v)) return v.map(wellFormed);
   if (v !== null && typeof v === "object" && !(v instanceof Uint8Array)) {
     const out: { [k: string]: unknown } = {};

@@ -101,6 +101,7 @@ function leave(name: string, why: string): never {
   } catch {
     // the host is gone: no one reads it
   }
+  killOwnCgroup();
   try {
     // ESRCH unless this process leads a group of its own.
     process.kill(-process.pid, "SIGKILL");
@@ -108,6 +109,28 @@ function leave(name: string, why: string): never {
     // not a group leader: only this process goes
   }
   process.exit(0);
+}
+
+/** The variable naming the cgroup the host started the plugin in. */
+const CGROUP_ENV = "HOOKHOST_CGROUP";
+
+/**
+ * Kills the cgroup the host started the plugin in (Linux, cgroup v2), and
+ * with it everything the plugin spawned, even children that left its
+ * process group with setsid. Only when the plugin is in the cgroup
+ * HOOKHOST_CGROUP names, so that a stale variable kills nothing else.
+ */
+export function killOwnCgroup(env: NodeJS.ProcessEnv = process.env): void {
+  const dir = env[CGROUP_ENV];
+  if (!dir) return;
+  try {
+    const own = fs.readFileSync("/proc/self/cgroup", "utf8").split("\n").find((l) => l.startsWith("0::"));
+    const p = own === undefined ? "/" : path.normalize(own.slice(3).trim());
+    if (p === "/" || !path.normalize(dir).endsWith(p)) return;
+    fs.writeFileSync(path.join(dir, "cgroup.kill"), "1");
+  } catch {
+    // no such cgroup, or not allowed: the group kill that follows remains
+  }
 }
 
 function watchHost(name: string): void {
@@ -175,6 +198,15 @@ function watchdog(): void {
       fs.writeSync(2, line + "\n");
     } catch {
       // the host is gone: no one reads it
+    }
+    try {
+      // killOwnCgroup's rules, repeated: its cgroup, setsid children too.
+      const dir: string | undefined = process.env.HOOKHOST_CGROUP;
+      const own = fs.readFileSync("/proc/self/cgroup", "utf8").split("\n").find((l: string) => l.startsWith("0::"));
+      const p = own === undefined ? "/" : own.slice(3).trim();
+      if (dir && p !== "/" && dir.replace(/\/+$/, "").endsWith(p)) fs.writeFileSync(dir + "/cgroup.kill", "1");
+    } catch {
+      // no cgroup: the group kill remains
     }
     try {
       process.kill(-process.pid, "SIGKILL"); // its group, when it leads one

@@ -55,7 +55,8 @@ function checkPatch(p: T.RequestPatch): string | undefined {
   const m = checkMessages(p.messages ?? []);
   if (m) return m;
   if (p.maxTokens !== undefined && p.maxTokens < 0) return `max_tokens ${p.maxTokens} is negative`;
-  if (p.temperature !== undefined && (p.temperature < 0 || p.temperature > 2)) return `temperature ${p.temperature} is outside [0, 2]`;
+  if (p.temperature !== undefined && !Number.isFinite(p.temperature)) return `temperature ${p.temperature} is not a finite number`;
+  if (p.temperature !== undefined && (p.temperature < 0 || p.temperature > 2)) return `temperature ${p.temperature} is outside [0, 2], the range the upstream takes`;
   if (p.tools !== undefined) return checkToolList(p.tools);
   return undefined;
 }

@@ -97,6 +97,9 @@ test("AsJSON keeps JSON and quotes text as Go does", () => {
   assert.deepEqual(asJSON({ content: "sunny", isError: true }), { content: '"sunny"', isError: true });
   assert.deepEqual(asJSON({ content: "" }), { content: '""' });
   assert.equal(asJSON({ content: "a<b>&\u2028" }).content, '"a<b>&\\u2028"');
+  // A lone surrogate is U+FFFD, as the host repairs it, not escape text.
+  assert.equal(asJSON({ content: "bad \udcff byte" }).content, '"bad \ufffd byte"');
+  assert.equal(asJSON({ content: '{"a":"\ud800"}' }).content, '{"a":"\ufffd"}');
 });
 
 test("host death: the named host's pid, else the first parent", () => {

@@ -58,12 +58,18 @@ func (e *echo) Info() sdk.Info {
 func (e *echo) Configure(_ context.Context, raw json.RawMessage) error {
 	var c struct {
 		Reject string `json:"reject"`
+		// Dumpable sets the dumpable flag again: a plugin that does not
+		// keep its environment from other processes of its user.
+		Dumpable bool `json:"dumpable"`
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return err
 	}
 	if c.Reject != "" {
 		return errors.New(c.Reject)
+	}
+	if c.Dumpable {
+		return setDumpable()
 	}
 	return nil
 }
@@ -117,6 +123,12 @@ func (e *echo) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCa
 		return &hooks.ToolResult{Content: string(out)}, nil
 	case "pid":
 		return &hooks.ToolResult{Content: strconv.Itoa(os.Getpid())}, nil
+	case "dumpable":
+		d, err := getDumpable()
+		if err != nil {
+			return nil, err
+		}
+		return &hooks.ToolResult{Content: strconv.Itoa(d)}, nil
 	case "log":
 		// A raw line on the stderr the host parses as log lines.
 		if _, err := fmt.Fprintln(rawStderr, args.Line); err != nil {
@@ -176,6 +188,16 @@ func (e *echo) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCa
 	case "spin":
 		for {
 		}
+	case "setsid":
+		// A child that leaves the plugin's session and process group, and
+		// the plugin lives on: only its cgroup still holds the child.
+		cmd := exec.Command(sleepBinary(), "300")
+		cmd.SysProcAttr = childAttr(true)
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go cmd.Wait()
+		return &hooks.ToolResult{Content: strconv.Itoa(cmd.Process.Pid)}, nil
 	case "child":
 		cmd := exec.Command(sleepBinary(), "300")
 		if err := cmd.Start(); err != nil {
@@ -253,11 +275,17 @@ func main() {
 // spawnIfAsked starts a child that outlives nothing on its own, in the
 // plugin's process group, when <name>.spawn exists in dir, and appends its
 // pid to <name>.children: a plugin that is serving with a child of its own.
+//
+// With <name>.spawnsetsid there instead, the child leaves the plugin's
+// session and process group.
 func (e *echo) spawnIfAsked(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, e.name+".spawn")); err != nil {
+	_, err := os.Stat(filepath.Join(dir, e.name+".spawn"))
+	_, serr := os.Stat(filepath.Join(dir, e.name+".spawnsetsid"))
+	if err != nil && serr != nil {
 		return nil
 	}
 	cmd := exec.Command(sleepBinary(), "300")
+	cmd.SysProcAttr = childAttr(serr == nil)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

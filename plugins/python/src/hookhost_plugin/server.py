@@ -48,6 +48,29 @@ FIRST_PARENT = os.getppid()
 
 MAGIC_COOKIE_KEY = "HOOKHOST_PLUGIN"
 MAGIC_COOKIE_VALUE = "d3c1b0a2-hookhost-plugin-v1"
+
+
+def _protect_environ() -> str:
+    """Make a plugin the host launched unreadable to other processes of its
+    user, as the host makes itself (Linux: prctl(PR_SET_DUMPABLE, 0)): its
+    entry's env list can hand it secrets, which every other plugin running
+    as the same user could otherwise read in /proc/<pid>/environ. Done at
+    import, as early as the SDK can. Returns why it could not, "" if it did
+    or had nothing to do (not Linux, not launched by the host)."""
+    if not sys.platform.startswith("linux") or os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
+        return ""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+            return os.strerror(ctypes.get_errno())
+    except Exception as exc:  # no ctypes, no libc: say so, serve anyway
+        return str(exc)
+    return ""
+
+
+_PROTECT_ERROR = _protect_environ()
 CORE_PROTOCOL = 1  # go-plugin's own
 PROTOCOLS = (1, 2)  # hookhost.plugin.v1 and v2, oldest first
 HOST_PID_ENV = "HOOKHOST_HOST_PID"
@@ -152,10 +175,32 @@ def _leave(reason: str, host: int) -> None:
         # removes it once the host is gone.
         shutil.rmtree(_sock_dir, ignore_errors=True)
     try:
+        _kill_own_cgroup()
         if os.getpgrp() == os.getpid():
             _kill_group()
     finally:
         os._exit(0)
+
+
+CGROUP_ENV = "HOOKHOST_CGROUP"
+
+
+def _kill_own_cgroup() -> None:
+    """Kill the cgroup the host started the plugin in (Linux, cgroup v2),
+    and with it everything the plugin spawned, even children that left its
+    process group with setsid. Only when the plugin is in the cgroup
+    HOOKHOST_CGROUP names, so a stale variable kills nothing else."""
+    path = os.environ.get(CGROUP_ENV, "")
+    if not path:
+        return
+    try:
+        with open("/proc/self/cgroup") as f:
+            own = [l[3:].strip() for l in f if l.startswith("0::")]
+        if own and own[0] != "/" and os.path.normpath(path).endswith(os.path.normpath(own[0])):
+            with open(os.path.join(path, "cgroup.kill"), "w") as f:
+                f.write("1")
+    except OSError:
+        pass  # the group kill that follows is all that is left
 
 
 def _kill_group() -> None:
@@ -629,6 +674,11 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         # plugins.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     hlog.install(name, text=debug)
+    if _PROTECT_ERROR:
+        _log.warning(
+            "cannot make the plugin's memory and environment unreadable to other processes of its user",
+            extra={"hookhost": {"error": _PROTECT_ERROR}},
+        )
     try:
         import grpc
     except ImportError as exc:

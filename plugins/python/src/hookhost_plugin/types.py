@@ -150,14 +150,16 @@ class ToolResult:
 
     def as_json(self) -> "ToolResult":
         """The host's one rule for a result (ToolResult.AsJSON): content that
-        is not JSON is text, and becomes a JSON string holding it."""
+        is not JSON is text, and becomes a JSON string holding it. Lone
+        surrogates, which UTF-8 cannot carry, first become U+FFFD, as the
+        host repairs the same content, so that a transform sees the same
+        text whichever side made it JSON."""
+        content = self.content.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         try:
-            json.loads(self.content, parse_constant=_no_constant)
-            return self
+            json.loads(content, parse_constant=_no_constant)
+            return self if content == self.content else ToolResult(content=content, is_error=self.is_error)
         except ValueError:
-            return ToolResult(
-                content=json.dumps(self.content, ensure_ascii=False), is_error=self.is_error
-            )
+            return ToolResult(content=json.dumps(content, ensure_ascii=False), is_error=self.is_error)
 
 
 def _no_constant(name: str) -> Any:
