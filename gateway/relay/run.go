@@ -379,7 +379,7 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 	}
 	// The client's next request holds its messages as sent, then the
 	// assistant message with the handed calls: that is where they stand.
-	e := &entry{key: roundsKey(r.at, shown), sessionID: r.sessionID, calls: map[string]*handedCall{}}
+	e := &entry{key: roundsKey(r.at, shown), tenant: r.call.Tenant, sessionID: r.sessionID, calls: map[string]*handedCall{}}
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
 	}
@@ -410,7 +410,7 @@ func (r *run) keepFinal() {
 		// in the client's next turn.
 		return
 	}
-	e := &entry{key: finalKey(r.at), sessionID: r.sessionID}
+	e := &entry{key: finalKey(r.at), tenant: r.call.Tenant, sessionID: r.sessionID}
 	e.shown = r.lastShown
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
