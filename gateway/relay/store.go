@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"hash"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,8 +142,9 @@ func (k convKey) chain(fields ...string) convKey {
 
 // next returns the key after m: a hash of k and of m's every field, so
 // that no two different conversations share a key.
-func (k convKey) next(m hooks.Message) convKey {
-	h := sha256.New()
+// h is reused from one message to the next.
+func (k convKey) next(h hash.Hash, m hooks.Message) convKey {
+	h.Reset()
 	h.Write(k[:])
 	llm.HashMessage(h, m)
 	var n convKey

@@ -76,7 +76,14 @@ func (o *Object) Keys() []string { return o.keys }
 
 // Bytes is the object as JSON, its keys in order.
 func (o *Object) Bytes() []byte {
+	// Sized first: a request body can be tens of megabytes, and growing
+	// a buffer to it by doubling allocates about twice that on the way.
+	n := 2
+	for _, k := range o.keys {
+		n += len(k) + 4 + len(o.vals[k])
+	}
 	var b bytes.Buffer
+	b.Grow(n + 16)
 	b.WriteByte('{')
 	for i, k := range o.keys {
 		if i > 0 {
@@ -93,7 +100,12 @@ func (o *Object) Bytes() []byte {
 // Array is a JSON array of the given raw items, in order; "[]" when there
 // are none.
 func Array(items []json.RawMessage) json.RawMessage {
+	n := 2 + len(items)
+	for _, it := range items {
+		n += len(it)
+	}
 	var b bytes.Buffer
+	b.Grow(n)
 	b.WriteByte('[')
 	for i, it := range items {
 		if i > 0 {

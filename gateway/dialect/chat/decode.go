@@ -182,6 +182,7 @@ func (d *decoder) messages(msgs []json.RawMessage) error {
 		req.System = strings.Join(sys, "\n\n")
 		d.call.Pass.KeepMessage(hooks.Message{Role: hooks.RoleSystem, Content: req.System}, msgs[:lead]...)
 	}
+	req.Messages = make([]hooks.Message, 0, len(msgs)-lead)
 	for i := lead; i < len(msgs); i++ {
 		m, err := d.message(msgs[i], i)
 		if err != nil {

@@ -172,6 +172,7 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 	if len(msgs) == 0 {
 		return dialect.Invalid("messages", "messages: at least one message is required")
 	}
+	d.call.Request.Messages = make([]hooks.Message, 0, len(msgs))
 	for i, m := range msgs {
 		if err := d.message(i, m); err != nil {
 			return err

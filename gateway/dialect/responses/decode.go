@@ -257,6 +257,7 @@ func (d *decoder) decodeInput(v json.RawMessage) error {
 	if err := json.Unmarshal(v, &items); err != nil {
 		return dialect.Invalid("input", "input must be a string or a list of input items")
 	}
+	d.call.Request.Messages = make([]hooks.Message, 0, len(items))
 	for i, raw := range items {
 		if err := d.decodeItem(i, raw); err != nil {
 			return err
