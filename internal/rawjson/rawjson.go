@@ -140,3 +140,111 @@ func MustMarshal(v any) json.RawMessage {
 	}
 	return b
 }
+
+// Members returns the members of the JSON object data, each value a
+// sub-slice of data rather than a copy: a request body of tens of
+// megabytes is then held once, not once more in its parts. The last of
+// repeated keys wins, as with encoding/json. ok is false when data is not
+// valid JSON or not an object.
+func Members(data []byte) (members map[string]json.RawMessage, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, false
+	}
+	members = map[string]json.RawMessage{}
+	i = skipSpace(data, i+1)
+	for data[i] != '}' {
+		end := skipValue(data, i)
+		var key string
+		if json.Unmarshal(data[i:end], &key) != nil {
+			return nil, false
+		}
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the colon
+		end = skipValue(data, i)
+		members[key] = data[i:end:end]
+		i = skipSpace(data, end)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return members, true
+}
+
+// Elements returns the elements of the JSON array data, each a sub-slice
+// of data rather than a copy (see Members); null is no elements. ok is
+// false when data is not valid JSON or not an array or null.
+func Elements(data []byte) (elems []json.RawMessage, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if bytes.HasPrefix(data[i:], []byte("null")) {
+		return nil, true
+	}
+	if data[i] != '[' {
+		return nil, false
+	}
+	n := 0
+	for j := skipSpace(data, i+1); data[j] != ']'; n++ {
+		j = skipSpace(data, skipValue(data, j))
+		if data[j] == ',' {
+			j = skipSpace(data, j+1)
+		}
+	}
+	elems = make([]json.RawMessage, 0, n)
+	for i = skipSpace(data, i+1); data[i] != ']'; {
+		end := skipValue(data, i)
+		elems = append(elems, data[i:end:end])
+		i = skipSpace(data, end)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return elems, true
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns where the value starting at data[i] ends; data is
+// valid JSON.
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		for i++; ; i++ {
+			switch data[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = skipValue(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(data) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(data[i])) {
+		i++
+	}
+	return i
+}

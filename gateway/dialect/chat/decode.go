@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"
@@ -80,8 +81,8 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	}
 	req.Model = model
 
-	var msgs []json.RawMessage
-	if json.Unmarshal(top["messages"], &msgs) != nil || len(msgs) == 0 {
+	msgs, ok := rawjson.Elements(top["messages"])
+	if !ok || len(msgs) == 0 {
 		return nil, dialect.Invalid("messages", "messages is required and must be a non-empty array of message objects")
 	}
 	if err := d.messages(msgs); err != nil {

@@ -165,8 +165,8 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 	if !present(top["messages"]) {
 		return dialect.Invalid("messages", "messages: required; send the conversation as a list of user and assistant messages")
 	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(top["messages"], &msgs); err != nil {
+	msgs, ok := rawjson.Elements(top["messages"])
+	if !ok {
 		return dialect.Invalid("messages", "messages: must be a list of message objects")
 	}
 	if len(msgs) == 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"
@@ -253,8 +254,8 @@ func (d *decoder) decodeInput(v json.RawMessage) error {
 		d.call.Request.Messages = []hooks.Message{{Role: hooks.RoleUser, Content: s}}
 		return nil
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(v, &items); err != nil {
+	items, ok := rawjson.Elements(v)
+	if !ok {
 		return dialect.Invalid("input", "input must be a string or a list of input items")
 	}
 	d.call.Request.Messages = make([]hooks.Message, 0, len(items))
