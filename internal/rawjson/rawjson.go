@@ -16,6 +16,8 @@ import (
 type Object struct {
 	keys []string
 	vals map[string]json.RawMessage
+	// arrays hold the values set with SetArray, written out only by Bytes.
+	arrays map[string][]json.RawMessage
 }
 
 // ParseObject splits data, a JSON object, into its keys in the order they
@@ -59,6 +61,19 @@ func (o *Object) Set(k string, v json.RawMessage) {
 		o.keys = append(o.keys, k)
 	}
 	o.vals[k] = v
+	delete(o.arrays, k)
+}
+
+// SetArray gives key k the array of items, as Set(k, Array(items)) would,
+// but the items are joined only when Bytes writes the object: a request's
+// messages, tens of megabytes, are then written once rather than twice.
+// The items must not change until then.
+func (o *Object) SetArray(k string, items []json.RawMessage) {
+	o.Set(k, nil)
+	if o.arrays == nil {
+		o.arrays = map[string][]json.RawMessage{}
+	}
+	o.arrays[k] = items
 }
 
 // Has reports whether the object has key k.
@@ -68,7 +83,12 @@ func (o *Object) Has(k string) bool {
 }
 
 // Get is the raw value of key k, nil when there is none.
-func (o *Object) Get(k string) json.RawMessage { return o.vals[k] }
+func (o *Object) Get(k string) json.RawMessage {
+	if items, ok := o.arrays[k]; ok {
+		return Array(items)
+	}
+	return o.vals[k]
+}
 
 // Keys are the object's keys in order. The slice is the object's own: a
 // caller that changes the object while ranging over it must copy it first.
@@ -80,7 +100,7 @@ func (o *Object) Bytes() []byte {
 	// a buffer to it by doubling allocates about twice that on the way.
 	n := 2
 	for _, k := range o.keys {
-		n += len(k) + 4 + len(o.vals[k])
+		n += len(k) + 4 + len(o.vals[k]) + arrayLen(o.arrays[k])
 	}
 	var b bytes.Buffer
 	b.Grow(n + 16)
@@ -91,6 +111,10 @@ func (o *Object) Bytes() []byte {
 		}
 		b.Write(MustMarshal(k))
 		b.WriteByte(':')
+		if items, ok := o.arrays[k]; ok {
+			writeArray(&b, items)
+			continue
+		}
 		b.Write(o.vals[k])
 	}
 	b.WriteByte('}')
@@ -100,12 +124,21 @@ func (o *Object) Bytes() []byte {
 // Array is a JSON array of the given raw items, in order; "[]" when there
 // are none.
 func Array(items []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.Grow(arrayLen(items))
+	writeArray(&b, items)
+	return b.Bytes()
+}
+
+func arrayLen(items []json.RawMessage) int {
 	n := 2 + len(items)
 	for _, it := range items {
 		n += len(it)
 	}
-	var b bytes.Buffer
-	b.Grow(n)
+	return n
+}
+
+func writeArray(b *bytes.Buffer, items []json.RawMessage) {
 	b.WriteByte('[')
 	for i, it := range items {
 		if i > 0 {
@@ -114,7 +147,6 @@ func Array(items []json.RawMessage) json.RawMessage {
 		b.Write(it)
 	}
 	b.WriteByte(']')
-	return b.Bytes()
 }
 
 // Marshal encodes v as JSON without HTML escaping, so that "<", ">" and "&"

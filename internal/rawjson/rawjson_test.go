@@ -145,3 +145,21 @@ func TestMembersAndElementsAreSubSlices(t *testing.T) {
 		}
 	}
 }
+
+func TestSetArrayWritesAsSetWould(t *testing.T) {
+	items := []json.RawMessage{json.RawMessage(`{"a":1}`), json.RawMessage(`2`)}
+	var a, b Object
+	a.Set("x", json.RawMessage(`1`))
+	a.Set("m", Array(items))
+	a.Set("y", json.RawMessage(`"z"`))
+	b.Set("x", json.RawMessage(`1`))
+	b.SetArray("m", items)
+	b.Set("y", json.RawMessage(`"z"`))
+	if string(a.Bytes()) != string(b.Bytes()) || string(b.Get("m")) != `[{"a":1},2]` || !b.Has("m") {
+		t.Fatalf("Set: %s\nSetArray: %s (Get %s)", a.Bytes(), b.Bytes(), b.Get("m"))
+	}
+	b.Set("m", json.RawMessage(`[]`))
+	if string(b.Bytes()) != `{"x":1,"m":[],"y":"z"}` {
+		t.Fatalf("Set after SetArray: %s", b.Bytes())
+	}
+}

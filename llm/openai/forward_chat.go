@@ -181,7 +181,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 	if !ok {
 		return nil, p.fail("cannot encode the request", fmt.Errorf("the encoded request is not a JSON object: %s", own))
 	}
-	out.Set("messages", rawjson.Array(msgs))
+	out.SetArray("messages", msgs)
 	if len(tools) > 0 {
 		out.Set("tools", rawjson.Array(tools))
 	}
