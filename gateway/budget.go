@@ -44,8 +44,9 @@ func (b *bodyBudget) inUse() int64 {
 // errOverBudget is what a budgetReader returns once the budget is spent.
 var errOverBudget = errors.New("the server holds server.max_body_bytes_in_flight bytes of request bodies already")
 
-// budgetReader reserves what it reads, for a body of unknown length
-// (chunked); held is what it reserved, for the release.
+// budgetReader reserves what it reads as it reads it, so that a body
+// holds the budget for the bytes that arrived, never for the length it
+// announced; held is what it reserved, for the release.
 type budgetReader struct {
 	r      io.Reader
 	budget *bodyBudget

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -274,30 +275,13 @@ func (s *Server) readBody(w *recorder, r *http.Request) (body []byte, release fu
 	if r.ContentLength > limit {
 		return nil, nil, "too_large", tooLarge
 	}
-	var src io.Reader = http.MaxBytesReader(w.ResponseWriter, r.Body, limit)
-	var reserved int64
-	var chunked *budgetReader
-	capacity := int64(0)
-	if r.ContentLength >= 0 {
-		if !s.budget.reserve(r.ContentLength) {
-			return nil, nil, "body_budget", busy()
-		}
-		reserved, capacity = r.ContentLength, r.ContentLength
-	} else {
-		chunked = &budgetReader{r: src, budget: s.budget}
-		src = chunked
-	}
-	release = func() {
-		n := reserved
-		if chunked != nil {
-			n += chunked.held
-		}
-		s.budget.release(n)
-	}
-	// Sized once from Content-Length: growing by doubling would allocate
-	// about twice the body on the way.
-	buf := bytes.NewBuffer(make([]byte, 0, capacity+bytes.MinRead))
-	if _, err := buf.ReadFrom(src); err != nil {
+	// The budget is taken as bytes arrive, never from the announced
+	// length: a client that announces the largest body and sends nothing
+	// holds nothing, and cannot lock the others out until read_timeout.
+	in := &budgetReader{r: http.MaxBytesReader(w.ResponseWriter, r.Body, limit), budget: s.budget}
+	release = func() { s.budget.release(in.held) }
+	body, err := readAtMost(in, r.ContentLength)
+	if err != nil {
 		release()
 		var mb *http.MaxBytesError
 		switch {
@@ -307,10 +291,75 @@ func (s *Server) readBody(w *recorder, r *http.Request) (body []byte, release fu
 			return nil, nil, "body_budget", busy()
 		}
 		// The client stopped sending (or server.read_timeout passed);
-		// it may still be there to read why.
-		return nil, nil, "read", dialect.Invalid("", "the request body could not be read to its end: "+err.Error())
+		// it may still be there to read why. The error's own text names
+		// the sockets, which are no business of the client's.
+		return nil, nil, "read", dialect.Invalid("", "the request body could not be read to its end: "+bodyFailure(err))
 	}
-	return buf.Bytes(), release, "", nil
+	return body, release, "", nil
+}
+
+// firstRead is how much a body's buffer holds before it grows: enough for
+// most requests, little for one that announces more than it sends.
+const firstRead = 64 << 10
+
+// readAtMost reads src to its end. The buffer grows by doubling as bytes
+// arrive, up to the announced length (when one is known, -1 if not), so a
+// body that arrives whole ends in a buffer of exactly its size, and one
+// announced but never sent costs no more than what came.
+func readAtMost(src io.Reader, announced int64) ([]byte, error) {
+	size := int64(firstRead)
+	if announced >= 0 {
+		size = min(size, announced)
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			if announced >= 0 && int64(len(buf)) >= announced {
+				// Everything announced is here: what follows should be
+				// the end, which needs no room.
+				var probe [1]byte
+				n, err := src.Read(probe[:])
+				buf = append(buf, probe[:n]...)
+				if err == io.EOF {
+					return buf, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			grow := max(int64(cap(buf))*2, firstRead)
+			if announced > int64(len(buf)) {
+				grow = min(grow, announced)
+			}
+			next := make([]byte, len(buf), grow)
+			copy(next, buf)
+			buf = next
+		}
+		n, err := src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// bodyFailure says why a body could not be read, in words that carry no
+// socket address.
+func bodyFailure(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "it was truncated (the connection closed before the length announced in Content-Length, or before the last chunk)"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout (server.read_timeout passed before the whole body arrived)"
+	case errors.Is(err, http.ErrBodyReadAfterClose):
+		return "the body was closed before it was read"
+	}
+	return "the connection failed while it was being sent (a network error, or a malformed chunked encoding)"
 }
 
 // topLevelModel is the body's top-level "model", read key by key as the

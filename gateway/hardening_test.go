@@ -107,8 +107,9 @@ func TestBodyBudgetRefusesPastItsLimit(t *testing.T) {
 	p.server.MaxBodyBytesInFlight = 1000
 	ts := newTest(t, p)
 
-	conn := openRequest(t, ts.url, rawPost("/v1/chat/completions", "{", 950))
-	eventually(t, "the first body to reserve its length", func() bool { return ts.budget.inUse() == 950 })
+	// The budget is held for what arrived, not for what was announced.
+	conn := openRequest(t, ts.url, rawPost("/v1/chat/completions", "{"+strings.Repeat(" ", 949), 1000))
+	eventually(t, "the first body's bytes to be reserved", func() bool { return ts.budget.inUse() == 950 })
 
 	resp := post(t, ts.url, "/v1/messages", chatBody)
 	if resp.Header.Get("Retry-After") == "" {
@@ -159,7 +160,7 @@ func TestSlowBodyDoesNotHoldASlot(t *testing.T) {
 	p.server.MaxConcurrent = 1
 	ts := newTest(t, p)
 	openRequest(t, ts.url, rawPost("/v1/chat/completions", "{", 100))
-	eventually(t, "the slow body to be read", func() bool { return ts.budget.inUse() == 100 })
+	eventually(t, "the slow body to be read", func() bool { return ts.budget.inUse() == 1 })
 	if a := postAside(ts.url, "/v1/chat/completions", chatBody); a.code != http.StatusOK {
 		t.Fatalf("a request while another's body trickles in got %d %s %v", a.code, a.body, a.err)
 	}

@@ -49,7 +49,7 @@ func newMetrics(bus *hooks.Bus, plugins func() []host.Status, budget *bodyBudget
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookhost_gateway_rejected_total",
-			Help: "Requests refused before reaching the model, by reason (auth, too_large, concurrency, content_type, bad_request, unknown_model, not_found, method, read, body_budget).",
+			Help: "Requests refused before reaching the model, by reason (auth, too_large, concurrency, content_type, bad_request, unknown_model, not_found, method, read, body_budget, malformed).",
 		}, []string{"reason"}),
 		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookhost_gateway_upstream_rounds_total",

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/redact"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -64,6 +66,7 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 		transport = t
 	}
 	forward := s.p.server.ForwardClientKey
+	keys := upstreamKeys(up.Header)
 	return &httputil.ReverseProxy{
 		Transport:     transport,
 		FlushInterval: -1,
@@ -87,11 +90,9 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 			// Cookies are for hookhost's own origin, never the
 			// provider's.
 			pr.Out.Header.Del("Cookie")
-			if _, aliased := askedModel(pr.In.Context()); aliased {
-				// The response's model names are renamed as they pass,
-				// which compressed bytes would not allow.
-				pr.Out.Header.Del("Accept-Encoding")
-			}
+			// A compressed answer could not be searched for the key
+			// below; the client gets the same content uncompressed.
+			pr.Out.Header.Del("Accept-Encoding")
 			if !forward {
 				for _, c := range credentialHeaders {
 					pr.Out.Header.Del(c)
@@ -105,6 +106,17 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 			}
 		},
 		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+				// Passed on, it would send the client, and what it
+				// sends, to wherever the upstream points.
+				resp.Body.Close()
+				return &redirected{status: resp.StatusCode}
+			}
+			secrets := keys
+			if forward {
+				secrets = append(secrets[:len(secrets):len(secrets)], presentedKey(resp.Request))
+			}
+			hideKeys(resp, secrets)
 			if asked, ok := askedModel(resp.Request.Context()); ok {
 				renameModels(resp, asked)
 			}
@@ -118,6 +130,12 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 			if f, ok := s.fronts[r.URL.Path]; ok {
 				render = f.ErrorBody
 			}
+			var rd *redirected
+			if errors.As(err, &rd) {
+				s.log.Warn("the upstream answered with a redirect, which is not followed", "path", r.URL.Path, "status", rd.status)
+				writeError(w, render, apiError(http.StatusBadGateway, fmt.Sprintf("the upstream provider answered with a redirect (HTTP %d), which hookhost does not follow or pass on: it would send the conversation elsewhere; llm.base_url must be the address that answers", rd.status)))
+				return
+			}
 			if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
 				writeError(w, render, timeoutError(s.p.server.RequestTimeout))
 				return
@@ -128,6 +146,48 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 			writeError(w, render, apiError(http.StatusBadGateway, "the upstream provider could not be reached ("+failureKind(err)+"; details in the server log)"))
 		},
 	}, nil
+}
+
+// redirected is the proxy's failure when the upstream answers with a
+// redirect.
+type redirected struct{ status int }
+
+func (r *redirected) Error() string {
+	return fmt.Sprintf("the upstream redirected (HTTP %d)", r.status)
+}
+
+// upstreamKeys are the credentials hookhost sends upstream, as the
+// upstream may echo them: the header values and the bare keys in them.
+func upstreamKeys(h http.Header) []string {
+	var keys []string
+	for name, vs := range h {
+		if !isCredential(name) {
+			continue
+		}
+		for _, v := range vs {
+			keys = append(keys, v)
+			if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+				keys = append(keys, strings.TrimSpace(v[7:]))
+			}
+		}
+	}
+	return keys
+}
+
+// hideKeys masks keys out of a proxied response's headers and body, in
+// every form the upstream may echo them: as they are, or with JSON
+// escapes. The mask has the key's length, so a response with no key in
+// it passes byte for byte and Content-Length stays true.
+func hideKeys(resp *http.Response, keys []string) {
+	for name, vs := range resp.Header {
+		for i, v := range vs {
+			b := []byte(v)
+			if redact.Mask(b, keys...) {
+				resp.Header[name][i] = string(b)
+			}
+		}
+	}
+	resp.Body = redact.NewReader(resp.Body, keys...)
 }
 
 // copyBuffers lends the proxy its copy buffers; without a pool it

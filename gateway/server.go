@@ -278,7 +278,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) er
 	}
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(&shapingListener{Listener: ln, s: s}) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("gateway: serving on %s: %w", s.addr, err)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Protocol names one of the public wire protocols that providers speak and
@@ -72,7 +74,15 @@ type WireResponse struct {
 // message alone cannot make an image in it disappear. Equal messages that
 // arrived in different wire forms are matched in order of appearance.
 //
-// A Passthrough is not safe for concurrent use.
+// A Passthrough is not safe for concurrent use, nor are the WireMessages
+// it hands out.
+//
+// A gateway keeps one wire form for every message of a request, which may
+// hold a million of them, so the forms are stored compactly: the units in
+// one slice, and per message its digest and where its units are, sorted
+// by digest when an encoding starts. That costs about 70 bytes a message
+// beside the wire bytes themselves, where a map of slices cost several
+// times that.
 type Passthrough struct {
 	// Fields are the request's top-level fields that the neutral request
 	// does not model, by key, sent as given.
@@ -84,8 +94,18 @@ type Passthrough struct {
 	// those names from it, whatever else it holds, so a credential or
 	// hop-by-hop header put here by mistake still goes nowhere.
 	Header   http.Header
-	messages map[[32]byte][][]json.RawMessage
-	tools    map[[32]byte]json.RawMessage
+	units  []json.RawMessage
+	kept   []keptForm // sorted by digest, then by order kept, up to sorted
+	sorted int
+	tools  map[[32]byte]json.RawMessage
+	h      hasher
+}
+
+// keptForm is where the wire form of one kept message is: units[at:at+n].
+type keptForm struct {
+	digest [32]byte
+	seq    int32 // order kept, so that equal messages match in order
+	at, n  int32
 }
 
 // FeatureHeaders are the request headers of protocol p that choose API
@@ -160,11 +180,8 @@ func WithFeatureHeaders(p Protocol, h http.Header, pass *Passthrough) http.Heade
 // its input items; Messages, the whole message object for a user or
 // assistant message, or the tool_result block for a tool message).
 func (p *Passthrough) KeepMessage(m Message, wire ...json.RawMessage) {
-	if p.messages == nil {
-		p.messages = map[[32]byte][][]json.RawMessage{}
-	}
-	d := digest(m)
-	p.messages[d] = append(p.messages[d], wire)
+	p.kept = append(p.kept, keptForm{digest: p.h.digest(m), seq: int32(len(p.kept)), at: int32(len(p.units)), n: int32(len(wire))})
+	p.units = append(p.units, wire...)
 }
 
 // KeepTool records wire as the wire form of the tool t.
@@ -172,15 +189,15 @@ func (p *Passthrough) KeepTool(t ToolSpec, wire json.RawMessage) {
 	if p.tools == nil {
 		p.tools = map[[32]byte]json.RawMessage{}
 	}
-	p.tools[digest(t)] = wire
+	p.tools[p.h.digest(t)] = wire
 }
 
 // Tool returns the wire form of t, if t is unchanged since it was kept.
 func (p *Passthrough) Tool(t ToolSpec) (json.RawMessage, bool) {
-	if p == nil {
+	if p == nil || p.tools == nil {
 		return nil, false
 	}
-	w, ok := p.tools[digest(t)]
+	w, ok := p.tools[p.h.digest(t)]
 	return w, ok
 }
 
@@ -188,41 +205,128 @@ func (p *Passthrough) Tool(t ToolSpec) (json.RawMessage, bool) {
 // WireMessages.Take consumes the next wire form recorded for an equal
 // message.
 func (p *Passthrough) Messages() *WireMessages {
-	w := &WireMessages{used: map[[32]byte]int{}}
-	if p != nil {
-		w.forms = p.messages
+	if p == nil || len(p.kept) == 0 {
+		return &WireMessages{}
 	}
-	return w
+	p.sort()
+	// The forms as sorted now: forms kept during the encoding are for a
+	// later one.
+	return &WireMessages{p: p, kept: p.kept[:p.sorted:p.sorted]}
+}
+
+// sort puts the forms kept since the last sort in their place: the new
+// ones are sorted alone and merged in, so that a gateway keeping a few
+// more forms each round does not sort the whole request again.
+func (p *Passthrough) sort() {
+	if p.sorted == len(p.kept) {
+		return
+	}
+	cmp := func(a, b keptForm) int {
+		if c := bytes.Compare(a.digest[:], b.digest[:]); c != 0 {
+			return c
+		}
+		return int(a.seq) - int(b.seq)
+	}
+	fresh := p.kept[p.sorted:]
+	slices.SortFunc(fresh, cmp)
+	if p.sorted > 0 {
+		merged := make([]keptForm, 0, len(p.kept))
+		old := p.kept[:p.sorted]
+		for len(old) > 0 && len(fresh) > 0 {
+			if cmp(old[0], fresh[0]) <= 0 {
+				merged, old = append(merged, old[0]), old[1:]
+			} else {
+				merged, fresh = append(merged, fresh[0]), fresh[1:]
+			}
+		}
+		merged = append(append(merged, old...), fresh...)
+		p.kept = merged
+	}
+	p.sorted = len(p.kept)
 }
 
 // WireMessages hands out recorded wire forms during one encoding.
 type WireMessages struct {
-	forms map[[32]byte][][]json.RawMessage
-	used  map[[32]byte]int
+	p    *Passthrough
+	kept []keptForm
+	// taken counts, per run of equal digests (by where it starts), the
+	// forms of the run already handed out: in a map while few runs have
+	// been taken from (an encoding often takes one), then in a slice as
+	// long as the forms kept, which costs less than a map of many.
+	few  map[int]int32
+	many []int32
+}
+
+// fewTakes is how many runs WireMessages counts in a map.
+const fewTakes = 64
+
+func (w *WireMessages) taken(run int) int32 {
+	if w.many != nil {
+		return w.many[run]
+	}
+	return w.few[run]
+}
+
+func (w *WireMessages) take(run int) {
+	switch {
+	case w.many != nil:
+		w.many[run]++
+	case len(w.few) >= fewTakes:
+		w.many = make([]int32, len(w.kept))
+		for r, n := range w.few {
+			w.many[r] = n
+		}
+		w.few = nil
+		w.many[run]++
+	default:
+		if w.few == nil {
+			w.few = map[int]int32{}
+		}
+		w.few[run]++
+	}
 }
 
 // Take returns the wire form of m, if one was kept for a message equal to
 // it and not yet taken in this encoding.
 func (w *WireMessages) Take(m Message) ([]json.RawMessage, bool) {
-	d := digest(m)
-	forms := w.forms[d]
-	n := w.used[d]
-	if n >= len(forms) {
+	if w.p == nil {
 		return nil, false
 	}
-	w.used[d] = n + 1
-	return forms[n], true
+	kept := w.kept
+	d := w.p.h.digest(m)
+	first, found := slices.BinarySearchFunc(kept, d, func(f keptForm, d [32]byte) int { return bytes.Compare(f.digest[:], d[:]) })
+	if !found {
+		return nil, false
+	}
+	i := first + int(w.taken(first))
+	if i >= len(kept) || kept[i].digest != d {
+		return nil, false
+	}
+	w.take(first)
+	f := kept[i]
+	return w.p.units[f.at : f.at+f.n : f.at+f.n], true
+}
+
+// hasher digests neutral values with one sha256 state and one buffer,
+// reused: a request's every message is digested, and a fresh state and
+// buffer each would cost more than the message itself.
+type hasher struct {
+	h   hash.Hash
+	buf []byte
 }
 
 // digest identifies a neutral value by its fields, each length-prefixed
 // so that no two different values write the same bytes.
-func digest(v any) [32]byte {
-	h := sha256.New()
-	put := lengthPrefixed(h)
+func (x *hasher) digest(v any) [32]byte {
+	if x.h == nil {
+		x.h, x.buf = sha256.New(), make([]byte, 256)
+	}
+	x.h.Reset()
+	put := func(s string) { writePrefixed(x.h, x.buf, s) }
 	switch v := v.(type) {
 	case Message:
 		put("message")
-		HashMessage(h, v)
+		hashMessage(put, v)
 	case ToolSpec:
 		put("tool")
 		put(v.Name)
@@ -230,7 +334,7 @@ func digest(v any) [32]byte {
 		put(string(v.InputSchema))
 	}
 	var d [32]byte
-	h.Sum(d[:0])
+	x.h.Sum(d[:0])
 	return d
 }
 
@@ -240,7 +344,12 @@ func digest(v any) [32]byte {
 // they may be invalid JSON (a model's can be), and then they still
 // identify themselves.
 func HashMessage(h hash.Hash, m Message) {
-	put := lengthPrefixed(h)
+	bp := prefixBuffers.Get().(*[]byte)
+	defer prefixBuffers.Put(bp)
+	hashMessage(func(s string) { writePrefixed(h, *bp, s) }, m)
+}
+
+func hashMessage(put func(string), m Message) {
 	put(string(m.Role))
 	put(m.Content)
 	put(m.ToolCallID)
@@ -254,18 +363,18 @@ func HashMessage(h hash.Hash, m Message) {
 	}
 }
 
-// lengthPrefixed returns a writer of strings to h, each after its length.
-// Strings go through one small buffer rather than a []byte copy each: a
-// message can be tens of megabytes, and the gateway hashes every one.
-func lengthPrefixed(h hash.Hash) func(string) {
-	buf := make([]byte, 256)
-	return func(s string) {
-		binary.BigEndian.PutUint64(buf[:8], uint64(len(s)))
-		h.Write(buf[:8])
-		for len(s) > 0 {
-			n := copy(buf, s)
-			h.Write(buf[:n])
-			s = s[n:]
-		}
+// prefixBuffers lend HashMessage its buffer: callers hash every message
+// of a request, and a buffer each would cost more than most messages.
+var prefixBuffers = sync.Pool{New: func() any { b := make([]byte, 256); return &b }}
+
+// writePrefixed writes s to h after its length, through buf rather than a
+// []byte copy of s: a message can be tens of megabytes.
+func writePrefixed(h hash.Hash, buf []byte, s string) {
+	binary.BigEndian.PutUint64(buf[:8], uint64(len(s)))
+	h.Write(buf[:8])
+	for len(s) > 0 {
+		n := copy(buf, s)
+		h.Write(buf[:n])
+		s = s[n:]
 	}
 }

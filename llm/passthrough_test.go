@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -63,5 +64,40 @@ func TestPassthroughTools(t *testing.T) {
 	}
 	if _, ok := none.Messages().Take(Message{}); ok {
 		t.Fatal("a nil Passthrough found a message")
+	}
+}
+
+// Forms kept after an encoding started join the next encoding, still in
+// the order they were kept among equal messages, and never the one under
+// way.
+func TestPassthroughKeepsBetweenEncodings(t *testing.T) {
+	var p Passthrough
+	hi := Message{Role: "user", Content: "hi"}
+	for i := 0; i < 100; i++ {
+		p.KeepMessage(Message{Role: "user", Content: fmt.Sprint(i)}, json.RawMessage(fmt.Sprint(i)))
+	}
+	p.KeepMessage(hi, json.RawMessage(`1`))
+	during := p.Messages()
+	p.KeepMessage(hi, json.RawMessage(`2`))
+	p.KeepMessage(Message{Role: "user", Content: "late"}, json.RawMessage(`3`))
+	if got, ok := during.Take(hi); !ok || string(got[0]) != "1" {
+		t.Fatalf("Take = %s, %v", got, ok)
+	}
+	if got, ok := during.Take(hi); ok {
+		t.Fatalf("the encoding under way took a form kept after it started: %s", got)
+	}
+	w := p.Messages()
+	for _, want := range []string{"1", "2"} {
+		if got, ok := w.Take(hi); !ok || string(got[0]) != want {
+			t.Fatalf("Take = %s, %v; want %s", got, ok, want)
+		}
+	}
+	for i := 99; i >= 0; i-- {
+		if got, ok := w.Take(Message{Role: "user", Content: fmt.Sprint(i)}); !ok || string(got[0]) != fmt.Sprint(i) {
+			t.Fatalf("message %d: Take = %s, %v", i, got, ok)
+		}
+	}
+	if got, ok := w.Take(Message{Role: "user", Content: "late"}); !ok || string(got[0]) != "3" {
+		t.Fatalf("Take(late) = %s, %v", got, ok)
 	}
 }

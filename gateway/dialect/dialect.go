@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"net/http"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -171,12 +172,15 @@ func Invalid(param, message string) *Error {
 // top-level fields, values raw. Anything else (not JSON, an array, null) is
 // refused with a 400 that says what was wrong and shows example, a small
 // valid request of the front's protocol, so the client sees what to send.
+//
+// The values are sub-slices of body, not copies: the wire forms a front
+// keeps share the body's bytes instead of holding them twice.
 func Fields(body []byte, example string) (map[string]json.RawMessage, error) {
-	var top map[string]json.RawMessage
-	err := json.Unmarshal(body, &top)
-	if err == nil && top != nil {
+	if top, ok := rawjson.Members(body); ok {
 		return top, nil
 	}
+	var top map[string]json.RawMessage
+	err := json.Unmarshal(body, &top)
 	msg := "the request body is not a JSON object"
 	if err != nil {
 		msg += " (" + err.Error() + ")"

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,15 +109,17 @@ func upstreamProtocol(p llm.Provider) string {
 // is a new session.
 func (r *run) restore() (fresh bool) {
 	msgs := r.call.Request.Messages
-	r.history = make([]hooks.Message, 0, len(msgs))
+	hist := historyOf(msgs)
 	cr := r.call.Request
 	at := convStart(string(r.protocol), cr.Model, cr.System, r.call.Tenant)
 	carriedAt := map[string]convKey{} // call id → where its assistant message stands
 	spliced := map[string]bool{}      // ids of calls whose assistant message was replaced by kept rounds
 	lastMiss := -1
+	h := sha256.New()
 	for i, m := range msgs {
 		here := at
-		at = at.next(m)
+		at = at.next(h, m)
+		changed := false
 		switch {
 		case m.Role == hooks.RoleAssistant && len(m.ToolCalls) > 0:
 			for _, c := range m.ToolCalls {
@@ -125,7 +128,7 @@ func (r *run) restore() (fresh bool) {
 			if sid, hidden, ok := r.cfg.Store.rounds(roundsKey(here, m.ToolCalls)); ok {
 				r.sessionID = sid
 				for _, k := range hidden {
-					r.history = append(r.history, k.Message)
+					hist.add(k.Message)
 					if r.pass != nil && len(k.Wire) > 0 {
 						r.pass.KeepMessage(k.Message, k.Wire...)
 					}
@@ -145,7 +148,7 @@ func (r *run) restore() (fresh bool) {
 			if sid, hidden, shown, ok := r.cfg.Store.final(finalKey(here)); ok && shown != "" && strings.Contains(m.Content, shown) {
 				r.sessionID = sid
 				for _, k := range hidden {
-					r.history = append(r.history, k.Message)
+					hist.add(k.Message)
 					if r.pass != nil && len(k.Wire) > 0 {
 						r.pass.KeepMessage(k.Message, k.Wire...)
 					}
@@ -164,11 +167,17 @@ func (r *run) restore() (fresh bool) {
 						m = r.upstreamID(m, c.Upstream)
 					}
 					m = r.clientResult(m, key, sid, c)
+					changed = true
 				}
 			}
 		}
-		r.history = append(r.history, m)
+		if changed {
+			hist.add(m)
+		} else {
+			hist.keep(i)
+		}
 	}
+	r.history = hist.messages()
 	r.at = at
 	if r.cfg.Store != nil && lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
 		// Only the conversation being continued is worth a warning: a miss
@@ -184,6 +193,44 @@ func (r *run) restore() (fresh bool) {
 		return true
 	}
 	return false
+}
+
+// history builds the history sent upstream from the client's messages
+// without copying them while it is the same: a request may carry a million
+// messages, and most are sent on as they came.
+type history struct {
+	src  []hooks.Message
+	same int // the history is src[:same] while out is nil
+	out  []hooks.Message
+}
+
+func historyOf(src []hooks.Message) *history { return &history{src: src} }
+
+// keep adds the client's message i, unchanged.
+func (h *history) keep(i int) {
+	if h.out == nil && i == h.same {
+		h.same++
+		return
+	}
+	h.add(h.src[i])
+}
+
+// add adds m, which is not the client's next message as it came.
+func (h *history) add(m hooks.Message) {
+	if h.out == nil {
+		h.out = make([]hooks.Message, h.same, len(h.src)+1)
+		copy(h.out, h.src[:h.same])
+	}
+	h.out = append(h.out, m)
+}
+
+// messages is the history. When it is the client's own it shares their
+// array, capped, so that appending to it never writes into the client's.
+func (h *history) messages() []hooks.Message {
+	if h.out == nil {
+		return h.src[:h.same:h.same]
+	}
+	return h.out
 }
 
 func lastToolCaller(msgs []hooks.Message) int {
@@ -401,7 +448,7 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 	}
 	// The client's next request holds its messages as sent, then the
 	// assistant message with the handed calls: that is where they stand.
-	e := &entry{key: roundsKey(r.at, shown), sessionID: r.sessionID, calls: map[string]*handedCall{}}
+	e := &entry{key: roundsKey(r.at, shown), tenant: r.call.Tenant, sessionID: r.sessionID, calls: map[string]*handedCall{}}
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
 	}
@@ -432,7 +479,7 @@ func (r *run) keepFinal() {
 		// in the client's next turn.
 		return
 	}
-	e := &entry{key: finalKey(r.at), sessionID: r.sessionID}
+	e := &entry{key: finalKey(r.at), tenant: r.call.Tenant, sessionID: r.sessionID}
 	e.shown = r.lastShown
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
@@ -489,7 +536,14 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 	req := hooks.ModelRequest{
 		Model: cr.Model, System: cr.System, Tools: tools, MaxTokens: cr.MaxTokens, Temperature: cr.Temperature,
 		TopP: cr.TopP, Stop: cr.Stop, Seed: cr.Seed, User: cr.User,
-		Messages: append([]hooks.Message(nil), r.history...),
+		// Capped: a provider appending to it cannot write into history.
+		Messages: r.history[:len(r.history):len(r.history)],
+	}
+	if r.bus.Subscribed(hooks.PreAPIRequestMutable, "") || r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") {
+		// Plugins get the request, and an in-process one may change the
+		// messages in place: they get a copy. Without them the history
+		// goes as it is, not copied for every round of a long request.
+		req.Messages = append([]hooks.Message(nil), r.history...)
 	}
 	if r.bus.Subscribed(hooks.PreAPIRequestMutable, "") {
 		req, _ = r.bus.MutateRequest(r.ctx, hooks.APIRequest{SessionID: r.sessionID, Iteration: iter, Request: req})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"hash"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,19 +39,31 @@ const entryOverhead = 256
 // holding those rounds and the text the client was shown.
 //
 // Entries live for the store's ttl after their last use, at most entries of
-// them, and at most DefaultStoreMaxBytes bytes in all; the oldest go first.
-// It is safe for concurrent use.
+// them, and at most DefaultStoreMaxBytes bytes in all. Each tenant (see
+// dialect.Call.Tenant) has its own share: when the store is full, the
+// entry that goes is the least recently used one of the tenant holding the
+// most (entries, or bytes when the byte cap is what is reached), the
+// tenant making room first among equals. So one client's traffic evicts
+// its own rounds, never those of a client holding fewer. It is safe for
+// concurrent use.
 type Store struct {
 	ttl      time.Duration
 	max      int
 	maxBytes int64
 	now      func() time.Time
 
-	mu     sync.Mutex
-	order  *list.List // of *entry, least recently used first
-	byKey  map[string]*list.Element
-	byCall map[string]*list.Element // handed call id → its entry
-	bytes  int64
+	mu      sync.Mutex
+	order   *list.List // of *entry, least recently used first, every tenant
+	tenants map[string]*share
+	byKey   map[string]*entry
+	byCall  map[string]*entry // handed call id → its entry
+	bytes   int64
+}
+
+// share is what one tenant holds.
+type share struct {
+	order *list.List // of *entry, least recently used first
+	bytes int64
 }
 
 // NewStore returns a store of at most entries entries, each kept for ttl.
@@ -58,7 +71,7 @@ type Store struct {
 func NewStore(ttl time.Duration, entries int) *Store {
 	return &Store{
 		ttl: ttl, max: entries, maxBytes: DefaultStoreMaxBytes, now: time.Now,
-		order: list.New(), byKey: map[string]*list.Element{}, byCall: map[string]*list.Element{},
+		order: list.New(), tenants: map[string]*share{}, byKey: map[string]*entry{}, byCall: map[string]*entry{},
 	}
 }
 
@@ -85,12 +98,15 @@ type handedCall struct {
 
 type entry struct {
 	key       string
+	tenant    string
 	sessionID string
 	hidden    []keptMessage
 	calls     map[string]*handedCall
 	shown     string // for a final answer: the text the client was shown
 	size      int64
 	used      time.Time
+	// Where the entry stands in the store's order and in its tenant's.
+	all, own *list.Element
 }
 
 // convKey identifies a point in a conversation: a chain of digests over
@@ -126,8 +142,9 @@ func (k convKey) chain(fields ...string) convKey {
 
 // next returns the key after m: a hash of k and of m's every field, so
 // that no two different conversations share a key.
-func (k convKey) next(m hooks.Message) convKey {
-	h := sha256.New()
+// h is reused from one message to the next.
+func (k convKey) next(h hash.Hash, m hooks.Message) convKey {
+	h.Reset()
 	h.Write(k[:])
 	llm.HashMessage(h, m)
 	var n convKey
@@ -193,55 +210,92 @@ func (s *Store) put(e *entry) (evicted int, kept bool) {
 		s.removeLocked(old)
 	}
 	for s.order.Len() >= s.max || s.bytes+e.size > s.maxBytes {
-		s.removeLocked(s.order.Front())
+		s.removeLocked(s.victimLocked(e.tenant, s.order.Len() >= s.max))
 		evicted++
 	}
-	el := s.order.PushBack(e)
-	s.byKey[e.key] = el
+	sh := s.tenants[e.tenant]
+	if sh == nil {
+		sh = &share{order: list.New()}
+		s.tenants[e.tenant] = sh
+	}
+	e.all, e.own = s.order.PushBack(e), sh.order.PushBack(e)
+	sh.bytes += e.size
+	s.byKey[e.key] = e
 	for id := range e.calls {
-		s.byCall[id] = el
+		s.byCall[id] = e
 	}
 	s.bytes += e.size
 	return evicted, true
+}
+
+// victimLocked is the entry to evict to make room for one of tenant: the
+// least recently used of the tenant holding the most entries (byCount) or
+// bytes, tenant itself when it holds as much as any other.
+func (s *Store) victimLocked(tenant string, byCount bool) *entry {
+	size := func(sh *share) int64 {
+		if byCount {
+			return int64(sh.order.Len())
+		}
+		return sh.bytes
+	}
+	var most *share
+	if own := s.tenants[tenant]; own != nil && own.order.Len() > 0 {
+		most = own
+	}
+	for _, sh := range s.tenants {
+		if most == nil || size(sh) > size(most) {
+			most = sh
+		}
+	}
+	return most.order.Front().Value.(*entry)
 }
 
 // expireLocked drops entries unused for longer than the ttl.
 func (s *Store) expireLocked(now time.Time) int {
 	n := 0
 	for el := s.order.Front(); el != nil; el = s.order.Front() {
-		if now.Sub(el.Value.(*entry).used) <= s.ttl {
+		e := el.Value.(*entry)
+		if now.Sub(e.used) <= s.ttl {
 			break
 		}
-		s.removeLocked(el)
+		s.removeLocked(e)
 		n++
 	}
 	return n
 }
 
-func (s *Store) removeLocked(el *list.Element) {
-	e := el.Value.(*entry)
-	s.order.Remove(el)
-	if s.byKey[e.key] == el {
+func (s *Store) removeLocked(e *entry) {
+	s.order.Remove(e.all)
+	if sh := s.tenants[e.tenant]; sh != nil {
+		sh.order.Remove(e.own)
+		sh.bytes -= e.size
+		if sh.order.Len() == 0 {
+			delete(s.tenants, e.tenant)
+		}
+	}
+	if s.byKey[e.key] == e {
 		delete(s.byKey, e.key)
 	}
 	for id := range e.calls {
-		if s.byCall[id] == el {
+		if s.byCall[id] == e {
 			delete(s.byCall, id)
 		}
 	}
 	s.bytes -= e.size
 }
 
-// touchLocked marks el as just used, or drops it when it has expired.
-func (s *Store) touchLocked(el *list.Element) bool {
+// touchLocked marks e as just used, or drops it when it has expired.
+func (s *Store) touchLocked(e *entry) bool {
 	now := s.now()
-	e := el.Value.(*entry)
 	if now.Sub(e.used) > s.ttl {
-		s.removeLocked(el)
+		s.removeLocked(e)
 		return false
 	}
 	e.used = now
-	s.order.MoveToBack(el)
+	s.order.MoveToBack(e.all)
+	if sh := s.tenants[e.tenant]; sh != nil {
+		sh.order.MoveToBack(e.own)
+	}
 	return true
 }
 
@@ -253,11 +307,10 @@ func (s *Store) rounds(key string) (sessionID string, hidden []keptMessage, ok b
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, found := s.byKey[key]
-	if !found || !s.touchLocked(el) {
+	e, found := s.byKey[key]
+	if !found || !s.touchLocked(e) {
 		return "", nil, false
 	}
-	e := el.Value.(*entry)
 	return e.sessionID, e.hidden, true
 }
 
@@ -270,11 +323,10 @@ func (s *Store) final(key string) (sessionID string, hidden []keptMessage, shown
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, found := s.byKey[key]
-	if !found || !s.touchLocked(el) {
+	e, found := s.byKey[key]
+	if !found || !s.touchLocked(e) {
 		return "", nil, "", false
 	}
-	e := el.Value.(*entry)
 	return e.sessionID, e.hidden, e.shown, true
 }
 
@@ -286,11 +338,10 @@ func (s *Store) handed(id string) (sessionID string, c handedCall, ok bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, found := s.byCall[id]
-	if !found || !s.touchLocked(el) {
+	e, found := s.byCall[id]
+	if !found || !s.touchLocked(e) {
 		return "", handedCall{}, false
 	}
-	e := el.Value.(*entry)
 	return e.sessionID, *e.calls[id], true
 }
 
@@ -302,11 +353,10 @@ func (s *Store) answered(id string, digest [32]byte, res hooks.ToolResult) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, found := s.byCall[id]
+	e, found := s.byCall[id]
 	if !found {
 		return
 	}
-	e := el.Value.(*entry)
 	c := e.calls[id]
 	grow := int64(len(res.Content) - len(c.Result.Content))
 	if s.bytes+grow > s.maxBytes {
@@ -317,6 +367,9 @@ func (s *Store) answered(id string, digest [32]byte, res hooks.ToolResult) {
 	c.Done, c.Digest, c.Result = true, digest, res
 	e.size += grow
 	s.bytes += grow
+	if sh := s.tenants[e.tenant]; sh != nil {
+		sh.bytes += grow
+	}
 }
 
 // Len returns how many entries the store holds.

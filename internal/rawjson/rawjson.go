@@ -16,6 +16,8 @@ import (
 type Object struct {
 	keys []string
 	vals map[string]json.RawMessage
+	// arrays hold the values set with SetArray, written out only by Bytes.
+	arrays map[string][]json.RawMessage
 }
 
 // ParseObject splits data, a JSON object, into its keys in the order they
@@ -59,6 +61,19 @@ func (o *Object) Set(k string, v json.RawMessage) {
 		o.keys = append(o.keys, k)
 	}
 	o.vals[k] = v
+	delete(o.arrays, k)
+}
+
+// SetArray gives key k the array of items, as Set(k, Array(items)) would,
+// but the items are joined only when Bytes writes the object: a request's
+// messages, tens of megabytes, are then written once rather than twice.
+// The items must not change until then.
+func (o *Object) SetArray(k string, items []json.RawMessage) {
+	o.Set(k, nil)
+	if o.arrays == nil {
+		o.arrays = map[string][]json.RawMessage{}
+	}
+	o.arrays[k] = items
 }
 
 // Has reports whether the object has key k.
@@ -68,7 +83,12 @@ func (o *Object) Has(k string) bool {
 }
 
 // Get is the raw value of key k, nil when there is none.
-func (o *Object) Get(k string) json.RawMessage { return o.vals[k] }
+func (o *Object) Get(k string) json.RawMessage {
+	if items, ok := o.arrays[k]; ok {
+		return Array(items)
+	}
+	return o.vals[k]
+}
 
 // Keys are the object's keys in order. The slice is the object's own: a
 // caller that changes the object while ranging over it must copy it first.
@@ -76,7 +96,14 @@ func (o *Object) Keys() []string { return o.keys }
 
 // Bytes is the object as JSON, its keys in order.
 func (o *Object) Bytes() []byte {
+	// Sized first: a request body can be tens of megabytes, and growing
+	// a buffer to it by doubling allocates about twice that on the way.
+	n := 2
+	for _, k := range o.keys {
+		n += len(k) + 4 + len(o.vals[k]) + arrayLen(o.arrays[k])
+	}
 	var b bytes.Buffer
+	b.Grow(n + 16)
 	b.WriteByte('{')
 	for i, k := range o.keys {
 		if i > 0 {
@@ -84,6 +111,10 @@ func (o *Object) Bytes() []byte {
 		}
 		b.Write(MustMarshal(k))
 		b.WriteByte(':')
+		if items, ok := o.arrays[k]; ok {
+			writeArray(&b, items)
+			continue
+		}
 		b.Write(o.vals[k])
 	}
 	b.WriteByte('}')
@@ -94,6 +125,20 @@ func (o *Object) Bytes() []byte {
 // are none.
 func Array(items []json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
+	b.Grow(arrayLen(items))
+	writeArray(&b, items)
+	return b.Bytes()
+}
+
+func arrayLen(items []json.RawMessage) int {
+	n := 2 + len(items)
+	for _, it := range items {
+		n += len(it)
+	}
+	return n
+}
+
+func writeArray(b *bytes.Buffer, items []json.RawMessage) {
 	b.WriteByte('[')
 	for i, it := range items {
 		if i > 0 {
@@ -102,7 +147,6 @@ func Array(items []json.RawMessage) json.RawMessage {
 		b.Write(it)
 	}
 	b.WriteByte(']')
-	return b.Bytes()
 }
 
 // Marshal encodes v as JSON without HTML escaping, so that "<", ">" and "&"
@@ -127,4 +171,112 @@ func MustMarshal(v any) json.RawMessage {
 		panic(fmt.Sprintf("rawjson: cannot encode %T: %v", v, err))
 	}
 	return b
+}
+
+// Members returns the members of the JSON object data, each value a
+// sub-slice of data rather than a copy: a request body of tens of
+// megabytes is then held once, not once more in its parts. The last of
+// repeated keys wins, as with encoding/json. ok is false when data is not
+// valid JSON or not an object.
+func Members(data []byte) (members map[string]json.RawMessage, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, false
+	}
+	members = map[string]json.RawMessage{}
+	i = skipSpace(data, i+1)
+	for data[i] != '}' {
+		end := skipValue(data, i)
+		var key string
+		if json.Unmarshal(data[i:end], &key) != nil {
+			return nil, false
+		}
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the colon
+		end = skipValue(data, i)
+		members[key] = data[i:end:end]
+		i = skipSpace(data, end)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return members, true
+}
+
+// Elements returns the elements of the JSON array data, each a sub-slice
+// of data rather than a copy (see Members); null is no elements. ok is
+// false when data is not valid JSON or not an array or null.
+func Elements(data []byte) (elems []json.RawMessage, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if bytes.HasPrefix(data[i:], []byte("null")) {
+		return nil, true
+	}
+	if data[i] != '[' {
+		return nil, false
+	}
+	n := 0
+	for j := skipSpace(data, i+1); data[j] != ']'; n++ {
+		j = skipSpace(data, skipValue(data, j))
+		if data[j] == ',' {
+			j = skipSpace(data, j+1)
+		}
+	}
+	elems = make([]json.RawMessage, 0, n)
+	for i = skipSpace(data, i+1); data[i] != ']'; {
+		end := skipValue(data, i)
+		elems = append(elems, data[i:end:end])
+		i = skipSpace(data, end)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return elems, true
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns where the value starting at data[i] ends; data is
+// valid JSON.
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		for i++; ; i++ {
+			switch data[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = skipValue(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(data) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(data[i])) {
+		i++
+	}
+	return i
 }

@@ -109,3 +109,57 @@ func TestMarshalReportsWhatCannotBeEncoded(t *testing.T) {
 	}()
 	MustMarshal(math.NaN())
 }
+
+func TestMembersAndElementsAreSubSlices(t *testing.T) {
+	data := []byte(" {\"a\" : [1, {\"x\":\"]}\\\"\"} ,\"s\\u0041\", null,[] ] ,\"b\":-1.5e3,\"a\":true, \"\":{}}\n")
+	m, ok := Members(data)
+	if !ok || len(m) != 3 || string(m["a"]) != "true" || string(m["b"]) != "-1.5e3" || string(m[""]) != "{}" {
+		t.Fatalf("Members = %q, %v", m, ok)
+	}
+	var want map[string]json.RawMessage
+	json.Unmarshal(data, &want)
+	for k, v := range want {
+		if string(m[k]) != string(v) {
+			t.Errorf("%q: %s, encoding/json has %s", k, m[k], v)
+		}
+	}
+	arr := []byte(`[1, {"x":"]}\""} ,"s\u0041", null,[] ]`)
+	e, ok := Elements(arr)
+	if !ok || len(e) != 5 || string(e[1]) != `{"x":"]}\""}` || string(e[2]) != `"s\u0041"` || string(e[4]) != "[]" {
+		t.Fatalf("Elements = %q, %v", e, ok)
+	}
+	if &e[0][0] != &arr[1] {
+		t.Error("an element is a copy")
+	}
+	if e, ok := Elements([]byte("null")); !ok || e != nil {
+		t.Errorf("Elements(null) = %q, %v", e, ok)
+	}
+	for _, bad := range []string{"", "{", "[1,]", "{}", `"x"`, "[1] x"} {
+		if _, ok := Elements([]byte(bad)); ok {
+			t.Errorf("Elements(%q) ok", bad)
+		}
+	}
+	for _, bad := range []string{"", "[]", "null", `{"a":}`, "{} {}"} {
+		if _, ok := Members([]byte(bad)); ok {
+			t.Errorf("Members(%q) ok", bad)
+		}
+	}
+}
+
+func TestSetArrayWritesAsSetWould(t *testing.T) {
+	items := []json.RawMessage{json.RawMessage(`{"a":1}`), json.RawMessage(`2`)}
+	var a, b Object
+	a.Set("x", json.RawMessage(`1`))
+	a.Set("m", Array(items))
+	a.Set("y", json.RawMessage(`"z"`))
+	b.Set("x", json.RawMessage(`1`))
+	b.SetArray("m", items)
+	b.Set("y", json.RawMessage(`"z"`))
+	if string(a.Bytes()) != string(b.Bytes()) || string(b.Get("m")) != `[{"a":1},2]` || !b.Has("m") {
+		t.Fatalf("Set: %s\nSetArray: %s (Get %s)", a.Bytes(), b.Bytes(), b.Get("m"))
+	}
+	b.Set("m", json.RawMessage(`[]`))
+	if string(b.Bytes()) != `{"x":1,"m":[],"y":"z"}` {
+		t.Fatalf("Set after SetArray: %s", b.Bytes())
+	}
+}

@@ -638,7 +638,14 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if b.block.Type == "text" {
 				show(b.block.Text)
 			}
-			events.Progress()
+			// A block opened empty (text "") is no news yet; a tool
+			// call's name, or text already in it, is.
+			var raw struct {
+				ContentBlock json.RawMessage `json:"content_block"`
+			}
+			if json.Unmarshal([]byte(ev.Data), &raw) == nil && carries(raw.ContentBlock, delta{}) {
+				events.Progress()
+			}
 		case "content_block_delta":
 			b, err := openBlock(blocks, e.Index)
 			if err != nil {
@@ -663,8 +670,8 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
 			}
+			// Closing a block adds nothing to it.
 			b.stopped = true
-			events.Progress()
 		case "message_delta":
 			var d delta
 			if len(e.Delta) > 0 {
@@ -674,8 +681,11 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			}
 			wire.messageDelta([]byte(ev.Data))
 			if d.StopReason != nil {
+				// News once; told again, it adds nothing.
+				if msg.StopReason == nil {
+					events.Progress()
+				}
 				msg.StopReason = d.StopReason
-				events.Progress()
 			}
 			if d.StopSequence != nil {
 				msg.StopSequence = d.StopSequence
@@ -777,7 +787,7 @@ func carries(raw json.RawMessage, d delta) bool {
 		return false
 	}
 	for k, v := range fields {
-		if k != "type" && string(v) != `""` && string(v) != "null" {
+		if e := string(v); k != "type" && e != `""` && e != "null" && e != "[]" && e != "{}" {
 			return true
 		}
 	}

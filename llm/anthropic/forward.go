@@ -244,7 +244,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 	for i, m := range msgs {
 		encoded[i] = m.encode()
 	}
-	out.Set("messages", rawjson.Array(encoded))
+	out.SetArray("messages", encoded)
 	var tools []json.RawMessage
 	for _, s := range req.Tools {
 		if w, ok := pass.Tool(s); ok {

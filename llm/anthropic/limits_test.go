@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -36,6 +37,9 @@ func TestEventsWithoutContentEndAtIdleTimeout(t *testing.T) {
 	for name, frame := range map[string]string{
 		"ping":       ev("ping", ""),
 		"empty text": ev("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":""}`),
+		// The stop reason is news once; told again, it adds nothing.
+		"stop reason again": ev("message_delta", `"delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":7}`),
+		"usage alone":       ev("message_delta", `"delta":{},"usage":{"output_tokens":7}`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := fakeapi.New(t, fakeapi.Endless(20*time.Millisecond, textStream[0], textStream[1], frame))
@@ -45,6 +49,32 @@ func TestEventsWithoutContentEndAtIdleTimeout(t *testing.T) {
 				t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
 			}
 		})
+	}
+}
+
+// Empty blocks opened and closed one after another add nothing either.
+func TestEmptyBlocksEndAtIdleTimeout(t *testing.T) {
+	f := fakeapi.New(t, func(w http.ResponseWriter, r fakeapi.Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, textStream[0])
+		giveUp := time.After(time.Minute)
+		for i := 0; ; i++ {
+			select {
+			case <-r.Done:
+				return
+			case <-giveUp:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			n := fmt.Sprint(i)
+			io.WriteString(w, ev("content_block_start", `"index":`+n+`,"content_block":{"type":"text","text":"","citations":[]}`)+ev("content_block_stop", `"index":`+n))
+			w.(http.Flusher).Flush()
+		}
+	})
+	err := bounded(t, newProvider(t, f, anthropic.Config{Timeout: time.Second}))
+	var pe *llm.ProviderError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
+		t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
 	}
 }
 

@@ -89,10 +89,15 @@ type chatChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Role      string  `json:"role"`
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
+			Role    string  `json:"role"`
+			Content *string `json:"content"`
+			Refusal *string `json:"refusal"`
+			// Reasoning text some compatible servers stream before the
+			// answer (vLLM, DeepSeek, OpenRouter): not kept, but it is
+			// the model at work, so it counts as progress.
+			ReasoningContent *string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
+			ToolCalls        []struct {
 				Index    *int   `json:"index"`
 				ID       string `json:"id"`
 				Type     string `json:"type"`
@@ -304,13 +309,16 @@ func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, o
 			typ, msg := httpretry.ParseError([]byte(ev.Data))
 			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + msg}
 		}
-		if err := st.add(c, onText); err != nil {
+		news, err := st.add(c, onText)
+		if err != nil {
 			return llm.Response{}, nil, p.badResponse("%v", err)
 		}
 		if seen != nil {
 			seen(ev.Data)
 		}
-		events.Progress()
+		if news {
+			events.Progress()
+		}
 	}
 }
 
@@ -321,7 +329,12 @@ func (p *Provider) truncated(st *chatStream) error {
 	return p.badResponse("stream ended without its [DONE] marker")
 }
 
-func (st *chatStream) add(c chatChunk, onText func(string)) error {
+// add folds one chunk into the answer. news reports whether the chunk
+// carried anything the answer did not have (text, a tool call's part,
+// reasoning, the finish reason or the usage, each the first time): only
+// such a chunk restarts the idle timeout, so that a server sending empty
+// chunks is as idle as one sending nothing.
+func (st *chatStream) add(c chatChunk, onText func(string)) (news bool, err error) {
 	if st.resp.ID == "" {
 		st.resp.ID = c.ID
 	}
@@ -329,6 +342,7 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 		st.resp.Model = c.Model
 	}
 	if c.Usage != nil {
+		news = news || st.resp.Usage == nil
 		st.resp.Usage = c.Usage
 	}
 	for i, ch := range c.Choices {
@@ -342,14 +356,19 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 		// shows both would keep less than it showed.
 		if (st.hasRef && d.Content != nil && *d.Content != "") || (st.hasText && d.Refusal != nil && *d.Refusal != "") ||
 			(d.Content != nil && *d.Content != "" && d.Refusal != nil && *d.Refusal != "") {
-			return fmt.Errorf("stream chunk %d mixes answer text and a refusal", i)
+			return false, fmt.Errorf("stream chunk %d mixes answer text and a refusal", i)
+		}
+		if (d.ReasoningContent != nil && *d.ReasoningContent != "") || (d.Reasoning != nil && *d.Reasoning != "") {
+			news = true
 		}
 		if d.Content != nil && *d.Content != "" {
+			news = true
 			st.content.WriteString(*d.Content)
 			st.hasText = true
 			onText(*d.Content)
 		}
 		if d.Refusal != nil && *d.Refusal != "" {
+			news = true
 			st.refusal.WriteString(*d.Refusal)
 			st.hasRef = true
 			onText(*d.Refusal)
@@ -360,7 +379,7 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 				idx = *tc.Index
 			}
 			if idx < 0 || idx > 1024 {
-				return fmt.Errorf("stream chunk %d: tool call index %d out of range", i, idx)
+				return false, fmt.Errorf("stream chunk %d: tool call index %d out of range", i, idx)
 			}
 			call := st.calls[idx]
 			if call == nil {
@@ -379,19 +398,23 @@ func (st *chatStream) add(c chatChunk, onText func(string)) error {
 			case len(call.Function.Name)+len(name) > maxToolName:
 				// Refused before it is joined: a hostile stream of
 				// one-byte fragments would otherwise cost quadratic time.
-				return fmt.Errorf("stream chunk %d: tool call %d's name grows past %d characters, the most a tool name may have", i, idx, maxToolName)
+				return false, fmt.Errorf("stream chunk %d: tool call %d's name grows past %d characters, the most a tool name may have", i, idx, maxToolName)
 			case call.Function.Name == "":
 				call.Function.Name = name
 			default:
 				call.Function.Name += name
 			}
+			if tc.ID != "" || tc.Function.Name != "" || len(tc.Function.Arguments) > 0 {
+				news = true
+			}
 			st.args[idx].WriteString(string(tc.Function.Arguments))
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			news = news || st.finish == nil
 			st.finish = ch.FinishReason
 		}
 	}
-	return nil
+	return news, nil
 }
 
 func (st *chatStream) result() chatResponse {

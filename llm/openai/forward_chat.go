@@ -49,7 +49,12 @@ var forwardOwned = map[string]bool{"stream": true, "stream_options": true, "max_
 
 func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
 	stream := onText != nil
-	body, names, err := p.chatBody(req, stream)
+	// The body's messages are replaced below: encoding each one here only
+	// to drop it would cost more than the request itself when it holds
+	// many.
+	bare := req
+	bare.Messages = nil
+	body, names, err := p.chatBody(bare, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
@@ -121,7 +126,7 @@ func withCallIDs(msg []json.RawMessage, calls []hooks.ToolCall) []json.RawMessag
 // for byte as the client sent it.
 func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *toolfmt.NameMap, pass *llm.Passthrough) ([]byte, error) {
 	forms := pass.Messages()
-	var msgs []json.RawMessage
+	msgs := make([]json.RawMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
 		if raws, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System}); ok {
 			msgs = append(msgs, raws...)
@@ -198,7 +203,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 	if !ok {
 		return nil, p.fail("cannot encode the request", fmt.Errorf("the encoded request is not a JSON object: %s", own))
 	}
-	out.Set("messages", rawjson.Array(msgs))
+	out.SetArray("messages", msgs)
 	if len(tools) > 0 {
 		out.Set("tools", rawjson.Array(tools))
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
@@ -60,7 +61,11 @@ func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *
 // forwardResponsesBody builds the request body as a map of raw fields, so
 // that what the client sent reaches the wire byte for byte.
 func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, stream bool) (map[string]json.RawMessage, *toolfmt.NameMap, error) {
-	base, names, err := p.responsesBody(req, stream)
+	// The base body's input is replaced below: encoding each message here
+	// only to drop it would cost more than the request when it holds many.
+	bare := req
+	bare.Messages = nil
+	base, names, err := p.responsesBody(bare, stream)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +89,7 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 		return nil, nil, p.fail("cannot encode the request", err)
 	}
 
-	input := []json.RawMessage{}
+	input := make([]json.RawMessage, 0, len(req.Messages))
 	kept := pass.Messages()
 	// turn is an assistant turn whose kept items hold its outputs too
 	// (a client that sent each call followed by its output): it is sent
@@ -127,9 +132,9 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 	if turn != nil {
 		input = turn.split(input)
 	}
-	if body["input"], err = json.Marshal(input); err != nil {
-		return nil, nil, p.fail("cannot encode the request", err)
-	}
+	// Every item is JSON already (the client's, or encoded above): joined
+	// as they are, not checked and copied again by encoding/json.
+	body["input"] = rawjson.Array(input)
 
 	// Tools the provider runs itself (web_search, file_search, mcp, …)
 	// have no neutral form: the gateway's Responses front keeps them, as

@@ -49,6 +49,32 @@ func TestKeepalivesEndAtIdleTimeout(t *testing.T) {
 	}
 }
 
+// Chunks and events that add nothing to the answer are events but not
+// progress: a server sending only them is as idle as one sending only
+// comments.
+func TestEmptyEventsEndAtIdleTimeout(t *testing.T) {
+	for _, tc := range []struct{ api, name, frame string }{
+		{openai.APIChat, "no choices", data(`{"id":"c1","model":"m","choices":[],"usage":null}`)},
+		{openai.APIChat, "empty delta", data(`{"id":"c1","model":"m","choices":[{"index":0,"delta":{}}]}`)},
+		{openai.APIChat, "empty content", data(`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]}`)},
+		{openai.APIChat, "role again", data(`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}`)},
+		{openai.APIChat, "empty arguments", data(`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":""}}]}}]}`)},
+		{openai.APIResponses, "in progress", named("response.in_progress", `{"type":"response.in_progress","response":{"id":"r1","status":"in_progress","output":[]}}`)},
+		{openai.APIResponses, "empty delta", named("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"delta":""}`)},
+		{openai.APIResponses, "keepalive event", named("keepalive", `{"type":"keepalive","sequence_number":3}`)},
+	} {
+		t.Run(tc.api+" "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t, fakeapi.Endless(20*time.Millisecond, firstEvent[tc.api], tc.frame))
+			err := bounded(t, newProvider(t, f, openai.Config{API: tc.api, Timeout: time.Second}))
+			var pe *llm.ProviderError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no event") || !strings.Contains(err.Error(), "llm.timeout (1s)") {
+				t.Errorf("err = %v, want an idle timeout naming llm.timeout", err)
+			}
+		})
+	}
+}
+
 func TestEventsStopAtCallTimeout(t *testing.T) {
 	for _, api := range []string{openai.APIChat, openai.APIResponses} {
 		t.Run(api, func(t *testing.T) {

@@ -91,6 +91,9 @@ type respEvent struct {
 	OutputIndex int           `json:"output_index"`
 	Item        *respItem     `json:"item"`
 	Delta       string        `json:"delta"`
+	// What the .done events of text and tool arguments carry whole.
+	Text      string `json:"text"`
+	Arguments string `json:"arguments"`
 	// Fields of the "error" event.
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -307,9 +310,9 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 		if e.Type == "" {
 			e.Type = ev.Name
 		}
-		// Every event of this API reports some step of the answer, most of
-		// them steps hookhost does not keep (reasoning, built-in tools).
-		events.Progress()
+		if progresses(e) {
+			events.Progress()
+		}
 		switch e.Type {
 		case "response.created":
 			started = true
@@ -356,6 +359,22 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
 		}
 	}
+}
+
+// progresses reports whether an event adds to the answer, and so restarts
+// the idle timeout: a delta with something in it (text, reasoning, tool
+// arguments, whether hookhost keeps them or not), an item or a part
+// finished, a built-in tool's call completed, the response begun or
+// ended. Status events (in_progress, searching), keep-alives and empty
+// deltas add nothing: a server sending only them is idle.
+func progresses(e respEvent) bool {
+	switch {
+	case e.Delta != "", e.Item != nil, e.Text != "", e.Arguments != "":
+		return true
+	case e.Type == "response.created", e.Type == "response.completed", e.Type == "response.incomplete", e.Type == "response.failed":
+		return true
+	}
+	return strings.HasSuffix(e.Type, "_call.completed")
 }
 
 // maxToolName is the longest tool name either side of the wire accepts.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
@@ -75,8 +76,8 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	}
 	req.Model = model
 
-	var msgs []json.RawMessage
-	if json.Unmarshal(top["messages"], &msgs) != nil || len(msgs) == 0 {
+	msgs, ok := rawjson.Elements(top["messages"])
+	if !ok || len(msgs) == 0 {
 		return nil, dialect.Invalid("messages", "messages is required and must be a non-empty array of message objects")
 	}
 	if err := d.messages(msgs); err != nil {
@@ -271,6 +272,7 @@ func (d *decoder) messages(msgs []json.RawMessage) error {
 		req.System = strings.Join(sys, "\n\n")
 		d.call.Pass.KeepMessage(hooks.Message{Role: hooks.RoleSystem, Content: req.System}, msgs[:lead]...)
 	}
+	req.Messages = make([]hooks.Message, 0, len(msgs)-lead)
 	for i := lead; i < len(msgs); i++ {
 		m, err := d.message(msgs[i], i)
 		if err != nil {

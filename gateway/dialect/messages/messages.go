@@ -188,13 +188,14 @@ func (d *decoder) decode(top map[string]json.RawMessage) error {
 	if !present(top["messages"]) {
 		return dialect.Invalid("messages", "messages: required; send the conversation as a list of user and assistant messages")
 	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(top["messages"], &msgs); err != nil {
+	msgs, ok := rawjson.Elements(top["messages"])
+	if !ok {
 		return dialect.Invalid("messages", "messages: must be a list of message objects")
 	}
 	if len(msgs) == 0 {
 		return dialect.Invalid("messages", "messages: at least one message is required")
 	}
+	d.call.Request.Messages = make([]hooks.Message, 0, len(msgs))
 	for i, m := range msgs {
 		if err := d.message(i, m); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
@@ -394,10 +395,11 @@ func (d *decoder) decodeInput(v json.RawMessage) error {
 		d.call.Request.Messages = []hooks.Message{{Role: hooks.RoleUser, Content: s}}
 		return nil
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(v, &items); err != nil {
+	items, ok := rawjson.Elements(v)
+	if !ok {
 		return dialect.Invalid("input", "input must be a string or a list of input items")
 	}
+	d.call.Request.Messages = make([]hooks.Message, 0, len(items))
 	for i, raw := range items {
 		if err := d.decodeItem(i, raw); err != nil {
 			return err

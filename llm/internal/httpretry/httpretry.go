@@ -19,6 +19,9 @@
 //   - a response body is capped at MaxResponse bytes and one event at
 //     MaxEvent; going over is an error naming the cap, found while
 //     reading, before more than the cap is held;
+//   - a redirect is never followed (it would resend the conversation and
+//     the key to wherever the server points): it is an error, never
+//     retried;
 //   - cancelling the context stops the request at once, including a wait
 //     between attempts;
 //   - every failure is a *llm.ProviderError carrying the HTTP status and the
@@ -43,6 +46,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/redact"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/sse"
 )
@@ -229,18 +233,26 @@ func (c *Client) attempt(ctx context.Context, r Request) (*http.Response, verdic
 }
 
 func (c *Client) client() *http.Client {
-	if c.HTTP != nil {
-		return c.HTTP
+	if c.HTTP == nil {
+		return defaultHTTP
 	}
-	return defaultHTTP
+	// The caller's client may follow redirects (the zero value does); a
+	// copy that follows none is cheap and leaves the caller's as it is.
+	own := *c.HTTP
+	own.CheckRedirect = noRedirects
+	return &own
 }
+
+// noRedirects hands a redirect back as the response: following one would
+// send the conversation and the key to wherever the server points.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // defaultHTTP is shared by every provider that brings no client of its
 // own. A provider talks to one host, and a gateway makes many calls to it
 // at once: http.DefaultTransport keeps only 2 idle connections per host,
 // so under concurrency most calls would open a new connection (and leave
 // one in TIME_WAIT), which costs a handshake per call.
-var defaultHTTP = &http.Client{Transport: func() http.RoundTripper {
+var defaultHTTP = &http.Client{CheckRedirect: noRedirects, Transport: func() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 	return t
@@ -370,6 +382,11 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 // HTML page) is quoted briefly.
 func (c *Client) statusError(status int, body []byte) *llm.ProviderError {
 	pe := &llm.ProviderError{Provider: c.Provider, StatusCode: status}
+	if status >= 300 && status < 400 {
+		// Where it points is not shown: it may be an internal address.
+		pe.Message = fmt.Sprintf("the server answered with a redirect (HTTP %d), which is not followed, since it would resend the conversation and the key elsewhere; set llm.base_url to the address that answers", status)
+		return pe
+	}
 	pe.Type, pe.Message = ParseError(body)
 	if pe.Type == "" && pe.Message == "" {
 		// Blank the secrets before cutting: a cut through one would
@@ -453,15 +470,7 @@ func scalar(v any) string {
 func (c *Client) Redact(s string) string { return c.redact(s, "") }
 
 func (c *Client) redact(s, key string) string {
-	for _, sec := range c.Secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	if len(key) >= 4 {
-		s = strings.ReplaceAll(s, key, "[redacted]")
-	}
-	return s
+	return redact.String(redact.String(s, c.Secrets...), key)
 }
 
 // Seal is the one place secrets leave errors: it returns err as a
