@@ -73,7 +73,7 @@ const clients = {
     const client = new OpenAI({ baseURL: c.base + "/v1", apiKey: c.key, maxRetries: 0, fetch: c.fetch });
     const tools = [{ type: "function", function: { ...timeTool, parameters: { type: "object", properties: { zone: { type: "string" } }, required: ["zone"] } } }];
     const ask = async (messages) => {
-      const params = { model: c.model, messages, tools };
+      const params = { model: c.model, messages, tools, ...c.extra };
       let r;
       if (c.stream) r = await client.chat.completions.stream({ ...params, stream_options: { include_usage: true } }).finalChatCompletion();
       else r = await client.chat.completions.create(params);
@@ -97,7 +97,7 @@ const clients = {
     const tools = [{ type: "function", ...timeTool, parameters: { type: "object", properties: { zone: { type: "string" } }, required: ["zone"] }, strict: false }];
     const input = [{ role: "user", content: firstText(task) }];
     const ask = async () => {
-      const params = { model: c.model, input, tools };
+      const params = { model: c.model, input, tools, ...c.extra };
       const r = c.stream ? await client.responses.stream(params).finalResponse() : await client.responses.create(params);
       c.turns.push(fromResponseOutput(r.output, r.usage?.input_tokens, r.usage?.output_tokens));
       input.push(...r.output);
@@ -117,7 +117,7 @@ const clients = {
     const tools = [{ ...timeTool, input_schema: { type: "object", properties: { zone: { type: "string" } }, required: ["zone"] } }];
     const messages = [{ role: "user", content: firstText(task) }];
     const ask = async () => {
-      const params = { model: c.model, max_tokens: 1024, messages, tools };
+      const params = { model: c.model, max_tokens: 1024, messages, tools, ...c.extra };
       const m = c.stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
       c.turns.push({
         text: m.content.filter((b) => b.type === "text").map((b) => b.text).join(""),
@@ -160,6 +160,18 @@ const clients = {
   "agents/responses-chained": (c, task) => agents(c, task, "responses", true),
   "agents/chat": (c, task) => agents(c, task, "chat", false),
 };
+
+// The sampling and identity fields agents commonly set, sent by the
+// official clients: none of them changes what the fakes or the offline
+// model answer (no stop sequence occurs in an answer).
+const sampling = {
+  "openai/chat": { top_p: 0.9, seed: 7, stop: ["\n\nEND"], user: "user-1" },
+  "openai/responses": { top_p: 0.9, user: "user-1" },
+  "anthropic/messages": { top_p: 0.9, stop_sequences: ["\n\nEND"], metadata: { user_id: "user-1" } },
+};
+for (const [name, extra] of Object.entries(sampling)) {
+  clients[name + "+sampling"] = (c, task) => clients[name]({ ...c, extra }, task);
+}
 
 function firstText(task) {
   return { plugin: prompts.plugin, client_tool: prompts.clientTool, two_turns: prompts.first }[task];

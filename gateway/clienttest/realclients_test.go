@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 )
 
 // realClient is one row of the real-client table: an agent client (an
@@ -24,17 +26,27 @@ type realClient struct {
 	API  string // chat, responses or messages
 	Note string // how it continues a conversation, for the table
 	run  func(ctx context.Context, c clientCase) caseResult
+	// usageFromStart: streamed, the client takes input tokens from
+	// message_start alone and adds message_start's output tokens to
+	// message_delta's, as LangChain's ChatAnthropic does against
+	// Anthropic itself. message_start can carry only the first round's
+	// count, so that is what such a client can see of the input, and its
+	// output may be one over.
+	usageFromStart bool
 }
 
 var realClients = []realClient{
 	{Name: "openai/chat", API: chat, Note: "openai (npm), chat.completions; stream: .stream().finalChatCompletion()"},
 	{Name: "openai/responses", API: responses, Note: "openai (npm), responses; history: input + response.output"},
 	{Name: "anthropic/messages", API: messages, Note: "@anthropic-ai/sdk; stream: .stream().finalMessage()"},
+	{Name: "openai/chat+sampling", API: chat, Note: "openai (npm) with top_p, seed, stop, user"},
+	{Name: "openai/responses+sampling", API: responses, Note: "openai (npm) with top_p, user"},
+	{Name: "anthropic/messages+sampling", API: messages, Note: "@anthropic-ai/sdk with top_p, stop_sequences, metadata.user_id"},
 	{Name: "ai/openai-responses", API: responses, Note: "ai + @ai-sdk/openai openai(model) (Responses, store on); history: response.messages"},
 	{Name: "ai/openai-chat", API: chat, Note: "ai + @ai-sdk/openai openai.chat(model); history: response.messages"},
 	{Name: "ai/anthropic", API: messages, Note: "ai + @ai-sdk/anthropic; history: response.messages"},
 	{Name: "langchain/openai", API: chat, Note: "@langchain/openai ChatOpenAI, LangGraph ToolNode; stream: chunks concatenated"},
-	{Name: "langchain/anthropic", API: messages, Note: "@langchain/anthropic ChatAnthropic, LangGraph ToolNode"},
+	{Name: "langchain/anthropic", API: messages, Note: "@langchain/anthropic ChatAnthropic, LangGraph ToolNode", usageFromStart: true},
 	{Name: "agents/responses", API: responses, Note: "@openai/agents OpenAIResponsesModel, zod tool; history: result.history"},
 	{Name: "agents/responses-chained", API: responses, Note: "@openai/agents OpenAIResponsesModel; next turn: previousResponseId"},
 	{Name: "agents/chat", API: chat, Note: "@openai/agents OpenAIChatCompletionsModel, zod tool (strict)"},
@@ -245,8 +257,12 @@ func assess(up string, cl realClient, stream bool, task string, r caseResult) []
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if r.Error != nil {
 		msg := oneLine(r.Error.Message)
-		if r.Error.Body != "" && !strings.Contains(msg, oneLine(r.Error.Body)) {
-			msg += " — body: " + oneLine(r.Error.Body)
+		body := r.Error.Body
+		if n := len(r.Exchanges); body == "" && n > 0 && r.Exchanges[n-1].Status != 200 {
+			body = r.Exchanges[n-1].Body
+		}
+		if body != "" && !strings.Contains(msg, oneLine(body)) {
+			msg += " — body: " + oneLine(body)
 		}
 		bad("turn %d: the client threw %s (status %v): %s", len(r.Turns)+1, r.Error.Class, r.Error.Status, msg)
 		return problems
@@ -261,12 +277,23 @@ func assess(up string, cl realClient, stream bool, task string, r caseResult) []
 		if task == "plugin" && strings.Contains(ex.Body, callMarkers[cl.API]) {
 			bad("request %d: the plugin's tool call reached the client", i+1)
 		}
+		if stream && ex.Status == 200 {
+			if err := streamRules(cl.API, ex.Request, []byte(ex.Body)); err != nil {
+				bad("request %d: the stream breaks what the SDKs rely on: %v", i+1, err)
+			}
+		}
 	}
 	fake := up != "offline"
 	usage := func(i int, tr turn, in, out int) {
 		if !fake {
 			if tr.In <= 0 || tr.Out <= 0 {
 				bad("turn %d: usage %d in / %d out, want both counted", i+1, tr.In, tr.Out)
+			}
+			return
+		}
+		if cl.usageFromStart && stream {
+			if tr.In != modelIn || tr.Out < out || tr.Out > out+1 {
+				bad("turn %d: usage %d in / %d out, want %d (the first round's, from message_start) / %d (+1 from message_start)", i+1, tr.In, tr.Out, modelIn, out)
 			}
 			return
 		}
@@ -318,6 +345,46 @@ func assess(up string, cl realClient, stream bool, task string, r caseResult) []
 		usage(1, second, modelIn, modelOut)
 	}
 	return problems
+}
+
+// streamRules holds a raw stream of protocol api to the rules the SDKs'
+// accumulators rely on (streamcheck): some frameworks lose data silently
+// on a broken stream, so their results alone would not show it.
+func streamRules(api string, request *string, raw []byte) error {
+	var failed map[string]any
+	var err error
+	switch api {
+	case chat:
+		var req struct {
+			StreamOptions struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
+		}
+		if request != nil {
+			json.Unmarshal([]byte(*request), &req)
+		}
+		var s *streamcheck.ChatStream
+		s, err = streamcheck.Chat(raw, req.StreamOptions.IncludeUsage)
+		if s != nil {
+			failed = s.Error
+		}
+	case responses:
+		var s *streamcheck.ResponsesStream
+		s, err = streamcheck.Responses(raw)
+		if s != nil && s.Status == "failed" {
+			failed = s.Final
+		}
+	case messages:
+		var s *streamcheck.MessagesStream
+		s, err = streamcheck.Messages(raw)
+		if s != nil {
+			failed = s.Error
+		}
+	}
+	if err == nil && failed != nil {
+		err = fmt.Errorf("in-stream error: %v", failed)
+	}
+	return err
 }
 
 func oneLine(s string) string {
@@ -385,11 +452,15 @@ func (tb *table) render() string {
 						marks = append(marks, "✓")
 					default:
 						total++
-						n, seen := notes[c.problem]
+						p := c.problem
+						if len(p) > 240 {
+							p = p[:240] + "…"
+						}
+						n, seen := notes[p]
 						if !seen {
 							n = len(order) + 1
-							notes[c.problem] = n
-							order = append(order, c.problem)
+							notes[p] = n
+							order = append(order, p)
 						}
 						marks = append(marks, fmt.Sprintf("✗%d", n))
 					}
