@@ -35,7 +35,9 @@ export const prompts = {
 const timeTool = { name: "get_time", description: "Current time in a time zone" };
 const timeResult = "12:00";
 
-// capture wraps fetch so every exchange is kept, the body teed byte for byte.
+// capturer makes a fetch that keeps every exchange, the body teed byte for
+// byte, so the raw streams can be checked as well as what the client made
+// of them.
 function capturer() {
   const exchanges = [];
   const pending = [];
@@ -62,9 +64,11 @@ function describe(err) {
 
 const args = (a) => (typeof a === "string" ? a : JSON.stringify(a ?? {}));
 
-// Each client is {turn(c, history, userText, tools) ...}; rather than one
-// interface for all, each gets the three tasks through run(task, c), since
-// the frameworks differ in who loops over tool calls.
+// clients maps a client's name to a function that runs one task with it:
+// c carries the case (base URL, key, model, stream, extra request fields)
+// and collects the turns in c.turns. One function per client rather than
+// one interface for all, since the frameworks differ in who loops over
+// tool calls and in how a conversation is continued.
 const clients = {
   // The official openai client, Chat Completions: history is the messages
   // array with the assistant message appended as returned.
