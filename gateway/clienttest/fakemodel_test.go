@@ -84,6 +84,9 @@ func (u *upstream) think(path string, body []byte) (status int, ctype string, ou
 	id := 1000 + u.minted
 	u.mu.Unlock()
 	rd := decide(u.proto, conv, tools, id)
+	if note := samplingNote(body); note != "" && rd.Text != "" {
+		rd.Text += " " + note
+	}
 	if u.proto == responses {
 		u.keep(rd, id, input)
 	}
@@ -200,6 +203,54 @@ func decide(proto string, conv []item, tools []string, id int) round {
 		rd.Text = fmt.Sprintf("Heard %s after %d answer(s).", strings.Join(heard, " then "), answers)
 	}
 	return rd
+}
+
+// samplingNote says which sampling and identity fields a request carried,
+// in one vocabulary whatever the protocol ("[got top_p=0.9 seed=7
+// stop=\"\\n\\nEND\" user=u-1]"), so a client's answer shows what reached
+// the upstream; "" when it carried none.
+func samplingNote(body []byte) string {
+	var r struct {
+		TopP          *float64        `json:"top_p"`
+		Seed          *int            `json:"seed"`
+		Stop          json.RawMessage `json:"stop"`
+		StopSequences []string        `json:"stop_sequences"`
+		User          string          `json:"user"`
+		Safety        string          `json:"safety_identifier"`
+		Metadata      struct {
+			UserID string `json:"user_id"`
+		} `json:"metadata"`
+	}
+	json.Unmarshal(body, &r)
+	var got []string
+	if r.TopP != nil {
+		got = append(got, fmt.Sprintf("top_p=%g", *r.TopP))
+	}
+	if r.Seed != nil {
+		got = append(got, fmt.Sprintf("seed=%d", *r.Seed))
+	}
+	stops := r.StopSequences
+	var one string
+	if json.Unmarshal(r.Stop, &one) == nil && one != "" {
+		stops = append(stops, one)
+	} else {
+		var many []string
+		json.Unmarshal(r.Stop, &many)
+		stops = append(stops, many...)
+	}
+	if len(stops) > 0 {
+		got = append(got, fmt.Sprintf("stop=%q", stops[0]))
+	}
+	for _, u := range []string{r.User, r.Safety, r.Metadata.UserID} {
+		if u != "" {
+			got = append(got, "user="+u)
+			break
+		}
+	}
+	if len(got) == 0 {
+		return ""
+	}
+	return "[got " + strings.Join(got, " ") + "]"
 }
 
 // toolNames names the tools a request body of protocol proto offers.

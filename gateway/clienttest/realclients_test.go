@@ -33,15 +33,19 @@ type realClient struct {
 	// count, so that is what such a client can see of the input, and its
 	// output may be one over.
 	usageFromStart bool
+	// sampling: the client sends top_p, user and, where its API has
+	// them, stop (stop_sequences) and seed; each must reach the upstream,
+	// mapped to the upstream's own field where it has one.
+	sampling bool
 }
 
 var realClients = []realClient{
 	{Name: "openai/chat", API: chat, Note: "openai (npm), chat.completions; stream: .stream().finalChatCompletion()"},
 	{Name: "openai/responses", API: responses, Note: "openai (npm), responses; history: input + response.output"},
 	{Name: "anthropic/messages", API: messages, Note: "@anthropic-ai/sdk; stream: .stream().finalMessage()"},
-	{Name: "openai/chat+sampling", API: chat, Note: "openai (npm) with top_p, seed, stop, user"},
-	{Name: "openai/responses+sampling", API: responses, Note: "openai (npm) with top_p, user"},
-	{Name: "anthropic/messages+sampling", API: messages, Note: "@anthropic-ai/sdk with top_p, stop_sequences, metadata.user_id"},
+	{Name: "openai/chat+sampling", API: chat, Note: "openai (npm) with top_p, seed, stop, user", sampling: true},
+	{Name: "openai/responses+sampling", API: responses, Note: "openai (npm) with top_p, user", sampling: true},
+	{Name: "anthropic/messages+sampling", API: messages, Note: "@anthropic-ai/sdk with top_p, stop_sequences, metadata.user_id", sampling: true},
 	{Name: "ai/openai-responses", API: responses, Note: "ai + @ai-sdk/openai openai(model) (Responses, store on); history: response.messages"},
 	{Name: "ai/openai-chat", API: chat, Note: "ai + @ai-sdk/openai openai.chat(model); history: response.messages"},
 	{Name: "ai/anthropic", API: messages, Note: "ai + @ai-sdk/anthropic; history: response.messages"},
@@ -305,6 +309,22 @@ func assess(up string, cl realClient, stream bool, task string, r caseResult) []
 	if len(r.Turns) != want {
 		bad("%d model responses, want %d: %+v", len(r.Turns), want, r.Turns)
 		return problems
+	}
+	if cl.sampling && fake {
+		// The fake model names what it got in every answer (samplingNote).
+		notes := []string{"top_p=0.9", "user=user-1"}
+		if cl.API != responses && up != responses {
+			notes = append(notes, `stop="\n\nEND"`)
+		}
+		if cl.API == chat && up == chat {
+			notes = append(notes, "seed=7")
+		}
+		last := r.Turns[len(r.Turns)-1].Text
+		for _, n := range notes {
+			if !strings.Contains(last, n) {
+				bad("the upstream did not get %s (mapped to its own field): the answer says %q", n, last)
+			}
+		}
 	}
 	switch task {
 	case "plugin":
