@@ -46,13 +46,7 @@ func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	var kept bytes.Buffer
 	rec.mu.Lock()
 	i := len(rec.r.Exchanges)
-	rec.r.Exchanges = append(rec.r.Exchanges, struct {
-		URL     string  `json:"url"`
-		Request *string `json:"request"`
-		Status  int     `json:"status"`
-		CType   string  `json:"ctype"`
-		Body    string  `json:"body"`
-	}{URL: req.URL.String(), Request: reqBody, Status: res.StatusCode, CType: res.Header.Get("Content-Type")})
+	rec.r.Exchanges = append(rec.r.Exchanges, rawExchange{URL: req.URL.String(), Request: reqBody, Status: res.StatusCode, CType: res.Header.Get("Content-Type")})
 	rec.mu.Unlock()
 	res.Body = &keptBody{ReadCloser: res.Body, kept: &kept, done: func() {
 		rec.mu.Lock()
@@ -94,12 +88,7 @@ func (r *caseResult) fail(err error) {
 	case errors.As(err, &ae):
 		status = ae.StatusCode
 	}
-	r.Error = &struct {
-		Class   string `json:"class"`
-		Status  any    `json:"status"`
-		Message string `json:"message"`
-		Body    string `json:"body"`
-	}{Class: fmt.Sprintf("%T", err), Status: status, Message: err.Error()}
+	r.Error = &clientError{Class: fmt.Sprintf("%T", err), Status: status, Message: err.Error()}
 }
 
 var timeSchema = map[string]any{"type": "object", "properties": map[string]any{"zone": map[string]any{"type": "string"}}, "required": []string{"zone"}}

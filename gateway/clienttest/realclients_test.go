@@ -94,21 +94,29 @@ type turn struct {
 // caseResult is what a conversation gave: its turns, the error that ended
 // it, and every HTTP exchange the client made.
 type caseResult struct {
-	ID    string `json:"id"`
-	Turns []turn `json:"turns"`
-	Error *struct {
-		Class   string `json:"class"`
-		Status  any    `json:"status"`
-		Message string `json:"message"`
-		Body    string `json:"body"`
-	} `json:"error"`
-	Exchanges []struct {
-		URL     string  `json:"url"`
-		Request *string `json:"request"`
-		Status  int     `json:"status"`
-		CType   string  `json:"ctype"`
-		Body    string  `json:"body"`
-	} `json:"exchanges"`
+	ID        string        `json:"id"`
+	Turns     []turn        `json:"turns"`
+	Error     *clientError  `json:"error"`
+	Exchanges []rawExchange `json:"exchanges"`
+}
+
+// clientError is what a client threw: its class, the HTTP status when it
+// had one, its message and the body of the answer it failed on.
+type clientError struct {
+	Class   string `json:"class"`
+	Status  any    `json:"status"`
+	Message string `json:"message"`
+	Body    string `json:"body"`
+}
+
+// rawExchange is one HTTP request a client made and the answer it got,
+// the body one char per byte.
+type rawExchange struct {
+	URL     string  `json:"url"`
+	Request *string `json:"request"`
+	Status  int     `json:"status"`
+	CType   string  `json:"ctype"`
+	Body    string  `json:"body"`
 }
 
 // TestRealClients runs every client × stream × task on every upstream,
