@@ -44,7 +44,8 @@ run: build plugins
 test: lint clients typescript
 	$(GO) test -race -count=1 ./...
 
-# The gateway's client tests run the official npm clients pinned in
+# The gateway's client tests run the npm clients (the official SDKs, the
+# AI SDK, LangChain, the Agents SDK) pinned in
 # gateway/clienttest/package-lock.json; npm ci runs only when node_modules
 # is missing or was installed from another lockfile. Without npm those
 # tests skip and say how to install them (under CI they fail instead).

@@ -63,12 +63,18 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
+// npmClients are the packages the tests run, as package.json names them.
+var npmClients = []string{
+	"openai", "@anthropic-ai/sdk", "ai", "@ai-sdk/openai", "@ai-sdk/anthropic",
+	"@langchain/core", "@langchain/openai", "@langchain/anthropic", "@langchain/langgraph", "@openai/agents", "zod",
+}
+
 // clientsMissing says why the npm clients cannot run, or "" when they can.
 func clientsMissing() string {
 	if _, err := exec.LookPath("node"); err != nil {
 		return "node is not on PATH"
 	}
-	for _, pkg := range []string{"openai", "@anthropic-ai/sdk"} {
+	for _, pkg := range npmClients {
 		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
 			return "the npm client " + pkg + " is not installed in gateway/clienttest/node_modules"
 		}

@@ -128,7 +128,23 @@ func (i item) String() string {
 // proto.
 func conversationOf(t *testing.T, proto string, body []byte) []item {
 	t.Helper()
+	conv, err := flatten(proto, body)
+	if err != nil {
+		t.Fatalf("not the JSON expected: %v\n%s", err, body)
+	}
+	return conv
+}
+
+// flatten is conversationOf for callers that are no test, such as a fake
+// upstream's handler.
+func flatten(proto string, body []byte) ([]item, error) {
 	var out []item
+	var failed error
+	decode := func(b []byte, v any) {
+		if err := json.Unmarshal(b, v); err != nil && failed == nil {
+			failed = err
+		}
+	}
 	text := func(raw json.RawMessage) string {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
@@ -158,7 +174,7 @@ func conversationOf(t *testing.T, proto string, body []byte) []item {
 				} `json:"tool_calls"`
 			} `json:"messages"`
 		}
-		mustDecode(t, body, &r)
+		decode(body, &r)
 		for _, m := range r.Messages {
 			if m.Role == "tool" {
 				out = append(out, item{Kind: "result", Role: m.Role, ID: m.ToolCallID, Content: text(m.Content)})
@@ -175,10 +191,10 @@ func conversationOf(t *testing.T, proto string, body []byte) []item {
 		var r struct {
 			Input json.RawMessage `json:"input"`
 		}
-		mustDecode(t, body, &r)
+		decode(body, &r)
 		var s string
 		if json.Unmarshal(r.Input, &s) == nil {
-			return []item{{Kind: "text", Role: "user", Content: s}}
+			return []item{{Kind: "text", Role: "user", Content: s}}, nil
 		}
 		var items []struct {
 			Type      string          `json:"type"`
@@ -189,7 +205,7 @@ func conversationOf(t *testing.T, proto string, body []byte) []item {
 			Arguments string          `json:"arguments"`
 			Output    json.RawMessage `json:"output"`
 		}
-		mustDecode(t, r.Input, &items)
+		decode(r.Input, &items)
 		for _, it := range items {
 			switch {
 			case it.Type == "function_call":
@@ -207,7 +223,7 @@ func conversationOf(t *testing.T, proto string, body []byte) []item {
 				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
 		}
-		mustDecode(t, body, &r)
+		decode(body, &r)
 		for _, m := range r.Messages {
 			var s string
 			if json.Unmarshal(m.Content, &s) == nil {
@@ -224,7 +240,7 @@ func conversationOf(t *testing.T, proto string, body []byte) []item {
 				Content   json.RawMessage `json:"content"`
 				IsError   bool            `json:"is_error"`
 			}
-			mustDecode(t, m.Content, &blocks)
+			decode(m.Content, &blocks)
 			for _, b := range blocks {
 				switch b.Type {
 				case "text":
@@ -237,7 +253,7 @@ func conversationOf(t *testing.T, proto string, body []byte) []item {
 			}
 		}
 	}
-	return out
+	return out, failed
 }
 
 // toolsOf names the tools a request body of protocol proto offers.

@@ -62,6 +62,13 @@ type upstream struct {
 	rounds []round
 	reqs   []seen
 	sent   [][]byte
+
+	// In model mode (fakemodel_test.go) the fake answers from the
+	// conversation instead of a script.
+	model  bool
+	minted int
+	stored map[string]storedResponse
+	items  map[string]json.RawMessage
 }
 
 func newUpstream(t testing.TB, proto string) *upstream {
@@ -118,7 +125,14 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	u.mu.Unlock()
 
-	status, ctype, out := u.answer(r.URL.Path, body, rd, n)
+	var status int
+	var ctype string
+	var out []byte
+	if u.model {
+		status, ctype, out = u.think(r.URL.Path, body)
+	} else {
+		status, ctype, out = u.answer(r.URL.Path, body, rd, n)
+	}
 	u.mu.Lock()
 	u.sent = append(u.sent, out)
 	u.mu.Unlock()
