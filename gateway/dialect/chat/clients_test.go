@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,7 +185,8 @@ func TestAgentsSDKChatCompletionsDefaults(t *testing.T) {
 // LangChain and the Agents SDK stream with include_usage and send top_p,
 // seed, stop and user when the application sets them: they are mapped
 // onto the neutral request (each provider adapter sends those its API
-// has), nothing is refused or dropped, and the stream is answered.
+// has), nothing is refused, and the stream is answered. Anthropic has no
+// seed: it alone is dropped, and counted.
 func TestSamplingAndIdentityFieldsMappedAcross(t *testing.T) {
 	g := newCrossGateway(t, anthropicStreamText("ok"))
 	call, out := g.run(t, `{"model":"gpt-4o-mini","messages":[`+user+`],"stream":true,"stream_options":{"include_usage":true},`+
@@ -197,7 +199,7 @@ func TestSamplingAndIdentityFieldsMappedAcross(t *testing.T) {
 	if r.TopP == nil || *r.TopP != 0.9 || r.Seed == nil || *r.Seed != 42 || len(r.Stop) != 1 || r.Stop[0] != "END" || r.User != "user-7" {
 		t.Errorf("neutral request %+v", r)
 	}
-	if len(call.Dropped) != 0 || len(call.Foreign) != 0 {
+	if !slices.Equal(call.Dropped, []string{"seed"}) || len(call.Foreign) != 0 {
 		t.Errorf("dropped %q, foreign %q", call.Dropped, call.Foreign)
 	}
 }

@@ -65,6 +65,7 @@ var fields = []dialect.Field{
 	{Path: "messages[].content[] (text)", Handling: dialect.Translated},
 	{Path: "messages[].content[] (refusal)", Handling: dialect.Translated, Note: "an assistant's refusal part, read as its text"},
 	{Path: "messages[].content[].role", Handling: dialect.Hint, Note: "the OpenAI Agents SDK replays text parts with their message's role; the message's own role is the one that counts"},
+	{Path: "messages[].cache_control", Handling: dialect.Hint, Note: "a prompt-caching hint on a whole message, as opencode sends it to OpenAI-compatible servers: cost and speed only"},
 	{Path: "messages[].content[].cache_control", Handling: dialect.Hint, Note: "a prompt-caching hint some OpenAI-compatible servers take: cost and speed only"},
 	{Path: "messages[].content[] (image_url)", Handling: dialect.Refused, Note: "an image the model would not see"},
 	{Path: "messages[].content[] (input_audio)", Handling: dialect.Refused, Note: "audio the model would not hear"},

@@ -81,6 +81,7 @@ var examples = map[string]example{
 	"messages[].role":                    {body: msgs(`{"role":"developer","content":"be brief"}`, user)},
 	"messages[].content":                 {body: msgs(`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)},
 	"messages[].name":                    {body: msgs(`{"role":"user","name":"alice","content":"hi"}`)},
+	"messages[].cache_control":           {body: msgs(`{"role":"user","content":"hi","cache_control":{"type":"ephemeral"}}`)},
 	"messages[].name (role tool)":        {body: msgs(user, `{"role":"tool","tool_call_id":"c9","name":"get_weather","content":"sunny"}`), mapped: func(r hooks.ModelRequest) bool { return r.Messages[1].ToolName == "get_weather" }},
 	"messages[].tool_call_id":            {body: msgs(user, asstCall, `{"role":"tool","tool_call_id":"c1","content":"sunny"}`)},
 	"messages[].tool_calls":              {body: msgs(user, asstCall)},

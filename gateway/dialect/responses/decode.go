@@ -335,7 +335,11 @@ func (d *decoder) decodeTools(v json.RawMessage) error {
 			// Run by the provider itself; only an upstream of this
 			// protocol can (see llm/openai's forwarding).
 			builtin = append(builtin, raw)
-			d.foreign(fmt.Sprintf("%s (%s)", param, t.Type))
+			if t.Type == "namespace" {
+				d.call.Drop("tools[] (namespace)")
+			} else {
+				d.call.Drop("tools[] (built-in)")
+			}
 			continue
 		}
 		var ft toolfmt.ResponsesTool

@@ -80,7 +80,8 @@ var fields = []dialect.Field{
 	{Path: "tools[].description", Handling: dialect.Translated},
 	{Path: "tools[].parameters", Handling: dialect.Translated},
 	{Path: "tools[].strict", Handling: dialect.Hint, Note: "asks OpenAI to hold the arguments exactly to the schema; other upstreams follow the schema without that guarantee, and the call reaches the client all the same"},
-	{Path: "tools[] (built-in)", Handling: dialect.Refused, Note: "web_search, file_search, mcp, code_interpreter, image_generation, …: run by OpenAI itself, which no other upstream does"},
+	{Path: "tools[] (built-in)", Handling: dialect.Hint, Note: "web_search, file_search, mcp, code_interpreter, image_generation, …: run by OpenAI itself, which no other upstream does; across protocols the model is not offered them (a tool offered is an option, not an answer; Codex offers web_search on every request); refused when tool_choice names one"},
+	{Path: "tools[] (namespace)", Handling: dialect.Hint, Note: "a named group of function tools (Codex's sub-agent tools): their calls come back namespaced, which no other protocol has, so across protocols the model is not offered them"},
 
 	// Headers the official SDKs send.
 	{Path: "header: authorization", Handling: dialect.Translated, Note: "the inbound key (server.api_key_env), which also tells tenants apart; never forwarded: the upstream gets hookhost's own key"},

@@ -107,6 +107,7 @@ var examples = map[string]example{
 	"tools[].parameters":                 {body: with(`"tools":[` + fnTool + `]`)},
 	"tools[].strict":                     {body: with(`"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}]`)},
 	"tools[] (built-in)":                 {body: with(`"tools":[{"type":"web_search"}]`)},
+	"tools[] (namespace)":                {body: with(`"tools":[{"type":"namespace","name":"agents","description":"d","tools":[{"type":"function","name":"spawn","parameters":{"type":"object"}}]}]`)},
 }
 
 // stateRows are resolved from hookhost's own store of responses, which
