@@ -220,6 +220,12 @@ func runUpstream(t *testing.T, up string, tbl *table) {
 	}
 }
 
+// refusesStop reports whether cl's requests carry stop sequences to a
+// Responses upstream, whose API has none.
+func refusesStop(up string, cl realClient) bool {
+	return cl.sampling && up == responses && cl.API != responses
+}
+
 func mode(stream bool) string {
 	if stream {
 		return "stream"
@@ -267,6 +273,15 @@ func runAgents(ctx context.Context, cases []clientCase) ([]caseResult, error) {
 func assess(up string, cl realClient, stream bool, task string, r caseResult) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if refusesStop(up, cl) {
+		// A Responses upstream has no stop sequences, and leaving them
+		// out would let the model write past them: the one refusal the
+		// sampling rows must meet, on the first request, naming stop.
+		if r.Error == nil || len(r.Turns) != 0 || !strings.Contains(r.Error.Message+r.Error.Body, `stop cannot be honoured`) {
+			bad("turn 1: want a 400 naming stop, which a Responses upstream cannot honour; got turns %+v, error %+v", r.Turns, r.Error)
+		}
+		return problems
+	}
 	if r.Error != nil {
 		msg := oneLine(r.Error.Message)
 		body := r.Error.Body
@@ -300,6 +315,17 @@ func assess(up string, cl realClient, stream bool, task string, r caseResult) []
 		if !fake {
 			if tr.In <= 0 || tr.Out <= 0 {
 				bad("turn %d: usage %d in / %d out, want both counted", i+1, tr.In, tr.Out)
+			}
+			return
+		}
+		if cl.usageFromStart && stream && up != messages && tr.Text != "" {
+			// An OpenAI upstream reports usage only at the end of a
+			// round, and message_start goes out before the first text:
+			// a round that streams text opens with hookhost's estimate
+			// (never 0). A round of tool calls shows no text first, and
+			// its real count is announced.
+			if tr.In <= 0 || tr.Out < out {
+				bad("turn %d: usage %d in / %d out, want an estimate above 0 / at least %d", i+1, tr.In, tr.Out, out)
 			}
 			return
 		}
