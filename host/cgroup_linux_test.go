@@ -37,8 +37,8 @@ func needCgroups(t *testing.T, pluginPID int) {
 	}
 }
 
-// removeCgroupsOf removes the plugin cgroups a host left behind, a killed
-// child host that could not.
+// removeCgroupsOf removes, when the test ends, the plugin cgroups a killed
+// child host could not remove itself.
 func removeCgroupsOf(t *testing.T, hostPID int) {
 	t.Helper()
 	t.Cleanup(func() {
@@ -127,7 +127,6 @@ func TestNoSetsidChildOutlivesASIGKILLedHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, lines := startChildHost(t, []string{startDirVar + "=" + dir}, echoAs(t, name))
-	removeCgroupsOf(t, cmd.Process.Pid)
 	pids := waitChildHostReady(t, lines)
 	children := pidsIn(filepath.Join(dir, name+".children"))
 	t.Cleanup(func() {

@@ -283,6 +283,7 @@ func startChildHost(t *testing.T, env []string, paths ...string) (*exec.Cmd, <-c
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	removeCgroupsOf(t, cmd.Process.Pid) // runs after the kill below
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	lines := make(chan string, 16)
 	go func() {
