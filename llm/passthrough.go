@@ -93,7 +93,7 @@ type Passthrough struct {
 	// without its beta header is refused upstream. A Forwarder sends only
 	// those names from it, whatever else it holds, so a credential or
 	// hop-by-hop header put here by mistake still goes nowhere.
-	Header   http.Header
+	Header http.Header
 	units  []json.RawMessage
 	kept   []keptForm // sorted by digest, then by order kept, up to sorted
 	sorted int
