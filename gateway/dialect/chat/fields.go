@@ -9,7 +9,7 @@ var _ dialect.Fielded = (*Front)(nil)
 // (dialect.Call.Drop), a refused or carried row holding anything but its
 // default is named in dialect.Call.Foreign, and translated and mapped rows
 // are read into the neutral request by the decoder's own code.
-var fields = []dialect.Field{
+var fields = append([]dialect.Field{
 	// The request, in the order of OpenAI's API reference.
 	{Path: "model", Handling: dialect.Translated},
 	{Path: "messages", Handling: dialect.Translated, Note: "leading system and developer messages become the system prompt; later ones are system messages in place, which each upstream gets in its nearest form"},
@@ -77,16 +77,7 @@ var fields = []dialect.Field{
 	{Path: "tools[].function.description", Handling: dialect.Translated},
 	{Path: "tools[].function.parameters", Handling: dialect.Translated},
 	{Path: "tools[].function.strict", Handling: dialect.Hint, Note: "asks OpenAI to hold the arguments exactly to the schema; other upstreams follow the schema without that guarantee, and the call reaches the client all the same"},
-
-	// Headers the official SDKs send.
-	{Path: "header: authorization", Handling: dialect.Translated, Note: "the inbound key (server.api_key_env), which also tells tenants apart; never forwarded: the upstream gets hookhost's own key"},
-	{Path: "header: openai-organization", Handling: dialect.Hint, Note: "never forwarded: the upstream bills hookhost's own key and its configured headers"},
-	{Path: "header: openai-project", Handling: dialect.Hint, Note: "never forwarded: the upstream bills hookhost's own key and its configured headers"},
-	{Path: "header: openai-beta", Handling: dialect.Hint, Note: "feature flags for OpenAI's beta body fields: passed on when the upstream speaks this protocol, dropped across"},
-	{Path: "header: idempotency-key", Handling: dialect.Hint, Note: "the SDK's retry key; hookhost's own client retries upstream calls itself"},
-	{Path: "header: x-stainless-*", Handling: dialect.Hint, Note: "the SDK's language, version, timeout and retry count: telemetry, not forwarded"},
-	{Path: "header: user-agent", Handling: dialect.Hint, Note: "not forwarded: the upstream sees hookhost's own"},
-}
+}, dialect.OpenAIHeaders...)
 
 // Fields returns the front's table: every field of a Chat Completions
 // request, message, content part and tool, and the headers its clients
@@ -95,13 +86,7 @@ var fields = []dialect.Field{
 func (f *Front) Fields() []dialect.Field { return append([]dialect.Field(nil), fields...) }
 
 // handling is the table by path.
-var handling = func() map[string]dialect.Handling {
-	m := make(map[string]dialect.Handling, len(fields))
-	for _, f := range fields {
-		m[f.Path] = f.Handling
-	}
-	return m
-}()
+var handling = dialect.ByPath(fields)
 
 // isHint reports whether path is a hint row of the table.
 func isHint(path string) bool { return handling[path] == dialect.Hint }

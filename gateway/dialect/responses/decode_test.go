@@ -124,7 +124,6 @@ func TestDecodeConversation(t *testing.T) {
 	}
 	wantForeign := []string{
 		"future_knob",
-		"tools[1] (web_search)",
 		"input[1].content[1] (input_image)", "input[7].output[1] (input_image)", "input[8] (web_search_call)",
 	}
 	if !reflect.DeepEqual(call.Foreign, wantForeign) {
@@ -133,7 +132,7 @@ func TestDecodeConversation(t *testing.T) {
 	// Hints are dropped across protocols, not refused.
 	wantDropped := []string{
 		"include[]: reasoning.encrypted_content", "metadata", "parallel_tool_calls", "reasoning", "store", "truncation",
-		"tools[].strict", "input[] (reasoning)", "input[].id", "input[].status",
+		"tools[].strict", "tools[] (built-in)", "input[] (reasoning)", "input[].id", "input[].status",
 	}
 	if !reflect.DeepEqual(call.Dropped, wantDropped) {
 		t.Errorf("dropped = %q\nwant %q", call.Dropped, wantDropped)

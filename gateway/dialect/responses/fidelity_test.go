@@ -113,17 +113,16 @@ func TestInterleavedTurnFidelity(t *testing.T) {
 }
 
 // Across protocols, what only this protocol can carry is named for the
-// 400 the gateway gives.
+// 400 the gateway gives; a built-in tool is not offered, and counted.
 func TestForeignNamesWhatCannotBeTranslated(t *testing.T) {
 	call := decode(t, clientBody)
-	want := []string{"a_future_field", "text.format",
-		"tools[1] (web_search)", "input[0].content[1] (input_image)"}
+	want := []string{"a_future_field", "text.format", "input[0].content[1] (input_image)"}
 	if !equal(call.Foreign, want) {
 		t.Errorf("foreign = %q\nwant %q", call.Foreign, want)
 	}
 	// What cannot change the answer is dropped instead, and counted.
 	dropped := []string{"include[]: reasoning.encrypted_content", "metadata", "prompt_cache_key", "reasoning", "store",
-		"tools[].strict", "input[] (reasoning)", "input[].id", "input[].status"}
+		"tools[].strict", "tools[] (built-in)", "input[] (reasoning)", "input[].id", "input[].status"}
 	if !equal(call.Dropped, dropped) {
 		t.Errorf("dropped = %q\nwant %q", call.Dropped, dropped)
 	}

@@ -9,7 +9,7 @@ var _ dialect.Fielded = (*Front)(nil)
 // (dialect.Call.Drop), a refused or carried row holding anything but its
 // default is named in dialect.Call.Foreign, and translated and mapped rows
 // are read into the neutral request by the decoder's own code.
-var fields = []dialect.Field{
+var fields = append([]dialect.Field{
 	// The request, in the order of OpenAI's API reference.
 	{Path: "background", Handling: dialect.Refused, Note: "refused on every route unless false: a background response is fetched later by id"},
 	{Path: "conversation", Handling: dialect.Refused, Note: "refused on every route: hookhost keeps no conversations; send the whole input or previous_response_id"},
@@ -82,16 +82,7 @@ var fields = []dialect.Field{
 	{Path: "tools[].strict", Handling: dialect.Hint, Note: "asks OpenAI to hold the arguments exactly to the schema; other upstreams follow the schema without that guarantee, and the call reaches the client all the same"},
 	{Path: "tools[] (built-in)", Handling: dialect.Hint, Note: "web_search, file_search, mcp, code_interpreter, image_generation, …: run by OpenAI itself, which no other upstream does; across protocols the model is not offered them (a tool offered is an option, not an answer; Codex offers web_search on every request); refused when tool_choice names one"},
 	{Path: "tools[] (namespace)", Handling: dialect.Hint, Note: "a named group of function tools (Codex's sub-agent tools): their calls come back namespaced, which no other protocol has, so across protocols the model is not offered them"},
-
-	// Headers the official SDKs send.
-	{Path: "header: authorization", Handling: dialect.Translated, Note: "the inbound key (server.api_key_env), which also tells tenants apart; never forwarded: the upstream gets hookhost's own key"},
-	{Path: "header: openai-organization", Handling: dialect.Hint, Note: "never forwarded: the upstream bills hookhost's own key and its configured headers"},
-	{Path: "header: openai-project", Handling: dialect.Hint, Note: "never forwarded: the upstream bills hookhost's own key and its configured headers"},
-	{Path: "header: openai-beta", Handling: dialect.Hint, Note: "feature flags for OpenAI's beta body fields: passed on when the upstream speaks this protocol, dropped across"},
-	{Path: "header: idempotency-key", Handling: dialect.Hint, Note: "the SDK's retry key; hookhost's own client retries upstream calls itself"},
-	{Path: "header: x-stainless-*", Handling: dialect.Hint, Note: "the SDK's language, version, timeout and retry count: telemetry, not forwarded"},
-	{Path: "header: user-agent", Handling: dialect.Hint, Note: "not forwarded: the upstream sees hookhost's own"},
-}
+}, dialect.OpenAIHeaders...)
 
 // Fields returns the front's table: every field of a Responses request,
 // input item, content part and tool, and the headers its clients send,
@@ -99,13 +90,7 @@ var fields = []dialect.Field{
 func (f *Front) Fields() []dialect.Field { return append([]dialect.Field(nil), fields...) }
 
 // handling is the table by path.
-var handling = func() map[string]dialect.Handling {
-	m := make(map[string]dialect.Handling, len(fields))
-	for _, f := range fields {
-		m[f.Path] = f.Handling
-	}
-	return m
-}()
+var handling = dialect.ByPath(fields)
 
 // isHint reports whether path is a hint row of the table.
 func isHint(path string) bool { return handling[path] == dialect.Hint }
