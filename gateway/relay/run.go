@@ -83,7 +83,9 @@ func (r *run) check() error {
 		if len(refused) > 0 {
 			return dialect.Invalid(refused[0], fmt.Sprintf("%s cannot be honoured by the upstream (%s, api %s), and leaving it out would change the answer; send the request without it, or to an upstream whose API has it", strings.Join(refused, ", "), r.cfg.Provider.Name(), upstreamProtocol(r.cfg.Provider)))
 		}
-		r.call.Dropped = append(r.call.Dropped, dropped...) // logged and counted below, as hints are
+		for _, field := range dropped {
+			r.call.Drop(field) // logged and counted below, as hints are
+		}
 	}
 	for _, field := range r.call.Dropped {
 		r.cfg.Logger.Debug("gateway: dropped a hint the upstream's protocol cannot carry", "endpoint", r.endpoint, "field", field)
