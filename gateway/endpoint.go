@@ -202,11 +202,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 // that the request holds: headers never reach Decode. A row's header name
 // may end in "*", for a family of headers (x-stainless-*).
 func dropHeaders(h http.Header, f dialect.Front, call *dialect.Call) {
-	fl, ok := f.(dialect.Fielded)
-	if !ok {
-		return
-	}
-	for _, row := range fl.Fields() {
+	for _, row := range f.Fields() {
 		name, ok := strings.CutPrefix(row.Path, "header: ")
 		if !ok || row.Handling != dialect.Hint {
 			continue

@@ -30,8 +30,9 @@ type testFront struct {
 
 var _ dialect.Front = (*testFront)(nil)
 
-func (f *testFront) Protocol() llm.Protocol { return f.proto }
-func (f *testFront) Path() string           { return f.path }
+func (f *testFront) Protocol() llm.Protocol  { return f.proto }
+func (f *testFront) Path() string            { return f.path }
+func (f *testFront) Fields() []dialect.Field { return nil }
 
 func (f *testFront) Decode(body []byte) (*dialect.Call, error) {
 	var in struct {

@@ -39,6 +39,11 @@ type Front interface {
 	NewStream(w http.ResponseWriter, call *Call, meta Meta) Sink
 	// ErrorBody renders e in this protocol's error shape.
 	ErrorBody(e *Error) []byte
+	// Fields is the front's field table: one row per field its protocol
+	// documents (and per header its clients send), in the order the
+	// API's reference lists them, saying what becomes of each across
+	// protocols.
+	Fields() []Field
 }
 
 // Call is one decoded client request.

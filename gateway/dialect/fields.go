@@ -52,13 +52,6 @@ type Field struct {
 	Note string
 }
 
-// Fielded is implemented by a Front that states its field table.
-type Fielded interface {
-	// Fields is the front's table, one row per field its protocol
-	// documents, in the order the API's reference lists them.
-	Fields() []Field
-}
-
 // Drop records that the request holds the hint field path (a table Path,
 // never an indexed one, so that metric labels stay few): an upstream of
 // another protocol gets the request without it. Recording the same path

@@ -145,8 +145,9 @@ type testFront struct{ proto llm.Protocol }
 
 var _ dialect.Front = testFront{}
 
-func (f testFront) Protocol() llm.Protocol { return f.proto }
-func (f testFront) Path() string           { return "/test" }
+func (f testFront) Protocol() llm.Protocol  { return f.proto }
+func (f testFront) Path() string            { return "/test" }
+func (f testFront) Fields() []dialect.Field { return nil }
 func (f testFront) Decode([]byte) (*dialect.Call, error) {
 	return nil, errors.New("testFront does not decode")
 }

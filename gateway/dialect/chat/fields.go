@@ -2,8 +2,6 @@ package chat
 
 import "github.com/hookhost/hookhost/gateway/dialect"
 
-var _ dialect.Fielded = (*Front)(nil)
-
 // fields is the front's table (see Fields). The decoder follows it: a
 // hint row it meets in a request is dropped across protocols and counted
 // (dialect.Call.Drop), a refused or carried row holding anything but its

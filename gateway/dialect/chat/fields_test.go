@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/dialect/chat"
+	"github.com/hookhost/hookhost/gateway/dialect/dialecttest"
 	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -23,10 +24,7 @@ import (
 // example is a request holding one row's field with a value that asks for
 // something (not the protocol's default), and for a mapped row what the
 // neutral request must then say.
-type example struct {
-	body   string
-	mapped func(hooks.ModelRequest) bool
-}
+type example = dialecttest.Example
 
 const user = `{"role":"user","content":"hi"}`
 
@@ -41,66 +39,66 @@ func msgs(m ...string) string {
 const asstCall = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`
 
 var examples = map[string]example{
-	"model":                              {body: msgs(user)},
-	"messages":                           {body: msgs(`{"role":"system","content":"be brief"}`, user)},
-	"audio":                              {body: with(`"audio":{"voice":"alloy","format":"wav"}`)},
-	"frequency_penalty":                  {body: with(`"frequency_penalty":0.5`)},
-	"function_call":                      {body: with(`"function_call":"auto"`)},
-	"functions":                          {body: with(`"functions":[{"name":"f"}]`)},
-	"logit_bias":                         {body: with(`"logit_bias":{"50256":-100}`)},
-	"logprobs":                           {body: with(`"logprobs":true`)},
-	"max_completion_tokens":              {body: with(`"max_completion_tokens":10`)},
-	"max_tokens":                         {body: with(`"max_tokens":10`)},
-	"metadata":                           {body: with(`"metadata":{"run":"r1"}`)},
-	"modalities":                         {body: with(`"modalities":["text","audio"]`)},
-	"n":                                  {body: with(`"n":2`)},
-	"parallel_tool_calls":                {body: with(`"parallel_tool_calls":false`)},
-	"prediction":                         {body: with(`"prediction":{"type":"content","content":"hello"}`)},
-	"presence_penalty":                   {body: with(`"presence_penalty":0.5`)},
-	"prompt_cache_key":                   {body: with(`"prompt_cache_key":"k1"`)},
-	"prompt_cache_retention":             {body: with(`"prompt_cache_retention":"24h"`)},
-	"reasoning_effort":                   {body: with(`"reasoning_effort":"low"`)},
-	"response_format":                    {body: with(`"response_format":{"type":"json_object"}`)},
-	"safety_identifier":                  {body: with(`"safety_identifier":"u-1"`), mapped: func(r hooks.ModelRequest) bool { return r.User == "u-1" }},
-	"seed":                               {body: with(`"seed":7`), mapped: func(r hooks.ModelRequest) bool { return r.Seed != nil && *r.Seed == 7 }},
-	"service_tier":                       {body: with(`"service_tier":"flex"`)},
-	"stop":                               {body: with(`"stop":["\n\n","END"]`), mapped: func(r hooks.ModelRequest) bool { return slices.Equal(r.Stop, []string{"\n\n", "END"}) }},
-	"store":                              {body: with(`"store":true`)},
-	"stream":                             {body: with(`"stream":true`)},
-	"stream_options.include_usage":       {body: with(`"stream":true,"stream_options":{"include_usage":true}`)},
-	"stream_options.include_obfuscation": {body: with(`"stream":true,"stream_options":{"include_obfuscation":false}`)},
-	"stream_options.*":                   {body: with(`"stream":true,"stream_options":{"some_future_option":true}`)},
-	"temperature":                        {body: with(`"temperature":0.5`)},
-	"tool_choice":                        {body: with(`"tool_choice":"required","tools":[{"type":"function","function":{"name":"f"}}]`)},
-	"tools":                              {body: with(`"tools":[{"type":"function","function":{"name":"f"}}]`)},
-	"top_logprobs":                       {body: with(`"logprobs":false,"top_logprobs":3`)},
-	"top_p":                              {body: with(`"top_p":0.5`), mapped: func(r hooks.ModelRequest) bool { return r.TopP != nil && *r.TopP == 0.5 }},
-	"user":                               {body: with(`"user":"u-2"`), mapped: func(r hooks.ModelRequest) bool { return r.User == "u-2" }},
-	"verbosity":                          {body: with(`"verbosity":"low"`)},
-	"web_search_options":                 {body: with(`"web_search_options":{"search_context_size":"low"}`)},
-	"messages[].role":                    {body: msgs(`{"role":"developer","content":"be brief"}`, user)},
-	"messages[].content":                 {body: msgs(`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)},
-	"messages[].name":                    {body: msgs(`{"role":"user","name":"alice","content":"hi"}`)},
-	"messages[].cache_control":           {body: msgs(`{"role":"user","content":"hi","cache_control":{"type":"ephemeral"}}`)},
-	"messages[].name (role tool)":        {body: msgs(user, `{"role":"tool","tool_call_id":"c9","name":"get_weather","content":"sunny"}`), mapped: func(r hooks.ModelRequest) bool { return r.Messages[1].ToolName == "get_weather" }},
-	"messages[].tool_call_id":            {body: msgs(user, asstCall, `{"role":"tool","tool_call_id":"c1","content":"sunny"}`)},
-	"messages[].tool_calls":              {body: msgs(user, asstCall)},
-	"messages[].tool_calls[] (custom)":   {body: msgs(user, `{"role":"assistant","tool_calls":[{"id":"c1","type":"custom","custom":{"name":"run","input":"ls"}}]}`)},
-	"messages[].refusal":                 {body: msgs(user, `{"role":"assistant","content":null,"refusal":"no"}`)},
-	"messages[].audio":                   {body: msgs(user, `{"role":"assistant","content":"ok","audio":{"id":"audio_1"}}`)},
-	"messages[].function_call":           {body: msgs(user, `{"role":"assistant","function_call":{"name":"f","arguments":"{}"}}`)},
-	"messages[].content[] (text)":        {body: msgs(`{"role":"user","content":[{"type":"text","text":"hi"}]}`)},
-	"messages[].content[] (refusal)":     {body: msgs(user, `{"role":"assistant","content":[{"type":"refusal","refusal":"no"}]}`)},
-	"messages[].content[].role":          {body: msgs(user, `{"role":"assistant","content":[{"type":"text","text":"hello","role":"assistant"}]}`)},
-	"messages[].content[].cache_control": {body: msgs(`{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}`)},
-	"messages[].content[] (image_url)":   {body: msgs(`{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x.test/a.png"}}]}`)},
-	"messages[].content[] (input_audio)": {body: msgs(`{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}]}`)},
-	"messages[].content[] (file)":        {body: msgs(`{"role":"user","content":[{"type":"file","file":{"file_id":"f1"}}]}`)},
-	"tools[].type":                       {body: with(`"tools":[{"type":"function","function":{"name":"f"}}]`)},
-	"tools[].function.name":              {body: with(`"tools":[{"type":"function","function":{"name":"f"}}]`)},
-	"tools[].function.description":       {body: with(`"tools":[{"type":"function","function":{"name":"f","description":"does f"}}]`)},
-	"tools[].function.parameters":        {body: with(`"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`)},
-	"tools[].function.strict":            {body: with(`"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}]`)},
+	"model":                              {Body: msgs(user)},
+	"messages":                           {Body: msgs(`{"role":"system","content":"be brief"}`, user)},
+	"audio":                              {Body: with(`"audio":{"voice":"alloy","format":"wav"}`)},
+	"frequency_penalty":                  {Body: with(`"frequency_penalty":0.5`)},
+	"function_call":                      {Body: with(`"function_call":"auto"`)},
+	"functions":                          {Body: with(`"functions":[{"name":"f"}]`)},
+	"logit_bias":                         {Body: with(`"logit_bias":{"50256":-100}`)},
+	"logprobs":                           {Body: with(`"logprobs":true`)},
+	"max_completion_tokens":              {Body: with(`"max_completion_tokens":10`)},
+	"max_tokens":                         {Body: with(`"max_tokens":10`)},
+	"metadata":                           {Body: with(`"metadata":{"run":"r1"}`)},
+	"modalities":                         {Body: with(`"modalities":["text","audio"]`)},
+	"n":                                  {Body: with(`"n":2`)},
+	"parallel_tool_calls":                {Body: with(`"parallel_tool_calls":false`)},
+	"prediction":                         {Body: with(`"prediction":{"type":"content","content":"hello"}`)},
+	"presence_penalty":                   {Body: with(`"presence_penalty":0.5`)},
+	"prompt_cache_key":                   {Body: with(`"prompt_cache_key":"k1"`)},
+	"prompt_cache_retention":             {Body: with(`"prompt_cache_retention":"24h"`)},
+	"reasoning_effort":                   {Body: with(`"reasoning_effort":"low"`)},
+	"response_format":                    {Body: with(`"response_format":{"type":"json_object"}`)},
+	"safety_identifier":                  {Body: with(`"safety_identifier":"u-1"`), Mapped: func(r hooks.ModelRequest) bool { return r.User == "u-1" }},
+	"seed":                               {Body: with(`"seed":7`), Mapped: func(r hooks.ModelRequest) bool { return r.Seed != nil && *r.Seed == 7 }},
+	"service_tier":                       {Body: with(`"service_tier":"flex"`)},
+	"stop":                               {Body: with(`"stop":["\n\n","END"]`), Mapped: func(r hooks.ModelRequest) bool { return slices.Equal(r.Stop, []string{"\n\n", "END"}) }},
+	"store":                              {Body: with(`"store":true`)},
+	"stream":                             {Body: with(`"stream":true`)},
+	"stream_options.include_usage":       {Body: with(`"stream":true,"stream_options":{"include_usage":true}`)},
+	"stream_options.include_obfuscation": {Body: with(`"stream":true,"stream_options":{"include_obfuscation":false}`)},
+	"stream_options.*":                   {Body: with(`"stream":true,"stream_options":{"some_future_option":true}`)},
+	"temperature":                        {Body: with(`"temperature":0.5`)},
+	"tool_choice":                        {Body: with(`"tool_choice":"required","tools":[{"type":"function","function":{"name":"f"}}]`)},
+	"tools":                              {Body: with(`"tools":[{"type":"function","function":{"name":"f"}}]`)},
+	"top_logprobs":                       {Body: with(`"logprobs":false,"top_logprobs":3`)},
+	"top_p":                              {Body: with(`"top_p":0.5`), Mapped: func(r hooks.ModelRequest) bool { return r.TopP != nil && *r.TopP == 0.5 }},
+	"user":                               {Body: with(`"user":"u-2"`), Mapped: func(r hooks.ModelRequest) bool { return r.User == "u-2" }},
+	"verbosity":                          {Body: with(`"verbosity":"low"`)},
+	"web_search_options":                 {Body: with(`"web_search_options":{"search_context_size":"low"}`)},
+	"messages[].role":                    {Body: msgs(`{"role":"developer","content":"be brief"}`, user)},
+	"messages[].content":                 {Body: msgs(`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)},
+	"messages[].name":                    {Body: msgs(`{"role":"user","name":"alice","content":"hi"}`)},
+	"messages[].cache_control":           {Body: msgs(`{"role":"user","content":"hi","cache_control":{"type":"ephemeral"}}`)},
+	"messages[].name (role tool)":        {Body: msgs(user, `{"role":"tool","tool_call_id":"c9","name":"get_weather","content":"sunny"}`), Mapped: func(r hooks.ModelRequest) bool { return r.Messages[1].ToolName == "get_weather" }},
+	"messages[].tool_call_id":            {Body: msgs(user, asstCall, `{"role":"tool","tool_call_id":"c1","content":"sunny"}`)},
+	"messages[].tool_calls":              {Body: msgs(user, asstCall)},
+	"messages[].tool_calls[] (custom)":   {Body: msgs(user, `{"role":"assistant","tool_calls":[{"id":"c1","type":"custom","custom":{"name":"run","input":"ls"}}]}`)},
+	"messages[].refusal":                 {Body: msgs(user, `{"role":"assistant","content":null,"refusal":"no"}`)},
+	"messages[].audio":                   {Body: msgs(user, `{"role":"assistant","content":"ok","audio":{"id":"audio_1"}}`)},
+	"messages[].function_call":           {Body: msgs(user, `{"role":"assistant","function_call":{"name":"f","arguments":"{}"}}`)},
+	"messages[].content[] (text)":        {Body: msgs(`{"role":"user","content":[{"type":"text","text":"hi"}]}`)},
+	"messages[].content[] (refusal)":     {Body: msgs(user, `{"role":"assistant","content":[{"type":"refusal","refusal":"no"}]}`)},
+	"messages[].content[].role":          {Body: msgs(user, `{"role":"assistant","content":[{"type":"text","text":"hello","role":"assistant"}]}`)},
+	"messages[].content[].cache_control": {Body: msgs(`{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}`)},
+	"messages[].content[] (image_url)":   {Body: msgs(`{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x.test/a.png"}}]}`)},
+	"messages[].content[] (input_audio)": {Body: msgs(`{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}]}`)},
+	"messages[].content[] (file)":        {Body: msgs(`{"role":"user","content":[{"type":"file","file":{"file_id":"f1"}}]}`)},
+	"tools[].type":                       {Body: with(`"tools":[{"type":"function","function":{"name":"f"}}]`)},
+	"tools[].function.name":              {Body: with(`"tools":[{"type":"function","function":{"name":"f"}}]`)},
+	"tools[].function.description":       {Body: with(`"tools":[{"type":"function","function":{"name":"f","description":"does f"}}]`)},
+	"tools[].function.parameters":        {Body: with(`"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`)},
+	"tools[].function.strict":            {Body: with(`"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}]`)},
 }
 
 // headers are the request headers the official SDKs send, each of which
@@ -114,80 +112,7 @@ var headers = []string{"authorization", "openai-organization", "openai-project",
 // refused field is a 400 or named in Foreign. Every row has its example,
 // and every example its row.
 func TestFieldsTableDrivesDecode(t *testing.T) {
-	rows := chat.New().Fields()
-	seen := map[string]bool{}
-	for _, row := range rows {
-		seen[row.Path] = true
-		if strings.HasPrefix(row.Path, "header: ") {
-			continue
-		}
-		ex, ok := examples[row.Path]
-		if !ok {
-			t.Errorf("row %q has no example request in this test", row.Path)
-			continue
-		}
-		t.Run(row.Path, func(t *testing.T) {
-			call, err := chat.New().Decode([]byte(ex.body))
-			if row.Handling == dialect.Refused || row.Handling == dialect.Carried {
-				var de *dialect.Error
-				switch {
-				case errors.As(err, &de):
-					if de.Status != 400 || de.Param == "" {
-						t.Errorf("refusal %+v does not name the field", de)
-					}
-				case err != nil:
-					t.Fatalf("Decode: %v", err)
-				case len(call.Foreign) == 0:
-					t.Errorf("a %s field is neither refused nor named in Foreign (dropped: %q)", row.Handling, call.Dropped)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if len(call.Foreign) != 0 {
-				t.Errorf("foreign = %q, want none for a %s field", call.Foreign, row.Handling)
-			}
-			switch row.Handling {
-			case dialect.Hint:
-				if !slices.Equal(call.Dropped, []string{row.Path}) {
-					t.Errorf("dropped = %q, want [%q]", call.Dropped, row.Path)
-				}
-				// On the same protocol the field still reaches the
-				// upstream as sent.
-				if !strings.ContainsAny(row.Path, ".[") {
-					var top map[string]json.RawMessage
-					_ = json.Unmarshal([]byte(ex.body), &top)
-					if string(call.Pass.Fields[row.Path]) != string(top[row.Path]) {
-						t.Errorf("kept for the same protocol as %s, want %s", call.Pass.Fields[row.Path], top[row.Path])
-					}
-				}
-			case dialect.Mapped:
-				if len(call.Dropped) != 0 {
-					t.Errorf("dropped = %q, want none", call.Dropped)
-				}
-				if ex.mapped == nil || !ex.mapped(call.Request) {
-					t.Errorf("the neutral request does not carry the mapped field: %+v", call.Request)
-				}
-			case dialect.Translated:
-				if len(call.Dropped) != 0 {
-					t.Errorf("dropped = %q, want none", call.Dropped)
-				}
-			default:
-				t.Errorf("handling %q", row.Handling)
-			}
-		})
-	}
-	for path := range examples {
-		if !seen[path] {
-			t.Errorf("example %q has no row in the table", path)
-		}
-	}
-	for _, h := range headers {
-		if !seen["header: "+h] {
-			t.Errorf("the table does not say what becomes of the %s header", h)
-		}
-	}
+	dialecttest.CheckRows(t, chat.New(), examples, nil, headers)
 }
 
 func TestDecodeRefusesBadMappedValues(t *testing.T) {
@@ -345,7 +270,7 @@ func TestEveryHintCrossesTheRelayCounted(t *testing.T) {
 			continue
 		}
 		t.Run(row.Path, func(t *testing.T) {
-			body := examples[row.Path].body
+			body := examples[row.Path].Body
 			reply := anthropicText("done")
 			if strings.Contains(body, `"stream":true`) {
 				reply = anthropicStreamText("done")

@@ -6,8 +6,6 @@ import (
 	"github.com/hookhost/hookhost/gateway/dialect"
 )
 
-var _ dialect.Fielded = (*Front)(nil)
-
 // Fields returns the front's field table: every request field and header
 // of Anthropic Messages (the beta fields included), and what becomes of it
 // when the upstream speaks another protocol. Decode follows it; a test

@@ -2,8 +2,8 @@ package responses_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"maps"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/gateway/dialect/dialecttest"
 	"github.com/hookhost/hookhost/gateway/dialect/responses"
 	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/gateway/relay"
@@ -24,10 +25,7 @@ import (
 // example is a request holding one row's field with a value that asks for
 // something (not the protocol's default), and for a mapped row what the
 // neutral request must then say.
-type example struct {
-	body   string
-	mapped func(hooks.ModelRequest) bool
-}
+type example = dialecttest.Example
 
 func with(fields string) string { return `{"model":"m","input":"hi",` + fields + `}` }
 
@@ -45,69 +43,69 @@ const (
 )
 
 var examples = map[string]example{
-	"background":                                       {body: with(`"background":true`)},
-	"conversation":                                     {body: with(`"conversation":"conv_1"`)},
-	"include[]: reasoning.encrypted_content":           {body: with(`"include":["reasoning.encrypted_content"]`)},
-	"include[]: message.output_text.logprobs":          {body: with(`"include":["message.output_text.logprobs"]`)},
-	"include[]: web_search_call.action.sources":        {body: with(`"include":["web_search_call.action.sources"]`)},
-	"include[]: code_interpreter_call.outputs":         {body: with(`"include":["code_interpreter_call.outputs"]`)},
-	"include[]: computer_call_output.output.image_url": {body: with(`"include":["computer_call_output.output.image_url"]`)},
-	"include[]: file_search_call.results":              {body: with(`"include":["file_search_call.results"]`)},
-	"include[]: message.input_image.image_url":         {body: with(`"include":["message.input_image.image_url"]`)},
-	"input":                              {body: items(ask)},
-	"instructions":                       {body: with(`"instructions":"be brief"`)},
-	"max_output_tokens":                  {body: with(`"max_output_tokens":10`)},
-	"max_tool_calls":                     {body: with(`"max_tool_calls":3`)},
-	"metadata":                           {body: with(`"metadata":{"run":"r1"}`)},
-	"model":                              {body: with(`"stream":false`)},
-	"parallel_tool_calls":                {body: with(`"parallel_tool_calls":false`)},
-	"prompt":                             {body: with(`"prompt":{"id":"pmpt_1","version":"2"}`)},
-	"prompt_cache_key":                   {body: with(`"prompt_cache_key":"k1"`)},
-	"prompt_cache_retention":             {body: with(`"prompt_cache_retention":"24h"`)},
-	"reasoning":                          {body: with(`"reasoning":{"effort":"high","summary":"auto"}`)},
-	"safety_identifier":                  {body: with(`"safety_identifier":"u-1"`), mapped: func(r hooks.ModelRequest) bool { return r.User == "u-1" }},
-	"service_tier":                       {body: with(`"service_tier":"flex"`)},
-	"store":                              {body: with(`"store":false`)},
-	"stream":                             {body: with(`"stream":true`)},
-	"stream_options.include_obfuscation": {body: with(`"stream":true,"stream_options":{"include_obfuscation":false}`)},
-	"stream_options.*":                   {body: with(`"stream":true,"stream_options":{"some_future_option":true}`)},
-	"temperature":                        {body: with(`"temperature":0.5`)},
-	"text.format":                        {body: with(`"text":{"format":{"type":"json_object"}}`)},
-	"text.verbosity":                     {body: with(`"text":{"verbosity":"low"}`)},
-	"tool_choice":                        {body: with(`"tool_choice":"required","tools":[` + fnTool + `]`)},
-	"tools":                              {body: with(`"tools":[` + fnTool + `]`)},
-	"top_logprobs":                       {body: with(`"top_logprobs":3`)},
-	"top_p":                              {body: with(`"top_p":0.5`), mapped: func(r hooks.ModelRequest) bool { return r.TopP != nil && *r.TopP == 0.5 }},
-	"truncation":                         {body: with(`"truncation":"auto"`)},
-	"user":                               {body: with(`"user":"u-2"`), mapped: func(r hooks.ModelRequest) bool { return r.User == "u-2" }},
-	"client_metadata":                    {body: with(`"client_metadata":{"originator":"codex_cli_rs"}`)},
-	"input[].type":                       {body: items(ask, callItem, outItem)},
-	"input[].role":                       {body: items(`{"type":"message","role":"developer","content":"be brief"}`, ask)},
-	"input[].content":                    {body: items(`{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_text","text":"b"}]}`)},
-	"input[].call_id":                    {body: items(ask, callItem, outItem)},
-	"input[].name":                       {body: items(ask, callItem, outItem)},
-	"input[].arguments":                  {body: items(ask, callItem, outItem)},
-	"input[].output":                     {body: items(ask, callItem, `{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"done"}]}`)},
-	"input[].id":                         {body: items(`{"type":"message","id":"msg_1","role":"user","content":"hi"}`)},
-	"input[].status":                     {body: items(ask, `{"type":"message","role":"assistant","status":"completed","content":[`+asstText+`]}`)},
-	"input[].phase":                      {body: items(ask, `{"type":"message","role":"assistant","phase":"final_answer","content":[`+asstText+`]}`)},
-	"input[] (reasoning)":                {body: items(ask, `{"type":"reasoning","summary":[],"encrypted_content":"gAAAA-opaque"}`, asstParts)},
-	"input[] (other types)":              {body: items(ask, `{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}}`)},
-	"input[].content[] (input_text)":     {body: items(`{"role":"user","content":[{"type":"input_text","text":"hi"}]}`)},
-	"input[].content[] (output_text)":    {body: items(ask, asstParts)},
-	"input[].content[] (refusal)":        {body: items(ask, `{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"no"}]}`)},
-	"input[].content[].annotations":      {body: items(ask, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[{"type":"url_citation","url":"https://x.test","start_index":0,"end_index":2,"title":"x"}]}]}`)},
-	"input[].content[].logprobs":         {body: items(ask, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok","logprobs":[{"token":"ok","logprob":-0.1,"bytes":[111,107],"top_logprobs":[]}]}]}`)},
-	"input[].content[] (input_image)":    {body: items(`{"role":"user","content":[{"type":"input_image","image_url":"https://x.test/a.png"}]}`)},
-	"input[].content[] (input_file)":     {body: items(`{"role":"user","content":[{"type":"input_file","file_id":"file_1"}]}`)},
-	"input[].content[] (input_audio)":    {body: items(`{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}]}`)},
-	"tools[].type":                       {body: with(`"tools":[` + fnTool + `]`)},
-	"tools[].name":                       {body: with(`"tools":[` + fnTool + `]`)},
-	"tools[].description":                {body: with(`"tools":[{"type":"function","name":"f","description":"does f","parameters":{"type":"object"}}]`)},
-	"tools[].parameters":                 {body: with(`"tools":[` + fnTool + `]`)},
-	"tools[].strict":                     {body: with(`"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}]`)},
-	"tools[] (built-in)":                 {body: with(`"tools":[{"type":"web_search"}]`)},
-	"tools[] (namespace)":                {body: with(`"tools":[{"type":"namespace","name":"agents","description":"d","tools":[{"type":"function","name":"spawn","parameters":{"type":"object"}}]}]`)},
+	"background":                                       {Body: with(`"background":true`)},
+	"conversation":                                     {Body: with(`"conversation":"conv_1"`)},
+	"include[]: reasoning.encrypted_content":           {Body: with(`"include":["reasoning.encrypted_content"]`)},
+	"include[]: message.output_text.logprobs":          {Body: with(`"include":["message.output_text.logprobs"]`)},
+	"include[]: web_search_call.action.sources":        {Body: with(`"include":["web_search_call.action.sources"]`)},
+	"include[]: code_interpreter_call.outputs":         {Body: with(`"include":["code_interpreter_call.outputs"]`)},
+	"include[]: computer_call_output.output.image_url": {Body: with(`"include":["computer_call_output.output.image_url"]`)},
+	"include[]: file_search_call.results":              {Body: with(`"include":["file_search_call.results"]`)},
+	"include[]: message.input_image.image_url":         {Body: with(`"include":["message.input_image.image_url"]`)},
+	"input":                              {Body: items(ask)},
+	"instructions":                       {Body: with(`"instructions":"be brief"`)},
+	"max_output_tokens":                  {Body: with(`"max_output_tokens":10`)},
+	"max_tool_calls":                     {Body: with(`"max_tool_calls":3`)},
+	"metadata":                           {Body: with(`"metadata":{"run":"r1"}`)},
+	"model":                              {Body: with(`"stream":false`)},
+	"parallel_tool_calls":                {Body: with(`"parallel_tool_calls":false`)},
+	"prompt":                             {Body: with(`"prompt":{"id":"pmpt_1","version":"2"}`)},
+	"prompt_cache_key":                   {Body: with(`"prompt_cache_key":"k1"`)},
+	"prompt_cache_retention":             {Body: with(`"prompt_cache_retention":"24h"`)},
+	"reasoning":                          {Body: with(`"reasoning":{"effort":"high","summary":"auto"}`)},
+	"safety_identifier":                  {Body: with(`"safety_identifier":"u-1"`), Mapped: func(r hooks.ModelRequest) bool { return r.User == "u-1" }},
+	"service_tier":                       {Body: with(`"service_tier":"flex"`)},
+	"store":                              {Body: with(`"store":false`)},
+	"stream":                             {Body: with(`"stream":true`)},
+	"stream_options.include_obfuscation": {Body: with(`"stream":true,"stream_options":{"include_obfuscation":false}`)},
+	"stream_options.*":                   {Body: with(`"stream":true,"stream_options":{"some_future_option":true}`)},
+	"temperature":                        {Body: with(`"temperature":0.5`)},
+	"text.format":                        {Body: with(`"text":{"format":{"type":"json_object"}}`)},
+	"text.verbosity":                     {Body: with(`"text":{"verbosity":"low"}`)},
+	"tool_choice":                        {Body: with(`"tool_choice":"required","tools":[` + fnTool + `]`)},
+	"tools":                              {Body: with(`"tools":[` + fnTool + `]`)},
+	"top_logprobs":                       {Body: with(`"top_logprobs":3`)},
+	"top_p":                              {Body: with(`"top_p":0.5`), Mapped: func(r hooks.ModelRequest) bool { return r.TopP != nil && *r.TopP == 0.5 }},
+	"truncation":                         {Body: with(`"truncation":"auto"`)},
+	"user":                               {Body: with(`"user":"u-2"`), Mapped: func(r hooks.ModelRequest) bool { return r.User == "u-2" }},
+	"client_metadata":                    {Body: with(`"client_metadata":{"originator":"codex_cli_rs"}`)},
+	"input[].type":                       {Body: items(ask, callItem, outItem)},
+	"input[].role":                       {Body: items(`{"type":"message","role":"developer","content":"be brief"}`, ask)},
+	"input[].content":                    {Body: items(`{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_text","text":"b"}]}`)},
+	"input[].call_id":                    {Body: items(ask, callItem, outItem)},
+	"input[].name":                       {Body: items(ask, callItem, outItem)},
+	"input[].arguments":                  {Body: items(ask, callItem, outItem)},
+	"input[].output":                     {Body: items(ask, callItem, `{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"done"}]}`)},
+	"input[].id":                         {Body: items(`{"type":"message","id":"msg_1","role":"user","content":"hi"}`)},
+	"input[].status":                     {Body: items(ask, `{"type":"message","role":"assistant","status":"completed","content":[`+asstText+`]}`)},
+	"input[].phase":                      {Body: items(ask, `{"type":"message","role":"assistant","phase":"final_answer","content":[`+asstText+`]}`)},
+	"input[] (reasoning)":                {Body: items(ask, `{"type":"reasoning","summary":[],"encrypted_content":"gAAAA-opaque"}`, asstParts)},
+	"input[] (other types)":              {Body: items(ask, `{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}}`)},
+	"input[].content[] (input_text)":     {Body: items(`{"role":"user","content":[{"type":"input_text","text":"hi"}]}`)},
+	"input[].content[] (output_text)":    {Body: items(ask, asstParts)},
+	"input[].content[] (refusal)":        {Body: items(ask, `{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"no"}]}`)},
+	"input[].content[].annotations":      {Body: items(ask, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[{"type":"url_citation","url":"https://x.test","start_index":0,"end_index":2,"title":"x"}]}]}`)},
+	"input[].content[].logprobs":         {Body: items(ask, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok","logprobs":[{"token":"ok","logprob":-0.1,"bytes":[111,107],"top_logprobs":[]}]}]}`)},
+	"input[].content[] (input_image)":    {Body: items(`{"role":"user","content":[{"type":"input_image","image_url":"https://x.test/a.png"}]}`)},
+	"input[].content[] (input_file)":     {Body: items(`{"role":"user","content":[{"type":"input_file","file_id":"file_1"}]}`)},
+	"input[].content[] (input_audio)":    {Body: items(`{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}]}`)},
+	"tools[].type":                       {Body: with(`"tools":[` + fnTool + `]`)},
+	"tools[].name":                       {Body: with(`"tools":[` + fnTool + `]`)},
+	"tools[].description":                {Body: with(`"tools":[{"type":"function","name":"f","description":"does f","parameters":{"type":"object"}}]`)},
+	"tools[].parameters":                 {Body: with(`"tools":[` + fnTool + `]`)},
+	"tools[].strict":                     {Body: with(`"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}]`)},
+	"tools[] (built-in)":                 {Body: with(`"tools":[{"type":"web_search"}]`)},
+	"tools[] (namespace)":                {Body: with(`"tools":[{"type":"namespace","name":"agents","description":"d","tools":[{"type":"function","name":"spawn","parameters":{"type":"object"}}]}]`)},
 }
 
 // stateRows are resolved from hookhost's own store of responses, which
@@ -124,81 +122,13 @@ var headers = []string{"authorization", "openai-organization", "openai-project",
 // refused field is a 400 or named in Foreign. Every row has its example,
 // and every example its row.
 func TestFieldsTableDrivesDecode(t *testing.T) {
-	seen := map[string]bool{}
+	dialecttest.CheckRows(t, responses.New(), examples, func(path string) bool { return stateRows[path] }, headers)
+	missing := maps.Clone(stateRows)
 	for _, row := range responses.New().Fields() {
-		seen[row.Path] = true
-		if strings.HasPrefix(row.Path, "header: ") || stateRows[row.Path] {
-			continue
-		}
-		ex, ok := examples[row.Path]
-		if !ok {
-			t.Errorf("row %q has no example request in this test", row.Path)
-			continue
-		}
-		t.Run(row.Path, func(t *testing.T) {
-			call, err := responses.New().Decode([]byte(ex.body))
-			if row.Handling == dialect.Refused || row.Handling == dialect.Carried {
-				var de *dialect.Error
-				switch {
-				case errors.As(err, &de):
-					if de.Status != 400 || de.Param == "" {
-						t.Errorf("refusal %+v does not name the field", de)
-					}
-				case err != nil:
-					t.Fatalf("Decode: %v", err)
-				case len(call.Foreign) == 0:
-					t.Errorf("a %s field is neither refused nor named in Foreign (dropped: %q)", row.Handling, call.Dropped)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if len(call.Foreign) != 0 {
-				t.Errorf("foreign = %q, want none for a %s field", call.Foreign, row.Handling)
-			}
-			switch row.Handling {
-			case dialect.Hint:
-				if !slices.Equal(call.Dropped, []string{row.Path}) {
-					t.Errorf("dropped = %q, want [%q]", call.Dropped, row.Path)
-				}
-				if !strings.ContainsAny(row.Path, ".[") {
-					var top map[string]json.RawMessage
-					_ = json.Unmarshal([]byte(ex.body), &top)
-					if string(call.Pass.Fields[row.Path]) != string(top[row.Path]) {
-						t.Errorf("kept for the same protocol as %s, want %s", call.Pass.Fields[row.Path], top[row.Path])
-					}
-				}
-			case dialect.Mapped:
-				if len(call.Dropped) != 0 {
-					t.Errorf("dropped = %q, want none", call.Dropped)
-				}
-				if ex.mapped == nil || !ex.mapped(call.Request) {
-					t.Errorf("the neutral request does not carry the mapped field: %+v", call.Request)
-				}
-			case dialect.Translated:
-				if len(call.Dropped) != 0 {
-					t.Errorf("dropped = %q, want none", call.Dropped)
-				}
-			default:
-				t.Errorf("handling %q", row.Handling)
-			}
-		})
+		delete(missing, row.Path)
 	}
-	for path := range examples {
-		if !seen[path] {
-			t.Errorf("example %q has no row in the table", path)
-		}
-	}
-	for path := range stateRows {
-		if !seen[path] {
-			t.Errorf("the table has no row for %q", path)
-		}
-	}
-	for _, h := range headers {
-		if !seen["header: "+h] {
-			t.Errorf("the table does not say what becomes of the %s header", h)
-		}
+	for path := range missing {
+		t.Errorf("the table has no row for %q", path)
 	}
 }
 
@@ -349,7 +279,7 @@ func TestEveryHintCrossesTheRelayCounted(t *testing.T) {
 			continue
 		}
 		t.Run(row.Path, func(t *testing.T) {
-			body := examples[row.Path].body
+			body := examples[row.Path].Body
 			streamed := strings.Contains(body, `"stream":true`)
 			reply := anthropicText("done")
 			if streamed {
