@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
 // Plugin is one language's conform plugin.
@@ -128,22 +128,7 @@ func Run(t *testing.T, p Plugin) {
 
 // log captures the host's log, for the checks on what the plugin logged
 // and on how it left.
-type log struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *log) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *log) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type log struct{ syncbuf.Buffer }
 
 func (l *log) logger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Debug, Output: l})
@@ -640,7 +625,9 @@ func checkHostKilled(t *testing.T, p Plugin) {
 func hostKilled(t *testing.T, path string, wrapped bool) {
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), childHostEnv+"="+path)
-	var stderr bytes.Buffer
+	// exec copies the child's stderr from a goroutine of its own, which
+	// may still be writing when a failure reads it.
+	var stderr syncbuf.Buffer
 	child.Stderr = &stderr
 	out, err := child.StdoutPipe()
 	if err != nil {
