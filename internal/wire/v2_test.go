@@ -529,20 +529,20 @@ func TestV2StretchSendIsBoundedByItsFirstStage(t *testing.T) {
 	stuck.client.Apply(wire.Settings{Plugin: "deaf"})
 	jam(t, stuck.client)
 
-	turn, cancel := context.WithTimeout(context.Background(), 8*time.Second) // "no deadline", bounded for the test
+	// The turn has no deadline; a watchdog cancels it (Canceled, not
+	// DeadlineExceeded) so that a Stretch waiting on the turn instead of
+	// its first stage fails the test rather than hanging it.
+	turn, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	watchdog := time.AfterFunc(2*time.Minute, cancel)
+	defer watchdog.Stop()
 	req := hooks.StretchRequest{Call: hooks.ToolCallRequest{Name: "t"}, Stages: []hooks.StretchStage{
 		{Hook: hooks.PreToolCall, Timeout: 100 * time.Millisecond},
 		{Hook: hooks.PreToolCallCanProvideResult, Timeout: 100 * time.Millisecond},
 	}}
-	start := time.Now()
 	s, err := stuck.client.Stretch(turn, req)
-	took := time.Since(start)
 	if s != nil {
 		s.Close()
-	}
-	if took > 3*time.Second {
-		t.Fatalf("Stretch to a plugin that stopped reading took %v (err %v), with stages of 100ms: it waited for the turn's context", took.Round(time.Millisecond), err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "not reading its hook stream") {
 		t.Fatalf("Stretch to a plugin that stopped reading: got %v, want the first stage's timeout saying why", err)
