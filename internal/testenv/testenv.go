@@ -93,3 +93,18 @@ func details(detail []any) string {
 	}
 	return "\n" + d
 }
+
+// DebianPython installs the modules the Python SDK and plugins need in
+// Debian's /usr/bin/python3: grpc, google.protobuf and cryptography (for
+// go-plugin's automatic mTLS).
+const DebianPython = "sudo apt-get install python3-grpcio python3-protobuf python3-cryptography"
+
+// NoTmpfs is the reason of tests that mount a tmpfs (to fill a disk or
+// make it read-only) where mount(2) is not allowed.
+const NoTmpfs = "cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN)"
+
+// AsRoot is how to run the tests in pkgs as root, keeping the
+// environment (GOPATH, GOCACHE, PATH).
+func AsRoot(pkgs string) string {
+	return "as root: sudo -E env PATH=\"$PATH\" go test " + pkgs
+}

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -17,18 +19,39 @@ func (r *recorder) Helper()           {}
 func (r *recorder) Skip(args ...any)  { r.skipped = fmt.Sprint(args...) }
 func (r *recorder) Fatal(args ...any) { r.fatal = fmt.Sprint(args...) }
 
-func TestSkipSkipsOutsideCI(t *testing.T) {
-	t.Setenv("CI", "")
-	var sub *testing.T
-	t.Run("missing", func(t *testing.T) {
-		sub = t
-		Skip(t, "the gizmo tool is not installed", "sudo apt-get install gizmo", "exec: gizmo: not found")
-		t.Error("Skip returned")
-	})
-	if !sub.Skipped() {
-		t.Fatal("without CI a missing dependency did not skip the test")
+// TestSkipPolicy runs Skip in a child test binary with CI unset and set:
+// the child's skip or failure is observed there rather than inherited (a
+// skip here would show in make test's summary as something missing).
+func TestSkipPolicy(t *testing.T) {
+	for _, c := range []struct{ ci, want string }{
+		{"", "--- SKIP: TestSkipChild"},
+		{"1", "--- FAIL: TestSkipChild"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSkipChild$", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTENV_SKIP_CHILD=1", "CI="+c.ci)
+		out, err := cmd.CombinedOutput()
+		if failed := err != nil; failed != (c.ci != "") || !strings.Contains(string(out), c.want) {
+			t.Errorf("with CI=%q a missing dependency must give %q; child said (%v):\n%s", c.ci, c.want, err, out)
+		}
+		if !strings.Contains(string(out), "testenv: skip: the gizmo tool is not installed | install: sudo apt-get install gizmo\n") {
+			t.Errorf("with CI=%q the child does not say what is missing and how to install it:\n%s", c.ci, out)
+		}
+		if strings.Contains(string(out), "Skip returned") {
+			t.Errorf("with CI=%q the test went on after Skip:\n%s", c.ci, out)
+		}
 	}
+}
 
+func TestSkipChild(t *testing.T) {
+	if os.Getenv("TESTENV_SKIP_CHILD") != "1" {
+		t.Skip("run by TestSkipPolicy in a child process")
+	}
+	Skip(t, "the gizmo tool is not installed", "sudo apt-get install gizmo", "exec: gizmo: not found")
+	t.Error("Skip returned")
+}
+
+func TestSkipMessage(t *testing.T) {
+	t.Setenv("CI", "")
 	var r recorder
 	Skip(&r, "the gizmo tool is not installed", "sudo apt-get install gizmo", "exec: gizmo: not found")
 	want := "testenv: skip: the gizmo tool is not installed | install: sudo apt-get install gizmo\nexec: gizmo: not found"
