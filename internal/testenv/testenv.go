@@ -33,12 +33,12 @@ const (
 // printed after the message.
 func Skip(tb testing.TB, reason, install string, detail ...any) {
 	tb.Helper()
-	msg := Message(reason, Install, install) + details(detail)
 	if InCI() {
-		tb.Fatal(msg + "\n(CI is set: a missing dependency fails the test instead of skipping it)")
+		tb.Fatal(oneLine(reason) + " (install: " + oneLine(install) + ")" + details(detail) +
+			"\nCI is set, so a missing dependency fails the test instead of skipping it")
 		return
 	}
-	tb.Skip(msg)
+	tb.Skip(Message(reason, Install, install) + details(detail))
 }
 
 // SkipUnlessRun skips a test that this run is not the place for (it needs
