@@ -125,6 +125,8 @@ func (r *Report) Event(ev event) {
 		p.passed++
 		r.passed++
 		delete(p.running, ev.Test)
+	case "bench": // a benchmark that logged but did not fail
+		delete(p.running, ev.Test)
 	case "skip":
 		p.skipped++
 		r.skipped++

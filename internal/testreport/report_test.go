@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,5 +208,31 @@ func TestAbbreviatesLongGroups(t *testing.T) {
 	tests := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}
 	if got, want := listed(tests), "a, b, c, d, e, f, g, h and 3 more"; got != want {
 		t.Errorf("listed = %q, want %q", got, want)
+	}
+}
+
+// Memory stays bounded by what runs: a test's output is kept while it
+// runs and dropped once it passes or skips, before its package ends.
+func TestOutputIsDroppedWhenATestEnds(t *testing.T) {
+	var out strings.Builder
+	r := NewReport(&out, "example.com/fx")
+	const pkg = "example.com/fx/big"
+	r.Event(event{Action: "start", Package: pkg})
+	for i, end := range []string{"pass", "skip"} {
+		test := fmt.Sprintf("TestBig%d", i)
+		r.Event(event{Action: "run", Package: pkg, Test: test})
+		for range 1000 {
+			r.Event(event{Action: "output", Package: pkg, Test: test, Output: strings.Repeat("x", 1000) + "\n"})
+		}
+		if got := len(r.packages[pkg].running[test]); got != 1000 {
+			t.Fatalf("%s: %d lines kept while it runs, want 1000", test, got)
+		}
+		r.Event(event{Action: end, Package: pkg, Test: test})
+		if lines, ok := r.packages[pkg].running[test]; ok {
+			t.Errorf("%s: %d lines kept after its %s", test, len(lines), end)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %d bytes for a passing and a skipped test", out.Len())
 	}
 }

@@ -49,7 +49,10 @@ func needPython(t *testing.T, modules ...string) {
 		if len(modules) > 0 {
 			install += " python3-venv python3-pip python3-setuptools"
 		}
-		testenv.Skip(t, python+" cannot import "+strings.Join(mods, ", "), install,
+		// The same words as the other tests that need these modules, so
+		// that make test's summary puts them in one group.
+		last := len(mods) - 1
+		testenv.Skip(t, python+" cannot import "+strings.Join(mods[:last], ", ")+" and "+mods[last], install,
 			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
 	}
 }
