@@ -5,10 +5,11 @@
 // passed, failed and was skipped, each group of skipped tests with its
 // reason and the command that installs (or runs) what it needs.
 //
-// It is what `make test` runs:
+// It is what `make test` runs (built to bin/testreport first); by hand:
 //
 //	go run ./internal/testreport -race -count=1 ./...
 //
+// The go command it runs is $GO, or go.
 // The exit status is go test's when that failed, 1 when a test failed
 // though go test did not say so, and 0 otherwise. Skips written with
 // internal/testenv carry their reason and install command in a form the
