@@ -41,8 +41,16 @@ plugins:
 run: build plugins
 	@./scripts/demo.sh
 
+# go test runs through internal/testreport, which prints a line per package
+# as it finishes, the output of whatever failed, and at the end a summary:
+# the tests skipped, grouped by reason, each group with the command that
+# installs what it needs (under CI they fail instead). Its exit status is
+# go test's, so a failed test fails make test.
 test: lint clients typescript
-	$(GO) test -race -count=1 ./...
+	@mkdir -p $(BIN)
+	@$(GO) build -o $(BIN)/testreport ./internal/testreport
+	@echo "go test -race -count=1 ./... (a line per package as it finishes; skipped tests are summed up at the end)"
+	@GO='$(GO)' $(BIN)/testreport -race -count=1 ./...
 
 # The gateway's client tests run the npm clients (the official SDKs, the
 # AI SDK, LangChain, the Agents SDK) pinned in
@@ -55,6 +63,7 @@ clients:
 	want="$$(sha256sum $(CLIENTS)/package-lock.json | cut -d' ' -f1)"; \
 	if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
 		if command -v npm >/dev/null; then \
+			echo "npm ci in $(CLIENTS): the SDK clients the gateway's tests run"; \
 			(cd $(CLIENTS) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp; \
 		else echo "npm not found: the gateway's client tests will be skipped (install Node 20+ and npm)"; fi; \
 	fi
@@ -74,6 +83,7 @@ agents:
 	@stamp=$(AGENTS)/node_modules/.hookhost-lock.sha256; \
 	want="$$(sha256sum $(AGENTS)/package-lock.json | cut -d' ' -f1)"; \
 	if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
+		echo "npm ci in $(AGENTS): the agent CLIs (about 1.2 GB the first time)"; \
 		(cd $(AGENTS) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp || exit 1; \
 	fi
 	HOOKHOST_AGENTS=1 HOOKHOST_AGENTS_RECORD=$(AGENTS_RECORD) $(GO) test -v -count=1 -timeout 30m ./$(AGENTS)
@@ -91,12 +101,15 @@ typescript:
 		stamp=$$d/node_modules/.hookhost-lock.sha256; \
 		want="$$(sha256sum $$d/package-lock.json | cut -d' ' -f1)"; \
 		if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
+			echo "npm ci in $$d: its TypeScript dependencies"; \
 			(cd $$d && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp || exit 1; \
 		fi; \
+		echo "tsc in $$d"; \
 		(cd $$d && npm run --silent build) || exit 1; \
 	done
 
 lint:
+	@echo "gofmt -l on every tracked .go file"
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...

@@ -13,7 +13,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -26,6 +25,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/internal/syncbuf"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // handmadeAs returns a link under name to the handmade test plugin, which
@@ -464,11 +465,7 @@ func pythonFor(t *testing.T) string {
 	t.Helper()
 	const python = "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
-		msg := fmt.Sprintf("%s is needed (install Debian's python3): %v", python, err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Skip(t, python+" is not installed", "sudo apt-get install python3", err)
 	}
 	return python
 }

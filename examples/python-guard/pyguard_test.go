@@ -20,6 +20,8 @@ import (
 	"github.com/hookhost/hookhost/examples/internal/exampletest"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 const python = "/usr/bin/python3"
@@ -28,12 +30,8 @@ func needPython(t *testing.T) {
 	t.Helper()
 	out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
 	if err != nil {
-		msg := fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (install Debian's python3-grpcio, python3-protobuf and python3-cryptography): %v: %s",
-			python, err, bytes.TrimSpace(out))
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Skip(t, python+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
+			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
 	}
 }
 

@@ -31,6 +31,8 @@ import (
 	"github.com/hookhost/hookhost/examples/internal/exampletest"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 const python = "/usr/bin/python3"
@@ -68,14 +70,10 @@ func script(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
 	if err != nil {
-		msg := fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (install Debian's python3-grpcio, python3-protobuf and python3-cryptography): %v: %s",
-			python, err, bytes.TrimSpace(out))
 		// CI installs them (.ci/run), so there a missing module is a
 		// broken install, not a reason to skip.
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Skip(t, python+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
+			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
 	}
 	p, err := filepath.Abs("plugin.py")
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // installCommand is what makes the agent CLIs available to these tests.
@@ -28,7 +30,7 @@ func needAgents(t *testing.T, a agent) {
 		if os.Getenv("CI") != "" {
 			t.Logf("the agent CLIs run in `make agents`, which .ci/run runs; %s is not set here", runEnv)
 		}
-		t.Skipf("the agent CLIs run only when %s=1 is set: %s", runEnv, installCommand)
+		testenv.SkipUnlessRun(t, "the agent CLIs run in `make agents`, not in make test ("+runEnv+"=1 is not set)", "make agents")
 	}
 	if buildErr != nil {
 		t.Fatal(buildErr)

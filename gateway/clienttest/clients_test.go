@@ -17,17 +17,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // installCommand is what makes the SDK clients available to these tests.
 const installCommand = "cd gateway/clienttest && npm ci --no-audit --no-fund"
 
 // Set by TestMain: where hookhost and the lookup plugin were built, and
-// why the tests cannot run when they cannot.
+// what is missing when the clients cannot run.
 var (
 	binDir   string
 	setupErr error
-	skipWhy  string
+	missing  clientsNeed
 )
 
 func TestMain(m *testing.M) {
@@ -35,12 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	if why := clientsMissing(); why != "" {
-		if os.Getenv("CI") != "" {
-			setupErr = fmt.Errorf("%s; CI must install the SDK clients first: %s (.ci/run does)", why, installCommand)
-		} else {
-			skipWhy = why + "; to run these tests: " + installCommand
-		}
+	if missing = clientsMissing(); missing.reason != "" {
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "hookhost-clienttest")
@@ -69,27 +66,35 @@ var npmClients = []string{
 	"@langchain/core", "@langchain/openai", "@langchain/anthropic", "@langchain/langgraph", "@openai/agents", "zod",
 }
 
-// clientsMissing says why the npm clients cannot run, or "" when they can.
-func clientsMissing() string {
+// clientsNeed is what the npm clients lack to run, and what installs it.
+type clientsNeed struct{ reason, install, detail string }
+
+// clientsMissing says why the npm clients cannot run; its reason is ""
+// when they can.
+func clientsMissing() clientsNeed {
 	if _, err := exec.LookPath("node"); err != nil {
-		return "node is not on PATH"
+		return clientsNeed{"node is not on PATH, so the gateway's npm clients cannot run",
+			"sudo apt-get install nodejs npm && make clients", err.Error()}
 	}
 	for _, pkg := range npmClients {
 		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
-			return "the npm client " + pkg + " is not installed in gateway/clienttest/node_modules"
+			return clientsNeed{"the gateway's npm clients are not installed in gateway/clienttest/node_modules",
+				"make clients (or: " + installCommand + ")", "the npm client " + pkg + " is missing"}
 		}
 	}
-	return ""
+	return clientsNeed{}
 }
 
-// needClients stops a test that cannot run, failing it under CI.
+// needClients stops a test that cannot run, failing it under CI, which
+// installs the clients first (.ci/run runs make test, which runs make
+// clients).
 func needClients(t *testing.T) {
 	t.Helper()
+	if missing.reason != "" {
+		testenv.Skip(t, missing.reason, missing.install, missing.detail)
+	}
 	if setupErr != nil {
 		t.Fatal(setupErr)
-	}
-	if skipWhy != "" {
-		t.Skip(skipWhy)
 	}
 }
 

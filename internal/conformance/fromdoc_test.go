@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/testenv"
+	"github.com/hookhost/hookhost/plugins/typescript/tsbuild"
 )
 
 // The fromdoc plugins are conform plugins written from the published
@@ -22,14 +25,10 @@ func fromDocPython(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command(systemPython, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
 	if err != nil {
-		msg := fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (install Debian's python3-grpcio, python3-protobuf and python3-cryptography): %v: %s",
-			systemPython, err, bytes.TrimSpace(out))
 		// CI installs them (.ci/run): there a missing module is a broken
 		// install, not a reason to skip.
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Skip(t, systemPython+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
+			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
 	}
 	p, err := filepath.Abs(filepath.Join("fromdoc", "python", "conform.py"))
 	if err != nil {
@@ -50,14 +49,11 @@ func fromDocTypeScript(t *testing.T) string {
 	built := filepath.Join(dir, "dist", "conform.js")
 	bi, err := os.Stat(built)
 	if err != nil {
-		msg := fmt.Sprintf("%s is not built (build the SDK, then it: (cd plugins/typescript && npm ci && npm run build) && (cd %s && npm ci && npm run build)): %v",
-			built, dir, err)
 		// CI builds it before the tests: there a missing build is a broken
 		// build, not a reason to skip.
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Skip(t, tsbuild.NotBuiltReason, tsbuild.BuildCommand,
+			fmt.Sprintf("%s is not built (by hand: (cd plugins/typescript && npm ci && npm run build) && (cd %s && npm ci && npm run build)): %v",
+				built, dir, err))
 	}
 	src := filepath.Join(dir, "src", "conform.ts")
 	if si, err := os.Stat(src); err != nil {

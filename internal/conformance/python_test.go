@@ -3,10 +3,11 @@ package conformance
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // TestPython checks the Python conform plugin, written with the Python SDK
@@ -18,12 +19,8 @@ func TestPython(t *testing.T) {
 	t.Parallel()
 	const python = "/usr/bin/python3"
 	if out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (install Debian's python3-grpcio, python3-protobuf and python3-cryptography): %v: %s",
-			python, err, bytes.TrimSpace(out))
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Skip(t, python+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
+			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
 	}
 	path, err := filepath.Abs(filepath.Join("..", "..", "plugins", "python", "conform", "conform.py"))
 	if err != nil {

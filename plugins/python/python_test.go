@@ -29,6 +29,8 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 const python = "/usr/bin/python3"
@@ -43,12 +45,15 @@ func needPython(t *testing.T, modules ...string) {
 	mods := append([]string{"grpc", "google.protobuf", "cryptography"}, modules...)
 	out, err := exec.Command(python, "-c", "import "+strings.Join(mods, ", ")).CombinedOutput()
 	if err != nil {
-		msg := fmt.Sprintf("%s cannot import %s (install Debian's python3-grpcio, python3-protobuf, python3-cryptography, python3-venv and python3-pip): %v: %s",
-			python, strings.Join(mods, ", "), err, bytes.TrimSpace(out))
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
+		install := testenv.DebianPython
+		if len(modules) > 0 {
+			install += " python3-venv python3-pip python3-setuptools"
 		}
-		t.Skip(msg)
+		// The same words as the other tests that need these modules, so
+		// that make test's summary puts them in one group.
+		last := len(mods) - 1
+		testenv.Skip(t, python+" cannot import "+strings.Join(mods[:last], ", ")+" and "+mods[last], install,
+			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
 	}
 }
 

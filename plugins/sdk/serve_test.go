@@ -28,6 +28,8 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wire"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // These tests run internal/testplugin as a real plugin process, started the
@@ -83,7 +85,7 @@ func pluginBinary(t *testing.T) string {
 		}
 	})
 	if errors.Is(testPlugin.err, exec.ErrNotFound) {
-		t.Skip(testPlugin.err)
+		testenv.Skip(t, "the go tool is not on PATH", "install Go from https://go.dev/dl/ and put its bin on PATH", testPlugin.err)
 	}
 	if testPlugin.err != nil {
 		t.Fatal(testPlugin.err)

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // Node is the interpreter the built plugins name in their #! line: the
@@ -30,36 +32,46 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
+// NotBuiltReason is the reason a test that needs a build gives when it
+// skips for want of `make typescript`.
+const NotBuiltReason = "the TypeScript SDK and the plugins written with it are not built"
+
 // Missing says why the built file rel (relative to the repository root)
 // cannot run, or "" when it can.
 func Missing(rel string) string {
+	_, _, why := missing(rel)
+	return why
+}
+
+// missing is Missing with the skip's reason, shared by the tests with the
+// same want, and the command that remedies it.
+func missing(rel string) (reason, install, why string) {
 	if _, err := os.Stat(Node); err != nil {
-		return fmt.Sprintf("%s is missing (install Node 20 or later, Debian's nodejs)", Node)
+		return Node + " is missing (Node 20 or later)", "sudo apt-get install nodejs npm && " + BuildCommand,
+			fmt.Sprintf("%s is missing (install Node 20 or later, Debian's nodejs)", Node)
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		return "npm is not on PATH (install Debian's npm)"
+		return "npm is not on PATH", "sudo apt-get install npm && " + BuildCommand,
+			"npm is not on PATH (install Debian's npm)"
 	}
 	p := filepath.Join(Root(), rel)
 	st, err := os.Stat(p)
 	if err != nil {
-		return fmt.Sprintf("%s is not built", rel)
+		return NotBuiltReason, BuildCommand, fmt.Sprintf("%s is not built", rel)
 	}
 	if head, _ := os.ReadFile(p); len(head) > 2 && string(head[:2]) == "#!" && st.Mode()&0o111 == 0 {
-		return fmt.Sprintf("%s starts with #! but is not executable", rel)
+		return NotBuiltReason, BuildCommand, fmt.Sprintf("%s starts with #! but is not executable", rel)
 	}
-	return ""
+	return "", "", ""
 }
 
 // Need returns the absolute path of the built file rel, or stops t: a
-// skip saying how to build it, or a failure under CI.
+// skip saying how to build it, or a failure under CI (make test runs make
+// typescript first).
 func Need(t testing.TB, rel string) string {
 	t.Helper()
-	if why := Missing(rel); why != "" {
-		msg := why + "; build it with `" + BuildCommand + "` at the repository root"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI must: make test runs make typescript first)")
-		}
-		t.Skip(msg)
+	if reason, install, why := missing(rel); why != "" {
+		testenv.Skip(t, reason, install, why+"; build it with `"+BuildCommand+"` at the repository root")
 	}
 	p, err := filepath.Abs(filepath.Join(Root(), rel))
 	if err != nil {

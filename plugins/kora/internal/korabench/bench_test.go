@@ -25,6 +25,8 @@ import (
 	"github.com/hookhost/hookhost/plugins/kora/internal/bridge"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
 	"github.com/hookhost/hookhost/plugins/kora/internal/pgtest"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // EnvInferences sets the size of the generated ledger the report
@@ -295,8 +297,8 @@ var (
 func postgresLedger(b *testing.B) string {
 	clusterOnce.Do(func() { cluster, clusterErr = pgtest.Start("") })
 	if clusterErr != nil {
-		if errors.Is(clusterErr, pgtest.ErrNotInstalled) && os.Getenv("CI") == "" {
-			b.Skipf("PostgreSQL is not installed, so its append throughput is not measured: %v", clusterErr)
+		if errors.Is(clusterErr, pgtest.ErrNotInstalled) {
+			testenv.Skip(b, pgtest.NotInstalledReason+", so its append throughput is not measured", pgtest.InstallCommand, clusterErr)
 		}
 		b.Fatal(clusterErr)
 	}

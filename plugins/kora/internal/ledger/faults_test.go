@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 func TestGarbageFileIsCorrupt(t *testing.T) {
@@ -181,7 +183,7 @@ func mountTmpfs(t *testing.T, opts string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): %v: %s", err, out)
+		testenv.SkipUnlessRun(t, testenv.NoTmpfs, testenv.AsRoot("./plugins/kora/internal/ledger/..."), fmt.Sprintf("%v: %s", err, out))
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
@@ -205,7 +207,7 @@ func TestReadOnlyDatabase(t *testing.T) {
 	}
 	s.Close()
 	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot remount read-only: %v: %s", err, out)
+		testenv.SkipUnlessRun(t, "cannot remount a tmpfs read-only here", testenv.AsRoot("./plugins/kora/internal/ledger/..."), fmt.Sprintf("%v: %s", err, out))
 	}
 
 	// Reports still answer; appends are refused as read-only.
@@ -257,7 +259,7 @@ func TestReadOnlyWithPendingWAL(t *testing.T) {
 	}
 	s.Close()
 	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot remount read-only: %v: %s", err, out)
+		testenv.SkipUnlessRun(t, "cannot remount a tmpfs read-only here", testenv.AsRoot("./plugins/kora/internal/ledger/..."), fmt.Sprintf("%v: %s", err, out))
 	}
 	_, err := Open(context.Background(), Options{DSN: "sqlite:" + filepath.Join(dst, "ledger.db")})
 	if KindOf(err) != KindReadOnly {

@@ -35,6 +35,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // EnvDSN names the environment variable holding the DSN of an existing
@@ -451,13 +453,21 @@ func (c *Cluster) removeHome() {
 	}
 }
 
+// NotInstalledReason and InstallCommand are what a test skipped for want
+// of PostgreSQL says.
+const (
+	NotInstalledReason = "PostgreSQL's server binaries (initdb, postgres) are not installed"
+	InstallCommand     = "sudo apt-get install postgresql (or set " + EnvDSN + " to a server's DSN)"
+)
+
 // Require applies the skip policy to an error of Start: without
 // PostgreSQL a test skips, saying how to install it, unless CI is set,
 // where it fails, so CI never passes by skipping. Any other error fails tb.
 func Require(tb testing.TB, err error) {
 	tb.Helper()
-	if errors.Is(err, ErrNotInstalled) && os.Getenv("CI") == "" {
-		tb.Skipf("%v (or set %s); CI unset, so skipping", err, EnvDSN)
+	if errors.Is(err, ErrNotInstalled) {
+		testenv.Skip(tb, NotInstalledReason, InstallCommand, err)
+		return
 	}
 	tb.Fatal(err)
 }

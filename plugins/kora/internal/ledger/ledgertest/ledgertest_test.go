@@ -19,6 +19,8 @@ import (
 
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
 	"github.com/hookhost/hookhost/plugins/kora/internal/pgtest"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // The test binary re-executes itself as writer and importer processes;
@@ -416,7 +418,8 @@ func TestPostgresDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot simulate a full disk: mounting a tmpfs needs root or CAP_SYS_ADMIN here (%v: %s)", err, out)
+		testenv.SkipUnlessRun(t, testenv.NoTmpfs, testenv.AsRoot("./plugins/kora/internal/ledger/..."),
+			fmt.Sprintf("cannot simulate a full disk: %v: %s", err, out))
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
 	if os.Geteuid() == 0 {
@@ -525,7 +528,8 @@ func TestPostgresCorruptPage(t *testing.T) {
 func TestSQLiteDiskFull(t *testing.T) {
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot simulate a full disk: mounting a tmpfs needs root or CAP_SYS_ADMIN here (%v: %s)", err, out)
+		testenv.SkipUnlessRun(t, testenv.NoTmpfs, testenv.AsRoot("./plugins/kora/internal/ledger/..."),
+			fmt.Sprintf("cannot simulate a full disk: %v: %s", err, out))
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
 	o := childOptions("sqlite:"+filepath.Join(mnt, "ledger.db"), t.TempDir())
