@@ -75,8 +75,31 @@ type Config struct {
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative
-	// paths in the file have already been resolved against it.
+	// paths in the file have already been resolved against it. Plugin
+	// processes run in it, so that relative paths in their own config
+	// tables mean the same.
 	Dir string
+
+	file string     // the name given to Load or Parse; "" for Default
+	pos  *positions // where each key is written; nil for Default
+}
+
+// Where returns "FILE:LINE" for a dotted key written in the file (such as
+// "server.listen"), or "" when the file does not set it and the default
+// applies.
+func (c *Config) Where(key string) string {
+	if c == nil || c.pos == nil {
+		return ""
+	}
+	off, ok := c.pos.keys[key]
+	if !ok {
+		return ""
+	}
+	line := c.pos.lineOf(off)
+	if c.file == "" {
+		return fmt.Sprintf("line %d", line)
+	}
+	return fmt.Sprintf("%s:%d", c.file, line)
 }
 
 // LLM selects the model provider, from the [llm] table. Defaults that
@@ -298,9 +321,10 @@ func defaultEntry(pluginDir, name string) PluginEntry {
 // non-empty GatewayEnv wins over routing.gateway so operators can flip
 // routing per process; it must be exactly 1, 0, true or false (any case,
 // surrounding space ignored), because guessing at a mistyped rollout switch
-// could silently send traffic the wrong way. source is GatewayEnv or
-// "routing.gateway", for logging where the decision came from. A nil getenv
-// means os.Getenv; a nil c means the defaults.
+// could silently send traffic the wrong way. source is GatewayEnv,
+// "routing.gateway" when the file sets it, or "default", for logging where
+// the decision came from. A nil getenv means os.Getenv; a nil c means the
+// defaults.
 func ResolveGateway(c *Config, getenv func(string) string) (gateway bool, source string, err error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -308,8 +332,8 @@ func ResolveGateway(c *Config, getenv func(string) string) (gateway bool, source
 	raw := getenv(GatewayEnv)
 	switch strings.ToLower(strings.TrimSpace(raw)) {
 	case "":
-		if c == nil {
-			return false, "routing.gateway", nil
+		if c.Where("routing.gateway") == "" {
+			return false, "default", nil
 		}
 		return c.Routing.Gateway, "routing.gateway", nil
 	case "1", "true":

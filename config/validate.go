@@ -120,6 +120,7 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 	}
 	d := &decoder{file: filename, pos: scanPositions(string(data)), checkFS: checkFS}
 	c := newDefault(dir)
+	c.file, c.pos = filename, d.pos
 	pluginDir := defaultPluginDir
 	entries := map[string]rawEntry{}
 
