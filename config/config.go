@@ -219,6 +219,11 @@ type PluginEntry struct {
 	// or 2; 0 offers every version the host speaks, and the highest the
 	// plugin also speaks is used.
 	Protocol int
+	// Dir is the working directory of the plugin's process: the config
+	// file's directory (Config.Dir), so that a relative path in the
+	// plugin's own config table, such as Kora's state_dir, means what it
+	// says in the file. "" runs the plugin in the host's working directory.
+	Dir string
 	// Reattach, when set, makes the host attach to the plugin already
 	// running there (started by hand, e.g. under a debugger) instead of
 	// launching Path; ReattachEnv does the same from the environment.
@@ -305,11 +310,12 @@ func (c *Config) Entry(name string) PluginEntry {
 	if e, ok := c.Plugins.Entries[name]; ok {
 		return e
 	}
-	return defaultEntry(c.Plugins.Dir, name)
+	return defaultEntry(c.Dir, c.Plugins.Dir, name)
 }
 
-func defaultEntry(pluginDir, name string) PluginEntry {
+func defaultEntry(dir, pluginDir, name string) PluginEntry {
 	return PluginEntry{
+		Dir:         dir,
 		Path:        filepath.Join(pluginDir, name),
 		Timeout:     defaultTimeout,
 		ToolTimeout: defaultToolTimeout,

@@ -41,6 +41,8 @@ func TestDefaults(t *testing.T) {
 		},
 		Dir: testDir,
 	}
+	// Where each key is written is TestWhereNamesTheLineOfAKeyInTheFile's business.
+	want.file, want.pos = c.file, c.pos
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse(\"\") =\n%+v\nwant\n%+v", c, want)
 	}
@@ -91,6 +93,7 @@ timeout = "500ms"
 		t.Fatal("enabled plugin guard has no entry")
 	}
 	want := PluginEntry{
+		Dir:         testDir,
 		Path:        filepath.Join(testDir, "bin/plugins/guard"),
 		Timeout:     2 * time.Second,
 		ToolTimeout: 10 * time.Second,
@@ -151,6 +154,7 @@ timeout = "3s"
 		t.Errorf("top-level tables = %+v %+v %+v", c.LLM, c.Routing, c.Conversation)
 	}
 	want := PluginEntry{
+		Dir:               testDir,
 		Path:              "/opt/kora",
 		SHA256:            strings.ToLower(sum),
 		Timeout:           time.Second,
