@@ -243,8 +243,8 @@ func (h *Host) Provider() llm.Provider { return h.provider }
 // Bus returns the Bus over the running plugins; nil when none runs.
 func (h *Host) Bus() *hooks.Bus { return h.bus }
 
-// Route returns the route traffic takes, and where that was decided
-// (HOOKHOST_USE_GATEWAY or routing.gateway).
+// Route returns the route traffic takes, and where that was decided:
+// HOOKHOST_USE_GATEWAY, routing.gateway, or "default" when neither is set.
 func (h *Host) Route() (route hooks.Route, source string) { return h.route, h.routeSource }
 
 // Upstream is where the model provider sends its calls, for a gateway

@@ -81,8 +81,8 @@ func open(t *testing.T, cfg *config.Config, getenv func(string) string) *hookhos
 
 func TestOpenOfflineDefaults(t *testing.T) {
 	h := open(t, config.Default(), env())
-	if route, source := h.Route(); route != hooks.RouteBypass || source != "routing.gateway" {
-		t.Errorf("route %s from %s, want bypass from routing.gateway", route, source)
+	if route, source := h.Route(); route != hooks.RouteBypass || source != "default" {
+		t.Errorf("route %s from %s, want bypass by default", route, source)
 	}
 	if h.Bus() != nil || h.Plugins() != nil || h.StartErrors() != nil {
 		t.Errorf("no plugin is enabled, yet bus %v, plugins %v, start errors %v", h.Bus(), h.Plugins(), h.StartErrors())

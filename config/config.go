@@ -75,8 +75,31 @@ type Config struct {
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative
-	// paths in the file have already been resolved against it.
+	// paths in the file have already been resolved against it. Plugin
+	// processes run in it, so that relative paths in their own config
+	// tables mean the same.
 	Dir string
+
+	file string     // the name given to Load or Parse; "" for Default
+	pos  *positions // where each key is written; nil for Default
+}
+
+// Where returns "FILE:LINE" for a dotted key written in the file (such as
+// "server.listen"), or "" when the file does not set it and the default
+// applies.
+func (c *Config) Where(key string) string {
+	if c == nil || c.pos == nil {
+		return ""
+	}
+	off, ok := c.pos.keys[key]
+	if !ok {
+		return ""
+	}
+	line := c.pos.lineOf(off)
+	if c.file == "" {
+		return fmt.Sprintf("line %d", line)
+	}
+	return fmt.Sprintf("%s:%d", c.file, line)
 }
 
 // LLM selects the model provider, from the [llm] table. Defaults that
@@ -196,6 +219,11 @@ type PluginEntry struct {
 	// or 2; 0 offers every version the host speaks, and the highest the
 	// plugin also speaks is used.
 	Protocol int
+	// Dir is the working directory of the plugin's process: the config
+	// file's directory (Config.Dir), so that a relative path in the
+	// plugin's own config table, such as Kora's state_dir, means what it
+	// says in the file. "" runs the plugin in the host's working directory.
+	Dir string
 	// Reattach, when set, makes the host attach to the plugin already
 	// running there (started by hand, e.g. under a debugger) instead of
 	// launching Path; ReattachEnv does the same from the environment.
@@ -282,11 +310,12 @@ func (c *Config) Entry(name string) PluginEntry {
 	if e, ok := c.Plugins.Entries[name]; ok {
 		return e
 	}
-	return defaultEntry(c.Plugins.Dir, name)
+	return defaultEntry(c.Dir, c.Plugins.Dir, name)
 }
 
-func defaultEntry(pluginDir, name string) PluginEntry {
+func defaultEntry(dir, pluginDir, name string) PluginEntry {
 	return PluginEntry{
+		Dir:         dir,
 		Path:        filepath.Join(pluginDir, name),
 		Timeout:     defaultTimeout,
 		ToolTimeout: defaultToolTimeout,
@@ -298,9 +327,10 @@ func defaultEntry(pluginDir, name string) PluginEntry {
 // non-empty GatewayEnv wins over routing.gateway so operators can flip
 // routing per process; it must be exactly 1, 0, true or false (any case,
 // surrounding space ignored), because guessing at a mistyped rollout switch
-// could silently send traffic the wrong way. source is GatewayEnv or
-// "routing.gateway", for logging where the decision came from. A nil getenv
-// means os.Getenv; a nil c means the defaults.
+// could silently send traffic the wrong way. source is GatewayEnv,
+// "routing.gateway" when the file sets it, or "default", for logging where
+// the decision came from. A nil getenv means os.Getenv; a nil c means the
+// defaults.
 func ResolveGateway(c *Config, getenv func(string) string) (gateway bool, source string, err error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -308,8 +338,8 @@ func ResolveGateway(c *Config, getenv func(string) string) (gateway bool, source
 	raw := getenv(GatewayEnv)
 	switch strings.ToLower(strings.TrimSpace(raw)) {
 	case "":
-		if c == nil {
-			return false, "routing.gateway", nil
+		if c.Where("routing.gateway") == "" {
+			return false, "default", nil
 		}
 		return c.Routing.Gateway, "routing.gateway", nil
 	case "1", "true":

@@ -41,6 +41,8 @@ func TestDefaults(t *testing.T) {
 		},
 		Dir: testDir,
 	}
+	// Where each key is written is TestWhereNamesTheLineOfAKeyInTheFile's business.
+	want.file, want.pos = c.file, c.pos
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse(\"\") =\n%+v\nwant\n%+v", c, want)
 	}
@@ -91,6 +93,7 @@ timeout = "500ms"
 		t.Fatal("enabled plugin guard has no entry")
 	}
 	want := PluginEntry{
+		Dir:         testDir,
 		Path:        filepath.Join(testDir, "bin/plugins/guard"),
 		Timeout:     2 * time.Second,
 		ToolTimeout: 10 * time.Second,
@@ -151,6 +154,7 @@ timeout = "3s"
 		t.Errorf("top-level tables = %+v %+v %+v", c.LLM, c.Routing, c.Conversation)
 	}
 	want := PluginEntry{
+		Dir:               testDir,
 		Path:              "/opt/kora",
 		SHA256:            strings.ToLower(sum),
 		Timeout:           time.Second,
@@ -656,6 +660,7 @@ after = true
 func TestResolveGateway(t *testing.T) {
 	on := mustParse(t, "[routing]\ngateway = true\n")
 	off := mustParse(t, "")
+	offInFile := mustParse(t, "[routing]\ngateway = false\n")
 	tests := []struct {
 		name   string
 		cfg    *Config
@@ -664,7 +669,8 @@ func TestResolveGateway(t *testing.T) {
 		source string
 	}{
 		{"unset uses config on", on, nil, true, "routing.gateway"},
-		{"unset uses config off", off, nil, false, "routing.gateway"},
+		{"unset uses config off", offInFile, nil, false, "routing.gateway"},
+		{"unset and not in the file is the default", off, nil, false, "default"},
 		{"empty uses config", on, ptr(""), true, "routing.gateway"},
 		{"1", off, ptr("1"), true, GatewayEnv},
 		{"0", on, ptr("0"), false, GatewayEnv},
@@ -672,7 +678,7 @@ func TestResolveGateway(t *testing.T) {
 		{"false", on, ptr("false"), false, GatewayEnv},
 		{"TRUE", off, ptr("TRUE"), true, GatewayEnv},
 		{"spaces", off, ptr(" 1 "), true, GatewayEnv},
-		{"nil config", nil, nil, false, "routing.gateway"},
+		{"nil config", nil, nil, false, "default"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -698,6 +704,26 @@ func TestResolveGateway(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+func TestWhereNamesTheLineOfAKeyInTheFile(t *testing.T) {
+	c, err := Parse([]byte("[llm]\nprovider = \"offline\"\n\n[server]\nlisten = \"127.0.0.1:9000\"\n"), "hh.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"server.listen":        "hh.toml:5",
+		"llm.provider":         "hh.toml:2",
+		"routing.gateway":      "",
+		"server.drain_timeout": "",
+	} {
+		if got := c.Where(key); got != want {
+			t.Errorf("Where(%q) = %q, want %q", key, got, want)
+		}
+	}
+	if got := Default().Where("server.listen"); got != "" {
+		t.Errorf("Default().Where = %q, want \"\"", got)
+	}
+}
 
 func fakeEnv(v *string) func(string) string {
 	return func(name string) string {

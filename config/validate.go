@@ -120,6 +120,7 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 	}
 	d := &decoder{file: filename, pos: scanPositions(string(data)), checkFS: checkFS}
 	c := newDefault(dir)
+	c.file, c.pos = filename, d.pos
 	pluginDir := defaultPluginDir
 	entries := map[string]rawEntry{}
 
@@ -147,6 +148,7 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 	d.aliasConflicts(c)
 	c.Plugins.Dir = resolve(dir, pluginDir)
 	for name, e := range entries {
+		e.Dir = dir
 		if e.path != "" {
 			e.Path = resolve(dir, e.path)
 		} else {
@@ -156,7 +158,7 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 	}
 	for _, name := range c.Plugins.Enabled {
 		if _, ok := c.Plugins.Entries[name]; !ok {
-			c.Plugins.Entries[name] = defaultEntry(c.Plugins.Dir, name)
+			c.Plugins.Entries[name] = defaultEntry(dir, c.Plugins.Dir, name)
 		}
 	}
 
@@ -631,7 +633,7 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 	if !ok {
 		return rawEntry{}, false
 	}
-	e := rawEntry{PluginEntry: defaultEntry("", "")}
+	e := rawEntry{PluginEntry: defaultEntry("", "", "")}
 	ok = true
 	for _, k := range sortedKeys(m) {
 		kk := join(key, toml.Key{k})

@@ -56,6 +56,7 @@ type Server struct {
 	log            hclog.Logger
 	keys           [][32]byte
 	listen         string
+	listenFrom     string // "-listen" or "server.listen", for errors
 	fronts         map[string]dialect.Front
 	sem            chan struct{}
 	budget         *bodyBudget
@@ -152,14 +153,13 @@ func newServer(p parts) (*Server, error) {
 	}
 	s := &Server{p: p, log: p.logger, started: time.Now().UTC()}
 
-	s.listen = p.server.Listen
-	from := "server.listen"
+	s.listen, s.listenFrom = p.server.Listen, "server.listen"
 	if p.listen != "" {
-		s.listen, from = p.listen, "-listen"
+		s.listen, s.listenFrom = p.listen, "-listen"
 	}
 	loopback, err := checkListen(s.listen)
 	if err != nil {
-		return nil, fmt.Errorf("config: server.listen: %q (from %s) %v", s.listen, from, err)
+		return nil, fmt.Errorf("config: server.listen: %q (from %s) %v", s.listen, s.listenFrom, err)
 	}
 	if s.keys, err = inboundKeys(p.server.APIKeyEnv, p.getenv); err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ const cutWait = 5 * time.Second
 func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) error {
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
-		return fmt.Errorf("gateway: cannot listen on %s (server.listen): %w", s.listen, err)
+		return fmt.Errorf("gateway: cannot listen on %s (from %s): %w", s.listen, s.listenFrom, err)
 	}
 	cfg := s.p.server
 	srv := &http.Server{

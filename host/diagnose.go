@@ -191,8 +191,8 @@ func checkLine(line string, lang language) *finding {
 	}
 	switch parts[2] {
 	case "unix":
-		// go-plugin takes any path, a relative one against the working
-		// directory it shares with the plugin: see relativeSocketFinding.
+		// Any path works, a relative one against the plugin's working
+		// directory (see socketFromDir and relativeSocketFinding).
 	case "tcp":
 		if _, err := net.ResolveTCPAddr("tcp", parts[3]); err != nil {
 			return &finding{problem: ProblemAddress, section: secHandshake,
@@ -223,17 +223,16 @@ func checkLine(line string, lang language) *finding {
 }
 
 // relativeSocketFinding warns of a handshake line whose unix socket path
-// is relative: go-plugin resolves it against the host's working
-// directory, which the plugin shares, so it works, but PROTOCOL.md asks
-// for an absolute path and a host that ever ran the plugin elsewhere
-// would not find the socket.
+// is relative: the host resolves it against the plugin's working
+// directory, so it works, but PROTOCOL.md asks for an absolute path, which
+// other go-plugin hosts need.
 func relativeSocketFinding(line string) *finding {
 	parts := strings.Split(strings.TrimSpace(line), "|")
 	if len(parts) < 4 || parts[2] != "unix" || filepath.IsAbs(parts[3]) {
 		return nil
 	}
 	return &finding{problem: ProblemAddress, section: secHandshake,
-		reason: fmt.Sprintf("the 4th field of its handshake line (the address) is %q, a path relative to the working directory it shares with the host: the host finds the socket, but only while both run in the same directory", parts[3]),
+		reason: fmt.Sprintf("the 4th field of its handshake line (the address) is %q, a path relative to its working directory: hookhost finds the socket there, but other go-plugin hosts look in their own working directory", parts[3]),
 		fix:    "print the socket's absolute path, in PLUGIN_UNIX_SOCKET_DIR"}
 }
 

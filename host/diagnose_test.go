@@ -666,14 +666,16 @@ func TestCheckCatchesPaddingThatPassedOnce(t *testing.T) {
 	waitFor(t, "no process of the plugin left", func() bool { return len(processesOf(path)) == 0 })
 }
 
-// go-plugin resolves a relative unix socket path against the working
-// directory the plugin shares with the host, so a plugin that prints one
+// The host resolves a relative unix socket path against the plugin's
+// working directory, here not the host's, so a plugin that prints one
 // starts every time: Check, its reruns included, passes it, with a
 // warning that PROTOCOL.md asks for an absolute path.
 func TestCheckPassesARelativeSocketPathWithAWarning(t *testing.T) {
 	t.Parallel()
 	path := oneMistakeAs(t, "relsock")
-	cfg := configOf(plug{"relsock", entry(path)})
+	e := entry(path)
+	e.Dir = t.TempDir()
+	cfg := configOf(plug{"relsock", e})
 	for i := range 3 {
 		h := startOK(t, cfg, fastOptions())
 		if len(h.Members()) != 1 {

@@ -737,6 +737,35 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 	}
 }
 
+// A plugin runs in its config file's directory, wherever the host was
+// started, so that relative paths in its config table mean what the file
+// says.
+func TestPluginRunsInTheConfigFilesDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hookhost.toml")
+	src := fmt.Sprintf("[plugins]\nenabled = [\"where\"]\n[plugins.entries.where]\npath = %q\n", echoAs(t, "where"))
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wd, _ := os.Getwd(); wd == dir {
+		t.Fatalf("the test runs in %s already and proves nothing", dir)
+	}
+	h := startOK(t, cfg, fastOptions())
+	r, err := callDirect(supervised(t, h, 0), "cwd", "", 5*time.Second)
+	if err != nil || r == nil {
+		t.Fatalf("cwd: %v, %v", r, err)
+	}
+	want, _ := filepath.EvalSymlinks(dir)
+	if got, _ := filepath.EvalSymlinks(r.Content); got != want {
+		t.Errorf("plugin runs in %q, want the config file's directory %q", r.Content, dir)
+	}
+}
+
 // --- shutdown ---------------------------------------------------------------
 
 func TestCloseKillsPluginAndItsChildren(t *testing.T) {

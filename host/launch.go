@@ -137,6 +137,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		// spec.Env.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
 			cmd := exec.Command(path)
+			cmd.Dir = entry.Dir
 			cmd.SysProcAttr = procAttr()
 			// Only the variables the entry lists reach the plugin, and
 			// not the host's stdin, which is the user's terminal.

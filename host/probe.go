@@ -86,6 +86,7 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 		}
 	}
 	cmd := exec.Command(path)
+	cmd.Dir = entry.Dir // as a start runs it
 	cmd.SysProcAttr = procAttr()
 	cmd.Env = append(pluginEnv(entry.Env),
 		"PLUGIN_MIN_PORT=10000", "PLUGIN_MAX_PORT=25000",

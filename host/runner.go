@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -222,7 +223,7 @@ func (r *procRunner) readStdout(f *os.File) {
 		r.mu.Lock()
 		r.first = string(line)
 		r.mu.Unlock()
-		_, _ = r.outW.Write(append(line, '\n'))
+		_, _ = r.outW.Write(append(socketFromDir(line, r.cmd.Dir), '\n'))
 	}
 	r.outW.Close()
 	if err != nil {
@@ -238,6 +239,19 @@ func (r *procRunner) readStdout(f *os.File) {
 			return
 		}
 	}
+}
+
+// socketFromDir makes a relative unix socket path in a handshake line
+// absolute against dir, the plugin's working directory: go-plugin would
+// look for it in the host's, which is another one. Any other line is
+// returned as it is.
+func socketFromDir(line []byte, dir string) []byte {
+	parts := strings.Split(string(line), "|")
+	if dir == "" || len(parts) < 4 || parts[2] != "unix" || parts[3] == "" || filepath.IsAbs(parts[3]) {
+		return line
+	}
+	parts[3] = filepath.Join(dir, parts[3])
+	return []byte(strings.Join(parts, "|"))
 }
 
 // readStderr passes every stderr line through sanitizeLogLine to go-plugin,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,24 +35,27 @@ func loadConfig(path string, explicit bool) (cfg *config.Config, fromFile bool, 
 	return cfg, true, nil
 }
 
-func logger(stderr io.Writer, verbose bool) hclog.Logger {
+// logger is where the host's and the plugins' log lines go: warnings and
+// errors always, the INFO lines (a plugin started, a plugin process exited)
+// only with -v. A daemon's lines carry a time; a command a person runs and
+// watches does not need one.
+func logger(stderr io.Writer, verbose, daemon bool) hclog.Logger {
 	level := hclog.Warn
 	if verbose {
 		level = hclog.Info
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: stderr, Level: level})
+	return hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: stderr, Level: level, DisableTime: !daemon})
 }
 
 func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	verbose := fs.Bool("v", false, "print a trace of each turn to stderr")
+	fs := newFlagSet("chat")
+	verbose := fs.Bool("v", false, "print a trace of each turn, and the plugins' log lines, to stderr")
 	stream := fs.Bool("stream", false, "print the model's text as it arrives (raw: before transform_llm_output)")
-	inv, err := parseWithConfig(fs, args)
+	inv, err := parseWithConfig(fs, args, stdout)
 	if err != nil {
 		return err
 	}
-	log := logger(stderr, *verbose)
+	log := logger(stderr, *verbose, false)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	h, err := open(ctx, inv, log, stderr)
 	stop()

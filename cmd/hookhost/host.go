@@ -40,11 +40,11 @@ func open(ctx context.Context, inv *invocation, log hclog.Logger, stderr io.Writ
 		}
 	}
 	route, source := h.Route()
-	if source == "routing.gateway" && !inv.fromFile {
-		source = "default: no config file"
+	if source != "default" {
+		source = "from " + source
 	}
 	cfg := h.Config()
-	fmt.Fprintf(stderr, "hookhost: route %s (from %s), model %s/%s, plugins: %s\n",
+	fmt.Fprintf(stderr, "hookhost: route %s (%s), model %s/%s, plugins: %s\n",
 		route, source, cfg.LLM.Provider, cfg.LLM.Model, pluginSummary(h))
 	return h, nil
 }

@@ -1,11 +1,17 @@
 // Command hookhost runs an LLM agent whose conversation loop fires hooks
 // into out-of-process plugins.
 //
-//	hookhost chat [-c config] [-v] [-stream] [message]   one turn, or a REPL without a message
-//	hookhost serve [-c config] [-listen addr] [-v]     an OpenAI- and Anthropic-compatible HTTP gateway
-//	hookhost plugins list [-c config]          what each enabled plugin declares
-//	hookhost plugins check [-c config]         start, verify and stop every enabled plugin
+//	hookhost chat [-c file] [-v] [-stream] [message]   one turn, or a REPL without a message
+//	hookhost serve [-c file] [-listen host:port] [-v]  an OpenAI- and Anthropic-compatible HTTP gateway
+//	hookhost plugins list [-c file]                    what each enabled plugin declares
+//	hookhost plugins check [-c file]                   start, verify and stop every enabled plugin
 //	hookhost version
+//	hookhost help [command]
+//
+// Every command prints its help, flags, examples and the environment
+// variables it reads with --help (or -h, or hookhost help <command>).
+// Without -c, hookhost.toml is read if it exists. HOOKHOST_USE_GATEWAY
+// (1/0/true/false) overrides routing.gateway.
 //
 // Exit codes: 0 success, 1 runtime failure, 2 usage or config error.
 package main
@@ -16,6 +22,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/hookhost/hookhost/config"
 
@@ -27,27 +35,36 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-const usage = `usage:
-  hookhost chat [-c config] [-v] [-stream] [message]
+const usage = `hookhost runs an LLM agent whose conversation loop fires hooks into plugins.
+
+usage:
+  hookhost chat [-c file] [-v] [-stream] [message]
                                              one turn, or a line-by-line REPL without a message;
                                              -v traces each step, -stream prints text as it arrives
-  hookhost serve [-c config] [-listen addr] [-v]
+  hookhost serve [-c file] [-listen host:port] [-v]
                                              serve the OpenAI and Anthropic APIs on server.listen
                                              (127.0.0.1:8080); point an SDK's base URL at it
-  hookhost plugins list [-c config]          name, version, protocol, path, hooks, tools, matchers
-  hookhost plugins check [-c config]         start each enabled plugin and verify it
-  hookhost version
+  hookhost plugins list [-c file]            name, version, protocol, path, hooks, tools, matchers
+  hookhost plugins check [-c file]           start each enabled plugin and verify it
+  hookhost version                           version and plugin protocols
+  hookhost help [command]                    this text, or a command's help (also: command --help)
 
-The route is bypass unless routing.gateway is true; HOOKHOST_USE_GATEWAY=1|0
-overrides it.
+Without -c, hookhost.toml is read if it exists, else the built-in defaults
+apply (offline model, no plugins). The route is bypass unless
+routing.gateway is true; HOOKHOST_USE_GATEWAY=1|0 overrides it.
+
+examples:
+  hookhost chat "what time is it"
+  hookhost chat --help
+  hookhost plugins check -c examples/demo.toml
+
+Exit codes: 0 success, 1 runtime failure, 2 usage or config error.
 `
 
-// exitError carries the exit code a failure should produce. quiet marks an
-// error already reported (the flag package prints its own).
+// exitError carries the exit code a failure should produce.
 type exitError struct {
-	code  int
-	err   error
-	quiet bool
+	code int
+	err  error
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -70,24 +87,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "chat":
 		err = chat(args[1:], stdin, stdout, stderr)
 	case "serve":
-		err = serve(args[1:], stderr)
+		err = serve(args[1:], stdout, stderr)
 	case "plugins":
 		err = pluginsCmd(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "hookhost %s (plugin protocols %s)\n", version, protocolVersions())
+		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
+		if args[0] == "help" && len(args) > 1 {
+			// hookhost help plugins check is hookhost plugins check --help.
+			return run(append(slices.Clone(args[1:]), "--help"), stdin, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 	default:
-		err = usageErr("unknown command %q\n\n%s", args[0], usage)
+		err = usageErr("unknown command %q (see hookhost --help)", args[0])
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, errHelpShown) {
 		return 0
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if !ee.quiet {
-			fmt.Fprintln(stderr, "hookhost:", err)
-		}
+		fmt.Fprintln(stderr, "hookhost:", err)
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "hookhost:", err)
@@ -106,12 +125,12 @@ type invocation struct {
 // Flags may come after the message too (chat "hi" -v). Without -c,
 // hookhost.toml is read if it exists and the defaults apply if not; a file
 // named with -c must exist.
-func parseWithConfig(fs *flag.FlagSet, args []string) (*invocation, error) {
-	path := fs.String("c", defaultConfig, "config file")
+func parseWithConfig(fs *flag.FlagSet, args []string, stdout io.Writer) (*invocation, error) {
+	path := fs.String("c", defaultConfig, configFlagUsage)
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, &exitError{code: 2, err: err, quiet: true}
+			return nil, parseError(fs, stdout, err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -126,4 +145,17 @@ func parseWithConfig(fs *flag.FlagSet, args []string) (*invocation, error) {
 		return nil, err
 	}
 	return &invocation{cfg: cfg, fromFile: fromFile, words: words}, nil
+}
+
+// versionCmd prints the version; it takes no arguments but --help.
+func versionCmd(args []string, stdout io.Writer) error {
+	fs := newFlagSet("version")
+	if err := fs.Parse(args); err != nil {
+		return parseError(fs, stdout, err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("version takes no arguments, got %q (see hookhost version --help)", strings.Join(fs.Args(), " "))
+	}
+	fmt.Fprintf(stdout, "hookhost %s (plugin protocols %s)\n", version, protocolVersions())
+	return nil
 }

@@ -101,13 +101,56 @@ func TestREPL(t *testing.T) {
 
 func TestFlagsAfterTheMessage(t *testing.T) {
 	t.Setenv("HOOKHOST_USE_GATEWAY", "")
-	cfg := writeConfig(t, "")
+	cfg := writeConfig(t, "[routing]\ngateway = false\n")
 	code, out, errOut := runCLI(t, "", "chat", "what time is it", "-v", "-c", cfg)
 	if code != 0 || !strings.Contains(errOut, "tool now({})") || strings.Contains(out, "-v") {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 	if !strings.Contains(errOut, "(from routing.gateway)") {
 		t.Fatalf("route source not the config file:\n%s", errOut)
+	}
+}
+
+// The start line says the route is the default when neither the
+// environment nor the file sets it, with a file and without one.
+func TestStartLineSaysWhereTheRouteComesFrom(t *testing.T) {
+	t.Chdir(t.TempDir()) // no hookhost.toml here
+	cases := []struct {
+		name, env string
+		args      []string
+		want      string
+	}{
+		{"no config file", "", nil, "hookhost: route bypass (default), model offline/offline-small"},
+		{"a file without routing.gateway", "", []string{"-c", writeConfig(t, "[llm]\nmodel = \"offline-large\"\n")}, "hookhost: route bypass (default), model offline/offline-large"},
+		{"a file with routing.gateway", "", []string{"-c", writeConfig(t, "[routing]\ngateway = true\n")}, "hookhost: route gateway (from routing.gateway)"},
+		{"the environment over the file", "0", []string{"-c", writeConfig(t, "[routing]\ngateway = true\n")}, "hookhost: route bypass (from HOOKHOST_USE_GATEWAY)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("HOOKHOST_USE_GATEWAY", c.env)
+			code, _, errOut := runCLI(t, "", append([]string{"chat", "what is 6*7"}, c.args...)...)
+			if code != 0 || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, want %q in stderr:\n%s", code, c.want, errOut)
+			}
+		})
+	}
+}
+
+// plugins list and check refuse a mistyped HOOKHOST_USE_GATEWAY with the
+// message and exit code of chat and serve, before starting any plugin.
+func TestPluginsRefuseABadGatewaySwitch(t *testing.T) {
+	cfg := writeConfig(t, "[plugins]\nenabled = [\"ghost\"]\ndir = \"nowhere\"\n")
+	t.Setenv("HOOKHOST_USE_GATEWAY", "yes")
+	_, _, chatErr := runCLI(t, "", "chat", "-c", cfg, "hi")
+	want := `hookhost: config: HOOKHOST_USE_GATEWAY="yes" is not a valid value`
+	if !strings.HasPrefix(chatErr, want) {
+		t.Fatalf("chat says:\n%s", chatErr)
+	}
+	for _, sub := range []string{"check", "list"} {
+		code, out, errOut := runCLI(t, "", "plugins", sub, "-c", cfg)
+		if code != 2 || out != "" || errOut != chatErr {
+			t.Errorf("plugins %s: exit %d, stdout %q, stderr %q; want exit 2 and chat's %q", sub, code, out, errOut, chatErr)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/plugins/handshake"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -33,19 +33,32 @@ func protocolVersions() string {
 const downFailClosed = "DOWN (fail_closed: blocking every tool call)"
 
 func pluginsCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "check") {
-		return usageErr("plugins needs a subcommand: list or check\n\n%s", usage)
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+		fs := newFlagSet("plugins")
+		fs.String("c", defaultConfig, configFlagUsage)
+		printHelp(stdout, "plugins", fs)
+		return nil
 	}
-	fs := flag.NewFlagSet("plugins "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	inv, err := parseWithConfig(fs, args[1:])
+	if len(args) == 0 {
+		return usageErr("plugins needs a subcommand: list or check (see hookhost plugins --help)")
+	}
+	if args[0] != "list" && args[0] != "check" {
+		return usageErr("plugins has no subcommand %q: use list or check (see hookhost plugins --help)", args[0])
+	}
+	fs := newFlagSet("plugins " + args[0])
+	inv, err := parseWithConfig(fs, args[1:], stdout)
 	if err != nil {
 		return err
 	}
 	if len(inv.words) > 0 {
-		return usageErr("plugins %s takes no arguments, got %q", args[0], strings.Join(inv.words, " "))
+		return usageErr("plugins %s takes no arguments, got %q (see hookhost plugins %s --help)", args[0], strings.Join(inv.words, " "), args[0])
 	}
 	cfg := inv.cfg
+	// The route does not matter here, but a mistyped switch is refused as
+	// chat and serve refuse it, before it reaches them.
+	if _, _, err := config.ResolveGateway(cfg, nil); err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	if len(cfg.Plugins.Enabled) == 0 {
 		fmt.Fprintln(stdout, "no plugins enabled (set plugins.enabled in the config)")
 		return nil
@@ -54,7 +67,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	// list shows what each plugin declares: it starts each once, without
 	// the probes and reruns check makes to find warnings.
-	results := host.Check(ctx, cfg, host.Options{Logger: logger(stderr, false), NoProbes: args[0] == "list"})
+	results := host.Check(ctx, cfg, host.Options{Logger: logger(stderr, false, false), NoProbes: args[0] == "list"})
 
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	failed := 0

@@ -154,3 +154,25 @@ func TestPluginsCheckWarnings(t *testing.T) {
 		t.Errorf("want padded FAILED and the warning of nocontroller:\n%s", out)
 	}
 }
+
+// chat logs the plugins' start and exit only with -v, and without
+// timestamps: a person reads it, not a log collector.
+func TestChatLogsPluginLifecycleOnlyWithV(t *testing.T) {
+	t.Setenv("HOOKHOST_USE_GATEWAY", "1")
+	cfg := writeConfig(t, fmt.Sprintf("[plugins]\nenabled = [\"lister\"]\n[plugins.entries.lister]\npath = %q\n", buildLister(t)))
+	stamp := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d`)
+
+	code, out, errOut := runCLI(t, "", "chat", "-c", cfg, "what is 6*7")
+	if code != 0 || !strings.Contains(out, "answered by lister") {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if want := "hookhost: route gateway (from HOOKHOST_USE_GATEWAY), model offline/offline-small, plugins: lister\n"; errOut != want {
+		t.Errorf("stderr without -v:\n%s\nwant only the start line:\n%s", errOut, want)
+	}
+
+	code, _, errOut = runCLI(t, "", "chat", "-v", "-c", cfg, "what is 6*7")
+	if code != 0 || !strings.Contains(errOut, "[INFO]  hookhost: plugin started: plugin=lister") ||
+		!strings.Contains(errOut, "plugin process exited") || stamp.MatchString(errOut) {
+		t.Errorf("stderr with -v, want the plugin's start and exit without timestamps:\n%s", errOut)
+	}
+}

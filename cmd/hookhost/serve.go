@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -15,17 +16,16 @@ import (
 
 // serve runs the HTTP gateway until SIGINT or SIGTERM, then drains it and
 // stops the plugins.
-func serve(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "", "address to listen on, host:port (default server.listen, 127.0.0.1:8080)")
+func serve(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve")
+	listen := fs.String("listen", "", "`host:port` to listen on (default server.listen, 127.0.0.1:8080 unless the config sets it)")
 	verbose := fs.Bool("v", false, "log each plugin and server event to stderr")
-	inv, err := parseWithConfig(fs, args)
+	inv, err := parseWithConfig(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(inv.words) > 0 {
-		return usageErr("serve takes no arguments, got %q", strings.Join(inv.words, " "))
+		return usageErr("serve takes no arguments, got %q (see hookhost serve --help)", strings.Join(inv.words, " "))
 	}
 	// Buffered for both signals that matter: the first drains, the second
 	// stops at once.
@@ -39,7 +39,7 @@ func serve(args []string, stderr io.Writer) error {
 // first signal on sigs, then drains for up to server.drain_timeout; a
 // second signal cuts the requests still running and returns at once.
 func serveUntil(sigs <-chan os.Signal, inv *invocation, listen string, verbose bool, stderr io.Writer) error {
-	log := logger(stderr, verbose)
+	log := logger(stderr, verbose, true)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	now := make(chan struct{})
@@ -77,7 +77,50 @@ func serveUntil(sigs <-chan os.Signal, inv *invocation, listen string, verbose b
 		case <-done:
 		}
 	}()
-	return srv.ListenAndServe(ctx, func(addr string) {
+	err = srv.ListenAndServe(ctx, func(addr string) {
 		fmt.Fprintf(stderr, "hookhost: serving on http://%s\n", addr)
 	})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return addressInUse(inv, listen)
+	}
+	return err
+}
+
+// addressInUse explains a listen address another process holds: where the
+// address was set, and a port free on the same host right now.
+func addressInUse(inv *invocation, listen string) error {
+	addr, from := listen, "from -listen"
+	if listen == "" {
+		addr = inv.cfg.Server.Listen
+		if at := inv.cfg.Where("server.listen"); at != "" {
+			from = "from server.listen at " + at
+		} else {
+			from = "the default; server.listen is not set"
+		}
+	}
+	msg := fmt.Sprintf("serve: cannot listen on %s (%s): the address is already in use by another process", addr, from)
+	if free := freeAddr(addr); free != "" {
+		msg += fmt.Sprintf("; stop that process, or try -listen %s", free)
+	}
+	return errors.New(msg)
+}
+
+// freeAddr is addr with a port that is free now on the same host, "" if
+// none can be found. The port is released at once, so another process may
+// take it before it is used: this is a suggestion, not a reservation.
+func freeAddr(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return ""
+	}
+	defer ln.Close()
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	if err != nil {
+		return ""
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -3,18 +3,19 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
@@ -125,7 +126,7 @@ const serveConfig = "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"
 // the channel that signals it and the one its return comes on.
 func startServe(t *testing.T, src string) (base string, log *strings.Builder, out *syncbuf.Buffer, sigs chan os.Signal, done chan error) {
 	t.Helper()
-	inv, err := parseWithConfig(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"-c", writeConfig(t, src)})
+	inv, err := parseWithConfig(newFlagSet("serve"), []string{"-c", writeConfig(t, src)}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,5 +262,60 @@ func TestServeProcessStopsOnSIGTERM(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatalf("serve did not exit within a minute of SIGTERM\n%s", log.String())
+	}
+}
+
+// serve on a port another process holds says where the address came from
+// and suggests a port that is free on the same host.
+func TestServeOnAPortInUse(t *testing.T) {
+	t.Setenv("HOOKHOST_USE_GATEWAY", "")
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	addr := held.Addr().String()
+	suggestion := regexp.MustCompile(`; stop that process, or try -listen (127\.0\.0\.1:\d+)\n$`)
+	cases := []struct {
+		name string
+		args []string
+		from string
+	}{
+		{"from -listen", []string{"-c", writeConfig(t, serveConfig), "-listen", addr}, "(from -listen)"},
+		{"from the file", []string{"-c", writeConfig(t, serveConfig+"\n[server]\nlisten = \""+addr+"\"\n")}, "(from server.listen at "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", append([]string{"serve"}, c.args...)...)
+			prefix := "hookhost: serve: cannot listen on " + addr + " " + c.from
+			if code != 1 || !strings.Contains(errOut, prefix) || !strings.Contains(errOut, "already in use") {
+				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+			}
+			if c.name == "from the file" && !strings.Contains(errOut, "hookhost.toml:6)") {
+				t.Errorf("the line of server.listen is not named:\n%s", errOut)
+			}
+			m := suggestion.FindStringSubmatch(errOut)
+			if m == nil || m[1] == addr {
+				t.Fatalf("no other port suggested:\n%s", errOut)
+			}
+			// The port was free when suggested; only another process
+			// taking that very port in between could make this fail.
+			ln, err := net.Listen("tcp", m[1])
+			if err != nil {
+				t.Fatalf("the suggested %s is not free: %v", m[1], err)
+			}
+			ln.Close()
+			t.Logf("stderr:\n%s", errOut)
+		})
+	}
+}
+
+// The default address is named as the default when neither -listen nor
+// the file sets it.
+func TestAddressInUseNamesTheDefault(t *testing.T) {
+	inv := &invocation{cfg: config.Default()}
+	err := addressInUse(inv, "")
+	if want := "serve: cannot listen on 127.0.0.1:8080 (the default; server.listen is not set): the address is already in use by another process; stop that process, or try -listen 127.0.0.1:"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want it to start with %q", err, want)
 	}
 }

@@ -303,9 +303,9 @@ func demoConfig(t *testing.T) string {
 	}
 	tmp := t.TempDir()
 	for old, repl := range map[string]string{
-		`read_root = ".."`:             fmt.Sprintf("read_root = %q", tmp),
-		`dir = "../bin/plugins"`:       fmt.Sprintf("dir = %q", binDir),
-		`state_dir = "bin/kora-state"`: fmt.Sprintf("state_dir = %q", filepath.Join(tmp, "kora")),
+		`read_root = ".."`:                fmt.Sprintf("read_root = %q", tmp),
+		`dir = "../bin/plugins"`:          fmt.Sprintf("dir = %q", binDir),
+		`state_dir = "../bin/kora-state"`: fmt.Sprintf("state_dir = %q", filepath.Join(tmp, "kora")),
 	} {
 		if !strings.Contains(cfg, old) {
 			t.Fatalf("examples/demo.toml no longer holds %q: update demoConfig", old)

@@ -263,3 +263,49 @@ func TestLedgerDSNFromTheEnvironment(t *testing.T) {
 		t.Fatalf("Kora also created a database in state_dir (stat: %v)", err)
 	}
 }
+
+// A relative state_dir is resolved against the config file's directory,
+// wherever hookhost and `kora export` are started from: the host runs Kora
+// there, and export resolves it the same way.
+func TestRelativeStateDirLandsBesideTheConfigFile(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	file := filepath.Join(dir, "hookhost.toml")
+	src := fmt.Sprintf("[plugins]\nenabled = [\"kora\"]\ndir = %q\n[plugins.entries.kora.config]\nstate_dir = \"state\"\n", pluginDir)
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.Close(ctx)
+	if len(errs) > 0 {
+		t.Fatalf("kora did not start: %v", errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", ledger.DefaultSQLiteFile)); err != nil {
+		t.Fatalf("no ledger beside the config file: %v", err)
+	}
+
+	export := exec.Command(filepath.Join(pluginDir, "kora"), "export", "-config", file)
+	export.Dir = elsewhere
+	if out, err := export.CombinedOutput(); err != nil {
+		t.Fatalf("kora export -config %s from %s: %v\n%s", file, elsewhere, err, out)
+	}
+	for _, d := range []string{elsewhere, mustGetwd(t)} {
+		if _, err := os.Stat(filepath.Join(d, "state")); err == nil {
+			t.Errorf("a state directory appeared in %s, not only beside the config file", d)
+		}
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

@@ -123,6 +123,12 @@ func (e *echo) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCa
 		return &hooks.ToolResult{Content: string(out)}, nil
 	case "pid":
 		return &hooks.ToolResult{Content: strconv.Itoa(os.Getpid())}, nil
+	case "cwd":
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		return &hooks.ToolResult{Content: wd}, nil
 	case "dumpable":
 		d, err := getDumpable()
 		if err != nil {

@@ -5,9 +5,9 @@
 //
 //	hangshutdown  serves go-plugin's controller, but its Shutdown never
 //	              answers (a handler that waits on a lock or a stream)
-//	relsock       prints its socket's path relative to the working
-//	              directory it shares with the host, which go-plugin
-//	              accepts; it works at every start
+//	relsock       prints its socket's path relative to its working
+//	              directory, which the host resolves there; it works at
+//	              every start
 //	othercert     serves with one certificate and prints another, freshly
 //	              made, in its handshake line (a certificate made twice)
 //	escversion    answers Describe with a version holding a newline and

@@ -44,7 +44,7 @@ tool_calls.jsonl and inferences.jsonl files of earlier versions.
 
 The ledger is found, in this order of preference, by
   -config FILE   Kora's table in a hookhost config file: its state_dir
-                 (relative to the working directory, as Kora resolves it)
+                 (relative to FILE's directory, as Kora resolves it)
                  and ledger.dsn or ledger.dsn_env
   -state-dir DIR the SQLite ledger in DIR (DIR/ledger.db)
   -dsn DSN       "sqlite:<path>" or "postgres://..."
@@ -160,7 +160,9 @@ func storeOptions(o exportOptions) (ledger.Options, error) {
 	if !hasEntry(hc, kora.Name) {
 		return ledger.Options{}, fmt.Errorf("%s has no [plugins.entries.%s.config] table", o.configFile, kora.Name)
 	}
-	cfg, err := kora.ParseConfig(hc.Entry(kora.Name).Config)
+	// Relative paths as the plugin resolves them: against the file's
+	// directory, where the host runs it.
+	cfg, err := kora.ParseConfigIn(hc.Entry(kora.Name).Config, hc.Dir)
 	if err != nil {
 		return ledger.Options{}, fmt.Errorf("%s: %w", o.configFile, err)
 	}

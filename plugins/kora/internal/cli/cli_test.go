@@ -126,11 +126,12 @@ func TestExportLargeLedgerInOrder(t *testing.T) {
 }
 
 func TestExportFromHostConfig(t *testing.T) {
-	work := t.TempDir()
-	t.Chdir(work)
-	calls, _ := fill(t, filepath.Join(work, "state"), 2)
-	conf := filepath.Join(t.TempDir(), "hookhost.toml")
-	// state_dir is relative to the working directory, not to the file.
+	t.Chdir(t.TempDir())
+	confDir := t.TempDir()
+	calls, _ := fill(t, filepath.Join(confDir, "state"), 2)
+	conf := filepath.Join(confDir, "hookhost.toml")
+	// state_dir is relative to the file's directory, where the host runs
+	// Kora, not to the working directory of the command.
 	src := "[plugins]\nenabled = [\"kora\"]\n[plugins.entries.kora.config]\nstate_dir = \"state\"\n"
 	if err := os.WriteFile(conf, []byte(src), 0o600); err != nil {
 		t.Fatal(err)

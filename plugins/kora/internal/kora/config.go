@@ -24,8 +24,8 @@ import (
 // it over in JSON. Keys not listed here are rejected by name.
 type Config struct {
 	// StateDir holds the ledger. Required. A relative path is resolved
-	// against the plugin process's working directory, which is the
-	// directory hookhost was started from.
+	// against the plugin process's working directory, which the host sets
+	// to its config file's directory: the path means what the file says.
 	StateDir string `json:"state_dir"`
 	// Allowlist names the Kora tools the bridge serves; the others answer
 	// a not_allowed error. Default: all five.
@@ -128,8 +128,18 @@ var knownKeys = map[string]any{
 }
 
 // ParseConfig decodes and validates Kora's config. Every error names the key
-// at fault, relative to [plugins.entries.kora.config].
+// at fault, relative to [plugins.entries.kora.config]. Relative paths are
+// resolved against the working directory, which for the plugin is the
+// config file's directory.
 func ParseConfig(raw json.RawMessage) (Config, error) {
+	return ParseConfigIn(raw, "")
+}
+
+// ParseConfigIn is ParseConfig for a config read from its file rather than
+// handed over by the host: relative paths (state_dir, a "sqlite:" DSN) are
+// resolved against dir, the config file's directory, as the plugin started
+// by the host resolves them. dir "" is the working directory.
+func ParseConfigIn(raw json.RawMessage, dir string) (Config, error) {
 	cfg := defaults()
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
@@ -148,12 +158,23 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	if err := cfg.validate(); err != nil {
 		return Config{}, fmt.Errorf("kora: config: %w", err)
 	}
-	abs, err := filepath.Abs(cfg.StateDir)
+	abs, err := filepath.Abs(inDir(dir, cfg.StateDir))
 	if err != nil {
 		return Config{}, fmt.Errorf("kora: config: state_dir %q: %w", cfg.StateDir, err)
 	}
 	cfg.StateDir = abs
+	if p, ok := strings.CutPrefix(cfg.Ledger.dsn, "sqlite:"); ok && dir != "" {
+		cfg.Ledger.dsn = "sqlite:" + inDir(dir, p)
+	}
 	return cfg, nil
+}
+
+// inDir resolves a relative path against dir; dir "" leaves it as it is.
+func inDir(dir, path string) string {
+	if dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }
 
 func configErr(err error) error {

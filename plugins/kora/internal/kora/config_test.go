@@ -168,3 +168,21 @@ func TestParseConfigLedgerErrors(t *testing.T) {
 		}
 	}
 }
+
+// ParseConfigIn resolves relative paths against the config file's
+// directory, as the plugin the host runs there does, and keeps absolute
+// ones.
+func TestParseConfigInResolvesAgainstTheFilesDirectory(t *testing.T) {
+	for _, c := range []struct {
+		raw, state, dsn string
+	}{
+		{`{"state_dir":"st","ledger":{"dsn":"sqlite:db/l.db"}}`, "/etc/hh/st", "sqlite:/etc/hh/db/l.db"},
+		{`{"state_dir":"/var/kora","ledger":{"dsn":"sqlite:/var/l.db"}}`, "/var/kora", "sqlite:/var/l.db"},
+		{`{"state_dir":"../k"}`, "/etc/k", ""},
+	} {
+		cfg, err := ParseConfigIn(json.RawMessage(c.raw), "/etc/hh")
+		if err != nil || cfg.StateDir != c.state || cfg.Ledger.ResolvedDSN() != c.dsn {
+			t.Errorf("%s: state_dir %q, dsn %q, %v; want %q, %q", c.raw, cfg.StateDir, cfg.Ledger.ResolvedDSN(), err, c.state, c.dsn)
+		}
+	}
+}
