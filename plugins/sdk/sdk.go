@@ -278,7 +278,7 @@ func (Base) Configure(_ context.Context, config json.RawMessage) error {
 	if len(table) == 0 {
 		return nil
 	}
-	return fmt.Errorf("the plugin takes no config, but the table sets %s (remove the table, or give the plugin a Configure that reads it)",
+	return fmt.Errorf("the plugin takes no config, but the table sets %s (it has no Configure of its own)",
 		strings.Join(slices.Sorted(maps.Keys(table)), ", "))
 }
 
