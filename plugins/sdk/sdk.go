@@ -86,6 +86,28 @@
 // names, plus the plugin's Matchers when it has a ResultProvider of its
 // own (every tool, if those are empty).
 //
+// # Config
+//
+// A plugin's [plugins.entries.<name>.config] table reaches its Configure
+// as JSON; DecodeConfig decodes it strictly into a struct. Name that
+// struct in Info.Config and the manifest declares its keys: the host then
+// refuses any other top-level key before Configure, naming the file, line
+// and key, so a misspelt setting never looks active:
+//
+//	type guardConfig struct {
+//		Deny []string `json:"deny"`
+//	}
+//
+//	func (*guard) Info() sdk.Info { return sdk.Info{Name: "guard", Config: guardConfig{}} }
+//
+//	func (g *guard) Configure(_ context.Context, raw json.RawMessage) error {
+//		return sdk.DecodeConfig(raw, &g.cfg)
+//	}
+//
+// A plugin without a Configure declares that it takes no config, and the
+// host refuses any table; Base's Configure, for a plugin that embeds Base
+// and does not override it, refuses a non-empty table itself.
+//
 // # Lifecycle of a plugin process
 //
 // The host starts the binary with go-plugin's handshake (a magic cookie in
