@@ -14,7 +14,8 @@ func keyedAs(t testing.TB, name string) string {
 }
 
 // A config key the plugin's manifest does not declare stops the plugin
-// before Configure, with the file, line and full key; so does any config
+// before Configure, with the file, line and full key (the first such key
+// in the file, when there are several); so does any config
 // for a plugin that declares it takes none. A plugin that embeds sdk.Base
 // without a Configure of its own refuses a non-empty table itself, and the
 // host points at the table.
@@ -36,6 +37,7 @@ protocol = %d
 [plugins.entries.declared-typo.config]
 deny = ["rm"]
 denny = ["x"]
+abc = 1
 
 [plugins.entries.bare]
 path = %q
@@ -67,11 +69,11 @@ protocol = %d
 			"config: hookhost.toml:15: plugins.entries.declared-typo.config.denny: unknown key (the plugin takes deny, message)",
 			"(fix: did you mean deny?)")
 		wantErr(t, errs, "bare",
-			"config: hookhost.toml:20: plugins.entries.bare.config: the plugin takes no config, but the table sets deny",
+			"config: hookhost.toml:21: plugins.entries.bare.config: the plugin takes no config, but the table sets deny",
 			"(fix: remove [plugins.entries.bare.config]")
 		wantErr(t, errs, "based",
 			"rejected its config: the plugin takes no config, but the table sets deny",
-			"(fix: correct [plugins.entries.based.config] at hookhost.toml:30)")
+			"(fix: correct [plugins.entries.based.config] at hookhost.toml:31)")
 		if len(errs) != 3 {
 			t.Errorf("%d start errors, want 3 (declared-ok, bare-empty and based-empty start): %v", len(errs), errs)
 		}

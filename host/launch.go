@@ -358,6 +358,8 @@ func checkConfigKeys(name string, entry config.PluginEntry, decl *hooks.ConfigKe
 			"config: %s%s: the plugin takes no config, but the table sets %s", prefix(src.At(src.ConfigLine)), tableKey, strings.Join(given, ", "))
 	}
 	takes := slices.Sorted(slices.Values(decl.Keys))
+	// The first unknown key in the file is the one reported.
+	slices.SortStableFunc(given, func(a, b string) int { return src.ConfigKeys[a] - src.ConfigKeys[b] })
 	for _, k := range given {
 		if slices.Contains(decl.Keys, k) {
 			continue
