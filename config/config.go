@@ -228,6 +228,35 @@ type PluginEntry struct {
 	// running there (started by hand, e.g. under a debugger) instead of
 	// launching Path; ReattachEnv does the same from the environment.
 	Reattach *Reattach
+	// Source is where the entry is written, so that problems found only
+	// once the plugin runs (a config key it does not take) can still be
+	// reported with a file and line; the zero value for a default entry.
+	Source Source
+}
+
+// Source locates a plugin's entry in its config file.
+type Source struct {
+	File string // file name as given to Load or Parse; may be ""
+	// Line is the line of the [plugins.entries.<name>] table, ConfigLine
+	// that of its config table; 0 when not written.
+	Line       int
+	ConfigLine int
+	// ConfigKeys is the line of each top-level key of the config table.
+	ConfigKeys map[string]int
+}
+
+// At formats a position as "FILE:LINE", "FILE", "line LINE" or "" (when
+// nothing is known), the way Error does.
+func (s Source) At(line int) string {
+	switch {
+	case s.File != "" && line > 0:
+		return fmt.Sprintf("%s:%d", s.File, line)
+	case s.File != "":
+		return s.File
+	case line > 0:
+		return fmt.Sprintf("line %d", line)
+	}
+	return ""
 }
 
 // Error is one problem in a config file. Parse and Load return either a
@@ -284,7 +313,12 @@ func newDefault(dir string) *Config {
 // Load reads and parses the config file at path. Relative paths inside it
 // are resolved against the file's directory, so the result does not depend
 // on the directory hookhost is started from. Unlike Parse, it also checks
-// that tools.read_root is an existing directory.
+// what only this machine can answer: that tools.read_root is an existing
+// directory, and that every [plugins.entries.<name>] table is for a plugin
+// that is enabled or installed (its path, or <plugins.dir>/<name>, exists),
+// so that a misspelt table is an error rather than settings silently
+// ignored; a table for an installed plugin that is not enabled is allowed,
+// so a plugin can be switched on and off through plugins.enabled alone.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -299,7 +333,9 @@ func Load(path string) (*Config, error) {
 
 // Parse parses config data. filename is used only in error messages. dir is
 // the directory relative paths are resolved against; "" means the working
-// directory.
+// directory. Parse looks at no file: the data may describe another machine,
+// so it neither checks tools.read_root nor refuses entries for plugins that
+// are not enabled (Load does both).
 func Parse(data []byte, filename, dir string) (*Config, error) {
 	return parse(data, filename, absDir(dir), false)
 }

@@ -163,6 +163,7 @@ timeout = "3s"
 		AllowToolOverride: true,
 		Env:               []string{"KORA_TOKEN", "HOME"},
 		Config:            json.RawMessage("{}"),
+		Source:            Source{File: "hookhost.toml", Line: 16},
 	}
 	if got := c.Plugins.Entries["kora"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("kora = %+v\nwant %+v", got, want)

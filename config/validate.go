@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -161,11 +162,51 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 			c.Plugins.Entries[name] = defaultEntry(dir, c.Plugins.Dir, name)
 		}
 	}
+	if d.checkFS {
+		d.strayEntries(c, entries)
+	}
 
 	if len(d.errs) > 0 {
 		return nil, d.err()
 	}
 	return c, nil
+}
+
+// strayEntries refuses the table of a plugin that is neither enabled nor
+// installed: most likely a misspelt name, whose settings (fail_closed for
+// a guard) would otherwise be silently ignored.
+func (d *decoder) strayEntries(c *Config, entries map[string]rawEntry) {
+	var installed []string
+	if des, err := os.ReadDir(c.Plugins.Dir); err == nil {
+		for _, de := range des {
+			if !de.IsDir() {
+				installed = append(installed, de.Name())
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		if slices.Contains(c.Plugins.Enabled, name) {
+			continue
+		}
+		e := c.Plugins.Entries[name]
+		if _, err := os.Stat(e.Path); err == nil {
+			continue
+		}
+		key := toml.Key{"plugins", "entries", name}
+		near := closest(name, c.Plugins.Enabled)
+		if near == "" {
+			near = closest(name, installed)
+		}
+		where := fmt.Sprintf("installed in %s", c.Plugins.Dir)
+		if entries[name].path != "" {
+			where = fmt.Sprintf("installed at %s (its path)", e.Path)
+		}
+		hint := "enable it in plugins.enabled and install its binary, or remove the table"
+		if near != "" {
+			hint = fmt.Sprintf("did you mean %s?", near)
+		}
+		d.fail(key, -1, "no plugin %q is enabled or %s (%s)", name, where, hint)
+	}
 }
 
 // err returns the collected problems in file order.
@@ -634,6 +675,7 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 		return rawEntry{}, false
 	}
 	e := rawEntry{PluginEntry: defaultEntry("", "", "")}
+	e.Source = Source{File: d.file, Line: d.pos.line(key, -1)}
 	ok = true
 	for _, k := range sortedKeys(m) {
 		kk := join(key, toml.Key{k})
@@ -655,6 +697,13 @@ func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
 			e.Env, good = d.env(kk, m[k])
 		case "config":
 			e.Config, good = d.pluginConfig(kk, m[k])
+			if good {
+				e.Source.ConfigLine = d.pos.line(kk, -1)
+				e.Source.ConfigKeys = map[string]int{}
+				for name := range m[k].(map[string]any) {
+					e.Source.ConfigKeys[name] = d.pos.line(join(kk, toml.Key{name}), -1)
+				}
+			}
 		case "max_result_size":
 			e.MaxResultSize, good = d.messageSize(kk, m[k], defaultMaxResultSize)
 		case "max_request_size":
@@ -996,6 +1045,11 @@ func abbrev(s string) string {
 	}
 	return s[:max] + "..."
 }
+
+// Suggest returns the candidate s is most likely a misspelling of, or ""
+// when none is close: the suggestion config errors make for unknown keys,
+// for others (the host, a plugin's declared config keys) to make the same.
+func Suggest(s string, candidates []string) string { return closest(s, candidates) }
 
 // closest returns the candidate within edit distance 2 of s, if any, so
 // typos get a suggestion. Very short words are left alone: every short key

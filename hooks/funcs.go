@@ -18,6 +18,9 @@ type Funcs struct {
 	Matchers     []string
 	HookMatchers map[Name][]string
 	Tools        []ToolSpec
+	// Config declares the plugin's config keys (see Manifest); nil leaves
+	// them undeclared.
+	Config *ConfigKeys
 
 	OnSessionStartFunc              func(context.Context, SessionStart) error
 	OnSessionEndFunc                func(context.Context, SessionEnd) error
@@ -36,7 +39,7 @@ var _ Plugin = (*Funcs)(nil)
 
 // Manifest lists the hooks whose functions are set, in catalogue order.
 func (f *Funcs) Manifest() Manifest {
-	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools}
+	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools, Config: f.Config}
 	for _, s := range catalogue {
 		if s.funcs(f) != nil {
 			m.Hooks = append(m.Hooks, s.name)

@@ -40,6 +40,16 @@ type Manifest struct {
 	// for its own. An entry with an empty list means every tool.
 	HookMatchers map[Name][]string `json:"hook_matchers,omitempty"`
 	Tools        []ToolSpec        `json:"tools,omitempty"`
+	// Config, when not nil, declares the top-level keys of the plugin's
+	// config table ([plugins.entries.<name>.config]); with no keys the
+	// plugin takes no config. The host refuses a config with any other key
+	// before Configure. Nil leaves the config to the plugin to check.
+	Config *ConfigKeys `json:"config,omitempty"`
+}
+
+// ConfigKeys is the declaration of a plugin's config keys.
+type ConfigKeys struct {
+	Keys []string `json:"keys"`
 }
 
 // MatchersFor returns the tool globs hook h is asked for: its own entry in

@@ -24,9 +24,12 @@ type CheckResult struct {
 	// HookMatchers are the tool hooks with globs of their own, which
 	// override Matchers for that hook.
 	HookMatchers map[hooks.Name][]string
-	Protocol     int         // the plugin protocol version spoken (1 or 2)
-	Attached     bool        // attached to, not launched (see Host)
-	Err          *StartError // nil when OK
+	// Config is the plugin's declaration of its config keys; nil when it
+	// declares none (and checks its config itself).
+	Config   *hooks.ConfigKeys
+	Protocol int         // the plugin protocol version spoken (1 or 2)
+	Attached bool        // attached to, not launched (see Host)
+	Err      *StartError // nil when OK
 	// FailClosed is the plugin's fail_closed setting: one that is not OK
 	// would block every tool call of a host started with this config.
 	FailClosed bool
@@ -100,6 +103,7 @@ func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult 
 			out[i].Hooks = m.Hooks
 			out[i].Matchers = m.Matchers
 			out[i].HookMatchers = m.HookMatchers
+			out[i].Config = m.Config
 			out[i].Protocol = r.inst.version
 			for _, t := range m.Tools {
 				out[i].Tools = append(out[i].Tools, t.Name)

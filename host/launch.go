@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -308,6 +309,9 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 	if len(conf) == 0 {
 		conf = []byte("{}")
 	}
+	if serr := checkConfigKeys(name, entry, m.Config, conf); serr != nil {
+		return serr
+	}
 	cctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	err = rpc.Configure(cctx, conf)
 	cancel()
@@ -319,13 +323,64 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		// A CallError without a Kind is the plugin's own refusal, in its
 		// own words; anything else is a failure to ask.
 		if ce := (*wire.CallError)(nil); errors.As(err, &ce) && ce.Kind == nil {
-			return startErr(name, err, fmt.Sprintf("correct [plugins.entries.%s.config]", name),
-				"rejected its config: %s", termtext.Printable(ce.Msg))
+			fix := fmt.Sprintf("correct [plugins.entries.%s.config]", name)
+			if at := entry.Source.At(entry.Source.ConfigLine); entry.Source.ConfigLine > 0 {
+				fix += " at " + at
+			}
+			return startErr(name, err, fix, "rejected its config: %s", termtext.Printable(ce.Msg))
 		}
 		return startErr(name, err, "look at the plugin's log", "Configure failed: %s", termtext.Printable(err.Error()))
 	}
 	in.manifest = m
 	return nil
+}
+
+// checkConfigKeys refuses, before Configure, a config table with a key the
+// plugin's manifest does not declare, pointing at the line that sets it:
+// a misspelt key a plugin never reads would otherwise be a setting that
+// looks active and is not. A plugin that declares nothing checks its
+// config itself.
+func checkConfigKeys(name string, entry config.PluginEntry, decl *hooks.ConfigKeys, conf []byte) *StartError {
+	if decl == nil {
+		return nil
+	}
+	var table map[string]json.RawMessage
+	if err := json.Unmarshal(conf, &table); err != nil {
+		return startErr(name, err, "look at the plugin's entry", "host: config of plugins.entries.%s is not a JSON object: %v", name, err)
+	}
+	if len(table) == 0 {
+		return nil
+	}
+	src := entry.Source
+	tableKey := fmt.Sprintf("plugins.entries.%s.config", name)
+	given := slices.Sorted(maps.Keys(table))
+	if len(decl.Keys) == 0 {
+		return startErr(name, nil, fmt.Sprintf("remove [%s]; this plugin has no settings", tableKey),
+			"config: %s%s: the plugin takes no config, but the table sets %s", prefix(src.At(src.ConfigLine)), tableKey, strings.Join(given, ", "))
+	}
+	takes := slices.Sorted(slices.Values(decl.Keys))
+	// The first unknown key in the file is the one reported.
+	slices.SortStableFunc(given, func(a, b string) int { return src.ConfigKeys[a] - src.ConfigKeys[b] })
+	for _, k := range given {
+		if slices.Contains(decl.Keys, k) {
+			continue
+		}
+		hint := "remove the key, or use one the plugin takes"
+		if near := config.Suggest(k, takes); near != "" {
+			hint = fmt.Sprintf("did you mean %s?", near)
+		}
+		return startErr(name, nil, hint,
+			"config: %s%s.%s: unknown key (the plugin takes %s)", prefix(src.At(src.ConfigKeys[k])), tableKey, k, strings.Join(takes, ", "))
+	}
+	return nil
+}
+
+// prefix makes a position the start of a message, "" when there is none.
+func prefix(at string) string {
+	if at == "" {
+		return ""
+	}
+	return at + ": "
 }
 
 // settings are the message rules of one plugin's config entry.

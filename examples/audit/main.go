@@ -32,6 +32,7 @@ func (a *audit) Info() sdk.Info {
 	return sdk.Info{
 		Name:    "audit",
 		Version: "1.0.0",
+		Config:  config{},
 		HookMatchers: map[hooks.Name][]string{
 			hooks.PostToolCall:                {},           // every tool
 			hooks.PreToolCallCanProvideResult: {"audit__*"}, // its own tools only

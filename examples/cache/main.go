@@ -38,7 +38,7 @@ var (
 // Info declares no matchers although only the configured tools are
 // cached: the host reads the manifest before it hands the plugin its
 // config, so the configured list is applied by live.cacheable instead.
-func (*cache) Info() sdk.Info { return sdk.Info{Name: "cache", Version: "1.0.0"} }
+func (*cache) Info() sdk.Info { return sdk.Info{Name: "cache", Version: "1.0.0", Config: config{}} }
 
 func (c *cache) Configure(_ context.Context, raw json.RawMessage) error {
 	conf, err := parseConfig(raw)

@@ -31,7 +31,7 @@ var (
 // Info declares no matchers: the host then asks the guard about every
 // tool, so the rules alone decide, and a fail_closed guard that is down
 // stops every call rather than only the ones it would have matched.
-func (*guard) Info() sdk.Info { return sdk.Info{Name: "guard", Version: "1.0.0"} }
+func (*guard) Info() sdk.Info { return sdk.Info{Name: "guard", Version: "1.0.0", Config: config{}} }
 
 func (g *guard) Configure(_ context.Context, raw json.RawMessage) error {
 	rs, err := parseRules(raw)

@@ -188,12 +188,14 @@ class PyGuard(hp.Plugin):
     """Blocks tool calls by the policy; explains its decisions."""
 
     name, version = "pyguard", "1.0.0"
+    # Declares the config's keys to the host, which refuses any other at
+    # start with its line, and decodes the table into Config for configure.
+    config_type = Config
 
     def __init__(self) -> None:
         self.policy = Policy([], "allow", DEFAULT_MESSAGE)
 
-    def configure(self, config: Dict[str, Any]) -> None:
-        cfg = hp.decode_config(config, Config)
+    def configure(self, cfg: Config) -> None:
         path = cfg.policy if os.path.isabs(cfg.policy) else os.path.join(HERE, cfg.policy)
         self.policy = load_policy(path)
         hp.logger().info(

@@ -147,7 +147,7 @@ func TestBadPolicyFails(t *testing.T) {
 		{"action", "[[rule]]\ntool = \"x\"\naction = \"deny\"\n", "", `rule[0]: action = 'deny', want "allow" or "block"`},
 		{"default", "default = \"maybe\"\n", "", `default = 'maybe', want "allow" or "block"`},
 		{"missing", "", "", "cannot be read: No such file or directory"},
-		{"config", "", "polcy = \"x\"\n", "unknown key 'polcy'"},
+		{"config", "", "polcy = \"x\"\n", "test.toml:6: plugins.entries.pyguard.config.polcy: unknown key (the plugin takes policy) (fix: did you mean policy?)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, c.name+".toml")

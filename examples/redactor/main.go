@@ -26,7 +26,9 @@ var (
 )
 
 // Info declares no matchers: a secret can turn up in any tool's result.
-func (*redactor) Info() sdk.Info { return sdk.Info{Name: "redactor", Version: "1.0.0"} }
+func (*redactor) Info() sdk.Info {
+	return sdk.Info{Name: "redactor", Version: "1.0.0", Config: config{}}
+}
 
 func (r *redactor) Configure(_ context.Context, raw json.RawMessage) error {
 	rs, err := parseRules(raw)

@@ -136,7 +136,8 @@ ttl = "soon"`: `ttl: "soon" is not a positive duration`,
 		`tools = []`: `tools: list the read-only tools to cache`,
 		`tools = ["read_file"]
 max_entries = 0`: `config.max_entries: must be >= 1, got 0`,
-		`tool = ["read_file"]`: `unexpected property "tool"`,
+		// Refused by the host, from the keys the config schema declares.
+		`tool = ["read_file"]`: `test.toml:7: plugins.entries.tscache.config.tool: unknown key (the plugin takes max_entries, tools, ttl) (fix: did you mean tools?)`,
 	} {
 		cfg := exampletest.Parse(t, configFor(path, cfgText))
 		h, errs := host.Start(context.Background(), cfg, host.Options{Logger: exampletest.NewLog(t).Logger()})

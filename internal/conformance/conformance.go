@@ -169,6 +169,10 @@ func checkCheck(t *testing.T, p Plugin) {
 		t.Fatalf("plugins check fails: %v\nhost log:\n%s", r.Err, l)
 	}
 	checkManifest(t, r.Version, r.Hooks, r.Matchers, r.HookMatchers, r.Tools)
+	// Every SDK declares the config keys of the same config type alike.
+	if r.Config == nil || !slices.Equal(r.Config.Keys, []string{"tag"}) {
+		t.Errorf("config declaration %+v, want the keys [tag]", r.Config)
+	}
 	// A conforming plugin leaves plugins check nothing to warn of: it
 	// serves the controller, checks the cookie, requires a client
 	// certificate and logs with levels.
@@ -564,7 +568,9 @@ func hasLogLine(log string, parts ...string) bool {
 
 func checkConfigErrors(t *testing.T, p Plugin) {
 	for _, c := range []struct{ config, key string }{
-		{`bogus = 1`, "bogus"},
+		// Refused by the host, from the plugin's declaration.
+		{`bogus = 1`, "plugins.entries.conform.config.bogus: unknown key (the plugin takes tag)"},
+		// Refused by the plugin.
 		{`tag = 7`, "tag"},
 	} {
 		l := &log{}

@@ -29,6 +29,8 @@
 //     conform__sleep, schema
 //     {"type":"object","properties":{"ms":{"type":"integer"}},"required":["ms"]};
 //     conform__seen and conform__raise, schema {"type":"object"}.
+//   - config: declares the one config key, "tag", so that the host refuses
+//     any other before Configure, naming its line.
 //
 // Observers record one line each, kept in memory in the order received:
 //   - on_session_start: "on_session_start <session_id>"

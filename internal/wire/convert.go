@@ -239,6 +239,9 @@ func manifestToPB(m hooks.Manifest) *pluginv1.Manifest {
 	if len(out.Matchers) == 0 {
 		out.Matchers = nil
 	}
+	if m.Config != nil {
+		out.Config = &pluginv1.ConfigKeys{Keys: nilIfEmpty(m.Config.Keys)}
+	}
 	// In catalogue order, so that the same manifest always makes the same
 	// bytes; a hook outside the catalogue follows, sorted, to be rejected
 	// by the receiver.
@@ -279,6 +282,9 @@ func manifestFromPB(m *pluginv1.Manifest) hooks.Manifest {
 	}
 	if ms := m.GetMatchers(); len(ms) > 0 {
 		out.Matchers = ms
+	}
+	if c := m.GetConfig(); c != nil {
+		out.Config = &hooks.ConfigKeys{Keys: nilIfEmpty(c.GetKeys())}
 	}
 	for _, hm := range m.GetHookMatchers() {
 		if out.HookMatchers == nil {

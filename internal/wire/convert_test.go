@@ -228,6 +228,11 @@ func TestRoundTripManifest(t *testing.T) {
 	same(t, "manifest with every hook", hooks.Manifest{Name: "all", Hooks: hooks.Catalogue}, manifestToPB, manifestFromPB)
 	same(t, "manifest zero", hooks.Manifest{}, manifestToPB, manifestFromPB)
 	roundTrip(t, "manifest empty lists", hooks.Manifest{Name: "x", Hooks: []hooks.Name{}, Matchers: []string{}}, hooks.Manifest{Name: "x"}, manifestToPB, manifestFromPB)
+	// A config declaration survives, with no keys too: that is not the
+	// same as none.
+	same(t, "manifest declaring config keys", hooks.Manifest{Name: "x", Config: &hooks.ConfigKeys{Keys: []string{"deny", "message"}}}, manifestToPB, manifestFromPB)
+	same(t, "manifest taking no config", hooks.Manifest{Name: "x", Config: &hooks.ConfigKeys{}}, manifestToPB, manifestFromPB)
+	roundTrip(t, "manifest declaring an empty key list", hooks.Manifest{Name: "x", Config: &hooks.ConfigKeys{Keys: []string{}}}, hooks.Manifest{Name: "x", Config: &hooks.ConfigKeys{}}, manifestToPB, manifestFromPB)
 }
 
 // The conversions must not let the receiver reach into the sender's memory

@@ -48,6 +48,7 @@ func adapt(p Plugin, newLogger func(name string) hclog.Logger) *hooks.Funcs {
 		Matchers:     info.Matchers,
 		HookMatchers: info.HookMatchers,
 		Tools:        info.Tools,
+		Config:       configDeclaration(p, info),
 	}
 	// One line per per-hook interface: the Funcs field it fills. The
 	// manifest's hook list follows from the fields set.
@@ -86,6 +87,25 @@ func adapt(p Plugin, newLogger func(name string) hclog.Logger) *hooks.Funcs {
 		f.TransformToolResultFunc = h.TransformToolResult
 	}
 	return f
+}
+
+// configDeclaration is the manifest's declaration of p's config keys: the
+// keys of Info.Config; none for a plugin without a Configure; nil
+// (undeclared) for one whose Configure checks its config alone. An
+// Info.Config that declares nothing usable is the plugin author's mistake,
+// reported at once, like a nil Plugin.
+func configDeclaration(p Plugin, info Info) *hooks.ConfigKeys {
+	if info.Config != nil {
+		keys, err := ConfigKeysOf(info.Config)
+		if err != nil {
+			panic(err.Error())
+		}
+		return &hooks.ConfigKeys{Keys: keys}
+	}
+	if configureOf(p) == nil {
+		return &hooks.ConfigKeys{}
+	}
+	return nil
 }
 
 // configureOf returns p's Configure, or nil when p takes no config.

@@ -86,6 +86,28 @@
 // names, plus the plugin's Matchers when it has a ResultProvider of its
 // own (every tool, if those are empty).
 //
+// # Config
+//
+// A plugin's [plugins.entries.<name>.config] table reaches its Configure
+// as JSON; DecodeConfig decodes it strictly into a struct. Name that
+// struct in Info.Config and the manifest declares its keys: the host then
+// refuses any other top-level key before Configure, naming the file, line
+// and key, so a misspelt setting never looks active:
+//
+//	type guardConfig struct {
+//		Deny []string `json:"deny"`
+//	}
+//
+//	func (*guard) Info() sdk.Info { return sdk.Info{Name: "guard", Config: guardConfig{}} }
+//
+//	func (g *guard) Configure(_ context.Context, raw json.RawMessage) error {
+//		return sdk.DecodeConfig(raw, &g.cfg)
+//	}
+//
+// A plugin without a Configure declares that it takes no config, and the
+// host refuses any table; Base's Configure, for a plugin that embeds Base
+// and does not override it, refuses a non-empty table itself.
+//
 // # Lifecycle of a plugin process
 //
 // The host starts the binary with go-plugin's handshake (a magic cookie in
@@ -147,8 +169,13 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -172,6 +199,14 @@ type Info struct {
 	// ToolFuncs are tools written as Go functions (NewTool), which the SDK
 	// answers.
 	ToolFuncs []Tool
+	// Config is a value of the struct the plugin decodes its config table
+	// into (with DecodeConfig), e.g. guardConfig{}. The SDK declares that
+	// struct's JSON names (see ConfigKeysOf) as the plugin's config keys in
+	// its manifest, and the host then refuses, before Configure, a table
+	// with any other key, naming its file and line. Leave it nil to check
+	// the config only in Configure; a plugin without a Configure of its
+	// own declares that it takes no config.
+	Config any
 }
 
 // Plugin is the one method every plugin has.
@@ -244,15 +279,30 @@ type (
 )
 
 // Base gives a plugin the defaults it would otherwise write by hand: a
-// Configure that accepts any config, and a Logger. Embed it.
+// Configure for a plugin that takes no config, and a Logger. Embed it.
 type Base struct {
 	log hclog.Logger
 }
 
 var _ Configurer = Base{}
 
-// Configure accepts and ignores the config. Override it to read one.
-func (Base) Configure(context.Context, json.RawMessage) error { return nil }
+// Configure is for a plugin that takes no config: it accepts an empty
+// table and refuses any other, since settings the plugin would ignore are
+// settings the operator believes in for nothing. Override it to read one.
+func (Base) Configure(_ context.Context, config json.RawMessage) error {
+	var table map[string]json.RawMessage
+	if len(bytes.TrimSpace(config)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(config, &table); err != nil {
+		return fmt.Errorf("the config is not a table: %v", err)
+	}
+	if len(table) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the plugin takes no config, but the table sets %s (it has no Configure of its own)",
+		strings.Join(slices.Sorted(maps.Keys(table)), ", "))
+}
 
 // Logger returns the plugin's logger, named after the plugin. Under Serve it
 // writes JSON lines to the process's stderr, which the host parses into its

@@ -34,8 +34,11 @@ func (c *conform) Info() sdk.Info {
 		return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":%s,"required":%s}`, props, req))
 	}
 	return sdk.Info{
-		Name:         "conform",
-		Version:      "1.0.0",
+		Name:    "conform",
+		Version: "1.0.0",
+		Config: struct {
+			Tag string `json:"tag"`
+		}{},
 		HookMatchers: map[hooks.Name][]string{hooks.PreToolCallCanProvideResult: {"conform__*"}},
 		Tools: []hooks.ToolSpec{
 			{Name: "conform__echo", Description: "Echoes its text.", InputSchema: object(`{"text":{"type":"string"}}`, "text")},

@@ -120,7 +120,14 @@ type Manifest struct {
 	// hook (audit every tool in post_tool_call, provide only for "name__*").
 	// An entry with no matchers means every tool. Hosts before per-hook
 	// matchers ignore this field and use matchers for every tool hook.
-	HookMatchers  []*HookMatchers `protobuf:"bytes,6,rep,name=hook_matchers,json=hookMatchers,proto3" json:"hook_matchers,omitempty"`
+	HookMatchers []*HookMatchers `protobuf:"bytes,6,rep,name=hook_matchers,json=hookMatchers,proto3" json:"hook_matchers,omitempty"`
+	// The top-level keys of the plugin's [plugins.entries.<name>.config]
+	// table. Present (even with no keys) means declared: the host refuses,
+	// before Configure, a config with any other key, naming its file and
+	// line. Absent means undeclared: the host hands over whatever the file
+	// holds and the plugin checks it in Configure. Hosts before this field
+	// ignore it.
+	Config        *ConfigKeys `protobuf:"bytes,7,opt,name=config,proto3" json:"config,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -197,6 +204,59 @@ func (x *Manifest) GetHookMatchers() []*HookMatchers {
 	return nil
 }
 
+func (x *Manifest) GetConfig() *ConfigKeys {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+// ConfigKeys declares which keys a plugin's config table may have. No keys
+// means the plugin takes no config: a non-empty table is refused.
+type ConfigKeys struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []string               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigKeys) Reset() {
+	*x = ConfigKeys{}
+	mi := &file_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigKeys) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigKeys) ProtoMessage() {}
+
+func (x *ConfigKeys) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigKeys.ProtoReflect.Descriptor instead.
+func (*ConfigKeys) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ConfigKeys) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
 type HookMatchers struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Hook          string                 `protobuf:"bytes,1,opt,name=hook,proto3" json:"hook,omitempty"`
@@ -207,7 +267,7 @@ type HookMatchers struct {
 
 func (x *HookMatchers) Reset() {
 	*x = HookMatchers{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -219,7 +279,7 @@ func (x *HookMatchers) String() string {
 func (*HookMatchers) ProtoMessage() {}
 
 func (x *HookMatchers) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -232,7 +292,7 @@ func (x *HookMatchers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookMatchers.ProtoReflect.Descriptor instead.
 func (*HookMatchers) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HookMatchers) GetHook() string {
@@ -259,7 +319,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +331,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +344,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConfigureRequest) GetConfigJson() []byte {
@@ -302,7 +362,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -314,7 +374,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -327,7 +387,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 type ToolSpec struct {
@@ -341,7 +401,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -353,7 +413,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -366,7 +426,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -401,7 +461,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -413,7 +473,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -426,7 +486,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolCall) GetId() string {
@@ -464,7 +524,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +536,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +549,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Message) GetRole() string {
@@ -544,7 +604,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +616,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +629,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -600,7 +660,7 @@ type ModelRequest struct {
 
 func (x *ModelRequest) Reset() {
 	*x = ModelRequest{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -612,7 +672,7 @@ func (x *ModelRequest) String() string {
 func (*ModelRequest) ProtoMessage() {}
 
 func (x *ModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -625,7 +685,7 @@ func (x *ModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequest.ProtoReflect.Descriptor instead.
 func (*ModelRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModelRequest) GetModel() string {
@@ -682,7 +742,7 @@ type ModelResponse struct {
 
 func (x *ModelResponse) Reset() {
 	*x = ModelResponse{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -694,7 +754,7 @@ func (x *ModelResponse) String() string {
 func (*ModelResponse) ProtoMessage() {}
 
 func (x *ModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -707,7 +767,7 @@ func (x *ModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelResponse.ProtoReflect.Descriptor instead.
 func (*ModelResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ModelResponse) GetModel() string {
@@ -748,7 +808,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +820,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +833,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolResult) GetContent() string {
@@ -801,7 +861,7 @@ type SessionStart struct {
 
 func (x *SessionStart) Reset() {
 	*x = SessionStart{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +873,7 @@ func (x *SessionStart) String() string {
 func (*SessionStart) ProtoMessage() {}
 
 func (x *SessionStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +886,7 @@ func (x *SessionStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStart.ProtoReflect.Descriptor instead.
 func (*SessionStart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SessionStart) GetSessionId() string {
@@ -865,7 +925,7 @@ type SessionEnd struct {
 
 func (x *SessionEnd) Reset() {
 	*x = SessionEnd{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +937,7 @@ func (x *SessionEnd) String() string {
 func (*SessionEnd) ProtoMessage() {}
 
 func (x *SessionEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -890,7 +950,7 @@ func (x *SessionEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEnd.ProtoReflect.Descriptor instead.
 func (*SessionEnd) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SessionEnd) GetSessionId() string {
@@ -953,7 +1013,7 @@ type ToolListRequest struct {
 
 func (x *ToolListRequest) Reset() {
 	*x = ToolListRequest{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1025,7 @@ func (x *ToolListRequest) String() string {
 func (*ToolListRequest) ProtoMessage() {}
 
 func (x *ToolListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1038,7 @@ func (x *ToolListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolListRequest.ProtoReflect.Descriptor instead.
 func (*ToolListRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolListRequest) GetSessionId() string {
@@ -1011,7 +1071,7 @@ type ToolList struct {
 
 func (x *ToolList) Reset() {
 	*x = ToolList{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1083,7 @@ func (x *ToolList) String() string {
 func (*ToolList) ProtoMessage() {}
 
 func (x *ToolList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1096,7 @@ func (x *ToolList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolList.ProtoReflect.Descriptor instead.
 func (*ToolList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolList) GetTools() []*ToolSpec {
@@ -1055,7 +1115,7 @@ type ToolListResponse struct {
 
 func (x *ToolListResponse) Reset() {
 	*x = ToolListResponse{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1127,7 @@ func (x *ToolListResponse) String() string {
 func (*ToolListResponse) ProtoMessage() {}
 
 func (x *ToolListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1140,7 @@ func (x *ToolListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolListResponse.ProtoReflect.Descriptor instead.
 func (*ToolListResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToolListResponse) GetOverride() *ToolList {
@@ -1101,7 +1161,7 @@ type ApiRequest struct {
 
 func (x *ApiRequest) Reset() {
 	*x = ApiRequest{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1173,7 @@ func (x *ApiRequest) String() string {
 func (*ApiRequest) ProtoMessage() {}
 
 func (x *ApiRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1186,7 @@ func (x *ApiRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiRequest.ProtoReflect.Descriptor instead.
 func (*ApiRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApiRequest) GetSessionId() string {
@@ -1159,7 +1219,7 @@ type MessageList struct {
 
 func (x *MessageList) Reset() {
 	*x = MessageList{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1171,7 +1231,7 @@ func (x *MessageList) String() string {
 func (*MessageList) ProtoMessage() {}
 
 func (x *MessageList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1184,7 +1244,7 @@ func (x *MessageList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageList.ProtoReflect.Descriptor instead.
 func (*MessageList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MessageList) GetMessages() []*Message {
@@ -1209,7 +1269,7 @@ type RequestPatch struct {
 
 func (x *RequestPatch) Reset() {
 	*x = RequestPatch{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1281,7 @@ func (x *RequestPatch) String() string {
 func (*RequestPatch) ProtoMessage() {}
 
 func (x *RequestPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1294,7 @@ func (x *RequestPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestPatch.ProtoReflect.Descriptor instead.
 func (*RequestPatch) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RequestPatch) GetModel() string {
@@ -1288,7 +1348,7 @@ type RequestPatchResponse struct {
 
 func (x *RequestPatchResponse) Reset() {
 	*x = RequestPatchResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1360,7 @@ func (x *RequestPatchResponse) String() string {
 func (*RequestPatchResponse) ProtoMessage() {}
 
 func (x *RequestPatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1373,7 @@ func (x *RequestPatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestPatchResponse.ProtoReflect.Descriptor instead.
 func (*RequestPatchResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RequestPatchResponse) GetPatch() *RequestPatch {
@@ -1336,7 +1396,7 @@ type LlmCall struct {
 
 func (x *LlmCall) Reset() {
 	*x = LlmCall{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1408,7 @@ func (x *LlmCall) String() string {
 func (*LlmCall) ProtoMessage() {}
 
 func (x *LlmCall) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1421,7 @@ func (x *LlmCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LlmCall.ProtoReflect.Descriptor instead.
 func (*LlmCall) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LlmCall) GetSessionId() string {
@@ -1409,7 +1469,7 @@ type Reissue struct {
 
 func (x *Reissue) Reset() {
 	*x = Reissue{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1481,7 @@ func (x *Reissue) String() string {
 func (*Reissue) ProtoMessage() {}
 
 func (x *Reissue) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1494,7 @@ func (x *Reissue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reissue.ProtoReflect.Descriptor instead.
 func (*Reissue) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Reissue) GetPatch() *RequestPatch {
@@ -1460,7 +1520,7 @@ type ReissueResponse struct {
 
 func (x *ReissueResponse) Reset() {
 	*x = ReissueResponse{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1532,7 @@ func (x *ReissueResponse) String() string {
 func (*ReissueResponse) ProtoMessage() {}
 
 func (x *ReissueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1545,7 @@ func (x *ReissueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReissueResponse.ProtoReflect.Descriptor instead.
 func (*ReissueResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReissueResponse) GetReissue() *Reissue {
@@ -1513,7 +1573,7 @@ type Inference struct {
 
 func (x *Inference) Reset() {
 	*x = Inference{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1585,7 @@ func (x *Inference) String() string {
 func (*Inference) ProtoMessage() {}
 
 func (x *Inference) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1598,7 @@ func (x *Inference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inference.ProtoReflect.Descriptor instead.
 func (*Inference) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Inference) GetSessionId() string {
@@ -1621,7 +1681,7 @@ type LlmOutput struct {
 
 func (x *LlmOutput) Reset() {
 	*x = LlmOutput{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1633,7 +1693,7 @@ func (x *LlmOutput) String() string {
 func (*LlmOutput) ProtoMessage() {}
 
 func (x *LlmOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1646,7 +1706,7 @@ func (x *LlmOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LlmOutput.ProtoReflect.Descriptor instead.
 func (*LlmOutput) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *LlmOutput) GetSessionId() string {
@@ -1672,7 +1732,7 @@ type TextResponse struct {
 
 func (x *TextResponse) Reset() {
 	*x = TextResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1744,7 @@ func (x *TextResponse) String() string {
 func (*TextResponse) ProtoMessage() {}
 
 func (x *TextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1757,7 @@ func (x *TextResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextResponse.ProtoReflect.Descriptor instead.
 func (*TextResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TextResponse) GetText() string {
@@ -1719,7 +1779,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1791,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1804,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ToolCallRequest) GetSessionId() string {
@@ -1784,7 +1844,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1856,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +1869,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Block) GetMessage() string {
@@ -1830,7 +1890,7 @@ type PreToolCallResponse struct {
 
 func (x *PreToolCallResponse) Reset() {
 	*x = PreToolCallResponse{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1902,7 @@ func (x *PreToolCallResponse) String() string {
 func (*PreToolCallResponse) ProtoMessage() {}
 
 func (x *PreToolCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +1915,7 @@ func (x *PreToolCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreToolCallResponse.ProtoReflect.Descriptor instead.
 func (*PreToolCallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreToolCallResponse) GetBlock() *Block {
@@ -1881,7 +1941,7 @@ type ToolResultResponse struct {
 
 func (x *ToolResultResponse) Reset() {
 	*x = ToolResultResponse{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1893,7 +1953,7 @@ func (x *ToolResultResponse) String() string {
 func (*ToolResultResponse) ProtoMessage() {}
 
 func (x *ToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1906,7 +1966,7 @@ func (x *ToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultResponse.ProtoReflect.Descriptor instead.
 func (*ToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ToolResultResponse) GetResult() *ToolResult {
@@ -1931,7 +1991,7 @@ type ToolCallOutcome struct {
 
 func (x *ToolCallOutcome) Reset() {
 	*x = ToolCallOutcome{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +2003,7 @@ func (x *ToolCallOutcome) String() string {
 func (*ToolCallOutcome) ProtoMessage() {}
 
 func (x *ToolCallOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +2016,7 @@ func (x *ToolCallOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallOutcome.ProtoReflect.Descriptor instead.
 func (*ToolCallOutcome) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ToolCallOutcome) GetSessionId() string {
@@ -2014,14 +2074,18 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x12hookhost.plugin.v1\"\a\n" +
 	"\x05Empty\"\x11\n" +
-	"\x0fDescribeRequest\"\xe5\x01\n" +
+	"\x0fDescribeRequest\"\x9d\x02\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x14\n" +
 	"\x05hooks\x18\x03 \x03(\tR\x05hooks\x12\x1a\n" +
 	"\bmatchers\x18\x04 \x03(\tR\bmatchers\x122\n" +
 	"\x05tools\x18\x05 \x03(\v2\x1c.hookhost.plugin.v1.ToolSpecR\x05tools\x12E\n" +
-	"\rhook_matchers\x18\x06 \x03(\v2 .hookhost.plugin.v1.HookMatchersR\fhookMatchers\">\n" +
+	"\rhook_matchers\x18\x06 \x03(\v2 .hookhost.plugin.v1.HookMatchersR\fhookMatchers\x126\n" +
+	"\x06config\x18\a \x01(\v2\x1e.hookhost.plugin.v1.ConfigKeysR\x06config\" \n" +
+	"\n" +
+	"ConfigKeys\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\tR\x04keys\">\n" +
 	"\fHookMatchers\x12\x12\n" +
 	"\x04hook\x18\x01 \x01(\tR\x04hook\x12\x1a\n" +
 	"\bmatchers\x18\x02 \x03(\tR\bmatchers\"3\n" +
@@ -2201,98 +2265,100 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),                // 0: hookhost.plugin.v1.Empty
 	(*DescribeRequest)(nil),      // 1: hookhost.plugin.v1.DescribeRequest
 	(*Manifest)(nil),             // 2: hookhost.plugin.v1.Manifest
-	(*HookMatchers)(nil),         // 3: hookhost.plugin.v1.HookMatchers
-	(*ConfigureRequest)(nil),     // 4: hookhost.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),    // 5: hookhost.plugin.v1.ConfigureResponse
-	(*ToolSpec)(nil),             // 6: hookhost.plugin.v1.ToolSpec
-	(*ToolCall)(nil),             // 7: hookhost.plugin.v1.ToolCall
-	(*Message)(nil),              // 8: hookhost.plugin.v1.Message
-	(*Usage)(nil),                // 9: hookhost.plugin.v1.Usage
-	(*ModelRequest)(nil),         // 10: hookhost.plugin.v1.ModelRequest
-	(*ModelResponse)(nil),        // 11: hookhost.plugin.v1.ModelResponse
-	(*ToolResult)(nil),           // 12: hookhost.plugin.v1.ToolResult
-	(*SessionStart)(nil),         // 13: hookhost.plugin.v1.SessionStart
-	(*SessionEnd)(nil),           // 14: hookhost.plugin.v1.SessionEnd
-	(*ToolListRequest)(nil),      // 15: hookhost.plugin.v1.ToolListRequest
-	(*ToolList)(nil),             // 16: hookhost.plugin.v1.ToolList
-	(*ToolListResponse)(nil),     // 17: hookhost.plugin.v1.ToolListResponse
-	(*ApiRequest)(nil),           // 18: hookhost.plugin.v1.ApiRequest
-	(*MessageList)(nil),          // 19: hookhost.plugin.v1.MessageList
-	(*RequestPatch)(nil),         // 20: hookhost.plugin.v1.RequestPatch
-	(*RequestPatchResponse)(nil), // 21: hookhost.plugin.v1.RequestPatchResponse
-	(*LlmCall)(nil),              // 22: hookhost.plugin.v1.LlmCall
-	(*Reissue)(nil),              // 23: hookhost.plugin.v1.Reissue
-	(*ReissueResponse)(nil),      // 24: hookhost.plugin.v1.ReissueResponse
-	(*Inference)(nil),            // 25: hookhost.plugin.v1.Inference
-	(*LlmOutput)(nil),            // 26: hookhost.plugin.v1.LlmOutput
-	(*TextResponse)(nil),         // 27: hookhost.plugin.v1.TextResponse
-	(*ToolCallRequest)(nil),      // 28: hookhost.plugin.v1.ToolCallRequest
-	(*Block)(nil),                // 29: hookhost.plugin.v1.Block
-	(*PreToolCallResponse)(nil),  // 30: hookhost.plugin.v1.PreToolCallResponse
-	(*ToolResultResponse)(nil),   // 31: hookhost.plugin.v1.ToolResultResponse
-	(*ToolCallOutcome)(nil),      // 32: hookhost.plugin.v1.ToolCallOutcome
+	(*ConfigKeys)(nil),           // 3: hookhost.plugin.v1.ConfigKeys
+	(*HookMatchers)(nil),         // 4: hookhost.plugin.v1.HookMatchers
+	(*ConfigureRequest)(nil),     // 5: hookhost.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),    // 6: hookhost.plugin.v1.ConfigureResponse
+	(*ToolSpec)(nil),             // 7: hookhost.plugin.v1.ToolSpec
+	(*ToolCall)(nil),             // 8: hookhost.plugin.v1.ToolCall
+	(*Message)(nil),              // 9: hookhost.plugin.v1.Message
+	(*Usage)(nil),                // 10: hookhost.plugin.v1.Usage
+	(*ModelRequest)(nil),         // 11: hookhost.plugin.v1.ModelRequest
+	(*ModelResponse)(nil),        // 12: hookhost.plugin.v1.ModelResponse
+	(*ToolResult)(nil),           // 13: hookhost.plugin.v1.ToolResult
+	(*SessionStart)(nil),         // 14: hookhost.plugin.v1.SessionStart
+	(*SessionEnd)(nil),           // 15: hookhost.plugin.v1.SessionEnd
+	(*ToolListRequest)(nil),      // 16: hookhost.plugin.v1.ToolListRequest
+	(*ToolList)(nil),             // 17: hookhost.plugin.v1.ToolList
+	(*ToolListResponse)(nil),     // 18: hookhost.plugin.v1.ToolListResponse
+	(*ApiRequest)(nil),           // 19: hookhost.plugin.v1.ApiRequest
+	(*MessageList)(nil),          // 20: hookhost.plugin.v1.MessageList
+	(*RequestPatch)(nil),         // 21: hookhost.plugin.v1.RequestPatch
+	(*RequestPatchResponse)(nil), // 22: hookhost.plugin.v1.RequestPatchResponse
+	(*LlmCall)(nil),              // 23: hookhost.plugin.v1.LlmCall
+	(*Reissue)(nil),              // 24: hookhost.plugin.v1.Reissue
+	(*ReissueResponse)(nil),      // 25: hookhost.plugin.v1.ReissueResponse
+	(*Inference)(nil),            // 26: hookhost.plugin.v1.Inference
+	(*LlmOutput)(nil),            // 27: hookhost.plugin.v1.LlmOutput
+	(*TextResponse)(nil),         // 28: hookhost.plugin.v1.TextResponse
+	(*ToolCallRequest)(nil),      // 29: hookhost.plugin.v1.ToolCallRequest
+	(*Block)(nil),                // 30: hookhost.plugin.v1.Block
+	(*PreToolCallResponse)(nil),  // 31: hookhost.plugin.v1.PreToolCallResponse
+	(*ToolResultResponse)(nil),   // 32: hookhost.plugin.v1.ToolResultResponse
+	(*ToolCallOutcome)(nil),      // 33: hookhost.plugin.v1.ToolCallOutcome
 }
 var file_plugin_proto_depIdxs = []int32{
-	6,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	3,  // 1: hookhost.plugin.v1.Manifest.hook_matchers:type_name -> hookhost.plugin.v1.HookMatchers
-	7,  // 2: hookhost.plugin.v1.Message.tool_calls:type_name -> hookhost.plugin.v1.ToolCall
-	8,  // 3: hookhost.plugin.v1.ModelRequest.messages:type_name -> hookhost.plugin.v1.Message
-	6,  // 4: hookhost.plugin.v1.ModelRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	8,  // 5: hookhost.plugin.v1.ModelResponse.message:type_name -> hookhost.plugin.v1.Message
-	9,  // 6: hookhost.plugin.v1.ModelResponse.usage:type_name -> hookhost.plugin.v1.Usage
-	9,  // 7: hookhost.plugin.v1.SessionEnd.usage:type_name -> hookhost.plugin.v1.Usage
-	6,  // 8: hookhost.plugin.v1.ToolListRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	6,  // 9: hookhost.plugin.v1.ToolList.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	16, // 10: hookhost.plugin.v1.ToolListResponse.override:type_name -> hookhost.plugin.v1.ToolList
-	10, // 11: hookhost.plugin.v1.ApiRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
-	8,  // 12: hookhost.plugin.v1.MessageList.messages:type_name -> hookhost.plugin.v1.Message
-	19, // 13: hookhost.plugin.v1.RequestPatch.messages:type_name -> hookhost.plugin.v1.MessageList
-	16, // 14: hookhost.plugin.v1.RequestPatch.tools:type_name -> hookhost.plugin.v1.ToolList
-	20, // 15: hookhost.plugin.v1.RequestPatchResponse.patch:type_name -> hookhost.plugin.v1.RequestPatch
-	10, // 16: hookhost.plugin.v1.LlmCall.request:type_name -> hookhost.plugin.v1.ModelRequest
-	11, // 17: hookhost.plugin.v1.LlmCall.response:type_name -> hookhost.plugin.v1.ModelResponse
-	20, // 18: hookhost.plugin.v1.Reissue.patch:type_name -> hookhost.plugin.v1.RequestPatch
-	23, // 19: hookhost.plugin.v1.ReissueResponse.reissue:type_name -> hookhost.plugin.v1.Reissue
-	9,  // 20: hookhost.plugin.v1.Inference.usage:type_name -> hookhost.plugin.v1.Usage
-	29, // 21: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
-	12, // 22: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
-	12, // 23: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
-	1,  // 24: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	4,  // 25: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	13, // 26: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
-	14, // 27: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
-	15, // 28: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
-	18, // 29: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
-	22, // 30: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
-	25, // 31: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
-	26, // 32: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
-	28, // 33: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
-	28, // 34: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
-	32, // 35: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	32, // 36: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	2,  // 37: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	5,  // 38: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	0,  // 39: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
-	0,  // 40: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
-	17, // 41: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
-	21, // 42: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
-	24, // 43: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
-	0,  // 44: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
-	27, // 45: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
-	30, // 46: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
-	31, // 47: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	0,  // 48: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
-	31, // 49: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	37, // [37:50] is the sub-list for method output_type
-	24, // [24:37] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	7,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	4,  // 1: hookhost.plugin.v1.Manifest.hook_matchers:type_name -> hookhost.plugin.v1.HookMatchers
+	3,  // 2: hookhost.plugin.v1.Manifest.config:type_name -> hookhost.plugin.v1.ConfigKeys
+	8,  // 3: hookhost.plugin.v1.Message.tool_calls:type_name -> hookhost.plugin.v1.ToolCall
+	9,  // 4: hookhost.plugin.v1.ModelRequest.messages:type_name -> hookhost.plugin.v1.Message
+	7,  // 5: hookhost.plugin.v1.ModelRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	9,  // 6: hookhost.plugin.v1.ModelResponse.message:type_name -> hookhost.plugin.v1.Message
+	10, // 7: hookhost.plugin.v1.ModelResponse.usage:type_name -> hookhost.plugin.v1.Usage
+	10, // 8: hookhost.plugin.v1.SessionEnd.usage:type_name -> hookhost.plugin.v1.Usage
+	7,  // 9: hookhost.plugin.v1.ToolListRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	7,  // 10: hookhost.plugin.v1.ToolList.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	17, // 11: hookhost.plugin.v1.ToolListResponse.override:type_name -> hookhost.plugin.v1.ToolList
+	11, // 12: hookhost.plugin.v1.ApiRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
+	9,  // 13: hookhost.plugin.v1.MessageList.messages:type_name -> hookhost.plugin.v1.Message
+	20, // 14: hookhost.plugin.v1.RequestPatch.messages:type_name -> hookhost.plugin.v1.MessageList
+	17, // 15: hookhost.plugin.v1.RequestPatch.tools:type_name -> hookhost.plugin.v1.ToolList
+	21, // 16: hookhost.plugin.v1.RequestPatchResponse.patch:type_name -> hookhost.plugin.v1.RequestPatch
+	11, // 17: hookhost.plugin.v1.LlmCall.request:type_name -> hookhost.plugin.v1.ModelRequest
+	12, // 18: hookhost.plugin.v1.LlmCall.response:type_name -> hookhost.plugin.v1.ModelResponse
+	21, // 19: hookhost.plugin.v1.Reissue.patch:type_name -> hookhost.plugin.v1.RequestPatch
+	24, // 20: hookhost.plugin.v1.ReissueResponse.reissue:type_name -> hookhost.plugin.v1.Reissue
+	10, // 21: hookhost.plugin.v1.Inference.usage:type_name -> hookhost.plugin.v1.Usage
+	30, // 22: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
+	13, // 23: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
+	13, // 24: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
+	1,  // 25: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	5,  // 26: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	14, // 27: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
+	15, // 28: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
+	16, // 29: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
+	19, // 30: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
+	23, // 31: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
+	26, // 32: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
+	27, // 33: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
+	29, // 34: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
+	29, // 35: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
+	33, // 36: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	33, // 37: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	2,  // 38: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	6,  // 39: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	0,  // 40: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
+	0,  // 41: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
+	18, // 42: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
+	22, // 43: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
+	25, // 44: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
+	0,  // 45: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
+	28, // 46: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
+	31, // 47: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
+	32, // 48: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	0,  // 49: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
+	32, // 50: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	38, // [38:51] is the sub-list for method output_type
+	25, // [25:38] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2300,17 +2366,17 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[10].OneofWrappers = []any{}
-	file_plugin_proto_msgTypes[20].OneofWrappers = []any{}
-	file_plugin_proto_msgTypes[27].OneofWrappers = []any{}
-	file_plugin_proto_msgTypes[30].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[11].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[21].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[28].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

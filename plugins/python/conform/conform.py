@@ -9,6 +9,7 @@ versions. The interpreter is absolute because the host passes no PATH.
 import os
 import sys
 import threading
+from dataclasses import dataclass
 
 # Inside the repository the SDK may not be installed: import it from
 # plugins/python/src, found from this file, when it is not. A plugin of
@@ -20,6 +21,13 @@ try:
 except ImportError:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src"))
     import hookhost_plugin as hp
+
+@dataclass
+class Config:
+    """[plugins.entries.conform.config]"""
+
+    tag: str = "conform"
+
 
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -65,13 +73,10 @@ class Conform(hp.Plugin):
         self.lines = []
         self.lock = threading.Lock()
 
-    def configure(self, config):
-        for key in config:
-            if key != "tag":
-                raise ValueError('unknown key %r: conform takes only "tag"' % key)
-        tag = config.get("tag", "conform")
-        if not isinstance(tag, str):
-            raise ValueError('key "tag" must be a string')
+    config_type = Config
+
+    def configure(self, config: Config):
+        tag = config.tag
         self.tag = tag
         hp.logger().warn("conform configured", tag=tag)
 

@@ -227,6 +227,63 @@ class ConfigTypeTest(unittest.TestCase):
         self.assertEqual(cm.exception.message, "strict: wrong type: got string, want bool")
 
 
+class ConfigDeclarationTest(unittest.TestCase):
+    """The manifest declares config_type's fields as the config keys; none
+    for a plugin that leaves configure alone; nothing for one that checks
+    its config in its own configure."""
+
+    @staticmethod
+    def declared(plugin):
+        m = Adapted(plugin).manifest()
+        return list(m.config.keys) if m.HasField("config") else None
+
+    def test_declarations(self):
+        @dataclass
+        class Conf:
+            policy: str
+            deny: list = None
+            strict: bool = False
+
+        class Typed(hp.Plugin):
+            name = "typed"
+            config_type = Conf
+
+            def configure(self, config):
+                pass
+
+        class TypedOnly(hp.Plugin):
+            name = "typedonly"
+            config_type = Conf
+
+        class Plain(hp.Plugin):
+            name = "plain"
+
+        class Own(hp.Plugin):
+            name = "own"
+
+            def configure(self, config):
+                pass
+
+        self.assertEqual(self.declared(Typed()), ["deny", "policy", "strict"])
+        self.assertEqual(self.declared(TypedOnly()), ["deny", "policy", "strict"])
+        self.assertEqual(self.declared(Plain()), [])
+        self.assertIsNone(self.declared(Own()))
+        # Present with no keys survives the wire: declared, takes none.
+        wire = pb.Manifest.FromString(Adapted(Plain()).manifest().SerializeToString())
+        self.assertTrue(wire.HasField("config"))
+        wire = pb.Manifest.FromString(Adapted(Own()).manifest().SerializeToString())
+        self.assertFalse(wire.HasField("config"))
+
+    def test_config_type_must_be_a_dataclass(self):
+        class Bad(hp.Plugin):
+            name = "bad"
+            config_type = dict
+
+        with self.assertRaises(ValueError) as cm:
+            Adapted(Bad()).validate()
+        self.assertIn("config_type must be a dataclass", str(cm.exception))
+
+
 class CallsTest(unittest.TestCase):
     """The same checks over protocol 2 (the stream) and protocol 1."""
 

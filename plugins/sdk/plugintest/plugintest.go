@@ -24,6 +24,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,10 +120,23 @@ func New(t testing.TB, p sdk.Plugin, opts ...Option) *Harness {
 	}
 	if s.config != nil {
 		if _, ok := p.(sdk.Configurer); !ok {
-			t.Fatalf("plugintest: WithConfig given but %T has no Configure method (embed sdk.Base or implement sdk.Configurer)", p)
+			t.Fatalf("plugintest: WithConfig given but %T has no Configure method (implement sdk.Configurer)", p)
 		}
 		if !json.Valid([]byte(*s.config)) {
 			t.Fatalf("plugintest: WithConfig: %q is not valid JSON", *s.config)
+		}
+		// The host refuses a key the manifest does not declare before
+		// Configure; so does the harness, so a test sees what a start would.
+		if decl := impl.Manifest().Config; decl != nil {
+			var table map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(*s.config), &table); err != nil {
+				t.Fatalf("plugintest: WithConfig: %q is not a JSON object", *s.config)
+			}
+			for _, k := range slices.Sorted(maps.Keys(table)) {
+				if !slices.Contains(decl.Keys, k) {
+					t.Fatalf("plugintest: plugin %q: config key %q is not one it declares (it takes %q); the host refuses it before Configure", impl.Manifest().Name, k, decl.Keys)
+				}
+			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.flushWait)
 		err := configure(ctx, json.RawMessage(*s.config))

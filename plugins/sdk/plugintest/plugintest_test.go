@@ -260,6 +260,19 @@ type bare struct{}
 
 func (bare) Info() sdk.Info { return sdk.Info{Name: "bare"} }
 
+// declaring declares its one config key, deny.
+type declaring struct{ kitchen }
+
+type declaringConfig struct {
+	Deny []string `json:"deny"`
+}
+
+func (*declaring) Info() sdk.Info { return sdk.Info{Name: "declaring", Config: declaringConfig{}} }
+
+func (d *declaring) Configure(_ context.Context, raw json.RawMessage) error {
+	return sdk.DecodeConfig(raw, &declaringConfig{})
+}
+
 func TestNewFailsTheTest(t *testing.T) {
 	cases := []struct {
 		name string
@@ -271,6 +284,8 @@ func TestNewFailsTheTest(t *testing.T) {
 		{"config without Configure", bare{}, []plugintest.Option{plugintest.WithConfig(`{}`)}, "has no Configure method"},
 		{"config not JSON", &kitchen{}, []plugintest.Option{plugintest.WithConfig(`{`)}, "is not valid JSON"},
 		{"configure error", &kitchen{}, []plugintest.Option{plugintest.WithConfig(`{"Denied":7}`)}, `plugin "kitchen": configure: json: cannot unmarshal`},
+		{"undeclared key", &declaring{}, []plugintest.Option{plugintest.WithConfig(`{"deny":[],"denny":[]}`)}, `plugin "declaring": config key "denny" is not one it declares (it takes ["deny"]); the host refuses it before Configure`},
+		{"undeclared key over v2", &declaring{}, []plugintest.Option{plugintest.WithProtocol(2), plugintest.WithConfig(`{"denny":[]}`)}, `config key "denny" is not one it declares`},
 	}
 	for _, c := range cases {
 		ft := &fakeTB{}

@@ -9,7 +9,7 @@ import { checkGlob, matchGlob } from "./glob";
 import { after } from "./timer";
 import { Logger, newLogger } from "./log";
 import { wellFormedText } from "./proto";
-import { decodeValue, problemsText, Schema } from "./schema";
+import { decodeValue, ObjectSchema, problemsText, Schema } from "./schema";
 import { Tool } from "./tool";
 import type * as T from "./types";
 import { HookRow, MalformedAnswer, parseJSON, rowOf, TABLE } from "./wire";
@@ -79,6 +79,14 @@ export interface Manifest {
   matchers: string[];
   tools: T.ToolSpec[];
   hookMatchers: Partial<Record<T.ToolHookName, string[]>>;
+  /**
+   * The top-level keys of the plugin's config table, sorted: those of an
+   * s.object `config` schema; none for a plugin with neither a schema nor a
+   * `configure`, which takes no config; undefined (undeclared) when
+   * `configure` checks the config alone. The host refuses any other key
+   * before Configure, naming its file and line.
+   */
+  config?: string[] | undefined;
 }
 
 /** protocol v2's failure kinds, as the Go server maps failures onto them. */
@@ -120,6 +128,13 @@ const LEGAL_STRETCHES: readonly (readonly string[])[] = [
 export interface StretchStage {
   hook: string;
   timeoutMs: number;
+}
+
+/** The config keys a plugin declares; see Manifest.config. */
+function configKeys(p: Plugin<any>): string[] | undefined {
+  if (p.config instanceof ObjectSchema) return Object.keys(p.config._shape).sort();
+  if (p.config === undefined && typeof p.configure !== "function") return [];
+  return undefined;
 }
 
 /** A plugin made ready to answer: see the file's comment. */
@@ -187,7 +202,7 @@ export class Runtime {
       hookMatchers[h as T.ToolHookName] = [...(globs ?? [])];
     }
     this.provideMatchers(hookMatchers, matchers);
-    return { name: p.name, version: p.version ?? "", hooks, matchers, tools, hookMatchers };
+    return { name: p.name, version: p.version ?? "", hooks, matchers, tools, hookMatchers, config: configKeys(p) };
   }
 
   /**

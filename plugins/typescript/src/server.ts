@@ -33,6 +33,8 @@ export function manifestMessage(rt: Runtime): Buffer {
       inputSchema: t.inputSchema === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(t.inputSchema), "utf8"),
     })),
     hookMatchers: Object.entries(m.hookMatchers).map(([hook, matchers]) => ({ hook, matchers })),
+    // Present, even with no keys, means declared.
+    ...(m.config === undefined ? {} : { config: { keys: m.config } }),
   };
   return ManifestCodec.encode(pb);
 }

@@ -11,9 +11,9 @@ import { asJSON, checkGlob, errorResult, hostGone, matchGlob, negotiate, s, tool
 import { formatLine } from "../src/log";
 import { handshakeCertField, serverCertificate } from "../src/cert";
 import { PROTO_DIR, PROTO_FILES } from "../src/proto";
-import { HookStream } from "../src/server";
+import { HookStream, manifestMessage } from "../src/server";
 import { Runtime } from "../src/plugin";
-import { HostMessageCodec, PluginMessageCodec, rowOf } from "../src/wire";
+import { HostMessageCodec, ManifestCodec, PluginMessageCodec, rowOf } from "../src/wire";
 import { harness, HookFailure } from "../src/testing";
 
 const REPO_PROTO = path.join(__dirname, "..", "..", "..", "proto");
@@ -196,6 +196,24 @@ test("many problems are reported together, at most 20", async () => {
   const ctx = { hook: "pre_tool_call_can_provide_result" as const, deadline: undefined, signal: new AbortController().signal, log: (await import("../src/log")).log };
   const msg = JSON.parse((await t.call(JSON.stringify({ a: Array(50).fill(1) }), ctx)).content).error as string;
   assert.equal(msg.split("; ").length, 20);
+});
+
+test("the manifest declares the config schema's keys; none without schema or configure; nothing for configure alone", () => {
+  const m = (p: Omit<Plugin<any>, "name">) => new Runtime({ name: "p", ...p }).manifest.config;
+  const schema = s.object({ deny: s.array(s.string()), message: s.string().optional() });
+  assert.deepEqual(m({ config: schema, configure: () => {} }), ["deny", "message"]);
+  assert.deepEqual(m({ config: schema }), ["deny", "message"]);
+  assert.deepEqual(m({}), []);
+  assert.equal(m({ configure: () => {} }), undefined);
+  assert.equal(m({ config: s.record(s.string()) }), undefined, "a record takes any key");
+  // On the wire: present (even empty) is declared, absent is not.
+  const wire = (p: Omit<Plugin<any>, "name">) => ManifestCodec.decode(manifestMessage(new Runtime({ name: "p", ...p }))).config;
+  assert.deepEqual(wire({ config: schema })?.keys, ["deny", "message"]);
+  const none = wire({});
+  assert.ok(none !== null && none !== undefined, "an empty declaration is present on the wire");
+  assert.deepEqual(none.keys ?? [], []);
+  const undeclared = wire({ configure: () => {} });
+  assert.ok(undeclared === null || undeclared === undefined, "no declaration is absent on the wire");
 });
 
 test("typed tools set the provide hook's matchers as sdk.NewTool does", () => {

@@ -193,6 +193,8 @@ class Conform:
             hooks=list(HOOKS),
             hook_matchers=[pb.HookMatchers(hook="pre_tool_call_can_provide_result", matchers=["conform__*"])],
             tools=[pb.ToolSpec(name=n, description=d, input_schema=s) for n, d, s in TOOLS],
+            # Declares the one config key, so the host refuses any other.
+            config=pb.ConfigKeys(keys=["tag"]),
         )
 
     def configure(self, config_json: bytes) -> None:

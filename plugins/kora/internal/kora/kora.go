@@ -104,6 +104,7 @@ var (
 func (p *Plugin) Info() sdk.Info {
 	return sdk.Info{
 		Name: Name, Version: Version,
+		Config:       Config{},
 		HookMatchers: map[hooks.Name][]string{hooks.PreToolCallCanProvideResult: {bridge.Prefix + "*"}},
 		ToolFuncs:    bridge.Tools(p.configuredBridge),
 	}

@@ -278,6 +278,21 @@ class Plugin:
         return logger()
 
 
+def _config_keys(plugin: Any, configure: Optional[Callable[..., Any]]) -> Optional[List[str]]:
+    """The config keys the manifest declares: the fields of config_type;
+    none for a plugin whose configure is Plugin's own (or missing), which
+    takes no config; None (undeclared) for a configure of its own that
+    checks the config itself."""
+    config_type = getattr(plugin, "config_type", None)
+    if config_type is not None:
+        if isinstance(config_type, type) and dataclasses.is_dataclass(config_type):
+            return sorted(f.name for f in dataclasses.fields(config_type) if f.init)
+        return None  # validate() refuses it
+    if configure is None or getattr(type(plugin), "configure", None) is Plugin.configure:
+        return []
+    return None
+
+
 def _wants_ctx(fn: Callable[..., Any], hook: str = "") -> bool:
     """Whether a handler takes the Context as its second argument. A
     handler that can take neither (payload) nor (payload, ctx) is a bug,
@@ -357,6 +372,7 @@ class Adapted:
         self.configure: Optional[Callable[[Dict[str, Any]], Any]] = (
             conf if callable(conf) else None
         )
+        self.config_keys = _config_keys(plugin, self.configure)
 
     def _add_tools(self) -> None:
         own = self.handlers.get("pre_tool_call_can_provide_result")
@@ -414,6 +430,14 @@ class Adapted:
                 raise ValueError(
                     "tool %r: input_schema must be a dict (a JSON Schema object)" % s.name
                 )
+        config_type = getattr(self.plugin, "config_type", None)
+        if config_type is not None and not (
+            isinstance(config_type, type) and dataclasses.is_dataclass(config_type)
+        ):
+            raise ValueError(
+                "config_type must be a dataclass, got %r (leave it None to check "
+                "the config in configure)" % (config_type,)
+            )
         try:
             self.manifest().SerializeToString()
         except (convert.AnswerError, ValueError, TypeError) as exc:
@@ -431,6 +455,9 @@ class Adapted:
         for h in HOOK_NAMES:
             if h in self.hook_matchers:
                 m.hook_matchers.append(pb.HookMatchers(hook=h, matchers=self.hook_matchers[h]))
+        if self.config_keys is not None:
+            m.config.SetInParent()  # present, even with no keys: declared
+            m.config.keys.extend(self.config_keys)
         return m
 
     def configure_json(self, config_json: bytes) -> None:

@@ -3,6 +3,7 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { ApiRequest as _hookhost_plugin_v1_ApiRequest, ApiRequest__Output as _hookhost_plugin_v1_ApiRequest__Output } from './hookhost/plugin/v1/ApiRequest';
 import type { Block as _hookhost_plugin_v1_Block, Block__Output as _hookhost_plugin_v1_Block__Output } from './hookhost/plugin/v1/Block';
+import type { ConfigKeys as _hookhost_plugin_v1_ConfigKeys, ConfigKeys__Output as _hookhost_plugin_v1_ConfigKeys__Output } from './hookhost/plugin/v1/ConfigKeys';
 import type { ConfigureRequest as _hookhost_plugin_v1_ConfigureRequest, ConfigureRequest__Output as _hookhost_plugin_v1_ConfigureRequest__Output } from './hookhost/plugin/v1/ConfigureRequest';
 import type { ConfigureResponse as _hookhost_plugin_v1_ConfigureResponse, ConfigureResponse__Output as _hookhost_plugin_v1_ConfigureResponse__Output } from './hookhost/plugin/v1/ConfigureResponse';
 import type { DescribeRequest as _hookhost_plugin_v1_DescribeRequest, DescribeRequest__Output as _hookhost_plugin_v1_DescribeRequest__Output } from './hookhost/plugin/v1/DescribeRequest';
@@ -46,6 +47,7 @@ export interface ProtoGrpcType {
       v1: {
         ApiRequest: MessageTypeDefinition<_hookhost_plugin_v1_ApiRequest, _hookhost_plugin_v1_ApiRequest__Output>
         Block: MessageTypeDefinition<_hookhost_plugin_v1_Block, _hookhost_plugin_v1_Block__Output>
+        ConfigKeys: MessageTypeDefinition<_hookhost_plugin_v1_ConfigKeys, _hookhost_plugin_v1_ConfigKeys__Output>
         ConfigureRequest: MessageTypeDefinition<_hookhost_plugin_v1_ConfigureRequest, _hookhost_plugin_v1_ConfigureRequest__Output>
         ConfigureResponse: MessageTypeDefinition<_hookhost_plugin_v1_ConfigureResponse, _hookhost_plugin_v1_ConfigureResponse__Output>
         DescribeRequest: MessageTypeDefinition<_hookhost_plugin_v1_DescribeRequest, _hookhost_plugin_v1_DescribeRequest__Output>

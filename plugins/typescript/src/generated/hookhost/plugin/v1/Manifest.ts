@@ -2,6 +2,7 @@
 
 import type { ToolSpec as _hookhost_plugin_v1_ToolSpec, ToolSpec__Output as _hookhost_plugin_v1_ToolSpec__Output } from '../../../hookhost/plugin/v1/ToolSpec';
 import type { HookMatchers as _hookhost_plugin_v1_HookMatchers, HookMatchers__Output as _hookhost_plugin_v1_HookMatchers__Output } from '../../../hookhost/plugin/v1/HookMatchers';
+import type { ConfigKeys as _hookhost_plugin_v1_ConfigKeys, ConfigKeys__Output as _hookhost_plugin_v1_ConfigKeys__Output } from '../../../hookhost/plugin/v1/ConfigKeys';
 
 export interface Manifest {
   'name'?: (string);
@@ -10,6 +11,7 @@ export interface Manifest {
   'matchers'?: (string)[];
   'tools'?: (_hookhost_plugin_v1_ToolSpec)[];
   'hookMatchers'?: (_hookhost_plugin_v1_HookMatchers)[];
+  'config'?: (_hookhost_plugin_v1_ConfigKeys | null);
 }
 
 export interface Manifest__Output {
@@ -19,4 +21,5 @@ export interface Manifest__Output {
   'matchers'?: (string)[];
   'tools'?: (_hookhost_plugin_v1_ToolSpec__Output)[];
   'hookMatchers'?: (_hookhost_plugin_v1_HookMatchers__Output)[];
+  'config'?: (_hookhost_plugin_v1_ConfigKeys__Output);
 }
