@@ -24,9 +24,6 @@ import (
 	_ "time/tzdata"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 const usage = `usage:
   hookhost chat [-c config] [-v] [-stream] [message]
                                              one turn, or a line-by-line REPL without a message;
@@ -74,7 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "plugins":
 		err = pluginsCmd(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "hookhost %s (plugin protocols %s)\n", version, protocolVersions())
+		fmt.Fprintln(stdout, versionLine(version, commit, buildInfo()))
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 	default:

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds the release archives: for each target, static binaries of hookhost
+# and the plugins that ship, packed with the licence, README, changelog and
+# example config as
+#   dist/hookhost_<version>_<os>_<arch>.tar.gz
+# holding hookhost_<version>_<os>_<arch>/bin/hookhost, bin/plugins/<name>
+# (where the default plugins.dir finds them) and the documents, then
+# dist/SHA256SUMS over the archives.
+#
+# Settings (environment):
+#   VERSION           the version stamped in (default: scripts/version.sh)
+#   RELEASE_TARGETS   os/arch pairs (default: linux and darwin, amd64 and arm64)
+#   RELEASE_COMMANDS  packages to build (default: cmd/hookhost plugins/kora;
+#                     the plugins under examples/ are examples, not shipped)
+#   DIST              output directory (default: dist), emptied first
+#   GO                the go command (default: go)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+VERSION=${VERSION:-$(scripts/version.sh)}
+RELEASE_TARGETS=${RELEASE_TARGETS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64}
+RELEASE_COMMANDS=${RELEASE_COMMANDS:-cmd/hookhost plugins/kora}
+DIST=${DIST:-dist}
+DOCS="LICENSE README.md CHANGELOG.md config.toml.example"
+
+commit=$(git rev-parse --short=7 HEAD 2>/dev/null || true)
+if [ -n "$commit" ] && [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+	commit="$commit-dirty"
+fi
+ldflags="-s -w -X main.version=$VERSION -X main.commit=$commit"
+
+for doc in $DOCS; do
+	[ -f "$doc" ] || { echo "release: $doc is missing" >&2; exit 1; }
+done
+
+# Archives with the same contents are the same bytes: sorted names, no
+# owners, every file dated at the commit (GNU tar; other tars pack plainly).
+tarflags=()
+if tar --version 2>/dev/null | grep -q 'GNU tar'; then
+	when=$(git show -s --format=%ct HEAD 2>/dev/null || date +%s)
+	tarflags=(--sort=name --owner=0 --group=0 --numeric-owner --mtime="@$when")
+fi
+
+rm -rf "$DIST"
+mkdir -p "$DIST"
+for target in $RELEASE_TARGETS; do
+	goos=${target%/*}
+	goarch=${target#*/}
+	name="hookhost_${VERSION}_${goos}_${goarch}"
+	stage="$DIST/$name"
+	mkdir -p "$stage/bin/plugins"
+	for pkg in $RELEASE_COMMANDS; do
+		out="$stage/bin/plugins/$(basename "$pkg")"
+		[ "$pkg" = cmd/hookhost ] && out="$stage/bin/hookhost"
+		echo "build $pkg ($goos/$goarch) -> $out"
+		CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch "$GO" build -trimpath -ldflags "$ldflags" -o "$out" "./$pkg"
+	done
+	cp $DOCS "$stage/"
+	tar "${tarflags[@]}" -C "$DIST" -cf - "$name" | gzip -n -9 >"$DIST/$name.tar.gz"
+	rm -rf "$stage"
+done
+
+(
+	cd "$DIST"
+	if command -v sha256sum >/dev/null; then
+		sha256sum -- *.tar.gz >SHA256SUMS
+	else
+		shasum -a 256 -- *.tar.gz >SHA256SUMS
+	fi
+)
+echo "release $VERSION in $DIST:"
+cat "$DIST/SHA256SUMS"
