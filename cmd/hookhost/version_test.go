@@ -36,9 +36,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// hookhostBinary builds this package once (with -buildvcs=auto, so that
-// a build in a git checkout records its commit whatever GOFLAGS says) and
-// returns the binary's path.
+// hookhostBinary builds this package once and returns the binary's path.
+// -buildvcs=auto: a build in a git checkout records its commit whatever
+// GOFLAGS says. CGO_ENABLED=0 and -trimpath, as scripts/release.sh builds:
+// TestVersionOfRelease's build then compiles nothing again, only links.
 func hookhostBinary(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
@@ -47,7 +48,9 @@ func hookhostBinary(t *testing.T) string {
 			return
 		}
 		built.bin = filepath.Join(built.dir, "hookhost")
-		built.out, built.err = exec.Command("go", "build", "-buildvcs=auto", "-o", built.bin, ".").CombinedOutput()
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=auto", "-o", built.bin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		built.out, built.err = cmd.CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("go build: %v\n%s", built.err, built.out)
