@@ -4,7 +4,9 @@
 # example config as
 #   dist/hookhost_<version>_<os>_<arch>.tar.gz
 # holding hookhost_<version>_<os>_<arch>/bin/hookhost, bin/plugins/<name>
-# (where the default plugins.dir finds them) and the documents, then
+# (where the default plugins.dir finds them), the documents, and
+# THIRD_PARTY_LICENSES (the licence and NOTICE files of every module linked
+# in, which their terms ask a binary distribution to carry), then
 # dist/SHA256SUMS over the archives.
 #
 # Settings (environment):
@@ -42,6 +44,27 @@ if tar --version 2>/dev/null | grep -q 'GNU tar'; then
 	tarflags=(--sort=name --owner=0 --group=0 --numeric-owner --mtime="@$when")
 fi
 
+# third_party prints the licence and NOTICE files of the modules the
+# commands link for one target.
+third_party() {
+	local pkgs=() path version dir f found
+	for pkg in $RELEASE_COMMANDS; do pkgs+=("./$pkg"); done
+	CGO_ENABLED=0 GOOS=$1 GOARCH=$2 "$GO" list -deps \
+		-f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}} {{.Dir}}{{end}}{{end}}' "${pkgs[@]}" |
+		sort -u |
+		while read -r path version dir; do
+			found=
+			for f in "$dir"/LICENSE* "$dir"/LICENCE* "$dir"/COPYING* "$dir"/NOTICE*; do
+				[ -f "$f" ] || continue
+				found=1
+				printf '%s\n%s %s: %s\n\n' "------------------------------------------------------------------------" "$path" "$version" "${f##*/}"
+				cat "$f"
+				printf '\n'
+			done
+			[ -n "$found" ] || echo "release: warning: $path $version has no licence file" >&2
+		done
+}
+
 rm -rf "$DIST"
 mkdir -p "$DIST"
 for target in $RELEASE_TARGETS; do
@@ -57,6 +80,7 @@ for target in $RELEASE_TARGETS; do
 		CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch "$GO" build -trimpath -ldflags "$ldflags" -o "$out" "./$pkg"
 	done
 	cp $DOCS "$stage/"
+	third_party "$goos" "$goarch" >"$stage/THIRD_PARTY_LICENSES"
 	tar "${tarflags[@]}" -C "$DIST" -cf - "$name" | gzip -n -9 >"$DIST/$name.tar.gz"
 	rm -rf "$stage"
 done

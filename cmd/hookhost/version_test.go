@@ -3,8 +3,10 @@ package main
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"io"
 	"os"
@@ -220,13 +222,39 @@ func TestVersionOfRelease(t *testing.T) {
 		t.Errorf("SHA256SUMS is %q, want %q", sums, want)
 	}
 
-	bin := filepath.Join(t.TempDir(), "hookhost")
-	files := untar(t, archive, name+"/bin/hookhost", bin)
-	want := []string{name + "/", name + "/CHANGELOG.md", name + "/LICENSE", name + "/README.md",
+	files := readArchive(t, archive)
+	var got []string
+	for n := range files {
+		got = append(got, n)
+	}
+	slices.Sort(got)
+	want := []string{name + "/", name + "/CHANGELOG.md", name + "/LICENSE", name + "/README.md", name + "/THIRD_PARTY_LICENSES",
 		name + "/bin/", name + "/bin/hookhost", name + "/bin/plugins/", name + "/config.toml.example"}
-	slices.Sort(files)
-	if !slices.Equal(files, want) {
-		t.Errorf("archive holds\n%q\nwant\n%q", files, want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("archive holds\n%q\nwant\n%q", got, want)
+	}
+	if notices := string(files[name+"/THIRD_PARTY_LICENSES"].data); !strings.Contains(notices, "github.com/hashicorp/go-plugin ") ||
+		!strings.Contains(notices, "Mozilla Public License") {
+		t.Errorf("THIRD_PARTY_LICENSES lacks go-plugin's MPL-2.0:\n%.500s", notices)
+	}
+	host := files[name+"/bin/hookhost"]
+	if host.mode&0o111 == 0 {
+		t.Errorf("bin/hookhost is not executable (mode %o)", host.mode)
+	}
+	if runtime.GOOS == "linux" {
+		exe, err := elf.NewFile(bytes.NewReader(host.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range exe.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Errorf("bin/hookhost names an interpreter: it is dynamically linked, want static")
+			}
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "hookhost")
+	if err := os.WriteFile(bin, host.data, 0o755); err != nil {
+		t.Fatal(err)
 	}
 
 	out, err := exec.Command(bin, "version").CombinedOutput()
@@ -243,9 +271,14 @@ func TestVersionOfRelease(t *testing.T) {
 	}
 }
 
-// untar lists the archive's entries and writes the one named extract to
-// the path to.
-func untar(t *testing.T, archive, extract, to string) []string {
+// archived is one entry of a release archive.
+type archived struct {
+	mode int64
+	data []byte
+}
+
+// readArchive reads a .tar.gz whole, by entry name.
+func readArchive(t *testing.T, archive string) map[string]archived {
 	t.Helper()
 	f, err := os.Open(archive)
 	if err != nil {
@@ -257,28 +290,19 @@ func untar(t *testing.T, archive, extract, to string) []string {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(zr)
-	var names []string
+	entries := map[string]archived{}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			break
+			return entries
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, h.Name)
-		if h.Name == extract {
-			if h.Mode&0o111 == 0 {
-				t.Errorf("%s is not executable (mode %o)", h.Name, h.Mode)
-			}
-			data, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(to, data, 0o755); err != nil {
-				t.Fatal(err)
-			}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
 		}
+		entries[h.Name] = archived{mode: h.Mode, data: data}
 	}
-	return names
 }
