@@ -49,6 +49,10 @@ fi
 third_party() {
 	local pkgs=() path version dir f found
 	for pkg in $RELEASE_COMMANDS; do pkgs+=("./$pkg"); done
+	echo "The Go modules linked into these binaries, each with its licence and"
+	echo "NOTICE files. Each one's source is at its path and version, from the Go"
+	echo "module proxy (go mod download <path>@<version>) or https://pkg.go.dev."
+	echo
 	CGO_ENABLED=0 GOOS=$1 GOARCH=$2 "$GO" list -deps \
 		-f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}} {{.Dir}}{{end}}{{end}}' "${pkgs[@]}" |
 		sort -u |
