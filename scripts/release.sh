@@ -25,6 +25,9 @@ RELEASE_TARGETS=${RELEASE_TARGETS:-linux/amd64 linux/arm64 darwin/amd64 darwin/a
 RELEASE_COMMANDS=${RELEASE_COMMANDS:-cmd/hookhost plugins/kora}
 DIST=${DIST:-dist}
 DOCS="LICENSE README.md CHANGELOG.md config.toml.example"
+case $DIST in
+"" | / | .) echo "release: DIST=$DIST would be emptied; name a directory of its own" >&2; exit 1 ;;
+esac
 
 commit=$(git rev-parse --short=7 HEAD 2>/dev/null || true)
 if [ -n "$commit" ] && [ -n "$(git status --porcelain --untracked-files=no)" ]; then
@@ -85,7 +88,8 @@ for target in $RELEASE_TARGETS; do
 	done
 	cp $DOCS "$stage/"
 	third_party "$goos" "$goarch" >"$stage/THIRD_PARTY_LICENSES"
-	tar "${tarflags[@]}" -C "$DIST" -cf - "$name" | gzip -n -9 >"$DIST/$name.tar.gz"
+	# ${a[@]+...}: bash 3.2 (macOS) calls an empty array unbound under set -u.
+	tar ${tarflags[@]+"${tarflags[@]}"} -C "$DIST" -cf - "$name" | gzip -n -9 >"$DIST/$name.tar.gz"
 	rm -rf "$stage"
 done
 
