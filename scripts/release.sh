@@ -56,6 +56,9 @@ third_party() {
 	echo "NOTICE files. Each one's source is at its path and version, from the Go"
 	echo "module proxy (go mod download <path>@<version>) or https://pkg.go.dev."
 	echo
+	printf '%s\n%s: LICENSE\n\n' "------------------------------------------------------------------------" "Go standard library $("$GO" env GOVERSION)"
+	cat "$("$GO" env GOROOT)/LICENSE"
+	printf '\n'
 	CGO_ENABLED=0 GOOS=$1 GOARCH=$2 "$GO" list -deps \
 		-f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}} {{.Dir}}{{end}}{{end}}' "${pkgs[@]}" |
 		sort -u |

@@ -233,9 +233,12 @@ func TestVersionOfRelease(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("archive holds\n%q\nwant\n%q", got, want)
 	}
-	if notices := string(files[name+"/THIRD_PARTY_LICENSES"].data); !strings.Contains(notices, "github.com/hashicorp/go-plugin ") ||
-		!strings.Contains(notices, "Mozilla Public License") {
-		t.Errorf("THIRD_PARTY_LICENSES lacks go-plugin's MPL-2.0:\n%.500s", notices)
+	notices := string(files[name+"/THIRD_PARTY_LICENSES"].data)
+	for _, want := range []string{"Go standard library " + runtime.Version() + ": LICENSE",
+		"github.com/hashicorp/go-plugin v", "Mozilla Public License", "google.golang.org/grpc v"} {
+		if !strings.Contains(notices, want) {
+			t.Errorf("THIRD_PARTY_LICENSES lacks %q:\n%.500s", want, notices)
+		}
 	}
 	host := files[name+"/bin/hookhost"]
 	if host.mode&0o111 == 0 {
