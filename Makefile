@@ -5,7 +5,7 @@
 GO        ?= go
 BIN       := bin
 PLUGINS   := $(BIN)/plugins
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION   ?= $(shell scripts/version.sh 2>/dev/null || echo v0.0.0-unknown)
 LDFLAGS   := -X main.version=$(VERSION)
 COUNT     ?= 6
 BENCHTIME ?= 1s
@@ -23,7 +23,7 @@ PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test clients typescript agents bench fuzz lint proto clean
+.PHONY: all build plugins run test clients typescript agents bench fuzz lint proto release clean
 
 all: build plugins
 
@@ -155,6 +155,12 @@ proto:
 # The TypeScript SDK loads its own copies of the protos at run time.
 	for f in v1/plugin.proto v2/pluginv2.proto health/v1/health.proto goplugin/grpc_controller.proto goplugin/grpc_stdio.proto; do \
 		cp plugins/proto/$$f plugins/typescript/proto/$$f; done
+
+# Static binaries of hookhost and Kora for Linux and macOS on amd64 and
+# arm64, one dist/hookhost_<version>_<os>_<arch>.tar.gz each, and
+# dist/SHA256SUMS; RELEASE_TARGETS picks targets (scripts/release.sh).
+release:
+	GO='$(GO)' VERSION='$(VERSION)' ./scripts/release.sh
 
 clean:
 	rm -rf $(BIN)

@@ -13,6 +13,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -329,6 +330,17 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("config: %s: %w", path, err)
 	}
 	return parse(data, path, filepath.Dir(abs), true)
+}
+
+// LoadOrDefault is Load when the file at path exists and Default when it
+// does not, as hookhost's own commands treat hookhost.toml. Any other
+// failure (a file that cannot be read, or one with errors) is still an
+// error.
+func LoadOrDefault(path string) (*Config, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return Default(), nil
+	}
+	return Load(path)
 }
 
 // Parse parses config data. filename is used only in error messages. dir is

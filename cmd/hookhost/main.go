@@ -32,9 +32,6 @@ import (
 	_ "time/tzdata"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 const usage = `hookhost runs an LLM agent whose conversation loop fires hooks into plugins.
 
 usage:
@@ -156,6 +153,6 @@ func versionCmd(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageErr("version takes no arguments, got %q (see hookhost version --help)", strings.Join(fs.Args(), " "))
 	}
-	fmt.Fprintf(stdout, "hookhost %s (plugin protocols %s)\n", version, protocolVersions())
+	fmt.Fprintln(stdout, versionLine(version, commit, buildInfo()))
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -229,11 +228,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestServeProcessStopsOnSIGTERM runs the real binary and stops it with
 // SIGTERM: it exits 0.
 func TestServeProcessStopsOnSIGTERM(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "hookhost")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "-listen", "127.0.0.1:0", "-c", writeConfig(t, serveConfig))
+	cmd := exec.Command(hookhostBinary(t), "serve", "-listen", "127.0.0.1:0", "-c", writeConfig(t, serveConfig))
 	cmd.Env = append(os.Environ(), "HOOKHOST_USE_GATEWAY=1")
 	// A pipe of our own rather than StderrPipe: Wait then waits for the
 	// copy, which the reader below keeps draining.
