@@ -6,7 +6,8 @@ GO        ?= go
 BIN       := bin
 PLUGINS   := $(BIN)/plugins
 VERSION   ?= $(shell scripts/version.sh 2>/dev/null || echo v0.0.0-unknown)
-LDFLAGS   := -X main.version=$(VERSION)
+COMMIT    ?= $(shell c=$$(git rev-parse --short=7 HEAD 2>/dev/null) && { [ -z "$$(git status --porcelain --untracked-files=no)" ] && echo $$c || echo $$c-dirty; })
+LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 COUNT     ?= 6
 BENCHTIME ?= 1s
 FUZZTIME  ?= 30s
