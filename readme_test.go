@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -51,25 +52,47 @@ func TestREADMEEmbeddingMatchesExample(t *testing.T) {
 	}
 }
 
-// fencedGoAfter is the first ```go block after the heading.
+// fencedGoAfter is the first ```go block of the section under heading.
 func fencedGoAfter(t *testing.T, doc, heading string) string {
+	t.Helper()
+	blocks := fencedBlocks(readmeSection(t, doc, heading))["go"]
+	if len(blocks) == 0 {
+		t.Fatalf("README.md's %q has no ```go block", heading)
+	}
+	return blocks[0]
+}
+
+// readmeSection is the text under heading (a whole line, such as
+// "## Writing a plugin") up to the next heading of any level; a line in a
+// code block that starts with "#" is a comment, not a heading.
+func readmeSection(t *testing.T, doc, heading string) string {
 	t.Helper()
 	_, rest, ok := strings.Cut(doc, "\n"+heading+"\n")
 	if !ok {
 		t.Fatalf("README.md has no heading %q", heading)
 	}
-	if next := strings.Index(rest, "\n## "); next >= 0 {
-		rest = rest[:next]
+	var section strings.Builder
+	fenced := false
+	for _, line := range strings.SplitAfter(rest, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if !fenced && strings.HasPrefix(line, "#") {
+			break
+		}
+		section.WriteString(line)
 	}
-	_, block, ok := strings.Cut(rest, "```go\n")
-	if !ok {
-		t.Fatalf("README.md's %q has no ```go block", heading)
+	return section.String()
+}
+
+// fencedBlocks are the fenced code blocks of text by their language tag,
+// in order.
+func fencedBlocks(text string) map[string][]string {
+	blocks := map[string][]string{}
+	for _, m := range regexp.MustCompile("(?s)```(\\w+)\n(.*?)```").FindAllStringSubmatch(text, -1) {
+		blocks[m[1]] = append(blocks[m[1]], m[2])
 	}
-	block, _, ok = strings.Cut(block, "```")
-	if !ok {
-		t.Fatalf("README.md's %q: the ```go block is not closed", heading)
-	}
-	return block
+	return blocks
 }
 
 // codeLines are the non-blank lines of src without their indentation.

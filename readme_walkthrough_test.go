@@ -26,17 +26,8 @@ func TestREADMEPluginWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(raw)
-	start := strings.Index(doc, "\n## Writing a plugin\n")
-	end := strings.Index(doc, "\n### Plugins in Python and TypeScript\n")
-	if start < 0 || end < start {
-		t.Fatal(`README.md has no "## Writing a plugin" section followed by "### Plugins in Python and TypeScript"`)
-	}
-	section := doc[start:end]
-	blocks := map[string][]string{}
-	for _, m := range regexp.MustCompile("(?s)```(\\w+)\n(.*?)```").FindAllStringSubmatch(section, -1) {
-		blocks[m[1]] = append(blocks[m[1]], m[2])
-	}
+	section := readmeSection(t, string(raw), "## Writing a plugin")
+	blocks := fencedBlocks(section)
 	if len(blocks["go"]) == 0 || len(blocks["toml"]) == 0 || len(blocks["sh"]) < 2 {
 		t.Fatalf("the walkthrough should show the plugin (go), its config (toml) and the commands (sh); found %v blocks", len(blocks))
 	}
