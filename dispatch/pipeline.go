@@ -117,7 +117,7 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 	out := Outcome{ModifiedBy: pre.ModifiedBy}
 	if pre.Blocked {
 		out.Path, out.AnsweredBy, out.Status = PathBlocked, pre.BlockedBy, hooks.StatusBlocked
-		out.Result = errorResult(pre.Message)
+		out.Result = ErrorResult(pre.Message)
 		return out, run
 	}
 
@@ -177,30 +177,30 @@ func (p *Pipeline) pluginSchema(name string) (pluginSchema, bool) {
 func runNative(ctx context.Context, tool Tool, args json.RawMessage) (res hooks.ToolResult, status hooks.CallStatus) {
 	defer func() {
 		if v := recover(); v != nil {
-			res, status = errorResult(fmt.Sprintf("tool %q crashed: %v", tool.Spec.Name, v)), hooks.StatusError
+			res, status = ErrorResult(fmt.Sprintf("tool %q crashed: %v", tool.Spec.Name, v)), hooks.StatusError
 		}
 	}()
 	v, err := tool.Run(ctx, args)
 	if err != nil {
 		// The model knows which tool it called; the bare message reads best.
-		return errorResult(err.Error()), hooks.StatusError
+		return ErrorResult(err.Error()), hooks.StatusError
 	}
 	content, err := json.Marshal(v)
 	if err != nil {
-		return errorResult(fmt.Sprintf("tool %q returned a value that is not JSON: %v", tool.Spec.Name, err)), hooks.StatusError
+		return ErrorResult(fmt.Sprintf("tool %q returned a value that is not JSON: %v", tool.Spec.Name, err)), hooks.StatusError
 	}
 	return hooks.ToolResult{Content: string(content)}, hooks.StatusOK
 }
 
 // rejected marks a call that never ran, keeping what hooks did before.
 func (o Outcome) rejected(msg string) Outcome {
-	o.Path, o.Status, o.Result = PathRejected, hooks.StatusError, errorResult(msg)
+	o.Path, o.Status, o.Result = PathRejected, hooks.StatusError, ErrorResult(msg)
 	return o
 }
 
-// errorResult is the shape of every error the model sees from a tool:
+// ErrorResult is the shape of every error the model sees from a tool:
 // {"error": "..."}, which models read reliably across providers.
-func errorResult(msg string) hooks.ToolResult {
+func ErrorResult(msg string) hooks.ToolResult {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	return hooks.ToolResult{Content: string(b), IsError: true}
 }

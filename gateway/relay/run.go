@@ -769,7 +769,7 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		pre := tr.PreToolCall(r.ctx)
 		switch {
 		case pre.Blocked:
-			d.answered, d.result, status, how = true, errorResult(pre.Message), hooks.StatusBlocked, "blocked"
+			d.answered, d.result, status, how = true, dispatch.ErrorResult(pre.Message), hooks.StatusBlocked, "blocked"
 		case len(pre.ModifiedBy) > 0:
 			d.call.Arguments, req.Arguments, d.modified = pre.Arguments, pre.Arguments, true
 		}
@@ -803,13 +803,6 @@ func (r *run) count(how string) {
 	if r.cfg.Observe != nil {
 		r.cfg.Observe.ToolCall(how)
 	}
-}
-
-// errorResult is the shape of every tool error the model sees, as the
-// tool-call pipeline writes it.
-func errorResult(msg string) hooks.ToolResult {
-	b, _ := json.Marshal(map[string]string{"error": msg})
-	return hooks.ToolResult{Content: string(b), IsError: true}
 }
 
 // --- the sink ----------------------------------------------------------------
