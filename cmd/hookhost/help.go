@@ -67,8 +67,9 @@ See hookhost plugins list --help and hookhost plugins check --help.`,
 	"plugins list": {
 		usage: "hookhost plugins list [-c file]",
 		about: `Starts each enabled plugin once, without the probes of check, and prints a
-table of what it declares: name, version, protocol, path, hooks, tools and
-tool matchers. A plugin that does not start is listed with the reason; the
+table of what it declares: name, version, protocol, path, hooks, tools,
+tool matchers and config keys ("(none)": it takes no config; "(any)": it
+did not say, and its config is passed on unchecked). A plugin that does not start is listed with the reason; the
 command then exits 1.`,
 		examples: `  hookhost plugins list                            plugins of ./hookhost.toml
   hookhost plugins list -c examples/demo.toml`,

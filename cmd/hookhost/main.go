@@ -41,7 +41,7 @@ usage:
   hookhost serve [-c file] [-listen host:port] [-v]
                                              serve the OpenAI and Anthropic APIs on server.listen
                                              (127.0.0.1:8080); point an SDK's base URL at it
-  hookhost plugins list [-c file]            name, version, protocol, path, hooks, tools, matchers
+  hookhost plugins list [-c file]            name, version, protocol, path, hooks, tools, matchers, config keys
   hookhost plugins check [-c file]           start each enabled plugin and verify it
   hookhost version                           version and plugin protocols
   hookhost help [command]                    this text, or a command's help (also: command --help)

@@ -72,7 +72,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	failed := 0
 	if args[0] == "list" {
-		fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tPATH\tHOOKS\tTOOLS\tMATCHERS")
+		fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tPATH\tHOOKS\tTOOLS\tMATCHERS\tCONFIG")
 	} else {
 		fmt.Fprintln(tw, "NAME\tSTATUS\tVERSION\tPROTOCOL\tPATH\tDETAIL")
 	}
@@ -81,13 +81,14 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 			failed++
 		}
 		if args[0] == "list" {
-			hooksCol, toolsCol, matchCol := "-", "-", "-"
+			hooksCol, toolsCol, matchCol, configCol := "-", "-", "-", "-"
 			if r.OK {
 				hooksCol = joinOr(hookNames(r.Hooks), "-")
 				toolsCol = joinOr(r.Tools, "-")
 				matchCol = matchers(r)
+				configCol = configKeys(r.Config)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(termtext.Printable(r.Version)), protocolCol(r), where(r), hooksCol, toolsCol, termtext.Printable(matchCol))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orDash(termtext.Printable(r.Version)), protocolCol(r), where(r), hooksCol, toolsCol, termtext.Printable(matchCol), termtext.Printable(configCol))
 			continue
 		}
 		status, detail := "ok", fmt.Sprintf("%d hooks, %d tools, healthy", len(r.Hooks), len(r.Tools))
@@ -153,6 +154,19 @@ func matchers(r host.CheckResult) string {
 		out += fmt.Sprintf("; %s=%s", h, joinOr(r.HookMatchers[h], "*"))
 	}
 	return out
+}
+
+// configKeys shows the config keys a plugin declared: "(none)" for a
+// plugin that takes no config, "(any)" for one that did not say, whose
+// config the host passes on unchecked.
+func configKeys(c *hooks.ConfigKeys) string {
+	switch {
+	case c == nil:
+		return "(any)"
+	case len(c.Keys) == 0:
+		return "(none)"
+	}
+	return strings.Join(c.Keys, ",")
 }
 
 func hookNames(hs []hooks.Name) []string {

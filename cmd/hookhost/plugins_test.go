@@ -176,3 +176,32 @@ func TestChatLogsPluginLifecycleOnlyWithV(t *testing.T) {
 		t.Errorf("stderr with -v, want the plugin's start and exit without timestamps:\n%s", errOut)
 	}
 }
+
+// plugins list shows the config keys each plugin declares, that it takes
+// none, or that it did not say (the host then passes its config on
+// unchecked).
+func TestPluginsListShowsTheDeclaredConfigKeys(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "keyed")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/keyed").CombinedOutput(); err != nil {
+		t.Fatalf("building the test plugin: %v\n%s", err, out)
+	}
+	want := map[string]string{"declared": "deny,message", "bare": `\(none\)`, "based": `\(any\)`}
+	var cfg strings.Builder
+	cfg.WriteString("[plugins]\nenabled = [\"declared\", \"bare\", \"based\"]\n")
+	for name := range want {
+		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&cfg, "[plugins.entries.%s]\npath = %q\n", name, filepath.Join(dir, name))
+	}
+	code, out, errOut := runCLI(t, "", "plugins", "list", "-c", writeConfig(t, cfg.String()))
+	if code != 0 || !strings.Contains(out, "CONFIG") {
+		t.Fatalf("plugins list: exit %d\n%s%s", code, out, errOut)
+	}
+	for name, keys := range want {
+		if !regexp.MustCompile(`(?m)^` + name + `\s.*\s` + keys + `$`).MatchString(out) {
+			t.Errorf("plugins list: the %s row does not end with its config keys %s:\n%s", name, keys, out)
+		}
+	}
+}
