@@ -25,6 +25,13 @@ import (
 // plugin, built once for the tests that run a real plugin process.
 var guardBin, chaosBin string
 
+// repoRoot is the directory the tests started in, the repository's root.
+// The tests run in an empty directory of their own instead: ExampleOpen,
+// as the README has it, reads ./hookhost.toml when there is one, and a
+// user's own hookhost.toml at the root (a real provider, say) must not
+// change what the tests do.
+var repoRoot string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hookhost-test-")
 	if err != nil {
@@ -40,6 +47,14 @@ func TestMain(m *testing.M) {
 	chaosBin = filepath.Join(dir, "chaos")
 	if out, err := exec.Command("go", "build", "-o", chaosBin, "./host/internal/testplugins/chaos").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the chaos plugin: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	if repoRoot, err = os.Getwd(); err == nil {
+		err = os.Chdir(dir)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "moving the tests out of the repository: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

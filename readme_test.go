@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,13 +15,13 @@ import (
 // ExampleOpen's body, which go test runs, so the snippet runs as written.
 // Indentation and blank lines aside, the two are the same text.
 func TestREADMEEmbeddingMatchesExample(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	snippet := fencedGoAfter(t, string(readme), "## Embedding hookhost in a Go program")
 
-	src, err := os.ReadFile("example_test.go")
+	src, err := os.ReadFile(filepath.Join(repoRoot, "example_test.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

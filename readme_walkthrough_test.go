@@ -22,7 +22,7 @@ import (
 // is laid over the module with go build -overlay, so no file is written
 // into the source tree.
 func TestREADMEPluginWalkthrough(t *testing.T) {
-	raw, err := os.ReadFile("README.md")
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +49,7 @@ func TestREADMEPluginWalkthrough(t *testing.T) {
 	if err := os.WriteFile(src, []byte(blocks["go"][0]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(wd, save[1]): src}})
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(repoRoot, save[1]): src}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +57,9 @@ func TestREADMEPluginWalkthrough(t *testing.T) {
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("go", "build", "-overlay", overlayFile, "-o", filepath.Join(dir, build[1]), build[2]).CombinedOutput(); err != nil {
+	goBuild := exec.Command("go", "build", "-overlay", overlayFile, "-o", filepath.Join(dir, build[1]), build[2])
+	goBuild.Dir = repoRoot
+	if out, err := goBuild.CombinedOutput(); err != nil {
 		t.Fatalf("building the README's plugin: %v\n%s", err, out)
 	}
 

@@ -376,9 +376,9 @@ func defaultEntry(dir, pluginDir, name string) PluginEntry {
 // routing per process; it must be exactly 1, 0, true or false (any case,
 // surrounding space ignored), because guessing at a mistyped rollout switch
 // could silently send traffic the wrong way. source is GatewayEnv,
-// "routing.gateway" when the file sets it, or "default", for logging where
-// the decision came from. A nil getenv means os.Getenv; a nil c means the
-// defaults.
+// "routing.gateway" when the file (or the caller, in code) sets it, or
+// "default", for logging where the decision came from. A nil getenv means
+// os.Getenv; a nil c means the defaults.
 func ResolveGateway(c *Config, getenv func(string) string) (gateway bool, source string, err error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -386,7 +386,9 @@ func ResolveGateway(c *Config, getenv func(string) string) (gateway bool, source
 	raw := getenv(GatewayEnv)
 	switch strings.ToLower(strings.TrimSpace(raw)) {
 	case "":
-		if c.Where("routing.gateway") == "" {
+		// A config built in code has no file to say where the key is, so
+		// a gateway route set there counts as set by routing.gateway.
+		if c == nil || (!c.Routing.Gateway && c.Where("routing.gateway") == "") {
 			return false, "default", nil
 		}
 		return c.Routing.Gateway, "routing.gateway", nil

@@ -662,6 +662,8 @@ func TestResolveGateway(t *testing.T) {
 	on := mustParse(t, "[routing]\ngateway = true\n")
 	off := mustParse(t, "")
 	offInFile := mustParse(t, "[routing]\ngateway = false\n")
+	onInCode := Default()
+	onInCode.Routing.Gateway = true
 	tests := []struct {
 		name   string
 		cfg    *Config
@@ -680,6 +682,8 @@ func TestResolveGateway(t *testing.T) {
 		{"TRUE", off, ptr("TRUE"), true, GatewayEnv},
 		{"spaces", off, ptr(" 1 "), true, GatewayEnv},
 		{"nil config", nil, nil, false, "default"},
+		{"set in code", onInCode, nil, true, "routing.gateway"},
+		{"default config", Default(), nil, false, "default"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
