@@ -595,7 +595,7 @@ func dumpableWarning(name string, entry config.PluginEntry, in *instance) *findi
 // clientAuthWarning connects to a running plugin without a client
 // certificate, as any local process could.
 func clientAuthWarning(ctx context.Context, in *instance, opts *Options) *finding {
-	addr := lineAddr(in.line)
+	addr := in.addr
 	if addr == nil || in.tls == nil || in.tls.RootCAs == nil {
 		return nil
 	}

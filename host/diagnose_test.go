@@ -734,3 +734,23 @@ func TestCheckKillsQuietly(t *testing.T) {
 		}
 	}
 }
+
+// The probes reach a plugin where go-plugin does: a relative socket path is
+// taken from the plugin's working directory, the config file's folder, so
+// a plugin serving without client certificates there is still found out.
+func TestCheckProbesARelativeSocketPathInThePluginsDirectory(t *testing.T) {
+	t.Parallel()
+	e := entry(handmadeAs(t, "relnoclientauth"))
+	e.Dir = t.TempDir()
+	r := Check(context.Background(), configOf(plug{"relnoclientauth", e}), fastOptions())[0]
+	if !r.OK {
+		t.Fatalf("Check: %v", r.Err)
+	}
+	var problems []string
+	for _, w := range r.Warnings {
+		problems = append(problems, w.Problem)
+	}
+	if !slices.Contains(problems, ProblemAddress) || !slices.Contains(problems, ProblemClientCertNotRequired) {
+		t.Errorf("warnings %+v, want %s (relative path) and %s", r.Warnings, ProblemAddress, ProblemClientCertNotRequired)
+	}
+}

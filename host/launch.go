@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -63,6 +64,10 @@ type instance struct {
 	// use them.
 	line string
 	tls  *tls.Config
+	// addr is the address line names, a relative unix socket path taken
+	// from the plugin's working directory as go-plugin's dial is; nil
+	// when it names none.
+	addr net.Addr
 	// run is the runner of a process the host started, nil when attached.
 	run *procRunner
 	// killing is set when the host ends the process on purpose, nil when
@@ -175,6 +180,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 	}
 	if run != nil {
 		in.line = run.handshakeLine()
+		in.addr = lineAddr(string(socketFromDir([]byte(in.line), run.cmd.Dir)))
 		in.run = run
 	}
 	if err != nil {
@@ -272,13 +278,12 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		if in.attached == nil {
 			l := lang()
 			plain := func() bool {
-				addr := lineAddr(in.line)
-				return addr != nil && answersPlaintext(ctx, addr, probeTimeout(opts))
+				return in.addr != nil && answersPlaintext(ctx, in.addr, probeTimeout(opts))
 			}
 			// A server that refuses the host's certificate may close the
 			// connection before gRPC reads the TLS alert that says why.
 			seen := err
-			if addr := lineAddr(in.line); addr != nil && in.tls != nil {
+			if addr := in.addr; addr != nil && in.tls != nil {
 				if terr := tlsProbe(ctx, addr, in.tls, probeTimeout(opts)); terr != nil &&
 					(strings.Contains(terr.Error(), "tls:") || strings.Contains(terr.Error(), "x509:")) {
 					// The probe's own error says what TLS found, unescaped.

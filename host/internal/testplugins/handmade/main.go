@@ -17,6 +17,9 @@
 //	plaintext     serves without TLS, and so prints no certificate
 //	wrongsan      certificate valid for plugin.example, not localhost
 //	noclientauth  serves without asking for a client certificate
+//	relnoclientauth
+//	              noclientauth, with its socket's path printed relative
+//	              to its working directory
 //	distrust      does not trust the host's client certificate
 //	nocookie      does not check the magic cookie
 //	othercookie   checks another program's magic cookie, and exits
@@ -132,7 +135,7 @@ func main() {
 			fail("no client certificate in PLUGIN_CLIENT_CERT")
 		}
 		auth := tls.RequireAndVerifyClientCert
-		if mistake == "noclientauth" {
+		if mistake == "noclientauth" || mistake == "relnoclientauth" {
 			auth = tls.NoClientCert
 		}
 		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{
@@ -178,7 +181,17 @@ func main() {
 	if mistake == "badcore" {
 		core = "2"
 	}
-	fields := []string{core, strconv.Itoa(version), network, sock, protocol, base64.RawStdEncoding.EncodeToString(der)}
+	printedSock := sock
+	if mistake == "relnoclientauth" {
+		wd, err := os.Getwd()
+		if err != nil {
+			fail("getwd: %v", err)
+		}
+		if printedSock, err = filepath.Rel(wd, sock); err != nil {
+			fail("rel: %v", err)
+		}
+	}
+	fields := []string{core, strconv.Itoa(version), network, printedSock, protocol, base64.RawStdEncoding.EncodeToString(der)}
 	switch mistake {
 	case "padded", "luckypad":
 		fields[5] = base64.StdEncoding.EncodeToString(der)
