@@ -220,11 +220,13 @@ func (r *Report) testFailed(p *pkgState, pkg, test, note string) {
 		return
 	}
 	fmt.Fprintf(r.w, "=== FAIL %s%s\n", name, note)
+	// test2json cuts a long line into several events: the pieces are
+	// written as they came, so the line is whole again.
 	for _, line := range lines {
 		io.WriteString(r.w, line)
-		if !strings.HasSuffix(line, "\n") {
-			io.WriteString(r.w, "\n")
-		}
+	}
+	if n := len(lines); n > 0 && !strings.HasSuffix(lines[n-1], "\n") {
+		io.WriteString(r.w, "\n")
 	}
 }
 

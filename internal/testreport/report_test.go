@@ -236,3 +236,29 @@ func TestOutputIsDroppedWhenATestEnds(t *testing.T) {
 		t.Errorf("printed %d bytes for a passing and a skipped test", out.Len())
 	}
 }
+
+// test2json cuts a long output line into events of at most 1 KiB; a failed
+// test's output prints the line whole again.
+func TestLongFailureLineIsPrintedWhole(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	var in strings.Builder
+	event := func(action, test, output string) {
+		fmt.Fprintf(&in, `{"Action":%q,"Package":"example.com/fx/long","Test":%q,"Output":%q}`+"\n", action, test, output)
+	}
+	event("run", "TestLong", "")
+	event("output", "TestLong", "=== RUN   TestLong\n")
+	event("output", "TestLong", "    long_test.go:9: "+long[:1000])
+	event("output", "TestLong", long[1000:2024])
+	event("output", "TestLong", long[2024:]+"\n")
+	event("output", "TestLong", "--- FAIL: TestLong (0.00s)\n")
+	event("fail", "TestLong", "")
+	fmt.Fprintf(&in, `{"Action":"fail","Package":"example.com/fx/long"}`+"\n")
+	var out strings.Builder
+	r := NewReport(&out, "example.com/fx")
+	if err := r.Read(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "    long_test.go:9: "+long+"\n") {
+		t.Errorf("the long line is not printed whole:\n%s", out.String())
+	}
+}

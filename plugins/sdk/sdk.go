@@ -203,9 +203,13 @@ type Info struct {
 	// into (with DecodeConfig), e.g. guardConfig{}. The SDK declares that
 	// struct's JSON names (see ConfigKeysOf) as the plugin's config keys in
 	// its manifest, and the host then refuses, before Configure, a table
-	// with any other key, naming its file and line. Leave it nil to check
-	// the config only in Configure; a plugin without a Configure of its
-	// own declares that it takes no config.
+	// with any other key, naming its file and line. struct{}{} declares
+	// that the plugin takes no config. Leave it nil to check the config
+	// only in Configure; a plugin that implements no Configure declares no
+	// keys, and one that embeds Base without a Configure of its own gets
+	// Base's, which refuses any non-empty table (the host cannot tell the
+	// two Configures apart, so only struct{}{} makes the host say so, with
+	// the key's line).
 	Config any
 }
 
