@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"time"
 
@@ -44,7 +45,24 @@ func logger(stderr io.Writer, verbose, daemon bool) hclog.Logger {
 	if verbose {
 		level = hclog.Info
 	}
+	if !daemon {
+		stderr = untimed{stderr}
+	}
 	return hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: stderr, Level: level, DisableTime: !daemon})
+}
+
+// untimed drops the timestamp pair go-plugin adds to each line it relays
+// from a plugin, as DisableTime drops the host's own. hclog writes a line
+// in one Write.
+type untimed struct{ w io.Writer }
+
+var relayedTime = regexp.MustCompile(` timestamp=\d{4}-\d\d-\d\dT[0-9:.]+(Z|[+-]\d\d:?\d\d)?`)
+
+func (u untimed) Write(p []byte) (int, error) {
+	if _, err := u.w.Write(relayedTime.ReplaceAll(p, nil)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -205,3 +205,21 @@ func TestPluginsListShowsTheDeclaredConfigKeys(t *testing.T) {
 		}
 	}
 }
+
+// A line go-plugin relays from a plugin carries the plugin's time as a
+// timestamp pair; chat's log drops it as it drops the host's own time.
+func TestChatLogDropsTheRelayedTimestamp(t *testing.T) {
+	var out strings.Builder
+	log := logger(&out, true, false).Named("plugin").Named("guard")
+	log.Info("blocked", "@module", "guard", "tool", "read_file", "timestamp", "2026-11-27T06:28:50.576Z")
+	log.Info("kept", "at", "2026-11-27T06:28:50Z")
+	want := "[INFO]  hookhost.plugin.guard: blocked: @module=guard tool=read_file\n[INFO]  hookhost.plugin.guard: kept: at=2026-11-27T06:28:50Z\n"
+	if out.String() != want {
+		t.Errorf("chat's log:\n%s\nwant:\n%s", out.String(), want)
+	}
+	var daemon strings.Builder
+	logger(&daemon, true, true).Info("blocked", "timestamp", "2026-11-27T06:28:50.576Z")
+	if !strings.Contains(daemon.String(), "timestamp=2026-11-27T06:28:50.576Z") {
+		t.Errorf("serve's log lost the plugin's time: %s", daemon.String())
+	}
+}
