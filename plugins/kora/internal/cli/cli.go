@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -153,7 +154,17 @@ func storeOptions(o exportOptions) (ledger.Options, error) {
 		}
 		return ledger.Options{StateDir: o.stateDir}, nil
 	}
-	hc, err := config.Load(o.configFile)
+	// Parse, not Load: the export reads a ledger, so the config may come
+	// from a machine whose plugins and read_root are not here.
+	data, err := os.ReadFile(o.configFile)
+	if err != nil {
+		return ledger.Options{}, fmt.Errorf("-config: %w", err)
+	}
+	abs, err := filepath.Abs(o.configFile)
+	if err != nil {
+		return ledger.Options{}, fmt.Errorf("-config: %w", err)
+	}
+	hc, err := config.Parse(data, o.configFile, filepath.Dir(abs))
 	if err != nil {
 		return ledger.Options{}, err
 	}

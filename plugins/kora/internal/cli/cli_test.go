@@ -157,6 +157,17 @@ func TestExportFromHostConfig(t *testing.T) {
 	if want := lines(t, otherCalls); code != ExitOK || out != want {
 		t.Fatalf("export -config with dsn_env = %d (%s)\n%s\nwant\n%s", code, errs, out, want)
 	}
+
+	// A config copied from another machine, where Kora is not installed
+	// and not enabled, still names the ledger to export.
+	copied := "[plugins]\nenabled = []\ndir = \"nowhere\"\n[plugins.entries.kora.config]\nstate_dir = \"state\"\n"
+	if err := os.WriteFile(conf, []byte(copied), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "export", "-config", conf)
+	if want := lines(t, calls); code != ExitOK || out != want {
+		t.Fatalf("export -config of a disabled, uninstalled Kora = %d (%s)\n%s\nwant\n%s", code, errs, out, want)
+	}
 }
 
 func TestUsageAndErrors(t *testing.T) {
