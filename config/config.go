@@ -67,12 +67,12 @@ var providers = []string{"offline", "openai", "anthropic"}
 
 // Config is a loaded, validated and resolved configuration.
 type Config struct {
-	LLM          LLM          `toml:"llm" rule:"llm"`
+	LLM          LLM          `toml:"llm"`
 	Routing      Routing      `toml:"routing"`
 	Conversation Conversation `toml:"conversation"`
 	Tools        Tools        `toml:"tools"`
 	Plugins      Plugins      `toml:"plugins"`
-	Server       Server       `toml:"server" rule:"server"`
+	Server       Server       `toml:"server"`
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative
@@ -140,7 +140,7 @@ type LLM struct {
 	MaxRetries int `toml:"max_retries" rule:"max_retries"`
 	// Tiers names a small and a strong model of the same provider, for a
 	// router plugin that escalates from one to the other.
-	Tiers Tiers `toml:"tiers" rule:"tiers"`
+	Tiers Tiers `toml:"tiers"`
 }
 
 // Tiers is the [llm.tiers] table. hookhost itself only uses Small as the

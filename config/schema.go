@@ -27,6 +27,13 @@ import (
 // it was not.
 type rule func(d *decoder, key toml.Key, v any, dst reflect.Value) bool
 
+// crossChecked is a table with rules that span its keys, checked once they
+// are decoded: set holds the keys written, each true when accepted; ok says
+// every known key was accepted, clean that moreover none was unknown.
+type crossChecked interface {
+	check(d *decoder, key toml.Key, set map[string]bool, ok, clean bool) bool
+}
+
 // rules maps a rule tag to its rule; filled in by init, since rules decode
 // nested tables through decodeTable, which looks rules up.
 var rules map[string]rule
@@ -136,7 +143,10 @@ func (d *decoder) decodeField(key toml.Key, v any, f reflect.StructField, dst re
 		}
 		return ok
 	case dst.Kind() == reflect.Struct:
-		_, ok, _ := d.decodeTable(key, v, dst.Addr().Interface())
+		set, ok, clean := d.decodeTable(key, v, dst.Addr().Interface())
+		if c, checked := dst.Addr().Interface().(crossChecked); checked && set != nil {
+			return c.check(d, key, set, ok, clean)
+		}
 		return ok
 	}
 	panic("config: no decoder for field " + f.Name + " of type " + dst.Type().String())
@@ -150,9 +160,6 @@ func nonEmptyRule(def string) rule {
 
 func init() {
 	rules = map[string]rule{
-		"llm":            (*decoder).llmRule,
-		"tiers":          (*decoder).tiersRule,
-		"server":         (*decoder).serverRule,
 		"entries":        (*decoder).entriesRule,
 		"provider":       setter((*decoder).provider),
 		"model":          nonEmptyRule(defaultModel),

@@ -3,7 +3,6 @@ package config
 import (
 	"maps"
 	"net"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,14 +126,8 @@ const (
 	maxStateEntries    = 1 << 24
 )
 
-// serverRule decodes the [server] table and checks the keys that only
-// make sense together.
-func (d *decoder) serverRule(key toml.Key, v any, dst reflect.Value) bool {
-	c := dst.Addr().Interface().(*Server)
-	set, ok, _ := d.decodeTable(key, v, c)
-	if set == nil {
-		return false
-	}
+// check checks the keys that only make sense together.
+func (c *Server) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
 	switch {
 	case !set["max_body_bytes_in_flight"]:
 		// A larger max_body_size raises the budget with it, so that
@@ -175,77 +168,45 @@ func (d *decoder) listen(key toml.Key, v any) (string, bool) {
 
 // modelList is a list of distinct, non-empty model names.
 func (d *decoder) modelList(key toml.Key, v any) ([]string, bool) {
-	names, ok := d.stringList(key, v)
-	if !ok {
-		return nil, false
-	}
 	first := map[string]int{}
-	for i, n := range names {
+	return d.list(key, v, func(i int, n string) bool {
 		if strings.TrimSpace(n) == "" {
 			d.fail(key, i, "item %d is empty (name a model clients may ask for, e.g. %q)", i+1, exampleModel["openai"])
-			ok = false
-			continue
+			return false
 		}
 		if j, dup := first[n]; dup {
 			d.fail(key, i, "model %q is listed twice, as items %d and %d (list it once)", abbrev(n), j+1, i+1)
-			ok = false
-			continue
+			return false
 		}
 		first[n] = i
-	}
-	if !ok {
-		return nil, false
-	}
-	if len(names) == 0 {
-		names = nil
-	}
-	return names, true
+		return true
+	})
 }
 
 // modelAliases is a table of client model name → upstream model, both
 // non-empty; an alias of itself, or one whose target is another alias, is
 // refused (aliases are not followed in chains).
 func (d *decoder) modelAliases(key toml.Key, v any) (map[string]string, bool) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return nil, false
-	}
-	out := map[string]string{}
-	for _, name := range sortedKeys(m) {
-		kk := join(key, toml.Key{name})
-		target, good := d.str(kk, m[name])
+	out, ok := d.stringMap(key, v, func(kk toml.Key, name, target string) bool {
 		switch {
-		case !good:
 		case strings.TrimSpace(name) == "":
 			d.fail(kk, -1, "an empty model name cannot be an alias (write e.g. \"claude-sonnet-4-5-20250929\" = %q)", exampleModel["openai"])
-			good = false
 		case strings.TrimSpace(target) == "":
 			d.fail(kk, -1, "names no upstream model (write the model the upstream serves, e.g. %q)", exampleModel["openai"])
-			good = false
 		case target == name:
 			d.fail(kk, -1, "%q is an alias of itself; list it in server.models instead", abbrev(name))
-			good = false
+		default:
+			return true
 		}
-		if !good {
-			ok = false
-			continue
-		}
-		out[name] = target
-	}
-	for _, name := range sortedKeys(m) {
-		target, set := out[name]
-		if next, chained := out[target]; set && chained {
-			d.fail(join(key, toml.Key{name}), -1, "its target %q is itself an alias (of %q), and aliases are not followed in chains; name the upstream model %q directly", abbrev(target), abbrev(next), abbrev(next))
+		return false
+	})
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		if next, chained := out[out[name]]; chained {
+			d.fail(join(key, toml.Key{name}), -1, "its target %q is itself an alias (of %q), and aliases are not followed in chains; name the upstream model %q directly", abbrev(out[name]), abbrev(next), abbrev(next))
 			ok = false
 		}
 	}
-	if !ok {
-		return nil, false
-	}
-	if len(out) == 0 {
-		out = nil
-	}
-	return out, true
+	return out, ok
 }
 
 // aliasConflicts refuses an alias that is also a model served under its

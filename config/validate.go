@@ -255,17 +255,6 @@ func syntaxError(err error, src, filename string) error {
 	return &Error{File: filename, Line: line, Key: key, Msg: fmt.Sprintf("invalid TOML: %s (%s)", pe.Message, hint)}
 }
 
-// llmRule decodes the [llm] table; the defaults that depend on the
-// provider are filled in only once every key is valid.
-func (d *decoder) llmRule(key toml.Key, v any, dst reflect.Value) bool {
-	c := dst.Addr().Interface().(*LLM)
-	set, ok, _ := d.decodeTable(key, v, c)
-	if ok {
-		d.resolveLLM(key, c, set)
-	}
-	return ok
-}
-
 func (d *decoder) provider(key toml.Key, v any) (string, bool) {
 	s, ok := d.str(key, v)
 	if ok && !slices.Contains(providers, s) {
@@ -329,9 +318,12 @@ func (d *decoder) temperature(key toml.Key, v any) (*float64, bool) {
 	return &t, ok
 }
 
-// resolveLLM fills in the defaults that depend on the provider and checks
-// the keys that only make sense together.
-func (d *decoder) resolveLLM(key toml.Key, c *LLM, set map[string]bool) {
+// check fills in the defaults that depend on the provider and checks the
+// keys that only make sense together, once every key is valid.
+func (c *LLM) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
+	if !ok {
+		return false
+	}
 	at := func(k string) toml.Key { return join(key, toml.Key{k}) }
 	if !set["model"] {
 		switch {
@@ -387,16 +379,15 @@ func (d *decoder) resolveLLM(key toml.Key, c *LLM, set map[string]bool) {
 	if !set["api_key_env"] {
 		c.APIKeyEnv = defaultAPIKeyEnv[c.Provider]
 	}
+	return true
 }
 
-func (d *decoder) tiersRule(key toml.Key, v any, dst reflect.Value) bool {
-	t := dst.Addr().Interface().(*Tiers)
-	_, _, ok := d.decodeTable(key, v, t)
-	if ok && t.Small != "" && t.Small == t.Strong {
+func (t *Tiers) check(d *decoder, key toml.Key, _ map[string]bool, _, clean bool) bool {
+	if clean && t.Small != "" && t.Small == t.Strong {
 		d.fail(join(key, toml.Key{"strong"}), -1, "is the same model as small, %q (escalation needs a stronger model; remove strong if there is none)", abbrev(t.Small))
 		return false
 	}
-	return ok
+	return clean
 }
 
 func (d *decoder) baseURL(key toml.Key, v any) (string, bool) {
@@ -438,60 +429,34 @@ var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 var secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-authorization"}
 
 func (d *decoder) headers(key toml.Key, v any) (map[string]string, bool) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return nil, false
-	}
-	out := map[string]string{}
-	for _, name := range sortedKeys(m) {
-		kk := join(key, toml.Key{name})
-		s, good := d.str(kk, m[name])
+	return d.stringMap(key, v, func(kk toml.Key, name, s string) bool {
 		switch {
-		case !good:
 		case !headerNameRE.MatchString(name):
 			d.fail(kk, -1, "%q is not a valid HTTP header name", abbrev(name))
-			good = false
 		case slices.Contains(secretHeaders, strings.ToLower(name)):
 			d.fail(kk, -1, "credentials do not go in this file (name the environment variable holding the key in api_key_env)")
-			good = false
 		case strings.ContainsAny(s, "\r\n\x00"):
 			d.fail(kk, -1, "header value must be a single line")
-			good = false
+		default:
+			return true
 		}
-		if !good {
-			ok = false
-			continue
-		}
-		out[name] = s
-	}
-	if !ok {
-		return nil, false
-	}
-	if len(out) == 0 {
-		out = nil
-	}
-	return out, true
+		return false
+	})
 }
 
 func (d *decoder) enabled(key toml.Key, v any) ([]string, bool) {
-	names, ok := d.stringList(key, v)
-	if !ok {
-		return nil, false
-	}
 	first := map[string]int{}
-	for i, name := range names {
+	return d.list(key, v, func(i int, name string) bool {
 		if !d.pluginName(key, i, name) {
-			ok = false
-			continue
+			return false
 		}
 		if j, dup := first[name]; dup {
 			d.fail(key, i, "plugin %q is enabled twice, as items %d and %d (list it once; the order sets priority)", name, j+1, i+1)
-			ok = false
-			continue
+			return false
 		}
 		first[name] = i
-	}
-	return nilIfEmpty(names), ok
+		return true
+	})
 }
 
 // entriesRule decodes [plugins.entries]: each valid table becomes an entry
@@ -600,29 +565,18 @@ func (d *decoder) sha256(key toml.Key, v any) (string, bool) {
 }
 
 func (d *decoder) env(key toml.Key, v any) ([]string, bool) {
-	names, ok := d.stringList(key, v)
-	if !ok {
-		return nil, false
-	}
-	for i, n := range names {
+	return d.list(key, v, func(i int, n string) bool {
 		if envNameRE.MatchString(n) {
-			continue
+			return true
 		}
-		ok = false
 		if name, _, found := strings.Cut(n, "="); found && envNameRE.MatchString(name) {
 			// Never echo the value: it is probably a secret.
 			d.fail(key, i, "item %d looks like NAME=value (list only the name %q; the plugin gets the value from the host's environment, so secrets stay out of this file)", i+1, name)
-			continue
+			return false
 		}
 		d.fail(key, i, "item %d, %q, is not an environment variable name (use letters, digits and \"_\", not starting with a digit)", i+1, abbrev(n))
-	}
-	if !ok {
-		return nil, false
-	}
-	if len(names) == 0 {
-		names = nil
-	}
-	return names, true
+		return false
+	})
 }
 
 // pluginConfig turns the free-form table into JSON, which is how the plugin
@@ -801,6 +755,42 @@ func (d *decoder) stringList(key toml.Key, v any) ([]string, bool) {
 			continue
 		}
 		out[i] = s
+	}
+	return out, ok
+}
+
+// list is an array of strings each of which item accepts (reporting the
+// problem itself when it does not); an empty one is nil. The result is
+// whole only when ok.
+func (d *decoder) list(key toml.Key, v any, item func(i int, s string) bool) ([]string, bool) {
+	names, ok := d.stringList(key, v)
+	if !ok {
+		return nil, false
+	}
+	for i, s := range names {
+		ok = item(i, s) && ok
+	}
+	return nilIfEmpty(names), ok
+}
+
+// stringMap is a table of strings each of which item accepts; an empty one
+// is nil. The result holds the accepted entries; it is whole only when ok.
+func (d *decoder) stringMap(key toml.Key, v any, item func(kk toml.Key, name, s string) bool) (map[string]string, bool) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, name := range sortedKeys(m) {
+		kk := join(key, toml.Key{name})
+		s, good := d.str(kk, m[name])
+		if good = good && item(kk, name, s); good {
+			out[name] = s
+		}
+		ok = ok && good
+	}
+	if len(out) == 0 {
+		out = nil
 	}
 	return out, ok
 }
