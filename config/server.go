@@ -114,8 +114,6 @@ func defaultServer() Server {
 	}
 }
 
-var serverKeys = keysOf(Server{})
-
 // Upper bounds of the [server] integers. A body is held in memory while
 // it is decoded, so more than a GiB is a mistake rather than a need; the
 // counts are capped where a typo would otherwise reserve absurd resources.

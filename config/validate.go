@@ -24,39 +24,35 @@ import (
 )
 
 var (
-	rootKeys         = keysOf(Config{})
-	llmKeys          = keysOf(LLM{})
-	tiersKeys        = keysOf(Tiers{})
-	routingKeys      = keysOf(Routing{})
-	conversationKeys = keysOf(Conversation{})
-	toolsKeys        = keysOf(Tools{})
-	pluginsKeys      = keysOf(Plugins{})
-	entryKeys        = keysOf(PluginEntry{})
+	entryKeys  = keysOf(PluginEntry{})
+	serverKeys = keysOf(Server{})
 )
 
 // homeOf maps a key name to the tables it belongs in, to redirect keys
 // written in the wrong table. A name used in several tables (timeout) maps
-// to all of them, in this fixed order, so the hint does not vary by run.
+// to all of them, in the order the structs nest, so the hint does not vary
+// by run.
 var homeOf = func() map[string][]string {
 	m := map[string][]string{}
-	for _, t := range []struct {
-		table string
-		keys  []string
-	}{
-		{"", rootKeys},
-		{"llm", llmKeys},
-		{"llm.tiers", tiersKeys},
-		{"routing", routingKeys},
-		{"conversation", conversationKeys},
-		{"tools", toolsKeys},
-		{"plugins", pluginsKeys},
-		{"plugins.entries.<name>", entryKeys},
-		{"server", serverKeys},
-	} {
-		for _, k := range t.keys {
-			m[k] = append(m[k], t.table)
+	var walk func(table string, t reflect.Type)
+	walk = func(table string, t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			k := f.Tag.Get("toml")
+			if k == "" {
+				continue
+			}
+			m[k] = append(m[k], table)
+			sub := strings.TrimPrefix(table+"."+k, ".")
+			switch {
+			case f.Type.Kind() == reflect.Struct:
+				walk(sub, f.Type)
+			case f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.Struct:
+				walk(sub+".<name>", f.Type.Elem())
+			}
 		}
 	}
+	walk("", reflect.TypeOf(Config{}))
 	return m
 }()
 
