@@ -67,12 +67,12 @@ var providers = []string{"offline", "openai", "anthropic"}
 
 // Config is a loaded, validated and resolved configuration.
 type Config struct {
-	LLM          LLM
-	Routing      Routing
-	Conversation Conversation
-	Tools        Tools
-	Plugins      Plugins
-	Server       Server
+	LLM          LLM          `toml:"llm"`
+	Routing      Routing      `toml:"routing"`
+	Conversation Conversation `toml:"conversation"`
+	Tools        Tools        `toml:"tools"`
+	Plugins      Plugins      `toml:"plugins"`
+	Server       Server       `toml:"server"`
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative
@@ -108,79 +108,79 @@ func (c *Config) Where(key string) string {
 // only) and MaxTokens (anthropic only). The offline provider ignores every
 // network setting.
 type LLM struct {
-	Provider string // "offline", "openai" or "anthropic"
+	Provider string `toml:"provider" rule:"provider"` // "offline", "openai" or "anthropic"
 	// Model is the model every conversation starts with; when the file
 	// leaves it out it is Tiers.Small, or "offline-small" for offline.
-	Model string
+	Model string `toml:"model" rule:"model"`
 	// API is the OpenAI API to speak, "chat" (Chat Completions, default)
 	// or "responses"; "" for other providers.
-	API string
+	API string `toml:"api" rule:"api"`
 	// BaseURL is the API root without the endpoint path and without a
 	// trailing slash: https://api.openai.com/v1 and
 	// https://api.anthropic.com by default; "" for offline.
-	BaseURL string
+	BaseURL string `toml:"base_url" rule:"base_url"`
 	// APIKeyEnv names the environment variable holding the API key:
 	// OPENAI_API_KEY or ANTHROPIC_API_KEY by default. "" (for offline, or
 	// written explicitly for a local server) means no key is sent.
-	APIKeyEnv string
+	APIKeyEnv string `toml:"api_key_env" rule:"api_key_env"`
 	// Headers are extra HTTP headers for every request; nil when none.
-	Headers map[string]string
+	Headers map[string]string `toml:"headers" rule:"headers"`
 	// MaxTokens caps each response's output; 0 leaves it to the provider.
 	// Anthropic requires one and defaults to 1024.
-	MaxTokens int
+	MaxTokens int `toml:"max_tokens" rule:"max_tokens"`
 	// Temperature is the sampling temperature; nil means the model's own
 	// default.
-	Temperature *float64
+	Temperature *float64 `toml:"temperature" rule:"temperature"`
 	// Timeout bounds each HTTP attempt: a whole response, or for a stream
 	// the wait for each next event (keep-alives do not count).
-	Timeout time.Duration
+	Timeout time.Duration `toml:"timeout"`
 	// CallTimeout bounds one whole model call, retries included.
-	CallTimeout time.Duration
+	CallTimeout time.Duration `toml:"call_timeout"`
 	// MaxRetries is how many times a failed call is retried.
-	MaxRetries int
+	MaxRetries int `toml:"max_retries" rule:"max_retries"`
 	// Tiers names a small and a strong model of the same provider, for a
 	// router plugin that escalates from one to the other.
-	Tiers Tiers
+	Tiers Tiers `toml:"tiers"`
 }
 
 // Tiers is the [llm.tiers] table. hookhost itself only uses Small as the
 // default model; a router plugin (Kora's router.small_models and
 // router.strong_model) must name the same models to escalate between them.
 type Tiers struct {
-	Small  string // "" when not set
-	Strong string
+	Small  string `toml:"small" rule:"tier"` // "" when not set
+	Strong string `toml:"strong" rule:"tier"`
 }
 
 // Routing is the [routing] table.
 type Routing struct {
 	// Gateway routes traffic through the hook-enabled path. Use
 	// ResolveGateway rather than reading it directly: GatewayEnv overrides it.
-	Gateway bool
+	Gateway bool `toml:"gateway"`
 }
 
 // Conversation is the [conversation] table.
 type Conversation struct {
-	MaxIterations int    // model calls allowed per user message; at least 1
-	System        string // system prompt; "" for none
+	MaxIterations int    `toml:"max_iterations" rule:"max_iterations"` // model calls allowed per user message; at least 1
+	System        string `toml:"system"`                               // system prompt; "" for none
 }
 
 // Tools is the [tools] table.
 type Tools struct {
 	// ReadRoot is the absolute directory the native read_file tool is
 	// confined to.
-	ReadRoot string
+	ReadRoot string `toml:"read_root" rule:"read_root"`
 }
 
 // Plugins is the [plugins] table.
 type Plugins struct {
 	// Enabled lists the plugins to launch, highest priority first; nil
 	// when none are.
-	Enabled []string
+	Enabled []string `toml:"enabled" rule:"enabled"`
 	// Dir is the absolute directory holding plugin binaries.
-	Dir string
+	Dir string `toml:"dir" rule:"plugin_dir"`
 	// Entries holds every [plugins.entries.<name>] table plus a default
 	// entry for each enabled plugin that has no table of its own.
-	Entries map[string]PluginEntry
+	Entries map[string]PluginEntry `toml:"entries" rule:"entries"`
 }
 
 // PluginEntry is one plugin's [plugins.entries.<name>] table, with defaults
@@ -189,37 +189,37 @@ type PluginEntry struct {
 	// Path is the absolute path of the plugin binary: the path key
 	// (relative to the config file's directory, like every path in the
 	// file), or <Plugins.Dir>/<name> when it is absent or "".
-	Path string
+	Path string `toml:"path"`
 	// SHA256 is the expected lower-case hex digest of the binary; "" means
 	// the binary is not pinned.
-	SHA256 string
+	SHA256 string `toml:"sha256" rule:"sha256"`
 	// Timeout bounds each hook call to the plugin.
-	Timeout time.Duration
+	Timeout time.Duration `toml:"timeout"`
 	// ToolTimeout bounds pre_tool_call_can_provide_result, which may run a
 	// whole tool and so gets a longer deadline than other hooks.
-	ToolTimeout time.Duration
+	ToolTimeout time.Duration `toml:"tool_timeout"`
 	// FailClosed turns the plugin's own pre_tool_call failures into a block
 	// instead of a fall-through to native dispatch.
-	FailClosed bool
+	FailClosed bool `toml:"fail_closed"`
 	// AllowToolOverride lets the plugin declare tools outside its own
 	// "<name>__*" namespace, shadowing native tools.
-	AllowToolOverride bool
+	AllowToolOverride bool `toml:"allow_tool_override"`
 	// Env names the host environment variables passed to the plugin
 	// process; nothing else leaks into its environment. Names only: secrets
 	// never live in the file.
-	Env []string
+	Env []string `toml:"env" rule:"env"`
 	// Config is the free-form [plugins.entries.<name>.config] table as a
 	// JSON object, "{}" when absent.
-	Config json.RawMessage
+	Config json.RawMessage `toml:"config" rule:"plugin_config"`
 	// MaxResultSize and MaxRequestSize bound, in bytes, one answer from
 	// the plugin and one call to it; 0 means the defaults (4 MiB and
 	// 16 MiB). See internal/wire.Settings.
-	MaxResultSize  int
-	MaxRequestSize int
+	MaxResultSize  int `toml:"max_result_size" rule:"max_result_size"`
+	MaxRequestSize int `toml:"max_request_size" rule:"max_request_size"`
 	// Protocol pins the plugin protocol version offered to the plugin, 1
 	// or 2; 0 offers every version the host speaks, and the highest the
 	// plugin also speaks is used.
-	Protocol int
+	Protocol int `toml:"protocol" rule:"protocol"`
 	// Dir is the working directory of the plugin's process: the config
 	// file's directory (Config.Dir), so that a relative path in the
 	// plugin's own config table, such as Kora's state_dir, means what it
@@ -228,7 +228,7 @@ type PluginEntry struct {
 	// Reattach, when set, makes the host attach to the plugin already
 	// running there (started by hand, e.g. under a debugger) instead of
 	// launching Path; ReattachEnv does the same from the environment.
-	Reattach *Reattach
+	Reattach *Reattach `toml:"reattach" rule:"reattach"`
 	// Source is where the entry is written, so that problems found only
 	// once the plugin runs (a config key it does not take) can still be
 	// reported with a file and line; the zero value for a default entry.

@@ -38,62 +38,62 @@ const DefaultMaxBodyBytesInFlight = 256 << 20
 // lets in and what it bounds.
 type Server struct {
 	// Listen is the address to listen on, host:port.
-	Listen string
+	Listen string `toml:"listen" rule:"listen"`
 	// APIKeyEnv names the environment variable holding the inbound keys
 	// clients must present (Authorization: Bearer or x-api-key); several
 	// keys may be given separated by commas. "" means no key is required,
 	// which is allowed only on a loopback address unless AllowNoKey is set.
-	APIKeyEnv string
+	APIKeyEnv string `toml:"api_key_env" rule:"api_key_env"`
 	// AllowNoKey allows listening on a non-loopback address with no
 	// inbound key. It exists so that doing so is a written decision.
-	AllowNoKey bool
+	AllowNoKey bool `toml:"allow_no_key"`
 	// ForwardClientKey sends the client's own key upstream instead of the
 	// one named by llm.api_key_env.
-	ForwardClientKey bool
+	ForwardClientKey bool `toml:"forward_client_key"`
 	// Models are model names clients may ask for besides llm.model and
 	// llm.tiers; nil when none.
-	Models []string
+	Models []string `toml:"models" rule:"models"`
 	// ModelAliases maps a model name clients may ask for to the upstream
 	// model that answers it (Claude Code's claude-… names onto whatever
 	// the upstream serves); nil when none. An alias is served and listed
 	// like Models, is none of llm.model, the tiers or Models, and is not
 	// the target of another alias: one name, one meaning, no chains.
-	ModelAliases map[string]string
+	ModelAliases map[string]string `toml:"model_aliases" rule:"model_aliases"`
 	// MaxBodySize bounds a request body, in bytes.
-	MaxBodySize int64
+	MaxBodySize int64 `toml:"max_body_size" range:"body_size"`
 	// MaxBodyBytesInFlight bounds the request-body bytes held at once,
 	// over every request; one that would pass it gets 429 with
 	// retry-after. Serving a body takes 12 to 20 times its size in
 	// memory, so this bounds what bodies take to about 20 times it. At
 	// least MaxBodySize.
-	MaxBodyBytesInFlight int64
+	MaxBodyBytesInFlight int64 `toml:"max_body_bytes_in_flight" range:"body_bytes"`
 	// MaxConcurrent bounds the requests served at once; the next one gets
 	// 429 with retry-after.
-	MaxConcurrent int
+	MaxConcurrent int `toml:"max_concurrent" range:"concurrent"`
 	// HeaderTimeout, ReadTimeout and IdleTimeout bound reading a request's
 	// headers, reading its whole body, and an idle keep-alive connection.
-	HeaderTimeout time.Duration
-	ReadTimeout   time.Duration
-	IdleTimeout   time.Duration
+	HeaderTimeout time.Duration `toml:"header_timeout"`
+	ReadTimeout   time.Duration `toml:"read_timeout"`
+	IdleTimeout   time.Duration `toml:"idle_timeout"`
 	// RequestTimeout bounds one request from its first byte to its last,
 	// every upstream round and plugin tool included.
-	RequestTimeout time.Duration
+	RequestTimeout time.Duration `toml:"request_timeout"`
 	// DrainTimeout bounds how long in-flight requests may run on after
 	// SIGTERM or SIGINT before they are cut and plugins are stopped.
-	DrainTimeout time.Duration
+	DrainTimeout time.Duration `toml:"drain_timeout"`
 	// StateTTL and StateEntries bound the store of rounds hidden from
 	// clients (plugin tool calls in a response that also returned the
 	// client's own calls), which the gateway splices back into the history
 	// when the client continues.
-	StateTTL     time.Duration
-	StateEntries int
+	StateTTL     time.Duration `toml:"state_ttl"`
+	StateEntries int           `toml:"state_entries" range:"entries"`
 	// ResponsesEntries and ResponsesMaxBytes bound the store of the
 	// Responses objects /v1/responses returned with store:true (each
 	// response and each of its output items is an entry), which
 	// previous_response_id and item_reference resolve against; they live
 	// StateTTL after their last use. ResponsesMaxBytes 0 keeps none.
-	ResponsesEntries  int
-	ResponsesMaxBytes int64
+	ResponsesEntries  int   `toml:"responses_entries" range:"entries"`
+	ResponsesMaxBytes int64 `toml:"responses_max_bytes" range:"response_bytes"`
 }
 
 func defaultServer() Server {
@@ -114,10 +114,6 @@ func defaultServer() Server {
 	}
 }
 
-var serverKeys = []string{"listen", "api_key_env", "allow_no_key", "forward_client_key", "models", "model_aliases",
-	"max_body_size", "max_body_bytes_in_flight", "max_concurrent", "header_timeout", "read_timeout", "idle_timeout",
-	"request_timeout", "drain_timeout", "state_ttl", "state_entries", "responses_entries", "responses_max_bytes"}
-
 // Upper bounds of the [server] integers. A body is held in memory while
 // it is decoded, so more than a GiB is a mistake rather than a need; the
 // counts are capped where a typo would otherwise reserve absurd resources.
@@ -128,81 +124,10 @@ const (
 	maxStateEntries    = 1 << 24
 )
 
-func (d *decoder) server(key toml.Key, v any, c *Server) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return
-	}
-	inFlightSet := false
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		switch k {
-		case "listen":
-			if s, ok := d.listen(kk, m[k]); ok {
-				c.Listen = s
-			}
-		case "api_key_env":
-			if s, ok := d.apiKeyEnv(kk, m[k]); ok {
-				c.APIKeyEnv = s
-			}
-		case "allow_no_key":
-			if b, ok := d.boolean(kk, m[k]); ok {
-				c.AllowNoKey = b
-			}
-		case "forward_client_key":
-			if b, ok := d.boolean(kk, m[k]); ok {
-				c.ForwardClientKey = b
-			}
-		case "models":
-			if names, ok := d.modelList(kk, m[k]); ok {
-				c.Models = names
-			}
-		case "model_aliases":
-			if aliases, ok := d.modelAliases(kk, m[k]); ok {
-				c.ModelAliases = aliases
-			}
-		case "max_body_size":
-			if n, ok := d.bounded(kk, m[k], defaultMaxBodySize, 1, maxBodySizeLimit, "bytes (1 GiB)"); ok {
-				c.MaxBodySize = n
-			}
-		case "max_body_bytes_in_flight":
-			if n, ok := d.bounded(kk, m[k], DefaultMaxBodyBytesInFlight, 1, maxBodyBytesLimit, "bytes (1 TiB)"); ok {
-				c.MaxBodyBytesInFlight, inFlightSet = n, true
-			}
-		case "max_concurrent":
-			if n, ok := d.bounded(kk, m[k], defaultMaxConcurrent, 1, maxConcurrentLimit, "requests"); ok {
-				c.MaxConcurrent = int(n)
-			}
-		case "state_entries":
-			if n, ok := d.bounded(kk, m[k], defaultStateEntries, 1, maxStateEntries, "entries"); ok {
-				c.StateEntries = int(n)
-			}
-		case "responses_entries":
-			if n, ok := d.bounded(kk, m[k], DefaultResponsesEntries, 1, maxStateEntries, "entries"); ok {
-				c.ResponsesEntries = int(n)
-			}
-		case "responses_max_bytes":
-			if n, ok := d.bounded(kk, m[k], DefaultResponsesMaxBytes, 0, maxBodyBytesLimit, "bytes (1 TiB; 0 keeps no responses)"); ok {
-				c.ResponsesMaxBytes = n
-			}
-		case "header_timeout":
-			d.setDuration(kk, m[k], defaultHeaderTimeout, &c.HeaderTimeout)
-		case "read_timeout":
-			d.setDuration(kk, m[k], defaultReadTimeout, &c.ReadTimeout)
-		case "idle_timeout":
-			d.setDuration(kk, m[k], defaultIdleTimeout, &c.IdleTimeout)
-		case "request_timeout":
-			d.setDuration(kk, m[k], defaultRequestTimeout, &c.RequestTimeout)
-		case "drain_timeout":
-			d.setDuration(kk, m[k], defaultDrainTimeout, &c.DrainTimeout)
-		case "state_ttl":
-			d.setDuration(kk, m[k], defaultStateTTL, &c.StateTTL)
-		default:
-			d.unknown(kk, serverKeys, m[k])
-		}
-	}
+// check checks the keys that only make sense together.
+func (c *Server) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
 	switch {
-	case !inFlightSet:
+	case !set["max_body_bytes_in_flight"]:
 		// A larger max_body_size raises the budget with it, so that
 		// one body of the largest size can always be read.
 		c.MaxBodyBytesInFlight = max(c.MaxBodyBytesInFlight, c.MaxBodySize)
@@ -212,26 +137,7 @@ func (d *decoder) server(key toml.Key, v any, c *Server) {
 	if c.ForwardClientKey && c.APIKeyEnv != "" {
 		d.fail(join(key, toml.Key{"forward_client_key"}), -1, "is true while server.api_key_env is set: a client would then present hookhost's inbound key and its own provider key in the same two headers (Authorization, x-api-key), so the inbound key could be sent upstream to the provider; set only one of them")
 	}
-}
-
-func (d *decoder) setDuration(key toml.Key, v any, def time.Duration, dst *time.Duration) {
-	if dur, ok := d.duration(key, v, def); ok {
-		*dst = dur
-	}
-}
-
-// bounded is an integer key between lo and hi; unit names what it counts
-// in the message.
-func (d *decoder) bounded(key toml.Key, v any, def, lo, hi int64, unit string) (int64, bool) {
-	n, ok := d.integer(key, v, def)
-	if !ok {
-		return 0, false
-	}
-	if n < lo || n > hi {
-		d.fail(key, -1, "must be between %d and %d %s, got %d (the default is %d)", lo, hi, unit, n, def)
-		return 0, false
-	}
-	return n, true
+	return ok
 }
 
 // listen is host:port, host possibly empty (every interface) and port
@@ -260,77 +166,45 @@ func (d *decoder) listen(key toml.Key, v any) (string, bool) {
 
 // modelList is a list of distinct, non-empty model names.
 func (d *decoder) modelList(key toml.Key, v any) ([]string, bool) {
-	names, ok := d.stringList(key, v)
-	if !ok {
-		return nil, false
-	}
 	first := map[string]int{}
-	for i, n := range names {
+	return d.list(key, v, func(i int, n string) bool {
 		if strings.TrimSpace(n) == "" {
 			d.fail(key, i, "item %d is empty (name a model clients may ask for, e.g. %q)", i+1, exampleModel["openai"])
-			ok = false
-			continue
+			return false
 		}
 		if j, dup := first[n]; dup {
 			d.fail(key, i, "model %q is listed twice, as items %d and %d (list it once)", abbrev(n), j+1, i+1)
-			ok = false
-			continue
+			return false
 		}
 		first[n] = i
-	}
-	if !ok {
-		return nil, false
-	}
-	if len(names) == 0 {
-		names = nil
-	}
-	return names, true
+		return true
+	})
 }
 
 // modelAliases is a table of client model name → upstream model, both
 // non-empty; an alias of itself, or one whose target is another alias, is
 // refused (aliases are not followed in chains).
 func (d *decoder) modelAliases(key toml.Key, v any) (map[string]string, bool) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return nil, false
-	}
-	out := map[string]string{}
-	for _, name := range sortedKeys(m) {
-		kk := join(key, toml.Key{name})
-		target, good := d.str(kk, m[name])
+	out, ok := d.stringMap(key, v, func(kk toml.Key, name, target string) bool {
 		switch {
-		case !good:
 		case strings.TrimSpace(name) == "":
 			d.fail(kk, -1, "an empty model name cannot be an alias (write e.g. \"claude-sonnet-4-5-20250929\" = %q)", exampleModel["openai"])
-			good = false
 		case strings.TrimSpace(target) == "":
 			d.fail(kk, -1, "names no upstream model (write the model the upstream serves, e.g. %q)", exampleModel["openai"])
-			good = false
 		case target == name:
 			d.fail(kk, -1, "%q is an alias of itself; list it in server.models instead", abbrev(name))
-			good = false
+		default:
+			return true
 		}
-		if !good {
-			ok = false
-			continue
-		}
-		out[name] = target
-	}
-	for _, name := range sortedKeys(m) {
-		target, set := out[name]
-		if next, chained := out[target]; set && chained {
-			d.fail(join(key, toml.Key{name}), -1, "its target %q is itself an alias (of %q), and aliases are not followed in chains; name the upstream model %q directly", abbrev(target), abbrev(next), abbrev(next))
+		return false
+	})
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		if next, chained := out[out[name]]; chained {
+			d.fail(join(key, toml.Key{name}), -1, "its target %q is itself an alias (of %q), and aliases are not followed in chains; name the upstream model %q directly", abbrev(out[name]), abbrev(next), abbrev(next))
 			ok = false
 		}
 	}
-	if !ok {
-		return nil, false
-	}
-	if len(out) == 0 {
-		out = nil
-	}
-	return out, true
+	return out, ok
 }
 
 // aliasConflicts refuses an alias that is also a model served under its

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -22,45 +23,36 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// The file is decoded into plain maps and checked against this schema by
-// hand rather than decoded into structs: the toml package stops at the first
-// type mismatch and reports it without a dependable position, while walking
-// the maps lets every problem be reported with its key, its line and a fix.
-
 var (
-	rootKeys         = []string{"llm", "routing", "conversation", "tools", "plugins", "server"}
-	llmKeys          = []string{"provider", "model", "api", "base_url", "api_key_env", "headers", "max_tokens", "temperature", "timeout", "call_timeout", "max_retries", "tiers"}
-	tiersKeys        = []string{"small", "strong"}
-	routingKeys      = []string{"gateway"}
-	conversationKeys = []string{"max_iterations", "system"}
-	toolsKeys        = []string{"read_root"}
-	pluginsKeys      = []string{"enabled", "dir", "entries"}
-	entryKeys        = []string{"path", "sha256", "timeout", "tool_timeout", "fail_closed", "allow_tool_override", "env", "config", "max_result_size", "max_request_size", "protocol", "reattach"}
+	entryKeys  = keysOf(PluginEntry{})
+	serverKeys = keysOf(Server{})
 )
 
 // homeOf maps a key name to the tables it belongs in, to redirect keys
 // written in the wrong table. A name used in several tables (timeout) maps
-// to all of them, in this fixed order, so the hint does not vary by run.
+// to all of them, in the order the structs nest, so the hint does not vary
+// by run.
 var homeOf = func() map[string][]string {
 	m := map[string][]string{}
-	for _, t := range []struct {
-		table string
-		keys  []string
-	}{
-		{"", rootKeys},
-		{"llm", llmKeys},
-		{"llm.tiers", tiersKeys},
-		{"routing", routingKeys},
-		{"conversation", conversationKeys},
-		{"tools", toolsKeys},
-		{"plugins", pluginsKeys},
-		{"plugins.entries.<name>", entryKeys},
-		{"server", serverKeys},
-	} {
-		for _, k := range t.keys {
-			m[k] = append(m[k], t.table)
+	var walk func(table string, t reflect.Type)
+	walk = func(table string, t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			k := f.Tag.Get("toml")
+			if k == "" {
+				continue
+			}
+			m[k] = append(m[k], table)
+			sub := strings.TrimPrefix(table+"."+k, ".")
+			switch {
+			case f.Type.Kind() == reflect.Struct:
+				walk(sub, f.Type)
+			case f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.Struct:
+				walk(sub+".<name>", f.Type.Elem())
+			}
 		}
 	}
+	walk("", reflect.TypeOf(Config{}))
 	return m
 }()
 
@@ -80,6 +72,8 @@ type decoder struct {
 	// checkFS makes paths that must exist now be checked: a file that is
 	// loaded describes this machine, data that is parsed may not.
 	checkFS bool
+	dir     string              // relative paths in the file start here
+	entries map[string]rawEntry // the [plugins.entries.<name>] tables accepted
 }
 
 // directory checks that path, written at key, is an existing directory.
@@ -119,36 +113,15 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
 		return nil, syntaxError(err, string(data), filename)
 	}
-	d := &decoder{file: filename, pos: scanPositions(string(data)), checkFS: checkFS}
+	d := &decoder{file: filename, pos: scanPositions(string(data)), checkFS: checkFS, dir: dir, entries: map[string]rawEntry{}}
 	c := newDefault(dir)
 	c.file, c.pos = filename, d.pos
-	pluginDir := defaultPluginDir
-	entries := map[string]rawEntry{}
-
-	for _, k := range sortedKeys(root) {
-		key := toml.Key{k}
-		v := root[k]
-		switch k {
-		case "llm":
-			d.llm(key, v, &c.LLM)
-		case "routing":
-			d.routing(key, v, &c.Routing)
-		case "conversation":
-			d.conversation(key, v, &c.Conversation)
-		case "tools":
-			d.tools(key, v, &c.Tools, dir)
-		case "plugins":
-			d.plugins(key, v, &c.Plugins, &pluginDir, entries)
-		case "server":
-			d.server(key, v, &c.Server)
-		default:
-			d.unknown(key, rootKeys, v)
-		}
-	}
+	c.Plugins.Dir = defaultPluginDir
+	d.decodeTable(nil, root, c)
 
 	d.aliasConflicts(c)
-	c.Plugins.Dir = resolve(dir, pluginDir)
-	for name, e := range entries {
+	c.Plugins.Dir = resolve(dir, c.Plugins.Dir)
+	for name, e := range d.entries {
 		e.Dir = dir
 		if e.path != "" {
 			e.Path = resolve(dir, e.path)
@@ -163,7 +136,7 @@ func parse(data []byte, filename, dir string, checkFS bool) (*Config, error) {
 		}
 	}
 	if d.checkFS {
-		d.strayEntries(c, entries)
+		d.strayEntries(c, d.entries)
 	}
 
 	if len(d.errs) > 0 {
@@ -278,98 +251,75 @@ func syntaxError(err error, src, filename string) error {
 	return &Error{File: filename, Line: line, Key: key, Msg: fmt.Sprintf("invalid TOML: %s (%s)", pe.Message, hint)}
 }
 
-func (d *decoder) llm(key toml.Key, v any, c *LLM) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return
-	}
-	// Defaults that depend on the provider are filled in afterwards, so
-	// remember which keys the file set, and whether each was valid.
-	set := map[string]bool{}
-	bad := false
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		good := true
-		switch k {
-		case "provider":
-			s, ok := d.str(kk, m[k])
-			if !ok {
-				good = false
-				break
-			}
-			if !slices.Contains(providers, s) {
-				hint := ""
-				if near := closest(s, providers); near != "" {
-					hint = fmt.Sprintf("did you mean %q? ", near)
-				}
-				d.fail(kk, -1, "unknown provider %q (%suse one of: %s)", s, hint, strings.Join(providers, ", "))
-				good = false
-				break
-			}
-			c.Provider = s
-		case "model":
-			c.Model, good = d.nonEmpty(kk, m[k], defaultModel)
-		case "api":
-			c.API, good = d.str(kk, m[k])
-			if good && c.API != apiChat && c.API != apiResponses {
-				d.fail(kk, -1, "unknown api %q (use %q for Chat Completions or %q for the Responses API)", abbrev(c.API), apiChat, apiResponses)
-				good = false
-			}
-		case "base_url":
-			c.BaseURL, good = d.baseURL(kk, m[k])
-		case "api_key_env":
-			c.APIKeyEnv, good = d.apiKeyEnv(kk, m[k])
-		case "headers":
-			c.Headers, good = d.headers(kk, m[k])
-		case "max_tokens":
-			n, ok := d.integer(kk, m[k], defaultAnthropicMaxTokens)
-			switch {
-			case !ok:
-			case n < 1:
-				d.fail(kk, -1, "must be at least 1, got %d (remove the key to let the provider decide; anthropic then uses %d)", n, defaultAnthropicMaxTokens)
-				ok = false
-			case n > math.MaxInt32:
-				d.fail(kk, -1, "must be at most %d, got %d (no model writes that much; anthropic's default is %d)", math.MaxInt32, n, defaultAnthropicMaxTokens)
-				ok = false
-			}
-			c.MaxTokens, good = int(n), ok
-		case "temperature":
-			var t float64
-			if t, good = d.number(kk, m[k], 0.2); good {
-				if t < 0 || t > 2 || math.IsNaN(t) {
-					d.fail(kk, -1, "must be between 0 and 2, got %v (remove the key to use the model's default)", t)
-					good = false
-				} else {
-					c.Temperature = &t
-				}
-			}
-		case "timeout":
-			c.Timeout, good = d.duration(kk, m[k], defaultLLMTimeout)
-		case "call_timeout":
-			c.CallTimeout, good = d.duration(kk, m[k], defaultCallTimeout)
-		case "max_retries":
-			n, ok := d.integer(kk, m[k], defaultMaxRetries)
-			if ok && (n < 0 || n > maxRetriesLimit) {
-				d.fail(kk, -1, "must be between 0 and %d, got %d (0 turns retries off; the default is %d)", maxRetriesLimit, n, defaultMaxRetries)
-				ok = false
-			}
-			c.MaxRetries, good = int(n), ok
-		case "tiers":
-			good = d.tiers(kk, m[k], &c.Tiers)
-		default:
-			d.unknown(kk, llmKeys, m[k])
+func (d *decoder) provider(key toml.Key, v any) (string, bool) {
+	s, ok := d.str(key, v)
+	if ok && !slices.Contains(providers, s) {
+		hint := ""
+		if near := closest(s, providers); near != "" {
+			hint = fmt.Sprintf("did you mean %q? ", near)
 		}
-		set[k] = true
-		bad = bad || !good
+		d.fail(key, -1, "unknown provider %q (%suse one of: %s)", s, hint, strings.Join(providers, ", "))
+		return "", false
 	}
-	if !bad {
-		d.resolveLLM(key, c, set)
-	}
+	return s, ok
 }
 
-// resolveLLM fills in the defaults that depend on the provider and checks
-// the keys that only make sense together.
-func (d *decoder) resolveLLM(key toml.Key, c *LLM, set map[string]bool) {
+func (d *decoder) api(key toml.Key, v any) (string, bool) {
+	s, ok := d.str(key, v)
+	if ok && s != apiChat && s != apiResponses {
+		d.fail(key, -1, "unknown api %q (use %q for Chat Completions or %q for the Responses API)", abbrev(s), apiChat, apiResponses)
+		return "", false
+	}
+	return s, ok
+}
+
+func checkMaxTokens(d *decoder, key toml.Key, n int64) bool {
+	switch {
+	case n < 1:
+		d.fail(key, -1, "must be at least 1, got %d (remove the key to let the provider decide; anthropic then uses %d)", n, defaultAnthropicMaxTokens)
+	case n > math.MaxInt32:
+		d.fail(key, -1, "must be at most %d, got %d (no model writes that much; anthropic's default is %d)", math.MaxInt32, n, defaultAnthropicMaxTokens)
+	default:
+		return true
+	}
+	return false
+}
+
+func checkMaxRetries(d *decoder, key toml.Key, n int64) bool {
+	if n < 0 || n > maxRetriesLimit {
+		d.fail(key, -1, "must be between 0 and %d, got %d (0 turns retries off; the default is %d)", maxRetriesLimit, n, defaultMaxRetries)
+		return false
+	}
+	return true
+}
+
+func checkMaxIterations(d *decoder, key toml.Key, n int64) bool {
+	switch {
+	case n < 1:
+		d.fail(key, -1, "must be at least 1, got %d (it caps model calls per user message; the default is %d)", n, defaultMaxIterations)
+	case n > math.MaxInt32:
+		d.fail(key, -1, "must be at most %d, got %d (it caps model calls per user message; the default is %d)", math.MaxInt32, n, defaultMaxIterations)
+	default:
+		return true
+	}
+	return false
+}
+
+func (d *decoder) temperature(key toml.Key, v any) (*float64, bool) {
+	t, ok := d.number(key, v, 0.2)
+	if ok && (t < 0 || t > 2 || math.IsNaN(t)) {
+		d.fail(key, -1, "must be between 0 and 2, got %v (remove the key to use the model's default)", t)
+		return nil, false
+	}
+	return &t, ok
+}
+
+// check fills in the defaults that depend on the provider and checks the
+// keys that only make sense together, once every key is valid.
+func (c *LLM) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
+	if !ok {
+		return false
+	}
 	at := func(k string) toml.Key { return join(key, toml.Key{k}) }
 	if !set["model"] {
 		switch {
@@ -425,31 +375,15 @@ func (d *decoder) resolveLLM(key toml.Key, c *LLM, set map[string]bool) {
 	if !set["api_key_env"] {
 		c.APIKeyEnv = defaultAPIKeyEnv[c.Provider]
 	}
+	return true
 }
 
-func (d *decoder) tiers(key toml.Key, v any, t *Tiers) bool {
-	m, ok := d.table(key, v)
-	if !ok {
-		return false
-	}
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		var good bool
-		switch k {
-		case "small":
-			t.Small, good = d.nonEmpty(kk, m[k], "")
-		case "strong":
-			t.Strong, good = d.nonEmpty(kk, m[k], "")
-		default:
-			d.unknown(kk, tiersKeys, m[k])
-		}
-		ok = ok && good
-	}
-	if ok && t.Small != "" && t.Small == t.Strong {
+func (t *Tiers) check(d *decoder, key toml.Key, _ map[string]bool, _, clean bool) bool {
+	if clean && t.Small != "" && t.Small == t.Strong {
 		d.fail(join(key, toml.Key{"strong"}), -1, "is the same model as small, %q (escalation needs a stronger model; remove strong if there is none)", abbrev(t.Small))
 		return false
 	}
-	return ok
+	return clean
 }
 
 func (d *decoder) baseURL(key toml.Key, v any) (string, bool) {
@@ -491,166 +425,65 @@ var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 var secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-authorization"}
 
 func (d *decoder) headers(key toml.Key, v any) (map[string]string, bool) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return nil, false
-	}
-	out := map[string]string{}
-	for _, name := range sortedKeys(m) {
-		kk := join(key, toml.Key{name})
-		s, good := d.str(kk, m[name])
+	return d.stringMap(key, v, func(kk toml.Key, name, s string) bool {
 		switch {
-		case !good:
 		case !headerNameRE.MatchString(name):
 			d.fail(kk, -1, "%q is not a valid HTTP header name", abbrev(name))
-			good = false
 		case slices.Contains(secretHeaders, strings.ToLower(name)):
 			d.fail(kk, -1, "credentials do not go in this file (name the environment variable holding the key in api_key_env)")
-			good = false
 		case strings.ContainsAny(s, "\r\n\x00"):
 			d.fail(kk, -1, "header value must be a single line")
-			good = false
-		}
-		if !good {
-			ok = false
-			continue
-		}
-		out[name] = s
-	}
-	if !ok {
-		return nil, false
-	}
-	if len(out) == 0 {
-		out = nil
-	}
-	return out, true
-}
-
-func (d *decoder) routing(key toml.Key, v any, c *Routing) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return
-	}
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		switch k {
-		case "gateway":
-			if b, ok := d.boolean(kk, m[k]); ok {
-				c.Gateway = b
-			}
 		default:
-			d.unknown(kk, routingKeys, m[k])
+			return true
 		}
-	}
+		return false
+	})
 }
 
-func (d *decoder) conversation(key toml.Key, v any, c *Conversation) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return
-	}
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		switch k {
-		case "max_iterations":
-			n, ok := d.integer(kk, m[k], defaultMaxIterations)
-			if !ok {
-				continue
-			}
-			if n < 1 {
-				d.fail(kk, -1, "must be at least 1, got %d (it caps model calls per user message; the default is %d)", n, defaultMaxIterations)
-				continue
-			}
-			if n > math.MaxInt32 {
-				d.fail(kk, -1, "must be at most %d, got %d (it caps model calls per user message; the default is %d)", math.MaxInt32, n, defaultMaxIterations)
-				continue
-			}
-			c.MaxIterations = int(n)
-		case "system":
-			if s, ok := d.str(kk, m[k]); ok {
-				c.System = s
-			}
-		default:
-			d.unknown(kk, conversationKeys, m[k])
-		}
-	}
-}
-
-func (d *decoder) tools(key toml.Key, v any, c *Tools, dir string) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return
-	}
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		switch k {
-		case "read_root":
-			if s, ok := d.nonEmpty(kk, m[k], defaultReadRoot); ok {
-				c.ReadRoot = resolve(dir, s)
-				d.directory(kk, c.ReadRoot)
-			}
-		default:
-			d.unknown(kk, toolsKeys, m[k])
-		}
-	}
-}
-
-func (d *decoder) plugins(key toml.Key, v any, c *Plugins, dir *string, entries map[string]rawEntry) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return
-	}
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		switch k {
-		case "enabled":
-			d.enabled(kk, m[k], c)
-		case "dir":
-			if s, ok := d.nonEmpty(kk, m[k], defaultPluginDir); ok {
-				*dir = s
-			}
-		case "entries":
-			em, ok := d.table(kk, m[k])
-			if !ok {
-				continue
-			}
-			for _, name := range sortedKeys(em) {
-				nk := join(kk, toml.Key{name})
-				if !d.pluginName(nk, -1, name) {
-					continue
-				}
-				if e, ok := d.entry(nk, em[name]); ok {
-					entries[name] = e
-				}
-			}
-		default:
-			d.unknown(kk, pluginsKeys, m[k])
-		}
-	}
-}
-
-func (d *decoder) enabled(key toml.Key, v any, c *Plugins) {
-	names, ok := d.stringList(key, v)
-	if !ok {
-		return
-	}
+func (d *decoder) enabled(key toml.Key, v any) ([]string, bool) {
 	first := map[string]int{}
-	valid := true
-	for i, name := range names {
+	return d.list(key, v, func(i int, name string) bool {
 		if !d.pluginName(key, i, name) {
-			valid = false
-			continue
+			return false
 		}
 		if j, dup := first[name]; dup {
 			d.fail(key, i, "plugin %q is enabled twice, as items %d and %d (list it once; the order sets priority)", name, j+1, i+1)
-			valid = false
-			continue
+			return false
 		}
 		first[name] = i
+		return true
+	})
+}
+
+// entriesRule decodes [plugins.entries]: each valid table becomes an entry
+// in d.entries, resolved once plugins.dir is known.
+func (d *decoder) entriesRule(key toml.Key, v any, _ reflect.Value) bool {
+	m, ok := d.table(key, v)
+	if !ok {
+		return false
 	}
-	if valid && len(names) > 0 {
-		c.Enabled = names
+	for _, name := range sortedKeys(m) {
+		nk := join(key, toml.Key{name})
+		if !d.pluginName(nk, -1, name) {
+			continue
+		}
+		e := rawEntry{PluginEntry: defaultEntry("", "", "")}
+		if _, _, clean := d.decodeTable(nk, m[name], &e.PluginEntry); !clean {
+			continue
+		}
+		e.path = e.Path
+		e.Source = Source{File: d.file, Line: d.pos.line(nk, -1)}
+		if cm, ok := m[name].(map[string]any)["config"].(map[string]any); ok {
+			ck := join(nk, toml.Key{"config"})
+			e.Source.ConfigLine = d.pos.line(ck, -1)
+			e.Source.ConfigKeys = map[string]int{}
+			for k := range cm {
+				e.Source.ConfigKeys[k] = d.pos.line(join(ck, toml.Key{k}), -1)
+			}
+		}
+		d.entries[name] = e
 	}
+	return true
 }
 
 func (d *decoder) pluginName(key toml.Key, elem int, name string) bool {
@@ -669,57 +502,6 @@ func (d *decoder) pluginName(key toml.Key, elem int, name string) bool {
 	return false
 }
 
-func (d *decoder) entry(key toml.Key, v any) (rawEntry, bool) {
-	m, ok := d.table(key, v)
-	if !ok {
-		return rawEntry{}, false
-	}
-	e := rawEntry{PluginEntry: defaultEntry("", "", "")}
-	e.Source = Source{File: d.file, Line: d.pos.line(key, -1)}
-	ok = true
-	for _, k := range sortedKeys(m) {
-		kk := join(key, toml.Key{k})
-		var good bool
-		switch k {
-		case "path":
-			e.path, good = d.str(kk, m[k])
-		case "sha256":
-			e.SHA256, good = d.sha256(kk, m[k])
-		case "timeout":
-			e.Timeout, good = d.duration(kk, m[k], defaultTimeout)
-		case "tool_timeout":
-			e.ToolTimeout, good = d.duration(kk, m[k], defaultToolTimeout)
-		case "fail_closed":
-			e.FailClosed, good = d.boolean(kk, m[k])
-		case "allow_tool_override":
-			e.AllowToolOverride, good = d.boolean(kk, m[k])
-		case "env":
-			e.Env, good = d.env(kk, m[k])
-		case "config":
-			e.Config, good = d.pluginConfig(kk, m[k])
-			if good {
-				e.Source.ConfigLine = d.pos.line(kk, -1)
-				e.Source.ConfigKeys = map[string]int{}
-				for name := range m[k].(map[string]any) {
-					e.Source.ConfigKeys[name] = d.pos.line(join(kk, toml.Key{name}), -1)
-				}
-			}
-		case "max_result_size":
-			e.MaxResultSize, good = d.messageSize(kk, m[k], defaultMaxResultSize)
-		case "max_request_size":
-			e.MaxRequestSize, good = d.messageSize(kk, m[k], defaultMaxRequestSize)
-		case "protocol":
-			e.Protocol, good = d.protocol(kk, m[k])
-		case "reattach":
-			e.Reattach, good = d.reattach(kk, key[len(key)-1], m[k])
-		default:
-			d.unknown(kk, entryKeys, m[k])
-		}
-		ok = ok && good
-	}
-	return e, ok
-}
-
 // The plugin message size limits, copied from internal/wire because
 // config imports nothing of the project's; wire's tests check that the two
 // agree. maxMessageSize is what the SDK's server accepts; the defaults are
@@ -730,28 +512,22 @@ const (
 	defaultMaxRequestSize = 16 << 20
 )
 
-func (d *decoder) messageSize(key toml.Key, v any, example int64) (int, bool) {
-	n, ok := d.integer(key, v, example)
-	if !ok {
-		return 0, false
+func checkMessageSize(example int64) func(d *decoder, key toml.Key, n int64) bool {
+	return func(d *decoder, key toml.Key, n int64) bool {
+		if n < 1 || n > maxMessageSize {
+			d.fail(key, -1, "must be between 1 and %d bytes (256 MiB), got %d (write the size in bytes, e.g. %s = %d)", maxMessageSize, n, key[len(key)-1], example)
+			return false
+		}
+		return true
 	}
-	if n < 1 || n > maxMessageSize {
-		d.fail(key, -1, "must be between 1 and %d bytes (256 MiB), got %d (write the size in bytes, e.g. %s = %d)", maxMessageSize, n, key[len(key)-1], example)
-		return 0, false
-	}
-	return int(n), true
 }
 
-func (d *decoder) protocol(key toml.Key, v any) (int, bool) {
-	n, ok := d.integer(key, v, 2)
-	if !ok {
-		return 0, false
-	}
+func checkProtocol(d *decoder, key toml.Key, n int64) bool {
 	if n < 0 || n > 2 {
 		d.fail(key, -1, "must be 1 or 2 to pin the plugin protocol version, or 0 to use the highest the plugin speaks, got %d", n)
-		return 0, false
+		return false
 	}
-	return int(n), true
+	return true
 }
 
 // reattach takes the JSON a plugin started with HOOKHOST_PLUGIN_DEBUG=1
@@ -785,29 +561,18 @@ func (d *decoder) sha256(key toml.Key, v any) (string, bool) {
 }
 
 func (d *decoder) env(key toml.Key, v any) ([]string, bool) {
-	names, ok := d.stringList(key, v)
-	if !ok {
-		return nil, false
-	}
-	for i, n := range names {
+	return d.list(key, v, func(i int, n string) bool {
 		if envNameRE.MatchString(n) {
-			continue
+			return true
 		}
-		ok = false
 		if name, _, found := strings.Cut(n, "="); found && envNameRE.MatchString(name) {
 			// Never echo the value: it is probably a secret.
 			d.fail(key, i, "item %d looks like NAME=value (list only the name %q; the plugin gets the value from the host's environment, so secrets stay out of this file)", i+1, name)
-			continue
+			return false
 		}
 		d.fail(key, i, "item %d, %q, is not an environment variable name (use letters, digits and \"_\", not starting with a digit)", i+1, abbrev(n))
-	}
-	if !ok {
-		return nil, false
-	}
-	if len(names) == 0 {
-		names = nil
-	}
-	return names, true
+		return false
+	})
 }
 
 // pluginConfig turns the free-form table into JSON, which is how the plugin
@@ -986,6 +751,42 @@ func (d *decoder) stringList(key toml.Key, v any) ([]string, bool) {
 			continue
 		}
 		out[i] = s
+	}
+	return out, ok
+}
+
+// list is an array of strings each of which item accepts (reporting the
+// problem itself when it does not); an empty one is nil. The result is
+// whole only when ok.
+func (d *decoder) list(key toml.Key, v any, item func(i int, s string) bool) ([]string, bool) {
+	names, ok := d.stringList(key, v)
+	if !ok {
+		return nil, false
+	}
+	for i, s := range names {
+		ok = item(i, s) && ok
+	}
+	return nilIfEmpty(names), ok
+}
+
+// stringMap is a table of strings each of which item accepts; an empty one
+// is nil. The result holds the accepted entries; it is whole only when ok.
+func (d *decoder) stringMap(key toml.Key, v any, item func(kk toml.Key, name, s string) bool) (map[string]string, bool) {
+	m, ok := d.table(key, v)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, name := range sortedKeys(m) {
+		kk := join(key, toml.Key{name})
+		s, good := d.str(kk, m[name])
+		if good = good && item(kk, name, s); good {
+			out[name] = s
+		}
+		ok = ok && good
+	}
+	if len(out) == 0 {
+		out = nil
 	}
 	return out, ok
 }
