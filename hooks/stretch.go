@@ -64,13 +64,8 @@ var ErrNoStretch = errors.New("plugin cannot answer several hooks in one exchang
 var ErrBadStretch = errors.New("not a legal stretch")
 
 // legalStretches are the runs of the tool pipeline one plugin may be asked
-// for in one exchange: consecutive stages, each but the last able to let
-// the call go on to the next.
-var legalStretches = [][]Name{
-	{PreToolCall, PreToolCallCanProvideResult},
-	{PreToolCall, PreToolCallCanProvideResult, TransformToolResult},
-	{PreToolCallCanProvideResult, TransformToolResult},
-}
+// for in one exchange, read from the catalogue.
+var legalStretches = LegalStretches()
 
 // checkStretch reports whether req is a legal stretch (see ErrBadStretch).
 func checkStretch(req StretchRequest) error {
