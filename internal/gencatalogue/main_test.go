@@ -21,7 +21,7 @@ func TestGeneratedCatalogueUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{pythonPath, typescriptPath, readmePath} {
+	for _, path := range []string{pythonPath, typescriptPath, readmePath, protocolPath} {
 		want, ok := files[path]
 		if !ok {
 			t.Fatalf("generate wrote no %s", path)
@@ -120,6 +120,8 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 		{"plugins/typescript/conform/conform.ts", ts, "a handler in the conformance plugin"},
 		{"internal/conformance/fromdoc/typescript/src/conform.ts", ts, "a handler in the conformance plugin built from PROTOCOL.md"},
 		{"PROTOCOL.md", func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }, "a row in the hook table"},
+		{"plugins/python/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }, "a row in the handler table"},
+		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table"},
 	}
 	for _, c := range checks {
 		raw, err := os.ReadFile(filepath.Join(root, c.path))
