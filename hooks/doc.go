@@ -87,7 +87,8 @@
 // Tests hold part of it: internal/gencatalogue fails when a generated file
 // is stale or when a hook lacks its row in convert.py or wire.ts, its
 // handler in a Python or TypeScript conformance plugin, or its row in
-// PROTOCOL.md or an SDK README; internal/wire fails when a hook lacks its
+// PROTOCOL.md or an SDK README, or when PROTOCOL.md names other observers;
+// internal/wire fails when a hook lacks its
 // wire row or disagrees on being an observer; the conformance suite fails
 // when a conformance plugin does not serve every hook; TestCatalogueFacts
 // fails when a Funcs field is missing.

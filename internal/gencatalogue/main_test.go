@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,5 +134,27 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 				t.Errorf("%s lacks %s for %s (see \"Adding a hook\" in hooks/doc.go)", c.path, c.what, h)
 			}
 		}
+	}
+}
+
+// PROTOCOL.md's sentence on observers names exactly the catalogue's.
+func TestCatalogueProtocolObservers(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, protocolPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)\nObservers \\(([^)]*)\\)").FindSubmatch(raw)
+	if m == nil {
+		t.Fatalf("%s has no paragraph starting \"Observers (…)\"", protocolPath)
+	}
+	var got []string
+	for _, q := range regexp.MustCompile("`([a-z_]+)`").FindAllSubmatch(m[1], -1) {
+		got = append(got, string(q[1]))
+	}
+	want := names(hooks.CatalogueFacts(), observers)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s says the observers are %v; the catalogue's are %v", protocolPath, got, want)
 	}
 }
