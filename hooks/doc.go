@@ -85,11 +85,10 @@
 //     of plugins/python/README.md and plugins/typescript/README.md.
 //
 // Tests hold part of it: internal/gencatalogue fails when a generated file
-// is stale or when a hook lacks its row in convert.py or wire.ts, its
-// handler in a Python or TypeScript conformance plugin, or its row in
-// PROTOCOL.md or an SDK README, or when PROTOCOL.md names other observers;
-// internal/wire fails when a hook lacks its
-// wire row or disagrees on being an observer; the conformance suite fails
-// when a conformance plugin does not serve every hook; TestCatalogueFacts
-// fails when a Funcs field is missing.
+// is stale, when a hook lacks its row in convert.py or wire.ts, its handler
+// in a Python or TypeScript conformance plugin, or its row in PROTOCOL.md or
+// an SDK README, and when PROTOCOL.md names other observers; internal/wire
+// fails when a hook lacks its wire row or disagrees on being an observer;
+// the conformance suite fails when a conformance plugin does not serve
+// every hook; TestCatalogueFacts fails when a Funcs field is missing.
 package hooks
