@@ -24,7 +24,7 @@ PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test clients typescript agents bench fuzz lint proto release clean
+.PHONY: all build plugins run test clients typescript agents bench fuzz lint generate proto release clean
 
 all: build plugins
 
@@ -156,6 +156,13 @@ proto:
 # The TypeScript SDK loads its own copies of the protos at run time.
 	for f in v1/plugin.proto v2/pluginv2.proto health/v1/health.proto goplugin/grpc_controller.proto goplugin/grpc_stdio.proto; do \
 		cp plugins/proto/$$f plugins/typescript/proto/$$f; done
+	$(MAKE) generate
+
+# The hook catalogue is stated once, in hooks/catalogue.go; this writes the
+# Python and TypeScript SDKs' catalogue modules and the README's catalogue
+# table from it (internal/gencatalogue, whose test fails when one is stale).
+generate:
+	$(GO) run ./internal/gencatalogue
 
 # Static binaries of hookhost and Kora for Linux and macOS on amd64 and
 # arm64, one dist/hookhost_<version>_<os>_<arch>.tar.gz each, and

@@ -6,23 +6,49 @@ import (
 )
 
 // The catalogue as a table: one row per hook, in the firing order of a
-// typical turn. It is the one place that ties a hook's name to its payload
-// and answer types and to its Funcs field; Funcs, the SDK's adapter (which
-// builds a Funcs) and the Bus are all driven by it, so adding a hook means
-// a row here, its constant, its types, its combine rule and its wire
-// conversion.
+// typical turn. It is the one statement of the catalogue's facts: a hook's
+// name, whether it observes, whether it is tool-scoped, its place in a
+// stretch, its payload and answer types (through its Funcs field) and the
+// texts of the README's catalogue table. Funcs, the SDK's adapter, the Bus
+// and the wire are driven by it, and `make generate` writes the Python and
+// TypeScript SDKs' tables and the README's table from it (see "Adding a
+// hook" in doc.go).
 var catalogue = []hookSpec{
-	{name: OnSessionStart, observer: true, funcs: func(f *Funcs) handler { return observing(f.OnSessionStartFunc) }},
-	{name: PreToolListFinalized, funcs: func(f *Funcs) handler { return answering(f.PreToolListFinalizedFunc) }},
-	{name: PreAPIRequestMutable, funcs: func(f *Funcs) handler { return answering(f.PreAPIRequestMutableFunc) }},
-	{name: PostLLMCallCanReissue, funcs: func(f *Funcs) handler { return answering(f.PostLLMCallCanReissueFunc) }},
-	{name: PostLLMCall, observer: true, funcs: func(f *Funcs) handler { return observing(f.PostLLMCallFunc) }},
-	{name: PreToolCall, toolScoped: true, funcs: func(f *Funcs) handler { return answering(f.PreToolCallFunc) }},
-	{name: PreToolCallCanProvideResult, toolScoped: true, funcs: func(f *Funcs) handler { return answering(f.PreToolCallCanProvideResultFunc) }},
-	{name: PostToolCall, toolScoped: true, observer: true, funcs: func(f *Funcs) handler { return observing(f.PostToolCallFunc) }},
-	{name: TransformToolResult, toolScoped: true, funcs: func(f *Funcs) handler { return answering(f.TransformToolResultFunc) }},
-	{name: TransformLLMOutput, funcs: func(f *Funcs) handler { return answering(f.TransformLLMOutputFunc) }},
-	{name: OnSessionEnd, observer: true, funcs: func(f *Funcs) handler { return observing(f.OnSessionEndFunc) }},
+	{name: OnSessionStart, observer: true,
+		fires: "a session begins", returns: "nothing", combine: "observe (async)",
+		funcs: func(f *Funcs) handler { return observing(f.OnSessionStartFunc) }},
+	{name: PreToolListFinalized,
+		fires: "before each model call", returns: "a replacement tool list", combine: "first non-nil wins, for that call only",
+		funcs: func(f *Funcs) handler { return answering(f.PreToolListFinalizedFunc) }},
+	{name: PreAPIRequestMutable,
+		fires: "before each model call", returns: "a patch of request fields",
+		combine: "merged in priority order; first write per field wins: a lower-priority plugin sees, and may patch, only fields nobody above it set",
+		funcs:   func(f *Funcs) handler { return answering(f.PreAPIRequestMutableFunc) }},
+	{name: PostLLMCallCanReissue,
+		fires: "after each model response", returns: "a request patch + reason",
+		combine: "first non-nil wins; at most one reissue per iteration, not counted against the budget",
+		funcs:   func(f *Funcs) handler { return answering(f.PostLLMCallCanReissueFunc) }},
+	{name: PostLLMCall, observer: true,
+		fires: "after every model call, reissues included", returns: "nothing", combine: "observe (async)",
+		funcs: func(f *Funcs) handler { return observing(f.PostLLMCallFunc) }},
+	{name: PreToolCall, toolScoped: true, stretchStage: 1,
+		fires: "before each tool call", returns: "block with a message, or modified arguments", combine: "any block wins; modifies apply in order",
+		funcs: func(f *Funcs) handler { return answering(f.PreToolCallFunc) }},
+	{name: PreToolCallCanProvideResult, toolScoped: true, stretchStage: 2,
+		fires: "before native dispatch", returns: "a tool result", combine: "first non-nil wins and skips native dispatch",
+		funcs: func(f *Funcs) handler { return answering(f.PreToolCallCanProvideResultFunc) }},
+	{name: PostToolCall, toolScoped: true, observer: true,
+		fires: "after every tool call", returns: "nothing", combine: "observe (async)",
+		funcs: func(f *Funcs) handler { return observing(f.PostToolCallFunc) }},
+	{name: TransformToolResult, toolScoped: true, stretchStage: 3,
+		fires: "before a result joins the conversation", returns: "a replacement result", combine: "chain in priority order",
+		funcs: func(f *Funcs) handler { return answering(f.TransformToolResultFunc) }},
+	{name: TransformLLMOutput,
+		fires: "on the final answer", returns: "replacement text", combine: "chain in priority order",
+		funcs: func(f *Funcs) handler { return answering(f.TransformLLMOutputFunc) }},
+	{name: OnSessionEnd, observer: true,
+		fires: "each run of a session ends", returns: "nothing", combine: "observe (async)",
+		funcs: func(f *Funcs) handler { return observing(f.OnSessionEndFunc) }},
 }
 
 // Catalogue lists every hook in firing order of a typical turn.
@@ -34,6 +60,59 @@ var Catalogue = func() []Name {
 	return names
 }()
 
+// Facts is what the catalogue states about one hook, for the tools that
+// write it into other languages and documents.
+type Facts struct {
+	Name Name
+	// Observer: delivered asynchronously, answers nothing.
+	Observer bool
+	// ToolScoped: fires per tool call; matchers decide who is asked.
+	ToolScoped bool
+	// StretchStage is the hook's place (1, 2, …) in the tool pipeline a
+	// stretch runs, 0 for a hook no stretch holds.
+	StretchStage int
+	// Fires, Returns and Combine are one line each: when the hook fires,
+	// what a plugin returns, and how answers combine.
+	Fires, Returns, Combine string
+}
+
+// CatalogueFacts returns the facts of every hook, in catalogue order.
+func CatalogueFacts() []Facts {
+	out := make([]Facts, len(catalogue))
+	for i, s := range catalogue {
+		out[i] = Facts{Name: s.name, Observer: s.observer, ToolScoped: s.toolScoped, StretchStage: s.stretchStage,
+			Fires: s.fires, Returns: s.returns, Combine: s.combine}
+	}
+	return out
+}
+
+// LegalStretches lists the runs of hooks one plugin may be asked in one
+// exchange: every run of two or more consecutive stretch stages. Each
+// stage but the last can let the call go on to the next, so any such run
+// has the same outcome as asking hook by hook.
+func LegalStretches() [][]Name {
+	var stages []Name
+	for n := 1; ; n++ {
+		found := false
+		for _, s := range catalogue {
+			if s.stretchStage == n {
+				stages = append(stages, s.name)
+				found = true
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	var out [][]Name
+	for i := range stages {
+		for j := i + 2; j <= len(stages); j++ {
+			out = append(out, stages[i:j:j])
+		}
+	}
+	return out
+}
+
 // hookSpec is one row of the catalogue.
 type hookSpec struct {
 	name Name
@@ -41,6 +120,10 @@ type hookSpec struct {
 	toolScoped bool
 	// observer hooks are delivered asynchronously and answer nothing.
 	observer bool
+	// stretchStage is the place in a stretch, 0 for none (see LegalStretches).
+	stretchStage int
+	// fires, returns and combine are the README table's texts.
+	fires, returns, combine string
 	// funcs returns the Funcs field serving this hook, nil when unset.
 	funcs func(*Funcs) handler
 }

@@ -36,8 +36,7 @@
 // tool-call pipeline applies it to each result before anyone downstream
 // (post_tool_call, the next transform, the model) sees it.
 //
-// Observer hooks (on_session_start, on_session_end, post_llm_call,
-// post_tool_call) are queued per plugin and delivered in order by a worker,
+// Observer hooks (Name.Observer) are queued per plugin and delivered in order by a worker,
 // so they never delay the conversation; a full queue drops the event and
 // counts the drop. Stats tells them apart (HookStats.Observer), and
 // Stats.SyncCalls counts only the calls the conversation waited for.
@@ -47,4 +46,49 @@
 // the same outcome as hook by hook; ToolRun's comment is the design.
 //
 // A nil *Bus is valid and fires nothing: it is the bypass route.
+//
+// # Adding a hook
+//
+// The catalogue's facts (the hook's name, observer or not, tool-scoped or
+// not, its place in a stretch, the README's fires/returns/combine texts)
+// are stated once, in the table of catalogue.go. `make generate` writes
+// them into the Python SDK (hookhost_plugin/_catalogue.py), the TypeScript
+// SDK (src/generated/catalogue.ts), the README's catalogue table and
+// PROTOCOL.md's list of stretches; Go reads the table (Catalogue,
+// Name.Observer, Name.ToolScoped, LegalStretches, CatalogueFacts).
+//
+// What the table cannot say is code and prose, written by hand in 29
+// files (a helper may be skipped where the SDK offers none for a hook):
+//
+//   - hooks (5): the Name constant (plugin.go), the payload and answer
+//     types (types.go), the Funcs field (funcs.go), the catalogue row
+//     (catalogue.go) and the Fire method with its combine rule
+//     (bus_hooks.go; validate.go too if its answer has rules);
+//   - where it fires (1): conversation/session.go, dispatch/pipeline.go or
+//     gateway/relay/run.go;
+//   - the wire (3): the RPC and its messages in plugins/proto/v1/plugin.proto
+//     (then `make proto`), the row and conversions in internal/wire
+//     (table.go, convert.go);
+//   - the Go SDK (3): the per-hook interface (plugins/sdk/sdk.go), its
+//     adapter (adapt.go) and a plugintest helper (plugintest/plugintest.go);
+//   - the Python SDK (3): the dataclasses (types.py), the HOOKS row
+//     (convert.py), a Harness helper (testing.py);
+//   - the TypeScript SDK (4): the interfaces (src/types.ts), the TABLE row
+//     (src/wire.ts), the answer's rules (src/validate.ts), a harness helper
+//     (src/testing.ts);
+//   - the conformance suite (7): its expectations (internal/conformance:
+//     conformance.go, doc.go) and a handler in each conformance plugin
+//     (goconform/main.go, plugins/python/conform/conform.py,
+//     plugins/typescript/conform/conform.ts and the two built from
+//     PROTOCOL.md under internal/conformance/fromdoc);
+//   - docs (3): PROTOCOL.md's hook table and payload, the handler tables
+//     of plugins/python/README.md and plugins/typescript/README.md.
+//
+// Tests hold part of it: internal/gencatalogue fails when a generated file
+// is stale, when a hook lacks its row in convert.py or wire.ts, its handler
+// in a Python or TypeScript conformance plugin, or its row in PROTOCOL.md or
+// an SDK README, and when PROTOCOL.md names other observers; internal/wire
+// fails when a hook lacks its wire row or disagrees on being an observer;
+// the conformance suite fails when a conformance plugin does not serve
+// every hook; TestCatalogueFacts fails when a Funcs field is missing.
 package hooks

@@ -56,21 +56,13 @@ type Stretch interface {
 var ErrNoStretch = errors.New("plugin cannot answer several hooks in one exchange")
 
 // ErrBadStretch is what RunStretch reports for a request that is not a
-// legal stretch: stages other than [pre_tool_call,
-// pre_tool_call_can_provide_result], [pre_tool_call,
-// pre_tool_call_can_provide_result, transform_tool_result] and
-// [pre_tool_call_can_provide_result, transform_tool_result], or a stage
+// legal stretch: stages other than one of LegalStretches, or a stage
 // without a positive timeout. It is the host's mistake, not the plugin's.
 var ErrBadStretch = errors.New("not a legal stretch")
 
 // legalStretches are the runs of the tool pipeline one plugin may be asked
-// for in one exchange: consecutive stages, each but the last able to let
-// the call go on to the next.
-var legalStretches = [][]Name{
-	{PreToolCall, PreToolCallCanProvideResult},
-	{PreToolCall, PreToolCallCanProvideResult, TransformToolResult},
-	{PreToolCallCanProvideResult, TransformToolResult},
-}
+// for in one exchange, read from the catalogue.
+var legalStretches = LegalStretches()
 
 // checkStretch reports whether req is a legal stretch (see ErrBadStretch).
 func checkStretch(req StretchRequest) error {

@@ -136,6 +136,17 @@ func (l *log) logger() hclog.Logger {
 
 var allHooks = hooks.Catalogue
 
+// fullStretch is the longest legal stretch: the whole tool pipeline.
+func fullStretch() []hooks.Name {
+	var longest []hooks.Name
+	for _, s := range hooks.LegalStretches() {
+		if len(s) > len(longest) {
+			longest = s
+		}
+	}
+	return longest
+}
+
 var toolNames = []string{"conform__echo", "conform__raise", "conform__seen", "conform__sleep"}
 
 func checkManifest(t *testing.T, version string, hooksServed []hooks.Name, matchers []string, hookMatchers map[hooks.Name][]string, tools []string) {
@@ -545,7 +556,7 @@ func checkStretches(t *testing.T, p Plugin) {
 		t.Errorf("forbidden to conform__native took %d exchanges with the plugin, want 2 (a stretch that stops at the block, then the transform)", got)
 	}
 
-	for _, hook := range []hooks.Name{hooks.PreToolCall, hooks.PreToolCallCanProvideResult, hooks.TransformToolResult} {
+	for _, hook := range fullStretch() {
 		if f := failures(bus, hook); len(f) != 0 {
 			t.Errorf("%s failures %v, want none\nhost log:\n%s", hook, f, l)
 		}

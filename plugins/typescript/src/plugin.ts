@@ -5,6 +5,7 @@
 // harness call this runtime, so a plugin behaves the same everywhere.
 
 import { isBug } from "./bug";
+import { LEGAL_STRETCHES, TOOL_HOOKS } from "./generated/catalogue";
 import { checkGlob, matchGlob } from "./glob";
 import { after } from "./timer";
 import { Logger, newLogger } from "./log";
@@ -115,14 +116,6 @@ export class HostCancelled extends Error {
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const TOOL_HOOKS: readonly string[] = ["pre_tool_call", "pre_tool_call_can_provide_result", "post_tool_call", "transform_tool_result"];
-
-/** The legal stretches (hooks.legalStretches). */
-const LEGAL_STRETCHES: readonly (readonly string[])[] = [
-  ["pre_tool_call", "pre_tool_call_can_provide_result"],
-  ["pre_tool_call", "pre_tool_call_can_provide_result", "transform_tool_result"],
-  ["pre_tool_call_can_provide_result", "transform_tool_result"],
-];
 
 /** One stage of a stretch, as the host sends it. */
 export interface StretchStage {

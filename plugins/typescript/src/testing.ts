@@ -8,10 +8,10 @@ import { FailureKind, Manifest, Plugin, Runtime } from "./plugin";
 import { configText, HookStream, manifestMessage } from "./server";
 import type * as T from "./types";
 import { matchGlob } from "./glob";
+import { TOOL_HOOKS } from "./generated/catalogue";
 import { checkAnswer, DEFAULT_MAX_RESULT_SIZE } from "./validate";
 import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, parseJSON, PluginMessageCodec, rowOf } from "./wire";
 
-const TOOL_HOOKS: readonly string[] = ["pre_tool_call", "pre_tool_call_can_provide_result", "post_tool_call", "transform_tool_result"];
 
 /** A hook call that failed, as the host would see it. */
 export class HookFailure extends Error {

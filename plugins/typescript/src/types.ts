@@ -205,23 +205,4 @@ export interface ToolCallOutcome {
   durationNs: number;
 }
 
-/** The hooks of the catalogue, by their names on the wire. */
-export type HookName =
-  | "on_session_start"
-  | "on_session_end"
-  | "pre_tool_list_finalized"
-  | "pre_api_request_mutable"
-  | "post_llm_call_can_reissue"
-  | "post_llm_call"
-  | "transform_llm_output"
-  | "pre_tool_call"
-  | "pre_tool_call_can_provide_result"
-  | "post_tool_call"
-  | "transform_tool_result";
-
-/** The tool hooks, the ones matchers apply to. */
-export type ToolHookName =
-  | "pre_tool_call"
-  | "pre_tool_call_can_provide_result"
-  | "post_tool_call"
-  | "transform_tool_result";
+export type { HookName, ToolHookName } from "./generated/catalogue";

@@ -18,7 +18,7 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from . import convert
+from . import _catalogue, convert
 from . import types as t
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
@@ -607,12 +607,8 @@ def outcome(fn: Callable[[], Any], ctx: Optional[Context], hook: str) -> Any:
 
 # --- protocol version 2 ----------------------------------------------------
 
-# The legal stretches (hooks.legalStretches).
-_LEGAL = (
-    ("pre_tool_call", "pre_tool_call_can_provide_result"),
-    ("pre_tool_call", "pre_tool_call_can_provide_result", "transform_tool_result"),
-    ("pre_tool_call_can_provide_result", "transform_tool_result"),
-)
+# The legal stretches (hooks.LegalStretches).
+_LEGAL = _catalogue.LEGAL_STRETCHES
 
 # How many calls one stream runs at once (wire.maxInFlight, scaled to
 # threads): past it, a new call is answered with a failure at once rather

@@ -28,7 +28,7 @@ import json
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from . import convert
+from . import _catalogue, convert
 from . import types as t
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
@@ -39,12 +39,7 @@ __all__ = ["Harness", "CallFailed", "ConfigureFailed", "SESSION_ID"]
 #: The session id of every payload the helpers build.
 SESSION_ID = "test-session"
 
-_TOOL_HOOKS = (
-    "pre_tool_call",
-    "pre_tool_call_can_provide_result",
-    "post_tool_call",
-    "transform_tool_result",
-)
+_TOOL_HOOKS = _catalogue.TOOL_HOOKS
 
 
 class CallFailed(Exception):

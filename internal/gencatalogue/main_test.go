@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// root is the repository's root, seen from this package's directory.
+var root = filepath.Join("..", "..")
+
+// TestGeneratedCatalogueUpToDate regenerates every generated file in
+// memory and fails when the committed one differs.
+func TestGeneratedCatalogueUpToDate(t *testing.T) {
+	files, err := generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{pythonPath, typescriptPath, readmePath, protocolPath} {
+		want, ok := files[path]
+		if !ok {
+			t.Fatalf("generate wrote no %s", path)
+		}
+		got, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Errorf("%v; run %s", err, regenerate)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is out of date with hooks/catalogue.go; run %s", path, regenerate)
+		}
+	}
+}
+
+// TestGeneratedCatalogueContent holds the generated texts to the table:
+// each hook once in the README table and in each SDK's list, and each
+// observer, tool hook and stretch where it belongs.
+func TestGeneratedCatalogueContent(t *testing.T) {
+	files, err := generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, ts := string(files[pythonPath]), string(files[typescriptPath])
+	readme := string(files[readmePath])
+	for _, f := range hooks.CatalogueFacts() {
+		if f.Fires == "" || f.Returns == "" || f.Combine == "" {
+			t.Errorf("%s: the catalogue row lacks a fires, returns or combine text", f.Name)
+		}
+		row := "| `" + string(f.Name) + "` | " + f.Fires + " | " + f.Returns + " | " + f.Combine + " |\n"
+		if strings.Count(readme, row) != 1 {
+			t.Errorf("README.md's catalogue table has not exactly one row %q", row)
+		}
+		if n := strings.Count(py, `"`+string(f.Name)+`",`); n < 1 {
+			t.Errorf("%s does not list %s", pythonPath, f.Name)
+		}
+		if !strings.Contains(ts, `| "`+string(f.Name)+`"`) {
+			t.Errorf("%s's HookName does not name %s", typescriptPath, f.Name)
+		}
+	}
+	section := func(text, start, end string) string {
+		i := strings.Index(text, start)
+		if i < 0 {
+			t.Fatalf("no %q in the generated text", start)
+		}
+		j := strings.Index(text[i:], end)
+		return text[i : i+j]
+	}
+	pyObservers := section(py, "OBSERVERS", "\n)\n")
+	tsToolHooks := section(ts, "export const TOOL_HOOKS", "];")
+	for _, f := range hooks.CatalogueFacts() {
+		if got := strings.Contains(pyObservers, `"`+string(f.Name)+`"`); got != f.Observer {
+			t.Errorf("%s in the Python OBSERVERS: %v, want %v", f.Name, got, f.Observer)
+		}
+		if got := strings.Contains(tsToolHooks, `"`+string(f.Name)+`"`); got != f.ToolScoped {
+			t.Errorf("%s in the TypeScript TOOL_HOOKS: %v, want %v", f.Name, got, f.ToolScoped)
+		}
+	}
+	if got, want := strings.Count(section(py, "LEGAL_STRETCHES", "\n)\n"), "    (\n"), len(hooks.LegalStretches()); got != want {
+		t.Errorf("the Python LEGAL_STRETCHES has %d stretches, want %d", got, want)
+	}
+}
+
+// camel is a hook's name as a TypeScript method: pre_tool_call is
+// preToolCall.
+func camel(name hooks.Name) string {
+	parts := strings.Split(string(name), "_")
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "")
+}
+
+// TestCatalogueHooksEverywhere checks that every hook of the catalogue has
+// its hand-written part in each file that needs one (the checklist in
+// hooks/doc.go): a wire conversion row in each SDK, a handler in each
+// conformance plugin, a row in PROTOCOL.md's table. The Go wire table and
+// the Go conformance plugin are checked by their own packages' tests.
+func TestCatalogueHooksEverywhere(t *testing.T) {
+	type where struct {
+		path    string
+		pattern func(hooks.Name) string // a regexp the file must match
+		what    string
+	}
+	py := func(h hooks.Name) string { return `(?m)^    def ` + string(h) + `\(` }
+	ts := func(h hooks.Name) string { return `(?m)^  (async )?` + camel(h) + `\(` }
+	checks := []where{
+		{"plugins/python/src/hookhost_plugin/convert.py", func(h hooks.Name) string {
+			return `_(observer|answerer)\(\s*"` + string(h) + `",`
+		}, "a row in HOOKS (its wire conversion)"},
+		{"plugins/typescript/src/wire.ts", func(h hooks.Name) string {
+			return `row\("` + string(h) + `", "` + camel(h) + `",`
+		}, "a row in TABLE (its wire conversion)"},
+		{"plugins/python/conform/conform.py", py, "a handler in the conformance plugin"},
+		{"internal/conformance/fromdoc/python/conform.py", py, "a handler in the conformance plugin built from PROTOCOL.md"},
+		{"plugins/typescript/conform/conform.ts", ts, "a handler in the conformance plugin"},
+		{"internal/conformance/fromdoc/typescript/src/conform.ts", ts, "a handler in the conformance plugin built from PROTOCOL.md"},
+		{"PROTOCOL.md", func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }, "a row in the hook table"},
+		{"plugins/python/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }, "a row in the handler table"},
+		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table"},
+	}
+	for _, c := range checks {
+		raw, err := os.ReadFile(filepath.Join(root, c.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hooks.Catalogue {
+			if !regexp.MustCompile(c.pattern(h)).Match(raw) {
+				t.Errorf("%s lacks %s for %s (see \"Adding a hook\" in hooks/doc.go)", c.path, c.what, h)
+			}
+		}
+	}
+}
+
+// PROTOCOL.md's sentence on observers names exactly the catalogue's.
+func TestCatalogueProtocolObservers(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, protocolPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)\nObservers \\(([^)]*)\\)").FindSubmatch(raw)
+	if m == nil {
+		t.Fatalf("%s has no paragraph starting \"Observers (…)\"", protocolPath)
+	}
+	var got []string
+	for _, q := range regexp.MustCompile("`([a-z_]+)`").FindAllSubmatch(m[1], -1) {
+		got = append(got, string(q[1]))
+	}
+	want := names(hooks.CatalogueFacts(), observers)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s says the observers are %v; the catalogue's are %v", protocolPath, got, want)
+	}
+}
