@@ -24,7 +24,11 @@ PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
+<<<<<<< HEAD
 .PHONY: all build plugins run test clients typescript agents bench fuzz lint generate proto release clean
+=======
+.PHONY: all build plugins run test clients typescript agents bench fuzz lint proto release clean api
+>>>>>>> apisnap
 
 all: build plugins
 
@@ -41,6 +45,11 @@ plugins:
 
 run: build plugins
 	@./scripts/demo.sh
+
+# api/ holds the exported API of every public package; internal/apisnap's
+# test fails when it differs from the code.
+api:
+	$(GO) run ./internal/apisnap -w
 
 # go test runs through internal/testreport, which prints a line per package
 # as it finishes, the output of whatever failed, and at the end a summary:
