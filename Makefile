@@ -24,11 +24,7 @@ PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-<<<<<<< HEAD
-.PHONY: all build plugins run test clients typescript agents bench fuzz lint generate proto release clean
-=======
-.PHONY: all build plugins run test clients typescript agents bench fuzz lint proto release clean api
->>>>>>> apisnap
+.PHONY: all build plugins run test clients typescript agents bench fuzz lint generate proto release clean api
 
 all: build plugins
 
