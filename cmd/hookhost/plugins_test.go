@@ -14,14 +14,30 @@ import (
 	"github.com/hookhost/hookhost/internal/debugplugin"
 )
 
+// buildTestPlugin builds the host's test plugin of that name
+// (host/internal/testplugins/<plugin>) and links it under each of names,
+// which for most of them choose what it does.
+func buildTestPlugin(t *testing.T, plugin string, names ...string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, plugin)
+	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/"+plugin).CombinedOutput(); err != nil {
+		t.Fatalf("building the test plugin %s: %v\n%s", plugin, err, out)
+	}
+	paths := map[string]string{}
+	for _, n := range names {
+		paths[n] = filepath.Join(dir, n)
+		if err := os.Symlink(bin, paths[n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return paths
+}
+
 // buildLister builds the host's echo test plugin as "lister".
 func buildLister(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lister")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/echo").CombinedOutput(); err != nil {
-		t.Fatalf("building the test plugin: %v\n%s", err, out)
-	}
-	return bin
+	return buildTestPlugin(t, "echo", "lister")["lister"]
 }
 
 // plugins list and check show the protocol version each plugin speaks,
@@ -51,16 +67,8 @@ func TestPluginsListAndCheckShowTheProtocol(t *testing.T) {
 // sequences that retitle the window and erase the line) nor its refusal
 // reaches the plugins check and list tables unescaped.
 func TestPluginsCheckAndListPrintNoControlCharactersOfAPlugin(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "onemistake")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/onemistake").CombinedOutput(); err != nil {
-		t.Fatalf("building the test plugin: %v\n%s", err, out)
-	}
-	path := filepath.Join(dir, "escversion")
-	if err := os.Symlink(bin, path); err != nil {
-		t.Fatal(err)
-	}
-	picky := filepath.Join(dir, "picky")
+	path := buildTestPlugin(t, "onemistake", "escversion")["escversion"]
+	picky := filepath.Join(t.TempDir(), "picky")
 	if err := os.Symlink(buildLister(t), picky); err != nil {
 		t.Fatal(err)
 	}
@@ -99,19 +107,7 @@ func TestPluginsListAttachesThroughTheEnvironment(t *testing.T) {
 // under each name; the name chooses the mistake it makes.
 func buildHandmade(t *testing.T, names ...string) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "handmade")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/handmade").CombinedOutput(); err != nil {
-		t.Fatalf("building the test plugin: %v\n%s", err, out)
-	}
-	paths := map[string]string{}
-	for _, n := range names {
-		paths[n] = filepath.Join(dir, n)
-		if err := os.Symlink(bin, paths[n]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return paths
+	return buildTestPlugin(t, "handmade", names...)
 }
 
 // plugins check passes a plugin with a warning (exit 0), counts the
@@ -181,19 +177,12 @@ func TestChatLogsPluginLifecycleOnlyWithV(t *testing.T) {
 // none, or that it did not say (the host then passes its config on
 // unchecked).
 func TestPluginsListShowsTheDeclaredConfigKeys(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "keyed")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../host/internal/testplugins/keyed").CombinedOutput(); err != nil {
-		t.Fatalf("building the test plugin: %v\n%s", err, out)
-	}
 	want := map[string]string{"declared": "deny,message", "bare": `\(none\)`, "based": `\(any\)`}
+	paths := buildTestPlugin(t, "keyed", "declared", "bare", "based")
 	var cfg strings.Builder
 	cfg.WriteString("[plugins]\nenabled = [\"declared\", \"bare\", \"based\"]\n")
 	for name := range want {
-		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&cfg, "[plugins.entries.%s]\npath = %q\n", name, filepath.Join(dir, name))
+		fmt.Fprintf(&cfg, "[plugins.entries.%s]\npath = %q\n", name, paths[name])
 	}
 	code, out, errOut := runCLI(t, "", "plugins", "list", "-c", writeConfig(t, cfg.String()))
 	if code != 0 || !strings.Contains(out, "CONFIG") {
