@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/gateway/internal/servetest"
 )
 
 // answer is what a client got back, whatever the protocol: the text, the
@@ -360,7 +362,7 @@ func TestReplay(t *testing.T) {
 	for _, upProto := range []string{"offline", chat, responses, messages} {
 		t.Run("upstream="+upProto, func(t *testing.T) {
 			var up *upstream
-			var s *server
+			var s *servetest.Server
 			if upProto == "offline" {
 				s = serve(t, demoConfig(t))
 			} else {
@@ -384,7 +386,7 @@ func TestReplay(t *testing.T) {
 }
 
 // replay sends one recorded request and checks its answer.
-func replay(t *testing.T, s *server, a agent, fx fixture, up *upstream) {
+func replay(t *testing.T, s *servetest.Server, a agent, fx fixture, up *upstream) {
 	t.Helper()
 	var body bytes.Buffer
 	if err := json.Compact(&body, fx.Body); err != nil {
@@ -405,7 +407,7 @@ func replay(t *testing.T, s *server, a agent, fx fixture, up *upstream) {
 		Stream bool `json:"stream"`
 	}
 	json.Unmarshal(sent, &req)
-	hr, err := http.NewRequest(fx.Method, s.url+fx.Path, bytes.NewReader(sent))
+	hr, err := http.NewRequest(fx.Method, s.URL+fx.Path, bytes.NewReader(sent))
 	if err != nil {
 		t.Fatal(err)
 	}

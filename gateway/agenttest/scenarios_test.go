@@ -353,7 +353,7 @@ func TestAgents(t *testing.T) {
 					var runs []run
 					for _, sc := range scenarios {
 						t.Run(sc.name, func(t *testing.T) {
-							rec := record(t, s.url)
+							rec := record(t, s.URL)
 							dir := t.TempDir()
 							r := run{dir: dir, upProto: proto}
 							if sc.setup != nil {

@@ -1,7 +1,6 @@
 package agenttest
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -12,12 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/hookhost/hookhost/gateway/internal/servetest"
 )
 
 // Set by TestMain: where hookhost and the plugins were built, or why they
@@ -60,28 +58,10 @@ const (
 	clientKey      = "sk-client-9876543210"
 )
 
-// server is a running `hookhost serve` process.
-type server struct {
-	url    string
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan struct{}
-	err    error // the process's exit status, once exited is closed
-}
-
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr.String()
-}
-
-var servingLine = regexp.MustCompile(`hookhost: serving on (http://\S+)`)
-
 // serve starts hookhost serve with config text cfg, on the gateway route,
 // on a free loopback port, and stops it with SIGTERM when the test ends,
 // checking that it exits cleanly.
-func serve(t *testing.T, cfg string) *server {
+func serve(t *testing.T, cfg string) *servetest.Server {
 	t.Helper()
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -91,69 +71,8 @@ func serve(t *testing.T, cfg string) *server {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{exited: make(chan struct{})}
-	s.cmd = exec.Command(filepath.Join(binDir, "hookhost"), "serve", "-v", "-c", path, "-listen", "127.0.0.1:0")
-	s.cmd.Dir = dir
-	s.cmd.Env = append(environ(), "HOOKHOST_USE_GATEWAY=true", upstreamKeyEnv+"="+upstreamKey)
-	pipe, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.stderr.WriteString(line + "\n")
-			s.mu.Unlock()
-			if m := servingLine.FindStringSubmatch(line); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, pipe)
-		s.err = s.cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() { s.stop(t) })
-	select {
-	case s.url = <-addr:
-	case <-s.exited:
-		t.Fatalf("hookhost serve exited before serving (%v):\n%s", s.err, s.log())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("hookhost serve printed no %q line within 60s:\n%s", "hookhost: serving on", s.log())
-	}
-	return s
-}
-
-// stop sends SIGTERM and expects a clean exit.
-func (s *server) stop(t *testing.T) {
-	select {
-	case <-s.exited:
-		t.Errorf("hookhost serve exited on its own before the test ended (%v):\n%s", s.err, s.log())
-		return
-	default:
-	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Errorf("SIGTERM to hookhost serve: %v", err)
-	}
-	select {
-	case <-s.exited:
-		if s.err != nil {
-			t.Errorf("hookhost serve exited with %v after SIGTERM:\n%s", s.err, s.log())
-		}
-	case <-time.After(60 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-		t.Errorf("hookhost serve was still running 60s after SIGTERM:\n%s", s.log())
-	}
+	return servetest.Start(t, filepath.Join(binDir, "hookhost"), dir, path,
+		append(environ(), "HOOKHOST_USE_GATEWAY=true", upstreamKeyEnv+"="+upstreamKey))
 }
 
 // environ is this process's environment without what would change the

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/gateway/internal/servetest"
 	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 )
 
@@ -146,7 +147,7 @@ func TestRealClients(t *testing.T) {
 // against it: the npm clients' cases in one node process, the Go
 // clients' in goroutines, all at once.
 func runUpstream(t *testing.T, up string, tbl *table) {
-	var gw *server
+	var gw *servetest.Server
 	model := "offline-large"
 	if up == "offline" {
 		gw = serve(t, "[llm]\nprovider = \"offline\"\nmodel = \"offline-large\"\n"+plugins(), true)
@@ -160,7 +161,7 @@ func runUpstream(t *testing.T, up string, tbl *table) {
 	for _, cl := range realClients {
 		for _, stream := range []bool{false, true} {
 			for _, task := range tasks {
-				c := clientCase{ID: fmt.Sprintf("%s/%s/%s", cl.Name, mode(stream), task.Name), Client: cl.Name, Stream: stream, Base: gw.url, Key: clientKey, Model: model, Task: task.Name}
+				c := clientCase{ID: fmt.Sprintf("%s/%s/%s", cl.Name, mode(stream), task.Name), Client: cl.Name, Stream: stream, Base: gw.URL, Key: clientKey, Model: model, Task: task.Name}
 				cases = append(cases, c)
 				if cl.run == nil {
 					node = append(node, c)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/hookhost/hookhost/gateway/internal/servetest"
 )
 
 // models of the fake upstreams, as the configs name them.
@@ -63,7 +65,7 @@ func TestFakesSatisfyTheSDKs(t *testing.T) {
 // gateway route.
 type suite struct {
 	up *upstream
-	gw *server
+	gw *servetest.Server
 }
 
 func newSuite(t *testing.T, proto string) *suite {
@@ -148,7 +150,7 @@ func (s *suite) pluginToolTwoRounds(t *testing.T, sdk string, stream bool) {
 	for k, v := range extra {
 		params[k] = v
 	}
-	o := runClient(t, s.gw.url, sdk, stream, params)
+	o := runClient(t, s.gw.URL, sdk, stream, params)
 	v := check(t, sdk, stream, o)
 	if want := "Let me check. It is sunny in Paris."; words(v.Text) != want {
 		t.Errorf("text %q, want %q", v.Text, want)
@@ -192,7 +194,7 @@ func (s *suite) untranslatable(t *testing.T, sdk string) {
 	s.up.script()
 	params := request(sdk, models[s.up.proto], []any{user("hi")}, nil, false)
 	params["x_future_field"] = map[string]any{"nested": true}
-	o := runClient(t, s.gw.url, sdk, false, params)
+	o := runClient(t, s.gw.URL, sdk, false, params)
 	if o.Error == nil || o.Error.Class != "BadRequestError" || o.Error.Status != http.StatusBadRequest || !strings.Contains(o.Error.Message, "x_future_field") {
 		t.Errorf("the SDK got %+v / %s, want a BadRequestError naming x_future_field", o.Error, o.Result)
 	}
@@ -230,7 +232,7 @@ func (s *suite) mixed(t *testing.T, sdk string, stream bool) {
 	model := models[s.up.proto]
 	tools := []tool{getTime}
 	input := []any{user("What time is it in Paris, and what is the weather?")}
-	o := runClient(t, s.gw.url, sdk, stream, request(sdk, model, input, tools, stream))
+	o := runClient(t, s.gw.URL, sdk, stream, request(sdk, model, input, tools, stream))
 	v := check(t, sdk, stream, o)
 	if want := []call{{"call_time_2", getTime.Name, `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
 		t.Fatalf("the client got calls %v, stop %q; want only its own %v, stop %q", v.Calls, v.Stop, want, toolStop(sdk))
@@ -253,7 +255,7 @@ func (s *suite) mixed(t *testing.T, sdk string, stream bool) {
 	}
 
 	next := continuation(t, sdk, input, o.Result, []call{{ID: handed, Args: "12:00"}})
-	o = runClient(t, s.gw.url, sdk, stream, request(sdk, model, next, tools, stream))
+	o = runClient(t, s.gw.URL, sdk, stream, request(sdk, model, next, tools, stream))
 	v = check(t, sdk, stream, o)
 	if words(v.Text) != "At 12:00 CET it is sunny in Paris." || len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
 		t.Errorf("the continuation answered %+v", v)
@@ -289,7 +291,7 @@ func (s *suite) blocked(t *testing.T, sdk string, stream bool) {
 		round{Calls: []call{{"call_delete_3", deleteEverything.Name, `{}`}}, In: 9, Out: 4},
 		round{Text: "I will not delete anything.", In: 20, Out: 6},
 	)
-	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("Delete everything.")}, []tool{getTime, deleteEverything}, stream))
+	o := runClient(t, s.gw.URL, sdk, stream, request(sdk, models[s.up.proto], []any{user("Delete everything.")}, []tool{getTime, deleteEverything}, stream))
 	v := check(t, sdk, stream, o)
 	if words(v.Text) != "I will not delete anything." || len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
 		t.Errorf("the client got %+v, want only the second round's answer", v)
@@ -316,7 +318,7 @@ func (s *suite) blocked(t *testing.T, sdk string, stream bool) {
 // call; the client receives the rewritten call, whole, in its stream.
 func (s *suite) modified(t *testing.T, sdk string) {
 	s.up.script(round{Calls: []call{{"call_time_6", getTime.Name, `{"zone":"cet"}`}}, In: 7, Out: 3})
-	o := runClient(t, s.gw.url, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in Paris?")}, []tool{getTime}, true))
+	o := runClient(t, s.gw.URL, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in Paris?")}, []tool{getTime}, true))
 	v := check(t, sdk, true, o)
 	if want := []call{{"call_time_6", getTime.Name, `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
 		t.Errorf("the client got calls %v, stop %q; want %v as the plugin rewrote it, stop %q", v.Calls, v.Stop, want, toolStop(sdk))
@@ -334,7 +336,7 @@ func (s *suite) provided(t *testing.T, sdk string) {
 		round{Calls: []call{{"call_time_7", getTime.Name, `{"zone":"UTC"}`}}, In: 7, Out: 3},
 		round{Text: "It is 12:00 UTC.", In: 15, Out: 5},
 	)
-	o := runClient(t, s.gw.url, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in London?")}, []tool{getTime}, true))
+	o := runClient(t, s.gw.URL, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in London?")}, []tool{getTime}, true))
 	v := check(t, sdk, true, o)
 	if v.Text != "It is 12:00 UTC." || len(v.Calls) != 0 || v.Stop != finalStop(sdk) || v.In != 22 || v.Out != 8 {
 		t.Errorf("the client got %+v, want the second round's answer and the usage of both", v)
@@ -355,7 +357,7 @@ func (s *suite) provided(t *testing.T, sdk string) {
 func (s *suite) upstreamError(t *testing.T, sdk string, stream bool, status int, class string) {
 	msg := fmt.Sprintf("fake upstream refuses with %d", status)
 	s.up.script(round{Status: status, Message: msg})
-	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("hi")}, nil, stream))
+	o := runClient(t, s.gw.URL, sdk, stream, request(sdk, models[s.up.proto], []any{user("hi")}, nil, stream))
 	if o.Error == nil {
 		t.Fatalf("the SDK returned %s, want a %s", o.Result, class)
 	}
@@ -381,7 +383,7 @@ func (s *suite) errorAfterPluginTool(t *testing.T, sdk string, stream bool) {
 		round{Text: "Let me check. ", Calls: []call{{"call_weather_5", pluginTool, `{"city":"Paris"}`}}, In: 11, Out: 5},
 		round{Status: http.StatusInternalServerError, Message: msg},
 	)
-	o := runClient(t, s.gw.url, sdk, stream, request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, nil, stream))
+	o := runClient(t, s.gw.URL, sdk, stream, request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, nil, stream))
 	if n := len(s.up.requests()); n != 2 {
 		t.Fatalf("the upstream got %d requests, want 2", n)
 	}
@@ -470,7 +472,7 @@ func bypass(t *testing.T, up *upstream) {
 	for _, stream := range []bool{true, false} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			up.script(round{Text: "Straight through.", Calls: []call{{"call_time_4", getTime.Name, `{"zone":"UTC"}`}}, In: 5, Out: 3})
-			o := runClient(t, bp.url, sdk, stream, request(sdk, models[sdk], []any{user("What time is it?")}, []tool{getTime}, stream))
+			o := runClient(t, bp.URL, sdk, stream, request(sdk, models[sdk], []any{user("What time is it?")}, []tool{getTime}, stream))
 			check(t, sdk, stream, o)
 			ex := o.only(t)
 			reqs := up.requests()
@@ -498,7 +500,7 @@ func TestGatewayOffline(t *testing.T) {
 	for _, sdk := range []string{chat, responses, messages} {
 		for _, stream := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/stream=%v", sdk, stream), func(t *testing.T) {
-				o := runClient(t, gw.url, sdk, stream, request(sdk, "offline-large", []any{user("What is the weather in Paris?")}, nil, stream))
+				o := runClient(t, gw.URL, sdk, stream, request(sdk, "offline-large", []any{user("What is the weather in Paris?")}, nil, stream))
 				v := check(t, sdk, stream, o)
 				if strings.TrimSpace(v.Text) == "" || len(v.Calls) != 0 || v.Stop != finalStop(sdk) {
 					t.Errorf("the offline model answered %+v, want text and no calls", v)

@@ -1,0 +1,110 @@
+// Package servetest runs a real `hookhost serve` process for the tests that
+// drive the gateway with real clients (the SDKs in gateway/clienttest, the
+// agent CLIs in gateway/agenttest): started on a free loopback port, its
+// log kept, and stopped with SIGTERM when the test ends, which must find
+// it still running and see it exit cleanly.
+package servetest
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os/exec"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a running `hookhost serve` process.
+type Server struct {
+	// URL is where it serves, e.g. http://127.0.0.1:40123.
+	URL string
+
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan struct{}
+	err    error // the process's exit status, once exited is closed
+}
+
+// Log is what the process has printed on stderr so far.
+func (s *Server) Log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+var servingLine = regexp.MustCompile(`hookhost: serving on (http://\S+)`)
+
+// Start runs bin (a hookhost binary) as `serve -v -c config -listen
+// 127.0.0.1:0` in dir with the environment env, and returns once it says
+// where it serves.
+func Start(t testing.TB, bin, dir, config string, env []string) *Server {
+	t.Helper()
+	s := &Server{exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, "serve", "-v", "-c", config, "-listen", "127.0.0.1:0")
+	s.cmd.Dir = dir
+	s.cmd.Env = env
+	pipe, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.stderr.WriteString(line + "\n")
+			s.mu.Unlock()
+			if m := servingLine.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pipe)
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(func() { s.stop(t) })
+	select {
+	case s.URL = <-addr:
+	case <-s.exited:
+		t.Fatalf("hookhost serve exited before serving (%v):\n%s", s.err, s.Log())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("hookhost serve printed no %q line within 60s:\n%s", "hookhost: serving on", s.Log())
+	}
+	return s
+}
+
+// stop sends SIGTERM and expects a clean exit: requests are done by then,
+// so the drain has nothing to wait for.
+func (s *Server) stop(t testing.TB) {
+	select {
+	case <-s.exited:
+		t.Errorf("hookhost serve exited on its own before the test ended (%v):\n%s", s.err, s.Log())
+		return
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("SIGTERM to hookhost serve: %v", err)
+	}
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("hookhost serve exited with %v after SIGTERM:\n%s", s.err, s.Log())
+		}
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+		t.Errorf("hookhost serve was still running 60s after SIGTERM:\n%s", s.Log())
+	}
+}
