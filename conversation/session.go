@@ -18,11 +18,13 @@ import (
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/loop"
 	"github.com/hookhost/hookhost/llm"
 )
 
-// DefaultMaxIterations bounds model calls per run when Options leaves it 0.
-const DefaultMaxIterations = 8
+// DefaultMaxIterations bounds model calls per run when Options leaves it 0;
+// the gateway's relay has the same default.
+const DefaultMaxIterations = loop.DefaultMaxIterations
 
 // Options configure a Session.
 type Options struct {
@@ -194,9 +196,17 @@ func routeLine(r hooks.Route) string {
 }
 
 func (s *Session) run(ctx context.Context, turn *Turn) error {
+	l := &loop.Loop{Bus: s.bus, Pipeline: &s.pipeline, SessionID: s.id, Route: s.opts.Route, Observer: &tracer{s: s, turn: turn}}
 	for iter := 1; iter <= s.opts.MaxIterations; iter++ {
 		turn.Iterations = iter
-		resp, err := s.infer(ctx, iter, turn)
+		req := hooks.ModelRequest{
+			Model: s.opts.Model, System: s.opts.System, Tools: s.Tools(),
+			// A copy: a library user's Provider may keep or change the
+			// request's messages, and the session's history must not
+			// change with them.
+			Messages: append([]hooks.Message(nil), s.history...),
+		}
+		resp, _, err := loop.Infer(ctx, l, iter, req, s.complete)
 		if err != nil {
 			turn.EndReason = hooks.EndError
 			if ctx.Err() != nil {
@@ -206,30 +216,16 @@ func (s *Session) run(ctx context.Context, turn *Turn) error {
 		}
 		s.history = append(s.history, resp.Message)
 		if len(resp.Message.ToolCalls) == 0 {
-			s.finish(ctx, iter, turn, resp.Message.Content)
+			turn.Answer, _ = l.Output(ctx, iter, resp.Message.Content)
+			turn.EndReason = hooks.EndCompleted
 			return nil
 		}
-		for i, c := range resp.Message.ToolCalls {
-			if err := ctx.Err(); err != nil {
-				// Providers reject a history where an assistant's tool call
-				// has no result, so the calls never run get one saying so;
-				// the session stays usable for the next message.
-				for _, skipped := range resp.Message.ToolCalls[i:] {
-					s.history = append(s.history, hooks.Message{
-						Role: hooks.RoleTool, ToolCallID: skipped.ID, ToolName: skipped.Name,
-						Content: `{"error":"not run: the turn was cancelled"}`, IsError: true,
-					})
-				}
-				turn.EndReason = hooks.EndCancelled
-				return err
-			}
-			out := s.pipeline.Run(ctx, s.id, c)
-			turn.ToolCalls = append(turn.ToolCalls, out)
-			s.traceTool(iter, out)
-			s.history = append(s.history, hooks.Message{
-				Role: hooks.RoleTool, ToolCallID: c.ID, ToolName: c.Name,
-				Content: out.Result.Content, IsError: out.Result.IsError,
-			})
+		outs, results, err := l.RunTools(ctx, iter, resp.Message.ToolCalls)
+		turn.ToolCalls = append(turn.ToolCalls, outs...)
+		s.history = append(s.history, results...)
+		if err != nil {
+			turn.EndReason = hooks.EndCancelled
+			return err
 		}
 	}
 	turn.EndReason = hooks.EndMaxIterations
@@ -238,83 +234,59 @@ func (s *Session) run(ctx context.Context, turn *Turn) error {
 	return nil
 }
 
-func (s *Session) finish(ctx context.Context, iter int, turn *Turn, text string) {
-	final, by := s.bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: s.id, Text: text})
-	for _, p := range by {
-		s.trace(iter, EventHook, "transform_llm_output: %s rewrote the answer", p)
-	}
-	turn.Answer = final
-	turn.EndReason = hooks.EndCompleted
-}
-
-// infer makes one iteration's model call, with its hooks and at most one
-// reissue.
-func (s *Session) infer(ctx context.Context, iter int, turn *Turn) (hooks.ModelResponse, error) {
-	tools := s.Tools()
-	if ch := s.bus.ToolList(ctx, hooks.ToolListRequest{SessionID: s.id, Iteration: iter, Tools: tools}); ch != nil {
-		tools = ch.Tools
-		s.trace(iter, EventHook, "pre_tool_list_finalized: %s replaced the tool list (%d tools)", ch.Plugin, len(tools))
-	}
-	req := hooks.ModelRequest{
-		Model: s.opts.Model, System: s.opts.System, Tools: tools,
-		Messages: append([]hooks.Message(nil), s.history...),
-	}
-	req, changes := s.bus.MutateRequest(ctx, hooks.APIRequest{SessionID: s.id, Iteration: iter, Request: req})
-	for _, c := range changes {
-		s.trace(iter, EventHook, "pre_api_request_mutable: %s set %v", c.Plugin, c.Fields)
-	}
-
-	resp, err := s.complete(ctx, iter, req, turn, "")
-	if err != nil {
-		return resp, err
-	}
-	r := s.bus.Reissue(ctx, hooks.LLMCall{SessionID: s.id, Iteration: iter, Route: s.opts.Route, Request: req, Response: resp})
-	if r == nil {
-		return resp, nil
-	}
-	req2, fields := r.Patch.Apply(req)
-	s.trace(iter, EventReissue, "post_llm_call_can_reissue: %s asked to reissue to %s (%s; changed %v)", r.Plugin, req2.Model, r.Reason, fields)
-	resp2, err := s.complete(ctx, iter, req2, turn, r.Reason)
-	if err != nil {
-		if ctx.Err() != nil {
-			return resp2, err
-		}
-		// The first answer is still good; a failed escalation must not
-		// cost the user the turn.
-		s.trace(iter, EventReissue, "reissue failed (%v); keeping the first answer", err)
-		return resp, nil
-	}
-	return resp2, nil
-}
-
-// complete calls the model once and records the inference. reason is
-// non-empty for a reissue.
-func (s *Session) complete(ctx context.Context, iter int, req hooks.ModelRequest, turn *Turn, reason string) (hooks.ModelResponse, error) {
-	start := time.Now()
-	var resp hooks.ModelResponse
-	var err error
+// complete calls the model once, streaming when the caller wants the text
+// as it comes.
+func (s *Session) complete(ctx context.Context, c loop.Call) (hooks.ModelResponse, struct{}, error) {
 	if st, ok := s.opts.Provider.(llm.Streamer); ok && s.opts.OnText != nil {
-		resp, err = st.Stream(ctx, req, s.opts.OnText)
-	} else {
-		resp, err = s.opts.Provider.Complete(ctx, req)
+		resp, err := st.Stream(ctx, c.Request, s.opts.OnText)
+		return resp, struct{}{}, err
 	}
-	inf := Inference{Iteration: iter, Model: req.Model, Usage: resp.Usage, Duration: time.Since(start), Escalated: reason != "", Reason: reason, Err: err}
-	turn.Inferences = append(turn.Inferences, inf)
-	turn.Usage = turn.Usage.Add(resp.Usage)
-	ev := hooks.Inference{
-		SessionID: s.id, Iteration: iter, Route: s.opts.Route, Model: req.Model, Usage: resp.Usage,
-		StopReason: resp.StopReason, Escalated: inf.Escalated, Reason: reason, Duration: inf.Duration,
+	resp, err := s.opts.Provider.Complete(ctx, c.Request)
+	return resp, struct{}{}, err
+}
+
+// tracer records a run's inferences in its Turn and traces what the hooks
+// and the model did.
+type tracer struct {
+	s    *Session
+	turn *Turn
+}
+
+func (t *tracer) ToolListReplaced(iter int, ch *hooks.ToolListChange) {
+	t.s.trace(iter, EventHook, "pre_tool_list_finalized: %s replaced the tool list (%d tools)", ch.Plugin, len(ch.Tools))
+}
+
+func (t *tracer) RequestChanged(iter int, changes []hooks.RequestChange) {
+	for _, c := range changes {
+		t.s.trace(iter, EventHook, "pre_api_request_mutable: %s set %v", c.Plugin, c.Fields)
 	}
+}
+
+func (t *tracer) ModelCalled(ev hooks.Inference, resp hooks.ModelResponse, err error) {
+	t.turn.Inferences = append(t.turn.Inferences, Inference{
+		Iteration: ev.Iteration, Model: ev.Model, Usage: ev.Usage, Duration: ev.Duration,
+		Escalated: ev.Escalated, Reason: ev.Reason, Err: err,
+	})
+	t.turn.Usage = t.turn.Usage.Add(resp.Usage)
 	if err != nil {
-		ev.Error = err.Error()
+		t.s.trace(ev.Iteration, EventModelCall, "model %s failed: %v", ev.Model, err)
+		return
 	}
-	s.bus.LLMCallDone(ev)
-	if err != nil {
-		s.trace(iter, EventModelCall, "model %s failed: %v", req.Model, err)
-		return resp, err
+	t.s.trace(ev.Iteration, EventModelCall, "model %s: %s (%d in / %d out tokens)", ev.Model, summarize(resp.Message), resp.Usage.InputTokens, resp.Usage.OutputTokens)
+}
+
+func (t *tracer) Reissuing(iter int, r *hooks.ReissueRequest, req hooks.ModelRequest, fields []string) {
+	t.s.trace(iter, EventReissue, "post_llm_call_can_reissue: %s asked to reissue to %s (%s; changed %v)", r.Plugin, req.Model, r.Reason, fields)
+}
+
+func (t *tracer) ReissueFailed(iter int, _ *hooks.ReissueRequest, err error) {
+	t.s.trace(iter, EventReissue, "reissue failed (%v); keeping the first answer", err)
+}
+
+func (t *tracer) OutputTransformed(iter int, by []string) {
+	for _, p := range by {
+		t.s.trace(iter, EventHook, "transform_llm_output: %s rewrote the answer", p)
 	}
-	s.trace(iter, EventModelCall, "model %s: %s (%d in / %d out tokens)", req.Model, summarize(resp.Message), resp.Usage.InputTokens, resp.Usage.OutputTokens)
-	return resp, nil
 }
 
 func summarize(m hooks.Message) string {
@@ -339,9 +311,9 @@ func clip(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-func (s *Session) traceTool(iter int, out dispatch.Outcome) {
+func (t *tracer) ToolCalled(iter int, out dispatch.Outcome) {
 	for _, p := range out.ModifiedBy {
-		s.trace(iter, EventHook, "pre_tool_call: %s modified the arguments of %s", p, out.Call.Name)
+		t.s.trace(iter, EventHook, "pre_tool_call: %s modified the arguments of %s", p, out.Call.Name)
 	}
 	var how string
 	switch out.Path {
@@ -358,8 +330,8 @@ func (s *Session) traceTool(iter int, out dispatch.Outcome) {
 	if out.Result.IsError {
 		status = "error"
 	}
-	s.trace(iter, EventToolCall, "tool %s(%s) → %s, %s: %s", out.Call.Name, out.Call.Arguments, how, status, clip(out.Result.Content, 120))
+	t.s.trace(iter, EventToolCall, "tool %s(%s) → %s, %s: %s", out.Call.Name, out.Call.Arguments, how, status, clip(out.Result.Content, 120))
 	for _, p := range out.TransformedBy {
-		s.trace(iter, EventHook, "transform_tool_result: %s rewrote the result of %s", p, out.Call.Name)
+		t.s.trace(iter, EventHook, "transform_tool_result: %s rewrote the result of %s", p, out.Call.Name)
 	}
 }

@@ -72,6 +72,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/loop"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -120,7 +121,7 @@ type StoreObserver interface {
 
 // Defaults for a zero Config.
 const (
-	DefaultMaxIterations = 8
+	DefaultMaxIterations = loop.DefaultMaxIterations
 	DefaultKeepalive     = 5 * time.Second
 )
 
@@ -163,7 +164,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // error.
 func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call, sink dialect.Sink) (*dialect.Result, error) {
 	run := &run{
-		cfg: &r.cfg, bus: r.cfg.Bus, pipeline: r.pipeline, ctx: ctx, protocol: front.Protocol(), endpoint: front.Path(), call: call,
+		cfg: &r.cfg, bus: r.cfg.Bus, ctx: ctx, protocol: front.Protocol(), endpoint: front.Path(), call: call,
 		res: &dialect.Result{Model: call.Request.Model},
 	}
 	if call.Stream && sink != nil {
@@ -173,6 +174,7 @@ func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call
 		return nil, &Error{Err: err}
 	}
 	started := run.restore()
+	run.model = &loop.Loop{Bus: run.bus, Pipeline: r.pipeline, SessionID: run.sessionID, Route: hooks.RouteGateway, Observer: logger{r: run}}
 	if started {
 		run.bus.SessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})
 	}

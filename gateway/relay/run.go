@@ -13,6 +13,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/loop"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -21,7 +22,7 @@ import (
 type run struct {
 	cfg       *Config
 	bus       *hooks.Bus
-	pipeline  *dispatch.Pipeline
+	model     *loop.Loop // the model side of the rounds; set once the session is known
 	ctx       context.Context
 	protocol  llm.Protocol
 	endpoint  string // the front's path, for metrics
@@ -311,7 +312,7 @@ func (r *run) loop() (hooks.EndReason, error) {
 		}
 		wire = w
 		final := len(resp.Message.ToolCalls) == 0
-		r.show(resp.Message.Content, final)
+		r.show(iter, resp.Message.Content, final)
 		if err := r.sinkFailed(); err != nil {
 			return hooks.EndCancelled, err
 		}
@@ -528,27 +529,12 @@ func (r *run) holding() bool {
 }
 
 func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
-	tools := append(append([]hooks.ToolSpec(nil), r.call.Request.Tools...), r.bus.Tools()...)
-	if r.bus.Subscribed(hooks.PreToolListFinalized, "") {
-		if ch := r.bus.ToolList(r.ctx, hooks.ToolListRequest{SessionID: r.sessionID, Iteration: iter, Tools: tools}); ch != nil {
-			tools = ch.Tools
-		}
-	}
 	cr := r.call.Request
 	req := hooks.ModelRequest{
-		Model: cr.Model, System: cr.System, Tools: tools, MaxTokens: cr.MaxTokens, Temperature: cr.Temperature,
+		Model: cr.Model, System: cr.System, MaxTokens: cr.MaxTokens, Temperature: cr.Temperature,
 		TopP: cr.TopP, Stop: cr.Stop, Seed: cr.Seed, User: cr.User,
-		// Capped: a provider appending to it cannot write into history.
-		Messages: r.history[:len(r.history):len(r.history)],
-	}
-	if r.bus.Subscribed(hooks.PreAPIRequestMutable, "") || r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") {
-		// Plugins get the request, and an in-process one may change the
-		// messages in place: they get a copy. Without them the history
-		// goes as it is, not copied for every round of a long request.
-		req.Messages = append([]hooks.Message(nil), r.history...)
-	}
-	if r.bus.Subscribed(hooks.PreAPIRequestMutable, "") {
-		req, _ = r.bus.MutateRequest(r.ctx, hooks.APIRequest{SessionID: r.sessionID, Iteration: iter, Request: req})
+		Tools:    append(append([]hooks.ToolSpec(nil), cr.Tools...), r.bus.Tools()...),
+		Messages: r.history,
 	}
 	r.streamed.Reset()
 	var onText func(string)
@@ -562,56 +548,38 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 			r.sinkDo(func(s dialect.Sink) error { return s.Text(d) })
 		}
 	}
-	resp, wire, err := r.upstream(iter, req, onText, "")
+	resp, wire, err := loop.Infer(r.ctx, r.model, iter, req, func(ctx context.Context, c loop.Call) (hooks.ModelResponse, *llm.WireResponse, error) {
+		return r.upstream(ctx, c, onText)
+	})
 	if err != nil {
-		return resp, nil, err
+		return resp, nil, r.upstreamErr(err)
 	}
-	if !r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") {
-		return resp, wire, nil
-	}
-	rq := r.bus.Reissue(r.ctx, hooks.LLMCall{SessionID: r.sessionID, Iteration: iter, Route: hooks.RouteGateway, Request: req, Response: resp})
-	if rq == nil {
-		return resp, wire, nil
-	}
-	req2, _ := rq.Patch.Apply(req)
-	resp2, wire2, err := r.upstream(iter, req2, onText, rq.Reason)
-	if err != nil {
-		if r.ctx.Err() != nil {
-			return resp2, nil, err
-		}
-		// The first answer is still good; a failed escalation must not
-		// cost the client its answer.
-		r.cfg.Logger.Warn("reissued upstream call failed; keeping the first answer", "plugin", rq.Plugin, "error", err)
-		return resp, wire, nil
-	}
-	return resp2, wire2, nil
+	return resp, wire, nil
 }
 
-// upstream makes one model call and reports it. reason is non-empty for a
-// reissue.
-func (r *run) upstream(iter int, req hooks.ModelRequest, onText func(string), reason string) (hooks.ModelResponse, *llm.WireResponse, error) {
-	start := time.Now()
+// upstream makes one model call the way this request reaches the upstream
+// and counts it.
+func (r *run) upstream(ctx context.Context, c loop.Call, onText func(string)) (hooks.ModelResponse, *llm.WireResponse, error) {
 	var (
 		resp hooks.ModelResponse
 		wire *llm.WireResponse
 		err  error
 	)
-	ctx := r.ctx
 	announce, announces := r.sink.(dialect.InputAnnouncer)
-	if announces && iter == 1 {
+	if announces && c.Iteration == 1 {
 		// The stream's start may wait for the first round's real input
 		// count (see dialect.InputAnnouncer); later rounds come after it.
 		ctx = llm.WithInputReport(ctx, announce.InputTokens)
 	}
 	switch st, streams := r.cfg.Provider.(llm.Streamer); {
 	case r.fwd != nil:
-		resp, wire, err = r.fwd.Forward(ctx, req, r.pass, onText)
+		resp, wire, err = r.fwd.Forward(ctx, c.Request, r.pass, onText)
 	case streams && onText != nil:
-		resp, err = st.Stream(ctx, req, onText)
+		resp, err = st.Stream(ctx, c.Request, onText)
 	default:
-		resp, err = r.cfg.Provider.Complete(ctx, req)
+		resp, err = r.cfg.Provider.Complete(ctx, c.Request)
 	}
-	if announces && iter == 1 && err == nil && resp.Usage.InputTokens > 0 {
+	if announces && c.Iteration == 1 && err == nil && resp.Usage.InputTokens > 0 {
 		// No text was shown yet (held, a round of calls only, or a
 		// provider that does not stream): the whole round's count is
 		// known before the message starts.
@@ -621,35 +589,47 @@ func (r *run) upstream(iter int, req hooks.ModelRequest, onText func(string), re
 	if r.cfg.Observe != nil {
 		r.cfg.Observe.Round(r.protocol)
 	}
-	ev := hooks.Inference{
-		SessionID: r.sessionID, Iteration: iter, Route: hooks.RouteGateway, Model: req.Model, Usage: resp.Usage,
-		StopReason: resp.StopReason, Escalated: reason != "", Reason: reason, Duration: time.Since(start),
-	}
-	if err != nil {
-		ev.Error = err.Error()
-	}
-	r.bus.LLMCallDone(ev)
-	if err == nil {
-		return resp, wire, nil
-	}
+	return resp, wire, err
+}
+
+// upstreamErr is what a failed upstream call means for the client: the
+// run's cancellation, or the upstream's failure.
+func (r *run) upstreamErr(err error) error {
 	if ctxErr := r.ctx.Err(); ctxErr != nil {
-		return resp, nil, ctxErr
+		return ctxErr
 	}
+	return r.providerErr(err)
+}
+
+func (r *run) providerErr(err error) error {
 	var pe *llm.ProviderError
 	var de *dialect.Error
 	if errors.As(err, &pe) || errors.As(err, &de) {
-		return resp, nil, err
+		return err
 	}
-	return resp, nil, &llm.ProviderError{Provider: r.cfg.Provider.Name(), Message: "the upstream call failed", Err: err}
+	return &llm.ProviderError{Provider: r.cfg.Provider.Name(), Message: "the upstream call failed", Err: err}
+}
+
+// logger logs what the model side of the loop did that the gateway's
+// operator should know of.
+type logger struct {
+	loop.Quiet
+	r *run
+}
+
+func (l logger) ReissueFailed(_ int, rq *hooks.ReissueRequest, err error) {
+	// The first answer is still good; a failed escalation must not cost
+	// the client its answer.
+	l.r.cfg.Logger.Warn("reissued upstream call failed; keeping the first answer", "plugin", rq.Plugin, "error", l.r.providerErr(err))
 }
 
 // show makes a round's text the client's: streamed already, or now that
 // the hooks that could replace it have answered. The final answer goes
 // through transform_llm_output.
-func (r *run) show(text string, final bool) {
-	if final && r.bus.Subscribed(hooks.TransformLLMOutput, "") {
-		if t, by := r.bus.TransformOutput(r.ctx, hooks.LLMOutput{SessionID: r.sessionID, Text: text}); len(by) > 0 {
-			text = t
+func (r *run) show(iter int, text string, final bool) {
+	if final {
+		var by []string
+		if text, by = r.model.Output(r.ctx, iter, text); len(by) > 0 {
 			r.rewritten = true
 		}
 	}
@@ -730,7 +710,7 @@ func (r *run) decideAll(calls []hooks.ToolCall) []decision {
 	for i, c := range calls {
 		d := &ds[i]
 		if _, ok := r.bus.ToolOwner(c.Name); ok {
-			out := r.pipeline.Run(r.ctx, r.sessionID, c)
+			out := r.model.RunTool(r.ctx, c)
 			*d = decision{call: out.Call, answered: true, result: out.Result, ran: true}
 			r.count("plugin")
 			continue

@@ -1,0 +1,222 @@
+// Package loop is the model side of hookhost's agent loop, shared by every
+// driver of it (package conversation for `hookhost chat` and the library,
+// the gateway's relay for `hookhost serve`): one iteration's model call with
+// its hooks, the final answer's transform, and the tool calls a driver runs
+// itself. A driver keeps what is its own: its history, how it reaches the
+// model (an Upstream), what it shows and to whom.
+//
+// One iteration (Infer) fires pre_tool_list_finalized and
+// pre_api_request_mutable, calls the model, fires post_llm_call and
+// post_llm_call_can_reissue, and honours at most one reissue: a reissued
+// call is never offered for reissue again, its post_llm_call says
+// Escalated with the plugin's reason, and when it fails (the run not being
+// cancelled) the first answer stands. The final text goes through
+// transform_llm_output (Output).
+//
+// A hook nobody subscribes to is not fired at all, and the history is not
+// copied for plugins that will not see it: a gateway request may carry a
+// long history and many rounds.
+package loop
+
+import (
+	"context"
+	"time"
+
+	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hooks"
+)
+
+// DefaultMaxIterations bounds the model calls of a run (reissues aside)
+// when its driver is not told otherwise.
+const DefaultMaxIterations = 8
+
+// Loop is the model side of one session's runs.
+type Loop struct {
+	// Bus fires the hooks; nil fires none (the bypass route).
+	Bus *hooks.Bus
+	// Pipeline runs the tool calls the driver runs itself.
+	Pipeline  *dispatch.Pipeline
+	SessionID string
+	Route     hooks.Route
+	// Observer, when set, is told what the hooks and the model did.
+	Observer Observer
+}
+
+// Call is one model call.
+type Call struct {
+	Iteration int
+	Request   hooks.ModelRequest
+	// Reason is the reissuing plugin's reason; empty for a first call.
+	Reason string
+}
+
+// Upstream makes one model call the driver's way (complete, stream or
+// forward). W is what else the driver needs back from the call it keeps,
+// such as the response's wire form.
+type Upstream[W any] func(ctx context.Context, c Call) (hooks.ModelResponse, W, error)
+
+// Observer is told what an iteration did, for a driver's trace or log. Its
+// methods are called on the goroutine that called the Loop.
+type Observer interface {
+	// ToolListReplaced: a pre_tool_list_finalized plugin replaced the tools.
+	ToolListReplaced(iter int, change *hooks.ToolListChange)
+	// RequestChanged: pre_api_request_mutable plugins set fields.
+	RequestChanged(iter int, changes []hooks.RequestChange)
+	// ModelCalled: one model call ended and post_llm_call was fired with
+	// ev; err is the Upstream's own.
+	ModelCalled(ev hooks.Inference, resp hooks.ModelResponse, err error)
+	// Reissuing: a plugin asked to reissue; req is the request reissued,
+	// fields what its patch changed.
+	Reissuing(iter int, r *hooks.ReissueRequest, req hooks.ModelRequest, fields []string)
+	// ReissueFailed: the reissued call failed; the first answer stands.
+	ReissueFailed(iter int, r *hooks.ReissueRequest, err error)
+	// OutputTransformed: transform_llm_output plugins rewrote the answer.
+	OutputTransformed(iter int, by []string)
+	// ToolCalled: RunTools ran one call.
+	ToolCalled(iter int, out dispatch.Outcome)
+}
+
+// Quiet observes nothing. Embed it to implement only part of Observer.
+type Quiet struct{}
+
+func (Quiet) ToolListReplaced(int, *hooks.ToolListChange)                        {}
+func (Quiet) RequestChanged(int, []hooks.RequestChange)                          {}
+func (Quiet) ModelCalled(hooks.Inference, hooks.ModelResponse, error)            {}
+func (Quiet) Reissuing(int, *hooks.ReissueRequest, hooks.ModelRequest, []string) {}
+func (Quiet) ReissueFailed(int, *hooks.ReissueRequest, error)                    {}
+func (Quiet) OutputTransformed(int, []string)                                    {}
+func (Quiet) ToolCalled(int, dispatch.Outcome)                                   {}
+
+var _ Observer = Quiet{}
+
+func (l *Loop) observer() Observer {
+	if l.Observer == nil {
+		return Quiet{}
+	}
+	return l.Observer
+}
+
+func (l *Loop) subscribed(hook hooks.Name) bool { return l.Bus.Subscribed(hook, "") }
+
+// Infer makes iteration iter's model call for req, the request before
+// hooks: the tools offered and the history, which Infer neither changes
+// nor lets a call append to (plugins get a copy). It returns the answer
+// that stands, with the W its call returned. On failure the error is the
+// Upstream's own.
+func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest, up Upstream[W]) (hooks.ModelResponse, W, error) {
+	var none W
+	obs := l.observer()
+	if l.subscribed(hooks.PreToolListFinalized) {
+		if ch := l.Bus.ToolList(ctx, hooks.ToolListRequest{SessionID: l.SessionID, Iteration: iter, Tools: req.Tools}); ch != nil {
+			req.Tools = ch.Tools
+			obs.ToolListReplaced(iter, ch)
+		}
+	}
+	n := len(req.Messages)
+	// Capped: a provider appending to it cannot write into the history.
+	req.Messages = req.Messages[:n:n]
+	if l.subscribed(hooks.PreAPIRequestMutable) || l.subscribed(hooks.PostLLMCallCanReissue) {
+		// Plugins get the request, and an in-process one may change the
+		// messages in place: they get a copy. Without them the history
+		// goes as it is, not copied for every round of a long request.
+		req.Messages = append([]hooks.Message(nil), req.Messages...)
+	}
+	if l.subscribed(hooks.PreAPIRequestMutable) {
+		var changes []hooks.RequestChange
+		req, changes = l.Bus.MutateRequest(ctx, hooks.APIRequest{SessionID: l.SessionID, Iteration: iter, Request: req})
+		if len(changes) > 0 {
+			obs.RequestChanged(iter, changes)
+		}
+	}
+
+	resp, w, err := call(ctx, l, up, Call{Iteration: iter, Request: req})
+	if err != nil {
+		return resp, none, err
+	}
+	if !l.subscribed(hooks.PostLLMCallCanReissue) {
+		return resp, w, nil
+	}
+	r := l.Bus.Reissue(ctx, hooks.LLMCall{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req, Response: resp})
+	if r == nil {
+		return resp, w, nil
+	}
+	req2, fields := r.Patch.Apply(req)
+	obs.Reissuing(iter, r, req2, fields)
+	resp2, w2, err := call(ctx, l, up, Call{Iteration: iter, Request: req2, Reason: r.Reason})
+	if err != nil {
+		if ctx.Err() != nil {
+			return resp2, none, err
+		}
+		// The first answer is still good; a failed escalation must not
+		// cost the user the answer.
+		obs.ReissueFailed(iter, r, err)
+		return resp, w, nil
+	}
+	return resp2, w2, nil
+}
+
+// call makes one model call and fires post_llm_call for it.
+func call[W any](ctx context.Context, l *Loop, up Upstream[W], c Call) (hooks.ModelResponse, W, error) {
+	start := time.Now()
+	resp, w, err := up(ctx, c)
+	ev := hooks.Inference{
+		SessionID: l.SessionID, Iteration: c.Iteration, Route: l.Route, Model: c.Request.Model, Usage: resp.Usage,
+		StopReason: resp.StopReason, Escalated: c.Reason != "", Reason: c.Reason, Duration: time.Since(start),
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	l.Bus.LLMCallDone(ev)
+	l.observer().ModelCalled(ev, resp, err)
+	return resp, w, err
+}
+
+// Output passes iteration iter's final answer through
+// transform_llm_output, returning the text to show and the plugins that
+// rewrote it.
+func (l *Loop) Output(ctx context.Context, iter int, text string) (string, []string) {
+	if !l.subscribed(hooks.TransformLLMOutput) {
+		return text, nil
+	}
+	final, by := l.Bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: l.SessionID, Text: text})
+	if len(by) > 0 {
+		l.observer().OutputTransformed(iter, by)
+	}
+	return final, by
+}
+
+// RunTool runs one tool call through the pipeline and its hooks.
+func (l *Loop) RunTool(ctx context.Context, c hooks.ToolCall) dispatch.Outcome {
+	return l.Pipeline.Run(ctx, l.SessionID, c)
+}
+
+// RunTools runs a response's tool calls in order, telling the Observer of
+// each, and returns what happened to the calls that ran and one tool
+// message per call, answering it. When ctx ends before every call ran, it
+// returns ctx's error, and the calls not run get an error result saying
+// so: providers reject a history where an assistant's tool call has no
+// result, and the session must stay usable for the next message.
+func (l *Loop) RunTools(ctx context.Context, iter int, calls []hooks.ToolCall) ([]dispatch.Outcome, []hooks.Message, error) {
+	var outs []dispatch.Outcome
+	msgs := make([]hooks.Message, 0, len(calls))
+	for i, c := range calls {
+		if err := ctx.Err(); err != nil {
+			notRun := dispatch.ErrorResult("not run: the turn was cancelled")
+			for _, skipped := range calls[i:] {
+				msgs = append(msgs, hooks.Message{
+					Role: hooks.RoleTool, ToolCallID: skipped.ID, ToolName: skipped.Name,
+					Content: notRun.Content, IsError: notRun.IsError,
+				})
+			}
+			return outs, msgs, err
+		}
+		out := l.RunTool(ctx, c)
+		outs = append(outs, out)
+		l.observer().ToolCalled(iter, out)
+		msgs = append(msgs, hooks.Message{
+			Role: hooks.RoleTool, ToolCallID: c.ID, ToolName: c.Name,
+			Content: out.Result.Content, IsError: out.Result.IsError,
+		})
+	}
+	return outs, msgs, nil
+}
