@@ -174,7 +174,7 @@ func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call
 		return nil, &Error{Err: err}
 	}
 	started := run.restore()
-	run.model = &loop.Loop{Bus: run.bus, Pipeline: r.pipeline, SessionID: run.sessionID, Route: hooks.RouteGateway, Observer: logger{r: run}}
+	run.model = loop.Loop{Bus: run.bus, Pipeline: r.pipeline, SessionID: run.sessionID, Route: hooks.RouteGateway, Observer: logger{r: run}}
 	if started {
 		run.bus.SessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})
 	}

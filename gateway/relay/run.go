@@ -22,7 +22,7 @@ import (
 type run struct {
 	cfg       *Config
 	bus       *hooks.Bus
-	model     *loop.Loop // the model side of the rounds; set once the session is known
+	model     loop.Loop // the model side of the rounds; set once the session is known
 	ctx       context.Context
 	protocol  llm.Protocol
 	endpoint  string // the front's path, for metrics
@@ -548,7 +548,7 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 			r.sinkDo(func(s dialect.Sink) error { return s.Text(d) })
 		}
 	}
-	resp, wire, err := loop.Infer(r.ctx, r.model, iter, req, func(ctx context.Context, c loop.Call) (hooks.ModelResponse, *llm.WireResponse, error) {
+	resp, wire, err := loop.Infer(r.ctx, &r.model, iter, req, func(ctx context.Context, c loop.Call) (hooks.ModelResponse, *llm.WireResponse, error) {
 		return r.upstream(ctx, c, onText)
 	})
 	if err != nil {
