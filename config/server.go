@@ -169,7 +169,7 @@ func (d *decoder) modelList(key toml.Key, v any) ([]string, bool) {
 	first := map[string]int{}
 	return d.list(key, v, func(i int, n string) bool {
 		if strings.TrimSpace(n) == "" {
-			d.fail(key, i, "item %d is empty (name a model clients may ask for, e.g. %q)", i+1, exampleModel["openai"])
+			d.fail(key, i, "item %d is empty (name a model clients may ask for, e.g. %q)", i+1, exampleClientModel)
 			return false
 		}
 		if j, dup := first[n]; dup {
@@ -188,9 +188,9 @@ func (d *decoder) modelAliases(key toml.Key, v any) (map[string]string, bool) {
 	out, ok := d.stringMap(key, v, func(kk toml.Key, name, target string) bool {
 		switch {
 		case strings.TrimSpace(name) == "":
-			d.fail(kk, -1, "an empty model name cannot be an alias (write e.g. \"claude-sonnet-4-5-20250929\" = %q)", exampleModel["openai"])
+			d.fail(kk, -1, "an empty model name cannot be an alias (write e.g. \"claude-sonnet-4-5-20250929\" = %q)", exampleClientModel)
 		case strings.TrimSpace(target) == "":
-			d.fail(kk, -1, "names no upstream model (write the model the upstream serves, e.g. %q)", exampleModel["openai"])
+			d.fail(kk, -1, "names no upstream model (write the model the upstream serves, e.g. %q)", exampleClientModel)
 		case target == name:
 			d.fail(kk, -1, "%q is an alias of itself; list it in server.models instead", abbrev(name))
 		default:

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/hookhost/hookhost/llm"
 )
 
 var (
@@ -251,8 +253,11 @@ func syntaxError(err error, src, filename string) error {
 	return &Error{File: filename, Line: line, Key: key, Msg: fmt.Sprintf("invalid TOML: %s (%s)", pe.Message, hint)}
 }
 
+// provider is a name in llm's registry: the providers linked into the
+// program register themselves there.
 func (d *decoder) provider(key toml.Key, v any) (string, bool) {
 	s, ok := d.str(key, v)
+	providers := llm.ProviderNames()
 	if ok && !slices.Contains(providers, s) {
 		hint := ""
 		if near := closest(s, providers); near != "" {
@@ -321,36 +326,36 @@ func (c *LLM) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) b
 		return false
 	}
 	at := func(k string) toml.Key { return join(key, toml.Key{k}) }
+	info, _ := llm.LookupProvider(c.Provider)
 	if !set["model"] {
 		switch {
 		case c.Tiers.Small != "":
 			c.Model = c.Tiers.Small
 		case c.Provider != defaultProvider:
-			d.fail(at("model"), -1, "is required with provider %q (name the model, e.g. model = %q, or set [llm.tiers] small)", c.Provider, exampleModel[c.Provider])
+			d.fail(at("model"), -1, "is required with provider %q (name the model, e.g. model = %q, or set [llm.tiers] small)", c.Provider, info.ExampleModel)
 		}
 	}
-	switch c.Provider {
-	case "openai":
-		if c.API == "" {
-			c.API = apiChat
-		}
-	case "anthropic":
-		if set["api"] {
-			d.fail(at("api"), -1, "applies only to provider \"openai\" (anthropic has one API; remove the key)")
-		}
-		if c.MaxTokens == 0 {
-			c.MaxTokens = defaultAnthropicMaxTokens
-		}
-		if c.Temperature != nil && *c.Temperature > 1 {
-			d.fail(at("temperature"), -1, "must be between 0 and 1 for anthropic, got %v", *c.Temperature)
-		}
-		if strings.HasSuffix(c.BaseURL, "/v1") {
-			d.fail(at("base_url"), -1, "ends in \"/v1\", but \"/v1/messages\" is added to it (drop the \"/v1\", e.g. %q)", defaultBaseURL["anthropic"])
-		}
-	default:
+	// api picks one of OpenAI's two APIs; it means nothing to a provider
+	// that does not speak both.
+	choosesAPI := info.Speaks(llm.ProtocolChat) && info.Speaks(llm.ProtocolResponses)
+	switch {
+	case choosesAPI && c.API == "":
+		c.API = apiChat
+	case !choosesAPI && len(info.Protocols) > 0 && set["api"]:
+		d.fail(at("api"), -1, "applies only to provider \"openai\" (%s has one API; remove the key)", c.Provider)
+	case !choosesAPI:
 		// The offline model ignores the network settings, so a file can
 		// switch to it for a demo without losing them.
 		c.API = ""
+	}
+	if c.MaxTokens == 0 {
+		c.MaxTokens = info.DefaultMaxTokens
+	}
+	if c.Temperature != nil && info.MaxTemperature > 0 && *c.Temperature > info.MaxTemperature {
+		d.fail(at("temperature"), -1, "must be between 0 and %v for %s, got %v", info.MaxTemperature, c.Provider, *c.Temperature)
+	}
+	if info.Speaks(llm.ProtocolMessages) && strings.HasSuffix(c.BaseURL, "/v1") {
+		d.fail(at("base_url"), -1, "ends in \"/v1\", but \"/v1/messages\" is added to it (drop the \"/v1\", e.g. %q)", info.DefaultBaseURL)
 	}
 	// A whole call includes at least one attempt, so call_timeout left
 	// unset grows with timeout, and one set below it is a mistake.
@@ -370,10 +375,10 @@ func (c *LLM) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) b
 			c.CallTimeout, at("timeout"), timeout, c.Timeout)
 	}
 	if !set["base_url"] {
-		c.BaseURL = defaultBaseURL[c.Provider]
+		c.BaseURL = info.DefaultBaseURL
 	}
 	if !set["api_key_env"] {
-		c.APIKeyEnv = defaultAPIKeyEnv[c.Provider]
+		c.APIKeyEnv = info.KeyEnv
 	}
 	return true
 }
