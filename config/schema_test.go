@@ -3,13 +3,16 @@ package config
 import (
 	"reflect"
 	"testing"
-	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 // TestSchemaDecodesEveryKey checks that each key of the config structs has
 // a way to be decoded, so that no file can reach the walk's panic: a named
-// rule that exists, a range that exists, or a type the walk decodes.
+// value type that exists, that the field converts to and that decodes
+// itself; a range that exists; or a type the walk decodes.
 func TestSchemaDecodesEveryKey(t *testing.T) {
+	unmarshaler := reflect.TypeFor[toml.Unmarshaler]()
 	var walk func(path string, typ reflect.Type)
 	walk = func(path string, typ reflect.Type) {
 		for i := range typ.NumField() {
@@ -19,9 +22,19 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 				continue
 			}
 			at := path + key
+			vt := byGoType[f.Type]
 			if name := f.Tag.Get("rule"); name != "" {
-				if rules[name] == nil {
-					t.Errorf("%s: rule %q does not exist", at, name)
+				if vt = valueTypes[name]; vt == nil && name != "entries" && name != "reattach" {
+					t.Errorf("%s: rule %q has no value type", at, name)
+				}
+			}
+			if vt != nil {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if !reflect.PointerTo(ft).ConvertibleTo(reflect.PointerTo(vt)) || !reflect.PointerTo(vt).Implements(unmarshaler) {
+					t.Errorf("%s: a %s field cannot be decoded as %s", at, f.Type, vt)
 				}
 				continue
 			}
@@ -31,12 +44,11 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 				}
 			}
 			switch k := f.Type.Kind(); {
-			case f.Type == reflect.TypeOf(time.Duration(0)), k == reflect.Bool, k == reflect.String,
-				k >= reflect.Int && k <= reflect.Int64:
+			case f.Tag.Get("rule") != "", k >= reflect.Int && k <= reflect.Int64:
 			case k == reflect.Struct:
 				walk(at+".", f.Type)
 			default:
-				t.Errorf("%s: no rule for a field of type %s", at, f.Type)
+				t.Errorf("%s: no value type for a field of type %s", at, f.Type)
 			}
 		}
 	}
