@@ -1,9 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -174,6 +176,66 @@ func (d *decoder) decodeValue(key toml.Key, v any, dst reflect.Value, t reflect.
 	}
 	u := dst.Addr().Convert(reflect.PointerTo(t)).Interface().(toml.Unmarshaler)
 	return d.report(key, u.UnmarshalTOML(v))
+}
+
+// exampled is a value type that shows the form a value takes, for one
+// written without quotes that is no number and no boolean.
+type exampled interface{ example(name string) string }
+
+func wholeNumber(name string, n int64) string {
+	return fmt.Sprintf("write a whole number, e.g. %s = %d", name, n)
+}
+
+func sizeInBytes(name string, n int64) string {
+	return fmt.Sprintf("write the size in bytes, e.g. %s = %d", name, n)
+}
+
+// syntaxHint is the fix for value, written without quotes at the dotted
+// key path: the form of the field the key sets, or quotes.
+func syntaxHint(path []string, value string) string {
+	name := path[len(path)-1]
+	f, v, found := fieldAt(path)
+	t := valueTypes[f.Tag.Get("rule")]
+	if t == nil && found {
+		t = byGoType[v.Type()]
+	}
+	b, bounded := bounds[f.Tag.Get("range")]
+	switch {
+	case !found:
+	case t != nil && reflect.PointerTo(t).Implements(reflect.TypeFor[exampled]()):
+		return reflect.New(t).Interface().(exampled).example(name)
+	case bounded && strings.HasPrefix(b.unit, "bytes"):
+		return sizeInBytes(name, v.Int())
+	case bounded:
+		return wholeNumber(name, v.Int())
+	}
+	return fmt.Sprintf("strings need double quotes: %s = %q", name, value)
+}
+
+// fieldAt finds the field the dotted key path sets, and its default.
+func fieldAt(path []string) (f reflect.StructField, v reflect.Value, found bool) {
+	v = reflect.ValueOf(newDefault("")).Elem()
+	for _, part := range path {
+		switch v.Kind() {
+		case reflect.Map: // plugins.entries.<name>: the part is the name
+			v = reflect.ValueOf(defaultEntry("", "", ""))
+		case reflect.Struct:
+			if f, found = fieldByKey(v.Type(), part); !found {
+				return f, v, false
+			}
+			v = v.FieldByIndex(f.Index)
+		default:
+			return f, v, false
+		}
+	}
+	return f, v, found
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	return t.FieldByNameFunc(func(n string) bool {
+		f, _ := t.FieldByName(n)
+		return f.Tag.Get("toml") == key
+	})
 }
 
 // nilIfEmpty makes an empty list nil, which the config structs use for

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -66,6 +67,35 @@ func TestHomeOfFollowsTheStructs(t *testing.T) {
 	} {
 		if got := homeOf[key]; !reflect.DeepEqual(got, want) {
 			t.Errorf("homeOf[%q] = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestSyntaxHintFollowsTheField(t *testing.T) {
+	for key, want := range map[string]string{
+		"routing.gateway":                         "write gateway = true or gateway = false",
+		"plugins.entries.kora.fail_closed":        "write fail_closed = true or fail_closed = false",
+		"conversation.max_iterations":             "write a whole number, e.g. max_iterations = 8",
+		"llm.max_tokens":                          "write a whole number, e.g. max_tokens = 1024",
+		"llm.max_retries":                         "write a whole number, e.g. max_retries = 2",
+		"llm.temperature":                         "write a number, e.g. temperature = 0.2",
+		"server.max_body_size":                    "write the size in bytes, e.g. max_body_size = 33554432",
+		"server.max_concurrent":                   "write a whole number, e.g. max_concurrent = 256",
+		"server.state_entries":                    "write a whole number, e.g. state_entries = 10000",
+		"server.responses_entries":                "write a whole number, e.g. responses_entries = 100000",
+		"server.responses_max_bytes":              "write the size in bytes, e.g. responses_max_bytes = 268435456",
+		"server.max_body_bytes_in_flight":         "write the size in bytes, e.g. max_body_bytes_in_flight = 268435456",
+		"plugins.entries.kora.max_result_size":    "write the size in bytes, e.g. max_result_size = 4194304",
+		"plugins.entries.kora.protocol":           "write a whole number, e.g. protocol = 2",
+		"plugins.entries.kora.timeout":            `strings need double quotes: timeout = "word"`,
+		"llm.model":                               `strings need double quotes: model = "word"`,
+		"llm.gateway":                             `strings need double quotes: gateway = "word"`,
+		"llm.tiers.small.extra":                   `strings need double quotes: extra = "word"`,
+		"nowhere":                                 `strings need double quotes: nowhere = "word"`,
+		"plugins.entries.kora.config.fail_closed": `strings need double quotes: fail_closed = "word"`,
+	} {
+		if got := syntaxHint(strings.Split(key, "."), "word"); got != want {
+			t.Errorf("syntaxHint(%s) = %q, want %q", key, got, want)
 		}
 	}
 }

@@ -224,31 +224,7 @@ func syntaxError(err error, src, filename string) error {
 	}
 	hint := "fix the TOML syntax on this line; config.toml.example shows every key"
 	if value != "" && unquotedWord.MatchString(value) && !numberLike.MatchString(value) && value != "true" && value != "false" {
-		name := key[strings.LastIndex(key, ".")+1:]
-		switch name {
-		case "gateway", "fail_closed", "allow_tool_override", "allow_no_key", "forward_client_key":
-			hint = fmt.Sprintf("write %s = true or %s = false", name, name)
-		case "max_iterations":
-			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxIterations)
-		case "max_tokens":
-			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultAnthropicMaxTokens)
-		case "max_retries":
-			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxRetries)
-		case "temperature":
-			hint = fmt.Sprintf("write a number, e.g. %s = 0.2", name)
-		case "max_body_size":
-			hint = fmt.Sprintf("write the size in bytes, e.g. %s = %d", name, defaultMaxBodySize)
-		case "max_concurrent":
-			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultMaxConcurrent)
-		case "state_entries":
-			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, defaultStateEntries)
-		case "responses_entries":
-			hint = fmt.Sprintf("write a whole number, e.g. %s = %d", name, DefaultResponsesEntries)
-		case "responses_max_bytes":
-			hint = fmt.Sprintf("write the size in bytes, e.g. %s = %d", name, DefaultResponsesMaxBytes)
-		default:
-			hint = fmt.Sprintf("strings need double quotes: %s = %q", name, value)
-		}
+		hint = syntaxHint(strings.Split(key, "."), value)
 	}
 	return &Error{File: filename, Line: line, Key: key, Msg: fmt.Sprintf("invalid TOML: %s (%s)", pe.Message, hint)}
 }

@@ -190,6 +190,8 @@ func (b *boolValue) UnmarshalTOML(v any) error {
 	return nil
 }
 
+func (*boolValue) example(n string) string { return fmt.Sprintf("write %s = true or %s = false", n, n) }
+
 type stringValue string
 
 func (s *stringValue) UnmarshalTOML(v any) error {
@@ -376,6 +378,14 @@ func checked[T ~int](dst *T, v any, example int64, check func(n int64) error) er
 	}
 	return err
 }
+
+func (*maxTokens) example(n string) string     { return wholeNumber(n, defaultAnthropicMaxTokens) }
+func (*maxRetries) example(n string) string    { return wholeNumber(n, defaultMaxRetries) }
+func (*maxIterations) example(n string) string { return wholeNumber(n, defaultMaxIterations) }
+func (*resultSize) example(n string) string    { return sizeInBytes(n, defaultMaxResultSize) }
+func (*requestSize) example(n string) string   { return sizeInBytes(n, defaultMaxRequestSize) }
+func (*protocolPin) example(n string) string   { return wholeNumber(n, 2) }
+func (*temperature) example(n string) string   { return fmt.Sprintf("write a number, e.g. %s = 0.2", n) }
 
 func (m *maxTokens) UnmarshalTOML(v any) error {
 	return checked(m, v, defaultAnthropicMaxTokens, func(n int64) error {
