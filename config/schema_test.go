@@ -8,6 +8,11 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
+var (
+	entryKeys  = keysOf(PluginEntry{})
+	serverKeys = keysOf(Server{})
+)
+
 // TestSchemaDecodesEveryKey checks that each key of the config structs has
 // a way to be decoded, so that no file can reach the walk's panic: a named
 // value type that exists, that the field converts to and that decodes

@@ -18,11 +18,6 @@ import (
 	"github.com/hookhost/hookhost/llm"
 )
 
-var (
-	entryKeys  = keysOf(PluginEntry{})
-	serverKeys = keysOf(Server{})
-)
-
 // homeOf maps a key name to the tables it belongs in, to redirect keys
 // written in the wrong table. A name used in several tables (timeout) maps
 // to all of them, in the order the structs nest, so the hint does not vary
