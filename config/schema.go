@@ -195,6 +195,10 @@ func sizeInBytes(name string, n int64) string {
 func syntaxHint(path []string, value string) string {
 	name := path[len(path)-1]
 	f, v, found := fieldAt(path)
+	if homes := homeOf[name]; !found && len(homes) > 0 {
+		// Written in the wrong table, it still takes the form it has at home.
+		f, v, found = fieldAt(strings.Split(strings.TrimPrefix(homes[0]+"."+name, "."), "."))
+	}
 	t := valueTypes[f.Tag.Get("rule")]
 	if t == nil && found {
 		t = byGoType[v.Type()]

@@ -94,10 +94,13 @@ func TestSyntaxHintFollowsTheField(t *testing.T) {
 		"plugins.entries.kora.protocol":           "write a whole number, e.g. protocol = 2",
 		"plugins.entries.kora.timeout":            `strings need double quotes: timeout = "word"`,
 		"llm.model":                               `strings need double quotes: model = "word"`,
-		"llm.gateway":                             `strings need double quotes: gateway = "word"`,
+		"llm.gateway":                             "write gateway = true or gateway = false",
+		"tools.timeout":                           `strings need double quotes: timeout = "word"`,
+		"routing.max_tokens":                      "write a whole number, e.g. max_tokens = 1024",
 		"llm.tiers.small.extra":                   `strings need double quotes: extra = "word"`,
 		"nowhere":                                 `strings need double quotes: nowhere = "word"`,
-		"plugins.entries.kora.config.fail_closed": `strings need double quotes: fail_closed = "word"`,
+		"plugins.entries.kora.config.fail_closed": "write fail_closed = true or fail_closed = false",
+		"plugins.entries.kora.config.path":        `strings need double quotes: path = "word"`,
 	} {
 		if got := syntaxHint(strings.Split(key, "."), "word"); got != want {
 			t.Errorf("syntaxHint(%s) = %q, want %q", key, got, want)
