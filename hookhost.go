@@ -39,9 +39,10 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/anthropic"
-	"github.com/hookhost/hookhost/llm/offline"
-	"github.com/hookhost/hookhost/llm/openai"
+	// The providers llm.provider may name register themselves.
+	_ "github.com/hookhost/hookhost/llm/anthropic"
+	_ "github.com/hookhost/hookhost/llm/offline"
+	_ "github.com/hookhost/hookhost/llm/openai"
 )
 
 // Options are what a host needs besides its config.
@@ -115,14 +116,18 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	if gateway {
 		h.route = hooks.RouteGateway
 	}
-	key, err := apiKey(cfg.LLM, getenv)
+	info, err := lookupProvider(cfg.LLM)
 	if err != nil {
 		return nil, err
 	}
-	if h.provider, err = newProvider(cfg.LLM, key); err != nil {
+	key, err := apiKey(cfg.LLM, info, getenv)
+	if err != nil {
 		return nil, err
 	}
-	h.upstream = upstream(cfg.LLM, key)
+	if h.provider, err = newProvider(cfg.LLM, info, key); err != nil {
+		return nil, err
+	}
+	h.upstream = upstream(cfg.LLM, info, key)
 	h.models = models(cfg)
 	tools, err := builtin.All(cfg.Tools.ReadRoot)
 	if err != nil {
@@ -138,7 +143,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	for _, e := range startErrs {
 		h.startErrs = append(h.startErrs, e)
 	}
-	bus, err := hooks.NewBus(ph.Members(), hooks.Config{Logger: log.Named("hooks"), MaxTemperature: maxTemperature(cfg.LLM.Provider)})
+	bus, err := hooks.NewBus(ph.Members(), hooks.Config{Logger: log.Named("hooks"), MaxTemperature: info.MaxTemperature})
 	if err != nil {
 		ph.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("host: assembling the plugins' Bus: %w", err)
@@ -148,10 +153,11 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 }
 
 // apiKey reads the upstream key from the variable llm.api_key_env names.
-// The offline model needs none; a named variable that is unset is a
-// config error rather than a request that fails later with a 401.
-func apiKey(c config.LLM, getenv func(string) string) (string, error) {
-	if c.Provider == "offline" || c.APIKeyEnv == "" {
+// A provider that takes no key (offline) needs none; a named variable that
+// is unset is a config error rather than a request that fails later with a
+// 401.
+func apiKey(c config.LLM, info llm.ProviderInfo, getenv func(string) string) (string, error) {
+	if info.AuthStyle == llm.AuthNone || c.APIKeyEnv == "" {
 		return "", nil
 	}
 	key := strings.TrimSpace(getenv(c.APIKeyEnv))
@@ -163,59 +169,43 @@ func apiKey(c config.LLM, getenv func(string) string) (string, error) {
 	return key, nil
 }
 
-func newProvider(c config.LLM, key string) (llm.Provider, error) {
-	switch c.Provider {
-	case "offline":
-		return offline.New(), nil
-	case "openai":
-		p, err := openai.New(openai.Config{
-			API: c.API, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
-			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
-			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
-		})
-		if err != nil {
-			return nil, &ConfigError{err}
+// lookupProvider finds the provider llm.provider names among those linked
+// into this program.
+func lookupProvider(c config.LLM) (llm.ProviderInfo, error) {
+	info, ok := llm.LookupProvider(c.Provider)
+	if !ok {
+		names := llm.ProviderNames()
+		if n := len(names); n > 1 {
+			names = append(names[:n-2:n-2], names[n-2]+" or "+names[n-1])
 		}
-		return p, nil
-	case "anthropic":
-		p, err := anthropic.New(anthropic.Config{
-			BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
-			MaxTokens: c.MaxTokens, Temperature: c.Temperature,
-			Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
-		})
-		if err != nil {
-			return nil, &ConfigError{err}
-		}
-		return p, nil
+		return info, &ConfigError{fmt.Errorf("config: llm.provider %q is not available in this build (use %s)", c.Provider, strings.Join(names, ", "))}
 	}
-	return nil, &ConfigError{fmt.Errorf("config: llm.provider %q is not available in this build (use offline, openai or anthropic)", c.Provider)}
+	return info, nil
 }
 
-// maxTemperature is the highest temperature the provider takes, which a
-// plugin's request patch may not exceed (0: the Bus's default, OpenAI's 2).
-func maxTemperature(provider string) float64 {
-	if provider == "anthropic" {
-		return 1
+func newProvider(c config.LLM, info llm.ProviderInfo, key string) (llm.Provider, error) {
+	p, err := info.New(llm.ProviderSettings{
+		API: c.API, BaseURL: c.BaseURL, APIKey: key, Headers: c.Headers,
+		MaxTokens: c.MaxTokens, Temperature: c.Temperature,
+		Timeout: c.Timeout, CallTimeout: c.CallTimeout, MaxRetries: c.MaxRetries,
+	})
+	if err != nil {
+		return nil, &ConfigError{err}
 	}
-	return 0
+	return p, nil
 }
 
 // upstream carries the credentials as the provider adapters send them, so
 // that a proxied request authenticates the same way a model call does.
-func upstream(c config.LLM, key string) Upstream {
+func upstream(c config.LLM, info llm.ProviderInfo, key string) Upstream {
 	u := Upstream{Provider: c.Provider, Header: http.Header{}}
-	if c.Provider == "offline" {
+	if len(info.Protocols) == 0 {
+		// Not reached over the network (offline): nothing to proxy to,
+		// whatever base_url says.
 		return u
 	}
 	u.BaseURL = c.BaseURL
-	if key != "" {
-		switch c.Provider {
-		case "openai":
-			u.Header.Set("Authorization", "Bearer "+key)
-		case "anthropic":
-			u.Header.Set("x-api-key", key)
-		}
-	}
+	info.AuthStyle.SetKey(u.Header, key)
 	for k, v := range c.Headers {
 		u.Header.Set(k, v)
 	}

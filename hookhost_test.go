@@ -149,6 +149,17 @@ func TestOpenNamesAMissingKey(t *testing.T) {
 	}
 }
 
+func TestOpenRefusesAProviderNoneRegistered(t *testing.T) {
+	cfg := config.Default()
+	cfg.LLM.Provider = "nope"
+	_, err := hookhost.Open(context.Background(), cfg, hookhost.Options{})
+	var ce *hookhost.ConfigError
+	const want = `config: llm.provider "nope" is not available in this build (use offline, openai or anthropic)`
+	if !errors.As(err, &ce) || err.Error() != want {
+		t.Fatalf("err = %v, want a *hookhost.ConfigError %q", err, want)
+	}
+}
+
 func TestModelsInOrderWithoutDuplicates(t *testing.T) {
 	cfg := parse(t, `
 [llm]

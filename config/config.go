@@ -19,6 +19,11 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	// The offline model is the default provider, so every program that
+	// reads a config knows its name; other providers are known to the
+	// programs that link them (hookhost links all of them).
+	"github.com/hookhost/hookhost/llm/offline"
 )
 
 // GatewayEnv is the environment variable that overrides routing.gateway, so
@@ -29,7 +34,7 @@ const GatewayEnv = "HOOKHOST_USE_GATEWAY"
 // Defaults for keys that are absent from the file.
 const (
 	defaultProvider      = "offline"
-	defaultModel         = "offline-small"
+	defaultModel         = offline.SmallModel
 	defaultMaxIterations = 8
 	defaultReadRoot      = "."
 	defaultPluginDir     = "bin/plugins"
@@ -45,25 +50,9 @@ const (
 	apiResponses              = "responses"
 )
 
-// Per-provider defaults. The offline model needs neither a URL nor a key.
-var (
-	defaultBaseURL = map[string]string{
-		"openai":    "https://api.openai.com/v1",
-		"anthropic": "https://api.anthropic.com",
-	}
-	defaultAPIKeyEnv = map[string]string{
-		"openai":    "OPENAI_API_KEY",
-		"anthropic": "ANTHROPIC_API_KEY",
-	}
-	// exampleModel is suggested when a provider is chosen without a model.
-	exampleModel = map[string]string{
-		"openai":    "gpt-4.1-mini",
-		"anthropic": "claude-sonnet-4-5",
-	}
-)
-
-// providers are the names the llm package knows how to build.
-var providers = []string{"offline", "openai", "anthropic"}
+// exampleClientModel is the model name messages about server.models and
+// server.model_aliases suggest.
+const exampleClientModel = "gpt-4.1-mini"
 
 // Config is a loaded, validated and resolved configuration.
 type Config struct {

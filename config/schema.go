@@ -1,7 +1,11 @@
 package config
 
 import (
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -16,27 +20,52 @@ import (
 // type, with no dependable position and no way to name the fix, while this
 // walk reports every problem with its key, its line and a hint.
 //
-// A field is decoded by its Go type: bool, int64-like integers (bounded by
-// its range tag when it has one), time.Duration and string; a nested struct
-// is a nested table. A field whose key needs more than its type says (an
-// enumerated string, a list with unique items, a free-form table) names the
-// rule that decodes it in a rule tag.
+// A field is decoded by a value type (values.go) that checks the value
+// itself: the one its rule tag names, or else the one for its Go type
+// (time.Duration, bool, string); an integer is bounded by its range tag,
+// and a nested struct is a nested table, whose validate method checks the
+// rules that span its keys.
 
-// rule decodes the value v written at key into dst, reporting each problem
-// with d.fail, and says whether v was accepted. dst is left as it was when
-// it was not.
-type rule func(d *decoder, key toml.Key, v any, dst reflect.Value) bool
-
-// crossChecked is a table with rules that span its keys, checked once they
-// are decoded: set holds the keys written, each true when accepted; ok says
-// every known key was accepted, clean that moreover none was unknown.
-type crossChecked interface {
-	check(d *decoder, key toml.Key, set map[string]bool, ok, clean bool) bool
+// valueTypes maps a rule tag to the value type that decodes the key.
+var valueTypes = map[string]reflect.Type{
+	"provider":         reflect.TypeFor[providerName](),
+	"model":            reflect.TypeFor[modelName](),
+	"tier":             reflect.TypeFor[tierName](),
+	"plugin_dir":       reflect.TypeFor[pluginDir](),
+	"read_root":        reflect.TypeFor[readRoot](),
+	"api":              reflect.TypeFor[apiName](),
+	"base_url":         reflect.TypeFor[baseURL](),
+	"api_key_env":      reflect.TypeFor[envName](),
+	"headers":          reflect.TypeFor[httpHeaders](),
+	"temperature":      reflect.TypeFor[temperature](),
+	"max_tokens":       reflect.TypeFor[maxTokens](),
+	"max_retries":      reflect.TypeFor[maxRetries](),
+	"max_iterations":   reflect.TypeFor[maxIterations](),
+	"enabled":          reflect.TypeFor[pluginNames](),
+	"sha256":           reflect.TypeFor[sha256Hex](),
+	"env":              reflect.TypeFor[envNames](),
+	"plugin_config":    reflect.TypeFor[pluginConfig](),
+	"max_result_size":  reflect.TypeFor[resultSize](),
+	"max_request_size": reflect.TypeFor[requestSize](),
+	"protocol":         reflect.TypeFor[protocolPin](),
+	"listen":           reflect.TypeFor[hostPort](),
+	"models":           reflect.TypeFor[modelNames](),
+	"model_aliases":    reflect.TypeFor[modelAliases](),
 }
 
-// rules maps a rule tag to its rule; filled in by init, since rules decode
-// nested tables through decodeTable, which looks rules up.
-var rules map[string]rule
+// byGoType is the value type of a field without a rule tag.
+var byGoType = map[reflect.Type]reflect.Type{
+	reflect.TypeFor[time.Duration](): reflect.TypeFor[durationValue](),
+	reflect.TypeFor[bool]():          reflect.TypeFor[boolValue](),
+	reflect.TypeFor[string]():        reflect.TypeFor[stringValue](),
+}
+
+// validated is a table with rules that span its keys, checked once they
+// are decoded: set holds the keys written, each true when accepted; ok says
+// every known key was accepted, clean that moreover none was unknown.
+type validated interface {
+	validate(d *decoder, key toml.Key, set map[string]bool, ok, clean bool) bool
+}
 
 // bound is an integer key's range; unit names what it counts in the
 // message.
@@ -54,17 +83,6 @@ var bounds = map[string]bound{
 	"response_bytes": {0, maxBodyBytesLimit, "bytes (1 TiB; 0 keeps no responses)"},
 }
 
-// setter turns a function that decodes and checks one value into a rule.
-func setter[T any](decode func(d *decoder, key toml.Key, v any) (T, bool)) rule {
-	return func(d *decoder, key toml.Key, v any, dst reflect.Value) bool {
-		x, ok := decode(d, key, v)
-		if ok {
-			dst.Set(reflect.ValueOf(&x).Elem())
-		}
-		return ok
-	}
-}
-
 // keysOf lists the keys a struct's fields take, in field order.
 func keysOf(v any) []string {
 	var keys []string
@@ -78,12 +96,12 @@ func keysOf(v any) []string {
 }
 
 // decodeTable decodes the table v, written at key, onto the struct dst
-// points to. It returns the keys the table sets validly, whether every value of a
-// known key was accepted (ok), and whether moreover no key was unknown
-// (clean).
+// points to. It returns the keys the table sets validly, whether every
+// value of a known key was accepted (ok), and whether moreover no key was
+// unknown (clean).
 func (d *decoder) decodeTable(key toml.Key, v any, dst any) (set map[string]bool, ok, clean bool) {
-	m, ok := d.table(key, v)
-	if !ok {
+	m, err := asTable(v)
+	if !d.report(key, err) {
 		return nil, false, false
 	}
 	rv := reflect.ValueOf(dst).Elem()
@@ -93,8 +111,8 @@ func (d *decoder) decodeTable(key toml.Key, v any, dst any) (set map[string]bool
 			fields[k] = i
 		}
 	}
-	set, clean = map[string]bool{}, true
-	for _, k := range sortedKeys(m) {
+	set, ok, clean = map[string]bool{}, true, true
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		kk := join(key, toml.Key{k})
 		i, known := fields[k]
 		if !known {
@@ -109,104 +127,119 @@ func (d *decoder) decodeTable(key toml.Key, v any, dst any) (set map[string]bool
 }
 
 func (d *decoder) decodeField(key toml.Key, v any, f reflect.StructField, dst reflect.Value) bool {
-	if name := f.Tag.Get("rule"); name != "" {
-		return rules[name](d, key, v, dst)
-	}
-	switch {
-	case dst.Type() == reflect.TypeOf(time.Duration(0)):
-		dur, ok := d.duration(key, v, time.Duration(dst.Int()))
+	switch rule := f.Tag.Get("rule"); {
+	case rule == "entries":
+		return d.entries(key, v)
+	case rule == "reattach":
+		return d.reattach(key, v, dst)
+	case rule == "read_root":
+		ok := d.decodeValue(key, v, dst, valueTypes[rule])
 		if ok {
-			dst.SetInt(int64(dur))
+			dst.SetString(resolve(d.dir, dst.String()))
+			d.directory(key, dst.String())
 		}
 		return ok
-	case dst.Kind() == reflect.Bool:
-		b, ok := d.boolean(key, v)
-		if ok {
-			dst.SetBool(b)
-		}
-		return ok
-	case dst.Kind() == reflect.String:
-		s, ok := d.str(key, v)
-		if ok {
-			dst.SetString(s)
-		}
-		return ok
+	case valueTypes[rule] != nil:
+		return d.decodeValue(key, v, dst, valueTypes[rule])
+	case byGoType[dst.Type()] != nil:
+		return d.decodeValue(key, v, dst, byGoType[dst.Type()])
 	case dst.CanInt():
 		def := dst.Int()
-		n, ok := d.integer(key, v, def)
-		if b, bounded := bounds[f.Tag.Get("range")]; ok && bounded && (n < b.lo || n > b.hi) {
-			d.fail(key, -1, "must be between %d and %d %s, got %d (the default is %d)", b.lo, b.hi, b.unit, n, def)
-			ok = false
+		n, err := asInt(v, def)
+		if b, bounded := bounds[f.Tag.Get("range")]; err == nil && bounded && (n < b.lo || n > b.hi) {
+			err = fault("must be between %d and %d %s, got %d (the default is %d)", b.lo, b.hi, b.unit, n, def)
 		}
-		if ok {
+		if err == nil {
 			dst.SetInt(n)
 		}
-		return ok
+		return d.report(key, err)
 	case dst.Kind() == reflect.Struct:
 		set, ok, clean := d.decodeTable(key, v, dst.Addr().Interface())
-		if c, checked := dst.Addr().Interface().(crossChecked); checked && set != nil {
-			return c.check(d, key, set, ok, clean)
+		if c, checked := dst.Addr().Interface().(validated); checked && set != nil {
+			return c.validate(d, key, set, ok, clean)
 		}
 		return ok
 	}
 	panic("config: no decoder for field " + f.Name + " of type " + dst.Type().String())
 }
 
-// nonEmpty is the rule of a string key whose empty value would only be a
-// mistake; def is the default the message quotes.
-func nonEmptyRule(def string) rule {
-	return setter(func(d *decoder, key toml.Key, v any) (string, bool) { return d.nonEmpty(key, v, def) })
-}
-
-func init() {
-	rules = map[string]rule{
-		"entries":        (*decoder).entriesRule,
-		"provider":       setter((*decoder).provider),
-		"model":          nonEmptyRule(defaultModel),
-		"tier":           nonEmptyRule(""),
-		"plugin_dir":     nonEmptyRule(defaultPluginDir),
-		"api":            setter((*decoder).api),
-		"base_url":       setter((*decoder).baseURL),
-		"api_key_env":    setter((*decoder).apiKeyEnv),
-		"headers":        setter((*decoder).headers),
-		"temperature":    setter((*decoder).temperature),
-		"max_tokens":     intRule(defaultAnthropicMaxTokens, checkMaxTokens),
-		"max_retries":    intRule(defaultMaxRetries, checkMaxRetries),
-		"max_iterations": intRule(defaultMaxIterations, checkMaxIterations),
-		"read_root": func(d *decoder, key toml.Key, v any, dst reflect.Value) bool {
-			s, ok := d.nonEmpty(key, v, defaultReadRoot)
-			if ok {
-				dst.SetString(resolve(d.dir, s))
-				d.directory(key, dst.String())
-			}
-			return ok
-		},
-		"enabled":          setter((*decoder).enabled),
-		"sha256":           setter((*decoder).sha256),
-		"env":              setter((*decoder).env),
-		"plugin_config":    setter((*decoder).pluginConfig),
-		"max_result_size":  intRule(defaultMaxResultSize, checkMessageSize(defaultMaxResultSize)),
-		"max_request_size": intRule(defaultMaxRequestSize, checkMessageSize(defaultMaxRequestSize)),
-		"protocol":         intRule(2, checkProtocol),
-		"reattach": setter(func(d *decoder, key toml.Key, v any) (*Reattach, bool) {
-			return d.reattach(key, key[len(key)-2], v)
-		}),
-		"listen":        setter((*decoder).listen),
-		"models":        setter((*decoder).modelList),
-		"model_aliases": setter((*decoder).modelAliases),
-	}
-}
-
-// intRule decodes an integer key; example is the value the message for a
-// non-integer suggests, and check reports a value out of range.
-func intRule(example int64, check func(d *decoder, key toml.Key, n int64) bool) rule {
-	return func(d *decoder, key toml.Key, v any, dst reflect.Value) bool {
-		n, ok := d.integer(key, v, example)
-		if ok = ok && check(d, key, n); ok {
-			dst.SetInt(n)
+// decodeValue decodes v into dst, a field whose type has the value type t's
+// underlying type, or points to one (allocated only once v is accepted).
+func (d *decoder) decodeValue(key toml.Key, v any, dst reflect.Value, t reflect.Type) bool {
+	if dst.Kind() == reflect.Pointer {
+		elem := reflect.New(dst.Type().Elem())
+		if !d.decodeValue(key, v, elem.Elem(), t) {
+			return false
 		}
-		return ok
+		dst.Set(elem)
+		return true
 	}
+	u := dst.Addr().Convert(reflect.PointerTo(t)).Interface().(toml.Unmarshaler)
+	return d.report(key, u.UnmarshalTOML(v))
+}
+
+// exampled is a value type that shows the form a value takes, for one
+// written without quotes that is no number and no boolean.
+type exampled interface{ example(name string) string }
+
+func wholeNumber(name string, n int64) string {
+	return fmt.Sprintf("write a whole number, e.g. %s = %d", name, n)
+}
+
+func sizeInBytes(name string, n int64) string {
+	return fmt.Sprintf("write the size in bytes, e.g. %s = %d", name, n)
+}
+
+// syntaxHint is the fix for value, written without quotes at the dotted
+// key path: the form of the field the key sets, or quotes.
+func syntaxHint(path []string, value string) string {
+	name := path[len(path)-1]
+	f, v, found := fieldAt(path)
+	if homes := homeOf[name]; !found && len(homes) > 0 {
+		// Written in the wrong table, it still takes the form it has at home.
+		f, v, found = fieldAt(strings.Split(strings.TrimPrefix(homes[0]+"."+name, "."), "."))
+	}
+	t := valueTypes[f.Tag.Get("rule")]
+	if t == nil && found {
+		t = byGoType[v.Type()]
+	}
+	b, bounded := bounds[f.Tag.Get("range")]
+	switch {
+	case !found:
+	case t != nil && reflect.PointerTo(t).Implements(reflect.TypeFor[exampled]()):
+		return reflect.New(t).Interface().(exampled).example(name)
+	case bounded && strings.HasPrefix(b.unit, "bytes"):
+		return sizeInBytes(name, v.Int())
+	case bounded:
+		return wholeNumber(name, v.Int())
+	}
+	return fmt.Sprintf("strings need double quotes: %s = %q", name, value)
+}
+
+// fieldAt finds the field the dotted key path sets, and its default.
+func fieldAt(path []string) (f reflect.StructField, v reflect.Value, found bool) {
+	v = reflect.ValueOf(newDefault("")).Elem()
+	for _, part := range path {
+		switch v.Kind() {
+		case reflect.Map: // plugins.entries.<name>: the part is the name
+			v = reflect.ValueOf(defaultEntry("", "", ""))
+		case reflect.Struct:
+			if f, found = fieldByKey(v.Type(), part); !found {
+				return f, v, false
+			}
+			v = v.FieldByIndex(f.Index)
+		default:
+			return f, v, false
+		}
+	}
+	return f, v, found
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	return t.FieldByNameFunc(func(n string) bool {
+		f, _ := t.FieldByName(n)
+		return f.Tag.Get("toml") == key
+	})
 }
 
 // nilIfEmpty makes an empty list nil, which the config structs use for

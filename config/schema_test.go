@@ -2,14 +2,23 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
-	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+var (
+	entryKeys  = keysOf(PluginEntry{})
+	serverKeys = keysOf(Server{})
 )
 
 // TestSchemaDecodesEveryKey checks that each key of the config structs has
 // a way to be decoded, so that no file can reach the walk's panic: a named
-// rule that exists, a range that exists, or a type the walk decodes.
+// value type that exists, that the field converts to and that decodes
+// itself; a range that exists; or a type the walk decodes.
 func TestSchemaDecodesEveryKey(t *testing.T) {
+	unmarshaler := reflect.TypeFor[toml.Unmarshaler]()
 	var walk func(path string, typ reflect.Type)
 	walk = func(path string, typ reflect.Type) {
 		for i := range typ.NumField() {
@@ -19,9 +28,19 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 				continue
 			}
 			at := path + key
+			vt := byGoType[f.Type]
 			if name := f.Tag.Get("rule"); name != "" {
-				if rules[name] == nil {
-					t.Errorf("%s: rule %q does not exist", at, name)
+				if vt = valueTypes[name]; vt == nil && name != "entries" && name != "reattach" {
+					t.Errorf("%s: rule %q has no value type", at, name)
+				}
+			}
+			if vt != nil {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if !reflect.PointerTo(ft).ConvertibleTo(reflect.PointerTo(vt)) || !reflect.PointerTo(vt).Implements(unmarshaler) {
+					t.Errorf("%s: a %s field cannot be decoded as %s", at, f.Type, vt)
 				}
 				continue
 			}
@@ -31,12 +50,11 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 				}
 			}
 			switch k := f.Type.Kind(); {
-			case f.Type == reflect.TypeOf(time.Duration(0)), k == reflect.Bool, k == reflect.String,
-				k >= reflect.Int && k <= reflect.Int64:
+			case f.Tag.Get("rule") != "", k >= reflect.Int && k <= reflect.Int64:
 			case k == reflect.Struct:
 				walk(at+".", f.Type)
 			default:
-				t.Errorf("%s: no rule for a field of type %s", at, f.Type)
+				t.Errorf("%s: no value type for a field of type %s", at, f.Type)
 			}
 		}
 	}
@@ -54,6 +72,38 @@ func TestHomeOfFollowsTheStructs(t *testing.T) {
 	} {
 		if got := homeOf[key]; !reflect.DeepEqual(got, want) {
 			t.Errorf("homeOf[%q] = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestSyntaxHintFollowsTheField(t *testing.T) {
+	for key, want := range map[string]string{
+		"routing.gateway":                         "write gateway = true or gateway = false",
+		"plugins.entries.kora.fail_closed":        "write fail_closed = true or fail_closed = false",
+		"conversation.max_iterations":             "write a whole number, e.g. max_iterations = 8",
+		"llm.max_tokens":                          "write a whole number, e.g. max_tokens = 1024",
+		"llm.max_retries":                         "write a whole number, e.g. max_retries = 2",
+		"llm.temperature":                         "write a number, e.g. temperature = 0.2",
+		"server.max_body_size":                    "write the size in bytes, e.g. max_body_size = 33554432",
+		"server.max_concurrent":                   "write a whole number, e.g. max_concurrent = 256",
+		"server.state_entries":                    "write a whole number, e.g. state_entries = 10000",
+		"server.responses_entries":                "write a whole number, e.g. responses_entries = 100000",
+		"server.responses_max_bytes":              "write the size in bytes, e.g. responses_max_bytes = 268435456",
+		"server.max_body_bytes_in_flight":         "write the size in bytes, e.g. max_body_bytes_in_flight = 268435456",
+		"plugins.entries.kora.max_result_size":    "write the size in bytes, e.g. max_result_size = 4194304",
+		"plugins.entries.kora.protocol":           "write a whole number, e.g. protocol = 2",
+		"plugins.entries.kora.timeout":            `strings need double quotes: timeout = "word"`,
+		"llm.model":                               `strings need double quotes: model = "word"`,
+		"llm.gateway":                             "write gateway = true or gateway = false",
+		"tools.timeout":                           `strings need double quotes: timeout = "word"`,
+		"routing.max_tokens":                      "write a whole number, e.g. max_tokens = 1024",
+		"llm.tiers.small.extra":                   `strings need double quotes: extra = "word"`,
+		"nowhere":                                 `strings need double quotes: nowhere = "word"`,
+		"plugins.entries.kora.config.fail_closed": "write fail_closed = true or fail_closed = false",
+		"plugins.entries.kora.config.path":        `strings need double quotes: path = "word"`,
+	} {
+		if got := syntaxHint(strings.Split(key, "."), "word"); got != want {
+			t.Errorf("syntaxHint(%s) = %q, want %q", key, got, want)
 		}
 	}
 }

@@ -2,10 +2,7 @@ package config
 
 import (
 	"maps"
-	"net"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -124,8 +121,8 @@ const (
 	maxStateEntries    = 1 << 24
 )
 
-// check checks the keys that only make sense together.
-func (c *Server) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
+// validate checks the keys that only make sense together.
+func (c *Server) validate(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
 	switch {
 	case !set["max_body_bytes_in_flight"]:
 		// A larger max_body_size raises the budget with it, so that
@@ -138,73 +135,6 @@ func (c *Server) check(d *decoder, key toml.Key, set map[string]bool, ok, _ bool
 		d.fail(join(key, toml.Key{"forward_client_key"}), -1, "is true while server.api_key_env is set: a client would then present hookhost's inbound key and its own provider key in the same two headers (Authorization, x-api-key), so the inbound key could be sent upstream to the provider; set only one of them")
 	}
 	return ok
-}
-
-// listen is host:port, host possibly empty (every interface) and port
-// possibly 0 (any free port).
-func (d *decoder) listen(key toml.Key, v any) (string, bool) {
-	s, ok := d.str(key, v)
-	if !ok {
-		return "", false
-	}
-	s = strings.TrimSpace(s)
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		d.fail(key, -1, "%q is not host:port (write e.g. listen = %q; an IPv6 host goes in brackets, \"[::1]:8080\")", abbrev(s), defaultListen)
-		return "", false
-	}
-	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
-		d.fail(key, -1, "port %q is not a number between 0 and 65535 (write e.g. listen = %q)", abbrev(port), defaultListen)
-		return "", false
-	}
-	if strings.ContainsAny(host, " /\\\t") {
-		d.fail(key, -1, "host %q is not a host name or IP address (write e.g. listen = %q)", abbrev(host), defaultListen)
-		return "", false
-	}
-	return s, true
-}
-
-// modelList is a list of distinct, non-empty model names.
-func (d *decoder) modelList(key toml.Key, v any) ([]string, bool) {
-	first := map[string]int{}
-	return d.list(key, v, func(i int, n string) bool {
-		if strings.TrimSpace(n) == "" {
-			d.fail(key, i, "item %d is empty (name a model clients may ask for, e.g. %q)", i+1, exampleModel["openai"])
-			return false
-		}
-		if j, dup := first[n]; dup {
-			d.fail(key, i, "model %q is listed twice, as items %d and %d (list it once)", abbrev(n), j+1, i+1)
-			return false
-		}
-		first[n] = i
-		return true
-	})
-}
-
-// modelAliases is a table of client model name → upstream model, both
-// non-empty; an alias of itself, or one whose target is another alias, is
-// refused (aliases are not followed in chains).
-func (d *decoder) modelAliases(key toml.Key, v any) (map[string]string, bool) {
-	out, ok := d.stringMap(key, v, func(kk toml.Key, name, target string) bool {
-		switch {
-		case strings.TrimSpace(name) == "":
-			d.fail(kk, -1, "an empty model name cannot be an alias (write e.g. \"claude-sonnet-4-5-20250929\" = %q)", exampleModel["openai"])
-		case strings.TrimSpace(target) == "":
-			d.fail(kk, -1, "names no upstream model (write the model the upstream serves, e.g. %q)", exampleModel["openai"])
-		case target == name:
-			d.fail(kk, -1, "%q is an alias of itself; list it in server.models instead", abbrev(name))
-		default:
-			return true
-		}
-		return false
-	})
-	for _, name := range slices.Sorted(maps.Keys(out)) {
-		if next, chained := out[out[name]]; chained {
-			d.fail(join(key, toml.Key{name}), -1, "its target %q is itself an alias (of %q), and aliases are not followed in chains; name the upstream model %q directly", abbrev(out[name]), abbrev(next), abbrev(next))
-			ok = false
-		}
-	}
-	return out, ok
 }
 
 // aliasConflicts refuses an alias that is also a model served under its

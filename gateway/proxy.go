@@ -16,19 +16,14 @@ import (
 )
 
 // proxies reports whether the bypass route sends f's requests upstream as
-// they came: the upstream speaks f's protocol over HTTP. OpenAI's API
-// serves both Chat Completions and Responses whichever one llm.api picks.
+// they came: the upstream speaks f's protocol over HTTP (OpenAI's API
+// serves both Chat Completions and Responses whichever one llm.api picks).
 func (s *Server) proxies(f dialect.Front) bool {
 	if s.proxy == nil {
 		return false
 	}
-	switch s.p.upstream.Provider {
-	case "openai":
-		return f.Protocol() == llm.ProtocolChat || f.Protocol() == llm.ProtocolResponses
-	case "anthropic":
-		return f.Protocol() == llm.ProtocolMessages
-	}
-	return false
+	info, ok := llm.LookupProvider(s.p.upstream.Provider)
+	return ok && info.Speaks(f.Protocol())
 }
 
 // credentialHeaders are the ones a client authenticates with; they are
@@ -48,9 +43,13 @@ func isCredential(name string) bool {
 // upstream is not reached over HTTP (offline).
 func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 	up := s.p.upstream
-	if up.BaseURL == "" || (up.Provider != "openai" && up.Provider != "anthropic") {
+	info, ok := llm.LookupProvider(up.Provider)
+	if up.BaseURL == "" || !ok || len(info.Protocols) == 0 {
 		return nil, nil
 	}
+	// A provider whose own API root ends in the version (OpenAI's
+	// https://api.openai.com/v1) takes paths without it.
+	trimVersion := strings.HasSuffix(info.DefaultBaseURL, "/v1")
 	base, err := url.Parse(strings.TrimSuffix(up.BaseURL, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, errors.New("config: llm.base_url: the upstream's base URL must be an http or https URL with a host")
@@ -74,8 +73,7 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 		ErrorLog:      s.log.StandardLogger(nil),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			path := pr.In.URL.Path
-			if up.Provider == "openai" {
-				// OpenAI's base URL carries the /v1 already.
+			if trimVersion {
 				path = strings.TrimPrefix(path, "/v1")
 			}
 			out := *base

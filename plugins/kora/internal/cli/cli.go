@@ -19,6 +19,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
+	// The host's config may name any provider hookhost has; they are
+	// known to config once linked.
+	_ "github.com/hookhost/hookhost/llm/anthropic"
+	_ "github.com/hookhost/hookhost/llm/openai"
 	"github.com/hookhost/hookhost/plugins/kora/internal/kora"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
 )
