@@ -266,13 +266,22 @@ func upstreamTool(u *Upstream, t Tool) dispatch.Tool {
 			if res.IsError {
 				return nil, errors.New(resultText(res))
 			}
-			view, err := json.Marshal(res)
+			view, err := json.Marshal(resultView{Content: res.Content, StructuredContent: res.StructuredContent})
 			if err != nil {
 				return nil, fmt.Errorf("mcp server %q: tool %q: result cannot be encoded: %v", u.Name(), t.Original, err)
 			}
 			return json.RawMessage(view), nil
 		},
 	}
+}
+
+// resultView is what hooks see of an upstream's result: its content and
+// structured content, as MCP writes them, without the SDK's bookkeeping
+// (_meta annotations, the result type), so that a hook that answers with
+// the same shape gives the client a CallToolResult back.
+type resultView struct {
+	Content           []mcp.Content `json:"content"`
+	StructuredContent any           `json:"structuredContent,omitempty"`
 }
 
 // resultText is what an error result says: its text, or its content as
@@ -383,7 +392,7 @@ func callResult(out dispatch.Outcome, upstream *mcp.CallToolResult) *mcp.CallToo
 }
 
 // resultKeys are the keys of a CallToolResult a hook may write.
-var resultKeys = map[string]bool{"content": true, "structuredContent": true, "isError": true, "_meta": true}
+var resultKeys = map[string]bool{"content": true, "structuredContent": true, "isError": true, "_meta": true, "resultType": true}
 
 // decodeResult reads a hook's result (JSON text) as MCP: a CallToolResult
 // when it has that shape, so that a plugin can answer with images or
