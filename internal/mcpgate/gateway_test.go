@@ -184,7 +184,7 @@ func TestGatewayRichResultSurvivesUntouched(t *testing.T) {
 	}{{"no hooks", nil}, {"hooks that change nothing", looking}} {
 		cs := connect(t, tc.bus, nil, u)
 		got, _ := json.Marshal(call(t, cs, "fake__rich", nil))
-		if string(got) != string(want) {
+		if got, want := withoutEnvelope(t, got), withoutEnvelope(t, want); got != want {
 			t.Errorf("%s: client got %s\nserver sent %s", tc.name, got, want)
 		}
 	}
@@ -436,4 +436,24 @@ func TestDecodeResult(t *testing.T) {
 			t.Errorf("%+v: got %s, want %s", tc.in, got, tc.want)
 		}
 	}
+}
+
+// withoutEnvelope is a CallToolResult's JSON without what the SDK's
+// server adds to every result it sends: the result type of the
+// 2026-07-28 revision and its own serverInfo in _meta.
+func withoutEnvelope(t *testing.T, result []byte) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(result, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "resultType")
+	if meta, ok := m["_meta"].(map[string]any); ok {
+		delete(meta, "io.modelcontextprotocol/serverInfo")
+		if len(meta) == 0 {
+			delete(m, "_meta")
+		}
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }

@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/testenv"
@@ -68,7 +70,7 @@ func runGatewayProcess(args []string) int {
 }
 
 // mcptestPackages are what the test runs from mcptest/node_modules.
-var mcptestPackages = []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/server-filesystem"}
+var mcptestPackages = []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/server-filesystem", "@modelcontextprotocol/server-everything"}
 
 func needMCPTest(t *testing.T) string {
 	t.Helper()
@@ -165,5 +167,66 @@ func TestTypeScriptClientThroughGatewayToFilesystemServer(t *testing.T) {
 	}
 	if r := got.Results[2]; r.IsError || len(r.Content) == 0 || r.Content[0].Text != "hello" {
 		t.Errorf("read back = %+v", r)
+	}
+}
+
+// TestEverythingServerThroughGateway runs the reference "everything"
+// server behind the gateway: its structured content, resource links and
+// image reach the client exactly as the server sent them, with hooks
+// looking on, and its progress notifications reach the client.
+func TestEverythingServerThroughGateway(t *testing.T) {
+	node := needMCPTest(t)
+	serverJS, err := filepath.Abs(filepath.Join("mcptest", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := startUpstream(t, ServerSpec{Name: "every", Command: node, Args: []string{serverJS, "stdio"}}, Options{})
+	t.Logf("negotiated protocol version with server-everything over stdio: %s", u.Status().Protocol)
+	var observed atomic.Int64
+	looker := &hooks.Funcs{Name: "looker",
+		PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { observed.Add(1); return nil },
+		TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+			return nil, nil
+		}}
+	var progress atomic.Int64
+	cs := connect(t, newBus(t, looker), &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		if req.Params.ProgressToken == "op" {
+			progress.Add(1)
+		}
+	}}, u)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		has  string
+	}{
+		{"get-structured-content", map[string]any{"location": "Chicago"}, `"structuredContent"`},
+		{"get-resource-links", map[string]any{"count": 2}, `"type":"resource_link"`},
+		{"get-tiny-image", map[string]any{}, `"type":"image"`},
+	} {
+		args, _ := json.Marshal(c.args)
+		direct, err := u.CallTool(context.Background(), c.tool, args, nil)
+		if err != nil {
+			t.Fatalf("%s straight to the server: %v", c.tool, err)
+		}
+		want, _ := json.Marshal(direct)
+		if !strings.Contains(string(want), c.has) {
+			t.Fatalf("%s: the server's result lacks %s: %s", c.tool, c.has, want)
+		}
+		got, _ := json.Marshal(call(t, cs, "every__"+c.tool, c.args))
+		if got, want := withoutEnvelope(t, got), withoutEnvelope(t, want); got != want {
+			t.Errorf("%s through the gateway:\n got %s\nwant %s", c.tool, got, want)
+		}
+	}
+	params := &mcp.CallToolParams{Name: "every__trigger-long-running-operation", Arguments: map[string]any{"duration": 0.2, "steps": 2}}
+	params.SetProgressToken("op")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("long-running operation = %+v, %v", res, err)
+	}
+	if progress.Load() == 0 {
+		t.Error("none of the server's progress notifications reached the client")
+	}
+	if observed.Load() == 0 {
+		eventually(t, "post_tool_call to see the calls", func() bool { return observed.Load() > 0 })
 	}
 }
