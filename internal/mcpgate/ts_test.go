@@ -3,12 +3,12 @@ package mcpgate
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
