@@ -36,9 +36,28 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		case gatewayMarker:
 			os.Exit(runGatewayProcess(os.Args[2:]))
+		case hostMarker:
+			runHostProcess(os.Args[2])
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// hostMarker makes the test binary a host with one fake upstream: it
+// prints the server's pid and waits to be killed. Arguments: hostMarker
+// LOGFILE.
+const hostMarker = "mcpgate-host"
+
+func runHostProcess(logFile string) {
+	u, err := New(ServerSpec{Name: "fake", Command: os.Args[0], Args: []string{fakeMarker, "stubborn", logFile}}, Options{})
+	if err != nil {
+		os.Exit(1)
+	}
+	if err := u.Start(context.Background()); err != nil {
+		os.Exit(1)
+	}
+	fmt.Println(u.Status().PID)
+	select {}
 }
 
 // richResult is what the fake's "rich" tool returns: every kind of content
@@ -147,6 +166,11 @@ func runFake(mode, logFile string) {
 		})
 	}
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	if mode == "stubborn" {
+		// A server that does not exit when its stdin closes: only a
+		// signal ends it.
+		time.Sleep(time.Hour)
+	}
 }
 
 // fake returns the spec of a fake server named name and the file its

@@ -1,9 +1,13 @@
 package mcpgate
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -283,4 +287,32 @@ func TestNamespacedName(t *testing.T) {
 // processGone reports whether pid is gone (a zombie is not).
 func processGone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// TestServerDiesWithTheHost SIGKILLs a host process (no Close, no
+// cleanup) and checks that the kernel takes its server down with it.
+func TestServerDiesWithTheHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's; elsewhere a server sees its stdin close")
+	}
+	host := exec.Command(os.Args[0], hostMarker, filepath.Join(t.TempDir(), "calls.log"))
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = host.Process.Kill()
+		t.Fatalf("the host printed no server pid: %v", err)
+	}
+	server, _ := strconv.Atoi(strings.TrimSpace(line))
+	if server == 0 || processGone(server) {
+		t.Fatalf("no server running: %q", line)
+	}
+	_ = host.Process.Kill()
+	_ = host.Wait()
+	eventually(t, "the server to die with its host", func() bool { return processGone(server) })
 }
