@@ -48,6 +48,9 @@ const (
 	reapTimeout = 5 * time.Second
 	// maxTools bounds how many tools one server may list.
 	maxTools = 10000
+	// maxPingTimeout bounds the ping that checks a server after a
+	// timed-out call.
+	maxPingTimeout = 5 * time.Second
 	// progressBuffer is how many progress notifications of one call may
 	// wait to be relayed; past that they are dropped, not queued.
 	progressBuffer = 16
@@ -180,6 +183,8 @@ type conn struct {
 	version string
 	dead    chan struct{} // closed when the session ended
 	waitErr error         // the session's end, set before dead is closed
+	// checking is set while a ping checks the connection (checkAlive).
+	checking atomic.Bool
 }
 
 // New checks spec and prepares its upstream; Start connects it.
@@ -777,6 +782,7 @@ func (u *Upstream) outcome(parent, cctx context.Context, c *conn, tool string, r
 	case parent.Err() != nil:
 		return nil, fmt.Errorf("mcp server %q: call to %q cancelled: %w", name, tool, parent.Err())
 	case cctx.Err() != nil:
+		go u.checkAlive(c)
 		return nil, fmt.Errorf("mcp server %q: tool %q did not answer within %s (mcp.servers.%s.timeout)", name, tool, u.spec.CallTimeout(), name)
 	}
 	var rpcErr *jsonrpc.Error
@@ -788,6 +794,30 @@ func (u *Upstream) outcome(parent, cctx context.Context, c *conn, tool string, r
 		return nil, fmt.Errorf("mcp server %q: lost the server during the call to %q (%v); it is restarted", name, tool, err)
 	}
 	return nil, fmt.Errorf("mcp server %q: tool %q: bad answer: %v", name, tool, err)
+}
+
+// checkAlive pings a server one of whose calls timed out: a slow tool is
+// the tool's business, but a server that cannot answer a ping (stopped,
+// deadlocked, reading nothing) would fail every later call the same way,
+// so it is replaced. One check runs per connection at a time.
+func (u *Upstream) checkAlive(c *conn) {
+	if !c.checking.CompareAndSwap(false, true) {
+		return
+	}
+	defer c.checking.Store(false)
+	ctx, cancel := context.WithTimeout(u.ctx, min(u.spec.CallTimeout(), maxPingTimeout))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.sess.Ping(ctx, nil) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil && u.ctx.Err() == nil {
+		u.markDown(c, fmt.Sprintf("the server did not answer a ping after a call timed out (%v)", err))
+	}
 }
 
 // lost reports whether err means the connection is gone.

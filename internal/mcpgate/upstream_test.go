@@ -316,3 +316,30 @@ func TestServerDiesWithTheHost(t *testing.T) {
 	_ = host.Wait()
 	eventually(t, "the server to die with its host", func() bool { return processGone(server) })
 }
+
+// TestUpstreamStoppedServerDoesNotHangTheCaller stops the server (SIGSTOP:
+// it reads nothing more) and sends it more than a pipe holds: the write
+// blocks, yet the call returns after its deadline, and the server, taken
+// for hung, is replaced.
+func TestUpstreamStoppedServerDoesNotHangTheCaller(t *testing.T) {
+	spec, _ := fake(t, "stopped", "normal")
+	spec.Timeout = 300 * time.Millisecond
+	u := startUpstream(t, spec, Options{BackoffInitial: time.Millisecond})
+	pid := u.Status().PID
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]string{"text": strings.Repeat("y", 4<<20)})
+	_, err := u.CallTool(context.Background(), "echo", args, nil)
+	if err == nil || !strings.Contains(err.Error(), `mcp server "stopped": tool "echo" did not answer within 300ms`) {
+		t.Fatalf("call to a stopped server = %v", err)
+	}
+	eventually(t, "the stopped server to be replaced", func() bool {
+		st := u.Status()
+		return st.State == StateRunning && st.PID != pid && st.PID != 0
+	})
+	eventually(t, "the stopped server to be gone", func() bool { return processGone(pid) })
+	if res, err := u.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"back"}`), nil); err != nil || textOf(res) != "echo: back" {
+		t.Fatalf("call after the replacement = %v, %v", res, err)
+	}
+}
