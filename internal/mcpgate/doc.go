@@ -24,9 +24,16 @@
 //
 // Hooks carry a tool result as JSON text. An upstream's result reaches the
 // hooks as the MCP CallToolResult's own JSON ({"content":[...],
-// "structuredContent":...}), and the client gets the upstream's
-// CallToolResult itself, structured content, images and resource links
-// included, unless a hook changed it. A result a plugin provided or
-// transformed is read back as a CallToolResult when it has that shape, and
-// as text otherwise.
+// "structuredContent":...}), or, when the server marked it isError, as
+// {"error": its text} like every failed tool's; and the client gets the
+// upstream's CallToolResult itself, structured content, images and
+// resource links included, unless a hook changed it. A result a plugin
+// provided or transformed is read back as a CallToolResult when it has
+// that shape, and as text otherwise; a block is an isError result with the
+// block's message.
+//
+// Progress notifications of an upstream call reach the client that made
+// it, under the client's own progress token; a client's cancellation
+// cancels the upstream call (the SDK sends notifications/cancelled).
+// Resources, prompts, sampling and elicitation are not proxied.
 package mcpgate
