@@ -457,3 +457,25 @@ func withoutEnvelope(t *testing.T, result []byte) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+// TestHTTPUpstreamResultIsBounded has a remote server answer 2 MiB to an
+// upstream allowed 1 MiB, as a JSON body and as an event stream: either
+// way the call fails naming the server, and nothing larger than the limit
+// is read.
+func TestHTTPUpstreamResultIsBounded(t *testing.T) {
+	for _, jsonResponse := range []bool{true, false} {
+		server := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
+		server.AddTool(&mcp.Tool{Name: "big", InputSchema: objectInput}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", 2<<20)}}}, nil
+		})
+		remote := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+			&mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
+		t.Cleanup(remote.Close)
+		u := startUpstream(t, ServerSpec{Name: "big", URL: remote.URL, MaxResultSize: 1 << 20}, Options{})
+		_, err := u.CallTool(context.Background(), "big", nil, nil)
+		if err == nil || !strings.Contains(err.Error(), `mcp server "big": tool "big": the server sent an answer over 1048576 bytes, the limit (mcp.servers.big.max_result_size)`) {
+			t.Fatalf("JSONResponse %v: 2 MiB over a 1 MiB limit = %v", jsonResponse, err)
+		}
+		t.Logf("JSONResponse %v: %v", jsonResponse, err)
+	}
+}

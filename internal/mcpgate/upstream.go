@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -773,6 +774,10 @@ func (u *Upstream) outcome(parent, cctx context.Context, c *conn, tool string, r
 		}
 		return res, nil
 	}
+	if c.proc == nil && overLimit(err) {
+		return nil, fmt.Errorf("mcp server %q: tool %q: the server sent an answer over %d bytes, the limit (mcp.servers.%s.max_result_size): %v",
+			name, tool, u.spec.ResultLimit(), name, err)
+	}
 	if c.proc != nil && c.proc.stdout.tooLarge() {
 		u.markDown(c, u.lostReason(c))
 		return nil, fmt.Errorf("mcp server %q: tool %q: the server sent a message over %d bytes, the limit (mcp.servers.%s.max_result_size); the connection was dropped and the server is restarted",
@@ -818,6 +823,14 @@ func (u *Upstream) checkAlive(c *conn) {
 	if err != nil && u.ctx.Err() == nil {
 		u.markDown(c, fmt.Sprintf("the server did not answer a ping after a call timed out (%v)", err))
 	}
+}
+
+// overLimit reports whether an HTTP call failed on the size bound: the
+// body reader's error, or the SDK's for an event stream. The SDK does not
+// always wrap what it read, hence the text.
+func overLimit(err error) bool {
+	return errors.Is(err, errMessageTooLarge) || strings.Contains(err.Error(), errMessageTooLarge.Error()) ||
+		strings.Contains(err.Error(), "SSE event exceeded")
 }
 
 // lost reports whether err means the connection is gone.
