@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -477,5 +478,48 @@ func TestHTTPUpstreamResultIsBounded(t *testing.T) {
 			t.Fatalf("JSONResponse %v: 2 MiB over a 1 MiB limit = %v", jsonResponse, err)
 		}
 		t.Logf("JSONResponse %v: %v", jsonResponse, err)
+	}
+}
+
+// TestHTTPUpstreamComesBack stops a remote server and starts it again at
+// the same address: calls fail naming the server meanwhile, and the
+// upstream reconnects by itself.
+func TestHTTPUpstreamComesBack(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "ping", InputSchema: objectInput}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil
+	})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	serve := func(addr string) *httptest.Server {
+		s := httptest.NewUnstartedServer(handler)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Listener = l
+		s.Start()
+		return s
+	}
+	first := serve("127.0.0.1:0")
+	addr := first.Listener.Addr().String()
+	u := startUpstream(t, ServerSpec{Name: "remote", URL: "http://" + addr + "/"}, Options{BackoffInitial: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond, CircuitFailures: 1000})
+	first.CloseClientConnections()
+	first.Close()
+	_, err := u.CallTool(context.Background(), "ping", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), `mcp server "remote"`) {
+		t.Fatalf("call with the server gone = %v", err)
+	}
+	second := serve(addr)
+	t.Cleanup(func() {
+		// The upstream's requests end first, or Close would wait on them.
+		_ = u.Close(context.Background())
+		second.Close()
+	})
+	eventually(t, "the upstream to reconnect", func() bool {
+		res, err := u.CallTool(context.Background(), "ping", nil, nil)
+		return err == nil && textOf(res) == "pong"
+	})
+	if st := u.Status(); st.State != StateRunning || st.Restarts == 0 {
+		t.Fatalf("status = %+v", st)
 	}
 }
