@@ -157,6 +157,11 @@ func runFake(mode, logFile string) {
 				}
 			}
 		})
+		add("grow", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// A new tool: the SDK tells the client its tool list changed.
+			add("grown", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("new"), nil })
+			return text("grew"), nil
+		})
 		add("child", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			cmd := exec.Command(os.Args[0], childMarker)
 			if err := cmd.Start(); err != nil {

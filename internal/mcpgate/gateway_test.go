@@ -523,3 +523,32 @@ func TestHTTPUpstreamComesBack(t *testing.T) {
 		t.Fatalf("status = %+v", st)
 	}
 }
+
+// TestGatewayFollowsAnUpstreamsNewTools has the server add a tool while
+// running: the gateway offers it and runs it.
+func TestGatewayFollowsAnUpstreamsNewTools(t *testing.T) {
+	spec, _ := fake(t, "fake", "normal")
+	u := startUpstream(t, spec, Options{})
+	cs := connect(t, nil, nil, u)
+	listed := func() []string {
+		list, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range list.Tools {
+			names = append(names, tool.Name)
+		}
+		return names
+	}
+	if slices.Contains(listed(), "fake__grown") {
+		t.Fatal("fake__grown offered before the server has it")
+	}
+	if res := call(t, cs, "fake__grow", nil); textOf(res) != "grew" {
+		t.Fatalf("grow = %+v", res)
+	}
+	eventually(t, "the gateway to offer the new tool", func() bool { return slices.Contains(listed(), "fake__grown") })
+	if res := call(t, cs, "fake__grown", nil); res.IsError || textOf(res) != "new" {
+		t.Fatalf("the new tool = %+v", res)
+	}
+}
