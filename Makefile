@@ -24,7 +24,7 @@ PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test clients typescript agents bench fuzz lint generate proto release clean api
+.PHONY: all build plugins run test clients mcptest typescript agents bench fuzz lint generate proto release clean api
 
 all: build plugins
 
@@ -52,7 +52,7 @@ api:
 # the tests skipped, grouped by reason, each group with the command that
 # installs what it needs (under CI they fail instead). Its exit status is
 # go test's, so a failed test fails make test.
-test: lint clients typescript
+test: lint clients mcptest typescript
 	@mkdir -p $(BIN)
 	@$(GO) build -o $(BIN)/testreport ./internal/testreport
 	@echo "go test -race -count=1 ./... (a line per package as it finishes; skipped tests are summed up at the end)"
@@ -72,6 +72,22 @@ clients:
 			echo "npm ci in $(CLIENTS): the SDK clients the gateway's tests run"; \
 			(cd $(CLIENTS) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp; \
 		else echo "npm not found: the gateway's client tests will be skipped (install Node 20+ and npm)"; fi; \
+	fi
+
+# internal/mcpgate's tests run real MCP software: the official TypeScript
+# SDK's client and the reference servers, pinned in
+# internal/mcpgate/mcptest/package-lock.json; npm ci runs only when
+# node_modules is missing or was installed from another lockfile. Without
+# npm those tests skip and say how to install them (under CI they fail).
+MCPTEST := internal/mcpgate/mcptest
+mcptest:
+	@stamp=$(MCPTEST)/node_modules/.hookhost-lock.sha256; \
+	want="$$(sha256sum $(MCPTEST)/package-lock.json | cut -d' ' -f1)"; \
+	if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
+		if command -v npm >/dev/null; then \
+			echo "npm ci in $(MCPTEST): the MCP client and servers the MCP gateway's tests run"; \
+			(cd $(MCPTEST) && npm ci --no-audit --no-fund) && echo "$$want" >$$stamp; \
+		else echo "npm not found: the MCP gateway's tests with real MCP software will be skipped (install Node 20+ and npm)"; fi; \
 	fi
 
 # The agent CLIs Claude Code, Codex and opencode, pinned in
