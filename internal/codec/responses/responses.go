@@ -1,6 +1,8 @@
-// Package responses is the gateway's OpenAI Responses front: it decodes
+// Package responses is the OpenAI Responses codec: the protocol's wire
+// shapes, defined once for both sides. As the gateway's front it decodes
 // client requests into dialect.Call and writes the loop's answer back,
-// whole or streamed.
+// whole or streamed; the openai provider sends and reads the same shapes
+// upstream.
 //
 // # Requests
 //

@@ -1,6 +1,8 @@
-// Package chat is the gateway's OpenAI Chat Completions front: it decodes
+// Package chat is the OpenAI Chat Completions codec: the protocol's wire
+// shapes, defined once for both sides. As the gateway's front it decodes
 // client requests into dialect.Call and writes the loop's answer back,
-// whole or streamed, in the shapes the official SDKs accept.
+// whole or streamed, in the shapes the official SDKs accept; the openai
+// provider sends and reads the same shapes upstream.
 //
 // Decoding follows the front's field table (Fields): every field is
 // translated into the neutral request, mapped to it (top_p, seed, stop,

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/messages"
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 
 // checkStream fails the test unless raw keeps the rules the official

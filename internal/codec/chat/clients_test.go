@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/chat"
+	"github.com/hookhost/hookhost/internal/codec/chat"
 )
 
 // The requests below are what the clients send on their default settings,

@@ -1,4 +1,5 @@
-// Package messages is the gateway's Anthropic Messages front: it decodes
+// Package messages is the Anthropic Messages codec: the protocol's wire
+// shapes, defined once for both sides. As the gateway's front it decodes
 // client requests (POST /v1/messages) into a dialect.Call and writes the
 // loop's answer back, as one message object or as the named server-sent
 // events of Anthropic's stream.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/chat"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/chat"
 )
 
 func TestDecodeRefusesWithTheFieldAtFault(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/chat"
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/chat"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 
 // recorder is a ResponseWriter that remembers what was written and when

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 
 // serve runs script against a Sink on a real HTTP server and returns what a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 
 // The requests below are what the clients send on their default settings,
