@@ -11,121 +11,27 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-// Chat Completions wire types. Only the fields hookhost sends or reads.
-
-type chatRequest struct {
-	Model               string             `json:"model"`
-	Messages            []chatMessage      `json:"messages"`
-	Tools               []toolfmt.ChatTool `json:"tools,omitempty"`
-	MaxTokens           int                `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64           `json:"temperature,omitempty"`
-	TopP                *float64           `json:"top_p,omitempty"`
-	Seed                *int64             `json:"seed,omitempty"`
-	Stop                []string           `json:"stop,omitempty"`
-	User                string             `json:"user,omitempty"`
-	Stream              bool               `json:"stream,omitempty"`
-	StreamOptions       *streamOptions     `json:"stream_options,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type chatMessage struct {
-	Role string `json:"role"`
-	// Content is null for an assistant message that only calls tools.
-	Content    *string        `json:"content"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-type chatToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function chatFunction `json:"function"`
-}
-
-type chatFunction struct {
-	Name      string `json:"name"`
-	Arguments args   `json:"arguments"`
-}
-
-type chatResponse struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Model   string       `json:"model"`
-	Choices []chatChoice `json:"choices"`
-	Usage   *chatUsage   `json:"usage"`
-}
-
-type chatChoice struct {
-	Index        int     `json:"index"`
-	FinishReason *string `json:"finish_reason"`
-	Message      struct {
-		Role      string         `json:"role"`
-		Content   *string        `json:"content"`
-		Refusal   *string        `json:"refusal"`
-		ToolCalls []chatToolCall `json:"tool_calls"`
-	} `json:"message"`
-}
-
-type chatUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-// chatChunk is one streamed event.
-type chatChunk struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Role    string  `json:"role"`
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
-			// Reasoning text some compatible servers stream before the
-			// answer (vLLM, DeepSeek, OpenRouter): not kept, but it is
-			// the model at work, so it counts as progress.
-			ReasoningContent *string `json:"reasoning_content"`
-			Reasoning        *string `json:"reasoning"`
-			ToolCalls        []struct {
-				Index    *int   `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments args   `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *chatUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 func str(s string) *string { return &s }
 
 // chatBody builds the request, and the name map that turns the names the
 // model calls back into tool ids.
-func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt.NameMap, error) {
+func (p *Provider) chatBody(req llm.Request, stream bool) (chat.Request, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return chatRequest{}, nil, p.fail("cannot offer the tools", err)
+		return chat.Request{}, nil, p.fail("cannot offer the tools", err)
 	}
 	if err := p.check(req); err != nil {
-		return chatRequest{}, nil, err
+		return chat.Request{}, nil, err
 	}
-	body := chatRequest{
+	body := chat.Request{
 		Model: req.Model, Temperature: p.temperatureFor(req),
 		TopP: req.TopP, Seed: req.Seed, Stop: req.Stop, User: req.User,
 	}
@@ -138,22 +44,22 @@ func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt
 	}
 	if stream {
 		body.Stream = true
-		body.StreamOptions = &streamOptions{IncludeUsage: true}
+		body.StreamOptions = &chat.StreamOptions{IncludeUsage: true}
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToOpenAIChat(s)
 		if err != nil {
-			return chatRequest{}, nil, p.fail("cannot offer the tools", err)
+			return chat.Request{}, nil, p.fail("cannot offer the tools", err)
 		}
 		body.Tools = append(body.Tools, t)
 	}
 	if req.System != "" {
-		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: str(req.System)})
+		body.Messages = append(body.Messages, chat.Message{Role: "system", Content: str(req.System)})
 	}
 	for _, m := range history.Repair(req.Messages) {
 		cm, err := p.chatMessageOf(m, names)
 		if err != nil {
-			return chatRequest{}, nil, err
+			return chat.Request{}, nil, err
 		}
 		body.Messages = append(body.Messages, cm)
 	}
@@ -161,26 +67,26 @@ func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt
 }
 
 // chatMessageOf encodes one neutral message of the history.
-func (p *Provider) chatMessageOf(m hooks.Message, names *toolfmt.NameMap) (chatMessage, error) {
+func (p *Provider) chatMessageOf(m hooks.Message, names *toolfmt.NameMap) (chat.Message, error) {
 	switch m.Role {
 	case hooks.RoleSystem, hooks.RoleUser:
-		return chatMessage{Role: string(m.Role), Content: str(m.Content)}, nil
+		return chat.Message{Role: string(m.Role), Content: str(m.Content)}, nil
 	case hooks.RoleAssistant:
-		cm := chatMessage{Role: "assistant"}
+		cm := chat.Message{Role: "assistant"}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
 			cm.Content = str(m.Content)
 		}
 		for _, c := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{
+			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{
 				ID: c.ID, Type: "function",
-				Function: chatFunction{Name: names.Wire(c.Name), Arguments: wireArgs(c.Arguments)},
+				Function: chat.Function{Name: names.Wire(c.Name), Arguments: codec.WireArgs(c.Arguments)},
 			})
 		}
 		return cm, nil
 	case hooks.RoleTool:
-		return chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: str(m.Content)}, nil
+		return chat.Message{Role: "tool", ToolCallID: m.ToolCallID, Content: str(m.Content)}, nil
 	}
-	return chatMessage{}, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+	return chat.Message{}, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
 }
 
 func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -188,7 +94,7 @@ func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Respo
 	if err != nil {
 		return llm.Response{}, err
 	}
-	var cr chatResponse
+	var cr chat.Response
 	if err := p.fetch(ctx, body, &cr, "a chat completion"); err != nil {
 		return llm.Response{}, err
 	}
@@ -197,7 +103,7 @@ func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Respo
 
 // chatResult maps a completion, received whole or assembled from a
 // stream, to the neutral response.
-func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Response, error) {
+func (p *Provider) chatResult(cr chat.Response, names *toolfmt.NameMap) (llm.Response, error) {
 	if len(cr.Choices) == 0 {
 		return llm.Response{}, p.badResponse("response has no choices")
 	}
@@ -220,7 +126,7 @@ func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Resp
 		if c.Function.Name == "" {
 			return llm.Response{}, p.badResponse("tool call %d is missing its name", i)
 		}
-		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: rawArgs(string(c.Function.Arguments))})
+		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: codec.RawArgs(string(c.Function.Arguments))})
 	}
 	fillCallIDs(msg.ToolCalls)
 	out := llm.Response{Model: cr.Model, Message: msg, StopReason: chatStop(ch.FinishReason, len(msg.ToolCalls) > 0, refused)}
@@ -253,13 +159,13 @@ func chatStop(reason *string, calls, refused bool) hooks.StopReason {
 // chatStream assembles chunks into the completion a non-streaming call
 // would have returned.
 type chatStream struct {
-	resp    chatResponse
+	resp    chat.Response
 	content strings.Builder
 	refusal strings.Builder
 	hasText bool
 	hasRef  bool
 	finish  *string
-	calls   map[int]*chatToolCall
+	calls   map[int]*chat.ToolCall
 	args    map[int]*strings.Builder
 }
 
@@ -281,7 +187,7 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 // the chunk is checked.
 func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string), seen func(data string)) (llm.Response, *chatStream, error) {
 	defer resp.Body.Close()
-	st := &chatStream{calls: map[int]*chatToolCall{}, args: map[int]*strings.Builder{}}
+	st := &chatStream{calls: map[int]*chat.ToolCall{}, args: map[int]*strings.Builder{}}
 	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
@@ -301,7 +207,7 @@ func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, o
 			}
 			return out, st, err
 		}
-		var c chatChunk
+		var c chat.Chunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
 			return llm.Response{}, nil, p.badResponse("stream chunk is not JSON: %v", err)
 		}
@@ -334,7 +240,7 @@ func (p *Provider) truncated(st *chatStream) error {
 // reasoning, the finish reason or the usage, each the first time): only
 // such a chunk restarts the idle timeout, so that a server sending empty
 // chunks is as idle as one sending nothing.
-func (st *chatStream) add(c chatChunk, onText func(string)) (news bool, err error) {
+func (st *chatStream) add(c chat.Chunk, onText func(string)) (news bool, err error) {
 	if st.resp.ID == "" {
 		st.resp.ID = c.ID
 	}
@@ -383,7 +289,7 @@ func (st *chatStream) add(c chatChunk, onText func(string)) (news bool, err erro
 			}
 			call := st.calls[idx]
 			if call == nil {
-				call = &chatToolCall{Type: "function"}
+				call = &chat.ToolCall{Type: "function"}
 				st.calls[idx] = call
 				st.args[idx] = &strings.Builder{}
 			}
@@ -417,9 +323,9 @@ func (st *chatStream) add(c chatChunk, onText func(string)) (news bool, err erro
 	return news, nil
 }
 
-func (st *chatStream) result() chatResponse {
+func (st *chatStream) result() chat.Response {
 	r := st.resp
-	ch := chatChoice{FinishReason: st.finish}
+	ch := chat.Choice{FinishReason: st.finish}
 	ch.Message.Role = "assistant"
 	if st.hasText {
 		ch.Message.Content = str(st.content.String())
@@ -434,9 +340,9 @@ func (st *chatStream) result() chatResponse {
 	sort.Ints(idx)
 	for _, i := range idx {
 		c := *st.calls[i]
-		c.Function.Arguments = args(st.args[i].String())
+		c.Function.Arguments = codec.Args(st.args[i].String())
 		ch.Message.ToolCalls = append(ch.Message.ToolCalls, c)
 	}
-	r.Choices = []chatChoice{ch}
+	r.Choices = []chat.Choice{ch}
 	return r
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
@@ -73,7 +74,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	var cr chatResponse
+	var cr chat.Response
 	if err := json.Unmarshal(data, &cr); err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a chat completion: %v", err)
 	}
@@ -124,14 +125,14 @@ func withCallIDs(msg []json.RawMessage, calls []hooks.ToolCall) []json.RawMessag
 // forwardChatBody writes the request body: the adapter's fields in their
 // usual order, then the passed-through ones sorted by key, each value byte
 // for byte as the client sent it.
-func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *toolfmt.NameMap, pass *llm.Passthrough) ([]byte, error) {
+func (p *Provider) forwardChatBody(req llm.Request, body chat.Request, names *toolfmt.NameMap, pass *llm.Passthrough) ([]byte, error) {
 	forms := pass.Messages()
 	msgs := make([]json.RawMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
 		if raws, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System}); ok {
 			msgs = append(msgs, raws...)
 		} else {
-			m, err := rawjson.Marshal(chatMessage{Role: "system", Content: str(req.System)})
+			m, err := rawjson.Marshal(chat.Message{Role: "system", Content: str(req.System)})
 			if err != nil {
 				return nil, p.fail("cannot encode the system prompt", err)
 			}
@@ -302,14 +303,8 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 
 // streamedMessage is the message a stream assembled, shaped as a whole
 // completion's message.
-func streamedMessage(ch chatChoice) any {
-	m := struct {
-		Role      string         `json:"role"`
-		Content   *string        `json:"content"`
-		Refusal   *string        `json:"refusal"`
-		ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
-	}{Role: "assistant", Content: ch.Message.Content, Refusal: ch.Message.Refusal, ToolCalls: ch.Message.ToolCalls}
-	return m
+func streamedMessage(ch chat.Choice) chat.ResponseMessage {
+	return chat.ResponseMessage{Role: "assistant", Content: ch.Message.Content, Refusal: ch.Message.Refusal, ToolCalls: ch.Message.ToolCalls}
 }
 
 func quoteJSON(s string) json.RawMessage {

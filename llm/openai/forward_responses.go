@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
@@ -40,7 +41,7 @@ func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	var rr respResponse
+	var rr responses.Response
 	if err := json.Unmarshal(data, &rr); err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a Responses API object: %v", err)
 	}

@@ -11,119 +11,38 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-// Responses API wire types. Only the fields hookhost sends or reads.
-
-type respRequest struct {
-	Model           string                  `json:"model"`
-	Instructions    string                  `json:"instructions,omitempty"`
-	Input           []respInput             `json:"input"`
-	Tools           []toolfmt.ResponsesTool `json:"tools,omitempty"`
-	MaxOutputTokens int                     `json:"max_output_tokens,omitempty"`
-	Temperature     *float64                `json:"temperature,omitempty"`
-	TopP            *float64                `json:"top_p,omitempty"`
-	User            string                  `json:"user,omitempty"`
-	Stream          bool                    `json:"stream,omitempty"`
-	Store           bool                    `json:"store"`
-}
-
-// respInput is one input item: a message, a function call the model made
-// earlier, or a function call's output.
-type respInput struct {
-	Type      string  `json:"type"`
-	Role      string  `json:"role,omitempty"`
-	Content   *string `json:"content,omitempty"`
-	CallID    string  `json:"call_id,omitempty"`
-	Name      string  `json:"name,omitempty"`
-	Arguments *args   `json:"arguments,omitempty"`
-	// Output is a pointer so that an empty result is still sent: the
-	// field is required.
-	Output *string `json:"output,omitempty"`
-}
-
-type respResponse struct {
-	ID                string     `json:"id"`
-	Object            string     `json:"object"`
-	Status            string     `json:"status"`
-	Model             string     `json:"model"`
-	Output            []respItem `json:"output"`
-	Usage             *respUsage `json:"usage"`
-	Error             *respError `json:"error"`
-	IncompleteDetails *struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
-}
-
-type respItem struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Role    string `json:"role"`
-	Status  string `json:"status"`
-	Content []struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Refusal string `json:"refusal"`
-	} `json:"content"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments args   `json:"arguments"`
-}
-
-type respUsage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
-}
-
-type respError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// respEvent is one streamed event; which fields are set depends on Type.
-type respEvent struct {
-	Type        string        `json:"type"`
-	Response    *respResponse `json:"response"`
-	OutputIndex int           `json:"output_index"`
-	Item        *respItem     `json:"item"`
-	Delta       string        `json:"delta"`
-	// What the .done events of text and tool arguments carry whole.
-	Text      string `json:"text"`
-	Arguments string `json:"arguments"`
-	// Fields of the "error" event.
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (p *Provider) responsesBody(req llm.Request, stream bool) (respRequest, *toolfmt.NameMap, error) {
+func (p *Provider) responsesBody(req llm.Request, stream bool) (responses.Request, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return respRequest{}, nil, p.fail("cannot offer the tools", err)
+		return responses.Request{}, nil, p.fail("cannot offer the tools", err)
 	}
 	if err := p.check(req); err != nil {
-		return respRequest{}, nil, err
+		return responses.Request{}, nil, err
 	}
 	// The API has no stop sequences and no seed (see Unsupported).
-	body := respRequest{
-		Model: req.Model, Instructions: req.System, Input: []respInput{},
+	body := responses.Request{
+		Model: req.Model, Instructions: req.System, Input: []responses.Input{},
 		MaxOutputTokens: p.maxTokensFor(req), Temperature: p.temperatureFor(req), Stream: stream,
 		TopP: req.TopP, User: req.User,
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToResponses(s)
 		if err != nil {
-			return respRequest{}, nil, p.fail("cannot offer the tools", err)
+			return responses.Request{}, nil, p.fail("cannot offer the tools", err)
 		}
 		body.Tools = append(body.Tools, t)
 	}
 	for _, m := range history.Repair(req.Messages) {
 		items, err := p.inputItems(m, names)
 		if err != nil {
-			return respRequest{}, nil, err
+			return responses.Request{}, nil, err
 		}
 		body.Input = append(body.Input, items...)
 	}
@@ -131,21 +50,21 @@ func (p *Provider) responsesBody(req llm.Request, stream bool) (respRequest, *to
 }
 
 // inputItems encodes one neutral message as the input items it becomes.
-func (p *Provider) inputItems(m hooks.Message, names *toolfmt.NameMap) ([]respInput, error) {
-	var items []respInput
+func (p *Provider) inputItems(m hooks.Message, names *toolfmt.NameMap) ([]responses.Input, error) {
+	var items []responses.Input
 	switch m.Role {
 	case hooks.RoleSystem, hooks.RoleUser:
-		items = append(items, respInput{Type: "message", Role: string(m.Role), Content: str(m.Content)})
+		items = append(items, responses.Input{Type: "message", Role: string(m.Role), Content: str(m.Content)})
 	case hooks.RoleAssistant:
 		if m.Content != "" || len(m.ToolCalls) == 0 {
-			items = append(items, respInput{Type: "message", Role: "assistant", Content: str(m.Content)})
+			items = append(items, responses.Input{Type: "message", Role: "assistant", Content: str(m.Content)})
 		}
 		for _, c := range m.ToolCalls {
-			a := wireArgs(c.Arguments)
-			items = append(items, respInput{Type: "function_call", CallID: c.ID, Name: names.Wire(c.Name), Arguments: &a})
+			a := codec.WireArgs(c.Arguments)
+			items = append(items, responses.Input{Type: "function_call", CallID: c.ID, Name: names.Wire(c.Name), Arguments: &a})
 		}
 	case hooks.RoleTool:
-		items = append(items, respInput{Type: "function_call_output", CallID: m.ToolCallID, Output: str(m.Content)})
+		items = append(items, responses.Input{Type: "function_call_output", CallID: m.ToolCallID, Output: str(m.Content)})
 	default:
 		return nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
 	}
@@ -157,7 +76,7 @@ func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.
 	if err != nil {
 		return llm.Response{}, err
 	}
-	var rr respResponse
+	var rr responses.Response
 	if err := p.fetch(ctx, body, &rr, "a Responses API object", "status", "output"); err != nil {
 		return llm.Response{}, err
 	}
@@ -181,7 +100,7 @@ var clientRun = map[string]bool{
 
 // responsesResult maps a response object, received whole or as the final
 // event of a stream, to the neutral response.
-func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm.Response, error) {
+func (p *Provider) responsesResult(rr responses.Response, names *toolfmt.NameMap) (llm.Response, error) {
 	if rr.Status == "failed" || rr.Status == "cancelled" {
 		pe := &llm.ProviderError{Provider: Name, Message: "response " + rr.Status}
 		if rr.Error != nil {
@@ -222,7 +141,7 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 				}
 			}
 		case "function_call":
-			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: rawArgs(string(it.Arguments))})
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: codec.RawArgs(argsOf(it.Arguments))})
 		default:
 			if clientRun[it.Type] && unmodelled == "" {
 				unmodelled = fmt.Sprintf("output item %d is a %s", i, it.Type)
@@ -290,7 +209,7 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 	defer resp.Body.Close()
 	// Items are kept as they finish, in case a server's final event
 	// leaves its output list out.
-	items := map[int]respItem{}
+	items := map[int]responses.Item{}
 	rawItems := map[int]json.RawMessage{}
 	started := false
 	var shown strings.Builder
@@ -303,7 +222,7 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 			}
 			return llm.Response{}, nil, p.client.ReadError(err)
 		}
-		var e respEvent
+		var e responses.Event
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 			return llm.Response{}, nil, p.badResponse("stream event is not JSON: %v", err)
 		}
@@ -367,7 +286,7 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 // finished, a built-in tool's call completed, the response begun or
 // ended. Status events (in_progress, searching), keep-alives and empty
 // deltas add nothing: a server sending only them is idle.
-func progresses(e respEvent) bool {
+func progresses(e responses.Event) bool {
 	switch {
 	case e.Delta != "", e.Item != nil, e.Text != "", e.Arguments != "":
 		return true
@@ -375,6 +294,14 @@ func progresses(e respEvent) bool {
 		return true
 	}
 	return strings.HasSuffix(e.Type, "_call.completed")
+}
+
+// argsOf is an item's arguments, "" when it has none.
+func argsOf(a *codec.Args) string {
+	if a == nil {
+		return ""
+	}
+	return string(*a)
 }
 
 // maxToolName is the longest tool name either side of the wire accepts.

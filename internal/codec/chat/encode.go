@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/rawjson"
 )
 
@@ -25,40 +26,22 @@ func finishReason(s hooks.StopReason) string {
 	return "stop"
 }
 
-// newID returns a fresh completion id in OpenAI's style.
-
-type wireCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function wireFunction `json:"function"`
-}
-
-type wireFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-func wireCalls(calls []hooks.ToolCall) []wireCall {
-	out := make([]wireCall, len(calls))
+// wireCalls are the client's tool calls as a message carries them.
+func wireCalls(calls []hooks.ToolCall) []ToolCall {
+	out := make([]ToolCall, len(calls))
 	for i, c := range calls {
 		args := string(c.Arguments)
 		if strings.TrimSpace(args) == "" {
 			// What a model means by no arguments, and what clients parse.
 			args = "{}"
 		}
-		out[i] = wireCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: args}}
+		out[i] = ToolCall{ID: c.ID, Type: "function", Function: Function{Name: c.Name, Arguments: codec.Args(args)}}
 	}
 	return out
 }
 
-type wireUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-func usageOf(u hooks.Usage) wireUsage {
-	return wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
+func usageOf(u hooks.Usage) Usage {
+	return Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens}
 }
 
 // Encode writes the whole response. The upstream's own top-level fields
@@ -130,7 +113,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	if res.WholeWire && res.Wire != nil {
 		// The upstream's usage has details (cached and reasoning tokens)
 		// worth keeping, as long as it counts what the client is billed.
-		var u wireUsage
+		var u Usage
 		if json.Unmarshal(res.Wire.Fields["usage"], &u) == nil && u == usageOf(res.Usage) {
 			usage = res.Wire.Fields["usage"]
 		}

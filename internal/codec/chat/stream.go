@@ -2,6 +2,7 @@ package chat
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -10,6 +11,9 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/rawjson"
 )
+
+// chunkObject is every chunk's object.
+var chunkObject = json.RawMessage(`"chat.completion.chunk"`)
 
 // errEnded is returned by a Sink's methods after Finish or Fail.
 var errEnded = errors.New("chat stream: the stream has already ended")
@@ -49,34 +53,6 @@ func newStream(w http.ResponseWriter, call *dialect.Call, meta dialect.Meta) *st
 	return s
 }
 
-// delta is the delta of a chunk's one choice.
-type delta struct {
-	Role      string          `json:"role,omitempty"`
-	Content   *string         `json:"content,omitempty"`
-	ToolCalls []deltaToolCall `json:"tool_calls,omitempty"`
-}
-
-type deltaToolCall struct {
-	Index int `json:"index"`
-	wireCall
-}
-
-type chunkChoice struct {
-	Index        int     `json:"index"`
-	Delta        delta   `json:"delta"`
-	Logprobs     *string `json:"logprobs"`
-	FinishReason *string `json:"finish_reason"`
-}
-
-type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *wireUsage    `json:"usage,omitempty"`
-}
-
 // start writes the status line and headers, once.
 func (s *stream) start() {
 	if s.started {
@@ -104,8 +80,8 @@ func (s *stream) write(frame []byte) error {
 	return nil
 }
 
-func (s *stream) chunk(choices []chunkChoice, usage *wireUsage) error {
-	c := chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model, Choices: choices, Usage: usage}
+func (s *stream) chunk(choices []ChunkChoice, usage *Usage) error {
+	c := Chunk{ID: s.id, Object: chunkObject, Created: rawjson.MustMarshal(s.created), Model: s.model, Choices: choices, Usage: usage}
 	b := rawjson.MustMarshal(c)
 	if s.includeUsage && usage == nil {
 		// "usage": null on every chunk but the last, as OpenAI sends it:
@@ -121,18 +97,18 @@ func (s *stream) chunk(choices []chunkChoice, usage *wireUsage) error {
 
 // choice sends one chunk for the completion's one choice, after the
 // chunk that opens it.
-func (s *stream) choice(d delta, finish *string) error {
+func (s *stream) choice(d Delta, finish *string) error {
 	if s.ended {
 		return errEnded
 	}
 	if !s.opened {
 		s.opened = true
 		empty := ""
-		if err := s.chunk([]chunkChoice{{Delta: delta{Role: "assistant", Content: &empty}}}, nil); err != nil {
+		if err := s.chunk([]ChunkChoice{{Delta: Delta{Role: "assistant", Content: &empty}}}, nil); err != nil {
 			return err
 		}
 	}
-	return s.chunk([]chunkChoice{{Delta: d, FinishReason: finish}}, nil)
+	return s.chunk([]ChunkChoice{{Delta: d, FinishReason: finish}}, nil)
 }
 
 // Text sends a content delta. An empty one sends nothing.
@@ -143,7 +119,7 @@ func (s *stream) Text(text string) error {
 	if text == "" {
 		return nil
 	}
-	return s.choice(delta{Content: &text}, nil)
+	return s.choice(Delta{Content: &text}, nil)
 }
 
 // EndRound shows nothing: Chat Completions has one content, which the
@@ -160,7 +136,8 @@ func (s *stream) ToolCall(c hooks.ToolCall) error {
 	if s.ended {
 		return errEnded
 	}
-	d := delta{ToolCalls: []deltaToolCall{{Index: s.calls, wireCall: wireCalls([]hooks.ToolCall{c})[0]}}}
+	index := s.calls
+	d := Delta{ToolCalls: []DeltaToolCall{{Index: &index, ToolCall: wireCalls([]hooks.ToolCall{c})[0]}}}
 	s.calls++
 	return s.choice(d, nil)
 }
@@ -180,14 +157,14 @@ func (s *stream) Finish(stop hooks.StopReason, usage hooks.Usage) error {
 		return errEnded
 	}
 	reason := finishReason(stop)
-	if err := s.choice(delta{}, &reason); err != nil {
+	if err := s.choice(Delta{}, &reason); err != nil {
 		s.ended = true
 		return err
 	}
 	s.ended = true
 	if s.includeUsage {
 		u := usageOf(usage)
-		if err := s.chunk([]chunkChoice{}, &u); err != nil {
+		if err := s.chunk([]ChunkChoice{}, &u); err != nil {
 			return err
 		}
 	}

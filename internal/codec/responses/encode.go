@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
 )
 
 // Encode writes the loop's outcome as one Response object.
@@ -150,30 +151,25 @@ func stateOf(call *dialect.Call) *state {
 }
 
 func messageItem(id, status, text string) json.RawMessage {
-	return mustJSON(map[string]any{
-		"type": "message", "id": id, "status": status, "role": "assistant",
-		"content": []any{textPart(text)},
-	})
+	return mustJSON(Item{Type: "message", ID: id, Status: status, Role: "assistant", Content: []Part{textPart(text)}})
 }
 
-func textPart(text string) map[string]any {
-	return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
+func textPart(text string) Part {
+	return Part{Type: "output_text", Text: text, Annotations: json.RawMessage(`[]`), Logprobs: json.RawMessage(`[]`)}
 }
 
 func callItem(id, status string, c hooks.ToolCall) json.RawMessage {
-	return mustJSON(map[string]any{
-		"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name,
-		"arguments": string(c.Arguments), "status": status,
-	})
+	args := codec.Args(c.Arguments)
+	return mustJSON(Item{Type: "function_call", ID: id, CallID: c.ID, Name: c.Name, Arguments: &args, Status: status})
 }
 
 func usageJSON(u hooks.Usage) json.RawMessage {
-	return mustJSON(map[string]any{
-		"input_tokens":          u.InputTokens,
-		"input_tokens_details":  map[string]int{"cached_tokens": 0},
-		"output_tokens":         u.OutputTokens,
-		"output_tokens_details": map[string]int{"reasoning_tokens": 0},
-		"total_tokens":          u.InputTokens + u.OutputTokens,
+	return mustJSON(Usage{
+		InputTokens:         u.InputTokens,
+		InputTokensDetails:  json.RawMessage(`{"cached_tokens":0}`),
+		OutputTokens:        u.OutputTokens,
+		OutputTokensDetails: json.RawMessage(`{"reasoning_tokens":0}`),
+		TotalTokens:         u.InputTokens + u.OutputTokens,
 	})
 }
 

@@ -1,4 +1,4 @@
-package responses
+package responses_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/openai"
 )
@@ -38,7 +39,7 @@ const upstreamReply = `{"id":"resp_up","object":"response","created_at":17610000
 // upstream of the same protocol with everything the client sent, and the
 // upstream's answer reaches the client with everything it sent.
 func TestSameProtocolFidelity(t *testing.T) {
-	call := decode(t, clientBody)
+	call := decodeCall(t, clientBody)
 	srv := fakeapi.New(t, fakeapi.JSON(200, upstreamReply))
 	p, err := openai.New(openai.Config{API: openai.APIResponses, BaseURL: srv.URL() + "/v1"})
 	if err != nil {
@@ -69,7 +70,7 @@ func TestSameProtocolFidelity(t *testing.T) {
 		}
 	}
 
-	body, err := New().Encode(call, &dialect.Result{Model: "o4-mini", Text: []string{resp.Message.Content}, Stop: resp.StopReason,
+	body, err := responses.New().Encode(call, &dialect.Result{Model: "o4-mini", Text: []string{resp.Message.Content}, Stop: resp.StopReason,
 		Usage: resp.Usage, Wire: wire, WholeWire: true})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func TestInterleavedTurnFidelity(t *testing.T) {
 	input := `[{"role":"user","content":"go"},` + reasoningItem + `,` + callItemWire + `,` + outputItem + `,` +
 		`{"type":"function_call","id":"fc_2","call_id":"call_2","name":"lookup","arguments":"{\"q\":\"jpg\"}","status":"completed"},` +
 		`{"type":"function_call_output","call_id":"call_2","output":"a photo"},{"role":"user","content":"and?"}]`
-	call := decode(t, `{"model":"m","store":false,"input":`+input+`}`)
+	call := decodeCall(t, `{"model":"m","store":false,"input":`+input+`}`)
 	if n := len(call.Request.Messages); n != 5 || len(call.Request.Messages[1].ToolCalls) != 2 {
 		t.Fatalf("decoded %d messages (%+v), want user, one assistant turn with both calls, two results, user", n, call.Request.Messages)
 	}
@@ -115,15 +116,15 @@ func TestInterleavedTurnFidelity(t *testing.T) {
 // Across protocols, what only this protocol can carry is named for the
 // 400 the gateway gives; a built-in tool is not offered, and counted.
 func TestForeignNamesWhatCannotBeTranslated(t *testing.T) {
-	call := decode(t, clientBody)
+	call := decodeCall(t, clientBody)
 	want := []string{"a_future_field", "text.format", "input[0].content[1] (input_image)"}
-	if !equal(call.Foreign, want) {
+	if !sameJSON(call.Foreign, want) {
 		t.Errorf("foreign = %q\nwant %q", call.Foreign, want)
 	}
 	// What cannot change the answer is dropped instead, and counted.
 	dropped := []string{"include[]: reasoning.encrypted_content", "metadata", "prompt_cache_key", "reasoning", "store",
 		"tools[].strict", "tools[] (built-in)", "input[] (reasoning)", "input[].id", "input[].status"}
-	if !equal(call.Dropped, dropped) {
+	if !sameJSON(call.Dropped, dropped) {
 		t.Errorf("dropped = %q\nwant %q", call.Dropped, dropped)
 	}
 }
@@ -131,4 +132,19 @@ func TestForeignNamesWhatCannotBeTranslated(t *testing.T) {
 func mustMarshal(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+func decodeCall(t *testing.T, body string) *dialect.Call {
+	t.Helper()
+	call, err := responses.New().Decode([]byte(body))
+	if err != nil {
+		t.Fatalf("Decode: %v\n%s", err, body)
+	}
+	return call
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
 }

@@ -246,6 +246,6 @@ func (s *stream) Fail(e *dialect.Error) error {
 		s.text = nil
 	}
 	s.resp.status = "failed"
-	s.resp.errObj = mustJSON(map[string]string{"code": code, "message": e.Message})
+	s.resp.errObj = mustJSON(Error{Code: code, Message: e.Message})
 	return s.event("response.failed", map[string]any{"response": s.snapshot()})
 }
