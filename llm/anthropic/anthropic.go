@@ -80,6 +80,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
@@ -199,75 +200,6 @@ func New(cfg Config) (*Provider, error) {
 // Name returns "anthropic".
 func (p *Provider) Name() string { return Name }
 
-// Wire types. Only the fields hookhost sends or reads.
-
-type request struct {
-	Model       string                  `json:"model"`
-	MaxTokens   int                     `json:"max_tokens"`
-	System      string                  `json:"system,omitempty"`
-	Messages    []message               `json:"messages"`
-	Tools       []toolfmt.AnthropicTool `json:"tools,omitempty"`
-	Temperature *float64                `json:"temperature,omitempty"`
-	// TopP is sent beside Temperature when both are set, as the caller
-	// asked: some newer models refuse the pair, and their 400 says so,
-	// where choosing one here would quietly change what was asked for.
-	TopP          *float64  `json:"top_p,omitempty"`
-	StopSequences []string  `json:"stop_sequences,omitempty"`
-	Metadata      *metadata `json:"metadata,omitempty"`
-	Stream        bool      `json:"stream,omitempty"`
-}
-
-// metadata identifies the end user (llm.Request.User) to Anthropic.
-type metadata struct {
-	UserID string `json:"user_id"`
-}
-
-type message struct {
-	Role string `json:"role"`
-	// Content is a string for a plain user message and []block otherwise.
-	Content any `json:"content"`
-}
-
-type block struct {
-	Type string `json:"type"`
-	// text
-	Text *string `json:"text,omitempty"`
-	// tool_use
-	ID    string          `json:"id,omitempty"`
-	Name  string          `json:"name,omitempty"`
-	Input json.RawMessage `json:"input,omitempty"`
-	// tool_result
-	ToolUseID string  `json:"tool_use_id,omitempty"`
-	Content   *string `json:"content,omitempty"`
-	IsError   bool    `json:"is_error,omitempty"`
-}
-
-type response struct {
-	ID           string          `json:"id"`
-	Type         string          `json:"type"`
-	Role         string          `json:"role"`
-	Model        string          `json:"model"`
-	Content      []responseBlock `json:"content"`
-	StopReason   *string         `json:"stop_reason"`
-	StopSequence *string         `json:"stop_sequence"`
-	Usage        usage           `json:"usage"`
-}
-
-type responseBlock struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
-}
-
-type usage struct {
-	InputTokens              int `json:"input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-}
-
 func str(s string) *string { return &s }
 
 // inputOf is a tool call's arguments as a tool_use input (see the package
@@ -299,13 +231,13 @@ func argsOf(input []byte) json.RawMessage {
 	return append(json.RawMessage(nil), input...)
 }
 
-func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap, error) {
+func (p *Provider) body(req llm.Request, stream bool) (messages.Request, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return request{}, nil, p.fail("cannot offer the tools", err)
+		return messages.Request{}, nil, p.fail("cannot offer the tools", err)
 	}
-	body := request{
-		Model: req.Model, MaxTokens: p.maxTokens, Temperature: req.Temperature, Stream: stream, Messages: []message{},
+	body := messages.Request{
+		Model: req.Model, MaxTokens: p.maxTokens, Temperature: req.Temperature, Stream: stream, Messages: []messages.Message{},
 		TopP: req.TopP, StopSequences: req.Stop,
 	}
 	if req.MaxTokens > 0 {
@@ -315,16 +247,16 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 		body.Temperature = p.temperature
 	}
 	if req.User != "" {
-		body.Metadata = &metadata{UserID: req.User}
+		body.Metadata = &messages.Metadata{UserID: req.User}
 	}
 	// The API has no seed (see Unsupported).
 	if err := sampling.Check(llm.Request{Temperature: body.Temperature, TopP: body.TopP}); err != nil {
-		return request{}, nil, p.fail("request not sent", err)
+		return messages.Request{}, nil, p.fail("request not sent", err)
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToAnthropic(s)
 		if err != nil {
-			return request{}, nil, p.fail("cannot offer the tools", err)
+			return messages.Request{}, nil, p.fail("cannot offer the tools", err)
 		}
 		body.Tools = append(body.Tools, t)
 	}
@@ -335,20 +267,20 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 	// add appends blocks under role, merging with the previous message of
 	// the same role: tool results and a following user text must share
 	// one user message.
-	add := func(role string, blocks ...block) {
+	add := func(role string, blocks ...messages.Block) {
 		if len(blocks) == 0 {
 			return
 		}
 		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == role {
 			prev := body.Messages[n-1]
-			bs, ok := prev.Content.([]block)
+			bs, ok := prev.Content.([]messages.Block)
 			if !ok {
-				bs = []block{{Type: "text", Text: str(prev.Content.(string))}}
+				bs = []messages.Block{{Type: "text", Text: str(prev.Content.(string))}}
 			}
 			body.Messages[n-1].Content = append(bs, blocks...)
 			return
 		}
-		body.Messages = append(body.Messages, message{Role: role, Content: blocks})
+		body.Messages = append(body.Messages, messages.Message{Role: role, Content: blocks})
 	}
 	for _, m := range history.Repair(req.Messages) {
 		switch m.Role {
@@ -357,36 +289,36 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 			system = append(system, m.Content)
 		case hooks.RoleUser:
 			if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == "user" {
-				add("user", block{Type: "text", Text: str(m.Content)})
+				add("user", messages.Block{Type: "text", Text: str(m.Content)})
 				continue
 			}
-			body.Messages = append(body.Messages, message{Role: "user", Content: m.Content})
+			body.Messages = append(body.Messages, messages.Message{Role: "user", Content: m.Content})
 		case hooks.RoleAssistant:
-			var bs []block
+			var bs []messages.Block
 			if m.Content != "" {
-				bs = append(bs, block{Type: "text", Text: str(m.Content)})
+				bs = append(bs, messages.Block{Type: "text", Text: str(m.Content)})
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)})
+				bs = append(bs, messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)})
 			}
 			// An empty assistant turn would be rejected; it said nothing
 			// the model needs to see.
 			add("assistant", bs...)
 		case hooks.RoleTool:
-			b := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+			b := messages.Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Content != "" {
 				b.Content = str(m.Content)
 			}
 			add("user", b)
 		default:
-			return request{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+			return messages.Request{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
 		}
 	}
 	body.System = strings.Join(system, "\n\n")
 	return body, names, nil
 }
 
-func (p *Provider) post(ctx context.Context, body request) (*http.Response, error) {
+func (p *Provider) post(ctx context.Context, body messages.Request) (*http.Response, error) {
 	return p.client.PostJSON(ctx, p.endpoint, p.headerFor(ctx), body, body.Stream)
 }
 
@@ -434,7 +366,7 @@ func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response,
 
 // parse reads a whole (non-streamed) response body.
 func (p *Provider) parse(data []byte, names *toolfmt.NameMap) (llm.Response, error) {
-	var r response
+	var r messages.Response
 	if err := json.Unmarshal(data, &r); err != nil {
 		return llm.Response{}, p.badResponse("response is not a message: %v", err)
 	}
@@ -467,7 +399,7 @@ func providerRun(typ string) bool {
 // result maps a message, received whole or assembled from a stream, to the
 // neutral response. Text blocks are joined as they are, which is also how
 // their deltas were printed.
-func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, error) {
+func (p *Provider) result(r messages.Response, names *toolfmt.NameMap) (llm.Response, error) {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
 	var other string
@@ -522,24 +454,6 @@ func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, err
 	return out, nil
 }
 
-// Stream events, as far as hookhost reads them.
-type event struct {
-	Type         string          `json:"type"`
-	Message      *response       `json:"message"`
-	Index        int             `json:"index"`
-	ContentBlock *responseBlock  `json:"content_block"`
-	Delta        json.RawMessage `json:"delta"`
-	Usage        *usage          `json:"usage"`
-}
-
-type delta struct {
-	Type         string  `json:"type"`
-	Text         string  `json:"text"`
-	PartialJSON  string  `json:"partial_json"`
-	StopReason   *string `json:"stop_reason"`
-	StopSequence *string `json:"stop_sequence"`
-}
-
 // Stream makes one streaming call, passing text to onText as it arrives.
 // A nil onText discards it.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
@@ -569,7 +483,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 	defer resp.Body.Close()
 
 	var (
-		msg    *response
+		msg    *messages.Response
 		blocks []*streamBlock
 		shown  strings.Builder
 	)
@@ -588,7 +502,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			}
 			return llm.Response{}, p.client.ReadError(err)
 		}
-		var e event
+		var e messages.Event
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 			return llm.Response{}, p.badResponse("stream event %q is not JSON: %v", ev.Name, err)
 		}
@@ -643,7 +557,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			var raw struct {
 				ContentBlock json.RawMessage `json:"content_block"`
 			}
-			if json.Unmarshal([]byte(ev.Data), &raw) == nil && carries(raw.ContentBlock, delta{}) {
+			if json.Unmarshal([]byte(ev.Data), &raw) == nil && carries(raw.ContentBlock, messages.Delta{}) {
 				events.Progress()
 			}
 		case "content_block_delta":
@@ -651,7 +565,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			var d delta
+			var d messages.Delta
 			if err := json.Unmarshal(e.Delta, &d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
@@ -673,7 +587,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			// Closing a block adds nothing to it.
 			b.stopped = true
 		case "message_delta":
-			var d delta
+			var d messages.Delta
 			if len(e.Delta) > 0 {
 				if err := json.Unmarshal(e.Delta, &d); err != nil {
 					return llm.Response{}, p.badResponse("message_delta: %v", err)
@@ -729,7 +643,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 
 // streamBlock is a content block being assembled from a stream.
 type streamBlock struct {
-	block   responseBlock
+	block   messages.ResponseBlock
 	text    strings.Builder // a text block's text after its start
 	input   strings.Builder // a tool_use block's partial_json fragments
 	stopped bool
@@ -758,7 +672,7 @@ func (b *streamBlock) check(i int) error {
 
 // apply adds one delta to the block, refusing a shown or kept delta aimed
 // at a block of another kind.
-func (b *streamBlock) apply(i int, d delta) error {
+func (b *streamBlock) apply(i int, d messages.Delta) error {
 	if owners, ok := deltaFor[d.Type]; ok && !slices.Contains(owners, b.block.Type) {
 		return fmt.Errorf("%s for content block %d, which is of type %s", d.Type, i, b.block.Type)
 	}
@@ -775,7 +689,7 @@ func (b *streamBlock) apply(i int, d delta) error {
 // timeout restarts only for those, so that a stream of empty deltas is as
 // idle as a stream of pings. A delta type hookhost does not read counts
 // when it has any field besides its type.
-func carries(raw json.RawMessage, d delta) bool {
+func carries(raw json.RawMessage, d messages.Delta) bool {
 	switch d.Type {
 	case "text_delta":
 		return d.Text != ""

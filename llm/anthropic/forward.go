@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
@@ -160,7 +161,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		if n := len(msgs); n > 0 && msgs[n-1].role == role && msgs[n-1].whole == nil {
 			prev := &msgs[n-1]
 			if prev.text != nil {
-				prev.blocks = []json.RawMessage{rawjson.MustMarshal(block{Type: "text", Text: prev.text})}
+				prev.blocks = []json.RawMessage{rawjson.MustMarshal(messages.Block{Type: "text", Text: prev.text})}
 				prev.text = nil
 			}
 			prev.blocks = append(prev.blocks, blocks...)
@@ -194,21 +195,21 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		switch m.Role {
 		case hooks.RoleUser:
 			if n := len(msgs); n > 0 && msgs[n-1].role == "user" && msgs[n-1].whole == nil {
-				add("user", rawjson.MustMarshal(block{Type: "text", Text: str(m.Content)}))
+				add("user", rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
 				continue
 			}
 			msgs = append(msgs, wireMessage{role: "user", text: str(m.Content)})
 		case hooks.RoleAssistant:
 			var bs []json.RawMessage
 			if m.Content != "" {
-				bs = append(bs, rawjson.MustMarshal(block{Type: "text", Text: str(m.Content)}))
+				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, rawjson.MustMarshal(block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)}))
+				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)}))
 			}
 			add("assistant", bs...)
 		case hooks.RoleTool:
-			b := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+			b := messages.Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Content != "" {
 				b.Content = str(m.Content)
 			}
@@ -312,7 +313,7 @@ func metadataFor(user string, pass *llm.Passthrough) (json.RawMessage, bool) {
 	}
 	obj, ok := rawjson.ParseObject(kept)
 	if !ok || obj == nil {
-		return rawjson.MustMarshal(metadata{UserID: user}), true
+		return rawjson.MustMarshal(messages.Metadata{UserID: user}), true
 	}
 	var was string
 	if json.Unmarshal(obj.Get("user_id"), &was) == nil && was == user {
@@ -334,7 +335,7 @@ func withTextBlocks(kept []json.RawMessage, texts []string) (json.RawMessage, bo
 		return nil, false
 	}
 	for _, t := range texts {
-		blocks = append(blocks, rawjson.MustMarshal(block{Type: "text", Text: str(t)}))
+		blocks = append(blocks, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(t)}))
 	}
 	return rawjson.Array(blocks), true
 }

@@ -385,11 +385,6 @@ func clip(raw json.RawMessage) string {
 	return s
 }
 
-type textBlock struct {
-	Type string  `json:"type"`
-	Text *string `json:"text"`
-}
-
 // hintPaths are the rows a text block's cache_control and citations are
 // dropped as, where the block stands.
 type hintPaths struct{ cache, cites string }
@@ -404,7 +399,7 @@ var (
 // cache_control and citations are hints, dropped as the rows of at; any
 // other key makes the block foreign, named name.
 func (d *decoder) text(raw json.RawMessage, at hintPaths, name string) (s string, ok bool) {
-	var b textBlock
+	var b TextBlock
 	if json.Unmarshal(raw, &b) != nil || b.Type != "text" || b.Text == nil {
 		return "", false
 	}
@@ -655,11 +650,7 @@ func (d *decoder) assistant(at string, raw json.RawMessage, blocks []json.RawMes
 			}
 			texts = append(texts, t)
 		case "tool_use":
-			var u struct {
-				ID    string          `json:"id"`
-				Name  string          `json:"name"`
-				Input json.RawMessage `json:"input"`
-			}
+			var u ResponseBlock
 			json.Unmarshal(b, &u)
 			if u.ID == "" || u.Name == "" {
 				return dialect.Invalid(where, where+": a tool_use block needs an id and a name")
@@ -737,11 +728,7 @@ func (d *decoder) user(at string, raw json.RawMessage, blocks []json.RawMessage)
 }
 
 func (d *decoder) toolResult(where string, raw json.RawMessage) (hooks.Message, error) {
-	var r struct {
-		ToolUseID string          `json:"tool_use_id"`
-		Content   json.RawMessage `json:"content"`
-		IsError   *bool           `json:"is_error"`
-	}
+	var r ToolResult
 	if json.Unmarshal(raw, &r) != nil || r.ToolUseID == "" {
 		return hooks.Message{}, dialect.Invalid(where+".tool_use_id", where+".tool_use_id: a tool_result block needs the id of the tool_use it answers")
 	}
@@ -880,7 +867,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	} else {
 		for _, t := range res.Text {
 			if t != "" {
-				content = append(content, fields("type", "text", "text", t))
+				content = append(content, rawjson.MustMarshal(Block{Type: "text", Text: &t}))
 			}
 		}
 		for _, c := range res.ToolCalls {
@@ -952,12 +939,7 @@ func arguments(raw json.RawMessage) json.RawMessage {
 }
 
 func toolUse(c hooks.ToolCall) json.RawMessage {
-	var o rawjson.Object
-	o.Set("type", json.RawMessage(`"tool_use"`))
-	o.Set("id", rawjson.MustMarshal(c.ID))
-	o.Set("name", rawjson.MustMarshal(c.Name))
-	o.Set("input", arguments(c.Arguments))
-	return o.Bytes()
+	return rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: arguments(c.Arguments)})
 }
 
 // ErrorBody renders e as Anthropic's error object.

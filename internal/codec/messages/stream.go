@@ -85,11 +85,10 @@ func (s *sink) begin() error {
 	s.head()
 	return s.event("message_start", fields(
 		"type", "message_start",
-		"message", fields(
-			"id", s.id, "type", "message", "role", "assistant", "model", s.model,
-			"content", json.RawMessage("[]"), "stop_reason", nil, "stop_sequence", nil,
-			"usage", fields("input_tokens", s.input, "output_tokens", 1),
-		),
+		"message", Response{
+			ID: s.id, Type: "message", Role: "assistant", Model: s.model,
+			Content: []ResponseBlock{}, Usage: Usage{InputTokens: s.input, OutputTokens: 1},
+		},
 	))
 }
 
@@ -115,7 +114,7 @@ func (s *sink) Text(delta string) error {
 	if !s.text {
 		if err := s.event("content_block_start", fields(
 			"type", "content_block_start", "index", s.next,
-			"content_block", fields("type", "text", "text", ""),
+			"content_block", Block{Type: "text", Text: new(string)},
 		)); err != nil {
 			return err
 		}
@@ -150,7 +149,7 @@ func (s *sink) ToolCall(c hooks.ToolCall) error {
 	s.next++
 	if err := s.event("content_block_start", fields(
 		"type", "content_block_start", "index", i,
-		"content_block", fields("type", "tool_use", "id", c.ID, "name", c.Name, "input", json.RawMessage("{}")),
+		"content_block", Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: json.RawMessage("{}")},
 	)); err != nil {
 		return err
 	}
@@ -185,7 +184,7 @@ func (s *sink) Finish(stop hooks.StopReason, u hooks.Usage) error {
 	if err := s.event("message_delta", fields(
 		"type", "message_delta",
 		"delta", fields("stop_reason", stopReason(stop), "stop_sequence", nil),
-		"usage", fields("input_tokens", u.InputTokens, "output_tokens", u.OutputTokens),
+		"usage", Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens},
 	)); err != nil {
 		return err
 	}
