@@ -202,21 +202,6 @@ func (p *Provider) Name() string { return Name }
 
 func str(s string) *string { return &s }
 
-// inputOf is a tool call's arguments as a tool_use input (see the package
-// doc for arguments that are not an object).
-func inputOf(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(t, &obj) == nil && obj != nil {
-		return t
-	}
-	w, _ := json.Marshal(map[string]string{"invalid_arguments": string(raw)})
-	return w
-}
-
 // argsOf is a tool_use input as ToolCall arguments: compact JSON when it is
 // valid, {} when empty, and the text as it came otherwise.
 func argsOf(input []byte) json.RawMessage {
@@ -299,7 +284,7 @@ func (p *Provider) body(req llm.Request, stream bool) (messages.Request, *toolfm
 				bs = append(bs, messages.Block{Type: "text", Text: str(m.Content)})
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)})
+				bs = append(bs, messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: messages.Input(c.Arguments)})
 			}
 			// An empty assistant turn would be rejected; it said nothing
 			// the model needs to see.
@@ -479,7 +464,7 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 // read parses an event stream into the answer it builds, passing text to
 // onText as it arrives. A non-nil wire also collects the message's wire
 // form (see Forward).
-func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func(string), wire *wireStream) (llm.Response, error) {
+func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func(string), wire *messages.WireStream) (llm.Response, error) {
 	defer resp.Body.Close()
 
 	var (
@@ -534,7 +519,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 				u := msg.Usage
 				llm.ReportInput(resp.Request.Context(), u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens)
 			}
-			wire.start([]byte(ev.Data))
+			wire.Start([]byte(ev.Data))
 			events.Progress()
 		case "content_block_start":
 			if e.ContentBlock == nil {
@@ -548,7 +533,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 				return llm.Response{}, p.badResponse("%v", err)
 			}
 			blocks = append(blocks, b)
-			wire.open([]byte(ev.Data))
+			wire.Open([]byte(ev.Data))
 			if b.block.Type == "text" {
 				show(b.block.Text)
 			}
@@ -572,7 +557,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if err := b.apply(e.Index, d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			wire.delta(e.Index, e.Delta)
+			wire.Delta(e.Index, e.Delta)
 			if d.Type == "text_delta" {
 				show(d.Text)
 			}
@@ -593,7 +578,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 					return llm.Response{}, p.badResponse("message_delta: %v", err)
 				}
 			}
-			wire.messageDelta([]byte(ev.Data))
+			wire.MessageDelta([]byte(ev.Data))
 			if d.StopReason != nil {
 				// News once; told again, it adds nothing.
 				if msg.StopReason == nil {

@@ -273,7 +273,7 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 			if err != nil {
 				return llm.Response{}, nil, err
 			}
-			return out, streamedWire(ev.Data, rawItems), nil
+			return out, responses.StreamedWire(ev.Data, rawItems), nil
 		case "error":
 			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
 		}
