@@ -218,7 +218,7 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 		return llm.Response{}, nil, err
 	}
 	fields["object"] = json.RawMessage(`"chat.completion"`)
-	res := st.result()
+	res := st.Result()
 	ch := res.Choices[0]
 	choice, err := json.Marshal(map[string]any{"index": 0, "finish_reason": ch.FinishReason, "logprobs": nil})
 	if err != nil {

@@ -164,7 +164,7 @@ func (p *Provider) responsesResult(rr responses.Response, names *toolfmt.NameMap
 	if unmodelled != "" {
 		return llm.Response{}, p.badResponse("%s, which hookhost does not model: it can neither hand the call on nor continue the conversation after it; offer the model only function tools and tools the provider runs itself", unmodelled)
 	}
-	fillCallIDs(msg.ToolCalls)
+	codec.FillCallIDs(msg.ToolCalls)
 	msg.Content = text.String()
 	out := llm.Response{Model: rr.Model, Message: msg}
 	if rr.Usage != nil {
@@ -302,27 +302,4 @@ func argsOf(a *codec.Args) string {
 		return ""
 	}
 	return string(*a)
-}
-
-// maxToolName is the longest tool name either side of the wire accepts.
-const maxToolName = 64
-
-// fillCallIDs gives each call without an id one that no other call of the
-// answer has: some compatible servers (Gemini's) send "id": "", and the
-// loop pairs each tool result with its call by id.
-func fillCallIDs(calls []hooks.ToolCall) {
-	taken := map[string]bool{}
-	for _, c := range calls {
-		taken[c.ID] = true
-	}
-	n := 0
-	for i := range calls {
-		for calls[i].ID == "" {
-			n++
-			if id := fmt.Sprintf("call_%d", n); !taken[id] {
-				calls[i].ID = id
-				taken[id] = true
-			}
-		}
-	}
 }
