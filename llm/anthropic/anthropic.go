@@ -67,7 +67,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,7 +74,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -201,20 +199,6 @@ func New(cfg Config) (*Provider, error) {
 func (p *Provider) Name() string { return Name }
 
 func str(s string) *string { return &s }
-
-// argsOf is a tool_use input as ToolCall arguments: compact JSON when it is
-// valid, {} when empty, and the text as it came otherwise.
-func argsOf(input []byte) json.RawMessage {
-	t := bytes.TrimSpace(input)
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, t) == nil {
-		return b.Bytes()
-	}
-	return append(json.RawMessage(nil), input...)
-}
 
 func (p *Provider) body(req llm.Request, stream bool) (messages.Request, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
@@ -399,7 +383,7 @@ func (p *Provider) result(r messages.Response, names *toolfmt.NameMap) (llm.Resp
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: argsOf(b.Input)})
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: messages.ArgsOf(b.Input)})
 		default:
 			if !providerRun(b.Type) && other == "" {
 				other = fmt.Sprintf("content block %d is a %s", i, b.Type)
@@ -469,7 +453,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 
 	var (
 		msg    *messages.Response
-		blocks []*streamBlock
+		blocks []*messages.StreamBlock
 		shown  strings.Builder
 	)
 	show := func(s string) {
@@ -528,25 +512,25 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if e.Index != len(blocks) {
 				return llm.Response{}, p.badResponse("content_block_start for index %d, expected %d (blocks open in order)", e.Index, len(blocks))
 			}
-			b := &streamBlock{block: *e.ContentBlock}
-			if err := b.check(e.Index); err != nil {
+			b := messages.NewStreamBlock(*e.ContentBlock)
+			if err := b.Check(e.Index); err != nil {
 				return llm.Response{}, p.badResponse("%v", err)
 			}
 			blocks = append(blocks, b)
 			wire.Open([]byte(ev.Data))
-			if b.block.Type == "text" {
-				show(b.block.Text)
+			if first := b.Started(); first.Type == "text" {
+				show(first.Text)
 			}
 			// A block opened empty (text "") is no news yet; a tool
 			// call's name, or text already in it, is.
 			var raw struct {
 				ContentBlock json.RawMessage `json:"content_block"`
 			}
-			if json.Unmarshal([]byte(ev.Data), &raw) == nil && carries(raw.ContentBlock, messages.Delta{}) {
+			if json.Unmarshal([]byte(ev.Data), &raw) == nil && messages.Carries(raw.ContentBlock, messages.Delta{}) {
 				events.Progress()
 			}
 		case "content_block_delta":
-			b, err := openBlock(blocks, e.Index)
+			b, err := messages.OpenBlock(blocks, e.Index)
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
@@ -554,23 +538,23 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if err := json.Unmarshal(e.Delta, &d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			if err := b.apply(e.Index, d); err != nil {
+			if err := b.Apply(e.Index, d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
 			wire.Delta(e.Index, e.Delta)
 			if d.Type == "text_delta" {
 				show(d.Text)
 			}
-			if carries(e.Delta, d) {
+			if messages.Carries(e.Delta, d) {
 				events.Progress()
 			}
 		case "content_block_stop":
-			b, err := openBlock(blocks, e.Index)
+			b, err := messages.OpenBlock(blocks, e.Index)
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
 			}
 			// Closing a block adds nothing to it.
-			b.stopped = true
+			b.Stop()
 		case "message_delta":
 			var d messages.Delta
 			if len(e.Delta) > 0 {
@@ -608,14 +592,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 				return llm.Response{}, p.badResponse("stream ended without a stop_reason")
 			}
 			for _, sb := range blocks {
-				b := sb.block
-				b.Text += sb.text.String()
-				if b.Type == "tool_use" {
-					if in := sb.input.String(); in != "" {
-						b.Input = json.RawMessage(in)
-					}
-				}
-				msg.Content = append(msg.Content, b)
+				msg.Content = append(msg.Content, sb.Block())
 			}
 			out, err := p.result(*msg, names)
 			if err == nil && out.Message.Content != shown.String() {
@@ -624,82 +601,4 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			return out, err
 		}
 	}
-}
-
-// streamBlock is a content block being assembled from a stream.
-type streamBlock struct {
-	block   messages.ResponseBlock
-	text    strings.Builder // a text block's text after its start
-	input   strings.Builder // a tool_use block's partial_json fragments
-	stopped bool
-}
-
-// deltaFor names the block types each delta that is shown or kept may be
-// applied to. Any other delta is passed over whatever its block, as are
-// blocks of types hookhost does not know (Anthropic keeps adding them):
-// neither is shown nor kept, here or in a whole response, so neither can
-// make the two differ.
-var deltaFor = map[string][]string{
-	"text_delta":       {"text"},
-	"input_json_delta": {"tool_use", "server_tool_use"},
-}
-
-// check validates a block as content_block_start opened it.
-func (b *streamBlock) check(i int) error {
-	switch t := b.block.Type; {
-	case t == "":
-		return fmt.Errorf("content block %d has no type", i)
-	case t == "tool_use" && (b.block.ID == "" || b.block.Name == ""):
-		return fmt.Errorf("tool_use content block %d needs an id and a name (got id %q, name %q)", i, b.block.ID, b.block.Name)
-	}
-	return nil
-}
-
-// apply adds one delta to the block, refusing a shown or kept delta aimed
-// at a block of another kind.
-func (b *streamBlock) apply(i int, d messages.Delta) error {
-	if owners, ok := deltaFor[d.Type]; ok && !slices.Contains(owners, b.block.Type) {
-		return fmt.Errorf("%s for content block %d, which is of type %s", d.Type, i, b.block.Type)
-	}
-	switch d.Type {
-	case "text_delta":
-		b.text.WriteString(d.Text)
-	case "input_json_delta":
-		b.input.WriteString(d.PartialJSON)
-	}
-	return nil
-}
-
-// carries reports whether a delta adds something to its block: the idle
-// timeout restarts only for those, so that a stream of empty deltas is as
-// idle as a stream of pings. A delta type hookhost does not read counts
-// when it has any field besides its type.
-func carries(raw json.RawMessage, d messages.Delta) bool {
-	switch d.Type {
-	case "text_delta":
-		return d.Text != ""
-	case "input_json_delta":
-		return d.PartialJSON != ""
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil {
-		return false
-	}
-	for k, v := range fields {
-		if e := string(v); k != "type" && e != `""` && e != "null" && e != "[]" && e != "{}" {
-			return true
-		}
-	}
-	return false
-}
-
-// openBlock is block i, which must have been started and not stopped.
-func openBlock(blocks []*streamBlock, i int) (*streamBlock, error) {
-	if i < 0 || i >= len(blocks) {
-		return nil, fmt.Errorf("content block %d was not started", i)
-	}
-	if blocks[i].stopped {
-		return nil, fmt.Errorf("content block %d has already stopped", i)
-	}
-	return blocks[i], nil
 }
