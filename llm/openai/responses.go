@@ -83,21 +83,6 @@ func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.
 	return p.responsesResult(rr, names)
 }
 
-// providerRun are the output items the provider finished itself (or that
-// carry no call): they need no answer in the next request.
-var providerRun = map[string]bool{
-	"message": true, "function_call": true, "reasoning": true,
-	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true,
-	"image_generation_call": true, "mcp_call": true, "mcp_list_tools": true,
-}
-
-// clientRun are the calls of tools the client runs that have no neutral
-// form; the gateway's Responses front refuses their tools.
-var clientRun = map[string]bool{
-	"custom_tool_call": true, "computer_call": true, "local_shell_call": true,
-	"shell_call": true, "apply_patch_call": true,
-}
-
 // responsesResult maps a response object, received whole or as the final
 // event of a stream, to the neutral response.
 func (p *Provider) responsesResult(rr responses.Response, names *toolfmt.NameMap) (llm.Response, error) {
@@ -141,12 +126,12 @@ func (p *Provider) responsesResult(rr responses.Response, names *toolfmt.NameMap
 				}
 			}
 		case "function_call":
-			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: codec.RawArgs(argsOf(it.Arguments))})
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: codec.RawArgs(it.Args())})
 		default:
-			if clientRun[it.Type] && unmodelled == "" {
+			if responses.ClientRun[it.Type] && unmodelled == "" {
 				unmodelled = fmt.Sprintf("output item %d is a %s", i, it.Type)
 			}
-			if !providerRun[it.Type] && other == "" {
+			if !responses.ProviderRun[it.Type] && other == "" {
 				other = fmt.Sprintf("output item %d is a %s", i, it.Type)
 			}
 		}
@@ -229,7 +214,7 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 		if e.Type == "" {
 			e.Type = ev.Name
 		}
-		if progresses(e) {
+		if responses.Progresses(e) {
 			events.Progress()
 		}
 		switch e.Type {
@@ -278,28 +263,4 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
 		}
 	}
-}
-
-// progresses reports whether an event adds to the answer, and so restarts
-// the idle timeout: a delta with something in it (text, reasoning, tool
-// arguments, whether hookhost keeps them or not), an item or a part
-// finished, a built-in tool's call completed, the response begun or
-// ended. Status events (in_progress, searching), keep-alives and empty
-// deltas add nothing: a server sending only them is idle.
-func progresses(e responses.Event) bool {
-	switch {
-	case e.Delta != "", e.Item != nil, e.Text != "", e.Arguments != "":
-		return true
-	case e.Type == "response.created", e.Type == "response.completed", e.Type == "response.incomplete", e.Type == "response.failed":
-		return true
-	}
-	return strings.HasSuffix(e.Type, "_call.completed")
-}
-
-// argsOf is an item's arguments, "" when it has none.
-func argsOf(a *codec.Args) string {
-	if a == nil {
-		return ""
-	}
-	return string(*a)
 }
