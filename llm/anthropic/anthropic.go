@@ -352,19 +352,6 @@ func (p *Provider) parse(data []byte, names *toolfmt.NameMap) (llm.Response, err
 	return p.result(r, names)
 }
 
-// providerRun reports whether a content block of type typ is one the
-// provider finished itself or that carries no call (thinking, the server
-// tools' calls and results): it needs no answer in the next request.
-// Client tools, Anthropic-defined ones (bash, text_editor, computer)
-// included, come back as tool_use blocks.
-func providerRun(typ string) bool {
-	switch typ {
-	case "thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", "container_upload":
-		return true
-	}
-	return strings.HasSuffix(typ, "_tool_result")
-}
-
 // result maps a message, received whole or assembled from a stream, to the
 // neutral response. Text blocks are joined as they are, which is also how
 // their deltas were printed.
@@ -385,7 +372,7 @@ func (p *Provider) result(r messages.Response, names *toolfmt.NameMap) (llm.Resp
 		case "tool_use":
 			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: messages.ArgsOf(b.Input)})
 		default:
-			if !providerRun(b.Type) && other == "" {
+			if !messages.ProviderRun(b.Type) && other == "" {
 				other = fmt.Sprintf("content block %d is a %s", i, b.Type)
 			}
 		}
@@ -404,22 +391,7 @@ func (p *Provider) result(r messages.Response, names *toolfmt.NameMap) (llm.Resp
 			OutputTokens: r.Usage.OutputTokens,
 		},
 	}
-	stop := ""
-	if r.StopReason != nil {
-		stop = *r.StopReason
-	}
-	switch stop {
-	case "end_turn", "stop_sequence":
-		out.StopReason = hooks.StopEndTurn
-	case "tool_use":
-		out.StopReason = hooks.StopToolUse
-	case "max_tokens", "model_context_window_exceeded":
-		out.StopReason = hooks.StopMaxTokens
-	case "refusal":
-		out.StopReason = hooks.StopRefusal
-	default:
-		out.StopReason = hooks.StopOther
-	}
+	out.StopReason = messages.StopOf(r.StopReason)
 	return out, nil
 }
 

@@ -6,10 +6,45 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hookhost/hookhost/hooks"
 )
 
-// Reading a message upstream: a streamed content block assembled from its
-// deltas, and a tool_use input as neutral arguments.
+// Reading a message upstream: its stop reason, which blocks need no
+// answer, a streamed content block assembled from its deltas, and a
+// tool_use input as neutral arguments.
+
+// StopOf maps a message's stop_reason onto the neutral stop reason.
+func StopOf(reason *string) hooks.StopReason {
+	stop := ""
+	if reason != nil {
+		stop = *reason
+	}
+	switch stop {
+	case "end_turn", "stop_sequence":
+		return hooks.StopEndTurn
+	case "tool_use":
+		return hooks.StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		return hooks.StopMaxTokens
+	case "refusal":
+		return hooks.StopRefusal
+	}
+	return hooks.StopOther
+}
+
+// ProviderRun reports whether a content block of type typ is one the
+// provider finished itself or that carries no call (thinking, the server
+// tools' calls and results): it needs no answer in the next request.
+// Client tools, Anthropic-defined ones (bash, text_editor, computer)
+// included, come back as tool_use blocks.
+func ProviderRun(typ string) bool {
+	switch typ {
+	case "thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", "container_upload":
+		return true
+	}
+	return strings.HasSuffix(typ, "_tool_result")
+}
 
 // ArgsOf is a tool_use input as ToolCall arguments: compact JSON when it is
 // valid, {} when empty, and the text as it came otherwise.
