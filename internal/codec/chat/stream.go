@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/rawjson"
 )
 
@@ -182,8 +183,8 @@ func (s *stream) Fail(e *dialect.Error) error {
 		e = &dialect.Error{Status: http.StatusInternalServerError, Type: "api_error", Message: "the gateway failed"}
 	}
 	body := rawjson.MustMarshal(struct {
-		Error dialect.OpenAIError `json:"error"`
-	}{dialect.ToOpenAI(e)})
+		Error codec.OpenAIError `json:"error"`
+	}{codec.ToOpenAI(e)})
 	var f bytes.Buffer
 	f.WriteString("data: ")
 	f.Write(body)

@@ -943,7 +943,7 @@ func toolUse(c hooks.ToolCall) json.RawMessage {
 }
 
 // ErrorBody renders e as Anthropic's error object.
-func (f *Front) ErrorBody(e *dialect.Error) []byte { return dialect.AnthropicErrorBody(e) }
+func (f *Front) ErrorBody(e *dialect.Error) []byte { return ErrorBody(e) }
 
 // fields is a JSON object of the given key, value pairs, in that order.
 func fields(kv ...any) json.RawMessage {

@@ -71,6 +71,7 @@ package responses
 
 import (
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -90,4 +91,4 @@ func (f *Front) Path() string { return "/v1/responses" }
 
 // ErrorBody renders e in OpenAI's error shape,
 // {"error":{"message","type","param","code"}}.
-func (f *Front) ErrorBody(e *dialect.Error) []byte { return dialect.OpenAIErrorBody(e) }
+func (f *Front) ErrorBody(e *dialect.Error) []byte { return codec.OpenAIErrorBody(e) }

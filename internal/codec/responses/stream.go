@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
 )
 
 // NewStream returns a Sink writing call's answer to w as Responses
@@ -232,7 +233,7 @@ func (s *stream) Fail(e *dialect.Error) error {
 		return err
 	}
 	s.ended = true
-	oe := dialect.ToOpenAI(e)
+	oe := codec.ToOpenAI(e)
 	code := oe.Type
 	if oe.Code != nil {
 		code = *oe.Code

@@ -1,12 +1,14 @@
-package dialect
+package codec
 
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
 )
 
 // OpenAIError is the error object of the OpenAI APIs, as both of their
-// fronts send it: in a whole error response, and in Chat Completions'
+// codecs (chat, responses) send it: in a whole error response, and in Chat Completions'
 // in-stream error event.
 type OpenAIError struct {
 	Message string  `json:"message"`
@@ -17,7 +19,7 @@ type OpenAIError struct {
 
 // ToOpenAI maps e, in Anthropic's vocabulary, onto the type and code
 // OpenAI gives the same failure, which is what the OpenAI SDKs read.
-func ToOpenAI(e *Error) OpenAIError {
+func ToOpenAI(e *dialect.Error) OpenAIError {
 	out := OpenAIError{Message: e.Message, Type: "invalid_request_error"}
 	if e.Param != "" {
 		p := e.Param
@@ -56,29 +58,9 @@ func ToOpenAI(e *Error) OpenAIError {
 }
 
 // OpenAIErrorBody renders e as {"error":{"message","type","param","code"}}.
-func OpenAIErrorBody(e *Error) []byte {
+func OpenAIErrorBody(e *dialect.Error) []byte {
 	b, _ := json.Marshal(struct {
 		Error OpenAIError `json:"error"`
 	}{ToOpenAI(e)})
-	return b
-}
-
-// AnthropicErrorBody renders e as {"type":"error","error":{"type","message"}},
-// the shape of a whole error response and of the in-stream error event.
-func AnthropicErrorBody(e *Error) []byte {
-	typ := e.Type
-	if typ == "" {
-		typ = "api_error"
-	}
-	b, _ := json.Marshal(struct {
-		Type  string `json:"type"`
-		Error struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{Type: "error", Error: struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}{typ, e.Message}})
 	return b
 }
