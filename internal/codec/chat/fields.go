@@ -1,6 +1,9 @@
 package chat
 
-import "github.com/hookhost/hookhost/gateway/dialect"
+import (
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/codec"
+)
 
 // fields is the front's table (see Fields). The decoder follows it: a
 // hint row it meets in a request is dropped across protocols and counted
@@ -75,7 +78,7 @@ var fields = append([]dialect.Field{
 	{Path: "tools[].function.description", Handling: dialect.Translated},
 	{Path: "tools[].function.parameters", Handling: dialect.Translated},
 	{Path: "tools[].function.strict", Handling: dialect.Hint, Note: "asks OpenAI to hold the arguments exactly to the schema; other upstreams follow the schema without that guarantee, and the call reaches the client all the same"},
-}, dialect.OpenAIHeaders...)
+}, codec.OpenAIHeaders...)
 
 // Fields returns the front's table: every field of a Chat Completions
 // request, message, content part and tool, and the headers its clients

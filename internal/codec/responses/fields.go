@@ -1,6 +1,9 @@
 package responses
 
-import "github.com/hookhost/hookhost/gateway/dialect"
+import (
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/codec"
+)
 
 // fields is the front's table (see Fields). The decoder follows it: a
 // hint row it meets in a request is dropped across protocols and counted
@@ -80,7 +83,7 @@ var fields = append([]dialect.Field{
 	{Path: "tools[].strict", Handling: dialect.Hint, Note: "asks OpenAI to hold the arguments exactly to the schema; other upstreams follow the schema without that guarantee, and the call reaches the client all the same"},
 	{Path: "tools[] (built-in)", Handling: dialect.Hint, Note: "web_search, file_search, mcp, code_interpreter, image_generation, …: run by OpenAI itself, which no other upstream does; across protocols the model is not offered them (a tool offered is an option, not an answer; Codex offers web_search on every request); refused when tool_choice names one"},
 	{Path: "tools[] (namespace)", Handling: dialect.Hint, Note: "a named group of function tools (Codex's sub-agent tools): their calls come back namespaced, which no other protocol has, so across protocols the model is not offered them"},
-}, dialect.OpenAIHeaders...)
+}, codec.OpenAIHeaders...)
 
 // Fields returns the front's table: every field of a Responses request,
 // input item, content part and tool, and the headers its clients send,
