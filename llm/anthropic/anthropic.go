@@ -64,6 +64,12 @@
 // wire form comes back beside the neutral response. The same parsers
 // check the answer, so a forwarded call fails exactly where Complete or
 // Stream would.
+//
+// # Wire shapes
+//
+// The shapes sent and read, and the assembly of a stream's blocks, are
+// internal/codec/messages', which the gateway's Messages front shares;
+// this package is the transport: endpoint, headers, key, retries.
 package anthropic
 
 import (

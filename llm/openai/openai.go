@@ -52,6 +52,13 @@
 // that no other call of the same answer has. A streamed tool name that
 // grows past 64 characters, the most either side accepts, is refused at
 // once.
+//
+// # Wire shapes
+//
+// The shapes sent and read, and the assembly of a Chat Completions stream,
+// are internal/codec/chat's and internal/codec/responses', which the
+// gateway's fronts share; this package is the transport: endpoint,
+// headers, key, retries.
 package openai
 
 import (
