@@ -158,6 +158,8 @@ func textPart(text string) Part {
 	return Part{Type: "output_text", Text: text, Annotations: json.RawMessage(`[]`), Logprobs: json.RawMessage(`[]`)}
 }
 
+// callItem is c as a function_call item; a call without arguments has
+// "arguments": "", as an item just opened has them.
 func callItem(id, status string, c hooks.ToolCall) json.RawMessage {
 	args := codec.Args(c.Arguments)
 	return mustJSON(Item{Type: "function_call", ID: id, CallID: c.ID, Name: c.Name, Arguments: &args, Status: status})

@@ -175,8 +175,7 @@ func (s *stream) ToolCall(c hooks.ToolCall) error {
 	s.resp.output = append(s.resp.output, callItem(id, "completed", c))
 	if err := s.event("response.output_item.added", map[string]any{
 		"output_index": index,
-		"item": map[string]any{"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name,
-			"arguments": "", "status": "in_progress"},
+		"item":         callItem(id, "in_progress", hooks.ToolCall{ID: c.ID, Name: c.Name}),
 	}); err != nil {
 		return err
 	}

@@ -38,6 +38,11 @@ func TestWireShapesWriteWhatTheMapsWrote(t *testing.T) {
 			t.Errorf("call item %q:\n got %s\nwant %s", args, got, want)
 		}
 	}
+	opened := mapJSON(map[string]any{"output_index": 1, "item": map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f",
+		"arguments": "", "status": "in_progress"}})
+	if got := mapJSON(map[string]any{"output_index": 1, "item": callItem("fc_1", "in_progress", hooks.ToolCall{ID: "call_1", Name: "f"})}); got != opened {
+		t.Errorf("opened call item:\n got %s\nwant %s", got, opened)
+	}
 	u := hooks.Usage{InputTokens: 7, OutputTokens: 5}
 	want := mapJSON(map[string]any{
 		"input_tokens": 7, "input_tokens_details": map[string]int{"cached_tokens": 0},
