@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -65,27 +64,14 @@ func (p *Provider) chatBody(req llm.Request, stream bool) (chat.Request, *toolfm
 	return body, names, nil
 }
 
-// chatMessageOf encodes one neutral message of the history.
+// chatMessageOf encodes one neutral message of the history (see
+// chat.MessageOf).
 func (p *Provider) chatMessageOf(m hooks.Message, names *toolfmt.NameMap) (chat.Message, error) {
-	switch m.Role {
-	case hooks.RoleSystem, hooks.RoleUser:
-		return chat.Message{Role: string(m.Role), Content: str(m.Content)}, nil
-	case hooks.RoleAssistant:
-		cm := chat.Message{Role: "assistant"}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			cm.Content = str(m.Content)
-		}
-		for _, c := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{
-				ID: c.ID, Type: "function",
-				Function: chat.Function{Name: names.Wire(c.Name), Arguments: codec.WireArgs(c.Arguments)},
-			})
-		}
-		return cm, nil
-	case hooks.RoleTool:
-		return chat.Message{Role: "tool", ToolCallID: m.ToolCallID, Content: str(m.Content)}, nil
+	cm, err := chat.MessageOf(m, names)
+	if err != nil {
+		return chat.Message{}, p.fail(err.Error(), nil)
 	}
-	return chat.Message{}, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+	return cm, nil
 }
 
 func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Response, error) {

@@ -49,24 +49,12 @@ func (p *Provider) responsesBody(req llm.Request, stream bool) (responses.Reques
 	return body, names, nil
 }
 
-// inputItems encodes one neutral message as the input items it becomes.
+// inputItems encodes one neutral message as the input items it becomes
+// (see responses.InputOf).
 func (p *Provider) inputItems(m hooks.Message, names *toolfmt.NameMap) ([]responses.Input, error) {
-	var items []responses.Input
-	switch m.Role {
-	case hooks.RoleSystem, hooks.RoleUser:
-		items = append(items, responses.Input{Type: "message", Role: string(m.Role), Content: str(m.Content)})
-	case hooks.RoleAssistant:
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			items = append(items, responses.Input{Type: "message", Role: "assistant", Content: str(m.Content)})
-		}
-		for _, c := range m.ToolCalls {
-			a := codec.WireArgs(c.Arguments)
-			items = append(items, responses.Input{Type: "function_call", CallID: c.ID, Name: names.Wire(c.Name), Arguments: &a})
-		}
-	case hooks.RoleTool:
-		items = append(items, responses.Input{Type: "function_call_output", CallID: m.ToolCallID, Output: str(m.Content)})
-	default:
-		return nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+	items, err := responses.InputOf(m, names)
+	if err != nil {
+		return nil, p.fail(err.Error(), nil)
 	}
 	return items, nil
 }
