@@ -239,56 +239,11 @@ func (p *Provider) body(req llm.Request, stream bool) (messages.Request, *toolfm
 	if req.System != "" {
 		system = append(system, req.System)
 	}
-	// add appends blocks under role, merging with the previous message of
-	// the same role: tool results and a following user text must share
-	// one user message.
-	add := func(role string, blocks ...messages.Block) {
-		if len(blocks) == 0 {
-			return
-		}
-		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == role {
-			prev := body.Messages[n-1]
-			bs, ok := prev.Content.([]messages.Block)
-			if !ok {
-				bs = []messages.Block{{Type: "text", Text: str(prev.Content.(string))}}
-			}
-			body.Messages[n-1].Content = append(bs, blocks...)
-			return
-		}
-		body.Messages = append(body.Messages, messages.Message{Role: role, Content: blocks})
+	msgs, system, err := messages.History(history.Repair(req.Messages), system, names)
+	if err != nil {
+		return messages.Request{}, nil, p.fail(err.Error(), nil)
 	}
-	for _, m := range history.Repair(req.Messages) {
-		switch m.Role {
-		case hooks.RoleSystem:
-			// Anthropic has no system role inside the conversation.
-			system = append(system, m.Content)
-		case hooks.RoleUser:
-			if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == "user" {
-				add("user", messages.Block{Type: "text", Text: str(m.Content)})
-				continue
-			}
-			body.Messages = append(body.Messages, messages.Message{Role: "user", Content: m.Content})
-		case hooks.RoleAssistant:
-			var bs []messages.Block
-			if m.Content != "" {
-				bs = append(bs, messages.Block{Type: "text", Text: str(m.Content)})
-			}
-			for _, c := range m.ToolCalls {
-				bs = append(bs, messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: messages.Input(c.Arguments)})
-			}
-			// An empty assistant turn would be rejected; it said nothing
-			// the model needs to see.
-			add("assistant", bs...)
-		case hooks.RoleTool:
-			b := messages.Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
-			if m.Content != "" {
-				b.Content = str(m.Content)
-			}
-			add("user", b)
-		default:
-			return messages.Request{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
-		}
-	}
+	body.Messages = msgs
 	body.System = strings.Join(system, "\n\n")
 	return body, names, nil
 }
