@@ -13,6 +13,8 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -23,9 +25,9 @@ type renderer func(e *dialect.Error) []byte
 
 func plainErrors(r *http.Request) renderer {
 	if r.Header.Get("anthropic-version") != "" {
-		return dialect.AnthropicErrorBody
+		return messages.ErrorBody
 	}
-	return dialect.OpenAIErrorBody
+	return codec.OpenAIErrorBody
 }
 
 // writeError sends e as a whole JSON response.

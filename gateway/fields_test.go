@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/chat"
-	"github.com/hookhost/hookhost/gateway/dialect/messages"
-	"github.com/hookhost/hookhost/gateway/dialect/responses"
+	"github.com/hookhost/hookhost/internal/codec/chat"
+	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 )
 
 // TestREADMEFieldTables holds the README's field tables equal to the

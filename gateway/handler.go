@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/codec"
 )
 
 // recorder remembers what a handler wrote, for the request's log line and
@@ -100,7 +101,7 @@ func (s *Server) routes() http.Handler {
 		if !known && strings.HasPrefix(r.URL.Path, storedPrefix) {
 			// One label for every id, so metrics stay few.
 			pg, known, endpoint = page{method: http.MethodGet, other: http.MethodDelete, endpoint: true,
-				render: dialect.OpenAIErrorBody, serve: s.serveStored}, true, storedPrefix+"{id}"
+				render: codec.OpenAIErrorBody, serve: s.serveStored}, true, storedPrefix+"{id}"
 		}
 		if !known {
 			endpoint = "other"

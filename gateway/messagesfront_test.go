@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/messages"
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
+	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
 	"github.com/hookhost/hookhost/llm/offline"

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/codec/messages"
 )
 
 // net/http answers some requests itself, before any handler runs: headers
@@ -118,11 +120,11 @@ func netHTTPError(b []byte) (status int, detail string, ok bool) {
 // error shape of the endpoint named in head, the request as read so far.
 func (s *Server) reshape(head []byte, status int, detail string) []byte {
 	path, anthropic := requestHead(head)
-	render := dialect.OpenAIErrorBody
+	render := codec.OpenAIErrorBody
 	if f, ok := s.fronts[path]; ok {
 		render = f.ErrorBody
 	} else if anthropic {
-		render = dialect.AnthropicErrorBody
+		render = messages.ErrorBody
 	}
 	e := &dialect.Error{Status: status, Type: "invalid_request_error"}
 	switch {

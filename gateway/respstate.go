@@ -11,9 +11,10 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/responses"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -130,7 +131,7 @@ func (s *Server) keptState(turn *responses.Turn) {
 // as every request there is; otherwise the id is looked up among the
 // responses hookhost stored for the client's tenant.
 func (s *Server) serveStored(w *recorder, r *http.Request) {
-	render := renderer(dialect.OpenAIErrorBody)
+	render := renderer(codec.OpenAIErrorBody)
 	front := s.fronts["/v1/responses"]
 	if front != nil {
 		render = front.ErrorBody

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect/responses"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"

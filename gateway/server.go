@@ -32,13 +32,12 @@ import (
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/chat"
-	"github.com/hookhost/hookhost/gateway/dialect/messages"
-	"github.com/hookhost/hookhost/gateway/dialect/responses"
 	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/codec/codecs"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -190,7 +189,7 @@ func newServer(p parts) (*Server, error) {
 	s.states = newStates(p.server, p.responses)
 	registerStateMetrics(s.metrics.reg, s.states)
 	if p.fronts == nil {
-		p.fronts = []dialect.Front{chat.New(), responses.New(), messages.New()}
+		p.fronts = codecs.Fronts()
 	}
 	s.fronts = map[string]dialect.Front{}
 	for _, f := range p.fronts {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/internal/servetest"
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 
 // realClient is one row of the real-client table: an agent client (an

@@ -3,7 +3,7 @@ package clienttest
 import (
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 
 // TestFakeUpstreamStreamsKeepTheRules holds the fake providers' own streams

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/internal/streamcheck"
+	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 
 // visible is what a client ends up with, from a stream or a body: the

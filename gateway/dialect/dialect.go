@@ -1,7 +1,8 @@
 // Package dialect is the contract between the gateway's hook loop and the
-// wire protocols its clients speak. Each subpackage implements Front for
-// one protocol: chat (OpenAI Chat Completions), responses (OpenAI
-// Responses) and messages (Anthropic Messages).
+// wire protocols its clients speak. Each codec package under
+// internal/codec implements Front for one protocol: chat (OpenAI Chat
+// Completions), responses (OpenAI Responses) and messages (Anthropic
+// Messages).
 //
 // A Front turns a client's request body into a Call (the neutral request
 // hooks see, plus what only an upstream of the same protocol can carry),

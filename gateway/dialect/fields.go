@@ -62,18 +62,6 @@ func (c *Call) Drop(path string) {
 	}
 }
 
-// OpenAIHeaders are the rows for the request headers the official OpenAI
-// SDKs send, the same on Chat Completions and Responses.
-var OpenAIHeaders = []Field{
-	{Path: "header: authorization", Handling: Translated, Note: "the inbound key (server.api_key_env), which also tells tenants apart; never forwarded: the upstream gets hookhost's own key"},
-	{Path: "header: openai-organization", Handling: Hint, Note: "never forwarded: the upstream bills hookhost's own key and its configured headers"},
-	{Path: "header: openai-project", Handling: Hint, Note: "never forwarded: the upstream bills hookhost's own key and its configured headers"},
-	{Path: "header: openai-beta", Handling: Hint, Note: "feature flags for OpenAI's beta body fields: passed on when the upstream speaks this protocol, dropped across"},
-	{Path: "header: idempotency-key", Handling: Hint, Note: "the SDK's retry key; hookhost's own client retries upstream calls itself"},
-	{Path: "header: x-stainless-*", Handling: Hint, Note: "the SDK's language, version, timeout and retry count: telemetry, not forwarded"},
-	{Path: "header: user-agent", Handling: Hint, Note: "not forwarded: the upstream sees hookhost's own"},
-}
-
 // ByPath indexes a table's handlings by path, for a decoder's lookups.
 func ByPath(fields []Field) map[string]Handling {
 	m := make(map[string]Handling, len(fields))

@@ -13,6 +13,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/codecs"
 	"github.com/hookhost/hookhost/internal/loop"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -322,7 +323,7 @@ func (r *run) loop() (hooks.EndReason, error) {
 				stop = hooks.StopEndTurn
 			}
 			if iter > 1 {
-				r.add(resp.Message, wireForm(r.protocol, wire))
+				r.add(resp.Message, codecs.HistoryForm(r.protocol, wire))
 				r.keepFinal()
 			}
 			return r.finish(stop, wire, iter == 1)
@@ -332,7 +333,7 @@ func (r *run) loop() (hooks.EndReason, error) {
 		if err != nil {
 			return r.failReason(), err
 		}
-		r.add(resp.Message, wireForm(r.protocol, wire))
+		r.add(resp.Message, codecs.HistoryForm(r.protocol, wire))
 		var handed []hooks.ToolCall
 		for _, d := range ds {
 			if !d.answered {
@@ -495,29 +496,6 @@ func (r *run) keepFinal() {
 		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's next turn will go upstream without them",
 			"session", r.sessionID)
 	}
-}
-
-// wireForm turns a response's message into the wire form a request
-// carries it in.
-func wireForm(p llm.Protocol, w *llm.WireResponse) []json.RawMessage {
-	if w == nil || len(w.Message) == 0 {
-		return nil
-	}
-	if p == llm.ProtocolMessages {
-		blocks, err := json.Marshal(w.Message)
-		if err != nil {
-			return nil
-		}
-		msg, err := json.Marshal(struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		}{"assistant", blocks})
-		if err != nil {
-			return nil
-		}
-		return []json.RawMessage{msg}
-	}
-	return w.Message
 }
 
 // --- one upstream round ----------------------------------------------------

@@ -6,7 +6,7 @@
 // testdata/ or node_modules/ directory, whose non-test Go files are not
 // package main and declare at least one exported name. Its snapshot is
 // api/<path with "/" replaced by "_">.txt (api/hookhost.txt for the module
-// root), for example api/gateway_dialect_chat.txt.
+// root), for example api/gateway_dialect.txt.
 //
 // A snapshot holds one declaration a line, sorted, without doc comments so
 // that editing a comment does not change it: funcs, methods on exported

@@ -64,10 +64,15 @@
 // wire form comes back beside the neutral response. The same parsers
 // check the answer, so a forwarded call fails exactly where Complete or
 // Stream would.
+//
+// # Wire shapes
+//
+// The shapes sent and read, and the assembly of a stream's blocks, are
+// internal/codec/messages', which the gateway's Messages front shares;
+// this package is the transport: endpoint, headers, key, retries.
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,11 +80,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
@@ -199,113 +204,15 @@ func New(cfg Config) (*Provider, error) {
 // Name returns "anthropic".
 func (p *Provider) Name() string { return Name }
 
-// Wire types. Only the fields hookhost sends or reads.
-
-type request struct {
-	Model       string                  `json:"model"`
-	MaxTokens   int                     `json:"max_tokens"`
-	System      string                  `json:"system,omitempty"`
-	Messages    []message               `json:"messages"`
-	Tools       []toolfmt.AnthropicTool `json:"tools,omitempty"`
-	Temperature *float64                `json:"temperature,omitempty"`
-	// TopP is sent beside Temperature when both are set, as the caller
-	// asked: some newer models refuse the pair, and their 400 says so,
-	// where choosing one here would quietly change what was asked for.
-	TopP          *float64  `json:"top_p,omitempty"`
-	StopSequences []string  `json:"stop_sequences,omitempty"`
-	Metadata      *metadata `json:"metadata,omitempty"`
-	Stream        bool      `json:"stream,omitempty"`
-}
-
-// metadata identifies the end user (llm.Request.User) to Anthropic.
-type metadata struct {
-	UserID string `json:"user_id"`
-}
-
-type message struct {
-	Role string `json:"role"`
-	// Content is a string for a plain user message and []block otherwise.
-	Content any `json:"content"`
-}
-
-type block struct {
-	Type string `json:"type"`
-	// text
-	Text *string `json:"text,omitempty"`
-	// tool_use
-	ID    string          `json:"id,omitempty"`
-	Name  string          `json:"name,omitempty"`
-	Input json.RawMessage `json:"input,omitempty"`
-	// tool_result
-	ToolUseID string  `json:"tool_use_id,omitempty"`
-	Content   *string `json:"content,omitempty"`
-	IsError   bool    `json:"is_error,omitempty"`
-}
-
-type response struct {
-	ID           string          `json:"id"`
-	Type         string          `json:"type"`
-	Role         string          `json:"role"`
-	Model        string          `json:"model"`
-	Content      []responseBlock `json:"content"`
-	StopReason   *string         `json:"stop_reason"`
-	StopSequence *string         `json:"stop_sequence"`
-	Usage        usage           `json:"usage"`
-}
-
-type responseBlock struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
-}
-
-type usage struct {
-	InputTokens              int `json:"input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-}
-
 func str(s string) *string { return &s }
 
-// inputOf is a tool call's arguments as a tool_use input (see the package
-// doc for arguments that are not an object).
-func inputOf(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(t, &obj) == nil && obj != nil {
-		return t
-	}
-	w, _ := json.Marshal(map[string]string{"invalid_arguments": string(raw)})
-	return w
-}
-
-// argsOf is a tool_use input as ToolCall arguments: compact JSON when it is
-// valid, {} when empty, and the text as it came otherwise.
-func argsOf(input []byte) json.RawMessage {
-	t := bytes.TrimSpace(input)
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, t) == nil {
-		return b.Bytes()
-	}
-	return append(json.RawMessage(nil), input...)
-}
-
-func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap, error) {
+func (p *Provider) body(req llm.Request, stream bool) (messages.Request, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return request{}, nil, p.fail("cannot offer the tools", err)
+		return messages.Request{}, nil, p.fail("cannot offer the tools", err)
 	}
-	body := request{
-		Model: req.Model, MaxTokens: p.maxTokens, Temperature: req.Temperature, Stream: stream, Messages: []message{},
+	body := messages.Request{
+		Model: req.Model, MaxTokens: p.maxTokens, Temperature: req.Temperature, Stream: stream, Messages: []messages.Message{},
 		TopP: req.TopP, StopSequences: req.Stop,
 	}
 	if req.MaxTokens > 0 {
@@ -315,16 +222,16 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 		body.Temperature = p.temperature
 	}
 	if req.User != "" {
-		body.Metadata = &metadata{UserID: req.User}
+		body.Metadata = &messages.Metadata{UserID: req.User}
 	}
 	// The API has no seed (see Unsupported).
 	if err := sampling.Check(llm.Request{Temperature: body.Temperature, TopP: body.TopP}); err != nil {
-		return request{}, nil, p.fail("request not sent", err)
+		return messages.Request{}, nil, p.fail("request not sent", err)
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToAnthropic(s)
 		if err != nil {
-			return request{}, nil, p.fail("cannot offer the tools", err)
+			return messages.Request{}, nil, p.fail("cannot offer the tools", err)
 		}
 		body.Tools = append(body.Tools, t)
 	}
@@ -332,61 +239,16 @@ func (p *Provider) body(req llm.Request, stream bool) (request, *toolfmt.NameMap
 	if req.System != "" {
 		system = append(system, req.System)
 	}
-	// add appends blocks under role, merging with the previous message of
-	// the same role: tool results and a following user text must share
-	// one user message.
-	add := func(role string, blocks ...block) {
-		if len(blocks) == 0 {
-			return
-		}
-		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == role {
-			prev := body.Messages[n-1]
-			bs, ok := prev.Content.([]block)
-			if !ok {
-				bs = []block{{Type: "text", Text: str(prev.Content.(string))}}
-			}
-			body.Messages[n-1].Content = append(bs, blocks...)
-			return
-		}
-		body.Messages = append(body.Messages, message{Role: role, Content: blocks})
+	msgs, system, err := messages.History(history.Repair(req.Messages), system, names)
+	if err != nil {
+		return messages.Request{}, nil, p.fail(err.Error(), nil)
 	}
-	for _, m := range history.Repair(req.Messages) {
-		switch m.Role {
-		case hooks.RoleSystem:
-			// Anthropic has no system role inside the conversation.
-			system = append(system, m.Content)
-		case hooks.RoleUser:
-			if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == "user" {
-				add("user", block{Type: "text", Text: str(m.Content)})
-				continue
-			}
-			body.Messages = append(body.Messages, message{Role: "user", Content: m.Content})
-		case hooks.RoleAssistant:
-			var bs []block
-			if m.Content != "" {
-				bs = append(bs, block{Type: "text", Text: str(m.Content)})
-			}
-			for _, c := range m.ToolCalls {
-				bs = append(bs, block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)})
-			}
-			// An empty assistant turn would be rejected; it said nothing
-			// the model needs to see.
-			add("assistant", bs...)
-		case hooks.RoleTool:
-			b := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
-			if m.Content != "" {
-				b.Content = str(m.Content)
-			}
-			add("user", b)
-		default:
-			return request{}, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
-		}
-	}
+	body.Messages = msgs
 	body.System = strings.Join(system, "\n\n")
 	return body, names, nil
 }
 
-func (p *Provider) post(ctx context.Context, body request) (*http.Response, error) {
+func (p *Provider) post(ctx context.Context, body messages.Request) (*http.Response, error) {
 	return p.client.PostJSON(ctx, p.endpoint, p.headerFor(ctx), body, body.Stream)
 }
 
@@ -434,7 +296,7 @@ func (p *Provider) complete(ctx context.Context, req llm.Request) (llm.Response,
 
 // parse reads a whole (non-streamed) response body.
 func (p *Provider) parse(data []byte, names *toolfmt.NameMap) (llm.Response, error) {
-	var r response
+	var r messages.Response
 	if err := json.Unmarshal(data, &r); err != nil {
 		return llm.Response{}, p.badResponse("response is not a message: %v", err)
 	}
@@ -451,23 +313,10 @@ func (p *Provider) parse(data []byte, names *toolfmt.NameMap) (llm.Response, err
 	return p.result(r, names)
 }
 
-// providerRun reports whether a content block of type typ is one the
-// provider finished itself or that carries no call (thinking, the server
-// tools' calls and results): it needs no answer in the next request.
-// Client tools, Anthropic-defined ones (bash, text_editor, computer)
-// included, come back as tool_use blocks.
-func providerRun(typ string) bool {
-	switch typ {
-	case "thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", "container_upload":
-		return true
-	}
-	return strings.HasSuffix(typ, "_tool_result")
-}
-
 // result maps a message, received whole or assembled from a stream, to the
 // neutral response. Text blocks are joined as they are, which is also how
 // their deltas were printed.
-func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, error) {
+func (p *Provider) result(r messages.Response, names *toolfmt.NameMap) (llm.Response, error) {
 	msg := hooks.Message{Role: hooks.RoleAssistant}
 	var text strings.Builder
 	var other string
@@ -482,9 +331,9 @@ func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, err
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: argsOf(b.Input)})
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: b.ID, Name: names.ID(b.Name), Arguments: messages.ArgsOf(b.Input)})
 		default:
-			if !providerRun(b.Type) && other == "" {
+			if !messages.ProviderRun(b.Type) && other == "" {
 				other = fmt.Sprintf("content block %d is a %s", i, b.Type)
 			}
 		}
@@ -503,41 +352,8 @@ func (p *Provider) result(r response, names *toolfmt.NameMap) (llm.Response, err
 			OutputTokens: r.Usage.OutputTokens,
 		},
 	}
-	stop := ""
-	if r.StopReason != nil {
-		stop = *r.StopReason
-	}
-	switch stop {
-	case "end_turn", "stop_sequence":
-		out.StopReason = hooks.StopEndTurn
-	case "tool_use":
-		out.StopReason = hooks.StopToolUse
-	case "max_tokens", "model_context_window_exceeded":
-		out.StopReason = hooks.StopMaxTokens
-	case "refusal":
-		out.StopReason = hooks.StopRefusal
-	default:
-		out.StopReason = hooks.StopOther
-	}
+	out.StopReason = messages.StopOf(r.StopReason)
 	return out, nil
-}
-
-// Stream events, as far as hookhost reads them.
-type event struct {
-	Type         string          `json:"type"`
-	Message      *response       `json:"message"`
-	Index        int             `json:"index"`
-	ContentBlock *responseBlock  `json:"content_block"`
-	Delta        json.RawMessage `json:"delta"`
-	Usage        *usage          `json:"usage"`
-}
-
-type delta struct {
-	Type         string  `json:"type"`
-	Text         string  `json:"text"`
-	PartialJSON  string  `json:"partial_json"`
-	StopReason   *string `json:"stop_reason"`
-	StopSequence *string `json:"stop_sequence"`
 }
 
 // Stream makes one streaming call, passing text to onText as it arrives.
@@ -565,12 +381,12 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, onText func(stri
 // read parses an event stream into the answer it builds, passing text to
 // onText as it arrives. A non-nil wire also collects the message's wire
 // form (see Forward).
-func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func(string), wire *wireStream) (llm.Response, error) {
+func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func(string), wire *messages.WireStream) (llm.Response, error) {
 	defer resp.Body.Close()
 
 	var (
-		msg    *response
-		blocks []*streamBlock
+		msg    *messages.Response
+		blocks []*messages.StreamBlock
 		shown  strings.Builder
 	)
 	show := func(s string) {
@@ -588,7 +404,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			}
 			return llm.Response{}, p.client.ReadError(err)
 		}
-		var e event
+		var e messages.Event
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 			return llm.Response{}, p.badResponse("stream event %q is not JSON: %v", ev.Name, err)
 		}
@@ -620,7 +436,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 				u := msg.Usage
 				llm.ReportInput(resp.Request.Context(), u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens)
 			}
-			wire.start([]byte(ev.Data))
+			wire.Start([]byte(ev.Data))
 			events.Progress()
 		case "content_block_start":
 			if e.ContentBlock == nil {
@@ -629,57 +445,57 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if e.Index != len(blocks) {
 				return llm.Response{}, p.badResponse("content_block_start for index %d, expected %d (blocks open in order)", e.Index, len(blocks))
 			}
-			b := &streamBlock{block: *e.ContentBlock}
-			if err := b.check(e.Index); err != nil {
+			b := messages.NewStreamBlock(*e.ContentBlock)
+			if err := b.Check(e.Index); err != nil {
 				return llm.Response{}, p.badResponse("%v", err)
 			}
 			blocks = append(blocks, b)
-			wire.open([]byte(ev.Data))
-			if b.block.Type == "text" {
-				show(b.block.Text)
+			wire.Open([]byte(ev.Data))
+			if first := b.Started(); first.Type == "text" {
+				show(first.Text)
 			}
 			// A block opened empty (text "") is no news yet; a tool
 			// call's name, or text already in it, is.
 			var raw struct {
 				ContentBlock json.RawMessage `json:"content_block"`
 			}
-			if json.Unmarshal([]byte(ev.Data), &raw) == nil && carries(raw.ContentBlock, delta{}) {
+			if json.Unmarshal([]byte(ev.Data), &raw) == nil && messages.Carries(raw.ContentBlock, messages.Delta{}) {
 				events.Progress()
 			}
 		case "content_block_delta":
-			b, err := openBlock(blocks, e.Index)
+			b, err := messages.OpenBlock(blocks, e.Index)
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			var d delta
+			var d messages.Delta
 			if err := json.Unmarshal(e.Delta, &d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			if err := b.apply(e.Index, d); err != nil {
+			if err := b.Apply(e.Index, d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			wire.delta(e.Index, e.Delta)
+			wire.Delta(e.Index, e.Delta)
 			if d.Type == "text_delta" {
 				show(d.Text)
 			}
-			if carries(e.Delta, d) {
+			if messages.Carries(e.Delta, d) {
 				events.Progress()
 			}
 		case "content_block_stop":
-			b, err := openBlock(blocks, e.Index)
+			b, err := messages.OpenBlock(blocks, e.Index)
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
 			}
 			// Closing a block adds nothing to it.
-			b.stopped = true
+			b.Stop()
 		case "message_delta":
-			var d delta
+			var d messages.Delta
 			if len(e.Delta) > 0 {
 				if err := json.Unmarshal(e.Delta, &d); err != nil {
 					return llm.Response{}, p.badResponse("message_delta: %v", err)
 				}
 			}
-			wire.messageDelta([]byte(ev.Data))
+			wire.MessageDelta([]byte(ev.Data))
 			if d.StopReason != nil {
 				// News once; told again, it adds nothing.
 				if msg.StopReason == nil {
@@ -709,14 +525,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 				return llm.Response{}, p.badResponse("stream ended without a stop_reason")
 			}
 			for _, sb := range blocks {
-				b := sb.block
-				b.Text += sb.text.String()
-				if b.Type == "tool_use" {
-					if in := sb.input.String(); in != "" {
-						b.Input = json.RawMessage(in)
-					}
-				}
-				msg.Content = append(msg.Content, b)
+				msg.Content = append(msg.Content, sb.Block())
 			}
 			out, err := p.result(*msg, names)
 			if err == nil && out.Message.Content != shown.String() {
@@ -725,82 +534,4 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			return out, err
 		}
 	}
-}
-
-// streamBlock is a content block being assembled from a stream.
-type streamBlock struct {
-	block   responseBlock
-	text    strings.Builder // a text block's text after its start
-	input   strings.Builder // a tool_use block's partial_json fragments
-	stopped bool
-}
-
-// deltaFor names the block types each delta that is shown or kept may be
-// applied to. Any other delta is passed over whatever its block, as are
-// blocks of types hookhost does not know (Anthropic keeps adding them):
-// neither is shown nor kept, here or in a whole response, so neither can
-// make the two differ.
-var deltaFor = map[string][]string{
-	"text_delta":       {"text"},
-	"input_json_delta": {"tool_use", "server_tool_use"},
-}
-
-// check validates a block as content_block_start opened it.
-func (b *streamBlock) check(i int) error {
-	switch t := b.block.Type; {
-	case t == "":
-		return fmt.Errorf("content block %d has no type", i)
-	case t == "tool_use" && (b.block.ID == "" || b.block.Name == ""):
-		return fmt.Errorf("tool_use content block %d needs an id and a name (got id %q, name %q)", i, b.block.ID, b.block.Name)
-	}
-	return nil
-}
-
-// apply adds one delta to the block, refusing a shown or kept delta aimed
-// at a block of another kind.
-func (b *streamBlock) apply(i int, d delta) error {
-	if owners, ok := deltaFor[d.Type]; ok && !slices.Contains(owners, b.block.Type) {
-		return fmt.Errorf("%s for content block %d, which is of type %s", d.Type, i, b.block.Type)
-	}
-	switch d.Type {
-	case "text_delta":
-		b.text.WriteString(d.Text)
-	case "input_json_delta":
-		b.input.WriteString(d.PartialJSON)
-	}
-	return nil
-}
-
-// carries reports whether a delta adds something to its block: the idle
-// timeout restarts only for those, so that a stream of empty deltas is as
-// idle as a stream of pings. A delta type hookhost does not read counts
-// when it has any field besides its type.
-func carries(raw json.RawMessage, d delta) bool {
-	switch d.Type {
-	case "text_delta":
-		return d.Text != ""
-	case "input_json_delta":
-		return d.PartialJSON != ""
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil {
-		return false
-	}
-	for k, v := range fields {
-		if e := string(v); k != "type" && e != `""` && e != "null" && e != "[]" && e != "{}" {
-			return true
-		}
-	}
-	return false
-}
-
-// openBlock is block i, which must have been started and not stopped.
-func openBlock(blocks []*streamBlock, i int) (*streamBlock, error) {
-	if i < 0 || i >= len(blocks) {
-		return nil, fmt.Errorf("content block %d was not started", i)
-	}
-	if blocks[i].stopped {
-		return nil, fmt.Errorf("content block %d has already stopped", i)
-	}
-	return blocks[i], nil
 }

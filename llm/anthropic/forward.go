@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
@@ -79,12 +80,12 @@ func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passt
 		return llm.Response{}, nil, err
 	}
 	if stream {
-		w := &wireStream{}
+		w := &messages.WireStream{}
 		out, err := p.read(resp, names, onText, w)
 		if err != nil {
 			return llm.Response{}, nil, err
 		}
-		return out, w.result(), nil
+		return out, w.Result(), nil
 	}
 	data, err := p.client.ReadAll(resp)
 	if err != nil {
@@ -94,18 +95,9 @@ func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passt
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	obj, ok := rawjson.ParseObject(data)
-	if !ok {
-		return llm.Response{}, nil, p.badResponse("response is not a JSON object")
-	}
-	wire := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
-	for _, k := range obj.Keys() {
-		if k != "content" {
-			wire.Fields[k] = obj.Get(k)
-		}
-	}
-	if err := json.Unmarshal(obj.Get("content"), &wire.Message); err != nil {
-		return llm.Response{}, nil, p.badResponse("response content is not a list of blocks: %v", err)
+	wire, err := messages.ResponseWire(data)
+	if err != nil {
+		return llm.Response{}, nil, p.badResponse("%v", err)
 	}
 	return out, wire, nil
 }
@@ -160,7 +152,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		if n := len(msgs); n > 0 && msgs[n-1].role == role && msgs[n-1].whole == nil {
 			prev := &msgs[n-1]
 			if prev.text != nil {
-				prev.blocks = []json.RawMessage{rawjson.MustMarshal(block{Type: "text", Text: prev.text})}
+				prev.blocks = []json.RawMessage{rawjson.MustMarshal(messages.Block{Type: "text", Text: prev.text})}
 				prev.text = nil
 			}
 			prev.blocks = append(prev.blocks, blocks...)
@@ -194,21 +186,21 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		switch m.Role {
 		case hooks.RoleUser:
 			if n := len(msgs); n > 0 && msgs[n-1].role == "user" && msgs[n-1].whole == nil {
-				add("user", rawjson.MustMarshal(block{Type: "text", Text: str(m.Content)}))
+				add("user", rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
 				continue
 			}
 			msgs = append(msgs, wireMessage{role: "user", text: str(m.Content)})
 		case hooks.RoleAssistant:
 			var bs []json.RawMessage
 			if m.Content != "" {
-				bs = append(bs, rawjson.MustMarshal(block{Type: "text", Text: str(m.Content)}))
+				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, rawjson.MustMarshal(block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: inputOf(c.Arguments)}))
+				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: messages.Input(c.Arguments)}))
 			}
 			add("assistant", bs...)
 		case hooks.RoleTool:
-			b := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+			b := messages.Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Content != "" {
 				b.Content = str(m.Content)
 			}
@@ -312,7 +304,7 @@ func metadataFor(user string, pass *llm.Passthrough) (json.RawMessage, bool) {
 	}
 	obj, ok := rawjson.ParseObject(kept)
 	if !ok || obj == nil {
-		return rawjson.MustMarshal(metadata{UserID: user}), true
+		return rawjson.MustMarshal(messages.Metadata{UserID: user}), true
 	}
 	var was string
 	if json.Unmarshal(obj.Get("user_id"), &was) == nil && was == user {
@@ -334,7 +326,7 @@ func withTextBlocks(kept []json.RawMessage, texts []string) (json.RawMessage, bo
 		return nil, false
 	}
 	for _, t := range texts {
-		blocks = append(blocks, rawjson.MustMarshal(block{Type: "text", Text: str(t)}))
+		blocks = append(blocks, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(t)}))
 	}
 	return rawjson.Array(blocks), true
 }
@@ -346,144 +338,4 @@ func isWholeMessage(raw json.RawMessage) bool {
 		Role *string `json:"role"`
 	}
 	return json.Unmarshal(raw, &m) == nil && m.Role != nil
-}
-
-// wireStream collects a streamed message's wire form beside the parser in
-// read, which has already checked every event it is handed: the message
-// has started, a block's index is that of a started, open block.
-// Its methods do nothing on a nil receiver, so read need not ask.
-type wireStream struct {
-	message *rawjson.Object
-	blocks  []*wireBlock
-}
-
-type wireBlock struct {
-	obj    *rawjson.Object
-	grow   map[string]*strings.Builder // text, thinking, signature
-	input  strings.Builder
-	inputs bool
-	cites  []json.RawMessage
-}
-
-func (w *wireStream) start(data []byte) {
-	if w == nil {
-		return
-	}
-	var e struct {
-		Message json.RawMessage `json:"message"`
-	}
-	json.Unmarshal(data, &e)
-	w.message, _ = rawjson.ParseObject(e.Message)
-}
-
-func (w *wireStream) open(data []byte) {
-	if w == nil {
-		return
-	}
-	var e struct {
-		ContentBlock json.RawMessage `json:"content_block"`
-	}
-	json.Unmarshal(data, &e)
-	obj, _ := rawjson.ParseObject(e.ContentBlock)
-	w.blocks = append(w.blocks, &wireBlock{obj: obj, grow: map[string]*strings.Builder{}})
-}
-
-func (w *wireStream) delta(i int, raw json.RawMessage) {
-	if w == nil || i < 0 || i >= len(w.blocks) {
-		return
-	}
-	b := w.blocks[i]
-	var d struct {
-		Type        string          `json:"type"`
-		Text        string          `json:"text"`
-		Thinking    string          `json:"thinking"`
-		Signature   string          `json:"signature"`
-		PartialJSON string          `json:"partial_json"`
-		Citation    json.RawMessage `json:"citation"`
-	}
-	if json.Unmarshal(raw, &d) != nil {
-		return
-	}
-	appendTo := func(key, s string) {
-		g := b.grow[key]
-		if g == nil {
-			g = &strings.Builder{}
-			b.grow[key] = g
-		}
-		g.WriteString(s)
-	}
-	switch d.Type {
-	case "text_delta":
-		appendTo("text", d.Text)
-	case "thinking_delta":
-		appendTo("thinking", d.Thinking)
-	case "signature_delta":
-		appendTo("signature", d.Signature)
-	case "input_json_delta":
-		b.input.WriteString(d.PartialJSON)
-		b.inputs = true
-	case "citations_delta":
-		if d.Citation != nil {
-			b.cites = append(b.cites, d.Citation)
-		}
-	}
-}
-
-func (w *wireStream) messageDelta(data []byte) {
-	if w == nil || w.message == nil {
-		return
-	}
-	var e struct {
-		Delta json.RawMessage `json:"delta"`
-		Usage json.RawMessage `json:"usage"`
-	}
-	json.Unmarshal(data, &e)
-	d, _ := rawjson.ParseObject(e.Delta)
-	for _, k := range d.Keys() {
-		w.message.Set(k, d.Get(k))
-	}
-	if e.Usage != nil {
-		u, _ := rawjson.ParseObject(w.message.Get("usage"))
-		more, _ := rawjson.ParseObject(e.Usage)
-		for _, k := range more.Keys() {
-			u.Set(k, more.Get(k))
-		}
-		w.message.Set("usage", u.Bytes())
-	}
-}
-
-func (w *wireStream) result() *llm.WireResponse {
-	out := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
-	if w.message != nil {
-		for _, k := range w.message.Keys() {
-			if k != "content" {
-				out.Fields[k] = w.message.Get(k)
-			}
-		}
-	}
-	for _, b := range w.blocks {
-		for _, k := range []string{"text", "thinking", "signature"} {
-			g := b.grow[k]
-			if g == nil {
-				continue
-			}
-			var s string
-			json.Unmarshal(b.obj.Get(k), &s)
-			b.obj.Set(k, rawjson.MustMarshal(s+g.String()))
-		}
-		if b.inputs {
-			if in := strings.TrimSpace(b.input.String()); in != "" {
-				// Fragments that do not join into an object are wrapped,
-				// as for a call sent back in a later request.
-				b.obj.Set("input", inputOf(json.RawMessage(in)))
-			}
-		}
-		if len(b.cites) > 0 {
-			var cites []json.RawMessage
-			json.Unmarshal(b.obj.Get("citations"), &cites)
-			b.obj.Set("citations", rawjson.Array(append(cites, b.cites...)))
-		}
-		out.Message = append(out.Message, b.obj.Bytes())
-	}
-	return out
 }

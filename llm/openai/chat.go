@@ -4,128 +4,32 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-// Chat Completions wire types. Only the fields hookhost sends or reads.
-
-type chatRequest struct {
-	Model               string             `json:"model"`
-	Messages            []chatMessage      `json:"messages"`
-	Tools               []toolfmt.ChatTool `json:"tools,omitempty"`
-	MaxTokens           int                `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64           `json:"temperature,omitempty"`
-	TopP                *float64           `json:"top_p,omitempty"`
-	Seed                *int64             `json:"seed,omitempty"`
-	Stop                []string           `json:"stop,omitempty"`
-	User                string             `json:"user,omitempty"`
-	Stream              bool               `json:"stream,omitempty"`
-	StreamOptions       *streamOptions     `json:"stream_options,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type chatMessage struct {
-	Role string `json:"role"`
-	// Content is null for an assistant message that only calls tools.
-	Content    *string        `json:"content"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-type chatToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function chatFunction `json:"function"`
-}
-
-type chatFunction struct {
-	Name      string `json:"name"`
-	Arguments args   `json:"arguments"`
-}
-
-type chatResponse struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Model   string       `json:"model"`
-	Choices []chatChoice `json:"choices"`
-	Usage   *chatUsage   `json:"usage"`
-}
-
-type chatChoice struct {
-	Index        int     `json:"index"`
-	FinishReason *string `json:"finish_reason"`
-	Message      struct {
-		Role      string         `json:"role"`
-		Content   *string        `json:"content"`
-		Refusal   *string        `json:"refusal"`
-		ToolCalls []chatToolCall `json:"tool_calls"`
-	} `json:"message"`
-}
-
-type chatUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-// chatChunk is one streamed event.
-type chatChunk struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Role    string  `json:"role"`
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
-			// Reasoning text some compatible servers stream before the
-			// answer (vLLM, DeepSeek, OpenRouter): not kept, but it is
-			// the model at work, so it counts as progress.
-			ReasoningContent *string `json:"reasoning_content"`
-			Reasoning        *string `json:"reasoning"`
-			ToolCalls        []struct {
-				Index    *int   `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments args   `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *chatUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 func str(s string) *string { return &s }
 
 // chatBody builds the request, and the name map that turns the names the
 // model calls back into tool ids.
-func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt.NameMap, error) {
+func (p *Provider) chatBody(req llm.Request, stream bool) (chat.Request, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return chatRequest{}, nil, p.fail("cannot offer the tools", err)
+		return chat.Request{}, nil, p.fail("cannot offer the tools", err)
 	}
 	if err := p.check(req); err != nil {
-		return chatRequest{}, nil, err
+		return chat.Request{}, nil, err
 	}
-	body := chatRequest{
+	body := chat.Request{
 		Model: req.Model, Temperature: p.temperatureFor(req),
 		TopP: req.TopP, Seed: req.Seed, Stop: req.Stop, User: req.User,
 	}
@@ -138,49 +42,36 @@ func (p *Provider) chatBody(req llm.Request, stream bool) (chatRequest, *toolfmt
 	}
 	if stream {
 		body.Stream = true
-		body.StreamOptions = &streamOptions{IncludeUsage: true}
+		body.StreamOptions = &chat.StreamOptions{IncludeUsage: true}
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToOpenAIChat(s)
 		if err != nil {
-			return chatRequest{}, nil, p.fail("cannot offer the tools", err)
+			return chat.Request{}, nil, p.fail("cannot offer the tools", err)
 		}
 		body.Tools = append(body.Tools, t)
 	}
 	if req.System != "" {
-		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: str(req.System)})
+		body.Messages = append(body.Messages, chat.Message{Role: "system", Content: str(req.System)})
 	}
 	for _, m := range history.Repair(req.Messages) {
 		cm, err := p.chatMessageOf(m, names)
 		if err != nil {
-			return chatRequest{}, nil, err
+			return chat.Request{}, nil, err
 		}
 		body.Messages = append(body.Messages, cm)
 	}
 	return body, names, nil
 }
 
-// chatMessageOf encodes one neutral message of the history.
-func (p *Provider) chatMessageOf(m hooks.Message, names *toolfmt.NameMap) (chatMessage, error) {
-	switch m.Role {
-	case hooks.RoleSystem, hooks.RoleUser:
-		return chatMessage{Role: string(m.Role), Content: str(m.Content)}, nil
-	case hooks.RoleAssistant:
-		cm := chatMessage{Role: "assistant"}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			cm.Content = str(m.Content)
-		}
-		for _, c := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{
-				ID: c.ID, Type: "function",
-				Function: chatFunction{Name: names.Wire(c.Name), Arguments: wireArgs(c.Arguments)},
-			})
-		}
-		return cm, nil
-	case hooks.RoleTool:
-		return chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: str(m.Content)}, nil
+// chatMessageOf encodes one neutral message of the history (see
+// chat.MessageOf).
+func (p *Provider) chatMessageOf(m hooks.Message, names *toolfmt.NameMap) (chat.Message, error) {
+	cm, err := chat.MessageOf(m, names)
+	if err != nil {
+		return chat.Message{}, p.fail(err.Error(), nil)
 	}
-	return chatMessage{}, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+	return cm, nil
 }
 
 func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -188,7 +79,7 @@ func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Respo
 	if err != nil {
 		return llm.Response{}, err
 	}
-	var cr chatResponse
+	var cr chat.Response
 	if err := p.fetch(ctx, body, &cr, "a chat completion"); err != nil {
 		return llm.Response{}, err
 	}
@@ -197,7 +88,7 @@ func (p *Provider) completeChat(ctx context.Context, req llm.Request) (llm.Respo
 
 // chatResult maps a completion, received whole or assembled from a
 // stream, to the neutral response.
-func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Response, error) {
+func (p *Provider) chatResult(cr chat.Response, names *toolfmt.NameMap) (llm.Response, error) {
 	if len(cr.Choices) == 0 {
 		return llm.Response{}, p.badResponse("response has no choices")
 	}
@@ -220,47 +111,14 @@ func (p *Provider) chatResult(cr chatResponse, names *toolfmt.NameMap) (llm.Resp
 		if c.Function.Name == "" {
 			return llm.Response{}, p.badResponse("tool call %d is missing its name", i)
 		}
-		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: rawArgs(string(c.Function.Arguments))})
+		msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: c.ID, Name: names.ID(c.Function.Name), Arguments: codec.RawArgs(string(c.Function.Arguments))})
 	}
-	fillCallIDs(msg.ToolCalls)
-	out := llm.Response{Model: cr.Model, Message: msg, StopReason: chatStop(ch.FinishReason, len(msg.ToolCalls) > 0, refused)}
+	codec.FillCallIDs(msg.ToolCalls)
+	out := llm.Response{Model: cr.Model, Message: msg, StopReason: chat.StopOf(ch.FinishReason, len(msg.ToolCalls) > 0, refused)}
 	if cr.Usage != nil {
 		out.Usage = hooks.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
 	}
 	return out, nil
-}
-
-func chatStop(reason *string, calls, refused bool) hooks.StopReason {
-	r := ""
-	if reason != nil {
-		r = *reason
-	}
-	switch {
-	case refused || r == "content_filter":
-		return hooks.StopRefusal
-	case r == "tool_calls" || r == "function_call" || (calls && r == "stop"):
-		// Some compatible servers finish a tool call with "stop"; what
-		// matters to the loop is that tools were called.
-		return hooks.StopToolUse
-	case r == "length":
-		return hooks.StopMaxTokens
-	case r == "stop":
-		return hooks.StopEndTurn
-	}
-	return hooks.StopOther
-}
-
-// chatStream assembles chunks into the completion a non-streaming call
-// would have returned.
-type chatStream struct {
-	resp    chatResponse
-	content strings.Builder
-	refusal strings.Builder
-	hasText bool
-	hasRef  bool
-	finish  *string
-	calls   map[int]*chatToolCall
-	args    map[int]*strings.Builder
 }
 
 func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
@@ -279,9 +137,9 @@ func (p *Provider) streamChat(ctx context.Context, req llm.Request, onText func(
 // readChatStream reads a streamed completion to its end and closes it.
 // seen, when not nil, is given every chunk's data as it arrives, after
 // the chunk is checked.
-func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string), seen func(data string)) (llm.Response, *chatStream, error) {
+func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string), seen func(data string)) (llm.Response, *chat.Assembler, error) {
 	defer resp.Body.Close()
-	st := &chatStream{calls: map[int]*chatToolCall{}, args: map[int]*strings.Builder{}}
+	st := chat.NewAssembler()
 	events := p.client.Events(resp)
 	for {
 		ev, err := events.Next()
@@ -292,16 +150,16 @@ func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, o
 			return llm.Response{}, nil, p.client.ReadError(err)
 		}
 		if strings.TrimSpace(ev.Data) == "[DONE]" {
-			if st.finish == nil {
+			if !st.Finished() {
 				return llm.Response{}, nil, p.truncated(st)
 			}
-			out, err := p.chatResult(st.result(), names)
-			if shown := st.content.String() + st.refusal.String(); err == nil && out.Message.Content != shown {
+			out, err := p.chatResult(st.Result(), names)
+			if shown := st.Shown(); err == nil && out.Message.Content != shown {
 				return llm.Response{}, nil, p.badResponse("the text streamed differs from the answer it builds (%d bytes shown, %d kept)", len(shown), len(out.Message.Content))
 			}
 			return out, st, err
 		}
-		var c chatChunk
+		var c chat.Chunk
 		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
 			return llm.Response{}, nil, p.badResponse("stream chunk is not JSON: %v", err)
 		}
@@ -309,7 +167,7 @@ func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, o
 			typ, msg := httpretry.ParseError([]byte(ev.Data))
 			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: typ, Message: "error in stream: " + msg}
 		}
-		news, err := st.add(c, onText)
+		news, err := st.Add(c, onText)
 		if err != nil {
 			return llm.Response{}, nil, p.badResponse("%v", err)
 		}
@@ -322,121 +180,9 @@ func (p *Provider) readChatStream(resp *http.Response, names *toolfmt.NameMap, o
 	}
 }
 
-func (p *Provider) truncated(st *chatStream) error {
-	if st.finish == nil {
+func (p *Provider) truncated(st *chat.Assembler) error {
+	if !st.Finished() {
 		return p.badResponse("stream ended before the answer was finished (no finish_reason)")
 	}
 	return p.badResponse("stream ended without its [DONE] marker")
-}
-
-// add folds one chunk into the answer. news reports whether the chunk
-// carried anything the answer did not have (text, a tool call's part,
-// reasoning, the finish reason or the usage, each the first time): only
-// such a chunk restarts the idle timeout, so that a server sending empty
-// chunks is as idle as one sending nothing.
-func (st *chatStream) add(c chatChunk, onText func(string)) (news bool, err error) {
-	if st.resp.ID == "" {
-		st.resp.ID = c.ID
-	}
-	if c.Model != "" {
-		st.resp.Model = c.Model
-	}
-	if c.Usage != nil {
-		news = news || st.resp.Usage == nil
-		st.resp.Usage = c.Usage
-	}
-	for i, ch := range c.Choices {
-		// hookhost asks for one choice; any other is ignored, as
-		// Complete ignores it.
-		if ch.Index != 0 {
-			continue
-		}
-		d := ch.Delta
-		// The answer keeps either text or a refusal, so a stream that
-		// shows both would keep less than it showed.
-		if (st.hasRef && d.Content != nil && *d.Content != "") || (st.hasText && d.Refusal != nil && *d.Refusal != "") ||
-			(d.Content != nil && *d.Content != "" && d.Refusal != nil && *d.Refusal != "") {
-			return false, fmt.Errorf("stream chunk %d mixes answer text and a refusal", i)
-		}
-		if (d.ReasoningContent != nil && *d.ReasoningContent != "") || (d.Reasoning != nil && *d.Reasoning != "") {
-			news = true
-		}
-		if d.Content != nil && *d.Content != "" {
-			news = true
-			st.content.WriteString(*d.Content)
-			st.hasText = true
-			onText(*d.Content)
-		}
-		if d.Refusal != nil && *d.Refusal != "" {
-			news = true
-			st.refusal.WriteString(*d.Refusal)
-			st.hasRef = true
-			onText(*d.Refusal)
-		}
-		for j, tc := range d.ToolCalls {
-			idx := j
-			if tc.Index != nil {
-				idx = *tc.Index
-			}
-			if idx < 0 || idx > 1024 {
-				return false, fmt.Errorf("stream chunk %d: tool call index %d out of range", i, idx)
-			}
-			call := st.calls[idx]
-			if call == nil {
-				call = &chatToolCall{Type: "function"}
-				st.calls[idx] = call
-				st.args[idx] = &strings.Builder{}
-			}
-			if tc.ID != "" && call.ID == "" {
-				call.ID = tc.ID
-			}
-			if tc.Type != "" {
-				call.Type = tc.Type
-			}
-			switch name := tc.Function.Name; {
-			case name == "" || name == call.Function.Name:
-			case len(call.Function.Name)+len(name) > maxToolName:
-				// Refused before it is joined: a hostile stream of
-				// one-byte fragments would otherwise cost quadratic time.
-				return false, fmt.Errorf("stream chunk %d: tool call %d's name grows past %d characters, the most a tool name may have", i, idx, maxToolName)
-			case call.Function.Name == "":
-				call.Function.Name = name
-			default:
-				call.Function.Name += name
-			}
-			if tc.ID != "" || tc.Function.Name != "" || len(tc.Function.Arguments) > 0 {
-				news = true
-			}
-			st.args[idx].WriteString(string(tc.Function.Arguments))
-		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			news = news || st.finish == nil
-			st.finish = ch.FinishReason
-		}
-	}
-	return news, nil
-}
-
-func (st *chatStream) result() chatResponse {
-	r := st.resp
-	ch := chatChoice{FinishReason: st.finish}
-	ch.Message.Role = "assistant"
-	if st.hasText {
-		ch.Message.Content = str(st.content.String())
-	}
-	if st.hasRef {
-		ch.Message.Refusal = str(st.refusal.String())
-	}
-	idx := make([]int, 0, len(st.calls))
-	for i := range st.calls {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		c := *st.calls[i]
-		c.Function.Arguments = args(st.args[i].String())
-		ch.Message.ToolCalls = append(ch.Message.ToolCalls, c)
-	}
-	r.Choices = []chatChoice{ch}
-	return r
 }

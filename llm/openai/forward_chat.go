@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
@@ -73,7 +74,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	var cr chatResponse
+	var cr chat.Response
 	if err := json.Unmarshal(data, &cr); err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a chat completion: %v", err)
 	}
@@ -81,57 +82,25 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	wire, err := chatWire(data)
+	wire, err := chat.ResponseWire(data)
 	if err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a chat completion: %v", err)
 	}
-	wire.Message = withCallIDs(wire.Message, out.Message.ToolCalls)
+	wire.Message = chat.WithCallIDs(wire.Message, out.Message.ToolCalls)
 	return out, wire, nil
-}
-
-// withCallIDs gives the wire message's tool calls the ids the neutral
-// response gave those that came without one, so that the message, sent
-// back in a later round, matches the tool results that answer it.
-func withCallIDs(msg []json.RawMessage, calls []hooks.ToolCall) []json.RawMessage {
-	if len(msg) != 1 || len(calls) == 0 {
-		return msg
-	}
-	var m map[string]json.RawMessage
-	var wireCalls []map[string]json.RawMessage
-	if json.Unmarshal(msg[0], &m) != nil || json.Unmarshal(m["tool_calls"], &wireCalls) != nil || len(wireCalls) != len(calls) {
-		return msg
-	}
-	changed := false
-	for i, c := range wireCalls {
-		var id string
-		if json.Unmarshal(c["id"], &id) != nil || id == "" {
-			c["id"] = quoteJSON(calls[i].ID)
-			changed = true
-		}
-	}
-	if !changed {
-		return msg
-	}
-	tc, err1 := json.Marshal(wireCalls)
-	m["tool_calls"] = tc
-	b, err2 := json.Marshal(m)
-	if err1 != nil || err2 != nil {
-		return msg
-	}
-	return []json.RawMessage{b}
 }
 
 // forwardChatBody writes the request body: the adapter's fields in their
 // usual order, then the passed-through ones sorted by key, each value byte
 // for byte as the client sent it.
-func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *toolfmt.NameMap, pass *llm.Passthrough) ([]byte, error) {
+func (p *Provider) forwardChatBody(req llm.Request, body chat.Request, names *toolfmt.NameMap, pass *llm.Passthrough) ([]byte, error) {
 	forms := pass.Messages()
 	msgs := make([]json.RawMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
 		if raws, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System}); ok {
 			msgs = append(msgs, raws...)
 		} else {
-			m, err := rawjson.Marshal(chatMessage{Role: "system", Content: str(req.System)})
+			m, err := rawjson.Marshal(chat.Message{Role: "system", Content: str(req.System)})
 			if err != nil {
 				return nil, p.fail("cannot encode the system prompt", err)
 			}
@@ -220,43 +189,6 @@ func (p *Provider) forwardChatBody(req llm.Request, body chatRequest, names *too
 	return out.Bytes(), nil
 }
 
-// chatWire is the wire form of a whole completion: every top-level field
-// but choices, the first choice's fields but message under "choice", and
-// the message itself.
-func chatWire(data []byte) (*llm.WireResponse, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, err
-	}
-	var choices []map[string]json.RawMessage
-	if err := json.Unmarshal(top["choices"], &choices); err != nil || len(choices) == 0 {
-		return nil, fmt.Errorf("choices is not a non-empty array of objects")
-	}
-	delete(top, "choices")
-	w := &llm.WireResponse{Fields: top}
-	first := choices[0]
-	if m, ok := first["message"]; ok && string(m) != "null" {
-		w.Message = []json.RawMessage{m}
-	}
-	delete(first, "message")
-	choice, err := json.Marshal(first)
-	if err != nil {
-		return nil, err
-	}
-	top["choice"] = choice
-	return w, nil
-}
-
-// chunkMeta are the fields of a chunk that describe the whole completion.
-type chunkMeta struct {
-	ID                string          `json:"id"`
-	Created           json.RawMessage `json:"created"`
-	Model             string          `json:"model"`
-	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
-	ServiceTier       json.RawMessage `json:"service_tier"`
-	Usage             json.RawMessage `json:"usage"`
-}
-
 func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string)) (llm.Response, *llm.WireResponse, error) {
 	fields := map[string]json.RawMessage{}
 	keep := func(key string, v json.RawMessage) {
@@ -265,12 +197,12 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 		}
 	}
 	out, st, err := p.readChatStream(resp, names, onText, func(data string) {
-		var m chunkMeta
+		var m chat.ChunkMeta
 		if json.Unmarshal([]byte(data), &m) != nil {
 			return
 		}
 		if m.ID != "" {
-			keep("id", quoteJSON(m.ID))
+			keep("id", chat.QuoteJSON(m.ID))
 		}
 		keep("created", m.Created)
 		keep("system_fingerprint", m.SystemFingerprint)
@@ -279,40 +211,23 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 			fields["usage"] = m.Usage // the last one counts
 		}
 		if m.Model != "" {
-			fields["model"] = quoteJSON(m.Model)
+			fields["model"] = chat.QuoteJSON(m.Model)
 		}
 	})
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
 	fields["object"] = json.RawMessage(`"chat.completion"`)
-	res := st.result()
+	res := st.Result()
 	ch := res.Choices[0]
 	choice, err := json.Marshal(map[string]any{"index": 0, "finish_reason": ch.FinishReason, "logprobs": nil})
 	if err != nil {
 		return llm.Response{}, nil, p.fail("cannot encode the streamed choice", err)
 	}
 	fields["choice"] = choice
-	msg, err := rawjson.Marshal(streamedMessage(ch))
+	msg, err := rawjson.Marshal(chat.StreamedMessage(ch))
 	if err != nil {
 		return llm.Response{}, nil, p.fail("cannot encode the streamed message", err)
 	}
-	return out, &llm.WireResponse{Fields: fields, Message: withCallIDs([]json.RawMessage{msg}, out.Message.ToolCalls)}, nil
-}
-
-// streamedMessage is the message a stream assembled, shaped as a whole
-// completion's message.
-func streamedMessage(ch chatChoice) any {
-	m := struct {
-		Role      string         `json:"role"`
-		Content   *string        `json:"content"`
-		Refusal   *string        `json:"refusal"`
-		ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
-	}{Role: "assistant", Content: ch.Message.Content, Refusal: ch.Message.Refusal, ToolCalls: ch.Message.ToolCalls}
-	return m
-}
-
-func quoteJSON(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
+	return out, &llm.WireResponse{Fields: fields, Message: chat.WithCallIDs([]json.RawMessage{msg}, out.Message.ToolCalls)}, nil
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sort"
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
@@ -40,7 +40,7 @@ func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	var rr respResponse
+	var rr responses.Response
 	if err := json.Unmarshal(data, &rr); err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a Responses API object: %v", err)
 	}
@@ -51,7 +51,7 @@ func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	wire, err := responseWire(data, nil)
+	wire, err := responses.ResponseWire(data, nil)
 	if err != nil {
 		return llm.Response{}, nil, p.badResponse("response is not a Responses API object: %v", err)
 	}
@@ -196,49 +196,6 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 		}
 	}
 	return body, names, nil
-}
-
-// responseWire splits a response object into its top-level fields and its
-// output items; items replaces the output when the object has none.
-func responseWire(data []byte, items []json.RawMessage) (*llm.WireResponse, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return nil, err
-	}
-	var output []json.RawMessage
-	if raw, ok := fields["output"]; ok {
-		if err := json.Unmarshal(raw, &output); err != nil {
-			return nil, err
-		}
-	}
-	delete(fields, "output")
-	if len(output) == 0 {
-		output = items
-	}
-	return &llm.WireResponse{Fields: fields, Message: output}, nil
-}
-
-// streamedWire is the WireResponse of a stream from its final event's data
-// and the items it finished, by output index.
-func streamedWire(event string, finished map[int]json.RawMessage) *llm.WireResponse {
-	idx := make([]int, 0, len(finished))
-	for i := range finished {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	items := make([]json.RawMessage, 0, len(idx))
-	for _, i := range idx {
-		items = append(items, finished[i])
-	}
-	var ev struct {
-		Response json.RawMessage `json:"response"`
-	}
-	if json.Unmarshal([]byte(event), &ev) == nil {
-		if w, err := responseWire(ev.Response, items); err == nil {
-			return w
-		}
-	}
-	return &llm.WireResponse{Fields: map[string]json.RawMessage{}, Message: items}
 }
 
 func passField(pass *llm.Passthrough, key string) (json.RawMessage, bool) {

@@ -52,10 +52,16 @@
 // that no other call of the same answer has. A streamed tool name that
 // grows past 64 characters, the most either side accepts, is refused at
 // once.
+//
+// # Wire shapes
+//
+// The shapes sent and read, and the assembly of a Chat Completions stream,
+// are internal/codec/chat's and internal/codec/responses', which the
+// gateway's fronts share; this package is the transport: endpoint,
+// headers, key, retries.
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -315,45 +321,6 @@ func (p *Provider) temperatureFor(req llm.Request) *float64 {
 		return req.Temperature
 	}
 	return p.temperature
-}
-
-// args is a tool call's arguments on the wire: a JSON string holding the
-// model's text. Some compatible servers send a JSON object instead; that is
-// accepted as the arguments themselves.
-type args string
-
-func (a args) MarshalJSON() ([]byte, error) { return json.Marshal(string(a)) }
-
-func (a *args) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*a = args(s)
-		return nil
-	}
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		*a = ""
-		return nil
-	}
-	*a = args(b)
-	return nil
-}
-
-// rawArgs turns wire arguments into a ToolCall's. Text is kept as written,
-// invalid JSON included; only an empty string becomes {}, which is what a
-// model means by it and what dispatch would assume anyway.
-func rawArgs(s string) json.RawMessage {
-	if strings.TrimSpace(s) == "" {
-		return json.RawMessage("{}")
-	}
-	return json.RawMessage(s)
-}
-
-// wireArgs is the inverse for the history: the text the model wrote.
-func wireArgs(r json.RawMessage) args {
-	if len(bytes.TrimSpace(r)) == 0 {
-		return "{}"
-	}
-	return args(r)
 }
 
 // Protocol returns the wire protocol of the configured API.

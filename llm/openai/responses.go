@@ -11,143 +11,50 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-// Responses API wire types. Only the fields hookhost sends or reads.
-
-type respRequest struct {
-	Model           string                  `json:"model"`
-	Instructions    string                  `json:"instructions,omitempty"`
-	Input           []respInput             `json:"input"`
-	Tools           []toolfmt.ResponsesTool `json:"tools,omitempty"`
-	MaxOutputTokens int                     `json:"max_output_tokens,omitempty"`
-	Temperature     *float64                `json:"temperature,omitempty"`
-	TopP            *float64                `json:"top_p,omitempty"`
-	User            string                  `json:"user,omitempty"`
-	Stream          bool                    `json:"stream,omitempty"`
-	Store           bool                    `json:"store"`
-}
-
-// respInput is one input item: a message, a function call the model made
-// earlier, or a function call's output.
-type respInput struct {
-	Type      string  `json:"type"`
-	Role      string  `json:"role,omitempty"`
-	Content   *string `json:"content,omitempty"`
-	CallID    string  `json:"call_id,omitempty"`
-	Name      string  `json:"name,omitempty"`
-	Arguments *args   `json:"arguments,omitempty"`
-	// Output is a pointer so that an empty result is still sent: the
-	// field is required.
-	Output *string `json:"output,omitempty"`
-}
-
-type respResponse struct {
-	ID                string     `json:"id"`
-	Object            string     `json:"object"`
-	Status            string     `json:"status"`
-	Model             string     `json:"model"`
-	Output            []respItem `json:"output"`
-	Usage             *respUsage `json:"usage"`
-	Error             *respError `json:"error"`
-	IncompleteDetails *struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
-}
-
-type respItem struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Role    string `json:"role"`
-	Status  string `json:"status"`
-	Content []struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Refusal string `json:"refusal"`
-	} `json:"content"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments args   `json:"arguments"`
-}
-
-type respUsage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
-}
-
-type respError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// respEvent is one streamed event; which fields are set depends on Type.
-type respEvent struct {
-	Type        string        `json:"type"`
-	Response    *respResponse `json:"response"`
-	OutputIndex int           `json:"output_index"`
-	Item        *respItem     `json:"item"`
-	Delta       string        `json:"delta"`
-	// What the .done events of text and tool arguments carry whole.
-	Text      string `json:"text"`
-	Arguments string `json:"arguments"`
-	// Fields of the "error" event.
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (p *Provider) responsesBody(req llm.Request, stream bool) (respRequest, *toolfmt.NameMap, error) {
+func (p *Provider) responsesBody(req llm.Request, stream bool) (responses.Request, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return respRequest{}, nil, p.fail("cannot offer the tools", err)
+		return responses.Request{}, nil, p.fail("cannot offer the tools", err)
 	}
 	if err := p.check(req); err != nil {
-		return respRequest{}, nil, err
+		return responses.Request{}, nil, err
 	}
 	// The API has no stop sequences and no seed (see Unsupported).
-	body := respRequest{
-		Model: req.Model, Instructions: req.System, Input: []respInput{},
+	body := responses.Request{
+		Model: req.Model, Instructions: req.System, Input: []responses.Input{},
 		MaxOutputTokens: p.maxTokensFor(req), Temperature: p.temperatureFor(req), Stream: stream,
 		TopP: req.TopP, User: req.User,
 	}
 	for _, s := range req.Tools {
 		t, err := toolfmt.ToResponses(s)
 		if err != nil {
-			return respRequest{}, nil, p.fail("cannot offer the tools", err)
+			return responses.Request{}, nil, p.fail("cannot offer the tools", err)
 		}
 		body.Tools = append(body.Tools, t)
 	}
 	for _, m := range history.Repair(req.Messages) {
 		items, err := p.inputItems(m, names)
 		if err != nil {
-			return respRequest{}, nil, err
+			return responses.Request{}, nil, err
 		}
 		body.Input = append(body.Input, items...)
 	}
 	return body, names, nil
 }
 
-// inputItems encodes one neutral message as the input items it becomes.
-func (p *Provider) inputItems(m hooks.Message, names *toolfmt.NameMap) ([]respInput, error) {
-	var items []respInput
-	switch m.Role {
-	case hooks.RoleSystem, hooks.RoleUser:
-		items = append(items, respInput{Type: "message", Role: string(m.Role), Content: str(m.Content)})
-	case hooks.RoleAssistant:
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			items = append(items, respInput{Type: "message", Role: "assistant", Content: str(m.Content)})
-		}
-		for _, c := range m.ToolCalls {
-			a := wireArgs(c.Arguments)
-			items = append(items, respInput{Type: "function_call", CallID: c.ID, Name: names.Wire(c.Name), Arguments: &a})
-		}
-	case hooks.RoleTool:
-		items = append(items, respInput{Type: "function_call_output", CallID: m.ToolCallID, Output: str(m.Content)})
-	default:
-		return nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+// inputItems encodes one neutral message as the input items it becomes
+// (see responses.InputOf).
+func (p *Provider) inputItems(m hooks.Message, names *toolfmt.NameMap) ([]responses.Input, error) {
+	items, err := responses.InputOf(m, names)
+	if err != nil {
+		return nil, p.fail(err.Error(), nil)
 	}
 	return items, nil
 }
@@ -157,31 +64,16 @@ func (p *Provider) completeResponses(ctx context.Context, req llm.Request) (llm.
 	if err != nil {
 		return llm.Response{}, err
 	}
-	var rr respResponse
+	var rr responses.Response
 	if err := p.fetch(ctx, body, &rr, "a Responses API object", "status", "output"); err != nil {
 		return llm.Response{}, err
 	}
 	return p.responsesResult(rr, names)
 }
 
-// providerRun are the output items the provider finished itself (or that
-// carry no call): they need no answer in the next request.
-var providerRun = map[string]bool{
-	"message": true, "function_call": true, "reasoning": true,
-	"web_search_call": true, "file_search_call": true, "code_interpreter_call": true,
-	"image_generation_call": true, "mcp_call": true, "mcp_list_tools": true,
-}
-
-// clientRun are the calls of tools the client runs that have no neutral
-// form; the gateway's Responses front refuses their tools.
-var clientRun = map[string]bool{
-	"custom_tool_call": true, "computer_call": true, "local_shell_call": true,
-	"shell_call": true, "apply_patch_call": true,
-}
-
 // responsesResult maps a response object, received whole or as the final
 // event of a stream, to the neutral response.
-func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm.Response, error) {
+func (p *Provider) responsesResult(rr responses.Response, names *toolfmt.NameMap) (llm.Response, error) {
 	if rr.Status == "failed" || rr.Status == "cancelled" {
 		pe := &llm.ProviderError{Provider: Name, Message: "response " + rr.Status}
 		if rr.Error != nil {
@@ -222,12 +114,12 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 				}
 			}
 		case "function_call":
-			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: rawArgs(string(it.Arguments))})
+			msg.ToolCalls = append(msg.ToolCalls, hooks.ToolCall{ID: it.CallID, Name: names.ID(it.Name), Arguments: codec.RawArgs(it.Args())})
 		default:
-			if clientRun[it.Type] && unmodelled == "" {
+			if responses.ClientRun[it.Type] && unmodelled == "" {
 				unmodelled = fmt.Sprintf("output item %d is a %s", i, it.Type)
 			}
-			if !providerRun[it.Type] && other == "" {
+			if !responses.ProviderRun[it.Type] && other == "" {
 				other = fmt.Sprintf("output item %d is a %s", i, it.Type)
 			}
 		}
@@ -245,7 +137,7 @@ func (p *Provider) responsesResult(rr respResponse, names *toolfmt.NameMap) (llm
 	if unmodelled != "" {
 		return llm.Response{}, p.badResponse("%s, which hookhost does not model: it can neither hand the call on nor continue the conversation after it; offer the model only function tools and tools the provider runs itself", unmodelled)
 	}
-	fillCallIDs(msg.ToolCalls)
+	codec.FillCallIDs(msg.ToolCalls)
 	msg.Content = text.String()
 	out := llm.Response{Model: rr.Model, Message: msg}
 	if rr.Usage != nil {
@@ -290,7 +182,7 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 	defer resp.Body.Close()
 	// Items are kept as they finish, in case a server's final event
 	// leaves its output list out.
-	items := map[int]respItem{}
+	items := map[int]responses.Item{}
 	rawItems := map[int]json.RawMessage{}
 	started := false
 	var shown strings.Builder
@@ -303,14 +195,14 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 			}
 			return llm.Response{}, nil, p.client.ReadError(err)
 		}
-		var e respEvent
+		var e responses.Event
 		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 			return llm.Response{}, nil, p.badResponse("stream event is not JSON: %v", err)
 		}
 		if e.Type == "" {
 			e.Type = ev.Name
 		}
-		if progresses(e) {
+		if responses.Progresses(e) {
 			events.Progress()
 		}
 		switch e.Type {
@@ -354,48 +246,9 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 			if err != nil {
 				return llm.Response{}, nil, err
 			}
-			return out, streamedWire(ev.Data, rawItems), nil
+			return out, responses.StreamedWire(ev.Data, rawItems), nil
 		case "error":
 			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
-		}
-	}
-}
-
-// progresses reports whether an event adds to the answer, and so restarts
-// the idle timeout: a delta with something in it (text, reasoning, tool
-// arguments, whether hookhost keeps them or not), an item or a part
-// finished, a built-in tool's call completed, the response begun or
-// ended. Status events (in_progress, searching), keep-alives and empty
-// deltas add nothing: a server sending only them is idle.
-func progresses(e respEvent) bool {
-	switch {
-	case e.Delta != "", e.Item != nil, e.Text != "", e.Arguments != "":
-		return true
-	case e.Type == "response.created", e.Type == "response.completed", e.Type == "response.incomplete", e.Type == "response.failed":
-		return true
-	}
-	return strings.HasSuffix(e.Type, "_call.completed")
-}
-
-// maxToolName is the longest tool name either side of the wire accepts.
-const maxToolName = 64
-
-// fillCallIDs gives each call without an id one that no other call of the
-// answer has: some compatible servers (Gemini's) send "id": "", and the
-// loop pairs each tool result with its call by id.
-func fillCallIDs(calls []hooks.ToolCall) {
-	taken := map[string]bool{}
-	for _, c := range calls {
-		taken[c.ID] = true
-	}
-	n := 0
-	for i := range calls {
-		for calls[i].ID == "" {
-			n++
-			if id := fmt.Sprintf("call_%d", n); !taken[id] {
-				calls[i].ID = id
-				taken[id] = true
-			}
 		}
 	}
 }

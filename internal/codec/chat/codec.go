@@ -1,0 +1,22 @@
+package chat
+
+import (
+	"encoding/json"
+
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/llm"
+)
+
+var _ codec.Codec = (*Front)(nil)
+
+// ResponseWire is the package's ResponseWire.
+func (f *Front) ResponseWire(body []byte) (*llm.WireResponse, error) { return ResponseWire(body) }
+
+// HistoryForm is the response's message as it came: a request's history
+// carries assistant messages in the same shape.
+func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
+	if w == nil || len(w.Message) == 0 {
+		return nil
+	}
+	return w.Message
+}

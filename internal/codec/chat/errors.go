@@ -1,0 +1,9 @@
+package chat
+
+import (
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/codec"
+)
+
+// ErrorBody renders e as {"error":{"message","type","param","code"}}.
+func (f *Front) ErrorBody(e *dialect.Error) []byte { return codec.OpenAIErrorBody(e) }

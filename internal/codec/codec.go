@@ -1,0 +1,51 @@
+// Package codec ties each wire protocol hookhost speaks to the loop and
+// the gateway's fronts. A protocol is one codec package (chat, responses,
+// messages), which holds its wire shapes once for both sides: the
+// gateway's front (decode client requests, encode answers whole and
+// streamed, the error body, the field table) and what the provider that
+// speaks the protocol upstream sends and reads with it. Package codecs
+// lists them all.
+//
+// # How to add a protocol
+//
+//  1. Name it: a llm.Protocol constant in llm/passthrough.go, and its
+//     feature headers in llm.FeatureHeaders.
+//  2. Create internal/codec/<name>: wire.go with the protocol's shapes
+//     (requests, responses, stream events, usage, errors), defined
+//     nowhere else; fields.go with its field table (Fields), one row per
+//     documented request field and client header; decode, encode and
+//     stream files implementing Codec; upstream.go with ResponseWire and
+//     what a provider needs to read a stream into its wire form.
+//  3. Add a decode test file with a Fuzz target (fuzz_test.go) and a
+//     stream test checked with internal/streamcheck.
+//  4. Register the codec in codecs.All; the gateway serves every codec
+//     listed there, and the relay finds it by protocol.
+//  5. Teach a provider (llm/<provider>) to speak it upstream with the
+//     codec's shapes, and implement llm.Forwarder for it.
+//  6. Generate the README's field table from Fields and run the real
+//     clients (gateway/clienttest) against it.
+//
+// TestEveryCodecIsComplete in package codecs checks steps 2 to 4.
+package codec
+
+import (
+	"encoding/json"
+
+	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/llm"
+)
+
+// Codec is one wire protocol, both sides.
+type Codec interface {
+	// The client side: protocol, path, request decoding, answers whole
+	// and streamed, error body and field table.
+	dialect.Front
+	// ResponseWire splits a whole upstream response body of this
+	// protocol into its wire form: the top-level fields and the message's
+	// units (a message, output items, content blocks).
+	ResponseWire(body []byte) (*llm.WireResponse, error)
+	// HistoryForm turns a response's wire form into the units a request
+	// of this protocol carries the same message in, for the rounds the
+	// loop keeps.
+	HistoryForm(w *llm.WireResponse) []json.RawMessage
+}

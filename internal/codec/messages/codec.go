@@ -1,0 +1,33 @@
+package messages
+
+import (
+	"encoding/json"
+
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/llm"
+)
+
+var _ codec.Codec = (*Front)(nil)
+
+// ResponseWire is the package's ResponseWire.
+func (f *Front) ResponseWire(body []byte) (*llm.WireResponse, error) { return ResponseWire(body) }
+
+// HistoryForm wraps the response's content blocks in the assistant
+// message a request's history carries them in.
+func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
+	if w == nil || len(w.Message) == 0 {
+		return nil
+	}
+	blocks, err := json.Marshal(w.Message)
+	if err != nil {
+		return nil
+	}
+	msg, err := json.Marshal(struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}{"assistant", blocks})
+	if err != nil {
+		return nil
+	}
+	return []json.RawMessage{msg}
+}

@@ -1,0 +1,23 @@
+package responses
+
+import (
+	"encoding/json"
+
+	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/llm"
+)
+
+var _ codec.Codec = (*Front)(nil)
+
+// ResponseWire is the package's ResponseWire, for a response that holds
+// its output.
+func (f *Front) ResponseWire(body []byte) (*llm.WireResponse, error) { return ResponseWire(body, nil) }
+
+// HistoryForm is the response's output items as they came: a request's
+// input carries them in the same shape.
+func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
+	if w == nil || len(w.Message) == 0 {
+		return nil
+	}
+	return w.Message
+}
