@@ -1,0 +1,367 @@
+package statestore
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// RedisOptions configure a Redis (or Valkey) backend.
+type RedisOptions struct {
+	// URL is redis://[user:password@]host:port[/db], or rediss:// for
+	// TLS; the password is taken from it.
+	URL string
+	// Prefix starts every key, so that several deployments can share one
+	// server.
+	Prefix string
+	// DialTimeout, ReadTimeout and WriteTimeout bound one connection
+	// attempt and one command's reads and writes; 0 is go-redis's default
+	// (5s, 3s, 3s).
+	DialTimeout, ReadTimeout, WriteTimeout time.Duration
+	// MaxValue bounds one value's bytes (before compression): Put returns
+	// ErrTooLarge above it. 0 is DefaultMaxValue.
+	MaxValue int
+	// OnStateChange, when set, is called with the error when the server
+	// stops answering and with nil when it answers again: once per outage,
+	// in order, from the goroutine whose call saw the change. It must not
+	// call the store.
+	OnStateChange func(err error)
+}
+
+// DefaultMaxValue is the largest value a Redis store keeps by default.
+const DefaultMaxValue = 4 << 20
+
+// compressAbove is the size from which values are compressed: below it
+// the CPU costs more than the bytes saved on the wire and in the server.
+const compressAbove = 1 << 10
+
+// The one-byte header of a stored value, saying how its payload is kept.
+// The header is followed by the value's ttl in milliseconds, in decimal,
+// and a colon, so that Get can restart the ttl in the same atomic step as
+// it reads the value.
+const (
+	codecRaw     = 'r'
+	codecDeflate = 'z'
+)
+
+// Redis is a Store and Counter in a Redis or Valkey server, shared by
+// every replica that uses the same server and prefix.
+//
+// Keys carry the prefix and a format version: a value is
+// <prefix>v1:<tenant>:<key> and a counter <prefix>c1:<tenant>:<window in
+// ms>:<key>, with ':' and '%' in the tenant percent-escaped so that no two
+// (tenant, key) pairs share a key.
+//
+// Bounds: one value is bounded by MaxValue; what a tenant holds in total is
+// not counted by the store (the server's memory is: run it with maxmemory
+// and maxmemory-policy volatile-lru, so that when full it drops the least
+// recently used values, every one of which has a ttl). What a tenant can
+// put in a ttl is bounded by the gateway's rate limits.
+//
+// When the server cannot be reached every call returns an error naming it
+// (statestore: redis at host:port: ...), never a miss. go-redis reconnects
+// on later calls, pacing its dials once they fail; the Redis value stays
+// usable and OnStateChange says when the outage starts and ends.
+type Redis struct {
+	client   *redis.Client
+	addr     string
+	prefix   string
+	maxValue int
+	onState  func(error)
+
+	mu   sync.Mutex // orders state changes and their callbacks
+	down bool
+}
+
+var (
+	_ Store   = (*Redis)(nil)
+	_ Counter = (*Redis)(nil)
+)
+
+// NewRedis returns a store using the server opts.URL names. It does not
+// connect: the first call (or Health) does.
+func NewRedis(opts RedisOptions) (*Redis, error) {
+	o, err := redis.ParseURL(opts.URL)
+	if err != nil {
+		// url.Parse's error quotes the URL, password and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("statestore: redis URL: %v (want redis://[user:password@]host:port[/db], or rediss:// for TLS)", err)
+	}
+	if opts.DialTimeout > 0 {
+		o.DialTimeout = opts.DialTimeout
+	}
+	if opts.ReadTimeout > 0 {
+		o.ReadTimeout = opts.ReadTimeout
+	}
+	if opts.WriteTimeout > 0 {
+		o.WriteTimeout = opts.WriteTimeout
+	}
+	o.ContextTimeoutEnabled = true
+	// Neither CLIENT SETINFO nor maintenance notifications exist before
+	// Redis 7.2: asking costs a round trip per connection for nothing.
+	o.DisableIdentity = true
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	if opts.MaxValue <= 0 {
+		opts.MaxValue = DefaultMaxValue
+	}
+	return &Redis{
+		client:   redis.NewClient(o),
+		addr:     o.Addr,
+		prefix:   opts.Prefix,
+		maxValue: opts.MaxValue,
+		onState:  opts.OnStateChange,
+	}, nil
+}
+
+// Addr is the server's host:port (or socket path).
+func (r *Redis) Addr() string { return r.addr }
+
+// Close closes the connections to the server.
+func (r *Redis) Close() error { return r.client.Close() }
+
+// Health asks the server whether it answers.
+func (r *Redis) Health(ctx context.Context) error {
+	return r.check(ctx, r.client.Ping(ctx).Err())
+}
+
+// check turns err into the backend's error and keeps track of whether the
+// server answers. A reply (redis.Nil, or an error the server returned)
+// means it does; a cancelled or expired context says nothing about it.
+func (r *Redis) check(ctx context.Context, err error) error {
+	var reply redis.Error
+	switch {
+	case err == nil || errors.As(err, &reply):
+		r.setState(nil)
+	case ctx.Err() != nil:
+	default:
+		r.setState(err)
+	}
+	if err == nil || errors.Is(err, redis.Nil) {
+		return err
+	}
+	return fmt.Errorf("statestore: redis at %s: %w", r.addr, err)
+}
+
+func (r *Redis) setState(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down == (err != nil) {
+		return
+	}
+	r.down = err != nil
+	if r.onState != nil {
+		if err != nil {
+			err = fmt.Errorf("statestore: redis at %s: %w", r.addr, err)
+		}
+		r.onState(err)
+	}
+}
+
+// escapeTenant keeps a tenant from reaching into the part of a key that
+// follows it.
+var escapeTenant = strings.NewReplacer("%", "%25", ":", "%3A")
+
+func (r *Redis) valueKey(tenant, key string) string {
+	return r.prefix + "v1:" + escapeTenant.Replace(tenant) + ":" + key
+}
+
+func (r *Redis) counterKey(tenant, key string, window time.Duration) string {
+	return r.prefix + "c1:" + escapeTenant.Replace(tenant) + ":" + strconv.FormatInt(window.Milliseconds(), 10) + ":" + key
+}
+
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
+
+// encode is value as stored: header, ttl, payload.
+func encode(value []byte, ttl time.Duration) []byte {
+	ms := strconv.FormatInt(ttl.Milliseconds(), 10)
+	var buf bytes.Buffer
+	buf.Grow(len(value) + len(ms) + 2)
+	buf.WriteByte(codecRaw)
+	buf.WriteString(ms)
+	buf.WriteByte(':')
+	if len(value) <= compressAbove {
+		buf.Write(value)
+		return buf.Bytes()
+	}
+	head := buf.Len()
+	w := deflaters.Get().(*flate.Writer)
+	w.Reset(&buf)
+	w.Write(value) // a bytes.Buffer does not fail
+	w.Close()
+	deflaters.Put(w)
+	if buf.Len()-head >= len(value) {
+		// Incompressible: keep it as it is.
+		buf.Truncate(head)
+		buf.Write(value)
+		return buf.Bytes()
+	}
+	buf.Bytes()[0] = codecDeflate
+	return buf.Bytes()
+}
+
+// decode is the value a stored one holds, no larger than max.
+func decode(stored []byte, max int) ([]byte, error) {
+	colon := bytes.IndexByte(stored, ':')
+	if len(stored) < 2 || colon < 0 {
+		return nil, errors.New("not a value in format v1")
+	}
+	payload := stored[colon+1:]
+	switch stored[0] {
+	case codecRaw:
+		return payload, nil
+	case codecDeflate:
+		fr := flate.NewReader(bytes.NewReader(payload))
+		defer fr.Close()
+		value, err := io.ReadAll(io.LimitReader(fr, int64(max)+1))
+		if err != nil {
+			return nil, fmt.Errorf("a compressed value that does not inflate: %w", err)
+		}
+		if len(value) > max {
+			return nil, fmt.Errorf("a compressed value larger than %d bytes", max)
+		}
+		return value, nil
+	}
+	return nil, fmt.Errorf("a value in an unknown format %q", stored[0])
+}
+
+// Put is SET with PX; see Store.
+func (r *Redis) Put(ctx context.Context, tenant, key string, value []byte, ttl time.Duration) error {
+	if len(value) > r.maxValue || ttl <= 0 {
+		return ErrTooLarge
+	}
+	ttl = max(ttl.Round(time.Millisecond), time.Millisecond)
+	k := r.valueKey(tenant, key)
+	return r.check(ctx, r.client.Set(ctx, k, encode(value, ttl), ttl).Err())
+}
+
+// getScript reads a value and restarts its ttl, taken from the value's
+// header, in one step.
+var getScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then return false end
+local colon = string.find(v, ':', 2, true)
+local ttl = colon and tonumber(string.sub(v, 2, colon - 1))
+if ttl and ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return v
+`)
+
+// Get reads the value and restarts its ttl in one script; see Store.
+func (r *Redis) Get(ctx context.Context, tenant, key string) ([]byte, bool, error) {
+	k := r.valueKey(tenant, key)
+	s, err := getScript.Run(ctx, r.client, []string{k}).Text()
+	if err = r.check(ctx, err); errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	value, err := decode([]byte(s), r.maxValue)
+	if err != nil {
+		return nil, false, fmt.Errorf("statestore: redis at %s: %s: %v (written by another version, or not by hookhost)", r.addr, k, err)
+	}
+	return value, true, nil
+}
+
+// Delete is DEL; see Store.
+func (r *Redis) Delete(ctx context.Context, tenant, key string) (bool, error) {
+	n, err := r.client.Del(ctx, r.valueKey(tenant, key)).Result()
+	if err := r.check(ctx, err); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// A counter is a hash of its window's start (s, ms since the epoch by the
+// server's clock) and its count (n), expiring when its window ends, so that
+// one key serves every window of a (tenant, key, window) and Settle can
+// tell whether the window it reserved in is still the current one.
+const counterNow = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+// reserveScript: ARGV n, limit, window ms; returns {ok, count, start, now}.
+var reserveScript = redis.NewScript(counterNow + `
+local n, limit, w = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local start = now - now % w
+local cur = redis.call('HMGET', KEYS[1], 's', 'n')
+local count = 0
+if tonumber(cur[1]) == start then count = tonumber(cur[2]) or 0 end
+local ok = 0
+if limit <= 0 or count + n <= limit then
+	ok = 1
+	count = count + n
+	redis.call('HSET', KEYS[1], 's', string.format('%d', start), 'n', string.format('%d', count))
+	redis.call('PEXPIREAT', KEYS[1], string.format('%d', start + w))
+end
+return {ok, count, start, now}
+`)
+
+// settleScript: ARGV delta, start of the reservation's window, window ms.
+var settleScript = redis.NewScript(counterNow + `
+local delta, target, w = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local current = now - now % w
+if target ~= current then
+	if delta <= 0 then return 0 end
+	target = current
+end
+local cur = redis.call('HMGET', KEYS[1], 's', 'n')
+local count = 0
+if tonumber(cur[1]) == target then
+	count = tonumber(cur[2]) or 0
+elseif delta <= 0 then
+	return 0
+end
+count = math.max(count + delta, 0)
+redis.call('HSET', KEYS[1], 's', string.format('%d', target), 'n', string.format('%d', count))
+redis.call('PEXPIREAT', KEYS[1], string.format('%d', target + w))
+return 1
+`)
+
+// Reserve runs one script on the server, by its clock; see Counter.
+func (r *Redis) Reserve(ctx context.Context, tenant, key string, n, limit int64, window time.Duration) (Reservation, error) {
+	if window < time.Millisecond {
+		return Reservation{}, errWindow
+	}
+	res := Reservation{Tenant: tenant, Key: key, Window: window}
+	k := r.counterKey(tenant, key, window)
+	got, err := reserveScript.Run(ctx, r.client, []string{k}, n, limit, window.Milliseconds()).Int64Slice()
+	if err := r.check(ctx, err); err != nil {
+		return res, err
+	}
+	if len(got) != 4 {
+		return res, fmt.Errorf("statestore: redis at %s: the counter script answered %v", r.addr, got)
+	}
+	start, now := got[2], got[3]
+	res.OK = got[0] == 1
+	res.Count = got[1]
+	res.Start = time.UnixMilli(start)
+	res.RetryAfter = time.Duration(start+window.Milliseconds()-now) * time.Millisecond
+	return res, nil
+}
+
+// Settle runs one script on the server, by its clock; see Counter.
+func (r *Redis) Settle(ctx context.Context, res Reservation, delta int64) error {
+	if res.Window < time.Millisecond {
+		return errWindow
+	}
+	k := r.counterKey(res.Tenant, res.Key, res.Window)
+	err := settleScript.Run(ctx, r.client, []string{k}, delta, res.Start.UnixMilli(), res.Window.Milliseconds()).Err()
+	return r.check(ctx, err)
+}
