@@ -111,6 +111,13 @@ func NewRedis(opts RedisOptions) (*Redis, error) {
 		o.WriteTimeout = opts.WriteTimeout
 	}
 	o.ContextTimeoutEnabled = true
+	// A request that needs state waits for one dial and one retry (a
+	// connection the server dropped while idle), not go-redis's five dials
+	// and three retries: during an outage it gets its error at once. Once
+	// as many dials as the pool holds connections have failed, go-redis
+	// fails calls without dialing and probes the server once a second.
+	o.DialerRetries = 1
+	o.MaxRetries = 1
 	// Neither CLIENT SETINFO nor maintenance notifications exist before
 	// Redis 7.2: asking costs a round trip per connection for nothing.
 	o.DisableIdentity = true
@@ -118,6 +125,7 @@ func NewRedis(opts RedisOptions) (*Redis, error) {
 	if opts.MaxValue <= 0 {
 		opts.MaxValue = DefaultMaxValue
 	}
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	return &Redis{
 		client:   redis.NewClient(o),
 		addr:     o.Addr,
@@ -126,6 +134,16 @@ func NewRedis(opts RedisOptions) (*Redis, error) {
 		onState:  opts.OnStateChange,
 	}, nil
 }
+
+// go-redis logs each failed dial to stderr, many a second in an outage.
+// The store reports outages once, through OnStateChange, and every failure
+// through its errors, so NewRedis silences go-redis's logger, which is the
+// process's: hookhost has no other go-redis client.
+var quietOnce sync.Once
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // Addr is the server's host:port (or socket path).
 func (r *Redis) Addr() string { return r.addr }
@@ -188,6 +206,9 @@ var deflaters = sync.Pool{New: func() any {
 	return w
 }}
 
+// An inflater holds tens of KiB of tables: reused, not made per Get.
+var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+
 // encode is value as stored: header, ttl, payload.
 func encode(value []byte, ttl time.Duration) []byte {
 	ms := strconv.FormatInt(ttl.Milliseconds(), 10)
@@ -227,8 +248,9 @@ func decode(stored []byte, max int) ([]byte, error) {
 	case codecRaw:
 		return payload, nil
 	case codecDeflate:
-		fr := flate.NewReader(bytes.NewReader(payload))
-		defer fr.Close()
+		fr := inflaters.Get().(io.ReadCloser)
+		defer inflaters.Put(fr)
+		fr.(flate.Resetter).Reset(bytes.NewReader(payload), nil)
 		value, err := io.ReadAll(io.LimitReader(fr, int64(max)+1))
 		if err != nil {
 			return nil, fmt.Errorf("a compressed value that does not inflate: %w", err)
