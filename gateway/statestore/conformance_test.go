@@ -40,7 +40,12 @@ const (
 func newMemory(t *testing.T) statestoretest.Harness {
 	c := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	m := statestore.NewMemory(statestore.Limits{Entries: 1000, Bytes: 64 << 20, TenantBytes: memoryTenantBytes}, c.now)
-	return statestoretest.Harness{Backend: m, Now: c.now, Sleep: c.sleep, TTL: time.Minute, Fits: 1 << 20, TooLarge: memoryTenantBytes}
+	return statestoretest.Harness{
+		Backend: m, Now: c.now, Sleep: c.sleep, TTL: time.Minute, Fits: 1 << 20, TooLarge: memoryTenantBytes,
+		Bounded: func(t *testing.T, entries int, bytes int64) statestoretest.Backend {
+			return statestore.NewMemory(statestore.Limits{Entries: 1000, Bytes: 64 << 20, TenantEntries: entries, TenantBytes: bytes}, c.now)
+		},
+	}
 }
 
 func TestMemoryConformance(t *testing.T) { statestoretest.Run(t, newMemory) }
@@ -63,15 +68,30 @@ func newRedis(t testing.TB, srv *statestoretest.RedisServer, opts statestore.Red
 	return r
 }
 
+// The suite runs on values as they are without tenant bounds, and indexed
+// with them.
 func TestRedisConformance(t *testing.T) {
 	srv := statestoretest.StartRedis(t)
-	statestoretest.Run(t, func(t *testing.T) statestoretest.Harness {
-		return statestoretest.Harness{
-			Backend: newRedis(t, srv, statestore.RedisOptions{}),
-			Now:     time.Now, Sleep: time.Sleep, TTL: 100 * time.Millisecond,
-			Fits: 1 << 20, TooLarge: redisMaxValue + 1,
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		opts statestore.RedisOptions
+	}{
+		{"plain", statestore.RedisOptions{}},
+		{"indexed", statestore.RedisOptions{TenantEntries: 1000, TenantBytes: 64 << 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			statestoretest.Run(t, func(t *testing.T) statestoretest.Harness {
+				return statestoretest.Harness{
+					Backend: newRedis(t, srv, tc.opts),
+					Now:     time.Now, Sleep: time.Sleep, TTL: 100 * time.Millisecond,
+					Fits: 1 << 20, TooLarge: redisMaxValue + 1,
+					Bounded: func(t *testing.T, entries int, bytes int64) statestoretest.Backend {
+						return newRedis(t, srv, statestore.RedisOptions{Prefix: "test:" + t.Name() + fmt.Sprint(":", entries, ":", bytes, ":"), TenantEntries: entries, TenantBytes: bytes})
+					},
+				}
+			})
+		})
+	}
 }
 
 // rawClient reads what the store wrote, as the server keeps it.
@@ -138,4 +158,41 @@ func TestRedisURL(t *testing.T) {
 		t.Fatalf("rediss URL: %v, addr %q", err, s.Addr())
 	}
 	s.Close()
+}
+
+// With tenant bounds, a value the server dropped by itself (maxmemory) is
+// uncharged when next asked for, and the index lives no longer than the
+// tenant's values.
+func TestRedisIndexHeals(t *testing.T) {
+	srv := statestoretest.StartRedis(t)
+	s := newRedis(t, srv, statestore.RedisOptions{Prefix: "hh:", TenantEntries: 2})
+	raw := rawClient(t, srv)
+	ctx := context.Background()
+	for _, k := range []string{"a", "b"} {
+		if err := s.Put(ctx, "t", k, []byte("v"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Del(ctx, "hh:v1:t:a") // as maxmemory would
+	if _, ok, err := s.Get(ctx, "t", "a"); ok || err != nil {
+		t.Fatalf("Get of a dropped value = %v %v", ok, err)
+	}
+	if err := s.Put(ctx, "t", "c", []byte("v"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Get(ctx, "t", "b"); !ok || err != nil {
+		t.Fatalf("b was dropped to make room a dropped value still held (%v)", err)
+	}
+	ms, err := raw.PTTL(ctx, "hh:i1:t").Result()
+	if err != nil || ms <= 0 || ms > time.Hour {
+		t.Fatalf("the index's PTTL = %v %v, want that of the tenant's last value", ms, err)
+	}
+	for _, k := range []string{"b", "c"} {
+		if _, err := s.Delete(ctx, "t", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := raw.Exists(ctx, "hh:i1:t", "hh:s1:t").Result(); err != nil || n != 0 {
+		t.Fatalf("%d index keys left for a tenant holding nothing (%v)", n, err)
+	}
 }

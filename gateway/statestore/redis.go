@@ -32,6 +32,14 @@ type RedisOptions struct {
 	// MaxValue bounds one value's bytes (before compression): Put returns
 	// ErrTooLarge above it. 0 is DefaultMaxValue.
 	MaxValue int
+	// TenantBytes and TenantEntries, when set, bound what one tenant holds
+	// as Memory's Limits do: a Put that would pass them first drops the
+	// tenant's values nearest to expiring (with one ttl for all, the least
+	// recently used). Bytes are counted as the server keeps them
+	// (compressed), plus the key and Overhead; a value larger than
+	// TenantBytes alone is ErrTooLarge. 0 is no bound.
+	TenantBytes   int64
+	TenantEntries int
 	// OnStateChange, when set, is called with the error when the server
 	// stops answering and with nil when it answers again: once per outage,
 	// in order, from the goroutine whose call saw the change. It must not
@@ -63,11 +71,17 @@ const (
 // ms>:<key>, with ':' and '%' in the tenant percent-escaped so that no two
 // (tenant, key) pairs share a key.
 //
-// Bounds: one value is bounded by MaxValue; what a tenant holds in total is
-// not counted by the store (the server's memory is: run it with maxmemory
-// and maxmemory-policy volatile-lru, so that when full it drops the least
-// recently used values, every one of which has a ttl). What a tenant can
-// put in a ttl is bounded by the gateway's rate limits.
+// Bounds: one value is bounded by MaxValue. With TenantBytes or
+// TenantEntries, each tenant's values are indexed (a sorted set of keys by
+// expiry, <prefix>i1:<tenant>, and a hash of their sizes and total,
+// <prefix>s1:<tenant>), kept by the same scripts that put, get and delete,
+// so that the bound holds across replicas; Put, Get and Delete stay one
+// round trip each. The whole server is bounded by its maxmemory: run it
+// with maxmemory-policy volatile-lru, so that when full it drops the least
+// recently used values, every one of which has a ttl. A value the server
+// drops so is uncharged from its tenant when next asked for or when its
+// ttl would have ended; an index the server drops lets its tenant hold up
+// to its bound again.
 //
 // When the server cannot be reached every call returns an error naming it
 // (statestore: redis at host:port: ...), never a miss. go-redis reconnects
@@ -79,6 +93,10 @@ type Redis struct {
 	prefix   string
 	maxValue int
 	onState  func(error)
+
+	indexed       bool // tenants' values are indexed to bound them
+	tenantBytes   int64
+	tenantEntries int
 
 	mu   sync.Mutex // orders state changes and their callbacks
 	down bool
@@ -131,7 +149,11 @@ func NewRedis(opts RedisOptions) (*Redis, error) {
 		addr:     o.Addr,
 		prefix:   opts.Prefix,
 		maxValue: opts.MaxValue,
-		onState:  opts.OnStateChange,
+
+		indexed:       opts.TenantBytes > 0 || opts.TenantEntries > 0,
+		tenantBytes:   opts.TenantBytes,
+		tenantEntries: opts.TenantEntries,
+		onState:       opts.OnStateChange,
 	}, nil
 }
 
@@ -195,6 +217,12 @@ var escapeTenant = strings.NewReplacer("%", "%25", ":", "%3A")
 
 func (r *Redis) valueKey(tenant, key string) string {
 	return r.prefix + "v1:" + escapeTenant.Replace(tenant) + ":" + key
+}
+
+// indexKeys are a tenant's index of keys by expiry and of their sizes.
+func (r *Redis) indexKeys(tenant string) (byExpiry, sizes string) {
+	t := escapeTenant.Replace(tenant)
+	return r.prefix + "i1:" + t, r.prefix + "s1:" + t
 }
 
 func (r *Redis) counterKey(tenant, key string, window time.Duration) string {
@@ -270,8 +298,71 @@ func (r *Redis) Put(ctx context.Context, tenant, key string, value []byte, ttl t
 	}
 	ttl = max(ttl.Round(time.Millisecond), time.Millisecond)
 	k := r.valueKey(tenant, key)
-	return r.check(ctx, r.client.Set(ctx, k, encode(value, ttl), ttl).Err())
+	stored := encode(value, ttl)
+	if !r.indexed {
+		return r.check(ctx, r.client.Set(ctx, k, stored, ttl).Err())
+	}
+	size := int64(len(stored)+len(key)) + Overhead
+	if r.tenantBytes > 0 && size > r.tenantBytes {
+		return ErrTooLarge
+	}
+	byExpiry, sizes := r.indexKeys(tenant)
+	err := putIndexedScript.Run(ctx, r.client, []string{k, byExpiry, sizes},
+		stored, ttl.Milliseconds(), key, size, r.tenantBytes, r.tenantEntries, r.valueKey(tenant, "")).Err()
+	return r.check(ctx, err)
 }
+
+// indexLib is what the indexed scripts share: KEYS[1] the value's key,
+// KEYS[2] the tenant's keys by expiry (ms), KEYS[3] their sizes ("k:"..key)
+// and total ("total"); drop uncharges a key and, when asked, deletes its
+// value (whose key is ARGV's value-key prefix .. key); keep makes the
+// index live as long as the tenant's last value.
+const indexLib = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local byExpiry, sizes = KEYS[2], KEYS[3]
+local function drop(member, valueKey)
+	local size = tonumber(redis.call('HGET', sizes, 'k:' .. member)) or 0
+	redis.call('HDEL', sizes, 'k:' .. member)
+	redis.call('ZREM', byExpiry, member)
+	redis.call('HINCRBY', sizes, 'total', -size)
+	if valueKey then redis.call('DEL', valueKey) end
+end
+local function keep()
+	local last = redis.call('ZRANGE', byExpiry, -1, -1, 'WITHSCORES')[2]
+	if last then
+		redis.call('PEXPIREAT', byExpiry, last)
+		redis.call('PEXPIREAT', sizes, last)
+	else
+		redis.call('DEL', byExpiry, sizes)
+	end
+end
+`
+
+// putIndexedScript: ARGV stored value, ttl ms, key, size charged, tenant
+// bytes and entries (0: none), value-key prefix.
+var putIndexedScript = redis.NewScript(indexLib + `
+local member, size = ARGV[3], tonumber(ARGV[4])
+local maxBytes, maxEntries = tonumber(ARGV[5]), tonumber(ARGV[6])
+if maxBytes <= 0 then maxBytes = math.huge end
+if maxEntries <= 0 then maxEntries = math.huge end
+if redis.call('ZSCORE', byExpiry, member) then drop(member, nil) end
+local total = tonumber(redis.call('HGET', sizes, 'total')) or 0
+local count = redis.call('ZCARD', byExpiry)
+while count > 0 and (total + size > maxBytes or count + 1 > maxEntries) do
+	local first = redis.call('ZRANGE', byExpiry, 0, 0)[1]
+	drop(first, ARGV[7] .. first)
+	total = tonumber(redis.call('HGET', sizes, 'total')) or 0
+	count = count - 1
+end
+local ttl = tonumber(ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('ZADD', byExpiry, string.format('%d', now + ttl), member)
+redis.call('HSET', sizes, 'k:' .. member, size)
+redis.call('HINCRBY', sizes, 'total', size)
+keep()
+return 1
+`)
 
 // getScript reads a value and restarts its ttl, taken from the value's
 // header, in one step.
@@ -284,10 +375,48 @@ if ttl and ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return v
 `)
 
+// getIndexedScript: ARGV key. A value the server dropped is uncharged.
+var getIndexedScript = redis.NewScript(indexLib + `
+local member = ARGV[1]
+local v = redis.call('GET', KEYS[1])
+if not v then
+	if redis.call('ZSCORE', byExpiry, member) then
+		drop(member, nil)
+		keep()
+	end
+	return false
+end
+local colon = string.find(v, ':', 2, true)
+local ttl = colon and tonumber(string.sub(v, 2, colon - 1))
+if ttl and ttl > 0 then
+	redis.call('PEXPIRE', KEYS[1], ttl)
+	redis.call('ZADD', byExpiry, 'XX', string.format('%d', now + ttl), member)
+	keep()
+end
+return v
+`)
+
+// deleteIndexedScript: ARGV key; returns how many values it deleted.
+var deleteIndexedScript = redis.NewScript(indexLib + `
+local n = redis.call('DEL', KEYS[1])
+if redis.call('ZSCORE', byExpiry, ARGV[1]) then
+	drop(ARGV[1], nil)
+	keep()
+end
+return n
+`)
+
 // Get reads the value and restarts its ttl in one script; see Store.
 func (r *Redis) Get(ctx context.Context, tenant, key string) ([]byte, bool, error) {
 	k := r.valueKey(tenant, key)
-	s, err := getScript.Run(ctx, r.client, []string{k}).Text()
+	var cmd *redis.Cmd
+	if r.indexed {
+		byExpiry, sizes := r.indexKeys(tenant)
+		cmd = getIndexedScript.Run(ctx, r.client, []string{k, byExpiry, sizes}, key)
+	} else {
+		cmd = getScript.Run(ctx, r.client, []string{k})
+	}
+	s, err := cmd.Text()
 	if err = r.check(ctx, err); errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	} else if err != nil {
@@ -302,7 +431,15 @@ func (r *Redis) Get(ctx context.Context, tenant, key string) ([]byte, bool, erro
 
 // Delete is DEL; see Store.
 func (r *Redis) Delete(ctx context.Context, tenant, key string) (bool, error) {
-	n, err := r.client.Del(ctx, r.valueKey(tenant, key)).Result()
+	k := r.valueKey(tenant, key)
+	var n int64
+	var err error
+	if r.indexed {
+		byExpiry, sizes := r.indexKeys(tenant)
+		n, err = deleteIndexedScript.Run(ctx, r.client, []string{k, byExpiry, sizes}, key).Int64()
+	} else {
+		n, err = r.client.Del(ctx, k).Result()
+	}
 	if err := r.check(ctx, err); err != nil {
 		return false, err
 	}

@@ -39,6 +39,10 @@ type Harness struct {
 	// compressed where the backend compresses; TooLarge is the size of one
 	// it refuses with ErrTooLarge.
 	Fits, TooLarge int
+	// Bounded opens another fresh backend, on the same clock, whose
+	// tenants each hold no more than tenantEntries values and
+	// tenantBytes bytes (0: no bound).
+	Bounded func(t *testing.T, tenantEntries int, tenantBytes int64) Backend
 }
 
 // attempts is how many times a timing-dependent check is tried, doubling
@@ -63,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"Expiry", testExpiry},
 		{"TooLarge", testTooLarge},
 		{"LargeValues", testLargeValues},
+		{"TenantBound", testTenantBound},
 		{"CounterLimit", testCounterLimit},
 		{"CounterSettle", testCounterSettle},
 		{"CounterRollover", testCounterRollover},
@@ -395,4 +400,83 @@ func testCounterConcurrent(t *testing.T, h Harness) {
 		return
 	}
 	t.Fatalf("every one of %d tries straddled a window's end", attempts)
+}
+
+// A tenant's bound makes room by dropping its own values, those used
+// least recently first, never another tenant's; a Delete or a replacement
+// gives back what the value held.
+func testTenantBound(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s := h.Bounded(t, 3, 0)
+	has := func(tenant, key string) bool { _, ok := get(t, s, tenant, key); return ok }
+	// Apart in time, so that values nearest to expiring are never a tie.
+	step := func() { h.Sleep(margin) }
+	put(t, s, "quiet", "keep", "q", long)
+	for i := range 5 {
+		step()
+		put(t, s, "a", fmt.Sprint(i), "v", long)
+		if i == 2 {
+			step()
+			has("a", "0") // 0 is now used more recently than 1 and 2
+		}
+	}
+	want := map[string]bool{"0": true, "1": false, "2": false, "3": true, "4": true}
+	for key, w := range want {
+		if has("a", key) != w {
+			t.Fatalf("tenant a's value %s kept = %v, want %v (bound of 3, 0 used after 2)", key, !w, w)
+		}
+	}
+	if !has("quiet", "keep") {
+		t.Fatal("tenant a's bound dropped another tenant's value")
+	}
+	if gone, err := s.Delete(ctx, "a", "3"); err != nil || !gone {
+		t.Fatalf("Delete = %v %v", gone, err)
+	}
+	step()
+	put(t, s, "a", "4", "replaced", long)
+	step()
+	put(t, s, "a", "5", "v", long)
+	for _, key := range []string{"0", "4", "5"} {
+		if !has("a", key) {
+			t.Fatalf("value %s was dropped though a Delete and a replacement left room for it", key)
+		}
+	}
+
+	const bound, size = 64 << 10, 6 << 10
+	s = h.Bounded(t, 0, bound)
+	whole := make([]byte, bound) // incompressible: as large stored as given
+	rand.Read(whole)
+	noise := whole[:size]
+	if err := s.Put(ctx, "a", "k", whole, long); !errors.Is(err, statestore.ErrTooLarge) {
+		t.Fatalf("Put of a tenant's whole bound: %v, want ErrTooLarge", err)
+	}
+	for i := range 2 {
+		if err := s.Put(ctx, "quiet", fmt.Sprint(i), noise, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const flood = 40
+	for i := range flood {
+		step()
+		if err := s.Put(ctx, "loud", fmt.Sprint(i), noise, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := 0
+	for i := range flood {
+		if has("loud", fmt.Sprint(i)) {
+			kept++
+		}
+	}
+	if !has("loud", fmt.Sprint(flood-1)) || has("loud", "0") {
+		t.Fatal("the flood did not keep its newest value and drop its oldest")
+	}
+	if kept*size > bound || kept < bound/size/2 {
+		t.Fatalf("a tenant bounded to %d bytes keeps %d values of %d", bound, kept, size)
+	}
+	for i := range 2 {
+		if !has("quiet", fmt.Sprint(i)) {
+			t.Fatal("one tenant's flood dropped another's value")
+		}
+	}
 }
