@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -99,7 +100,7 @@ type Redis struct {
 	tenantEntries int
 
 	mu   sync.Mutex // orders state changes and their callbacks
-	down bool
+	down atomic.Bool
 }
 
 var (
@@ -179,30 +180,42 @@ func (r *Redis) Health(ctx context.Context) error {
 }
 
 // check turns err into the backend's error and keeps track of whether the
-// server answers. A reply (redis.Nil, or an error the server returned)
-// means it does; a cancelled or expired context says nothing about it.
+// server serves: a call that succeeds says it does; one that cannot reach
+// it, or that it refuses whatever the call (loading, read-only, full of
+// clients, wrong password), that it does not. Other refusals (out of
+// memory for a write) and a cancelled or expired context say neither.
 func (r *Redis) check(ctx context.Context, err error) error {
 	var reply redis.Error
 	switch {
-	case err == nil || errors.As(err, &reply):
+	case err == nil || errors.Is(err, redis.Nil):
 		r.setState(nil)
+		return err
 	case ctx.Err() != nil:
+	case unusable(err):
+		r.setState(err)
+	case errors.As(err, &reply):
 	default:
 		r.setState(err)
-	}
-	if err == nil || errors.Is(err, redis.Nil) {
-		return err
 	}
 	return fmt.Errorf("statestore: redis at %s: %w", r.addr, err)
 }
 
+func unusable(err error) bool {
+	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsMasterDownError(err) ||
+		redis.IsClusterDownError(err) || redis.IsTryAgainError(err) || redis.IsMaxClientsError(err) ||
+		redis.IsAuthError(err) || redis.IsPermissionError(err)
+}
+
 func (r *Redis) setState(err error) {
+	if r.down.Load() == (err != nil) {
+		return // the common case, without the lock
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.down == (err != nil) {
+	if r.down.Load() == (err != nil) {
 		return
 	}
-	r.down = err != nil
+	r.down.Store(err != nil)
 	if r.onState != nil {
 		if err != nil {
 			err = fmt.Errorf("statestore: redis at %s: %w", r.addr, err)

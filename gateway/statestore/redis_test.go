@@ -188,3 +188,38 @@ func TestRedisReplicasShare(t *testing.T) {
 	}
 	t.Fatalf("every one of %d tries straddled a window's end", attempts)
 }
+
+// The password comes from the URL; a wrong one is an outage, named.
+func TestRedisPassword(t *testing.T) {
+	srv := statestoretest.StartRedis(t)
+	raw := rawClient(t, srv)
+	ctx := context.Background()
+	if err := raw.ConfigSet(ctx, "requirepass", "s3cret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	good, err := statestore.NewRedis(statestore.RedisOptions{URL: "redis://:s3cret@" + srv.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	if err := good.Put(ctx, "a", "k", []byte("v"), time.Hour); err != nil {
+		t.Fatalf("Put with the password from the URL: %v", err)
+	}
+	var down []error
+	bad, err := statestore.NewRedis(statestore.RedisOptions{
+		URL:           "redis://:wrong@" + srv.Addr(),
+		OnStateChange: func(err error) { down = append(down, err) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	_, ok, err := bad.Get(ctx, "a", "k")
+	named := "statestore: redis at " + srv.Addr() + ": "
+	if ok || err == nil || !strings.HasPrefix(err.Error(), named) || strings.Contains(err.Error(), ":wrong@") {
+		t.Fatalf("Get with a wrong password = %v %v, want an error starting %q", ok, err, named)
+	}
+	if len(down) != 1 || down[0] == nil {
+		t.Fatalf("state changes with a wrong password: %v, want one outage", down)
+	}
+}
