@@ -14,6 +14,8 @@ import (
 // BenchmarkStore is what each backend adds to a request, one call at a
 // time: put and get of a 4 KiB stored response (compressed by Redis), and
 // a counter's reserve and settle as a rate-limited request makes them.
+// redis-bounded keeps each tenant's index, for TenantEntries and
+// TenantBytes.
 func BenchmarkStore(b *testing.B) {
 	value := []byte(strings.Repeat(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Here is the answer."}]},`, 40))[:4<<10]
 	backends := []struct {
@@ -25,6 +27,9 @@ func BenchmarkStore(b *testing.B) {
 		}},
 		{"redis", func(b *testing.B) statestoretest.Backend {
 			return newRedis(b, statestoretest.StartRedis(b), statestore.RedisOptions{})
+		}},
+		{"redis-bounded", func(b *testing.B) statestoretest.Backend {
+			return newRedis(b, statestoretest.StartRedis(b), statestore.RedisOptions{TenantEntries: 1 << 20, TenantBytes: 1 << 30})
 		}},
 	}
 	for _, be := range backends {
