@@ -41,9 +41,15 @@ type Memory struct {
 	entries int
 	bytes   int64
 	evicted int64
+
+	counters  map[counterKey]*count
+	sweepSize int // sweep ended windows when counters reaches this size
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ Store   = (*Memory)(nil)
+	_ Counter = (*Memory)(nil)
+)
 
 // shelf is one tenant's values, least recently used first.
 type shelf struct {
@@ -73,7 +79,7 @@ func NewMemory(lim Limits, now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{lim: lim, now: now, tenants: map[string]*shelf{}}
+	return &Memory{lim: lim, now: now, tenants: map[string]*shelf{}, counters: map[counterKey]*count{}, sweepSize: minSweep}
 }
 
 func (v *value) expired(now time.Time) bool { return now.Sub(v.used) > v.ttl }
@@ -210,4 +216,92 @@ func (m *Memory) Usage() (entries int, bytes, evicted int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.entries, m.bytes, m.evicted
+}
+
+type counterKey struct {
+	tenant, key string
+	window      time.Duration
+}
+
+type count struct {
+	start time.Time
+	n     int64
+}
+
+// minSweep is the fewest counters at which Reserve looks for ended windows
+// to drop; it then waits for the map to double, so that dropping them
+// costs O(1) per Reserve however many keys come by.
+const minSweep = 1024
+
+// Reserve counts by the store's clock; see Counter.
+func (m *Memory) Reserve(_ context.Context, tenant, key string, n, limit int64, window time.Duration) (Reservation, error) {
+	if window < time.Millisecond {
+		return Reservation{}, errWindow
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	start := windowStart(now, window)
+	ck := counterKey{tenant, key, window}
+	c := m.counters[ck]
+	if c == nil || !c.start.Equal(start) {
+		if c == nil {
+			m.sweepLocked(now)
+		}
+		c = &count{start: start}
+	}
+	r := Reservation{Tenant: tenant, Key: key, Window: window, Start: start, RetryAfter: start.Add(window).Sub(now)}
+	if limit <= 0 || c.n+n <= limit {
+		c.n += n
+		r.OK = true
+		m.counters[ck] = c
+	}
+	r.Count = c.n
+	return r, nil
+}
+
+// Settle corrects a reservation; see Counter.
+func (m *Memory) Settle(_ context.Context, r Reservation, delta int64) error {
+	if r.Window < time.Millisecond {
+		return errWindow
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	current := windowStart(now, r.Window)
+	target := r.Start
+	if !target.Equal(current) {
+		if delta <= 0 {
+			return nil
+		}
+		target = current
+	}
+	ck := counterKey{r.Tenant, r.Key, r.Window}
+	c := m.counters[ck]
+	if c == nil || !c.start.Equal(target) {
+		if delta <= 0 {
+			return nil
+		}
+		if c == nil {
+			m.sweepLocked(now)
+		}
+		c = &count{start: target}
+		m.counters[ck] = c
+	}
+	c.n = max(c.n+delta, 0)
+	return nil
+}
+
+// sweepLocked drops the counters of ended windows once there are enough of
+// them to be worth a pass.
+func (m *Memory) sweepLocked(now time.Time) {
+	if len(m.counters) < m.sweepSize {
+		return
+	}
+	for ck, c := range m.counters {
+		if !c.start.Add(ck.window).After(now) {
+			delete(m.counters, ck)
+		}
+	}
+	m.sweepSize = max(minSweep, 2*len(m.counters))
 }

@@ -184,3 +184,25 @@ func TestMemoryHeaviestGivesWay(t *testing.T) {
 		t.Fatal("the newcomer's value did not take the oldest value of the tenant holding the most")
 	}
 }
+
+// Counters of ended windows are dropped as new ones come, so that many
+// keys over time hold no more than those of the current windows.
+func TestMemoryCountersSwept(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	m := NewMemory(Limits{}, c.now)
+	for round := range 10 {
+		for i := range 3 * minSweep {
+			if _, err := m.Reserve(ctx, "a", fmt.Sprint(round, "/", i), 1, 0, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.add(time.Minute)
+	}
+	if n := len(m.counters); n > 2*3*minSweep {
+		t.Fatalf("%d counters held after 10 windows of %d keys each", n, 3*minSweep)
+	}
+	if _, err := m.Reserve(ctx, "a", "k", 1, 0, time.Microsecond); err == nil {
+		t.Fatal("a window shorter than a millisecond was taken")
+	}
+}
