@@ -227,7 +227,7 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 		}
 		defer bus.Close(ctx)
 		for b.Loop() {
-			if bus.ProvideResult(ctx, toolCall) == nil {
+			if bus.PreToolCallCanProvideResult(ctx, toolCall) == nil {
 				b.Fatal("no result")
 			}
 		}
@@ -237,7 +237,7 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 		b.Run(rp.name, func(b *testing.B) {
 			bus, _ := remoteBus(b, 1, rp.protocol)
 			for b.Loop() {
-				if bus.ProvideResult(ctx, toolCall) == nil {
+				if bus.PreToolCallCanProvideResult(ctx, toolCall) == nil {
 					b.Fatal("no result")
 				}
 			}
@@ -368,7 +368,7 @@ func BenchmarkUnsubscribedHook(b *testing.B) {
 	ev := hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}}
 	before := bus.Stats().Calls()
 	for b.Loop() {
-		bus.MutateRequest(ctx, ev)
+		bus.PreAPIRequestMutable(ctx, ev)
 	}
 	b.ReportMetric(float64(bus.Stats().Calls()-before)/float64(b.N), "rpcs/op")
 }

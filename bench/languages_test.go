@@ -63,7 +63,7 @@ func BenchmarkLanguageProvide(b *testing.B) {
 			bus := newBus(b, h.Members())
 			ctx := context.Background()
 			for b.Loop() {
-				if r := bus.ProvideResult(ctx, echoCall); r == nil || r.IsError {
+				if r := bus.PreToolCallCanProvideResult(ctx, echoCall); r == nil || r.IsError {
 					b.Fatalf("no result: %+v", r)
 				}
 			}
@@ -100,7 +100,7 @@ func BenchmarkLanguageIdleRSS(b *testing.B) {
 		b.Run(l.name, func(b *testing.B) {
 			h := startHost(b, languageConfig(b, l.path(b), l.missing), 0)
 			bus := newBus(b, h.Members())
-			if r := bus.ProvideResult(context.Background(), echoCall); r == nil {
+			if r := bus.PreToolCallCanProvideResult(context.Background(), echoCall); r == nil {
 				b.Fatal("no result")
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -151,7 +151,7 @@ func cacheConfig(*testing.B) string { return "tools = [\"lookup\"]\nttl = \"1h\"
 // fillCache has the cache see one successful native call of lookup, so
 // that every call after it is a hit.
 func fillCache(b *testing.B, bus *hooks.Bus) {
-	bus.ToolCallDone(hooks.ToolCallOutcome{
+	bus.PostToolCall(hooks.ToolCallOutcome{
 		SessionID: "s", CallID: "fill", Name: lookupCall.Name, Arguments: lookupCall.Arguments,
 		Result: hooks.ToolResult{Content: `{"ok":true}`}, Status: hooks.StatusOK,
 	})
@@ -183,7 +183,7 @@ func BenchmarkExampleProvide(b *testing.B) {
 			e.fill(b, bus)
 			ctx := context.Background()
 			for b.Loop() {
-				if r := bus.ProvideResult(ctx, e.call); r == nil || r.IsError || r.Plugin != e.plugin {
+				if r := bus.PreToolCallCanProvideResult(ctx, e.call); r == nil || r.IsError || r.Plugin != e.plugin {
 					b.Fatalf("no result from %s: %+v", e.plugin, r)
 				}
 			}

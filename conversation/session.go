@@ -170,7 +170,7 @@ func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
 	if !s.started {
 		s.started = true
 		s.trace(0, EventRoute, "route: %s", routeLine(s.opts.Route))
-		s.bus.SessionStart(hooks.SessionStart{SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route})
+		s.bus.OnSessionStart(hooks.SessionStart{SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route})
 	}
 	s.history = append(s.history, hooks.Message{Role: hooks.RoleUser, Content: text})
 	turn := &Turn{}
@@ -182,7 +182,7 @@ func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
 	if err != nil {
 		end.Error = err.Error()
 	}
-	s.bus.SessionEnd(end)
+	s.bus.OnSessionEnd(end)
 	return turn, err
 }
 
@@ -239,7 +239,7 @@ func (s *Session) run(ctx context.Context, turn *Turn) error {
 }
 
 func (s *Session) finish(ctx context.Context, iter int, turn *Turn, text string) {
-	final, by := s.bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: s.id, Text: text})
+	final, by := s.bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: s.id, Text: text})
 	for _, p := range by {
 		s.trace(iter, EventHook, "transform_llm_output: %s rewrote the answer", p)
 	}
@@ -251,7 +251,7 @@ func (s *Session) finish(ctx context.Context, iter int, turn *Turn, text string)
 // reissue.
 func (s *Session) infer(ctx context.Context, iter int, turn *Turn) (hooks.ModelResponse, error) {
 	tools := s.Tools()
-	if ch := s.bus.ToolList(ctx, hooks.ToolListRequest{SessionID: s.id, Iteration: iter, Tools: tools}); ch != nil {
+	if ch := s.bus.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: s.id, Iteration: iter, Tools: tools}); ch != nil {
 		tools = ch.Tools
 		s.trace(iter, EventHook, "pre_tool_list_finalized: %s replaced the tool list (%d tools)", ch.Plugin, len(tools))
 	}
@@ -259,7 +259,7 @@ func (s *Session) infer(ctx context.Context, iter int, turn *Turn) (hooks.ModelR
 		Model: s.opts.Model, System: s.opts.System, Tools: tools,
 		Messages: append([]hooks.Message(nil), s.history...),
 	}
-	req, changes := s.bus.MutateRequest(ctx, hooks.APIRequest{SessionID: s.id, Iteration: iter, Request: req})
+	req, changes := s.bus.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: s.id, Iteration: iter, Request: req})
 	for _, c := range changes {
 		s.trace(iter, EventHook, "pre_api_request_mutable: %s set %v", c.Plugin, c.Fields)
 	}
@@ -268,7 +268,7 @@ func (s *Session) infer(ctx context.Context, iter int, turn *Turn) (hooks.ModelR
 	if err != nil {
 		return resp, err
 	}
-	r := s.bus.Reissue(ctx, hooks.LLMCall{SessionID: s.id, Iteration: iter, Route: s.opts.Route, Request: req, Response: resp})
+	r := s.bus.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: s.id, Iteration: iter, Route: s.opts.Route, Request: req, Response: resp})
 	if r == nil {
 		return resp, nil
 	}
@@ -308,7 +308,7 @@ func (s *Session) complete(ctx context.Context, iter int, req hooks.ModelRequest
 	if err != nil {
 		ev.Error = err.Error()
 	}
-	s.bus.LLMCallDone(ev)
+	s.bus.PostLLMCall(ev)
 	if err != nil {
 		s.trace(iter, EventModelCall, "model %s failed: %v", req.Model, err)
 		return resp, err

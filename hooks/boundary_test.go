@@ -44,7 +44,7 @@ func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
 			used := 0
 			for range 20 {
 				within(t, func() {
-					if r := b.ProvideResult(context.Background(), call); r != nil {
+					if r := b.PreToolCallCanProvideResult(context.Background(), call); r != nil {
 						used++
 					}
 				})
@@ -72,7 +72,7 @@ func TestPanicStacksAreLoggedAtDebugOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			b.ProvideResult(context.Background(), call)
+			b.PreToolCallCanProvideResult(context.Background(), call)
 		}
 		b.Close(context.Background())
 		out := buf.String()

@@ -73,7 +73,7 @@ func BenchmarkObserverEmit(b *testing.B) {
 	ev := hooks.ToolCallOutcome{Name: "now"}
 	b.ReportAllocs()
 	for b.Loop() {
-		bus.ToolCallDone(ev)
+		bus.PostToolCall(ev)
 	}
 }
 

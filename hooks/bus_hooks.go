@@ -11,8 +11,8 @@ import (
 // answer that breaks the hook's rules (checkAnswer), into "no result", so
 // the rules below only ever see legal answers.
 
-// SessionStart fires on_session_start. Observe: queued, never delays.
-func (b *Bus) SessionStart(ev SessionStart) {
+// OnSessionStart fires on_session_start. Observe: queued, never delays.
+func (b *Bus) OnSessionStart(ev SessionStart) {
 	b.emit(OnSessionStart, "", ev)
 }
 
@@ -22,9 +22,9 @@ type ToolListChange struct {
 	Tools  []ToolSpec
 }
 
-// ToolList fires pre_tool_list_finalized. First non-nil wins; the override
+// PreToolListFinalized fires pre_tool_list_finalized. First non-nil wins; the override
 // applies to this model call only. It returns nil when nobody overrode.
-func (b *Bus) ToolList(ctx context.Context, req ToolListRequest) *ToolListChange {
+func (b *Bus) PreToolListFinalized(ctx context.Context, req ToolListRequest) *ToolListChange {
 	if b == nil {
 		return nil
 	}
@@ -45,13 +45,13 @@ type RequestChange struct {
 	Fields []string
 }
 
-// MutateRequest fires pre_api_request_mutable. Merge, first write per field
+// PreAPIRequestMutable fires pre_api_request_mutable. Merge, first write per field
 // wins: patches apply in priority order, each plugin seeing the request as
 // patched so far, and a plugin may set only the fields nobody above it set;
 // its writes to the others are ignored (they are not malformed). This is
 // the rule of every other hook, where priority means precedence. It
 // returns the final request and who changed what.
-func (b *Bus) MutateRequest(ctx context.Context, ev APIRequest) (ModelRequest, []RequestChange) {
+func (b *Bus) PreAPIRequestMutable(ctx context.Context, ev APIRequest) (ModelRequest, []RequestChange) {
 	if b == nil {
 		return ev.Request, nil
 	}
@@ -77,10 +77,10 @@ type ReissueRequest struct {
 	Reissue
 }
 
-// Reissue fires post_llm_call_can_reissue. First non-nil wins. Enforcing at
+// PostLLMCallCanReissue fires post_llm_call_can_reissue. First non-nil wins. Enforcing at
 // most one reissue per iteration is the caller's job: only the loop knows
 // whether this response is already a reissue.
-func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
+func (b *Bus) PostLLMCallCanReissue(ctx context.Context, ev LLMCall) *ReissueRequest {
 	if b == nil {
 		return nil
 	}
@@ -94,8 +94,8 @@ func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
 	return nil
 }
 
-// LLMCallDone fires post_llm_call for every inference. Observe.
-func (b *Bus) LLMCallDone(ev Inference) {
+// PostLLMCall fires post_llm_call for every inference. Observe.
+func (b *Bus) PostLLMCall(ev Inference) {
 	b.emit(PostLLMCall, "", ev)
 }
 
@@ -207,9 +207,9 @@ type ProvidedResult struct {
 	ToolResult
 }
 
-// ProvideResult fires pre_tool_call_can_provide_result. First non-nil wins
+// PreToolCallCanProvideResult fires pre_tool_call_can_provide_result. First non-nil wins
 // and skips native dispatch; nil means dispatch natively.
-func (b *Bus) ProvideResult(ctx context.Context, req ToolCallRequest) *ProvidedResult {
+func (b *Bus) PreToolCallCanProvideResult(ctx context.Context, req ToolCallRequest) *ProvidedResult {
 	if b == nil {
 		return nil
 	}
@@ -230,8 +230,8 @@ func (b *Bus) provideResult(ctx context.Context, req ToolCallRequest, ask provid
 	return nil
 }
 
-// ToolCallDone fires post_tool_call. Observe.
-func (b *Bus) ToolCallDone(ev ToolCallOutcome) {
+// PostToolCall fires post_tool_call. Observe.
+func (b *Bus) PostToolCall(ev ToolCallOutcome) {
 	b.emit(PostToolCall, ev.Name, ev)
 }
 
@@ -260,8 +260,8 @@ func (b *Bus) transformToolResult(ctx context.Context, ev ToolCallOutcome, ask t
 	return ev.Result, changedBy
 }
 
-// TransformOutput fires transform_llm_output on the final answer. Chain.
-func (b *Bus) TransformOutput(ctx context.Context, ev LLMOutput) (string, []string) {
+// TransformLLMOutput fires transform_llm_output on the final answer. Chain.
+func (b *Bus) TransformLLMOutput(ctx context.Context, ev LLMOutput) (string, []string) {
 	if b == nil {
 		return ev.Text, nil
 	}
@@ -277,7 +277,7 @@ func (b *Bus) TransformOutput(ctx context.Context, ev LLMOutput) (string, []stri
 	return ev.Text, changedBy
 }
 
-// SessionEnd fires on_session_end. Observe.
-func (b *Bus) SessionEnd(ev SessionEnd) {
+// OnSessionEnd fires on_session_end. Observe.
+func (b *Bus) OnSessionEnd(ev SessionEnd) {
 	b.emit(OnSessionEnd, "", ev)
 }

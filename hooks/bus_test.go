@@ -22,14 +22,14 @@ func provider(name string, content string) *hooks.Funcs {
 
 func TestNilBusFiresNothing(t *testing.T) {
 	var b *hooks.Bus
-	if r := b.ProvideResult(context.Background(), call); r != nil {
+	if r := b.PreToolCallCanProvideResult(context.Background(), call); r != nil {
 		t.Fatalf("nil bus provided %v", r)
 	}
 	out := b.PreToolCall(context.Background(), call)
 	if out.Blocked || string(out.Arguments) != "{}" {
 		t.Fatalf("nil bus changed the call: %+v", out)
 	}
-	text, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "x"})
+	text, by := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "x"})
 	if text != "x" || by != nil {
 		t.Fatalf("nil bus transformed output: %q %v", text, by)
 	}
@@ -45,8 +45,8 @@ func TestNilBusFiresNothing(t *testing.T) {
 		t.Fatalf("nil bus's run transformed: %+v %v", res, by)
 	}
 	run.Close()
-	b.SessionStart(hooks.SessionStart{})
-	b.ToolCallDone(hooks.ToolCallOutcome{})
+	b.OnSessionStart(hooks.SessionStart{})
+	b.PostToolCall(hooks.ToolCallOutcome{})
 	if b.Stats().Calls() != 0 {
 		t.Fatal("nil bus counted calls")
 	}
@@ -63,17 +63,17 @@ func TestUnsubscribedHooksAndUnmatchedToolsCostNoCall(t *testing.T) {
 		}
 		b := newBus(t, r.in(p))
 		ctx := context.Background()
-		if res := b.ProvideResult(ctx, call); res != nil {
+		if res := b.PreToolCallCanProvideResult(ctx, call); res != nil {
 			t.Fatalf("plugin answered a tool outside its matchers: %+v", res)
 		}
 		b.PreToolCall(ctx, call)
-		b.TransformOutput(ctx, hooks.LLMOutput{Text: "x"})
+		b.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "x"})
 		if n := b.Stats().Calls(); n != 0 {
 			t.Fatalf("made %d calls, want 0", n)
 		}
 		kc := call
 		kc.Name = "kora__get_burn"
-		if res := b.ProvideResult(ctx, kc); res == nil || res.Plugin != "kora" {
+		if res := b.PreToolCallCanProvideResult(ctx, kc); res == nil || res.Plugin != "kora" {
 			t.Fatalf("matching tool not provided: %+v", res)
 		}
 		if !b.Subscribed(hooks.PreToolCallCanProvideResult, "kora__x") || b.Subscribed(hooks.PreToolCallCanProvideResult, "now") || b.Subscribed(hooks.PreToolCall, "kora__x") {
@@ -96,7 +96,7 @@ func TestProvideResultFirstNonNilWins(t *testing.T) {
 			r.in(provider("second", "B")),
 			r.in(third),
 		)
-		res := b.ProvideResult(context.Background(), call)
+		res := b.PreToolCallCanProvideResult(context.Background(), call)
 		if res == nil || res.Plugin != "second" || res.Content != "B" {
 			t.Fatalf("got %+v, want second's result B", res)
 		}
@@ -157,7 +157,7 @@ func TestEveryFailureFallsThroughToTheNextPlugin(t *testing.T) {
 				r := r.sub(t)
 				b := newBus(t, r.broken(failingProvider(t, kind), kind, hooks.Options{}), r.in(provider("backup", "B")))
 				var res *hooks.ProvidedResult
-				within(t, func() { res = b.ProvideResult(context.Background(), call) })
+				within(t, func() { res = b.PreToolCallCanProvideResult(context.Background(), call) })
 				if res == nil || res.Plugin != "backup" {
 					t.Fatalf("got %+v, want backup's result", res)
 				}
@@ -176,7 +176,7 @@ func TestEveryFailureAloneMeansNativeDispatch(t *testing.T) {
 				r := r.sub(t)
 				b := newBus(t, r.broken(failingProvider(t, kind), kind, hooks.Options{}))
 				within(t, func() {
-					if res := b.ProvideResult(context.Background(), call); res != nil {
+					if res := b.PreToolCallCanProvideResult(context.Background(), call); res != nil {
 						t.Errorf("failed plugin produced %+v", res)
 					}
 				})
@@ -209,7 +209,7 @@ func TestToolTimeoutAppliesOnlyToProvideResult(t *testing.T) {
 			},
 		}
 		b := newBus(t, r.with(slow, hooks.Options{Timeout: 10 * time.Millisecond, ToolTimeout: 5 * time.Second}))
-		if res := b.ProvideResult(context.Background(), call); res == nil || res.Content != "done" {
+		if res := b.PreToolCallCanProvideResult(context.Background(), call); res == nil || res.Content != "done" {
 			t.Fatalf("provide-result did not get tool_timeout: %+v", res)
 		}
 		if out := b.PreToolCall(context.Background(), call); out.Blocked {
@@ -348,7 +348,7 @@ func TestFailClosedGuard(t *testing.T) {
 			if out := b.PreToolCall(context.Background(), call); out.Blocked {
 				t.Fatal("a plugin without pre_tool_call blocked")
 			}
-			if res := b.ProvideResult(context.Background(), call); res != nil {
+			if res := b.PreToolCallCanProvideResult(context.Background(), call); res != nil {
 				t.Fatalf("failed provider produced %+v", res)
 			}
 		})
@@ -419,7 +419,7 @@ func TestMalformedResultsCountAsNil(t *testing.T) {
 				return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "only"}}}, nil
 			}}
 			b := newBus(t, r.in(bad), r.in(good))
-			ch := b.ToolList(ctx, hooks.ToolListRequest{})
+			ch := b.PreToolListFinalized(ctx, hooks.ToolListRequest{})
 			if ch == nil || ch.Plugin != "good" || len(ch.Tools) != 1 {
 				t.Fatalf("got %+v, want good's list", ch)
 			}
@@ -430,7 +430,7 @@ func TestMalformedResultsCountAsNil(t *testing.T) {
 				return &hooks.RequestPatch{Model: str("")}, nil
 			}}
 			b := newBus(t, r.in(bad))
-			req, changes := b.MutateRequest(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}})
+			req, changes := b.PreAPIRequestMutable(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}})
 			if req.Model != "m" || changes != nil {
 				t.Fatalf("malformed patch applied: %+v %+v", req, changes)
 			}
@@ -442,7 +442,7 @@ func TestMalformedResultsCountAsNil(t *testing.T) {
 				return &hooks.Reissue{Patch: hooks.RequestPatch{Temperature: &hot}}, nil
 			}}
 			b := newBus(t, r.in(bad))
-			if res := b.Reissue(ctx, hooks.LLMCall{}); res != nil {
+			if res := b.PostLLMCallCanReissue(ctx, hooks.LLMCall{}); res != nil {
 				t.Fatalf("malformed reissue accepted: %+v", res)
 			}
 		})
@@ -472,7 +472,7 @@ func TestMutateRequestFirstWritePerFieldWins(t *testing.T) {
 			return &hooks.RequestPatch{System: str("be verbose"), MaxTokens: new(int(1))}, nil
 		}}
 		b := newBus(t, r.in(first), r.in(failingOne), r.in(second), r.in(third))
-		req, changes := b.MutateRequest(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: "orig", System: "orig", MaxTokens: 8}})
+		req, changes := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: "orig", System: "orig", MaxTokens: 8}})
 		if req.Model != "from-first" || req.System != "be brief" || req.MaxTokens != 64 || req.Temperature != nil {
 			t.Fatalf("merged request %+v", req)
 		}
@@ -507,7 +507,7 @@ func TestReissueFirstNonNilWins(t *testing.T) {
 			return &hooks.Reissue{Patch: hooks.RequestPatch{Model: str("never")}}, nil
 		}}
 		b := newBus(t, r.quick(slow), r.in(ask("router", "large")), r.in(ask("other", "huge")))
-		res := b.Reissue(context.Background(), hooks.LLMCall{})
+		res := b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{})
 		if res == nil || res.Plugin != "router" || *res.Patch.Model != "large" || res.Reason != "router" {
 			t.Fatalf("got %+v", res)
 		}
@@ -538,7 +538,7 @@ func TestTransformsChainInPriorityOrder(t *testing.T) {
 		if res.Content != "r+a+b" || strings.Join(by, ",") != "a,b" {
 			t.Fatalf("tool result %q by %v", res.Content, by)
 		}
-		text, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "t"})
+		text, by := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "t"})
 		if text != "t+a+b" || strings.Join(by, ",") != "a,b" {
 			t.Fatalf("output %q by %v", text, by)
 		}
@@ -554,7 +554,7 @@ func TestToolListFirstNonNilWins(t *testing.T) {
 		}
 		none := &hooks.Funcs{Name: "none", PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) { return nil, nil }}
 		b := newBus(t, r.in(none), r.in(list("x")), r.in(list("y")))
-		ch := b.ToolList(context.Background(), hooks.ToolListRequest{Tools: []hooks.ToolSpec{{Name: "now"}}})
+		ch := b.PreToolListFinalized(context.Background(), hooks.ToolListRequest{Tools: []hooks.ToolSpec{{Name: "now"}}})
 		if ch == nil || ch.Plugin != "x" || ch.Tools[0].Name != "x_tool" {
 			t.Fatalf("got %+v", ch)
 		}
@@ -574,10 +574,10 @@ func TestObserversDeliverInOrderAndFlush(t *testing.T) {
 			OnSessionEndFunc:   func(_ context.Context, ev hooks.SessionEnd) error { rec("end:" + string(ev.Reason)); return nil },
 		}
 		b := newBus(t, r.in(p))
-		b.SessionStart(hooks.SessionStart{SessionID: "s"})
-		b.LLMCallDone(hooks.Inference{Model: "m"})
-		b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
-		b.SessionEnd(hooks.SessionEnd{Reason: hooks.EndCompleted})
+		b.OnSessionStart(hooks.SessionStart{SessionID: "s"})
+		b.PostLLMCall(hooks.Inference{Model: "m"})
+		b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+		b.OnSessionEnd(hooks.SessionEnd{Reason: hooks.EndCompleted})
 		if err := b.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -605,7 +605,7 @@ func TestObserversNeverBlockAndDropWhenFull(t *testing.T) {
 		ev := hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)}
 		within(t, func() {
 			for i := 0; i < 10; i++ {
-				b.ToolCallDone(ev)
+				b.PostToolCall(ev)
 			}
 		})
 		close(release)
@@ -616,7 +616,7 @@ func TestObserversNeverBlockAndDropWhenFull(t *testing.T) {
 		if dropped < 7 || delivered.Load()+dropped != 10 {
 			t.Fatalf("delivered %d, dropped %d; want >= 7 dropped and 10 in all", delivered.Load(), dropped)
 		}
-		b.ToolCallDone(ev)
+		b.PostToolCall(ev)
 		if b.Stats().Dropped["slow"] != dropped+1 {
 			t.Fatal("event after Close not counted as dropped")
 		}
@@ -627,7 +627,7 @@ func TestObserverFailuresAreCounted(t *testing.T) {
 	eachWay(t, func(t *testing.T, r rig) {
 		p := &hooks.Funcs{Name: "obs", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { panic("observer bug") }}
 		b := newBus(t, r.in(p))
-		b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+		b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 		if err := b.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -649,10 +649,10 @@ func TestFailuresWarnOncePerPluginHookAndKind(t *testing.T) {
 		}}
 		b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.in(p))
 		for i := 0; i < 3; i++ {
-			b.ProvideResult(context.Background(), call)
+			b.PreToolCallCanProvideResult(context.Background(), call)
 		}
 		panicNow.Store(true)
-		b.ProvideResult(context.Background(), call)
+		b.PreToolCallCanProvideResult(context.Background(), call)
 
 		levels := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -761,10 +761,10 @@ func TestConcurrentFiring(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for j := 0; j < 20; j++ {
-					if res := b.ProvideResult(context.Background(), call); res == nil || res.Content != "x" {
+					if res := b.PreToolCallCanProvideResult(context.Background(), call); res == nil || res.Content != "x" {
 						t.Errorf("concurrent provide got %+v", res)
 					}
-					b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+					b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 				}
 			}()
 		}
@@ -787,8 +787,8 @@ func TestFlushOnAFullQueueBlocksNobody(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)}
-		b.ToolCallDone(ev) // taken by the worker, which hangs
-		b.ToolCallDone(ev) // fills the queue
+		b.PostToolCall(ev) // taken by the worker, which hangs
+		b.PostToolCall(ev) // fills the queue
 
 		flushCtx, stopFlush := context.WithCancel(context.Background())
 		defer stopFlush()
@@ -797,7 +797,7 @@ func TestFlushOnAFullQueueBlocksNobody(t *testing.T) {
 
 		within(t, func() {
 			for i := 0; i < 5; i++ {
-				b.ToolCallDone(ev)
+				b.PostToolCall(ev)
 			}
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -829,7 +829,7 @@ func TestCloseCancelsDeliveriesWhenItGivesUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.ToolCallDone(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
+		b.PostToolCall(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		within(t, func() {
@@ -851,7 +851,7 @@ func TestContextHonouringPluginsAreCalledInlineUnderTheirDeadline(t *testing.T) 
 	}}}
 	b := newBus(t, hooks.Member{Plugin: p, Options: hooks.Options{ToolTimeout: 20 * time.Millisecond}})
 	within(t, func() {
-		if res := b.ProvideResult(context.Background(), call); res != nil {
+		if res := b.PreToolCallCanProvideResult(context.Background(), call); res != nil {
 			t.Errorf("got %+v", res)
 		}
 	})
@@ -898,7 +898,7 @@ func TestTemperatureNoUpstreamTakesIsMalformed(t *testing.T) {
 					},
 				}
 				b := newBusConfig(t, hooks.Config{MaxTemperature: c.max}, r.in(bad), r.in(next))
-				req, changes := b.MutateRequest(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m", System: "s"}})
+				req, changes := b.PreAPIRequestMutable(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m", System: "s"}})
 				if req.System != "s" || req.Temperature == nil || *req.Temperature != good ||
 					len(changes) != 1 || changes[0].Plugin != "next" {
 					t.Fatalf("patch with temperature %v applied: %+v %+v", c.temp, req, changes)
@@ -906,7 +906,7 @@ func TestTemperatureNoUpstreamTakesIsMalformed(t *testing.T) {
 				if n := b.Stats().Failures("bad", hooks.PreAPIRequestMutable, hooks.KindMalformed); n != 1 {
 					t.Fatalf("patch counted malformed %d times, want 1", n)
 				}
-				if res := b.Reissue(ctx, hooks.LLMCall{}); res != nil {
+				if res := b.PostLLMCallCanReissue(ctx, hooks.LLMCall{}); res != nil {
 					t.Fatalf("reissue with temperature %v accepted: %+v", c.temp, res)
 				}
 				if n := b.Stats().Failures("bad", hooks.PostLLMCallCanReissue, hooks.KindMalformed); n != 1 {

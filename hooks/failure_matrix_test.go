@@ -27,7 +27,7 @@ var hookCases = []hookCase{
 			return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "good"}}}, nil
 		}
 	}, func(b *hooks.Bus) string {
-		if ch := b.ToolList(context.Background(), hooks.ToolListRequest{}); ch != nil {
+		if ch := b.PreToolListFinalized(context.Background(), hooks.ToolListRequest{}); ch != nil {
 			return ch.Tools[0].Name
 		}
 		return ""
@@ -40,7 +40,7 @@ var hookCases = []hookCase{
 			return &hooks.RequestPatch{Model: str("good")}, nil
 		}
 	}, func(b *hooks.Bus) string {
-		req, _ := b.MutateRequest(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: ""}})
+		req, _ := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: ""}})
 		return req.Model
 	}},
 	{hooks.PostLLMCallCanReissue, func(f *hooks.Funcs, h func(context.Context) error) {
@@ -51,7 +51,7 @@ var hookCases = []hookCase{
 			return &hooks.Reissue{Reason: "good"}, nil
 		}
 	}, func(b *hooks.Bus) string {
-		if r := b.Reissue(context.Background(), hooks.LLMCall{}); r != nil {
+		if r := b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{}); r != nil {
 			return r.Reason
 		}
 		return ""
@@ -64,7 +64,7 @@ var hookCases = []hookCase{
 			return &hooks.TextReplacement{Text: "good"}, nil
 		}
 	}, func(b *hooks.Bus) string {
-		text, _ := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: ""})
+		text, _ := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: ""})
 		return text
 	}},
 	{hooks.PreToolCall, func(f *hooks.Funcs, h func(context.Context) error) {
@@ -85,7 +85,7 @@ var hookCases = []hookCase{
 			return &hooks.ToolResult{Content: "good"}, nil
 		}
 	}, func(b *hooks.Bus) string {
-		if r := b.ProvideResult(context.Background(), call); r != nil {
+		if r := b.PreToolCallCanProvideResult(context.Background(), call); r != nil {
 			return r.Content
 		}
 		return ""
@@ -151,10 +151,10 @@ func TestObserverFailuresNeverReachTheCaller(t *testing.T) {
 				}
 				b := newBus(t, r.broken(p, kind, hooks.Options{Timeout: 50 * time.Millisecond}))
 				within(t, func() {
-					b.SessionStart(hooks.SessionStart{})
-					b.LLMCallDone(hooks.Inference{})
-					b.ToolCallDone(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
-					b.SessionEnd(hooks.SessionEnd{})
+					b.OnSessionStart(hooks.SessionStart{})
+					b.PostLLMCall(hooks.Inference{})
+					b.PostToolCall(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
+					b.OnSessionEnd(hooks.SessionEnd{})
 					if err := b.Flush(context.Background()); err != nil {
 						t.Error(err)
 					}

@@ -126,8 +126,8 @@ func fireOn(ctx context.Context, b *hooks.Bus, pa path, req hooks.ToolCallReques
 		closeRun = r.Close
 	default:
 		pre = func() hooks.PreToolCallOutcome { return b.PreToolCall(ctx, req) }
-		provide = func(req hooks.ToolCallRequest) *hooks.ProvidedResult { return b.ProvideResult(ctx, req) }
-		done = b.ToolCallDone
+		provide = func(req hooks.ToolCallRequest) *hooks.ProvidedResult { return b.PreToolCallCanProvideResult(ctx, req) }
+		done = b.PostToolCall
 		trans = func(ev hooks.ToolCallOutcome) (hooks.ToolResult, []string) { return b.TransformToolResult(ctx, ev) }
 	}
 	defer closeRun()

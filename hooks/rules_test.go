@@ -59,8 +59,8 @@ func TestPatchRulesHoldForEveryPlugin(t *testing.T) {
 				var buf syncBuffer
 				b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.in(patcher("p", tc.patch)))
 				orig := hooks.ModelRequest{Model: "m", Messages: []hooks.Message{user}}
-				_, changes := b.MutateRequest(context.Background(), hooks.APIRequest{Request: orig})
-				reissue := b.Reissue(context.Background(), hooks.LLMCall{Request: orig})
+				_, changes := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{Request: orig})
+				reissue := b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{Request: orig})
 				malformed := b.Stats().Failures("p", hooks.PreAPIRequestMutable, hooks.KindMalformed) +
 					b.Stats().Failures("p", hooks.PostLLMCallCanReissue, hooks.KindMalformed)
 				if tc.want == "" {
@@ -115,25 +115,27 @@ func TestMaxResultSizeBoundsEveryAnswer(t *testing.T) {
 	}{
 		{hooks.PreToolListFinalized, &hooks.Funcs{Name: "p", PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
 			return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "t", Description: big}}}, nil
-		}}, func(b *hooks.Bus) bool { return b.ToolList(context.Background(), hooks.ToolListRequest{}) != nil }},
+		}}, func(b *hooks.Bus) bool {
+			return b.PreToolListFinalized(context.Background(), hooks.ToolListRequest{}) != nil
+		}},
 		{hooks.PreAPIRequestMutable, patcher("p", hooks.RequestPatch{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: big}}}), func(b *hooks.Bus) bool {
-			_, ch := b.MutateRequest(context.Background(), hooks.APIRequest{})
+			_, ch := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{})
 			return ch != nil
 		}},
 		{hooks.PostLLMCallCanReissue, patcher("p", hooks.RequestPatch{System: &big}), func(b *hooks.Bus) bool {
-			return b.Reissue(context.Background(), hooks.LLMCall{}) != nil
+			return b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{}) != nil
 		}},
 		{hooks.TransformLLMOutput, &hooks.Funcs{Name: "p", TransformLLMOutputFunc: func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) {
 			return &hooks.TextReplacement{Text: big}, nil
 		}}, func(b *hooks.Bus) bool {
-			_, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "t"})
+			_, by := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "t"})
 			return by != nil
 		}},
 		{hooks.PreToolCall, &hooks.Funcs{Name: "p", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: big}}, nil
 		}}, func(b *hooks.Bus) bool { return b.PreToolCall(context.Background(), call).Blocked }},
 		{hooks.PreToolCallCanProvideResult, provider("p", bigJSON), func(b *hooks.Bus) bool {
-			return b.ProvideResult(context.Background(), call) != nil
+			return b.PreToolCallCanProvideResult(context.Background(), call) != nil
 		}},
 		{hooks.TransformToolResult, &hooks.Funcs{Name: "p", TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 			return &hooks.ToolResult{Content: bigJSON}, nil
@@ -308,8 +310,8 @@ func TestObserversAreNeverSynchronous(t *testing.T) {
 		}
 		b := newBus(t, r.in(p))
 		within(t, func() {
-			b.SessionStart(hooks.SessionStart{})
-			b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+			b.OnSessionStart(hooks.SessionStart{})
+			b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 		})
 		close(release)
 		for range 2 {

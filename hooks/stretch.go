@@ -480,7 +480,7 @@ func (r *ToolRun) PreToolCall(ctx context.Context) PreToolCallOutcome {
 }
 
 // ProvideResult fires pre_tool_call_can_provide_result (see
-// Bus.ProvideResult).
+// Bus.PreToolCallCanProvideResult).
 func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 	if r.b == nil {
 		return nil
@@ -505,8 +505,8 @@ func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 	})
 }
 
-// Done fires post_tool_call (see Bus.ToolCallDone).
-func (r *ToolRun) Done(ev ToolCallOutcome) { r.b.ToolCallDone(ev) }
+// Done fires post_tool_call (see Bus.PostToolCall).
+func (r *ToolRun) Done(ev ToolCallOutcome) { r.b.PostToolCall(ev) }
 
 // Transform fires transform_tool_result (see Bus.TransformToolResult).
 func (r *ToolRun) Transform(ctx context.Context, ev ToolCallOutcome) (ToolResult, []string) {

@@ -146,7 +146,7 @@ func TestInvalidUTF8CrossesTheBoundaryRepaired(t *testing.T) {
 
 	// Host to plugin: a message with a bad byte, three times.
 	for range 3 {
-		text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s\xc3", Text: "bad \xff byte"})
+		text, by := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: "s\xc3", Text: "bad \xff byte"})
 		if text != "seen: bad \uFFFD byte" || len(by) != 1 {
 			t.Fatalf("transform_llm_output with invalid UTF-8 = %q by %v, want the repaired text echoed", text, by)
 		}
@@ -252,7 +252,7 @@ func TestMessageSizeLimits(t *testing.T) {
 		if got := provide(bus, "big", bigArgs(0, 8<<20)); got == nil || got.Plugin != roomyName {
 			t.Fatalf("first plugin's oversized answer did not fall through to the next: %+v", got)
 		}
-		if got := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "argsize", Arguments: json.RawMessage(bigArgs(2<<20, 0))}); got == nil || got.Plugin != roomyName {
+		if got := bus.PreToolCallCanProvideResult(context.Background(), hooks.ToolCallRequest{Name: "argsize", Arguments: json.RawMessage(bigArgs(2<<20, 0))}); got == nil || got.Plugin != roomyName {
 			t.Fatalf("refused call did not fall through to the next plugin: %+v", got)
 		}
 		st := bus.Stats()

@@ -182,7 +182,7 @@ func provide(bus *hooks.Bus, tool, args string) *hooks.ProvidedResult {
 	if args == "" {
 		args = "{}"
 	}
-	return bus.ProvideResult(context.Background(), hooks.ToolCallRequest{
+	return bus.PreToolCallCanProvideResult(context.Background(), hooks.ToolCallRequest{
 		SessionID: "s1", CallID: "c1", Name: tool, Arguments: json.RawMessage(args),
 	})
 }

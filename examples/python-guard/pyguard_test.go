@@ -99,7 +99,7 @@ func TestExampleUnderTheHost(t *testing.T) {
 	}
 
 	explain := func(args string) *hooks.ProvidedResult {
-		return bus.ProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "pyguard__explain", Arguments: json.RawMessage(args)})
+		return bus.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "pyguard__explain", Arguments: json.RawMessage(args)})
 	}
 	r := explain(`{"tool":"read_file","arguments":{"path":".env"}}`)
 	var got map[string]any

@@ -172,12 +172,12 @@ func checkHooks(t *testing.T, bus *hooks.Bus) {
 		t.Errorf("pre_tool_call without text: %+v, want blocked", pre)
 	}
 
-	r := bus.ProvideResult(ctx, call(`{"text":"HELLO"}`))
+	r := bus.PreToolCallCanProvideResult(ctx, call(`{"text":"HELLO"}`))
 	if r == nil || r.Plugin != "pyshout" || r.IsError || !jsonEqual([]byte(r.Content), `{"echo":"HELLO"}`) {
 		t.Errorf("provide pyshout__echo: %+v", r)
 	}
 
-	text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s1", Text: "The answer is 42."})
+	text, by := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: "s1", Text: "The answer is 42."})
 	if text != "The answer is 42.\n\n-- shouted by pyshout" || !slices.Equal(by, []string{"pyshout"}) {
 		t.Errorf("transform_llm_output: %q by %v", text, by)
 	}

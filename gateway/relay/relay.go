@@ -174,7 +174,7 @@ func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call
 	}
 	started := run.restore()
 	if started {
-		run.bus.SessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})
+		run.bus.OnSessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})
 	}
 	reason, err := run.loop()
 	end := hooks.SessionEnd{
@@ -184,7 +184,7 @@ func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call
 	if err != nil {
 		end.Error = err.Error()
 	}
-	run.bus.SessionEnd(end)
+	run.bus.OnSessionEnd(end)
 	if err != nil {
 		return nil, &Error{Err: err, ToolsRan: run.toolsRan}
 	}

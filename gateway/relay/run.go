@@ -280,7 +280,7 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 		Result: hooks.ToolResult{Content: m.Content, IsError: m.IsError}.AsJSON(), Status: status,
 	}
 	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
-		r.bus.ToolCallDone(ev)
+		r.bus.PostToolCall(ev)
 	}
 	res := hooks.ToolResult{Content: m.Content, IsError: m.IsError}
 	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
@@ -530,7 +530,7 @@ func (r *run) holding() bool {
 func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 	tools := append(append([]hooks.ToolSpec(nil), r.call.Request.Tools...), r.bus.Tools()...)
 	if r.bus.Subscribed(hooks.PreToolListFinalized, "") {
-		if ch := r.bus.ToolList(r.ctx, hooks.ToolListRequest{SessionID: r.sessionID, Iteration: iter, Tools: tools}); ch != nil {
+		if ch := r.bus.PreToolListFinalized(r.ctx, hooks.ToolListRequest{SessionID: r.sessionID, Iteration: iter, Tools: tools}); ch != nil {
 			tools = ch.Tools
 		}
 	}
@@ -548,7 +548,7 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 		req.Messages = append([]hooks.Message(nil), r.history...)
 	}
 	if r.bus.Subscribed(hooks.PreAPIRequestMutable, "") {
-		req, _ = r.bus.MutateRequest(r.ctx, hooks.APIRequest{SessionID: r.sessionID, Iteration: iter, Request: req})
+		req, _ = r.bus.PreAPIRequestMutable(r.ctx, hooks.APIRequest{SessionID: r.sessionID, Iteration: iter, Request: req})
 	}
 	r.streamed.Reset()
 	var onText func(string)
@@ -569,7 +569,7 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 	if !r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") {
 		return resp, wire, nil
 	}
-	rq := r.bus.Reissue(r.ctx, hooks.LLMCall{SessionID: r.sessionID, Iteration: iter, Route: hooks.RouteGateway, Request: req, Response: resp})
+	rq := r.bus.PostLLMCallCanReissue(r.ctx, hooks.LLMCall{SessionID: r.sessionID, Iteration: iter, Route: hooks.RouteGateway, Request: req, Response: resp})
 	if rq == nil {
 		return resp, wire, nil
 	}
@@ -628,7 +628,7 @@ func (r *run) upstream(iter int, req hooks.ModelRequest, onText func(string), re
 	if err != nil {
 		ev.Error = err.Error()
 	}
-	r.bus.LLMCallDone(ev)
+	r.bus.PostLLMCall(ev)
 	if err == nil {
 		return resp, wire, nil
 	}
@@ -648,7 +648,7 @@ func (r *run) upstream(iter int, req hooks.ModelRequest, onText func(string), re
 // through transform_llm_output.
 func (r *run) show(text string, final bool) {
 	if final && r.bus.Subscribed(hooks.TransformLLMOutput, "") {
-		if t, by := r.bus.TransformOutput(r.ctx, hooks.LLMOutput{SessionID: r.sessionID, Text: text}); len(by) > 0 {
+		if t, by := r.bus.TransformLLMOutput(r.ctx, hooks.LLMOutput{SessionID: r.sessionID, Text: text}); len(by) > 0 {
 			text = t
 			r.rewritten = true
 		}

@@ -168,7 +168,7 @@ hp.serve(Wedge())
 	log := newLog(t)
 	h, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"wedge\"]\n[plugins.entries.wedge]\npath = %q\nprotocol = 1\ntimeout = \"300ms\"\n", script)), log)
 	ctx := context.Background()
-	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "before"}); text != "before!" {
+	if text, _ := bus.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "before"}); text != "before!" {
 		t.Fatalf("transform_llm_output before: %q", text)
 	}
 	var wg sync.WaitGroup
@@ -181,7 +181,7 @@ hp.serve(Wedge())
 	}
 	wg.Wait() // every one timed out for the host
 	began := time.Now()
-	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after" {
+	if text, _ := bus.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after" {
 		t.Errorf("transform_llm_output after 64 hung pre_tool_call handlers: %q, want \"after\" (the plugin's failure passed over)", text)
 	}
 	if d := time.Since(began); d > 250*time.Millisecond {

@@ -169,7 +169,7 @@ hp.serve(Noisy())
 	log := newLog(t)
 	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"noisy\"]\n[plugins.entries.noisy]\npath = %q\n", script)), log)
 	for i := 0; i < 3; i++ {
-		if text, _ := bus.TransformOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi!" {
+		if text, _ := bus.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi!" {
 			t.Fatalf("transform_llm_output = %q", text)
 		}
 	}
@@ -228,7 +228,7 @@ func TestDebugModeReattach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text, _ := bus.TransformOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi -- conform" {
+	if text, _ := bus.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi -- conform" {
 		t.Errorf("transform_llm_output through the attached plugin: %q", text)
 	}
 	bus.Close(context.Background())
@@ -302,7 +302,7 @@ hp.serve(Waiter())
 			cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"waiter\"]\n[plugins.entries.waiter]\npath = %q\nprotocol = %d\ntool_timeout = \"300ms\"\n", script, protocol))
 			_, bus := start(t, cfg, log)
 			t0 := time.Now()
-			if r := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "waiter__wait", Arguments: []byte(`{}`)}); r != nil {
+			if r := bus.PreToolCallCanProvideResult(context.Background(), hooks.ToolCallRequest{Name: "waiter__wait", Arguments: []byte(`{}`)}); r != nil {
 				t.Errorf("a call past its deadline answered %+v", r)
 			}
 			if d := time.Since(t0); d > 5*time.Second {

@@ -185,7 +185,7 @@ func (h *Harness) PreToolCall(name, argsJSON string) hooks.PreToolCallOutcome {
 // ProvideResult fires pre_tool_call_can_provide_result; nil means the host
 // would dispatch the tool natively.
 func (h *Harness) ProvideResult(name, argsJSON string) *hooks.ProvidedResult {
-	return h.Bus.ProvideResult(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
+	return h.Bus.PreToolCallCanProvideResult(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
 }
 
 // TransformToolResult fires transform_tool_result on a successful call's
@@ -219,7 +219,7 @@ func (h *Harness) ToolCall(name, argsJSON string, natives ...dispatch.Tool) disp
 // ToolCallDone fires the post_tool_call observer; call Flush before
 // asserting on what the plugin recorded.
 func (h *Harness) ToolCallDone(name, argsJSON string, result hooks.ToolResult, status hooks.CallStatus) {
-	h.Bus.ToolCallDone(hooks.ToolCallOutcome{
+	h.Bus.PostToolCall(hooks.ToolCallOutcome{
 		SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON),
 		Result: result, Status: status,
 	})
@@ -227,19 +227,19 @@ func (h *Harness) ToolCallDone(name, argsJSON string, result hooks.ToolResult, s
 
 // ToolList fires pre_tool_list_finalized with tools; nil means no override.
 func (h *Harness) ToolList(tools ...hooks.ToolSpec) *hooks.ToolListChange {
-	return h.Bus.ToolList(h.ctx(), hooks.ToolListRequest{SessionID: SessionID, Tools: tools})
+	return h.Bus.PreToolListFinalized(h.ctx(), hooks.ToolListRequest{SessionID: SessionID, Tools: tools})
 }
 
 // MutateRequest fires pre_api_request_mutable and returns the patched
 // request and who changed which fields.
 func (h *Harness) MutateRequest(req hooks.ModelRequest) (hooks.ModelRequest, []hooks.RequestChange) {
-	return h.Bus.MutateRequest(h.ctx(), hooks.APIRequest{SessionID: SessionID, Request: req})
+	return h.Bus.PreAPIRequestMutable(h.ctx(), hooks.APIRequest{SessionID: SessionID, Request: req})
 }
 
 // Reissue fires post_llm_call_can_reissue on a response to req; nil means
 // no reissue.
 func (h *Harness) Reissue(req hooks.ModelRequest, resp hooks.ModelResponse) *hooks.ReissueRequest {
-	return h.Bus.Reissue(h.ctx(), hooks.LLMCall{SessionID: SessionID, Route: hooks.RouteGateway, Request: req, Response: resp})
+	return h.Bus.PostLLMCallCanReissue(h.ctx(), hooks.LLMCall{SessionID: SessionID, Route: hooks.RouteGateway, Request: req, Response: resp})
 }
 
 // LLMCallDone fires the post_llm_call observer. An empty SessionID is
@@ -248,22 +248,22 @@ func (h *Harness) LLMCallDone(ev hooks.Inference) {
 	if ev.SessionID == "" {
 		ev.SessionID = SessionID
 	}
-	h.Bus.LLMCallDone(ev)
+	h.Bus.PostLLMCall(ev)
 }
 
 // TransformOutput fires transform_llm_output on the final answer text.
 func (h *Harness) TransformOutput(text string) (string, []string) {
-	return h.Bus.TransformOutput(h.ctx(), hooks.LLMOutput{SessionID: SessionID, Text: text})
+	return h.Bus.TransformLLMOutput(h.ctx(), hooks.LLMOutput{SessionID: SessionID, Text: text})
 }
 
 // SessionStart fires the on_session_start observer.
 func (h *Harness) SessionStart(model string) {
-	h.Bus.SessionStart(hooks.SessionStart{SessionID: SessionID, Model: model, Route: hooks.RouteGateway})
+	h.Bus.OnSessionStart(hooks.SessionStart{SessionID: SessionID, Model: model, Route: hooks.RouteGateway})
 }
 
 // SessionEnd fires the on_session_end observer.
 func (h *Harness) SessionEnd(model string, reason hooks.EndReason) {
-	h.Bus.SessionEnd(hooks.SessionEnd{SessionID: SessionID, Model: model, Route: hooks.RouteGateway, Reason: reason})
+	h.Bus.OnSessionEnd(hooks.SessionEnd{SessionID: SessionID, Model: model, Route: hooks.RouteGateway, Reason: reason})
 }
 
 // Flush waits until every observer event fired so far has been delivered to

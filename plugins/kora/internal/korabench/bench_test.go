@@ -177,7 +177,7 @@ dsn = %q
 // ask calls one Kora tool through the host's provide path and returns its
 // result, failing on an error result.
 func (r *koraRig) ask(b *testing.B, req hooks.ToolCallRequest) string {
-	res := r.bus.ProvideResult(context.Background(), req)
+	res := r.bus.PreToolCallCanProvideResult(context.Background(), req)
 	if res == nil {
 		b.Fatalf("%s: no plugin provided a result", req.Name)
 	}
