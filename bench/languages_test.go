@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 )
@@ -80,7 +81,7 @@ func BenchmarkLanguageStartup(b *testing.B) {
 		b.Run(l.name, func(b *testing.B) {
 			cfg := languageConfig(b, l.path(b), l.missing)
 			for b.Loop() {
-				h, errs := host.Start(context.Background(), cfg, host.Options{})
+				h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 				if len(errs) > 0 {
 					b.Fatal(errs[0])
 				}
@@ -122,7 +123,7 @@ var examplePlugins = []struct {
 	path         func(b *testing.B) string
 	missing      string
 	config       func(b *testing.B) string // the plugin's config table, TOML
-	fill         func(b *testing.B, bus *hooks.Bus)
+	fill         func(b *testing.B, bus *hookbus.Bus)
 	call         hooks.ToolCallRequest
 }{
 	{
@@ -139,7 +140,7 @@ var examplePlugins = []struct {
 		config: func(b *testing.B) string {
 			return fmt.Sprintf("policy = %q\n", repoPath("../examples/python-guard/policy.toml")(b))
 		},
-		fill: func(*testing.B, *hooks.Bus) {},
+		fill: func(*testing.B, *hookbus.Bus) {},
 		call: hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "pyguard__explain", Arguments: json.RawMessage(`{"tool":"read_file","arguments":{"path":"notes.txt"}}`)},
 	},
 }
@@ -150,7 +151,7 @@ func cacheConfig(*testing.B) string { return "tools = [\"lookup\"]\nttl = \"1h\"
 
 // fillCache has the cache see one successful native call of lookup, so
 // that every call after it is a hit.
-func fillCache(b *testing.B, bus *hooks.Bus) {
+func fillCache(b *testing.B, bus *hookbus.Bus) {
 	bus.PostToolCall(hooks.ToolCallOutcome{
 		SessionID: "s", CallID: "fill", Name: lookupCall.Name, Arguments: lookupCall.Arguments,
 		Result: hooks.ToolResult{Content: `{"ok":true}`}, Status: hooks.StatusOK,

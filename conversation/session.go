@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -33,7 +34,7 @@ type Options struct {
 	Route         hooks.Route
 	// Bus is used only on the gateway route; on the bypass route no hook
 	// fires whatever is passed here.
-	Bus   *hooks.Bus
+	Bus   *hookbus.Bus
 	Tools *dispatch.Registry
 	// Trace, when set, receives a readable account of each step.
 	Trace func(Event)
@@ -91,7 +92,7 @@ type Turn struct {
 type Session struct {
 	id       string
 	opts     Options
-	bus      *hooks.Bus // nil on the bypass route
+	bus      *hookbus.Bus // nil on the bypass route
 	pipeline dispatch.Pipeline
 	history  []hooks.Message
 	started  bool

@@ -86,33 +86,6 @@ func CatalogueFacts() []Facts {
 	return out
 }
 
-// LegalStretches lists the runs of hooks one plugin may be asked in one
-// exchange: every run of two or more consecutive stretch stages. Each
-// stage but the last can let the call go on to the next, so any such run
-// has the same outcome as asking hook by hook.
-func LegalStretches() [][]Name {
-	var stages []Name
-	for n := 1; ; n++ {
-		found := false
-		for _, s := range catalogue {
-			if s.stretchStage == n {
-				stages = append(stages, s.name)
-				found = true
-			}
-		}
-		if !found {
-			break
-		}
-	}
-	var out [][]Name
-	for i := range stages {
-		for j := i + 2; j <= len(stages); j++ {
-			out = append(out, stages[i:j:j])
-		}
-	}
-	return out
-}
-
 // hookSpec is one row of the catalogue.
 type hookSpec struct {
 	name Name
@@ -120,7 +93,7 @@ type hookSpec struct {
 	toolScoped bool
 	// observer hooks are delivered asynchronously and answer nothing.
 	observer bool
-	// stretchStage is the place in a stretch, 0 for none (see LegalStretches).
+	// stretchStage is the place in a stretch, 0 for none (see Facts.StretchStage).
 	stretchStage int
 	// fires, returns and combine are the README table's texts.
 	fires, returns, combine string

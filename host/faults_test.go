@@ -118,7 +118,7 @@ func TestPluginFaultMatrix(t *testing.T) {
 				faulty.Env = []string{hangDirVar}
 				faulty.Timeout, faulty.ToolTimeout = time.Second, time.Second
 				opts := fastOptions()
-				h, errs := Start(context.Background(), configOf(plug{name, faulty}, plug{"witness", pinned(entry(echoAs(t, "witness")), v)}), opts)
+				h, errs := Start(context.Background(), Specs(configOf(plug{name, faulty}, plug{"witness", pinned(entry(echoAs(t, "witness")), v)})), opts)
 				if len(errs) > 0 {
 					t.Fatal(errs)
 				}

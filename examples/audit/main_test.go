@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/examples/internal/exampletest"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
 )
 
 // recentCalls decodes an audit__recent result.
-func recentCalls(t *testing.T, r *hooks.ProvidedResult) []entry {
+func recentCalls(t *testing.T, r *hookbus.ProvidedResult) []entry {
 	t.Helper()
 	if r == nil || r.IsError {
 		t.Fatalf("audit__recent: %+v", r)

@@ -71,6 +71,7 @@ import (
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -81,7 +82,7 @@ type Config struct {
 	// Bus fires the hooks and runs plugin tools; nil means none (the
 	// bypass route through a translating upstream: no hook fires and only
 	// the client's tools are offered).
-	Bus *hooks.Bus
+	Bus *hookbus.Bus
 	// MaxIterations bounds upstream rounds per request (reissues aside).
 	MaxIterations int
 	// Store keeps hidden rounds between a client's requests.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -20,7 +21,7 @@ import (
 // what decideAll reads while tools run (which nothing writes meanwhile).
 type run struct {
 	cfg       *Config
-	bus       *hooks.Bus
+	bus       *hookbus.Bus
 	pipeline  *dispatch.Pipeline
 	ctx       context.Context
 	protocol  llm.Protocol

@@ -21,8 +21,10 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
@@ -64,7 +66,7 @@ func childHost(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 	if len(errs) > 0 {
 		fmt.Fprintln(os.Stderr, errs[0])
 		return 1
@@ -139,7 +141,7 @@ var allHooks = hooks.Catalogue
 // fullStretch is the longest legal stretch: the whole tool pipeline.
 func fullStretch() []hooks.Name {
 	var longest []hooks.Name
-	for _, s := range hooks.LegalStretches() {
+	for _, s := range hookstretch.Legal() {
 		if len(s) > len(longest) {
 			longest = s
 		}
@@ -171,7 +173,7 @@ func checkManifest(t *testing.T, version string, hooksServed []hooks.Name, match
 
 func checkCheck(t *testing.T, p Plugin) {
 	l := &log{}
-	results := host.Check(context.Background(), parse(t, configFor(p.Path, 0, "")), host.Options{Logger: l.logger()})
+	results := host.Check(context.Background(), host.Specs(parse(t, configFor(p.Path, 0, ""))), host.Options{Logger: l.logger()})
 	if len(results) != 1 {
 		t.Fatalf("check: %d results", len(results))
 	}
@@ -205,9 +207,9 @@ func checkGraceful(t *testing.T, l *log) {
 	}
 }
 
-func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*host.Host, []hooks.Member) {
+func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*host.Host, []hookbus.Member) {
 	t.Helper()
-	h, errs := host.Start(context.Background(), parse(t, configFor(p.Path, protocol, pluginConfig)), host.Options{Logger: l.logger()})
+	h, errs := host.Start(context.Background(), host.Specs(parse(t, configFor(p.Path, protocol, pluginConfig))), host.Options{Logger: l.logger()})
 	if len(errs) > 0 {
 		h.Close(context.Background())
 		t.Fatalf("start: %v\nhost log:\n%s", errs[0], l)
@@ -230,7 +232,7 @@ func (e *exchanges) Handle(ctx context.Context, hook hooks.Name, req any) (any, 
 	return e.Supervised.Handle(ctx, hook, req)
 }
 
-func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	st, err := e.Supervised.Stretch(ctx, req)
 	if err == nil {
 		e.n.Add(1)
@@ -239,8 +241,8 @@ func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hook
 }
 
 var (
-	_ hooks.Stretcher        = (*exchanges)(nil)
-	_ hooks.ContextHonouring = (*exchanges)(nil)
+	_ hookstretch.Stretcher    = (*exchanges)(nil)
+	_ hookbus.ContextHonouring = (*exchanges)(nil)
 )
 
 const session = "conform-session"
@@ -260,7 +262,7 @@ func jsonEqual(got, want string) bool {
 }
 
 // failures returns the failures of the plugin's hook, by kind.
-func failures(bus *hooks.Bus, hook hooks.Name) map[string]uint64 {
+func failures(bus *hookbus.Bus, hook hooks.Name) map[string]uint64 {
 	for _, s := range bus.Stats().Hooks {
 		if s.Hook == hook {
 			return s.Failures
@@ -286,7 +288,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	}())
 	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
 	members[0].Plugin = ex
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +393,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	t.Run("deadline", func(t *testing.T) {
 		// A call past its deadline must not hold up the next one, and the
 		// plugin must go on answering afterwards.
-		slow := make(chan *hooks.ProvidedResult, 1)
+		slow := make(chan *hookbus.ProvidedResult, 1)
 		before := failures(bus, hooks.PreToolCallCanProvideResult)
 		go func() { slow <- bus.PreToolCallCanProvideResult(ctx, call("conform__sleep", `{"ms":60000}`)) }()
 		time.Sleep(200 * time.Millisecond)
@@ -512,7 +514,7 @@ func checkStretches(t *testing.T, p Plugin) {
 	_, members := start(t, p, 2, "", l)
 	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
 	members[0].Plugin = ex
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +587,7 @@ func checkConfigErrors(t *testing.T, p Plugin) {
 		{`tag = 7`, "tag"},
 	} {
 		l := &log{}
-		h, errs := host.Start(context.Background(), parse(t, configFor(p.Path, 0, c.config)), host.Options{Logger: l.logger()})
+		h, errs := host.Start(context.Background(), host.Specs(parse(t, configFor(p.Path, 0, c.config))), host.Options{Logger: l.logger()})
 		h.Close(context.Background())
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), c.key) {
 			t.Errorf("config %s: start errors %v, want one naming %q", c.config, errs, c.key)
@@ -596,7 +598,7 @@ func checkConfigErrors(t *testing.T, p Plugin) {
 func checkRestart(t *testing.T, p Plugin) {
 	l := &log{}
 	h, members := start(t, p, 0, "", l)
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // root is the repository's root, seen from this package's directory.
@@ -81,7 +82,7 @@ func TestGeneratedCatalogueContent(t *testing.T) {
 			t.Errorf("%s in the TypeScript TOOL_HOOKS: %v, want %v", f.Name, got, f.ToolScoped)
 		}
 	}
-	if got, want := strings.Count(section(py, "LEGAL_STRETCHES", "\n)\n"), "    (\n"), len(hooks.LegalStretches()); got != want {
+	if got, want := strings.Count(section(py, "LEGAL_STRETCHES", "\n)\n"), "    (\n"), len(hookstretch.Legal()); got != want {
 		t.Errorf("the Python LEGAL_STRETCHES has %d stretches, want %d", got, want)
 	}
 }

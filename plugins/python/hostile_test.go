@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
@@ -204,7 +205,7 @@ hp.serve(Wedge())
 // [provide, transform] in one stretch. 64 provide handlers that outlast
 // tool_timeout (a slow backend) fill the SDK's stage pool. The next
 // call's provide stage must then never run in the plugin once the host
-// has timed it out and gone on without it (hooks.RunStretch: a provide
+// has timed it out and gone on without it (hookstretch.Run: a provide
 // never starts once its call is over): a tool with side effects would run
 // for a call the model was told failed.
 func TestStretchToolNeverRunsAfterItsStageTimedOut(t *testing.T) {
@@ -241,7 +242,7 @@ hp.serve(Pay())
 	log := newLog(t)
 	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"pay\"]\n[plugins.entries.pay]\npath = %q\nprotocol = 2\ntimeout = \"1s\"\ntool_timeout = \"300ms\"\n", script)), log)
 	ctx := context.Background()
-	provide := func(id string) *hooks.ProvidedResult {
+	provide := func(id string) *hookbus.ProvidedResult {
 		run := bus.StartToolCall(hooks.ToolCallRequest{SessionID: "s", CallID: id, Name: "pay__send", Arguments: json.RawMessage(`{}`)})
 		defer run.Close()
 		run.PreToolCall(ctx)

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 )
@@ -212,7 +213,7 @@ func TestDebugModeReattach(t *testing.T) {
 
 	log := newLog(t)
 	cfg := parse(t, "[plugins]\nenabled = [\"conform\"]\n[plugins.entries.conform]\npath = \"/nonexistent/conform\"\n")
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.logger(), Getenv: func(k string) string {
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log.logger(), Getenv: func(k string) string {
 		if k == "HOOKHOST_REATTACH_PLUGINS" {
 			return value
 		}
@@ -224,7 +225,7 @@ func TestDebugModeReattach(t *testing.T) {
 	if st := h.Plugins()[0]; st.PID != cmd.Process.Pid || st.Protocol != 2 {
 		t.Errorf("attached to %+v, want pid %d on protocol 2", st, cmd.Process.Pid)
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.logger()})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ hp.serve(Broken())
 		t.Fatal(err)
 	}
 	cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"broken\"]\n[plugins.entries.broken]\npath = %q\n", script))
-	results := host.Check(context.Background(), cfg, host.Options{Logger: newLog(t).logger()})
+	results := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: newLog(t).logger()})
 	if len(results) != 1 || results[0].OK || results[0].Err == nil {
 		t.Fatalf("check of a broken plugin: %+v", results)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 
@@ -131,14 +132,14 @@ func parse(t *testing.T, toml string) *config.Config {
 	return cfg
 }
 
-func start(t *testing.T, cfg *config.Config, log *testLog) (*host.Host, *hooks.Bus) {
+func start(t *testing.T, cfg *config.Config, log *testLog) (*host.Host, *hookbus.Bus) {
 	t.Helper()
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.logger()})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log.logger()})
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	for _, e := range errs {
 		t.Fatalf("plugin did not start: %v", e)
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.logger()})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func gone(pid int) bool {
 	return false
 }
 
-func failures(st hooks.Stats) map[string]uint64 {
+func failures(st hookbus.Stats) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, h := range st.Hooks {
 		for k, n := range h.Failures {
@@ -253,7 +254,7 @@ func TestConformUnderTheHost(t *testing.T) {
 	}
 }
 
-func checkConform(t *testing.T, bus *hooks.Bus) {
+func checkConform(t *testing.T, bus *hookbus.Bus) {
 	t.Helper()
 	ctx := context.Background()
 	call := func(name, args string) hooks.ToolCallRequest {
@@ -298,7 +299,7 @@ func checkConform(t *testing.T, bus *hooks.Bus) {
 
 	// A slow call holds up no other: the quick one is answered while the
 	// slow one still sleeps.
-	slow := make(chan *hooks.ProvidedResult, 1)
+	slow := make(chan *hookbus.ProvidedResult, 1)
 	go func() { slow <- bus.PreToolCallCanProvideResult(ctx, call("conform__sleep", `{"ms":3000}`)) }()
 	time.Sleep(200 * time.Millisecond)
 	if r := bus.PreToolCallCanProvideResult(ctx, call("conform__echo", `{"text":"quick"}`)); r == nil || r.IsError {
@@ -371,7 +372,7 @@ func TestPipInstalledPluginUnderTheHost(t *testing.T) {
 	cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"shout\"]\n[plugins.entries.shout]\npath = %q\n", script))
 
 	log := newLog(t)
-	results := host.Check(context.Background(), cfg, host.Options{Logger: log.logger()})
+	results := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: log.logger()})
 	if len(results) != 1 || !results[0].OK {
 		t.Fatalf("plugins check: %+v", results)
 	}

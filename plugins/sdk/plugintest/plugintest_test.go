@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
@@ -225,12 +226,12 @@ func TestObserversAndFlush(t *testing.T) {
 }
 
 func TestFailuresCountAsNoOpinion(t *testing.T) {
-	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hooks.Options{Timeout: 50 * time.Millisecond}))
-	for name, kind := range map[string]hooks.FailureKind{
-		"fail_error":     hooks.KindError,
-		"fail_panic":     hooks.KindPanic,
-		"fail_slow":      hooks.KindTimeout,
-		"fail_malformed": hooks.KindMalformed,
+	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hookbus.Options{Timeout: 50 * time.Millisecond}))
+	for name, kind := range map[string]hookbus.FailureKind{
+		"fail_error":     hookbus.KindError,
+		"fail_panic":     hookbus.KindPanic,
+		"fail_slow":      hookbus.KindTimeout,
+		"fail_malformed": hookbus.KindMalformed,
 	} {
 		if out := h.PreToolCall(name, `{}`); out.Blocked {
 			t.Errorf("%s: a failing guard blocked the call: %+v", name, out)
@@ -242,7 +243,7 @@ func TestFailuresCountAsNoOpinion(t *testing.T) {
 }
 
 func TestFailClosed(t *testing.T) {
-	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hooks.Options{FailClosed: true}))
+	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hookbus.Options{FailClosed: true}))
 	if out := h.PreToolCall("fail_error", `{}`); !out.Blocked || !strings.Contains(out.Message, "fail_closed") {
 		t.Fatalf("fail_closed guard did not block: %+v", out)
 	}
@@ -296,7 +297,7 @@ func TestNewFailsTheTest(t *testing.T) {
 	}
 
 	// The host option that permits it makes the outlaw acceptable.
-	plugintest.New(t, outlaw{}, plugintest.WithOptions(hooks.Options{AllowToolOverride: true}))
+	plugintest.New(t, outlaw{}, plugintest.WithOptions(hookbus.Options{AllowToolOverride: true}))
 }
 
 func TestHarnessExposesTheAdaptedPlugin(t *testing.T) {
@@ -502,15 +503,15 @@ func TestWithProtocolConfiguresThroughTheWire(t *testing.T) {
 func TestFailuresOverTheWire(t *testing.T) {
 	for _, v := range protocols[1:] {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
-			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hooks.Options{Timeout: 200 * time.Millisecond}))
-			panicKind := hooks.KindPanic
+			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hookbus.Options{Timeout: 200 * time.Millisecond}))
+			panicKind := hookbus.KindPanic
 			for _, c := range []struct {
 				name string
-				kind hooks.FailureKind
+				kind hookbus.FailureKind
 			}{
-				{"fail_error", hooks.KindError},
+				{"fail_error", hookbus.KindError},
 				{"fail_panic", panicKind},
-				{"fail_slow", hooks.KindTimeout},
+				{"fail_slow", hookbus.KindTimeout},
 			} {
 				before := h.Failures(hooks.PreToolCall, c.kind)
 				if out := h.PreToolCall(c.name, `{}`); out.Blocked {

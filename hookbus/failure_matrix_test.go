@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -15,7 +16,7 @@ import (
 type hookCase struct {
 	hook    hooks.Name
 	install func(f *hooks.Funcs, h func(context.Context) error)
-	fire    func(b *hooks.Bus) string
+	fire    func(b *hookbus.Bus) string
 }
 
 var hookCases = []hookCase{
@@ -26,7 +27,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "good"}}}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		if ch := b.PreToolListFinalized(context.Background(), hooks.ToolListRequest{}); ch != nil {
 			return ch.Tools[0].Name
 		}
@@ -39,7 +40,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.RequestPatch{Model: str("good")}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		req, _ := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: ""}})
 		return req.Model
 	}},
@@ -50,7 +51,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.Reissue{Reason: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		if r := b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{}); r != nil {
 			return r.Reason
 		}
@@ -63,7 +64,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.TextReplacement{Text: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		text, _ := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: ""})
 		return text
 	}},
@@ -74,7 +75,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "good"}}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		return b.PreToolCall(context.Background(), call).Message
 	}},
 	{hooks.PreToolCallCanProvideResult, func(f *hooks.Funcs, h func(context.Context) error) {
@@ -84,7 +85,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.ToolResult{Content: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		if r := b.PreToolCallCanProvideResult(context.Background(), call); r != nil {
 			return r.Content
 		}
@@ -97,7 +98,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.ToolResult{Content: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		r, _ := b.TransformToolResult(context.Background(), hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 		return r.Content
 	}},
@@ -118,7 +119,7 @@ func TestFailureRuleOnEveryHook(t *testing.T) {
 					broken, good := &hooks.Funcs{Name: "broken"}, &hooks.Funcs{Name: "good"}
 					hc.install(broken, func(context.Context) error { return f() })
 					hc.install(good, func(context.Context) error { return nil })
-					b := newBus(t, r.broken(broken, kind, hooks.Options{}), r.in(good))
+					b := newBus(t, r.broken(broken, kind, hookbus.Options{}), r.in(good))
 					var got string
 					within(t, func() { got = hc.fire(b) })
 					if got != "good" {
@@ -149,7 +150,7 @@ func TestObserverFailuresNeverReachTheCaller(t *testing.T) {
 					PostLLMCallFunc:    func(context.Context, hooks.Inference) error { return f() },
 					PostToolCallFunc:   func(context.Context, hooks.ToolCallOutcome) error { return f() },
 				}
-				b := newBus(t, r.broken(p, kind, hooks.Options{Timeout: 50 * time.Millisecond}))
+				b := newBus(t, r.broken(p, kind, hookbus.Options{Timeout: 50 * time.Millisecond}))
 				within(t, func() {
 					b.OnSessionStart(hooks.SessionStart{})
 					b.PostLLMCall(hooks.Inference{})
