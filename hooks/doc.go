@@ -25,43 +25,60 @@
 // The catalogue's facts (the hook's name, observer or not, tool-scoped or
 // not, its place in a stretch, the README's fires/returns/combine texts)
 // are stated once, in the table of catalogue.go. `make generate` writes
-// them into the Python SDK (hookhost_plugin/_catalogue.py), the TypeScript
-// SDK (src/generated/catalogue.ts), the README's catalogue table and
-// PROTOCOL.md's list of stretches; Go reads the table (Catalogue,
-// Name.Observer, Name.ToolScoped, LegalStretches, CatalogueFacts).
+// them into the Python SDK
+// (plugins/python/src/hookhost_plugin/_catalogue.py), the TypeScript SDK
+// (plugins/typescript/src/generated/catalogue.ts), the README's catalogue
+// table and PROTOCOL.md's list of stretches, and `make proto` regenerates
+// the protobuf code of every language; Go reads the table (Catalogue,
+// Name.Observer, Name.ToolScoped, CatalogueFacts). Generated files are
+// never edited by hand, and `make check-generated` (part of `make test`)
+// fails when one is stale.
 //
-// What the table cannot say is code and prose, written by hand in 29
-// files (a helper may be skipped where the SDK offers none for a hook):
+// What the table cannot say is code and prose, written by hand. In the
+// order to write it, with every name after the hook (transform_tool_result
+// is TransformToolResult in Go and the protos, which write
+// pre_api_request_mutable PreApiRequestMutable where Go writes
+// PreAPIRequestMutable; transform_tool_result in Python;
+// transformToolResult in TypeScript), so that one grep finds every place:
 //
-//   - hooks (5): the Name constant (plugin.go), the payload and answer
-//     types (types.go), the Funcs field (funcs.go), the catalogue row
-//     (catalogue.go) and the Fire method with its combine rule
-//     (bus_hooks.go; validate.go too if its answer has rules);
-//   - where it fires (1): conversation/session.go, dispatch/pipeline.go or
-//     gateway/relay/run.go;
-//   - the wire (3): the RPC and its messages in plugins/proto/v1/plugin.proto
-//     (then `make proto`), the row and conversions in internal/wire
-//     (table.go, convert.go);
-//   - the Go SDK (3): the per-hook interface (plugins/sdk/sdk.go), its
-//     adapter (adapt.go) and a plugintest helper (plugintest/plugintest.go);
-//   - the Python SDK (3): the dataclasses (types.py), the HOOKS row
-//     (convert.py), a Harness helper (testing.py);
-//   - the TypeScript SDK (4): the interfaces (src/types.ts), the TABLE row
-//     (src/wire.ts), the answer's rules (src/validate.ts), a harness helper
-//     (src/testing.ts);
-//   - the conformance suite (7): its expectations (internal/conformance:
-//     conformance.go, doc.go) and a handler in each conformance plugin
-//     (goconform/main.go, plugins/python/conform/conform.py,
-//     plugins/typescript/conform/conform.ts and the two built from
-//     PROTOCOL.md under internal/conformance/fromdoc);
-//   - docs (3): PROTOCOL.md's hook table and payload, the handler tables
-//     of plugins/python/README.md and plugins/typescript/README.md.
+//  1. hooks/plugin.go: the Name constant; hooks/types.go: the payload and
+//     answer types; hooks/funcs.go: the Funcs field; hooks/catalogue.go:
+//     the catalogue row; hooks/validate.go too when the answer has rules.
+//  2. hookbus/bus_hooks.go: the Bus method named after the hook, with its
+//     combine rule.
+//  3. Where it fires: conversation/session.go and gateway/relay/run.go for
+//     a hook of the conversation loop (both loops fire it), or
+//     dispatch/pipeline.go for one of the tool pipeline.
+//  4. The wire: the RPC and its messages in plugins/proto/v1/plugin.proto
+//     (then `make proto`), and the row and conversions in
+//     internal/wire/table.go and internal/wire/convert.go.
+//  5. The Go SDK: the per-hook interface in plugins/sdk/sdk.go, its adapter
+//     in plugins/sdk/adapt.go, and a Harness method in
+//     plugins/sdk/plugintest/plugintest.go.
+//  6. The Python SDK: the dataclasses in
+//     plugins/python/src/hookhost_plugin/types.py, the HOOKS row in
+//     plugins/python/src/hookhost_plugin/convert.py, a Harness method in
+//     plugins/python/src/hookhost_plugin/testing.py.
+//  7. The TypeScript SDK: the interfaces in plugins/typescript/src/types.ts,
+//     the TABLE row in plugins/typescript/src/wire.ts, the answer's rules in
+//     plugins/typescript/src/validate.ts, a harness method in
+//     plugins/typescript/src/testing.ts.
+//  8. The conformance suite: its expectations in
+//     internal/conformance/conformance.go and internal/conformance/doc.go,
+//     and a handler in each conformance plugin:
+//     internal/conformance/goconform/main.go,
+//     plugins/python/conform/conform.py,
+//     plugins/typescript/conform/conform.ts, and the two written from the
+//     documents alone, internal/conformance/fromdoc/python/conform.py and
+//     internal/conformance/fromdoc/typescript/src/conform.ts.
+//  9. The docs: the hook table and payload in PROTOCOL.md, the handler
+//     tables of plugins/python/README.md and plugins/typescript/README.md.
+//     README.md's catalogue table is generated.
 //
-// Tests hold part of it: internal/gencatalogue fails when a generated file
-// is stale, when a hook lacks its row in convert.py or wire.ts, its handler
-// in a Python or TypeScript conformance plugin, or its row in PROTOCOL.md or
-// an SDK README, and when PROTOCOL.md names other observers; internal/wire
-// fails when a hook lacks its wire row or disagrees on being an observer;
-// the conformance suite fails when a conformance plugin does not serve
-// every hook; TestCatalogueFacts fails when a Funcs field is missing.
+// TestCatalogueHooksEverywhere (internal/gencatalogue) holds this list: it
+// fails when a file named above is gone, and when a hook of the catalogue
+// lacks its part in the Bus, the wire table, the protocol, an SDK, a
+// conformance plugin, PROTOCOL.md, an SDK README or the README.
+// internal/wire fails when a hook lacks its wire row or disagrees on being
+// an observer; TestCatalogueFacts fails when a Funcs field is missing.
 package hooks

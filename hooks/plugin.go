@@ -62,7 +62,7 @@ func (m Manifest) MatchersFor(h Name) []string {
 	return m.Matchers
 }
 
-// Plugin is one extension of the conversation loop as the Bus sees it.
+// Plugin is one extension of the conversation loop as the Bus (package hookbus) sees it.
 // In-process plugins (Funcs), plugins written with the SDK (which adapts
 // them to Funcs) and remote plugins (processes adapted by package host)
 // implement the same interface, so the Bus cannot tell them apart.
@@ -85,16 +85,16 @@ var ErrUnavailable = errors.New("plugin unavailable")
 
 // ErrMalformed is returned by a plugin adapter when what the plugin sent
 // breaks the protocol (a result over the host's size limit, a message with
-// no valid role). The Bus counts it as KindMalformed: the plugin's fault.
+// no valid role). The Bus counts it as hookbus.KindMalformed: the plugin's fault.
 var ErrMalformed = errors.New("plugin sent a malformed response")
 
 // ErrPanicked is returned by a plugin adapter whose plugin reported that
-// its handler panicked (and recovered). The Bus counts it as KindPanic, as
+// its handler panicked (and recovered). The Bus counts it as hookbus.KindPanic, as
 // it does a panic of an in-process plugin.
 var ErrPanicked = errors.New("plugin handler panicked")
 
 // ErrRefused is returned by a plugin adapter that would not send a call,
 // such as a request over the size the host allows for that plugin. The Bus
-// counts it as KindRefused and logs it like a failure, but it is the host's
+// counts it as hookbus.KindRefused and logs it like a failure, but it is the host's
 // decision, not the plugin's fault.
 var ErrRefused = errors.New("host refused to send the call")

@@ -20,7 +20,7 @@ import (
 // nil, like any other plugin failure.
 
 // DefaultMaxResultSize bounds what one answer may carry when
-// Options.MaxResultSize is zero: the wire's default, so that an in-process
+// hookbus.Options.MaxResultSize is zero: the wire's default, so that an in-process
 // plugin has the limit a remote one has.
 const DefaultMaxResultSize = 4 << 20
 
@@ -82,7 +82,7 @@ type limits struct {
 }
 
 // DefaultMaxTemperature is the highest temperature a patch may set when
-// Config.MaxTemperature is zero: OpenAI's ceiling, the highest any
+// hookbus.Config.MaxTemperature is zero: OpenAI's ceiling, the highest any
 // provider takes.
 const DefaultMaxTemperature = 2
 

@@ -183,9 +183,9 @@ func (h *Harness) PreToolCall(name, argsJSON string) hookbus.PreToolCallOutcome 
 	return h.Bus.PreToolCall(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
 }
 
-// ProvideResult fires pre_tool_call_can_provide_result; nil means the host
+// PreToolCallCanProvideResult fires pre_tool_call_can_provide_result; nil means the host
 // would dispatch the tool natively.
-func (h *Harness) ProvideResult(name, argsJSON string) *hookbus.ProvidedResult {
+func (h *Harness) PreToolCallCanProvideResult(name, argsJSON string) *hookbus.ProvidedResult {
 	return h.Bus.PreToolCallCanProvideResult(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
 }
 
@@ -217,53 +217,53 @@ func (h *Harness) ToolCall(name, argsJSON string, natives ...dispatch.Tool) disp
 	return p.Run(h.ctx(), SessionID, hooks.ToolCall{ID: id, Name: name, Arguments: args(argsJSON)})
 }
 
-// ToolCallDone fires the post_tool_call observer; call Flush before
+// PostToolCall fires the post_tool_call observer; call Flush before
 // asserting on what the plugin recorded.
-func (h *Harness) ToolCallDone(name, argsJSON string, result hooks.ToolResult, status hooks.CallStatus) {
+func (h *Harness) PostToolCall(name, argsJSON string, result hooks.ToolResult, status hooks.CallStatus) {
 	h.Bus.PostToolCall(hooks.ToolCallOutcome{
 		SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON),
 		Result: result, Status: status,
 	})
 }
 
-// ToolList fires pre_tool_list_finalized with tools; nil means no override.
-func (h *Harness) ToolList(tools ...hooks.ToolSpec) *hookbus.ToolListChange {
+// PreToolListFinalized fires pre_tool_list_finalized with tools; nil means no override.
+func (h *Harness) PreToolListFinalized(tools ...hooks.ToolSpec) *hookbus.ToolListChange {
 	return h.Bus.PreToolListFinalized(h.ctx(), hooks.ToolListRequest{SessionID: SessionID, Tools: tools})
 }
 
-// MutateRequest fires pre_api_request_mutable and returns the patched
+// PreAPIRequestMutable fires pre_api_request_mutable and returns the patched
 // request and who changed which fields.
-func (h *Harness) MutateRequest(req hooks.ModelRequest) (hooks.ModelRequest, []hookbus.RequestChange) {
+func (h *Harness) PreAPIRequestMutable(req hooks.ModelRequest) (hooks.ModelRequest, []hookbus.RequestChange) {
 	return h.Bus.PreAPIRequestMutable(h.ctx(), hooks.APIRequest{SessionID: SessionID, Request: req})
 }
 
-// Reissue fires post_llm_call_can_reissue on a response to req; nil means
+// PostLLMCallCanReissue fires post_llm_call_can_reissue on a response to req; nil means
 // no reissue.
-func (h *Harness) Reissue(req hooks.ModelRequest, resp hooks.ModelResponse) *hookbus.ReissueRequest {
+func (h *Harness) PostLLMCallCanReissue(req hooks.ModelRequest, resp hooks.ModelResponse) *hookbus.ReissueRequest {
 	return h.Bus.PostLLMCallCanReissue(h.ctx(), hooks.LLMCall{SessionID: SessionID, Route: hooks.RouteGateway, Request: req, Response: resp})
 }
 
-// LLMCallDone fires the post_llm_call observer. An empty SessionID is
+// PostLLMCall fires the post_llm_call observer. An empty SessionID is
 // filled in.
-func (h *Harness) LLMCallDone(ev hooks.Inference) {
+func (h *Harness) PostLLMCall(ev hooks.Inference) {
 	if ev.SessionID == "" {
 		ev.SessionID = SessionID
 	}
 	h.Bus.PostLLMCall(ev)
 }
 
-// TransformOutput fires transform_llm_output on the final answer text.
-func (h *Harness) TransformOutput(text string) (string, []string) {
+// TransformLLMOutput fires transform_llm_output on the final answer text.
+func (h *Harness) TransformLLMOutput(text string) (string, []string) {
 	return h.Bus.TransformLLMOutput(h.ctx(), hooks.LLMOutput{SessionID: SessionID, Text: text})
 }
 
-// SessionStart fires the on_session_start observer.
-func (h *Harness) SessionStart(model string) {
+// OnSessionStart fires the on_session_start observer.
+func (h *Harness) OnSessionStart(model string) {
 	h.Bus.OnSessionStart(hooks.SessionStart{SessionID: SessionID, Model: model, Route: hooks.RouteGateway})
 }
 
-// SessionEnd fires the on_session_end observer.
-func (h *Harness) SessionEnd(model string, reason hooks.EndReason) {
+// OnSessionEnd fires the on_session_end observer.
+func (h *Harness) OnSessionEnd(model string, reason hooks.EndReason) {
 	h.Bus.OnSessionEnd(hooks.SessionEnd{SessionID: SessionID, Model: model, Route: hooks.RouteGateway, Reason: reason})
 }
 
