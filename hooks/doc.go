@@ -41,9 +41,9 @@
 // PreAPIRequestMutable; transform_tool_result in Python;
 // transformToolResult in TypeScript), so that one grep finds every place:
 //
-//  1. hooks/plugin.go: the Name constant; hooks/types.go: the payload and
-//     answer types; hooks/funcs.go: the Funcs field; hooks/catalogue.go:
-//     the catalogue row; hooks/validate.go too when the answer has rules.
+//  1. hooks/catalogue.go: the Name constant, the Funcs field and the
+//     catalogue row; hooks/types.go: the payload and answer types;
+//     hooks/validate.go too when the answer has rules.
 //  2. hookbus/bus_hooks.go: the Bus method named after the hook, with its
 //     combine rule.
 //  3. Where it fires: conversation/session.go and gateway/relay/run.go for

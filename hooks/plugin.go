@@ -5,26 +5,6 @@ import (
 	"errors"
 )
 
-// Name identifies a hook in the catalogue.
-type Name string
-
-// The hook catalogue. The comment on each says when it fires; catalogue.go
-// gives each its payload and answer types, and bus_hooks.go its combine
-// rule.
-const (
-	OnSessionStart              Name = "on_session_start"                 // a session begins (observe)
-	OnSessionEnd                Name = "on_session_end"                   // each run ends (observe)
-	PreToolListFinalized        Name = "pre_tool_list_finalized"          // before each model call
-	PreAPIRequestMutable        Name = "pre_api_request_mutable"          // before each model call
-	PostLLMCallCanReissue       Name = "post_llm_call_can_reissue"        // after each model response
-	PostLLMCall                 Name = "post_llm_call"                    // after every model call, reissues too (observe)
-	TransformLLMOutput          Name = "transform_llm_output"             // on the final answer text
-	PreToolCall                 Name = "pre_tool_call"                    // before each tool call
-	PreToolCallCanProvideResult Name = "pre_tool_call_can_provide_result" // after pre_tool_call, before native dispatch
-	PostToolCall                Name = "post_tool_call"                   // after every tool call (observe)
-	TransformToolResult         Name = "transform_tool_result"            // before a result joins the conversation
-)
-
 // Manifest is what a plugin says about itself. The host asks a plugin only
 // for the hooks listed here, and asks a tool hook only for tool names that
 // match the hook's matchers (path.Match globs; see MatchersFor).
