@@ -1,6 +1,7 @@
 # hookhost — two commands do everything:
 #   make run    build the host and plugins, run the offline demo on the gateway route
-#   make test   vet, format check, and every test with the race detector
+#   make test   vet, format check, generated files up to date, and every
+#               test with the race detector
 
 GO        ?= go
 BIN       := bin
@@ -20,11 +21,12 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 PROTO_DIR          := plugins/proto/v1
 PROTO_V2_DIR       := plugins/proto/v2
 PY_PROTO           := plugins/python/src/hookhost_plugin/_proto
+FROMDOC_PY         := internal/conformance/fromdoc/python
 
 # Every directory with a main under examples/ and plugins/ becomes bin/plugins/<dir name>.
 PLUGIN_MAINS := $(shell grep -l '^package main' $$(find examples plugins -name '*.go' -not -name '*_test.go' -not -path '*/internal/*' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build plugins run test clients mcptest typescript agents bench fuzz lint generate proto release clean api
+.PHONY: all build plugins run test clients mcptest typescript agents bench fuzz lint generate proto proto-go proto-python proto-typescript check-generated release clean api
 
 all: build plugins
 
@@ -52,7 +54,7 @@ api:
 # the tests skipped, grouped by reason, each group with the command that
 # installs what it needs (under CI they fail instead). Its exit status is
 # go test's, so a failed test fails make test.
-test: lint clients mcptest typescript
+test: lint clients mcptest typescript check-generated
 	@mkdir -p $(BIN)
 	@$(GO) build -o $(BIN)/testreport ./internal/testreport
 	@echo "go test -race -count=1 ./... (a line per package as it finishes; skipped tests are summed up at the end)"
@@ -154,8 +156,19 @@ bench: build plugins typescript
 fuzz:
 	GO='$(GO)' FUZZTIME='$(FUZZTIME)' ./scripts/fuzz.sh
 
+# Every generated file in every language, from the protos under
+# plugins/proto and hooks/catalogue.go: the Go messages and services, the
+# Python SDK's, the Python example's and the from-the-documents conform
+# plugin's *_pb2.py, the TypeScript SDK's copies of the protos and its types
+# (proto-loader-gen-types, pinned in plugins/typescript/package-lock.json),
+# then make generate and make api. protoc is Debian's protobuf-compiler,
+# whose version matches python3-protobuf; make proto installs it when it is
+# missing.
 proto:
 	@command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
+	@$(MAKE) --no-print-directory proto-go proto-python proto-typescript generate api
+
+proto-go:
 	GOBIN=$(CURDIR)/$(BIN)/tools $(GO) install $(PROTOC_GEN_GO)
 	GOBIN=$(CURDIR)/$(BIN)/tools $(GO) install $(PROTOC_GEN_GO_GRPC)
 	PATH=$(CURDIR)/$(BIN)/tools:$$PATH protoc --proto_path=$(PROTO_DIR) \
@@ -166,18 +179,42 @@ proto:
 		--go_out=paths=source_relative:$(PROTO_V2_DIR) \
 		--go-grpc_out=paths=source_relative:$(PROTO_V2_DIR) \
 		pluginv2.proto
-	@if [ -d examples/python-plugin ]; then \
-		protoc --proto_path=$(PROTO_DIR) --python_out=examples/python-plugin plugin.proto; fi
+
+# Only the messages are generated for Python; the services are registered
+# by hand, so no grpcio-tools is needed.
+PY_PROTO_PATHS := --proto_path=$(PROTO_DIR) --proto_path=$(PROTO_V2_DIR) \
+	--proto_path=plugins/proto/health/v1 --proto_path=plugins/proto/goplugin
+proto-python:
+# The Python example: protocol 1 only.
+	protoc --proto_path=$(PROTO_DIR) --python_out=examples/python-plugin plugin.proto
 # The Python SDK's messages; pluginv2_pb2 imports plugin_pb2 from its own package.
-	protoc --proto_path=$(PROTO_DIR) --python_out=$(PY_PROTO) plugin.proto
-	protoc --proto_path=$(PROTO_DIR) --proto_path=$(PROTO_V2_DIR) --python_out=$(PY_PROTO) pluginv2.proto
-	protoc --proto_path=plugins/proto/health/v1 --python_out=$(PY_PROTO) health.proto
-	protoc --proto_path=plugins/proto/goplugin --python_out=$(PY_PROTO) grpc_controller.proto
+	protoc $(PY_PROTO_PATHS) --python_out=$(PY_PROTO) plugin.proto pluginv2.proto health.proto grpc_controller.proto
 	sed -i 's/^import plugin_pb2 as plugin__pb2/from . import plugin_pb2 as plugin__pb2/' $(PY_PROTO)/pluginv2_pb2.py
-# The TypeScript SDK loads its own copies of the protos at run time.
+# The conform plugin written from PROTOCOL.md, which imports its modules from its own directory.
+	protoc $(PY_PROTO_PATHS) --python_out=$(FROMDOC_PY) plugin.proto pluginv2.proto health.proto grpc_controller.proto
+
+# The TypeScript SDK loads its own copies of the protos at run time and
+# compiles against the types proto-loader-gen-types writes from them (its
+# npm run gen); the old types go first, so a removed message leaves no file.
+TS_SDK       := plugins/typescript
+TS_GENERATED := $(TS_SDK)/src/generated
+proto-typescript:
 	for f in v1/plugin.proto v2/pluginv2.proto health/v1/health.proto goplugin/grpc_controller.proto goplugin/grpc_stdio.proto; do \
-		cp plugins/proto/$$f plugins/typescript/proto/$$f; done
-	$(MAKE) generate
+		cp plugins/proto/$$f $(TS_SDK)/proto/$$f; done
+	@[ -x $(TS_SDK)/node_modules/.bin/proto-loader-gen-types ] || { \
+		command -v npm >/dev/null || { echo "npm not found: the TypeScript SDK's types need proto-loader-gen-types (install Node 20+ and npm)"; exit 1; }; \
+		echo "npm ci in $(TS_SDK): proto-loader-gen-types"; (cd $(TS_SDK) && npm ci --no-audit --no-fund); }
+	find $(TS_GENERATED) -mindepth 1 -maxdepth 1 ! -name catalogue.ts -exec rm -rf {} +
+	cd $(TS_SDK) && npm run --silent gen >/dev/null
+
+# make test runs this: every generator that needs no network runs again
+# (make generate, make api, and, when protoc and the TypeScript SDK's
+# node_modules are there, the Python and TypeScript protobuf code), and any
+# file that changed or appeared is drift. scripts/check-generated.sh
+# compares the working tree before and after, so uncommitted edits to
+# generated files are not drift once regenerated.
+check-generated:
+	@GO='$(GO)' MAKE='$(MAKE)' ./scripts/check-generated.sh
 
 # The hook catalogue is stated once, in hooks/catalogue.go; this writes the
 # Python and TypeScript SDKs' catalogue modules and the README's catalogue

@@ -36,6 +36,7 @@ import (
 	"github.com/hookhost/hookhost/conversation"
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/llm"
@@ -78,8 +79,8 @@ type Host struct {
 	cfg         *config.Config
 	provider    llm.Provider
 	registry    *dispatch.Registry
-	plugins     *host.Host // nil when no plugin is enabled
-	bus         *hooks.Bus // nil when no plugin is enabled
+	plugins     *host.Host   // nil when no plugin is enabled
+	bus         *hookbus.Bus // nil when no plugin is enabled
 	startErrs   []error
 	route       hooks.Route
 	routeSource string
@@ -139,11 +140,11 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	if len(cfg.Plugins.Enabled) == 0 {
 		return h, nil
 	}
-	ph, startErrs := host.Start(ctx, cfg, host.Options{Logger: log, Getenv: getenv})
+	ph, startErrs := host.Start(ctx, host.Specs(cfg), host.Options{Logger: log, Getenv: getenv})
 	for _, e := range startErrs {
 		h.startErrs = append(h.startErrs, e)
 	}
-	bus, err := hooks.NewBus(ph.Members(), hooks.Config{Logger: log.Named("hooks"), MaxTemperature: info.MaxTemperature})
+	bus, err := hookbus.New(ph.Members(), hookbus.Config{Logger: log.Named("hooks"), MaxTemperature: info.MaxTemperature})
 	if err != nil {
 		ph.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("host: assembling the plugins' Bus: %w", err)
@@ -231,7 +232,7 @@ func (h *Host) Config() *config.Config { return h.cfg }
 func (h *Host) Provider() llm.Provider { return h.provider }
 
 // Bus returns the Bus over the running plugins; nil when none runs.
-func (h *Host) Bus() *hooks.Bus { return h.bus }
+func (h *Host) Bus() *hookbus.Bus { return h.bus }
 
 // Route returns the route traffic takes, and where that was decided:
 // HOOKHOST_USE_GATEWAY, routing.gateway, or "default" when neither is set.

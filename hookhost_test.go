@@ -16,6 +16,7 @@ import (
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -416,7 +417,7 @@ reissue = true
 			}
 			st := h.Bus().Stats()
 			for _, hook := range []hooks.Name{hooks.PreAPIRequestMutable, hooks.PostLLMCallCanReissue} {
-				if n := st.Failures("chaos", hook, hooks.KindMalformed); n != 1 {
+				if n := st.Failures("chaos", hook, hookbus.KindMalformed); n != 1 {
 					t.Errorf("%s: %d malformed answers counted, want 1", hook, n)
 				}
 			}

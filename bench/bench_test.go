@@ -36,8 +36,10 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
@@ -133,7 +135,7 @@ func pluginCopies(b *testing.B, n, protocol int) *config.Config {
 // startHost starts the plugins of cfg and checks that every one speaks
 // protocol, when it is pinned (not 0).
 func startHost(b *testing.B, cfg *config.Config, protocol int) *host.Host {
-	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 	b.Cleanup(func() { h.Close(context.Background()) })
 	if len(errs) > 0 {
 		b.Fatal(errs[0])
@@ -148,8 +150,8 @@ func startHost(b *testing.B, cfg *config.Config, protocol int) *host.Host {
 
 // newBus makes a Bus over members, closed before the host (cleanups run
 // last in, first out).
-func newBus(b *testing.B, members []hooks.Member) *hooks.Bus {
-	bus, err := hooks.NewBus(members, hooks.Config{})
+func newBus(b *testing.B, members []hookbus.Member) *hookbus.Bus {
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,13 +160,13 @@ func newBus(b *testing.B, members []hooks.Member) *hooks.Bus {
 }
 
 // startBus starts the plugins of cfg and a Bus over them.
-func startBus(b *testing.B, cfg *config.Config) (*hooks.Bus, *host.Host) {
+func startBus(b *testing.B, cfg *config.Config) (*hookbus.Bus, *host.Host) {
 	h := startHost(b, cfg, 0)
 	return newBus(b, h.Members()), h
 }
 
 // remoteBus starts n bench plugins pinned to protocol and a Bus over them.
-func remoteBus(b *testing.B, n, protocol int) (*hooks.Bus, *host.Host) {
+func remoteBus(b *testing.B, n, protocol int) (*hookbus.Bus, *host.Host) {
 	h := startHost(b, pluginCopies(b, n, protocol), protocol)
 	return newBus(b, h.Members()), h
 }
@@ -185,7 +187,7 @@ func (e *exchanges) Handle(ctx context.Context, hook hooks.Name, req any) (any, 
 	return e.Supervised.Handle(ctx, hook, req)
 }
 
-func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	st, err := e.Supervised.Stretch(ctx, req)
 	if err == nil {
 		e.n.Add(1)
@@ -194,8 +196,8 @@ func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hook
 }
 
 var (
-	_ hooks.Stretcher        = (*exchanges)(nil)
-	_ hooks.ContextHonouring = (*exchanges)(nil)
+	_ hookstretch.Stretcher    = (*exchanges)(nil)
+	_ hookbus.ContextHonouring = (*exchanges)(nil)
 )
 
 // remoteProtocols are the protocol versions a remote plugin is measured
@@ -216,18 +218,18 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 	ctx := context.Background()
 
 	b.Run("inprocess", func(b *testing.B) {
-		bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{
+		bus, err := hookbus.New([]hookbus.Member{{Plugin: &hooks.Funcs{
 			Name: "bench1",
 			PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 				return &hooks.ToolResult{Content: `{"ok":true}`}, nil
 			},
-		}}}, hooks.Config{})
+		}}}, hookbus.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer bus.Close(ctx)
 		for b.Loop() {
-			if bus.ProvideResult(ctx, toolCall) == nil {
+			if bus.PreToolCallCanProvideResult(ctx, toolCall) == nil {
 				b.Fatal("no result")
 			}
 		}
@@ -237,7 +239,7 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 		b.Run(rp.name, func(b *testing.B) {
 			bus, _ := remoteBus(b, 1, rp.protocol)
 			for b.Loop() {
-				if bus.ProvideResult(ctx, toolCall) == nil {
+				if bus.PreToolCallCanProvideResult(ctx, toolCall) == nil {
 					b.Fatal("no result")
 				}
 			}
@@ -368,7 +370,7 @@ func BenchmarkUnsubscribedHook(b *testing.B) {
 	ev := hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}}
 	before := bus.Stats().Calls()
 	for b.Loop() {
-		bus.MutateRequest(ctx, ev)
+		bus.PreAPIRequestMutable(ctx, ev)
 	}
 	b.ReportMetric(float64(bus.Stats().Calls()-before)/float64(b.N), "rpcs/op")
 }
@@ -476,7 +478,7 @@ func BenchmarkStartup(b *testing.B) {
 		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
 			cfg := pluginCopies(b, n, 0)
 			for b.Loop() {
-				h, errs := host.Start(context.Background(), cfg, host.Options{})
+				h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 				if len(errs) > 0 {
 					b.Fatal(errs[0])
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 )
@@ -63,7 +64,7 @@ func BenchmarkLanguageProvide(b *testing.B) {
 			bus := newBus(b, h.Members())
 			ctx := context.Background()
 			for b.Loop() {
-				if r := bus.ProvideResult(ctx, echoCall); r == nil || r.IsError {
+				if r := bus.PreToolCallCanProvideResult(ctx, echoCall); r == nil || r.IsError {
 					b.Fatalf("no result: %+v", r)
 				}
 			}
@@ -80,7 +81,7 @@ func BenchmarkLanguageStartup(b *testing.B) {
 		b.Run(l.name, func(b *testing.B) {
 			cfg := languageConfig(b, l.path(b), l.missing)
 			for b.Loop() {
-				h, errs := host.Start(context.Background(), cfg, host.Options{})
+				h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 				if len(errs) > 0 {
 					b.Fatal(errs[0])
 				}
@@ -100,7 +101,7 @@ func BenchmarkLanguageIdleRSS(b *testing.B) {
 		b.Run(l.name, func(b *testing.B) {
 			h := startHost(b, languageConfig(b, l.path(b), l.missing), 0)
 			bus := newBus(b, h.Members())
-			if r := bus.ProvideResult(context.Background(), echoCall); r == nil {
+			if r := bus.PreToolCallCanProvideResult(context.Background(), echoCall); r == nil {
 				b.Fatal("no result")
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -122,7 +123,7 @@ var examplePlugins = []struct {
 	path         func(b *testing.B) string
 	missing      string
 	config       func(b *testing.B) string // the plugin's config table, TOML
-	fill         func(b *testing.B, bus *hooks.Bus)
+	fill         func(b *testing.B, bus *hookbus.Bus)
 	call         hooks.ToolCallRequest
 }{
 	{
@@ -139,7 +140,7 @@ var examplePlugins = []struct {
 		config: func(b *testing.B) string {
 			return fmt.Sprintf("policy = %q\n", repoPath("../examples/python-guard/policy.toml")(b))
 		},
-		fill: func(*testing.B, *hooks.Bus) {},
+		fill: func(*testing.B, *hookbus.Bus) {},
 		call: hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "pyguard__explain", Arguments: json.RawMessage(`{"tool":"read_file","arguments":{"path":"notes.txt"}}`)},
 	},
 }
@@ -150,8 +151,8 @@ func cacheConfig(*testing.B) string { return "tools = [\"lookup\"]\nttl = \"1h\"
 
 // fillCache has the cache see one successful native call of lookup, so
 // that every call after it is a hit.
-func fillCache(b *testing.B, bus *hooks.Bus) {
-	bus.ToolCallDone(hooks.ToolCallOutcome{
+func fillCache(b *testing.B, bus *hookbus.Bus) {
+	bus.PostToolCall(hooks.ToolCallOutcome{
 		SessionID: "s", CallID: "fill", Name: lookupCall.Name, Arguments: lookupCall.Arguments,
 		Result: hooks.ToolResult{Content: `{"ok":true}`}, Status: hooks.StatusOK,
 	})
@@ -183,7 +184,7 @@ func BenchmarkExampleProvide(b *testing.B) {
 			e.fill(b, bus)
 			ctx := context.Background()
 			for b.Loop() {
-				if r := bus.ProvideResult(ctx, e.call); r == nil || r.IsError || r.Plugin != e.plugin {
+				if r := bus.PreToolCallCanProvideResult(ctx, e.call); r == nil || r.IsError || r.Plugin != e.plugin {
 					b.Fatalf("no result from %s: %+v", e.plugin, r)
 				}
 			}

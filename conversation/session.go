@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/loop"
 	"github.com/hookhost/hookhost/llm"
@@ -35,7 +36,7 @@ type Options struct {
 	Route         hooks.Route
 	// Bus is used only on the gateway route; on the bypass route no hook
 	// fires whatever is passed here.
-	Bus   *hooks.Bus
+	Bus   *hookbus.Bus
 	Tools *dispatch.Registry
 	// Trace, when set, receives a readable account of each step.
 	Trace func(Event)
@@ -93,7 +94,7 @@ type Turn struct {
 type Session struct {
 	id       string
 	opts     Options
-	bus      *hooks.Bus // nil on the bypass route
+	bus      *hookbus.Bus // nil on the bypass route
 	pipeline dispatch.Pipeline
 	history  []hooks.Message
 	started  bool
@@ -172,7 +173,7 @@ func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
 	if !s.started {
 		s.started = true
 		s.trace(0, EventRoute, "route: %s", routeLine(s.opts.Route))
-		s.bus.SessionStart(hooks.SessionStart{SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route})
+		s.bus.OnSessionStart(hooks.SessionStart{SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route})
 	}
 	s.history = append(s.history, hooks.Message{Role: hooks.RoleUser, Content: text})
 	turn := &Turn{}
@@ -184,7 +185,7 @@ func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
 	if err != nil {
 		end.Error = err.Error()
 	}
-	s.bus.SessionEnd(end)
+	s.bus.OnSessionEnd(end)
 	return turn, err
 }
 
@@ -252,11 +253,11 @@ type tracer struct {
 	turn *Turn
 }
 
-func (t *tracer) ToolListReplaced(iter int, ch *hooks.ToolListChange) {
+func (t *tracer) ToolListReplaced(iter int, ch *hookbus.ToolListChange) {
 	t.s.trace(iter, EventHook, "pre_tool_list_finalized: %s replaced the tool list (%d tools)", ch.Plugin, len(ch.Tools))
 }
 
-func (t *tracer) RequestChanged(iter int, changes []hooks.RequestChange) {
+func (t *tracer) RequestChanged(iter int, changes []hookbus.RequestChange) {
 	for _, c := range changes {
 		t.s.trace(iter, EventHook, "pre_api_request_mutable: %s set %v", c.Plugin, c.Fields)
 	}
@@ -275,11 +276,11 @@ func (t *tracer) ModelCalled(ev hooks.Inference, resp hooks.ModelResponse, err e
 	t.s.trace(ev.Iteration, EventModelCall, "model %s: %s (%d in / %d out tokens)", ev.Model, summarize(resp.Message), resp.Usage.InputTokens, resp.Usage.OutputTokens)
 }
 
-func (t *tracer) Reissuing(iter int, r *hooks.ReissueRequest, req hooks.ModelRequest, fields []string) {
+func (t *tracer) Reissuing(iter int, r *hookbus.ReissueRequest, req hooks.ModelRequest, fields []string) {
 	t.s.trace(iter, EventReissue, "post_llm_call_can_reissue: %s asked to reissue to %s (%s; changed %v)", r.Plugin, req.Model, r.Reason, fields)
 }
 
-func (t *tracer) ReissueFailed(iter int, _ *hooks.ReissueRequest, err error) {
+func (t *tracer) ReissueFailed(iter int, _ *hookbus.ReissueRequest, err error) {
 	t.s.trace(iter, EventReissue, "reissue failed (%v); keeping the first answer", err)
 }
 

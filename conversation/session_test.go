@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -90,12 +91,12 @@ func registry(t *testing.T) *dispatch.Registry {
 	return r
 }
 
-func bus(t *testing.T, ps ...*hooks.Funcs) *hooks.Bus {
-	members := make([]hooks.Member, len(ps))
+func bus(t *testing.T, ps ...*hooks.Funcs) *hookbus.Bus {
+	members := make([]hookbus.Member, len(ps))
 	for i, p := range ps {
-		members[i] = hooks.Member{Plugin: p}
+		members[i] = hookbus.Member{Plugin: p}
 	}
-	b, err := hooks.NewBus(members, hooks.Config{})
+	b, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func bus(t *testing.T, ps ...*hooks.Funcs) *hooks.Bus {
 	return b
 }
 
-func session(t *testing.T, p *scripted, route hooks.Route, b *hooks.Bus, max int) *Session {
+func session(t *testing.T, p *scripted, route hooks.Route, b *hookbus.Bus, max int) *Session {
 	s, err := New(Options{Provider: p, Model: "small", Route: route, Bus: b, Tools: registry(t), MaxIterations: max})
 	if err != nil {
 		t.Fatal(err)

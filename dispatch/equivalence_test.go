@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
@@ -27,12 +29,12 @@ type stretchCounter struct {
 	accepted *atomic.Int64
 }
 
-var _ hooks.Stretcher = stretchCounter{}
+var _ hookstretch.Stretcher = stretchCounter{}
 
-func (c stretchCounter) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
-	s, ok := c.Plugin.(hooks.Stretcher)
+func (c stretchCounter) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
+	s, ok := c.Plugin.(hookstretch.Stretcher)
 	if !ok {
-		return nil, hooks.ErrNoStretch
+		return nil, hookstretch.ErrNoStretch
 	}
 	st, err := s.Stretch(ctx, req)
 	if err == nil {
@@ -156,7 +158,7 @@ var equivalenceCalls = []hooks.ToolCall{
 type pipelineRecord struct {
 	outcomes []Outcome
 	observed []string
-	stats    []hooks.HookStats
+	stats    []hookbus.HookStats
 	// stretches is how many stretches the plugins accepted: the one
 	// thing allowed to differ.
 	stretches int64

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch/schema"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -41,7 +42,7 @@ type Outcome struct {
 // may be called from several goroutines.
 type Pipeline struct {
 	Registry *Registry
-	Bus      *hooks.Bus
+	Bus      *hookbus.Bus
 
 	// The input schemas of the Bus's plugin tools, compiled on the first
 	// Run: a plugin's tools are fixed when its Bus is built.
@@ -95,7 +96,7 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 // provide stage before the host saw the final arguments. Native tools keep
 // the catalogue's order in one ToolRun: their arguments are checked right
 // before the tool runs, after plugins had their chance to provide.
-func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outcome, *hooks.ToolRun) {
+func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outcome, *hookbus.ToolRun) {
 	args, err := normalizeArgs(req.Arguments)
 	if err != nil {
 		return Outcome{}.rejected(fmt.Sprintf("tool %q: arguments are not a valid JSON object: %v", req.Name, err)), p.Bus.StartToolCall(*req)
@@ -103,8 +104,8 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 	req.Arguments = args
 
 	plugin, isPluginTool := p.pluginSchema(req.Name)
-	var run *hooks.ToolRun
-	var pre hooks.PreToolCallOutcome
+	var run *hookbus.ToolRun
+	var pre hookbus.PreToolCallOutcome
 	if isPluginTool {
 		pre = p.Bus.PreToolCall(ctx, *req)
 		req.Arguments = pre.Arguments

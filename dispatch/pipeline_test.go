@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wiretest"
 )
@@ -33,13 +34,13 @@ func upper() Tool {
 	}
 }
 
-func pipeline(t testing.TB, plugins ...*hooks.Funcs) (*Pipeline, *hooks.Bus) {
+func pipeline(t testing.TB, plugins ...*hooks.Funcs) (*Pipeline, *hookbus.Bus) {
 	return pipelineOver(t, wiretest.Ways[0], plugins...)
 }
 
 // pipelineOver builds a pipeline whose plugins are reached through way:
 // in-process, or through the real protocol of that version.
-func pipelineOver(t testing.TB, way wiretest.Way, plugins ...*hooks.Funcs) (*Pipeline, *hooks.Bus) {
+func pipelineOver(t testing.TB, way wiretest.Way, plugins ...*hooks.Funcs) (*Pipeline, *hookbus.Bus) {
 	t.Helper()
 	ps := make([]hooks.Plugin, len(plugins))
 	for i, p := range plugins {
@@ -49,7 +50,7 @@ func pipelineOver(t testing.TB, way wiretest.Way, plugins ...*hooks.Funcs) (*Pip
 }
 
 // pipelineOf builds a pipeline over plugins as given, with the upper tool.
-func pipelineOf(t testing.TB, plugins ...hooks.Plugin) (*Pipeline, *hooks.Bus) {
+func pipelineOf(t testing.TB, plugins ...hooks.Plugin) (*Pipeline, *hookbus.Bus) {
 	t.Helper()
 	reg, err := NewRegistry(upper())
 	if err != nil {
@@ -58,11 +59,11 @@ func pipelineOf(t testing.TB, plugins ...hooks.Plugin) (*Pipeline, *hooks.Bus) {
 	if len(plugins) == 0 {
 		return &Pipeline{Registry: reg}, nil
 	}
-	members := make([]hooks.Member, len(plugins))
+	members := make([]hookbus.Member, len(plugins))
 	for i, p := range plugins {
-		members[i] = hooks.Member{Plugin: p}
+		members[i] = hookbus.Member{Plugin: p}
 	}
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,13 +271,13 @@ func testCancelledTurnDoesNotDispatch(t *testing.T, way wiretest.Way) {
 	reg, _ := NewRegistry(tool)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: wiretest.Over(t, way, &hooks.Funcs{
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: wiretest.Over(t, way, &hooks.Funcs{
 		Name: "guard",
 		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			cancel() // the user pressed Ctrl-C while the guard was thinking
 			return nil, nil
 		},
-	})}}, hooks.Config{})
+	})}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

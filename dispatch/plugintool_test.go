@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wiretest"
 )
@@ -46,7 +47,7 @@ func (c *calc) calls() []string {
 }
 
 // provideCalls is how many times the Bus asked plugin for a result.
-func provideCalls(bus *hooks.Bus, plugin string) uint64 {
+func provideCalls(bus *hookbus.Bus, plugin string) uint64 {
 	for _, h := range bus.Stats().Hooks {
 		if h.Plugin == plugin && h.Hook == hooks.PreToolCallCanProvideResult {
 			return h.Calls

@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookhost/hookhost/gateway/relay"
-	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -29,7 +29,7 @@ var (
 	_ relay.DropObserver  = (*metrics)(nil)
 )
 
-func newMetrics(bus *hooks.Bus, plugins func() []host.Status, budget *bodyBudget) *metrics {
+func newMetrics(bus *hookbus.Bus, plugins func() []host.Status, budget *bodyBudget) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -94,7 +94,7 @@ func (m *metrics) FieldDropped(endpoint, field string) {
 // pluginCollector reads the Bus's counters and the plugins' states when
 // scraped, so the hot path keeps its own counters and nothing else.
 type pluginCollector struct {
-	bus     *hooks.Bus
+	bus     *hookbus.Bus
 	plugins func() []host.Status
 }
 

@@ -10,21 +10,22 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/llm"
 )
 
 func TestMetricsExposeEveryFamily(t *testing.T) {
-	bus, err := hooks.NewBus([]hooks.Member{
+	bus, err := hookbus.New([]hookbus.Member{
 		{Plugin: &hooks.Funcs{Name: "guard", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			return nil, errors.New("guard broke")
 		}}},
 		{Plugin: &hooks.Funcs{Name: "slow", PreToolCallFunc: func(ctx context.Context, _ hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
-		}}, Options: hooks.Options{Timeout: 10 * time.Millisecond}},
-	}, hooks.Config{})
+		}}, Options: hookbus.Options{Timeout: 10 * time.Millisecond}},
+	}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/offline"
@@ -80,14 +81,14 @@ func TestOfflineOnEveryEndpoint(t *testing.T) {
 // response that tells its SDK not to retry.
 func TestNoRetryAfterAPluginToolRan(t *testing.T) {
 	var ran atomic.Int32
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: &hooks.Funcs{
 		Name:  "shop",
 		Tools: []hooks.ToolSpec{{Name: "shop__buy", Description: "buys", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 			ran.Add(1)
 			return &hooks.ToolResult{Content: "bought"}, nil
 		},
-	}}}, hooks.Config{})
+	}}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

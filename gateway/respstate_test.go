@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/statestore"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -441,9 +442,9 @@ func TestUpstreamPreviousIsCarried(t *testing.T) {
 // readFile is a client tool; kora__burn a plugin tool hookhost runs.
 const readFileTool = `{"type":"function","name":"read_file","parameters":{"type":"object"}}`
 
-func koraBus(t *testing.T) *hooks.Bus {
+func koraBus(t *testing.T) *hookbus.Bus {
 	t.Helper()
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: &hooks.Funcs{
 		Name:  "kora",
 		Tools: []hooks.ToolSpec{{Name: "kora__burn", Description: "burn", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		PreToolCallCanProvideResultFunc: func(_ context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
@@ -452,7 +453,7 @@ func koraBus(t *testing.T) *hooks.Bus {
 			}
 			return &hooks.ToolResult{Content: `{"burnt":true}`}, nil
 		},
-	}}}, hooks.Config{})
+	}}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

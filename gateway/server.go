@@ -34,6 +34,7 @@ import (
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/gateway/statestore"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/codec/codecs"
@@ -88,7 +89,7 @@ var _ runner = (*relay.Relay)(nil)
 // from test doubles as well.
 type parts struct {
 	provider      llm.Provider
-	bus           *hooks.Bus
+	bus           *hookbus.Bus
 	route         hooks.Route
 	models        []string
 	upstream      hookhost.Upstream

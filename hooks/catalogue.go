@@ -5,6 +5,26 @@ import (
 	"fmt"
 )
 
+// Name identifies a hook in the catalogue.
+type Name string
+
+// The hook catalogue. The comment on each says when it fires; the table
+// below gives each its payload and answer types (through its Funcs field),
+// and hookbus/bus_hooks.go its combine rule.
+const (
+	OnSessionStart              Name = "on_session_start"                 // a session begins (observe)
+	OnSessionEnd                Name = "on_session_end"                   // each run ends (observe)
+	PreToolListFinalized        Name = "pre_tool_list_finalized"          // before each model call
+	PreAPIRequestMutable        Name = "pre_api_request_mutable"          // before each model call
+	PostLLMCallCanReissue       Name = "post_llm_call_can_reissue"        // after each model response
+	PostLLMCall                 Name = "post_llm_call"                    // after every model call, reissues too (observe)
+	TransformLLMOutput          Name = "transform_llm_output"             // on the final answer text
+	PreToolCall                 Name = "pre_tool_call"                    // before each tool call
+	PreToolCallCanProvideResult Name = "pre_tool_call_can_provide_result" // after pre_tool_call, before native dispatch
+	PostToolCall                Name = "post_tool_call"                   // after every tool call (observe)
+	TransformToolResult         Name = "transform_tool_result"            // before a result joins the conversation
+)
+
 // The catalogue as a table: one row per hook, in the firing order of a
 // typical turn. It is the one statement of the catalogue's facts: a hook's
 // name, whether it observes, whether it is tool-scoped, its place in a
@@ -51,6 +71,62 @@ var catalogue = []hookSpec{
 		funcs: func(f *Funcs) handler { return observing(f.OnSessionEndFunc) }},
 }
 
+// Funcs adapts plain functions to a Plugin, for plugins that live in the
+// host's process (tests, embedded extensions) and for SDK plugins, which the
+// SDK adapts to a Funcs. Set only the hooks you want: the manifest's hook
+// list is derived from the non-nil fields, so it cannot disagree with what
+// the value implements.
+type Funcs struct {
+	Name    string
+	Version string
+	// Matchers and HookMatchers are the manifest's tool globs (see
+	// Manifest).
+	Matchers     []string
+	HookMatchers map[Name][]string
+	Tools        []ToolSpec
+	// Config declares the plugin's config keys (see Manifest); nil leaves
+	// them undeclared.
+	Config *ConfigKeys
+
+	OnSessionStartFunc              func(context.Context, SessionStart) error
+	OnSessionEndFunc                func(context.Context, SessionEnd) error
+	PreToolListFinalizedFunc        func(context.Context, ToolListRequest) (*ToolListOverride, error)
+	PreAPIRequestMutableFunc        func(context.Context, APIRequest) (*RequestPatch, error)
+	PostLLMCallCanReissueFunc       func(context.Context, LLMCall) (*Reissue, error)
+	PostLLMCallFunc                 func(context.Context, Inference) error
+	TransformLLMOutputFunc          func(context.Context, LLMOutput) (*TextReplacement, error)
+	PreToolCallFunc                 func(context.Context, ToolCallRequest) (*PreToolCallDecision, error)
+	PreToolCallCanProvideResultFunc func(context.Context, ToolCallRequest) (*ToolResult, error)
+	PostToolCallFunc                func(context.Context, ToolCallOutcome) error
+	TransformToolResultFunc         func(context.Context, ToolCallOutcome) (*ToolResult, error)
+}
+
+var _ Plugin = (*Funcs)(nil)
+
+// Manifest lists the hooks whose functions are set, in catalogue order.
+func (f *Funcs) Manifest() Manifest {
+	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools, Config: f.Config}
+	for _, s := range catalogue {
+		if s.funcs(f) != nil {
+			m.Hooks = append(m.Hooks, s.name)
+		}
+	}
+	return m
+}
+
+// Handle calls the function set for hook; a hook without one answers nil.
+func (f *Funcs) Handle(ctx context.Context, hook Name, req any) (any, error) {
+	s, ok := specOf(hook)
+	if !ok {
+		return nil, fmt.Errorf("host: unknown hook %q", hook)
+	}
+	h := s.funcs(f)
+	if h == nil {
+		return nil, nil
+	}
+	return h(ctx, req)
+}
+
 // Catalogue lists every hook in firing order of a typical turn.
 var Catalogue = func() []Name {
 	names := make([]Name, len(catalogue))
@@ -86,33 +162,6 @@ func CatalogueFacts() []Facts {
 	return out
 }
 
-// LegalStretches lists the runs of hooks one plugin may be asked in one
-// exchange: every run of two or more consecutive stretch stages. Each
-// stage but the last can let the call go on to the next, so any such run
-// has the same outcome as asking hook by hook.
-func LegalStretches() [][]Name {
-	var stages []Name
-	for n := 1; ; n++ {
-		found := false
-		for _, s := range catalogue {
-			if s.stretchStage == n {
-				stages = append(stages, s.name)
-				found = true
-			}
-		}
-		if !found {
-			break
-		}
-	}
-	var out [][]Name
-	for i := range stages {
-		for j := i + 2; j <= len(stages); j++ {
-			out = append(out, stages[i:j:j])
-		}
-	}
-	return out
-}
-
 // hookSpec is one row of the catalogue.
 type hookSpec struct {
 	name Name
@@ -120,7 +169,7 @@ type hookSpec struct {
 	toolScoped bool
 	// observer hooks are delivered asynchronously and answer nothing.
 	observer bool
-	// stretchStage is the place in a stretch, 0 for none (see LegalStretches).
+	// stretchStage is the place in a stretch, 0 for none (see Facts.StretchStage).
 	stretchStage int
 	// fires, returns and combine are the README table's texts.
 	fires, returns, combine string

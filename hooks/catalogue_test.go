@@ -5,19 +5,6 @@ import (
 	"testing"
 )
 
-// The legal stretches read from the catalogue are the runs of the tool
-// pipeline the protocol names (PROTOCOL.md, "Stretches").
-func TestCatalogueLegalStretches(t *testing.T) {
-	want := [][]Name{
-		{PreToolCall, PreToolCallCanProvideResult},
-		{PreToolCall, PreToolCallCanProvideResult, TransformToolResult},
-		{PreToolCallCanProvideResult, TransformToolResult},
-	}
-	if got := LegalStretches(); !reflect.DeepEqual(got, want) {
-		t.Errorf("LegalStretches() = %v, want %v", got, want)
-	}
-}
-
 // CatalogueFacts states what the Name methods and Funcs answer, hook by
 // hook, with no hook twice.
 func TestCatalogueFacts(t *testing.T) {

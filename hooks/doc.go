@@ -1,33 +1,17 @@
-// Package hooks is the contract between the hookhost conversation loop and
-// its plugins: the hook names, a typed payload and result for every hook, the
-// Plugin interface, and the Bus that fires one hook across the enabled
-// plugins in priority order.
+// Package hooks is the plugin author's vocabulary: the hook names and the
+// catalogue that states each one's facts, a typed payload and answer for
+// every hook, the Plugin interface (and Funcs, which adapts plain
+// functions to it), the manifest a plugin describes itself with, and the
+// rules an answer must keep. Package hookbus fires the hooks across the
+// enabled plugins; this package imports nothing of hookhost's, so that a
+// plugin depends on it alone.
 //
-// The Bus owns three rules so that no caller has to:
-//
-//   - Who is asked. A plugin is asked only for hooks its manifest lists, and
-//     for per-tool hooks only when the tool name matches one of its matchers.
-//     A hook nobody subscribes to costs no call at all.
-//   - How answers combine. Each hook has one combine rule (first non-nil
-//     wins, merge with the first write per field winning, chain, any block
-//     wins, observe); they are written out top to bottom in bus_hooks.go.
-//     Priority is precedence everywhere: a higher-priority plugin's answer
-//     is never overridden by a lower one's.
-//   - What an answer may hold. Every answer is checked by one set of rules
-//     (validate.go: message roles and tool calls in patches, tool names and
-//     schemas in lists and patches, the shape of a pre_tool_call decision,
-//     and Options.MaxResultSize on what one answer carries), the same for
-//     an in-process plugin and a remote one, whichever protocol carried
-//     it. An answer that breaks them is malformed (a MalformedError).
-//   - What failure means. A plugin that errors, panics, misses its deadline,
-//     returns something malformed or is unavailable counts as nil for that
-//     call. It is logged at WARN once per (plugin, hook, failure kind) and at
-//     DEBUG afterwards, and counted in Stats. The one opt-in exception is
-//     Options.FailClosed, which turns a plugin's own pre_tool_call failure
-//     into a block. A call the host itself would not send (one over the
-//     plugin's request size limit) counts as nil too, as KindRefused, which
-//     is logged the same way but is not the plugin's fault. An answer that
-//     arrives after the deadline is a timeout: it is dropped.
+// What an answer may hold is one set of rules (validate.go, CheckAnswer:
+// message roles and tool calls in patches, tool names and schemas in lists
+// and patches, the shape of a pre_tool_call decision, and a bound on what
+// one answer carries), the same for an in-process plugin and a remote one,
+// whichever protocol carried it. An answer that breaks them is malformed
+// (a MalformedError) and counts as no opinion.
 //
 // Tool results are JSON. A result a plugin provides or transforms whose
 // content is not JSON is taken as plain text and carried as a JSON string
@@ -36,59 +20,65 @@
 // tool-call pipeline applies it to each result before anyone downstream
 // (post_tool_call, the next transform, the model) sees it.
 //
-// Observer hooks (Name.Observer) are queued per plugin and delivered in order by a worker,
-// so they never delay the conversation; a full queue drops the event and
-// counts the drop. Stats tells them apart (HookStats.Observer), and
-// Stats.SyncCalls counts only the calls the conversation waited for.
-//
-// The tool pipeline is fired through a ToolRun, which may ask one plugin
-// several consecutive hooks of one call in one exchange (a stretch) with
-// the same outcome as hook by hook; ToolRun's comment is the design.
-//
-// A nil *Bus is valid and fires nothing: it is the bypass route.
-//
 // # Adding a hook
 //
 // The catalogue's facts (the hook's name, observer or not, tool-scoped or
 // not, its place in a stretch, the README's fires/returns/combine texts)
 // are stated once, in the table of catalogue.go. `make generate` writes
-// them into the Python SDK (hookhost_plugin/_catalogue.py), the TypeScript
-// SDK (src/generated/catalogue.ts), the README's catalogue table and
-// PROTOCOL.md's list of stretches; Go reads the table (Catalogue,
-// Name.Observer, Name.ToolScoped, LegalStretches, CatalogueFacts).
+// them into the Python SDK
+// (plugins/python/src/hookhost_plugin/_catalogue.py), the TypeScript SDK
+// (plugins/typescript/src/generated/catalogue.ts), the README's catalogue
+// table and PROTOCOL.md's list of stretches, and `make proto` regenerates
+// the protobuf code of every language; Go reads the table (Catalogue,
+// Name.Observer, Name.ToolScoped, CatalogueFacts). Generated files are
+// never edited by hand, and `make check-generated` (part of `make test`)
+// fails when one is stale.
 //
-// What the table cannot say is code and prose, written by hand in 29
-// files (a helper may be skipped where the SDK offers none for a hook):
+// What the table cannot say is code and prose, written by hand. In the
+// order to write it, with every name after the hook (transform_tool_result
+// is TransformToolResult in Go and the protos, which write
+// pre_api_request_mutable PreApiRequestMutable where Go writes
+// PreAPIRequestMutable; transform_tool_result in Python;
+// transformToolResult in TypeScript), so that one grep finds every place:
 //
-//   - hooks (5): the Name constant (plugin.go), the payload and answer
-//     types (types.go), the Funcs field (funcs.go), the catalogue row
-//     (catalogue.go) and the Fire method with its combine rule
-//     (bus_hooks.go; validate.go too if its answer has rules);
-//   - where it fires (1): conversation/session.go, dispatch/pipeline.go or
-//     gateway/relay/run.go;
-//   - the wire (3): the RPC and its messages in plugins/proto/v1/plugin.proto
-//     (then `make proto`), the row and conversions in internal/wire
-//     (table.go, convert.go);
-//   - the Go SDK (3): the per-hook interface (plugins/sdk/sdk.go), its
-//     adapter (adapt.go) and a plugintest helper (plugintest/plugintest.go);
-//   - the Python SDK (3): the dataclasses (types.py), the HOOKS row
-//     (convert.py), a Harness helper (testing.py);
-//   - the TypeScript SDK (4): the interfaces (src/types.ts), the TABLE row
-//     (src/wire.ts), the answer's rules (src/validate.ts), a harness helper
-//     (src/testing.ts);
-//   - the conformance suite (7): its expectations (internal/conformance:
-//     conformance.go, doc.go) and a handler in each conformance plugin
-//     (goconform/main.go, plugins/python/conform/conform.py,
-//     plugins/typescript/conform/conform.ts and the two built from
-//     PROTOCOL.md under internal/conformance/fromdoc);
-//   - docs (3): PROTOCOL.md's hook table and payload, the handler tables
-//     of plugins/python/README.md and plugins/typescript/README.md.
+//  1. hooks/catalogue.go: the Name constant, the Funcs field and the
+//     catalogue row; hooks/types.go: the payload and answer types;
+//     hooks/validate.go too when the answer has rules.
+//  2. hookbus/bus_hooks.go: the Bus method named after the hook, with its
+//     combine rule.
+//  3. Where it fires: conversation/session.go and gateway/relay/run.go for
+//     a hook of the conversation loop (both loops fire it), or
+//     dispatch/pipeline.go for one of the tool pipeline.
+//  4. The wire: the RPC and its messages in plugins/proto/v1/plugin.proto
+//     (then `make proto`), and the row and conversions in
+//     internal/wire/table.go and internal/wire/convert.go.
+//  5. The Go SDK: the per-hook interface in plugins/sdk/sdk.go, its adapter
+//     in plugins/sdk/adapt.go, and a Harness method in
+//     plugins/sdk/plugintest/plugintest.go.
+//  6. The Python SDK: the dataclasses in
+//     plugins/python/src/hookhost_plugin/types.py, the HOOKS row in
+//     plugins/python/src/hookhost_plugin/convert.py, a Harness method in
+//     plugins/python/src/hookhost_plugin/testing.py.
+//  7. The TypeScript SDK: the interfaces in plugins/typescript/src/types.ts,
+//     the TABLE row in plugins/typescript/src/wire.ts, the answer's rules in
+//     plugins/typescript/src/validate.ts, a harness method in
+//     plugins/typescript/src/testing.ts.
+//  8. The conformance suite: its expectations in
+//     internal/conformance/conformance.go and internal/conformance/doc.go,
+//     and a handler in each conformance plugin:
+//     internal/conformance/goconform/main.go,
+//     plugins/python/conform/conform.py,
+//     plugins/typescript/conform/conform.ts, and the two written from the
+//     documents alone, internal/conformance/fromdoc/python/conform.py and
+//     internal/conformance/fromdoc/typescript/src/conform.ts.
+//  9. The docs: the hook table and payload in PROTOCOL.md, the handler
+//     tables of plugins/python/README.md and plugins/typescript/README.md.
+//     README.md's catalogue table is generated.
 //
-// Tests hold part of it: internal/gencatalogue fails when a generated file
-// is stale, when a hook lacks its row in convert.py or wire.ts, its handler
-// in a Python or TypeScript conformance plugin, or its row in PROTOCOL.md or
-// an SDK README, and when PROTOCOL.md names other observers; internal/wire
-// fails when a hook lacks its wire row or disagrees on being an observer;
-// the conformance suite fails when a conformance plugin does not serve
-// every hook; TestCatalogueFacts fails when a Funcs field is missing.
+// TestCatalogueHooksEverywhere (internal/gencatalogue) holds this list: it
+// fails when a file named above is gone, and when a hook of the catalogue
+// lacks its part in the Bus, the wire table, the protocol, an SDK, a
+// conformance plugin, PROTOCOL.md, an SDK README or the README.
+// internal/wire fails when a hook lacks its wire row or disagrees on being
+// an observer; TestCatalogueFacts fails when a Funcs field is missing.
 package hooks

@@ -5,26 +5,6 @@ import (
 	"errors"
 )
 
-// Name identifies a hook in the catalogue.
-type Name string
-
-// The hook catalogue. The comment on each says when it fires; catalogue.go
-// gives each its payload and answer types, and bus_hooks.go its combine
-// rule.
-const (
-	OnSessionStart              Name = "on_session_start"                 // a session begins (observe)
-	OnSessionEnd                Name = "on_session_end"                   // each run ends (observe)
-	PreToolListFinalized        Name = "pre_tool_list_finalized"          // before each model call
-	PreAPIRequestMutable        Name = "pre_api_request_mutable"          // before each model call
-	PostLLMCallCanReissue       Name = "post_llm_call_can_reissue"        // after each model response
-	PostLLMCall                 Name = "post_llm_call"                    // after every model call, reissues too (observe)
-	TransformLLMOutput          Name = "transform_llm_output"             // on the final answer text
-	PreToolCall                 Name = "pre_tool_call"                    // before each tool call
-	PreToolCallCanProvideResult Name = "pre_tool_call_can_provide_result" // after pre_tool_call, before native dispatch
-	PostToolCall                Name = "post_tool_call"                   // after every tool call (observe)
-	TransformToolResult         Name = "transform_tool_result"            // before a result joins the conversation
-)
-
 // Manifest is what a plugin says about itself. The host asks a plugin only
 // for the hooks listed here, and asks a tool hook only for tool names that
 // match the hook's matchers (path.Match globs; see MatchersFor).
@@ -62,7 +42,7 @@ func (m Manifest) MatchersFor(h Name) []string {
 	return m.Matchers
 }
 
-// Plugin is one extension of the conversation loop as the Bus sees it.
+// Plugin is one extension of the conversation loop as the Bus (package hookbus) sees it.
 // In-process plugins (Funcs), plugins written with the SDK (which adapts
 // them to Funcs) and remote plugins (processes adapted by package host)
 // implement the same interface, so the Bus cannot tell them apart.
@@ -85,16 +65,16 @@ var ErrUnavailable = errors.New("plugin unavailable")
 
 // ErrMalformed is returned by a plugin adapter when what the plugin sent
 // breaks the protocol (a result over the host's size limit, a message with
-// no valid role). The Bus counts it as KindMalformed: the plugin's fault.
+// no valid role). The Bus counts it as hookbus.KindMalformed: the plugin's fault.
 var ErrMalformed = errors.New("plugin sent a malformed response")
 
 // ErrPanicked is returned by a plugin adapter whose plugin reported that
-// its handler panicked (and recovered). The Bus counts it as KindPanic, as
+// its handler panicked (and recovered). The Bus counts it as hookbus.KindPanic, as
 // it does a panic of an in-process plugin.
 var ErrPanicked = errors.New("plugin handler panicked")
 
 // ErrRefused is returned by a plugin adapter that would not send a call,
 // such as a request over the size the host allows for that plugin. The Bus
-// counts it as KindRefused and logs it like a failure, but it is the host's
+// counts it as hookbus.KindRefused and logs it like a failure, but it is the host's
 // decision, not the plugin's fault.
 var ErrRefused = errors.New("host refused to send the call")

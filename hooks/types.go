@@ -193,7 +193,7 @@ type APIRequest struct {
 
 // RequestPatch overrides fields of a ModelRequest. A nil field is left
 // alone. Across plugins the first write per field wins, in priority order
-// (see Bus.MutateRequest): a field a higher-priority plugin set is not
+// (see hookbus.Bus.PreAPIRequestMutable): a field a higher-priority plugin set is not
 // changed by a lower one's patch. Messages must keep the shape every
 // provider accepts (known roles, tool calls only from the assistant, each
 // with an id and a name, tool results naming their call), and the patch is

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
+	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -17,7 +20,7 @@ import (
 // nil, like any other plugin failure.
 
 // DefaultMaxResultSize bounds what one answer may carry when
-// Options.MaxResultSize is zero: the wire's default, so that an in-process
+// hookbus.Options.MaxResultSize is zero: the wire's default, so that an in-process
 // plugin has the limit a remote one has.
 const DefaultMaxResultSize = 4 << 20
 
@@ -44,11 +47,30 @@ func (e *MalformedError) Error() string {
 func (e *MalformedError) Unwrap() error { return ErrMalformed }
 
 // errTooLarge is what checkAnswer reports for an answer over its size
-// limit; askErr turns it into a MalformedError with Size and Limit.
+// limit; CheckAnswer turns it into a MalformedError with Size and Limit.
 type errTooLarge struct{ size, limit int }
 
 func (e errTooLarge) Error() string {
 	return fmt.Sprintf("the answer carries %d bytes, over max_result_size (%d bytes)", e.size, e.limit)
+}
+
+// CheckAnswer applies the rules every answer of hook keeps, whoever sent
+// it: the Bus applies it to every answer of every plugin, and a plugin may
+// apply it to its own before sending. maxSize bounds what the answer
+// carries (0: DefaultMaxResultSize), maxTemperature the temperature a
+// patch may set (0: DefaultMaxTemperature). A nil answer, or a nil pointer
+// of an answer type, is always legal. The error is a *MalformedError naming
+// plugin and hook, with Size and Limit set when the answer is too large.
+func CheckAnswer(plugin string, hook Name, answer any, maxSize int, maxTemperature float64) error {
+	err := checkAnswer(answer, limits{maxSize: maxSize, maxTemperature: maxTemperature})
+	if err == nil {
+		return nil
+	}
+	e := &MalformedError{Plugin: plugin, Hook: hook, Problem: err.Error()}
+	if big, ok := err.(errTooLarge); ok {
+		e.Size, e.Limit = big.size, big.limit
+	}
+	return e
 }
 
 // limits are the bounds an answer is checked against: the plugin's
@@ -60,7 +82,7 @@ type limits struct {
 }
 
 // DefaultMaxTemperature is the highest temperature a patch may set when
-// Config.MaxTemperature is zero: OpenAI's ceiling, the highest any
+// hookbus.Config.MaxTemperature is zero: OpenAI's ceiling, the highest any
 // provider takes.
 const DefaultMaxTemperature = 2
 
@@ -69,7 +91,7 @@ const DefaultMaxTemperature = 2
 // a patch's messages, system text and tools, a tool list, a decision's
 // arguments and message. A nil answer, or a nil pointer of an answer type,
 // is always legal. The error says what is wrong, in the plugin author's
-// terms; the Bus wraps it in a MalformedError naming the plugin and hook.
+// terms; CheckAnswer wraps it in a MalformedError naming the plugin and hook.
 func checkAnswer(answer any, lim limits) error {
 	maxSize := lim.maxSize
 	if maxSize <= 0 {
@@ -250,7 +272,7 @@ func (p *RequestPatch) size() int {
 
 // Apply returns req with the patch's set fields replaced, and the names of
 // the fields the patch set. It applies one patch alone; the Bus merges the
-// patches of several plugins with applyUnset.
+// patches of several plugins, first write per field winning.
 func (p RequestPatch) Apply(req ModelRequest) (ModelRequest, []string) {
 	var fields []string
 	if p.Model != nil {
@@ -277,45 +299,6 @@ func (p RequestPatch) Apply(req ModelRequest) (ModelRequest, []string) {
 		t := *p.Temperature
 		req.Temperature = &t
 		fields = append(fields, "temperature")
-	}
-	return req, fields
-}
-
-// requestFields are a ModelRequest's patchable fields, by name.
-type requestFields map[string]bool
-
-// applyUnset applies the fields of p that nobody has set yet, marks them
-// set, and returns the names of those it applied: first write per field
-// wins. A write to a field already set is ignored, not malformed: a
-// lower-priority plugin cannot know what the ones above it chose.
-func (p RequestPatch) applyUnset(req ModelRequest, set requestFields) (ModelRequest, []string) {
-	var fields []string
-	take := func(name string, present bool) bool {
-		if !present || set[name] {
-			return false
-		}
-		set[name] = true
-		fields = append(fields, name)
-		return true
-	}
-	if take("model", p.Model != nil) {
-		req.Model = *p.Model
-	}
-	if take("system", p.System != nil) {
-		req.System = *p.System
-	}
-	if take("messages", p.Messages != nil) {
-		req.Messages = p.Messages
-	}
-	if take("tools", p.Tools != nil) {
-		req.Tools = p.Tools
-	}
-	if take("max_tokens", p.MaxTokens != nil) {
-		req.MaxTokens = *p.MaxTokens
-	}
-	if take("temperature", p.Temperature != nil) {
-		t := *p.Temperature
-		req.Temperature = &t
 	}
 	return req, fields
 }
@@ -356,4 +339,111 @@ func (r ToolResult) AsJSON() ToolResult {
 	_ = enc.Encode(r.Content) // a string always encodes
 	r.Content = string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	return r
+}
+
+// toolNamePattern is what OpenAI and Anthropic accept as a tool name.
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ValidToolName reports whether name can be sent to model providers.
+func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
+
+// ManifestError is a manifest that breaks the rules of ValidateManifest:
+// whose, and what is wrong with it.
+type ManifestError struct {
+	Plugin  string // the manifest's name; empty when it has none
+	Problem string // what is wrong, in the plugin author's terms
+	// Tool is the tool at fault, when a tool is; OutsideNamespace says its
+	// name lies outside "<plugin>__", which allow_tool_override would allow.
+	Tool             string
+	OutsideNamespace bool
+}
+
+func (e *ManifestError) Error() string {
+	if e.Plugin == "" {
+		return "plugin manifest: " + e.Problem
+	}
+	msg := fmt.Sprintf("plugin %q: manifest: %s", e.Plugin, e.Problem)
+	if e.OutsideNamespace {
+		msg += " (rename it, or set allow_tool_override in its config entry)"
+	}
+	return msg
+}
+
+// ValidateManifest checks one plugin's manifest: a name, known hooks, valid
+// matcher globs, and tools that are legal, unique and (unless
+// allowToolOverride, the plugin's allow_tool_override setting) inside the
+// plugin's "<name>__" namespace. The error is a *ManifestError naming the
+// plugin.
+func ValidateManifest(m Manifest, allowToolOverride bool) error {
+	if m.Name == "" {
+		return &ManifestError{Problem: "the manifest has no name"}
+	}
+	bad := func(format string, a ...any) error {
+		return &ManifestError{Plugin: m.Name, Problem: fmt.Sprintf(format, a...)}
+	}
+	// The version is shown to operators as it is: no line breaks or
+	// terminal escape sequences.
+	if !utf8.ValidString(m.Version) || strings.ContainsFunc(m.Version, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return bad("version %q is not printable text", m.Version)
+	}
+	seenHook := map[Name]bool{}
+	for _, h := range m.Hooks {
+		if !h.Known() {
+			return bad("unknown hook %q", h)
+		}
+		if seenHook[h] {
+			return bad("hook %q listed twice", h)
+		}
+		seenHook[h] = true
+	}
+	checkGlobs := func(where string, globs []string) error {
+		for _, g := range globs {
+			if g == "" {
+				return bad("%sempty tool matcher", where)
+			}
+			if _, err := path.Match(g, ""); err != nil {
+				return bad("%stool matcher %q is not a valid glob: %v", where, g, err)
+			}
+		}
+		return nil
+	}
+	if err := checkGlobs("", m.Matchers); err != nil {
+		return err
+	}
+	for h, globs := range m.HookMatchers {
+		switch {
+		case !h.Known():
+			return bad("hook matchers name unknown hook %q", h)
+		case !h.ToolScoped():
+			return bad("hook matchers name %q, which is not a tool hook", h)
+		case !seenHook[h]:
+			return bad("hook matchers name %q, which the plugin does not serve", h)
+		}
+		if err := checkGlobs(string(h)+": ", globs); err != nil {
+			return err
+		}
+	}
+	seenTool := map[string]bool{}
+	for _, t := range m.Tools {
+		if !ValidToolName(t.Name) {
+			return bad("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", t.Name)
+		}
+		if !allowToolOverride && !strings.HasPrefix(t.Name, m.Name+"__") {
+			return &ManifestError{Plugin: m.Name, Tool: t.Name, OutsideNamespace: true,
+				Problem: fmt.Sprintf("tool %q is outside the plugin's namespace %q", t.Name, m.Name+"__")}
+		}
+		if seenTool[t.Name] {
+			return bad("tool %q declared twice", t.Name)
+		}
+		seenTool[t.Name] = true
+		if len(t.InputSchema) > 0 && !isJSONObject(t.InputSchema) {
+			return bad("tool %q: input schema is not a JSON object", t.Name)
+		}
+	}
+	return nil
+}
+
+func isJSONObject(raw []byte) bool {
+	s := strings.TrimLeft(string(raw), " \t\r\n")
+	return strings.HasPrefix(s, "{") && json.Valid(raw)
 }

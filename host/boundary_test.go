@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/syncbuf"
 )
@@ -50,12 +51,12 @@ func panicLog(t *testing.T, level hclog.Level, n, v int) []string {
 	opts := fastOptions()
 	opts.Logger = log
 	name := named("panicky", v)
-	h, errs := Start(context.Background(), configOf(plug{name, pinned(entry(bigresultAs(t, name)), v)}), opts)
+	h, errs := Start(context.Background(), Specs(configOf(plug{name, pinned(entry(bigresultAs(t, name)), v)})), opts)
 	for _, e := range errs {
 		t.Fatalf("unexpected start error: %v", e)
 	}
 	wantProtocol(t, h, v)
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func panicLog(t *testing.T, level hclog.Level, n, v int) []string {
 		}
 	}
 	// A remote panic reaches the host as a panic over both versions.
-	kind := hooks.KindPanic
+	kind := hookbus.KindPanic
 	if got := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, kind); got != uint64(n) {
 		t.Fatalf("%d failures of kind %v counted, want %d", got, kind, n)
 	}
@@ -146,7 +147,7 @@ func TestInvalidUTF8CrossesTheBoundaryRepaired(t *testing.T) {
 
 	// Host to plugin: a message with a bad byte, three times.
 	for range 3 {
-		text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s\xc3", Text: "bad \xff byte"})
+		text, by := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: "s\xc3", Text: "bad \xff byte"})
 		if text != "seen: bad \uFFFD byte" || len(by) != 1 {
 			t.Fatalf("transform_llm_output with invalid UTF-8 = %q by %v, want the repaired text echoed", text, by)
 		}
@@ -213,7 +214,7 @@ func TestMessageSizeLimits(t *testing.T) {
 		dflt := pinned(entry(bigresultAs(t, dfltName)), v)
 		dflt.ToolTimeout = time.Minute
 		h := startOK(t, configOf(plug{smallName, small}, plug{roomyName, roomy}, plug{dfltName, dflt}), opts)
-		bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: opts.Logger})
+		bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: opts.Logger})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,12 +253,12 @@ func TestMessageSizeLimits(t *testing.T) {
 		if got := provide(bus, "big", bigArgs(0, 8<<20)); got == nil || got.Plugin != roomyName {
 			t.Fatalf("first plugin's oversized answer did not fall through to the next: %+v", got)
 		}
-		if got := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "argsize", Arguments: json.RawMessage(bigArgs(2<<20, 0))}); got == nil || got.Plugin != roomyName {
+		if got := bus.PreToolCallCanProvideResult(context.Background(), hooks.ToolCallRequest{Name: "argsize", Arguments: json.RawMessage(bigArgs(2<<20, 0))}); got == nil || got.Plugin != roomyName {
 			t.Fatalf("refused call did not fall through to the next plugin: %+v", got)
 		}
 		st := bus.Stats()
-		if st.Failures(smallName, hooks.PreToolCallCanProvideResult, hooks.KindMalformed) != 1 ||
-			st.Failures(smallName, hooks.PreToolCallCanProvideResult, hooks.KindRefused) != 1 {
+		if st.Failures(smallName, hooks.PreToolCallCanProvideResult, hookbus.KindMalformed) != 1 ||
+			st.Failures(smallName, hooks.PreToolCallCanProvideResult, hookbus.KindRefused) != 1 {
 			t.Fatalf("stats %+v, want one malformed and one refused for small", st.Hooks)
 		}
 		for _, s := range []*Supervised{small0, roomy1, dflt2} {
@@ -309,8 +310,8 @@ func TestRequestRefusedByThePluginsServer(t *testing.T) {
 		t.Fatalf("refused request produced %+v", r)
 	}
 	st := bus.Stats()
-	if st.Failures("oldsdk", hooks.PreToolCallCanProvideResult, hooks.KindError) != 1 ||
-		st.Failures("oldsdk", hooks.PreToolCallCanProvideResult, hooks.KindMalformed) != 0 {
+	if st.Failures("oldsdk", hooks.PreToolCallCanProvideResult, hookbus.KindError) != 1 ||
+		st.Failures("oldsdk", hooks.PreToolCallCanProvideResult, hookbus.KindMalformed) != 0 {
 		t.Fatalf("stats %+v, want one error and no malformed answer", st.Hooks)
 	}
 	// An answer over the limit from the same plugin is still its malformed
@@ -374,7 +375,7 @@ func TestLargeResultsKeepTheHostBounded(t *testing.T) {
 	}
 	after := totalAlloc()
 
-	if n := bus.Stats().Failures("huge", hooks.PreToolCallCanProvideResult, hooks.KindMalformed); n != uint64(len(sizes)) {
+	if n := bus.Stats().Failures("huge", hooks.PreToolCallCanProvideResult, hookbus.KindMalformed); n != uint64(len(sizes)) {
 		t.Fatalf("%d of %d oversized results counted as malformed", n, len(sizes))
 	}
 	allocated := after - before

@@ -63,7 +63,7 @@ func removeCgroupsOf(t *testing.T, hostPID int) {
 // plugin: when it crashes (before the restart) and when the host closes.
 func TestSetsidChildGoesWithItsPlugin(t *testing.T) {
 	t.Parallel()
-	h, errs := Start(context.Background(), configOf(plug{"leaver", entry(echoAs(t, "leaver"))}), fastOptions())
+	h, errs := Start(context.Background(), Specs(configOf(plug{"leaver", entry(echoAs(t, "leaver"))})), fastOptions())
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -61,9 +60,9 @@ type CheckResult struct {
 // start can be wrong only sometimes (padded base64), and a plugin that
 // prints a bad line in any of them fails the check. Options.NoProbes
 // leaves all of this out.
-func Check(ctx context.Context, cfg *config.Config, opts Options) []CheckResult {
+func Check(ctx context.Context, plugins []PluginSpec, opts Options) []CheckResult {
 	opts = opts.withDefaults()
-	names, entries, results := launchAll(ctx, cfg, &opts)
+	names, entries, results := launchAll(ctx, plugins, &opts)
 	out := make([]CheckResult, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {

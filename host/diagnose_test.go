@@ -221,7 +221,7 @@ func TestCertificateFieldShapes(t *testing.T) {
 // is; the SDK's own plugin and a correct hand-written one get no warning.
 func TestCheckWarnings(t *testing.T) {
 	t.Parallel()
-	results := Check(context.Background(), configOf(
+	results := Check(context.Background(), Specs(configOf(
 		plug{"good", entry(handmadeAs(t, "good"))},
 		plug{"viasdk", entry(echoAs(t, "viasdk"))},
 		plug{"nocontroller", entry(handmadeAs(t, "nocontroller"))},
@@ -229,7 +229,7 @@ func TestCheckWarnings(t *testing.T) {
 		plug{"nocookie", entry(handmadeAs(t, "nocookie"))},
 		plug{"noexit", entry(handmadeAs(t, "noexit"))},
 		plug{"plainlog", entry(handmadeAs(t, "plainlog"))},
-	), fastOptions())
+	)), fastOptions())
 	want := map[string]struct {
 		problem string
 		mention []string
@@ -291,7 +291,7 @@ func TestCheckWarnsOfAShutdownThatNeverAnswers(t *testing.T) {
 		t.Fatalf("Close took %s: the plugin is not what this test needs", took)
 	}
 
-	r := Check(context.Background(), cfg, fastOptions())[0]
+	r := Check(context.Background(), Specs(cfg), fastOptions())[0]
 	if !r.OK {
 		t.Fatalf("not OK: %v", r.Err)
 	}
@@ -549,7 +549,7 @@ func TestCheckWarnsOfScriptPinAndEnvShebang(t *testing.T) {
 	sum := sha256.Sum256(data)
 	e := entry(path)
 	e.SHA256 = hex.EncodeToString(sum[:])
-	results := Check(context.Background(), configOf(plug{"good-wrapped", e}), fastOptions())
+	results := Check(context.Background(), Specs(configOf(plug{"good-wrapped", e})), fastOptions())
 	r := results[0]
 	if !r.OK {
 		t.Fatalf("not OK: %v", r.Err)
@@ -600,7 +600,7 @@ func TestCheckWarnsOfJSONLinesLoggedAtDebug(t *testing.T) {
 			var log syncbuf.Buffer
 			opts := fastOptions()
 			opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "check", Level: hclog.Warn, Output: &log})
-			r := Check(context.Background(), configOf(plug{name, entry(path)}), opts)[0]
+			r := Check(context.Background(), Specs(configOf(plug{name, entry(path)})), opts)[0]
 			if !r.OK {
 				t.Fatalf("not OK: %v", r.Err)
 			}
@@ -654,7 +654,7 @@ func TestDetectLanguage(t *testing.T) {
 func TestCheckCatchesPaddingThatPassedOnce(t *testing.T) {
 	t.Parallel()
 	path := handmadeAs(t, "luckypad")
-	r := Check(context.Background(), configOf(plug{"luckypad", entry(path)}), fastOptions())[0]
+	r := Check(context.Background(), Specs(configOf(plug{"luckypad", entry(path)})), fastOptions())[0]
 	if r.OK || r.Err == nil {
 		t.Fatalf("check passed a plugin that pads: %+v", r)
 	}
@@ -685,7 +685,7 @@ func TestCheckPassesARelativeSocketPathWithAWarning(t *testing.T) {
 			t.Fatalf("Close: %v", err)
 		}
 	}
-	r := Check(context.Background(), cfg, fastOptions())[0]
+	r := Check(context.Background(), Specs(cfg), fastOptions())[0]
 	if !r.OK {
 		t.Fatalf("Check failed a plugin that started 3 times out of 3: %v", r.Err)
 	}
@@ -702,7 +702,7 @@ func TestCheckWithoutProbesStartsEachPluginOnce(t *testing.T) {
 	path := handmadeAs(t, "luckypad")
 	opts := fastOptions()
 	opts.NoProbes = true
-	r := Check(context.Background(), configOf(plug{"luckypad", entry(path)}), opts)[0]
+	r := Check(context.Background(), Specs(configOf(plug{"luckypad", entry(path)})), opts)[0]
 	if !r.OK || len(r.Warnings) != 0 || r.Version == "" {
 		t.Fatalf("Check without probes: %+v, want OK with its manifest and no warnings", r)
 	}
@@ -721,10 +721,10 @@ func TestCheckKillsQuietly(t *testing.T) {
 	var log syncbuf.Buffer
 	opts := fastOptions()
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "check", Level: hclog.Warn, Output: &log})
-	results := Check(context.Background(), configOf(
+	results := Check(context.Background(), Specs(configOf(
 		plug{"nocontroller", entry(handmadeAs(t, "nocontroller"))},
 		plug{"nocert", entry(handmadeAs(t, "nocert"))},
-	), opts)
+	)), opts)
 	if !results[0].OK || results[1].OK {
 		t.Fatalf("results %+v, want nocontroller OK and nocert failed", results)
 	}
@@ -742,7 +742,7 @@ func TestCheckProbesARelativeSocketPathInThePluginsDirectory(t *testing.T) {
 	t.Parallel()
 	e := entry(handmadeAs(t, "relnoclientauth"))
 	e.Dir = t.TempDir()
-	r := Check(context.Background(), configOf(plug{"relnoclientauth", e}), fastOptions())[0]
+	r := Check(context.Background(), Specs(configOf(plug{"relnoclientauth", e})), fastOptions())[0]
 	if !r.OK {
 		t.Fatalf("Check: %v", r.Err)
 	}

@@ -51,7 +51,7 @@ func TestCheckWarnsOfADumpablePluginGivenSecrets(t *testing.T) {
 	plain := entry(ownUser(t, bins.echo, "plain"))
 	plain.Config = json.RawMessage(`{"dumpable":true}`)
 	plain.Env = []string{"PATH"}
-	results := Check(context.Background(), configOf(plug{"leaky", leaky}, plug{"sealed", sealed}, plug{"plain", plain}), fastOptions())
+	results := Check(context.Background(), Specs(configOf(plug{"leaky", leaky}, plug{"sealed", sealed}, plug{"plain", plain})), fastOptions())
 	warned := map[string][]Warning{}
 	for _, r := range results {
 		if !r.OK {

@@ -118,7 +118,7 @@ func TestPluginFaultMatrix(t *testing.T) {
 				faulty.Env = []string{hangDirVar}
 				faulty.Timeout, faulty.ToolTimeout = time.Second, time.Second
 				opts := fastOptions()
-				h, errs := Start(context.Background(), configOf(plug{name, faulty}, plug{"witness", pinned(entry(echoAs(t, "witness")), v)}), opts)
+				h, errs := Start(context.Background(), Specs(configOf(plug{name, faulty}, plug{"witness", pinned(entry(echoAs(t, "witness")), v)})), opts)
 				if len(errs) > 0 {
 					t.Fatal(errs)
 				}
@@ -146,7 +146,7 @@ func TestPluginFaultMatrix(t *testing.T) {
 				var peakHeap, peakRSS uint64
 				for round := range 8 {
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					r := bus.ProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: strconv.Itoa(round), Name: "lookup", Arguments: json.RawMessage("{}")})
+					r := bus.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: strconv.Itoa(round), Name: "lookup", Arguments: json.RawMessage("{}")})
 					late := ctx.Err()
 					cancel()
 					if late != nil {

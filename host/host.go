@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -180,8 +181,8 @@ type Status struct {
 // deadline, the plugin is sent a cancel when the host stops waiting, and an
 // answer that arrives after that is dropped and counted
 // (Status.LateAnswers); Supervised also forwards stretches of the tool
-// pipeline (hooks.Stretcher), which a version 1 process declines with
-// hooks.ErrNoStretch.
+// pipeline (hookstretch.Stretcher), which a version 1 process declines with
+// hookstretch.ErrNoStretch.
 //
 // Reattach: a plugin named in config.ReattachEnv (read through
 // Options.Getenv), or whose entry has a reattach config, is not launched:
@@ -217,14 +218,36 @@ type Host struct {
 	closeErr  error
 }
 
-// Start launches every enabled plugin of cfg concurrently and supervises
-// the ones that start. The plugins that fail are reported, in plugins.enabled
-// order, and left out; the Host is usable either way and must be closed. ctx
-// bounds the start only, not the plugins' lifetime.
-func Start(ctx context.Context, cfg *config.Config, opts Options) (*Host, []*StartError) {
+// PluginSpec is one plugin for Start or Check to run: its name and its
+// config entry. A list of them is in priority order, highest first, as
+// plugins.enabled lists them.
+type PluginSpec struct {
+	Name  string
+	Entry config.PluginEntry
+}
+
+// Specs returns the plugins cfg enables, in plugins.enabled order, each
+// with its entry (the defaults for a plugin with none). A nil cfg enables
+// none.
+func Specs(cfg *config.Config) []PluginSpec {
+	if cfg == nil {
+		return nil
+	}
+	specs := make([]PluginSpec, len(cfg.Plugins.Enabled))
+	for i, name := range cfg.Plugins.Enabled {
+		specs[i] = PluginSpec{Name: name, Entry: cfg.Entry(name)}
+	}
+	return specs
+}
+
+// Start launches every plugin of plugins concurrently and supervises the
+// ones that start. The plugins that fail are reported, in the order of
+// plugins, and left out; the Host is usable either way and must be closed.
+// ctx bounds the start only, not the plugins' lifetime.
+func Start(ctx context.Context, plugins []PluginSpec, opts Options) (*Host, []*StartError) {
 	opts = opts.withDefaults()
 	h := &Host{log: opts.Logger}
-	names, entries, results := launchAll(ctx, cfg, &opts)
+	names, entries, results := launchAll(ctx, plugins, &opts)
 	var errs []*StartError
 	taken := map[string]bool{}
 	for i, r := range results {
@@ -285,20 +308,20 @@ type launchResult struct {
 // launchAll starts every enabled plugin at once and returns the outcome of
 // each in plugins.enabled order, after refusing plugins whose tools a
 // higher-priority plugin already declared.
-func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string, []config.PluginEntry, []launchResult) {
+func launchAll(ctx context.Context, plugins []PluginSpec, opts *Options) ([]string, []config.PluginEntry, []launchResult) {
 	// Before any plugin runs: see protectProcess.
 	protectProcess(opts)
-	if cfg == nil {
+	if len(plugins) == 0 {
 		return nil, nil, nil
 	}
-	names := cfg.Plugins.Enabled
-	entries := make([]config.PluginEntry, len(names))
+	names := make([]string, len(plugins))
+	entries := make([]config.PluginEntry, len(plugins))
+	for i, p := range plugins {
+		names[i], entries[i] = p.Name, p.Entry
+	}
 	results := make([]launchResult, len(names))
 	seen := map[string]bool{}
 	var wg sync.WaitGroup
-	for i, name := range names {
-		entries[i] = cfg.Entry(name)
-	}
 	refused := applyReattach(names, entries, opts)
 	for i, name := range names {
 		if serr := refused[i]; serr != nil {
@@ -345,20 +368,20 @@ func launchAll(ctx context.Context, cfg *config.Config, opts *Options) ([]string
 }
 
 // Members returns the started plugins in plugins.enabled order, ready for
-// hooks.NewBus, each with the options of its config entry. Every Plugin is a
+// hookbus.New, each with the options of its config entry. Every Plugin is a
 // *Supervised, except the stand-in for a fail_closed plugin that did not
 // start (see Host).
-func (h *Host) Members() []hooks.Member {
-	members := make([]hooks.Member, len(h.slots))
+func (h *Host) Members() []hookbus.Member {
+	members := make([]hookbus.Member, len(h.slots))
 	for i, sl := range h.slots {
 		if sl.down != nil {
-			members[i] = hooks.Member{Plugin: sl.down.plugin(), Options: hooks.Options{
+			members[i] = hookbus.Member{Plugin: sl.down.plugin(), Options: hookbus.Options{
 				Timeout: sl.down.entry.Timeout, ToolTimeout: sl.down.entry.ToolTimeout, FailClosed: true,
 			}}
 			continue
 		}
 		s := sl.sup
-		members[i] = hooks.Member{Plugin: s, Options: hooks.Options{
+		members[i] = hookbus.Member{Plugin: s, Options: hookbus.Options{
 			Timeout:           s.entry.Timeout,
 			ToolTimeout:       s.entry.ToolTimeout,
 			FailClosed:        s.entry.FailClosed,

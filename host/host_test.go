@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -149,7 +150,7 @@ func fastOptions() Options {
 
 func start(t *testing.T, cfg *config.Config, opts Options) (*Host, []*StartError) {
 	t.Helper()
-	h, errs := Start(context.Background(), cfg, opts)
+	h, errs := Start(context.Background(), Specs(cfg), opts)
 	t.Cleanup(func() {
 		if err := h.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
@@ -168,9 +169,9 @@ func startOK(t *testing.T, cfg *config.Config, opts Options) *Host {
 	return h
 }
 
-func busOf(t *testing.T, h *Host) *hooks.Bus {
+func busOf(t *testing.T, h *Host) *hookbus.Bus {
 	t.Helper()
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: testLogger()})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +179,11 @@ func busOf(t *testing.T, h *Host) *hooks.Bus {
 	return bus
 }
 
-func provide(bus *hooks.Bus, tool, args string) *hooks.ProvidedResult {
+func provide(bus *hookbus.Bus, tool, args string) *hookbus.ProvidedResult {
 	if args == "" {
 		args = "{}"
 	}
-	return bus.ProvideResult(context.Background(), hooks.ToolCallRequest{
+	return bus.PreToolCallCanProvideResult(context.Background(), hooks.ToolCallRequest{
 		SessionID: "s1", CallID: "c1", Name: tool, Arguments: json.RawMessage(args),
 	})
 }
@@ -385,7 +386,7 @@ func TestSIGKILLDuringCallsRestartsOnce(t *testing.T) {
 		pid := h.Plugins()[0].PID
 
 		const calls = 6
-		results := make(chan *hooks.ProvidedResult, calls)
+		results := make(chan *hookbus.ProvidedResult, calls)
 		for range calls {
 			go func() { results <- provide(bus, "hang", "") }()
 		}
@@ -422,10 +423,10 @@ func TestSIGKILLDuringCallsRestartsOnce(t *testing.T) {
 		// Each call failed as soon as the process was gone, not by its
 		// (one minute) deadline.
 		stats := bus.Stats()
-		if n := stats.Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 0 {
+		if n := stats.Failures(name, hooks.PreToolCallCanProvideResult, hookbus.KindTimeout); n != 0 {
 			t.Errorf("%d calls counted as timeouts; the kill should have ended them", n)
 		}
-		if n := stats.Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindUnavailable); n != calls {
+		if n := stats.Failures(name, hooks.PreToolCallCanProvideResult, hookbus.KindUnavailable); n != calls {
 			t.Errorf("%d calls counted as unavailable, want %d", n, calls)
 		}
 	})
@@ -461,7 +462,7 @@ func TestHangingPluginTimesOut(t *testing.T) {
 		wantProtocol(t, h, v)
 		bus := busOf(t, h)
 
-		done := make(chan *hooks.ProvidedResult, 1)
+		done := make(chan *hookbus.ProvidedResult, 1)
 		go func() { done <- provide(bus, "hang", "") }()
 		select {
 		case r := <-done:
@@ -471,7 +472,7 @@ func TestHangingPluginTimesOut(t *testing.T) {
 		case <-time.After(livenessTimeout):
 			t.Fatal("hanging call did not return")
 		}
-		if n := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 1 {
+		if n := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, hookbus.KindTimeout); n != 1 {
 			t.Errorf("timeouts counted = %d, want 1", n)
 		}
 		// A hang is not a crash: the plugin keeps serving other calls.
@@ -503,7 +504,7 @@ func TestPanickingHandlerFallsThroughAndPluginStaysUp(t *testing.T) {
 				failed += n
 			}
 		}
-		if failed != 1 || st.Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindUnavailable) != 0 {
+		if failed != 1 || st.Failures(name, hooks.PreToolCallCanProvideResult, hookbus.KindUnavailable) != 0 {
 			t.Errorf("failures = %+v, want one that is not unavailability", st.Hooks)
 		}
 		if r := provide(bus, "lookup", ""); r == nil || r.Content != "answered by "+name {
@@ -770,7 +771,7 @@ func TestPluginRunsInTheConfigFilesDirectory(t *testing.T) {
 
 func TestCloseKillsPluginAndItsChildren(t *testing.T) {
 	t.Parallel()
-	h, errs := Start(context.Background(), configOf(plug{"parent", entry(echoAs(t, "parent"))}), fastOptions())
+	h, errs := Start(context.Background(), Specs(configOf(plug{"parent", entry(echoAs(t, "parent"))})), fastOptions())
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -862,7 +863,7 @@ func childHost(paths []string) int {
 		e.Env = []string{startDirVar}
 		ps = append(ps, plug{filepath.Base(p), e})
 	}
-	h, errs := Start(context.Background(), configOf(ps...), Options{})
+	h, errs := Start(context.Background(), Specs(configOf(ps...)), Options{})
 	if len(errs) > 0 {
 		fmt.Fprintln(os.Stderr, errs)
 		return 1
@@ -899,11 +900,11 @@ func TestNoPluginOutlivesASIGKILLedHost(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	good := entry(echoAs(t, "good"))
-	results := Check(context.Background(), configOf(
+	results := Check(context.Background(), Specs(configOf(
 		plug{"good", good},
 		plug{"noisy", entry(bins.garbage)},
 		plug{"missing", entry(filepath.Join(t.TempDir(), "missing"))},
-	), fastOptions())
+	)), fastOptions())
 	if len(results) != 3 {
 		t.Fatalf("results = %+v, want 3", results)
 	}
@@ -924,7 +925,7 @@ func TestCheckStopsWhatItStarted(t *testing.T) {
 	t.Parallel()
 	// Check does not report pids, so look for any process of the binary.
 	path := echoAs(t, "checked")
-	Check(context.Background(), configOf(plug{"checked", entry(path)}), fastOptions())
+	Check(context.Background(), Specs(configOf(plug{"checked", entry(path)})), fastOptions())
 	waitFor(t, "no process of the checked plugin", func() bool { return len(processesOf(path)) == 0 })
 }
 
@@ -969,7 +970,7 @@ func TestBackoffDelayGrowsWithJitterAndCaps(t *testing.T) {
 func TestStartWithNoPlugins(t *testing.T) {
 	t.Parallel()
 	for _, cfg := range []*config.Config{nil, configOf()} {
-		h, errs := Start(context.Background(), cfg, Options{})
+		h, errs := Start(context.Background(), Specs(cfg), Options{})
 		if len(errs) != 0 || len(h.Members()) != 0 || len(h.Plugins()) != 0 {
 			t.Errorf("Start(%v) = %v, %v", cfg, h.Plugins(), errs)
 		}

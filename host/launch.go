@@ -306,7 +306,7 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			fmt.Sprintf("point plugins.entries.%s.path at the %s plugin, or enable this binary as %q", name, name, m.Name),
 			"the plugin binary at %s calls itself %q", path, m.Name)
 	}
-	if err := hooks.ValidateManifest(m, hooks.Options{AllowToolOverride: entry.AllowToolOverride}); err != nil {
+	if err := hooks.ValidateManifest(m, entry.AllowToolOverride); err != nil {
 		return manifestErr(name, err, lang())
 	}
 

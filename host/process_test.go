@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/plugins/handshake"
 
 	"github.com/hashicorp/go-hclog"
@@ -212,7 +213,7 @@ func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
 	})
 	opts := fastOptions()
 	opts.CircuitFailures = 100
-	h, errs := Start(context.Background(), configOf(plug{name, e}), opts)
+	h, errs := Start(context.Background(), Specs(configOf(plug{name, e})), opts)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -394,7 +395,7 @@ func TestFailClosedGuardThatDoesNotStartBlocksEveryTool(t *testing.T) {
 		}
 
 		var logs syncbuf.Buffer
-		bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
+		bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
 		if err != nil {
 			t.Fatal(err)
 		}

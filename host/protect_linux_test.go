@@ -30,7 +30,7 @@ const (
 func environHelper() (int, bool) {
 	if mode := os.Getenv(environHostEnv); mode != "" {
 		if mode == "protected" {
-			h, _ := Start(context.Background(), configOf(), Options{})
+			h, _ := Start(context.Background(), Specs(configOf()), Options{})
 			defer h.Close(context.Background())
 		}
 		fmt.Println("ready")

@@ -91,7 +91,7 @@ func TestProtocolQuotesAreTheHostsWords(t *testing.T) {
 		plugs = append(plugs, plug{c.name, entry(c.path)})
 	}
 	var warned []string // every warning Check gave
-	for i, r := range Check(context.Background(), configOf(plugs...), fastOptions()) {
+	for i, r := range Check(context.Background(), Specs(configOf(plugs...)), fastOptions()) {
 		var ws []string
 		for _, w := range r.Warnings {
 			ws = append(ws, w.Reason)

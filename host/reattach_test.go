@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/debugplugin"
 	"github.com/hookhost/hookhost/internal/syncbuf"
@@ -86,7 +87,7 @@ func TestReattachToAPluginStartedByHand(t *testing.T) {
 			opts.Getenv = envOf(nil)
 			ent.Reattach = &want
 		}
-		h, errs := Start(context.Background(), configOf(plug{name, ent}), opts)
+		h, errs := Start(context.Background(), Specs(configOf(plug{name, ent})), opts)
 		if len(errs) > 0 {
 			h.Close(context.Background())
 			t.Fatalf("via the %s: %v", via, errs)
@@ -117,7 +118,7 @@ func TestReattachToAPluginStartedByHand(t *testing.T) {
 	// Check attaches too, and lets go without stopping it.
 	opts := fastOptions()
 	opts.Getenv = envOf(map[string]string{config.ReattachEnv: d.line})
-	res := Check(context.Background(), configOf(plug{name, e}), opts)
+	res := Check(context.Background(), Specs(configOf(plug{name, e})), opts)
 	if len(res) != 1 || !res[0].OK || !res[0].Attached || res[0].Protocol != want.ProtocolVersion {
 		t.Errorf("Check = %+v, want the attached plugin healthy", res)
 	}
@@ -169,7 +170,7 @@ func TestAttachedPluginThatDiesStaysDown(t *testing.T) {
 	if r := provide(bus, "lookup", ""); r != nil {
 		t.Errorf("a call to the dead attached plugin through the Bus gave %+v, want nil (fall through)", r)
 	}
-	if n := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, hooks.KindUnavailable); n != 1 {
+	if n := bus.Stats().Failures(name, hooks.PreToolCallCanProvideResult, hookbus.KindUnavailable); n != 1 {
 		t.Errorf("unavailable failures counted = %d, want 1", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // readRecord is what a test plugin wrote to path so far.
@@ -140,7 +141,7 @@ func TestPluginThatStopsReadingItsStream(t *testing.T) {
 	const mute, steady = "mute", "steady"
 	me := pinned(entry(linkAs(t, bins.mute, mute)), 2)
 	me.Timeout, me.ToolTimeout = time.Second, time.Second
-	h, errs := Start(context.Background(), configOf(plug{mute, me}, plug{steady, pinned(entry(echoAs(t, steady)), 2)}), fastOptions())
+	h, errs := Start(context.Background(), Specs(configOf(plug{mute, me}, plug{steady, pinned(entry(echoAs(t, steady)), 2)})), fastOptions())
 	closed := false
 	t.Cleanup(func() {
 		if !closed {
@@ -205,15 +206,15 @@ func TestStretchOverV1AnswersNoStretch(t *testing.T) {
 	name := "stretchy-v1"
 	h := startOK(t, configOf(plug{name, pinned(entry(echoAs(t, name)), 1)}), fastOptions())
 	s := supervised(t, h, 0)
-	_, err := s.Stretch(context.Background(), hooks.StretchRequest{
+	_, err := s.Stretch(context.Background(), hookstretch.Request{
 		Call: hooks.ToolCallRequest{Name: "lookup", Arguments: json.RawMessage("{}")},
-		Stages: []hooks.StretchStage{
+		Stages: []hookstretch.Stage{
 			{Hook: hooks.PreToolCall, Timeout: time.Second},
 			{Hook: hooks.PreToolCallCanProvideResult, Timeout: time.Second},
 		},
 	})
-	if !errors.Is(err, hooks.ErrNoStretch) {
-		t.Fatalf("Stretch over v1: %v, want hooks.ErrNoStretch", err)
+	if !errors.Is(err, hookstretch.ErrNoStretch) {
+		t.Fatalf("Stretch over v1: %v, want hookstretch.ErrNoStretch", err)
 	}
 	if st := s.Status(); st.State != StateRunning || st.Restarts != 0 {
 		t.Errorf("status = %+v: no stretch is no failure", st)
@@ -257,11 +258,11 @@ func TestStretchOverV2(t *testing.T) {
 	h := startOK(t, configOf(plug{name, e}), fastOptions())
 	wantProtocol(t, h, 2)
 	s := supervised(t, h, 0)
-	stretch := func(tool string) hooks.Stretch {
+	stretch := func(tool string) hookstretch.Stretch {
 		t.Helper()
-		st, err := s.Stretch(context.Background(), hooks.StretchRequest{
+		st, err := s.Stretch(context.Background(), hookstretch.Request{
 			Call: hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage("{}")},
-			Stages: []hooks.StretchStage{
+			Stages: []hookstretch.Stage{
 				{Hook: hooks.PreToolCall, Timeout: time.Minute},
 				{Hook: hooks.PreToolCallCanProvideResult, Timeout: time.Minute},
 			},
@@ -272,7 +273,7 @@ func TestStretchOverV2(t *testing.T) {
 		t.Cleanup(st.Close)
 		return st
 	}
-	next := func(st hooks.Stretch) (any, error) {
+	next := func(st hookstretch.Stretch) (any, error) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

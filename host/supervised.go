@@ -13,7 +13,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wire"
 )
 
@@ -57,9 +59,9 @@ type Supervised struct {
 }
 
 var (
-	_ hooks.Plugin           = (*Supervised)(nil)
-	_ hooks.Stretcher        = (*Supervised)(nil)
-	_ hooks.ContextHonouring = (*Supervised)(nil)
+	_ hooks.Plugin             = (*Supervised)(nil)
+	_ hookstretch.Stretcher    = (*Supervised)(nil)
+	_ hookbus.ContextHonouring = (*Supervised)(nil)
 )
 
 func newSupervised(name string, entry config.PluginEntry, opts Options, first *instance) *Supervised {
@@ -402,9 +404,9 @@ func (s *Supervised) Handle(ctx context.Context, hook hooks.Name, req any) (any,
 }
 
 // Stretch forwards a stretch of the tool pipeline to the plugin's current
-// process. One speaking protocol v1 answers hooks.ErrNoStretch, and the Bus
+// process. One speaking protocol v1 answers hookstretch.ErrNoStretch, and the Bus
 // then asks hook by hook.
-func (s *Supervised) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+func (s *Supervised) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	in, err := s.current()
 	if err != nil {
 		return nil, err
@@ -420,7 +422,7 @@ func (s *Supervised) Stretch(ctx context.Context, req hooks.StretchRequest) (hoo
 // supervisedStretch watches a stretch's answers for a process that went
 // away, as call does for single calls.
 type supervisedStretch struct {
-	hooks.Stretch
+	hookstretch.Stretch
 	s  *Supervised
 	in *instance
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/conversation"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -144,7 +145,7 @@ func (s *streamOut) finish(t *conversation.Turn, err error) (answered bool) {
 }
 
 // turn runs one message; Ctrl-C cancels it.
-func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus, stream *streamOut) error {
+func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, verbose bool, bus *hookbus.Bus, stream *streamOut) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	before := bus.Stats().Calls()
@@ -184,7 +185,7 @@ func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, 
 // the prompt; Ctrl-C during a turn cancels only that turn. Either way the
 // deferred shutdown runs, so plugins stop cleanly and queued observer
 // events are delivered.
-func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hooks.Bus, stream *streamOut) error {
+func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hookbus.Bus, stream *streamOut) error {
 	lines := make(chan readLine)
 	readErr := make(chan error, 1)
 	go func() {

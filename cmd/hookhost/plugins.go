@@ -67,7 +67,7 @@ func pluginsCmd(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	// list shows what each plugin declares: it starts each once, without
 	// the probes and reruns check makes to find warnings.
-	results := host.Check(ctx, cfg, host.Options{Logger: logger(stderr, false, false), NoProbes: args[0] == "list"})
+	results := host.Check(ctx, host.Specs(cfg), host.Options{Logger: logger(stderr, false, false), NoProbes: args[0] == "list"})
 
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	failed := 0

@@ -77,9 +77,9 @@ protocol = %d
 func TestExampleConfigLoadsAndConfigures(t *testing.T) {
 	_, entry := exampletest.Example(t, "example.toml", "audit")
 	h := plugintest.New(t, &audit{}, plugintest.WithConfig(string(entry.Config)))
-	h.ToolCallDone("now", `{}`, hooks.ToolResult{Content: `"12:00"`}, hooks.StatusOK)
+	h.PostToolCall("now", `{}`, hooks.ToolResult{Content: `"12:00"`}, hooks.StatusOK)
 	h.Flush()
-	if r := h.ProvideResult("audit__recent", `{}`); r == nil || r.IsError {
+	if r := h.PreToolCallCanProvideResult("audit__recent", `{}`); r == nil || r.IsError {
 		t.Fatalf("audit__recent: %+v", r)
 	}
 }

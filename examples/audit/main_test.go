@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/examples/internal/exampletest"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
 )
 
 // recentCalls decodes an audit__recent result.
-func recentCalls(t *testing.T, r *hooks.ProvidedResult) []entry {
+func recentCalls(t *testing.T, r *hookbus.ProvidedResult) []entry {
 	t.Helper()
 	if r == nil || r.IsError {
 		t.Fatalf("audit__recent: %+v", r)
@@ -47,28 +48,28 @@ func TestAuditsEveryToolAndAnswersOnlyItsOwn(t *testing.T) {
 		t.Fatalf("provide matchers %q", got)
 	}
 
-	h.ToolCallDone("read_file", `{"path":"a"}`, hooks.ToolResult{Content: `"a"`}, hooks.StatusOK)
-	h.ToolCallDone("calculate", `{}`, hooks.ToolResult{Content: `"no"`, IsError: true}, hooks.StatusBlocked)
-	h.ToolCallDone("now", `{}`, hooks.ToolResult{Content: `"12:00"`}, hooks.StatusOK)
-	h.ToolCallDone("read_file", `{"path":"b"}`, hooks.ToolResult{Content: `"b"`}, hooks.StatusOK)
+	h.PostToolCall("read_file", `{"path":"a"}`, hooks.ToolResult{Content: `"a"`}, hooks.StatusOK)
+	h.PostToolCall("calculate", `{}`, hooks.ToolResult{Content: `"no"`, IsError: true}, hooks.StatusBlocked)
+	h.PostToolCall("now", `{}`, hooks.ToolResult{Content: `"12:00"`}, hooks.StatusOK)
+	h.PostToolCall("read_file", `{"path":"b"}`, hooks.ToolResult{Content: `"b"`}, hooks.StatusOK)
 	h.Flush()
 
 	// The oldest call is gone: keep is 3.
-	if got := tools(recentCalls(t, h.ProvideResult("audit__recent", `{}`))); !reflect.DeepEqual(got, []string{"read_file ok", "now ok", "calculate blocked"}) {
+	if got := tools(recentCalls(t, h.PreToolCallCanProvideResult("audit__recent", `{}`))); !reflect.DeepEqual(got, []string{"read_file ok", "now ok", "calculate blocked"}) {
 		t.Fatalf("recent: %q", got)
 	}
-	if got := tools(recentCalls(t, h.ProvideResult("audit__recent", `{"limit":1}`))); !reflect.DeepEqual(got, []string{"read_file ok"}) {
+	if got := tools(recentCalls(t, h.PreToolCallCanProvideResult("audit__recent", `{"limit":1}`))); !reflect.DeepEqual(got, []string{"read_file ok"}) {
 		t.Fatalf("recent, limit 1: %q", got)
 	}
-	if got := tools(recentCalls(t, h.ProvideResult("audit__recent", `{"tool":"calculate"}`))); !reflect.DeepEqual(got, []string{"calculate blocked"}) {
+	if got := tools(recentCalls(t, h.PreToolCallCanProvideResult("audit__recent", `{"tool":"calculate"}`))); !reflect.DeepEqual(got, []string{"calculate blocked"}) {
 		t.Fatalf("recent of calculate: %q", got)
 	}
-	if r := h.ProvideResult("audit__recent", `{"limit":0}`); r == nil || !r.IsError || !strings.Contains(r.Content, "args.limit: must be >= 1, got 0") {
+	if r := h.PreToolCallCanProvideResult("audit__recent", `{"limit":0}`); r == nil || !r.IsError || !strings.Contains(r.Content, "args.limit: must be >= 1, got 0") {
 		t.Fatalf("bad limit: %+v", r)
 	}
 
 	// Other tools never reach the plugin's provide hook.
-	if r := h.ProvideResult("read_file", `{}`); r != nil {
+	if r := h.PreToolCallCanProvideResult("read_file", `{}`); r != nil {
 		t.Fatalf("provided read_file: %+v", r)
 	}
 	if n := h.Calls(hooks.PreToolCallCanProvideResult); n != 4 {
@@ -79,8 +80,8 @@ func TestAuditsEveryToolAndAnswersOnlyItsOwn(t *testing.T) {
 func TestAppendsToTheFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "audit.jsonl")
 	h := plugintest.New(t, &audit{}, plugintest.WithConfig(fmt.Sprintf(`{"file": %q}`, file)))
-	h.ToolCallDone("now", `{}`, hooks.ToolResult{Content: `"12:00"`}, hooks.StatusOK)
-	h.ToolCallDone("calculate", `{}`, hooks.ToolResult{Content: `"x"`, IsError: true}, hooks.StatusError)
+	h.PostToolCall("now", `{}`, hooks.ToolResult{Content: `"12:00"`}, hooks.StatusOK)
+	h.PostToolCall("calculate", `{}`, hooks.ToolResult{Content: `"x"`, IsError: true}, hooks.StatusError)
 	h.Flush()
 	data, err := os.ReadFile(file)
 	if err != nil {

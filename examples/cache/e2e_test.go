@@ -81,9 +81,9 @@ ttl = "1m"
 func TestExampleConfigLoadsAndConfigures(t *testing.T) {
 	_, entry := exampletest.Example(t, "example.toml", "cache")
 	h := plugintest.New(t, &cache{}, plugintest.WithConfig(string(entry.Config)))
-	h.ToolCallDone("calculate", `{"expression":"1+1"}`, okResult, hooks.StatusOK)
+	h.PostToolCall("calculate", `{"expression":"1+1"}`, okResult, hooks.StatusOK)
 	h.Flush()
-	if h.ProvideResult("calculate", `{"expression":"1+1"}`) == nil {
+	if h.PreToolCallCanProvideResult("calculate", `{"expression":"1+1"}`) == nil {
 		t.Error("example.toml does not cache calculate")
 	}
 }

@@ -22,17 +22,17 @@ func (c *clock) now() time.Time { return c.t }
 
 func TestServesARepeatedCall(t *testing.T) {
 	h := plugintest.New(t, &cache{}, plugintest.WithConfig(readmeConfig))
-	if r := h.ProvideResult("calculate", `{"expression":"6*7"}`); r != nil {
+	if r := h.PreToolCallCanProvideResult("calculate", `{"expression":"6*7"}`); r != nil {
 		t.Fatalf("first call served %+v from an empty cache", r)
 	}
-	h.ToolCallDone("calculate", `{"expression":"6*7"}`, okResult, hooks.StatusOK)
+	h.PostToolCall("calculate", `{"expression":"6*7"}`, okResult, hooks.StatusOK)
 	h.Flush()
 
-	r := h.ProvideResult("calculate", `{ "expression" : "6*7" }`) // same arguments, spelt differently
+	r := h.PreToolCallCanProvideResult("calculate", `{ "expression" : "6*7" }`) // same arguments, spelt differently
 	if r == nil || r.Plugin != "cache" || r.ToolResult != okResult {
 		t.Fatalf("repeated call: %+v, want %+v provided by cache", r, okResult)
 	}
-	if r := h.ProvideResult("calculate", `{"expression":"6*8"}`); r != nil {
+	if r := h.PreToolCallCanProvideResult("calculate", `{"expression":"6*8"}`); r != nil {
 		t.Errorf("other arguments served %+v", r)
 	}
 }
@@ -51,22 +51,22 @@ func TestKeyIgnoresKeyOrderAndSpace(t *testing.T) {
 
 func TestCachesOnlyConfiguredToolsAndCleanResults(t *testing.T) {
 	h := plugintest.New(t, &cache{}, plugintest.WithConfig(`{"tools": ["read_*"]}`))
-	h.ToolCallDone("now", `{}`, okResult, hooks.StatusOK)                                             // not configured
-	h.ToolCallDone("read_file", `{"path":"a"}`, hooks.ToolResult{Content: `{}`}, hooks.StatusOK)      // cached
-	h.ToolCallDone("read_file", `{"path":"b"}`, hooks.ToolResult{Content: `{}`}, hooks.StatusError)   // the tool failed
-	h.ToolCallDone("read_file", `{"path":"c"}`, hooks.ToolResult{Content: `{}`, IsError: true}, "ok") // an error result
-	h.ToolCallDone("read_file", `{"path":"d"}`, hooks.ToolResult{Content: `{}`}, hooks.ProvidedBy("other"))
-	h.ToolCallDone("read_file", `{"path":"e"}`, hooks.ToolResult{Content: `{}`}, hooks.StatusBlocked)
+	h.PostToolCall("now", `{}`, okResult, hooks.StatusOK)                                             // not configured
+	h.PostToolCall("read_file", `{"path":"a"}`, hooks.ToolResult{Content: `{}`}, hooks.StatusOK)      // cached
+	h.PostToolCall("read_file", `{"path":"b"}`, hooks.ToolResult{Content: `{}`}, hooks.StatusError)   // the tool failed
+	h.PostToolCall("read_file", `{"path":"c"}`, hooks.ToolResult{Content: `{}`, IsError: true}, "ok") // an error result
+	h.PostToolCall("read_file", `{"path":"d"}`, hooks.ToolResult{Content: `{}`}, hooks.ProvidedBy("other"))
+	h.PostToolCall("read_file", `{"path":"e"}`, hooks.ToolResult{Content: `{}`}, hooks.StatusBlocked)
 	h.Flush()
 
 	for tool, args := range map[string]string{"now": `{}`, "read_file": `{"path":"a"}`} {
 		want := tool == "read_file"
-		if got := h.ProvideResult(tool, args) != nil; got != want {
+		if got := h.PreToolCallCanProvideResult(tool, args) != nil; got != want {
 			t.Errorf("%s(%s) served = %v, want %v", tool, args, got, want)
 		}
 	}
 	for _, p := range []string{"b", "c", "d", "e"} {
-		if r := h.ProvideResult("read_file", `{"path":"`+p+`"}`); r != nil {
+		if r := h.PreToolCallCanProvideResult("read_file", `{"path":"`+p+`"}`); r != nil {
 			t.Errorf("read_file %s served %+v; only clean native results may be cached", p, r)
 		}
 	}
@@ -84,16 +84,16 @@ func TestServedResultsDoNotExtendTheirLife(t *testing.T) {
 	c.live.Load().store.now = clk.now
 	h := plugintest.New(t, c)
 
-	h.ToolCallDone("calculate", `{}`, okResult, hooks.StatusOK)
+	h.PostToolCall("calculate", `{}`, okResult, hooks.StatusOK)
 	h.Flush()
 	clk.t = clk.t.Add(20 * time.Second)
-	if h.ProvideResult("calculate", `{}`) == nil {
+	if h.PreToolCallCanProvideResult("calculate", `{}`) == nil {
 		t.Fatal("not served within the ttl")
 	}
-	h.ToolCallDone("calculate", `{}`, okResult, hooks.ProvidedBy("cache"))
+	h.PostToolCall("calculate", `{}`, okResult, hooks.ProvidedBy("cache"))
 	h.Flush()
 	clk.t = clk.t.Add(15 * time.Second)
-	if r := h.ProvideResult("calculate", `{}`); r != nil {
+	if r := h.PreToolCallCanProvideResult("calculate", `{}`); r != nil {
 		t.Errorf("served %+v 35s after the tool ran, with a 30s ttl", r)
 	}
 }
@@ -142,9 +142,9 @@ func TestConfigureRejectsBadConfig(t *testing.T) {
 
 func TestUnconfiguredCacheServesNothing(t *testing.T) {
 	h := plugintest.New(t, &cache{})
-	h.ToolCallDone("calculate", `{}`, okResult, hooks.StatusOK)
+	h.PostToolCall("calculate", `{}`, okResult, hooks.StatusOK)
 	h.Flush()
-	if r := h.ProvideResult("calculate", `{}`); r != nil {
+	if r := h.PreToolCallCanProvideResult("calculate", `{}`); r != nil {
 		t.Errorf("served %+v before Configure", r)
 	}
 }

@@ -110,7 +110,7 @@ path = %q
 deny = [{tool = "now"}, {tool = "read_file", args_match = "(unclosed"}]
 `, bin))
 	log := exampletest.NewLog(t)
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.Logger()})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log.Logger()})
 	defer h.Close(context.Background())
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "deny[1]") {
 		t.Fatalf("start errors = %v, want one naming deny[1]", errs)

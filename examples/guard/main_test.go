@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
 )
 
@@ -92,7 +92,7 @@ func TestGuardWithoutRulesAllowsEverything(t *testing.T) {
 }
 
 func TestGuardUnconfiguredFailsSoFailClosedBlocks(t *testing.T) {
-	h := plugintest.New(t, &guard{}, plugintest.WithOptions(hooks.Options{FailClosed: true}))
+	h := plugintest.New(t, &guard{}, plugintest.WithOptions(hookbus.Options{FailClosed: true}))
 	out := h.PreToolCall("now", `{}`)
 	if !out.Blocked || !strings.Contains(out.Message, "fail_closed") {
 		t.Errorf("unconfigured fail_closed guard: %+v, want a fail_closed block", out)

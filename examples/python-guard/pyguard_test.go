@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/examples/internal/exampletest"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 
@@ -66,7 +67,7 @@ func TestExampleUnderTheHost(t *testing.T) {
 	if e := cfg.Entry("pyguard"); e.Path != script(t) || !e.FailClosed {
 		t.Fatalf("example.toml: pyguard entry = %+v, want path %s and fail_closed", e, script(t))
 	}
-	results := host.Check(context.Background(), cfg, host.Options{Logger: exampletest.NewLog(t).Logger()})
+	results := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: exampletest.NewLog(t).Logger()})
 	if len(results) != 1 || !results[0].OK || results[0].Protocol != 2 {
 		t.Fatalf("plugins check: %+v", results)
 	}
@@ -76,7 +77,7 @@ func TestExampleUnderTheHost(t *testing.T) {
 		t.Fatalf("manifest = %+v", m)
 	}
 	ctx := context.Background()
-	pre := func(tool, args string) hooks.PreToolCallOutcome {
+	pre := func(tool, args string) hookbus.PreToolCallOutcome {
 		return bus.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: tool, Arguments: json.RawMessage(args)})
 	}
 	for _, c := range []struct {
@@ -98,8 +99,8 @@ func TestExampleUnderTheHost(t *testing.T) {
 		}
 	}
 
-	explain := func(args string) *hooks.ProvidedResult {
-		return bus.ProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "pyguard__explain", Arguments: json.RawMessage(args)})
+	explain := func(args string) *hookbus.ProvidedResult {
+		return bus.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "pyguard__explain", Arguments: json.RawMessage(args)})
 	}
 	r := explain(`{"tool":"read_file","arguments":{"path":".env"}}`)
 	var got map[string]any
@@ -123,7 +124,7 @@ func TestExampleUnderTheHost(t *testing.T) {
 	}
 }
 
-func failuresOf(st hooks.Stats) uint64 {
+func failuresOf(st hookbus.Stats) uint64 {
 	var n uint64
 	for _, h := range st.Hooks {
 		for _, f := range h.Failures {
@@ -160,7 +161,7 @@ func TestBadPolicyFails(t *testing.T) {
 			if c.config != "" {
 				cfg = exampletest.Parse(t, fmt.Sprintf("[plugins]\nenabled = [\"pyguard\"]\n[plugins.entries.pyguard]\npath = %q\n[plugins.entries.pyguard.config]\n%s", script(t), c.config))
 			}
-			results := host.Check(context.Background(), cfg, host.Options{Logger: exampletest.NewLog(t).Logger()})
+			results := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: exampletest.NewLog(t).Logger()})
 			if len(results) != 1 || results[0].OK || results[0].Err == nil {
 				t.Fatalf("plugins check passed a bad policy: %+v", results)
 			}
@@ -170,7 +171,7 @@ func TestBadPolicyFails(t *testing.T) {
 		})
 	}
 	// The TOML error names the line.
-	results := host.Check(context.Background(), configFor(t, filepath.Join(dir, "toml.toml")), host.Options{Logger: exampletest.NewLog(t).Logger()})
+	results := host.Check(context.Background(), host.Specs(configFor(t, filepath.Join(dir, "toml.toml"))), host.Options{Logger: exampletest.NewLog(t).Logger()})
 	if msg := results[0].Err.Error(); !strings.Contains(msg, "line 3") {
 		t.Errorf("a TOML error does not name its line: %q", msg)
 	}

@@ -38,11 +38,11 @@ class PolicyTest(unittest.TestCase):
         self.assertIsNotNone(self.h.pre_tool_call("shell_exec", {}))
 
     def test_explain(self):
-        r = self.h.provide("pyguard__explain", {"tool": "shell", "arguments": "{}"})
+        r = self.h.pre_tool_call_can_provide_result("pyguard__explain", {"tool": "shell", "arguments": "{}"})
         self.assertEqual(json.loads(r.content)["rule"], "no-shell")
-        r = self.h.provide("pyguard__explain", {"tool": "calculate"})
+        r = self.h.pre_tool_call_can_provide_result("pyguard__explain", {"tool": "calculate"})
         self.assertEqual(json.loads(r.content)["action"], "allow")
-        self.assertIsNone(self.h.provide("read_file", {}))  # not its tool: not asked
+        self.assertIsNone(self.h.pre_tool_call_can_provide_result("read_file", {}))  # not its tool: not asked
 
     def test_default_block(self):
         with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:

@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/examples/internal/exampletest"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 
@@ -55,7 +56,7 @@ func childHost(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 	if len(errs) > 0 {
 		fmt.Fprintln(os.Stderr, errs[0])
 		return 1
@@ -154,7 +155,7 @@ func checkGraceful(t *testing.T, log *exampletest.Log) {
 	}
 }
 
-func checkHooks(t *testing.T, bus *hooks.Bus) {
+func checkHooks(t *testing.T, bus *hookbus.Bus) {
 	t.Helper()
 	ctx := context.Background()
 	call := func(args string) hooks.ToolCallRequest {
@@ -172,12 +173,12 @@ func checkHooks(t *testing.T, bus *hooks.Bus) {
 		t.Errorf("pre_tool_call without text: %+v, want blocked", pre)
 	}
 
-	r := bus.ProvideResult(ctx, call(`{"text":"HELLO"}`))
+	r := bus.PreToolCallCanProvideResult(ctx, call(`{"text":"HELLO"}`))
 	if r == nil || r.Plugin != "pyshout" || r.IsError || !jsonEqual([]byte(r.Content), `{"echo":"HELLO"}`) {
 		t.Errorf("provide pyshout__echo: %+v", r)
 	}
 
-	text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s1", Text: "The answer is 42."})
+	text, by := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: "s1", Text: "The answer is 42."})
 	if text != "The answer is 42.\n\n-- shouted by pyshout" || !slices.Equal(by, []string{"pyshout"}) {
 		t.Errorf("transform_llm_output: %q by %v", text, by)
 	}
@@ -190,7 +191,7 @@ func TestPythonPluginPassesCheck(t *testing.T) {
 	path := script(t)
 	cfg := exampletest.Parse(t, configFor(path, ""))
 	log := exampletest.NewLog(t)
-	results := host.Check(context.Background(), cfg, host.Options{Logger: log.Logger()})
+	results := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: log.Logger()})
 	if len(results) != 1 || !results[0].OK {
 		t.Fatalf("check: %+v (error %v)", results, results[0].Err)
 	}
@@ -205,7 +206,7 @@ func TestPythonPluginRejectsBadConfig(t *testing.T) {
 	path := script(t)
 	cfg := exampletest.Parse(t, configFor(path, `shout = "yes"`))
 	log := exampletest.NewLog(t)
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.Logger()})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log.Logger()})
 	defer h.Close(context.Background())
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "shout must be true or false") {
 		t.Fatalf("start errors = %v, want pyshout's own complaint about shout", errs)
@@ -223,7 +224,7 @@ func TestExampleConfigStartsThePlugin(t *testing.T) {
 		t.Errorf("example.toml: pyshout's path resolves to %s, want %s", got, path)
 	}
 	log := exampletest.NewLog(t)
-	if r := host.Check(context.Background(), cfg, host.Options{Logger: log.Logger()}); len(r) != 1 || !r[0].OK {
+	if r := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: log.Logger()}); len(r) != 1 || !r[0].OK {
 		t.Errorf("example.toml: check = %+v", r)
 	}
 }
@@ -312,7 +313,7 @@ func running(script string) []int {
 	return pids
 }
 
-func failures(st hooks.Stats) int {
+func failures(st hookbus.Stats) int {
 	n := 0
 	for _, h := range st.Hooks {
 		for _, c := range h.Failures {

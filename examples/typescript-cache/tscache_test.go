@@ -17,6 +17,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/examples/internal/exampletest"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/plugins/typescript/tsbuild"
@@ -37,7 +38,7 @@ path = %q
 
 // pipeline runs tool calls through the real dispatch pipeline over the
 // builtin tools rooted at a temporary directory holding notes.txt.
-func pipeline(t *testing.T, bus *hooks.Bus) (run func(tool, args string) dispatch.Outcome, root string) {
+func pipeline(t *testing.T, bus *hookbus.Bus) (run func(tool, args string) dispatch.Outcome, root string) {
 	t.Helper()
 	root = t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("v1"), 0o644); err != nil {
@@ -97,7 +98,7 @@ func TestMissThenHitUnderTheHost(t *testing.T) {
 	}
 }
 
-func failed(st hooks.Stats) int {
+func failed(st hookbus.Stats) int {
 	n := 0
 	for _, h := range st.Hooks {
 		for _, c := range h.Failures {
@@ -140,14 +141,14 @@ max_entries = 0`: `config.max_entries: must be >= 1, got 0`,
 		`tool = ["read_file"]`: `test.toml:7: plugins.entries.tscache.config.tool: unknown key (the plugin takes max_entries, tools, ttl) (fix: did you mean tools?)`,
 	} {
 		cfg := exampletest.Parse(t, configFor(path, cfgText))
-		h, errs := host.Start(context.Background(), cfg, host.Options{Logger: exampletest.NewLog(t).Logger()})
+		h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: exampletest.NewLog(t).Logger()})
 		if err := h.Close(context.Background()); err != nil {
 			t.Errorf("close: %v", err)
 		}
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
 			t.Errorf("config %s: start errors %v, want one saying %q", cfgText, errs, want)
 		}
-		res := host.Check(context.Background(), cfg, host.Options{Logger: exampletest.NewLog(t).Logger()})
+		res := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: exampletest.NewLog(t).Logger()})
 		if len(res) != 1 || res[0].OK || res[0].Err == nil || !strings.Contains(res[0].Err.Error(), want) {
 			t.Errorf("config %s: check %+v, want a failure saying %q", cfgText, res, want)
 		}
@@ -195,7 +196,7 @@ func TestREADMEConfigsAreValid(t *testing.T) {
 			lines = append(lines, fmt.Sprintf("%s = %s", k, js))
 		}
 		cfg := exampletest.Parse(t, configFor(path, strings.Join(lines, "\n")))
-		res := host.Check(context.Background(), cfg, host.Options{Logger: exampletest.NewLog(t).Logger()})
+		res := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: exampletest.NewLog(t).Logger()})
 		if len(res) != 1 || !res[0].OK {
 			t.Errorf("README config %s: check %+v", c, res)
 		}

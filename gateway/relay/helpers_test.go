@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -230,13 +231,13 @@ func (s *recSink) count(prefix string) int {
 }
 
 // newBus builds a Bus over in-process plugins, closed with the test.
-func newBus(t *testing.T, plugins ...hooks.Plugin) *hooks.Bus {
+func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus {
 	t.Helper()
-	var ms []hooks.Member
+	var ms []hookbus.Member
 	for _, p := range plugins {
-		ms = append(ms, hooks.Member{Plugin: p})
+		ms = append(ms, hookbus.Member{Plugin: p})
 	}
-	b, err := hooks.NewBus(ms, hooks.Config{})
+	b, err := hookbus.New(ms, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func newBus(t *testing.T, plugins ...hooks.Plugin) *hooks.Bus {
 }
 
 // flush waits until the bus delivered every observer event queued so far.
-func flush(t *testing.T, b *hooks.Bus) {
+func flush(t *testing.T, b *hookbus.Bus) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -71,6 +71,7 @@ import (
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/loop"
 	"github.com/hookhost/hookhost/llm"
@@ -82,7 +83,7 @@ type Config struct {
 	// Bus fires the hooks and runs plugin tools; nil means none (the
 	// bypass route through a translating upstream: no hook fires and only
 	// the client's tools are offered).
-	Bus *hooks.Bus
+	Bus *hookbus.Bus
 	// MaxIterations bounds upstream rounds per request (reissues aside).
 	MaxIterations int
 	// Store keeps hidden rounds between a client's requests.
@@ -176,7 +177,7 @@ func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call
 	started := run.restore()
 	run.model = loop.Loop{Bus: run.bus, Pipeline: r.pipeline, SessionID: run.sessionID, Route: hooks.RouteGateway, Observer: logger{r: run}}
 	if started {
-		run.bus.SessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})
+		run.bus.OnSessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})
 	}
 	reason, err := run.loop()
 	end := hooks.SessionEnd{
@@ -186,7 +187,7 @@ func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call
 	if err != nil {
 		end.Error = err.Error()
 	}
-	run.bus.SessionEnd(end)
+	run.bus.OnSessionEnd(end)
 	if err != nil {
 		return nil, &Error{Err: err, ToolsRan: run.toolsRan}
 	}

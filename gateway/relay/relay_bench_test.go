@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -33,7 +34,7 @@ func BenchmarkRun(b *testing.B) {
 		tool bool
 	}{{"no-plugin", false}, {"plugin-tool-round", true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			bus, err := hooks.NewBus([]hooks.Member{{Plugin: kora(`{"usd":1}`)}}, hooks.Config{})
+			bus, err := hookbus.New([]hookbus.Member{{Plugin: kora(`{"usd":1}`)}}, hookbus.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}

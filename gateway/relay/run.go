@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/codecs"
 	"github.com/hookhost/hookhost/internal/loop"
@@ -22,7 +23,7 @@ import (
 // what decideAll reads while tools run (which nothing writes meanwhile).
 type run struct {
 	cfg       *Config
-	bus       *hooks.Bus
+	bus       *hookbus.Bus
 	model     loop.Loop // the model side of the rounds; set once the session is known
 	ctx       context.Context
 	protocol  llm.Protocol
@@ -282,7 +283,7 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 		Result: hooks.ToolResult{Content: m.Content, IsError: m.IsError}.AsJSON(), Status: status,
 	}
 	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
-		r.bus.ToolCallDone(ev)
+		r.bus.PostToolCall(ev)
 	}
 	res := hooks.ToolResult{Content: m.Content, IsError: m.IsError}
 	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
@@ -595,7 +596,7 @@ type logger struct {
 	r *run
 }
 
-func (l logger) ReissueFailed(_ int, rq *hooks.ReissueRequest, err error) {
+func (l logger) ReissueFailed(_ int, rq *hookbus.ReissueRequest, err error) {
 	// The first answer is still good; a failed escalation must not cost
 	// the client its answer.
 	l.r.cfg.Logger.Warn("reissued upstream call failed; keeping the first answer", "plugin", rq.Plugin, "error", l.r.providerErr(err))

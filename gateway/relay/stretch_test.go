@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wiretest"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -21,12 +22,12 @@ type stretchCounter struct {
 	accepted atomic.Int64
 }
 
-var _ hooks.Stretcher = (*stretchCounter)(nil)
+var _ hookstretch.Stretcher = (*stretchCounter)(nil)
 
-func (c *stretchCounter) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
-	s, ok := c.Plugin.(hooks.Stretcher)
+func (c *stretchCounter) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
+	s, ok := c.Plugin.(hookstretch.Stretcher)
 	if !ok {
-		return nil, hooks.ErrNoStretch
+		return nil, hookstretch.ErrNoStretch
 	}
 	st, err := s.Stretch(ctx, req)
 	if err == nil {

@@ -21,8 +21,10 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
@@ -64,7 +66,7 @@ func childHost(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 	if len(errs) > 0 {
 		fmt.Fprintln(os.Stderr, errs[0])
 		return 1
@@ -139,7 +141,7 @@ var allHooks = hooks.Catalogue
 // fullStretch is the longest legal stretch: the whole tool pipeline.
 func fullStretch() []hooks.Name {
 	var longest []hooks.Name
-	for _, s := range hooks.LegalStretches() {
+	for _, s := range hookstretch.Legal() {
 		if len(s) > len(longest) {
 			longest = s
 		}
@@ -171,7 +173,7 @@ func checkManifest(t *testing.T, version string, hooksServed []hooks.Name, match
 
 func checkCheck(t *testing.T, p Plugin) {
 	l := &log{}
-	results := host.Check(context.Background(), parse(t, configFor(p.Path, 0, "")), host.Options{Logger: l.logger()})
+	results := host.Check(context.Background(), host.Specs(parse(t, configFor(p.Path, 0, ""))), host.Options{Logger: l.logger()})
 	if len(results) != 1 {
 		t.Fatalf("check: %d results", len(results))
 	}
@@ -205,9 +207,9 @@ func checkGraceful(t *testing.T, l *log) {
 	}
 }
 
-func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*host.Host, []hooks.Member) {
+func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*host.Host, []hookbus.Member) {
 	t.Helper()
-	h, errs := host.Start(context.Background(), parse(t, configFor(p.Path, protocol, pluginConfig)), host.Options{Logger: l.logger()})
+	h, errs := host.Start(context.Background(), host.Specs(parse(t, configFor(p.Path, protocol, pluginConfig))), host.Options{Logger: l.logger()})
 	if len(errs) > 0 {
 		h.Close(context.Background())
 		t.Fatalf("start: %v\nhost log:\n%s", errs[0], l)
@@ -230,7 +232,7 @@ func (e *exchanges) Handle(ctx context.Context, hook hooks.Name, req any) (any, 
 	return e.Supervised.Handle(ctx, hook, req)
 }
 
-func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	st, err := e.Supervised.Stretch(ctx, req)
 	if err == nil {
 		e.n.Add(1)
@@ -239,8 +241,8 @@ func (e *exchanges) Stretch(ctx context.Context, req hooks.StretchRequest) (hook
 }
 
 var (
-	_ hooks.Stretcher        = (*exchanges)(nil)
-	_ hooks.ContextHonouring = (*exchanges)(nil)
+	_ hookstretch.Stretcher    = (*exchanges)(nil)
+	_ hookbus.ContextHonouring = (*exchanges)(nil)
 )
 
 const session = "conform-session"
@@ -260,7 +262,7 @@ func jsonEqual(got, want string) bool {
 }
 
 // failures returns the failures of the plugin's hook, by kind.
-func failures(bus *hooks.Bus, hook hooks.Name) map[string]uint64 {
+func failures(bus *hookbus.Bus, hook hooks.Name) map[string]uint64 {
 	for _, s := range bus.Stats().Hooks {
 		if s.Hook == hook {
 			return s.Failures
@@ -286,7 +288,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	}())
 	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
 	members[0].Plugin = ex
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,22 +303,22 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 
 	t.Run("pre_tool_list_finalized", func(t *testing.T) {
 		tools := []hooks.ToolSpec{{Name: "a"}, {Name: "hidden_b"}, {Name: "c"}}
-		change := bus.ToolList(ctx, hooks.ToolListRequest{SessionID: session, Tools: tools})
+		change := bus.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: session, Tools: tools})
 		if change == nil || change.Plugin != "conform" || len(change.Tools) != 2 || change.Tools[0].Name != "a" || change.Tools[1].Name != "c" {
 			t.Errorf("tool list with hidden_b: %+v, want [a c]", change)
 		}
-		if change := bus.ToolList(ctx, hooks.ToolListRequest{SessionID: session, Tools: tools[:1]}); change != nil {
+		if change := bus.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: session, Tools: tools[:1]}); change != nil {
 			t.Errorf("tool list without hidden tools: %+v, want no opinion", change)
 		}
 	})
 
 	t.Run("pre_api_request_mutable", func(t *testing.T) {
-		req, changes := bus.MutateRequest(ctx, hooks.APIRequest{SessionID: session, Request: hooks.ModelRequest{Model: "patch-me", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}})
+		req, changes := bus.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: session, Request: hooks.ModelRequest{Model: "patch-me", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}})
 		if req.System != "patched by "+tag || req.Temperature == nil || *req.Temperature != 0.5 || len(changes) != 1 ||
 			!slices.Equal(slices.Sorted(slices.Values(changes[0].Fields)), []string{"system", "temperature"}) {
 			t.Errorf("request for patch-me: system %q, temperature %v, changes %+v", req.System, req.Temperature, changes)
 		}
-		if _, changes := bus.MutateRequest(ctx, hooks.APIRequest{SessionID: session, Request: hooks.ModelRequest{Model: "m"}}); len(changes) != 0 {
+		if _, changes := bus.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: session, Request: hooks.ModelRequest{Model: "m"}}); len(changes) != 0 {
 			t.Errorf("request for model m: changes %+v, want none", changes)
 		}
 	})
@@ -326,21 +328,21 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		resp := func(text string) hooks.ModelResponse {
 			return hooks.ModelResponse{Model: "m", Message: hooks.Message{Role: hooks.RoleAssistant, Content: text}, StopReason: hooks.StopEndTurn}
 		}
-		r := bus.Reissue(ctx, hooks.LLMCall{SessionID: session, Route: hooks.RouteGateway, Request: req, Response: resp("please REISSUE")})
+		r := bus.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: session, Route: hooks.RouteGateway, Request: req, Response: resp("please REISSUE")})
 		if r == nil || r.Plugin != "conform" || r.Reason != "conform asked again" || len(r.Patch.Messages) != 2 ||
 			r.Patch.Messages[0].Content != "hi" || r.Patch.Messages[1].Role != hooks.RoleUser || r.Patch.Messages[1].Content != "again" {
 			t.Errorf("reissue: %+v, want conform's with [hi, again]", r)
 		}
-		if r := bus.Reissue(ctx, hooks.LLMCall{SessionID: session, Route: hooks.RouteGateway, Request: req, Response: resp("fine")}); r != nil {
+		if r := bus.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: session, Route: hooks.RouteGateway, Request: req, Response: resp("fine")}); r != nil {
 			t.Errorf("reissue of a fine answer: %+v, want none", r)
 		}
 	})
 
 	t.Run("transform_llm_output", func(t *testing.T) {
-		if text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: session, Text: "The answer."}); text != "The answer. -- "+tag || !slices.Equal(by, []string{"conform"}) {
+		if text, by := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: session, Text: "The answer."}); text != "The answer. -- "+tag || !slices.Equal(by, []string{"conform"}) {
 			t.Errorf("transform_llm_output: %q by %v", text, by)
 		}
-		if text, by := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: session}); text != "" || len(by) != 0 {
+		if text, by := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: session}); text != "" || len(by) != 0 {
 			t.Errorf("transform_llm_output of nothing: %q by %v, want no opinion", text, by)
 		}
 	})
@@ -361,15 +363,15 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	})
 
 	t.Run("pre_tool_call_can_provide_result", func(t *testing.T) {
-		r := bus.ProvideResult(ctx, call("conform__echo", `{"text":"hello"}`))
+		r := bus.PreToolCallCanProvideResult(ctx, call("conform__echo", `{"text":"hello"}`))
 		if r == nil || r.Plugin != "conform" || r.IsError || !jsonEqual(r.Content, fmt.Sprintf(`{"echo":"hello","tag":%q}`, tag)) {
 			t.Errorf("echo hello: %+v", r)
 		}
-		r = bus.ProvideResult(ctx, call("conform__echo", `{"text":"fail"}`))
+		r = bus.PreToolCallCanProvideResult(ctx, call("conform__echo", `{"text":"fail"}`))
 		if r == nil || !r.IsError || r.Content != "conform refuses to echo fail" {
 			t.Errorf("echo fail: %+v, want conform's error result", r)
 		}
-		if r := bus.ProvideResult(ctx, call("conform__unknown", `{}`)); r != nil {
+		if r := bus.PreToolCallCanProvideResult(ctx, call("conform__unknown", `{}`)); r != nil {
 			t.Errorf("conform__unknown: %+v, want no opinion", r)
 		}
 		if bus.Subscribed(hooks.PreToolCallCanProvideResult, "other_tool") {
@@ -379,7 +381,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 			t.Error("conform is not asked pre_tool_call or transform_tool_result for other_tool; it has no matchers")
 		}
 		before := failures(bus, hooks.PreToolCallCanProvideResult)
-		if r := bus.ProvideResult(ctx, call("conform__raise", `{}`)); r != nil {
+		if r := bus.PreToolCallCanProvideResult(ctx, call("conform__raise", `{}`)); r != nil {
 			t.Errorf("conform__raise: %+v, want no opinion (a failure)", r)
 		}
 		after := failures(bus, hooks.PreToolCallCanProvideResult)
@@ -391,11 +393,11 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	t.Run("deadline", func(t *testing.T) {
 		// A call past its deadline must not hold up the next one, and the
 		// plugin must go on answering afterwards.
-		slow := make(chan *hooks.ProvidedResult, 1)
+		slow := make(chan *hookbus.ProvidedResult, 1)
 		before := failures(bus, hooks.PreToolCallCanProvideResult)
-		go func() { slow <- bus.ProvideResult(ctx, call("conform__sleep", `{"ms":60000}`)) }()
+		go func() { slow <- bus.PreToolCallCanProvideResult(ctx, call("conform__sleep", `{"ms":60000}`)) }()
 		time.Sleep(200 * time.Millisecond)
-		if r := bus.ProvideResult(ctx, call("conform__echo", `{"text":"meanwhile"}`)); r == nil || !strings.Contains(r.Content, "meanwhile") {
+		if r := bus.PreToolCallCanProvideResult(ctx, call("conform__echo", `{"text":"meanwhile"}`)); r == nil || !strings.Contains(r.Content, "meanwhile") {
 			t.Errorf("echo while a call sleeps: %+v", r)
 		}
 		select {
@@ -409,7 +411,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		if f := failures(bus, hooks.PreToolCallCanProvideResult); f["timeout"] != before["timeout"]+1 {
 			t.Errorf("failures %v (before %v), want one more timeout", f, before)
 		}
-		if r := bus.ProvideResult(ctx, call("conform__sleep", `{"ms":1}`)); r == nil || r.Content != "slept" {
+		if r := bus.PreToolCallCanProvideResult(ctx, call("conform__sleep", `{"ms":1}`)); r == nil || r.Content != "slept" {
 			t.Errorf("sleep 1 ms after a timeout: %+v, want \"slept\"", r)
 		}
 	})
@@ -457,10 +459,10 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	})
 
 	t.Run("observers", func(t *testing.T) {
-		bus.SessionStart(hooks.SessionStart{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway})
-		bus.LLMCallDone(hooks.Inference{SessionID: "s-obs", Model: "m-obs", Route: hooks.RouteGateway, StopReason: hooks.StopEndTurn})
-		bus.ToolCallDone(hooks.ToolCallOutcome{SessionID: "s-obs", CallID: "o1", Name: "observed_tool", Arguments: json.RawMessage(`{}`), Status: hooks.StatusOK})
-		bus.SessionEnd(hooks.SessionEnd{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway, Reason: hooks.EndCompleted})
+		bus.OnSessionStart(hooks.SessionStart{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway})
+		bus.PostLLMCall(hooks.Inference{SessionID: "s-obs", Model: "m-obs", Route: hooks.RouteGateway, StopReason: hooks.StopEndTurn})
+		bus.PostToolCall(hooks.ToolCallOutcome{SessionID: "s-obs", CallID: "o1", Name: "observed_tool", Arguments: json.RawMessage(`{}`), Status: hooks.StatusOK})
+		bus.OnSessionEnd(hooks.SessionEnd{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway, Reason: hooks.EndCompleted})
 		fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		if err := bus.Flush(fctx); err != nil {
@@ -474,7 +476,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 		var seen []string
 		waitFor(t, "conform__seen to list every observer event", func() bool {
-			r := bus.ProvideResult(ctx, call("conform__seen", `{}`))
+			r := bus.PreToolCallCanProvideResult(ctx, call("conform__seen", `{}`))
 			if r == nil || json.Unmarshal([]byte(r.Content), &seen) != nil {
 				return false
 			}
@@ -512,7 +514,7 @@ func checkStretches(t *testing.T, p Plugin) {
 	_, members := start(t, p, 2, "", l)
 	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
 	members[0].Plugin = ex
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +587,7 @@ func checkConfigErrors(t *testing.T, p Plugin) {
 		{`tag = 7`, "tag"},
 	} {
 		l := &log{}
-		h, errs := host.Start(context.Background(), parse(t, configFor(p.Path, 0, c.config)), host.Options{Logger: l.logger()})
+		h, errs := host.Start(context.Background(), host.Specs(parse(t, configFor(p.Path, 0, c.config))), host.Options{Logger: l.logger()})
 		h.Close(context.Background())
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), c.key) {
 			t.Errorf("config %s: start errors %v, want one naming %q", c.config, errs, c.key)
@@ -596,7 +598,7 @@ func checkConfigErrors(t *testing.T, p Plugin) {
 func checkRestart(t *testing.T, p Plugin) {
 	l := &log{}
 	h, members := start(t, p, 0, "", l)
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +614,7 @@ func checkRestart(t *testing.T, p Plugin) {
 	if r := h.Plugins()[0].Restarts; r != 1 {
 		t.Errorf("restarts = %d, want 1", r)
 	}
-	if r := bus.ProvideResult(context.Background(), call("conform__echo", `{"text":"again"}`)); r == nil || !strings.Contains(r.Content, "again") {
+	if r := bus.PreToolCallCanProvideResult(context.Background(), call("conform__echo", `{"text":"again"}`)); r == nil || !strings.Contains(r.Content, "again") {
 		t.Errorf("echo after the restart: %+v\nhost log:\n%s", r, l)
 	}
 }

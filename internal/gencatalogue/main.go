@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // The generated files, relative to the repository's root.
@@ -115,7 +116,7 @@ func all(hooks.Facts) bool          { return true }
 func observers(f hooks.Facts) bool  { return f.Observer }
 func toolScoped(f hooks.Facts) bool { return f.ToolScoped }
 func stretches() (out [][]string) {
-	for _, s := range hooks.LegalStretches() {
+	for _, s := range hookstretch.Legal() {
 		var l []string
 		for _, h := range s {
 			l = append(l, string(h))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // root is the repository's root, seen from this package's directory.
@@ -81,7 +82,7 @@ func TestGeneratedCatalogueContent(t *testing.T) {
 			t.Errorf("%s in the TypeScript TOOL_HOOKS: %v, want %v", f.Name, got, f.ToolScoped)
 		}
 	}
-	if got, want := strings.Count(section(py, "LEGAL_STRETCHES", "\n)\n"), "    (\n"), len(hooks.LegalStretches()); got != want {
+	if got, want := strings.Count(section(py, "LEGAL_STRETCHES", "\n)\n"), "    (\n"), len(hookstretch.Legal()); got != want {
 		t.Errorf("the Python LEGAL_STRETCHES has %d stretches, want %d", got, want)
 	}
 }
@@ -96,12 +97,60 @@ func camel(name hooks.Name) string {
 	return strings.Join(parts, "")
 }
 
-// TestCatalogueHooksEverywhere checks that every hook of the catalogue has
-// its hand-written part in each file that needs one (the checklist in
-// hooks/doc.go): a wire conversion row in each SDK, a handler in each
-// conformance plugin, a row in PROTOCOL.md's table. The Go wire table and
-// the Go conformance plugin are checked by their own packages' tests.
+// goName is a hook's name as a Go identifier and a protobuf RPC:
+// pre_api_request_mutable is PreAPIRequestMutable.
+func goName(name hooks.Name) string {
+	parts := strings.Split(string(name), "_")
+	for i, p := range parts {
+		switch p {
+		case "api", "llm":
+			parts[i] = strings.ToUpper(p)
+		default:
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// protoName is a hook's name as its RPC in the protos: pre_api_request_mutable
+// is PreApiRequestMutable.
+func protoName(name hooks.Name) string {
+	c := camel(name)
+	return strings.ToUpper(c[:1]) + c[1:]
+}
+
+// TestCatalogueHooksEverywhere checks that every file the checklist
+// "Adding a hook" in hooks/doc.go names exists, and that every hook of the
+// catalogue has its hand-written part, named after it, in each file that
+// needs one: the Bus method, the wire table and the RPC, each SDK's
+// handler, adapter, wire row and test harness, a handler in each
+// conformance plugin, a row in PROTOCOL.md's table, the SDK READMEs and
+// the README.
 func TestCatalogueHooksEverywhere(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "hooks", "doc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	i := strings.Index(text, "// # Adding a hook")
+	j := strings.Index(text, "\npackage hooks")
+	if i < 0 || j < i {
+		t.Fatal(`hooks/doc.go has no section "# Adding a hook" before its package clause`)
+	}
+	adding := text[i:j]
+	named := regexp.MustCompile(`[\w.-]+(?:/[\w.-]+)*\.(?:go|py|ts|proto|md)\b`).FindAllString(adding, -1)
+	if len(named) < 20 {
+		t.Fatalf("the checklist in hooks/doc.go names %d files; is the section still headed \"# Adding a hook\"?", len(named))
+	}
+	for _, f := range named {
+		if !strings.Contains(f, "/") && f != "PROTOCOL.md" && f != "README.md" {
+			f = filepath.Join("hooks", f) // catalogue.go and the like, in the hooks package itself
+		}
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("hooks/doc.go's checklist names %s, which is gone: %v", f, err)
+		}
+	}
+
 	type where struct {
 		path    string
 		pattern func(hooks.Name) string // a regexp the file must match
@@ -109,7 +158,18 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 	}
 	py := func(h hooks.Name) string { return `(?m)^    def ` + string(h) + `\(` }
 	ts := func(h hooks.Name) string { return `(?m)^  (async )?` + camel(h) + `\(` }
+	row := func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }
 	checks := []where{
+		{"hookbus/bus_hooks.go", func(h hooks.Name) string { return `(?m)^func \(b \*Bus\) ` + goName(h) + `\(` }, "a Bus method named after it"},
+		{"internal/wire/table.go", func(h hooks.Name) string { return `\(hooks\.` + goName(h) + `, "` + protoName(h) + `",` }, "a row in the wire table"},
+		{"plugins/proto/v1/plugin.proto", func(h hooks.Name) string { return `(?m)^  rpc ` + protoName(h) + `\(` }, "an RPC"},
+		{"plugins/sdk/sdk.go", func(h hooks.Name) string { return `(?m)^\t\t` + goName(h) + `\(context\.Context, ` }, "a per-hook interface of the Go SDK"},
+		{"plugins/sdk/adapt.go", func(h hooks.Name) string { return `f\.` + goName(h) + `Func = ` }, "its adapter in the Go SDK"},
+		{"internal/conformance/goconform/main.go", func(h hooks.Name) string { return `(?m)^func \(c \*conform\) ` + goName(h) + `\(` }, "a handler in the Go conformance plugin"},
+		{"plugins/python/src/hookhost_plugin/testing.py", func(h hooks.Name) string { return `(?m)^    def ` + string(h) + `\(` }, "a Harness method of the Python SDK"},
+		{"plugins/sdk/plugintest/plugintest.go", func(h hooks.Name) string { return `(?m)^func \(h \*Harness\) ` + goName(h) + `\(` }, "a Harness method of the Go SDK"},
+		{"plugins/typescript/src/testing.ts", ts, "a harness method of the TypeScript SDK"},
+		{"README.md", row, "a row in the catalogue table (make generate)"},
 		{"plugins/python/src/hookhost_plugin/convert.py", func(h hooks.Name) string {
 			return `_(observer|answerer)\(\s*"` + string(h) + `",`
 		}, "a row in HOOKS (its wire conversion)"},
@@ -120,8 +180,8 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 		{"internal/conformance/fromdoc/python/conform.py", py, "a handler in the conformance plugin built from PROTOCOL.md"},
 		{"plugins/typescript/conform/conform.ts", ts, "a handler in the conformance plugin"},
 		{"internal/conformance/fromdoc/typescript/src/conform.ts", ts, "a handler in the conformance plugin built from PROTOCOL.md"},
-		{"PROTOCOL.md", func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }, "a row in the hook table"},
-		{"plugins/python/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }, "a row in the handler table"},
+		{"PROTOCOL.md", row, "a row in the hook table"},
+		{"plugins/python/README.md", row, "a row in the handler table"},
 		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table"},
 	}
 	for _, c := range checks {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -33,7 +34,7 @@ const DefaultMaxIterations = 8
 // Loop is the model side of one session's runs.
 type Loop struct {
 	// Bus fires the hooks; nil fires none (the bypass route).
-	Bus *hooks.Bus
+	Bus *hookbus.Bus
 	// Pipeline runs the tool calls the driver runs itself.
 	Pipeline  *dispatch.Pipeline
 	SessionID string
@@ -59,17 +60,17 @@ type Upstream[W any] func(ctx context.Context, c Call) (hooks.ModelResponse, W, 
 // methods are called on the goroutine that called the Loop.
 type Observer interface {
 	// ToolListReplaced: a pre_tool_list_finalized plugin replaced the tools.
-	ToolListReplaced(iter int, change *hooks.ToolListChange)
+	ToolListReplaced(iter int, change *hookbus.ToolListChange)
 	// RequestChanged: pre_api_request_mutable plugins set fields.
-	RequestChanged(iter int, changes []hooks.RequestChange)
+	RequestChanged(iter int, changes []hookbus.RequestChange)
 	// ModelCalled: one model call ended and post_llm_call was fired with
 	// ev; err is the Upstream's own.
 	ModelCalled(ev hooks.Inference, resp hooks.ModelResponse, err error)
 	// Reissuing: a plugin asked to reissue; req is the request reissued,
 	// fields what its patch changed.
-	Reissuing(iter int, r *hooks.ReissueRequest, req hooks.ModelRequest, fields []string)
+	Reissuing(iter int, r *hookbus.ReissueRequest, req hooks.ModelRequest, fields []string)
 	// ReissueFailed: the reissued call failed; the first answer stands.
-	ReissueFailed(iter int, r *hooks.ReissueRequest, err error)
+	ReissueFailed(iter int, r *hookbus.ReissueRequest, err error)
 	// OutputTransformed: transform_llm_output plugins rewrote the answer.
 	OutputTransformed(iter int, by []string)
 	// ToolCalled: RunTools ran one call.
@@ -79,13 +80,13 @@ type Observer interface {
 // Quiet observes nothing. Embed it to implement only part of Observer.
 type Quiet struct{}
 
-func (Quiet) ToolListReplaced(int, *hooks.ToolListChange)                        {}
-func (Quiet) RequestChanged(int, []hooks.RequestChange)                          {}
-func (Quiet) ModelCalled(hooks.Inference, hooks.ModelResponse, error)            {}
-func (Quiet) Reissuing(int, *hooks.ReissueRequest, hooks.ModelRequest, []string) {}
-func (Quiet) ReissueFailed(int, *hooks.ReissueRequest, error)                    {}
-func (Quiet) OutputTransformed(int, []string)                                    {}
-func (Quiet) ToolCalled(int, dispatch.Outcome)                                   {}
+func (Quiet) ToolListReplaced(int, *hookbus.ToolListChange)                        {}
+func (Quiet) RequestChanged(int, []hookbus.RequestChange)                          {}
+func (Quiet) ModelCalled(hooks.Inference, hooks.ModelResponse, error)              {}
+func (Quiet) Reissuing(int, *hookbus.ReissueRequest, hooks.ModelRequest, []string) {}
+func (Quiet) ReissueFailed(int, *hookbus.ReissueRequest, error)                    {}
+func (Quiet) OutputTransformed(int, []string)                                      {}
+func (Quiet) ToolCalled(int, dispatch.Outcome)                                     {}
 
 var _ Observer = Quiet{}
 
@@ -107,7 +108,7 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 	var none W
 	obs := l.observer()
 	if l.subscribed(hooks.PreToolListFinalized) {
-		if ch := l.Bus.ToolList(ctx, hooks.ToolListRequest{SessionID: l.SessionID, Iteration: iter, Tools: req.Tools}); ch != nil {
+		if ch := l.Bus.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: l.SessionID, Iteration: iter, Tools: req.Tools}); ch != nil {
 			req.Tools = ch.Tools
 			obs.ToolListReplaced(iter, ch)
 		}
@@ -122,8 +123,8 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 		req.Messages = append([]hooks.Message(nil), req.Messages...)
 	}
 	if l.subscribed(hooks.PreAPIRequestMutable) {
-		var changes []hooks.RequestChange
-		req, changes = l.Bus.MutateRequest(ctx, hooks.APIRequest{SessionID: l.SessionID, Iteration: iter, Request: req})
+		var changes []hookbus.RequestChange
+		req, changes = l.Bus.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: l.SessionID, Iteration: iter, Request: req})
 		if len(changes) > 0 {
 			obs.RequestChanged(iter, changes)
 		}
@@ -136,7 +137,7 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 	if !l.subscribed(hooks.PostLLMCallCanReissue) {
 		return resp, w, nil
 	}
-	r := l.Bus.Reissue(ctx, hooks.LLMCall{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req, Response: resp})
+	r := l.Bus.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req, Response: resp})
 	if r == nil {
 		return resp, w, nil
 	}
@@ -166,7 +167,7 @@ func call[W any](ctx context.Context, l *Loop, up Upstream[W], c Call) (hooks.Mo
 	if err != nil {
 		ev.Error = err.Error()
 	}
-	l.Bus.LLMCallDone(ev)
+	l.Bus.PostLLMCall(ev)
 	l.observer().ModelCalled(ev, resp, err)
 	return resp, w, err
 }
@@ -178,7 +179,7 @@ func (l *Loop) Output(ctx context.Context, iter int, text string) (string, []str
 	if !l.subscribed(hooks.TransformLLMOutput) {
 		return text, nil
 	}
-	final, by := l.Bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: l.SessionID, Text: text})
+	final, by := l.Bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: l.SessionID, Text: text})
 	if len(by) > 0 {
 		l.observer().OutputTransformed(iter, by)
 	}

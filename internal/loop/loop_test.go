@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -91,13 +92,13 @@ func (r *inferences) all() []hooks.Inference {
 	return append([]hooks.Inference(nil), r.got...)
 }
 
-func newBus(t *testing.T, plugins ...hooks.Plugin) *hooks.Bus {
+func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus {
 	t.Helper()
-	var ms []hooks.Member
+	var ms []hookbus.Member
 	for _, p := range plugins {
-		ms = append(ms, hooks.Member{Plugin: p})
+		ms = append(ms, hookbus.Member{Plugin: p})
 	}
-	b, err := hooks.NewBus(ms, hooks.Config{})
+	b, err := hookbus.New(ms, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func newBus(t *testing.T, plugins ...hooks.Plugin) *hooks.Bus {
 	return b
 }
 
-func flush(t *testing.T, b *hooks.Bus) {
+func flush(t *testing.T, b *hookbus.Bus) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -128,10 +129,10 @@ type journal struct {
 	tools     []string
 }
 
-func (j *journal) Reissuing(_ int, r *hooks.ReissueRequest, _ hooks.ModelRequest, _ []string) {
+func (j *journal) Reissuing(_ int, r *hookbus.ReissueRequest, _ hooks.ModelRequest, _ []string) {
 	j.reissuing = append(j.reissuing, r.Plugin+": "+r.Reason)
 }
-func (j *journal) ReissueFailed(_ int, _ *hooks.ReissueRequest, err error) {
+func (j *journal) ReissueFailed(_ int, _ *hookbus.ReissueRequest, err error) {
 	j.failed = append(j.failed, err)
 }
 func (j *journal) OutputTransformed(_ int, by []string) { j.rewrote = append(j.rewrote, by...) }
@@ -295,7 +296,7 @@ func TestBusAskedOnlyForSubscribedHooks(t *testing.T) {
 			return nil, nil
 		},
 	})
-	for _, bus := range []*hooks.Bus{nil, newBus(t, bystander)} {
+	for _, bus := range []*hookbus.Bus{nil, newBus(t, bystander)} {
 		l := &Loop{Bus: bus, SessionID: "s", Route: hooks.RouteGateway}
 		up := answers("ok")
 		if _, _, err := Infer(context.Background(), l, 1, req, up.upstream); err != nil {

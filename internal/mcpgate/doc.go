@@ -14,7 +14,7 @@
 // As a server, a Gateway is one MCP server that aggregates the upstreams'
 // tools (with plugin tools and, if asked, native tools) and answers every
 // tools/call through the host's whole tool pipeline (dispatch.Pipeline over
-// a hooks.Bus): pre_tool_call may block the call (an isError result with
+// a hookbus.Bus): pre_tool_call may block the call (an isError result with
 // the block message) or change its arguments, a plugin may provide the
 // result so that the upstream is never called, post_tool_call sees every
 // call and transform_tool_result may rewrite the result. tools/list goes

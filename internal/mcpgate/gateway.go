@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -26,7 +27,7 @@ const progressTimeout = 5 * time.Second
 // GatewayOptions configure a Gateway.
 type GatewayOptions struct {
 	// Bus runs the tool hooks on every call; nil runs none.
-	Bus *hooks.Bus
+	Bus *hookbus.Bus
 	// Native are native tools to offer beside the upstreams' (the
 	// config's mcp.expose_native).
 	Native []dispatch.Tool
@@ -321,7 +322,7 @@ func (g *Gateway) allowed(ctx context.Context, sessionID string, snap *snapshot)
 		schema, _ := json.Marshal(t.InputSchema)
 		specs[i] = hooks.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: schema}
 	}
-	change := g.opts.Bus.ToolList(ctx, hooks.ToolListRequest{SessionID: sessionID, Tools: specs})
+	change := g.opts.Bus.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: sessionID, Tools: specs})
 	if change == nil {
 		return nil
 	}

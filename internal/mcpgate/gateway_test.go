@@ -15,16 +15,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
-func newBus(t *testing.T, plugins ...hooks.Plugin) *hooks.Bus {
+func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus {
 	t.Helper()
-	var members []hooks.Member
+	var members []hookbus.Member
 	for _, p := range plugins {
-		members = append(members, hooks.Member{Plugin: p})
+		members = append(members, hookbus.Member{Plugin: p})
 	}
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func newBus(t *testing.T, plugins ...hooks.Plugin) *hooks.Bus {
 
 // connect serves a gateway over ups and bus in memory and returns a Go
 // SDK client's session to it.
-func connect(t *testing.T, bus *hooks.Bus, clientOpts *mcp.ClientOptions, ups ...*Upstream) *mcp.ClientSession {
+func connect(t *testing.T, bus *hookbus.Bus, clientOpts *mcp.ClientOptions, ups ...*Upstream) *mcp.ClientSession {
 	t.Helper()
 	g, err := NewGateway(ups, GatewayOptions{Bus: bus})
 	if err != nil {
@@ -181,7 +182,7 @@ func TestGatewayRichResultSurvivesUntouched(t *testing.T) {
 	looking := newBus(t, lookers...)
 	for _, tc := range []struct {
 		name string
-		bus  *hooks.Bus
+		bus  *hookbus.Bus
 	}{{"no hooks", nil}, {"hooks that change nothing", looking}} {
 		cs := connect(t, tc.bus, nil, u)
 		got, _ := json.Marshal(call(t, cs, "fake__rich", nil))

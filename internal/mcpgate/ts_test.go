@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/testenv"
 )
@@ -42,7 +43,7 @@ func runGatewayProcess(args []string) int {
 			return nil, nil
 		},
 	}
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: guard}}, hooks.Config{Logger: log})
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: guard}}, hookbus.Config{Logger: log})
 	if err != nil {
 		log.Error("bus", "error", err)
 		return 1

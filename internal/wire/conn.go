@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // Conn is one plugin process as the host talks to it, whichever protocol
 // version go-plugin negotiated: Client for version 1, V2Client for version
 // 2. It is safe for concurrent use; every call honours its context.
 type Conn interface {
-	hooks.Stretcher
+	hookstretch.Stretcher
 	// Version is the protocol version spoken.
 	Version() int
 	// Describe asks the plugin for its manifest.
@@ -41,9 +42,9 @@ var (
 // Version is 1.
 func (c *Client) Version() int { return 1 }
 
-// Stretch answers hooks.ErrNoStretch: version 1 has one RPC per hook.
-func (c *Client) Stretch(context.Context, hooks.StretchRequest) (hooks.Stretch, error) {
-	return nil, hooks.ErrNoStretch
+// Stretch answers hookstretch.ErrNoStretch: version 1 has one RPC per hook.
+func (c *Client) Stretch(context.Context, hookstretch.Request) (hookstretch.Stretch, error) {
+	return nil, hookstretch.ErrNoStretch
 }
 
 // LateAnswers is always 0: gRPC drops a unary answer that comes too late.

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wire"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
@@ -554,7 +555,7 @@ func TestV2StretchSendIsBoundedByItsFirstStage(t *testing.T) {
 	defer cancel()
 	watchdog := time.AfterFunc(2*time.Minute, cancel)
 	defer watchdog.Stop()
-	req := hooks.StretchRequest{Call: hooks.ToolCallRequest{Name: "t"}, Stages: []hooks.StretchStage{
+	req := hookstretch.Request{Call: hooks.ToolCallRequest{Name: "t"}, Stages: []hookstretch.Stage{
 		{Hook: hooks.PreToolCall, Timeout: 100 * time.Millisecond},
 		{Hook: hooks.PreToolCallCanProvideResult, Timeout: 100 * time.Millisecond},
 	}}
@@ -569,7 +570,7 @@ func TestV2StretchSendIsBoundedByItsFirstStage(t *testing.T) {
 
 // maxInFlight bounds the handlers one stream keeps running, so that
 // handlers which ignore their context cannot pile up goroutines without
-// bound. hooks.RunStretch leaves a stage's handler behind at its deadline;
+// bound. hookstretch.Run leaves a stage's handler behind at its deadline;
 // the stretch's call still counts until that handler returns, so with a cap
 // of 3, at most 3 such handlers run however many stretches are asked.
 func TestV2StretchHandlersCountAgainstMaxInFlightUntilTheyReturn(t *testing.T) {
@@ -591,7 +592,7 @@ func TestV2StretchHandlersCountAgainstMaxInFlightUntilTheyReturn(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	c := serveV2(t, p).client
 	for range 10 {
-		s, err := c.Stretch(t.Context(), hooks.StretchRequest{Call: hooks.ToolCallRequest{Name: "t"}, Stages: []hooks.StretchStage{
+		s, err := c.Stretch(t.Context(), hookstretch.Request{Call: hooks.ToolCallRequest{Name: "t"}, Stages: []hookstretch.Stage{
 			{Hook: hooks.PreToolCall, Timeout: 50 * time.Millisecond},
 			{Hook: hooks.PreToolCallCanProvideResult, Timeout: 50 * time.Millisecond},
 		}})
@@ -696,7 +697,7 @@ func TestV2StretchEndedWhereRulesDoNotEndItIsMalformed(t *testing.T) {
 		return false
 	}}
 	c := dialRaw(t, r)
-	s, err := c.Stretch(t.Context(), hooks.StretchRequest{
+	s, err := c.Stretch(t.Context(), hookstretch.Request{
 		Call:   hooks.ToolCallRequest{Name: "early"},
 		Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
 	})
@@ -741,7 +742,7 @@ func TestV2StretchCancelledWhileSentDoesNotRaceItsStop(t *testing.T) {
 	for range 200 {
 		ctx := &endingCtx{Context: context.Background(), done: make(chan struct{})}
 		close(ctx.done)
-		s, err := c.Stretch(ctx, hooks.StretchRequest{
+		s, err := c.Stretch(ctx, hookstretch.Request{
 			Call:   hooks.ToolCallRequest{Name: "x"},
 			Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
 		})

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
@@ -25,7 +26,7 @@ var maxInFlight = 4096
 
 // runStretch answers a stretch; a variable so that tests can make it
 // misbehave.
-var runStretch = hooks.RunStretch
+var runStretch = hookstretch.Run
 
 // errHostCancelled is the cause of a call's context the host cancelled: no
 // one waits for its answer any more.
@@ -43,7 +44,7 @@ type v2Server struct {
 	pluginv2.UnimplementedPluginServer
 	s           *server
 	maxInFlight int
-	runStretch  func(context.Context, hooks.Plugin, hooks.StretchRequest, func(any, error))
+	runStretch  func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
 }
 
 func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
@@ -89,7 +90,7 @@ type hookStream struct {
 	s           *server
 	stream      grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]
 	maxInFlight int
-	runStretch  func(context.Context, hooks.Plugin, hooks.StretchRequest, func(any, error))
+	runStretch  func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
 
 	mu    sync.Mutex
 	calls map[uint64]context.CancelCauseFunc // running handlers, by id
@@ -206,13 +207,13 @@ func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, 
 }
 
 // stretch answers several stages of the tool pipeline, each as soon as it
-// is known. hooks.RunStretch decides which stages run; the last message is
+// is known. hookstretch.Run decides which stages run; the last message is
 // marked as such where the catalogue's rules say the stretch stops, and
 // when it stopped anyway (an answer that breaks the rules, which the host
 // refuses as malformed) a final ERROR failure for the next stage says no
 // more will come.
 func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.Stage, payload []byte) {
-	req := hooks.StretchRequest{Stages: make([]hooks.StretchStage, len(stages))}
+	req := hookstretch.Request{Stages: make([]hookstretch.Stage, len(stages))}
 	rows := make([]*hookRow, len(stages))
 	for i, st := range stages {
 		row, ok := rowOf(hooks.Name(st.GetHook()))
@@ -222,7 +223,7 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 			return
 		}
 		rows[i] = row
-		req.Stages[i] = hooks.StretchStage{Hook: row.name, Timeout: time.Duration(st.GetTimeoutNs())}
+		req.Stages[i] = hookstretch.Stage{Hook: row.name, Timeout: time.Duration(st.GetTimeoutNs())}
 	}
 	var call pluginv1.ToolCallRequest
 	if err := proto.Unmarshal(payload, &call); err != nil {

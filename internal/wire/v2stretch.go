@@ -9,16 +9,16 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
 // Stretch asks the plugin for consecutive stages of the tool pipeline for
-// one call in one exchange (see hooks.Stretcher): one HookCall with a stage
+// one call in one exchange (see hookstretch.Stretcher): one HookCall with a stage
 // per hook, each carrying its own timeout, answered stage by stage. The
 // exchange ends, and the plugin is told to cancel what it has not
 // answered, when ctx ends or the stretch is closed.
-func (c *V2Client) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+func (c *V2Client) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	if len(req.Stages) == 0 {
 		return nil, errors.New("host: a stretch needs at least one stage")
 	}
@@ -88,7 +88,7 @@ type stretch struct {
 	early bool
 }
 
-var _ hooks.Stretch = (*stretch)(nil)
+var _ hookstretch.Stretch = (*stretch)(nil)
 
 // Next waits for the next stage's answer, typed like Handle's answer for
 // that stage's hook.

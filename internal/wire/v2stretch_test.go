@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wire"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
@@ -20,8 +21,8 @@ import (
 
 // standInStretch answers a stretch stage by stage, stopping where the
 // catalogue's rules stop, for these tests only: the plugin's side of a
-// stretch is package hooks' (hooks.RunStretch), tested there.
-func standInStretch(ctx context.Context, p hooks.Plugin, req hooks.StretchRequest, emit func(any, error)) {
+// stretch is package hooks' (hookstretch.Run), tested there.
+func standInStretch(ctx context.Context, p hooks.Plugin, req hookstretch.Request, emit func(any, error)) {
 	call := req.Call
 	var provided *hooks.ToolResult
 	for _, st := range req.Stages {
@@ -61,12 +62,12 @@ func standInStretch(ctx context.Context, p hooks.Plugin, req hooks.StretchReques
 	}
 }
 
-type runStretchFunc = func(context.Context, hooks.Plugin, hooks.StretchRequest, func(any, error))
+type runStretchFunc = func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
 
 // overStretches runs test with the plugin's side of stretches as package
 // hooks writes it and with the stand-in above.
 func overStretches(t *testing.T, test func(t *testing.T, run runStretchFunc)) {
-	t.Run("hooks.RunStretch", func(t *testing.T) { test(t, hooks.RunStretch) })
+	t.Run("hookstretch.Run", func(t *testing.T) { test(t, hookstretch.Run) })
 	t.Run("stand-in", func(t *testing.T) { test(t, standInStretch) })
 }
 
@@ -76,10 +77,10 @@ func stretchServer(t *testing.T, run runStretchFunc, p hooks.Plugin) wire.Conn {
 	return serveV2(t, p).client
 }
 
-func stages(hs ...hooks.Name) []hooks.StretchStage {
-	out := make([]hooks.StretchStage, len(hs))
+func stages(hs ...hooks.Name) []hookstretch.Stage {
+	out := make([]hookstretch.Stage, len(hs))
 	for i, h := range hs {
-		out[i] = hooks.StretchStage{Hook: h, Timeout: 10 * time.Second}
+		out[i] = hookstretch.Stage{Hook: h, Timeout: 10 * time.Second}
 	}
 	return out
 }
@@ -121,7 +122,7 @@ func TestV2StretchAnswersInOrder(t *testing.T) {
 
 func testStretchAnswersInOrder(t *testing.T, run runStretchFunc) {
 	c := stretchServer(t, run, toolPlugin(nil, nil))
-	s, err := c.Stretch(t.Context(), hooks.StretchRequest{
+	s, err := c.Stretch(t.Context(), hookstretch.Request{
 		Call:   hooks.ToolCallRequest{SessionID: "s", CallID: "c1", Name: "calc", Arguments: json.RawMessage(`{"x":1}`)},
 		Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult, hooks.TransformToolResult),
 	})
@@ -172,7 +173,7 @@ func testStretchStops(t *testing.T, run runStretchFunc) {
 		{"blocked", []any{&hooks.PreToolCallDecision{Block: &hooks.Block{Message: "not today"}}}},
 		{"none", []any{&hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"x":2}`)}, nil}},
 	} {
-		s, err := c.Stretch(t.Context(), hooks.StretchRequest{
+		s, err := c.Stretch(t.Context(), hookstretch.Request{
 			Call:   hooks.ToolCallRequest{Name: tc.tool},
 			Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult, hooks.TransformToolResult),
 		})
@@ -202,7 +203,7 @@ func TestV2StretchCloseCancels(t *testing.T) {
 func testStretchCloseCancels(t *testing.T, run runStretchFunc) {
 	entered, ended := make(chan struct{}, 1), make(chan error, 1)
 	c := stretchServer(t, run, toolPlugin(entered, ended))
-	s, err := c.Stretch(t.Context(), hooks.StretchRequest{
+	s, err := c.Stretch(t.Context(), hookstretch.Request{
 		Call:   hooks.ToolCallRequest{Name: "hang"},
 		Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
 	})
@@ -228,7 +229,7 @@ func testStretchCloseCancels(t *testing.T, run runStretchFunc) {
 
 	// The stretch's context ending cancels it too.
 	ctx, cancel := context.WithCancel(t.Context())
-	s, err = c.Stretch(ctx, hooks.StretchRequest{
+	s, err = c.Stretch(ctx, hookstretch.Request{
 		Call:   hooks.ToolCallRequest{Name: "hang"},
 		Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
 	})
@@ -270,7 +271,7 @@ func TestV2StretchOutOfStep(t *testing.T) {
 		{"twice", true, "answered stage 0 of the call, want stage 1"},
 		{"skip", false, "answered stage 1 of the call, want stage 0"},
 	} {
-		s, err := c.Stretch(t.Context(), hooks.StretchRequest{
+		s, err := c.Stretch(t.Context(), hookstretch.Request{
 			Call:   hooks.ToolCallRequest{Name: tc.tool},
 			Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult),
 		})
@@ -320,7 +321,7 @@ func TestV2CloseLeaksNoGoroutine(t *testing.T) {
 			errs <- err
 		}()
 	}
-	s, err := c.Stretch(t.Context(), hooks.StretchRequest{Call: hooks.ToolCallRequest{Name: "x"}, Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult)})
+	s, err := c.Stretch(t.Context(), hookstretch.Request{Call: hooks.ToolCallRequest{Name: "x"}, Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func TestV2CloseLeaksNoGoroutine(t *testing.T) {
 // The plugin's side of a stretch that stops early says so, and one that
 // panics costs the call, not the process.
 func TestV2StretchEndsEarlyOrPanics(t *testing.T) {
-	t.Cleanup(wire.SetRunStretch(func(ctx context.Context, p hooks.Plugin, req hooks.StretchRequest, emit func(any, error)) {
+	t.Cleanup(wire.SetRunStretch(func(ctx context.Context, p hooks.Plugin, req hookstretch.Request, emit func(any, error)) {
 		switch req.Call.Name {
 		case "early":
 			emit(nil, nil)
@@ -376,7 +377,7 @@ func TestV2StretchEndsEarlyOrPanics(t *testing.T) {
 		{"early", nil, "the plugin ended the stretch before stage 1"},
 		{"panic", hooks.ErrPanicked, "panic answering a stretch: stretch bug"},
 	} {
-		s, err := c.Stretch(t.Context(), hooks.StretchRequest{Call: hooks.ToolCallRequest{Name: tc.tool}, Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult)})
+		s, err := c.Stretch(t.Context(), hookstretch.Request{Call: hooks.ToolCallRequest{Name: tc.tool}, Stages: stages(hooks.PreToolCall, hooks.PreToolCallCanProvideResult)})
 		if err != nil {
 			t.Fatal(err)
 		}

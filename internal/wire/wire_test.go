@@ -20,7 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/internal/wiretest"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
@@ -584,11 +586,11 @@ func TestVersion(t *testing.T) {
 		if c.Version() != version {
 			t.Fatalf("Version() = %d", c.Version())
 		}
-		_, err := c.Stretch(t.Context(), hooks.StretchRequest{})
-		if version == 1 && !errors.Is(err, hooks.ErrNoStretch) {
-			t.Fatalf("v1 stretch: got %v, want hooks.ErrNoStretch", err)
+		_, err := c.Stretch(t.Context(), hookstretch.Request{})
+		if version == 1 && !errors.Is(err, hookstretch.ErrNoStretch) {
+			t.Fatalf("v1 stretch: got %v, want hookstretch.ErrNoStretch", err)
 		}
-		if version == 2 && (err == nil || errors.Is(err, hooks.ErrNoStretch)) {
+		if version == 2 && (err == nil || errors.Is(err, hookstretch.ErrNoStretch)) {
 			t.Fatalf("v2 stretch of no stages: got %v", err)
 		}
 	})
@@ -673,7 +675,7 @@ func TestBusClassifiesRemoteFailures(t *testing.T) {
 			},
 		}
 		cn := connect(t, version, p, nil)
-		bus, err := hooks.NewBus([]hooks.Member{{Plugin: &wiretest.Remote{Conn: cn.client}, Options: hooks.Options{Timeout: 200 * time.Millisecond}}}, hooks.Config{})
+		bus, err := hookbus.New([]hookbus.Member{{Plugin: &wiretest.Remote{Conn: cn.client}, Options: hookbus.Options{Timeout: 200 * time.Millisecond}}}, hookbus.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -690,11 +692,11 @@ func TestBusClassifiesRemoteFailures(t *testing.T) {
 		cn.server.Stop()
 		bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "block"})
 
-		want := map[hooks.FailureKind]uint64{
-			hooks.KindError:       1,
-			hooks.KindPanic:       1,
-			hooks.KindTimeout:     1,
-			hooks.KindUnavailable: 1,
+		want := map[hookbus.FailureKind]uint64{
+			hookbus.KindError:       1,
+			hookbus.KindPanic:       1,
+			hookbus.KindTimeout:     1,
+			hookbus.KindUnavailable: 1,
 		}
 		st := bus.Stats()
 		for kind, n := range want {

@@ -14,7 +14,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wire"
 )
 
@@ -87,9 +89,9 @@ type Remote struct {
 }
 
 var (
-	_ hooks.Plugin           = (*Remote)(nil)
-	_ hooks.Stretcher        = (*Remote)(nil)
-	_ hooks.ContextHonouring = (*Remote)(nil)
+	_ hooks.Plugin             = (*Remote)(nil)
+	_ hookstretch.Stretcher    = (*Remote)(nil)
+	_ hookbus.ContextHonouring = (*Remote)(nil)
 )
 
 // Manifest describes the plugin once and returns that manifest ever after.
@@ -109,8 +111,8 @@ func (r *Remote) Handle(ctx context.Context, hook hooks.Name, req any) (any, err
 	return r.Conn.Handle(ctx, hook, req)
 }
 
-// Stretch forwards a stretch (version 1 answers hooks.ErrNoStretch).
-func (r *Remote) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+// Stretch forwards a stretch (version 1 answers hookstretch.ErrNoStretch).
+func (r *Remote) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	return r.Conn.Stretch(ctx, req)
 }
 

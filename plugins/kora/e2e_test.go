@@ -29,6 +29,7 @@ import (
 	"github.com/hookhost/hookhost/conversation"
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/syncbuf"
@@ -63,7 +64,7 @@ func TestMain(m *testing.M) {
 // rig is one host running kora, a Bus over it and a gateway session.
 type rig struct {
 	host     *host.Host
-	bus      *hooks.Bus
+	bus      *hookbus.Bus
 	sess     *conversation.Session
 	stateDir string
 	// onTrace, when set, sees every trace event as it happens.
@@ -131,7 +132,7 @@ func startConfig(t *testing.T, stateDir, binDir string, protocol int, opts host.
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: logs, Level: hclog.Debug})
 	opts.Logger = log
-	h, errs := host.Start(context.Background(), cfg, opts)
+	h, errs := host.Start(context.Background(), host.Specs(cfg), opts)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -140,7 +141,7 @@ func startConfig(t *testing.T, stateDir, binDir string, protocol int, opts host.
 	if len(errs) > 0 {
 		t.Fatalf("kora did not start: %v", errs)
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.Named("hooks")})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log.Named("hooks")})
 	if err != nil {
 		t.Fatal(err)
 	}

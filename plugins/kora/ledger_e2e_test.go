@@ -238,7 +238,7 @@ func TestLedgerDSNFromTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: hclog.NewNullLogger()})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: hclog.NewNullLogger()})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.Close(ctx)
 	cancel()
@@ -278,7 +278,7 @@ func TestRelativeStateDirLandsBesideTheConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h.Close(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/syncbuf"
@@ -25,7 +26,7 @@ import (
 // one `make run` uses) from the binaries built for these tests, each with
 // a fresh state directory and its protocol pinned to protocol (0:
 // negotiated), and returns a Bus over them.
-func demoHost(t *testing.T, protocol int) *hooks.Bus {
+func demoHost(t *testing.T, protocol int) *hookbus.Bus {
 	t.Helper()
 	const demo = "../../examples/demo.toml"
 	src, err := os.ReadFile(demo)
@@ -63,7 +64,7 @@ func demoHost(t *testing.T, protocol int) *hooks.Bus {
 		}
 	})
 	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: logs, Level: hclog.Debug})
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -82,7 +83,7 @@ func demoHost(t *testing.T, protocol int) *hooks.Bus {
 			t.Fatalf("plugin %s speaks protocol %d, want %d", st.Name, st.Protocol, want)
 		}
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.Named("hooks")})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log.Named("hooks")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func demoHost(t *testing.T, protocol int) *hooks.Bus {
 }
 
 // callsByHook sums a Stats snapshot per hook, over every plugin.
-func callsByHook(st hooks.Stats) map[hooks.Name]uint64 {
+func callsByHook(st hookbus.Stats) map[hooks.Name]uint64 {
 	n := map[hooks.Name]uint64{}
 	for _, h := range st.Hooks {
 		n[h.Hook] += h.Calls

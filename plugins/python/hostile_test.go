@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
@@ -168,7 +169,7 @@ hp.serve(Wedge())
 	log := newLog(t)
 	h, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"wedge\"]\n[plugins.entries.wedge]\npath = %q\nprotocol = 1\ntimeout = \"300ms\"\n", script)), log)
 	ctx := context.Background()
-	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "before"}); text != "before!" {
+	if text, _ := bus.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "before"}); text != "before!" {
 		t.Fatalf("transform_llm_output before: %q", text)
 	}
 	var wg sync.WaitGroup
@@ -181,7 +182,7 @@ hp.serve(Wedge())
 	}
 	wg.Wait() // every one timed out for the host
 	began := time.Now()
-	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after" {
+	if text, _ := bus.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "after"}); text != "after" {
 		t.Errorf("transform_llm_output after 64 hung pre_tool_call handlers: %q, want \"after\" (the plugin's failure passed over)", text)
 	}
 	if d := time.Since(began); d > 250*time.Millisecond {
@@ -204,7 +205,7 @@ hp.serve(Wedge())
 // [provide, transform] in one stretch. 64 provide handlers that outlast
 // tool_timeout (a slow backend) fill the SDK's stage pool. The next
 // call's provide stage must then never run in the plugin once the host
-// has timed it out and gone on without it (hooks.RunStretch: a provide
+// has timed it out and gone on without it (hookstretch.Run: a provide
 // never starts once its call is over): a tool with side effects would run
 // for a call the model was told failed.
 func TestStretchToolNeverRunsAfterItsStageTimedOut(t *testing.T) {
@@ -241,7 +242,7 @@ hp.serve(Pay())
 	log := newLog(t)
 	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"pay\"]\n[plugins.entries.pay]\npath = %q\nprotocol = 2\ntimeout = \"1s\"\ntool_timeout = \"300ms\"\n", script)), log)
 	ctx := context.Background()
-	provide := func(id string) *hooks.ProvidedResult {
+	provide := func(id string) *hookbus.ProvidedResult {
 		run := bus.StartToolCall(hooks.ToolCallRequest{SessionID: "s", CallID: id, Name: "pay__send", Arguments: json.RawMessage(`{}`)})
 		defer run.Close()
 		run.PreToolCall(ctx)

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 )
@@ -169,7 +170,7 @@ hp.serve(Noisy())
 	log := newLog(t)
 	_, bus := start(t, parse(t, fmt.Sprintf("[plugins]\nenabled = [\"noisy\"]\n[plugins.entries.noisy]\npath = %q\n", script)), log)
 	for i := 0; i < 3; i++ {
-		if text, _ := bus.TransformOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi!" {
+		if text, _ := bus.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi!" {
 			t.Fatalf("transform_llm_output = %q", text)
 		}
 	}
@@ -212,7 +213,7 @@ func TestDebugModeReattach(t *testing.T) {
 
 	log := newLog(t)
 	cfg := parse(t, "[plugins]\nenabled = [\"conform\"]\n[plugins.entries.conform]\npath = \"/nonexistent/conform\"\n")
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.logger(), Getenv: func(k string) string {
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log.logger(), Getenv: func(k string) string {
 		if k == "HOOKHOST_REATTACH_PLUGINS" {
 			return value
 		}
@@ -224,11 +225,11 @@ func TestDebugModeReattach(t *testing.T) {
 	if st := h.Plugins()[0]; st.PID != cmd.Process.Pid || st.Protocol != 2 {
 		t.Errorf("attached to %+v, want pid %d on protocol 2", st, cmd.Process.Pid)
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.logger()})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text, _ := bus.TransformOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi -- conform" {
+	if text, _ := bus.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "hi"}); text != "hi -- conform" {
 		t.Errorf("transform_llm_output through the attached plugin: %q", text)
 	}
 	bus.Close(context.Background())
@@ -302,7 +303,7 @@ hp.serve(Waiter())
 			cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"waiter\"]\n[plugins.entries.waiter]\npath = %q\nprotocol = %d\ntool_timeout = \"300ms\"\n", script, protocol))
 			_, bus := start(t, cfg, log)
 			t0 := time.Now()
-			if r := bus.ProvideResult(context.Background(), hooks.ToolCallRequest{Name: "waiter__wait", Arguments: []byte(`{}`)}); r != nil {
+			if r := bus.PreToolCallCanProvideResult(context.Background(), hooks.ToolCallRequest{Name: "waiter__wait", Arguments: []byte(`{}`)}); r != nil {
 				t.Errorf("a call past its deadline answered %+v", r)
 			}
 			if d := time.Since(t0); d > 5*time.Second {
@@ -340,7 +341,7 @@ hp.serve(Broken())
 		t.Fatal(err)
 	}
 	cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"broken\"]\n[plugins.entries.broken]\npath = %q\n", script))
-	results := host.Check(context.Background(), cfg, host.Options{Logger: newLog(t).logger()})
+	results := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: newLog(t).logger()})
 	if len(results) != 1 || results[0].OK || results[0].Err == nil {
 		t.Fatalf("check of a broken plugin: %+v", results)
 	}

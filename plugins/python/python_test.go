@@ -27,6 +27,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 
@@ -131,14 +132,14 @@ func parse(t *testing.T, toml string) *config.Config {
 	return cfg
 }
 
-func start(t *testing.T, cfg *config.Config, log *testLog) (*host.Host, *hooks.Bus) {
+func start(t *testing.T, cfg *config.Config, log *testLog) (*host.Host, *hookbus.Bus) {
 	t.Helper()
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log.logger()})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log.logger()})
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	for _, e := range errs {
 		t.Fatalf("plugin did not start: %v", e)
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.logger()})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func gone(pid int) bool {
 	return false
 }
 
-func failures(st hooks.Stats) map[string]uint64 {
+func failures(st hookbus.Stats) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, h := range st.Hooks {
 		for k, n := range h.Failures {
@@ -253,7 +254,7 @@ func TestConformUnderTheHost(t *testing.T) {
 	}
 }
 
-func checkConform(t *testing.T, bus *hooks.Bus) {
+func checkConform(t *testing.T, bus *hookbus.Bus) {
 	t.Helper()
 	ctx := context.Background()
 	call := func(name, args string) hooks.ToolCallRequest {
@@ -282,26 +283,26 @@ func checkConform(t *testing.T, bus *hooks.Bus) {
 	if pre := bus.PreToolCall(ctx, call("anything", `{"text":"forbidden"}`)); !pre.Blocked || pre.Message != "conform blocks forbidden text" {
 		t.Errorf("pre_tool_call forbidden: %+v", pre)
 	}
-	if r := bus.ProvideResult(ctx, call("conform__echo", `{"text":"fail"}`)); r == nil || !r.IsError || r.Content != "conform refuses to echo fail" {
+	if r := bus.PreToolCallCanProvideResult(ctx, call("conform__echo", `{"text":"fail"}`)); r == nil || !r.IsError || r.Content != "conform refuses to echo fail" {
 		t.Errorf("provide fail: %+v", r)
 	}
-	if r := bus.ProvideResult(ctx, call("conform__raise", `{}`)); r != nil {
+	if r := bus.PreToolCallCanProvideResult(ctx, call("conform__raise", `{}`)); r != nil {
 		t.Errorf("provide conform__raise: %+v, want a failure (nil)", r)
 	}
-	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{SessionID: "s1", Text: "done"}); text != "done -- py" {
+	if text, _ := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: "s1", Text: "done"}); text != "done -- py" {
 		t.Errorf("transform_llm_output: %q", text)
 	}
-	req, _ := bus.MutateRequest(ctx, hooks.APIRequest{SessionID: "s1", Request: hooks.ModelRequest{Model: "patch-me"}})
+	req, _ := bus.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: "s1", Request: hooks.ModelRequest{Model: "patch-me"}})
 	if req.System != "patched by py" || req.Temperature == nil || *req.Temperature != 0.5 {
 		t.Errorf("pre_api_request_mutable: %+v", req)
 	}
 
 	// A slow call holds up no other: the quick one is answered while the
 	// slow one still sleeps.
-	slow := make(chan *hooks.ProvidedResult, 1)
-	go func() { slow <- bus.ProvideResult(ctx, call("conform__sleep", `{"ms":3000}`)) }()
+	slow := make(chan *hookbus.ProvidedResult, 1)
+	go func() { slow <- bus.PreToolCallCanProvideResult(ctx, call("conform__sleep", `{"ms":3000}`)) }()
 	time.Sleep(200 * time.Millisecond)
-	if r := bus.ProvideResult(ctx, call("conform__echo", `{"text":"quick"}`)); r == nil || r.IsError {
+	if r := bus.PreToolCallCanProvideResult(ctx, call("conform__echo", `{"text":"quick"}`)); r == nil || r.IsError {
 		t.Errorf("provide while another call sleeps: %+v", r)
 	}
 	if len(slow) != 0 {
@@ -371,7 +372,7 @@ func TestPipInstalledPluginUnderTheHost(t *testing.T) {
 	cfg := parse(t, fmt.Sprintf("[plugins]\nenabled = [\"shout\"]\n[plugins.entries.shout]\npath = %q\n", script))
 
 	log := newLog(t)
-	results := host.Check(context.Background(), cfg, host.Options{Logger: log.logger()})
+	results := host.Check(context.Background(), host.Specs(cfg), host.Options{Logger: log.logger()})
 	if len(results) != 1 || !results[0].OK {
 		t.Fatalf("plugins check: %+v", results)
 	}
@@ -384,18 +385,18 @@ func TestPipInstalledPluginUnderTheHost(t *testing.T) {
 	if pre := bus.PreToolCall(ctx, hooks.ToolCallRequest{Name: "shout__echo", Arguments: json.RawMessage(`{"text":"my password"}`)}); !pre.Blocked {
 		t.Errorf("pre_tool_call with a password: %+v", pre)
 	}
-	r := bus.ProvideResult(ctx, hooks.ToolCallRequest{Name: "shout__echo", Arguments: json.RawMessage(`{"text":"hi","times":2}`)})
+	r := bus.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "shout__echo", Arguments: json.RawMessage(`{"text":"hi","times":2}`)})
 	if r == nil || r.IsError || !jsonEqual(t, []byte(r.Content), `{"echo":"HI HI"}`) {
 		t.Errorf("shout__echo: %+v", r)
 	}
-	r = bus.ProvideResult(ctx, hooks.ToolCallRequest{Name: "shout__echo", Arguments: json.RawMessage(`{"text":"hi","times":"2"}`)})
+	r = bus.PreToolCallCanProvideResult(ctx, hooks.ToolCallRequest{Name: "shout__echo", Arguments: json.RawMessage(`{"text":"hi","times":"2"}`)})
 	if r == nil || !r.IsError || !strings.Contains(r.Content, `args.times: must be an integer, got string \"2\"`) {
 		t.Errorf("shout__echo with a string count: %+v", r)
 	}
 	if bus.Subscribed(hooks.PreToolCallCanProvideResult, "read_file") {
 		t.Error("shout is asked to provide read_file; its typed tools' matchers say shout__echo only")
 	}
-	if text, _ := bus.TransformOutput(ctx, hooks.LLMOutput{Text: "quiet"}); text != "QUIET" {
+	if text, _ := bus.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "quiet"}); text != "QUIET" {
 		t.Errorf("transform_llm_output: %q", text)
 	}
 }

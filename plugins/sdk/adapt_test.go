@@ -83,7 +83,7 @@ func TestAdaptDerivesHooksFromInterfaces(t *testing.T) {
 	if len(g.seen) != 2 {
 		t.Fatalf("unsubscribed hooks reached the plugin: %q", g.seen)
 	}
-	if err := hooks.ValidateManifest(p.Manifest(), hooks.Options{}); err != nil {
+	if err := hooks.ValidateManifest(p.Manifest(), false); err != nil {
 		t.Fatal(err)
 	}
 }

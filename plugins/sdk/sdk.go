@@ -164,7 +164,7 @@
 // host re-levels into its own log. See Serve for what happens to stray
 // writes.
 //
-// Package plugintest runs a plugin in-process against a real hooks.Bus, so
+// Package plugintest runs a plugin in-process against a real hookbus.Bus, so
 // a plugin's behaviour can be tested without building a binary.
 package sdk
 

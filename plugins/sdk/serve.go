@@ -99,7 +99,7 @@ func Serve(p Plugin) {
 	// logger; make it this one so they reach the host.
 	hclog.SetDefault(log)
 
-	if err := hooks.ValidateManifest(m, hooks.Options{AllowToolOverride: true}); err != nil {
+	if err := hooks.ValidateManifest(m, true); err != nil {
 		log.Error("plugin cannot start: invalid manifest", "error", err.Error())
 		os.Exit(1)
 	}

@@ -446,7 +446,7 @@ func TestAdaptToolFuncs(t *testing.T) {
 	if !reflect.DeepEqual(m.Hooks, []hooks.Name{hooks.PreToolCallCanProvideResult}) {
 		t.Fatalf("hooks %v", m.Hooks)
 	}
-	if err := hooks.ValidateManifest(m, hooks.Options{}); err != nil {
+	if err := hooks.ValidateManifest(m, false); err != nil {
 		t.Fatal(err)
 	}
 	ask := func(name, args string) *hooks.ToolResult {
@@ -520,7 +520,7 @@ func TestAdaptToolFuncMatchers(t *testing.T) {
 					t.Fatalf("%s matchers %q, want %q", h, m.HookMatchers[h], globs)
 				}
 			}
-			if err := hooks.ValidateManifest(m, hooks.Options{}); err != nil && !strings.Contains(err.Error(), "post_tool_call") {
+			if err := hooks.ValidateManifest(m, false); err != nil && !strings.Contains(err.Error(), "post_tool_call") {
 				t.Fatal(err)
 			}
 			// The plugin's own map is left as it was.
@@ -537,7 +537,7 @@ func TestAdaptDuplicateToolNames(t *testing.T) {
 		{sdk.NewTool("calc__pi", "", func(context.Context, struct{}) (any, error) { return 3, nil })},
 	} {
 		m := sdk.Adapt(&calculator{tools: tools}).Manifest()
-		err := hooks.ValidateManifest(m, hooks.Options{})
+		err := hooks.ValidateManifest(m, false)
 		var me *hooks.ManifestError
 		if !errors.As(err, &me) || !strings.Contains(me.Problem, "declared twice") {
 			t.Fatalf("duplicate tools: %v", err)

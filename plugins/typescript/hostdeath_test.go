@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/plugins/typescript/tsbuild"
@@ -42,12 +43,12 @@ func childHost(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, errs := host.Start(context.Background(), cfg, host.Options{})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 	if len(errs) > 0 {
 		fmt.Fprintln(os.Stderr, errs[0])
 		return 1
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/plugins/typescript/tsbuild"
@@ -35,12 +36,12 @@ func TestLongTimeoutUnderTheHost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, errs := host.Start(context.Background(), cfg, host.Options{})
+			h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{})
 			defer func() { _ = h.Close(context.Background()) }()
 			if len(errs) > 0 {
 				t.Fatal(errs[0])
 			}
-			bus, err := hooks.NewBus(h.Members(), hooks.Config{})
+			bus, err := hookbus.New(h.Members(), hookbus.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
-	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/host"
 )
 
@@ -115,12 +115,12 @@ func Parse(t testing.TB, toml string) *config.Config {
 // any does not start, and returns the host and a Bus over it. Both are
 // closed when the test ends. opts.Logger defaults to a Log shown on
 // failure.
-func Start(t testing.TB, cfg *config.Config, opts host.Options) (*host.Host, *hooks.Bus) {
+func Start(t testing.TB, cfg *config.Config, opts host.Options) (*host.Host, *hookbus.Bus) {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = NewLog(t).Logger()
 	}
-	h, errs := host.Start(context.Background(), cfg, opts)
+	h, errs := host.Start(context.Background(), host.Specs(cfg), opts)
 	t.Cleanup(func() {
 		if err := h.Close(context.Background()); err != nil {
 			t.Errorf("closing the host: %v", err)
@@ -129,7 +129,7 @@ func Start(t testing.TB, cfg *config.Config, opts host.Options) (*host.Host, *ho
 	for _, e := range errs {
 		t.Fatalf("plugin did not start: %v", e)
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: opts.Logger})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: opts.Logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -35,7 +36,7 @@ func TestAnthropicDefinedClientToolIsAClientCall(t *testing.T) {
 			return nil, nil
 		},
 	}
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: watcher}}, hooks.Config{})
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: watcher}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

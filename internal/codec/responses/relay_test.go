@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/relay"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -41,7 +42,7 @@ func newGateway(t *testing.T, replies ...fakeapi.Reply) *gateway {
 			return &hooks.ToolResult{Content: `{"burnt":true}`}, nil
 		},
 	}
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: kora}}, hooks.Config{})
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: kora}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

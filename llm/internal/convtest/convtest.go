@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookhost/hookhost/conversation"
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -88,7 +89,7 @@ func Run(t testing.TB, p llm.Provider, onText func(string)) (*conversation.Turn,
 			return &hooks.Reissue{Patch: hooks.RequestPatch{Model: &strong}, Reason: "small model hedged"}, nil
 		},
 	}
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: kora}, {Plugin: router}}, hooks.Config{})
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: kora}, {Plugin: router}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ class Hanging(hp.Plugin):
 
 class StretchAfterHungStagesTest(unittest.TestCase):
     """A stretch's provide stage must not run once its call is over for the
-    host (hooks.RunStretch: "A provide stage is never started once ctx has
+    host (hookstretch.Run: "A provide stage is never started once ctx has
     ended: a cancelled turn must not run a tool"; the Go server refuses a
     stage started after its stretch returned). 64 stage handlers that
     ignore their deadline fill the stage pool and still count in flight;

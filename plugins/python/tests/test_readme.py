@@ -47,11 +47,11 @@ class ReadmeTest(unittest.TestCase):
 
         h = Harness(ns["Ledger"]())
         self.assertEqual(
-            h.provide("ledger__get_burn", {}).content, '{"usd":1.25,"window":"today"}'
+            h.pre_tool_call_can_provide_result("ledger__get_burn", {}).content, '{"usd":1.25,"window":"today"}'
         )
         self.assertIn(
             'args.limit: must be an integer, got string \\"3\\"',
-            h.provide("ledger__get_burn", {"limit": "3"}).content,
+            h.pre_tool_call_can_provide_result("ledger__get_burn", {"limit": "3"}).content,
         )
         with self.assertRaises(ConfigureFailed) as cm:
             Harness(ns["Guard"](), config={"polcy": "x"})

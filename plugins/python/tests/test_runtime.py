@@ -194,7 +194,7 @@ class ManifestTest(unittest.TestCase):
 
     def test_harness_is_a_context_manager(self):
         with Harness(Sample()) as h:
-            self.assertEqual(h.transform_output("x"), "x ok")
+            self.assertEqual(h.transform_llm_output("x"), "x ok")
 
     def test_configure(self):
         p = Sample()
@@ -306,12 +306,12 @@ class CallsTest(unittest.TestCase):
             )
             self.assertIsNone(h.pre_tool_call("sample__echo", {"text": "fine"}))
             self.assertEqual(
-                h.provide("sample__echo", {"text": "hi"}), hp.ToolResult('{"echo":"hi"}')
+                h.pre_tool_call_can_provide_result("sample__echo", {"text": "hi"}), hp.ToolResult('{"echo":"hi"}')
             )
-            self.assertIsNone(h.provide("sample__other", {}))
-            self.assertEqual(h.transform_output("done"), "done ok")
-            self.assertIsNone(h.tool_list([]))  # not served: not asked
-            h.session_start()
+            self.assertIsNone(h.pre_tool_call_can_provide_result("sample__other", {}))
+            self.assertEqual(h.transform_llm_output("done"), "done ok")
+            self.assertIsNone(h.pre_tool_list_finalized([]))  # not served: not asked
+            h.on_session_start()
             self.assertEqual(
                 h.call("pre_api_request_mutable", hp.APIRequest()), None
             )  # not served: no opinion
@@ -329,7 +329,7 @@ class CallsTest(unittest.TestCase):
         for protocol in (1, 2):
             with Harness(Bad(), protocol=protocol) as h:
                 with self.assertLogs("hookhost_plugin", "DEBUG"):
-                    self.assertEqual(h.transform_output("x"), "a\ufffdb")
+                    self.assertEqual(h.transform_llm_output("x"), "a\ufffdb")
                     d = h.pre_tool_call("t", {})
                 self.assertEqual(json.loads(d.modified_args), {"k\ufffd": "v\ufffd"})
 
@@ -382,7 +382,7 @@ class StreamTest(unittest.TestCase):
         self.assertTrue(self.plugin.started.wait(2))
         t0 = time.monotonic()
         self.assertEqual(
-            self.h.provide("sample__echo", {"text": "quick"}), hp.ToolResult('{"echo":"quick"}')
+            self.h.pre_tool_call_can_provide_result("sample__echo", {"text": "quick"}), hp.ToolResult('{"echo":"quick"}')
         )
         self.assertLess(time.monotonic() - t0, 1.0)
         self.plugin.release.set()

@@ -1,5 +1,5 @@
 // Package plugintest runs an SDK plugin in-process against a real
-// hooks.Bus, so a plugin author can test what the host will make of the
+// hookbus.Bus, so a plugin author can test what the host will make of the
 // plugin's answers (combine rules, malformed results, matchers, deadlines)
 // without building a binary or starting a process.
 //
@@ -35,6 +35,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wiretest"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -47,7 +48,7 @@ const SessionID = "plugintest-session"
 // payload, fire the hook through Bus, and return what the Bus decided. For
 // payloads the helpers do not cover, fire through Bus directly.
 type Harness struct {
-	Bus *hooks.Bus
+	Bus *hookbus.Bus
 	// Plugin is the plugin as the Bus sees it, with its derived manifest.
 	Plugin hooks.Plugin
 
@@ -60,7 +61,7 @@ type Option func(*settings)
 
 type settings struct {
 	config    *string
-	opts      hooks.Options
+	opts      hookbus.Options
 	flushWait time.Duration
 	protocol  int
 }
@@ -90,7 +91,7 @@ func WithConfig(configJSON string) Option {
 // WithOptions sets the host options for the plugin (timeouts, fail_closed,
 // allow_tool_override). The default is the zero Options, which is what the
 // host uses for a plugin entry that sets none.
-func WithOptions(o hooks.Options) Option {
+func WithOptions(o hookbus.Options) Option {
 	return func(s *settings) { s.opts = o }
 }
 
@@ -147,7 +148,7 @@ func New(t testing.TB, p sdk.Plugin, opts ...Option) *Harness {
 	}
 
 	logw := &testLogWriter{t: t}
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: impl, Options: s.opts}}, hooks.Config{
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: impl, Options: s.opts}}, hookbus.Config{
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "bus", Output: logw, Level: hclog.Warn}),
 	})
 	if err != nil {
@@ -178,14 +179,14 @@ func args(argsJSON string) json.RawMessage {
 
 // PreToolCall fires pre_tool_call for a call of tool name with argsJSON
 // (passed through as is, so invalid JSON can be tested too).
-func (h *Harness) PreToolCall(name, argsJSON string) hooks.PreToolCallOutcome {
+func (h *Harness) PreToolCall(name, argsJSON string) hookbus.PreToolCallOutcome {
 	return h.Bus.PreToolCall(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
 }
 
-// ProvideResult fires pre_tool_call_can_provide_result; nil means the host
+// PreToolCallCanProvideResult fires pre_tool_call_can_provide_result; nil means the host
 // would dispatch the tool natively.
-func (h *Harness) ProvideResult(name, argsJSON string) *hooks.ProvidedResult {
-	return h.Bus.ProvideResult(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
+func (h *Harness) PreToolCallCanProvideResult(name, argsJSON string) *hookbus.ProvidedResult {
+	return h.Bus.PreToolCallCanProvideResult(h.ctx(), hooks.ToolCallRequest{SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON)})
 }
 
 // TransformToolResult fires transform_tool_result on a successful call's
@@ -203,7 +204,7 @@ func (h *Harness) TransformToolResult(name, argsJSON, content string) (hooks.Too
 // included), pre_tool_call_can_provide_result, the native tool of that
 // name among natives if no plugin answered, post_tool_call and
 // transform_tool_result, asked in one exchange where the host would (see
-// hooks.ToolRun). Call Flush before asserting on what post_tool_call
+// hookbus.ToolRun). Call Flush before asserting on what post_tool_call
 // recorded.
 func (h *Harness) ToolCall(name, argsJSON string, natives ...dispatch.Tool) dispatch.Outcome {
 	h.t.Helper()
@@ -216,54 +217,54 @@ func (h *Harness) ToolCall(name, argsJSON string, natives ...dispatch.Tool) disp
 	return p.Run(h.ctx(), SessionID, hooks.ToolCall{ID: id, Name: name, Arguments: args(argsJSON)})
 }
 
-// ToolCallDone fires the post_tool_call observer; call Flush before
+// PostToolCall fires the post_tool_call observer; call Flush before
 // asserting on what the plugin recorded.
-func (h *Harness) ToolCallDone(name, argsJSON string, result hooks.ToolResult, status hooks.CallStatus) {
-	h.Bus.ToolCallDone(hooks.ToolCallOutcome{
+func (h *Harness) PostToolCall(name, argsJSON string, result hooks.ToolResult, status hooks.CallStatus) {
+	h.Bus.PostToolCall(hooks.ToolCallOutcome{
 		SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON),
 		Result: result, Status: status,
 	})
 }
 
-// ToolList fires pre_tool_list_finalized with tools; nil means no override.
-func (h *Harness) ToolList(tools ...hooks.ToolSpec) *hooks.ToolListChange {
-	return h.Bus.ToolList(h.ctx(), hooks.ToolListRequest{SessionID: SessionID, Tools: tools})
+// PreToolListFinalized fires pre_tool_list_finalized with tools; nil means no override.
+func (h *Harness) PreToolListFinalized(tools ...hooks.ToolSpec) *hookbus.ToolListChange {
+	return h.Bus.PreToolListFinalized(h.ctx(), hooks.ToolListRequest{SessionID: SessionID, Tools: tools})
 }
 
-// MutateRequest fires pre_api_request_mutable and returns the patched
+// PreAPIRequestMutable fires pre_api_request_mutable and returns the patched
 // request and who changed which fields.
-func (h *Harness) MutateRequest(req hooks.ModelRequest) (hooks.ModelRequest, []hooks.RequestChange) {
-	return h.Bus.MutateRequest(h.ctx(), hooks.APIRequest{SessionID: SessionID, Request: req})
+func (h *Harness) PreAPIRequestMutable(req hooks.ModelRequest) (hooks.ModelRequest, []hookbus.RequestChange) {
+	return h.Bus.PreAPIRequestMutable(h.ctx(), hooks.APIRequest{SessionID: SessionID, Request: req})
 }
 
-// Reissue fires post_llm_call_can_reissue on a response to req; nil means
+// PostLLMCallCanReissue fires post_llm_call_can_reissue on a response to req; nil means
 // no reissue.
-func (h *Harness) Reissue(req hooks.ModelRequest, resp hooks.ModelResponse) *hooks.ReissueRequest {
-	return h.Bus.Reissue(h.ctx(), hooks.LLMCall{SessionID: SessionID, Route: hooks.RouteGateway, Request: req, Response: resp})
+func (h *Harness) PostLLMCallCanReissue(req hooks.ModelRequest, resp hooks.ModelResponse) *hookbus.ReissueRequest {
+	return h.Bus.PostLLMCallCanReissue(h.ctx(), hooks.LLMCall{SessionID: SessionID, Route: hooks.RouteGateway, Request: req, Response: resp})
 }
 
-// LLMCallDone fires the post_llm_call observer. An empty SessionID is
+// PostLLMCall fires the post_llm_call observer. An empty SessionID is
 // filled in.
-func (h *Harness) LLMCallDone(ev hooks.Inference) {
+func (h *Harness) PostLLMCall(ev hooks.Inference) {
 	if ev.SessionID == "" {
 		ev.SessionID = SessionID
 	}
-	h.Bus.LLMCallDone(ev)
+	h.Bus.PostLLMCall(ev)
 }
 
-// TransformOutput fires transform_llm_output on the final answer text.
-func (h *Harness) TransformOutput(text string) (string, []string) {
-	return h.Bus.TransformOutput(h.ctx(), hooks.LLMOutput{SessionID: SessionID, Text: text})
+// TransformLLMOutput fires transform_llm_output on the final answer text.
+func (h *Harness) TransformLLMOutput(text string) (string, []string) {
+	return h.Bus.TransformLLMOutput(h.ctx(), hooks.LLMOutput{SessionID: SessionID, Text: text})
 }
 
-// SessionStart fires the on_session_start observer.
-func (h *Harness) SessionStart(model string) {
-	h.Bus.SessionStart(hooks.SessionStart{SessionID: SessionID, Model: model, Route: hooks.RouteGateway})
+// OnSessionStart fires the on_session_start observer.
+func (h *Harness) OnSessionStart(model string) {
+	h.Bus.OnSessionStart(hooks.SessionStart{SessionID: SessionID, Model: model, Route: hooks.RouteGateway})
 }
 
-// SessionEnd fires the on_session_end observer.
-func (h *Harness) SessionEnd(model string, reason hooks.EndReason) {
-	h.Bus.SessionEnd(hooks.SessionEnd{SessionID: SessionID, Model: model, Route: hooks.RouteGateway, Reason: reason})
+// OnSessionEnd fires the on_session_end observer.
+func (h *Harness) OnSessionEnd(model string, reason hooks.EndReason) {
+	h.Bus.OnSessionEnd(hooks.SessionEnd{SessionID: SessionID, Model: model, Route: hooks.RouteGateway, Reason: reason})
 }
 
 // Flush waits until every observer event fired so far has been delivered to
@@ -291,7 +292,7 @@ func (h *Harness) Calls(hook hooks.Name) uint64 {
 
 // Failures returns how many calls of hook failed with kind (an error, a
 // panic, a timeout, a malformed result): each counted as no opinion.
-func (h *Harness) Failures(hook hooks.Name, kind hooks.FailureKind) uint64 {
+func (h *Harness) Failures(hook hooks.Name, kind hookbus.FailureKind) uint64 {
 	return h.Bus.Stats().Failures(h.Plugin.Manifest().Name, hook, kind)
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
@@ -167,10 +168,10 @@ func TestConfigureAndToolHooks(t *testing.T) {
 		t.Fatalf("unmatched tool was blocked: %+v", out)
 	}
 
-	if r := h.ProvideResult("kitchen__soup", `{}`); r == nil || r.Plugin != "kitchen" || r.Content != `{"soup":"tomato"}` {
+	if r := h.PreToolCallCanProvideResult("kitchen__soup", `{}`); r == nil || r.Plugin != "kitchen" || r.Content != `{"soup":"tomato"}` {
 		t.Fatalf("provide: %+v", r)
 	}
-	if r := h.ProvideResult("kitchen__stew", `{}`); r != nil {
+	if r := h.PreToolCallCanProvideResult("kitchen__stew", `{}`); r != nil {
 		t.Fatalf("provide for an unknown tool: %+v", r)
 	}
 
@@ -183,28 +184,28 @@ func TestConfigureAndToolHooks(t *testing.T) {
 func TestModelHooks(t *testing.T) {
 	h := plugintest.New(t, &kitchen{})
 
-	change := h.ToolList(hooks.ToolSpec{Name: "search"}, hooks.ToolSpec{Name: "danger_rm"})
+	change := h.PreToolListFinalized(hooks.ToolSpec{Name: "search"}, hooks.ToolSpec{Name: "danger_rm"})
 	if change == nil || change.Plugin != "kitchen" || len(change.Tools) != 1 || change.Tools[0].Name != "search" {
 		t.Fatalf("tool list: %+v", change)
 	}
-	if change := h.ToolList(hooks.ToolSpec{Name: "search"}); change != nil {
+	if change := h.PreToolListFinalized(hooks.ToolSpec{Name: "search"}); change != nil {
 		t.Fatalf("tool list without changes: %+v", change)
 	}
 
-	req, changes := h.MutateRequest(hooks.ModelRequest{Model: "m", MaxTokens: 5000})
+	req, changes := h.PreAPIRequestMutable(hooks.ModelRequest{Model: "m", MaxTokens: 5000})
 	if req.MaxTokens != 1000 || len(changes) != 1 || !reflect.DeepEqual(changes[0].Fields, []string{"max_tokens"}) {
 		t.Fatalf("mutate: %+v %+v", req, changes)
 	}
 
-	r := h.Reissue(hooks.ModelRequest{Model: "offline-small"}, hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, Content: "I'm not sure"}})
+	r := h.PostLLMCallCanReissue(hooks.ModelRequest{Model: "offline-small"}, hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, Content: "I'm not sure"}})
 	if r == nil || r.Plugin != "kitchen" || *r.Patch.Model != "offline-large" || r.Reason != "hedged" {
 		t.Fatalf("reissue: %+v", r)
 	}
-	if r := h.Reissue(hooks.ModelRequest{}, hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, Content: "It is 12."}}); r != nil {
+	if r := h.PostLLMCallCanReissue(hooks.ModelRequest{}, hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, Content: "It is 12."}}); r != nil {
 		t.Fatalf("reissue on a plain answer: %+v", r)
 	}
 
-	if text, by := h.TransformOutput("done"); text != "DONE" || !reflect.DeepEqual(by, []string{"kitchen"}) {
+	if text, by := h.TransformLLMOutput("done"); text != "DONE" || !reflect.DeepEqual(by, []string{"kitchen"}) {
 		t.Fatalf("output: %q by %v", text, by)
 	}
 }
@@ -212,11 +213,11 @@ func TestModelHooks(t *testing.T) {
 func TestObserversAndFlush(t *testing.T) {
 	k := &kitchen{}
 	h := plugintest.New(t, k)
-	h.SessionStart("offline-small")
-	h.LLMCallDone(hooks.Inference{Model: "offline-small"})
-	h.ToolCallDone("kitchen__soup", `{}`, hooks.ToolResult{Content: "x"}, hooks.ProvidedBy("kitchen"))
-	h.ToolCallDone("python", `{}`, hooks.ToolResult{}, hooks.StatusOK) // outside the matchers
-	h.SessionEnd("offline-small", hooks.EndCompleted)
+	h.OnSessionStart("offline-small")
+	h.PostLLMCall(hooks.Inference{Model: "offline-small"})
+	h.PostToolCall("kitchen__soup", `{}`, hooks.ToolResult{Content: "x"}, hooks.ProvidedBy("kitchen"))
+	h.PostToolCall("python", `{}`, hooks.ToolResult{}, hooks.StatusOK) // outside the matchers
+	h.OnSessionEnd("offline-small", hooks.EndCompleted)
 	h.Flush()
 	want := []string{"start offline-small", "inference offline-small", "tool kitchen__soup provided_by:kitchen", "end completed"}
 	if got := k.seen(); !reflect.DeepEqual(got, want) {
@@ -225,12 +226,12 @@ func TestObserversAndFlush(t *testing.T) {
 }
 
 func TestFailuresCountAsNoOpinion(t *testing.T) {
-	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hooks.Options{Timeout: 50 * time.Millisecond}))
-	for name, kind := range map[string]hooks.FailureKind{
-		"fail_error":     hooks.KindError,
-		"fail_panic":     hooks.KindPanic,
-		"fail_slow":      hooks.KindTimeout,
-		"fail_malformed": hooks.KindMalformed,
+	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hookbus.Options{Timeout: 50 * time.Millisecond}))
+	for name, kind := range map[string]hookbus.FailureKind{
+		"fail_error":     hookbus.KindError,
+		"fail_panic":     hookbus.KindPanic,
+		"fail_slow":      hookbus.KindTimeout,
+		"fail_malformed": hookbus.KindMalformed,
 	} {
 		if out := h.PreToolCall(name, `{}`); out.Blocked {
 			t.Errorf("%s: a failing guard blocked the call: %+v", name, out)
@@ -242,7 +243,7 @@ func TestFailuresCountAsNoOpinion(t *testing.T) {
 }
 
 func TestFailClosed(t *testing.T) {
-	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hooks.Options{FailClosed: true}))
+	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hookbus.Options{FailClosed: true}))
 	if out := h.PreToolCall("fail_error", `{}`); !out.Blocked || !strings.Contains(out.Message, "fail_closed") {
 		t.Fatalf("fail_closed guard did not block: %+v", out)
 	}
@@ -296,7 +297,7 @@ func TestNewFailsTheTest(t *testing.T) {
 	}
 
 	// The host option that permits it makes the outlaw acceptable.
-	plugintest.New(t, outlaw{}, plugintest.WithOptions(hooks.Options{AllowToolOverride: true}))
+	plugintest.New(t, outlaw{}, plugintest.WithOptions(hookbus.Options{AllowToolOverride: true}))
 }
 
 func TestHarnessExposesTheAdaptedPlugin(t *testing.T) {
@@ -434,8 +435,8 @@ func TestHookMatchersAndTypedTools(t *testing.T) {
 					t.Errorf("pre_tool_call %s: %+v", tool, out)
 				}
 			}
-			h.ToolCallDone("python", `{}`, hooks.ToolResult{Content: "1"}, hooks.StatusOK)
-			h.ToolCallDone("shell", `{}`, hooks.ToolResult{Content: "no"}, hooks.StatusBlocked)
+			h.PostToolCall("python", `{}`, hooks.ToolResult{Content: "1"}, hooks.StatusOK)
+			h.PostToolCall("shell", `{}`, hooks.ToolResult{Content: "no"}, hooks.StatusBlocked)
 			h.Flush()
 			for _, tool := range []string{"python", "audit__count"} {
 				h.TransformToolResult(tool, `{}`, `{}`)
@@ -454,13 +455,13 @@ func TestHookMatchersAndTypedTools(t *testing.T) {
 
 			// The typed tool is answered; other tools never reach the
 			// plugin's provide hook.
-			if r := h.ProvideResult("audit__count", `{"status":"ok"}`); r == nil || r.Plugin != "audit" || r.Content != `{"count":1}` || r.IsError {
+			if r := h.PreToolCallCanProvideResult("audit__count", `{"status":"ok"}`); r == nil || r.Plugin != "audit" || r.Content != `{"count":1}` || r.IsError {
 				t.Fatalf("typed tool: %+v", r)
 			}
-			if r := h.ProvideResult("audit__count", `{"status":"maybe"}`); r == nil || !r.IsError || !strings.Contains(r.Content, `args.status: must be one of \"ok\", \"blocked\"`) {
+			if r := h.PreToolCallCanProvideResult("audit__count", `{"status":"maybe"}`); r == nil || !r.IsError || !strings.Contains(r.Content, `args.status: must be one of \"ok\", \"blocked\"`) {
 				t.Fatalf("typed tool, bad arguments: %+v", r)
 			}
-			if r := h.ProvideResult("python", `{}`); r != nil {
+			if r := h.PreToolCallCanProvideResult("python", `{}`); r != nil {
 				t.Fatalf("provided for python: %+v", r)
 			}
 			if n := h.Calls(hooks.PreToolCallCanProvideResult); n != 2 {
@@ -484,10 +485,10 @@ func TestWithProtocolConfiguresThroughTheWire(t *testing.T) {
 			if out := h.PreToolCall("shell", `{"cmd":"rm -rf /"}`); !out.Blocked || out.Message != "denied: rm -rf" {
 				t.Fatalf("deny: %+v", out)
 			}
-			if r := h.ProvideResult("kitchen__soup", `{}`); r == nil || r.Content != `{"soup":"tomato"}` {
+			if r := h.PreToolCallCanProvideResult("kitchen__soup", `{}`); r == nil || r.Content != `{"soup":"tomato"}` {
 				t.Fatalf("provide: %+v", r)
 			}
-			if text, _ := h.TransformOutput("done"); text != "DONE" {
+			if text, _ := h.TransformLLMOutput("done"); text != "DONE" {
 				t.Fatalf("output: %q", text)
 			}
 		})
@@ -502,15 +503,15 @@ func TestWithProtocolConfiguresThroughTheWire(t *testing.T) {
 func TestFailuresOverTheWire(t *testing.T) {
 	for _, v := range protocols[1:] {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
-			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hooks.Options{Timeout: 200 * time.Millisecond}))
-			panicKind := hooks.KindPanic
+			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hookbus.Options{Timeout: 200 * time.Millisecond}))
+			panicKind := hookbus.KindPanic
 			for _, c := range []struct {
 				name string
-				kind hooks.FailureKind
+				kind hookbus.FailureKind
 			}{
-				{"fail_error", hooks.KindError},
+				{"fail_error", hookbus.KindError},
 				{"fail_panic", panicKind},
-				{"fail_slow", hooks.KindTimeout},
+				{"fail_slow", hookbus.KindTimeout},
 			} {
 				before := h.Failures(hooks.PreToolCall, c.kind)
 				if out := h.PreToolCall(c.name, `{}`); out.Blocked {

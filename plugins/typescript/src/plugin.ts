@@ -1,7 +1,7 @@
 // A plugin as its author writes it (an object with optional hook methods),
 // and the runtime that answers for it: the manifest, Configure, each hook
 // call under its deadline and cancellation, and stretches with exactly the
-// rules of the host's hooks.RunStretch. Both protocol versions and the test
+// rules of the host's hookstretch.Run. Both protocol versions and the test
 // harness call this runtime, so a plugin behaves the same everywhere.
 
 import { isBug } from "./bug";
@@ -342,7 +342,7 @@ export class Runtime {
   }
 
   /**
-   * Answers a stretch as hooks.RunStretch does: each stage in order under
+   * Answers a stretch as hookstretch.Run does: each stage in order under
    * its own deadline, each answer handed to emit as soon as it is known;
    * it stops after a failed stage, a block, a decision that breaks the
    * rules, a provide that gave nothing, and once signal is aborted (a

@@ -185,7 +185,7 @@ serve({
 });
 
 // README: harness() "derives and checks the manifest". The host refuses a
-// plugin whose tool is outside its namespace (hooks/bus.go: tool "forecast"
+// plugin whose tool is outside its namespace (hooks/validate.go: tool "forecast"
 // is outside the plugin's namespace "wx__") unless the operator allows it;
 // the harness loads it, and every test of the plugin passes.
 test("the harness refuses a manifest the host refuses by default", async () => {

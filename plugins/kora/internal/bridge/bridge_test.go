@@ -13,6 +13,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
 	"github.com/hookhost/hookhost/dispatch/schema"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/plugins/kora/internal/ledger"
@@ -80,7 +81,7 @@ func provide(t *testing.T, b *Bridge, name, args string) *hooks.ToolResult {
 // with b's tools in-process, and reports whether they were asked.
 func viaHost(t *testing.T, b *Bridge, name, args string) (out dispatch.Outcome, asked bool) {
 	t.Helper()
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: sdk.Adapt(toolsOf{b})}}, hooks.Config{})
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: sdk.Adapt(toolsOf{b})}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestSpecs(t *testing.T) {
 		t.Errorf("spec names %v, want %v", names, ToolNames())
 	}
 	m := hooks.Manifest{Name: "kora", Hooks: []hooks.Name{hooks.PreToolCallCanProvideResult}, Tools: specs}
-	if err := hooks.ValidateManifest(m, hooks.Options{}); err != nil {
+	if err := hooks.ValidateManifest(m, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{`{"limit":0}`, `{"limit":1001}`, `{"limit":2.5}`} {

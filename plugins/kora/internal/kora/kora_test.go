@@ -12,6 +12,7 @@ import (
 	"github.com/hookhost/hookhost/conversation"
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/dispatch/builtin"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wiretest"
 	"github.com/hookhost/hookhost/llm/offline"
@@ -23,7 +24,7 @@ import (
 
 // inProcess configures Kora on a fresh state directory and puts it on a
 // real Bus, the way the host would after starting the process.
-func inProcess(t *testing.T, extra string) (*Plugin, *hooks.Bus, string) {
+func inProcess(t *testing.T, extra string) (*Plugin, *hookbus.Bus, string) {
 	t.Helper()
 	dir := t.TempDir()
 	p := New()
@@ -32,7 +33,7 @@ func inProcess(t *testing.T, extra string) (*Plugin, *hooks.Bus, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: sdk.Adapt(p)}}, hooks.Config{})
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: sdk.Adapt(p)}}, hookbus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestManifest(t *testing.T) {
 	if got := m.MatchersFor(hooks.PostToolCall); len(got) != 0 {
 		t.Errorf("post_tool_call matchers %v: the audit must see every tool call", got)
 	}
-	if err := hooks.ValidateManifest(m, hooks.Options{}); err != nil {
+	if err := hooks.ValidateManifest(m, false); err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Tools) != 5 {
@@ -230,7 +231,7 @@ func TestNativeToolCallMakesNoSynchronousCallToKora(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { p.Close() })
-			bus, err := hooks.NewBus([]hooks.Member{{Plugin: wiretest.Over(t, way, sdk.Adapt(p))}}, hooks.Config{})
+			bus, err := hookbus.New([]hookbus.Member{{Plugin: wiretest.Over(t, way, sdk.Adapt(p))}}, hookbus.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/syncbuf"
@@ -124,7 +125,7 @@ func cachedLedger(b *testing.B, n int) string {
 
 // koraRig is one host running Kora on a given ledger, and a Bus over it.
 type koraRig struct {
-	bus *hooks.Bus
+	bus *hookbus.Bus
 	pid int
 }
 
@@ -153,7 +154,7 @@ dsn = %q
 		b.Fatal(err)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: logs, Level: hclog.Info})
-	h, errs := host.Start(context.Background(), cfg, host.Options{Logger: log})
+	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log})
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -162,7 +163,7 @@ dsn = %q
 	if len(errs) > 0 {
 		b.Fatalf("kora did not start: %v", errs)
 	}
-	bus, err := hooks.NewBus(h.Members(), hooks.Config{Logger: log.Named("hooks")})
+	bus, err := hookbus.New(h.Members(), hookbus.Config{Logger: log.Named("hooks")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -177,7 +178,7 @@ dsn = %q
 // ask calls one Kora tool through the host's provide path and returns its
 // result, failing on an error result.
 func (r *koraRig) ask(b *testing.B, req hooks.ToolCallRequest) string {
-	res := r.bus.ProvideResult(context.Background(), req)
+	res := r.bus.PreToolCallCanProvideResult(context.Background(), req)
 	if res == nil {
 		b.Fatalf("%s: no plugin provided a result", req.Name)
 	}

@@ -277,17 +277,17 @@ class Harness:
             return None
         return self.call(hook, payload)
 
-    def session_start(self, model: str = "test-model", route: str = "gateway") -> None:
+    def on_session_start(self, model: str = "test-model", route: str = "gateway") -> None:
         """Fire on_session_start."""
         self._ask("on_session_start", t.SessionStart(SESSION_ID, model, route))
 
-    def session_end(
+    def on_session_end(
         self, model: str = "test-model", reason: str = "completed", route: str = "gateway"
     ) -> None:
         """Fire on_session_end."""
         self._ask("on_session_end", t.SessionEnd(SESSION_ID, model, route, reason, 1))
 
-    def tool_list(
+    def pre_tool_list_finalized(
         self, tools: Sequence[t.ToolSpec], iteration: int = 1
     ) -> Optional[t.ToolListOverride]:
         """Fire pre_tool_list_finalized."""
@@ -295,13 +295,13 @@ class Harness:
             "pre_tool_list_finalized", t.ToolListRequest(SESSION_ID, iteration, list(tools))
         )
 
-    def mutate_request(
+    def pre_api_request_mutable(
         self, request: t.ModelRequest, iteration: int = 1
     ) -> Optional[t.RequestPatch]:
         """Fire pre_api_request_mutable."""
         return self._ask("pre_api_request_mutable", t.APIRequest(SESSION_ID, iteration, request))
 
-    def reissue(
+    def post_llm_call_can_reissue(
         self, request: t.ModelRequest, response: t.ModelResponse, iteration: int = 1
     ) -> Optional[t.Reissue]:
         """Fire post_llm_call_can_reissue."""
@@ -314,7 +314,7 @@ class Harness:
         """Fire post_llm_call."""
         self._ask("post_llm_call", inference)
 
-    def transform_output(self, text: str) -> Optional[str]:
+    def transform_llm_output(self, text: str) -> Optional[str]:
         """Fire transform_llm_output; the new text, or None."""
         r = self._ask("transform_llm_output", t.LLMOutput(SESSION_ID, text))
         return None if r is None else r.text
@@ -327,7 +327,7 @@ class Harness:
             "pre_tool_call", t.ToolCallRequest(SESSION_ID, call_id, name, _args(args or {})), name
         )
 
-    def provide(
+    def pre_tool_call_can_provide_result(
         self, name: str, args: Any = None, call_id: str = "call-1"
     ) -> Optional[t.ToolResult]:
         """Fire pre_tool_call_can_provide_result."""

@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -21,15 +22,15 @@ func provider(name string, content string) *hooks.Funcs {
 }
 
 func TestNilBusFiresNothing(t *testing.T) {
-	var b *hooks.Bus
-	if r := b.ProvideResult(context.Background(), call); r != nil {
+	var b *hookbus.Bus
+	if r := b.PreToolCallCanProvideResult(context.Background(), call); r != nil {
 		t.Fatalf("nil bus provided %v", r)
 	}
 	out := b.PreToolCall(context.Background(), call)
 	if out.Blocked || string(out.Arguments) != "{}" {
 		t.Fatalf("nil bus changed the call: %+v", out)
 	}
-	text, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "x"})
+	text, by := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "x"})
 	if text != "x" || by != nil {
 		t.Fatalf("nil bus transformed output: %q %v", text, by)
 	}
@@ -45,8 +46,8 @@ func TestNilBusFiresNothing(t *testing.T) {
 		t.Fatalf("nil bus's run transformed: %+v %v", res, by)
 	}
 	run.Close()
-	b.SessionStart(hooks.SessionStart{})
-	b.ToolCallDone(hooks.ToolCallOutcome{})
+	b.OnSessionStart(hooks.SessionStart{})
+	b.PostToolCall(hooks.ToolCallOutcome{})
 	if b.Stats().Calls() != 0 {
 		t.Fatal("nil bus counted calls")
 	}
@@ -63,17 +64,17 @@ func TestUnsubscribedHooksAndUnmatchedToolsCostNoCall(t *testing.T) {
 		}
 		b := newBus(t, r.in(p))
 		ctx := context.Background()
-		if res := b.ProvideResult(ctx, call); res != nil {
+		if res := b.PreToolCallCanProvideResult(ctx, call); res != nil {
 			t.Fatalf("plugin answered a tool outside its matchers: %+v", res)
 		}
 		b.PreToolCall(ctx, call)
-		b.TransformOutput(ctx, hooks.LLMOutput{Text: "x"})
+		b.TransformLLMOutput(ctx, hooks.LLMOutput{Text: "x"})
 		if n := b.Stats().Calls(); n != 0 {
 			t.Fatalf("made %d calls, want 0", n)
 		}
 		kc := call
 		kc.Name = "kora__get_burn"
-		if res := b.ProvideResult(ctx, kc); res == nil || res.Plugin != "kora" {
+		if res := b.PreToolCallCanProvideResult(ctx, kc); res == nil || res.Plugin != "kora" {
 			t.Fatalf("matching tool not provided: %+v", res)
 		}
 		if !b.Subscribed(hooks.PreToolCallCanProvideResult, "kora__x") || b.Subscribed(hooks.PreToolCallCanProvideResult, "now") || b.Subscribed(hooks.PreToolCall, "kora__x") {
@@ -96,7 +97,7 @@ func TestProvideResultFirstNonNilWins(t *testing.T) {
 			r.in(provider("second", "B")),
 			r.in(third),
 		)
-		res := b.ProvideResult(context.Background(), call)
+		res := b.PreToolCallCanProvideResult(context.Background(), call)
 		if res == nil || res.Plugin != "second" || res.Content != "B" {
 			t.Fatalf("got %+v, want second's result B", res)
 		}
@@ -107,17 +108,17 @@ func TestProvideResultFirstNonNilWins(t *testing.T) {
 }
 
 // failures are the ways a plugin call fails that a test can cause.
-var failures = []hooks.FailureKind{hooks.KindError, hooks.KindPanic, hooks.KindTimeout, hooks.KindUnavailable}
+var failures = []hookbus.FailureKind{hookbus.KindError, hookbus.KindPanic, hookbus.KindTimeout, hookbus.KindUnavailable}
 
 // fail returns a handler body failing the given way (unavailable is the
 // host adapter's report: see rig.down).
-func fail(t *testing.T, kind hooks.FailureKind) func() error {
+func fail(t *testing.T, kind hookbus.FailureKind) func() error {
 	wait := hang(t)
 	return func() error {
 		switch kind {
-		case hooks.KindPanic:
+		case hookbus.KindPanic:
 			panic("handler bug")
-		case hooks.KindTimeout:
+		case hookbus.KindTimeout:
 			wait()
 			return nil
 		}
@@ -129,13 +130,13 @@ func fail(t *testing.T, kind hooks.FailureKind) func() error {
 // only when the failure is a timeout, for the test to wait it out; any
 // other failure gets the default deadline, so that a quick failure on a
 // busy machine is never taken for a timeout.
-func (r rig) broken(p hooks.Plugin, kind hooks.FailureKind, opts hooks.Options) hooks.Member {
-	if kind == hooks.KindTimeout {
+func (r rig) broken(p hooks.Plugin, kind hookbus.FailureKind, opts hookbus.Options) hookbus.Member {
+	if kind == hookbus.KindTimeout {
 		opts.Timeout, opts.ToolTimeout = short.Timeout, short.ToolTimeout
 	} else {
 		opts.Timeout, opts.ToolTimeout = 0, 0
 	}
-	if kind == hooks.KindUnavailable {
+	if kind == hookbus.KindUnavailable {
 		return r.down(p, opts)
 	}
 	return r.with(p, opts)
@@ -143,7 +144,7 @@ func (r rig) broken(p hooks.Plugin, kind hooks.FailureKind, opts hooks.Options) 
 
 // failingProvider is a provider that fails provide-result the given way;
 // what it would have said along with the failure must never be used.
-func failingProvider(t *testing.T, kind hooks.FailureKind) *hooks.Funcs {
+func failingProvider(t *testing.T, kind hookbus.FailureKind) *hooks.Funcs {
 	f := fail(t, kind)
 	return &hooks.Funcs{Name: "broken", PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
 		return &hooks.ToolResult{Content: "ignored with the failure"}, f()
@@ -155,9 +156,9 @@ func TestEveryFailureFallsThroughToTheNextPlugin(t *testing.T) {
 		for _, kind := range failures {
 			t.Run(kind.String(), func(t *testing.T) {
 				r := r.sub(t)
-				b := newBus(t, r.broken(failingProvider(t, kind), kind, hooks.Options{}), r.in(provider("backup", "B")))
-				var res *hooks.ProvidedResult
-				within(t, func() { res = b.ProvideResult(context.Background(), call) })
+				b := newBus(t, r.broken(failingProvider(t, kind), kind, hookbus.Options{}), r.in(provider("backup", "B")))
+				var res *hookbus.ProvidedResult
+				within(t, func() { res = b.PreToolCallCanProvideResult(context.Background(), call) })
 				if res == nil || res.Plugin != "backup" {
 					t.Fatalf("got %+v, want backup's result", res)
 				}
@@ -174,9 +175,9 @@ func TestEveryFailureAloneMeansNativeDispatch(t *testing.T) {
 		for _, kind := range failures {
 			t.Run(kind.String(), func(t *testing.T) {
 				r := r.sub(t)
-				b := newBus(t, r.broken(failingProvider(t, kind), kind, hooks.Options{}))
+				b := newBus(t, r.broken(failingProvider(t, kind), kind, hookbus.Options{}))
 				within(t, func() {
-					if res := b.ProvideResult(context.Background(), call); res != nil {
+					if res := b.PreToolCallCanProvideResult(context.Background(), call); res != nil {
 						t.Errorf("failed plugin produced %+v", res)
 					}
 				})
@@ -208,14 +209,14 @@ func TestToolTimeoutAppliesOnlyToProvideResult(t *testing.T) {
 				}
 			},
 		}
-		b := newBus(t, r.with(slow, hooks.Options{Timeout: 10 * time.Millisecond, ToolTimeout: 5 * time.Second}))
-		if res := b.ProvideResult(context.Background(), call); res == nil || res.Content != "done" {
+		b := newBus(t, r.with(slow, hookbus.Options{Timeout: 10 * time.Millisecond, ToolTimeout: 5 * time.Second}))
+		if res := b.PreToolCallCanProvideResult(context.Background(), call); res == nil || res.Content != "done" {
 			t.Fatalf("provide-result did not get tool_timeout: %+v", res)
 		}
 		if out := b.PreToolCall(context.Background(), call); out.Blocked {
 			t.Fatal("pre_tool_call got tool_timeout instead of timeout")
 		}
-		if b.Stats().Failures("slow", hooks.PreToolCall, hooks.KindTimeout) != 1 {
+		if b.Stats().Failures("slow", hooks.PreToolCall, hookbus.KindTimeout) != 1 {
 			t.Fatal("pre_tool_call timeout not counted")
 		}
 	})
@@ -306,18 +307,18 @@ func TestFailClosedGuard(t *testing.T) {
 				guard := &hooks.Funcs{Name: "guard", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 					return nil, f()
 				}}
-				opts := hooks.Options{Timeout: 50 * time.Millisecond, FailClosed: true}
+				opts := hookbus.Options{Timeout: 50 * time.Millisecond, FailClosed: true}
 				b := newBus(t, r.broken(guard, kind, opts), r.in(modifier("after", "x")))
-				var out hooks.PreToolCallOutcome
+				var out hookbus.PreToolCallOutcome
 				within(t, func() { out = b.PreToolCall(context.Background(), call) })
 				if !out.Blocked || out.BlockedBy != "guard" || !strings.Contains(out.Message, "fail_closed") {
 					t.Fatalf("fail_closed guard failure did not block: %+v", out)
 				}
-				var gf *hooks.GuardFailedError
+				var gf *hookbus.GuardFailedError
 				if !errors.As(out.Err, &gf) || gf.Plugin != "guard" || gf.Kind != kind || out.Message != gf.Error() {
 					t.Fatalf("block's Err %#v does not say which guard failed how", out.Err)
 				}
-				if kind == hooks.KindUnavailable && (!errors.Is(out.Err, hooks.ErrUnavailable) || !strings.Contains(out.Message, hooks.ErrUnavailable.Error())) {
+				if kind == hookbus.KindUnavailable && (!errors.Is(out.Err, hooks.ErrUnavailable) || !strings.Contains(out.Message, hooks.ErrUnavailable.Error())) {
 					t.Fatalf("a guard that is down does not say so: %v", out.Err)
 				}
 
@@ -334,7 +335,7 @@ func TestFailClosedGuard(t *testing.T) {
 			guard := &hooks.Funcs{Name: "guard", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 				return &hooks.PreToolCallDecision{Block: &hooks.Block{}, ModifiedArgs: json.RawMessage(`{}`)}, nil
 			}}
-			b := newBus(t, r.with(guard, hooks.Options{FailClosed: true}))
+			b := newBus(t, r.with(guard, hookbus.Options{FailClosed: true}))
 			out := b.PreToolCall(context.Background(), call)
 			if !out.Blocked || !errors.Is(out.Err, hooks.ErrMalformed) {
 				t.Fatalf("malformed answer from fail_closed guard did not block: %+v", out)
@@ -342,13 +343,13 @@ func TestFailClosedGuard(t *testing.T) {
 		})
 		t.Run("fail_closed does not extend to other hooks", func(t *testing.T) {
 			r := r.sub(t)
-			p := failingProvider(t, hooks.KindError)
+			p := failingProvider(t, hookbus.KindError)
 			p.Name = "guard"
-			b := newBus(t, r.with(p, hooks.Options{FailClosed: true}))
+			b := newBus(t, r.with(p, hookbus.Options{FailClosed: true}))
 			if out := b.PreToolCall(context.Background(), call); out.Blocked {
 				t.Fatal("a plugin without pre_tool_call blocked")
 			}
-			if res := b.ProvideResult(context.Background(), call); res != nil {
+			if res := b.PreToolCallCanProvideResult(context.Background(), call); res != nil {
 				t.Fatalf("failed provider produced %+v", res)
 			}
 		})
@@ -367,15 +368,15 @@ func TestCallerCancellationIsNotThePluginsFault(t *testing.T) {
 			wait()
 			return nil, nil
 		}}
-		b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.with(guard, hooks.Options{FailClosed: true}))
+		b := newBusConfig(t, hookbus.Config{Logger: testLogger(&buf)}, r.with(guard, hookbus.Options{FailClosed: true}))
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-entered; cancel() }()
-		var out hooks.PreToolCallOutcome
+		var out hookbus.PreToolCallOutcome
 		within(t, func() { out = b.PreToolCall(ctx, call) })
 		if !out.Blocked {
 			t.Fatal("a fail_closed guard cut short by cancellation let the call through")
 		}
-		if b.Stats().Failures("guard", hooks.PreToolCall, hooks.KindCancelled) != 1 {
+		if b.Stats().Failures("guard", hooks.PreToolCall, hookbus.KindCancelled) != 1 {
 			t.Fatalf("cancellation not counted as cancelled: %+v", b.Stats().Hooks)
 		}
 		if log := buf.String(); strings.Contains(log, "WARN") || strings.Contains(log, "warn") {
@@ -396,7 +397,7 @@ func TestMalformedResultsCountAsNil(t *testing.T) {
 			if out := b.PreToolCall(ctx, call); out.Blocked || string(out.Arguments) != "{}" {
 				t.Fatalf("malformed decision applied: %+v", out)
 			}
-			if b.Stats().Failures("bad", hooks.PreToolCall, hooks.KindMalformed) != 1 {
+			if b.Stats().Failures("bad", hooks.PreToolCall, hookbus.KindMalformed) != 1 {
 				t.Fatal("not counted malformed")
 			}
 		})
@@ -419,7 +420,7 @@ func TestMalformedResultsCountAsNil(t *testing.T) {
 				return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "only"}}}, nil
 			}}
 			b := newBus(t, r.in(bad), r.in(good))
-			ch := b.ToolList(ctx, hooks.ToolListRequest{})
+			ch := b.PreToolListFinalized(ctx, hooks.ToolListRequest{})
 			if ch == nil || ch.Plugin != "good" || len(ch.Tools) != 1 {
 				t.Fatalf("got %+v, want good's list", ch)
 			}
@@ -430,7 +431,7 @@ func TestMalformedResultsCountAsNil(t *testing.T) {
 				return &hooks.RequestPatch{Model: str("")}, nil
 			}}
 			b := newBus(t, r.in(bad))
-			req, changes := b.MutateRequest(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}})
+			req, changes := b.PreAPIRequestMutable(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m"}})
 			if req.Model != "m" || changes != nil {
 				t.Fatalf("malformed patch applied: %+v %+v", req, changes)
 			}
@@ -442,7 +443,7 @@ func TestMalformedResultsCountAsNil(t *testing.T) {
 				return &hooks.Reissue{Patch: hooks.RequestPatch{Temperature: &hot}}, nil
 			}}
 			b := newBus(t, r.in(bad))
-			if res := b.Reissue(ctx, hooks.LLMCall{}); res != nil {
+			if res := b.PostLLMCallCanReissue(ctx, hooks.LLMCall{}); res != nil {
 				t.Fatalf("malformed reissue accepted: %+v", res)
 			}
 		})
@@ -472,14 +473,14 @@ func TestMutateRequestFirstWritePerFieldWins(t *testing.T) {
 			return &hooks.RequestPatch{System: str("be verbose"), MaxTokens: new(int(1))}, nil
 		}}
 		b := newBus(t, r.in(first), r.in(failingOne), r.in(second), r.in(third))
-		req, changes := b.MutateRequest(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: "orig", System: "orig", MaxTokens: 8}})
+		req, changes := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: "orig", System: "orig", MaxTokens: 8}})
 		if req.Model != "from-first" || req.System != "be brief" || req.MaxTokens != 64 || req.Temperature != nil {
 			t.Fatalf("merged request %+v", req)
 		}
 		if secondSaw.Load() != "from-first" || thirdSaw.Load() != 64 {
 			t.Fatalf("second saw model %v, third saw max_tokens %v: want the request as patched so far", secondSaw.Load(), thirdSaw.Load())
 		}
-		want := []hooks.RequestChange{{Plugin: "first", Fields: []string{"model", "system"}}, {Plugin: "second", Fields: []string{"max_tokens"}}}
+		want := []hookbus.RequestChange{{Plugin: "first", Fields: []string{"model", "system"}}, {Plugin: "second", Fields: []string{"max_tokens"}}}
 		if len(changes) != len(want) {
 			t.Fatalf("changes %+v, want %+v", changes, want)
 		}
@@ -488,7 +489,7 @@ func TestMutateRequestFirstWritePerFieldWins(t *testing.T) {
 				t.Fatalf("changes %+v, want %+v", changes, want)
 			}
 		}
-		if n := b.Stats().Failures("third", hooks.PreAPIRequestMutable, hooks.KindMalformed); n != 0 {
+		if n := b.Stats().Failures("third", hooks.PreAPIRequestMutable, hookbus.KindMalformed); n != 0 {
 			t.Fatal("a write to a field already set was counted malformed; it is only ignored")
 		}
 	})
@@ -507,7 +508,7 @@ func TestReissueFirstNonNilWins(t *testing.T) {
 			return &hooks.Reissue{Patch: hooks.RequestPatch{Model: str("never")}}, nil
 		}}
 		b := newBus(t, r.quick(slow), r.in(ask("router", "large")), r.in(ask("other", "huge")))
-		res := b.Reissue(context.Background(), hooks.LLMCall{})
+		res := b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{})
 		if res == nil || res.Plugin != "router" || *res.Patch.Model != "large" || res.Reason != "router" {
 			t.Fatalf("got %+v", res)
 		}
@@ -528,7 +529,7 @@ func TestTransformsChainInPriorityOrder(t *testing.T) {
 			}
 		}
 		abstain := &hooks.Funcs{Name: "abstain", TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, nil }}
-		f := fail(t, hooks.KindPanic)
+		f := fail(t, hookbus.KindPanic)
 		panicky := &hooks.Funcs{Name: "panicky",
 			TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, f() },
 			TransformLLMOutputFunc:  func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) { return nil, f() },
@@ -538,7 +539,7 @@ func TestTransformsChainInPriorityOrder(t *testing.T) {
 		if res.Content != "r+a+b" || strings.Join(by, ",") != "a,b" {
 			t.Fatalf("tool result %q by %v", res.Content, by)
 		}
-		text, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "t"})
+		text, by := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "t"})
 		if text != "t+a+b" || strings.Join(by, ",") != "a,b" {
 			t.Fatalf("output %q by %v", text, by)
 		}
@@ -554,7 +555,7 @@ func TestToolListFirstNonNilWins(t *testing.T) {
 		}
 		none := &hooks.Funcs{Name: "none", PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) { return nil, nil }}
 		b := newBus(t, r.in(none), r.in(list("x")), r.in(list("y")))
-		ch := b.ToolList(context.Background(), hooks.ToolListRequest{Tools: []hooks.ToolSpec{{Name: "now"}}})
+		ch := b.PreToolListFinalized(context.Background(), hooks.ToolListRequest{Tools: []hooks.ToolSpec{{Name: "now"}}})
 		if ch == nil || ch.Plugin != "x" || ch.Tools[0].Name != "x_tool" {
 			t.Fatalf("got %+v", ch)
 		}
@@ -574,10 +575,10 @@ func TestObserversDeliverInOrderAndFlush(t *testing.T) {
 			OnSessionEndFunc:   func(_ context.Context, ev hooks.SessionEnd) error { rec("end:" + string(ev.Reason)); return nil },
 		}
 		b := newBus(t, r.in(p))
-		b.SessionStart(hooks.SessionStart{SessionID: "s"})
-		b.LLMCallDone(hooks.Inference{Model: "m"})
-		b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
-		b.SessionEnd(hooks.SessionEnd{Reason: hooks.EndCompleted})
+		b.OnSessionStart(hooks.SessionStart{SessionID: "s"})
+		b.PostLLMCall(hooks.Inference{Model: "m"})
+		b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+		b.OnSessionEnd(hooks.SessionEnd{Reason: hooks.EndCompleted})
 		if err := b.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -598,14 +599,14 @@ func TestObserversNeverBlockAndDropWhenFull(t *testing.T) {
 			delivered.Add(1)
 			return nil
 		}}
-		b, err := hooks.NewBus([]hooks.Member{r.with(p, hooks.Options{Timeout: time.Minute})}, hooks.Config{ObserverQueue: 2})
+		b, err := hookbus.New([]hookbus.Member{r.with(p, hookbus.Options{Timeout: time.Minute})}, hookbus.Config{ObserverQueue: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ev := hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)}
 		within(t, func() {
 			for i := 0; i < 10; i++ {
-				b.ToolCallDone(ev)
+				b.PostToolCall(ev)
 			}
 		})
 		close(release)
@@ -616,7 +617,7 @@ func TestObserversNeverBlockAndDropWhenFull(t *testing.T) {
 		if dropped < 7 || delivered.Load()+dropped != 10 {
 			t.Fatalf("delivered %d, dropped %d; want >= 7 dropped and 10 in all", delivered.Load(), dropped)
 		}
-		b.ToolCallDone(ev)
+		b.PostToolCall(ev)
 		if b.Stats().Dropped["slow"] != dropped+1 {
 			t.Fatal("event after Close not counted as dropped")
 		}
@@ -627,11 +628,11 @@ func TestObserverFailuresAreCounted(t *testing.T) {
 	eachWay(t, func(t *testing.T, r rig) {
 		p := &hooks.Funcs{Name: "obs", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { panic("observer bug") }}
 		b := newBus(t, r.in(p))
-		b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+		b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 		if err := b.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if b.Stats().Failures("obs", hooks.PostToolCall, hooks.KindPanic) != 1 {
+		if b.Stats().Failures("obs", hooks.PostToolCall, hookbus.KindPanic) != 1 {
 			t.Fatalf("observer panic not counted: %+v", b.Stats().Hooks)
 		}
 	})
@@ -647,12 +648,12 @@ func TestFailuresWarnOncePerPluginHookAndKind(t *testing.T) {
 			}
 			return nil, errors.New("backend down")
 		}}
-		b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.in(p))
+		b := newBusConfig(t, hookbus.Config{Logger: testLogger(&buf)}, r.in(p))
 		for i := 0; i < 3; i++ {
-			b.ProvideResult(context.Background(), call)
+			b.PreToolCallCanProvideResult(context.Background(), call)
 		}
 		panicNow.Store(true)
-		b.ProvideResult(context.Background(), call)
+		b.PreToolCallCanProvideResult(context.Background(), call)
 
 		levels := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -671,66 +672,25 @@ func TestFailuresWarnOncePerPluginHookAndKind(t *testing.T) {
 				t.Fatalf("log levels %v, want %v", levels, want)
 			}
 		}
-		if b.Stats().Failures("flaky", hooks.PreToolCallCanProvideResult, hooks.KindError) != 3 {
+		if b.Stats().Failures("flaky", hooks.PreToolCallCanProvideResult, hookbus.KindError) != 3 {
 			t.Fatal("errors not all counted")
 		}
 	})
 }
 
-func TestValidateManifest(t *testing.T) {
-	cases := []struct {
-		name string
-		m    hooks.Manifest
-		opts hooks.Options
-		want string // substring of the error; "" means valid
-	}{
-		{"ok", hooks.Manifest{Name: "kora", Hooks: []hooks.Name{hooks.PreToolCall}, Matchers: []string{"kora__*"}, Tools: []hooks.ToolSpec{{Name: "kora__get_burn", InputSchema: json.RawMessage(`{"type":"object"}`)}}}, hooks.Options{}, ""},
-		{"no name", hooks.Manifest{}, hooks.Options{}, "no name"},
-		{"unknown hook", hooks.Manifest{Name: "p", Hooks: []hooks.Name{"pre_everything"}}, hooks.Options{}, `unknown hook "pre_everything"`},
-		{"hook twice", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PreToolCall, hooks.PreToolCall}}, hooks.Options{}, "listed twice"},
-		{"bad glob", hooks.Manifest{Name: "p", Matchers: []string{"kora__["}}, hooks.Options{}, "not a valid glob"},
-		{"outside namespace", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "read_file"}}}, hooks.Options{}, "outside the plugin's namespace"},
-		{"override allowed", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "read_file"}}}, hooks.Options{AllowToolOverride: true}, ""},
-		{"illegal tool name", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "kora__a.b"}}}, hooks.Options{}, "must match"},
-		{"tool twice", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "kora__a"}, {Name: "kora__a"}}}, hooks.Options{}, "declared twice"},
-		{"schema not object", hooks.Manifest{Name: "kora", Tools: []hooks.ToolSpec{{Name: "kora__a", InputSchema: json.RawMessage(`[]`)}}}, hooks.Options{}, "not a JSON object"},
-		{"hook matchers of a hook not served", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PreToolCall}, HookMatchers: map[hooks.Name][]string{hooks.PostToolCall: {"*"}}}, hooks.Options{}, "does not serve"},
-		{"hook matchers of a hook not per tool", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PostLLMCall}, HookMatchers: map[hooks.Name][]string{hooks.PostLLMCall: {"*"}}}, hooks.Options{}, "not a tool hook"},
-		{"bad per-hook glob", hooks.Manifest{Name: "p", Hooks: []hooks.Name{hooks.PreToolCall}, HookMatchers: map[hooks.Name][]string{hooks.PreToolCall: {"["}}}, hooks.Options{}, "not a valid glob"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := hooks.ValidateManifest(c.m, c.opts)
-			if c.want == "" {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			var me *hooks.ManifestError
-			if !errors.As(err, &me) || me.Plugin != c.m.Name || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want a ManifestError for %q containing %q", err, c.m.Name, c.want)
-			}
-			if c.m.Name != "" && !strings.Contains(err.Error(), `plugin "`+c.m.Name+`"`) {
-				t.Fatalf("error %q does not name the plugin", err)
-			}
-		})
-	}
-}
-
 func TestNewBusRejectsConflicts(t *testing.T) {
 	a := &hooks.Funcs{Name: "a", Tools: []hooks.ToolSpec{{Name: "shared"}}}
 	b := &hooks.Funcs{Name: "b", Tools: []hooks.ToolSpec{{Name: "shared"}}}
-	_, err := hooks.NewBus([]hooks.Member{{Plugin: a, Options: hooks.Options{AllowToolOverride: true}}, {Plugin: b, Options: hooks.Options{AllowToolOverride: true}}}, hooks.Config{})
-	var ce *hooks.ConflictError
+	_, err := hookbus.New([]hookbus.Member{{Plugin: a, Options: hookbus.Options{AllowToolOverride: true}}, {Plugin: b, Options: hookbus.Options{AllowToolOverride: true}}}, hookbus.Config{})
+	var ce *hookbus.ConflictError
 	if !errors.As(err, &ce) || ce.Plugin != "b" || ce.Other != "a" || ce.Tool != "shared" || !strings.Contains(err.Error(), `"a" and "b" both declare tool "shared"`) {
 		t.Fatalf("duplicate tool: %v", err)
 	}
-	_, err = hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{Name: "a"}}, {Plugin: &hooks.Funcs{Name: "a"}}}, hooks.Config{})
+	_, err = hookbus.New([]hookbus.Member{{Plugin: &hooks.Funcs{Name: "a"}}, {Plugin: &hooks.Funcs{Name: "a"}}}, hookbus.Config{})
 	if !errors.As(err, &ce) || ce.Plugin != "a" || ce.Tool != "" || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("duplicate plugin: %v", err)
 	}
-	_, err = hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{Name: "kora", Tools: []hooks.ToolSpec{{Name: "read_file"}}}}}, hooks.Config{})
+	_, err = hookbus.New([]hookbus.Member{{Plugin: &hooks.Funcs{Name: "kora", Tools: []hooks.ToolSpec{{Name: "read_file"}}}}}, hookbus.Config{})
 	var me *hooks.ManifestError
 	if !errors.As(err, &me) || !me.OutsideNamespace || me.Tool != "read_file" {
 		t.Fatalf("tool outside the namespace: %v", err)
@@ -761,10 +721,10 @@ func TestConcurrentFiring(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for j := 0; j < 20; j++ {
-					if res := b.ProvideResult(context.Background(), call); res == nil || res.Content != "x" {
+					if res := b.PreToolCallCanProvideResult(context.Background(), call); res == nil || res.Content != "x" {
 						t.Errorf("concurrent provide got %+v", res)
 					}
-					b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+					b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 				}
 			}()
 		}
@@ -782,13 +742,13 @@ func TestFlushOnAFullQueueBlocksNobody(t *testing.T) {
 	eachWay(t, func(t *testing.T, r rig) {
 		wait := hang(t)
 		p := &hooks.Funcs{Name: "stuck", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { wait(); return nil }}
-		b, err := hooks.NewBus([]hooks.Member{r.with(p, hooks.Options{Timeout: time.Hour})}, hooks.Config{ObserverQueue: 1})
+		b, err := hookbus.New([]hookbus.Member{r.with(p, hookbus.Options{Timeout: time.Hour})}, hookbus.Config{ObserverQueue: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ev := hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)}
-		b.ToolCallDone(ev) // taken by the worker, which hangs
-		b.ToolCallDone(ev) // fills the queue
+		b.PostToolCall(ev) // taken by the worker, which hangs
+		b.PostToolCall(ev) // fills the queue
 
 		flushCtx, stopFlush := context.WithCancel(context.Background())
 		defer stopFlush()
@@ -797,7 +757,7 @@ func TestFlushOnAFullQueueBlocksNobody(t *testing.T) {
 
 		within(t, func() {
 			for i := 0; i < 5; i++ {
-				b.ToolCallDone(ev)
+				b.PostToolCall(ev)
 			}
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -825,11 +785,11 @@ func TestCloseCancelsDeliveriesWhenItGivesUp(t *testing.T) {
 			close(cancelled)
 			return ctx.Err()
 		}}
-		b, err := hooks.NewBus([]hooks.Member{r.with(p, hooks.Options{Timeout: time.Hour})}, hooks.Config{})
+		b, err := hookbus.New([]hookbus.Member{r.with(p, hookbus.Options{Timeout: time.Hour})}, hookbus.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.ToolCallDone(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
+		b.PostToolCall(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		within(t, func() {
@@ -849,14 +809,14 @@ func TestContextHonouringPluginsAreCalledInlineUnderTheirDeadline(t *testing.T) 
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}}
-	b := newBus(t, hooks.Member{Plugin: p, Options: hooks.Options{ToolTimeout: 20 * time.Millisecond}})
+	b := newBus(t, hookbus.Member{Plugin: p, Options: hookbus.Options{ToolTimeout: 20 * time.Millisecond}})
 	within(t, func() {
-		if res := b.ProvideResult(context.Background(), call); res != nil {
+		if res := b.PreToolCallCanProvideResult(context.Background(), call); res != nil {
 			t.Errorf("got %+v", res)
 		}
 	})
-	if !sawDeadline.Load() || b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hooks.KindTimeout) != 1 {
-		t.Fatalf("deadline seen %v, timeouts %d", sawDeadline.Load(), b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hooks.KindTimeout))
+	if !sawDeadline.Load() || b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hookbus.KindTimeout) != 1 {
+		t.Fatalf("deadline seen %v, timeouts %d", sawDeadline.Load(), b.Stats().Failures("remote", hooks.PreToolCallCanProvideResult, hookbus.KindTimeout))
 	}
 }
 
@@ -897,19 +857,19 @@ func TestTemperatureNoUpstreamTakesIsMalformed(t *testing.T) {
 						return &hooks.RequestPatch{Temperature: &good}, nil
 					},
 				}
-				b := newBusConfig(t, hooks.Config{MaxTemperature: c.max}, r.in(bad), r.in(next))
-				req, changes := b.MutateRequest(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m", System: "s"}})
+				b := newBusConfig(t, hookbus.Config{MaxTemperature: c.max}, r.in(bad), r.in(next))
+				req, changes := b.PreAPIRequestMutable(ctx, hooks.APIRequest{Request: hooks.ModelRequest{Model: "m", System: "s"}})
 				if req.System != "s" || req.Temperature == nil || *req.Temperature != good ||
 					len(changes) != 1 || changes[0].Plugin != "next" {
 					t.Fatalf("patch with temperature %v applied: %+v %+v", c.temp, req, changes)
 				}
-				if n := b.Stats().Failures("bad", hooks.PreAPIRequestMutable, hooks.KindMalformed); n != 1 {
+				if n := b.Stats().Failures("bad", hooks.PreAPIRequestMutable, hookbus.KindMalformed); n != 1 {
 					t.Fatalf("patch counted malformed %d times, want 1", n)
 				}
-				if res := b.Reissue(ctx, hooks.LLMCall{}); res != nil {
+				if res := b.PostLLMCallCanReissue(ctx, hooks.LLMCall{}); res != nil {
 					t.Fatalf("reissue with temperature %v accepted: %+v", c.temp, res)
 				}
-				if n := b.Stats().Failures("bad", hooks.PostLLMCallCanReissue, hooks.KindMalformed); n != 1 {
+				if n := b.Stats().Failures("bad", hooks.PostLLMCallCanReissue, hookbus.KindMalformed); n != 1 {
 					t.Fatalf("reissue counted malformed %d times, want 1", n)
 				}
 			})

@@ -1,24 +1,25 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
 // benchBus builds a bus with n plugins that all subscribe to pre_tool_call
 // and abstain, so every one of them is asked on every fire.
-func benchBus(b *testing.B, n int) *hooks.Bus {
-	members := make([]hooks.Member, n)
+func benchBus(b *testing.B, n int) *hookbus.Bus {
+	members := make([]hookbus.Member, n)
 	for i := range members {
-		members[i] = hooks.Member{Plugin: &hooks.Funcs{
+		members[i] = hookbus.Member{Plugin: &hooks.Funcs{
 			Name:            fmt.Sprintf("p%d", i),
 			PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
 		}}
 	}
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,15 +43,15 @@ func BenchmarkFirePreToolCall(b *testing.B) {
 // BenchmarkFireUnmatchedTool measures a tool hook whose subscribers'
 // matchers all exclude the tool: no call is made.
 func BenchmarkFireUnmatchedTool(b *testing.B) {
-	members := make([]hooks.Member, 8)
+	members := make([]hookbus.Member, 8)
 	for i := range members {
-		members[i] = hooks.Member{Plugin: &hooks.Funcs{
+		members[i] = hookbus.Member{Plugin: &hooks.Funcs{
 			Name:            fmt.Sprintf("p%d", i),
 			Matchers:        []string{fmt.Sprintf("p%d__*", i)},
 			PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
 		}}
 	}
-	bus, err := hooks.NewBus(members, hooks.Config{})
+	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func BenchmarkFireUnmatchedTool(b *testing.B) {
 // BenchmarkObserverEmit measures what an observer hook costs the caller:
 // queueing only, never the delivery.
 func BenchmarkObserverEmit(b *testing.B) {
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: &hooks.Funcs{Name: "obs", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { return nil }}}}, hooks.Config{ObserverQueue: 1 << 16})
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: &hooks.Funcs{Name: "obs", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { return nil }}}}, hookbus.Config{ObserverQueue: 1 << 16})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func BenchmarkObserverEmit(b *testing.B) {
 	ev := hooks.ToolCallOutcome{Name: "now"}
 	b.ReportAllocs()
 	for b.Loop() {
-		bus.ToolCallDone(ev)
+		bus.PostToolCall(ev)
 	}
 }
 
@@ -81,10 +82,10 @@ func BenchmarkObserverEmit(b *testing.B) {
 // the Bus calls it without a watchdog goroutine; against subscribers=1 of
 // BenchmarkFirePreToolCall it shows what the watchdog costs.
 func BenchmarkInlineSubscriber(b *testing.B) {
-	bus, err := hooks.NewBus([]hooks.Member{{Plugin: honouring{&hooks.Funcs{
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: honouring{&hooks.Funcs{
 		Name:            "p0",
 		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
-	}}}}, hooks.Config{})
+	}}}}, hookbus.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -57,12 +58,12 @@ func TestPatchRulesHoldForEveryPlugin(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				r := r.sub(t)
 				var buf syncBuffer
-				b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.in(patcher("p", tc.patch)))
+				b := newBusConfig(t, hookbus.Config{Logger: testLogger(&buf)}, r.in(patcher("p", tc.patch)))
 				orig := hooks.ModelRequest{Model: "m", Messages: []hooks.Message{user}}
-				_, changes := b.MutateRequest(context.Background(), hooks.APIRequest{Request: orig})
-				reissue := b.Reissue(context.Background(), hooks.LLMCall{Request: orig})
-				malformed := b.Stats().Failures("p", hooks.PreAPIRequestMutable, hooks.KindMalformed) +
-					b.Stats().Failures("p", hooks.PostLLMCallCanReissue, hooks.KindMalformed)
+				_, changes := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{Request: orig})
+				reissue := b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{Request: orig})
+				malformed := b.Stats().Failures("p", hooks.PreAPIRequestMutable, hookbus.KindMalformed) +
+					b.Stats().Failures("p", hooks.PostLLMCallCanReissue, hookbus.KindMalformed)
 				if tc.want == "" {
 					if len(changes) != 1 || reissue == nil || malformed != 0 {
 						t.Fatalf("legal patch refused: changes %+v, reissue %+v, log %s", changes, reissue, buf.String())
@@ -111,33 +112,35 @@ func TestMaxResultSizeBoundsEveryAnswer(t *testing.T) {
 	fires := []struct {
 		hook hooks.Name
 		p    *hooks.Funcs
-		fire func(b *hooks.Bus) bool // reports whether the answer was used
+		fire func(b *hookbus.Bus) bool // reports whether the answer was used
 	}{
 		{hooks.PreToolListFinalized, &hooks.Funcs{Name: "p", PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
 			return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "t", Description: big}}}, nil
-		}}, func(b *hooks.Bus) bool { return b.ToolList(context.Background(), hooks.ToolListRequest{}) != nil }},
-		{hooks.PreAPIRequestMutable, patcher("p", hooks.RequestPatch{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: big}}}), func(b *hooks.Bus) bool {
-			_, ch := b.MutateRequest(context.Background(), hooks.APIRequest{})
+		}}, func(b *hookbus.Bus) bool {
+			return b.PreToolListFinalized(context.Background(), hooks.ToolListRequest{}) != nil
+		}},
+		{hooks.PreAPIRequestMutable, patcher("p", hooks.RequestPatch{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: big}}}), func(b *hookbus.Bus) bool {
+			_, ch := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{})
 			return ch != nil
 		}},
-		{hooks.PostLLMCallCanReissue, patcher("p", hooks.RequestPatch{System: &big}), func(b *hooks.Bus) bool {
-			return b.Reissue(context.Background(), hooks.LLMCall{}) != nil
+		{hooks.PostLLMCallCanReissue, patcher("p", hooks.RequestPatch{System: &big}), func(b *hookbus.Bus) bool {
+			return b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{}) != nil
 		}},
 		{hooks.TransformLLMOutput, &hooks.Funcs{Name: "p", TransformLLMOutputFunc: func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) {
 			return &hooks.TextReplacement{Text: big}, nil
-		}}, func(b *hooks.Bus) bool {
-			_, by := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: "t"})
+		}}, func(b *hookbus.Bus) bool {
+			_, by := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: "t"})
 			return by != nil
 		}},
 		{hooks.PreToolCall, &hooks.Funcs{Name: "p", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: big}}, nil
-		}}, func(b *hooks.Bus) bool { return b.PreToolCall(context.Background(), call).Blocked }},
-		{hooks.PreToolCallCanProvideResult, provider("p", bigJSON), func(b *hooks.Bus) bool {
-			return b.ProvideResult(context.Background(), call) != nil
+		}}, func(b *hookbus.Bus) bool { return b.PreToolCall(context.Background(), call).Blocked }},
+		{hooks.PreToolCallCanProvideResult, provider("p", bigJSON), func(b *hookbus.Bus) bool {
+			return b.PreToolCallCanProvideResult(context.Background(), call) != nil
 		}},
 		{hooks.TransformToolResult, &hooks.Funcs{Name: "p", TransformToolResultFunc: func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 			return &hooks.ToolResult{Content: bigJSON}, nil
-		}}, func(b *hooks.Bus) bool {
+		}}, func(b *hookbus.Bus) bool {
 			_, by := b.TransformToolResult(context.Background(), hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 			return by != nil
 		}},
@@ -147,17 +150,17 @@ func TestMaxResultSizeBoundsEveryAnswer(t *testing.T) {
 			t.Run(string(f.hook), func(t *testing.T) {
 				r := r.sub(t)
 				var buf syncBuffer
-				b := newBusConfig(t, hooks.Config{Logger: testLogger(&buf)}, r.with(f.p, hooks.Options{MaxResultSize: limit}))
+				b := newBusConfig(t, hookbus.Config{Logger: testLogger(&buf)}, r.with(f.p, hookbus.Options{MaxResultSize: limit}))
 				if f.fire(b) {
 					t.Fatal("an answer over max_result_size was used")
 				}
-				if n := b.Stats().Failures("p", f.hook, hooks.KindMalformed); n != 1 {
+				if n := b.Stats().Failures("p", f.hook, hookbus.KindMalformed); n != 1 {
 					t.Fatalf("counted %d malformed, want 1", n)
 				}
 				if !strings.Contains(buf.String(), "max_result_size") {
 					t.Fatalf("the log does not name max_result_size:\n%s", buf.String())
 				}
-				roomy := newBus(t, r.with(f.p, hooks.Options{MaxResultSize: 2 * limit}))
+				roomy := newBus(t, r.with(f.p, hookbus.Options{MaxResultSize: 2 * limit}))
 				if !f.fire(roomy) {
 					t.Fatal("the same answer under max_result_size was not used")
 				}
@@ -174,7 +177,7 @@ func TestDefaultMaxResultSizeIsTheWires(t *testing.T) {
 		guard := &hooks.Funcs{Name: "guard", PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 			return &hooks.PreToolCallDecision{ModifiedArgs: huge}, nil
 		}}
-		b := newBus(t, r.with(guard, hooks.Options{FailClosed: true}))
+		b := newBus(t, r.with(guard, hookbus.Options{FailClosed: true}))
 		out := b.PreToolCall(context.Background(), call)
 		if !out.Blocked || !errors.Is(out.Err, hooks.ErrMalformed) {
 			t.Fatalf("a fail_closed guard's answer over 4 MiB: %+v", out)
@@ -207,7 +210,7 @@ func TestANativeToolCallWithTheDemoConfigMakesNoSynchronousCall(t *testing.T) {
 				},
 				PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { audited.Add(1); return nil },
 			}
-			b := newBus(t, hooks.Member{Plugin: pa.host(t, kora)})
+			b := newBus(t, hookbus.Member{Plugin: pa.host(t, kora)})
 			got := fire(context.Background(), b, pa.run, call)
 			if !got.Native || got.Content != nativeResult {
 				t.Fatalf("native call answered by %+v", got)
@@ -308,8 +311,8 @@ func TestObserversAreNeverSynchronous(t *testing.T) {
 		}
 		b := newBus(t, r.in(p))
 		within(t, func() {
-			b.SessionStart(hooks.SessionStart{})
-			b.ToolCallDone(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
+			b.OnSessionStart(hooks.SessionStart{})
+			b.PostToolCall(hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 		})
 		close(release)
 		for range 2 {

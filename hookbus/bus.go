@@ -1,19 +1,16 @@
-package hooks
+package hookbus
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // Default deadlines for a plugin call when Options leaves them zero.
@@ -46,7 +43,7 @@ type Options struct {
 
 // Member is one plugin on the Bus with its options.
 type Member struct {
-	Plugin  Plugin
+	Plugin  hooks.Plugin
 	Options Options
 }
 
@@ -63,7 +60,7 @@ type Config struct {
 
 // Bus fires hooks across plugins in priority order.
 //
-// Lifecycle: NewBus validates every manifest and starts one observer worker
+// Lifecycle: New validates every manifest and starts one observer worker
 // per plugin that subscribes to an observer hook. Fire methods may then be
 // called from any number of goroutines. Flush waits until queued observer
 // events are delivered. Close stops accepting observer events, delivers what
@@ -72,10 +69,10 @@ type Config struct {
 type Bus struct {
 	log     hclog.Logger
 	members []*member
-	subs    map[Name][]*subscriber
-	tools   []ToolSpec
+	subs    map[hooks.Name][]*subscriber
+	tools   []hooks.ToolSpec
 	owners  map[string]string // tool name → plugin
-	// stretchers says whether any plugin implements Stretcher, so that a
+	// stretchers says whether any plugin implements hookstretch.Stretcher, so that a
 	// Bus without one spends nothing planning stretches.
 	stretchers bool
 	// maxTemperature is Config.MaxTemperature, checked in every patch.
@@ -94,7 +91,7 @@ type Bus struct {
 
 type member struct {
 	name    string
-	plugin  Plugin
+	plugin  hooks.Plugin
 	opts    Options
 	inline  bool               // the plugin honours contexts: no watchdog goroutine needed
 	queue   chan observerEvent // nil when it observes nothing
@@ -103,40 +100,12 @@ type member struct {
 
 type subscriber struct {
 	m        *member
-	hook     Name
+	hook     hooks.Name
 	matchers []string // tool globs, for tool hooks; empty: every tool
 	observer bool     // the hook only observes: its answer is not checked
 	timeout  time.Duration
 	calls    atomic.Uint64
 	fails    [numKinds]atomic.Uint64
-}
-
-// toolNamePattern is what OpenAI and Anthropic accept as a tool name.
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// ValidToolName reports whether name can be sent to model providers.
-func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
-
-// ManifestError is a manifest that breaks the rules of ValidateManifest:
-// whose, and what is wrong with it.
-type ManifestError struct {
-	Plugin  string // the manifest's name; empty when it has none
-	Problem string // what is wrong, in the plugin author's terms
-	// Tool is the tool at fault, when a tool is; OutsideNamespace says its
-	// name lies outside "<plugin>__", which allow_tool_override would allow.
-	Tool             string
-	OutsideNamespace bool
-}
-
-func (e *ManifestError) Error() string {
-	if e.Plugin == "" {
-		return "plugin manifest: " + e.Problem
-	}
-	msg := fmt.Sprintf("plugin %q: manifest: %s", e.Plugin, e.Problem)
-	if e.OutsideNamespace {
-		msg += " (rename it, or set allow_tool_override in its config entry)"
-	}
-	return msg
 }
 
 // ConflictError is two plugins that cannot share a Bus: two with one name
@@ -154,87 +123,14 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("plugins %q and %q both declare tool %q (disable one, or rename the tool in one of them)", e.Other, e.Plugin, e.Tool)
 }
 
-// ValidateManifest checks one plugin's manifest against its options: a name,
-// known hooks, valid matcher globs, and tools that are legal, unique and (unless
-// AllowToolOverride) inside the plugin's "<name>__" namespace. The error names
-// the plugin.
-func ValidateManifest(m Manifest, opts Options) error {
-	if m.Name == "" {
-		return &ManifestError{Problem: "the manifest has no name"}
-	}
-	bad := func(format string, a ...any) error {
-		return &ManifestError{Plugin: m.Name, Problem: fmt.Sprintf(format, a...)}
-	}
-	// The version is shown to operators as it is: no line breaks or
-	// terminal escape sequences.
-	if !utf8.ValidString(m.Version) || strings.ContainsFunc(m.Version, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return bad("version %q is not printable text", m.Version)
-	}
-	seenHook := map[Name]bool{}
-	for _, h := range m.Hooks {
-		if !h.Known() {
-			return bad("unknown hook %q", h)
-		}
-		if seenHook[h] {
-			return bad("hook %q listed twice", h)
-		}
-		seenHook[h] = true
-	}
-	checkGlobs := func(where string, globs []string) error {
-		for _, g := range globs {
-			if g == "" {
-				return bad("%sempty tool matcher", where)
-			}
-			if _, err := path.Match(g, ""); err != nil {
-				return bad("%stool matcher %q is not a valid glob: %v", where, g, err)
-			}
-		}
-		return nil
-	}
-	if err := checkGlobs("", m.Matchers); err != nil {
-		return err
-	}
-	for h, globs := range m.HookMatchers {
-		switch {
-		case !h.Known():
-			return bad("hook matchers name unknown hook %q", h)
-		case !h.ToolScoped():
-			return bad("hook matchers name %q, which is not a tool hook", h)
-		case !seenHook[h]:
-			return bad("hook matchers name %q, which the plugin does not serve", h)
-		}
-		if err := checkGlobs(string(h)+": ", globs); err != nil {
-			return err
-		}
-	}
-	seenTool := map[string]bool{}
-	for _, t := range m.Tools {
-		if !ValidToolName(t.Name) {
-			return bad("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", t.Name)
-		}
-		if !opts.AllowToolOverride && !strings.HasPrefix(t.Name, m.Name+"__") {
-			return &ManifestError{Plugin: m.Name, Tool: t.Name, OutsideNamespace: true,
-				Problem: fmt.Sprintf("tool %q is outside the plugin's namespace %q", t.Name, m.Name+"__")}
-		}
-		if seenTool[t.Name] {
-			return bad("tool %q declared twice", t.Name)
-		}
-		seenTool[t.Name] = true
-		if len(t.InputSchema) > 0 && !isJSONObject(t.InputSchema) {
-			return bad("tool %q: input schema is not a JSON object", t.Name)
-		}
-	}
-	return nil
-}
-
-// NewBus builds a Bus over members, highest priority first. It rejects
+// New builds a Bus over members, highest priority first. It rejects
 // invalid manifests, two plugins with one name, and two plugins declaring the
 // same tool; the error names the plugins.
-func NewBus(members []Member, cfg Config) (*Bus, error) {
+func New(members []Member, cfg Config) (*Bus, error) {
 	b := &Bus{
 		log:            cfg.Logger,
 		maxTemperature: cfg.MaxTemperature,
-		subs:           map[Name][]*subscriber{},
+		subs:           map[hooks.Name][]*subscriber{},
 		owners:         map[string]string{},
 		stop:           make(chan struct{}),
 		workersDone:    make(chan struct{}),
@@ -250,7 +146,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 	seen := map[string]bool{}
 	for _, mb := range members {
 		man := mb.Plugin.Manifest()
-		if err := ValidateManifest(man, mb.Options); err != nil {
+		if err := hooks.ValidateManifest(man, mb.Options.AllowToolOverride); err != nil {
 			return nil, err
 		}
 		if seen[man.Name] {
@@ -265,7 +161,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 			opts.ToolTimeout = DefaultToolTimeout
 		}
 		m := &member{name: man.Name, plugin: mb.Plugin, opts: opts}
-		if _, ok := mb.Plugin.(Stretcher); ok {
+		if _, ok := mb.Plugin.(hookstretch.Stretcher); ok {
 			b.stretchers = true
 		}
 		if ch, ok := mb.Plugin.(ContextHonouring); ok {
@@ -273,7 +169,7 @@ func NewBus(members []Member, cfg Config) (*Bus, error) {
 		}
 		for _, h := range man.Hooks {
 			timeout := opts.Timeout
-			if h == PreToolCallCanProvideResult {
+			if h == hooks.PreToolCallCanProvideResult {
 				timeout = opts.ToolTimeout
 			}
 			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), timeout: timeout})
@@ -313,11 +209,11 @@ func (b *Bus) Plugins() []string {
 }
 
 // Tools returns the tools plugins contribute, in priority order.
-func (b *Bus) Tools() []ToolSpec {
+func (b *Bus) Tools() []hooks.ToolSpec {
 	if b == nil {
 		return nil
 	}
-	return append([]ToolSpec(nil), b.tools...)
+	return append([]hooks.ToolSpec(nil), b.tools...)
 }
 
 // ToolOwner returns the plugin that declared the named tool.
@@ -331,7 +227,7 @@ func (b *Bus) ToolOwner(tool string) (string, bool) {
 
 // Subscribed reports whether any plugin would be asked hook for tool (tool
 // is ignored for hooks that are not per tool).
-func (b *Bus) Subscribed(hook Name, tool string) bool {
+func (b *Bus) Subscribed(hook hooks.Name, tool string) bool {
 	if b == nil {
 		return false
 	}
@@ -376,9 +272,4 @@ func (b *Bus) Close(ctx context.Context) error {
 		b.cancelWork()
 		return fmt.Errorf("host: observer queues not drained: %w", ctx.Err())
 	}
-}
-
-func isJSONObject(raw []byte) bool {
-	s := strings.TrimLeft(string(raw), " \t\r\n")
-	return strings.HasPrefix(s, "{") && json.Valid(raw)
 }

@@ -1,209 +1,15 @@
-package hooks
+package hookbus
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
-
-// A stretch is consecutive hooks of the tool pipeline, for one tool call,
-// asked of one plugin in one exchange. The full design, and why it keeps
-// the catalogue's rules, is written down on ToolRun.
-
-// StretchStage is one hook of a stretch with its own deadline, counted from
-// the moment the stage starts.
-type StretchStage struct {
-	Hook    Name
-	Timeout time.Duration
-}
-
-// StretchRequest asks one plugin for consecutive stages of the tool
-// pipeline for one call: pre_tool_call, pre_tool_call_can_provide_result
-// and transform_tool_result, in that order, two or three of them.
-type StretchRequest struct {
-	Call   ToolCallRequest
-	Stages []StretchStage
-}
-
-// Stretcher is implemented by plugins that can answer a stretch in one
-// exchange (remote plugins speaking protocol v2). Stretch answers
-// ErrNoStretch when it cannot at the moment, and the Bus then asks hook by
-// hook. Stretch must return within the first stage's timeout, whatever
-// ctx's deadline: any other error is the first stage's failure, as a plain
-// call's error would be.
-type Stretcher interface {
-	Stretch(ctx context.Context, req StretchRequest) (Stretch, error)
-}
-
-// Stretch is one stretch under way.
-type Stretch interface {
-	// Next waits for the next stage's answer, of the hook's answer type
-	// (nil for no opinion), or its failure, until ctx ends. It must return
-	// soon after ctx ends.
-	Next(ctx context.Context) (any, error)
-	// Close ends the exchange; the plugin is told to cancel the stages not
-	// answered yet. Safe to call more than once, and while a Next waits
-	// (which then returns).
-	Close()
-}
-
-// ErrNoStretch is what Stretcher.Stretch returns when the plugin cannot
-// answer a stretch now (its process speaks protocol v1).
-var ErrNoStretch = errors.New("plugin cannot answer several hooks in one exchange")
-
-// ErrBadStretch is what RunStretch reports for a request that is not a
-// legal stretch: stages other than one of LegalStretches, or a stage
-// without a positive timeout. It is the host's mistake, not the plugin's.
-var ErrBadStretch = errors.New("not a legal stretch")
-
-// legalStretches are the runs of the tool pipeline one plugin may be asked
-// for in one exchange, read from the catalogue.
-var legalStretches = LegalStretches()
-
-// checkStretch reports whether req is a legal stretch (see ErrBadStretch).
-func checkStretch(req StretchRequest) error {
-	legal := false
-	for _, l := range legalStretches {
-		if slices.EqualFunc(l, req.Stages, func(h Name, s StretchStage) bool { return h == s.Hook }) {
-			legal = true
-			break
-		}
-	}
-	if !legal {
-		hooks := make([]string, len(req.Stages))
-		for i, s := range req.Stages {
-			hooks[i] = string(s.Hook)
-		}
-		return fmt.Errorf("%w: stages [%s]", ErrBadStretch, strings.Join(hooks, ", "))
-	}
-	for _, s := range req.Stages {
-		if s.Timeout <= 0 {
-			return fmt.Errorf("%w: stage %s has timeout %v, want a positive one", ErrBadStretch, s.Hook, s.Timeout)
-		}
-	}
-	return nil
-}
-
-// RunStretch answers a stretch on the plugin's side, calling p for each
-// stage in order under the stage's own deadline and handing each answer (or
-// failure) to emit as soon as it is known: emit is called once per stage
-// answered, in stage order, from the calling goroutine, and never after
-// RunStretch returns. It stops after a stage that failed, a block, a
-// decision that breaks the rules, a provide that gave nothing, and when ctx
-// ends; a stage that was not started because ctx ended is emitted as a
-// failure wrapping ctx's error, so that the exchange always ends with a
-// message. A provide stage is never started once ctx has ended: a
-// cancelled turn must not run a tool.
-//
-// A handler panic is a failure wrapping ErrPanicked; a handler still
-// running when its stage's deadline passes is a failure wrapping
-// context.DeadlineExceeded (context.Canceled when ctx ended first), and is
-// left to finish on its own; an answer of the wrong type wraps
-// ErrMalformed. Arguments modified by the pre_tool_call stage are what the
-// later stages see. The transform stage sees the call as the host would
-// show it: arguments after the modify, the provided result as JSON
-// (AsJSON), status provided_by:<p's name>, and the time the stretch took so
-// far. A request that is not a legal stretch is answered with one failure
-// wrapping ErrBadStretch.
-func RunStretch(ctx context.Context, p Plugin, req StretchRequest, emit func(answer any, err error)) {
-	start := time.Now()
-	if err := checkStretch(req); err != nil {
-		emit(nil, err)
-		return
-	}
-	call := req.Call
-	var provided *ToolResult
-	for _, st := range req.Stages {
-		if err := ctx.Err(); err != nil {
-			emit(nil, fmt.Errorf("%s not started: %w", st.Hook, err))
-			return
-		}
-		switch st.Hook {
-		case PreToolCall:
-			d, err := runStage[*PreToolCallDecision](ctx, p, st, call)
-			if err != nil {
-				emit(nil, err)
-				return
-			}
-			emit(answerOf(d), nil)
-			if d == nil {
-				continue
-			}
-			if d.Block != nil || d.check() != nil {
-				return
-			}
-			if d.ModifiedArgs != nil {
-				call.Arguments = d.ModifiedArgs
-			}
-		case PreToolCallCanProvideResult:
-			r, err := runStage[*ToolResult](ctx, p, st, call)
-			if err != nil {
-				emit(nil, err)
-				return
-			}
-			emit(answerOf(r), nil)
-			if r == nil {
-				return
-			}
-			provided = r
-		case TransformToolResult:
-			ev := ToolCallOutcome{
-				SessionID: call.SessionID, CallID: call.CallID, Name: call.Name, Arguments: call.Arguments,
-				Result: provided.AsJSON(), Status: ProvidedBy(p.Manifest().Name), Duration: time.Since(start),
-			}
-			r, err := runStage[*ToolResult](ctx, p, st, ev)
-			emit(answerOf(r), err)
-		}
-	}
-}
-
-// answerOf turns a nil answer of a stage's answer type into a plain nil,
-// so that whoever receives it can test for "no opinion" with == nil.
-func answerOf(v any) any {
-	switch v := v.(type) {
-	case *PreToolCallDecision:
-		if v == nil {
-			return nil
-		}
-	case *ToolResult:
-		if v == nil {
-			return nil
-		}
-	}
-	return v
-}
-
-// runStage calls one stage of a stretch under the stage's deadline, on a
-// goroutine so that a handler that ignores its context cannot hold the
-// stretch past the deadline.
-func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T, error) {
-	cctx, cancel := context.WithTimeout(ctx, st.Timeout)
-	defer cancel()
-	done := make(chan callResult[T], 1)
-	go func() {
-		done <- guarded(cctx, func(ctx context.Context) (T, error) { return Ask[T](ctx, p, st.Hook, req) })
-	}()
-	var r callResult[T]
-	select {
-	case r = <-done:
-	case <-cctx.Done():
-	}
-	if r.err == nil && pastDeadline(cctx) {
-		// Late, even if it raced the deadline and won: the host has been
-		// told, or will be, that the stage timed out.
-		var zero T
-		return zero, fmt.Errorf("%s: %w", st.Hook, ended(cctx))
-	}
-	if r.err != nil {
-		var zero T
-		return zero, fmt.Errorf("%s: %w", st.Hook, r.err)
-	}
-	return r.v, nil
-}
 
 // ToolRun fires the tool pipeline's hooks for one tool call, in order:
 // PreToolCall, ProvideResult, Done (post_tool_call), Transform, then Close.
@@ -225,7 +31,7 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 // tool, per-hook matchers applied (StartToolCall, and ProvideResult when no
 // stretch was sent yet). Let P be the plugin asked first for
 // pre_tool_call_can_provide_result. If P is also the plugin asked last for
-// pre_tool_call, and P implements Stretcher, P is asked [pre_tool_call,
+// pre_tool_call, and P implements hookstretch.Stretcher, P is asked [pre_tool_call,
 // pre_tool_call_can_provide_result] in one stretch, with
 // transform_tool_result added when P is also the first transform_tool_result
 // subscriber. Otherwise, if P is the first transform_tool_result subscriber,
@@ -234,7 +40,7 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 // that must see the final arguments before any plugin is asked for a
 // result fires Bus.PreToolCall, then starts the run). Everything else is
 // asked hook by hook, and so is everything when Stretch returns
-// ErrNoStretch (a process speaking protocol v1); any other error from
+// hookstretch.ErrNoStretch (a process speaking protocol v1); any other error from
 // Stretch is the first stage's failure. A run sends at most one
 // stretch, when P's first stage is reached and not before: after every
 // plugin above P has answered pre_tool_call, with the arguments as they
@@ -291,19 +97,19 @@ func runStage[T any](ctx context.Context, p Plugin, st StretchStage, req any) (T
 // received the stretch, not by the host's pipeline.
 type ToolRun struct {
 	b   *Bus
-	req ToolCallRequest
+	req hooks.ToolCallRequest
 
 	// plan is the stretch planned for this call, nil when there is none or
 	// once it is over.
 	plan *stretchPlan
 	// st is the stretch under way: nil before it is sent and once closed;
 	// cancel ends the context it was sent with.
-	st     Stretch
+	st     hookstretch.Stretch
 	cancel context.CancelFunc
 	// next indexes plan.subs: the stage whose answer is read next.
 	next int
 	// provided is the result the stretch's provide stage gave.
-	provided *ToolResult
+	provided *hooks.ToolResult
 	// tried says a stretch was sent, or refused, in this run: a run sends
 	// at most one, and once it is over every hook is asked plainly.
 	tried bool
@@ -318,7 +124,7 @@ type stretchPlan struct {
 
 // StartToolCall begins the hooks of one tool call and plans its stretch
 // (see ToolRun).
-func (b *Bus) StartToolCall(req ToolCallRequest) *ToolRun {
+func (b *Bus) StartToolCall(req hooks.ToolCallRequest) *ToolRun {
 	r := &ToolRun{b: b, req: req}
 	if b != nil && b.stretchers {
 		r.plan = b.planStretch(req.Name, true)
@@ -329,7 +135,7 @@ func (b *Bus) StartToolCall(req ToolCallRequest) *ToolRun {
 // planStretch plans the stretch of a call of tool, from pre_tool_call when
 // withPre is set and from pre_tool_call_can_provide_result otherwise.
 func (b *Bus) planStretch(tool string, withPre bool) *stretchPlan {
-	first := func(h Name) *subscriber {
+	first := func(h hooks.Name) *subscriber {
 		for _, s := range b.subs[h] {
 			if s.matches(tool) {
 				return s
@@ -337,15 +143,15 @@ func (b *Bus) planStretch(tool string, withPre bool) *stretchPlan {
 		}
 		return nil
 	}
-	prov := first(PreToolCallCanProvideResult)
+	prov := first(hooks.PreToolCallCanProvideResult)
 	if prov == nil {
 		return nil
 	}
-	if _, ok := prov.m.plugin.(Stretcher); !ok {
+	if _, ok := prov.m.plugin.(hookstretch.Stretcher); !ok {
 		return nil
 	}
 	var lastPre *subscriber
-	for _, s := range b.subs[PreToolCall] {
+	for _, s := range b.subs[hooks.PreToolCall] {
 		if withPre && s.matches(tool) {
 			lastPre = s
 		}
@@ -355,7 +161,7 @@ func (b *Bus) planStretch(tool string, withPre bool) *stretchPlan {
 		subs = append(subs, lastPre)
 	}
 	subs = append(subs, prov)
-	if tr := first(TransformToolResult); tr != nil && tr.m == prov.m {
+	if tr := first(hooks.TransformToolResult); tr != nil && tr.m == prov.m {
 		subs = append(subs, tr)
 	}
 	if len(subs) < 2 {
@@ -370,7 +176,7 @@ func (b *Bus) planStretch(tool string, withPre bool) *stretchPlan {
 // deadline (a process that stopped reading what the host sends) is that
 // stage's failure, returned as err: the host must not wait on it longer
 // than on a plain call.
-func (r *ToolRun) stage(ctx context.Context, s *subscriber, req ToolCallRequest) (ok bool, err error) {
+func (r *ToolRun) stage(ctx context.Context, s *subscriber, req hooks.ToolCallRequest) (ok bool, err error) {
 	if r.plan == nil || r.next >= len(r.plan.subs) || r.plan.subs[r.next] != s {
 		return false, nil
 	}
@@ -380,16 +186,16 @@ func (r *ToolRun) stage(ctx context.Context, s *subscriber, req ToolCallRequest)
 	if r.next > 0 {
 		return false, nil
 	}
-	sreq := StretchRequest{Call: req}
+	sreq := hookstretch.Request{Call: req}
 	for _, s := range r.plan.subs {
-		sreq.Stages = append(sreq.Stages, StretchStage{Hook: s.hook, Timeout: s.timeout})
+		sreq.Stages = append(sreq.Stages, hookstretch.Stage{Hook: s.hook, Timeout: s.timeout})
 	}
 	r.tried = true
 	// The stretch lives as long as the run's context allows, but sending
 	// it may take no longer than its first stage.
 	sctx, cancel := context.WithCancel(ctx)
 	bound := time.AfterFunc(s.timeout, cancel)
-	st, err := r.plan.m.plugin.(Stretcher).Stretch(sctx, sreq)
+	st, err := r.plan.m.plugin.(hookstretch.Stretcher).Stretch(sctx, sreq)
 	if !bound.Stop() && ctx.Err() == nil {
 		if st != nil {
 			st.Close()
@@ -397,7 +203,7 @@ func (r *ToolRun) stage(ctx context.Context, s *subscriber, req ToolCallRequest)
 		cancel()
 		return true, fmt.Errorf("the plugin did not take the stretch within the deadline of its first stage: %w", context.DeadlineExceeded)
 	}
-	if err != nil && !errors.Is(err, ErrNoStretch) {
+	if err != nil && !errors.Is(err, hookstretch.ErrNoStretch) {
 		// The first stage failed as a plain call would have (refused,
 		// unavailable, not taken in time); asking it again by a plain call
 		// would make the run wait for it twice.
@@ -434,7 +240,7 @@ func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber, sendErr er
 		}
 		t, ok := a.(T)
 		if !ok {
-			return zero, fmt.Errorf("%w: %s stage answered with a %T, want %T", ErrMalformed, s.hook, a, zero)
+			return zero, fmt.Errorf("%w: %s stage answered with a %T, want %T", hooks.ErrMalformed, s.hook, a, zero)
 		}
 		return t, nil
 	})
@@ -461,12 +267,12 @@ func (r *ToolRun) PreToolCall(ctx context.Context) PreToolCallOutcome {
 	if r.b == nil {
 		return PreToolCallOutcome{Arguments: r.req.Arguments}
 	}
-	out := r.b.preToolCall(ctx, r.req, func(ctx context.Context, s *subscriber, req ToolCallRequest) (*PreToolCallDecision, FailureKind, error) {
+	out := r.b.preToolCall(ctx, r.req, func(ctx context.Context, s *subscriber, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, FailureKind, error) {
 		use, sendErr := r.stage(ctx, s, req)
 		if !use {
 			return r.b.askPre(ctx, s, req)
 		}
-		d, kind, err := readStage[*PreToolCallDecision](ctx, r, s, sendErr)
+		d, kind, err := readStage[*hooks.PreToolCallDecision](ctx, r, s, sendErr)
 		if kind != KindNone || (d != nil && d.Block != nil) {
 			r.closeStretch()
 		}
@@ -480,7 +286,7 @@ func (r *ToolRun) PreToolCall(ctx context.Context) PreToolCallOutcome {
 }
 
 // ProvideResult fires pre_tool_call_can_provide_result (see
-// Bus.ProvideResult).
+// Bus.PreToolCallCanProvideResult).
 func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 	if r.b == nil {
 		return nil
@@ -490,12 +296,12 @@ func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 		// provide and transform may still go in one.
 		r.plan = r.b.planStretch(r.req.Name, false)
 	}
-	return r.b.provideResult(ctx, r.req, func(ctx context.Context, s *subscriber, req ToolCallRequest) (*ToolResult, FailureKind, error) {
+	return r.b.provideResult(ctx, r.req, func(ctx context.Context, s *subscriber, req hooks.ToolCallRequest) (*hooks.ToolResult, FailureKind, error) {
 		use, sendErr := r.stage(ctx, s, req)
 		if !use {
 			return r.b.askProvide(ctx, s, req)
 		}
-		res, kind, err := readStage[*ToolResult](ctx, r, s, sendErr)
+		res, kind, err := readStage[*hooks.ToolResult](ctx, r, s, sendErr)
 		if kind != KindNone || res == nil || r.next == len(r.plan.subs) {
 			r.closeStretch()
 		} else {
@@ -505,18 +311,18 @@ func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 	})
 }
 
-// Done fires post_tool_call (see Bus.ToolCallDone).
-func (r *ToolRun) Done(ev ToolCallOutcome) { r.b.ToolCallDone(ev) }
+// Done fires post_tool_call (see Bus.PostToolCall).
+func (r *ToolRun) Done(ev hooks.ToolCallOutcome) { r.b.PostToolCall(ev) }
 
 // Transform fires transform_tool_result (see Bus.TransformToolResult).
-func (r *ToolRun) Transform(ctx context.Context, ev ToolCallOutcome) (ToolResult, []string) {
+func (r *ToolRun) Transform(ctx context.Context, ev hooks.ToolCallOutcome) (hooks.ToolResult, []string) {
 	if r.b == nil {
 		return ev.Result, nil
 	}
-	return r.b.transformToolResult(ctx, ev, func(ctx context.Context, s *subscriber, ev ToolCallOutcome) (*ToolResult, FailureKind, error) {
+	return r.b.transformToolResult(ctx, ev, func(ctx context.Context, s *subscriber, ev hooks.ToolCallOutcome) (*hooks.ToolResult, FailureKind, error) {
 		if r.st != nil && r.next < len(r.plan.subs) && r.plan.subs[r.next] == s {
 			if r.showsProvided(ev) {
-				res, kind, err := readStage[*ToolResult](ctx, r, s, nil)
+				res, kind, err := readStage[*hooks.ToolResult](ctx, r, s, nil)
 				r.closeStretch()
 				return res, kind, err
 			}
@@ -530,13 +336,13 @@ func (r *ToolRun) Transform(ctx context.Context, ev ToolCallOutcome) (ToolResult
 
 // showsProvided reports whether ev is the call the stretch's transform
 // stage sees: this call, as the plugin's provided result left it.
-func (r *ToolRun) showsProvided(ev ToolCallOutcome) bool {
+func (r *ToolRun) showsProvided(ev hooks.ToolCallOutcome) bool {
 	if r.provided == nil {
 		return false
 	}
 	return ev.SessionID == r.req.SessionID && ev.CallID == r.req.CallID && ev.Name == r.req.Name &&
 		bytes.Equal(ev.Arguments, r.req.Arguments) &&
-		ev.Status == ProvidedBy(r.plan.m.name) && ev.Result == r.provided.AsJSON()
+		ev.Status == hooks.ProvidedBy(r.plan.m.name) && ev.Result == r.provided.AsJSON()
 }
 
 // Close releases what the run holds; call it when the call is over,

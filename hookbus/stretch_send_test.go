@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // refusing is a plugin whose Stretch fails at once with err.
@@ -15,7 +17,7 @@ type refusing struct {
 	err error
 }
 
-func (r refusing) Stretch(context.Context, hooks.StretchRequest) (hooks.Stretch, error) {
+func (r refusing) Stretch(context.Context, hookstretch.Request) (hookstretch.Stretch, error) {
 	return nil, r.err
 }
 
@@ -34,13 +36,13 @@ func TestAStretchThatFailsToSendIsItsFirstStagesFailure(t *testing.T) {
 			Content: `["P","provided_by:P",{"by":"P","args":{}}]`, TransformedBy: []string{"P"},
 			Stats: []string{"P pre_tool_call calls=1 error=1", "P pre_tool_call_can_provide_result calls=1", "P transform_tool_result calls=1"},
 		}},
-		{hooks.ErrNoStretch, outcome{
+		{hookstretch.ErrNoStretch, outcome{
 			Arguments: `{"P":0}`, ModifiedBy: []string{"P"}, ProvidedBy: "P",
 			Content: `["P","provided_by:P",{"by":"P","args":{"P":0}}]`, TransformedBy: []string{"P"},
 			Stats: []string{"P pre_tool_call calls=1", "P pre_tool_call_can_provide_result calls=1", "P transform_tool_result calls=1"},
 		}},
 	} {
-		b := newBus(t, hooks.Member{Plugin: refusing{full("P"), tc.err}, Options: hooks.Options{Timeout: preStageTimeout}})
+		b := newBus(t, hookbus.Member{Plugin: refusing{full("P"), tc.err}, Options: hookbus.Options{Timeout: preStageTimeout}})
 		var got outcome
 		within(t, func() { got = fire(context.Background(), b, true, call) })
 		if !reflect.DeepEqual(got, tc.want) {

@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
@@ -88,24 +90,24 @@ const nativeResult = `{"native":true}`
 // fire runs one tool call through the hooks the way package dispatch does:
 // pre_tool_call; unless blocked or cancelled, provide; else native
 // dispatch; post_tool_call; transform_tool_result.
-func fire(ctx context.Context, b *hooks.Bus, run bool, req hooks.ToolCallRequest) outcome {
+func fire(ctx context.Context, b *hookbus.Bus, run bool, req hooks.ToolCallRequest) outcome {
 	return fireOn(ctx, b, path{run: run}, req)
 }
 
-func fireOn(ctx context.Context, b *hooks.Bus, pa path, req hooks.ToolCallRequest) outcome {
+func fireOn(ctx context.Context, b *hookbus.Bus, pa path, req hooks.ToolCallRequest) outcome {
 	run := pa.run
 	var (
-		pre      func() hooks.PreToolCallOutcome
-		provide  func(hooks.ToolCallRequest) *hooks.ProvidedResult
+		pre      func() hookbus.PreToolCallOutcome
+		provide  func(hooks.ToolCallRequest) *hookbus.ProvidedResult
 		done     func(hooks.ToolCallOutcome)
 		trans    func(hooks.ToolCallOutcome) (hooks.ToolResult, []string)
 		closeRun = func() {}
 	)
 	switch {
 	case pa.preOutside:
-		var r *hooks.ToolRun
-		pre = func() hooks.PreToolCallOutcome { return b.PreToolCall(ctx, req) }
-		provide = func(req hooks.ToolCallRequest) *hooks.ProvidedResult {
+		var r *hookbus.ToolRun
+		pre = func() hookbus.PreToolCallOutcome { return b.PreToolCall(ctx, req) }
+		provide = func(req hooks.ToolCallRequest) *hookbus.ProvidedResult {
 			r = b.StartToolCall(req)
 			return r.ProvideResult(ctx)
 		}
@@ -119,15 +121,17 @@ func fireOn(ctx context.Context, b *hooks.Bus, pa path, req hooks.ToolCallReques
 		closeRun = func() { r.Close() }
 	case run:
 		r := b.StartToolCall(req)
-		pre = func() hooks.PreToolCallOutcome { return r.PreToolCall(ctx) }
-		provide = func(hooks.ToolCallRequest) *hooks.ProvidedResult { return r.ProvideResult(ctx) }
+		pre = func() hookbus.PreToolCallOutcome { return r.PreToolCall(ctx) }
+		provide = func(hooks.ToolCallRequest) *hookbus.ProvidedResult { return r.ProvideResult(ctx) }
 		done = r.Done
 		trans = func(ev hooks.ToolCallOutcome) (hooks.ToolResult, []string) { return r.Transform(ctx, ev) }
 		closeRun = r.Close
 	default:
-		pre = func() hooks.PreToolCallOutcome { return b.PreToolCall(ctx, req) }
-		provide = func(req hooks.ToolCallRequest) *hooks.ProvidedResult { return b.ProvideResult(ctx, req) }
-		done = b.ToolCallDone
+		pre = func() hookbus.PreToolCallOutcome { return b.PreToolCall(ctx, req) }
+		provide = func(req hooks.ToolCallRequest) *hookbus.ProvidedResult {
+			return b.PreToolCallCanProvideResult(ctx, req)
+		}
+		done = b.PostToolCall
 		trans = func(ev hooks.ToolCallOutcome) (hooks.ToolResult, []string) { return b.TransformToolResult(ctx, ev) }
 	}
 	defer closeRun()
@@ -173,7 +177,7 @@ func errorResult(msg string) hooks.ToolResult {
 
 // statLines renders the synchronous hooks' Stats compactly: one line per
 // plugin and hook that was called, e.g. "P pre_tool_call calls=1 error=1".
-func statLines(st hooks.Stats) []string {
+func statLines(st hookbus.Stats) []string {
 	var lines []string
 	for _, h := range st.Hooks {
 		if h.Calls == 0 || h.Observer {
@@ -198,7 +202,7 @@ func statLines(st hooks.Stats) []string {
 // it on the Bus as an adapter whose process is down.
 type plugin struct {
 	f           *hooks.Funcs
-	opts        hooks.Options
+	opts        hookbus.Options
 	unavailable bool
 }
 
@@ -324,7 +328,7 @@ func scenarios() []scenario {
 		{
 			name: "an answer over max_result_size is malformed and falls through",
 			plugins: func(*testing.T) []plugin {
-				return []plugin{{f: full("P"), opts: hooks.Options{MaxResultSize: 16}}, {f: provider("B", `"B"`)}}
+				return []plugin{{f: full("P"), opts: hookbus.Options{MaxResultSize: 16}}, {f: provider("B", `"B"`)}}
 			},
 			want: outcome{
 				Arguments: `{"P":0}`, ModifiedBy: []string{"P"}, ProvidedBy: "B", Content: `"B"`,
@@ -423,7 +427,7 @@ func scenarios() []scenario {
 					wait()
 					return &hooks.ToolResult{Content: `"late"`}, nil
 				}
-				return []plugin{{f: p, opts: hooks.Options{ToolTimeout: short.ToolTimeout}}}
+				return []plugin{{f: p, opts: hookbus.Options{ToolTimeout: short.ToolTimeout}}}
 			},
 			want: outcome{
 				Arguments: `{"P":0}`, ModifiedBy: []string{"P"}, Native: true,
@@ -463,7 +467,7 @@ func scenarios() []scenario {
 				p := full("P")
 				p.PreToolCallFunc = noDecision
 				p.TransformToolResultFunc = nil
-				return []plugin{{f: p, opts: hooks.Options{FailClosed: true}}}
+				return []plugin{{f: p, opts: hookbus.Options{FailClosed: true}}}
 			},
 			want: outcome{
 				Blocked: true, BlockedBy: "P", Arguments: `{}`,
@@ -477,10 +481,10 @@ func scenarios() []scenario {
 	// The stretch's pre stage failing each way: for a plugin that is not
 	// fail_closed the call goes on hook by hook, and the plugin is asked to
 	// provide by a plain call; a fail_closed one blocks.
-	for _, kind := range []hooks.FailureKind{hooks.KindError, hooks.KindPanic, hooks.KindTimeout, hooks.KindMalformed} {
+	for _, kind := range []hookbus.FailureKind{hookbus.KindError, hookbus.KindPanic, hookbus.KindTimeout, hookbus.KindMalformed} {
 		build := func(t *testing.T) *hooks.Funcs {
 			p := full("P")
-			if kind == hooks.KindMalformed {
+			if kind == hookbus.KindMalformed {
 				p.PreToolCallFunc = func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
 					return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "x"}, ModifiedArgs: json.RawMessage(`{"x":1}`)}, nil
 				}
@@ -495,7 +499,7 @@ func scenarios() []scenario {
 		ss = append(ss, scenario{
 			name: "the stretch's pre stage fails (" + kind.String() + "): provide is asked plainly",
 			plugins: func(t *testing.T) []plugin {
-				return []plugin{{f: build(t), opts: hooks.Options{Timeout: preStageTimeout}}}
+				return []plugin{{f: build(t), opts: hookbus.Options{Timeout: preStageTimeout}}}
 			},
 			want: outcome{
 				Arguments: `{}`, ProvidedBy: "P",
@@ -506,7 +510,7 @@ func scenarios() []scenario {
 		}, scenario{
 			name: "the stretch's pre stage fails (" + kind.String() + ") under fail_closed: blocked, nothing provided",
 			plugins: func(t *testing.T) []plugin {
-				return []plugin{{f: build(t), opts: hooks.Options{Timeout: preStageTimeout, FailClosed: true}}}
+				return []plugin{{f: build(t), opts: hookbus.Options{Timeout: preStageTimeout, FailClosed: true}}}
 			},
 			want: outcome{
 				Blocked: true, BlockedBy: "P", Arguments: `{}`,
@@ -526,7 +530,7 @@ func TestToolPipelineRulesOnEveryPath(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, pa := range paths {
 				t.Run(pa.name, func(t *testing.T) {
-					var members []hooks.Member
+					var members []hookbus.Member
 					var stretchers []*counted
 					for _, pl := range sc.plugins(t) {
 						p := pa.host(t, pl.f)
@@ -536,7 +540,7 @@ func TestToolPipelineRulesOnEveryPath(t *testing.T) {
 						if pl.unavailable {
 							p = down{p}
 						}
-						members = append(members, hooks.Member{Plugin: p, Options: pl.opts})
+						members = append(members, hookbus.Member{Plugin: p, Options: pl.opts})
 					}
 					b := newBus(t, members...)
 					ctx, cancel := context.WithCancel(context.Background())
@@ -606,7 +610,7 @@ func TestClosingARunCancelsItsStretch(t *testing.T) {
 				},
 			}
 			c := pa.host(t, p).(*counted)
-			b := newBus(t, hooks.Member{Plugin: c, Options: hooks.Options{ToolTimeout: time.Hour}})
+			b := newBus(t, hookbus.Member{Plugin: c, Options: hookbus.Options{ToolTimeout: time.Hour}})
 			run := b.StartToolCall(call)
 			if out := run.PreToolCall(context.Background()); out.Blocked {
 				t.Fatalf("blocked: %+v", out)
@@ -629,7 +633,7 @@ type hostile struct {
 	closed chan struct{}
 }
 
-func (h *hostile) Stretch(context.Context, hooks.StretchRequest) (hooks.Stretch, error) {
+func (h *hostile) Stretch(context.Context, hookstretch.Request) (hookstretch.Stretch, error) {
 	return h, nil
 }
 
@@ -658,7 +662,7 @@ func TestAHostileStageAnswerIsMalformed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := full("P")
 			h := &hostile{Plugin: p, answer: tc.answer, closed: make(chan struct{})}
-			b := newBus(t, hooks.Member{Plugin: h})
+			b := newBus(t, hookbus.Member{Plugin: h})
 			got := fire(context.Background(), b, true, call)
 			want := outcome{
 				Arguments: `{}`, ProvidedBy: "P",
@@ -683,7 +687,7 @@ func TestAHostileStageAnswerIsMalformed(t *testing.T) {
 // on hook by hook).
 type stuck struct{ hooks.Plugin }
 
-func (stuck) Stretch(ctx context.Context, _ hooks.StretchRequest) (hooks.Stretch, error) {
+func (stuck) Stretch(ctx context.Context, _ hookstretch.Request) (hookstretch.Stretch, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
@@ -693,7 +697,7 @@ func (stuck) HonoursContext() bool { return true }
 // A stretch the plugin does not take holds the run no longer than its
 // first stage's deadline, and counts as that stage's timeout.
 func TestAStretchThatCannotBeSentIsItsFirstStagesTimeout(t *testing.T) {
-	b := newBus(t, hooks.Member{Plugin: stuck{full("P")}, Options: hooks.Options{Timeout: preStageTimeout}})
+	b := newBus(t, hookbus.Member{Plugin: stuck{full("P")}, Options: hookbus.Options{Timeout: preStageTimeout}})
 	var got outcome
 	within(t, func() { got = fire(context.Background(), b, true, call) })
 	want := outcome{

@@ -1,11 +1,12 @@
-package hooks
+package hookbus
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
-	"time"
+
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
 // FailureKind classifies why a plugin call counted as nil.
@@ -37,13 +38,8 @@ type ContextHonouring interface {
 
 type warnKey struct {
 	plugin string
-	hook   Name
+	hook   hooks.Name
 	kind   FailureKind
-}
-
-type callResult[T any] struct {
-	v   T
-	err error
 }
 
 // ask makes one hook call of subscriber s with payload req through invoke,
@@ -57,7 +53,7 @@ func ask[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, Failure
 // askErr is ask that also returns the failure (see invokeErr).
 func askErr[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, FailureKind, error) {
 	v, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
-		return Ask[T](ctx, s.m.plugin, s.hook, req)
+		return hooks.Ask[T](ctx, s.m.plugin, s.hook, req)
 	})
 	if kind != KindNone {
 		return v, kind, err
@@ -65,23 +61,19 @@ func askErr[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, Fail
 	return checked(b, s, v)
 }
 
-// checked applies the hook's rules (checkAnswer) to an answer: one that
+// checked applies the hook's rules (CheckAnswer) to an answer: one that
 // breaks them is counted and logged as malformed and becomes no answer.
 func checked[T any](b *Bus, s *subscriber, v T) (T, FailureKind, error) {
 	if s.observer {
 		return v, KindNone, nil
 	}
-	err := checkAnswer(v, limits{maxSize: s.m.opts.MaxResultSize, maxTemperature: b.maxTemperature})
+	err := hooks.CheckAnswer(s.m.name, s.hook, v, s.m.opts.MaxResultSize, b.maxTemperature)
 	if err == nil {
 		return v, KindNone, nil
 	}
-	e := &MalformedError{Plugin: s.m.name, Hook: s.hook, Problem: err.Error()}
-	if big, ok := err.(errTooLarge); ok {
-		e.Size, e.Limit = big.size, big.limit
-	}
-	b.fail(s, KindMalformed, e)
+	b.fail(s, KindMalformed, err)
 	var zero T
-	return zero, KindMalformed, e
+	return zero, KindMalformed, err
 }
 
 // invoke runs one plugin call under the plugin's deadline and turns every way
@@ -101,86 +93,45 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 
-	var r callResult[T]
+	var r hookstretch.CallResult[T]
 	if s.m.inline {
-		r = guarded(cctx, fn)
+		r = hookstretch.Guarded(cctx, fn)
 	} else {
-		done := make(chan callResult[T], 1)
-		go func() { done <- guarded(cctx, fn) }()
+		done := make(chan hookstretch.CallResult[T], 1)
+		go func() { done <- hookstretch.Guarded(cctx, fn) }()
 		select {
 		case r = <-done:
 		case <-cctx.Done():
-			r.err = cctx.Err()
+			r.Err = cctx.Err()
 		}
 	}
-	if r.err == nil && pastDeadline(cctx) {
+	if r.Err == nil && hookstretch.PastDeadline(cctx) {
 		// An answer that comes after its deadline is a timeout, whatever it
 		// says: the caller has already been told nothing came, and a plugin
 		// that ignores its deadline must not win by racing the watchdog.
-		r.err = fmt.Errorf("result arrived after the deadline and was dropped: %w", ended(cctx))
+		r.Err = fmt.Errorf("result arrived after the deadline and was dropped: %w", hookstretch.Ended(cctx))
 	}
-	if r.err == nil {
-		return r.v, KindNone, nil
+	if r.Err == nil {
+		return r.V, KindNone, nil
 	}
 	var zero T
 	kind := KindError
 	switch {
-	case errors.As(r.err, new(*panicError)) || errors.Is(r.err, ErrPanicked):
+	case errors.As(r.Err, new(*hookstretch.PanicError)) || errors.Is(r.Err, hooks.ErrPanicked):
 		kind = KindPanic
-	case errors.Is(r.err, ErrUnavailable):
+	case errors.Is(r.Err, hooks.ErrUnavailable):
 		kind = KindUnavailable
-	case errors.Is(r.err, ErrMalformed):
+	case errors.Is(r.Err, hooks.ErrMalformed):
 		kind = KindMalformed
-	case errors.Is(r.err, ErrRefused):
+	case errors.Is(r.Err, hooks.ErrRefused):
 		kind = KindRefused
 	case ctx.Err() != nil:
 		kind = KindCancelled
-	case pastDeadline(cctx) || errors.Is(r.err, context.DeadlineExceeded):
+	case hookstretch.PastDeadline(cctx) || errors.Is(r.Err, context.DeadlineExceeded):
 		kind = KindTimeout
 	}
-	b.fail(s, kind, r.err)
-	return zero, kind, r.err
-}
-
-// pastDeadline reports whether ctx has ended or its deadline has passed.
-// The clock decides, not only ctx.Err: a context's timer may fire a little
-// after its deadline, and an answer that a remote plugin sent once its own
-// copy of the deadline had passed must not slip into that gap.
-func pastDeadline(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
-}
-
-// ended is why ctx is over, for a context pastDeadline reported.
-func ended(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return context.DeadlineExceeded
-}
-
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
-
-// Unwrap makes a recovered panic ErrPanicked to errors.Is, so that it
-// reads the same once it has crossed the wire.
-func (p *panicError) Unwrap() error { return ErrPanicked }
-
-func guarded[T any](ctx context.Context, fn func(context.Context) (T, error)) (r callResult[T]) {
-	defer func() {
-		if v := recover(); v != nil {
-			r = callResult[T]{err: &panicError{value: v, stack: debug.Stack()}}
-		}
-	}()
-	v, err := fn(ctx)
-	return callResult[T]{v: v, err: err}
+	b.fail(s, kind, r.Err)
+	return zero, kind, r.Err
 }
 
 // fail counts a failed call and logs it: WARN the first time this plugin
@@ -198,8 +149,8 @@ func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
 	}
 	// A stack is for whoever debugs the plugin, at DEBUG only, even on the
 	// first failure.
-	if p := (*panicError)(nil); errors.As(err, &p) {
-		args = append(args, "stack", string(p.stack))
+	if p := (*hookstretch.PanicError)(nil); errors.As(err, &p) {
+		args = append(args, "stack", string(p.Stack))
 	} else if !seen {
 		return
 	}
@@ -209,7 +160,7 @@ func (b *Bus) fail(s *subscriber, kind FailureKind, err error) {
 // HookStats counts the calls of one plugin for one hook.
 type HookStats struct {
 	Plugin string
-	Hook   Name
+	Hook   hooks.Name
 	// Observer marks an observer hook: its calls are queued deliveries,
 	// made by a worker, that never delay the conversation.
 	Observer bool
@@ -246,7 +197,7 @@ func (s Stats) SyncCalls() uint64 {
 }
 
 // Failures returns how many calls of plugin for hook failed with kind.
-func (s Stats) Failures(plugin string, hook Name, kind FailureKind) uint64 {
+func (s Stats) Failures(plugin string, hook hooks.Name, kind FailureKind) uint64 {
 	for _, h := range s.Hooks {
 		if h.Plugin == plugin && h.Hook == hook {
 			return h.Failures[kind.String()]
@@ -263,7 +214,7 @@ func (b *Bus) Stats() Stats {
 		return st
 	}
 	for _, m := range b.members {
-		for _, h := range Catalogue {
+		for _, h := range hooks.Catalogue {
 			for _, s := range b.subs[h] {
 				if s.m != m {
 					continue

@@ -1,8 +1,10 @@
-package hooks
+package hookbus
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/hookhost/hookhost/hooks"
 )
 
 // This file holds every hook's combine rule, one fire method per hook, in
@@ -11,25 +13,25 @@ import (
 // answer that breaks the hook's rules (checkAnswer), into "no result", so
 // the rules below only ever see legal answers.
 
-// SessionStart fires on_session_start. Observe: queued, never delays.
-func (b *Bus) SessionStart(ev SessionStart) {
-	b.emit(OnSessionStart, "", ev)
+// OnSessionStart fires on_session_start. Observe: queued, never delays.
+func (b *Bus) OnSessionStart(ev hooks.SessionStart) {
+	b.emit(hooks.OnSessionStart, "", ev)
 }
 
 // ToolListChange says which plugin replaced the tool list.
 type ToolListChange struct {
 	Plugin string
-	Tools  []ToolSpec
+	Tools  []hooks.ToolSpec
 }
 
-// ToolList fires pre_tool_list_finalized. First non-nil wins; the override
+// PreToolListFinalized fires pre_tool_list_finalized. First non-nil wins; the override
 // applies to this model call only. It returns nil when nobody overrode.
-func (b *Bus) ToolList(ctx context.Context, req ToolListRequest) *ToolListChange {
+func (b *Bus) PreToolListFinalized(ctx context.Context, req hooks.ToolListRequest) *ToolListChange {
 	if b == nil {
 		return nil
 	}
-	for _, s := range b.subs[PreToolListFinalized] {
-		o, kind := ask[*ToolListOverride](ctx, b, s, req)
+	for _, s := range b.subs[hooks.PreToolListFinalized] {
+		o, kind := ask[*hooks.ToolListOverride](ctx, b, s, req)
 		if kind != KindNone || o == nil {
 			continue
 		}
@@ -45,25 +47,25 @@ type RequestChange struct {
 	Fields []string
 }
 
-// MutateRequest fires pre_api_request_mutable. Merge, first write per field
+// PreAPIRequestMutable fires pre_api_request_mutable. Merge, first write per field
 // wins: patches apply in priority order, each plugin seeing the request as
 // patched so far, and a plugin may set only the fields nobody above it set;
 // its writes to the others are ignored (they are not malformed). This is
 // the rule of every other hook, where priority means precedence. It
 // returns the final request and who changed what.
-func (b *Bus) MutateRequest(ctx context.Context, ev APIRequest) (ModelRequest, []RequestChange) {
+func (b *Bus) PreAPIRequestMutable(ctx context.Context, ev hooks.APIRequest) (hooks.ModelRequest, []RequestChange) {
 	if b == nil {
 		return ev.Request, nil
 	}
 	var changes []RequestChange
 	set := requestFields{}
-	for _, s := range b.subs[PreAPIRequestMutable] {
-		patch, kind := ask[*RequestPatch](ctx, b, s, ev)
+	for _, s := range b.subs[hooks.PreAPIRequestMutable] {
+		patch, kind := ask[*hooks.RequestPatch](ctx, b, s, ev)
 		if kind != KindNone || patch == nil {
 			continue
 		}
 		var fields []string
-		ev.Request, fields = patch.applyUnset(ev.Request, set)
+		ev.Request, fields = applyUnset(*patch, ev.Request, set)
 		if len(fields) > 0 {
 			changes = append(changes, RequestChange{Plugin: s.m.name, Fields: fields})
 		}
@@ -71,21 +73,55 @@ func (b *Bus) MutateRequest(ctx context.Context, ev APIRequest) (ModelRequest, [
 	return ev.Request, changes
 }
 
+// requestFields are a ModelRequest's patchable fields, by the names
+// RequestPatch.Apply gives them.
+type requestFields map[string]bool
+
+// applyUnset applies the fields of p that nobody has set yet, marks them
+// set, and returns the names of those it applied: first write per field
+// wins. A write to a field already set is ignored, not malformed: a
+// lower-priority plugin cannot know what the ones above it chose.
+func applyUnset(p hooks.RequestPatch, req hooks.ModelRequest, set requestFields) (hooks.ModelRequest, []string) {
+	if set["model"] {
+		p.Model = nil
+	}
+	if set["system"] {
+		p.System = nil
+	}
+	if set["messages"] {
+		p.Messages = nil
+	}
+	if set["tools"] {
+		p.Tools = nil
+	}
+	if set["max_tokens"] {
+		p.MaxTokens = nil
+	}
+	if set["temperature"] {
+		p.Temperature = nil
+	}
+	req, fields := p.Apply(req)
+	for _, f := range fields {
+		set[f] = true
+	}
+	return req, fields
+}
+
 // ReissueRequest is a plugin's accepted request to reissue a model call.
 type ReissueRequest struct {
 	Plugin string
-	Reissue
+	hooks.Reissue
 }
 
-// Reissue fires post_llm_call_can_reissue. First non-nil wins. Enforcing at
+// PostLLMCallCanReissue fires post_llm_call_can_reissue. First non-nil wins. Enforcing at
 // most one reissue per iteration is the caller's job: only the loop knows
 // whether this response is already a reissue.
-func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
+func (b *Bus) PostLLMCallCanReissue(ctx context.Context, ev hooks.LLMCall) *ReissueRequest {
 	if b == nil {
 		return nil
 	}
-	for _, s := range b.subs[PostLLMCallCanReissue] {
-		r, kind := ask[*Reissue](ctx, b, s, ev)
+	for _, s := range b.subs[hooks.PostLLMCallCanReissue] {
+		r, kind := ask[*hooks.Reissue](ctx, b, s, ev)
 		if kind != KindNone || r == nil {
 			continue
 		}
@@ -94,9 +130,9 @@ func (b *Bus) Reissue(ctx context.Context, ev LLMCall) *ReissueRequest {
 	return nil
 }
 
-// LLMCallDone fires post_llm_call for every inference. Observe.
-func (b *Bus) LLMCallDone(ev Inference) {
-	b.emit(PostLLMCall, "", ev)
+// PostLLMCall fires post_llm_call for every inference. Observe.
+func (b *Bus) PostLLMCall(ev hooks.Inference) {
+	b.emit(hooks.PostLLMCall, "", ev)
 }
 
 // PreToolCallOutcome is the combined pre_tool_call decision.
@@ -138,36 +174,36 @@ func (e *GuardFailedError) Unwrap() error { return e.Err }
 // ToolRun. Whoever answers, the loop applies the same combine rule.
 
 type (
-	preAsker       func(ctx context.Context, s *subscriber, req ToolCallRequest) (*PreToolCallDecision, FailureKind, error)
-	provideAsker   func(ctx context.Context, s *subscriber, req ToolCallRequest) (*ToolResult, FailureKind, error)
-	transformAsker func(ctx context.Context, s *subscriber, ev ToolCallOutcome) (*ToolResult, FailureKind, error)
+	preAsker       func(ctx context.Context, s *subscriber, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, FailureKind, error)
+	provideAsker   func(ctx context.Context, s *subscriber, req hooks.ToolCallRequest) (*hooks.ToolResult, FailureKind, error)
+	transformAsker func(ctx context.Context, s *subscriber, ev hooks.ToolCallOutcome) (*hooks.ToolResult, FailureKind, error)
 )
 
-func (b *Bus) askPre(ctx context.Context, s *subscriber, req ToolCallRequest) (*PreToolCallDecision, FailureKind, error) {
-	return askErr[*PreToolCallDecision](ctx, b, s, req)
+func (b *Bus) askPre(ctx context.Context, s *subscriber, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, FailureKind, error) {
+	return askErr[*hooks.PreToolCallDecision](ctx, b, s, req)
 }
 
-func (b *Bus) askProvide(ctx context.Context, s *subscriber, req ToolCallRequest) (*ToolResult, FailureKind, error) {
-	return askErr[*ToolResult](ctx, b, s, req)
+func (b *Bus) askProvide(ctx context.Context, s *subscriber, req hooks.ToolCallRequest) (*hooks.ToolResult, FailureKind, error) {
+	return askErr[*hooks.ToolResult](ctx, b, s, req)
 }
 
-func (b *Bus) askTransform(ctx context.Context, s *subscriber, ev ToolCallOutcome) (*ToolResult, FailureKind, error) {
-	return askErr[*ToolResult](ctx, b, s, ev)
+func (b *Bus) askTransform(ctx context.Context, s *subscriber, ev hooks.ToolCallOutcome) (*hooks.ToolResult, FailureKind, error) {
+	return askErr[*hooks.ToolResult](ctx, b, s, ev)
 }
 
 // PreToolCall fires pre_tool_call. Any block wins and stops the round;
 // modifies apply in priority order, each plugin seeing the arguments as
 // modified so far. A FailClosed plugin that fails blocks the call.
-func (b *Bus) PreToolCall(ctx context.Context, req ToolCallRequest) PreToolCallOutcome {
+func (b *Bus) PreToolCall(ctx context.Context, req hooks.ToolCallRequest) PreToolCallOutcome {
 	if b == nil {
 		return PreToolCallOutcome{Arguments: req.Arguments}
 	}
 	return b.preToolCall(ctx, req, b.askPre)
 }
 
-func (b *Bus) preToolCall(ctx context.Context, req ToolCallRequest, ask preAsker) PreToolCallOutcome {
+func (b *Bus) preToolCall(ctx context.Context, req hooks.ToolCallRequest, ask preAsker) PreToolCallOutcome {
 	out := PreToolCallOutcome{Arguments: req.Arguments}
-	for _, s := range b.subs[PreToolCall] {
+	for _, s := range b.subs[hooks.PreToolCall] {
 		if !s.matches(req.Name) {
 			continue
 		}
@@ -204,20 +240,20 @@ func (b *Bus) preToolCall(ctx context.Context, req ToolCallRequest, ask preAsker
 // ProvidedResult is a tool result a plugin supplied instead of native dispatch.
 type ProvidedResult struct {
 	Plugin string
-	ToolResult
+	hooks.ToolResult
 }
 
-// ProvideResult fires pre_tool_call_can_provide_result. First non-nil wins
+// PreToolCallCanProvideResult fires pre_tool_call_can_provide_result. First non-nil wins
 // and skips native dispatch; nil means dispatch natively.
-func (b *Bus) ProvideResult(ctx context.Context, req ToolCallRequest) *ProvidedResult {
+func (b *Bus) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) *ProvidedResult {
 	if b == nil {
 		return nil
 	}
 	return b.provideResult(ctx, req, b.askProvide)
 }
 
-func (b *Bus) provideResult(ctx context.Context, req ToolCallRequest, ask provideAsker) *ProvidedResult {
-	for _, s := range b.subs[PreToolCallCanProvideResult] {
+func (b *Bus) provideResult(ctx context.Context, req hooks.ToolCallRequest, ask provideAsker) *ProvidedResult {
+	for _, s := range b.subs[hooks.PreToolCallCanProvideResult] {
 		if !s.matches(req.Name) {
 			continue
 		}
@@ -230,23 +266,23 @@ func (b *Bus) provideResult(ctx context.Context, req ToolCallRequest, ask provid
 	return nil
 }
 
-// ToolCallDone fires post_tool_call. Observe.
-func (b *Bus) ToolCallDone(ev ToolCallOutcome) {
-	b.emit(PostToolCall, ev.Name, ev)
+// PostToolCall fires post_tool_call. Observe.
+func (b *Bus) PostToolCall(ev hooks.ToolCallOutcome) {
+	b.emit(hooks.PostToolCall, ev.Name, ev)
 }
 
 // TransformToolResult fires transform_tool_result. Chain: each plugin in
 // priority order sees the result as transformed so far.
-func (b *Bus) TransformToolResult(ctx context.Context, ev ToolCallOutcome) (ToolResult, []string) {
+func (b *Bus) TransformToolResult(ctx context.Context, ev hooks.ToolCallOutcome) (hooks.ToolResult, []string) {
 	if b == nil {
 		return ev.Result, nil
 	}
 	return b.transformToolResult(ctx, ev, b.askTransform)
 }
 
-func (b *Bus) transformToolResult(ctx context.Context, ev ToolCallOutcome, ask transformAsker) (ToolResult, []string) {
+func (b *Bus) transformToolResult(ctx context.Context, ev hooks.ToolCallOutcome, ask transformAsker) (hooks.ToolResult, []string) {
 	var changedBy []string
-	for _, s := range b.subs[TransformToolResult] {
+	for _, s := range b.subs[hooks.TransformToolResult] {
 		if !s.matches(ev.Name) {
 			continue
 		}
@@ -260,14 +296,14 @@ func (b *Bus) transformToolResult(ctx context.Context, ev ToolCallOutcome, ask t
 	return ev.Result, changedBy
 }
 
-// TransformOutput fires transform_llm_output on the final answer. Chain.
-func (b *Bus) TransformOutput(ctx context.Context, ev LLMOutput) (string, []string) {
+// TransformLLMOutput fires transform_llm_output on the final answer. Chain.
+func (b *Bus) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (string, []string) {
 	if b == nil {
 		return ev.Text, nil
 	}
 	var changedBy []string
-	for _, s := range b.subs[TransformLLMOutput] {
-		r, kind := ask[*TextReplacement](ctx, b, s, ev)
+	for _, s := range b.subs[hooks.TransformLLMOutput] {
+		r, kind := ask[*hooks.TextReplacement](ctx, b, s, ev)
 		if kind != KindNone || r == nil {
 			continue
 		}
@@ -277,7 +313,7 @@ func (b *Bus) TransformOutput(ctx context.Context, ev LLMOutput) (string, []stri
 	return ev.Text, changedBy
 }
 
-// SessionEnd fires on_session_end. Observe.
-func (b *Bus) SessionEnd(ev SessionEnd) {
-	b.emit(OnSessionEnd, "", ev)
+// OnSessionEnd fires on_session_end. Observe.
+func (b *Bus) OnSessionEnd(ev hooks.SessionEnd) {
+	b.emit(hooks.OnSessionEnd, "", ev)
 }

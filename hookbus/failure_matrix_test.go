@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -15,7 +16,7 @@ import (
 type hookCase struct {
 	hook    hooks.Name
 	install func(f *hooks.Funcs, h func(context.Context) error)
-	fire    func(b *hooks.Bus) string
+	fire    func(b *hookbus.Bus) string
 }
 
 var hookCases = []hookCase{
@@ -26,8 +27,8 @@ var hookCases = []hookCase{
 			}
 			return &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "good"}}}, nil
 		}
-	}, func(b *hooks.Bus) string {
-		if ch := b.ToolList(context.Background(), hooks.ToolListRequest{}); ch != nil {
+	}, func(b *hookbus.Bus) string {
+		if ch := b.PreToolListFinalized(context.Background(), hooks.ToolListRequest{}); ch != nil {
 			return ch.Tools[0].Name
 		}
 		return ""
@@ -39,8 +40,8 @@ var hookCases = []hookCase{
 			}
 			return &hooks.RequestPatch{Model: str("good")}, nil
 		}
-	}, func(b *hooks.Bus) string {
-		req, _ := b.MutateRequest(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: ""}})
+	}, func(b *hookbus.Bus) string {
+		req, _ := b.PreAPIRequestMutable(context.Background(), hooks.APIRequest{Request: hooks.ModelRequest{Model: ""}})
 		return req.Model
 	}},
 	{hooks.PostLLMCallCanReissue, func(f *hooks.Funcs, h func(context.Context) error) {
@@ -50,8 +51,8 @@ var hookCases = []hookCase{
 			}
 			return &hooks.Reissue{Reason: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
-		if r := b.Reissue(context.Background(), hooks.LLMCall{}); r != nil {
+	}, func(b *hookbus.Bus) string {
+		if r := b.PostLLMCallCanReissue(context.Background(), hooks.LLMCall{}); r != nil {
 			return r.Reason
 		}
 		return ""
@@ -63,8 +64,8 @@ var hookCases = []hookCase{
 			}
 			return &hooks.TextReplacement{Text: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
-		text, _ := b.TransformOutput(context.Background(), hooks.LLMOutput{Text: ""})
+	}, func(b *hookbus.Bus) string {
+		text, _ := b.TransformLLMOutput(context.Background(), hooks.LLMOutput{Text: ""})
 		return text
 	}},
 	{hooks.PreToolCall, func(f *hooks.Funcs, h func(context.Context) error) {
@@ -74,7 +75,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "good"}}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		return b.PreToolCall(context.Background(), call).Message
 	}},
 	{hooks.PreToolCallCanProvideResult, func(f *hooks.Funcs, h func(context.Context) error) {
@@ -84,8 +85,8 @@ var hookCases = []hookCase{
 			}
 			return &hooks.ToolResult{Content: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
-		if r := b.ProvideResult(context.Background(), call); r != nil {
+	}, func(b *hookbus.Bus) string {
+		if r := b.PreToolCallCanProvideResult(context.Background(), call); r != nil {
 			return r.Content
 		}
 		return ""
@@ -97,7 +98,7 @@ var hookCases = []hookCase{
 			}
 			return &hooks.ToolResult{Content: "good"}, nil
 		}
-	}, func(b *hooks.Bus) string {
+	}, func(b *hookbus.Bus) string {
 		r, _ := b.TransformToolResult(context.Background(), hooks.ToolCallOutcome{Name: "now", Arguments: json.RawMessage(`{}`)})
 		return r.Content
 	}},
@@ -118,7 +119,7 @@ func TestFailureRuleOnEveryHook(t *testing.T) {
 					broken, good := &hooks.Funcs{Name: "broken"}, &hooks.Funcs{Name: "good"}
 					hc.install(broken, func(context.Context) error { return f() })
 					hc.install(good, func(context.Context) error { return nil })
-					b := newBus(t, r.broken(broken, kind, hooks.Options{}), r.in(good))
+					b := newBus(t, r.broken(broken, kind, hookbus.Options{}), r.in(good))
 					var got string
 					within(t, func() { got = hc.fire(b) })
 					if got != "good" {
@@ -149,12 +150,12 @@ func TestObserverFailuresNeverReachTheCaller(t *testing.T) {
 					PostLLMCallFunc:    func(context.Context, hooks.Inference) error { return f() },
 					PostToolCallFunc:   func(context.Context, hooks.ToolCallOutcome) error { return f() },
 				}
-				b := newBus(t, r.broken(p, kind, hooks.Options{Timeout: 50 * time.Millisecond}))
+				b := newBus(t, r.broken(p, kind, hookbus.Options{Timeout: 50 * time.Millisecond}))
 				within(t, func() {
-					b.SessionStart(hooks.SessionStart{})
-					b.LLMCallDone(hooks.Inference{})
-					b.ToolCallDone(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
-					b.SessionEnd(hooks.SessionEnd{})
+					b.OnSessionStart(hooks.SessionStart{})
+					b.PostLLMCall(hooks.Inference{})
+					b.PostToolCall(hooks.ToolCallOutcome{Name: "x", Arguments: json.RawMessage(`{}`)})
+					b.OnSessionEnd(hooks.SessionEnd{})
 					if err := b.Flush(context.Background()); err != nil {
 						t.Error(err)
 					}

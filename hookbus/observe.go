@@ -1,6 +1,10 @@
-package hooks
+package hookbus
 
-import "context"
+import (
+	"context"
+
+	"github.com/hookhost/hookhost/hooks"
+)
 
 // observerEvent is one queued observer delivery; barrier, when set, marks a
 // Flush point instead.
@@ -13,7 +17,7 @@ type observerEvent struct {
 // emit queues an observer event for every subscriber of hook (filtered by
 // tool for per-tool hooks). It never blocks: a full queue drops the event.
 // The read lock only orders emits against Close; nothing blocks under it.
-func (b *Bus) emit(hook Name, tool string, payload any) {
+func (b *Bus) emit(hook hooks.Name, tool string, payload any) {
 	if b == nil || len(b.subs[hook]) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
@@ -43,31 +45,31 @@ func (r rig) sub(t *testing.T) rig { return rig{t, r.way} }
 func (r rig) plugin(p hooks.Plugin) hooks.Plugin { return wiretest.Over(r.t, r.way, p) }
 
 // in is p on the Bus with default options.
-func (r rig) in(p hooks.Plugin) hooks.Member { return hooks.Member{Plugin: r.plugin(p)} }
+func (r rig) in(p hooks.Plugin) hookbus.Member { return hookbus.Member{Plugin: r.plugin(p)} }
 
 // with is p on the Bus with opts.
-func (r rig) with(p hooks.Plugin, opts hooks.Options) hooks.Member {
-	return hooks.Member{Plugin: r.plugin(p), Options: opts}
+func (r rig) with(p hooks.Plugin, opts hookbus.Options) hookbus.Member {
+	return hookbus.Member{Plugin: r.plugin(p), Options: opts}
 }
 
 // quick is p with deadlines short enough for a test to wait them out.
-func (r rig) quick(p hooks.Plugin) hooks.Member { return r.with(p, short) }
+func (r rig) quick(p hooks.Plugin) hookbus.Member { return r.with(p, short) }
 
 // down is p as an adapter reports it when its process is not running.
-func (r rig) down(p hooks.Plugin, opts hooks.Options) hooks.Member {
-	return hooks.Member{Plugin: down{r.plugin(p)}, Options: opts}
+func (r rig) down(p hooks.Plugin, opts hookbus.Options) hookbus.Member {
+	return hookbus.Member{Plugin: down{r.plugin(p)}, Options: opts}
 }
 
-var short = hooks.Options{Timeout: 50 * time.Millisecond, ToolTimeout: 50 * time.Millisecond}
+var short = hookbus.Options{Timeout: 50 * time.Millisecond, ToolTimeout: 50 * time.Millisecond}
 
-func newBus(t *testing.T, members ...hooks.Member) *hooks.Bus {
+func newBus(t *testing.T, members ...hookbus.Member) *hookbus.Bus {
 	t.Helper()
-	return newBusConfig(t, hooks.Config{}, members...)
+	return newBusConfig(t, hookbus.Config{}, members...)
 }
 
-func newBusConfig(t *testing.T, cfg hooks.Config, members ...hooks.Member) *hooks.Bus {
+func newBusConfig(t *testing.T, cfg hookbus.Config, members ...hookbus.Member) *hookbus.Bus {
 	t.Helper()
-	b, err := hooks.NewBus(members, cfg)
+	b, err := hookbus.New(members, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func (honouring) HonoursContext() bool { return true }
 // honours reports what p says about its contexts, for wrappers that must
 // not change it.
 func honours(p hooks.Plugin) bool {
-	h, ok := p.(hooks.ContextHonouring)
+	h, ok := p.(hookbus.ContextHonouring)
 	return ok && h.HonoursContext()
 }
 
@@ -147,16 +149,22 @@ func honours(p hooks.Plugin) bool {
 // come.
 type stretching struct{ hooks.Plugin }
 
-var _ hooks.Stretcher = stretching{}
+var _ hookstretch.Stretcher = stretching{}
 
-func (s stretching) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+func (s stretching) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	ls := &localStretch{answers: make(chan emitted, len(req.Stages)+1), cancel: cancel}
 	go func() {
 		defer close(ls.answers)
-		hooks.RunStretch(ctx, s.Plugin, req, func(a any, err error) { ls.answers <- emitted{a, err} })
+		hookstretch.Run(ctx, s.Plugin, req, func(a any, err error) { ls.answers <- emitted{a, err} })
 	}()
 	return ls, nil
+}
+
+// emitted is one stage's answer, as hookstretch.Run emits it.
+type emitted struct {
+	answer any
+	err    error
 }
 
 type localStretch struct {
@@ -191,9 +199,9 @@ type counted struct {
 	stretches [][]hooks.Name
 }
 
-var _ hooks.Stretcher = (*counted)(nil)
+var _ hookstretch.Stretcher = (*counted)(nil)
 
-func (c *counted) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.Stretch, error) {
+func (c *counted) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	var stages []hooks.Name
 	for _, s := range req.Stages {
 		stages = append(stages, s.Hook)
@@ -201,7 +209,7 @@ func (c *counted) Stretch(ctx context.Context, req hooks.StretchRequest) (hooks.
 	c.mu.Lock()
 	c.stretches = append(c.stretches, stages)
 	c.mu.Unlock()
-	return c.Plugin.(hooks.Stretcher).Stretch(ctx, req)
+	return c.Plugin.(hookstretch.Stretcher).Stretch(ctx, req)
 }
 
 func (c *counted) HonoursContext() bool { return honours(c.Plugin) }

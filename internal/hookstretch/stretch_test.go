@@ -1,4 +1,4 @@
-package hooks_test
+package hookstretch_test
 
 import (
 	"context"
@@ -10,25 +10,32 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/hookstretch"
 )
 
+// stageTimeout is each stage's deadline in runStretch, not cut too fine
+// for a busy machine.
+const stageTimeout = 500 * time.Millisecond
+
 // emitted is one answer RunStretch handed to emit.
+var call = hooks.ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "now", Arguments: json.RawMessage(`{}`)}
+
 type emitted struct {
 	answer any
 	err    error
 }
 
-// runStretch runs RunStretch to its end (within a generous bound) and
+// runStretch runs Run to its end (within a generous bound) and
 // returns what it emitted.
 func runStretch(t *testing.T, ctx context.Context, p hooks.Plugin, stages ...hooks.Name) []emitted {
 	t.Helper()
-	req := hooks.StretchRequest{Call: call}
+	req := hookstretch.Request{Call: call}
 	for _, h := range stages {
-		req.Stages = append(req.Stages, hooks.StretchStage{Hook: h, Timeout: preStageTimeout})
+		req.Stages = append(req.Stages, hookstretch.Stage{Hook: h, Timeout: stageTimeout})
 	}
 	var out []emitted
 	within(t, func() {
-		hooks.RunStretch(ctx, p, req, func(a any, err error) { out = append(out, emitted{a, err}) })
+		hookstretch.Run(ctx, p, req, func(a any, err error) { out = append(out, emitted{a, err}) })
 	})
 	return out
 }
@@ -294,15 +301,15 @@ func TestRunStretchNeverStartsAProvideOnceCtxEnded(t *testing.T) {
 func TestRunStretchRefusesIllegalStretches(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		stages []hooks.StretchStage
+		stages []hookstretch.Stage
 	}{
 		{"none", nil},
-		{"one stage", []hooks.StretchStage{{hooks.PreToolCall, time.Second}}},
-		{"out of order", []hooks.StretchStage{{hooks.PreToolCallCanProvideResult, time.Second}, {hooks.PreToolCall, time.Second}}},
-		{"a gap", []hooks.StretchStage{{hooks.PreToolCall, time.Second}, {hooks.TransformToolResult, time.Second}}},
-		{"not a tool pipeline hook", []hooks.StretchStage{{hooks.PreToolCall, time.Second}, {hooks.PostToolCall, time.Second}}},
-		{"stage twice", []hooks.StretchStage{{hooks.PreToolCall, time.Second}, {hooks.PreToolCall, time.Second}, {hooks.PreToolCallCanProvideResult, time.Second}}},
-		{"no timeout", []hooks.StretchStage{{hooks.PreToolCall, time.Second}, {hooks.PreToolCallCanProvideResult, 0}}},
+		{"one stage", []hookstretch.Stage{{hooks.PreToolCall, time.Second}}},
+		{"out of order", []hookstretch.Stage{{hooks.PreToolCallCanProvideResult, time.Second}, {hooks.PreToolCall, time.Second}}},
+		{"a gap", []hookstretch.Stage{{hooks.PreToolCall, time.Second}, {hooks.TransformToolResult, time.Second}}},
+		{"not a tool pipeline hook", []hookstretch.Stage{{hooks.PreToolCall, time.Second}, {hooks.PostToolCall, time.Second}}},
+		{"stage twice", []hookstretch.Stage{{hooks.PreToolCall, time.Second}, {hooks.PreToolCall, time.Second}, {hooks.PreToolCallCanProvideResult, time.Second}}},
+		{"no timeout", []hookstretch.Stage{{hooks.PreToolCall, time.Second}, {hooks.PreToolCallCanProvideResult, 0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
@@ -317,10 +324,10 @@ func TestRunStretchRefusesIllegalStretches(t *testing.T) {
 				}}
 			var out []emitted
 			within(t, func() {
-				hooks.RunStretch(context.Background(), p, hooks.StretchRequest{Call: call, Stages: tc.stages},
+				hookstretch.Run(context.Background(), p, hookstretch.Request{Call: call, Stages: tc.stages},
 					func(a any, err error) { out = append(out, emitted{a, err}) })
 			})
-			if len(out) != 1 || !errors.Is(out[0].err, hooks.ErrBadStretch) {
+			if len(out) != 1 || !errors.Is(out[0].err, hookstretch.ErrBadStretch) {
 				t.Fatalf("emitted %+v, want one ErrBadStretch failure", out)
 			}
 			if len(rec.asked) != 0 {
@@ -347,4 +354,25 @@ func (wrongType) Manifest() hooks.Manifest {
 
 func (wrongType) Handle(context.Context, hooks.Name, any) (any, error) {
 	return &hooks.ToolResult{Content: "not a decision"}, nil
+}
+
+// hang blocks until the test ends, ignoring ctx, to prove deadlines are
+// enforced on plugins that do not honour them.
+func hang(t *testing.T) func() {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	return func() { <-release }
+}
+
+// within fails the test if fn does not return in a generous bound: it checks
+// that a call returns at all, not how fast.
+func within(t *testing.T, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { fn(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("call did not return: the deadline was not enforced")
+	}
 }

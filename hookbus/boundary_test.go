@@ -1,4 +1,4 @@
-package hooks_test
+package hookbus_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/wiretest"
 )
@@ -40,11 +41,11 @@ func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBus(t, hooks.Member{Plugin: tc.host(t, lateProvider("late")), Options: hooks.Options{ToolTimeout: 20 * time.Millisecond}})
+			b := newBus(t, hookbus.Member{Plugin: tc.host(t, lateProvider("late")), Options: hookbus.Options{ToolTimeout: 20 * time.Millisecond}})
 			used := 0
 			for range 20 {
 				within(t, func() {
-					if r := b.ProvideResult(context.Background(), call); r != nil {
+					if r := b.PreToolCallCanProvideResult(context.Background(), call); r != nil {
 						used++
 					}
 				})
@@ -52,7 +53,7 @@ func TestAResultAfterItsDeadlineIsATimeout(t *testing.T) {
 			if used > 0 {
 				t.Fatalf("%d of 20 results that arrived after their deadline were used", used)
 			}
-			if n := b.Stats().Failures("late", hooks.PreToolCallCanProvideResult, hooks.KindTimeout); n != 20 {
+			if n := b.Stats().Failures("late", hooks.PreToolCallCanProvideResult, hookbus.KindTimeout); n != 20 {
 				t.Fatalf("%d of 20 late results counted as timeouts", n)
 			}
 		})
@@ -67,12 +68,12 @@ func TestPanicStacksAreLoggedAtDebugOnly(t *testing.T) {
 	}}
 	for _, level := range []hclog.Level{hclog.Warn, hclog.Debug} {
 		var buf bytes.Buffer
-		b, err := hooks.NewBus([]hooks.Member{{Plugin: panicky}}, hooks.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: level})})
+		b, err := hookbus.New([]hookbus.Member{{Plugin: panicky}}, hookbus.Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: level})})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 3 {
-			b.ProvideResult(context.Background(), call)
+			b.PreToolCallCanProvideResult(context.Background(), call)
 		}
 		b.Close(context.Background())
 		out := buf.String()
