@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,5 +92,31 @@ func TestStateSyntaxHint(t *testing.T) {
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Line != 2 || !strings.Contains(ce.Msg, `backend = "redis"`) {
 		t.Fatalf("err = %v, want line 2 and the quoted form", err)
+	}
+}
+
+// config.toml.example's commented [state] block, uncommented, is a valid
+// redis backend with the defaults.
+func TestExampleStateBlock(t *testing.T) {
+	data, err := os.ReadFile("../config.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, found := strings.Cut(string(data), "\n# [state]\n")
+	if !found {
+		t.Fatal("config.toml.example has no commented [state] block")
+	}
+	block, _, _ = strings.Cut(block, "\n\n")
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		if l = strings.TrimPrefix(l, "# "); !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	c := mustParse(t, "[state]\n"+strings.Join(lines, "\n")+"\n")
+	want := defaultState()
+	want.Backend, want.URLEnv = "redis", "HOOKHOST_REDIS_URL"
+	if !reflect.DeepEqual(c.State, want) {
+		t.Fatalf("the example [state] block:\n got %+v\nwant %+v", c.State, want)
 	}
 }
