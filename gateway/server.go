@@ -195,6 +195,9 @@ func newServer(p parts) (*Server, error) {
 	s.cut = make(chan struct{})
 
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
+	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes == 0 {
+		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: nothing is stored there")
+	}
 	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes > 0 {
 		if s.backend, err = openStateBackend(p); err != nil {
 			return nil, err

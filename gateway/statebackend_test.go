@@ -156,6 +156,7 @@ func TestRedisStateOutage(t *testing.T) {
 	if n := strings.Count(s.logs.String(), "the state backend is unreachable"); n != 1 {
 		t.Errorf("the outage is logged %d times, want once:\n%s", n, s.logs)
 	}
+	wantUp(t, s, "0")
 	if strings.Contains(s.logs.String(), "[ERROR]") {
 		t.Errorf("requests refused during the outage logged errors of their own:\n%s", s.logs)
 	}
@@ -170,6 +171,7 @@ func TestRedisStateOutage(t *testing.T) {
 	}
 	n1 := respond(t, s, `{"model":"offline-small","input":"after the outage"}`)
 	respond(t, s, `{"model":"offline-small","previous_response_id":`+string(n1["id"])+`,"input":"and on"}`)
+	wantUp(t, s, "1")
 	if !strings.Contains(s.logs.String(), "the state backend is reachable again") {
 		t.Errorf("the end of the outage is not logged:\n%s", s.logs)
 	}
@@ -207,5 +209,17 @@ func TestReadyzMemoryState(t *testing.T) {
 	ready := getReady(t, s)
 	if ready.code != 200 || ready.State.Backend != "memory" || ready.State.State != "up" {
 		t.Fatalf("/readyz: %d %s", ready.code, ready.raw)
+	}
+}
+
+// wantUp checks the metric of whether the state backend answers.
+func wantUp(t *testing.T, s *testServer, v string) {
+	t.Helper()
+	resp, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := string(readAll(t, resp)); !strings.Contains(body, "\nhookhost_gateway_state_backend_up "+v+"\n") {
+		t.Errorf("/metrics does not say hookhost_gateway_state_backend_up %s:\n%s", v, body)
 	}
 }
