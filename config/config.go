@@ -62,6 +62,7 @@ type Config struct {
 	Tools        Tools        `toml:"tools"`
 	Plugins      Plugins      `toml:"plugins"`
 	Server       Server       `toml:"server"`
+	State        State        `toml:"state"`
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative
@@ -296,6 +297,7 @@ func newDefault(dir string) *Config {
 			Entries: map[string]PluginEntry{},
 		},
 		Server: defaultServer(),
+		State:  defaultState(),
 		Dir:    dir,
 	}
 }

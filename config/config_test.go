@@ -39,7 +39,8 @@ func TestDefaults(t *testing.T) {
 			RequestTimeout: 10 * time.Minute, DrainTimeout: 30 * time.Second,
 			StateTTL: time.Hour, StateEntries: 10000, ResponsesEntries: 100000, ResponsesMaxBytes: 256 << 20,
 		},
-		Dir: testDir,
+		State: defaultState(), // spelled out by TestStateDefaults
+		Dir:   testDir,
 	}
 	// Where each key is written is TestWhereNamesTheLineOfAKeyInTheFile's business.
 	want.file, want.pos = c.file, c.pos

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
 )
@@ -183,15 +185,34 @@ func (s *Server) serveReady(w *recorder, r *http.Request) {
 		State    string `json:"state"`
 		Restarts int    `json:"restarts"`
 	}
+	type state struct {
+		Backend string `json:"backend"`
+		Addr    string `json:"addr,omitempty"`
+		State   string `json:"state"`
+		Error   string `json:"error,omitempty"`
+	}
 	out := struct {
 		Status  string   `json:"status"`
 		Route   string   `json:"route"`
 		Plugins []plugin `json:"plugins"`
-	}{Status: "ready", Route: string(s.p.route), Plugins: []plugin{}}
+		State   state    `json:"state"`
+	}{Status: "ready", Route: string(s.p.route), Plugins: []plugin{}, State: state{Backend: config.StateMemory, State: "up"}}
 	for _, p := range s.p.plugins() {
 		out.Plugins = append(out.Plugins, plugin{p.Name, p.State, p.Restarts})
 	}
 	status := http.StatusOK
+	if b := s.backend; b != nil {
+		out.State = state{Backend: config.StateRedis, Addr: b.redis.Addr(), State: "up"}
+		ctx, cancel := context.WithTimeout(r.Context(), healthWait)
+		err := b.health(ctx)
+		cancel()
+		if err != nil {
+			// Not ready: a replica whose backend is down cannot continue
+			// conversations, so a load balancer should prefer another.
+			out.State.State, out.State.Error = "down", b.unavailable(err, "requests that continue or store a response get 503 until it is back").Message
+			out.Status, status = "not_ready", http.StatusServiceUnavailable
+		}
+	}
 	if s.draining.Load() {
 		out.Status, status = "draining", http.StatusServiceUnavailable
 	}

@@ -81,10 +81,17 @@ func (s *Server) resolveState(ctx context.Context, w http.ResponseWriter, r *htt
 		if !errors.As(err, &e) {
 			e = apiError(http.StatusInternalServerError, "hookhost could not resolve the stored responses this request names: "+err.Error())
 		}
-		if e.Status >= 500 {
+		if e.Status >= 500 && !s.backendDown() {
 			s.log.Error("the store of responses failed", "error", err)
 		}
 		return nil, nil, none, e
+	}
+	if s.backend != nil && turn.Stores() {
+		// The response would be lost once sent: refuse it now, while the
+		// client can still retry or send store:false.
+		if err := s.backend.health(ctx); err != nil {
+			return nil, nil, none, s.backend.unavailable(err, "the request asks to store its response (store defaults to true), which is kept there; retry once it is back, or send store: false")
+		}
 	}
 	grew := int64(len(out) - len(body))
 	if grew <= 0 {
@@ -101,6 +108,10 @@ func (s *Server) resolveState(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	return out, turn, func() { s.budget.release(grew) }, nil
 }
+
+// backendDown reports an outage of the state backend, which is logged
+// once as it starts rather than with every request it fails.
+func (s *Server) backendDown() bool { return s.backend != nil && s.backend.down.Load() }
 
 // stateReason names a refusal by resolveState in the metrics.
 func stateReason(e *dialect.Error) string {
@@ -162,7 +173,7 @@ func (s *Server) serveStored(w *recorder, r *http.Request) {
 		out, e = s.states.Get(r.Context(), tenant(r), id)
 	}
 	if e != nil {
-		if e.Status >= 500 {
+		if e.Status >= 500 && !s.backendDown() {
 			s.log.Error("the store of responses failed", "error", e.Message)
 		}
 		writeError(w, render, e)

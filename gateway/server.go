@@ -67,6 +67,8 @@ type Server struct {
 	started        time.Time
 	// states are the stored Responses objects (see responses.States).
 	states *responses.States
+	// backend is the shared server states live in; nil in memory.
+	backend *stateBackend
 
 	draining atomic.Bool
 	mu       sync.Mutex
@@ -113,6 +115,11 @@ type parts struct {
 	// nil means an in-memory store bounded by server.responses_entries
 	// and server.responses_max_bytes.
 	responses statestore.Store
+	// state is the [state] table: a redis backend, unless responses is
+	// set, keeps the Responses objects; where says where a key is written
+	// in the config file, for errors (nil: nowhere).
+	state config.State
+	where func(key string) string
 }
 
 // forwardWithInboundKey says why server.forward_client_key and
@@ -138,6 +145,8 @@ func New(h *hookhost.Host, opts Options) (*Server, error) {
 		getenv:        h.Getenv,
 		logger:        opts.Logger,
 		listen:        opts.Listen,
+		state:         cfg.State,
+		where:         cfg.Where,
 	})
 }
 
@@ -187,6 +196,16 @@ func newServer(p parts) (*Server, error) {
 	s.cut = make(chan struct{})
 
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
+	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes == 0 {
+		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: nothing is stored there")
+	}
+	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes > 0 {
+		if s.backend, err = openStateBackend(p); err != nil {
+			return nil, err
+		}
+		s.backend.register(s.metrics.reg)
+		p.responses = backendStore{Store: s.backend.redis, b: s.backend}
+	}
 	s.states = newStates(p.server, p.responses)
 	registerStateMetrics(s.metrics.reg, s.states)
 	if p.fronts == nil {
@@ -217,6 +236,7 @@ func newServer(p parts) (*Server, error) {
 	}
 	s.p = p
 	if s.proxy, err = s.newProxy(); err != nil {
+		s.Close()
 		return nil, err
 	}
 	s.handler = s.routes()
@@ -226,6 +246,15 @@ func newServer(p parts) (*Server, error) {
 // Handler returns the server's routes, for tests and for programs that
 // mount them in their own http.Server.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close closes the server's connections to its state backend, once it
+// no longer serves; it does not close the host.
+func (s *Server) Close() error {
+	if s.backend == nil {
+		return nil
+	}
+	return s.backend.close()
+}
 
 // Addr returns the address the server listens on, once it does.
 func (s *Server) Addr() string {

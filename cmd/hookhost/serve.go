@@ -70,6 +70,7 @@ func serveUntil(sigs <-chan os.Signal, inv *invocation, listen string, verbose b
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	defer srv.Close()
 	go func() {
 		select {
 		case <-now:

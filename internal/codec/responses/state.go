@@ -126,8 +126,13 @@ func itemNotFound(param, id string) *dialect.Error {
 }
 
 // storeFailed is the error for a Store that failed (a shared backend that
-// cannot be reached): the conversation cannot go on without it.
+// cannot be reached): the conversation cannot go on without it. A Store
+// whose errors are already 503s saying why (naming the backend) has them
+// sent as they are.
 func storeFailed(err error) *dialect.Error {
+	if e := (*dialect.Error)(nil); errors.As(err, &e) && e.Status == http.StatusServiceUnavailable {
+		return e
+	}
 	return &dialect.Error{Status: http.StatusServiceUnavailable, Type: "api_error",
 		Message: "hookhost could not reach its store of responses (a server error, logged on the server); retry shortly: " + err.Error()}
 }
@@ -330,6 +335,10 @@ func (st *state) finalObject(b []byte) {
 	// The input is in the store now, or will never be.
 	t.input = nil
 }
+
+// Stores reports whether the response to this request is to be stored
+// (store:true, the default), so that the store must be reachable.
+func (t *Turn) Stores() bool { return t != nil && t.keep }
 
 // Err says why the response sent was not stored (nil when it was, or when
 // nothing was to be kept: store:false, a response that did not complete):
