@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,5 +163,90 @@ enabled = false
 	code, _, errOut = runCLI(t, "", "mcp", "check", "-c", writeConfig(t, "[mcp.servers.x]\ncommand = \"a\"\ntimeout = \"2x\"\n"))
 	if code != 2 || !strings.Contains(errOut, `hookhost.toml:3: mcp.servers.x.timeout: bad duration "2x"`) {
 		t.Errorf("mcp check with a bad config: exit %d, %s", code, errOut)
+	}
+}
+
+// keyed adds an inbound key to every request.
+type keyed struct{ key string }
+
+func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+k.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// hookhost serve offers the MCP gateway at /mcp over Streamable HTTP,
+// behind the inbound keys: a client with the key lists and calls the
+// guarded tools, one with a wrong key or none is refused.
+func TestMCPOverHTTPOnServe(t *testing.T) {
+	writeLog := filepath.Join(t.TempDir(), "writes")
+	cfg := guardedConfig(t, writeLog)
+	src, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOOKHOST_TEST_MCP_KEYS", "right-key")
+	base, _, out, sigs, done := startServe(t, string(src)+"\n[server]\napi_key_env = \"HOOKHOST_TEST_MCP_KEYS\"\n")
+	defer func() {
+		sigs <- os.Interrupt
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v\n%s", err, out.String())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	connect := func(key string) (*mcp.ClientSession, error) {
+		var hc *http.Client
+		if key != "" {
+			hc = &http.Client{Transport: keyed{key}}
+		}
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	}
+	for _, key := range []string{"", "wrong-key"} {
+		if cs, err := connect(key); err == nil {
+			cs.Close()
+			t.Errorf("connected to /mcp with key %q", key)
+		} else if !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+			t.Errorf("key %q refused with %v, want a 401", key, err)
+		}
+	}
+	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST /mcp without a key: status %d, want 401", resp.StatusCode)
+	}
+
+	cs, err := connect("right-key")
+	if err != nil {
+		t.Fatalf("connecting with the key: %v\n%s", err, out.String())
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 2 || list.Tools[0].Name != "fake__echo" {
+		t.Errorf("tools over /mcp: %+v", list.Tools)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake__echo", Arguments: map[string]any{"text": "over http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || resultText(res) != "echo: over http" {
+		t.Errorf("fake__echo over /mcp: isError %v, %q", res.IsError, resultText(res))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake__write", Arguments: map[string]any{"path": "/etc/passwd"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "blocked by guard") {
+		t.Errorf("fake__write over /mcp: isError %v, %q; want the guard's block", res.IsError, resultText(res))
+	}
+	if _, err := os.Stat(writeLog); !os.IsNotExist(err) {
+		t.Errorf("the blocked write reached the server (%v)", err)
 	}
 }
