@@ -67,8 +67,8 @@ type page struct {
 	// keyed pages outside /v1 need an inbound key too; anyMethod pages
 	// check their methods themselves.
 	keyed, anyMethod bool
-	serve    func(w *recorder, r *http.Request)
-	render   renderer
+	serve            func(w *recorder, r *http.Request)
+	render           renderer
 }
 
 func (s *Server) routes() http.Handler {
