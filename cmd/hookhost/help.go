@@ -45,7 +45,9 @@ the model and the plugins.`,
 		about: `Serves the OpenAI (Chat Completions, Responses) and Anthropic (Messages)
 APIs over HTTP, through the same host and plugins as chat: point an SDK's base
 URL at it. It runs until SIGINT or SIGTERM, then drains requests in flight for
-up to server.drain_timeout; a second signal stops it at once.`,
+up to server.drain_timeout; a second signal stops it at once. With
+[mcp.servers.NAME] in the config it also serves MCP at /mcp (Streamable HTTP,
+the same inbound keys), as hookhost mcp serve does on stdio.`,
 		examples: `  hookhost serve                                   on server.listen (127.0.0.1:8080)
   hookhost serve -c examples/demo.toml -listen 127.0.0.1:9090`,
 		env: gatewayEnvHelp + `  the variable server.api_key_env names holds the keys clients must present

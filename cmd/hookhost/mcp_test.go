@@ -193,6 +193,8 @@ func TestMCPOverHTTPOnServe(t *testing.T) {
 			t.Errorf("serve: %v\n%s", err, out.String())
 		}
 	}()
+	want := "hookhost: serving MCP on " + base + "/mcp"
+	waitFor(t, "the line "+want, func() bool { return strings.Contains(out.String(), want) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	connect := func(key string) (*mcp.ClientSession, error) {
