@@ -55,6 +55,8 @@ type Options struct {
 	// HOOKHOST_REATTACH_PLUGINS, the API key variables the config names);
 	// nil means os.Getenv.
 	Getenv func(string) string
+	// Version is hookhost's, told to MCP servers and clients.
+	Version string
 }
 
 // SessionOptions configure one session; the zero value is a plain one.
@@ -87,6 +89,9 @@ type Host struct {
 	upstream    Upstream
 	models      []string
 	getenv      func(string) string
+	nativeTools []dispatch.Tool
+	mcp         *mcpServers // nil when no MCP server is enabled
+	version     string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -137,6 +142,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	if h.registry, err = dispatch.NewRegistry(tools...); err != nil {
 		return nil, err
 	}
+	h.nativeTools, h.version = tools, opts.Version
+	if len(cfg.MCP.EnabledServers()) > 0 {
+		h.mcp = startMCP(ctx, cfg.MCP, log, opts.Version)
+	}
 	if len(cfg.Plugins.Enabled) == 0 {
 		return h, nil
 	}
@@ -147,6 +156,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 	bus, err := hookbus.New(ph.Members(), hookbus.Config{Logger: log.Named("hooks"), MaxTemperature: info.MaxTemperature})
 	if err != nil {
 		ph.Close(context.WithoutCancel(ctx))
+		h.mcp.close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("host: assembling the plugins' Bus: %w", err)
 	}
 	h.plugins, h.bus = ph, bus
@@ -296,14 +306,14 @@ func (h *Host) NewSession(opts SessionOptions) (*conversation.Session, error) {
 	})
 }
 
-// Close stops every plugin, bounded by ctx: queued observer events are
+// Close stops every plugin and MCP server, bounded by ctx: queued observer events are
 // delivered first, then the processes are stopped. A ctx without a
 // deadline gets host.DefaultCloseTimeout for the whole of it, so that a
 // slow observer cannot hold the caller. Later calls return the first
 // call's result.
 func (h *Host) Close(ctx context.Context) error {
 	h.closeOnce.Do(func() {
-		if h.plugins == nil {
+		if h.plugins == nil && h.mcp == nil {
 			return
 		}
 		if _, ok := ctx.Deadline(); !ok {
@@ -311,7 +321,12 @@ func (h *Host) Close(ctx context.Context) error {
 			ctx, cancel = context.WithTimeout(ctx, host.DefaultCloseTimeout)
 			defer cancel()
 		}
-		h.closeErr = errors.Join(h.bus.Close(ctx), h.plugins.Close(ctx))
+		mcpErr := h.mcp.close(ctx)
+		if h.plugins == nil {
+			h.closeErr = mcpErr
+			return
+		}
+		h.closeErr = errors.Join(h.bus.Close(ctx), h.plugins.Close(ctx), mcpErr)
 	})
 	return h.closeErr
 }

@@ -1,8 +1,8 @@
 // Package config loads hookhost's TOML configuration: which model provider
 // to use, whether traffic is routed through the plugin gateway, how long a
 // conversation may iterate, where the native read_file tool may read,
-// which plugins to launch with which limits, and how `hookhost serve`
-// listens and what it bounds.
+// which plugins to launch with which limits, how `hookhost serve`
+// listens and what it bounds, and which MCP servers hookhost fronts.
 //
 // Load and Parse return fully resolved settings: defaults are filled in,
 // relative paths are made absolute against the config file's directory and
@@ -63,6 +63,7 @@ type Config struct {
 	Plugins      Plugins      `toml:"plugins"`
 	Server       Server       `toml:"server"`
 	State        State        `toml:"state"`
+	MCP          MCP          `toml:"mcp"`
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative

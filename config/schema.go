@@ -54,6 +54,9 @@ var valueTypes = map[string]reflect.Type{
 	"listen":           reflect.TypeFor[hostPort](),
 	"models":           reflect.TypeFor[modelNames](),
 	"model_aliases":    reflect.TypeFor[modelAliases](),
+	"switch":           reflect.TypeFor[boolValue](),
+	"strings":          reflect.TypeFor[stringList](),
+	"string_map":       reflect.TypeFor[stringMap](),
 }
 
 // byGoType is the value type of a field without a rule tag.
@@ -91,7 +94,7 @@ func keysOf(v any) []string {
 	var keys []string
 	t := reflect.TypeOf(v)
 	for i := range t.NumField() {
-		if k := t.Field(i).Tag.Get("toml"); k != "" {
+		if k := t.Field(i).Tag.Get("toml"); k != "" && k != "-" {
 			keys = append(keys, k)
 		}
 	}
@@ -110,7 +113,7 @@ func (d *decoder) decodeTable(key toml.Key, v any, dst any) (set map[string]bool
 	rv := reflect.ValueOf(dst).Elem()
 	fields := map[string]int{}
 	for i := range rv.NumField() {
-		if k := rv.Type().Field(i).Tag.Get("toml"); k != "" {
+		if k := rv.Type().Field(i).Tag.Get("toml"); k != "" && k != "-" {
 			fields[k] = i
 		}
 	}
@@ -135,6 +138,8 @@ func (d *decoder) decodeField(key toml.Key, v any, f reflect.StructField, dst re
 		return d.entries(key, v)
 	case rule == "reattach":
 		return d.reattach(key, v, dst)
+	case rule == "mcp_servers":
+		return d.mcpServers(key, v, dst)
 	case rule == "read_root":
 		ok := d.decodeValue(key, v, dst, valueTypes[rule])
 		if ok {
@@ -224,8 +229,11 @@ func fieldAt(path []string) (f reflect.StructField, v reflect.Value, found bool)
 	v = reflect.ValueOf(newDefault("")).Elem()
 	for _, part := range path {
 		switch v.Kind() {
-		case reflect.Map: // plugins.entries.<name>: the part is the name
-			v = reflect.ValueOf(defaultEntry("", "", ""))
+		case reflect.Map: // a table of named tables: the part is the name
+			v = reflect.New(v.Type().Elem()).Elem()
+			if v.Type() == reflect.TypeFor[PluginEntry]() {
+				v = reflect.ValueOf(defaultEntry("", "", ""))
+			}
 		case reflect.Struct:
 			if f, found = fieldByKey(v.Type(), part); !found {
 				return f, v, false

@@ -24,13 +24,13 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			key := f.Tag.Get("toml")
-			if key == "" {
+			if key == "" || key == "-" {
 				continue
 			}
 			at := path + key
 			vt := byGoType[f.Type]
 			if name := f.Tag.Get("rule"); name != "" {
-				if vt = valueTypes[name]; vt == nil && name != "entries" && name != "reattach" {
+				if vt = valueTypes[name]; vt == nil && name != "entries" && name != "reattach" && name != "mcp_servers" {
 					t.Errorf("%s: rule %q has no value type", at, name)
 				}
 			}
@@ -60,11 +60,12 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 	}
 	walk("", reflect.TypeOf(Config{}))
 	walk("plugins.entries.<name>.", reflect.TypeOf(PluginEntry{}))
+	walk("mcp.servers.<name>.", reflect.TypeOf(MCPServer{}))
 }
 
 func TestHomeOfFollowsTheStructs(t *testing.T) {
 	for key, want := range map[string][]string{
-		"timeout":   {"llm", "plugins.entries.<name>"},
+		"timeout":   {"llm", "plugins.entries.<name>", "mcp.servers.<name>"},
 		"server":    {""},
 		"small":     {"llm.tiers"},
 		"read_root": {"tools"},

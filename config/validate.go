@@ -29,7 +29,7 @@ var homeOf = func() map[string][]string {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			k := f.Tag.Get("toml")
-			if k == "" {
+			if k == "" || k == "-" {
 				continue
 			}
 			m[k] = append(m[k], table)

@@ -66,8 +66,11 @@ type page struct {
 	// other is a second method the page takes ("" for none).
 	other    string
 	endpoint bool // a /v1 endpoint: keys, limits and metrics apply
-	serve    func(w *recorder, r *http.Request)
-	render   renderer
+	// keyed pages outside /v1 need an inbound key too; anyMethod pages
+	// check their methods themselves.
+	keyed, anyMethod bool
+	serve            func(w *recorder, r *http.Request)
+	render           renderer
 }
 
 func (s *Server) routes() http.Handler {
@@ -78,6 +81,14 @@ func (s *Server) routes() http.Handler {
 		"/metrics": {method: http.MethodGet, serve: func(w *recorder, r *http.Request) {
 			s.metricsHandler.ServeHTTP(w, r)
 		}},
+	}
+	if s.p.mcp != nil {
+		// Streamable HTTP takes POST, GET (a stream of server messages)
+		// and DELETE (end of session); the SDK answers the rest.
+		pages["/mcp"] = page{keyed: true, anyMethod: true, serve: func(w *recorder, r *http.Request) {
+			w.route = "mcp"
+			s.p.mcp.ServeHTTP(w, r)
+		}}
 	}
 	for path, f := range s.fronts {
 		f := f
@@ -131,7 +142,7 @@ func (s *Server) routes() http.Handler {
 		case !known:
 			s.metrics.rejected.WithLabelValues("not_found").Inc()
 			writeError(w, render, notFound(fmt.Sprintf("no endpoint %s %s here; hookhost serves POST /v1/chat/completions, POST /v1/responses, GET and DELETE /v1/responses/{id}, POST /v1/messages and GET /v1/models", r.Method, r.URL.Path)))
-		case r.Method != pg.method && (pg.other == "" || r.Method != pg.other) && !(pg.method == http.MethodGet && r.Method == http.MethodHead):
+		case !pg.anyMethod && r.Method != pg.method && (pg.other == "" || r.Method != pg.other) && !(pg.method == http.MethodGet && r.Method == http.MethodHead):
 			s.metrics.rejected.WithLabelValues("method").Inc()
 			allow, takes := pg.method, pg.method
 			if pg.other != "" {
@@ -140,7 +151,7 @@ func (s *Server) routes() http.Handler {
 			w.Header().Set("Allow", allow)
 			writeError(w, render, &dialect.Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
 				Message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, takes, r.Method)})
-		case strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r):
+		case (strings.HasPrefix(r.URL.Path, "/v1/") || pg.keyed) && !s.authorized(r):
 			s.metrics.rejected.WithLabelValues("auth").Inc()
 			writeError(w, render, &dialect.Error{Status: http.StatusUnauthorized, Type: "authentication_error",
 				Message: "missing or wrong API key: send one of the keys in the variable named by server.api_key_env as Authorization: Bearer <key> or x-api-key: <key>"})

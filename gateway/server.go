@@ -2,7 +2,8 @@
 // Anthropic-compatible API: POST /v1/chat/completions, /v1/responses and
 // /v1/messages, GET and DELETE /v1/responses/{id} (the Responses objects
 // hookhost stored, see responses.States), GET /v1/models, /healthz,
-// /readyz and /metrics. Any agent
+// /readyz and /metrics, and, when MCP servers are configured, /mcp: the MCP
+// gateway over Streamable HTTP, behind the same inbound keys. Any agent
 // built on the official SDKs points its base URL here. On the bypass route
 // a request is proxied to the upstream provider as it came (but for a
 // model alias, renamed both ways: see alias.go); on the gateway route it
@@ -101,6 +102,9 @@ type parts struct {
 	getenv        func(string) string
 	logger        hclog.Logger
 	listen        string
+	// mcp serves /mcp (the MCP gateway over Streamable HTTP); nil when
+	// no MCP server is configured.
+	mcp http.Handler
 
 	// fronts default to the three real ones.
 	fronts []dialect.Front
@@ -133,7 +137,20 @@ const forwardWithInboundKey = "config: server.forward_client_key and server.api_
 func New(h *hookhost.Host, opts Options) (*Server, error) {
 	cfg := h.Config()
 	route, _ := h.Route()
+	var mcpHandler http.Handler
+	if len(cfg.MCP.Servers) > 0 {
+		log := opts.Logger
+		if log == nil {
+			log = hclog.NewNullLogger()
+		}
+		gw, err := h.MCPGateway(log.Named("mcp"))
+		if err != nil {
+			return nil, fmt.Errorf("gateway: /mcp: %w", err)
+		}
+		mcpHandler = gw.HTTPHandler()
+	}
 	return newServer(parts{
+		mcp:           mcpHandler,
 		provider:      h.Provider(),
 		bus:           h.Bus(),
 		route:         route,

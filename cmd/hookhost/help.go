@@ -45,7 +45,9 @@ the model and the plugins.`,
 		about: `Serves the OpenAI (Chat Completions, Responses) and Anthropic (Messages)
 APIs over HTTP, through the same host and plugins as chat: point an SDK's base
 URL at it. It runs until SIGINT or SIGTERM, then drains requests in flight for
-up to server.drain_timeout; a second signal stops it at once.`,
+up to server.drain_timeout; a second signal stops it at once. With
+[mcp.servers.NAME] in the config it also serves MCP at /mcp (Streamable HTTP,
+the same inbound keys), as hookhost mcp serve does on stdio.`,
 		examples: `  hookhost serve                                   on server.listen (127.0.0.1:8080)
   hookhost serve -c examples/demo.toml -listen 127.0.0.1:9090`,
 		env: gatewayEnvHelp + `  the variable server.api_key_env names holds the keys clients must present
@@ -88,6 +90,52 @@ fails, so it can gate a deployment.`,
 		env: gatewayEnvHelp + `  HOOKHOST_REATTACH_PLUGINS  attach to plugins already running (debugging)
                              instead of starting them
 `,
+	},
+	"mcp": {
+		usage: "hookhost mcp serve|list|check [-c file]",
+		about: `Fronts the MCP servers of the config ([mcp.servers.NAME]):
+  serve   an MCP server on stdio for an agent (Claude Code, Codex, Cursor)
+          offering every configured server's tools as NAME__tool; each call
+          runs through the plugins' tool hooks
+  list    starts each server once and shows its transport, state, protocol
+          version and tools
+  check   starts each server, lists its tools and stops it; exits 1 if any
+          server fails
+See hookhost mcp serve --help, hookhost mcp list --help, hookhost mcp check --help.`,
+		examples: `  hookhost mcp list -c hookhost.toml
+  hookhost mcp serve -c hookhost.toml`,
+	},
+	"mcp serve": {
+		usage: "hookhost mcp serve [-c file] [-v]",
+		about: `Serves MCP over stdin and stdout for one client, until it disconnects or
+SIGINT/SIGTERM. Its tools are those of every enabled [mcp.servers.NAME]
+(named NAME__tool), the plugins' tools and, with mcp.expose_native, the native
+tools. Every tools/call runs the tool pipeline: pre_tool_call may block it
+(an error result with the block message) or change its arguments, a plugin
+may answer it, post_tool_call sees it and transform_tool_result may rewrite
+the result. tools/list goes through pre_tool_list_finalized. Resources and
+prompts are not proxied. stdout carries MCP messages only; logs and the
+plugins' and servers' stderr go to stderr. A server that does not start is
+reported on stderr and left out.`,
+		examples: `  hookhost mcp serve -c hookhost.toml
+  claude --mcp-config guarded.json                 guarded.json runs hookhost mcp serve`,
+		env: `  the variables an [mcp.servers.NAME] table lists in env and bearer_token_env
+`,
+	},
+	"mcp list": {
+		usage: "hookhost mcp list [-c file]",
+		about: `Starts each enabled MCP server once and prints its name, transport (stdio or
+http), state, negotiated protocol version and tools (as NAME__tool). A server
+that does not start is listed as FAILED with the reason; the command then
+exits 1.`,
+		examples: `  hookhost mcp list -c hookhost.toml`,
+	},
+	"mcp check": {
+		usage: "hookhost mcp check [-c file]",
+		about: `Starts each enabled MCP server, negotiates the protocol, lists its tools and
+stops it again. Exits 1 if any server fails, with the reason, so it can gate a
+deployment.`,
+		examples: `  hookhost mcp check -c hookhost.toml && echo ready`,
 	},
 	"version": {
 		usage:    "hookhost version",

@@ -19,7 +19,7 @@ import (
 // decided, the model, the plugins. ctx cancelled during the start (Ctrl-C)
 // ends the command.
 func open(ctx context.Context, inv *invocation, log hclog.Logger, stderr io.Writer) (*hookhost.Host, error) {
-	h, err := hookhost.Open(ctx, inv.cfg, hookhost.Options{Logger: log})
+	h, err := hookhost.Open(ctx, inv.cfg, hookhost.Options{Logger: log, Version: version})
 	if err != nil {
 		var ce *hookhost.ConfigError
 		if errors.As(err, &ce) {
@@ -32,6 +32,9 @@ func open(ctx context.Context, inv *invocation, log hclog.Logger, stderr io.Writ
 		return nil, errors.New("interrupted while starting plugins")
 	}
 	for _, e := range h.StartErrors() {
+		fmt.Fprintf(stderr, "hookhost: %v\n", e)
+	}
+	for _, e := range h.MCPStartErrors() {
 		fmt.Fprintf(stderr, "hookhost: %v\n", e)
 	}
 	for _, st := range h.Plugins() {

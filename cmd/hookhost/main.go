@@ -5,6 +5,8 @@
 //	hookhost serve [-c file] [-listen host:port] [-v]  an OpenAI- and Anthropic-compatible HTTP gateway
 //	hookhost plugins list [-c file]                    what each enabled plugin declares
 //	hookhost plugins check [-c file]                   start, verify and stop every enabled plugin
+//	hookhost mcp serve [-c file] [-v]                  an MCP server over stdio guarding the configured MCP servers
+//	hookhost mcp list|check [-c file]                  each configured MCP server's state and tools
 //	hookhost version
 //	hookhost help [command]
 //
@@ -43,6 +45,10 @@ usage:
                                              (127.0.0.1:8080); point an SDK's base URL at it
   hookhost plugins list [-c file]            name, version, protocol, path, hooks, tools, matchers, config keys
   hookhost plugins check [-c file]           start each enabled plugin and verify it
+  hookhost mcp serve [-c file] [-v]          an MCP server on stdio in front of [mcp.servers], every
+                                             tool call through the plugins' hooks
+  hookhost mcp list [-c file]                each MCP server's transport, state, protocol and tools
+  hookhost mcp check [-c file]               start each MCP server and verify it
   hookhost version                           version and plugin protocols
   hookhost help [command]                    this text, or a command's help (also: command --help)
 
@@ -87,6 +93,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = serve(args[1:], stdout, stderr)
 	case "plugins":
 		err = pluginsCmd(args[1:], stdout, stderr)
+	case "mcp":
+		err = mcpCmd(args[1:], stdin, stdout, stderr)
 	case "version", "-version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":

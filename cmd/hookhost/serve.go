@@ -80,6 +80,9 @@ func serveUntil(sigs <-chan os.Signal, inv *invocation, listen string, verbose b
 	}()
 	err = srv.ListenAndServe(ctx, func(addr string) {
 		fmt.Fprintf(stderr, "hookhost: serving on http://%s\n", addr)
+		if len(inv.cfg.MCP.Servers) > 0 {
+			fmt.Fprintf(stderr, "hookhost: serving MCP on http://%s/mcp\n", addr)
+		}
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return addressInUse(inv, listen)
