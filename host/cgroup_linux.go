@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/hookhost/hookhost/internal/childproc"
 )
 
 // A plugin's process group holds what it spawns only until a child calls
@@ -212,7 +214,7 @@ func sweepDeadHosts(base string) {
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid == os.Getpid() || processAlive(pid) {
+		if err != nil || pid == os.Getpid() || childproc.Alive(pid) {
 			continue
 		}
 		cg := &pluginCgroup{dir: filepath.Join(base, e.Name())}

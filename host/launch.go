@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/childproc"
 	"github.com/hookhost/hookhost/internal/termtext"
 	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/handshake"
@@ -144,7 +145,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
 			cmd := exec.Command(path)
 			cmd.Dir = entry.Dir
-			cmd.SysProcAttr = procAttr()
+			cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
 			// Only the variables the entry lists reach the plugin, and
 			// not the host's stdin, which is the user's terminal.
 			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
@@ -467,7 +468,7 @@ func (in *instance) killGroup() {
 	if in.run != nil {
 		_ = in.run.cg.kill()
 	}
-	_ = killGroup(in.pid)
+	_ = childproc.KillGroup(in.pid)
 }
 
 func checkBinary(name, path string) *StartError {

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -32,6 +33,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/internal/childproc"
 	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
@@ -87,7 +89,7 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 	}
 	cmd := exec.Command(path)
 	cmd.Dir = entry.Dir // as a start runs it
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = childproc.Attr(syscall.SIGTERM)
 	cmd.Env = append(pluginEnv(entry.Env),
 		"PLUGIN_MIN_PORT=10000", "PLUGIN_MAX_PORT=25000",
 		"PLUGIN_PROTOCOL_VERSIONS="+strings.Join(versions, ","),
@@ -115,7 +117,7 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 	}
 	defer errR.Close()
 	cmd.Stdout, cmd.Stderr = childOut, errW
-	err = startOnSpawnThread(cmd)
+	err = childproc.Start(cmd)
 	childOut.Close()
 	errW.Close()
 	if err != nil {
@@ -125,7 +127,7 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 	go func() {
 		_ = cmd.Wait()
 		// Whatever the plugin started goes with it, as in procRunner.
-		_ = killGroup(cmd.Process.Pid)
+		_ = childproc.KillGroup(cmd.Process.Pid)
 		close(exited)
 	}()
 	// Nothing is made of its stderr, but a plugin blocked writing it
@@ -156,7 +158,7 @@ func rerun(ctx context.Context, path string, entry config.PluginEntry, ro rerunO
 	select {
 	case <-exited:
 	default:
-		_ = killGroup(cmd.Process.Pid)
+		_ = childproc.KillGroup(cmd.Process.Pid)
 		<-exited
 	}
 	// Whatever the plugin left holding the pipes cannot keep the probe.

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/internal/childproc"
 	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
@@ -95,7 +96,7 @@ func (a *attachment) Wait(context.Context) error {
 		case <-a.stopped:
 			return nil
 		case <-t.C:
-			if !processAlive(a.cfg.Pid) {
+			if !childproc.Alive(a.cfg.Pid) {
 				return nil
 			}
 		}
@@ -161,7 +162,7 @@ func attach(name string, entry config.PluginEntry, opts *Options) (*instance, *S
 	if entry.SHA256 != "" {
 		log.Warn("sha256 check skipped: the host did not start the attached plugin's binary", "sha256", entry.SHA256)
 	}
-	if !processAlive(r.Pid) {
+	if !childproc.Alive(r.Pid) {
 		return nil, startErr(name, nil, reattachFix(name), "cannot attach to %s: no process %d is running", a.where(), r.Pid)
 	}
 	// go-plugin's gRPC dial does not wait for the connection; trying it

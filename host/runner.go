@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
+	"github.com/hookhost/hookhost/internal/childproc"
 	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
@@ -149,7 +149,7 @@ func (r *procRunner) start(context.Context) error {
 			r.log.Debug("cannot kill the plugin's cgroup", "cgroup", r.cg.dir, "error", err)
 		}
 		close(r.exited)
-		_ = killGroup(r.cmd.Process.Pid)
+		_ = childproc.KillGroup(r.cmd.Process.Pid)
 		if r.cg != nil {
 			go r.cg.remove()
 		}
@@ -180,12 +180,12 @@ func (r *procRunner) startInCgroup() error {
 		if why := cgroupsUnavailable(); why != "" && cgroupsLogged.CompareAndSwap(false, true) {
 			r.log.Debug("plugins run in a process group only: a child that calls setsid can outlive its plugin", "reason", why)
 		}
-		return startOnSpawnThread(r.cmd)
+		return childproc.Start(r.cmd)
 	}
 	env, attr := r.cmd.Env, *r.cmd.SysProcAttr
 	release, err := cg.attach(r.cmd.SysProcAttr, &r.cmd.Env, handshake.CgroupEnv)
 	if err == nil {
-		err = startOnSpawnThread(r.cmd)
+		err = childproc.Start(r.cmd)
 		release()
 		if err == nil {
 			r.cg = cg
@@ -199,7 +199,7 @@ func (r *procRunner) startInCgroup() error {
 	plain.Stdin, plain.Stdout, plain.Stderr = r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr
 	plain.SysProcAttr = &attr
 	r.cmd = plain
-	if err := startOnSpawnThread(plain); err != nil {
+	if err := childproc.Start(plain); err != nil {
 		return err
 	}
 	cgroupsOff(fmt.Sprintf("cannot start a process in a cgroup: %v", cgErr))
@@ -448,7 +448,7 @@ func (r *procRunner) Kill(context.Context) error {
 	if err := r.cg.kill(); err != nil {
 		r.log.Debug("cannot kill the plugin's cgroup", "cgroup", r.cg.dir, "error", err)
 	}
-	if err := killGroup(pid); err != nil {
+	if err := childproc.KillGroup(pid); err != nil {
 		return err
 	}
 	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -505,28 +505,3 @@ type checksumError struct{ err error }
 
 func (e *checksumError) Error() string { return "error verifying checksum: " + e.err.Error() }
 func (e *checksumError) Unwrap() error { return e.err }
-
-// spawnThread runs every plugin exec on one OS thread that never exits. On
-// Linux a plugin's parent-death signal fires when the thread that started it
-// exits, not the host process; Go ends threads whose goroutine exits while
-// locked to them, so a plugin started from an arbitrary thread could be
-// killed while the host lives on.
-var spawnThread struct {
-	once sync.Once
-	reqs chan func()
-}
-
-func startOnSpawnThread(cmd *exec.Cmd) error {
-	spawnThread.once.Do(func() {
-		spawnThread.reqs = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread must outlive every plugin
-			for f := range spawnThread.reqs {
-				f()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	spawnThread.reqs <- func() { done <- cmd.Start() }
-	return <-done
-}

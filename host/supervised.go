@@ -15,6 +15,7 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/childproc"
 	"github.com/hookhost/hookhost/internal/hookstretch"
 	"github.com/hookhost/hookhost/internal/wire"
 )
@@ -172,7 +173,7 @@ func call[T any](s *Supervised, fn func(wire.Conn) (T, error)) (T, error) {
 // debugger) fails only that call.
 func (s *Supervised) failed(in *instance, err error) {
 	if in.attached != nil {
-		if in.client.Exited() || !processAlive(in.pid) {
+		if in.client.Exited() || !childproc.Alive(in.pid) {
 			s.markDown(in, err.Error())
 		}
 		return

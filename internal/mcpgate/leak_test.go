@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/childproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,7 +18,7 @@ import (
 // they started has returned.
 func TestNothingLeftRunning(t *testing.T) {
 	// The spawn thread lives as long as the host, by design.
-	if err := startOnSpawnThread(exec.Command("true")); err != nil {
+	if err := childproc.Start(exec.Command("true")); err != nil {
 		t.Fatal(err)
 	}
 	before := runtime.NumGoroutine()

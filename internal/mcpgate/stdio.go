@@ -8,11 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hookhost/hookhost/internal/childproc"
 )
 
 // process is one run of a stdio server: its process, and the host's ends
@@ -57,7 +58,7 @@ func startProcess(spec ServerSpec, maxLine int, log hclog.Logger) (*process, err
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = serverEnv(spec.Env)
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = childproc.Attr(syscall.SIGKILL)
 
 	var files []*os.File
 	closeAll := func() {
@@ -87,7 +88,7 @@ func startProcess(spec ServerSpec, maxLine int, log hclog.Logger) (*process, err
 		return nil, fmt.Errorf("mcp server %q: host: %w", spec.Name, err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := startOnSpawnThread(cmd); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("mcp server %q: cannot start %q: %w", spec.Name, spec.Command, err)
 	}
@@ -109,7 +110,7 @@ func startProcess(spec ServerSpec, maxLine int, log hclog.Logger) (*process, err
 	go func() {
 		p.exitErr = cmd.Wait()
 		// Whatever the server started goes with it.
-		_ = killGroup(p.pid)
+		_ = childproc.KillGroup(p.pid)
 		close(p.exited)
 	}()
 	go p.logStderr(log)
@@ -138,7 +139,7 @@ func (p *process) logStderr(log hclog.Logger) {
 // and its stderr is read out. The host's ends of the pipes are closed, so
 // that nothing reading them waits on a child that left the group.
 func (p *process) kill() {
-	_ = killGroup(p.pid)
+	_ = childproc.KillGroup(p.pid)
 	<-p.exited
 	p.closeOnce.Do(func() {
 		_ = p.stdin.Close()
@@ -195,28 +196,3 @@ func (r *lineLimitReader) Close() error { return r.f.Close() }
 func (r *lineLimitReader) tooLarge() bool { return r.over.Load() }
 
 var _ io.ReadCloser = (*lineLimitReader)(nil)
-
-// spawnThread runs every server's exec on one OS thread that never exits.
-// On Linux the parent-death signal fires when the thread that started the
-// child exits, not the host; Go ends threads whose goroutine exits while
-// locked to them, so a server started from an arbitrary thread could be
-// killed while the host lives on.
-var spawnThread struct {
-	once sync.Once
-	reqs chan func()
-}
-
-func startOnSpawnThread(cmd *exec.Cmd) error {
-	spawnThread.once.Do(func() {
-		spawnThread.reqs = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread must outlive every server
-			for f := range spawnThread.reqs {
-				f()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	spawnThread.reqs <- func() { done <- cmd.Start() }
-	return <-done
-}
