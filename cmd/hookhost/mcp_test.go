@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,7 +73,8 @@ func TestMCPServeOverStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.Command(hookhostBinary(t), "mcp", "serve", "-c", cfg)
-	var stderr strings.Builder
+	// Written by exec's copying goroutine while the test reads it.
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -121,6 +123,11 @@ func TestMCPServeOverStdio(t *testing.T) {
 	}
 	if string(got) != "/tmp/ok\n" {
 		t.Errorf("the server saw writes %q, want only /tmp/ok", got)
+	}
+	// Closing waits for hookhost to exit, so all it wrote to stderr has
+	// been copied by then.
+	if err := cs.Close(); err != nil {
+		t.Logf("closing the session: %v", err)
 	}
 	if !strings.Contains(stderr.String(), "serving MCP on stdio: 2 tools from MCP servers fake") {
 		t.Errorf("no start line on stderr:\n%s", stderr.String())
