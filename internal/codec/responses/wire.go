@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -60,13 +61,15 @@ type Response struct {
 	Verbatim json.RawMessage `json:"-"`
 }
 
-// MarshalJSON writes Verbatim when it is set.
+// MarshalJSON writes Verbatim when it is set. The fields are written
+// without HTML escaping, which the encoder that calls it adds or not as
+// it would for a struct without the method.
 func (r Response) MarshalJSON() ([]byte, error) {
 	if r.Verbatim != nil {
 		return r.Verbatim, nil
 	}
 	type fields Response
-	return json.Marshal(fields(r))
+	return rawjson.Marshal(fields(r))
 }
 
 // Item is an output item: a message or a function call (others are read
@@ -93,7 +96,7 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		return it.Verbatim, nil
 	}
 	type fields Item
-	return json.Marshal(fields(it))
+	return rawjson.Marshal(fields(it))
 }
 
 // Part is a message item's content part: output_text or refusal.
