@@ -15,7 +15,8 @@
 //     nowhere else; fields.go with its field table (Fields), one row per
 //     documented request field and client header; decode, encode and
 //     stream files implementing Codec; upstream.go with ResponseWire and
-//     what a provider needs to read a stream into its wire form.
+//     what a provider needs to read a stream into its wire form; IDFields,
+//     the fields of its wire units that carry tool call ids.
 //  3. Add a decode test file with a Fuzz target (fuzz_test.go) and a
 //     stream test checked with internal/streamcheck.
 //  4. Register the codec in codecs.All; the gateway serves every codec

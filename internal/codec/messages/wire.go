@@ -10,9 +10,10 @@ import (
 
 // Anthropic Messages wire shapes, as far as hookhost writes or reads
 // them with types: the anthropic provider sends requests and reads
-// responses and events; the front writes content blocks and its stream's
-// message and usage with them, and reads tool_use and text blocks.
-// Everything else the front keeps or writes as raw JSON, byte for byte.
+// responses and events; the front writes content blocks, its stream's
+// event envelopes, message and usage with them, and reads tool_use and
+// text blocks. Everything else the front keeps or writes as raw JSON,
+// byte for byte.
 
 // Request is the body the provider sends upstream.
 type Request struct {

@@ -9,8 +9,9 @@ import (
 )
 
 // Responses wire shapes, as far as hookhost writes or reads them on
-// either side: the front writes items, parts, usage and errors with them,
-// the openai provider sends requests and reads responses and events.
+// either side: the front writes items, parts, usage, errors and stream
+// events with them, the openai provider sends requests and reads
+// responses and events.
 // Fields are in alphabetical order where the front writes the shape, as
 // the objects it wrote before were maps; fields only one side reads are
 // raw JSON, so that the other side's decoding accepts what it did.
