@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/hookhost/hookhost/internal/codec/codecs"
 )
 
 // mintID returns the id a client gets for a call the upstream named
@@ -34,23 +36,15 @@ func idPrefix(upstream string) string {
 	return "call_"
 }
 
-// idKeys are the fields that carry a tool call's id in wire units, by the
-// unit's "type" (an empty type: a Chat Completions message object).
-var idKeys = map[string]string{
-	"tool_use":                "id",          // Anthropic, in an assistant message
-	"tool_result":             "tool_use_id", // Anthropic, in a user message
-	"function_call":           "call_id",     // Responses
-	"function_call_output":    "call_id",
-	"custom_tool_call":        "call_id",
-	"custom_tool_call_output": "call_id",
-}
+// idFields are where every protocol's wire units carry tool call ids.
+var idFields = codecs.IDFields()
 
 // rewireIDs returns units with every tool call id found in ids replaced
-// by what ids maps it to: the ids of tool_use blocks and tool_result
-// blocks (also inside a message object's content), of Responses'
-// function_call and function_call_output items, and of a Chat Completions
-// message's tool_calls and tool_call_id. Only those fields are looked at,
-// never arguments or text. A unit with nothing to replace is returned as
+// by what ids maps it to, in the fields idFields names (the ids of
+// tool_use and tool_result blocks, also inside a message object's
+// content, of Responses' function_call and function_call_output items,
+// and of a Chat Completions message's tool_calls and tool_call_id). Only
+// those fields are looked at, never arguments or text. A unit with nothing to replace is returned as
 // it came, byte for byte.
 func rewireIDs(units []json.RawMessage, ids map[string]string) []json.RawMessage {
 	if len(ids) == 0 || len(units) == 0 {
@@ -81,28 +75,33 @@ func rewireUnit(u json.RawMessage, ids map[string]string) json.RawMessage {
 	}
 	var typ string
 	_ = json.Unmarshal(obj["type"], &typ)
-	if key, ok := idKeys[typ]; ok {
+	if key, ok := idFields.ByType[typ]; ok {
 		swap(key)
 	}
 	if typ == "" {
-		// A Chat Completions message, or an Anthropic message object.
-		if _, ok := obj["tool_call_id"]; ok {
-			swap("tool_call_id")
-		}
-		var list []json.RawMessage
-		if json.Unmarshal(obj["tool_calls"], &list) == nil && len(list) > 0 {
-			if next := rewireCalls(list, ids); next != nil {
-				obj["tool_calls"] = next
-				changed = true
+		for _, key := range idFields.Direct {
+			if _, ok := obj[key]; ok {
+				swap(key)
 			}
 		}
-		if json.Unmarshal(obj["content"], &list) == nil && len(list) > 0 {
-			next := rewireIDs(list, ids)
-			for j := range list {
-				if !bytes.Equal(next[j], list[j]) {
-					obj["content"] = marshalRaw(next)
+		var list []json.RawMessage
+		for _, key := range idFields.Calls {
+			if json.Unmarshal(obj[key], &list) == nil && len(list) > 0 {
+				if next := rewireCalls(list, ids); next != nil {
+					obj[key] = next
 					changed = true
-					break
+				}
+			}
+		}
+		for _, key := range idFields.Nested {
+			if json.Unmarshal(obj[key], &list) == nil && len(list) > 0 {
+				next := rewireIDs(list, ids)
+				for j := range list {
+					if !bytes.Equal(next[j], list[j]) {
+						obj[key] = marshalRaw(next)
+						changed = true
+						break
+					}
 				}
 			}
 		}

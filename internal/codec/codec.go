@@ -15,7 +15,8 @@
 //     nowhere else; fields.go with its field table (Fields), one row per
 //     documented request field and client header; decode, encode and
 //     stream files implementing Codec; upstream.go with ResponseWire and
-//     what a provider needs to read a stream into its wire form.
+//     what a provider needs to read a stream into its wire form; IDFields,
+//     the fields of its wire units that carry tool call ids.
 //  3. Add a decode test file with a Fuzz target (fuzz_test.go) and a
 //     stream test checked with internal/streamcheck.
 //  4. Register the codec in codecs.All; the gateway serves every codec
@@ -48,4 +49,19 @@ type Codec interface {
 	// of this protocol carries the same message in, for the rounds the
 	// loop keeps.
 	HistoryForm(w *llm.WireResponse) []json.RawMessage
+	// IDFields says which fields of this protocol's wire units carry a
+	// tool call's id, so that ids can be swapped without decoding them.
+	IDFields() IDFields
+}
+
+// IDFields are the fields of a protocol's wire units (messages, items,
+// content blocks) that carry tool call ids. Nothing else in a unit, such
+// as arguments or text, is an id.
+type IDFields struct {
+	// ByType is the field holding the id, by the unit's "type".
+	ByType map[string]string
+	// Of a unit without a "type" (a message object): Direct are the
+	// fields that hold an id, Calls the lists of calls whose "id" is
+	// one, Nested the lists of units to look into in turn.
+	Direct, Calls, Nested []string
 }

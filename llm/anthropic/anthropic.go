@@ -442,11 +442,11 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if e.ContentBlock == nil {
 				return llm.Response{}, p.badResponse("content_block_start without a block")
 			}
-			if e.Index != len(blocks) {
-				return llm.Response{}, p.badResponse("content_block_start for index %d, expected %d (blocks open in order)", e.Index, len(blocks))
+			if e.BlockIndex() != len(blocks) {
+				return llm.Response{}, p.badResponse("content_block_start for index %d, expected %d (blocks open in order)", e.BlockIndex(), len(blocks))
 			}
 			b := messages.NewStreamBlock(*e.ContentBlock)
-			if err := b.Check(e.Index); err != nil {
+			if err := b.Check(e.BlockIndex()); err != nil {
 				return llm.Response{}, p.badResponse("%v", err)
 			}
 			blocks = append(blocks, b)
@@ -463,7 +463,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 				events.Progress()
 			}
 		case "content_block_delta":
-			b, err := messages.OpenBlock(blocks, e.Index)
+			b, err := messages.OpenBlock(blocks, e.BlockIndex())
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
@@ -471,10 +471,10 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 			if err := json.Unmarshal(e.Delta, &d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			if err := b.Apply(e.Index, d); err != nil {
+			if err := b.Apply(e.BlockIndex(), d); err != nil {
 				return llm.Response{}, p.badResponse("content_block_delta: %v", err)
 			}
-			wire.Delta(e.Index, e.Delta)
+			wire.Delta(e.BlockIndex(), e.Delta)
 			if d.Type == "text_delta" {
 				show(d.Text)
 			}
@@ -482,7 +482,7 @@ func (p *Provider) read(resp *http.Response, names *toolfmt.NameMap, onText func
 				events.Progress()
 			}
 		case "content_block_stop":
-			b, err := messages.OpenBlock(blocks, e.Index)
+			b, err := messages.OpenBlock(blocks, e.BlockIndex())
 			if err != nil {
 				return llm.Response{}, p.badResponse("content_block_stop: %v", err)
 			}

@@ -209,16 +209,17 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 		case "response.created":
 			started = true
 		case "response.output_text.delta", "response.refusal.delta":
-			if e.Delta != "" {
-				shown.WriteString(e.Delta)
-				onText(e.Delta)
+			if delta := responses.Value(e.Delta); delta != "" {
+				shown.WriteString(delta)
+				onText(delta)
 			}
 		case "response.output_item.done":
 			if e.Item != nil {
-				items[e.OutputIndex] = *e.Item
+				index := responses.Value(e.OutputIndex)
+				items[index] = *e.Item
 				var raw struct{ Item json.RawMessage }
 				if json.Unmarshal([]byte(ev.Data), &raw) == nil {
-					rawItems[e.OutputIndex] = raw.Item
+					rawItems[index] = raw.Item
 				}
 			}
 		case "response.completed", "response.incomplete", "response.failed":
@@ -248,7 +249,7 @@ func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, 
 			}
 			return out, responses.StreamedWire(ev.Data, rawItems), nil
 		case "error":
-			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: e.Code, Message: "error in stream: " + e.Message}
+			return llm.Response{}, nil, &llm.ProviderError{Provider: Name, Type: responses.Value(e.Code), Message: "error in stream: " + responses.Value(e.Message)}
 		}
 	}
 }

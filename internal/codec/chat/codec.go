@@ -20,3 +20,9 @@ func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
 	}
 	return w.Message
 }
+
+// IDFields: a tool message's tool_call_id and the ids of an assistant
+// message's tool_calls.
+func (f *Front) IDFields() codec.IDFields {
+	return codec.IDFields{Direct: []string{"tool_call_id"}, Calls: []string{"tool_calls"}}
+}

@@ -50,3 +50,19 @@ func HistoryForm(p llm.Protocol, w *llm.WireResponse) []json.RawMessage {
 	}
 	return w.Message
 }
+
+// IDFields is every codec's IDFields in one: a unit's fields are read the
+// same whatever protocol it came in, as unit types do not clash.
+func IDFields() codec.IDFields {
+	all := codec.IDFields{ByType: map[string]string{}}
+	for _, c := range All() {
+		f := c.IDFields()
+		for typ, key := range f.ByType {
+			all.ByType[typ] = key
+		}
+		all.Direct = append(all.Direct, f.Direct...)
+		all.Calls = append(all.Calls, f.Calls...)
+		all.Nested = append(all.Nested, f.Nested...)
+	}
+	return all
+}

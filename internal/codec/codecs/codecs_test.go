@@ -185,3 +185,26 @@ func TestEveryCodecIsComplete(t *testing.T) {
 		})
 	}
 }
+
+// IDFields merges the codecs' tables by unit type, which is right only as
+// long as no two protocols give one type its id in different fields.
+func TestIDFieldsDoNotClash(t *testing.T) {
+	seen := map[string]string{}
+	for _, c := range codecs.All() {
+		for typ, key := range c.IDFields().ByType {
+			if k, ok := seen[typ]; ok && k != key {
+				t.Errorf("unit type %q carries its id in %q for one codec and %q for %s", typ, k, key, c.Protocol())
+			}
+			seen[typ] = key
+		}
+	}
+	all := codecs.IDFields()
+	for typ, key := range map[string]string{"tool_use": "id", "tool_result": "tool_use_id", "function_call": "call_id", "function_call_output": "call_id"} {
+		if all.ByType[typ] != key {
+			t.Errorf("IDFields().ByType[%q] = %q, want %q", typ, all.ByType[typ], key)
+		}
+	}
+	if len(all.Direct) == 0 || len(all.Calls) == 0 || len(all.Nested) == 0 {
+		t.Errorf("IDFields() = %+v: a message object's fields are missing", all)
+	}
+}

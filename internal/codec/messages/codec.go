@@ -31,3 +31,12 @@ func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
 	}
 	return []json.RawMessage{msg}
 }
+
+// IDFields: a tool_use block's id and a tool_result block's tool_use_id,
+// also inside a message object's content.
+func (f *Front) IDFields() codec.IDFields {
+	return codec.IDFields{
+		ByType: map[string]string{"tool_use": "id", "tool_result": "tool_use_id"},
+		Nested: []string{"content"},
+	}
+}

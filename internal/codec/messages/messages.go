@@ -925,17 +925,13 @@ func stopReason(s hooks.StopReason) string {
 // wrote them) are sent as {"invalid_arguments": "<the text>"}, as the
 // anthropic provider sends them, so the client sees what was written.
 func arguments(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(t, &obj) == nil && obj != nil {
+	in, object := toolInput(raw, func(v any) ([]byte, error) { return rawjson.Marshal(v) })
+	if object {
 		var b bytes.Buffer
-		json.Compact(&b, t)
+		json.Compact(&b, in)
 		return b.Bytes()
 	}
-	return rawjson.MustMarshal(map[string]string{"invalid_arguments": string(raw)})
+	return in
 }
 
 func toolUse(c hooks.ToolCall) json.RawMessage {

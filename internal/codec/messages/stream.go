@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 )
 
 // sink writes one streamed message as Anthropic's named events. It keeps
@@ -83,13 +84,13 @@ func (s *sink) begin() error {
 		return s.err
 	}
 	s.head()
-	return s.event("message_start", fields(
-		"type", "message_start",
-		"message", Response{
+	return s.event("message_start", envelope(Event{
+		Type: "message_start",
+		Message: &Response{
 			ID: s.id, Type: "message", Role: "assistant", Model: s.model,
 			Content: []ResponseBlock{}, Usage: Usage{InputTokens: s.input, OutputTokens: 1},
 		},
-	))
+	}))
 }
 
 func (s *sink) closeText() error {
@@ -97,7 +98,7 @@ func (s *sink) closeText() error {
 		return nil
 	}
 	s.text = false
-	return s.event("content_block_stop", fields("type", "content_block_stop", "index", s.next-1))
+	return s.event("content_block_stop", envelope(Event{Type: "content_block_stop", Index: new(s.next - 1)}))
 }
 
 // Text appends to the open text block, opening one first if needed.
@@ -112,19 +113,19 @@ func (s *sink) Text(delta string) error {
 		return err
 	}
 	if !s.text {
-		if err := s.event("content_block_start", fields(
-			"type", "content_block_start", "index", s.next,
-			"content_block", Block{Type: "text", Text: new(string)},
-		)); err != nil {
+		if err := s.event("content_block_start", envelope(Event{
+			Type: "content_block_start", Index: new(s.next),
+			ContentBlock: &ResponseBlock{Verbatim: rawjson.MustMarshal(Block{Type: "text", Text: new(string)})},
+		})); err != nil {
 			return err
 		}
 		s.text = true
 		s.next++
 	}
-	return s.event("content_block_delta", fields(
-		"type", "content_block_delta", "index", s.next-1,
-		"delta", fields("type", "text_delta", "text", delta),
-	))
+	return s.event("content_block_delta", envelope(Event{
+		Type: "content_block_delta", Index: new(s.next - 1),
+		Delta: fields("type", "text_delta", "text", delta),
+	}))
 }
 
 // EndRound closes the open text block, so the next round's text starts a
@@ -147,19 +148,19 @@ func (s *sink) ToolCall(c hooks.ToolCall) error {
 	}
 	i := s.next
 	s.next++
-	if err := s.event("content_block_start", fields(
-		"type", "content_block_start", "index", i,
-		"content_block", Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: json.RawMessage("{}")},
-	)); err != nil {
+	if err := s.event("content_block_start", envelope(Event{
+		Type: "content_block_start", Index: &i,
+		ContentBlock: &ResponseBlock{Verbatim: rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: json.RawMessage("{}")})},
+	})); err != nil {
 		return err
 	}
-	if err := s.event("content_block_delta", fields(
-		"type", "content_block_delta", "index", i,
-		"delta", fields("type", "input_json_delta", "partial_json", string(arguments(c.Arguments))),
-	)); err != nil {
+	if err := s.event("content_block_delta", envelope(Event{
+		Type: "content_block_delta", Index: &i,
+		Delta: fields("type", "input_json_delta", "partial_json", string(arguments(c.Arguments))),
+	})); err != nil {
 		return err
 	}
-	return s.event("content_block_stop", fields("type", "content_block_stop", "index", i))
+	return s.event("content_block_stop", envelope(Event{Type: "content_block_stop", Index: &i}))
 }
 
 // Ping sends Anthropic's ping event, starting the message first: the SDKs
@@ -168,7 +169,7 @@ func (s *sink) Ping() error {
 	if err := s.begin(); err != nil {
 		return err
 	}
-	return s.event("ping", fields("type", "ping"))
+	return s.event("ping", envelope(Event{Type: "ping"}))
 }
 
 // Finish closes the open block and ends the message with the usage summed
@@ -181,14 +182,14 @@ func (s *sink) Finish(stop hooks.StopReason, u hooks.Usage) error {
 		return err
 	}
 	s.ended = true
-	if err := s.event("message_delta", fields(
-		"type", "message_delta",
-		"delta", fields("stop_reason", stopReason(stop), "stop_sequence", nil),
-		"usage", Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens},
-	)); err != nil {
+	if err := s.event("message_delta", envelope(Event{
+		Type:  "message_delta",
+		Delta: fields("stop_reason", stopReason(stop), "stop_sequence", nil),
+		Usage: &Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens},
+	})); err != nil {
 		return err
 	}
-	return s.event("message_stop", fields("type", "message_stop"))
+	return s.event("message_stop", envelope(Event{Type: "message_stop"}))
 }
 
 // Fail ends the stream with an error event. Before anything was written
@@ -204,6 +205,10 @@ func (s *sink) Fail(e *dialect.Error) error {
 	s.ended = true
 	return s.event("error", json.RawMessage(New().ErrorBody(e)))
 }
+
+// envelope is e as the front writes it: without HTML escaping, as its
+// ordered objects were.
+func envelope(e Event) json.RawMessage { return rawjson.MustMarshal(e) }
 
 // Started reports whether anything has been written.
 func (s *sink) Started() bool { return s.started }

@@ -36,18 +36,28 @@ func ResponseWire(data []byte) (*llm.WireResponse, error) {
 
 // Input is a tool call's arguments as a tool_use input, which must be an
 // object: arguments that are not one are sent as {"invalid_arguments":
-// "<the text>"}, so that the model sees what was written.
+// "<the text>"}, so that the model sees what was written. An object is
+// kept as it came; the front's answers use the compact form (arguments).
 func Input(raw json.RawMessage) json.RawMessage {
+	in, _ := toolInput(raw, json.Marshal)
+	return in
+}
+
+// toolInput is raw as a tool_use input and whether raw was an object: an
+// object as it came, trimmed; marshal wraps anything else. The two sides
+// differ in how they write the wrapper: the provider as encoding/json
+// does, escaping <, > and &, the front leaving them as they are.
+func toolInput(raw json.RawMessage, marshal func(any) ([]byte, error)) (in json.RawMessage, object bool) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 {
-		return json.RawMessage("{}")
+		return json.RawMessage("{}"), false
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(t, &obj) == nil && obj != nil {
-		return t
+		return t, true
 	}
-	w, _ := json.Marshal(map[string]string{"invalid_arguments": string(raw)})
-	return w
+	w, _ := marshal(map[string]string{"invalid_arguments": string(raw)})
+	return w, false
 }
 
 // WireStream collects a streamed message's wire form beside the anthropic

@@ -3,14 +3,17 @@ package messages
 import (
 	"encoding/json"
 
+	"github.com/hookhost/hookhost/internal/rawjson"
+
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
 // Anthropic Messages wire shapes, as far as hookhost writes or reads
 // them with types: the anthropic provider sends requests and reads
-// responses and events; the front writes content blocks and its stream's
-// message and usage with them, and reads tool_use and text blocks.
-// Everything else the front keeps or writes as raw JSON, byte for byte.
+// responses and events; the front writes content blocks, its stream's
+// event envelopes, message and usage with them, and reads tool_use and
+// text blocks. Everything else the front keeps or writes as raw JSON,
+// byte for byte.
 
 // Request is the body the provider sends upstream.
 type Request struct {
@@ -78,6 +81,21 @@ type ResponseBlock struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// Verbatim, when set, is written instead of the fields: the front
+	// writes the blocks it starts as a Block, with only the fields each
+	// type has.
+	Verbatim json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes Verbatim when it is set. The fields are written
+// without HTML escaping, which the encoder that calls it adds or not as
+// it would for a struct without the method.
+func (b ResponseBlock) MarshalJSON() ([]byte, error) {
+	if b.Verbatim != nil {
+		return b.Verbatim, nil
+	}
+	type fields ResponseBlock
+	return rawjson.Marshal(fields(b))
 }
 
 // TextBlock is a text block as the front reads it, to tell a text block
@@ -103,18 +121,32 @@ type Usage struct {
 	CacheReadInputTokens     int `json:"cache_read_input_tokens,omitempty"`
 }
 
-// Event is one streamed event as the provider reads it.
+// Event is one streamed event's envelope: the front writes it, the
+// provider reads it. Fields are in the order the front writes them and
+// written only when set (Index is a pointer, so that index 0 is written).
+// The delta is raw: see Delta. The "error" event is ErrorBody's.
 type Event struct {
 	Type         string          `json:"type"`
-	Message      *Response       `json:"message"`
-	Index        int             `json:"index"`
-	ContentBlock *ResponseBlock  `json:"content_block"`
-	Delta        json.RawMessage `json:"delta"`
-	Usage        *Usage          `json:"usage"`
+	Message      *Response       `json:"message,omitempty"`
+	Index        *int            `json:"index,omitempty"`
+	ContentBlock *ResponseBlock  `json:"content_block,omitempty"`
+	Delta        json.RawMessage `json:"delta,omitempty"`
+	Usage        *Usage          `json:"usage,omitempty"`
+}
+
+// BlockIndex is the event's block index, 0 when it has none.
+func (e Event) BlockIndex() int {
+	if e.Index == nil {
+		return 0
+	}
+	return *e.Index
 }
 
 // Delta is a content_block_delta's or message_delta's delta as the
-// provider reads it.
+// provider reads it. The front writes its deltas as ordered objects
+// instead: a message_delta's delta has stop_sequence null and no type,
+// a text delta no stop_sequence at all, which one field cannot say
+// without changing the type the provider decodes it with.
 type Delta struct {
 	Type         string  `json:"type"`
 	Text         string  `json:"text"`

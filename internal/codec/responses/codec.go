@@ -21,3 +21,14 @@ func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
 	}
 	return w.Message
 }
+
+// IDFields: the call_id of function and custom tool calls and of their
+// outputs.
+func (f *Front) IDFields() codec.IDFields {
+	return codec.IDFields{ByType: map[string]string{
+		"function_call":           "call_id",
+		"function_call_output":    "call_id",
+		"custom_tool_call":        "call_id",
+		"custom_tool_call_output": "call_id",
+	}}
+}

@@ -28,7 +28,7 @@ var ClientRun = map[string]bool{
 // deltas add nothing: a server sending only them is idle.
 func Progresses(e Event) bool {
 	switch {
-	case e.Delta != "", e.Item != nil, e.Text != "", e.Arguments != "":
+	case Value(e.Delta) != "", e.Item != nil, Value(e.Text) != "", Value(e.Arguments) != "":
 		return true
 	case e.Type == "response.created", e.Type == "response.completed", e.Type == "response.incomplete", e.Type == "response.failed":
 		return true
@@ -42,4 +42,14 @@ func (it Item) Args() string {
 		return ""
 	}
 	return string(*it.Arguments)
+}
+
+// Value is what p points to, or the zero value when p is nil (a field of
+// an Event the event left out).
+func Value[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

@@ -61,11 +61,11 @@ func (s *stream) Started() bool { return s.started }
 
 // event writes one event: its type on the event line and in the data,
 // with the next sequence number.
-func (s *stream) event(typ string, fields map[string]any) error {
-	fields["type"] = typ
-	fields["sequence_number"] = s.seq
+func (s *stream) event(typ string, e Event) error {
+	e.Type = typ
+	e.SequenceNumber = s.seq
 	s.seq++
-	data, err := json.Marshal(fields)
+	data, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
@@ -92,15 +92,15 @@ func (s *stream) start() error {
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
 	snap := s.snapshot()
-	if err := s.event("response.created", map[string]any{"response": snap}); err != nil {
+	if err := s.event("response.created", Event{Response: snap}); err != nil {
 		return err
 	}
-	return s.event("response.in_progress", map[string]any{"response": snap})
+	return s.event("response.in_progress", Event{Response: snap})
 }
 
 // snapshot is the response as it stands.
-func (s *stream) snapshot() map[string]json.RawMessage {
-	return s.resp.object(s.st, nil)
+func (s *stream) snapshot() *Response {
+	return &Response{Verbatim: mustJSON(s.resp.object(s.st, nil))}
 }
 
 func (s *stream) Text(delta string) error {
@@ -116,21 +116,21 @@ func (s *stream) Text(delta string) error {
 		// order in which they were opened.
 		s.resp.output = append(s.resp.output, nil)
 		s.text = t
-		if err := s.event("response.output_item.added", map[string]any{
-			"output_index": t.index,
-			"item":         map[string]any{"type": "message", "id": t.id, "status": "in_progress", "role": "assistant", "content": []any{}},
+		if err := s.event("response.output_item.added", Event{
+			OutputIndex: &t.index,
+			Item:        &Item{Type: "message", ID: t.id, Status: "in_progress", Role: "assistant", Content: []Part{}},
 		}); err != nil {
 			return err
 		}
-		if err := s.event("response.content_part.added", map[string]any{
-			"item_id": t.id, "output_index": t.index, "content_index": 0, "part": textPart(""),
+		if err := s.event("response.content_part.added", Event{
+			ItemID: t.id, OutputIndex: &t.index, ContentIndex: 0, Part: textPart(""),
 		}); err != nil {
 			return err
 		}
 	}
 	s.text.buf.WriteString(delta)
-	return s.event("response.output_text.delta", map[string]any{
-		"item_id": s.text.id, "output_index": s.text.index, "content_index": 0, "delta": delta, "logprobs": []any{},
+	return s.event("response.output_text.delta", Event{
+		ItemID: s.text.id, OutputIndex: &s.text.index, ContentIndex: 0, Delta: &delta, Logprobs: noLogprobs,
 	})
 }
 
@@ -143,17 +143,17 @@ func (s *stream) closeText() error {
 	s.text = nil
 	text := t.buf.String()
 	s.resp.output[t.index] = messageItem(t.id, "completed", text)
-	if err := s.event("response.output_text.done", map[string]any{
-		"item_id": t.id, "output_index": t.index, "content_index": 0, "text": text, "logprobs": []any{},
+	if err := s.event("response.output_text.done", Event{
+		ItemID: t.id, OutputIndex: &t.index, ContentIndex: 0, Text: &text, Logprobs: noLogprobs,
 	}); err != nil {
 		return err
 	}
-	if err := s.event("response.content_part.done", map[string]any{
-		"item_id": t.id, "output_index": t.index, "content_index": 0, "part": textPart(text),
+	if err := s.event("response.content_part.done", Event{
+		ItemID: t.id, OutputIndex: &t.index, ContentIndex: 0, Part: textPart(text),
 	}); err != nil {
 		return err
 	}
-	return s.event("response.output_item.done", map[string]any{"output_index": t.index, "item": s.resp.output[t.index]})
+	return s.event("response.output_item.done", Event{OutputIndex: &t.index, Item: &Item{Verbatim: s.resp.output[t.index]}})
 }
 
 func (s *stream) EndRound() error {
@@ -173,23 +173,23 @@ func (s *stream) ToolCall(c hooks.ToolCall) error {
 	id, index := mintID("fc_"), len(s.resp.output)
 	args := string(c.Arguments)
 	s.resp.output = append(s.resp.output, callItem(id, "completed", c))
-	if err := s.event("response.output_item.added", map[string]any{
-		"output_index": index,
-		"item":         callItem(id, "in_progress", hooks.ToolCall{ID: c.ID, Name: c.Name}),
+	if err := s.event("response.output_item.added", Event{
+		OutputIndex: &index,
+		Item:        &Item{Verbatim: callItem(id, "in_progress", hooks.ToolCall{ID: c.ID, Name: c.Name})},
 	}); err != nil {
 		return err
 	}
-	if err := s.event("response.function_call_arguments.delta", map[string]any{
-		"item_id": id, "output_index": index, "delta": args,
+	if err := s.event("response.function_call_arguments.delta", Event{
+		ItemID: id, OutputIndex: &index, Delta: &args,
 	}); err != nil {
 		return err
 	}
-	if err := s.event("response.function_call_arguments.done", map[string]any{
-		"item_id": id, "output_index": index, "name": c.Name, "arguments": args,
+	if err := s.event("response.function_call_arguments.done", Event{
+		ItemID: id, OutputIndex: &index, Name: c.Name, Arguments: &args,
 	}); err != nil {
 		return err
 	}
-	return s.event("response.output_item.done", map[string]any{"output_index": index, "item": s.resp.output[index]})
+	return s.event("response.output_item.done", Event{OutputIndex: &index, Item: &Item{Verbatim: s.resp.output[index]}})
 }
 
 func (s *stream) Ping() error {
@@ -220,8 +220,8 @@ func (s *stream) Finish(stop hooks.StopReason, usage hooks.Usage) error {
 		typ, s.resp.status = "response.incomplete", "incomplete"
 	}
 	snap := s.snapshot()
-	s.st.finalObject(mustJSON(snap))
-	return s.event(typ, map[string]any{"response": snap})
+	s.st.finalObject(snap.Verbatim)
+	return s.event(typ, Event{Response: snap})
 }
 
 // Fail sends an error event, on which the official SDKs raise the error,
@@ -237,7 +237,7 @@ func (s *stream) Fail(e *dialect.Error) error {
 	if oe.Code != nil {
 		code = *oe.Code
 	}
-	if err := s.event("error", map[string]any{"code": code, "message": oe.Message, "param": oe.Param}); err != nil {
+	if err := s.event("error", Event{Code: &code, Message: &oe.Message, Param: oe.Param}); err != nil {
 		return err
 	}
 	// An open text item stays in_progress: it did not complete.
@@ -247,5 +247,8 @@ func (s *stream) Fail(e *dialect.Error) error {
 	}
 	s.resp.status = "failed"
 	s.resp.errObj = mustJSON(Error{Code: code, Message: e.Message})
-	return s.event("response.failed", map[string]any{"response": s.snapshot()})
+	return s.event("response.failed", Event{Response: s.snapshot()})
 }
+
+// noLogprobs is the empty logprobs list of text events.
+var noLogprobs = json.RawMessage(`[]`)

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
 // Responses wire shapes, as far as hookhost writes or reads them on
-// either side: the front writes items, parts, usage and errors with them,
-// the openai provider sends requests and reads responses and events.
+// either side: the front writes items, parts, usage, errors and stream
+// events with them, the openai provider sends requests and reads
+// responses and events.
 // Fields are in alphabetical order where the front writes the shape, as
 // the objects it wrote before were maps; fields only one side reads are
 // raw JSON, so that the other side's decoding accepts what it did.
@@ -55,6 +57,20 @@ type Response struct {
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
+	// Verbatim, when set, is written instead of the fields: the front's
+	// Response object carries fields this struct does not model.
+	Verbatim json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes Verbatim when it is set. The fields are written
+// without HTML escaping, which the encoder that calls it adds or not as
+// it would for a struct without the method.
+func (r Response) MarshalJSON() ([]byte, error) {
+	if r.Verbatim != nil {
+		return r.Verbatim, nil
+	}
+	type fields Response
+	return rawjson.Marshal(fields(r))
 }
 
 // Item is an output item: a message or a function call (others are read
@@ -62,12 +78,26 @@ type Response struct {
 type Item struct {
 	Arguments *codec.Args `json:"arguments,omitempty"`
 	CallID    string      `json:"call_id,omitempty"`
-	Content   []Part      `json:"content,omitempty"`
-	ID        string      `json:"id,omitempty"`
-	Name      string      `json:"name,omitempty"`
-	Role      string      `json:"role,omitempty"`
-	Status    string      `json:"status,omitempty"`
-	Type      string      `json:"type"`
+	// Content is written when set, even empty: an item just opened
+	// has "content": [].
+	Content []Part `json:"content,omitzero"`
+	ID      string `json:"id,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Role    string `json:"role,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Type    string `json:"type"`
+	// Verbatim, when set, is written instead of the fields: an item as
+	// the upstream sent it.
+	Verbatim json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes Verbatim when it is set.
+func (it Item) MarshalJSON() ([]byte, error) {
+	if it.Verbatim != nil {
+		return it.Verbatim, nil
+	}
+	type fields Item
+	return rawjson.Marshal(fields(it))
 }
 
 // Part is a message item's content part: output_text or refusal.
@@ -94,18 +124,30 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// Event is one streamed event as the provider reads it; which fields are
-// set depends on Type.
+// Event is one streamed event: the front writes it, the provider reads
+// it; which fields are set depends on Type. Fields are in alphabetical
+// order, as the front wrote its events as maps, and a field is written
+// only when set (pointers and interfaces, so that a zero index or an empty
+// delta is still written where the event carries one). The fields only
+// the front uses are untyped, so that the provider's decoding accepts
+// whatever a server sends in them, as it ignored them before.
 type Event struct {
-	Type        string    `json:"type"`
-	Response    *Response `json:"response"`
-	OutputIndex int       `json:"output_index"`
-	Item        *Item     `json:"item"`
-	Delta       string    `json:"delta"`
-	// What the .done events of text and tool arguments carry whole.
-	Text      string `json:"text"`
-	Arguments string `json:"arguments"`
-	// Fields of the "error" event.
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	// What the .done event of tool arguments carries whole.
+	Arguments      *string   `json:"arguments,omitempty"`
+	Code           *string   `json:"code,omitempty"` // of the "error" event
+	ContentIndex   any       `json:"content_index,omitempty"`
+	Delta          *string   `json:"delta,omitempty"`
+	Item           *Item     `json:"item,omitempty"`
+	ItemID         any       `json:"item_id,omitempty"`
+	Logprobs       any       `json:"logprobs,omitempty"`
+	Message        *string   `json:"message,omitempty"` // of the "error" event
+	Name           any       `json:"name,omitempty"`
+	OutputIndex    *int      `json:"output_index,omitempty"`
+	Param          any       `json:"param,omitempty"` // of the "error" event
+	Part           any       `json:"part,omitempty"`
+	Response       *Response `json:"response,omitempty"`
+	SequenceNumber any       `json:"sequence_number,omitempty"`
+	// What the .done event of text carries whole.
+	Text *string `json:"text,omitempty"`
+	Type string  `json:"type"`
 }
