@@ -239,7 +239,9 @@ func (u *Upstream) Start(ctx context.Context) error {
 		u.mu.Lock()
 		u.state, u.reason = StateRestarting, err.Error()
 		u.mu.Unlock()
-		u.log.Warn("mcp server did not start; retrying it", "reason", err)
+		// The error goes back to the caller, who reports it (the host
+		// reports the server and closes it); a WARN here would say so twice.
+		u.log.Debug("mcp server did not start; reconnecting it in the background until Close", "reason", err)
 	} else {
 		u.install(c, tools)
 	}
