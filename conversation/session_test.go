@@ -11,6 +11,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/bustest"
 )
 
 // scripted is a provider that answers with fn and records every request.
@@ -92,16 +93,11 @@ func registry(t *testing.T) *dispatch.Registry {
 }
 
 func bus(t *testing.T, ps ...*hooks.Funcs) *hookbus.Bus {
-	members := make([]hookbus.Member, len(ps))
+	plugins := make([]hooks.Plugin, len(ps))
 	for i, p := range ps {
-		members[i] = hookbus.Member{Plugin: p}
+		plugins[i] = p
 	}
-	b, err := hookbus.New(members, hookbus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close(context.Background()) })
-	return b
+	return bustest.New(t, plugins...)
 }
 
 func session(t *testing.T, p *scripted, route hooks.Route, b *hookbus.Bus, max int) *Session {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/bustest"
 	"github.com/hookhost/hookhost/internal/wiretest"
 )
 
@@ -59,15 +60,7 @@ func pipelineOf(t testing.TB, plugins ...hooks.Plugin) (*Pipeline, *hookbus.Bus)
 	if len(plugins) == 0 {
 		return &Pipeline{Registry: reg}, nil
 	}
-	members := make([]hookbus.Member, len(plugins))
-	for i, p := range plugins {
-		members[i] = hookbus.Member{Plugin: p}
-	}
-	bus, err := hookbus.New(members, hookbus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bus.Close(context.Background()) })
+	bus := bustest.New(t, plugins...)
 	return &Pipeline{Registry: reg, Bus: bus}, bus
 }
 

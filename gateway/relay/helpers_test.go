@@ -14,6 +14,7 @@ import (
 	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/bustest"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -230,34 +231,9 @@ func (s *recSink) count(prefix string) int {
 	return n
 }
 
-// newBus builds a Bus over in-process plugins, closed with the test.
-func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus {
-	t.Helper()
-	var ms []hookbus.Member
-	for _, p := range plugins {
-		ms = append(ms, hookbus.Member{Plugin: p})
-	}
-	b, err := hookbus.New(ms, hookbus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = b.Close(ctx)
-	})
-	return b
-}
+func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus { return bustest.New(t, plugins...) }
 
-// flush waits until the bus delivered every observer event queued so far.
-func flush(t *testing.T, b *hookbus.Bus) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
+func flush(t *testing.T, b *hookbus.Bus) { bustest.Flush(t, b) }
 
 // recorder collects what observer hooks and the Observer were told.
 type recorder struct {

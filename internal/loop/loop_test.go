@@ -7,11 +7,11 @@ import (
 	"reflect"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/bustest"
 )
 
 // fake is a provider: it answers each call with answer(n, req), n counting
@@ -92,32 +92,9 @@ func (r *inferences) all() []hooks.Inference {
 	return append([]hooks.Inference(nil), r.got...)
 }
 
-func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus {
-	t.Helper()
-	var ms []hookbus.Member
-	for _, p := range plugins {
-		ms = append(ms, hookbus.Member{Plugin: p})
-	}
-	b, err := hookbus.New(ms, hookbus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = b.Close(ctx)
-	})
-	return b
-}
+func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus { return bustest.New(t, plugins...) }
 
-func flush(t *testing.T, b *hookbus.Bus) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
+func flush(t *testing.T, b *hookbus.Bus) { bustest.Flush(t, b) }
 
 // journal is an Observer that writes down what it was told.
 type journal struct {

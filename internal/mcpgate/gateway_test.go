@@ -17,21 +17,10 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/bustest"
 )
 
-func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus {
-	t.Helper()
-	var members []hookbus.Member
-	for _, p := range plugins {
-		members = append(members, hookbus.Member{Plugin: p})
-	}
-	bus, err := hookbus.New(members, hookbus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bus.Close(context.Background()) })
-	return bus
-}
+func newBus(t *testing.T, plugins ...hooks.Plugin) *hookbus.Bus { return bustest.New(t, plugins...) }
 
 // connect serves a gateway over ups and bus in memory and returns a Go
 // SDK client's session to it.
