@@ -479,8 +479,11 @@ func TestHTTPUpstreamComesBack(t *testing.T) {
 	server.AddTool(&mcp.Tool{Name: "ping", InputSchema: objectInput}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil
 	})
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	serve := func(addr string) *httptest.Server {
+		// A handler of its own, as a restarted server has: it knows none
+		// of the sessions of the one before, so the upstream must
+		// reconnect rather than carry on with its old session.
+		handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 		s := httptest.NewUnstartedServer(handler)
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
