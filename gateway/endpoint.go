@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

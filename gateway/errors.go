@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"syscall"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/relay"
 	"github.com/hookhost/hookhost/llm"
 )
 

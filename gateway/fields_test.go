@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // TestREADMEFieldTables holds the README's field tables equal to the

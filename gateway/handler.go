@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hookhost/hookhost/config"
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // recorder remembers what a handler wrote, for the request's log line and

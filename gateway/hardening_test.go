@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

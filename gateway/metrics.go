@@ -3,9 +3,9 @@ package gateway
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/relay"
 	"github.com/hookhost/hookhost/llm"
 )
 

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/relay"
 	"github.com/hookhost/hookhost/llm"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/redact"
 	"github.com/hookhost/hookhost/llm"
 )

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost"
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 )
 

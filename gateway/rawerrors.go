@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // net/http answers some requests itself, before any handler runs: headers

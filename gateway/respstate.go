@@ -10,11 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookhost/hookhost/config"
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

@@ -32,14 +32,14 @@ import (
 
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
-	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/codec/codecs"
 	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/relay"
 	"github.com/hookhost/hookhost/llm"
 )
 

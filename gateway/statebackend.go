@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookhost/hookhost/config"
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/statestore"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // stateBackend is the server the Responses store lives in when [state]

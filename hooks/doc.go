@@ -46,7 +46,7 @@
 //     hooks/validate.go too when the answer has rules.
 //  2. hookbus/bus_hooks.go: the Bus method named after the hook, with its
 //     combine rule.
-//  3. Where it fires: conversation/session.go and gateway/relay/run.go for
+//  3. Where it fires: conversation/session.go and internal/relay/run.go for
 //     a hook of the conversation loop (both loops fire it), or
 //     dispatch/pipeline.go for one of the tool pipeline.
 //  4. The wire: the RPC and its messages in plugins/proto/v1/plugin.proto

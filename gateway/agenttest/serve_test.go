@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/gateway/internal/servetest"
 )
@@ -107,9 +108,10 @@ type exchange struct {
 // request a client sends, so a test sees exactly what the client put on
 // the wire and what hookhost said to it.
 type recorder struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	ex  []exchange
+	srv     *httptest.Server
+	mu      sync.Mutex
+	ex      []exchange
+	pending int // requests whose answer is still being written
 }
 
 func record(t *testing.T, target string) *recorder {
@@ -123,20 +125,38 @@ func record(t *testing.T, target string) *recorder {
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
+		// The request is kept as it arrives, not once its answer is
+		// written: a CLI may exit on the answer's last byte, before this
+		// handler returns, and the test must still see what it sent.
+		r.mu.Lock()
+		i := len(r.ex)
+		r.ex = append(r.ex, exchange{Method: req.Method, Path: req.URL.Path, Header: req.Header.Clone(), Body: body})
+		r.pending++
+		r.mu.Unlock()
 		cw := &capture{ResponseWriter: w}
 		proxy.ServeHTTP(cw, req)
 		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.ex = append(r.ex, exchange{Method: req.Method, Path: req.URL.Path, Header: req.Header.Clone(), Body: body, Status: cw.status, Answer: cw.errBody.Bytes()})
+		r.ex[i].Status, r.ex[i].Answer = cw.status, cw.errBody.Bytes()
+		r.pending--
+		r.mu.Unlock()
 	}))
 	t.Cleanup(r.srv.Close)
 	return r
 }
 
+// exchanges is every request sent so far, each with its answer's status
+// once the proxy has finished answering it. It waits a while for answers
+// still being written, so that a status read after the CLI exited is
+// final.
 func (r *recorder) exchanges() []exchange {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]exchange(nil), r.ex...)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r.mu.Lock()
+		if r.pending == 0 || time.Now().After(deadline) {
+			defer r.mu.Unlock()
+			return append([]exchange(nil), r.ex...)
+		}
+		r.mu.Unlock()
+	}
 }
 
 // capture passes a response through, keeping its status and, for an

@@ -32,7 +32,7 @@ package codec
 import (
 	"encoding/json"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // Both OpenAI fronts and the gateway's own pages render errors through

@@ -1,6 +1,6 @@
 package codec
 
-import "github.com/hookhost/hookhost/gateway/dialect"
+import "github.com/hookhost/hookhost/internal/dialect"
 
 // OpenAIHeaders are the rows for the request headers the official OpenAI
 // SDKs send, the same on Chat Completions and Responses.

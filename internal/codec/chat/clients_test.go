@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec/chat"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // The requests below are what the clients send on their default settings,

@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"

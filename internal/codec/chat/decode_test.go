@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/chat"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 func TestDecodeRefusesWithTheFieldAtFault(t *testing.T) {

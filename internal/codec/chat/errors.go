@@ -1,8 +1,8 @@
 package chat
 
 import (
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // ErrorBody renders e as {"error":{"message","type","param","code"}}.

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
-	"github.com/hookhost/hookhost/gateway/dialect/dialecttest"
-	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/chat"
+	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/dialect/dialecttest"
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/relay"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
 )

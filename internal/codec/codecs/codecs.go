@@ -6,11 +6,11 @@ package codecs
 import (
 	"encoding/json"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/codecs"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

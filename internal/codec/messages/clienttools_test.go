@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/relay"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/relay"
 	"github.com/hookhost/hookhost/llm/anthropic"
 )
 

@@ -5,9 +5,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm"
 )

@@ -3,7 +3,7 @@ package messages
 import (
 	"encoding/json"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // ErrorBody renders e as {"type":"error","error":{"type","message"}},

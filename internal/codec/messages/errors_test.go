@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 func TestAnthropicErrorBody(t *testing.T) {

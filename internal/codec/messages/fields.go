@@ -3,7 +3,7 @@ package messages
 import (
 	"slices"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // Fields returns the front's field table: every request field and header

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
 )
 

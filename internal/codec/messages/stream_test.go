@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/streamcheck"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 func decode(t *testing.T, body string) *dialect.Call {

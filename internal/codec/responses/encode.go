@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // Encode writes the loop's outcome as one Response object.

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/openai"
 )

@@ -1,8 +1,8 @@
 package responses
 
 import (
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // fields is the front's table (see Fields). The decoder follows it: a

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // FuzzDecode checks that no request body makes Decode panic, that every

@@ -70,8 +70,8 @@
 package responses
 
 import (
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/statestore"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // States are the Responses objects hookhost stored for its clients, so that

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/gateway/statestore"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 func TestMintedIDs(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec"
+	"github.com/hookhost/hookhost/internal/dialect"
 )
 
 // NewStream returns a Sink writing call's answer to w as Responses

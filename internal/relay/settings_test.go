@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/internal/syncbuf"
 	"github.com/hookhost/hookhost/llm/anthropic"

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/bustest"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/llm"
 )
 

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
-	"github.com/hookhost/hookhost/gateway/dialect"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/codecs"
+	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/loop"
 	"github.com/hookhost/hookhost/llm"
 )
