@@ -66,7 +66,7 @@ func (v *v2Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest
 // own context, so a slow handler, or one that ignores its context, holds up
 // no other call.
 func (v *v2Server) Hooks(stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]) error {
-	h := &hookStream{s: v.s, stream: stream, calls: map[uint64]context.CancelCauseFunc{},
+	h := &hookStream{s: v.s, stream: stream, calls: map[uint64]*inFlight{},
 		maxInFlight: v.maxInFlight, runStretch: v.runStretch}
 	defer h.end()
 	for {
@@ -93,7 +93,7 @@ type hookStream struct {
 	runStretch  func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
 
 	mu    sync.Mutex
-	calls map[uint64]context.CancelCauseFunc // running handlers, by id
+	calls map[uint64]*inFlight // running calls, by id
 
 	sendMu sync.Mutex
 	ended  bool // Hooks returned: sending is no longer allowed
@@ -155,41 +155,60 @@ func (h *hookStream) start(call *pluginv2.HookCall) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(h.stream.Context())
-	h.calls[id] = cancel
+	running := &inFlight{cancel: cancel}
+	h.calls[id] = running
 	h.mu.Unlock()
+	// release frees the call's slot. A plain call frees it before its
+	// answer goes out: the host may send its next call the moment it reads
+	// the answer, and must find the slot free. A stretch keeps it until
+	// every handler it started has returned, which can be after its last
+	// answer.
+	release := func() {
+		h.mu.Lock()
+		if h.calls[id] == running {
+			delete(h.calls, id)
+		}
+		h.mu.Unlock()
+	}
 	go func() {
 		defer func() {
-			h.mu.Lock()
-			delete(h.calls, id)
-			h.mu.Unlock()
+			release()
 			cancel(nil)
 		}()
 		if len(call.GetStages()) == 1 {
-			h.one(ctx, id, call.GetStages()[0], call.GetPayload())
+			h.one(ctx, id, call.GetStages()[0], call.GetPayload(), release)
 		} else {
 			h.stretch(ctx, id, call.GetStages(), call.GetPayload())
 		}
 	}()
 }
 
+// inFlight is a running call: its own value, so that a call's release
+// never frees a later call that reuses its id.
+type inFlight struct {
+	cancel context.CancelCauseFunc
+}
+
 func (h *hookStream) cancel(id uint64) {
 	h.mu.Lock()
-	cancel := h.calls[id]
+	c := h.calls[id]
 	h.mu.Unlock()
-	if cancel != nil {
-		cancel(errHostCancelled)
+	if c != nil {
+		c.cancel(errHostCancelled)
 	}
 }
 
 // one answers a plain hook call.
-func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, payload []byte) {
+func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, payload []byte, release func()) {
 	row, ok := rowOf(hooks.Name(stage.GetHook()))
 	if !ok {
+		release()
 		h.fail(id, 0, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q", stage.GetHook())})
 		return
 	}
 	in := row.newRequest()
 	if err := proto.Unmarshal(payload, in); err != nil {
+		release()
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("undecodable %s request: %v", row.name, err)})
 		return
 	}
@@ -203,6 +222,7 @@ func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, 
 	if context.Cause(ctx) == errHostCancelled {
 		return // no one waits for it
 	}
+	release()
 	h.answer(id, 0, out, f, true)
 }
 
