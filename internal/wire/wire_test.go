@@ -675,7 +675,9 @@ func TestBusClassifiesRemoteFailures(t *testing.T) {
 			},
 		}
 		cn := connect(t, version, p, nil)
-		bus, err := hookbus.New([]hookbus.Member{{Plugin: &wiretest.Remote{Conn: cn.client}, Options: hookbus.Options{Timeout: 200 * time.Millisecond}}}, hookbus.Config{})
+		// Long enough that a panic's answer, stack and all, comes back in
+		// time on a loaded machine under -race; only "hang" reaches it.
+		bus, err := hookbus.New([]hookbus.Member{{Plugin: &wiretest.Remote{Conn: cn.client}, Options: hookbus.Options{Timeout: 2 * time.Second}}}, hookbus.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
