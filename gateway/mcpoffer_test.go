@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/mcpgate"
 )
 
 // mcpFake builds the MCP server of cmd/hookhost/testdata/mcpfake (echo
@@ -216,5 +217,54 @@ func TestOfferedMCPToolMixedWithAClientTool(t *testing.T) {
 	}
 	if results["call_mcp"] != `"echo: mixed"` || results["call_time"] != "12:00" || len(results) != 2 {
 		t.Errorf("the model got the results %v, want the server's and the client's under the upstream's ids:\n%s", results, seen[1].Body)
+	}
+}
+
+// /metrics shows each MCP server's state and restarts, and every tool's
+// calls by outcome with their latency histogram, as the host reports them.
+func TestMetricsExposeMCPServers(t *testing.T) {
+	p := testParts()
+	p.mcpServers = func() []mcpgate.Status {
+		return []mcpgate.Status{
+			{Name: "fs", State: mcpgate.StateRestarting, Restarts: 4},
+			{Name: "broken", State: mcpgate.StateStopped, Reason: "not found"},
+		}
+	}
+	buckets := make([]uint64, len(mcpgate.LatencyBuckets))
+	for i, le := range mcpgate.LatencyBuckets {
+		if le >= 0.5 {
+			buckets[i] = 2
+		}
+		if le >= 60 {
+			buckets[i] = 3
+		}
+	}
+	p.mcpStats = func() []mcpgate.ToolStats {
+		return []mcpgate.ToolStats{{Server: "fs", Tool: "read_file", Count: 3, Sum: 61.2, Buckets: buckets,
+			Outcomes: map[string]uint64{mcpgate.OutcomeOK: 2, mcpgate.OutcomeTimeout: 1}}}
+	}
+	s := newTest(t, p)
+	resp, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`hookhost_mcp_calls_total{outcome="ok",server="fs",tool="read_file"} 2`,
+		`hookhost_mcp_calls_total{outcome="timeout",server="fs",tool="read_file"} 1`,
+		`hookhost_mcp_call_duration_seconds_bucket{server="fs",tool="read_file",le="0.25"} 0`,
+		`hookhost_mcp_call_duration_seconds_bucket{server="fs",tool="read_file",le="0.5"} 2`,
+		`hookhost_mcp_call_duration_seconds_bucket{server="fs",tool="read_file",le="60"} 3`,
+		`hookhost_mcp_call_duration_seconds_sum{server="fs",tool="read_file"} 61.2`,
+		`hookhost_mcp_call_duration_seconds_count{server="fs",tool="read_file"} 3`,
+		`hookhost_mcp_server_state{server="fs",state="restarting"} 1`,
+		`hookhost_mcp_server_state{server="fs",state="running"} 0`,
+		`hookhost_mcp_server_state{server="broken",state="stopped"} 1`,
+		`hookhost_mcp_server_restarts_total{server="fs"} 4`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
