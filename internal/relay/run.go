@@ -564,7 +564,11 @@ func (r *run) tools() []hooks.ToolSpec {
 	if r.cfg.Hosted != nil {
 		hosted = r.cfg.Hosted.Specs()
 	}
-	out := make([]hooks.ToolSpec, 0, len(r.call.Request.Tools)+len(plugin)+len(hosted))
+	n := len(r.call.Request.Tools) + len(plugin) + len(hosted)
+	if n == 0 {
+		return nil // as the request had them: none, not an empty list
+	}
+	out := make([]hooks.ToolSpec, 0, n)
 	out = append(append(out, r.call.Request.Tools...), plugin...)
 	for _, t := range hosted {
 		if _, owned := r.bus.ToolOwner(t.Name); !owned {
