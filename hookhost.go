@@ -147,6 +147,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 		h.mcp = startMCP(ctx, cfg.MCP, log, opts.Version)
 	}
 	if len(cfg.Plugins.Enabled) == 0 {
+		h.offerMCP(log)
 		return h, nil
 	}
 	ph, startErrs := host.Start(ctx, host.Specs(cfg), host.Options{Logger: log, Getenv: getenv})
@@ -160,6 +161,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 		return nil, fmt.Errorf("host: assembling the plugins' Bus: %w", err)
 	}
 	h.plugins, h.bus = ph, bus
+	h.offerMCP(log)
 	return h, nil
 }
 
@@ -301,6 +303,7 @@ func (h *Host) NewSession(opts SessionOptions) (*conversation.Session, error) {
 		Route:         h.route,
 		Bus:           h.bus,
 		Tools:         h.registry,
+		Hosted:        h.MCPModelTools(),
 		Trace:         opts.Trace,
 		OnText:        opts.OnText,
 	})

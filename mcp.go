@@ -21,6 +21,9 @@ type mcpServers struct {
 	upstreams []*mcpgate.Upstream
 	failed    []mcpgate.Status
 	errs      []error
+	// offered are the tools of the servers with offer_to_model; nil when
+	// none has it.
+	offered *mcpgate.ModelTools
 }
 
 // MCPStartError is an MCP server that did not start; the host runs
@@ -120,4 +123,49 @@ func (h *Host) MCPGateway(logger hclog.Logger) (*mcpgate.Gateway, error) {
 		ups = h.mcp.upstreams
 	}
 	return mcpgate.NewGateway(ups, mcpgate.GatewayOptions{Bus: h.bus, Native: native, Logger: logger, Version: h.version})
+}
+
+// offerMCP makes the tools of the MCP servers with offer_to_model tools
+// the model is offered. A name the native tools or a plugin already offer
+// stays theirs.
+func (h *Host) offerMCP(log hclog.Logger) {
+	if h.mcp == nil {
+		return
+	}
+	h.mcp.offered = mcpgate.NewModelTools(h.mcp.upstreams, mcpgate.ModelToolsOptions{
+		Logger: log,
+		Taken: func(name string) string {
+			if _, ok := h.registry.Lookup(name); ok {
+				return "the native tools"
+			}
+			if plugin, ok := h.bus.ToolOwner(name); ok {
+				return fmt.Sprintf("plugin %q", plugin)
+			}
+			return ""
+		},
+	})
+}
+
+// MCPModelTools returns the tools of the MCP servers with offer_to_model,
+// as they are offered now and whenever read again; nil when no server
+// offers its tools to the model. Sessions offer them beside the native
+// tools, and the gateway route beside the plugin tools.
+func (h *Host) MCPModelTools() dispatch.ToolSet {
+	if h.mcp == nil || h.mcp.offered == nil {
+		return nil
+	}
+	return h.mcp.offered
+}
+
+// MCPCallStats returns the calls made to each running MCP server's tools
+// (through /mcp, hookhost mcp serve or the model), by server and tool.
+func (h *Host) MCPCallStats() []mcpgate.ToolStats {
+	if h.mcp == nil {
+		return nil
+	}
+	var out []mcpgate.ToolStats
+	for _, u := range h.mcp.upstreams {
+		out = append(out, u.CallStats()...)
+	}
+	return out
 }

@@ -66,3 +66,59 @@ enabled = false
 		t.Errorf("after Close fake is %s (pid %d), want stopped", st.State, st.PID)
 	}
 }
+
+// With offer_to_model, a server's allowlisted tools are offered in chat
+// sessions beside the native tools, and the offline model's call to one
+// is run by hookhost on the server, its result read back by the model.
+func TestSessionOffersMCPToolsToTheModel(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "mcpfake")
+	build := exec.Command("go", "build", "-o", fake, "./cmd/hookhost/testdata/mcpfake")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the fake MCP server: %v\n%s", err, out)
+	}
+	cfg, err := config.Parse([]byte(`[llm]
+model = "offline-large"
+
+[mcp.servers.fake]
+command = "`+fake+`"
+tools = ["echo"]
+offer_to_model = true
+
+[mcp.servers.hidden]
+command = "`+fake+`"
+`), "hookhost.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hookhost.Open(context.Background(), cfg, hookhost.Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	s, err := h.NewSession(hookhost.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range s.Tools() {
+		names = append(names, tool.Name)
+	}
+	if got := strings.Join(names, ","); !strings.HasSuffix(got, ",fake__echo") || strings.Contains(got, "hidden__") || strings.Contains(got, "fake__write") {
+		t.Fatalf("offered %s: want the native tools then fake__echo alone", got)
+	}
+	turn, err := s.Send(context.Background(), "please echo hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turn.ToolCalls) != 1 || turn.ToolCalls[0].Call.Name != "fake__echo" || turn.ToolCalls[0].Result.IsError {
+		t.Fatalf("tool calls %+v, want one successful fake__echo", turn.ToolCalls)
+	}
+	if want := "From fake__echo: echo: please echo hello."; turn.Answer != want {
+		t.Errorf("answer %q, want %q", turn.Answer, want)
+	}
+	stats := h.MCPCallStats()
+	if len(stats) != 1 || stats[0].Server != "fake" || stats[0].Tool != "echo" || stats[0].Outcomes[mcpgate.OutcomeOK] != 1 {
+		t.Errorf("call stats %+v, want one ok call of fake's echo", stats)
+	}
+}

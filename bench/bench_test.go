@@ -4,7 +4,8 @@
 // protocol 2 (one bidirectional stream per plugin), the same answer from a
 // raw gRPC child process over a unix socket (unary and on a stream, with and
 // without TLS), a process started per hook, and an in-process plugin; then
-// whole tool calls, startup and idle memory. `make bench` runs them and
+// whole tool calls, an MCP tools/call through hookhost against straight to
+// its server, startup and idle memory. `make bench` runs them and
 // bench/report prints medians and ratios.
 package bench
 
@@ -53,6 +54,7 @@ var children = map[string]string{
 	"kora":        "../plugins/kora",
 	"goconform":   "../internal/conformance/goconform",
 	"cache":       "../examples/cache",
+	"mcpfake":     "../cmd/hookhost/testdata/mcpfake",
 }
 
 var (

@@ -38,6 +38,11 @@ type Options struct {
 	// fires whatever is passed here.
 	Bus   *hookbus.Bus
 	Tools *dispatch.Registry
+	// Hosted are tools hookhost runs beside the native ones whose set may
+	// change between model calls (the MCP servers' with offer_to_model):
+	// they are read again for every call, offered after the native tools
+	// on both routes, and run through the same pipeline.
+	Hosted dispatch.ToolSet
 	// Trace, when set, receives a readable account of each step.
 	Trace func(Event)
 	// OnText, when set and the provider implements llm.Streamer, receives
@@ -125,7 +130,7 @@ func New(opts Options) (*Session, error) {
 	if opts.Route == hooks.RouteGateway {
 		s.bus = opts.Bus
 	}
-	s.pipeline = dispatch.Pipeline{Registry: opts.Tools, Bus: s.bus}
+	s.pipeline = dispatch.Pipeline{Registry: opts.Tools, Bus: s.bus, Hosted: opts.Hosted}
 	return s, nil
 }
 
@@ -145,10 +150,18 @@ func (s *Session) trace(iter int, kind EventKind, format string, a ...any) {
 }
 
 // Tools returns the tool list offered to the model before hooks: native
-// tools, plus plugin tools on the gateway route. A plugin tool allowed to
-// override a native one replaces it in place.
+// tools, then the hosted ones (Options.Hosted) as they are now, plus
+// plugin tools on the gateway route. A plugin tool allowed to override a
+// native one replaces it in place.
 func (s *Session) Tools() []hooks.ToolSpec {
 	tools := s.opts.Tools.Specs()
+	if s.opts.Hosted != nil {
+		for _, t := range s.opts.Hosted.Specs() {
+			if _, native := s.opts.Tools.Lookup(t.Name); !native {
+				tools = append(tools, t)
+			}
+		}
+	}
 	if s.bus == nil {
 		return tools
 	}
@@ -193,7 +206,7 @@ func routeLine(r hooks.Route) string {
 	if r == hooks.RouteGateway {
 		return "gateway (plugin tools offered, hooks fire)"
 	}
-	return "bypass (native tools only, no hook fires)"
+	return "bypass (no plugin tool offered, no hook fires)"
 }
 
 func (s *Session) run(ctx context.Context, turn *Turn) error {

@@ -43,6 +43,12 @@ type Outcome struct {
 type Pipeline struct {
 	Registry *Registry
 	Bus      *hookbus.Bus
+	// Hosted are tools beyond the Registry that hookhost runs in its
+	// native step, looked up on every call (the MCP servers' tools offered
+	// to the model). Their arguments are not checked here: the tool checks
+	// its own, against a schema this host need not understand. A Registry
+	// tool of the same name wins.
+	Hosted ToolSet
 
 	// The input schemas of the Bus's plugin tools, compiled on the first
 	// Run: a plugin's tools are fixed when its Bus is built.
@@ -143,15 +149,19 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 	}
 
 	tool, ok := p.Registry.Lookup(req.Name)
+	if ok {
+		if err := p.Registry.schemaOf(req.Name).Validate(req.Arguments); err != nil {
+			return out.rejected(fmt.Sprintf("tool %q: %v", req.Name, err)), run
+		}
+	} else if p.Hosted != nil && !isPluginTool {
+		tool, ok = p.Hosted.Lookup(req.Name)
+	}
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", req.Name)
 		if isPluginTool {
 			msg = fmt.Sprintf("tool %q is served by plugin %q, which gave no result (the plugin may be down or may not serve this tool)", req.Name, plugin.owner)
 		}
 		return out.rejected(msg), run
-	}
-	if err := p.Registry.schemaOf(req.Name).Validate(req.Arguments); err != nil {
-		return out.rejected(fmt.Sprintf("tool %q: %v", req.Name, err)), run
 	}
 	out.Path = PathNative
 	out.Result, out.Status = runNative(ctx, tool, req.Arguments)

@@ -4,6 +4,9 @@
 //	pre_tool_call → pre_tool_call_can_provide_result → native dispatch
 //	(only when no plugin provided) → post_tool_call → transform_tool_result
 //
+// The native step runs a registered tool or, through Pipeline.Hosted, one
+// of a set that changes while it is used (the MCP servers' tools).
+//
 // A plugin tool's arguments are checked against the schema its owner
 // declared after pre_tool_call and before any plugin is asked for a
 // result, so a provider never sees arguments its tool does not accept; a

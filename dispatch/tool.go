@@ -17,3 +17,15 @@ type Tool struct {
 	Spec hooks.ToolSpec
 	Run  ToolFunc
 }
+
+// ToolSet is a set of tools hookhost runs itself that may change while it
+// is used, such as the tools of the MCP servers offered to the model: each
+// call reads it anew. A Registry is one that never changes.
+type ToolSet interface {
+	// Specs returns the tools offered now, in order.
+	Specs() []hooks.ToolSpec
+	// Lookup finds a tool offered now by name.
+	Lookup(name string) (Tool, bool)
+}
+
+var _ ToolSet = (*Registry)(nil)

@@ -57,7 +57,7 @@ func newMetrics(bus *hookbus.Bus, plugins func() []host.Status, budget *bodyBudg
 		}, []string{"protocol"}),
 		tools: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookhost_gateway_tool_calls_total",
-			Help: "Tool calls the gateway handled: plugin (run by hookhost), blocked or provided (a client tool answered by hookhost), client (handed back).",
+			Help: "Tool calls the gateway handled: plugin or mcp (a plugin's or an offered MCP server's tool, run by hookhost), blocked or provided (a client tool answered by hookhost), client (handed back).",
 		}, []string{"how"}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hookhost_gateway_store_evicted_total",

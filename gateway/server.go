@@ -32,6 +32,7 @@ import (
 
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
@@ -39,6 +40,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/codecs"
 	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/mcpgate"
 	"github.com/hookhost/hookhost/internal/relay"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -105,6 +107,13 @@ type parts struct {
 	// mcp serves /mcp (the MCP gateway over Streamable HTTP); nil when
 	// no MCP server is configured.
 	mcp http.Handler
+	// hosted are the MCP servers' tools offered to the model on the
+	// gateway route (offer_to_model); nil when none is.
+	hosted dispatch.ToolSet
+	// mcpServers and mcpStats report the MCP servers' states and calls
+	// for /metrics; nil when there are none.
+	mcpServers func() []mcpgate.Status
+	mcpStats   func() []mcpgate.ToolStats
 
 	// fronts default to the three real ones.
 	fronts []dialect.Front
@@ -151,6 +160,9 @@ func New(h *hookhost.Host, opts Options) (*Server, error) {
 	}
 	return newServer(parts{
 		mcp:           mcpHandler,
+		hosted:        h.MCPModelTools(),
+		mcpServers:    h.MCPServers,
+		mcpStats:      h.MCPCallStats,
 		provider:      h.Provider(),
 		bus:           h.Bus(),
 		route:         route,
@@ -213,6 +225,7 @@ func newServer(p parts) (*Server, error) {
 	s.cut = make(chan struct{})
 
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
+	s.metrics.reg.MustRegister(&mcpCollector{servers: p.mcpServers, stats: p.mcpStats})
 	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes == 0 {
 		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: nothing is stored there")
 	}
@@ -245,6 +258,7 @@ func newServer(p parts) (*Server, error) {
 		if p.hooked == nil {
 			hooked := cfg
 			hooked.Bus = p.bus
+			hooked.Hosted = p.hosted
 			p.hooked = relay.New(hooked)
 		}
 		if p.plain == nil {

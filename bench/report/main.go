@@ -2,7 +2,8 @@
 // prints the median of every metric per benchmark; then the plugin
 // boundary's costs (hook round trip over protocol 2 and 1, bare gRPC unary
 // and bidi stream over TLS, a process per hook, in-process; tool calls);
-// then the figures the project tracks, as ratios of medians measured in the
+// then the figures the project tracks (MCP tools/call through hookhost
+// against straight to the server among them), as ratios of medians measured in the
 // same run, against their targets; then the gateway's table; then Kora's
 // ledger: reports on a generated year of traffic and append throughput.
 //
@@ -37,6 +38,11 @@ const (
 	tcV1        = "BenchmarkToolCall/remote-v1"
 	tcV2        = "BenchmarkToolCall/remote-v2"
 	tcDemo      = "BenchmarkToolCall/native-demo"
+	mcpDirect   = "BenchmarkMCPToolCall/direct"
+	mcpGateway  = "BenchmarkMCPToolCall/gateway"
+	mcpGatewayP = "BenchmarkMCPToolCall/gateway-remote-v2"
+	mcpModel    = "BenchmarkMCPToolCall/model"
+	mcpModelP   = "BenchmarkMCPToolCall/model-remote-v2"
 	unsub       = "BenchmarkUnsubscribedHook"
 	startup1    = "BenchmarkStartup/plugins=1"
 	startup8    = "BenchmarkStartup/plugins=8"
@@ -56,6 +62,11 @@ var boundaryRows = []struct{ name, label string }{
 	{tcV2, "tool call, one remote plugin in all four tool hooks, protocol 2"},
 	{tcV1, "tool call, one remote plugin in all four tool hooks, protocol 1"},
 	{tcDemo, "tool call, native, with the demo config's plugins (Kora)"},
+	{mcpDirect, "MCP tools/call straight to a Go server over stdio"},
+	{mcpGateway, "MCP tools/call through hookhost to the same server, no plugin"},
+	{mcpGatewayP, "MCP tools/call through hookhost, one remote plugin in four tool hooks, protocol 2"},
+	{mcpModel, "MCP tool offered to the model, run by the pipeline, no plugin"},
+	{mcpModelP, "MCP tool offered to the model, one remote plugin in four tool hooks, protocol 2"},
 	{unsub, "hook nobody subscribes to"},
 	{startup1, "startup and shutdown of 1 plugin"},
 	{startup8, "startup and shutdown of 8 plugins"},
@@ -91,6 +102,9 @@ var checks = []check{
 	{"tool call, one plugin in four hooks, v1: synchronous exchanges/op", metric(tcV1, "exchanges/op"), "%.2f", "", nil},
 	{"native tool call with the demo config: synchronous rpcs/op", metric(tcDemo, "rpcs/op"), "%.2f", "0", func(v float64) bool { return v == 0 }},
 	{"hook nobody subscribes to: rpcs/op", metric(unsub, "rpcs/op"), "%.2f", "0", func(v float64) bool { return v == 0 }},
+	{"MCP tools/call through hookhost / straight to the server", ratio(mcpGateway, mcpDirect), "%.2f×", "", nil},
+	{"MCP tools/call through hookhost with one remote plugin / without", ratio(mcpGatewayP, mcpGateway), "%.2f×", "", nil},
+	{"MCP tool offered to the model / tools/call straight to the server", ratio(mcpModel, mcpDirect), "%.2f×", "", nil},
 	{"startup of 8 plugins / startup of 1", ratio(startup8, startup1), "%.2f×", "< 2×", func(v float64) bool { return v < 2 }},
 	{"idle plugin process, resident memory", metric(idleRSS, "idle-rss-KiB"), "%.0f KiB", "", nil},
 }

@@ -32,6 +32,15 @@
 // that shape, and as text otherwise; a block is an isError result with the
 // block's message.
 //
+// ModelTools offers the tools of the servers with offer_to_model to the
+// model itself, as a dispatch.ToolSet that conversations and the gateway's
+// hook loop run in the tool pipeline's native step: the model reads a
+// result's text, an isError result or a failed call is an error result
+// naming the server, and the set follows each server's tool list.
+//
+// Every call an Upstream makes is counted by tool and outcome, with its
+// latency (CallStats), for the gateway's /metrics.
+//
 // Progress notifications of an upstream call reach the client that made
 // it, under the client's own progress token; a client's cancellation
 // cancels the upstream call (the SDK sends notifications/cancelled).

@@ -156,6 +156,7 @@ type Upstream struct {
 
 	progress sync.Map // progress token → chan *mcp.ProgressNotificationParams
 	tokenSeq atomic.Uint64
+	stats    callStats
 
 	mu        sync.Mutex
 	state     string
@@ -701,9 +702,17 @@ func (u *Upstream) onProgress(_ context.Context, req *mcp.ProgressNotificationCl
 // max_result_size. A result the server marked isError is a result, not an
 // error; an error says what went wrong and names the server.
 func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessage, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	res, outcome, err := u.callTool(ctx, tool, args, progress)
+	u.stats.record(tool, outcome, time.Since(start))
+	return res, err
+}
+
+// callTool is CallTool, also saying how the call ended (an Outcome*).
+func (u *Upstream) callTool(ctx context.Context, tool string, args json.RawMessage, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, string, error) {
 	c, err := u.current()
 	if err != nil {
-		return nil, err
+		return nil, OutcomeUnavailable, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, u.spec.CallTimeout())
 	defer cancel()
@@ -755,7 +764,18 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 		}
 		t.Stop()
 	}
-	return u.outcome(ctx, cctx, c, tool, a.res, a.err)
+	res, err := u.outcome(ctx, cctx, c, tool, a.res, a.err)
+	switch {
+	case err == nil && res.IsError:
+		return res, OutcomeToolError, nil
+	case err == nil:
+		return res, OutcomeOK, nil
+	case ctx.Err() != nil:
+		return nil, OutcomeCancelled, err
+	case cctx.Err() != nil:
+		return nil, OutcomeTimeout, err
+	}
+	return nil, OutcomeError, err
 }
 
 // outcome turns what the SDK returned into a bounded result or an error

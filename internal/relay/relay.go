@@ -1,6 +1,7 @@
 // Package relay runs the hook loop behind one gateway request: the
 // catalogue's model hooks around every upstream round, plugin-owned tool
-// calls run by hookhost and continued upstream, the client's own tool calls
+// calls (and those of the MCP servers offered to the model, Config.Hosted)
+// run by hookhost and continued upstream, the client's own tool calls
 // checked by pre_tool_call and handed back, rounds hidden from the client
 // kept and spliced back when it continues, and the answer streamed through a
 // dialect.Sink as it is produced.
@@ -84,6 +85,11 @@ type Config struct {
 	// bypass route through a translating upstream: no hook fires and only
 	// the client's tools are offered).
 	Bus *hookbus.Bus
+	// Hosted are tools hookhost offers and runs itself beside the plugin
+	// tools (the MCP servers' with offer_to_model), read again for every
+	// round; nil offers none. Their calls run through the tool pipeline
+	// and are hidden from the client as plugin tools' are.
+	Hosted dispatch.ToolSet
 	// MaxIterations bounds upstream rounds per request (reissues aside).
 	MaxIterations int
 	// Store keeps hidden rounds between a client's requests.
@@ -100,9 +106,9 @@ type Observer interface {
 	// Round counts one upstream call.
 	Round(protocol llm.Protocol)
 	// ToolCall counts one tool call the gateway handled: how is
-	// "plugin" (a plugin-owned tool run by hookhost), "blocked" or
-	// "provided" (a client tool answered by hookhost) or "client"
-	// (handed back to the client).
+	// "plugin" (a plugin-owned tool run by hookhost), "mcp" (an MCP
+	// server's tool run by hookhost), "blocked" or "provided" (a client
+	// tool answered by hookhost) or "client" (handed back to the client).
 	ToolCall(how string)
 }
 
@@ -145,7 +151,7 @@ func New(cfg Config) *Relay {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	return &Relay{cfg: cfg, pipeline: &dispatch.Pipeline{Bus: cfg.Bus}}
+	return &Relay{cfg: cfg, pipeline: &dispatch.Pipeline{Bus: cfg.Bus, Hosted: cfg.Hosted}}
 }
 
 // Error wraps a failure of Run, saying whether a plugin tool had already

@@ -64,6 +64,10 @@ func (r *run) check() error {
 			return dialect.Invalid("tools", fmt.Sprintf(
 				"tool %q is also a tool of plugin %q on this gateway, so hookhost could not tell whose call it is; rename the request's tool", t.Name, owner))
 		}
+		if r.hosted(t.Name) {
+			return dialect.Invalid("tools", fmt.Sprintf(
+				"tool %q is also the tool of an MCP server this gateway offers the model (offer_to_model), so hookhost could not tell whose call it is; rename the request's tool", t.Name))
+		}
 	}
 	if f, ok := r.cfg.Provider.(llm.Forwarder); ok && f.Protocol() == r.protocol {
 		r.fwd, r.pass = f, r.call.Pass
@@ -184,12 +188,12 @@ func (r *run) restore() (fresh bool) {
 	}
 	r.history = hist.messages()
 	r.at = at
-	if r.cfg.Store != nil && lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && len(r.bus.Tools()) > 0 {
+	if r.cfg.Store != nil && lastMiss >= 0 && lastMiss == lastToolCaller(msgs) && r.hostRunsTools() {
 		// Only the conversation being continued is worth a warning: a miss
 		// there may mean hidden rounds expired or live on another replica
 		// (or that this gateway never saw the conversation, or that the
 		// client rewrote its history: these cannot be told apart).
-		r.cfg.Logger.Warn("continuing a conversation whose tool calls are not in the hidden-round store; if hookhost ran plugin tools in it, the model will not see them (the entry expired, was evicted, or is on another replica)",
+		r.cfg.Logger.Warn("continuing a conversation whose tool calls are not in the hidden-round store; if hookhost ran plugin or MCP tools in it, the model will not see them (the entry expired, was evicted, or is on another replica)",
 			"calls", len(msgs[lastMiss].ToolCalls))
 	}
 	r.restored = len(r.history)
@@ -236,6 +240,22 @@ func (h *history) messages() []hooks.Message {
 		return h.src[:h.same:h.same]
 	}
 	return h.out
+}
+
+// hosted reports whether name is a tool hookhost runs from Config.Hosted
+// (and not a plugin's, which wins).
+func (r *run) hosted(name string) bool {
+	if r.cfg.Hosted == nil {
+		return false
+	}
+	_, ok := r.cfg.Hosted.Lookup(name)
+	return ok
+}
+
+// hostRunsTools reports whether hookhost offers tools of its own here, so
+// that rounds may be hidden from the client.
+func (r *run) hostRunsTools() bool {
+	return len(r.bus.Tools()) > 0 || (r.cfg.Hosted != nil && len(r.cfg.Hosted.Specs()) > 0)
 }
 
 func lastToolCaller(msgs []hooks.Message) int {
@@ -441,7 +461,7 @@ func (r *run) mint(handed []hooks.ToolCall) []hooks.ToolCall {
 // their signatures, which a stream to the client cannot carry), and the
 // upstream refuses a continuation without it.
 func (r *run) keep(handed, shown []hooks.ToolCall) {
-	if r.cfg.Store == nil || (r.bus == nil && r.fwd == nil) {
+	if r.cfg.Store == nil || (r.bus == nil && r.cfg.Hosted == nil && r.fwd == nil) {
 		return
 	}
 	for _, c := range handed {
@@ -466,7 +486,7 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 	}
 	if !kept {
 		log := r.cfg.Logger.Warn
-		if r.bus == nil {
+		if r.bus == nil && r.cfg.Hosted == nil {
 			// Only the round's own wire form is lost: worth no warning on
 			// every call when the store is disabled.
 			log = r.cfg.Logger.Debug
@@ -479,7 +499,7 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 // keepFinal stores the rounds that led to a final answer, keyed by where
 // the answer stands, so that the client's next turn gets them back.
 func (r *run) keepFinal() {
-	if r.cfg.Store == nil || r.bus == nil || r.lastShown == "" {
+	if r.cfg.Store == nil || (r.bus == nil && r.cfg.Hosted == nil) || r.lastShown == "" {
 		// With no text shown there is nothing to recognise the answer by
 		// in the client's next turn.
 		return
@@ -512,7 +532,7 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 	req := hooks.ModelRequest{
 		Model: cr.Model, System: cr.System, MaxTokens: cr.MaxTokens, Temperature: cr.Temperature,
 		TopP: cr.TopP, Stop: cr.Stop, Seed: cr.Seed, User: cr.User,
-		Tools:    append(append([]hooks.ToolSpec(nil), cr.Tools...), r.bus.Tools()...),
+		Tools:    r.tools(),
 		Messages: r.history,
 	}
 	r.streamed.Reset()
@@ -534,6 +554,28 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 		return resp, nil, r.upstreamErr(err)
 	}
 	return resp, wire, nil
+}
+
+// tools are those a round offers: the client's, the plugins', then the
+// hosted ones a plugin tool does not shadow.
+func (r *run) tools() []hooks.ToolSpec {
+	plugin := r.bus.Tools()
+	var hosted []hooks.ToolSpec
+	if r.cfg.Hosted != nil {
+		hosted = r.cfg.Hosted.Specs()
+	}
+	n := len(r.call.Request.Tools) + len(plugin) + len(hosted)
+	if n == 0 {
+		return nil // as the request had them: none, not an empty list
+	}
+	out := make([]hooks.ToolSpec, 0, n)
+	out = append(append(out, r.call.Request.Tools...), plugin...)
+	for _, t := range hosted {
+		if _, owned := r.bus.ToolOwner(t.Name); !owned {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // upstream makes one model call the way this request reaches the upstream
@@ -635,10 +677,11 @@ type decision struct {
 	ran      bool
 }
 
-// needsBus reports whether any call of calls is for a plugin to decide.
+// needsBus reports whether any call of calls is for a plugin to decide
+// or for hookhost to run, either of which may take a while.
 func (r *run) needsBus(calls []hooks.ToolCall) bool {
 	for _, c := range calls {
-		if _, ok := r.bus.ToolOwner(c.Name); ok ||
+		if _, ok := r.bus.ToolOwner(c.Name); ok || r.hosted(c.Name) ||
 			r.bus.Subscribed(hooks.PreToolCall, c.Name) || r.bus.Subscribed(hooks.PreToolCallCanProvideResult, c.Name) {
 			return true
 		}
@@ -692,6 +735,12 @@ func (r *run) decideAll(calls []hooks.ToolCall) []decision {
 			out := r.model.RunTool(r.ctx, c)
 			*d = decision{call: out.Call, answered: true, result: out.Result, ran: true}
 			r.count("plugin")
+			continue
+		}
+		if r.hosted(c.Name) {
+			out := r.model.RunTool(r.ctx, c)
+			*d = decision{call: out.Call, answered: true, result: out.Result, ran: true}
+			r.count("mcp")
 			continue
 		}
 		*d = r.decideClient(c)

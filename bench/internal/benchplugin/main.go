@@ -1,6 +1,7 @@
 // Command benchplugin is the remote plugin the benchmarks measure. It
 // subscribes to every tool hook; only provide-result answers, so a tool call
-// runs the whole pipeline. Its name is its file name, so one binary copied
+// runs the whole pipeline. It provides no result for a namespaced tool
+// (an MCP server's NAME__tool), so such a call still reaches its server. Its name is its file name, so one binary copied
 // under several names can stand for several plugins.
 package main
 
@@ -8,6 +9,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
@@ -24,7 +26,10 @@ func (p *bench) PreToolCall(context.Context, hooks.ToolCallRequest) (*hooks.PreT
 	return nil, nil
 }
 
-func (p *bench) PreToolCallCanProvideResult(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+func (p *bench) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	if strings.Contains(req.Name, "__") {
+		return nil, nil
+	}
 	return &hooks.ToolResult{Content: `{"ok":true}`}, nil
 }
 
