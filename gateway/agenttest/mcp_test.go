@@ -265,3 +265,24 @@ func TestClaudeCodeMCPThroughHookhost(t *testing.T) {
 		t.Errorf("%s printed no final answer quoting %q", a.name, want)
 	}
 }
+
+// TestREADMEMCPRecipe holds the README's recipe for giving Claude Code
+// hookhost as its MCP server equal to what TestClaudeCodeMCPThroughHookhost
+// runs: the same --mcp-config and flags, for hookhost on the PATH with its
+// config in /srv/hookhost.
+func TestREADMEMCPRecipe(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	for _, want := range []string{
+		claudeMCPConfig("hookhost", "/srv/hookhost/hookhost.toml"),
+		"claude -p \"save a draft of the notes\" " + strings.Join(claudeMCPArgs("guarded.json", claudeMCPTool(mcpServerName, mcpWriteTool)), " "),
+		"[mcp.servers.fs]",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md's recipe for guarding Claude Code's MCP servers does not hold, as the test runs it:\n%s", want)
+		}
+	}
+}
