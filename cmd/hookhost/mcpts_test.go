@@ -228,6 +228,15 @@ func TestTypeScriptClientThroughHookhostToFilesystemServer(t *testing.T) {
 				base, serveLog = startServeProcess(t, bin, fs.config)
 				plan["url"], plan["headers"] = base+"/mcp", map[string]string{"Authorization": "Bearer " + key}
 			}
+			if transport == "http" {
+				// The TypeScript client with a wrong key is refused.
+				wrong, _ := json.Marshal(map[string]any{"url": plan["url"], "headers": map[string]string{"Authorization": "Bearer wrong-key"}, "calls": []any{}})
+				cmd := exec.Command(node, "client.mjs", string(wrong))
+				cmd.Dir = mcptestDir
+				if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "code: 401") || !strings.Contains(string(out), "invalid_api_key") {
+					t.Errorf("the TypeScript client with a wrong key: %v, want refused with a 401\n%s", err, out)
+				}
+			}
 			protocol, tools, results := runTypeScriptClient(t, node, plan)
 			t.Logf("negotiated %s with the TypeScript client over %s; tools: %v", protocol, transport, tools)
 			if serveLog != nil && t.Failed() {
