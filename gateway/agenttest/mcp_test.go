@@ -106,8 +106,9 @@ func claudeMCPArgs(mcpConfigFile, tool string) []string {
 	return []string{"--mcp-config", mcpConfigFile, "--strict-mcp-config", "--allowedTools", tool}
 }
 
-// mcpModel is the fake model of the MCP scenario: offered write, it
-// writes inside then outside, one call at a time, and answers quoting the
+// mcpModel is the fake model of the MCP scenario: once a request offers
+// the tool named offered, it calls write for a file inside the folder,
+// then for one outside it, one call at a time, and answers quoting the
 // results it got.
 func mcpModel(offered, write, inside, outside string) model {
 	return func(conv []item, tools []string) reply {
