@@ -76,8 +76,8 @@ clients:
 		else echo "npm not found: the gateway's client tests will be skipped (install Node 20+ and npm)"; fi; \
 	fi
 
-# internal/mcpgate's tests run real MCP software: the official TypeScript
-# SDK's client and the reference servers, pinned in
+# internal/mcpgate's and cmd/hookhost's tests run real MCP software: the
+# official TypeScript SDK's client and the reference servers, pinned in
 # internal/mcpgate/mcptest/package-lock.json; npm ci runs only when
 # node_modules is missing or was installed from another lockfile. Without
 # npm those tests skip and say how to install them (under CI they fail).
