@@ -76,8 +76,8 @@ clients:
 		else echo "npm not found: the gateway's client tests will be skipped (install Node 20+ and npm)"; fi; \
 	fi
 
-# internal/mcpgate's tests run real MCP software: the official TypeScript
-# SDK's client and the reference servers, pinned in
+# internal/mcpgate's and cmd/hookhost's tests run real MCP software: the
+# official TypeScript SDK's client and the reference servers, pinned in
 # internal/mcpgate/mcptest/package-lock.json; npm ci runs only when
 # node_modules is missing or was installed from another lockfile. Without
 # npm those tests skip and say how to install them (under CI they fail).
@@ -100,9 +100,11 @@ mcptest:
 # which only replays the requests they were recorded sending; .ci/run runs
 # both. npm ci runs only when node_modules is missing or was installed from
 # another lockfile. AGENTS_RECORD=1 rewrites those recorded requests
-# (gateway/agenttest/testdata).
+# (gateway/agenttest/testdata). Claude Code and Codex are also run with
+# hookhost mcp serve as their MCP server in front of the reference
+# filesystem server, which make mcptest installs.
 AGENTS := gateway/agenttest
-agents:
+agents: mcptest
 	@command -v npm >/dev/null || { echo "npm not found: make agents needs Node 20+ and npm"; exit 1; }
 	@stamp=$(AGENTS)/node_modules/.hookhost-lock.sha256; \
 	want="$$(sha256sum $(AGENTS)/package-lock.json | cut -d' ' -f1)"; \
