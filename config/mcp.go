@@ -134,19 +134,3 @@ func (d *decoder) specError(nk toml.Key, name string, err error) {
 	}
 	d.report(at, fault("%s", msg))
 }
-
-// stringList is an array of strings; an empty one is nil.
-type stringList []string
-
-func (l *stringList) UnmarshalTOML(v any) error {
-	return set(l, v, func(v any) (stringList, error) { s, err := asStrings(v); return stringList(s), err })
-}
-
-// stringMap is a table of strings; an empty one is nil.
-type stringMap map[string]string
-
-func (m *stringMap) UnmarshalTOML(v any) error {
-	return set(m, v, func(v any) (stringMap, error) {
-		return asStringMapOf[stringMap](v, func(string, string) error { return nil })
-	})
-}
