@@ -121,8 +121,11 @@ func syntaxHint(path []string, value string) string {
 		// Written in the wrong table, it still takes the form it has at home.
 		f, v, found = fieldAt(strings.Split(strings.TrimPrefix(homes[0]+"."+name, "."), "."))
 	}
-	if r, ok := ruleOf(f, v.Type()); found && ok && r.hint != nil {
-		return r.hint(name, v)
+	if r, ok := ruleOf(f, v.Type()); found && ok && r.hint != "" {
+		if r.example == 0 && v.CanInt() {
+			r.example = v.Int()
+		}
+		return fmt.Sprintf(r.hint, name, r.example)
 	}
 	return fmt.Sprintf("strings need double quotes: %s = %q", name, value)
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,117 +27,84 @@ import (
 // tag or Go type (time.Duration, bool, string) picks one. decode gets the
 // field's default, which messages quote, and returns what the field is set
 // to; the field is set only when the value is accepted, so it keeps its
-// default otherwise. hint, when set, shows the form the value takes, for
-// one written without quotes that is no number and no boolean. What is
-// wrong comes back as problems, which the walk places at the key's line.
+// default otherwise. What is wrong comes back as problems, which the walk
+// places at the key's line. hint, when set, shows the form the value
+// takes, for one written without quotes that is no number and no boolean:
+// a format of the key's name and example (or, when 0, the default).
 type rule struct {
-	decode func(v any, def reflect.Value) (any, error)
-	hint   func(name string, def reflect.Value) string
+	decode  func(v any, def reflect.Value) (any, error)
+	hint    string
+	example int64
 }
 
 // rules maps a rule tag to its rule.
 var rules = map[string]rule{
-	"provider": text(func(s string) (string, error) {
-		if providers := llm.ProviderNames(); !slices.Contains(providers, s) {
-			return "", fault("unknown provider %q (%suse one of: %s)", s, didYouMean(s, providers), strings.Join(providers, ", "))
-		}
-		return s, nil
+	"provider": text(func(s string) *problem {
+		providers := llm.ProviderNames()
+		return when(!slices.Contains(providers, s), "unknown provider %q (%suse one of: %s)", s, didYouMean(s, providers), strings.Join(providers, ", "))
 	}),
 	"model":      nonEmpty(defaultModel),
 	"tier":       nonEmpty(""),
 	"plugin_dir": nonEmpty(defaultPluginDir),
 	"read_root":  nonEmpty(defaultReadRoot),
-	"api": text(func(s string) (string, error) {
-		if s != apiChat && s != apiResponses {
-			return "", fault("unknown api %q (use %q for Chat Completions or %q for the Responses API)", abbrev(s), apiChat, apiResponses)
-		}
-		return s, nil
+	"api": text(func(s string) *problem {
+		return when(s != apiChat && s != apiResponses, "unknown api %q (use %q for Chat Completions or %q for the Responses API)", abbrev(s), apiChat, apiResponses)
 	}),
-	"base_url": text(func(s string) (string, error) {
+	"base_url": text(func(s string) *problem {
 		u, err := url.Parse(strings.TrimSpace(s))
-		switch {
-		case s == "":
-			return "", fault("must not be empty (remove the key to use the provider's own API)")
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			return "", fault("%q is not an http or https URL (e.g. %q for a local Ollama)", abbrev(s), "http://localhost:11434/v1")
-		case u.User != nil:
+		notURL := err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == ""
+		return firstOf(
+			when(s == "", "must not be empty (remove the key to use the provider's own API)"),
+			when(notURL, "%q is not an http or https URL (e.g. %q for a local Ollama)", abbrev(s), "http://localhost:11434/v1"),
 			// Never echo it: the user part is a credential.
-			return "", fault("must not contain a user name or password (the key comes from the variable named by api_key_env)")
-		case u.RawQuery != "" || u.Fragment != "":
-			return "", fault("%q must not have a query or fragment (the endpoint path is appended to it)", abbrev(s))
-		}
-		return strings.TrimRight(strings.TrimSpace(s), "/"), nil
+			when(u != nil && u.User != nil, "must not contain a user name or password (the key comes from the variable named by api_key_env)"),
+			when(u != nil && (u.RawQuery != "" || u.Fragment != ""), "%q must not have a query or fragment (the endpoint path is appended to it)", abbrev(s)))
+	}, func(s string) string { return strings.TrimRight(strings.TrimSpace(s), "/") }),
+	// An environment variable holding a key; "" sends none. Never echo
+	// the value: a key pasted here by mistake is a secret.
+	"api_key_env": text(func(s string) *problem {
+		return when(s != "" && !envNameRE.MatchString(s), "must be the name of an environment variable (letters, digits and \"_\", e.g. \"OPENAI_API_KEY\"), not the key itself; \"\" sends no key")
 	}),
-	// An environment variable holding a key; "" sends none.
-	"api_key_env": text(func(s string) (string, error) {
-		if s == "" || envNameRE.MatchString(s) {
-			return s, nil
-		}
-		// Never echo the value: a key pasted here by mistake is a secret.
-		return "", fault("must be the name of an environment variable (letters, digits and \"_\", e.g. \"OPENAI_API_KEY\"), not the key itself; \"\" sends no key")
-	}),
-	"state_url_env": text(func(s string) (string, error) {
-		switch {
-		case s == "" || envNameRE.MatchString(s):
-			return s, nil
-		case strings.Contains(s, "://"):
+	"state_url_env": text(func(s string) *problem {
+		bad := s != "" && !envNameRE.MatchString(s)
+		return firstOf(
 			// Never echo the value: the URL may carry a password.
-			return "", fault("must be the name of an environment variable holding the URL (e.g. %q), not the URL itself, which carries the password; set the variable to the redis:// or rediss:// URL", exampleStateURLEnv)
-		}
-		return "", fault("%q is not an environment variable name (letters, digits and \"_\", not starting with a digit, e.g. %q)", abbrev(s), exampleStateURLEnv)
+			when(bad && strings.Contains(s, "://"), "must be the name of an environment variable holding the URL (e.g. %q), not the URL itself, which carries the password; set the variable to the redis:// or rediss:// URL", exampleStateURLEnv),
+			when(bad, "%q is not an environment variable name (letters, digits and \"_\", not starting with a digit, e.g. %q)", abbrev(s), exampleStateURLEnv))
 	}),
 	"state_backend": {
-		decode: text(func(s string) (string, error) {
-			if s != StateMemory && s != StateRedis {
-				return "", fault("unknown state backend %q (%suse %q to keep state in this process, or %q for a Redis or Valkey server shared by several replicas)", abbrev(s), didYouMean(s, []string{StateMemory, StateRedis}), StateMemory, StateRedis)
-			}
-			return s, nil
+		decode: text(func(s string) *problem {
+			return when(s != StateMemory && s != StateRedis, "unknown state backend %q (%suse %q to keep state in this process, or %q for a Redis or Valkey server shared by several replicas)", abbrev(s), didYouMean(s, []string{StateMemory, StateRedis}), StateMemory, StateRedis)
 		}).decode,
-		hint: example(`strings need double quotes: %s = "` + StateRedis + `"`),
+		hint: `strings need double quotes: %[1]s = "` + StateRedis + `"`,
 	},
-	"state_prefix": text(func(s string) (string, error) {
-		if len(s) > 64 || strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-			return "", fault("%q must be at most 64 characters without spaces or control characters (e.g. prefix = %q)", abbrev(s), defaultStatePrefix)
-		}
-		return s, nil
+	"state_prefix": text(func(s string) *problem {
+		odd := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
+		return when(len(s) > 64 || odd, "%q must be at most 64 characters without spaces or control characters (e.g. prefix = %q)", abbrev(s), defaultStatePrefix)
 	}),
-	"sha256": text(func(s string) (string, error) {
-		if _, err := hex.DecodeString(s); s != "" && (err != nil || len(s) != 64) {
-			return "", fault("must be 64 hexadecimal characters, got %q (compute it with: sha256sum <plugin binary>; or remove the key to skip the check)", abbrev(s))
-		}
-		return strings.ToLower(s), nil
-	}),
+	"sha256": text(func(s string) *problem {
+		_, err := hex.DecodeString(s)
+		return when(s != "" && (err != nil || len(s) != 64), "must be 64 hexadecimal characters, got %q (compute it with: sha256sum <plugin binary>; or remove the key to skip the check)", abbrev(s))
+	}, strings.ToLower),
 	// host:port, host possibly empty (every interface) and port possibly
 	// 0 (any free port).
-	"listen": text(func(s string) (string, error) {
+	"listen": text(func(s string) *problem {
 		s = strings.TrimSpace(s)
 		host, port, err := net.SplitHostPort(s)
-		if err != nil {
-			return "", fault("%q is not host:port (write e.g. listen = %q; an IPv6 host goes in brackets, \"[::1]:8080\")", abbrev(s), defaultListen)
-		}
-		if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
-			return "", fault("port %q is not a number between 0 and 65535 (write e.g. listen = %q)", abbrev(port), defaultListen)
-		}
-		if strings.ContainsAny(host, " /\\\t") {
-			return "", fault("host %q is not a host name or IP address (write e.g. listen = %q)", abbrev(host), defaultListen)
-		}
-		return s, nil
+		n, nerr := strconv.ParseUint(port, 10, 16)
+		return firstOf(
+			when(err != nil, "%q is not host:port (write e.g. listen = %q; an IPv6 host goes in brackets, \"[::1]:8080\")", abbrev(s), defaultListen),
+			when(nerr != nil || (n == 0 && port != "0"), "port %q is not a number between 0 and 65535 (write e.g. listen = %q)", abbrev(port), defaultListen),
+			when(strings.ContainsAny(host, " /\\\t"), "host %q is not a host name or IP address (write e.g. listen = %q)", abbrev(host), defaultListen))
+	}, strings.TrimSpace),
+	"headers": stringMap(func(name, s string) *problem {
+		return firstOf(
+			when(!headerNameRE.MatchString(name), "%q is not a valid HTTP header name", abbrev(name)),
+			when(slices.Contains(secretHeaders, strings.ToLower(name)), "credentials do not go in this file (name the environment variable holding the key in api_key_env)"),
+			when(strings.ContainsAny(s, "\r\n\x00"), "header value must be a single line"))
 	}),
-	"headers": {decode: func(v any, _ reflect.Value) (any, error) {
-		return asStringMap(v, func(name, s string) *problem {
-			switch {
-			case !headerNameRE.MatchString(name):
-				return fault("%q is not a valid HTTP header name", abbrev(name))
-			case slices.Contains(secretHeaders, strings.ToLower(name)):
-				return fault("credentials do not go in this file (name the environment variable holding the key in api_key_env)")
-			case strings.ContainsAny(s, "\r\n\x00"):
-				return fault("header value must be a single line")
-			}
-			return nil
-		})
-	}},
 	"model_aliases": {decode: decodeAliases},
-	"string_map":    {decode: func(v any, _ reflect.Value) (any, error) { return asStringMap(v, nil) }},
+	"string_map":    stringMap(nil),
 	// temperature = 1 is as natural as 1.0.
 	"temperature": {
 		decode: func(v any, _ reflect.Value) (any, error) {
@@ -148,59 +116,43 @@ var rules = map[string]rule{
 			case !isFloat:
 				return nil, fault("expected a number, got %s (write it without quotes: %s = %v)", describe(v), keyName, 0.2)
 			}
-			if f < 0 || f > 2 || math.IsNaN(f) {
-				return nil, fault("must be between 0 and 2, got %v (remove the key to use the model's default)", f)
-			}
-			return f, nil
+			return f, when(f < 0 || f > 2 || math.IsNaN(f), "must be between 0 and 2, got %v (remove the key to use the model's default)", f).orNil()
 		},
-		hint: example("write a number, e.g. %s = 0.2"),
+		hint: "write a number, e.g. %[1]s = 0.2",
 	},
 	"max_tokens": integer(defaultAnthropicMaxTokens, false, func(n, _ int64) *problem {
-		if n < 1 {
-			return fault("must be at least 1, got %d (remove the key to let the provider decide; anthropic then uses %d)", n, defaultAnthropicMaxTokens)
-		}
-		return atMost(n, math.MaxInt32, "no model writes that much; anthropic's default is %d", defaultAnthropicMaxTokens)
+		return firstOf(
+			when(n < 1, "must be at least 1, got %d (remove the key to let the provider decide; anthropic then uses %d)", n, defaultAnthropicMaxTokens),
+			when(n > math.MaxInt32, "must be at most %d, got %d (no model writes that much; anthropic's default is %d)", math.MaxInt32, n, defaultAnthropicMaxTokens))
 	}),
 	"max_retries": integer(defaultMaxRetries, false, func(n, _ int64) *problem {
-		if n < 0 || n > maxRetriesLimit {
-			return fault("must be between 0 and %d, got %d (0 turns retries off; the default is %d)", maxRetriesLimit, n, defaultMaxRetries)
-		}
-		return nil
+		return when(n < 0 || n > maxRetriesLimit, "must be between 0 and %d, got %d (0 turns retries off; the default is %d)", maxRetriesLimit, n, defaultMaxRetries)
 	}),
 	"max_iterations": integer(defaultMaxIterations, false, func(n, _ int64) *problem {
-		if n < 1 {
-			return fault("must be at least 1, got %d (it caps model calls per user message; the default is %d)", n, defaultMaxIterations)
-		}
-		return atMost(n, math.MaxInt32, "it caps model calls per user message; the default is %d", defaultMaxIterations)
+		return firstOf(
+			when(n < 1, "must be at least 1, got %d (it caps model calls per user message; the default is %d)", n, defaultMaxIterations),
+			when(n > math.MaxInt32, "must be at most %d, got %d (it caps model calls per user message; the default is %d)", math.MaxInt32, n, defaultMaxIterations))
 	}),
 	"max_result_size":  messageSize(defaultMaxResultSize),
 	"max_request_size": messageSize(defaultMaxRequestSize),
 	"protocol": integer(2, false, func(n, _ int64) *problem {
-		if n < 0 || n > 2 {
-			return fault("must be 1 or 2 to pin the plugin protocol version, or 0 to use the highest the plugin speaks, got %d", n)
-		}
-		return nil
+		return when(n < 0 || n > 2, "must be 1 or 2 to pin the plugin protocol version, or 0 to use the highest the plugin speaks, got %d", n)
 	}),
 	// plugins.enabled: valid names, each once.
 	"enabled": list(checkPluginName, func(name string, j, i int) *problem {
 		return fault("plugin %q is enabled twice, as items %d and %d (list it once; the order sets priority)", name, j+1, i+1)
 	}),
-	// The variables passed to a plugin: names only.
+	// The variables passed to a plugin: names only. Never echo a value:
+	// it is probably a secret.
 	"env": list(func(n string) *problem {
-		if envNameRE.MatchString(n) {
-			return nil
-		}
-		if name, _, found := strings.Cut(n, "="); found && envNameRE.MatchString(name) {
-			// Never echo the value: it is probably a secret.
-			return fault("item %d looks like NAME=value (list only the name %q; the plugin gets the value from the host's environment, so secrets stay out of this file)", itemNumber, name)
-		}
-		return fault("item %d, %q, is not an environment variable name (use letters, digits and \"_\", not starting with a digit)", itemNumber, abbrev(n))
+		name, _, found := strings.Cut(n, "=")
+		bad := !envNameRE.MatchString(n)
+		return firstOf(
+			when(bad && found && envNameRE.MatchString(name), "item %d looks like NAME=value (list only the name %q; the plugin gets the value from the host's environment, so secrets stay out of this file)", itemNumber, name),
+			when(bad, "item %d, %q, is not an environment variable name (use letters, digits and \"_\", not starting with a digit)", itemNumber, abbrev(n)))
 	}, nil),
 	"models": list(func(n string) *problem {
-		if strings.TrimSpace(n) == "" {
-			return fault("item %d is empty (name a model clients may ask for, e.g. %q)", itemNumber, exampleClientModel)
-		}
-		return nil
+		return when(strings.TrimSpace(n) == "", "item %d is empty (name a model clients may ask for, e.g. %q)", itemNumber, exampleClientModel)
 	}, func(n string, j, i int) *problem {
 		return fault("model %q is listed twice, as items %d and %d (list it once)", abbrev(n), j+1, i+1)
 	}),
@@ -221,15 +173,13 @@ var ranges = map[string]rule{
 // byGoType is the rule of a field with neither tag.
 var byGoType = map[reflect.Type]rule{
 	reflect.TypeFor[time.Duration](): {decode: decodeDuration},
-	reflect.TypeFor[string]():        text(func(s string) (string, error) { return s, nil }),
+	reflect.TypeFor[string]():        text(func(string) *problem { return nil }),
 	reflect.TypeFor[bool](): {
 		decode: func(v any, _ reflect.Value) (any, error) {
-			if b, ok := v.(bool); ok {
-				return b, nil
-			}
-			return nil, fault("expected true or false, got %s (write %s = true or %s = false, without quotes)", describe(v), keyName, keyName)
+			b, ok := v.(bool)
+			return b, when(!ok, "expected true or false, got %s (write %s = true or %s = false, without quotes)", describe(v), keyName, keyName).orNil()
 		},
-		hint: example("write %[1]s = true or %[1]s = false"),
+		hint: "write %[1]s = true or %[1]s = false",
 	},
 }
 
@@ -245,99 +195,84 @@ func ruleOf(f reflect.StructField, t reflect.Type) (rule, bool) {
 	return r, ok
 }
 
-func example(format string) func(string, reflect.Value) string {
-	return func(name string, _ reflect.Value) string { return fmt.Sprintf(format, name) }
-}
-
-// text is a string that check accepts, set to what check returns.
-func text(check func(s string) (string, error)) rule {
+// text is a string that check accepts, set to tidy(s) when tidy is given.
+func text(check func(s string) *problem, tidy ...func(string) string) rule {
 	return rule{decode: func(v any, _ reflect.Value) (any, error) {
 		s, err := asString(v)
 		if err != nil {
 			return nil, err
 		}
-		return check(s)
+		if p := check(s); p != nil {
+			return nil, p
+		}
+		for _, f := range tidy {
+			s = f(s)
+		}
+		return s, nil
 	}}
 }
 
 // nonEmpty is a string whose empty value would only be a mistake.
 func nonEmpty(def string) rule {
-	return text(func(s string) (string, error) {
-		if s == "" {
-			return "", fault("must not be empty (remove the key to use the default %q)", def)
-		}
-		return s, nil
+	return text(func(s string) *problem {
+		return when(s == "", "must not be empty (remove the key to use the default %q)", def)
 	})
 }
 
-// integer is a whole number that check accepts, given the key's default.
-// Messages suggest example, or the default when it is 0; bytes says it
-// is a size.
+// integer is a whole number that check accepts, given the key's default;
+// bytes says it is a size. Messages suggest example, or the default when
+// it is 0.
 func integer(example int64, bytes bool, check func(n, def int64) *problem) rule {
-	suggest := func(def reflect.Value) int64 { return cmpOr(example, def.Int()) }
-	return rule{
-		decode: func(v any, def reflect.Value) (any, error) {
-			n, err := asInt(v, suggest(def))
-			if err != nil {
-				return nil, err
-			}
-			if p := check(n, def.Int()); p != nil {
-				return nil, p
-			}
-			return n, nil
-		},
-		hint: func(name string, def reflect.Value) string {
-			if bytes {
-				return fmt.Sprintf("write the size in bytes, e.g. %s = %d", name, suggest(def))
-			}
-			return fmt.Sprintf("write a whole number, e.g. %s = %d", name, suggest(def))
-		},
+	hint := "write a whole number, e.g. %[1]s = %[2]d"
+	if bytes {
+		hint = "write the size in bytes, e.g. %[1]s = %[2]d"
 	}
-}
-
-func cmpOr(a, b int64) int64 {
-	if a != 0 {
-		return a
-	}
-	return b
+	return rule{hint: hint, example: example, decode: func(v any, def reflect.Value) (any, error) {
+		n, err := asInt(v, cmp.Or(example, def.Int()))
+		if err != nil {
+			return nil, err
+		}
+		return n, check(n, def.Int()).orNil()
+	}}
 }
 
 func between(lo, hi int64, unit string) rule {
 	return integer(0, strings.HasPrefix(unit, "bytes"), func(n, def int64) *problem {
-		if n < lo || n > hi {
-			return fault("must be between %d and %d %s, got %d (the default is %d)", lo, hi, unit, n, def)
-		}
-		return nil
+		return when(n < lo || n > hi, "must be between %d and %d %s, got %d (the default is %d)", lo, hi, unit, n, def)
 	})
-}
-
-func atMost(n, hi int64, why string, def int64) *problem {
-	if n > hi {
-		return fault("must be at most %d, got %d ("+why+")", hi, n, def)
-	}
-	return nil
 }
 
 func messageSize(example int64) rule {
 	return integer(example, true, func(n, _ int64) *problem {
-		if n < 1 || n > maxMessageSize {
-			return fault("must be between 1 and %d bytes (256 MiB), got %d (write the size in bytes, e.g. %s = %d)", maxMessageSize, n, keyName, example)
-		}
-		return nil
+		return when(n < 1 || n > maxMessageSize, "must be between 1 and %d bytes (256 MiB), got %d (write the size in bytes, e.g. %s = %d)", maxMessageSize, n, keyName, example)
 	})
 }
 
 // list is an array of strings, each of which item (when set) accepts;
 // twice (when set) refuses an item listed again. An empty list is nil.
-// item's message may number the item with itemNumber.
 func list(item func(s string) *problem, twice func(s string, first, i int) *problem) rule {
 	return rule{decode: func(v any, _ reflect.Value) (any, error) {
-		l, err := asStrings(v)
-		if err != nil {
-			return nil, err
+		arr, ok := v.([]any)
+		if !ok {
+			example := `["..."]`
+			if s, isStr := v.(string); isStr {
+				example = fmt.Sprintf("[%q]", s)
+			}
+			return nil, fault("expected an array of strings, got %s (write %s = %s)", describe(v), keyName, example)
+		}
+		var l []string
+		var errs []error
+		for i, x := range arr {
+			s, isStr := x.(string)
+			if !isStr {
+				errs = append(errs, fault("item %d: expected a string, got %s (put every item in double quotes)", i+1, describe(x)).onItem(i))
+			}
+			l = append(l, s)
+		}
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
 		}
 		first := map[string]int{}
-		var errs []error
 		for i, s := range l {
 			var p *problem
 			if item != nil {
@@ -354,6 +289,12 @@ func list(item func(s string) *problem, twice func(s string, first, i int) *prob
 		}
 		return l, errors.Join(errs...)
 	}}
+}
+
+// stringMap is a table of strings, each of which item (when set)
+// accepts; an empty one is nil.
+func stringMap(item func(name, s string) *problem) rule {
+	return rule{decode: func(v any, _ reflect.Value) (any, error) { return asStringMap(v, item) }}
 }
 
 // model_aliases maps client model names to upstream models, both
@@ -458,12 +399,12 @@ func jsonValue(v any, at toml.Key, errs *[]error) any {
 			out[k] = jsonValue(x, join(at, toml.Key{k}), errs)
 		}
 		return out
-	case []map[string]any:
+	case []map[string]any: // an array of tables
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = jsonValue(x, at, errs)
+			out[i] = x
 		}
-		return out
+		return jsonValue(out, at, errs)
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
@@ -478,17 +419,18 @@ func jsonValue(v any, at toml.Key, errs *[]error) any {
 	case time.Time:
 		// Local date-times carry no zone; keep them as TOML wrote them
 		// rather than inventing an offset.
-		switch v.Location().String() {
-		case "datetime-local":
-			return v.Format("2006-01-02T15:04:05.999999999")
-		case "date-local":
-			return v.Format("2006-01-02")
-		case "time-local":
-			return v.Format("15:04:05.999999999")
+		if layout, local := localLayouts[v.Location().String()]; local {
+			return v.Format(layout)
 		}
 		return v.Format(time.RFC3339Nano)
 	}
 	return v
+}
+
+var localLayouts = map[string]string{
+	"datetime-local": "2006-01-02T15:04:05.999999999",
+	"date-local":     "2006-01-02",
+	"time-local":     "15:04:05.999999999",
 }
 
 // problem is one thing wrong with a value. msg is told the full key, so
@@ -531,6 +473,32 @@ func fault(format string, args ...any) *problem {
 	return p
 }
 
+// when is a problem if cond holds, else nil.
+func when(cond bool, format string, args ...any) *problem {
+	if !cond {
+		return nil
+	}
+	return fault(format, args...)
+}
+
+// firstOf is the first of problems that is not nil.
+func firstOf(problems ...*problem) *problem {
+	for _, p := range problems {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// orNil is p as an error, nil when p is.
+func (p *problem) orNil() error {
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
 func (p *problem) onItem(i int) *problem      { p.item = i; return p }
 func (p *problem) under(k ...string) *problem { p.at = append(toml.Key(k), p.at...); return p }
 
@@ -563,28 +531,6 @@ func asInt(v any, example int64) (int64, error) {
 	return 0, fault("expected an integer, got %s (write a whole number without quotes: %s = %d)", describe(v), keyName, example)
 }
 
-// asStrings is an array of strings; an empty one is nil.
-func asStrings(v any) ([]string, error) {
-	arr, ok := v.([]any)
-	if !ok {
-		example := `["..."]`
-		if s, isStr := v.(string); isStr {
-			example = fmt.Sprintf("[%q]", s)
-		}
-		return nil, fault("expected an array of strings, got %s (write %s = %s)", describe(v), keyName, example)
-	}
-	out := make([]string, len(arr))
-	var errs []error
-	for i, x := range arr {
-		s, isStr := x.(string)
-		if !isStr {
-			errs = append(errs, fault("item %d: expected a string, got %s (put every item in double quotes)", i+1, describe(x)).onItem(i))
-		}
-		out[i] = s
-	}
-	return nilIfEmpty(out), errors.Join(errs...)
-}
-
 // asStringMap is a table of strings each of which item (when set)
 // accepts; an empty one is nil.
 func asStringMap(v any, item func(name, s string) *problem) (map[string]string, error) {
@@ -611,15 +557,6 @@ func asStringMap(v any, item func(name, s string) *problem) (map[string]string, 
 		out = nil
 	}
 	return out, errors.Join(errs...)
-}
-
-// nilIfEmpty makes an empty list nil, which the config structs use for
-// none.
-func nilIfEmpty[T any](s []T) []T {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
 }
 
 func didYouMean(s string, candidates []string) string {
