@@ -81,7 +81,7 @@ func (m MCP) EnabledServers() []MCPServer {
 // checked as a whole by the gateway's own rules, whose complaint is placed
 // at the key it names.
 func (d *decoder) mcpServers(key toml.Key, v any, dst reflect.Value) bool {
-	m, err := asTable(v)
+	m, err := asTable(key, v)
 	if !d.report(key, err) {
 		return false
 	}

@@ -56,7 +56,7 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 // value of a known key was accepted (ok), and whether moreover no key was
 // unknown (clean).
 func (d *decoder) decodeTable(key toml.Key, v any, dst any) (set map[string]bool, ok, clean bool) {
-	m, err := asTable(v)
+	m, err := asTable(key, v)
 	if !d.report(key, err) {
 		return nil, false, false
 	}
@@ -95,7 +95,7 @@ func (d *decoder) decodeField(key toml.Key, v any, f reflect.StructField, dst re
 	if !found {
 		panic("config: no decoder for field " + f.Name + " of type " + dst.Type().String())
 	}
-	x, err := r.decode(v, dst)
+	x, err := r.decode(key, v, dst)
 	if !d.report(key, err) {
 		return false
 	}

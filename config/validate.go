@@ -90,7 +90,7 @@ func (d *decoder) report(key toml.Key, err error) bool {
 		p = fault("%v", err)
 	}
 	k := join(key, p.at)
-	d.errs = append(d.errs, &Error{File: d.file, Line: d.pos.line(k, p.item), Key: k.String(), Msg: p.msg(k)})
+	d.errs = append(d.errs, &Error{File: d.file, Line: d.pos.line(k, p.item), Key: k.String(), Msg: p.msg})
 	return false
 }
 
@@ -299,7 +299,7 @@ func (t *Tiers) validate(d *decoder, key toml.Key, _ map[string]bool, _, clean b
 // entries decodes [plugins.entries]: each valid table becomes an entry in
 // d.entries, resolved once plugins.dir is known.
 func (d *decoder) entries(key toml.Key, v any) bool {
-	m, err := asTable(v)
+	m, err := asTable(key, v)
 	if !d.report(key, err) {
 		return false
 	}
@@ -342,7 +342,7 @@ const (
 // prints; the plugin is then attached, not launched. Which plugin the JSON
 // must be for is in the key, plugins.entries.<name>.reattach.
 func (d *decoder) reattach(key toml.Key, v any, dst reflect.Value) bool {
-	s, err := asString(v)
+	s, err := asString(nameOf(key), v)
 	if err != nil || strings.TrimSpace(s) == "" {
 		return d.report(key, err)
 	}
