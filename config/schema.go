@@ -1,27 +1,23 @@
 package config
 
 import (
-	"fmt"
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/BurntSushi/toml"
 )
 
 // The schema of the file is the config structs themselves: each field
 // that a key sets carries that key's name in a toml tag, so the key is
-// written once, the list of keys a table allows (for the did-you-mean and
-// wrong-table hints) is read off the struct, and the defaults are the
-// values the struct holds before decoding. The toml package itself decodes
-// the text into plain maps only: it stops at the first value of the wrong
-// type, with no dependable position and no way to name the fix, while this
-// walk reports every problem with its key, its line and a hint.
-//
-// A field is decoded by the rule (values.go) its rule or range tag names,
-// or else the one for its Go type; a nested struct is a nested table,
-// whose validate method checks the rules that span its keys.
+// written once, the keys a table allows (for the did-you-mean and
+// wrong-table hints) are read off the struct, and the defaults are the
+// values the struct holds before decoding. The toml package decodes the
+// text into plain maps only: it stops at the first value of the wrong type,
+// with no dependable position and no way to name the fix, while this walk
+// reports every problem with its key, its line and a hint. A field is
+// decoded by the rule (values.go) its tags or Go type pick; a nested
+// struct is a nested table, whose validate method checks rules across keys.
 
 // validated is a table with rules that span its keys, checked once they
 // are decoded: set holds the keys written, each true when accepted; ok says
@@ -110,44 +106,4 @@ func (d *decoder) decodeField(key toml.Key, v any, f reflect.StructField, dst re
 		d.directory(key, dst.String())
 	}
 	return true
-}
-
-// syntaxHint is the fix for value, written without quotes at the dotted
-// key path: the form of the field the key sets, or quotes.
-func syntaxHint(path []string, value string) string {
-	name := path[len(path)-1]
-	f, v, found := fieldAt(path)
-	if homes := homeOf[name]; !found && len(homes) > 0 {
-		// Written in the wrong table, it still takes the form it has at home.
-		f, v, found = fieldAt(strings.Split(strings.TrimPrefix(homes[0]+"."+name, "."), "."))
-	}
-	if r, ok := ruleOf(f, v.Type()); found && ok && r.hint != "" {
-		if r.example == 0 && v.CanInt() {
-			r.example = v.Int()
-		}
-		return fmt.Sprintf(r.hint, name, r.example)
-	}
-	return fmt.Sprintf("strings need double quotes: %s = %q", name, value)
-}
-
-// fieldAt finds the field the dotted key path sets, and its default.
-func fieldAt(path []string) (f reflect.StructField, v reflect.Value, found bool) {
-	v = reflect.ValueOf(newDefault("")).Elem()
-	for _, part := range path {
-		switch v.Kind() {
-		case reflect.Map: // a table of named tables: the part is the name
-			v = reflect.New(v.Type().Elem()).Elem()
-			if v.Type() == reflect.TypeFor[PluginEntry]() {
-				v = reflect.ValueOf(defaultEntry("", "", ""))
-			}
-		case reflect.Struct:
-			if f, found = fieldByKey(v.Type(), part); !found {
-				return f, v, false
-			}
-			v = v.FieldByIndex(f.Index)
-		default:
-			return f, v, false
-		}
-	}
-	return f, v, found
 }

@@ -197,33 +197,6 @@ func (d *decoder) err() error {
 	return errors.Join(errs...)
 }
 
-func syntaxError(err error, src, filename string) error {
-	var pe toml.ParseError
-	if !errors.As(err, &pe) {
-		return &Error{File: filename, Msg: fmt.Sprintf("invalid TOML: %v", err)}
-	}
-	// The parser reports an error found at a line's closing newline on the
-	// next line, which may not even exist; the byte offset is reliable.
-	line := pe.Position.Line
-	if start := pe.Position.Start; start > 0 && start <= len(src) {
-		line = strings.Count(src[:start], "\n") + 1
-	}
-	key, value := syntaxKey(src, line)
-	if strings.Trim(key, ".") == "" {
-		key = pe.LastKey
-	}
-	if strings.Trim(key, ".") == "" {
-		// No key can be read off a line this broken; the table it is in
-		// is the closest thing to name.
-		key = syntaxTable(src, line)
-	}
-	hint := "fix the TOML syntax on this line; config.toml.example shows every key"
-	if value != "" && unquotedWord.MatchString(value) && !numberLike.MatchString(value) && value != "true" && value != "false" {
-		hint = syntaxHint(strings.Split(key, "."), value)
-	}
-	return &Error{File: filename, Line: line, Key: key, Msg: fmt.Sprintf("invalid TOML: %s (%s)", pe.Message, hint)}
-}
-
 // validate fills in the defaults that depend on the provider and checks
 // the keys that only make sense together, once every key is valid.
 func (c *LLM) validate(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {

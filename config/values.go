@@ -23,14 +23,13 @@ import (
 	"github.com/hookhost/hookhost/llm"
 )
 
-// A rule decodes and checks one key's value: a field's rule tag, range
-// tag or Go type (time.Duration, bool, string) picks one. decode gets the
-// field's default, which messages quote, and returns what the field is set
-// to; the field is set only when the value is accepted, so it keeps its
-// default otherwise. What is wrong comes back as problems, which the walk
-// places at the key's line. hint, when set, shows the form the value
-// takes, for one written without quotes that is no number and no boolean:
-// a format of the key's name and example (or, when 0, the default).
+// A rule decodes and checks one key's value. decode gets the field's
+// default, which messages quote, and returns what the field is set to,
+// only once the value is accepted: a field keeps its default otherwise.
+// What is wrong comes back as problems, which the walk places at the
+// key's line. hint, when set, is the form of a value written without
+// quotes that is no number and no boolean, a format of the key's name and
+// example (or, when 0, the default).
 type rule struct {
 	decode  func(key toml.Key, v any, def reflect.Value) (any, error)
 	hint    string
@@ -149,7 +148,7 @@ var rules = map[string]rule{
 	}, func(n string, j, i int) error {
 		return fault("model %q is listed twice, as items %d and %d (list it once)", abbrev(n), j+1, i+1)
 	}),
-	"strings":       list(nil, nil),
+	"strings":       list(func(int, string) error { return nil }, nil),
 	"plugin_config": {decode: decodePluginConfig},
 	"switch":        byGoType[reflect.TypeFor[bool]()],
 }
@@ -242,7 +241,7 @@ func messageSize(example int64) rule {
 	})
 }
 
-// list is an array of strings, each of which item (when set) accepts;
+// list is an array of strings, each of which item accepts;
 // twice (when set) refuses an item listed again. An empty list is nil.
 func list(item func(i int, s string) error, twice func(s string, first, i int) error) rule {
 	return rule{decode: func(key toml.Key, v any, _ reflect.Value) (any, error) {
@@ -268,10 +267,7 @@ func list(item func(i int, s string) error, twice func(s string, first, i int) e
 		}
 		first := map[string]int{}
 		for i, s := range l {
-			var err error
-			if item != nil {
-				err = item(i, s)
-			}
+			err := item(i, s)
 			if j, dup := first[s]; err == nil && dup && twice != nil {
 				err = twice(s, j, i)
 			}
@@ -319,22 +315,19 @@ func decodeDuration(key toml.Key, v any, dv reflect.Value) (any, error) {
 		when(dur <= 0, "must be greater than zero, got %q (use e.g. \"500ms\" or \"2s\"; the default is %q)", s, def))
 }
 
-// durationSyntax is what time.ParseDuration accepts, whatever the size.
-var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
-
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// headerNameRE is an HTTP token.
-var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-// secretHeaders carry credentials, which come from api_key_env only.
-var secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-authorization"}
+var (
+	// durationSyntax is what time.ParseDuration accepts, whatever the size.
+	durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+	envNameRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerNameRE   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // an HTTP token
+	// secretHeaders carry credentials, which come from api_key_env only.
+	secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-authorization"}
+	// Tool names are "<plugin>__<tool>", so a plugin name must not contain
+	// "__" or the split would be ambiguous.
+	pluginNameRE = regexp.MustCompile(`^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$`)
+)
 
 const maxPluginName = 48
-
-// Tool names are "<plugin>__<tool>", so a plugin name must not contain
-// "__" or the split would be ambiguous.
-var pluginNameRE = regexp.MustCompile(`^[a-zA-Z0-9-]+(_[a-zA-Z0-9-]+)*$`)
 
 func checkPluginName(name string) error {
 	return cmp.Or(
@@ -351,13 +344,8 @@ func decodePluginConfig(key toml.Key, v any, _ reflect.Value) (any, error) {
 		return nil, err
 	}
 	var errs []error
-	jv := jsonValue(m, nil, &errs)
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	// jsonValue leaves nothing JSON cannot encode.
-	b, _ := json.Marshal(jv)
-	return b, nil
+	b, _ := json.Marshal(jsonValue(m, nil, &errs)) // it fails only on what errs holds
+	return b, errors.Join(errs...)
 }
 
 // jsonValue converts TOML values that JSON has no faithful form for; at is
@@ -385,10 +373,7 @@ func jsonValue(v any, at toml.Key, errs *[]error) any {
 	case time.Time:
 		// Local date-times carry no zone; keep them as TOML wrote them
 		// rather than inventing an offset.
-		if layout, local := localLayouts[v.Location().String()]; local {
-			return v.Format(layout)
-		}
-		return v.Format(time.RFC3339Nano)
+		return v.Format(cmp.Or(localLayouts[v.Location().String()], time.RFC3339Nano))
 	}
 	return v
 }
@@ -425,9 +410,6 @@ func when(cond bool, format string, args ...any) error {
 
 func (p *problem) onItem(i int) *problem      { p.item = i; return p }
 func (p *problem) under(k ...string) *problem { p.at = append(toml.Key(k), p.at...); return p }
-
-// Typed accessors: each returns the value, or a problem with an example of
-// the right form.
 
 func asTable(key toml.Key, v any) (map[string]any, error) {
 	if m, ok := v.(map[string]any); ok {
