@@ -211,7 +211,7 @@ func nonEmpty(def string) rule {
 // integer is a whole number that check accepts, given the key's default;
 // form is how to write it. Messages suggest example, or the default when
 // it is 0.
-func integer(example int64, form string, check func(_ string, n, def int64) error) rule {
+func integer(example int64, form string, check func(name string, n, def int64) error) rule {
 	return rule{hint: "write " + form + ", e.g. %[1]s = %[2]d", example: example, decode: func(key toml.Key, v any, def reflect.Value) (any, error) {
 		n, isInt := v.(int64)
 		if isInt {
@@ -241,8 +241,8 @@ func messageSize(example int64) rule {
 	})
 }
 
-// list is an array of strings, each of which item accepts;
-// twice (when set) refuses an item listed again. An empty list is nil.
+// list is an array of strings, each of which item accepts; twice (when
+// set) refuses an item listed again. An empty list is nil.
 func list(item func(i int, s string) error, twice func(s string, first, i int) error) rule {
 	return rule{decode: func(key toml.Key, v any, _ reflect.Value) (any, error) {
 		arr, ok := v.([]any)
