@@ -81,7 +81,7 @@ func (m MCP) EnabledServers() []MCPServer {
 // checked as a whole by the gateway's own rules, whose complaint is placed
 // at the key it names.
 func (d *decoder) mcpServers(key toml.Key, v any, dst reflect.Value) bool {
-	m, err := asTable(v)
+	m, err := asTable(key, v)
 	if !d.report(key, err) {
 		return false
 	}
@@ -133,20 +133,4 @@ func (d *decoder) specError(nk toml.Key, name string, err error) {
 		msg += " (" + se.Fix + ")"
 	}
 	d.report(at, fault("%s", msg))
-}
-
-// stringList is an array of strings; an empty one is nil.
-type stringList []string
-
-func (l *stringList) UnmarshalTOML(v any) error {
-	return set(l, v, func(v any) (stringList, error) { s, err := asStrings(v); return stringList(s), err })
-}
-
-// stringMap is a table of strings; an empty one is nil.
-type stringMap map[string]string
-
-func (m *stringMap) UnmarshalTOML(v any) error {
-	return set(m, v, func(v any) (stringMap, error) {
-		return asStringMapOf[stringMap](v, func(string, string) error { return nil })
-	})
 }

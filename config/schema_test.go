@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/BurntSushi/toml"
 )
 
 var (
@@ -14,11 +12,9 @@ var (
 )
 
 // TestSchemaDecodesEveryKey checks that each key of the config structs has
-// a way to be decoded, so that no file can reach the walk's panic: a named
-// value type that exists, that the field converts to and that decodes
-// itself; a range that exists; or a type the walk decodes.
+// a way to be decoded, so that no file can reach the walk's panic: a rule
+// tag or range tag that exists, a Go type with a rule, or a nested table.
 func TestSchemaDecodesEveryKey(t *testing.T) {
-	unmarshaler := reflect.TypeFor[toml.Unmarshaler]()
 	var walk func(path string, typ reflect.Type)
 	walk = func(path string, typ reflect.Type) {
 		for i := range typ.NumField() {
@@ -28,33 +24,20 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 				continue
 			}
 			at := path + key
-			vt := byGoType[f.Type]
-			if name := f.Tag.Get("rule"); name != "" {
-				if vt = valueTypes[name]; vt == nil && name != "entries" && name != "reattach" && name != "mcp_servers" {
-					t.Errorf("%s: rule %q has no value type", at, name)
-				}
-			}
-			if vt != nil {
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if !reflect.PointerTo(ft).ConvertibleTo(reflect.PointerTo(vt)) || !reflect.PointerTo(vt).Implements(unmarshaler) {
-					t.Errorf("%s: a %s field cannot be decoded as %s", at, f.Type, vt)
-				}
-				continue
-			}
-			if r := f.Tag.Get("range"); r != "" {
-				if _, ok := bounds[r]; !ok {
-					t.Errorf("%s: range %q does not exist", at, r)
-				}
-			}
-			switch k := f.Type.Kind(); {
-			case f.Tag.Get("rule") != "", k >= reflect.Int && k <= reflect.Int64:
-			case k == reflect.Struct:
+			name, rng := f.Tag.Get("rule"), f.Tag.Get("range")
+			_, hasRule := rules[name]
+			_, hasRange := ranges[rng]
+			_, decodable := ruleOf(f, f.Type)
+			switch {
+			case name == "entries", name == "reattach", name == "mcp_servers":
+			case name != "" && !hasRule:
+				t.Errorf("%s: rule %q does not exist", at, name)
+			case rng != "" && !hasRange:
+				t.Errorf("%s: range %q does not exist", at, rng)
+			case f.Type.Kind() == reflect.Struct:
 				walk(at+".", f.Type)
-			default:
-				t.Errorf("%s: no value type for a field of type %s", at, f.Type)
+			case !decodable:
+				t.Errorf("%s: no rule for a field of type %s", at, f.Type)
 			}
 		}
 	}

@@ -1,10 +1,7 @@
 package config
 
 import (
-	"fmt"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/BurntSushi/toml"
 )
@@ -71,53 +68,4 @@ func (c *State) validate(d *decoder, key toml.Key, set map[string]bool, ok, _ bo
 	}
 	d.fail(join(key, toml.Key{"backend"}), -1, "is %q but state.url_env is not set; name the environment variable holding the redis:// or rediss:// URL, e.g. url_env = %q", StateRedis, exampleStateURLEnv)
 	return false
-}
-
-type stateBackend string
-
-func (b *stateBackend) UnmarshalTOML(v any) error {
-	return set(b, v, func(v any) (stateBackend, error) {
-		s, err := asString(v)
-		backends := []string{StateMemory, StateRedis}
-		if err == nil && s != StateMemory && s != StateRedis {
-			hint := ""
-			if near := closest(s, backends); near != "" {
-				hint = fmt.Sprintf("did you mean %q? ", near)
-			}
-			return "", fault("unknown state backend %q (%suse %q to keep state in this process, or %q for a Redis or Valkey server shared by several replicas)", abbrev(s), hint, StateMemory, StateRedis)
-		}
-		return stateBackend(s), err
-	})
-}
-
-func (b *stateBackend) example(name string) string {
-	return fmt.Sprintf("strings need double quotes: %s = %q", name, StateRedis)
-}
-
-type stateURLEnv string
-
-func (e *stateURLEnv) UnmarshalTOML(v any) error {
-	return set(e, v, func(v any) (stateURLEnv, error) {
-		s, err := asString(v)
-		switch {
-		case err != nil || s == "" || envNameRE.MatchString(s):
-			return stateURLEnv(s), err
-		case strings.Contains(s, "://"):
-			// Never echo the value: the URL may carry a password.
-			return "", fault("must be the name of an environment variable holding the URL (e.g. %q), not the URL itself, which carries the password; set the variable to the redis:// or rediss:// URL", exampleStateURLEnv)
-		}
-		return "", fault("%q is not an environment variable name (letters, digits and \"_\", not starting with a digit, e.g. %q)", abbrev(s), exampleStateURLEnv)
-	})
-}
-
-type statePrefix string
-
-func (p *statePrefix) UnmarshalTOML(v any) error {
-	return set(p, v, func(v any) (statePrefix, error) {
-		s, err := asString(v)
-		if err == nil && (len(s) > 64 || strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0) {
-			return "", fault("%q must be at most 64 characters without spaces or control characters (e.g. prefix = %q)", abbrev(s), defaultStatePrefix)
-		}
-		return statePrefix(s), err
-	})
 }

@@ -90,7 +90,7 @@ func (d *decoder) report(key toml.Key, err error) bool {
 		p = fault("%v", err)
 	}
 	k := join(key, p.at)
-	d.errs = append(d.errs, &Error{File: d.file, Line: d.pos.line(k, p.item), Key: k.String(), Msg: p.msg(k)})
+	d.errs = append(d.errs, &Error{File: d.file, Line: d.pos.line(k, p.item), Key: k.String(), Msg: p.msg})
 	return false
 }
 
@@ -197,33 +197,6 @@ func (d *decoder) err() error {
 	return errors.Join(errs...)
 }
 
-func syntaxError(err error, src, filename string) error {
-	var pe toml.ParseError
-	if !errors.As(err, &pe) {
-		return &Error{File: filename, Msg: fmt.Sprintf("invalid TOML: %v", err)}
-	}
-	// The parser reports an error found at a line's closing newline on the
-	// next line, which may not even exist; the byte offset is reliable.
-	line := pe.Position.Line
-	if start := pe.Position.Start; start > 0 && start <= len(src) {
-		line = strings.Count(src[:start], "\n") + 1
-	}
-	key, value := syntaxKey(src, line)
-	if strings.Trim(key, ".") == "" {
-		key = pe.LastKey
-	}
-	if strings.Trim(key, ".") == "" {
-		// No key can be read off a line this broken; the table it is in
-		// is the closest thing to name.
-		key = syntaxTable(src, line)
-	}
-	hint := "fix the TOML syntax on this line; config.toml.example shows every key"
-	if value != "" && unquotedWord.MatchString(value) && !numberLike.MatchString(value) && value != "true" && value != "false" {
-		hint = syntaxHint(strings.Split(key, "."), value)
-	}
-	return &Error{File: filename, Line: line, Key: key, Msg: fmt.Sprintf("invalid TOML: %s (%s)", pe.Message, hint)}
-}
-
 // validate fills in the defaults that depend on the provider and checks
 // the keys that only make sense together, once every key is valid.
 func (c *LLM) validate(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
@@ -299,7 +272,7 @@ func (t *Tiers) validate(d *decoder, key toml.Key, _ map[string]bool, _, clean b
 // entries decodes [plugins.entries]: each valid table becomes an entry in
 // d.entries, resolved once plugins.dir is known.
 func (d *decoder) entries(key toml.Key, v any) bool {
-	m, err := asTable(v)
+	m, err := asTable(key, v)
 	if !d.report(key, err) {
 		return false
 	}
@@ -342,7 +315,7 @@ const (
 // prints; the plugin is then attached, not launched. Which plugin the JSON
 // must be for is in the key, plugins.entries.<name>.reattach.
 func (d *decoder) reattach(key toml.Key, v any, dst reflect.Value) bool {
-	s, err := asString(v)
+	s, err := asString(nameOf(key), v)
 	if err != nil || strings.TrimSpace(s) == "" {
 		return d.report(key, err)
 	}
