@@ -23,7 +23,7 @@ var paths = map[string]string{
 }
 
 // call is one tool call the fake model makes.
-type call = fakeapi.Call
+type call struct{ ID, Name, Args string }
 
 // reply is one answer of the fake model: a text, or tool calls.
 type reply struct {
@@ -80,7 +80,11 @@ func (u *upstream) use(m model) {
 			return fakeapi.Turn{Status: http.StatusTeapot, Message: "fake upstream: no model set"}
 		}
 		rp := m(conv, tools)
-		return fakeapi.Turn{Text: rp.Text, Calls: rp.Calls, In: tokensIn, Out: tokensOut}
+		turn := fakeapi.Turn{Text: rp.Text, In: tokensIn, Out: tokensOut}
+		for _, c := range rp.Calls {
+			turn.Calls = append(turn.Calls, fakeapi.Call(c))
+		}
+		return turn
 	})
 }
 

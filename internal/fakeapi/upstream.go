@@ -90,6 +90,9 @@ func NewUpstream(t testing.TB, proto string) *Upstream {
 	return u
 }
 
+// URL is the server's root URL.
+func (u *Upstream) URL() string { return u.srv.URL }
+
 // BaseURL is the API root as a provider's config wants it: OpenAI's
 // includes /v1, Anthropic's does not.
 func (u *Upstream) BaseURL() string {
