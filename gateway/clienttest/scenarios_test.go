@@ -24,7 +24,7 @@ func config(up *upstream) string {
 		provider, api = "anthropic", ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[llm]\nprovider = %q\nmodel = %q\nbase_url = %q\napi_key_env = %q\nmax_retries = 0\n", provider, models[up.proto], up.baseURL(), upstreamKeyEnv)
+	fmt.Fprintf(&b, "[llm]\nprovider = %q\nmodel = %q\nbase_url = %q\napi_key_env = %q\nmax_retries = 0\n", provider, models[up.proto], up.BaseURL(), upstreamKeyEnv)
 	if api != "" {
 		fmt.Fprintf(&b, "api = %q\n", api)
 	}

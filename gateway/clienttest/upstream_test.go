@@ -40,9 +40,6 @@ func newUpstream(t testing.TB, proto string) *upstream {
 	return u
 }
 
-// baseURL is the API root as the provider's config wants it.
-func (u *upstream) baseURL() string { return u.BaseURL() }
-
 // script makes the next requests get rounds in order and forgets what was
 // received before.
 func (u *upstream) script(rounds ...round) {
