@@ -219,6 +219,23 @@ func post(t *testing.T, url, path, body string, header ...string) *http.Response
 	return resp
 }
 
+// do sends a request with no body; header holds name, value pairs.
+func do(t *testing.T, method, url string, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // readAll reads and closes a response body.
 func readAll(t *testing.T, resp *http.Response) []byte {
 	t.Helper()

@@ -530,23 +530,6 @@ func TestStoreFalseKeepsNothing(t *testing.T) {
 	}
 }
 
-// do sends a request with the given method.
-func do(t *testing.T, method, url string, header ...string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
 // GET /v1/responses/{id} returns the object the client got, streamed or
 // not; DELETE removes it (and its items) and answers as OpenAI does.
 func TestGetAndDeleteStoredResponses(t *testing.T) {
