@@ -4,17 +4,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/hookhost/hookhost/llm/offline"
 )
 
 // The OpenAI fronts' default client requests reach an upstream of another
 // protocol (the offline model speaks none) and the hints they carry show
 // in hookhost_gateway_fields_dropped_total, by endpoint and table path.
 func TestDroppedHintsAreCountedInMetrics(t *testing.T) {
-	p := realParts()
-	p.provider = offline.New()
-	p.models = []string{"offline-small"}
+	p := offlineParts()
 	s := newTest(t, p)
 
 	// Codex CLI, streamed.

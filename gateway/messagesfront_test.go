@@ -235,8 +235,7 @@ func TestAnthropicFakeRefusesASystemMessage(t *testing.T) {
 // @ai-sdk/anthropic's streamText puts eager_input_streaming on every tool:
 // accepted on an upstream of another protocol, and counted.
 func TestEagerInputStreamingAcrossProtocols(t *testing.T) {
-	p := realParts()
-	p.provider, p.models = offline.New(), []string{"offline-small"}
+	p := offlineParts()
 	s := newTest(t, p)
 	body := `{"model":"offline-small","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"weather in Oslo?"}]}],` +
 		`"tools":[{"name":"weather","description":"Weather for a city","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"},"eager_input_streaming":true}],` +
@@ -257,8 +256,7 @@ var _ llm.Forwarder = (*anthropic.Provider)(nil)
 // Every hint header of the messages front's table is accepted on an
 // upstream of another protocol, and counted.
 func TestMessagesHintHeadersAreCounted(t *testing.T) {
-	p := realParts()
-	p.provider, p.models = offline.New(), []string{"offline-small"}
+	p := offlineParts()
 	s := newTest(t, p)
 	for _, row := range messages.New().Fields() {
 		name, ok := strings.CutPrefix(row.Path, "header: ")
