@@ -247,6 +247,28 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 	return b
 }
 
+// metricsOf is what the server at url serves on /metrics.
+func metricsOf(t *testing.T, url string) string {
+	t.Helper()
+	return string(readAll(t, do(t, http.MethodGet, url+"/metrics")))
+}
+
+// wantMetrics checks that text, as /metrics served it, holds each of
+// lines whole, and shows all of it when one is missing.
+func wantMetrics(t *testing.T, text string, lines ...string) {
+	t.Helper()
+	missing := false
+	for _, want := range lines {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+			missing = true
+		}
+	}
+	if missing {
+		t.Logf("/metrics:\n%s", text)
+	}
+}
+
 // frontError is an error body written by a testFront.
 type frontError struct {
 	Front string `json:"front"`

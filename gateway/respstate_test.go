@@ -687,7 +687,7 @@ func TestStoredResponsesBounded(t *testing.T) {
 	if n, b, ev := mem.Usage(); b > 512<<10 || ev == 0 {
 		t.Fatalf("store holds %d entries, %d bytes, evicted %d: over its bound, or nothing evicted", n, b, ev)
 	}
-	metrics := string(readAll(t, do(t, http.MethodGet, s.url+"/metrics")))
+	metrics := metricsOf(t, s.url)
 	if !strings.Contains(metrics, "hookhost_gateway_responses_stored_bytes ") || strings.Contains(metrics, "hookhost_gateway_responses_evicted_total 0\n") {
 		t.Errorf("the metrics do not show the store of responses and its evictions:\n%s", metrics)
 	}
