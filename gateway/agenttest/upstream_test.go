@@ -1,7 +1,6 @@
 package agenttest
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -93,10 +92,4 @@ func (u *upstream) requests() []seen { return u.Requests() }
 
 type obj = map[string]any
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func mustJSON(v any) []byte { return fakeapi.Marshal(v) }

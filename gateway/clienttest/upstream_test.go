@@ -1,7 +1,6 @@
 package clienttest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -60,10 +59,4 @@ func (u *upstream) responses() [][]byte { return u.Sent() }
 
 type obj = map[string]any
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func mustJSON(v any) []byte { return fakeapi.Marshal(v) }

@@ -210,17 +210,19 @@ func errorBody(proto, typ, msg string) []byte {
 		if typ == "" {
 			typ = "api_error"
 		}
-		return mustJSON(obj{"type": "error", "error": obj{"type": typ, "message": msg}})
+		return Marshal(obj{"type": "error", "error": obj{"type": typ, "message": msg}})
 	}
 	if typ == "" {
 		typ = "server_error"
 	}
-	return mustJSON(obj{"error": obj{"message": msg, "type": typ, "param": nil, "code": nil}})
+	return Marshal(obj{"error": obj{"message": msg, "type": typ, "param": nil, "code": nil}})
 }
 
 type obj = map[string]any
 
-func mustJSON(v any) []byte {
+// Marshal is v as JSON; a value with no JSON form is the test's own
+// mistake, so it panics.
+func Marshal(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
@@ -265,14 +267,14 @@ func Render(proto string, turn Turn, model string, id int) []byte {
 			}
 			msg["tool_calls"] = tcs
 		}
-		return mustJSON(obj{
+		return Marshal(obj{
 			"id": fmt.Sprintf("chatcmpl-fake%d", id), "object": "chat.completion", "created": 1700000000 + id, "model": model,
 			"choices":            []obj{{"index": 0, "finish_reason": turn.stop(Chat), "message": msg, "logprobs": nil}},
 			"usage":              obj{"prompt_tokens": turn.In, "completion_tokens": turn.Out, "total_tokens": turn.In + turn.Out},
 			"system_fingerprint": "fp_fake",
 		})
 	case Responses:
-		return mustJSON(response(turn, model, id, "completed", responseItems(turn, id)))
+		return Marshal(response(turn, model, id, "completed", responseItems(turn, id)))
 	default:
 		content := []obj{}
 		if turn.Text != "" {
@@ -281,7 +283,7 @@ func Render(proto string, turn Turn, model string, id int) []byte {
 		for _, c := range turn.Calls {
 			content = append(content, obj{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(c.Args)})
 		}
-		return mustJSON(obj{
+		return Marshal(obj{
 			"id": fmt.Sprintf("msg_fake%d", id), "type": "message", "role": "assistant", "model": model,
 			"content": content, "stop_reason": turn.stop(Messages), "stop_sequence": nil,
 			"usage": obj{"input_tokens": turn.In, "output_tokens": turn.Out},
@@ -309,7 +311,7 @@ func response(turn Turn, model string, id int, status string, output []obj) obj 
 func ResponseItems(turn Turn, id int) []json.RawMessage {
 	var out []json.RawMessage
 	for _, it := range responseItems(turn, id) {
-		out = append(out, mustJSON(it))
+		out = append(out, Marshal(it))
 	}
 	return out
 }
@@ -343,7 +345,7 @@ func Stream(proto string, turn Turn, model string, id int, usage bool) []byte {
 				c["usage"] = nil
 			}
 			b.WriteString("data: ")
-			b.Write(mustJSON(c))
+			b.Write(Marshal(c))
 			b.WriteString("\n\n")
 		}
 		chunk(obj{"role": "assistant", "content": ""}, nil)
@@ -361,7 +363,7 @@ func Stream(proto string, turn Turn, model string, id int, usage bool) []byte {
 		chunk(obj{}, turn.stop(Chat))
 		if usage {
 			b.WriteString("data: ")
-			b.Write(mustJSON(obj{"id": fmt.Sprintf("chatcmpl-fake%d", id), "object": "chat.completion.chunk", "created": 1700000000 + id,
+			b.Write(Marshal(obj{"id": fmt.Sprintf("chatcmpl-fake%d", id), "object": "chat.completion.chunk", "created": 1700000000 + id,
 				"model": model, "system_fingerprint": "fp_fake", "choices": []obj{},
 				"usage": obj{"prompt_tokens": turn.In, "completion_tokens": turn.Out, "total_tokens": turn.In + turn.Out}}))
 			b.WriteString("\n\n")
@@ -373,7 +375,7 @@ func Stream(proto string, turn Turn, model string, id int, usage bool) []byte {
 			data["type"] = typ
 			data["sequence_number"] = seq
 			seq++
-			fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ, mustJSON(data))
+			fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ, Marshal(data))
 		}
 		event("response.created", obj{"response": response(turn, model, id, "in_progress", []obj{})})
 		event("response.in_progress", obj{"response": response(turn, model, id, "in_progress", []obj{})})
@@ -407,7 +409,7 @@ func Stream(proto string, turn Turn, model string, id int, usage bool) []byte {
 	default:
 		event := func(typ string, data obj) {
 			data["type"] = typ
-			fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ, mustJSON(data))
+			fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ, Marshal(data))
 		}
 		event("message_start", obj{"message": obj{"id": fmt.Sprintf("msg_fake%d", id), "type": "message", "role": "assistant", "model": model,
 			"content": []obj{}, "stop_reason": nil, "stop_sequence": nil, "usage": obj{"input_tokens": turn.In, "output_tokens": 1}}})
