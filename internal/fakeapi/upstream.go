@@ -102,7 +102,7 @@ func (u *Upstream) BaseURL() string {
 	return u.srv.URL + "/v1"
 }
 
-// Use makes a answer the next requests and forgets what was received and
+// Use has a answer the next requests and forgets what was received and
 // sent before.
 func (u *Upstream) Use(a Answer) {
 	u.mu.Lock()
@@ -127,7 +127,7 @@ func (u *Upstream) Requests() []Seen {
 }
 
 // Sent returns the bodies the Upstream sent since the last Use, byte for
-// byte, in the order it was asked.
+// byte, in the order it sent them.
 func (u *Upstream) Sent() [][]byte {
 	u.mu.Lock()
 	defer u.mu.Unlock()
