@@ -308,14 +308,7 @@ func TestCloseNowCutsTheDrainAndWaitsForHandlers(t *testing.T) {
 	case <-time.After(time.Second):
 	}
 	close(release)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ListenAndServe: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("ListenAndServe did not return after CloseNow")
-	}
+	wantReturned(t, done, "CloseNow")
 	if !returned.Load() {
 		t.Fatal("ListenAndServe returned before the handler it cut")
 	}
