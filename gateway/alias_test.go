@@ -11,7 +11,6 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
-	"github.com/hookhost/hookhost/llm/offline"
 )
 
 const (
@@ -50,10 +49,8 @@ func wantOnly(t *testing.T, what string, got []string, want string) {
 // names the model Claude Code asked for.
 func TestAliasClaudeCodeOnOffline(t *testing.T) {
 	for _, route := range []hooks.Route{hooks.RouteGateway, hooks.RouteBypass} {
-		p := realParts()
+		p := offlineParts()
 		p.route = route
-		p.provider = offline.New()
-		p.models = []string{"offline-small"}
 		p.server.ModelAliases = map[string]string{sonnet: "offline-large", haiku: "offline-small"}
 		s := newTest(t, p)
 		for _, model := range []string{sonnet, haiku} {

@@ -75,11 +75,7 @@ func TestGatewayForwardsTheClientsKey(t *testing.T) {
 					}
 				}
 			}
-			mresp, err := http.Get(s.url + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if metrics := string(readAll(t, mresp)); strings.Contains(metrics, clientKey) || strings.Contains(s.logs.String(), clientKey) {
+			if metrics := metricsOf(t, s.url); strings.Contains(metrics, clientKey) || strings.Contains(s.logs.String(), clientKey) {
 				t.Errorf("the client's key is in the log or /metrics")
 			}
 			if strings.Contains(s.logs.String(), "forward_client_key") {

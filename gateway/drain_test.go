@@ -43,6 +43,21 @@ func serve(t *testing.T, s *Server) (addr string, cancel context.CancelFunc, don
 	return addr, cancel, result
 }
 
+// wantReturned waits for the result serve's done channel gets, which must
+// be no error and come within 30 s of what should end ListenAndServe
+// (after names it).
+func wantReturned(t *testing.T, done <-chan error, after string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ListenAndServe: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ListenAndServe did not return after %s", after)
+	}
+}
+
 func TestDrainLetsInFlightRequestsFinish(t *testing.T) {
 	h := newHeld()
 	fake := fakeapi.New(t, h.reply)
@@ -90,14 +105,7 @@ func TestDrainLetsInFlightRequestsFinish(t *testing.T) {
 	if a.err != nil || a.code != 200 || a.body != `{"ok":true}` {
 		t.Fatalf("the in-flight request got %d %q %v", a.code, a.body, a.err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ListenAndServe: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("ListenAndServe did not return after the drain")
-	}
+	wantReturned(t, done, "the drain")
 }
 
 // A request still running when drain_timeout passes is cut, and the
@@ -124,14 +132,7 @@ func TestDrainDeadlineCutsWhatRemains(t *testing.T) {
 	}()
 	<-h.arrived
 	stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ListenAndServe: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("ListenAndServe did not return after drain_timeout")
-	}
+	wantReturned(t, done, "drain_timeout")
 	select {
 	case err := <-cut:
 		if err == nil {

@@ -137,8 +137,8 @@ func TestBodyBudgetRefusesPastItsLimit(t *testing.T) {
 	if n := ts.budget.inUse(); n != 0 {
 		t.Fatalf("%d bytes still reserved after every request ended", n)
 	}
-	m := readAll(t, mustGet(t, ts.url+"/metrics"))
-	if !strings.Contains(string(m), `hookhost_gateway_rejected_total{reason="body_budget"} 2`) {
+	m := metricsOf(t, ts.url)
+	if !strings.Contains(m, `hookhost_gateway_rejected_total{reason="body_budget"} 2`) {
 		t.Fatalf("metrics do not count the two refusals:\n%s", m)
 	}
 }
@@ -230,7 +230,7 @@ func TestExpectContinueCountsTheFinalStatus(t *testing.T) {
 	if h == nil || h.Get("Expect") != "" || h.Get("Cookie") != "" {
 		t.Fatalf("upstream headers %v", h)
 	}
-	m := string(readAll(t, mustGet(t, ts.url+"/metrics")))
+	m := metricsOf(t, ts.url)
 	if !strings.Contains(m, `hookhost_gateway_requests_total{code="200",endpoint="/v1/chat/completions",route="bypass"} 1`) || strings.Contains(m, `code="100"`) {
 		t.Fatalf("metrics:\n%s", m)
 	}
@@ -308,24 +308,8 @@ func TestCloseNowCutsTheDrainAndWaitsForHandlers(t *testing.T) {
 	case <-time.After(time.Second):
 	}
 	close(release)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("ListenAndServe: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("ListenAndServe did not return after CloseNow")
-	}
+	wantReturned(t, done, "CloseNow")
 	if !returned.Load() {
 		t.Fatal("ListenAndServe returned before the handler it cut")
 	}
-}
-
-func mustGet(t *testing.T, u string) *http.Response {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }

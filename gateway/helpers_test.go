@@ -219,6 +219,23 @@ func post(t *testing.T, url, path, body string, header ...string) *http.Response
 	return resp
 }
 
+// do sends a request with no body; header holds name, value pairs.
+func do(t *testing.T, method, url string, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // readAll reads and closes a response body.
 func readAll(t *testing.T, resp *http.Response) []byte {
 	t.Helper()
@@ -228,6 +245,28 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 		t.Fatalf("reading the response: %v", err)
 	}
 	return b
+}
+
+// metricsOf is what the server at url serves on /metrics.
+func metricsOf(t *testing.T, url string) string {
+	t.Helper()
+	return string(readAll(t, do(t, http.MethodGet, url+"/metrics")))
+}
+
+// wantMetrics checks that text, as /metrics served it, holds each of
+// lines whole, and shows all of it when one is missing.
+func wantMetrics(t *testing.T, text string, lines ...string) {
+	t.Helper()
+	missing := false
+	for _, want := range lines {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+			missing = true
+		}
+	}
+	if missing {
+		t.Logf("/metrics:\n%s", text)
+	}
 }
 
 // frontError is an error body written by a testFront.

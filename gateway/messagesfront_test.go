@@ -48,6 +48,33 @@ var claudeCodeDrops = []string{
 	"thinking", "context_management", "output_config.effort", "header: anthropic-beta", "header: x-stainless-*",
 }
 
+// claudeCodeOn sends Claude Code's default request for model to a gateway
+// whose upstream is provider, and returns the server and the stream it
+// answered with, failing the test on anything but a 200.
+func claudeCodeOn(t *testing.T, provider llm.Provider, model string) (*testServer, []byte) {
+	t.Helper()
+	p := realParts()
+	p.provider, p.models = provider, []string{model}
+	s := newTest(t, p)
+	resp := post(t, s.url, "/v1/messages", strings.Replace(claudeCode, "MODEL", model, 1), claudeCodeHeaders...)
+	got := readAll(t, resp)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
+	return s, got
+}
+
+// wantClaudeCodeDrops checks that each of claudeCodeDrops was counted as
+// dropped times times on s ("" for never).
+func wantClaudeCodeDrops(t *testing.T, s *testServer, times string) {
+	t.Helper()
+	for _, f := range claudeCodeDrops {
+		if n := dropCount(t, s.url, f); n != times {
+			t.Errorf("dropped %s counted %q times, want %q", f, n, times)
+		}
+	}
+}
+
 func dropCount(t *testing.T, url, field string) string {
 	t.Helper()
 	return scrape(t, url, `hookhost_gateway_fields_dropped_total{endpoint="/v1/messages",field="`+field+`"}`)
@@ -88,23 +115,12 @@ func checkedStream(t *testing.T, raw []byte) *streamcheck.MessagesStream {
 // Claude Code's default request is served by the offline model, its hints
 // counted.
 func TestClaudeCodeRequestOnOffline(t *testing.T) {
-	p := realParts()
-	p.provider, p.models = offline.New(), []string{"offline-small"}
-	s := newTest(t, p)
-	resp := post(t, s.url, "/v1/messages", strings.Replace(claudeCode, "MODEL", "offline-small", 1), claudeCodeHeaders...)
-	got := readAll(t, resp)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, got)
-	}
+	s, got := claudeCodeOn(t, offline.New(), "offline-small")
 	st := checkedStream(t, got)
 	if len(st.Calls) != 1 || st.Calls[0].Name != "get_weather" {
 		t.Errorf("the offline model did not call get_weather for the user's question: %+v", st.Calls)
 	}
-	for _, f := range claudeCodeDrops {
-		if n := dropCount(t, s.url, f); n != "1" {
-			t.Errorf("dropped %s counted %q times, want 1", f, n)
-		}
-	}
+	wantClaudeCodeDrops(t, s, "1")
 	if n := dropCount(t, s.url, "metadata"); n != "" {
 		t.Errorf("metadata holding only user_id is mapped, not dropped; counted %s", n)
 	}
@@ -126,14 +142,7 @@ func TestClaudeCodeRequestOnOpenAIChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := realParts()
-	p.provider, p.models = prov, []string{"gpt-test"}
-	s := newTest(t, p)
-	resp := post(t, s.url, "/v1/messages", strings.Replace(claudeCode, "MODEL", "gpt-test", 1), claudeCodeHeaders...)
-	got := readAll(t, resp)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, got)
-	}
+	s, got := claudeCodeOn(t, prov, "gpt-test")
 	st := checkedStream(t, got)
 	if len(st.Calls) != 1 || st.Calls[0].Name != "Bash" || st.Calls[0].Arguments != `{"command":"ls"}` {
 		t.Errorf("calls = %+v", st.Calls)
@@ -157,11 +166,7 @@ func TestClaudeCodeRequestOnOpenAIChat(t *testing.T) {
 	if strings.Join(roles, ",") != "system,user,system" || sent.Messages[2].Content != "<system-reminder>Plan mode is off.</system-reminder>" {
 		t.Errorf("upstream messages = %+v, want the system prompt, the user turn, then the system message in place", sent.Messages)
 	}
-	for _, f := range claudeCodeDrops {
-		if n := dropCount(t, s.url, f); n != "1" {
-			t.Errorf("dropped %s counted %q times, want 1", f, n)
-		}
-	}
+	wantClaudeCodeDrops(t, s, "1")
 }
 
 // Forwarded to an Anthropic upstream, which refuses a system message
@@ -181,14 +186,7 @@ func TestClaudeCodeRequestForwardedToAnthropic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := realParts()
-	p.provider, p.models = prov, []string{"claude-sonnet-4-5"}
-	s := newTest(t, p)
-	resp := post(t, s.url, "/v1/messages", strings.Replace(claudeCode, "MODEL", "claude-sonnet-4-5", 1), claudeCodeHeaders...)
-	got := readAll(t, resp)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, got)
-	}
+	s, got := claudeCodeOn(t, prov, "claude-sonnet-4-5")
 	if st := checkedStream(t, got); st.Text != "Sunny in Paris." {
 		t.Errorf("text = %q", st.Text)
 	}
@@ -215,11 +213,7 @@ func TestClaudeCodeRequestForwardedToAnthropic(t *testing.T) {
 	if !strings.Contains(string(sent["tools"]), `"defer_loading":true`) || !strings.Contains(string(sent["tools"]), `"cache_control"`) {
 		t.Errorf("the tools' hints did not reach the Anthropic upstream: %s", sent["tools"])
 	}
-	for _, f := range claudeCodeDrops {
-		if n := dropCount(t, s.url, f); n != "" {
-			t.Errorf("on the same protocol %s was counted as dropped (%s)", f, n)
-		}
-	}
+	wantClaudeCodeDrops(t, s, "")
 }
 
 // The Anthropic fake refuses what the real API refuses, so the test above
@@ -241,8 +235,7 @@ func TestAnthropicFakeRefusesASystemMessage(t *testing.T) {
 // @ai-sdk/anthropic's streamText puts eager_input_streaming on every tool:
 // accepted on an upstream of another protocol, and counted.
 func TestEagerInputStreamingAcrossProtocols(t *testing.T) {
-	p := realParts()
-	p.provider, p.models = offline.New(), []string{"offline-small"}
+	p := offlineParts()
 	s := newTest(t, p)
 	body := `{"model":"offline-small","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"weather in Oslo?"}]}],` +
 		`"tools":[{"name":"weather","description":"Weather for a city","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"},"eager_input_streaming":true}],` +
@@ -263,8 +256,7 @@ var _ llm.Forwarder = (*anthropic.Provider)(nil)
 // Every hint header of the messages front's table is accepted on an
 // upstream of another protocol, and counted.
 func TestMessagesHintHeadersAreCounted(t *testing.T) {
-	p := realParts()
-	p.provider, p.models = offline.New(), []string{"offline-small"}
+	p := offlineParts()
 	s := newTest(t, p)
 	for _, row := range messages.New().Fields() {
 		name, ok := strings.CutPrefix(row.Path, "header: ")

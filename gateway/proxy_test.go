@@ -116,11 +116,7 @@ func TestBypassIsByteForByte(t *testing.T) {
 			if !strings.Contains(s.logs.String(), "route=bypass") {
 				t.Errorf("no log line with route=bypass:\n%s", s.logs)
 			}
-			mresp, err := http.Get(s.url + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			metrics := string(readAll(t, mresp))
+			metrics := metricsOf(t, s.url)
 			for _, k := range []string{upstreamKey, clientKey} {
 				if strings.Contains(s.logs.String(), k) || strings.Contains(metrics, k) {
 					t.Errorf("a key is in the log or /metrics")

@@ -26,15 +26,20 @@ func realParts() parts {
 	return p
 }
 
+// offlineParts is realParts on the offline model, offering offline-small.
+func offlineParts() parts {
+	p := realParts()
+	p.provider, p.models = offline.New(), []string{"offline-small"}
+	return p
+}
+
 // The offline model answers on every endpoint, whole and streamed, on
 // both routes (bypass: the loop with no Bus, since offline cannot be
 // proxied); bad bodies get each protocol's own 400.
 func TestOfflineOnEveryEndpoint(t *testing.T) {
 	for _, route := range []hooks.Route{hooks.RouteGateway, hooks.RouteBypass} {
-		p := realParts()
+		p := offlineParts()
 		p.route = route
-		p.provider = offline.New()
-		p.models = []string{"offline-small"}
 		s := newTest(t, p)
 		for _, tc := range []struct {
 			path, body, header string
@@ -172,8 +177,7 @@ func TestRequestDeadlineThroughTheHookLoop(t *testing.T) {
 // Many requests at once, on every endpoint, whole and streamed, all get
 // their answer (and -race watches the server's shared state).
 func TestManyRequestsAtOnce(t *testing.T) {
-	p := realParts()
-	p.provider, p.models = offline.New(), []string{"offline-small"}
+	p := offlineParts()
 	p.server.MaxConcurrent = 64
 	s := newTest(t, p)
 	bodies := map[string]string{

@@ -530,23 +530,6 @@ func TestStoreFalseKeepsNothing(t *testing.T) {
 	}
 }
 
-// do sends a request with the given method.
-func do(t *testing.T, method, url string, header ...string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
 // GET /v1/responses/{id} returns the object the client got, streamed or
 // not; DELETE removes it (and its items) and answers as OpenAI does.
 func TestGetAndDeleteStoredResponses(t *testing.T) {
@@ -704,7 +687,7 @@ func TestStoredResponsesBounded(t *testing.T) {
 	if n, b, ev := mem.Usage(); b > 512<<10 || ev == 0 {
 		t.Fatalf("store holds %d entries, %d bytes, evicted %d: over its bound, or nothing evicted", n, b, ev)
 	}
-	metrics := string(readAll(t, do(t, http.MethodGet, s.url+"/metrics")))
+	metrics := metricsOf(t, s.url)
 	if !strings.Contains(metrics, "hookhost_gateway_responses_stored_bytes ") || strings.Contains(metrics, "hookhost_gateway_responses_evicted_total 0\n") {
 		t.Errorf("the metrics do not show the store of responses and its evictions:\n%s", metrics)
 	}

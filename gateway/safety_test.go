@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -247,13 +246,7 @@ func TestClientLeavingMidStream(t *testing.T) {
 // scrape returns the value of a sample of /metrics, "" when absent.
 func scrape(t *testing.T, url, sample string) string {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(metricsOf(t, url), "\n") {
 		if v, ok := strings.CutPrefix(l, sample+" "); ok {
 			return v
 		}

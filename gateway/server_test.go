@@ -122,10 +122,7 @@ func TestBadRequestsGetTheProtocolsError(t *testing.T) {
 
 func TestUnknownPathInBothShapes(t *testing.T) {
 	s := newTest(t, testParts())
-	resp, err := http.Get(s.url + "/v1/nothing")
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := do(t, http.MethodGet, s.url+"/v1/nothing")
 	body := readAll(t, resp)
 	var oa struct {
 		Error struct{ Type, Message string }
@@ -134,12 +131,7 @@ func TestUnknownPathInBothShapes(t *testing.T) {
 		t.Fatalf("OpenAI-shaped 404: %d %s", resp.StatusCode, body)
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, s.url+"/nothing", nil)
-	req.Header.Set("anthropic-version", "2023-06-01")
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = do(t, http.MethodGet, s.url+"/nothing", "anthropic-version", "2023-06-01")
 	body = readAll(t, resp)
 	var an struct {
 		Type  string
@@ -149,11 +141,7 @@ func TestUnknownPathInBothShapes(t *testing.T) {
 		t.Fatalf("Anthropic-shaped 404: %d %s", resp.StatusCode, body)
 	}
 
-	req, _ = http.NewRequest(http.MethodPost, s.url+"/healthz", nil)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = do(t, http.MethodPost, s.url+"/healthz")
 	readAll(t, resp)
 	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET" {
 		t.Fatalf("POST /healthz: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
@@ -162,10 +150,7 @@ func TestUnknownPathInBothShapes(t *testing.T) {
 
 func TestModelsInBothShapes(t *testing.T) {
 	s := newTest(t, testParts())
-	resp, err := http.Get(s.url + "/v1/models")
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := do(t, http.MethodGet, s.url+"/v1/models")
 	var oa struct {
 		Object string
 		Data   []struct {
@@ -182,12 +167,7 @@ func TestModelsInBothShapes(t *testing.T) {
 		t.Fatalf("OpenAI list: %s", body)
 	}
 
-	req, _ := http.NewRequest(http.MethodGet, s.url+"/v1/models", nil)
-	req.Header.Set("anthropic-version", "2023-06-01")
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = do(t, http.MethodGet, s.url+"/v1/models", "anthropic-version", "2023-06-01")
 	body = readAll(t, resp)
 	var an struct {
 		Data []struct {

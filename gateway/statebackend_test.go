@@ -215,11 +215,7 @@ func TestReadyzMemoryState(t *testing.T) {
 // wantUp checks the metric of whether the state backend answers.
 func wantUp(t *testing.T, s *testServer, v string) {
 	t.Helper()
-	resp, err := http.Get(s.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := string(readAll(t, resp)); !strings.Contains(body, "\nhookhost_gateway_state_backend_up "+v+"\n") {
+	if body := metricsOf(t, s.url); !strings.Contains(body, "\nhookhost_gateway_state_backend_up "+v+"\n") {
 		t.Errorf("/metrics does not say hookhost_gateway_state_backend_up %s:\n%s", v, body)
 	}
 }

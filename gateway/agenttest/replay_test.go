@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/internal/servetest"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 )
 
 // answer is what a client got back, whatever the protocol: the text, the
@@ -251,7 +252,7 @@ func (a *answer) addOutput(output []json.RawMessage) error {
 		}
 		switch it.Type {
 		case "message":
-			a.Text += text(it.Content)
+			a.Text += fakeapi.Text(it.Content)
 		case "function_call", "custom_tool_call":
 			a.Calls = append(a.Calls, it.Name)
 		}

@@ -2,14 +2,12 @@ package agenttest
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,25 +27,13 @@ var (
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
 func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "hookhost-agenttest")
-	if err != nil {
-		buildErr = err
-		return m.Run()
-	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	for name, pkg := range map[string]string{
+	binDir, buildErr = servetest.Build("hookhost-agenttest", map[string]string{
 		"hookhost": "github.com/hookhost/hookhost/cmd/hookhost",
 		"lookup":   "github.com/hookhost/hookhost/gateway/clienttest/internal/lookup",
 		"guard":    "github.com/hookhost/hookhost/examples/guard",
 		"kora":     "github.com/hookhost/hookhost/plugins/kora",
-	} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
-			break
-		}
-	}
+	})
+	defer os.RemoveAll(binDir)
 	return m.Run()
 }
 
@@ -67,12 +53,7 @@ func serve(t *testing.T, cfg string) *servetest.Server {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "hookhost.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return servetest.Start(t, filepath.Join(binDir, "hookhost"), dir, path,
+	return servetest.StartWithConfig(t, filepath.Join(binDir, "hookhost"), cfg,
 		append(environ(), "HOOKHOST_USE_GATEWAY=true", upstreamKeyEnv+"="+upstreamKey))
 }
 

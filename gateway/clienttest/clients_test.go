@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,23 +35,11 @@ func runMain(m *testing.M) int {
 	if missing = clientsMissing(); missing.reason != "" {
 		return m.Run()
 	}
-	dir, err := os.MkdirTemp("", "hookhost-clienttest")
-	if err != nil {
-		setupErr = err
-		return m.Run()
-	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	for name, pkg := range map[string]string{
+	binDir, setupErr = servetest.Build("hookhost-clienttest", map[string]string{
 		"hookhost": "github.com/hookhost/hookhost/cmd/hookhost",
 		"lookup":   "github.com/hookhost/hookhost/gateway/clienttest/internal/lookup",
-	} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
-		if err != nil {
-			setupErr = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
-			break
-		}
-	}
+	})
+	defer os.RemoveAll(binDir)
 	return m.Run()
 }
 
@@ -107,16 +94,11 @@ const (
 // the test ends, checking that it exits cleanly.
 func serve(t *testing.T, cfg string, gateway bool) *servetest.Server {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "hookhost.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	route := "0"
 	if gateway {
 		route = "1"
 	}
-	return servetest.Start(t, filepath.Join(binDir, "hookhost"), dir, path,
+	return servetest.StartWithConfig(t, filepath.Join(binDir, "hookhost"), cfg,
 		append(environ(), "HOOKHOST_USE_GATEWAY="+route, upstreamKeyEnv+"="+upstreamKey))
 }
 

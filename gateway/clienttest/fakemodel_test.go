@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/fakeapi"
 )
 
 // A fake upstream in model mode answers like a (very dull) model instead of
@@ -38,77 +40,72 @@ type storedResponse struct {
 	input, output []json.RawMessage
 }
 
+// fakeModel is the answer of an upstream in model mode.
+type fakeModel struct {
+	proto  string
+	mu     sync.Mutex
+	minted int
+	stored map[string]storedResponse
+	items  map[string]json.RawMessage
+}
+
 // newModelUpstream starts a fake provider of protocol proto in model mode.
 func newModelUpstream(t testing.TB, proto string) *upstream {
-	u := &upstream{t: t, proto: proto, model: true, stored: map[string]storedResponse{}, items: map[string]json.RawMessage{}}
-	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
-	t.Cleanup(u.srv.Close)
+	u := &upstream{Upstream: fakeapi.NewUpstream(t, proto), proto: proto}
+	m := &fakeModel{proto: proto, stored: map[string]storedResponse{}, items: map[string]json.RawMessage{}}
+	u.Use(m.think)
 	return u
 }
 
 // think answers one request in model mode.
-func (u *upstream) think(path string, body []byte) (status int, ctype string, out []byte) {
-	if path != paths[u.proto] {
-		return http.StatusNotFound, "application/json", u.errorBody(fmt.Sprintf("fake %s model: no endpoint %s (want %s)", u.proto, path, paths[u.proto]))
-	}
-	var req struct {
-		Stream        bool `json:"stream"`
-		StreamOptions struct {
-			IncludeUsage bool `json:"include_usage"`
-		} `json:"stream_options"`
-		Model string `json:"model"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return http.StatusBadRequest, "application/json", u.errorBody("fake model: the request body is not JSON: " + err.Error())
-	}
-	convBody := body
+func (m *fakeModel) think(r fakeapi.Request) round {
+	convBody := r.Body
 	var input []json.RawMessage
-	if u.proto == responses {
+	if m.proto == responses {
+		var status int
 		var msg string
-		input, status, msg = u.resolve(body)
+		input, status, msg = m.resolve(r.Body)
 		if status != 0 {
-			return status, "application/json", mustJSON(obj{"error": obj{"message": msg, "type": "invalid_request_error", "param": nil, "code": nil}})
+			return round{Status: status, ErrorType: "invalid_request_error", Message: msg}
 		}
 		convBody = mustJSON(obj{"input": input})
 	}
-	conv, err := flatten(u.proto, convBody)
+	conv, err := flatten(m.proto, convBody)
 	if err != nil {
-		return http.StatusBadRequest, "application/json", u.errorBody("fake model: a request it cannot read: " + err.Error())
+		return round{Status: http.StatusBadRequest, Message: "fake model: a request it cannot read: " + err.Error()}
 	}
-	tools, err := toolNames(u.proto, body)
+	tools, err := fakeapi.Tools(m.proto, r.Body)
 	if err != nil {
-		return http.StatusBadRequest, "application/json", u.errorBody("fake model: tools it cannot read: " + err.Error())
+		return round{Status: http.StatusBadRequest, Message: "fake model: tools it cannot read: " + err.Error()}
 	}
-	u.mu.Lock()
-	u.minted++
-	id := 1000 + u.minted
-	u.mu.Unlock()
-	rd := decide(u.proto, conv, tools, id)
-	if note := samplingNote(body); note != "" && rd.Text != "" {
+	m.mu.Lock()
+	m.minted++
+	id := 1000 + m.minted
+	m.mu.Unlock()
+	rd := decide(m.proto, conv, tools, id)
+	rd.ID = id
+	if note := samplingNote(r.Body); note != "" && rd.Text != "" {
 		rd.Text += " " + note
 	}
-	if u.proto == responses {
-		u.keep(rd, id, input)
+	if m.proto == responses {
+		m.keep(rd, id, input)
 	}
-	if !req.Stream {
-		return http.StatusOK, "application/json", u.render(rd, req.Model, id)
-	}
-	return http.StatusOK, "text/event-stream", u.stream(rd, req.Model, id, req.StreamOptions.IncludeUsage)
+	return rd
 }
 
 // resolve is a Responses request's whole input: the stored conversation
 // previous_response_id names, then the input with item references
 // replaced by the items they name.
-func (u *upstream) resolve(body []byte) (input []json.RawMessage, status int, msg string) {
+func (m *fakeModel) resolve(body []byte) (input []json.RawMessage, status int, msg string) {
 	var req struct {
 		Input    json.RawMessage `json:"input"`
 		Previous string          `json:"previous_response_id"`
 	}
 	json.Unmarshal(body, &req)
-	u.mu.Lock()
-	defer u.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if req.Previous != "" {
-		st, ok := u.stored[req.Previous]
+		st, ok := m.stored[req.Previous]
 		if !ok {
 			return nil, http.StatusNotFound, fmt.Sprintf("Previous response with id '%s' not found.", req.Previous)
 		}
@@ -129,7 +126,7 @@ func (u *upstream) resolve(body []byte) (input []json.RawMessage, status int, ms
 			input = append(input, it)
 			continue
 		}
-		found, ok := u.items[ref.ID]
+		found, ok := m.items[ref.ID]
 		if !ok {
 			return nil, http.StatusNotFound, fmt.Sprintf("Item with id '%s' not found.", ref.ID)
 		}
@@ -139,16 +136,16 @@ func (u *upstream) resolve(body []byte) (input []json.RawMessage, status int, ms
 }
 
 // keep stores a Responses answer under its id and its items under theirs.
-func (u *upstream) keep(rd round, id int, input []json.RawMessage) {
-	var output []json.RawMessage
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, it := range u.outputItems(rd, id) {
-		raw := mustJSON(it)
-		output = append(output, raw)
-		u.items[it["id"].(string)] = raw
+func (m *fakeModel) keep(rd round, id int, input []json.RawMessage) {
+	output := fakeapi.ResponseItems(rd, id)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, raw := range output {
+		var it struct{ ID string }
+		json.Unmarshal(raw, &it)
+		m.items[it.ID] = raw
 	}
-	u.stored[fmt.Sprintf("resp_fake%d", id)] = storedResponse{input: input, output: output}
+	m.stored[fmt.Sprintf("resp_fake%d", id)] = storedResponse{input: input, output: output}
 }
 
 // decide is the fake model's answer to conversation conv with tools
@@ -186,9 +183,9 @@ func decide(proto string, conv []item, tools []string, id int) round {
 	}
 	switch {
 	case strings.Contains(question, "weather") && contains(tools, pluginTool):
-		rd.Calls = []call{{fmt.Sprintf("%s%d", prefix, id), pluginTool, `{"city":"Paris"}`}}
+		rd.Calls = []call{{ID: fmt.Sprintf("%s%d", prefix, id), Name: pluginTool, Args: `{"city":"Paris"}`}}
 	case strings.Contains(question, "time") && contains(tools, getTime.Name):
-		rd.Calls = []call{{fmt.Sprintf("%s%d", prefix, id), getTime.Name, `{"zone":"CET"}`}}
+		rd.Calls = []call{{ID: fmt.Sprintf("%s%d", prefix, id), Name: getTime.Name, Args: `{"zone":"CET"}`}}
 	default:
 		var heard []string
 		answers := 0
@@ -251,28 +248,4 @@ func samplingNote(body []byte) string {
 		return ""
 	}
 	return "[got " + strings.Join(got, " ") + "]"
-}
-
-// toolNames names the tools a request body of protocol proto offers.
-func toolNames(proto string, body []byte) ([]string, error) {
-	var r struct {
-		Tools []struct {
-			Name     string `json:"name"`
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, tl := range r.Tools {
-		if proto == chat {
-			names = append(names, tl.Function.Name)
-		} else {
-			names = append(names, tl.Name)
-		}
-	}
-	return names, nil
 }

@@ -99,6 +99,25 @@ func firstPrompt(task string) string {
 
 const secondPrompt = "What is my name?"
 
+// converse runs a case's conversation: the first request; then, unless
+// the plugin task ends there, continueWith adds to the request what the
+// task says (the client tool's results, or the second prompt) from the
+// first answer, and the second request. An error ends it, kept in r.
+func converse[A any](r *caseResult, task string, ask func() (A, error), continueWith func(first A)) {
+	first, err := ask()
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	if task == "plugin" {
+		return
+	}
+	continueWith(first)
+	if _, err := ask(); err != nil {
+		r.fail(err)
+	}
+}
+
 // openaiGoChat continues a conversation as openai-go's README does:
 // Message.ToParam() appended, then openai.ToolMessage per call; streamed
 // through the ChatCompletionAccumulator.
@@ -145,24 +164,16 @@ func openaiGoChat(ctx context.Context, c clientCase) (r caseResult) {
 		params.Messages = append(params.Messages, m.ToParam())
 		return cc, nil
 	}
-	cc, err := ask()
-	if err != nil {
-		r.fail(err)
-		return r
-	}
-	switch c.Task {
-	case "plugin":
-		return r
-	case "client_tool":
-		for _, tc := range cc.Choices[0].Message.ToolCalls {
-			params.Messages = append(params.Messages, openai.ToolMessage("12:00", tc.ID))
+	converse(&r, c.Task, ask, func(cc *openai.ChatCompletion) {
+		switch c.Task {
+		case "client_tool":
+			for _, tc := range cc.Choices[0].Message.ToolCalls {
+				params.Messages = append(params.Messages, openai.ToolMessage("12:00", tc.ID))
+			}
+		case "two_turns":
+			params.Messages = append(params.Messages, openai.UserMessage(secondPrompt))
 		}
-	case "two_turns":
-		params.Messages = append(params.Messages, openai.UserMessage(secondPrompt))
-	}
-	if _, err := ask(); err != nil {
-		r.fail(err)
-	}
+	})
 	return r
 }
 
@@ -211,32 +222,24 @@ func openaiGoResponses(ctx context.Context, c clientCase) (r caseResult) {
 		r.Turns = append(r.Turns, tr)
 		return resp, nil
 	}
-	resp, err := ask()
-	if err != nil {
-		r.fail(err)
-		return r
-	}
-	params.PreviousResponseID = openai.String(resp.ID)
-	switch c.Task {
-	case "plugin":
-		return r
-	case "client_tool":
-		var outputs []oairesponses.ResponseInputItemUnionParam
-		for _, it := range resp.Output {
-			if it.Type == "function_call" {
-				outputs = append(outputs, oairesponses.ResponseInputItemUnionParam{OfFunctionCallOutput: &oairesponses.ResponseInputItemFunctionCallOutputParam{
-					CallID: openai.String(it.AsFunctionCall().CallID),
-					Output: oairesponses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String("12:00")},
-				}})
+	converse(&r, c.Task, ask, func(resp *oairesponses.Response) {
+		params.PreviousResponseID = openai.String(resp.ID)
+		switch c.Task {
+		case "client_tool":
+			var outputs []oairesponses.ResponseInputItemUnionParam
+			for _, it := range resp.Output {
+				if it.Type == "function_call" {
+					outputs = append(outputs, oairesponses.ResponseInputItemUnionParam{OfFunctionCallOutput: &oairesponses.ResponseInputItemFunctionCallOutputParam{
+						CallID: openai.String(it.AsFunctionCall().CallID),
+						Output: oairesponses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String("12:00")},
+					}})
+				}
 			}
+			params.Input = oairesponses.ResponseNewParamsInputUnion{OfInputItemList: outputs}
+		case "two_turns":
+			params.Input = oairesponses.ResponseNewParamsInputUnion{OfString: openai.String(secondPrompt)}
 		}
-		params.Input = oairesponses.ResponseNewParamsInputUnion{OfInputItemList: outputs}
-	case "two_turns":
-		params.Input = oairesponses.ResponseNewParamsInputUnion{OfString: openai.String(secondPrompt)}
-	}
-	if _, err := ask(); err != nil {
-		r.fail(err)
-	}
+	})
 	return r
 }
 
@@ -288,27 +291,19 @@ func anthropicGoMessages(ctx context.Context, c clientCase) (r caseResult) {
 		params.Messages = append(params.Messages, m.ToParam())
 		return m, nil
 	}
-	m, err := ask()
-	if err != nil {
-		r.fail(err)
-		return r
-	}
-	switch c.Task {
-	case "plugin":
-		return r
-	case "client_tool":
-		var results []anthropic.ContentBlockParamUnion
-		for _, b := range m.Content {
-			if b.Type == "tool_use" {
-				results = append(results, anthropic.NewToolResultBlock(b.ID, "12:00", false))
+	converse(&r, c.Task, ask, func(m *anthropic.Message) {
+		switch c.Task {
+		case "client_tool":
+			var results []anthropic.ContentBlockParamUnion
+			for _, b := range m.Content {
+				if b.Type == "tool_use" {
+					results = append(results, anthropic.NewToolResultBlock(b.ID, "12:00", false))
+				}
 			}
+			params.Messages = append(params.Messages, anthropic.NewUserMessage(results...))
+		case "two_turns":
+			params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(secondPrompt)))
 		}
-		params.Messages = append(params.Messages, anthropic.NewUserMessage(results...))
-	case "two_turns":
-		params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(secondPrompt)))
-	}
-	if _, err := ask(); err != nil {
-		r.fail(err)
-	}
+	})
 	return r
 }

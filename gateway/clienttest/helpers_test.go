@@ -2,11 +2,12 @@ package clienttest
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/fakeapi"
 )
 
 // tool is a client tool, rendered in each protocol's shape.
@@ -111,18 +112,7 @@ func continuation(t *testing.T, sdk string, input []any, result json.RawMessage,
 
 // item is one step of a conversation an upstream received, whatever its
 // protocol: a text, a tool call or a tool result.
-type item struct {
-	Kind    string // text, call, result
-	Role    string
-	ID      string
-	Name    string
-	Content string
-	IsError bool
-}
-
-func (i item) String() string {
-	return fmt.Sprintf("%s(%s %s %s %q err=%v)", i.Kind, i.Role, i.ID, i.Name, i.Content, i.IsError)
-}
+type item = fakeapi.Item
 
 // conversationOf flattens the conversation in a request body of protocol
 // proto.
@@ -137,144 +127,14 @@ func conversationOf(t *testing.T, proto string, body []byte) []item {
 
 // flatten is conversationOf for callers that are no test, such as a fake
 // upstream's handler.
-func flatten(proto string, body []byte) ([]item, error) {
-	var out []item
-	var failed error
-	decode := func(b []byte, v any) {
-		if err := json.Unmarshal(b, v); err != nil && failed == nil {
-			failed = err
-		}
-	}
-	text := func(raw json.RawMessage) string {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		json.Unmarshal(raw, &parts)
-		var b strings.Builder
-		for _, p := range parts {
-			b.WriteString(p.Text)
-		}
-		return b.String()
-	}
-	switch proto {
-	case chat:
-		var r struct {
-			Messages []struct {
-				Role       string          `json:"role"`
-				Content    json.RawMessage `json:"content"`
-				ToolCallID string          `json:"tool_call_id"`
-				ToolCalls  []struct {
-					ID       string `json:"id"`
-					Function struct{ Name, Arguments string }
-				} `json:"tool_calls"`
-			} `json:"messages"`
-		}
-		decode(body, &r)
-		for _, m := range r.Messages {
-			if m.Role == "tool" {
-				out = append(out, item{Kind: "result", Role: m.Role, ID: m.ToolCallID, Content: text(m.Content)})
-				continue
-			}
-			if s := text(m.Content); s != "" {
-				out = append(out, item{Kind: "text", Role: m.Role, Content: s})
-			}
-			for _, c := range m.ToolCalls {
-				out = append(out, item{Kind: "call", Role: m.Role, ID: c.ID, Name: c.Function.Name, Content: c.Function.Arguments})
-			}
-		}
-	case responses:
-		var r struct {
-			Input json.RawMessage `json:"input"`
-		}
-		decode(body, &r)
-		var s string
-		if json.Unmarshal(r.Input, &s) == nil {
-			return []item{{Kind: "text", Role: "user", Content: s}}, nil
-		}
-		var items []struct {
-			Type      string          `json:"type"`
-			Role      string          `json:"role"`
-			Content   json.RawMessage `json:"content"`
-			CallID    string          `json:"call_id"`
-			Name      string          `json:"name"`
-			Arguments string          `json:"arguments"`
-			Output    json.RawMessage `json:"output"`
-		}
-		decode(r.Input, &items)
-		for _, it := range items {
-			switch {
-			case it.Type == "function_call":
-				out = append(out, item{Kind: "call", Role: "assistant", ID: it.CallID, Name: it.Name, Content: it.Arguments})
-			case it.Type == "function_call_output":
-				out = append(out, item{Kind: "result", Role: "tool", ID: it.CallID, Content: text(it.Output)})
-			case it.Type == "message" || it.Role != "":
-				out = append(out, item{Kind: "text", Role: it.Role, Content: text(it.Content)})
-			}
-		}
-	case messages:
-		var r struct {
-			Messages []struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
-		decode(body, &r)
-		for _, m := range r.Messages {
-			var s string
-			if json.Unmarshal(m.Content, &s) == nil {
-				out = append(out, item{Kind: "text", Role: m.Role, Content: s})
-				continue
-			}
-			var blocks []struct {
-				Type      string          `json:"type"`
-				Text      string          `json:"text"`
-				ID        string          `json:"id"`
-				Name      string          `json:"name"`
-				Input     json.RawMessage `json:"input"`
-				ToolUseID string          `json:"tool_use_id"`
-				Content   json.RawMessage `json:"content"`
-				IsError   bool            `json:"is_error"`
-			}
-			decode(m.Content, &blocks)
-			for _, b := range blocks {
-				switch b.Type {
-				case "text":
-					out = append(out, item{Kind: "text", Role: m.Role, Content: b.Text})
-				case "tool_use":
-					out = append(out, item{Kind: "call", Role: m.Role, ID: b.ID, Name: b.Name, Content: string(b.Input)})
-				case "tool_result":
-					out = append(out, item{Kind: "result", Role: m.Role, ID: b.ToolUseID, Content: text(b.Content), IsError: b.IsError})
-				}
-			}
-		}
-	}
-	return out, failed
-}
+var flatten = fakeapi.Conversation
 
 // toolsOf names the tools a request body of protocol proto offers.
 func toolsOf(t *testing.T, proto string, body []byte) []string {
 	t.Helper()
-	var r struct {
-		Tools []struct {
-			Name     string `json:"name"`
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-	}
-	mustDecode(t, body, &r)
-	var names []string
-	for _, tl := range r.Tools {
-		if proto == chat {
-			names = append(names, tl.Function.Name)
-		} else {
-			names = append(names, tl.Name)
-		}
+	names, err := fakeapi.Tools(proto, body)
+	if err != nil {
+		t.Fatalf("not the JSON expected: %v\n%s", err, body)
 	}
 	return names
 }

@@ -24,7 +24,7 @@ func config(up *upstream) string {
 		provider, api = "anthropic", ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[llm]\nprovider = %q\nmodel = %q\nbase_url = %q\napi_key_env = %q\nmax_retries = 0\n", provider, models[up.proto], up.baseURL(), upstreamKeyEnv)
+	fmt.Fprintf(&b, "[llm]\nprovider = %q\nmodel = %q\nbase_url = %q\napi_key_env = %q\nmax_retries = 0\n", provider, models[up.proto], up.BaseURL(), upstreamKeyEnv)
 	if api != "" {
 		fmt.Fprintf(&b, "api = %q\n", api)
 	}
@@ -46,9 +46,9 @@ func TestFakesSatisfyTheSDKs(t *testing.T) {
 		up := newUpstream(t, proto)
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%v", proto, stream), func(t *testing.T) {
-				rd := round{Text: "Hello there. ", Calls: []call{{"call_time_0", "get_time", `{"zone":"CET"}`}}, In: 3, Out: 4}
+				rd := round{Text: "Hello there. ", Calls: []call{{ID: "call_time_0", Name: "get_time", Args: `{"zone":"CET"}`}}, In: 3, Out: 4}
 				up.script(rd)
-				o := runClient(t, up.srv.URL, proto, stream, request(proto, models[proto], []any{user("hi")}, []tool{getTime}, stream))
+				o := runClient(t, up.URL(), proto, stream, request(proto, models[proto], []any{user("hi")}, []tool{getTime}, stream))
 				v := check(t, proto, stream, o)
 				if v.Text != rd.Text || !sameCalls(v.Calls, rd.Calls) || v.In != rd.In || v.Out != rd.Out || v.Stop != toolStop(proto) {
 					t.Errorf("the SDK got %+v from the fake's round %+v", v, rd)
@@ -138,7 +138,7 @@ func (s *suite) sameProtocol(t *testing.T, sdk string) {
 // text, the usage of both, and nothing of the plugin's call.
 func (s *suite) pluginToolTwoRounds(t *testing.T, sdk string, stream bool) {
 	s.up.script(
-		round{Text: "Let me check. ", Calls: []call{{"call_weather_1", pluginTool, `{"city":"Paris"}`}}, In: 11, Out: 5},
+		round{Text: "Let me check. ", Calls: []call{{ID: "call_weather_1", Name: pluginTool, Args: `{"city":"Paris"}`}}, In: 11, Out: 5},
 		round{Text: "It is sunny in Paris.", In: 23, Out: 7},
 	)
 	params := request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, []tool{getTime}, stream)
@@ -226,7 +226,7 @@ var unmodelled = map[string]map[string]any{
 // upstream gets the hidden round back in its history, in order.
 func (s *suite) mixed(t *testing.T, sdk string, stream bool) {
 	s.up.script(
-		round{Text: "Checking. ", Calls: []call{{"call_weather_2", pluginTool, `{"city":"Paris"}`}, {"call_time_2", getTime.Name, `{"zone":"CET"}`}}, In: 13, Out: 9},
+		round{Text: "Checking. ", Calls: []call{{ID: "call_weather_2", Name: pluginTool, Args: `{"city":"Paris"}`}, {ID: "call_time_2", Name: getTime.Name, Args: `{"zone":"CET"}`}}, In: 13, Out: 9},
 		round{Text: "At 12:00 CET it is sunny in Paris.", In: 31, Out: 8},
 	)
 	model := models[s.up.proto]
@@ -234,7 +234,7 @@ func (s *suite) mixed(t *testing.T, sdk string, stream bool) {
 	input := []any{user("What time is it in Paris, and what is the weather?")}
 	o := runClient(t, s.gw.URL, sdk, stream, request(sdk, model, input, tools, stream))
 	v := check(t, sdk, stream, o)
-	if want := []call{{"call_time_2", getTime.Name, `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
+	if want := []call{{ID: "call_time_2", Name: getTime.Name, Args: `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
 		t.Fatalf("the client got calls %v, stop %q; want only its own %v, stop %q", v.Calls, v.Stop, want, toolStop(sdk))
 	}
 	if words(v.Text) != "Checking." {
@@ -288,7 +288,7 @@ func (s *suite) mixed(t *testing.T, sdk string, stream bool) {
 // the client never sees the call.
 func (s *suite) blocked(t *testing.T, sdk string, stream bool) {
 	s.up.script(
-		round{Calls: []call{{"call_delete_3", deleteEverything.Name, `{}`}}, In: 9, Out: 4},
+		round{Calls: []call{{ID: "call_delete_3", Name: deleteEverything.Name, Args: `{}`}}, In: 9, Out: 4},
 		round{Text: "I will not delete anything.", In: 20, Out: 6},
 	)
 	o := runClient(t, s.gw.URL, sdk, stream, request(sdk, models[s.up.proto], []any{user("Delete everything.")}, []tool{getTime, deleteEverything}, stream))
@@ -317,10 +317,10 @@ func (s *suite) blocked(t *testing.T, sdk string, stream bool) {
 // modified: the plugin rewrites the arguments of the client's get_time
 // call; the client receives the rewritten call, whole, in its stream.
 func (s *suite) modified(t *testing.T, sdk string) {
-	s.up.script(round{Calls: []call{{"call_time_6", getTime.Name, `{"zone":"cet"}`}}, In: 7, Out: 3})
+	s.up.script(round{Calls: []call{{ID: "call_time_6", Name: getTime.Name, Args: `{"zone":"cet"}`}}, In: 7, Out: 3})
 	o := runClient(t, s.gw.URL, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in Paris?")}, []tool{getTime}, true))
 	v := check(t, sdk, true, o)
-	if want := []call{{"call_time_6", getTime.Name, `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
+	if want := []call{{ID: "call_time_6", Name: getTime.Name, Args: `{"zone":"CET"}`}}; !sameCalls(v.Calls, want) || v.Stop != toolStop(sdk) {
 		t.Errorf("the client got calls %v, stop %q; want %v as the plugin rewrote it, stop %q", v.Calls, v.Stop, want, toolStop(sdk))
 	}
 	if v.In != 7 || v.Out != 3 {
@@ -333,7 +333,7 @@ func (s *suite) modified(t *testing.T, sdk string) {
 // gets only the answer.
 func (s *suite) provided(t *testing.T, sdk string) {
 	s.up.script(
-		round{Calls: []call{{"call_time_7", getTime.Name, `{"zone":"UTC"}`}}, In: 7, Out: 3},
+		round{Calls: []call{{ID: "call_time_7", Name: getTime.Name, Args: `{"zone":"UTC"}`}}, In: 7, Out: 3},
 		round{Text: "It is 12:00 UTC.", In: 15, Out: 5},
 	)
 	o := runClient(t, s.gw.URL, sdk, true, request(sdk, models[s.up.proto], []any{user("What time is it in London?")}, []tool{getTime}, true))
@@ -380,7 +380,7 @@ var callMarkers = map[string]string{chat: `"tool_calls"`, responses: `"type":"fu
 func (s *suite) errorAfterPluginTool(t *testing.T, sdk string, stream bool) {
 	msg := "fake upstream fails on the second round"
 	s.up.script(
-		round{Text: "Let me check. ", Calls: []call{{"call_weather_5", pluginTool, `{"city":"Paris"}`}}, In: 11, Out: 5},
+		round{Text: "Let me check. ", Calls: []call{{ID: "call_weather_5", Name: pluginTool, Args: `{"city":"Paris"}`}}, In: 11, Out: 5},
 		round{Status: http.StatusInternalServerError, Message: msg},
 	)
 	o := runClient(t, s.gw.URL, sdk, stream, request(sdk, models[s.up.proto], []any{user("What is the weather in Paris?")}, nil, stream))
@@ -471,7 +471,7 @@ func bypass(t *testing.T, up *upstream) {
 	sdk := up.proto
 	for _, stream := range []bool{true, false} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
-			up.script(round{Text: "Straight through.", Calls: []call{{"call_time_4", getTime.Name, `{"zone":"UTC"}`}}, In: 5, Out: 3})
+			up.script(round{Text: "Straight through.", Calls: []call{{ID: "call_time_4", Name: getTime.Name, Args: `{"zone":"UTC"}`}}, In: 5, Out: 3})
 			o := runClient(t, bp.URL, sdk, stream, request(sdk, models[sdk], []any{user("What time is it?")}, []tool{getTime}, stream))
 			check(t, sdk, stream, o)
 			ex := o.only(t)

@@ -1,8 +1,16 @@
-// Package fakeapi is a scriptable stand-in for a model provider's HTTP API,
-// for the adapters' tests: each request gets the next scripted reply (a
-// JSON body, an error status, or a server-sent event stream written frame
-// by frame), and every request is kept so a test can check what the
-// adapter put on the wire, field by field.
+// Package fakeapi is a scriptable stand-in for a model provider's HTTP API.
+//
+// Server, for the adapters' tests, gives each request the next scripted
+// reply (a JSON body, an error status, or a server-sent event stream
+// written frame by frame), and keeps every request so a test can check
+// what the adapter put on the wire, field by field.
+//
+// Upstream, for the tests that drive the gateway with real clients,
+// speaks one protocol (Chat Completions, Responses or Anthropic Messages)
+// in full: a test's Answer decides each turn, a text and tool calls, and
+// the Upstream renders it as the provider would, as one body or as a
+// stream. Conversation and Tools read what a request of each protocol
+// carries.
 package fakeapi
 
 import (

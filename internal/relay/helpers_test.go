@@ -263,36 +263,47 @@ var (
 // observer returns a plugin that records every observer hook into r.
 func (r *recorder) observer() *hooks.Funcs {
 	return &hooks.Funcs{
-		Name: "watch",
-		OnSessionStartFunc: func(_ context.Context, ev hooks.SessionStart) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.starts = append(r.starts, ev)
-			return nil
-		},
-		OnSessionEndFunc: func(_ context.Context, ev hooks.SessionEnd) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.ends = append(r.ends, ev)
-			return nil
-		},
-		PostToolCallFunc: func(_ context.Context, ev hooks.ToolCallOutcome) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.outcomes = append(r.outcomes, ev)
-			return nil
-		},
-		PostLLMCallFunc: func(_ context.Context, ev hooks.Inference) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.infs = append(r.infs, ev)
-			return nil
-		},
+		Name:               "watch",
+		OnSessionStartFunc: keep(r, &r.starts),
+		OnSessionEndFunc:   keep(r, &r.ends),
+		PostToolCallFunc:   keep(r, &r.outcomes),
+		PostLLMCallFunc:    keep(r, &r.infs),
 	}
+}
+
+// keep is an observer hook that appends each event to *list, under r's
+// lock.
+func keep[E any](r *recorder, list *[]E) func(context.Context, E) error {
+	return func(_ context.Context, ev E) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		*list = append(*list, ev)
+		return nil
+	}
+}
+
+// wantEnd flushes bus and checks that r saw exactly one on_session_end,
+// for reason; it returns that one (the zero value when there was not one).
+func (r *recorder) wantEnd(t *testing.T, bus *hookbus.Bus, reason hooks.EndReason) hooks.SessionEnd {
+	t.Helper()
+	flush(t, bus)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ends) != 1 || r.ends[0].Reason != reason {
+		t.Errorf("on_session_end = %+v, want one for %s", r.ends, reason)
+		return hooks.SessionEnd{}
+	}
+	return r.ends[0]
 }
 
 // kora is a plugin owning one tool, kora__burn, whose result it provides.
 func kora(result string) *hooks.Funcs {
+	return koraAnswering(func(json.RawMessage) string { return result })
+}
+
+// koraAnswering is kora providing as result what answer makes of the
+// call's arguments.
+func koraAnswering(answer func(args json.RawMessage) string) *hooks.Funcs {
 	return &hooks.Funcs{
 		Name:  "kora",
 		Tools: []hooks.ToolSpec{{Name: "kora__burn", Description: "cost burn per model", InputSchema: json.RawMessage(`{"type":"object"}`)}},
@@ -300,7 +311,7 @@ func kora(result string) *hooks.Funcs {
 			if req.Name != "kora__burn" {
 				return nil, nil
 			}
-			return &hooks.ToolResult{Content: result}, nil
+			return &hooks.ToolResult{Content: answer(req.Arguments)}, nil
 		},
 	}
 }

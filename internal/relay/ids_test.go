@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"regexp"
@@ -92,18 +91,11 @@ func leakyUpstream(whos ...string) *scripted {
 
 // secretKora provides a result private to whoever the call names.
 func secretKora() *hooks.Funcs {
-	return &hooks.Funcs{
-		Name:  "kora",
-		Tools: []hooks.ToolSpec{{Name: "kora__burn", Description: "burn", InputSchema: json.RawMessage(`{"type":"object"}`)}},
-		PreToolCallCanProvideResultFunc: func(_ context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-			if req.Name != "kora__burn" {
-				return nil, nil
-			}
-			var a struct{ Who string }
-			_ = json.Unmarshal(req.Arguments, &a)
-			return &hooks.ToolResult{Content: "private data of " + a.Who}, nil
-		},
-	}
+	return koraAnswering(func(args json.RawMessage) string {
+		var a struct{ Who string }
+		_ = json.Unmarshal(args, &a)
+		return "private data of " + a.Who
+	})
 }
 
 func tenantCall(system, tenant string) *dialect.Call {

@@ -143,12 +143,7 @@ func TestCancelledDuringUpstreamCall(t *testing.T) {
 	if ev := sink.list(); len(ev) != 0 {
 		t.Errorf("stream written after cancellation: %q", ev)
 	}
-	flush(t, bus)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ends) != 1 || rec.ends[0].Reason != hooks.EndCancelled {
-		t.Errorf("on_session_end = %+v", rec.ends)
-	}
+	rec.wantEnd(t, bus, hooks.EndCancelled)
 }
 
 // Upstreams may number their calls (the offline model does): two

@@ -442,12 +442,7 @@ func TestMaxIterationsEndsWithAnExplanation(t *testing.T) {
 	if ev := sink.list(); !reflect.DeepEqual(ev, want) {
 		t.Errorf("stream = %q, want %q", ev, want)
 	}
-	flush(t, bus)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ends) != 1 || rec.ends[0].Reason != hooks.EndMaxIterations {
-		t.Errorf("on_session_end = %+v", rec.ends)
-	}
+	rec.wantEnd(t, bus, hooks.EndMaxIterations)
 }
 
 func TestForeignFieldsRefusedInTranslateModeBeforeAnyHook(t *testing.T) {
@@ -509,11 +504,8 @@ func TestUpstreamErrorAfterAPluginToolSaysToolsRan(t *testing.T) {
 	if !errors.As(err, &re) || !re.ToolsRan || !errors.As(err, &pe) || pe.StatusCode != 429 {
 		t.Fatalf("err = %#v, want a relay.Error with ToolsRan wrapping the 429", err)
 	}
-	flush(t, bus)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ends) != 1 || rec.ends[0].Reason != hooks.EndError || rec.ends[0].Error == "" {
-		t.Errorf("on_session_end = %+v", rec.ends)
+	if end := rec.wantEnd(t, bus, hooks.EndError); end.Reason == hooks.EndError && end.Error == "" {
+		t.Errorf("on_session_end = %+v, want its error", end)
 	}
 
 	// Before any tool, ToolsRan is false.
@@ -567,12 +559,7 @@ func TestCancelledWhilePluginToolsRun(t *testing.T) {
 	if sink.count("finish") != 0 || sink.count("fail") != 0 {
 		t.Errorf("the relay wrote an ending to the stream: %v", sink.list())
 	}
-	flush(t, bus)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ends) != 1 || rec.ends[0].Reason != hooks.EndCancelled {
-		t.Errorf("on_session_end = %+v", rec.ends)
-	}
+	rec.wantEnd(t, bus, hooks.EndCancelled)
 }
 
 func TestBrokenStreamStopsTheRun(t *testing.T) {

@@ -8,9 +8,13 @@ package servetest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -34,6 +38,41 @@ func (s *Server) Log() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stderr.String()
+}
+
+// Build builds the binaries a suite runs, pkgs naming each one's import
+// path, into a new temporary directory (named after pattern, as
+// os.MkdirTemp takes it) whose path it returns for the caller to remove;
+// the error names the package that did not build and shows go build's
+// output.
+func Build(pattern string, pkgs map[string]string) (dir string, err error) {
+	if dir, err = os.MkdirTemp("", pattern); err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(pkgs))
+	for name := range pkgs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkgs[name]).CombinedOutput()
+		if err != nil {
+			return dir, fmt.Errorf("building %s: %v\n%s", pkgs[name], err, out)
+		}
+	}
+	return dir, nil
+}
+
+// StartWithConfig writes cfg as hookhost.toml into a temporary directory
+// of the test and runs Start there with it.
+func StartWithConfig(t testing.TB, bin, cfg string, env []string) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hookhost.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Start(t, bin, dir, path, env)
 }
 
 var servingLine = regexp.MustCompile(`hookhost: serving on (http://\S+)`)
