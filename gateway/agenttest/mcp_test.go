@@ -194,7 +194,7 @@ func runMCPGuard(t *testing.T, a agent, proto, offered, write string, answers fu
 	a.command = command(mcpRun{bin: filepath.Join(binDir, "hookhost"), config: hookhostConfig, write: write})
 	base := up.baseURL()
 	if answers != nil {
-		base = rewriting(t, up.srv.URL, answers) + strings.TrimPrefix(base, up.srv.URL)
+		base = rewriting(t, up.URL(), answers) + strings.TrimPrefix(base, up.URL())
 	}
 	out := runAgent(t, a, base, t.TempDir(), a.modelFor(proto), markMCP+" Save a draft in the allowed folder, then update notes.txt.")
 	reqs := up.requests()
