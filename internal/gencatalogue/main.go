@@ -89,6 +89,11 @@ func generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out[goHarnessPath], err = goHarness(facts); err != nil {
+		return nil, err
+	}
+	out[pyHarnessPath] = pyHarness(facts)
+	out[tsHarnessPath] = tsHarness(facts)
 	for path, sections := range map[string]map[string]string{
 		readmePath:   {"catalogue": table(facts)},
 		protocolPath: {"hooks": hookTable, "stretches": stretchList()},
@@ -204,7 +209,13 @@ func typescript(facts []hooks.Facts) []byte {
 	quoted(&b, "  ", names(facts, observers))
 	b.WriteString("];\n\n/** The tool hooks: they fire per tool call, and matchers apply to them. */\nexport const TOOL_HOOKS: readonly string[] = [\n")
 	quoted(&b, "  ", names(facts, toolScoped))
-	b.WriteString("];\n\n/** The runs of hooks one plugin may be asked in one exchange (protocol v2's stretches). */\nexport const LEGAL_STRETCHES: readonly (readonly string[])[] = [\n")
+	b.WriteString("];\n\n/** Each answering hook's answer type, by its name in ../types.ts; the host's rules for an answer are its type's (see ../validate.ts). */\nexport const ANSWER_TYPES: Readonly<Partial<Record<HookName, string>>> = {\n")
+	for _, f := range facts {
+		if !f.Observer {
+			fmt.Fprintf(&b, "  %s: %q,\n", f.Name, tsType(typeName(f, true)))
+		}
+	}
+	b.WriteString("};\n\n/** The runs of hooks one plugin may be asked in one exchange (protocol v2's stretches). */\nexport const LEGAL_STRETCHES: readonly (readonly string[])[] = [\n")
 	for _, s := range stretches() {
 		b.WriteString("  [\n")
 		quoted(&b, "    ", s)

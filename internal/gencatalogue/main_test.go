@@ -135,9 +135,9 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 		{"plugins/sdk/sdk.go", func(h hooks.Name) string { return `(?m)^\t\t` + goName(h) + `\(context\.Context, ` }, "a per-hook interface of the Go SDK"},
 		{"plugins/sdk/adapt.go", func(h hooks.Name) string { return `f\.` + goName(h) + `Func = ` }, "its adapter in the Go SDK"},
 		{"internal/conformance/goconform/main.go", func(h hooks.Name) string { return `(?m)^func \(c \*conform\) ` + goName(h) + `\(` }, "a handler in the Go conformance plugin"},
-		{"plugins/python/src/hookhost_plugin/testing.py", func(h hooks.Name) string { return `(?m)^    def ` + string(h) + `\(` }, "a Harness method of the Python SDK"},
-		{"plugins/sdk/plugintest/plugintest.go", func(h hooks.Name) string { return `(?m)^func \(h \*Harness\) ` + goName(h) + `\(` }, "a Harness method of the Go SDK"},
-		{"plugins/typescript/src/testing.ts", ts, "a harness method of the TypeScript SDK"},
+		{pyHarnessPath, py, "a Harness method of the Python SDK (make generate)"},
+		{goHarnessPath, func(h hooks.Name) string { return `(?m)^func \(h \*Harness\) ` + goName(h) + `\(` }, "a Harness method of the Go SDK (make generate)"},
+		{tsHarnessPath, ts, "a harness method of the TypeScript SDK (make generate)"},
 		{"README.md", row, "a row in the catalogue table (make generate)"},
 		{"plugins/python/src/hookhost_plugin/convert.py", func(h hooks.Name) string {
 			return `_(observer|answerer)\(\s*"` + string(h) + `",`
@@ -149,9 +149,9 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 		{"internal/conformance/fromdoc/python/conform.py", py, "a handler in the conformance plugin built from PROTOCOL.md"},
 		{"plugins/typescript/conform/conform.ts", ts, "a handler in the conformance plugin"},
 		{"internal/conformance/fromdoc/typescript/src/conform.ts", ts, "a handler in the conformance plugin built from PROTOCOL.md"},
-		{"PROTOCOL.md", row, "a row in the hook table"},
-		{"plugins/python/README.md", row, "a row in the handler table"},
-		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table"},
+		{"PROTOCOL.md", row, "a row in the hook table (make generate)"},
+		{"plugins/python/README.md", row, "a row in the handler table (make generate)"},
+		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table (make generate)"},
 	}
 	for _, c := range checks {
 		raw, err := os.ReadFile(filepath.Join(root, c.path))
