@@ -92,6 +92,9 @@ func generate(root string) (map[string][]byte, error) {
 	if out[goHarnessPath], err = goHarness(facts); err != nil {
 		return nil, err
 	}
+	if out[goConformPath], err = goConform(facts); err != nil {
+		return nil, err
+	}
 	out[pyHarnessPath] = pyHarness(facts)
 	out[tsHarnessPath] = tsHarness(facts)
 	for path, sections := range map[string]map[string]string{
