@@ -204,7 +204,7 @@ proto-typescript:
 	@[ -x $(TS_SDK)/node_modules/.bin/proto-loader-gen-types ] || { \
 		command -v npm >/dev/null || { echo "npm not found: the TypeScript SDK's types need proto-loader-gen-types (install Node 20+ and npm)"; exit 1; }; \
 		echo "npm ci in $(TS_SDK): proto-loader-gen-types"; (cd $(TS_SDK) && npm ci --no-audit --no-fund); }
-	find $(TS_GENERATED) -mindepth 1 -maxdepth 1 ! -name catalogue.ts ! -name harness.ts -exec rm -rf {} +
+	find $(TS_GENERATED) -mindepth 1 -maxdepth 1 ! -name catalogue.ts ! -name harness.ts ! -name hooks.ts -exec rm -rf {} +
 	cd $(TS_SDK) && npm run --silent gen >/dev/null
 
 # make test runs this: every generator that needs no network runs again

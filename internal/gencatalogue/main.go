@@ -97,11 +97,12 @@ func generate(root string) (map[string][]byte, error) {
 	}
 	out[pyHarnessPath] = pyHarness(facts)
 	out[tsHarnessPath] = tsHarness(facts)
+	out[tsHooksPath] = tsHooks(facts)
 	for path, sections := range map[string]map[string]string{
 		readmePath:   {"catalogue": table(facts)},
 		protocolPath: {"hooks": hookTable, "stretches": stretchList()},
 		pyReadmePath: {"handlers": pythonHandlers(facts)},
-		tsReadmePath: {"handlers": typescriptHandlers(facts)},
+		tsReadmePath: {"handlers": typescriptHandlers(facts), "hooks": typescriptInterface(facts)},
 	} {
 		raw, err := os.ReadFile(filepath.Join(root, path))
 		if err != nil {

@@ -77,3 +77,46 @@ func typescriptHandlers(facts []hooks.Facts) string {
 	}
 	return b.String()
 }
+
+// tsHooksPath holds the TypeScript SDK's Hooks interface: a plugin's
+// optional method per hook.
+const tsHooksPath = "plugins/typescript/src/generated/hooks.ts"
+
+func tsHooks(facts []hooks.Facts) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s\n", header)
+	b.WriteString(`// The hooks a TypeScript plugin may answer, one optional method per hook
+// of the catalogue, named after it in camelCase.
+
+import type { Answer, HookContext, Observed } from "../plugin";
+import type * as T from "../types";
+
+/** The hooks, each an optional method named after it. */
+export interface Hooks {
+`)
+	for _, f := range facts {
+		arg, answer := "req", "Answer<T."+tsType(typeName(f, true))+">"
+		if f.Observer {
+			arg, answer = "event", "Observed"
+		}
+		fmt.Fprintf(&b, "  /** %s: %s (%s). */\n", f.Name, f.Fires, f.Combine)
+		fmt.Fprintf(&b, "  %s?(%s: T.%s, ctx: HookContext): %s;\n", camel(f.Name), arg, tsType(typeName(f, false)), answer)
+	}
+	b.WriteString("}\n")
+	return []byte(b.String())
+}
+
+// typescriptInterface is the TypeScript SDK README's Hooks interface.
+func typescriptInterface(facts []hooks.Facts) string {
+	var b strings.Builder
+	b.WriteString("```ts\ninterface Hooks {\n")
+	for _, f := range facts {
+		arg, answer := "req", "Answer<"+tsType(typeName(f, true))+">"
+		if f.Observer {
+			arg, answer = "event", "void | Promise<void>"
+		}
+		fmt.Fprintf(&b, "  %s?(%s: %s, ctx: HookContext): %s;\n", camel(f.Name), arg, tsType(typeName(f, false)), answer)
+	}
+	b.WriteString("}\n// A value, or nothing (undefined/null: no opinion), possibly in a promise.\ntype Answer<A> = A | null | undefined | void | Promise<A | null | undefined | void>;\n```\n")
+	return b.String()
+}

@@ -3,10 +3,7 @@
 // as internal/conformance/doc.go specifies it; the conformance harness
 // drives it under the real host.
 
-import { serve, s, type Hooks, type JsonObject, type ToolSpec } from "../src/index";
-// The catalogue as data (generated from hooks/catalogue.go), for the hooks
-// the spec does not name.
-import { HOOK_NAMES, OBSERVERS } from "../src/generated/catalogue";
+import { HOOK_NAMES, OBSERVERS, serve, s, type Hooks, type JsonObject, type ToolSpec } from "../src/index";
 
 let tag = "conform";
 const seen: string[] = [];
