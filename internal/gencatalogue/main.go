@@ -92,6 +92,9 @@ func generate(root string) (map[string][]byte, error) {
 	if out[goHarnessPath], err = goHarness(facts); err != nil {
 		return nil, err
 	}
+	if out[goSDKPath], err = goSDK(facts); err != nil {
+		return nil, err
+	}
 	if out[goConformPath], err = goConform(facts); err != nil {
 		return nil, err
 	}
