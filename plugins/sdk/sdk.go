@@ -1,6 +1,7 @@
 // Package sdk is what a hookhost plugin author imports to write a plugin in
 // Go: a plugin is a type with an Info method that implements any of the
-// per-hook interfaces below, and its main function is one call to Serve.
+// per-hook interfaces (one per hook: ToolCallGuard, ResultProvider, ...),
+// and its main function is one call to Serve.
 //
 //	type guard struct{ sdk.Base }
 //
