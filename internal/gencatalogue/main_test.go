@@ -90,11 +90,12 @@ func TestGeneratedCatalogueContent(t *testing.T) {
 
 // TestCatalogueHooksEverywhere checks that every file the checklist
 // "Adding a hook" in hooks/doc.go names exists, and that every hook of the
-// catalogue has its hand-written part, named after it, in each file that
-// needs one: the Bus method, the wire table and the RPC, each SDK's
-// handler, adapter, wire row and test harness, a handler in each
-// conformance plugin, a row in PROTOCOL.md's table, the SDK READMEs and
-// the README.
+// catalogue has its part, named after it, in each file that needs one:
+// written by hand (the Bus method, the wire table and the RPC, each SDK's
+// wire row) or by make generate (the Go SDK's interface and adapter, the
+// three harnesses, the Go conform plugin's default and the TypeScript
+// SDK's Hooks, and the rows of the README, PROTOCOL.md and the SDK
+// READMEs).
 func TestCatalogueHooksEverywhere(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(root, "hooks", "doc.go"))
 	if err != nil {
@@ -119,6 +120,15 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 			t.Errorf("hooks/doc.go's checklist names %s, which is gone: %v", f, err)
 		}
 	}
+	files, err := generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path := range files {
+		if !strings.Contains(adding, path) {
+			t.Errorf("hooks/doc.go's checklist does not name %s, which make generate writes", path)
+		}
+	}
 
 	type where struct {
 		path    string
@@ -129,26 +139,25 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 	ts := func(h hooks.Name) string { return `(?m)^  (async )?` + camel(h) + `\(` }
 	row := func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }
 	checks := []where{
+		// Written by hand.
 		{"hookbus/bus_hooks.go", func(h hooks.Name) string { return `(?m)^func \(b \*Bus\) ` + goName(h) + `\(` }, "a Bus method named after it"},
 		{"internal/wire/table.go", func(h hooks.Name) string { return `\(hooks\.` + goName(h) + `, "` + protoName(h) + `",` }, "a row in the wire table"},
 		{"plugins/proto/v1/plugin.proto", func(h hooks.Name) string { return `(?m)^  rpc ` + protoName(h) + `\(` }, "an RPC"},
-		{"plugins/sdk/sdk.go", func(h hooks.Name) string { return `(?m)^\t\t` + goName(h) + `\(context\.Context, ` }, "a per-hook interface of the Go SDK"},
-		{"plugins/sdk/adapt.go", func(h hooks.Name) string { return `f\.` + goName(h) + `Func = ` }, "its adapter in the Go SDK"},
-		{"internal/conformance/goconform/main.go", func(h hooks.Name) string { return `(?m)^func \(c \*conform\) ` + goName(h) + `\(` }, "a handler in the Go conformance plugin"},
-		{pyHarnessPath, py, "a Harness method of the Python SDK (make generate)"},
-		{goHarnessPath, func(h hooks.Name) string { return `(?m)^func \(h \*Harness\) ` + goName(h) + `\(` }, "a Harness method of the Go SDK (make generate)"},
-		{tsHarnessPath, ts, "a harness method of the TypeScript SDK (make generate)"},
-		{"README.md", row, "a row in the catalogue table (make generate)"},
 		{"plugins/python/src/hookhost_plugin/convert.py", func(h hooks.Name) string {
 			return `_(observer|answerer)\(\s*"` + string(h) + `",`
 		}, "a row in HOOKS (its wire conversion)"},
 		{"plugins/typescript/src/wire.ts", func(h hooks.Name) string {
 			return `row\("` + string(h) + `", "` + camel(h) + `",`
 		}, "a row in TABLE (its wire conversion)"},
-		{"plugins/python/conform/conform.py", py, "a handler in the conformance plugin"},
-		{"internal/conformance/fromdoc/python/conform.py", py, "a handler in the conformance plugin built from PROTOCOL.md"},
-		{"plugins/typescript/conform/conform.ts", ts, "a handler in the conformance plugin"},
-		{"internal/conformance/fromdoc/typescript/src/conform.ts", ts, "a handler in the conformance plugin built from PROTOCOL.md"},
+		// Written by make generate.
+		{goSDKPath, func(h hooks.Name) string { return `(?m)^\t\t` + goName(h) + `\(context\.Context, ` }, "a per-hook interface of the Go SDK (make generate)"},
+		{goSDKPath, func(h hooks.Name) string { return `f\.` + goName(h) + `Func = ` }, "its adapter in the Go SDK (make generate)"},
+		{goHarnessPath, func(h hooks.Name) string { return `(?m)^func \(h \*Harness\) ` + goName(h) + `\(` }, "a Harness method of the Go SDK (make generate)"},
+		{pyHarnessPath, py, "a Harness method of the Python SDK (make generate)"},
+		{tsHarnessPath, ts, "a harness method of the TypeScript SDK (make generate)"},
+		{tsHooksPath, func(h hooks.Name) string { return `(?m)^  ` + camel(h) + `\?\(` }, "a method of the TypeScript SDK's Hooks (make generate)"},
+		{goConformPath, func(h hooks.Name) string { return `(?m)^func \((d )?defaults\) ` + goName(h) + `\(` }, "a default handler in the Go conform plugin (make generate)"},
+		{"README.md", row, "a row in the catalogue table (make generate)"},
 		{"PROTOCOL.md", row, "a row in the hook table (make generate)"},
 		{"plugins/python/README.md", row, "a row in the handler table (make generate)"},
 		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table (make generate)"},
