@@ -206,7 +206,7 @@ proto-typescript:
 	@[ -x $(TS_SDK)/node_modules/.bin/proto-loader-gen-types ] || { \
 		command -v npm >/dev/null || { echo "npm not found: the TypeScript SDK's types need proto-loader-gen-types (install Node 20+ and npm)"; exit 1; }; \
 		echo "npm ci in $(TS_SDK): proto-loader-gen-types"; (cd $(TS_SDK) && npm ci --no-audit --no-fund); }
-	find $(TS_GENERATED) -mindepth 1 -maxdepth 1 ! -name catalogue.ts -exec rm -rf {} +
+	find $(TS_GENERATED) -mindepth 1 -maxdepth 1 ! -name catalogue.ts ! -name harness.ts ! -name hooks.ts -exec rm -rf {} +
 	cd $(TS_SDK) && npm run --silent gen >/dev/null
 
 # make test runs this: every generator that needs no network runs again
@@ -218,9 +218,11 @@ proto-typescript:
 check-generated:
 	@GO='$(GO)' MAKE='$(MAKE)' ./scripts/check-generated.sh
 
-# The hook catalogue is stated once, in hooks/catalogue.go; this writes the
-# Python and TypeScript SDKs' catalogue modules and the README's catalogue
-# table from it (internal/gencatalogue, whose test fails when one is stale).
+# The hook catalogue is stated once, in hooks/catalogue.go; this writes from
+# it the Python and TypeScript SDKs' catalogue modules, the three SDKs' test
+# harness helpers, the hook tables of README.md, PROTOCOL.md and the SDK
+# READMEs, and the conformance plugins' defaults (internal/gencatalogue,
+# whose test fails when one is stale).
 generate:
 	$(GO) run ./internal/gencatalogue
 

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"reflect"
 )
 
 // Name identifies a hook in the catalogue.
@@ -36,39 +37,39 @@ const (
 var catalogue = []hookSpec{
 	{name: OnSessionStart, observer: true,
 		fires: "a session begins", returns: "nothing", combine: "observe (async)",
-		funcs: func(f *Funcs) handler { return observing(f.OnSessionStartFunc) }},
+		funcs: func(f *Funcs) bound { return observing(f.OnSessionStartFunc) }},
 	{name: PreToolListFinalized,
 		fires: "before each model call", returns: "a replacement tool list", combine: "first non-nil wins, for that call only",
-		funcs: func(f *Funcs) handler { return answering(f.PreToolListFinalizedFunc) }},
+		funcs: func(f *Funcs) bound { return answering(f.PreToolListFinalizedFunc) }},
 	{name: PreAPIRequestMutable,
 		fires: "before each model call", returns: "a patch of request fields",
 		combine: "merged in priority order; first write per field wins: a lower-priority plugin sees, and may patch, only fields nobody above it set",
-		funcs:   func(f *Funcs) handler { return answering(f.PreAPIRequestMutableFunc) }},
+		funcs:   func(f *Funcs) bound { return answering(f.PreAPIRequestMutableFunc) }},
 	{name: PostLLMCallCanReissue,
 		fires: "after each model response", returns: "a request patch + reason",
 		combine: "first non-nil wins; at most one reissue per iteration, not counted against the budget",
-		funcs:   func(f *Funcs) handler { return answering(f.PostLLMCallCanReissueFunc) }},
+		funcs:   func(f *Funcs) bound { return answering(f.PostLLMCallCanReissueFunc) }},
 	{name: PostLLMCall, observer: true,
 		fires: "after every model call, reissues included", returns: "nothing", combine: "observe (async)",
-		funcs: func(f *Funcs) handler { return observing(f.PostLLMCallFunc) }},
+		funcs: func(f *Funcs) bound { return observing(f.PostLLMCallFunc) }},
 	{name: PreToolCall, toolScoped: true, stretchStage: 1,
-		fires: "before each tool call", returns: "block with a message, or modified arguments", combine: "any block wins; modifies apply in order",
-		funcs: func(f *Funcs) handler { return answering(f.PreToolCallFunc) }},
+		fires: "before each tool call", returns: "block with a message, or modified arguments", combine: "any block wins; modifies apply in order, each plugin seeing the arguments so far",
+		funcs: func(f *Funcs) bound { return answering(f.PreToolCallFunc) }},
 	{name: PreToolCallCanProvideResult, toolScoped: true, stretchStage: 2,
 		fires: "before native dispatch", returns: "a tool result", combine: "first non-nil wins and skips native dispatch",
-		funcs: func(f *Funcs) handler { return answering(f.PreToolCallCanProvideResultFunc) }},
+		funcs: func(f *Funcs) bound { return answering(f.PreToolCallCanProvideResultFunc) }},
 	{name: PostToolCall, toolScoped: true, observer: true,
 		fires: "after every tool call", returns: "nothing", combine: "observe (async)",
-		funcs: func(f *Funcs) handler { return observing(f.PostToolCallFunc) }},
+		funcs: func(f *Funcs) bound { return observing(f.PostToolCallFunc) }},
 	{name: TransformToolResult, toolScoped: true, stretchStage: 3,
 		fires: "before a result joins the conversation", returns: "a replacement result", combine: "chain in priority order",
-		funcs: func(f *Funcs) handler { return answering(f.TransformToolResultFunc) }},
+		funcs: func(f *Funcs) bound { return answering(f.TransformToolResultFunc) }},
 	{name: TransformLLMOutput,
 		fires: "on the final answer", returns: "replacement text", combine: "chain in priority order",
-		funcs: func(f *Funcs) handler { return answering(f.TransformLLMOutputFunc) }},
+		funcs: func(f *Funcs) bound { return answering(f.TransformLLMOutputFunc) }},
 	{name: OnSessionEnd, observer: true,
 		fires: "each run of a session ends", returns: "nothing", combine: "observe (async)",
-		funcs: func(f *Funcs) handler { return observing(f.OnSessionEndFunc) }},
+		funcs: func(f *Funcs) bound { return observing(f.OnSessionEndFunc) }},
 }
 
 // Funcs adapts plain functions to a Plugin, for plugins that live in the
@@ -107,7 +108,7 @@ var _ Plugin = (*Funcs)(nil)
 func (f *Funcs) Manifest() Manifest {
 	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools, Config: f.Config}
 	for _, s := range catalogue {
-		if s.funcs(f) != nil {
+		if s.funcs(f).handle != nil {
 			m.Hooks = append(m.Hooks, s.name)
 		}
 	}
@@ -120,7 +121,7 @@ func (f *Funcs) Handle(ctx context.Context, hook Name, req any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("host: unknown hook %q", hook)
 	}
-	h := s.funcs(f)
+	h := s.funcs(f).handle
 	if h == nil {
 		return nil, nil
 	}
@@ -150,14 +151,20 @@ type Facts struct {
 	// Fires, Returns and Combine are one line each: when the hook fires,
 	// what a plugin returns, and how answers combine.
 	Fires, Returns, Combine string
+	// Payload is the type of the hook's payload (ToolCallRequest, …) and
+	// Answer that of its answer (ToolResult, …; nil for an observer), read
+	// from the hook's Funcs field, so that the generators name the types
+	// each language declares under the same names.
+	Payload, Answer reflect.Type
 }
 
 // CatalogueFacts returns the facts of every hook, in catalogue order.
 func CatalogueFacts() []Facts {
 	out := make([]Facts, len(catalogue))
 	for i, s := range catalogue {
+		b := s.funcs(&Funcs{})
 		out[i] = Facts{Name: s.name, Observer: s.observer, ToolScoped: s.toolScoped, StretchStage: s.stretchStage,
-			Fires: s.fires, Returns: s.returns, Combine: s.combine}
+			Fires: s.fires, Returns: s.returns, Combine: s.combine, Payload: b.payload, Answer: b.answer}
 	}
 	return out
 }
@@ -173,12 +180,20 @@ type hookSpec struct {
 	stretchStage int
 	// fires, returns and combine are the README table's texts.
 	fires, returns, combine string
-	// funcs returns the Funcs field serving this hook, nil when unset.
-	funcs func(*Funcs) handler
+	// funcs returns the Funcs field serving this hook (its handle nil
+	// when unset) with the field's payload and answer types.
+	funcs func(*Funcs) bound
 }
 
 // handler is one hook's function with its types erased.
 type handler func(ctx context.Context, req any) (any, error)
+
+// bound is one Funcs field: its function with the types erased (nil when
+// the field is unset) and the types it takes and answers.
+type bound struct {
+	handle          handler
+	payload, answer reflect.Type
+}
 
 func specOf(n Name) (*hookSpec, bool) {
 	for i := range catalogue {
@@ -210,32 +225,37 @@ func (n Name) Observer() bool {
 }
 
 // answering erases the types of a hook function that answers. A payload of
-// another type is the caller's mistake, reported as an error.
-func answering[Req, Res any](f func(context.Context, Req) (Res, error)) handler {
+// another type is the caller's mistake, reported as an error. An answer is
+// a pointer; its type is the type pointed to.
+func answering[Req, Res any](f func(context.Context, Req) (Res, error)) bound {
+	b := bound{payload: reflect.TypeFor[Req](), answer: reflect.TypeFor[Res]().Elem()}
 	if f == nil {
-		return nil
+		return b
 	}
-	return func(ctx context.Context, req any) (any, error) {
+	b.handle = func(ctx context.Context, req any) (any, error) {
 		r, ok := req.(Req)
 		if !ok {
 			return nil, fmt.Errorf("host: hook payload is %T, want %T", req, r)
 		}
 		return f(ctx, r)
 	}
+	return b
 }
 
 // observing erases the types of an observer function; it answers nil.
-func observing[Req any](f func(context.Context, Req) error) handler {
+func observing[Req any](f func(context.Context, Req) error) bound {
+	b := bound{payload: reflect.TypeFor[Req]()}
 	if f == nil {
-		return nil
+		return b
 	}
-	return func(ctx context.Context, req any) (any, error) {
+	b.handle = func(ctx context.Context, req any) (any, error) {
 		r, ok := req.(Req)
 		if !ok {
 			return nil, fmt.Errorf("host: hook payload is %T, want %T", req, r)
 		}
 		return nil, f(ctx, r)
 	}
+	return b
 }
 
 // Ask calls hook on p with req and returns the answer as the hook's answer

@@ -23,62 +23,85 @@
 // # Adding a hook
 //
 // The catalogue's facts (the hook's name, observer or not, tool-scoped or
-// not, its place in a stretch, the README's fires/returns/combine texts)
-// are stated once, in the table of catalogue.go. `make generate` writes
-// them into the Python SDK
-// (plugins/python/src/hookhost_plugin/_catalogue.py), the TypeScript SDK
-// (plugins/typescript/src/generated/catalogue.ts), the README's catalogue
-// table and PROTOCOL.md's list of stretches, and `make proto` regenerates
-// the protobuf code of every language; Go reads the table (Catalogue,
-// Name.Observer, Name.ToolScoped, CatalogueFacts). Generated files are
-// never edited by hand, and `make check-generated` (part of `make test`)
-// fails when one is stale.
+// not, its place in a stretch, the texts of when it fires, what a plugin
+// returns and how answers combine, and, through its Funcs field, its
+// payload and answer types) are stated once, in the table of
+// catalogue.go. Go reads the table (Catalogue, Name.Observer,
+// Name.ToolScoped, CatalogueFacts), and `make generate`
+// (internal/gencatalogue) writes from it, with the service of
+// plugins/proto/v1/plugin.proto and hookbus.Bus's methods:
 //
-// What the table cannot say is code and prose, written by hand. In the
-// order to write it, with every name after the hook (transform_tool_result
-// is TransformToolResult in Go and the protos, which write
+//   - the Go SDK's per-hook interface and its adapter line
+//     (plugins/sdk/hooks_gen.go), and its test Harness's method
+//     (plugins/sdk/plugintest/hooks_gen.go);
+//   - the Python SDK's catalogue (plugins/python/src/hookhost_plugin/_catalogue.py)
+//     and its test Harness's method
+//     (plugins/python/src/hookhost_plugin/_testing_catalogue.py);
+//   - the TypeScript SDK's catalogue and answer types
+//     (plugins/typescript/src/generated/catalogue.ts), its Hooks
+//     interface (plugins/typescript/src/generated/hooks.ts) and its test
+//     harness's method (plugins/typescript/src/generated/harness.ts);
+//   - the Go conform plugin's default handler
+//     (internal/conformance/goconform/hooks_gen.go);
+//   - the hook tables of README.md, PROTOCOL.md (with its list of
+//     stretches), plugins/python/README.md and plugins/typescript/README.md.
+//
+// `make proto` regenerates the protobuf code of every language. Generated
+// files are never edited by hand, and `make check-generated` (part of
+// `make test`) fails when one is stale.
+//
+// What the table cannot say is code, written by hand. In the order to
+// write it, with every name after the hook (transform_tool_result is
+// TransformToolResult in Go and the protos, which write
 // pre_api_request_mutable PreApiRequestMutable where Go writes
 // PreAPIRequestMutable; transform_tool_result in Python;
 // transformToolResult in TypeScript), so that one grep finds every place:
 //
 //  1. hooks/catalogue.go: the Name constant, the Funcs field and the
-//     catalogue row; hooks/types.go: the payload and answer types;
-//     hooks/validate.go too when the answer has rules.
+//     catalogue row; hooks/types.go: the payload and answer types, unless
+//     the hook shares existing ones; hooks/validate.go too when its answer
+//     is of a type with rules of its own.
 //  2. hookbus/bus_hooks.go: the Bus method named after the hook, with its
 //     combine rule.
-//  3. Where it fires: conversation/session.go and internal/relay/run.go for
-//     a hook of the conversation loop (both loops fire it), or
-//     dispatch/pipeline.go for one of the tool pipeline.
-//  4. The wire: the RPC and its messages in plugins/proto/v1/plugin.proto
-//     (then `make proto`), and the row and conversions in
-//     internal/wire/table.go and internal/wire/convert.go.
-//  5. The Go SDK: the per-hook interface in plugins/sdk/sdk.go, its adapter
-//     in plugins/sdk/adapt.go, and a Harness method in
-//     plugins/sdk/plugintest/plugintest.go.
-//  6. The Python SDK: the dataclasses in
-//     plugins/python/src/hookhost_plugin/types.py, the HOOKS row in
-//     plugins/python/src/hookhost_plugin/convert.py, a Harness method in
-//     plugins/python/src/hookhost_plugin/testing.py.
-//  7. The TypeScript SDK: the interfaces in plugins/typescript/src/types.ts,
-//     the TABLE row in plugins/typescript/src/wire.ts, the answer's rules in
-//     plugins/typescript/src/validate.ts, a harness method in
-//     plugins/typescript/src/testing.ts.
-//  8. The conformance suite: its expectations in
-//     internal/conformance/conformance.go and internal/conformance/doc.go,
-//     and a handler in each conformance plugin:
-//     internal/conformance/goconform/main.go,
-//     plugins/python/conform/conform.py,
-//     plugins/typescript/conform/conform.ts, and the two written from the
-//     documents alone, internal/conformance/fromdoc/python/conform.py and
-//     internal/conformance/fromdoc/typescript/src/conform.ts.
-//  9. The docs: the hook table and payload in PROTOCOL.md, the handler
-//     tables of plugins/python/README.md and plugins/typescript/README.md.
-//     README.md's catalogue table is generated.
+//  3. Where it fires: internal/loop/loop.go for a hook of the model loop
+//     (the one loop that conversation/session.go and the gateway's
+//     internal/relay both run); for one of the tool pipeline,
+//     hookbus/toolrun.go (ToolRun, which asks a stretch) and the two that
+//     drive it stage by stage, dispatch/pipeline.go and
+//     internal/relay/run.go (which also fires post_tool_call and
+//     transform_tool_result for the tools a client runs); for one of a
+//     session's start or end, conversation/session.go and
+//     internal/relay/relay.go.
+//  4. The wire: the RPC, and its messages unless it shares existing ones,
+//     in plugins/proto/v1/plugin.proto (then `make proto`), and the row
+//     and conversions in internal/wire/table.go and
+//     internal/wire/convert.go.
+//  5. The Python SDK: the HOOKS row in
+//     plugins/python/src/hookhost_plugin/convert.py, and the dataclasses of
+//     new types in plugins/python/src/hookhost_plugin/types.py.
+//  6. The TypeScript SDK: the TABLE row in plugins/typescript/src/wire.ts,
+//     the interfaces of new types in plugins/typescript/src/types.ts, and,
+//     for a new answer type with rules, its checks in
+//     plugins/typescript/src/validate.ts (keyed by answer type).
+//  7. The docs, for new types or rules only: an answer's rules under
+//     PROTOCOL.md's hook table, a new type's interface in
+//     plugins/typescript/README.md.
+//
+// The conformance suite needs nothing: every conform plugin serves a hook
+// its spec (internal/conformance/doc.go) does not name from the catalogue
+// as data (the generated defaults, each SDK's list of hooks, the Plugin
+// service of plugins/proto/v1/plugin.proto), and
+// internal/conformance/conformance.go asks
+// every hook of the catalogue. A hook that should behave in the suite as a
+// hook of its own is specified there and given a handler in each conform
+// plugin. A test Harness helper with a handier signature than the payload
+// is written in internal/gencatalogue/harness.go.
 //
 // TestCatalogueHooksEverywhere (internal/gencatalogue) holds this list: it
 // fails when a file named above is gone, and when a hook of the catalogue
 // lacks its part in the Bus, the wire table, the protocol, an SDK, a
-// conformance plugin, PROTOCOL.md, an SDK README or the README.
-// internal/wire fails when a hook lacks its wire row or disagrees on being
-// an observer; TestCatalogueFacts fails when a Funcs field is missing.
+// harness, the Go conform plugin, PROTOCOL.md, an SDK README or the
+// README. internal/wire fails when a hook lacks its wire row or disagrees
+// on being an observer; TestCatalogueFacts fails when a Funcs field is
+// missing.
 package hooks

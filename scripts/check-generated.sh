@@ -13,8 +13,10 @@ export GO
 
 # Every path a generator writes; the directories also hold hand-written
 # files, which no generator touches.
-paths="api README.md PROTOCOL.md plugins/proto
+paths="api README.md PROTOCOL.md plugins/proto plugins/python/README.md plugins/typescript/README.md
 plugins/python/src/hookhost_plugin/_proto plugins/python/src/hookhost_plugin/_catalogue.py
+plugins/python/src/hookhost_plugin/_testing_catalogue.py plugins/sdk/plugintest/hooks_gen.go
+internal/conformance/goconform/hooks_gen.go plugins/sdk/hooks_gen.go
 examples/python-plugin/plugin_pb2.py internal/conformance/fromdoc/python
 plugins/typescript/proto plugins/typescript/src/generated"
 

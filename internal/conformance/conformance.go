@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -492,6 +493,8 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 	})
 
+	t.Run("every hook", func(t *testing.T) { checkEveryHook(t, ctx, ex, bus) })
+
 	if f := failures(bus, hooks.OnSessionStart); len(f) != 0 {
 		t.Errorf("on_session_start failures: %v", f)
 	}
@@ -503,6 +506,55 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	}
 	waitFor(t, "the plugin to exit after Close", func() bool { return gone(pid) })
 	checkGraceful(t, l)
+}
+
+// specObservers are the observers whose line the spec states; any other
+// records "<hook> <session_id>".
+var specObservers = []hooks.Name{hooks.OnSessionStart, hooks.OnSessionEnd, hooks.PostLLMCall, hooks.PostToolCall}
+
+// checkEveryHook asks the plugin every hook of the catalogue, named by the
+// spec or not, with the hook's zero payload bar its session id: an
+// answering hook must give no opinion (so says the spec of every hook it
+// names, for a zero payload, and of every hook it does not), and an
+// observer must record a line that starts with the hook's name: exactly
+// "<hook> <session_id>" for one the spec does not name.
+func checkEveryHook(t *testing.T, ctx context.Context, plugin hooks.Plugin, bus *hookbus.Bus) {
+	const sid = "s-every"
+	var want []string
+	for _, f := range hooks.CatalogueFacts() {
+		payload := reflect.New(f.Payload).Elem()
+		if id := payload.FieldByName("SessionID"); id.IsValid() {
+			id.SetString(sid)
+		}
+		answer, err := plugin.Handle(ctx, f.Name, payload.Interface())
+		switch {
+		case err != nil:
+			t.Errorf("%s with the zero payload failed: %v", f.Name, err)
+		case f.Observer && slices.Contains(specObservers, f.Name):
+			want = append(want, string(f.Name)+" ")
+		case f.Observer:
+			want = append(want, string(f.Name)+" "+sid)
+		case answer != nil && !reflect.ValueOf(answer).IsNil():
+			t.Errorf("%s with the zero payload answered %+v, want no opinion", f.Name, answer)
+		}
+	}
+	var seen []string
+	recorded := func(w string) bool {
+		return slices.ContainsFunc(seen, func(line string) bool {
+			return line == w || strings.HasSuffix(w, " ") && strings.HasPrefix(line, w)
+		})
+	}
+	all := func() bool { return !slices.ContainsFunc(want, func(w string) bool { return !recorded(w) }) }
+	waitFor(t, "conform__seen to list a line of every observer", func() bool {
+		r := bus.PreToolCallCanProvideResult(ctx, call("conform__seen", `{}`))
+		if r == nil || json.Unmarshal([]byte(r.Content), &seen) != nil {
+			return false
+		}
+		return all()
+	})
+	if !all() {
+		t.Logf("conform__seen lists %q, want lines %q (one ending in a space: a line that starts with it)", seen, want)
+	}
 }
 
 // checkStretches runs the stretches the hook checks do not reach, over

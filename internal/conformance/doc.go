@@ -20,7 +20,8 @@
 // configured" with the field tag=<tag>.
 //
 // Manifest:
-//   - hooks: all eleven of the catalogue;
+//   - hooks: every hook of the catalogue (hooks.Catalogue), those this
+//     spec names and any other;
 //   - matchers: none (the tool hooks apply to every tool);
 //   - hook_matchers: pre_tool_call_can_provide_result applies to
 //     "conform__*" only;
@@ -31,6 +32,16 @@
 //     conform__seen and conform__raise, schema {"type":"object"}.
 //   - config: declares the one config key, "tag", so that the host refuses
 //     any other before Configure, naming its line.
+//
+// A hook of the catalogue this spec does not name is served all the same:
+// as an observer it records "<hook> <session_id>", and as an answering
+// hook it gives no opinion. The plugins serve it from the catalogue as
+// data (goconform's generated defaults, each SDK's list of hooks, the
+// Plugin service of plugin.proto), so that a new hook needs no edit here
+// nor in any of them. Run checks that too: it asks every hook of the
+// catalogue with its zero payload (bar the session id), which every rule
+// below answers with no opinion, and wants an observer line from each
+// observer.
 //
 // Observers record one line each, kept in memory in the order received:
 //   - on_session_start: "on_session_start <session_id>"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,11 +24,11 @@ func TestGeneratedCatalogueUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{pythonPath, typescriptPath, readmePath, protocolPath} {
-		want, ok := files[path]
-		if !ok {
-			t.Fatalf("generate wrote no %s", path)
-		}
+	if len(files) < 4 {
+		t.Fatalf("generate wrote %d files", len(files))
+	}
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		want := files[path]
 		got, err := os.ReadFile(filepath.Join(root, path))
 		if err != nil {
 			t.Errorf("%v; run %s", err, regenerate)
@@ -87,45 +88,14 @@ func TestGeneratedCatalogueContent(t *testing.T) {
 	}
 }
 
-// camel is a hook's name as a TypeScript method: pre_tool_call is
-// preToolCall.
-func camel(name hooks.Name) string {
-	parts := strings.Split(string(name), "_")
-	for i := 1; i < len(parts); i++ {
-		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-	}
-	return strings.Join(parts, "")
-}
-
-// goName is a hook's name as a Go identifier and a protobuf RPC:
-// pre_api_request_mutable is PreAPIRequestMutable.
-func goName(name hooks.Name) string {
-	parts := strings.Split(string(name), "_")
-	for i, p := range parts {
-		switch p {
-		case "api", "llm":
-			parts[i] = strings.ToUpper(p)
-		default:
-			parts[i] = strings.ToUpper(p[:1]) + p[1:]
-		}
-	}
-	return strings.Join(parts, "")
-}
-
-// protoName is a hook's name as its RPC in the protos: pre_api_request_mutable
-// is PreApiRequestMutable.
-func protoName(name hooks.Name) string {
-	c := camel(name)
-	return strings.ToUpper(c[:1]) + c[1:]
-}
-
 // TestCatalogueHooksEverywhere checks that every file the checklist
 // "Adding a hook" in hooks/doc.go names exists, and that every hook of the
-// catalogue has its hand-written part, named after it, in each file that
-// needs one: the Bus method, the wire table and the RPC, each SDK's
-// handler, adapter, wire row and test harness, a handler in each
-// conformance plugin, a row in PROTOCOL.md's table, the SDK READMEs and
-// the README.
+// catalogue has its part, named after it, in each file that needs one:
+// written by hand (the Bus method, the wire table and the RPC, each SDK's
+// wire row) or by make generate (the Go SDK's interface and adapter, the
+// three harnesses, the Go conform plugin's default and the TypeScript
+// SDK's Hooks, and the rows of the README, PROTOCOL.md and the SDK
+// READMEs).
 func TestCatalogueHooksEverywhere(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(root, "hooks", "doc.go"))
 	if err != nil {
@@ -150,6 +120,15 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 			t.Errorf("hooks/doc.go's checklist names %s, which is gone: %v", f, err)
 		}
 	}
+	files, err := generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path := range files {
+		if !strings.Contains(adding, path) {
+			t.Errorf("hooks/doc.go's checklist does not name %s, which make generate writes", path)
+		}
+	}
 
 	type where struct {
 		path    string
@@ -160,29 +139,28 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 	ts := func(h hooks.Name) string { return `(?m)^  (async )?` + camel(h) + `\(` }
 	row := func(h hooks.Name) string { return "(?m)^\\| `" + string(h) + "` \\|" }
 	checks := []where{
+		// Written by hand.
 		{"hookbus/bus_hooks.go", func(h hooks.Name) string { return `(?m)^func \(b \*Bus\) ` + goName(h) + `\(` }, "a Bus method named after it"},
 		{"internal/wire/table.go", func(h hooks.Name) string { return `\(hooks\.` + goName(h) + `, "` + protoName(h) + `",` }, "a row in the wire table"},
 		{"plugins/proto/v1/plugin.proto", func(h hooks.Name) string { return `(?m)^  rpc ` + protoName(h) + `\(` }, "an RPC"},
-		{"plugins/sdk/sdk.go", func(h hooks.Name) string { return `(?m)^\t\t` + goName(h) + `\(context\.Context, ` }, "a per-hook interface of the Go SDK"},
-		{"plugins/sdk/adapt.go", func(h hooks.Name) string { return `f\.` + goName(h) + `Func = ` }, "its adapter in the Go SDK"},
-		{"internal/conformance/goconform/main.go", func(h hooks.Name) string { return `(?m)^func \(c \*conform\) ` + goName(h) + `\(` }, "a handler in the Go conformance plugin"},
-		{"plugins/python/src/hookhost_plugin/testing.py", func(h hooks.Name) string { return `(?m)^    def ` + string(h) + `\(` }, "a Harness method of the Python SDK"},
-		{"plugins/sdk/plugintest/plugintest.go", func(h hooks.Name) string { return `(?m)^func \(h \*Harness\) ` + goName(h) + `\(` }, "a Harness method of the Go SDK"},
-		{"plugins/typescript/src/testing.ts", ts, "a harness method of the TypeScript SDK"},
-		{"README.md", row, "a row in the catalogue table (make generate)"},
 		{"plugins/python/src/hookhost_plugin/convert.py", func(h hooks.Name) string {
 			return `_(observer|answerer)\(\s*"` + string(h) + `",`
 		}, "a row in HOOKS (its wire conversion)"},
 		{"plugins/typescript/src/wire.ts", func(h hooks.Name) string {
 			return `row\("` + string(h) + `", "` + camel(h) + `",`
 		}, "a row in TABLE (its wire conversion)"},
-		{"plugins/python/conform/conform.py", py, "a handler in the conformance plugin"},
-		{"internal/conformance/fromdoc/python/conform.py", py, "a handler in the conformance plugin built from PROTOCOL.md"},
-		{"plugins/typescript/conform/conform.ts", ts, "a handler in the conformance plugin"},
-		{"internal/conformance/fromdoc/typescript/src/conform.ts", ts, "a handler in the conformance plugin built from PROTOCOL.md"},
-		{"PROTOCOL.md", row, "a row in the hook table"},
-		{"plugins/python/README.md", row, "a row in the handler table"},
-		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table"},
+		// Written by make generate.
+		{goSDKPath, func(h hooks.Name) string { return `(?m)^\t\t` + goName(h) + `\(context\.Context, ` }, "a per-hook interface of the Go SDK (make generate)"},
+		{goSDKPath, func(h hooks.Name) string { return `f\.` + goName(h) + `Func = ` }, "its adapter in the Go SDK (make generate)"},
+		{goHarnessPath, func(h hooks.Name) string { return `(?m)^func \(h \*Harness\) ` + goName(h) + `\(` }, "a Harness method of the Go SDK (make generate)"},
+		{pyHarnessPath, py, "a Harness method of the Python SDK (make generate)"},
+		{tsHarnessPath, ts, "a harness method of the TypeScript SDK (make generate)"},
+		{tsHooksPath, func(h hooks.Name) string { return `(?m)^  ` + camel(h) + `\?\(` }, "a method of the TypeScript SDK's Hooks (make generate)"},
+		{goConformPath, func(h hooks.Name) string { return `(?m)^func \((d )?defaults\) ` + goName(h) + `\(` }, "a default handler in the Go conform plugin (make generate)"},
+		{"README.md", row, "a row in the catalogue table (make generate)"},
+		{"PROTOCOL.md", row, "a row in the hook table (make generate)"},
+		{"plugins/python/README.md", row, "a row in the handler table (make generate)"},
+		{"plugins/typescript/README.md", func(h hooks.Name) string { return "(?m)^\\| `" + camel(h) + "` \\| `" + string(h) + "` \\|" }, "a row in the handler table (make generate)"},
 	}
 	for _, c := range checks {
 		raw, err := os.ReadFile(filepath.Join(root, c.path))
@@ -197,24 +175,24 @@ func TestCatalogueHooksEverywhere(t *testing.T) {
 	}
 }
 
-// PROTOCOL.md's sentence on observers names exactly the catalogue's.
+// PROTOCOL.md's hook table gives exactly the catalogue's observers the
+// combine rule "observer", which its paragraph on observers refers to.
 func TestCatalogueProtocolObservers(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(root, protocolPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)\nObservers \\(([^)]*)\\)").FindSubmatch(raw)
-	if m == nil {
-		t.Fatalf("%s has no paragraph starting \"Observers (…)\"", protocolPath)
+	if !strings.Contains(string(raw), "\nObservers (the hooks whose combine rule the table above gives as\n`observer`)") {
+		t.Errorf("%s has no paragraph starting \"Observers (the hooks whose combine rule the table above gives as `observer`)\"", protocolPath)
 	}
 	var got []string
-	for _, q := range regexp.MustCompile("`([a-z_]+)`").FindAllSubmatch(m[1], -1) {
-		got = append(got, string(q[1]))
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|.* \\| observer \\|$").FindAllSubmatch(raw, -1) {
+		got = append(got, string(m[1]))
 	}
 	want := names(hooks.CatalogueFacts(), observers)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Errorf("%s says the observers are %v; the catalogue's are %v", protocolPath, got, want)
+		t.Errorf("%s's hook table marks %v as observers; the catalogue's are %v", protocolPath, got, want)
 	}
 }

@@ -50,42 +50,11 @@ func adapt(p Plugin, newLogger func(name string) hclog.Logger) *hooks.Funcs {
 		Tools:        info.Tools,
 		Config:       configDeclaration(p, info),
 	}
-	// One line per per-hook interface: the Funcs field it fills. The
-	// manifest's hook list follows from the fields set.
-	if h, ok := p.(SessionStarter); ok {
-		f.OnSessionStartFunc = h.OnSessionStart
-	}
-	if h, ok := p.(SessionEnder); ok {
-		f.OnSessionEndFunc = h.OnSessionEnd
-	}
-	if h, ok := p.(ToolListFinalizer); ok {
-		f.PreToolListFinalizedFunc = h.PreToolListFinalized
-	}
-	if h, ok := p.(RequestMutator); ok {
-		f.PreAPIRequestMutableFunc = h.PreAPIRequestMutable
-	}
-	if h, ok := p.(Reissuer); ok {
-		f.PostLLMCallCanReissueFunc = h.PostLLMCallCanReissue
-	}
-	if h, ok := p.(LLMCallObserver); ok {
-		f.PostLLMCallFunc = h.PostLLMCall
-	}
-	if h, ok := p.(OutputTransformer); ok {
-		f.TransformLLMOutputFunc = h.TransformLLMOutput
-	}
-	if h, ok := p.(ToolCallGuard); ok {
-		f.PreToolCallFunc = h.PreToolCall
-	}
-	if h, ok := p.(ResultProvider); ok {
-		f.PreToolCallCanProvideResultFunc = h.PreToolCallCanProvideResult
-	}
+	// The Funcs field of each per-hook interface p implements (hooks_gen.go);
+	// typed tools then answer pre_tool_call_can_provide_result for their
+	// names, before the plugin's own ResultProvider.
+	adaptHooks(p, f)
 	addToolFuncs(f, info, log)
-	if h, ok := p.(ToolCallObserver); ok {
-		f.PostToolCallFunc = h.PostToolCall
-	}
-	if h, ok := p.(ResultTransformer); ok {
-		f.TransformToolResultFunc = h.TransformToolResult
-	}
 	return f
 }
 

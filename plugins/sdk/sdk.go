@@ -1,6 +1,7 @@
 // Package sdk is what a hookhost plugin author imports to write a plugin in
 // Go: a plugin is a type with an Info method that implements any of the
-// per-hook interfaces below, and its main function is one call to Serve.
+// per-hook interfaces (one per hook: ToolCallGuard, ResultProvider, ...),
+// and its main function is one call to Serve.
 //
 //	type guard struct{ sdk.Base }
 //
@@ -225,62 +226,9 @@ type Configurer interface {
 	Configure(ctx context.Context, config json.RawMessage) error
 }
 
-// The per-hook interfaces. Each is one hook of the catalogue (see package
-// hooks for when it fires and how answers combine); implement the ones the
-// plugin needs.
-type (
-	// SessionStarter observes on_session_start.
-	SessionStarter interface {
-		OnSessionStart(context.Context, hooks.SessionStart) error
-	}
-	// SessionEnder observes on_session_end.
-	SessionEnder interface {
-		OnSessionEnd(context.Context, hooks.SessionEnd) error
-	}
-	// ToolListFinalizer answers pre_tool_list_finalized: replace the tool
-	// list for one model call.
-	ToolListFinalizer interface {
-		PreToolListFinalized(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error)
-	}
-	// RequestMutator answers pre_api_request_mutable: patch the request
-	// before it goes to the model.
-	RequestMutator interface {
-		PreAPIRequestMutable(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error)
-	}
-	// Reissuer answers post_llm_call_can_reissue: ask for the model call to
-	// be made again with a patched request.
-	Reissuer interface {
-		PostLLMCallCanReissue(context.Context, hooks.LLMCall) (*hooks.Reissue, error)
-	}
-	// LLMCallObserver observes post_llm_call, every inference.
-	LLMCallObserver interface {
-		PostLLMCall(context.Context, hooks.Inference) error
-	}
-	// OutputTransformer answers transform_llm_output: rewrite the final
-	// answer text.
-	OutputTransformer interface {
-		TransformLLMOutput(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error)
-	}
-	// ToolCallGuard answers pre_tool_call: block a call or rewrite its
-	// arguments.
-	ToolCallGuard interface {
-		PreToolCall(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error)
-	}
-	// ResultProvider answers pre_tool_call_can_provide_result: supply the
-	// tool's result and skip native dispatch.
-	ResultProvider interface {
-		PreToolCallCanProvideResult(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error)
-	}
-	// ToolCallObserver observes post_tool_call, every tool call.
-	ToolCallObserver interface {
-		PostToolCall(context.Context, hooks.ToolCallOutcome) error
-	}
-	// ResultTransformer answers transform_tool_result: rewrite a result
-	// before it joins the conversation.
-	ResultTransformer interface {
-		TransformToolResult(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error)
-	}
-)
+// The per-hook interfaces (SessionStarter, ToolCallGuard, ResultProvider,
+// ...), one per hook of the catalogue, are in hooks_gen.go, written from
+// the catalogue.
 
 // Base gives a plugin the defaults it would otherwise write by hand: a
 // Configure for a plugin that takes no config, and a Logger. Embed it.

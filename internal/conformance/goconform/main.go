@@ -19,6 +19,8 @@ import (
 
 type conform struct {
 	sdk.Base
+	// defaults (hooks_gen.go) serves the hooks the spec does not name.
+	defaults
 	tag string
 
 	mu   sync.Mutex
@@ -207,4 +209,8 @@ func asciiUpper(s string) string {
 	}, []byte(s)))
 }
 
-func main() { sdk.Serve(&conform{}) }
+func main() {
+	c := &conform{}
+	c.defaults.record = c.record
+	sdk.Serve(c)
+}

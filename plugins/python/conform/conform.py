@@ -21,6 +21,9 @@ try:
 except ImportError:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src"))
     import hookhost_plugin as hp
+# The catalogue as data (generated from hooks/catalogue.go), for the hooks
+# the spec does not name.
+from hookhost_plugin import _catalogue  # noqa: E402
 
 @dataclass
 class Config:
@@ -149,6 +152,25 @@ class Conform(hp.Plugin):
         if ev.name == "native_upper":
             return hp.ToolResult(upper(ev.result.content), ev.result.is_error)
         return None
+
+
+def _default(hook: str):
+    """The spec's handler of a hook it does not name: an observer records
+    "<hook> <session_id>", an answering hook gives no opinion."""
+    if hook in _catalogue.OBSERVERS:
+
+        def observe(self, ev):
+            self.record("%s %s" % (hook, getattr(ev, "session_id", "")))
+
+        return observe
+    return lambda self, payload: None
+
+
+# Every hook of the catalogue is served: those the class does not handle
+# itself get the spec's default.
+for _hook in _catalogue.HOOK_NAMES:
+    if not hasattr(Conform, _hook):
+        setattr(Conform, _hook, _default(_hook))
 
 
 if __name__ == "__main__":

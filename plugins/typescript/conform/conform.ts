@@ -3,7 +3,7 @@
 // as internal/conformance/doc.go specifies it; the conformance harness
 // drives it under the real host.
 
-import { serve, s, type JsonObject, type ToolSpec } from "../src/index";
+import { HOOK_NAMES, OBSERVERS, serve, s, type Hooks, type JsonObject, type ToolSpec } from "../src/index";
 
 let tag = "conform";
 const seen: string[] = [];
@@ -36,7 +36,20 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 // ASCII only, as the spec says: "ß".toUpperCase() would be "SS".
 const upperASCII = (t: string): string => t.replace(/[a-z]+/g, (m) => m.toUpperCase());
 
+// The spec's handler of every hook it does not name: an observer records
+// "<hook> <session_id>", an answering hook gives no opinion. The plugin's
+// own methods below override them.
+function defaults(): Hooks {
+  const out: Record<string, (payload: { sessionId?: string }) => void> = {};
+  for (const hook of HOOK_NAMES) {
+    const method = hook.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    out[method] = OBSERVERS.includes(hook) ? (p) => void seen.push(`${hook} ${p.sessionId ?? ""}`) : () => undefined;
+  }
+  return out as unknown as Hooks;
+}
+
 serve({
+  ...defaults(),
   name: "conform",
   version: "1.0.0",
   tools,

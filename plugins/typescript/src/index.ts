@@ -24,3 +24,4 @@ export { log, newLogger } from "./log";
 export type { Logger, Level, Fields } from "./log";
 export { matchGlob, checkGlob, BadPattern } from "./glob";
 export * from "./types";
+export { HOOK_NAMES, OBSERVERS, TOOL_HOOKS } from "./generated/catalogue";

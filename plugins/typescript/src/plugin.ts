@@ -6,6 +6,7 @@
 
 import { isBug } from "./bug";
 import { LEGAL_STRETCHES, TOOL_HOOKS } from "./generated/catalogue";
+import type { Hooks } from "./generated/hooks";
 import { checkGlob, matchGlob } from "./glob";
 import { after } from "./timer";
 import { Logger, newLogger } from "./log";
@@ -37,20 +38,8 @@ export type Answer<A> = A | null | undefined | void | Promise<A | null | undefin
 /** An observer returns nothing. */
 export type Observed = void | Promise<void>;
 
-/** The hooks, each an optional method named after it. */
-export interface Hooks {
-  onSessionStart?(event: T.SessionStart, ctx: HookContext): Observed;
-  onSessionEnd?(event: T.SessionEnd, ctx: HookContext): Observed;
-  preToolListFinalized?(req: T.ToolListRequest, ctx: HookContext): Answer<T.ToolListOverride>;
-  preApiRequestMutable?(req: T.ApiRequest, ctx: HookContext): Answer<T.RequestPatch>;
-  postLlmCallCanReissue?(call: T.LlmCall, ctx: HookContext): Answer<T.Reissue>;
-  postLlmCall?(event: T.Inference, ctx: HookContext): Observed;
-  transformLlmOutput?(out: T.LlmOutput, ctx: HookContext): Answer<T.TextReplacement>;
-  preToolCall?(call: T.ToolCallRequest, ctx: HookContext): Answer<T.PreToolCallDecision>;
-  preToolCallCanProvideResult?(call: T.ToolCallRequest, ctx: HookContext): Answer<T.ToolResult>;
-  postToolCall?(event: T.ToolCallOutcome, ctx: HookContext): Observed;
-  transformToolResult?(event: T.ToolCallOutcome, ctx: HookContext): Answer<T.ToolResult>;
-}
+/** The hooks, each an optional method named after it (written from the catalogue). */
+export type { Hooks };
 
 /** A plugin: its name, what it declares, and the hooks it answers. */
 export interface Plugin<C = T.JsonObject> extends Hooks {

@@ -9,6 +9,7 @@ import { configText, HookStream, manifestMessage } from "./server";
 import type * as T from "./types";
 import { matchGlob } from "./glob";
 import { TOOL_HOOKS } from "./generated/catalogue";
+import { HarnessHooks } from "./generated/harness";
 import { checkAnswer, DEFAULT_MAX_RESULT_SIZE } from "./validate";
 import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, parseJSON, PluginMessageCodec, rowOf } from "./wire";
 
@@ -60,8 +61,13 @@ type Pending = {
   decode: (b: Buffer, i: number) => unknown;
 };
 
-/** A plugin under test. Create it with harness(). */
-export class Harness {
+/**
+ * A plugin under test. Create it with harness(). Its per-hook methods
+ * (preToolCall, ...) are HarnessHooks's, written from the hook catalogue;
+ * a tool hook's payload takes the arguments as `args` (a value) or
+ * `arguments` (JSON text).
+ */
+export class Harness extends HarnessHooks {
   readonly logs: LogLine[] = [];
   private readonly stream: HookStream;
   private readonly pending = new Map<string, Pending>();
@@ -70,6 +76,7 @@ export class Harness {
 
   /** @internal */
   constructor(readonly runtime: Runtime, readonly manifest: Manifest, echo: boolean, private readonly maxResultSize: number) {
+    super();
     const previous = setSink((line, level, message, fields) => {
       this.logs.push({ level, message, fields });
       if (echo) previous(line, level, message, fields);
@@ -157,41 +164,6 @@ export class Harness {
   async stretch(hooks: T.ToolHookName[], call: Partial<T.ToolCallRequest>, opts: CallOptions = {}): Promise<StageResult[]> {
     const row = rowOf("pre_tool_call")!;
     return this.send(hooks, opts.timeoutMs ?? 5000, row.request.encode(row.toRequest(call)), opts.signal);
-  }
-
-  onSessionStart(e: Partial<T.SessionStart>, o?: CallOptions): Promise<void> {
-    return this.call("on_session_start", e, o).then(() => undefined);
-  }
-  onSessionEnd(e: Partial<T.SessionEnd>, o?: CallOptions): Promise<void> {
-    return this.call("on_session_end", e, o).then(() => undefined);
-  }
-  preToolListFinalized(r: Partial<T.ToolListRequest>, o?: CallOptions): Promise<T.ToolListOverride | null> {
-    return this.call("pre_tool_list_finalized", r, o) as Promise<T.ToolListOverride | null>;
-  }
-  preApiRequestMutable(r: Partial<T.ApiRequest>, o?: CallOptions): Promise<T.RequestPatch | null> {
-    return this.call("pre_api_request_mutable", r, o) as Promise<T.RequestPatch | null>;
-  }
-  postLlmCallCanReissue(c: Partial<T.LlmCall>, o?: CallOptions): Promise<T.Reissue | null> {
-    return this.call("post_llm_call_can_reissue", c, o) as Promise<T.Reissue | null>;
-  }
-  postLlmCall(e: Partial<T.Inference>, o?: CallOptions): Promise<void> {
-    return this.call("post_llm_call", e, o).then(() => undefined);
-  }
-  transformLlmOutput(r: Partial<T.LlmOutput>, o?: CallOptions): Promise<T.TextReplacement | null> {
-    return this.call("transform_llm_output", r, o) as Promise<T.TextReplacement | null>;
-  }
-  /** pre_tool_call; give the arguments as `args` (a value) or `arguments` (JSON text). */
-  preToolCall(c: Partial<T.ToolCallRequest>, o?: CallOptions): Promise<T.PreToolCallDecision | null> {
-    return this.call("pre_tool_call", c, o) as Promise<T.PreToolCallDecision | null>;
-  }
-  preToolCallCanProvideResult(c: Partial<T.ToolCallRequest>, o?: CallOptions): Promise<T.ToolResult | null> {
-    return this.call("pre_tool_call_can_provide_result", c, o) as Promise<T.ToolResult | null>;
-  }
-  postToolCall(e: Partial<T.ToolCallOutcome>, o?: CallOptions): Promise<void> {
-    return this.call("post_tool_call", e, o).then(() => undefined);
-  }
-  transformToolResult(e: Partial<T.ToolCallOutcome>, o?: CallOptions): Promise<T.ToolResult | null> {
-    return this.call("transform_tool_result", e, o) as Promise<T.ToolResult | null>;
   }
 
   /** Lines logged at `level`, or at every level. */

@@ -4,6 +4,7 @@
 // host does, whatever the plugin's language.
 
 import type * as T from "./types";
+import { ANSWER_TYPES } from "./generated/catalogue";
 
 /** What one answer may carry at most by default (hooks.DefaultMaxResultSize). */
 export const DEFAULT_MAX_RESULT_SIZE = 4 << 20;
@@ -71,29 +72,31 @@ export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT
   if (answer === null || answer === undefined) return undefined;
   let size = 0;
   let problem: string | undefined;
-  switch (hook) {
-    case "pre_tool_list_finalized": {
+  // By the answer's type (the catalogue's, generated/catalogue.ts): the
+  // rules are the type's, whichever hook answers with it.
+  switch (ANSWER_TYPES[hook]) {
+    case "ToolListOverride": {
       const a = answer as T.ToolListOverride;
       problem = checkToolList(a.tools);
       size = toolsSize(a.tools);
       break;
     }
-    case "pre_api_request_mutable": {
+    case "RequestPatch": {
       const a = answer as T.RequestPatch;
       problem = checkPatch(a);
       size = patchSize(a);
       break;
     }
-    case "post_llm_call_can_reissue": {
+    case "Reissue": {
       const a = answer as T.Reissue;
       problem = checkPatch(a.patch);
       size = patchSize(a.patch) + bytes(a.reason);
       break;
     }
-    case "transform_llm_output":
+    case "TextReplacement":
       size = bytes((answer as T.TextReplacement).text);
       break;
-    case "pre_tool_call": {
+    case "PreToolCallDecision": {
       const a = answer as T.PreToolCallDecision;
       if (a.block && a.modifiedArgs !== undefined) problem = "both block and modified_args set";
       else if (a.modifiedArgs !== undefined && (typeof a.modifiedArgs !== "object" || a.modifiedArgs === null || Array.isArray(a.modifiedArgs))) {
@@ -102,8 +105,7 @@ export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT
       size = (a.modifiedArgs !== undefined ? bytes(JSON.stringify(a.modifiedArgs)) : 0) + bytes(a.block?.message);
       break;
     }
-    case "pre_tool_call_can_provide_result":
-    case "transform_tool_result":
+    case "ToolResult":
       size = bytes((answer as T.ToolResult).content);
       break;
   }

@@ -6,6 +6,7 @@
 
 import { codec, Codec } from "./proto";
 import type * as T from "./types";
+import type { Hooks } from "./generated/hooks";
 import type { ToolCall as PbToolCall, ToolCall__Output as PbToolCallOut } from "./generated/hookhost/plugin/v1/ToolCall";
 import type { Message as PbMessage, Message__Output as PbMessageOut } from "./generated/hookhost/plugin/v1/Message";
 import type { ToolSpec as PbToolSpec, ToolSpec__Output as PbToolSpecOut } from "./generated/hookhost/plugin/v1/ToolSpec";
@@ -252,18 +253,7 @@ function expectObject(v: unknown, hook: string, want: string): AnyObj {
 // --- the table ---------------------------------------------------------------------
 
 /** A handler method's name on a plugin object, for each hook. */
-export type MethodName =
-  | "onSessionStart"
-  | "onSessionEnd"
-  | "preToolListFinalized"
-  | "preApiRequestMutable"
-  | "postLlmCallCanReissue"
-  | "postLlmCall"
-  | "transformLlmOutput"
-  | "preToolCall"
-  | "preToolCallCanProvideResult"
-  | "postToolCall"
-  | "transformToolResult";
+export type MethodName = keyof Hooks;
 
 /** One hook as the wire carries it. */
 export interface HookRow {

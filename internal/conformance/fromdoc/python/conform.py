@@ -214,6 +214,18 @@ class Conform:
         self.tag = tag
         log("warn", "conform configured", tag=tag)
 
+    def handler(self, hook: str) -> Callable[[Any, Call], Any]:
+        """The handler of a hook: the method named after it, or for a hook
+        the spec does not name, its rule for those: an observer records
+        "<hook> <session_id>", an answering hook gives no opinion."""
+        named = getattr(self, hook, None)
+        if named is not None:
+            return named
+        _, _, response_type = HOOKS[hook]
+        if response_type is pb.Empty:
+            return lambda req, call: self.record(f"{hook} {getattr(req, 'session_id', '')}")
+        return lambda req, call: response_type()
+
     def record(self, line: str) -> "pb.Empty":
         """Keep one observer line, in the order received."""
         with self.lock:
@@ -316,19 +328,19 @@ class Conform:
         return pb.ToolResultResponse()
 
 
-# Catalogue name -> (v1 RPC name, request type, response type).
+def snake_case(rpc: str) -> str:
+    """A hook's name from its RPC's (PROTOCOL.md, "Hooks"): PreApiRequestMutable
+    is pre_api_request_mutable."""
+    return "".join("_" + c.lower() if c.isupper() else c for c in rpc).lstrip("_")
+
+
+# Catalogue name -> (v1 RPC name, request type, response type), read from
+# plugin.proto's service: every RPC but Describe and Configure is a hook
+# (PROTOCOL.md, "Hooks").
 HOOKS: Dict[str, Tuple[str, Any, Any]] = {
-    "on_session_start": ("OnSessionStart", pb.SessionStart, pb.Empty),
-    "pre_tool_list_finalized": ("PreToolListFinalized", pb.ToolListRequest, pb.ToolListResponse),
-    "pre_api_request_mutable": ("PreApiRequestMutable", pb.ApiRequest, pb.RequestPatchResponse),
-    "post_llm_call_can_reissue": ("PostLlmCallCanReissue", pb.LlmCall, pb.ReissueResponse),
-    "post_llm_call": ("PostLlmCall", pb.Inference, pb.Empty),
-    "transform_llm_output": ("TransformLlmOutput", pb.LlmOutput, pb.TextResponse),
-    "pre_tool_call": ("PreToolCall", pb.ToolCallRequest, pb.PreToolCallResponse),
-    "pre_tool_call_can_provide_result": ("PreToolCallCanProvideResult", pb.ToolCallRequest, pb.ToolResultResponse),
-    "post_tool_call": ("PostToolCall", pb.ToolCallOutcome, pb.Empty),
-    "transform_tool_result": ("TransformToolResult", pb.ToolCallOutcome, pb.ToolResultResponse),
-    "on_session_end": ("OnSessionEnd", pb.SessionEnd, pb.Empty),
+    snake_case(m.name): (m.name, getattr(pb, m.input_type.name), getattr(pb, m.output_type.name))
+    for m in pb.DESCRIPTOR.services_by_name["Plugin"].methods
+    if m.name not in ("Describe", "Configure")
 }
 
 # The stage sequences a version 2 stretch may have (PROTOCOL.md, "Stretches").
@@ -365,7 +377,7 @@ def configure_handler(plugin: Conform) -> Any:
 
 def v1_hook_handler(plugin: Conform, hook: str) -> Any:
     _, request_type, response_type = HOOKS[hook]
-    handle: Callable[[Any, Call], Any] = getattr(plugin, hook)
+    handle: Callable[[Any, Call], Any] = plugin.handler(hook)
 
     def unary(req: Any, ctx: "grpc.ServicerContext") -> Any:
         left = ctx.time_remaining()
@@ -479,7 +491,7 @@ class Stream:
         """Run one stage's handler; on failure send it (last) and return None."""
         hook = hc.stages[index].hook
         try:
-            resp = getattr(self.plugin, hook)(req, call)
+            resp = self.plugin.handler(hook)(req, call)
         except Exception as exc:
             log("error", "hook failed", hook=hook, error=str(exc))
             self.send(hc.id, call, index, True, kind=Failure.ERROR, message=f"{hook}: {type(exc).__name__}: {exc}")

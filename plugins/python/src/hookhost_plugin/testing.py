@@ -30,14 +30,12 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _catalogue, convert
 from . import types as t
+from ._testing_catalogue import SESSION_ID, HarnessHooks
 from ._proto import plugin_pb2 as pb
 from ._proto import pluginv2_pb2 as pb2
 from .runtime import Adapted, Context, Failure, HookStream, path_match
 
 __all__ = ["Harness", "CallFailed", "ConfigureFailed", "SESSION_ID"]
-
-#: The session id of every payload the helpers build.
-SESSION_ID = "test-session"
 
 _TOOL_HOOKS = _catalogue.TOOL_HOOKS
 
@@ -62,13 +60,11 @@ class ConfigureFailed(Exception):
         self.message = message
 
 
-def _args(v: Any) -> str:
-    return v if isinstance(v, str) else t.compact_json(v)
-
-
-class Harness:
+class Harness(HarnessHooks):
     """One plugin, configured, ready to be called. ``protocol`` is 2 (the
-    stream, with stretches) or 1 (one call per hook)."""
+    stream, with stretches) or 1 (one call per hook). The typed helpers,
+    one per hook (``pre_tool_call``, ...), are HarnessHooks's, written from
+    the hook catalogue."""
 
     def __init__(
         self,
@@ -270,92 +266,12 @@ class Harness:
         self._pool.shutdown(wait=False)
         self._stages.shutdown(wait=False)
 
-    # --- typed helpers (matchers applied) --------------------------------
+    # --- the typed helpers' call (matchers applied) ---------------------
 
     def _ask(self, hook: str, payload: Any, tool: str = "") -> Any:
         if not self.subscribed(hook, tool):
             return None
         return self.call(hook, payload)
-
-    def on_session_start(self, model: str = "test-model", route: str = "gateway") -> None:
-        """Fire on_session_start."""
-        self._ask("on_session_start", t.SessionStart(SESSION_ID, model, route))
-
-    def on_session_end(
-        self, model: str = "test-model", reason: str = "completed", route: str = "gateway"
-    ) -> None:
-        """Fire on_session_end."""
-        self._ask("on_session_end", t.SessionEnd(SESSION_ID, model, route, reason, 1))
-
-    def pre_tool_list_finalized(
-        self, tools: Sequence[t.ToolSpec], iteration: int = 1
-    ) -> Optional[t.ToolListOverride]:
-        """Fire pre_tool_list_finalized."""
-        return self._ask(
-            "pre_tool_list_finalized", t.ToolListRequest(SESSION_ID, iteration, list(tools))
-        )
-
-    def pre_api_request_mutable(
-        self, request: t.ModelRequest, iteration: int = 1
-    ) -> Optional[t.RequestPatch]:
-        """Fire pre_api_request_mutable."""
-        return self._ask("pre_api_request_mutable", t.APIRequest(SESSION_ID, iteration, request))
-
-    def post_llm_call_can_reissue(
-        self, request: t.ModelRequest, response: t.ModelResponse, iteration: int = 1
-    ) -> Optional[t.Reissue]:
-        """Fire post_llm_call_can_reissue."""
-        return self._ask(
-            "post_llm_call_can_reissue",
-            t.LLMCall(SESSION_ID, iteration, "gateway", request, response),
-        )
-
-    def post_llm_call(self, inference: t.Inference) -> None:
-        """Fire post_llm_call."""
-        self._ask("post_llm_call", inference)
-
-    def transform_llm_output(self, text: str) -> Optional[str]:
-        """Fire transform_llm_output; the new text, or None."""
-        r = self._ask("transform_llm_output", t.LLMOutput(SESSION_ID, text))
-        return None if r is None else r.text
-
-    def pre_tool_call(
-        self, name: str, args: Any = None, call_id: str = "call-1"
-    ) -> Optional[t.PreToolCallDecision]:
-        """Fire pre_tool_call (modified_args come back as JSON text)."""
-        return self._ask(
-            "pre_tool_call", t.ToolCallRequest(SESSION_ID, call_id, name, _args(args or {})), name
-        )
-
-    def pre_tool_call_can_provide_result(
-        self, name: str, args: Any = None, call_id: str = "call-1"
-    ) -> Optional[t.ToolResult]:
-        """Fire pre_tool_call_can_provide_result."""
-        return self._ask(
-            "pre_tool_call_can_provide_result",
-            t.ToolCallRequest(SESSION_ID, call_id, name, _args(args or {})),
-            name,
-        )
-
-    def post_tool_call(
-        self, name: str, args: Any, result: t.ToolResult, status: str = "ok"
-    ) -> None:
-        """Fire post_tool_call."""
-        self._ask(
-            "post_tool_call",
-            t.ToolCallOutcome(SESSION_ID, "call-1", name, _args(args), result, status),
-            name,
-        )
-
-    def transform_tool_result(
-        self, name: str, args: Any, result: t.ToolResult, status: str = "ok"
-    ) -> Optional[t.ToolResult]:
-        """Fire transform_tool_result."""
-        return self._ask(
-            "transform_tool_result",
-            t.ToolCallOutcome(SESSION_ID, "call-1", name, _args(args), result, status),
-            name,
-        )
 
 
 class _Waiter:

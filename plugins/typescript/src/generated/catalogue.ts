@@ -53,6 +53,17 @@ export const TOOL_HOOKS: readonly string[] = [
   "transform_tool_result",
 ];
 
+/** Each answering hook's answer type, by its name in ../types.ts; the host's rules for an answer are its type's (see ../validate.ts). */
+export const ANSWER_TYPES: Readonly<Partial<Record<HookName, string>>> = {
+  pre_tool_list_finalized: "ToolListOverride",
+  pre_api_request_mutable: "RequestPatch",
+  post_llm_call_can_reissue: "Reissue",
+  pre_tool_call: "PreToolCallDecision",
+  pre_tool_call_can_provide_result: "ToolResult",
+  transform_tool_result: "ToolResult",
+  transform_llm_output: "TextReplacement",
+};
+
 /** The runs of hooks one plugin may be asked in one exchange (protocol v2's stretches). */
 export const LEGAL_STRETCHES: readonly (readonly string[])[] = [
   [

@@ -2,8 +2,9 @@
 // The conform plugin (internal/conformance/doc.go) in TypeScript, written
 // from the @hookhost/plugin README alone: it checks that the README is
 // enough to write a plugin that keeps the whole contract under the host.
-import { s, serve } from "@hookhost/plugin";
+import { HOOK_NAMES, OBSERVERS, s, serve } from "@hookhost/plugin";
 import type {
+  Hooks,
   ApiRequest,
   Inference,
   JsonObject,
@@ -66,7 +67,20 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+// The spec's rule for a hook it does not name: an observer records
+// "<hook> <session_id>", an answering hook gives no opinion. The methods
+// below override these for the hooks it names.
+function defaults(): Hooks {
+  const methods: Record<string, (payload: { sessionId?: string }) => void> = {};
+  for (const hook of HOOK_NAMES) {
+    const method = hook.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    methods[method] = OBSERVERS.includes(hook) ? (p) => void seen.push(`${hook} ${p.sessionId ?? ""}`) : () => undefined;
+  }
+  return methods as unknown as Hooks;
+}
+
 serve({
+  ...defaults(),
   name: "conform",
   version: "1.0.0",
   hookMatchers: { pre_tool_call_can_provide_result: ["conform__*"] },
