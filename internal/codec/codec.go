@@ -8,8 +8,8 @@
 //
 // # How to add a protocol
 //
-//  1. Name it: a llm.Protocol constant in llm/passthrough.go, and its
-//     feature headers in llm.FeatureHeaders.
+//  1. Name it: a llm.Protocol constant in llm/protocol.go, and its
+//     feature headers in upstream.FeatureHeaders.
 //  2. Create internal/codec/<name>: wire.go with the protocol's shapes
 //     (requests, responses, stream events, usage, errors), defined
 //     nowhere else; fields.go with its field table (Fields), one row per
@@ -22,7 +22,7 @@
 //  4. Register the codec in codecs.All; the gateway serves every codec
 //     listed there, and the relay finds it by protocol.
 //  5. Teach a provider (llm/<provider>) to speak it upstream with the
-//     codec's shapes, and implement llm.Forwarder for it.
+//     codec's shapes, and implement upstream.Forwarder for it.
 //  6. Generate the README's field table from Fields and run the real
 //     clients (gateway/clienttest) against it.
 //
@@ -33,7 +33,7 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/internal/dialect"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 // Codec is one wire protocol, both sides.
@@ -44,11 +44,11 @@ type Codec interface {
 	// ResponseWire splits a whole upstream response body of this
 	// protocol into its wire form: the top-level fields and the message's
 	// units (a message, output items, content blocks).
-	ResponseWire(body []byte) (*llm.WireResponse, error)
+	ResponseWire(body []byte) (*upstream.WireResponse, error)
 	// HistoryForm turns a response's wire form into the units a request
 	// of this protocol carries the same message in, for the rounds the
 	// loop keeps.
-	HistoryForm(w *llm.WireResponse) []json.RawMessage
+	HistoryForm(w *upstream.WireResponse) []json.RawMessage
 	// IDFields says which fields of this protocol's wire units carry a
 	// tool call's id, so that ids can be swapped without decoding them.
 	IDFields() IDFields

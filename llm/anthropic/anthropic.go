@@ -57,7 +57,7 @@
 //
 // # Forwarding
 //
-// Forward (llm.Forwarder) serves a gateway whose clients speak Messages
+// Forward (upstream.Forwarder) serves a gateway whose clients speak Messages
 // too: what a client sent in wire forms the neutral request does not model
 // (images, thinking blocks and their signatures, cache_control, server
 // tools, top-level fields) goes upstream byte for byte, and the answer's

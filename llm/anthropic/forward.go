@@ -12,19 +12,20 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-var _ llm.Forwarder = (*Provider)(nil)
+var _ upstream.Forwarder = (*Provider)(nil)
 
 // Protocol returns llm.ProtocolMessages.
 func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 
 // Forward makes one call for a gateway whose client speaks Anthropic
-// Messages; see llm.Forwarder.
+// Messages; see upstream.Forwarder.
 //
 // The body is written by hand rather than encoded, so that every wire form
 // pass kept reaches the model byte for byte, whitespace included:
@@ -63,18 +64,18 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 // thinking (with its signature), citations and tool input are carried;
 // the deltas of block types newer than this code are not, though the
 // blocks themselves are, as content_block_start opened them.
-func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	resp, wire, err := p.forward(ctx, req, pass, onText)
 	return resp, wire, p.client.SealFor(ctx, err)
 }
 
-func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+func (p *Provider) forward(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	stream := onText != nil
 	body, names, err := p.forwardBody(req, pass, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	header := llm.WithFeatureHeaders(llm.ProtocolMessages, p.headerFor(ctx), pass)
+	header := upstream.WithFeatureHeaders(llm.ProtocolMessages, p.headerFor(ctx), pass)
 	resp, err := p.client.Post(ctx, p.endpoint, header, body, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
@@ -129,7 +130,7 @@ func (m wireMessage) encode() []byte {
 }
 
 // forwardBody writes the request body Forward sends (see Forward).
-func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
+func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
 		return nil, nil, p.fail("cannot offer the tools", err)
@@ -294,7 +295,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 // when the client's own metadata (sent as given) already names that user
 // or there is no user to name. A changed user replaces the client's
 // user_id and keeps its other keys.
-func metadataFor(user string, pass *llm.Passthrough) (json.RawMessage, bool) {
+func metadataFor(user string, pass *upstream.Passthrough) (json.RawMessage, bool) {
 	if user == "" {
 		return nil, false
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/sampling"
@@ -48,7 +49,7 @@ import (
 // added beside the one it does.
 var forwardOwned = map[string]bool{"stream": true, "stream_options": true, "max_tokens": true, "max_completion_tokens": true}
 
-func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	stream := onText != nil
 	// The body's messages are replaced below: encoding each one here only
 	// to drop it would cost more than the request itself when it holds
@@ -63,7 +64,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	resp, err := p.client.Post(ctx, p.endpoint, llm.WithFeatureHeaders(llm.ProtocolChat, p.headerFor(ctx), pass), raw, stream)
+	resp, err := p.client.Post(ctx, p.endpoint, upstream.WithFeatureHeaders(llm.ProtocolChat, p.headerFor(ctx), pass), raw, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
@@ -93,7 +94,7 @@ func (p *Provider) forwardChat(ctx context.Context, req llm.Request, pass *llm.P
 // forwardChatBody writes the request body: the adapter's fields in their
 // usual order, then the passed-through ones sorted by key, each value byte
 // for byte as the client sent it.
-func (p *Provider) forwardChatBody(req llm.Request, body chat.Request, names *toolfmt.NameMap, pass *llm.Passthrough) ([]byte, error) {
+func (p *Provider) forwardChatBody(req llm.Request, body chat.Request, names *toolfmt.NameMap, pass *upstream.Passthrough) ([]byte, error) {
 	forms := pass.Messages()
 	msgs := make([]json.RawMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
@@ -189,7 +190,7 @@ func (p *Provider) forwardChatBody(req llm.Request, body chat.Request, names *to
 	return out.Bytes(), nil
 }
 
-func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	fields := map[string]json.RawMessage{}
 	keep := func(key string, v json.RawMessage) {
 		if _, done := fields[key]; !done && len(v) > 0 && string(v) != "null" {
@@ -229,5 +230,5 @@ func (p *Provider) forwardChatStream(resp *http.Response, names *toolfmt.NameMap
 	if err != nil {
 		return llm.Response{}, nil, p.fail("cannot encode the streamed message", err)
 	}
-	return out, &llm.WireResponse{Fields: fields, Message: chat.WithCallIDs([]json.RawMessage{msg}, out.Message.ToolCalls)}, nil
+	return out, &upstream.WireResponse{Fields: fields, Message: chat.WithCallIDs([]json.RawMessage{msg}, out.Message.ToolCalls)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
@@ -22,13 +23,13 @@ import (
 // returned) are sent as they came, kept tools likewise, and top-level
 // fields the adapter does not set are added unchanged. The client's
 // openai-beta header, kept in pass, is sent too.
-func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	stream := onText != nil
 	body, names, err := p.forwardResponsesBody(req, pass, stream)
 	if err != nil {
 		return llm.Response{}, nil, err
 	}
-	header := llm.WithFeatureHeaders(llm.ProtocolResponses, p.headerFor(ctx), pass)
+	header := upstream.WithFeatureHeaders(llm.ProtocolResponses, p.headerFor(ctx), pass)
 	if stream {
 		return p.streamResponsesBody(ctx, header, body, names, onText)
 	}
@@ -60,7 +61,7 @@ func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *
 
 // forwardResponsesBody builds the request body as a map of raw fields, so
 // that what the client sent reaches the wire byte for byte.
-func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, stream bool) (map[string]json.RawMessage, *toolfmt.NameMap, error) {
+func (p *Provider) forwardResponsesBody(req llm.Request, pass *upstream.Passthrough, stream bool) (map[string]json.RawMessage, *toolfmt.NameMap, error) {
 	// The base body's input is replaced below: encoding each message here
 	// only to drop it would cost more than the request when it holds many.
 	bare := req
@@ -198,7 +199,7 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 	return body, names, nil
 }
 
-func passField(pass *llm.Passthrough, key string) (json.RawMessage, bool) {
+func passField(pass *upstream.Passthrough, key string) (json.RawMessage, bool) {
 	if pass == nil {
 		return nil, false
 	}

@@ -70,6 +70,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/httpretry"
 	"github.com/hookhost/hookhost/llm/internal/sampling"
@@ -135,10 +136,10 @@ type Provider struct {
 }
 
 var (
-	_ llm.Provider    = (*Provider)(nil)
-	_ llm.Streamer    = (*Provider)(nil)
-	_ llm.Forwarder   = (*Provider)(nil)
-	_ llm.Unsupported = (*Provider)(nil)
+	_ llm.Provider       = (*Provider)(nil)
+	_ llm.Streamer       = (*Provider)(nil)
+	_ upstream.Forwarder = (*Provider)(nil)
+	_ llm.Unsupported    = (*Provider)(nil)
 )
 
 // New checks cfg and returns a provider. It makes no request.
@@ -332,11 +333,11 @@ func (p *Provider) Protocol() llm.Protocol {
 }
 
 // Forward makes one call for a gateway whose client speaks the configured
-// API; see llm.Forwarder.
-func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+// API; see upstream.Forwarder.
+func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	var (
 		resp llm.Response
-		wire *llm.WireResponse
+		wire *upstream.WireResponse
 		err  error
 	)
 	if p.api == APIResponses {

@@ -13,6 +13,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/history"
 	"github.com/hookhost/hookhost/llm/toolfmt"
@@ -174,7 +175,7 @@ func (p *Provider) streamResponses(ctx context.Context, req llm.Request, onText 
 // streamResponsesBody sends a streaming request and reads its events. The
 // WireResponse is the final event's response as received, with the items
 // the stream finished as its output when the final event leaves it out.
-func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, body any, names *toolfmt.NameMap, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+func (p *Provider) streamResponsesBody(ctx context.Context, header http.Header, body any, names *toolfmt.NameMap, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	resp, err := p.client.PostJSON(ctx, p.endpoint, header, body, true)
 	if err != nil {
 		return llm.Response{}, nil, err

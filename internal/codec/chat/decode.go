@@ -14,7 +14,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -60,7 +60,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	}
 	st := &state{}
 	d := &decoder{
-		call:      &dialect.Call{Pass: &llm.Passthrough{Fields: map[string]json.RawMessage{}}, State: st},
+		call:      &dialect.Call{Pass: &upstream.Passthrough{Fields: map[string]json.RawMessage{}}, State: st},
 		callNames: map[string]string{},
 	}
 	req := &d.call.Request

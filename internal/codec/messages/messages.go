@@ -31,7 +31,7 @@
 // defer_loading and strict, …), are named in Call.Dropped by their table
 // path; an upstream of another protocol gets the request without them.
 // Everything else the neutral view does not model is kept for an Anthropic
-// upstream in the call's llm.Passthrough, and named in Call.Foreign when
+// upstream in the call's upstream.Passthrough, and named in Call.Foreign when
 // it cannot go to another protocol:
 //
 //   - Top-level fields the neutral request does not model go to
@@ -94,6 +94,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
@@ -130,7 +131,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := decoder{call: &dialect.Call{Pass: &llm.Passthrough{}}, names: map[string]string{}}
+	d := decoder{call: &dialect.Call{Pass: &upstream.Passthrough{}}, names: map[string]string{}}
 	if err := d.decode(top); err != nil {
 		return nil, err
 	}

@@ -8,21 +8,21 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/internal/rawjson"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 // The upstream side: what the anthropic provider needs to turn a message
 // it received, whole or streamed, into the wire form the front sends on
-// (llm.WireResponse).
+// (upstream.WireResponse).
 
 // ResponseWire is the wire form of a whole message: its top-level fields
 // but content, and the content blocks as received.
-func ResponseWire(data []byte) (*llm.WireResponse, error) {
+func ResponseWire(data []byte) (*upstream.WireResponse, error) {
 	obj, ok := rawjson.ParseObject(data)
 	if !ok {
 		return nil, errors.New("response is not a JSON object")
 	}
-	wire := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
+	wire := &upstream.WireResponse{Fields: map[string]json.RawMessage{}}
 	for _, k := range obj.Keys() {
 		if k != "content" {
 			wire.Fields[k] = obj.Get(k)
@@ -165,8 +165,8 @@ func (w *WireStream) MessageDelta(data []byte) {
 	}
 }
 
-func (w *WireStream) Result() *llm.WireResponse {
-	out := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
+func (w *WireStream) Result() *upstream.WireResponse {
+	out := &upstream.WireResponse{Fields: map[string]json.RawMessage{}}
 	if w.message != nil {
 		for _, k := range w.message.Keys() {
 			if k != "content" {

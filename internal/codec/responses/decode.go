@@ -12,7 +12,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -53,7 +53,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{call: &dialect.Call{Pass: &llm.Passthrough{Fields: map[string]json.RawMessage{}}}, names: map[string]string{}}
+	d := &decoder{call: &dialect.Call{Pass: &upstream.Passthrough{Fields: map[string]json.RawMessage{}}}, names: map[string]string{}}
 	st := &state{echo: map[string]json.RawMessage{}}
 	d.call.State = st
 	for _, k := range echoed {
