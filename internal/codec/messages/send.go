@@ -1,8 +1,7 @@
-package anthropic
+package messages
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,25 +9,19 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/internal/upstream"
+	"github.com/hookhost/hookhost/internal/upstream/history"
+	"github.com/hookhost/hookhost/internal/upstream/sampling"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/history"
-	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-var _ upstream.Forwarder = (*Provider)(nil)
-
-// Protocol returns llm.ProtocolMessages.
-func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
-
-// Forward makes one call for a gateway whose client speaks Anthropic
-// Messages; see upstream.Forwarder.
+// Upstream is the protocol as the anthropic provider speaks it.
 //
-// The body is written by hand rather than encoded, so that every wire form
-// pass kept reaches the model byte for byte, whitespace included:
+// Its forwarded body (a gateway's call) is written by hand rather than
+// encoded, so that every wire form pass kept reaches the model byte for
+// byte, whitespace included:
 //
 //   - model, max_tokens, system, messages, tools, temperature and stream
 //     are set from req as Complete sets them; every other key of
@@ -64,43 +57,65 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 // thinking (with its signature), citations and tool input are carried;
 // the deltas of block types newer than this code are not, though the
 // blocks themselves are, as content_block_start opened them.
-func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
-	resp, wire, err := p.forward(ctx, req, pass, onText)
-	return resp, wire, p.client.SealFor(ctx, err)
+var Upstream = upstream.Codec{
+	Protocol: llm.ProtocolMessages, Body: requestBody, ForwardBody: forwardBody,
+	Decode: decodeResponse, DecodeForward: decodeForward, Read: readStream, ReadForward: readForwardStream,
 }
 
-func (p *Provider) forward(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
-	stream := onText != nil
-	body, names, err := p.forwardBody(req, pass, stream)
+// The request a provider sends upstream: requestBody for its own calls
+// (Complete, Stream), forwardBody for a gateway's (Forward). Errors are
+// upstream.Fail's, named by the transport that seals them.
+
+// request builds the body Complete and Stream send, and the name map that
+// turns the names the model calls back into tool ids. max_tokens is
+// mandatory in this API: s.MaxTokens fills it for a request without one.
+func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolfmt.NameMap, error) {
+	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return llm.Response{}, nil, err
+		return Request{}, nil, upstream.Fail("cannot offer the tools", err)
 	}
-	header := upstream.WithFeatureHeaders(llm.ProtocolMessages, p.headerFor(ctx), pass)
-	resp, err := p.client.Post(ctx, p.endpoint, header, body, stream)
-	if err != nil {
-		return llm.Response{}, nil, err
+	body := Request{
+		Model: req.Model, MaxTokens: s.MaxTokensFor(req), Temperature: s.TemperatureFor(req), Stream: stream, Messages: []Message{},
+		TopP: req.TopP, StopSequences: req.Stop,
 	}
-	if stream {
-		w := &messages.WireStream{}
-		out, err := p.read(resp, names, onText, w)
+	if req.User != "" {
+		body.Metadata = &Metadata{UserID: req.User}
+	}
+	// The API has no seed (see Unsupported).
+	if err := sampling.Check(llm.Request{Temperature: body.Temperature, TopP: body.TopP}); err != nil {
+		return Request{}, nil, upstream.Fail("request not sent", err)
+	}
+	for _, s := range req.Tools {
+		t, err := toolfmt.ToAnthropic(s)
 		if err != nil {
-			return llm.Response{}, nil, err
+			return Request{}, nil, upstream.Fail("cannot offer the tools", err)
 		}
-		return out, w.Result(), nil
+		body.Tools = append(body.Tools, t)
 	}
-	data, err := p.client.ReadAll(resp)
+	system := []string{}
+	if req.System != "" {
+		system = append(system, req.System)
+	}
+	msgs, system, err := History(history.Repair(req.Messages), system, names)
 	if err != nil {
-		return llm.Response{}, nil, err
+		return Request{}, nil, upstream.Fail(err.Error(), nil)
 	}
-	out, err := p.parse(data, names)
+	body.Messages = msgs
+	body.System = strings.Join(system, "\n\n")
+	return body, names, nil
+}
+
+// requestBody is the body a provider sends for req, with s's defaults.
+func requestBody(req llm.Request, s upstream.Settings, stream bool) ([]byte, *toolfmt.NameMap, error) {
+	body, names, err := request(req, s, stream)
 	if err != nil {
-		return llm.Response{}, nil, err
+		return nil, nil, err
 	}
-	wire, err := messages.ResponseWire(data)
+	b, err := rawjson.Marshal(body)
 	if err != nil {
-		return llm.Response{}, nil, p.badResponse("%v", err)
+		return nil, nil, upstream.Fail("cannot encode the request", err)
 	}
-	return out, wire, nil
+	return b, names, nil
 }
 
 // wireMessage is one message of a forwarded body: a kept whole message
@@ -129,20 +144,18 @@ func (m wireMessage) encode() []byte {
 	return b.Bytes()
 }
 
-// forwardBody writes the request body Forward sends (see Forward).
-func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
+// forwardBody writes the request body of a gateway's call (see the
+// comment above Upstream).
+func forwardBody(req llm.Request, s upstream.Settings, pass *upstream.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
 	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
 	if err != nil {
-		return nil, nil, p.fail("cannot offer the tools", err)
+		return nil, nil, upstream.Fail("cannot offer the tools", err)
 	}
 	// Checked before anything is encoded: a NaN would make the encoder
 	// panic, the body being written by hand.
-	temperature := req.Temperature
-	if temperature == nil {
-		temperature = p.temperature
-	}
+	temperature := s.TemperatureFor(req)
 	if err := sampling.Check(llm.Request{Temperature: temperature, TopP: req.TopP}); err != nil {
-		return nil, nil, p.fail("request not sent", err)
+		return nil, nil, upstream.Fail("request not sent", err)
 	}
 	forms := pass.Messages()
 	var msgs []wireMessage
@@ -153,7 +166,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stre
 		if n := len(msgs); n > 0 && msgs[n-1].role == role && msgs[n-1].whole == nil {
 			prev := &msgs[n-1]
 			if prev.text != nil {
-				prev.blocks = []json.RawMessage{rawjson.MustMarshal(messages.Block{Type: "text", Text: prev.text})}
+				prev.blocks = []json.RawMessage{rawjson.MustMarshal(Block{Type: "text", Text: prev.text})}
 				prev.text = nil
 			}
 			prev.blocks = append(prev.blocks, blocks...)
@@ -170,7 +183,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stre
 			continue
 		}
 		if m.Role != hooks.RoleUser && m.Role != hooks.RoleAssistant && m.Role != hooks.RoleTool {
-			return nil, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+			return nil, nil, upstream.Fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
 		}
 		role := string(m.Role)
 		if m.Role == hooks.RoleTool {
@@ -187,23 +200,23 @@ func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stre
 		switch m.Role {
 		case hooks.RoleUser:
 			if n := len(msgs); n > 0 && msgs[n-1].role == "user" && msgs[n-1].whole == nil {
-				add("user", rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
+				add("user", rawjson.MustMarshal(Block{Type: "text", Text: ptr(m.Content)}))
 				continue
 			}
-			msgs = append(msgs, wireMessage{role: "user", text: str(m.Content)})
+			msgs = append(msgs, wireMessage{role: "user", text: ptr(m.Content)})
 		case hooks.RoleAssistant:
 			var bs []json.RawMessage
 			if m.Content != "" {
-				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
+				bs = append(bs, rawjson.MustMarshal(Block{Type: "text", Text: ptr(m.Content)}))
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: messages.Input(c.Arguments)}))
+				bs = append(bs, rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: Input(c.Arguments)}))
 			}
 			add("assistant", bs...)
 		case hooks.RoleTool:
-			b := messages.Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+			b := Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Content != "" {
-				b.Content = str(m.Content)
+				b.Content = ptr(m.Content)
 			}
 			add("user", rawjson.MustMarshal(b))
 		}
@@ -211,11 +224,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stre
 
 	var out rawjson.Object
 	out.Set("model", rawjson.MustMarshal(req.Model))
-	maxTokens := p.maxTokens
-	if req.MaxTokens > 0 {
-		maxTokens = req.MaxTokens
-	}
-	out.Set("max_tokens", rawjson.MustMarshal(maxTokens))
+	out.Set("max_tokens", rawjson.MustMarshal(s.MaxTokensFor(req)))
 	if req.System != "" || len(system) > 0 {
 		kept, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System})
 		if ok && len(kept) == 1 && !systemInline && req.System != "" {
@@ -246,7 +255,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stre
 		}
 		t, err := toolfmt.ToAnthropic(s)
 		if err != nil {
-			return nil, nil, p.fail("cannot offer the tools", err)
+			return nil, nil, upstream.Fail("cannot offer the tools", err)
 		}
 		tools = append(tools, rawjson.MustMarshal(t))
 	}
@@ -254,7 +263,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *upstream.Passthrough, stre
 		if extra, ok := pass.Fields["tools"]; ok {
 			var more []json.RawMessage
 			if err := json.Unmarshal(extra, &more); err != nil {
-				return nil, nil, p.fail("the request's tools field is not a list", err)
+				return nil, nil, upstream.Fail("the request's tools field is not a list", err)
 			}
 			tools = append(tools, more...)
 		}
@@ -305,7 +314,7 @@ func metadataFor(user string, pass *upstream.Passthrough) (json.RawMessage, bool
 	}
 	obj, ok := rawjson.ParseObject(kept)
 	if !ok || obj == nil {
-		return rawjson.MustMarshal(messages.Metadata{UserID: user}), true
+		return rawjson.MustMarshal(Metadata{UserID: user}), true
 	}
 	var was string
 	if json.Unmarshal(obj.Get("user_id"), &was) == nil && was == user {
@@ -327,7 +336,7 @@ func withTextBlocks(kept []json.RawMessage, texts []string) (json.RawMessage, bo
 		return nil, false
 	}
 	for _, t := range texts {
-		blocks = append(blocks, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(t)}))
+		blocks = append(blocks, rawjson.MustMarshal(Block{Type: "text", Text: ptr(t)}))
 	}
 	return rawjson.Array(blocks), true
 }
