@@ -921,22 +921,8 @@ func stopReason(s hooks.StopReason) string {
 	return "end_turn"
 }
 
-// arguments is a call's arguments as a tool_use input, which must be an
-// object: arguments that are not one (a hook or another provider's model
-// wrote them) are sent as {"invalid_arguments": "<the text>"}, as the
-// anthropic provider sends them, so the client sees what was written.
-func arguments(raw json.RawMessage) json.RawMessage {
-	in, object := toolInput(raw, func(v any) ([]byte, error) { return rawjson.Marshal(v) })
-	if object {
-		var b bytes.Buffer
-		json.Compact(&b, in)
-		return b.Bytes()
-	}
-	return in
-}
-
 func toolUse(c hooks.ToolCall) json.RawMessage {
-	return rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: arguments(c.Arguments)})
+	return rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: AnswerInput.Of(c.Arguments)})
 }
 
 // ErrorBody renders e as Anthropic's error object.

@@ -210,7 +210,7 @@ func forwardBody(req llm.Request, s upstream.Settings, pass *upstream.Passthroug
 				bs = append(bs, rawjson.MustMarshal(Block{Type: "text", Text: ptr(m.Content)}))
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: Input(c.Arguments)}))
+				bs = append(bs, rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: RequestInput.Of(c.Arguments)}))
 			}
 			add("assistant", bs...)
 		case hooks.RoleTool:
