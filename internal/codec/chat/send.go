@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/internal/upstream/history"
@@ -17,11 +18,11 @@ import (
 
 // Upstream is the protocol as the openai provider speaks it (api chat).
 var Upstream = upstream.Codec{
-	Protocol: llm.ProtocolChat, Body: requestBody, ForwardBody: forwardBody,
+	Protocol: llm.ProtocolChat, Body: codec.Encoded(request), ForwardBody: forwardBody,
 	Decode: decodeResponse, DecodeForward: decodeForward, Read: readStream, ReadForward: readForwardStream,
 }
 
-// The request a provider sends upstream: requestBody for its own calls
+// The request a provider sends upstream: Body for its own calls
 // (Complete, Stream), forwardBody for a gateway's (Forward). Errors are
 // upstream.Fail's, named by the transport that seals them.
 
@@ -30,14 +31,9 @@ var Upstream = upstream.Codec{
 // is the first message; MaxTokens goes as max_completion_tokens or
 // max_tokens as s says.
 func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolfmt.NameMap, error) {
-	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
+	names, err := codec.Names(req, s)
 	if err != nil {
-		return Request{}, nil, upstream.Fail("cannot offer the tools", err)
-	}
-	checked := req
-	checked.Temperature = s.TemperatureFor(req)
-	if err := sampling.Check(checked); err != nil {
-		return Request{}, nil, upstream.Fail("request not sent", err)
+		return Request{}, nil, err
 	}
 	body := Request{
 		Model: req.Model, Temperature: s.TemperatureFor(req),
@@ -54,12 +50,8 @@ func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolf
 		body.Stream = true
 		body.StreamOptions = &StreamOptions{IncludeUsage: true}
 	}
-	for _, t := range req.Tools {
-		w, err := toolfmt.ToOpenAIChat(t)
-		if err != nil {
-			return Request{}, nil, upstream.Fail("cannot offer the tools", err)
-		}
-		body.Tools = append(body.Tools, w)
+	if body.Tools, err = codec.Tools(req.Tools, toolfmt.ToOpenAIChat); err != nil {
+		return Request{}, nil, err
 	}
 	if req.System != "" {
 		body.Messages = append(body.Messages, Message{Role: "system", Content: ptr(req.System)})
@@ -83,23 +75,9 @@ func messageOf(m hooks.Message, names *toolfmt.NameMap) (Message, error) {
 	return cm, nil
 }
 
-// requestBody is the body a provider sends for req, with s's defaults,
-// and the name map its answer is read with.
-func requestBody(req llm.Request, s upstream.Settings, stream bool) ([]byte, *toolfmt.NameMap, error) {
-	body, names, err := request(req, s, stream)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := rawjson.Marshal(body)
-	if err != nil {
-		return nil, nil, upstream.Fail("cannot encode the request", err)
-	}
-	return b, names, nil
-}
-
 // Forwarding a Chat Completions request.
 //
-// The body is the one requestBody writes, with the client's wire forms
+// The body is the one Body writes, with the client's wire forms
 // put back where the neutral request still matches them:
 //
 //   - the system prompt: the client's leading system and developer
@@ -206,7 +184,7 @@ func forwardBody(req llm.Request, s upstream.Settings, pass *upstream.Passthroug
 	if sampling.SameString(pass, "user", body.User) {
 		body.User = ""
 	}
-	// The adapter's own fields come from the body requestBody writes, so
+	// The adapter's own fields come from the body Body writes, so
 	// the two paths cannot drift apart; messages and tools are replaced.
 	body.Messages, body.Tools = nil, nil
 	own, err := rawjson.Marshal(body)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/internal/upstream/history"
@@ -58,11 +59,11 @@ import (
 // the deltas of block types newer than this code are not, though the
 // blocks themselves are, as content_block_start opened them.
 var Upstream = upstream.Codec{
-	Protocol: llm.ProtocolMessages, Body: requestBody, ForwardBody: forwardBody,
+	Protocol: llm.ProtocolMessages, Body: codec.Encoded(request), ForwardBody: forwardBody,
 	Decode: decodeResponse, DecodeForward: decodeForward, Read: readStream, ReadForward: readForwardStream,
 }
 
-// The request a provider sends upstream: requestBody for its own calls
+// The request a provider sends upstream: Body for its own calls
 // (Complete, Stream), forwardBody for a gateway's (Forward). Errors are
 // upstream.Fail's, named by the transport that seals them.
 
@@ -70,9 +71,9 @@ var Upstream = upstream.Codec{
 // turns the names the model calls back into tool ids. max_tokens is
 // mandatory in this API: s.MaxTokens fills it for a request without one.
 func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolfmt.NameMap, error) {
-	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
+	names, err := codec.Names(req, s)
 	if err != nil {
-		return Request{}, nil, upstream.Fail("cannot offer the tools", err)
+		return Request{}, nil, err
 	}
 	body := Request{
 		Model: req.Model, MaxTokens: s.MaxTokensFor(req), Temperature: s.TemperatureFor(req), Stream: stream, Messages: []Message{},
@@ -81,16 +82,9 @@ func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolf
 	if req.User != "" {
 		body.Metadata = &Metadata{UserID: req.User}
 	}
-	// The API has no seed (see Unsupported).
-	if err := sampling.Check(llm.Request{Temperature: body.Temperature, TopP: body.TopP}); err != nil {
-		return Request{}, nil, upstream.Fail("request not sent", err)
-	}
-	for _, s := range req.Tools {
-		t, err := toolfmt.ToAnthropic(s)
-		if err != nil {
-			return Request{}, nil, upstream.Fail("cannot offer the tools", err)
-		}
-		body.Tools = append(body.Tools, t)
+	// The API has no seed (see the anthropic provider's Unsupported).
+	if body.Tools, err = codec.Tools(req.Tools, toolfmt.ToAnthropic); err != nil {
+		return Request{}, nil, err
 	}
 	system := []string{}
 	if req.System != "" {
@@ -103,19 +97,6 @@ func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolf
 	body.Messages = msgs
 	body.System = strings.Join(system, "\n\n")
 	return body, names, nil
-}
-
-// requestBody is the body a provider sends for req, with s's defaults.
-func requestBody(req llm.Request, s upstream.Settings, stream bool) ([]byte, *toolfmt.NameMap, error) {
-	body, names, err := request(req, s, stream)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := rawjson.Marshal(body)
-	if err != nil {
-		return nil, nil, upstream.Fail("cannot encode the request", err)
-	}
-	return b, names, nil
 }
 
 // wireMessage is one message of a forwarded body: a kept whole message
@@ -147,16 +128,13 @@ func (m wireMessage) encode() []byte {
 // forwardBody writes the request body of a gateway's call (see the
 // comment above Upstream).
 func forwardBody(req llm.Request, s upstream.Settings, pass *upstream.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
-	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
-	if err != nil {
-		return nil, nil, upstream.Fail("cannot offer the tools", err)
-	}
 	// Checked before anything is encoded: a NaN would make the encoder
 	// panic, the body being written by hand.
-	temperature := s.TemperatureFor(req)
-	if err := sampling.Check(llm.Request{Temperature: temperature, TopP: req.TopP}); err != nil {
-		return nil, nil, upstream.Fail("request not sent", err)
+	names, err := codec.Names(req, s)
+	if err != nil {
+		return nil, nil, err
 	}
+	temperature := s.TemperatureFor(req)
 	forms := pass.Messages()
 	var msgs []wireMessage
 	add := func(role string, blocks ...json.RawMessage) {

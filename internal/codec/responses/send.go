@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/internal/upstream/history"
@@ -16,11 +17,11 @@ import (
 // Upstream is the protocol as the openai provider speaks it (api
 // responses).
 var Upstream = upstream.Codec{
-	Protocol: llm.ProtocolResponses, Body: requestBody, ForwardBody: forwardBody,
+	Protocol: llm.ProtocolResponses, Body: codec.Encoded(request), ForwardBody: forwardBody,
 	Decode: decodeResponse, DecodeForward: decodeForward, Read: readStream, ReadForward: readForwardStream,
 }
 
-// The request a provider sends upstream: requestBody for its own calls
+// The request a provider sends upstream: Body for its own calls
 // (Complete, Stream), forwardBody for a gateway's (Forward). Errors are
 // upstream.Fail's, named by the transport that seals them.
 
@@ -28,14 +29,9 @@ var Upstream = upstream.Codec{
 // the instructions, the history input items. Requests are sent with
 // store=false: hookhost sends the whole conversation every time.
 func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolfmt.NameMap, error) {
-	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
+	names, err := codec.Names(req, s)
 	if err != nil {
-		return Request{}, nil, upstream.Fail("cannot offer the tools", err)
-	}
-	checked := req
-	checked.Temperature = s.TemperatureFor(req)
-	if err := sampling.Check(checked); err != nil {
-		return Request{}, nil, upstream.Fail("request not sent", err)
+		return Request{}, nil, err
 	}
 	// The API has no stop sequences and no seed (see the openai
 	// provider's Unsupported).
@@ -44,12 +40,8 @@ func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolf
 		MaxOutputTokens: s.MaxTokensFor(req), Temperature: s.TemperatureFor(req), Stream: stream,
 		TopP: req.TopP, User: req.User,
 	}
-	for _, t := range req.Tools {
-		w, err := toolfmt.ToResponses(t)
-		if err != nil {
-			return Request{}, nil, upstream.Fail("cannot offer the tools", err)
-		}
-		body.Tools = append(body.Tools, w)
+	if body.Tools, err = codec.Tools(req.Tools, toolfmt.ToResponses); err != nil {
+		return Request{}, nil, err
 	}
 	for _, m := range history.Repair(req.Messages) {
 		items, err := inputItems(m, names)
@@ -70,21 +62,7 @@ func inputItems(m hooks.Message, names *toolfmt.NameMap) ([]Input, error) {
 	return items, nil
 }
 
-// requestBody is the body a provider sends for req, with s's defaults,
-// and the name map its answer is read with.
-func requestBody(req llm.Request, s upstream.Settings, stream bool) ([]byte, *toolfmt.NameMap, error) {
-	body, names, err := request(req, s, stream)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := rawjson.Marshal(body)
-	if err != nil {
-		return nil, nil, upstream.Fail("cannot encode the request", err)
-	}
-	return b, names, nil
-}
-
-// forwardBody is the body of a forwarded request: the one requestBody
+// forwardBody is the body of a forwarded request: the one Body
 // writes, with the client's own wire forms put back: kept input items
 // (reasoning items, images, built-in tool calls an earlier turn returned)
 // are sent as they came, kept tools likewise, and top-level fields the
@@ -199,7 +177,7 @@ func forwardBody(req llm.Request, s upstream.Settings, pass *upstream.Passthroug
 		}
 	}
 
-	// requestBody sends store=false because the provider's loop sends the
+	// Body sends store=false because the provider's loop sends the
 	// whole conversation every time. A gateway client may rely on storage
 	// the other way round: the items of a response it receives can come
 	// back by id in its next request, which the provider resolves only if
