@@ -75,16 +75,12 @@ package anthropic
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/httpretry"
 	"github.com/hookhost/hookhost/llm/internal/transport"
 )
 
@@ -157,42 +153,22 @@ func New(cfg Config) (*Provider, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("provider anthropic: base URL %q is not an http(s) URL", base)
-	}
-	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 || cfg.CallTimeout < 0 {
-		return nil, fmt.Errorf("provider anthropic: max tokens, retries and timeouts must not be negative")
-	}
 	maxTokens := cfg.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", "hookhost")
-	h.Set("anthropic-version", Version)
-	if cfg.APIKey != "" {
-		h.Set("x-api-key", cfg.APIKey)
-	}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
-	var secrets []string
-	if cfg.APIKey != "" {
-		secrets = []string{cfg.APIKey}
-	}
-	return &Provider{t: &transport.Transport{
-		Endpoint: strings.TrimRight(base, "/") + "/v1/messages",
-		Header:   h,
-		Auth:     llm.AuthXAPIKey,
+	t, err := transport.New(transport.Config{
+		Provider: Name, BaseURL: base, Path: "/v1/messages", APIKey: cfg.APIKey, Auth: llm.AuthXAPIKey,
+		Defaults: map[string]string{"anthropic-version": Version}, Headers: cfg.Headers,
+		MaxTokens: cfg.MaxTokens, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
+		HTTPClient: cfg.HTTPClient, Sleep: cfg.Sleep,
 		Settings: upstream.Settings{MaxTokens: maxTokens, Temperature: cfg.Temperature},
 		Codec:    messages.Upstream,
-		Client: &httpretry.Client{
-			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
-			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
-		},
-	}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{t: t}, nil
 }
 
 // Name returns "anthropic".

@@ -73,7 +73,6 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/httpretry"
 	"github.com/hookhost/hookhost/llm/internal/transport"
 )
 
@@ -150,44 +149,24 @@ func New(cfg Config) (*Provider, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("provider openai: base URL %q is not an http(s) URL", base)
-	}
-	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 || cfg.CallTimeout < 0 {
-		return nil, fmt.Errorf("provider openai: max tokens, retries and timeouts must not be negative")
-	}
 	path, wire := "/chat/completions", chat.Upstream
 	if api == APIResponses {
 		path, wire = "/responses", responses.Upstream
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", "hookhost")
-	if cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+cfg.APIKey)
+	t, err := transport.New(transport.Config{
+		Provider: Name, BaseURL: base, Path: path, APIKey: cfg.APIKey, Auth: llm.AuthBearer, Headers: cfg.Headers,
+		MaxTokens: cfg.MaxTokens, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
+		HTTPClient: cfg.HTTPClient, Sleep: cfg.Sleep,
+		Settings: upstream.Settings{MaxTokens: cfg.MaxTokens, Temperature: cfg.Temperature},
+		Codec:    wire,
+	})
+	if err != nil {
+		return nil, err
 	}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
-	var secrets []string
-	if cfg.APIKey != "" {
-		secrets = []string{cfg.APIKey}
-	}
-	return &Provider{api: api, t: &transport.Transport{
-		Endpoint: strings.TrimRight(base, "/") + path,
-		Header:   h,
-		Auth:     llm.AuthBearer,
-		Settings: upstream.Settings{
-			MaxTokens: cfg.MaxTokens, Temperature: cfg.Temperature,
-			CompletionTokens: strings.EqualFold(u.Hostname(), "api.openai.com"),
-		},
-		Codec: wire,
-		Client: &httpretry.Client{
-			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
-			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
-		},
-	}}, nil
+	// transport.New has checked the URL.
+	u, _ := url.Parse(base)
+	t.Settings.CompletionTokens = strings.EqualFold(u.Hostname(), "api.openai.com")
+	return &Provider{api: api, t: t}, nil
 }
 
 // Name returns "openai".

@@ -8,7 +8,11 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
@@ -26,6 +30,65 @@ type Transport struct {
 	Auth     llm.AuthStyle
 	Settings upstream.Settings
 	Codec    upstream.Codec
+}
+
+// Config is what both HTTP providers' configurations say about the
+// transport, with their defaults already filled in.
+type Config struct {
+	// Provider is the provider's config name, used in errors.
+	Provider string
+	// BaseURL is the API root; Path is appended to it.
+	BaseURL, Path string
+	// APIKey is sent as Auth says; "" sends none.
+	APIKey string
+	Auth   llm.AuthStyle
+	// Defaults are the protocol's own headers (a version); Headers, the
+	// configured ones, are set after them and may replace them.
+	Defaults, Headers map[string]string
+	// MaxTokens, MaxRetries and the timeouts must not be negative.
+	MaxTokens            int
+	MaxRetries           int
+	Timeout, CallTimeout time.Duration
+	HTTPClient           *http.Client
+	Sleep                func(ctx context.Context, d time.Duration) error
+	Settings             upstream.Settings
+	Codec                upstream.Codec
+}
+
+// New checks c and returns its transport. It makes no request.
+func New(c Config) (*Transport, error) {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("provider %s: base URL %q is not an http(s) URL", c.Provider, c.BaseURL)
+	}
+	if c.MaxTokens < 0 || c.MaxRetries < 0 || c.Timeout < 0 || c.CallTimeout < 0 {
+		return nil, fmt.Errorf("provider %s: max tokens, retries and timeouts must not be negative", c.Provider)
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "hookhost")
+	for k, v := range c.Defaults {
+		h.Set(k, v)
+	}
+	c.Auth.SetKey(h, c.APIKey)
+	for k, v := range c.Headers {
+		h.Set(k, v)
+	}
+	var secrets []string
+	if c.APIKey != "" {
+		secrets = []string{c.APIKey}
+	}
+	return &Transport{
+		Endpoint: strings.TrimRight(c.BaseURL, "/") + c.Path,
+		Header:   h,
+		Auth:     c.Auth,
+		Settings: c.Settings,
+		Codec:    c.Codec,
+		Client: &httpretry.Client{
+			Provider: c.Provider, HTTP: c.HTTPClient, Timeout: c.Timeout, CallTimeout: c.CallTimeout,
+			MaxRetries: c.MaxRetries, Secrets: secrets, Sleep: c.Sleep,
+		},
+	}, nil
 }
 
 // HeaderFor is the header of a call made with ctx: with the key
