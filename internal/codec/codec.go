@@ -14,15 +14,21 @@
 //     (requests, responses, stream events, usage, errors), defined
 //     nowhere else; fields.go with its field table (Fields), one row per
 //     documented request field and client header; decode, encode and
-//     stream files implementing Codec; upstream.go with ResponseWire and
-//     what a provider needs to read a stream into its wire form; IDFields,
-//     the fields of its wire units that carry tool call ids.
+//     stream files implementing Codec; send.go and receive.go with
+//     Upstream (an upstream.Codec): the request body a provider sends,
+//     built from the neutral request, the provider's upstream.Settings
+//     and, for a gateway's call, the passthrough, and the reading of its
+//     answers, whole and streamed, into the neutral response and their
+//     wire form; upstream.go with ResponseWire; IDFields, the fields of
+//     its wire units that carry tool call ids.
 //  3. Add a decode test file with a Fuzz target (fuzz_test.go) and a
 //     stream test checked with internal/streamcheck.
 //  4. Register the codec in codecs.All; the gateway serves every codec
 //     listed there, and the relay finds it by protocol.
-//  5. Teach a provider (llm/<provider>) to speak it upstream with the
-//     codec's shapes, and implement upstream.Forwarder for it.
+//  5. Give a provider (llm/<provider>) a transport (llm/internal/transport)
+//     over the codec's Upstream: the provider holds the endpoint,
+//     headers, key and retries, and implements upstream.Forwarder
+//     through the transport.
 //  6. Generate the README's field table from Fields and run the real
 //     clients (gateway/clienttest) against it.
 //
@@ -52,6 +58,9 @@ type Codec interface {
 	// IDFields says which fields of this protocol's wire units carry a
 	// tool call's id, so that ids can be swapped without decoding them.
 	IDFields() IDFields
+	// Upstream is the protocol as a provider speaks it: the request body
+	// it sends and how it reads the answer (the package's Upstream).
+	Upstream() upstream.Codec
 }
 
 // IDFields are the fields of a protocol's wire units (messages, items,

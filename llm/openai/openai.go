@@ -55,10 +55,10 @@
 //
 // # Wire shapes
 //
-// The shapes sent and read, and the assembly of a Chat Completions stream,
-// are internal/codec/chat's and internal/codec/responses', which the
-// gateway's fronts share; this package is the transport: endpoint,
-// headers, key, retries.
+// The requests sent and the answers read, whole and streamed, are
+// internal/codec/chat's and internal/codec/responses' (their Upstream),
+// which the gateway's fronts share; this package is the transport:
+// endpoint, headers, key, retries.
 package openai
 
 import (

@@ -26,3 +26,6 @@ func (f *Front) HistoryForm(w *upstream.WireResponse) []json.RawMessage {
 func (f *Front) IDFields() codec.IDFields {
 	return codec.IDFields{Direct: []string{"tool_call_id"}, Calls: []string{"tool_calls"}}
 }
+
+// Upstream is the package's Upstream.
+func (f *Front) Upstream() upstream.Codec { return Upstream }

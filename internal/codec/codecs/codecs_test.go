@@ -94,6 +94,11 @@ func TestEveryCodecIsComplete(t *testing.T) {
 				t.Errorf("path %q is not among codecs.Fronts, which the gateway serves", c.Path())
 			}
 
+			if up := c.Upstream(); up.Protocol != c.Protocol() || up.Body == nil || up.ForwardBody == nil ||
+				up.Decode == nil || up.DecodeForward == nil || up.Read == nil || up.ReadForward == nil {
+				t.Errorf("Upstream: protocol %q (want %q), or a function missing: %+v", up.Protocol, c.Protocol(), up)
+			}
+
 			rows := c.Fields()
 			if len(rows) == 0 {
 				t.Error("Fields: the field table is empty")

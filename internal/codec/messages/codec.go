@@ -40,3 +40,6 @@ func (f *Front) IDFields() codec.IDFields {
 		Nested: []string{"content"},
 	}
 }
+
+// Upstream is the package's Upstream.
+func (f *Front) Upstream() upstream.Codec { return Upstream }

@@ -34,3 +34,6 @@ func (f *Front) IDFields() codec.IDFields {
 		"custom_tool_call_output": "call_id",
 	}}
 }
+
+// Upstream is the package's Upstream.
+func (f *Front) Upstream() upstream.Codec { return Upstream }
