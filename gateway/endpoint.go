@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -131,7 +132,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	if call.Pass != nil {
 		// Only an upstream of the front's protocol sends them; the
 		// allowlist keeps credentials, cookies and hop-by-hop headers out.
-		call.Pass.Header = llm.FeatureHeader(f.Protocol(), r.Header)
+		call.Pass.Header = upstream.FeatureHeader(f.Protocol(), r.Header)
 	}
 	turn.Bind(call)
 	dropHeaders(r.Header, f, call)

@@ -11,7 +11,7 @@ import (
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/internal/streamcheck"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm/anthropic"
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/llm/openai"
@@ -251,7 +251,7 @@ func TestEagerInputStreamingAcrossProtocols(t *testing.T) {
 	}
 }
 
-var _ llm.Forwarder = (*anthropic.Provider)(nil)
+var _ upstream.Forwarder = (*anthropic.Provider)(nil)
 
 // Every hint header of the messages front's table is accepted on an
 // upstream of another protocol, and counted.

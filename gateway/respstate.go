@@ -15,6 +15,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -59,7 +60,7 @@ func registerStateMetrics(reg *prometheus.Registry, st *responses.States) {
 // forwardsResponses reports whether the upstream speaks Responses itself,
 // so that ids hookhost did not mint are the upstream's own state.
 func (s *Server) forwardsResponses() bool {
-	f, ok := s.p.provider.(llm.Forwarder)
+	f, ok := s.p.provider.(upstream.Forwarder)
 	return ok && f.Protocol() == llm.ProtocolResponses
 }
 

@@ -1,6 +1,10 @@
 package codec
 
-import "github.com/hookhost/hookhost/internal/dialect"
+import (
+	"slices"
+
+	"github.com/hookhost/hookhost/internal/dialect"
+)
 
 // OpenAIHeaders are the rows for the request headers the official OpenAI
 // SDKs send, the same on Chat Completions and Responses.
@@ -13,3 +17,24 @@ var OpenAIHeaders = []dialect.Field{
 	{Path: "header: x-stainless-*", Handling: dialect.Hint, Note: "the SDK's language, version, timeout and retry count: telemetry, not forwarded"},
 	{Path: "header: user-agent", Handling: dialect.Hint, Note: "not forwarded: the upstream sees hookhost's own"},
 }
+
+// Table is a front's field table: its rows in order, which Fields hands
+// out, and each row's handling by path, which the decoder follows.
+type Table struct {
+	rows   []dialect.Field
+	byPath map[string]dialect.Handling
+}
+
+// NewTable is the table of rows.
+func NewTable(rows []dialect.Field) Table {
+	return Table{rows: rows, byPath: dialect.ByPath(rows)}
+}
+
+// Fields returns a copy of the rows, for a front's Fields.
+func (t Table) Fields() []dialect.Field { return slices.Clone(t.rows) }
+
+// Handling is the handling of the row at path, "" when there is none.
+func (t Table) Handling(path string) dialect.Handling { return t.byPath[path] }
+
+// IsHint reports whether path is a hint row.
+func (t Table) IsHint(path string) bool { return t.byPath[path] == dialect.Hint }

@@ -15,8 +15,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/hookhost/hookhost/internal/rawjson"
 	"net/http"
+
+	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/llm"
@@ -55,8 +57,8 @@ type Call struct {
 	// Stream is true when the client asked for server-sent events.
 	Stream bool
 	// Pass keeps what the neutral view does not model, in this front's
-	// protocol, for an upstream that speaks it too (llm.Forwarder).
-	Pass *llm.Passthrough
+	// protocol, for an upstream that speaks it too (upstream.Forwarder).
+	Pass *upstream.Passthrough
 	// Foreign names what in the request only an upstream of the same
 	// protocol can carry ("response_format", "messages[2].content[1]
 	// (image_url)"), for the 400 given when the upstream speaks another
@@ -108,7 +110,7 @@ type Result struct {
 	// Wire is the last upstream response's wire form when the upstream
 	// speaks this front's protocol, nil otherwise. Its top-level fields
 	// that the front does not set itself reach the client unchanged.
-	Wire *llm.WireResponse
+	Wire *upstream.WireResponse
 	// WholeWire is true when the client's message is exactly the last
 	// upstream response's message (one round, nothing intercepted or
 	// rewritten): then Wire.Message may be sent as it came, so content

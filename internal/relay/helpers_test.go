@@ -15,13 +15,14 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/bustest"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
 // step is one scripted upstream answer.
 type step struct {
 	resp   hooks.ModelResponse
-	wire   *llm.WireResponse
+	wire   *upstream.WireResponse
 	chunks []string // streamed text, in order; joined it is the content
 	err    error
 	// wait makes the call block until its context ends; entered, when
@@ -47,9 +48,9 @@ type scripted struct {
 }
 
 var (
-	_ llm.Provider  = (*scripted)(nil)
-	_ llm.Streamer  = (*scripted)(nil)
-	_ llm.Forwarder = (*forwarding)(nil)
+	_ llm.Provider       = (*scripted)(nil)
+	_ llm.Streamer       = (*scripted)(nil)
+	_ upstream.Forwarder = (*forwarding)(nil)
 )
 
 func (s *scripted) Name() string { return "fake" }
@@ -120,7 +121,7 @@ type forwarding struct {
 
 func (f *forwarding) Protocol() llm.Protocol { return f.proto }
 
-func (f *forwarding) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
+func (f *forwarding) Forward(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
 	sn := seen{req: req, how: "forward"}
 	take := pass.Messages()
 	for _, m := range req.Messages {

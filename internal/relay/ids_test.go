@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -211,7 +212,7 @@ func TestEmptyShownAnswerMatchesNothing(t *testing.T) {
 // carries the ids the client was handed, and nothing else changes.
 func TestWholeWireCarriesTheMintedIDs(t *testing.T) {
 	thinking := `{"type":"thinking","thinking":"hmm","signature":"SIG"}`
-	w := &llm.WireResponse{Message: []json.RawMessage{json.RawMessage(thinking),
+	w := &upstream.WireResponse{Message: []json.RawMessage{json.RawMessage(thinking),
 		json.RawMessage(`{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}`)}}
 	up := &forwarding{proto: llm.ProtocolMessages, scripted: scripted{steps: []step{
 		{resp: calls("", 1, 1, tc("toolu_1", "read_file", `{}`)).resp, wire: w},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestForwardedRoundKeptWithoutPlugins(t *testing.T) {
 	thinking := json.RawMessage(`{"type":"thinking","thinking":"let me read it","signature":"SIG"}`)
 	up := &forwarding{proto: llm.ProtocolMessages, scripted: scripted{steps: []step{
-		{resp: calls("", 5, 1, tc("toolu_1", "read_file", `{"path":"a"}`)).resp, wire: &llm.WireResponse{
+		{resp: calls("", 5, 1, tc("toolu_1", "read_file", `{"path":"a"}`)).resp, wire: &upstream.WireResponse{
 			Fields: map[string]json.RawMessage{"id": json.RawMessage(`"msg_1"`)},
 			Message: []json.RawMessage{thinking,
 				json.RawMessage(`{"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"a"}}`)},
@@ -27,7 +28,7 @@ func TestForwardedRoundKeptWithoutPlugins(t *testing.T) {
 	r := New(Config{Provider: up, Store: NewStore(time.Minute, 10)})
 	front := testFront{llm.ProtocolMessages}
 	call := userCall("read a", readFile)
-	call.Pass = &llm.Passthrough{}
+	call.Pass = &upstream.Passthrough{}
 	call.Stream = true
 	sink := &recSink{}
 	res := runOK(t, r, front, call, sink)
@@ -42,7 +43,7 @@ func TestForwardedRoundKeptWithoutPlugins(t *testing.T) {
 	// The client echoes what its stream showed: the tool_use alone, and
 	// its result with a field the neutral types do not model.
 	next := userCall("read a", readFile)
-	next.Pass = &llm.Passthrough{}
+	next.Pass = &upstream.Passthrough{}
 	echo := hooks.Message{Role: hooks.RoleAssistant, ToolCalls: res.ToolCalls}
 	next.Pass.KeepMessage(echo, json.RawMessage(`{"role":"assistant","content":[{"type":"tool_use","id":"`+cid+`","name":"read_file","input":{"path":"a"}}]}`))
 	result := hooks.Message{Role: hooks.RoleTool, ToolCallID: cid, Content: "hi"}

@@ -8,7 +8,7 @@
 //
 // # Upstream modes
 //
-// When the provider is an llm.Forwarder speaking the client's protocol, each
+// When the provider is an upstream.Forwarder speaking the client's protocol, each
 // round goes through Forward with the request's Passthrough, so what the
 // neutral types do not model reaches the model and comes back (forward
 // mode). Otherwise rounds go through Complete, or Stream when the client

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -101,11 +102,11 @@ func TestMixedResponseThenContinuation(t *testing.T) {
 	rec := &recorder{}
 	bus := newBus(t, kora(`{"usd":3}`), rec.observer())
 	thinking := json.RawMessage(`{"type":"thinking","thinking":"hmm","signature":"sig"}`)
-	w1 := &llm.WireResponse{Message: []json.RawMessage{
+	w1 := &upstream.WireResponse{Message: []json.RawMessage{
 		thinking,
 		json.RawMessage(`{"type":"tool_use","id":"k1","name":"kora__burn","input":{}}`),
 	}}
-	w2 := &llm.WireResponse{
+	w2 := &upstream.WireResponse{
 		Fields: map[string]json.RawMessage{"id": json.RawMessage(`"msg_2"`)},
 		Message: []json.RawMessage{
 			json.RawMessage(`{"type":"tool_use","id":"c1","name":"read_file","input":{"path":"a"}}`),
@@ -121,7 +122,7 @@ func TestMixedResponseThenContinuation(t *testing.T) {
 	front := testFront{llm.ProtocolMessages}
 
 	call := userCall("read a", readFile)
-	call.Pass = &llm.Passthrough{Fields: map[string]json.RawMessage{"metadata": json.RawMessage(`{"user_id":"u"}`)}}
+	call.Pass = &upstream.Passthrough{Fields: map[string]json.RawMessage{"metadata": json.RawMessage(`{"user_id":"u"}`)}}
 	call.Foreign = []string{"metadata"}
 	res := runOK(t, r, front, call, nil)
 	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "read_file" || !mintedID.MatchString(res.ToolCalls[0].ID) || res.Stop != hooks.StopToolUse {
@@ -144,7 +145,7 @@ func TestMixedResponseThenContinuation(t *testing.T) {
 
 	// The client continues with what it saw: its call and its result.
 	next := userCall("read a", readFile)
-	next.Pass = &llm.Passthrough{}
+	next.Pass = &upstream.Passthrough{}
 	next.Request.Messages = append(next.Request.Messages,
 		hooks.Message{Role: hooks.RoleAssistant, ToolCalls: res.ToolCalls},
 		hooks.Message{Role: hooks.RoleTool, ToolCallID: cid, Content: "hi"},
@@ -232,7 +233,7 @@ func TestModifiedClientArgumentsReachTheClient(t *testing.T) {
 	}}
 	bus := newBus(t, fix)
 	up := &forwarding{proto: llm.ProtocolChat, scripted: scripted{steps: []step{
-		{resp: calls("", 1, 1, tc("c1", "read_file", `{"path":"/etc/shadow"}`)).resp, wire: &llm.WireResponse{Message: []json.RawMessage{json.RawMessage(`{}`)}}},
+		{resp: calls("", 1, 1, tc("c1", "read_file", `{"path":"/etc/shadow"}`)).resp, wire: &upstream.WireResponse{Message: []json.RawMessage{json.RawMessage(`{}`)}}},
 	}}}
 	r := New(Config{Provider: up, Bus: bus})
 	sink := &recSink{}
@@ -392,7 +393,7 @@ func TestTransformLLMOutputRewritesTheStreamedAnswer(t *testing.T) {
 	bus := newBus(t, upper, kora("{}"))
 	up := &forwarding{proto: llm.ProtocolChat, scripted: scripted{steps: []step{
 		{resp: calls("", 1, 1, tc("k1", "kora__burn", `{}`)).resp, chunks: []string{"let me see. "}},
-		{resp: text("", 1, 1).resp, chunks: []string{"done ", "here"}, wire: &llm.WireResponse{Message: []json.RawMessage{json.RawMessage(`{}`)}}},
+		{resp: text("", 1, 1).resp, chunks: []string{"done ", "here"}, wire: &upstream.WireResponse{Message: []json.RawMessage{json.RawMessage(`{}`)}}},
 	}}}
 	r := New(Config{Provider: up, Bus: bus})
 	sink := &recSink{}
@@ -409,7 +410,7 @@ func TestTransformLLMOutputRewritesTheStreamedAnswer(t *testing.T) {
 }
 
 func TestWholeWireForAnUntouchedSingleRound(t *testing.T) {
-	w := &llm.WireResponse{Message: []json.RawMessage{json.RawMessage(`{"role":"assistant","content":"hi","refusal":null}`)}}
+	w := &upstream.WireResponse{Message: []json.RawMessage{json.RawMessage(`{"role":"assistant","content":"hi","refusal":null}`)}}
 	up := &forwarding{proto: llm.ProtocolChat, scripted: scripted{steps: []step{{resp: text("hi", 1, 1).resp, wire: w}}}}
 	r := New(Config{Provider: up, Bus: newBus(t, kora("{}"))})
 	res := runOK(t, r, testFront{llm.ProtocolChat}, userCall("hello"), nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/codecs"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/loop"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -34,8 +35,8 @@ type run struct {
 	streamed  strings.Builder // what the current round has shown so far
 	lastShown string          // the text the last round showed
 
-	fwd  llm.Forwarder // set in forward mode
-	pass *llm.Passthrough
+	fwd  upstream.Forwarder // set in forward mode
+	pass *upstream.Passthrough
 
 	sessionID string
 	history   []hooks.Message
@@ -69,21 +70,21 @@ func (r *run) check() error {
 				"tool %q is also the tool of an MCP server this gateway offers the model (offer_to_model), so hookhost could not tell whose call it is; rename the request's tool", t.Name))
 		}
 	}
-	if f, ok := r.cfg.Provider.(llm.Forwarder); ok && f.Protocol() == r.protocol {
+	if f, ok := r.cfg.Provider.(upstream.Forwarder); ok && f.Protocol() == r.protocol {
 		r.fwd, r.pass = f, r.call.Pass
 		if r.pass == nil {
-			r.pass = &llm.Passthrough{}
+			r.pass = &upstream.Passthrough{}
 		}
 		return nil
 	}
 	if len(r.call.Foreign) > 0 {
-		upstream := r.cfg.Provider.Name()
-		if f, ok := r.cfg.Provider.(llm.Forwarder); ok {
-			upstream += ", which speaks " + string(f.Protocol())
+		provider := r.cfg.Provider.Name()
+		if f, ok := r.cfg.Provider.(upstream.Forwarder); ok {
+			provider += ", which speaks " + string(f.Protocol())
 		}
 		return dialect.Invalid(r.call.Foreign[0], fmt.Sprintf(
 			"%s cannot be translated to the upstream's protocol (%s); send it to an upstream that speaks %s, or leave it out",
-			strings.Join(r.call.Foreign, ", "), upstream, r.protocol))
+			strings.Join(r.call.Foreign, ", "), provider, r.protocol))
 	}
 	if u, ok := r.cfg.Provider.(llm.Unsupported); ok {
 		refused, dropped := u.Unsupported(r.call.Request)
@@ -105,7 +106,7 @@ func (r *run) check() error {
 
 // upstreamProtocol names the protocol p speaks, for errors.
 func upstreamProtocol(p llm.Provider) string {
-	if f, ok := p.(llm.Forwarder); ok {
+	if f, ok := p.(upstream.Forwarder); ok {
 		return string(f.Protocol())
 	}
 	return "its own"
@@ -272,12 +273,12 @@ func lastToolCaller(msgs []hooks.Message) int {
 
 // upstreamID gives the client's result m the id the upstream gave its
 // call, in its wire form too.
-func (r *run) upstreamID(m hooks.Message, upstream string) hooks.Message {
+func (r *run) upstreamID(m hooks.Message, id string) hooks.Message {
 	out := m
-	out.ToolCallID = upstream
+	out.ToolCallID = id
 	if r.pass != nil {
 		if w, ok := r.pass.Messages().Take(m); ok {
-			r.pass.KeepMessage(out, rewireIDs(w, map[string]string{m.ToolCallID: upstream})...)
+			r.pass.KeepMessage(out, rewireIDs(w, map[string]string{m.ToolCallID: id})...)
 		}
 	}
 	return out
@@ -325,7 +326,7 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 // loop runs upstream rounds until a final answer, calls for the client, the
 // iteration budget or a failure.
 func (r *run) loop() (hooks.EndReason, error) {
-	var wire *llm.WireResponse
+	var wire *upstream.WireResponse
 	for iter := 1; iter <= r.cfg.MaxIterations; iter++ {
 		r.rounds = iter
 		resp, w, err := r.infer(iter)
@@ -401,14 +402,14 @@ func (r *run) failReason() hooks.EndReason {
 	return hooks.EndError
 }
 
-func (r *run) finish(stop hooks.StopReason, wire *llm.WireResponse, single bool) (hooks.EndReason, error) {
+func (r *run) finish(stop hooks.StopReason, wire *upstream.WireResponse, single bool) (hooks.EndReason, error) {
 	r.res.Stop = stop
 	if r.fwd != nil {
 		r.res.Wire = wire
 		if wire != nil && len(r.minted) > 0 {
 			// The client's copy carries the ids it was handed; the
 			// upstream's stays as it came, for the kept rounds.
-			r.res.Wire = &llm.WireResponse{Fields: wire.Fields, Message: rewireIDs(wire.Message, r.minted)}
+			r.res.Wire = &upstream.WireResponse{Fields: wire.Fields, Message: rewireIDs(wire.Message, r.minted)}
 		}
 		r.res.WholeWire = wire != nil && single && !r.rewritten
 	}
@@ -527,7 +528,7 @@ func (r *run) holding() bool {
 	return r.sink != nil && (r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") || r.bus.Subscribed(hooks.TransformLLMOutput, ""))
 }
 
-func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
+func (r *run) infer(iter int) (hooks.ModelResponse, *upstream.WireResponse, error) {
 	cr := r.call.Request
 	req := hooks.ModelRequest{
 		Model: cr.Model, System: cr.System, MaxTokens: cr.MaxTokens, Temperature: cr.Temperature,
@@ -547,7 +548,7 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *llm.WireResponse, error) {
 			r.sinkDo(func(s dialect.Sink) error { return s.Text(d) })
 		}
 	}
-	resp, wire, err := loop.Infer(r.ctx, &r.model, iter, req, func(ctx context.Context, c loop.Call) (hooks.ModelResponse, *llm.WireResponse, error) {
+	resp, wire, err := loop.Infer(r.ctx, &r.model, iter, req, func(ctx context.Context, c loop.Call) (hooks.ModelResponse, *upstream.WireResponse, error) {
 		return r.upstream(ctx, c, onText)
 	})
 	if err != nil {
@@ -580,10 +581,10 @@ func (r *run) tools() []hooks.ToolSpec {
 
 // upstream makes one model call the way this request reaches the upstream
 // and counts it.
-func (r *run) upstream(ctx context.Context, c loop.Call, onText func(string)) (hooks.ModelResponse, *llm.WireResponse, error) {
+func (r *run) upstream(ctx context.Context, c loop.Call, onText func(string)) (hooks.ModelResponse, *upstream.WireResponse, error) {
 	var (
 		resp hooks.ModelResponse
-		wire *llm.WireResponse
+		wire *upstream.WireResponse
 		err  error
 	)
 	announce, announces := r.sink.(dialect.InputAnnouncer)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 // DefaultStoreMaxBytes is how many bytes of hidden rounds a Store holds at
@@ -146,7 +146,7 @@ func (k convKey) chain(fields ...string) convKey {
 func (k convKey) next(h hash.Hash, m hooks.Message) convKey {
 	h.Reset()
 	h.Write(k[:])
-	llm.HashMessage(h, m)
+	upstream.HashMessage(h, m)
 	var n convKey
 	h.Sum(n[:0])
 	return n

@@ -11,13 +11,14 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
 )
 
 const fwdText = `{"id":"msg_f1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}`
 
-func forward(t *testing.T, p *anthropic.Provider, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse) {
+func forward(t *testing.T, p *anthropic.Provider, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse) {
 	t.Helper()
 	resp, wire, err := p.Forward(context.Background(), req, pass, onText)
 	if err != nil {
@@ -43,7 +44,7 @@ func sent(t *testing.T, f *fakeapi.Server, i int) (map[string]json.RawMessage, [
 func TestForwardSendsFieldsAsGiven(t *testing.T) {
 	f := fakeapi.New(t, jsonReply(200, fwdText))
 	p := newProvider(t, f, anthropic.Config{})
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{
 		"thinking":       json.RawMessage(`{"type": "enabled",  "budget_tokens": 2048}`),
 		"metadata":       json.RawMessage(`{"user_id":"u-1"}`),
 		"tool_choice":    json.RawMessage(`{"type":"any","disable_parallel_tool_use":true}`),
@@ -86,7 +87,7 @@ func TestForwardSendsFieldsAsGiven(t *testing.T) {
 func TestForwardStreamFlagComesFromTheCall(t *testing.T) {
 	f := fakeapi.New(t, sseReply(textStream...))
 	p := newProvider(t, f, anthropic.Config{})
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{"stream": json.RawMessage(`false`)}}
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{"stream": json.RawMessage(`false`)}}
 	var shown strings.Builder
 	resp, _ := forward(t, p, userReq("hi"), pass, func(s string) { shown.WriteString(s) })
 	got, _ := sent(t, f, 0)
@@ -106,7 +107,7 @@ const (
 	wireAfterText = `{"type":"text","text":"and now?"}`
 )
 
-func keptConversation() (llm.Request, *llm.Passthrough) {
+func keptConversation() (llm.Request, *upstream.Passthrough) {
 	msgs := []hooks.Message{
 		{Role: hooks.RoleUser, Content: "what is this?"},
 		{Role: hooks.RoleAssistant, Content: "Checking.", ToolCalls: []hooks.ToolCall{
@@ -117,7 +118,7 @@ func keptConversation() (llm.Request, *llm.Passthrough) {
 		{Role: hooks.RoleTool, ToolCallID: "toolu_2", Content: "rain"},
 		{Role: hooks.RoleUser, Content: "and now?"},
 	}
-	pass := &llm.Passthrough{}
+	pass := &upstream.Passthrough{}
 	pass.KeepMessage(msgs[0], json.RawMessage(wireImageUser))
 	pass.KeepMessage(msgs[1], json.RawMessage(wireThinking))
 	pass.KeepMessage(msgs[2], json.RawMessage(wireResult1))
@@ -176,7 +177,7 @@ func TestForwardKeptSystemAndTools(t *testing.T) {
 	f := fakeapi.New(t, jsonReply(200, fwdText), jsonReply(200, fwdText))
 	p := newProvider(t, f, anthropic.Config{})
 	req := userReq("hi")
-	pass := &llm.Passthrough{}
+	pass := &upstream.Passthrough{}
 	system := `[{"type":"text","text":"be brief","cache_control":{"type":"ephemeral"}}]`
 	pass.KeepMessage(hooks.Message{Role: hooks.RoleSystem, Content: "be brief"}, json.RawMessage(system))
 	tool := `{"name":"get_weather","description":"Current weather for a city","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"cache_control":{"type":"ephemeral"}}`
@@ -339,7 +340,7 @@ func TestForwardKeptBlocksOfAnAnswer(t *testing.T) {
 	answer := hooks.Message{Role: hooks.RoleAssistant, ToolCalls: []hooks.ToolCall{{ID: "toolu_5", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}}}
 	result := hooks.Message{Role: hooks.RoleTool, ToolCallID: "toolu_5", Content: `{"temp":21}`}
 	req := llm.Request{Model: "claude-sonnet-4-5", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "Rome?"}, answer, result}}
-	pass := &llm.Passthrough{}
+	pass := &upstream.Passthrough{}
 	thinking := `{"type":"thinking","thinking":"Rome it is.","signature":"c2ln"}`
 	use := `{"type":"tool_use","id":"toolu_5","name":"get_weather","input":{"city":"Rome"}}`
 	pass.KeepMessage(answer, json.RawMessage(thinking), json.RawMessage(use))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
 )
@@ -65,8 +66,8 @@ func TestForwardSendsEachSettingOnce(t *testing.T) {
 		"stop_sequences": `[ "END" ]`,
 		"metadata":       `{"user_id": "user-1", "tenant": "t-9"}`,
 	}
-	pass := func() *llm.Passthrough {
-		p := &llm.Passthrough{Fields: map[string]json.RawMessage{}}
+	pass := func() *upstream.Passthrough {
+		p := &upstream.Passthrough{Fields: map[string]json.RawMessage{}}
 		for k, v := range clientFields {
 			p.Fields[k] = json.RawMessage(v)
 		}
@@ -142,7 +143,7 @@ func TestSettingsOutOfRangeAreNeverSent(t *testing.T) {
 func TestForwardSendsTheClientsFeatureHeadersOnly(t *testing.T) {
 	f := fakeapi.New(t, jsonReply(200, fwdText))
 	p := newProvider(t, f, anthropic.Config{APIKey: testKey, Headers: map[string]string{"anthropic-beta": "configured-2025-01-01"}})
-	pass := &llm.Passthrough{
+	pass := &upstream.Passthrough{
 		Fields: map[string]json.RawMessage{
 			"context_management": json.RawMessage(`{"edits":[{"type":"clear_tool_uses_20250919"}]}`),
 			"output_config":      json.RawMessage(`{"effort":"high"}`),

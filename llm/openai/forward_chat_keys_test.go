@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm/openai"
 )
 
@@ -37,7 +37,7 @@ func topKeys(t *testing.T, body []byte) []string {
 func TestForwardChatNamesEveryFieldOnce(t *testing.T) {
 	f := newFake(t, jsonReply(200, chatText))
 	p := newProvider(t, f, openai.Config{APIKey: testKey})
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{
 		"seed":     json.RawMessage(`42`),
 		"messages": json.RawMessage(`[]`),
 		"model":    json.RawMessage(`"other-model"`),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/openai"
 )
@@ -38,7 +39,7 @@ func TestForwardChatSendsUnknownFieldsByteEqual(t *testing.T) {
 	f := newFake(t, jsonReply(200, chatText))
 	p := newProvider(t, f, openai.Config{APIKey: testKey})
 	format := `{"type": "json_schema",  "json_schema": {"name": "w", "schema": {"type": "object"}, "strict": true}}`
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{
 		"response_format":  json.RawMessage(format),
 		"seed":             json.RawMessage(`42`),
 		"x_future_setting": json.RawMessage(`{"a":[1, 2,3] , "b":"<&>"}`),
@@ -115,7 +116,7 @@ func TestForwardChatKeepsImagePartsAndClientSystemMessages(t *testing.T) {
 		System:   "be brief\n\nanswer in French",
 		Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "what is this?"}},
 	}
-	pass := &llm.Passthrough{}
+	pass := &upstream.Passthrough{}
 	pass.KeepMessage(hooks.Message{Role: hooks.RoleSystem, Content: req.System}, sys...)
 	pass.KeepMessage(req.Messages[0], user)
 	if _, _, err := p.Forward(context.Background(), req, pass, nil); err != nil {
@@ -137,7 +138,7 @@ func TestForwardChatReencodesChangedMessages(t *testing.T) {
 	f := newFake(t, jsonReply(200, chatText))
 	p := newProvider(t, f, openai.Config{})
 	kept := hooks.Message{Role: hooks.RoleUser, Content: "what is this?"}
-	pass := &llm.Passthrough{}
+	pass := &upstream.Passthrough{}
 	pass.KeepMessage(hooks.Message{Role: hooks.RoleSystem, Content: "be brief"}, json.RawMessage(`{"role":"developer","content":"be brief"}`))
 	pass.KeepMessage(kept, json.RawMessage(`{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"https://x.test/a.png"}}]}`))
 	// A hook rewrote both the system prompt and the user's message: what
@@ -158,7 +159,7 @@ func TestForwardChatKeepsToolForms(t *testing.T) {
 	f := newFake(t, jsonReply(200, chatOneCall))
 	p := newProvider(t, f, openai.Config{})
 	strictTool := json.RawMessage(`{"type":"function","function":{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"strict":true}}`)
-	pass := &llm.Passthrough{}
+	pass := &upstream.Passthrough{}
 	pass.KeepTool(weatherTool, strictTool)
 	added := hooks.ToolSpec{Name: "kora__get_burn", Description: "cost", InputSchema: json.RawMessage(`{"type":"object"}`)}
 	req := userReq("weather?")
@@ -190,7 +191,7 @@ func TestForwardChatStreamBuildsWireResponse(t *testing.T) {
 		"data: [DONE]\n\n",
 	))
 	p := newProvider(t, f, openai.Config{})
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{
 		"stream_options": json.RawMessage(`{"include_usage":false}`),
 		"top_p":          json.RawMessage(`0.5`),
 	}}
@@ -252,9 +253,9 @@ func FuzzForwardChat(f *testing.F) {
 			data(`{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}`)+data(`[DONE]`))
 	z := fakeapi.NewFuzz(f)
 	p := fuzzProvider(f, z, openai.APIChat)
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{"seed": json.RawMessage(`1`)}}
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{"seed": json.RawMessage(`1`)}}
 	f.Fuzz(func(t *testing.T, pick uint8, body string) {
-		check := func(what string, wire *llm.WireResponse) {
+		check := func(what string, wire *upstream.WireResponse) {
 			if wire == nil {
 				t.Fatalf("%s: no wire form", what)
 			}
@@ -303,7 +304,7 @@ func TestForwardChatKeepsTheClientsTokenLimitField(t *testing.T) {
 				cfg.HTTPClient = f.Redirect()
 			}
 			p := newProvider(t, f, cfg)
-			pass := &llm.Passthrough{Fields: map[string]json.RawMessage{}}
+			pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{}}
 			if c.clientKey != "" {
 				pass.Fields[c.clientKey] = json.RawMessage(`50`)
 			}

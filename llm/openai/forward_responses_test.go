@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/openai"
 )
@@ -25,7 +26,7 @@ const (
 	keptTool      = `{"type":"function","name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false},"strict":true}`
 )
 
-func forwardReq() (llm.Request, *llm.Passthrough) {
+func forwardReq() (llm.Request, *upstream.Passthrough) {
 	user := hooks.Message{Role: hooks.RoleUser, Content: "what is this?"}
 	asst := hooks.Message{Role: hooks.RoleAssistant, Content: "Checking.", ToolCalls: []hooks.ToolCall{
 		{ID: "call_9", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
@@ -33,7 +34,7 @@ func forwardReq() (llm.Request, *llm.Passthrough) {
 	result := hooks.Message{Role: hooks.RoleTool, ToolCallID: "call_9", ToolName: "get_weather", Content: `{"temp":21}`}
 	tool := hooks.ToolSpec{Name: "get_weather", Description: "Current weather for a city",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)}
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{
 		"metadata":       json.RawMessage(`{"team":"ops","ticket":"T-1"}`),
 		"reasoning":      json.RawMessage(`{"effort":"high","summary":"auto"}`),
 		"include":        json.RawMessage(`["reasoning.encrypted_content"]`),
@@ -255,8 +256,8 @@ func TestForwardResponsesInterleavedTurn(t *testing.T) {
 		{ID: "c1", Name: "f", Arguments: json.RawMessage(`{}`)}, {ID: "c2", Name: "f", Arguments: json.RawMessage(`{}`)}}}
 	r1 := hooks.Message{Role: hooks.RoleTool, ToolCallID: "c1", ToolName: "f", Content: "A"}
 	r2 := hooks.Message{Role: hooks.RoleTool, ToolCallID: "c2", ToolName: "f", Content: "B"}
-	kept := func() *llm.Passthrough {
-		pass := &llm.Passthrough{Fields: map[string]json.RawMessage{}}
+	kept := func() *upstream.Passthrough {
+		pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{}}
 		pass.KeepMessage(user, json.RawMessage(`{"role":"user","content":"go"}`))
 		pass.KeepMessage(asst, json.RawMessage(c1), json.RawMessage(o1), json.RawMessage(c2), json.RawMessage(o2))
 		pass.KeepMessage(r1, json.RawMessage(o1))

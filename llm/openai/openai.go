@@ -55,24 +55,25 @@
 //
 // # Wire shapes
 //
-// The shapes sent and read, and the assembly of a Chat Completions stream,
-// are internal/codec/chat's and internal/codec/responses', which the
-// gateway's fronts share; this package is the transport: endpoint,
-// headers, key, retries.
+// The requests sent and the answers read, whole and streamed, are
+// internal/codec/chat's and internal/codec/responses' (their Upstream),
+// which the gateway's fronts share; this package is the transport:
+// endpoint, headers, key, retries.
 package openai
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/codec/chat"
+	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/httpretry"
-	"github.com/hookhost/hookhost/llm/internal/sampling"
+	"github.com/hookhost/hookhost/llm/internal/transport"
 )
 
 // Name is the provider's config name.
@@ -124,21 +125,15 @@ type Config struct {
 // Provider calls one OpenAI-compatible server. It is safe for concurrent
 // use.
 type Provider struct {
-	api         string
-	endpoint    string
-	header      http.Header
-	maxTokens   int
-	temperature *float64
-	// completionTokens selects max_completion_tokens over max_tokens.
-	completionTokens bool
-	client           *httpretry.Client
+	api string
+	t   *transport.Transport
 }
 
 var (
-	_ llm.Provider    = (*Provider)(nil)
-	_ llm.Streamer    = (*Provider)(nil)
-	_ llm.Forwarder   = (*Provider)(nil)
-	_ llm.Unsupported = (*Provider)(nil)
+	_ llm.Provider       = (*Provider)(nil)
+	_ llm.Streamer       = (*Provider)(nil)
+	_ upstream.Forwarder = (*Provider)(nil)
+	_ llm.Unsupported    = (*Provider)(nil)
 )
 
 // New checks cfg and returns a provider. It makes no request.
@@ -154,42 +149,24 @@ func New(cfg Config) (*Provider, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("provider openai: base URL %q is not an http(s) URL", base)
-	}
-	if cfg.MaxTokens < 0 || cfg.MaxRetries < 0 || cfg.Timeout < 0 || cfg.CallTimeout < 0 {
-		return nil, fmt.Errorf("provider openai: max tokens, retries and timeouts must not be negative")
-	}
-	path := "/chat/completions"
+	path, wire := "/chat/completions", chat.Upstream
 	if api == APIResponses {
-		path = "/responses"
+		path, wire = "/responses", responses.Upstream
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", "hookhost")
-	if cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+cfg.APIKey)
+	t, err := transport.New(transport.Config{
+		Provider: Name, BaseURL: base, Path: path, APIKey: cfg.APIKey, Auth: llm.AuthBearer, Headers: cfg.Headers,
+		MaxTokens: cfg.MaxTokens, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
+		HTTPClient: cfg.HTTPClient, Sleep: cfg.Sleep,
+		Settings: upstream.Settings{MaxTokens: cfg.MaxTokens, Temperature: cfg.Temperature},
+		Codec:    wire,
+	})
+	if err != nil {
+		return nil, err
 	}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
-	var secrets []string
-	if cfg.APIKey != "" {
-		secrets = []string{cfg.APIKey}
-	}
-	return &Provider{
-		api:              api,
-		endpoint:         strings.TrimRight(base, "/") + path,
-		header:           h,
-		maxTokens:        cfg.MaxTokens,
-		temperature:      cfg.Temperature,
-		completionTokens: strings.EqualFold(u.Hostname(), "api.openai.com"),
-		client: &httpretry.Client{
-			Provider: Name, HTTP: cfg.HTTPClient, Timeout: cfg.Timeout, CallTimeout: cfg.CallTimeout,
-			MaxRetries: cfg.MaxRetries, Secrets: secrets, Sleep: cfg.Sleep,
-		},
-	}, nil
+	// transport.New has checked the URL.
+	u, _ := url.Parse(base)
+	t.Settings.CompletionTokens = strings.EqualFold(u.Hostname(), "api.openai.com")
+	return &Provider{api: api, t: t}, nil
 }
 
 // Name returns "openai".
@@ -197,101 +174,6 @@ func (p *Provider) Name() string { return Name }
 
 // API returns the API in use, APIChat or APIResponses.
 func (p *Provider) API() string { return p.api }
-
-// Complete makes one non-streaming call.
-func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	var (
-		resp llm.Response
-		err  error
-	)
-	if p.api == APIResponses {
-		resp, err = p.completeResponses(ctx, req)
-	} else {
-		resp, err = p.completeChat(ctx, req)
-	}
-	return resp, p.client.SealFor(ctx, err)
-}
-
-// Stream makes one streaming call, passing text to onText as it arrives.
-// A nil onText discards it.
-func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
-	if onText == nil {
-		onText = func(string) {}
-	}
-	var (
-		resp llm.Response
-		err  error
-	)
-	if p.api == APIResponses {
-		resp, err = p.streamResponses(ctx, req, onText)
-	} else {
-		resp, err = p.streamChat(ctx, req, onText)
-	}
-	return resp, p.client.SealFor(ctx, err)
-}
-
-// post sends body and returns the open response.
-func (p *Provider) post(ctx context.Context, body any, stream bool) (*http.Response, error) {
-	return p.client.PostJSON(ctx, p.endpoint, p.headerFor(ctx), body, stream)
-}
-
-// headerFor is the header of a call made with ctx: with the key
-// llm.WithAPIKey put in it, if any, in place of the configured one.
-func (p *Provider) headerFor(ctx context.Context) http.Header {
-	key, ok := llm.APIKey(ctx)
-	if !ok {
-		return p.header
-	}
-	h := p.header.Clone()
-	h.Set("Authorization", "Bearer "+key)
-	return h
-}
-
-// fetch makes a non-streaming call and decodes the response into out;
-// what names the expected object in the error when it does not decode or
-// lacks one of the required fields.
-func (p *Provider) fetch(ctx context.Context, body, out any, what string, required ...string) error {
-	resp, err := p.post(ctx, body, false)
-	if err != nil {
-		return err
-	}
-	data, err := p.client.ReadAll(resp)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return p.badResponse("response is not %s: %v", what, err)
-	}
-	if missing := httpretry.Missing(data, required...); len(missing) > 0 {
-		return p.badResponse("response is missing %s, which %s must have", strings.Join(missing, ", "), what)
-	}
-	return nil
-}
-
-func (p *Provider) fail(msg string, err error) error {
-	return &llm.ProviderError{Provider: Name, Message: msg, Err: err}
-}
-
-// badResponse reports a response hookhost cannot use.
-func (p *Provider) badResponse(format string, a ...any) error {
-	return &llm.ProviderError{Provider: Name, Message: fmt.Sprintf(format, a...)}
-}
-
-// check refuses a request no upstream takes before it is encoded (see
-// sampling.Check); nothing is sent.
-func (p *Provider) check(req llm.Request) error {
-	if err := sampling.Check(p.withDefaults(req)); err != nil {
-		return p.fail("request not sent", err)
-	}
-	return nil
-}
-
-// withDefaults is req with the configured temperature when it sets none,
-// as the body will carry it.
-func (p *Provider) withDefaults(req llm.Request) llm.Request {
-	req.Temperature = p.temperatureFor(req)
-	return req
-}
 
 // Unsupported names the settings of req the configured API lacks (see
 // llm.Unsupported): the Responses API has no stop sequences, which are
@@ -309,40 +191,22 @@ func (p *Provider) Unsupported(req llm.Request) (refused, dropped []string) {
 	return refused, dropped
 }
 
-func (p *Provider) maxTokensFor(req llm.Request) int {
-	if req.MaxTokens > 0 {
-		return req.MaxTokens
-	}
-	return p.maxTokens
+// Complete makes one non-streaming call.
+func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	return p.t.Complete(ctx, req)
 }
 
-func (p *Provider) temperatureFor(req llm.Request) *float64 {
-	if req.Temperature != nil {
-		return req.Temperature
-	}
-	return p.temperature
+// Stream makes one streaming call, passing text to onText as it arrives.
+// A nil onText discards it.
+func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
+	return p.t.Stream(ctx, req, onText)
 }
 
 // Protocol returns the wire protocol of the configured API.
-func (p *Provider) Protocol() llm.Protocol {
-	if p.api == APIResponses {
-		return llm.ProtocolResponses
-	}
-	return llm.ProtocolChat
-}
+func (p *Provider) Protocol() llm.Protocol { return p.t.Codec.Protocol }
 
 // Forward makes one call for a gateway whose client speaks the configured
-// API; see llm.Forwarder.
-func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	var (
-		resp llm.Response
-		wire *llm.WireResponse
-		err  error
-	)
-	if p.api == APIResponses {
-		resp, wire, err = p.forwardResponses(ctx, req, pass, onText)
-	} else {
-		resp, wire, err = p.forwardChat(ctx, req, pass, onText)
-	}
-	return resp, wire, p.client.SealFor(ctx, err)
+// API; see upstream.Forwarder.
+func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *upstream.Passthrough, onText func(string)) (llm.Response, *upstream.WireResponse, error) {
+	return p.t.Forward(ctx, req, pass, onText)
 }

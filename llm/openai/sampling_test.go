@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/openai"
 )
@@ -123,8 +124,8 @@ func TestResponsesSendsTopPAndUserOnly(t *testing.T) {
 func TestForwardChatSendsEachSettingOnce(t *testing.T) {
 	// The client's own fields, spaced as it wrote them.
 	clientFields := map[string]string{"top_p": `0.250`, "seed": ` 7`, "stop": `"END"`, "user": `"user-1"`}
-	pass := func() *llm.Passthrough {
-		p := &llm.Passthrough{Fields: map[string]json.RawMessage{}}
+	pass := func() *upstream.Passthrough {
+		p := &upstream.Passthrough{Fields: map[string]json.RawMessage{}}
 		for k, v := range clientFields {
 			p.Fields[k] = json.RawMessage(v)
 		}
@@ -169,7 +170,7 @@ func TestForwardChatSendsEachSettingOnce(t *testing.T) {
 	t.Run("absent from the client's fields: the neutral value", func(t *testing.T) {
 		f := newFake(t, sseReply(chatTextStream...))
 		p := newProvider(t, f, openai.Config{APIKey: testKey})
-		if _, _, err := p.Forward(context.Background(), settingsReq(), &llm.Passthrough{}, func(string) {}); err != nil {
+		if _, _, err := p.Forward(context.Background(), settingsReq(), &upstream.Passthrough{}, func(string) {}); err != nil {
 			t.Fatal(err)
 		}
 		body := f.Requests()[0].Body
@@ -184,7 +185,7 @@ func TestForwardChatSendsEachSettingOnce(t *testing.T) {
 func TestForwardResponsesSendsEachSettingOnce(t *testing.T) {
 	f := newFake(t, jsonReply(200, respText), jsonReply(200, respText))
 	p := newProvider(t, f, openai.Config{APIKey: testKey, API: openai.APIResponses})
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{"top_p": json.RawMessage(`0.250`), "user": json.RawMessage(`"user-1"`)}}
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{"top_p": json.RawMessage(`0.250`), "user": json.RawMessage(`"user-1"`)}}
 	req := userReq("weather?")
 	req.TopP, req.User = ptr(0.25), "user-1"
 	if _, _, err := p.Forward(context.Background(), req, pass, nil); err != nil {
@@ -238,7 +239,7 @@ func TestForwardSendsTheClientsBetaHeaderOnly(t *testing.T) {
 	for _, api := range []string{openai.APIChat, openai.APIResponses} {
 		f := newFake(t, jsonReply(200, map[string]string{openai.APIChat: chatText, openai.APIResponses: respText}[api]))
 		p := newProvider(t, f, openai.Config{APIKey: testKey, API: api})
-		pass := &llm.Passthrough{Header: http.Header{
+		pass := &upstream.Passthrough{Header: http.Header{
 			"Openai-Beta":   {"assistants=v2"},
 			"Authorization": {"Bearer client-secret"},
 			"Cookie":        {"session=client"},

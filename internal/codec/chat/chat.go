@@ -9,7 +9,7 @@
 // user and safety_identifier; a tool message's name as the tool's name),
 // a hint, or refused. Everything the neutral request cannot say is kept
 // for an upstream of this protocol: each message and tool in its wire form
-// (llm.Passthrough) and unmodelled top-level fields as given. For an
+// (upstream.Passthrough) and unmodelled top-level fields as given. For an
 // upstream of another protocol, the hints the request holds (metadata,
 // store, strict on tools, names on messages, a text part's replayed role,
 // …) are listed in Call.Dropped, to be left out and counted, and what only

@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/internal/codec"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 var _ codec.Codec = (*Front)(nil)
 
 // ResponseWire is the package's ResponseWire.
-func (f *Front) ResponseWire(body []byte) (*llm.WireResponse, error) { return ResponseWire(body) }
+func (f *Front) ResponseWire(body []byte) (*upstream.WireResponse, error) { return ResponseWire(body) }
 
 // HistoryForm is the response's message as it came: a request's history
 // carries assistant messages in the same shape.
-func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
+func (f *Front) HistoryForm(w *upstream.WireResponse) []json.RawMessage {
 	if w == nil || len(w.Message) == 0 {
 		return nil
 	}
@@ -26,3 +26,6 @@ func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
 func (f *Front) IDFields() codec.IDFields {
 	return codec.IDFields{Direct: []string{"tool_call_id"}, Calls: []string{"tool_calls"}}
 }
+
+// Upstream is the package's Upstream.
+func (f *Front) Upstream() upstream.Codec { return Upstream }

@@ -14,7 +14,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -60,7 +60,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	}
 	st := &state{}
 	d := &decoder{
-		call:      &dialect.Call{Pass: &llm.Passthrough{Fields: map[string]json.RawMessage{}}, State: st},
+		call:      &dialect.Call{Pass: &upstream.Passthrough{Fields: map[string]json.RawMessage{}}, State: st},
 		callNames: map[string]string{},
 	}
 	req := &d.call.Request
@@ -143,7 +143,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 			// How the stream is written is hookhost's own business; an
 			// option named after the table's rows is counted by its name,
 			// any other under one row, so that metric labels stay few.
-			if path := "stream_options." + k; isHint(path) {
+			if path := "stream_options." + k; table.IsHint(path) {
 				d.call.Drop(path)
 			} else {
 				d.call.Drop("stream_options.*")
@@ -169,7 +169,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 		}
 		v := top[k]
 		d.call.Pass.Fields[k] = v
-		switch handling[k] {
+		switch table.Handling(k) {
 		case dialect.Mapped:
 		case dialect.Hint:
 			if !isEmpty(v) {
@@ -557,7 +557,7 @@ func (d *decoder) extraKeys(m map[string]json.RawMessage, at, row string, known 
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if path := row + "." + k; isHint(path) {
+		if path := row + "." + k; table.IsHint(path) {
 			d.call.Drop(path)
 			continue
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/chat"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 const plainReq = `{"model":"gpt-4.1-mini","messages":[{"role":"user","content":"hi"}]}`
@@ -80,8 +80,8 @@ func TestEncodeGolden(t *testing.T) {
 
 // upstream is an OpenAI response's wire form as the forwarding adapter
 // returns it.
-func upstream() *llm.WireResponse {
-	return &llm.WireResponse{
+func upstreamWire() *upstream.WireResponse {
+	return &upstream.WireResponse{
 		Fields: map[string]json.RawMessage{
 			"id": json.RawMessage(`"chatcmpl-UP1"`), "object": json.RawMessage(`"chat.completion"`), "created": json.RawMessage(`1761000000`),
 			"model": json.RawMessage(`"gpt-4.1-mini-2025-04-14"`), "system_fingerprint": json.RawMessage(`"fp_1"`), "service_tier": json.RawMessage(`"default"`),
@@ -94,7 +94,7 @@ func upstream() *llm.WireResponse {
 
 func TestEncodeKeepsTheUpstreamsFields(t *testing.T) {
 	res := &dialect.Result{Model: "gpt-4.1-mini", Text: []string{"It is sunny."}, Stop: hooks.StopEndTurn,
-		Usage: hooks.Usage{InputTokens: 31, OutputTokens: 7}, Wire: upstream(), WholeWire: true}
+		Usage: hooks.Usage{InputTokens: 31, OutputTokens: 7}, Wire: upstreamWire(), WholeWire: true}
 	b, err := chat.New().Encode(decode(t, plainReq), res)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestEncodeKeepsTheUpstreamsFields(t *testing.T) {
 	// Several rounds: the message is the loop's, the usage its sum, and
 	// only the top-level fields come from the last round.
 	res = &dialect.Result{Model: "gpt-4.1-mini", Text: []string{"Checking. ", "It is sunny."}, Stop: hooks.StopEndTurn,
-		Usage: hooks.Usage{InputTokens: 60, OutputTokens: 20}, Wire: upstream()}
+		Usage: hooks.Usage{InputTokens: 60, OutputTokens: 20}, Wire: upstreamWire()}
 	b, err = chat.New().Encode(decode(t, plainReq), res)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestEncodeKeepsTheUpstreamsFields(t *testing.T) {
 }
 
 func TestEncodeKeepsAnUpstreamRefusal(t *testing.T) {
-	w := upstream()
+	w := upstreamWire()
 	w.Message[0] = json.RawMessage(`{"role":"assistant","content":null,"refusal":"I can't help with that."}`)
 	res := &dialect.Result{Model: "m", Text: []string{"I can't help with that."}, Stop: hooks.StopRefusal, Wire: w, WholeWire: true}
 	b, err := chat.New().Encode(decode(t, plainReq), res)

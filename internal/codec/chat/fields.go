@@ -84,10 +84,7 @@ var fields = append([]dialect.Field{
 // request, message, content part and tool, and the headers its clients
 // send, with what becomes of each when the upstream speaks another
 // protocol.
-func (f *Front) Fields() []dialect.Field { return append([]dialect.Field(nil), fields...) }
+func (f *Front) Fields() []dialect.Field { return table.Fields() }
 
-// handling is the table by path.
-var handling = dialect.ByPath(fields)
-
-// isHint reports whether path is a hint row of the table.
-func isHint(path string) bool { return handling[path] == dialect.Hint }
+// table is the rows with their handling by path.
+var table = codec.NewTable(fields)

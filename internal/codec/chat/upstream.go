@@ -5,16 +5,16 @@ import (
 	"fmt"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 // The upstream side: what the openai provider needs to turn a completion
-// it received into the wire form the front sends on (llm.WireResponse).
+// it received into the wire form the front sends on (upstream.WireResponse).
 
 // ResponseWire is the wire form of a whole completion: every top-level
 // field but choices, the first choice's fields but message under
 // "choice", and the message itself.
-func ResponseWire(data []byte) (*llm.WireResponse, error) {
+func ResponseWire(data []byte) (*upstream.WireResponse, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, err
@@ -24,7 +24,7 @@ func ResponseWire(data []byte) (*llm.WireResponse, error) {
 		return nil, fmt.Errorf("choices is not a non-empty array of objects")
 	}
 	delete(top, "choices")
-	w := &llm.WireResponse{Fields: top}
+	w := &upstream.WireResponse{Fields: top}
 	first := choices[0]
 	if m, ok := first["message"]; ok && string(m) != "null" {
 		w.Message = []json.RawMessage{m}

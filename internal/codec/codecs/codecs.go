@@ -11,6 +11,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/codec/responses"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -41,7 +42,7 @@ func For(p llm.Protocol) codec.Codec {
 
 // HistoryForm is what For(p).HistoryForm makes of w; the message as it
 // came when no codec speaks p.
-func HistoryForm(p llm.Protocol, w *llm.WireResponse) []json.RawMessage {
+func HistoryForm(p llm.Protocol, w *upstream.WireResponse) []json.RawMessage {
 	if c := For(p); c != nil {
 		return c.HistoryForm(w)
 	}

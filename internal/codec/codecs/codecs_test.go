@@ -19,14 +19,15 @@ import (
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/codec/codecs"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
-// protocols reads the llm.Protocol constants from llm/passthrough.go, so
+// protocols reads the llm.Protocol constants from llm/protocol.go, so
 // that a protocol named there without a codec fails here.
 func protocols(t *testing.T) []llm.Protocol {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "..", "llm", "passthrough.go"), nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "..", "llm", "protocol.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func protocols(t *testing.T) []llm.Protocol {
 		return true
 	})
 	if len(out) == 0 {
-		t.Fatal("found no llm.Protocol constants in llm/passthrough.go")
+		t.Fatal("found no llm.Protocol constants in llm/protocol.go")
 	}
 	return out
 }
@@ -91,6 +92,11 @@ func TestEveryCodecIsComplete(t *testing.T) {
 			paths[c.Path()] = true
 			if !fronts[c.Path()] {
 				t.Errorf("path %q is not among codecs.Fronts, which the gateway serves", c.Path())
+			}
+
+			if up := c.Upstream(); up.Protocol != c.Protocol() || up.Body == nil || up.ForwardBody == nil ||
+				up.Decode == nil || up.DecodeForward == nil || up.Read == nil || up.ReadForward == nil {
+				t.Errorf("Upstream: protocol %q (want %q), or a function missing: %+v", up.Protocol, c.Protocol(), up)
 			}
 
 			rows := c.Fields()
@@ -149,7 +155,7 @@ func TestEveryCodecIsComplete(t *testing.T) {
 				t.Errorf("HistoryForm(nil) = %s, want nil", got)
 			}
 			unit := json.RawMessage(`{"type":"text","text":"hi"}`)
-			if got := c.HistoryForm(&llm.WireResponse{Message: []json.RawMessage{unit}}); len(got) == 0 {
+			if got := c.HistoryForm(&upstream.WireResponse{Message: []json.RawMessage{unit}}); len(got) == 0 {
 				t.Error("HistoryForm of a one-unit message is empty")
 			}
 

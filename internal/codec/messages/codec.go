@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/internal/codec"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 var _ codec.Codec = (*Front)(nil)
 
 // ResponseWire is the package's ResponseWire.
-func (f *Front) ResponseWire(body []byte) (*llm.WireResponse, error) { return ResponseWire(body) }
+func (f *Front) ResponseWire(body []byte) (*upstream.WireResponse, error) { return ResponseWire(body) }
 
 // HistoryForm wraps the response's content blocks in the assistant
 // message a request's history carries them in.
-func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
+func (f *Front) HistoryForm(w *upstream.WireResponse) []json.RawMessage {
 	if w == nil || len(w.Message) == 0 {
 		return nil
 	}
@@ -40,3 +40,6 @@ func (f *Front) IDFields() codec.IDFields {
 		Nested: []string{"content"},
 	}
 }
+
+// Upstream is the package's Upstream.
+func (f *Front) Upstream() upstream.Codec { return Upstream }

@@ -12,7 +12,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm/anthropic"
 )
 
@@ -299,7 +299,7 @@ func TestDecodedRequestForwardsByteForByte(t *testing.T) {
 	}
 }
 
-var _ llm.Forwarder = (*anthropic.Provider)(nil)
+var _ upstream.Forwarder = (*anthropic.Provider)(nil)
 
 // A system message between an assistant's tool calls and their results
 // follows the results, so the calls do not look unanswered; elsewhere it

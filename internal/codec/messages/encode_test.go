@@ -9,6 +9,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/messages"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/fakeapi"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -70,7 +71,7 @@ func TestEncodeStopReasons(t *testing.T) {
 }
 
 func TestEncodeWholeWire(t *testing.T) {
-	wire := &llm.WireResponse{
+	wire := &upstream.WireResponse{
 		Fields: map[string]json.RawMessage{
 			"id": json.RawMessage(`"msg_upstream"`), "type": json.RawMessage(`"message"`), "role": json.RawMessage(`"assistant"`),
 			"model": json.RawMessage(`"claude-sonnet-4-5-20250929"`), "stop_reason": json.RawMessage(`"stop_sequence"`),

@@ -31,7 +31,7 @@
 // defer_loading and strict, …), are named in Call.Dropped by their table
 // path; an upstream of another protocol gets the request without them.
 // Everything else the neutral view does not model is kept for an Anthropic
-// upstream in the call's llm.Passthrough, and named in Call.Foreign when
+// upstream in the call's upstream.Passthrough, and named in Call.Foreign when
 // it cannot go to another protocol:
 //
 //   - Top-level fields the neutral request does not model go to
@@ -94,6 +94,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
@@ -130,7 +131,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := decoder{call: &dialect.Call{Pass: &llm.Passthrough{}}, names: map[string]string{}}
+	d := decoder{call: &dialect.Call{Pass: &upstream.Passthrough{}}, names: map[string]string{}}
 	if err := d.decode(top); err != nil {
 		return nil, err
 	}
@@ -920,22 +921,8 @@ func stopReason(s hooks.StopReason) string {
 	return "end_turn"
 }
 
-// arguments is a call's arguments as a tool_use input, which must be an
-// object: arguments that are not one (a hook or another provider's model
-// wrote them) are sent as {"invalid_arguments": "<the text>"}, as the
-// anthropic provider sends them, so the client sees what was written.
-func arguments(raw json.RawMessage) json.RawMessage {
-	in, object := toolInput(raw, func(v any) ([]byte, error) { return rawjson.Marshal(v) })
-	if object {
-		var b bytes.Buffer
-		json.Compact(&b, in)
-		return b.Bytes()
-	}
-	return in
-}
-
 func toolUse(c hooks.ToolCall) json.RawMessage {
-	return rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: arguments(c.Arguments)})
+	return rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: AnswerInput.Of(c.Arguments)})
 }
 
 // ErrorBody renders e as Anthropic's error object.

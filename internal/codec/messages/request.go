@@ -48,7 +48,7 @@ func History(hist []hooks.Message, system []string, names *toolfmt.NameMap) ([]M
 				bs = append(bs, Block{Type: "text", Text: ptr(m.Content)})
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: Input(c.Arguments)})
+				bs = append(bs, Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: RequestInput.Of(c.Arguments)})
 			}
 			// An empty assistant turn would be rejected; it said nothing
 			// the model needs to see.

@@ -124,7 +124,7 @@ func (s *sink) Text(delta string) error {
 	}
 	return s.event("content_block_delta", envelope(Event{
 		Type: "content_block_delta", Index: new(s.next - 1),
-		Delta: fields("type", "text_delta", "text", delta),
+		Delta: rawjson.MustMarshal(Delta{Type: "text_delta", Text: delta}),
 	}))
 }
 
@@ -156,7 +156,7 @@ func (s *sink) ToolCall(c hooks.ToolCall) error {
 	}
 	if err := s.event("content_block_delta", envelope(Event{
 		Type: "content_block_delta", Index: &i,
-		Delta: fields("type", "input_json_delta", "partial_json", string(arguments(c.Arguments))),
+		Delta: rawjson.MustMarshal(Delta{Type: "input_json_delta", PartialJSON: string(AnswerInput.Of(c.Arguments))}),
 	})); err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (s *sink) Finish(stop hooks.StopReason, u hooks.Usage) error {
 	s.ended = true
 	if err := s.event("message_delta", envelope(Event{
 		Type:  "message_delta",
-		Delta: fields("stop_reason", stopReason(stop), "stop_sequence", nil),
+		Delta: rawjson.MustMarshal(Delta{StopReason: new(stopReason(stop))}),
 		Usage: &Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens},
 	})); err != nil {
 		return err

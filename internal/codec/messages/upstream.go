@@ -8,21 +8,21 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/internal/rawjson"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 // The upstream side: what the anthropic provider needs to turn a message
 // it received, whole or streamed, into the wire form the front sends on
-// (llm.WireResponse).
+// (upstream.WireResponse).
 
 // ResponseWire is the wire form of a whole message: its top-level fields
 // but content, and the content blocks as received.
-func ResponseWire(data []byte) (*llm.WireResponse, error) {
+func ResponseWire(data []byte) (*upstream.WireResponse, error) {
 	obj, ok := rawjson.ParseObject(data)
 	if !ok {
 		return nil, errors.New("response is not a JSON object")
 	}
-	wire := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
+	wire := &upstream.WireResponse{Fields: map[string]json.RawMessage{}}
 	for _, k := range obj.Keys() {
 		if k != "content" {
 			wire.Fields[k] = obj.Get(k)
@@ -34,30 +34,49 @@ func ResponseWire(data []byte) (*llm.WireResponse, error) {
 	return wire, nil
 }
 
-// Input is a tool call's arguments as a tool_use input, which must be an
-// object: arguments that are not one are sent as {"invalid_arguments":
-// "<the text>"}, so that the model sees what was written. An object is
-// kept as it came; the front's answers use the compact form (arguments).
-func Input(raw json.RawMessage) json.RawMessage {
-	in, _ := toolInput(raw, json.Marshal)
-	return in
+// ToolInput is how a tool call's arguments are written as a tool_use
+// block's input, which must be an object: arguments that are not one (a
+// model of another provider, a hook or a plugin wrote them) are written
+// as {"invalid_arguments": "<the text>"}, so that the model or the client
+// sees what was written; no arguments at all are {}. The one thing the
+// two sides write differently is the option: see RequestInput and
+// AnswerInput.
+type ToolInput struct {
+	// answer compacts an object and writes the wrapper without HTML
+	// escaping, as the front writes everything; otherwise an object is
+	// kept as it came, trimmed, and the wrapper written as encoding/json
+	// does, escaping <, > and &.
+	answer bool
 }
 
-// toolInput is raw as a tool_use input and whether raw was an object: an
-// object as it came, trimmed; marshal wraps anything else. The two sides
-// differ in how they write the wrapper: the provider as encoding/json
-// does, escaping <, > and &, the front leaving them as they are.
-func toolInput(raw json.RawMessage, marshal func(any) ([]byte, error)) (in json.RawMessage, object bool) {
+var (
+	// RequestInput is the form a request sent upstream carries.
+	RequestInput = ToolInput{}
+	// AnswerInput is the form of the front's answers, whole and streamed.
+	AnswerInput = ToolInput{answer: true}
+)
+
+// Of is raw as a tool_use input in the form f.
+func (f ToolInput) Of(raw json.RawMessage) json.RawMessage {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 {
-		return json.RawMessage("{}"), false
+		return json.RawMessage("{}")
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(t, &obj) == nil && obj != nil {
-		return t, true
+		if !f.answer {
+			return t
+		}
+		var b bytes.Buffer
+		json.Compact(&b, t)
+		return b.Bytes()
 	}
-	w, _ := marshal(map[string]string{"invalid_arguments": string(raw)})
-	return w, false
+	wrap := map[string]string{"invalid_arguments": string(raw)}
+	if f.answer {
+		return rawjson.MustMarshal(wrap)
+	}
+	w, _ := json.Marshal(wrap)
+	return w
 }
 
 // WireStream collects a streamed message's wire form beside the anthropic
@@ -165,8 +184,8 @@ func (w *WireStream) MessageDelta(data []byte) {
 	}
 }
 
-func (w *WireStream) Result() *llm.WireResponse {
-	out := &llm.WireResponse{Fields: map[string]json.RawMessage{}}
+func (w *WireStream) Result() *upstream.WireResponse {
+	out := &upstream.WireResponse{Fields: map[string]json.RawMessage{}}
 	if w.message != nil {
 		for _, k := range w.message.Keys() {
 			if k != "content" {
@@ -188,7 +207,7 @@ func (w *WireStream) Result() *llm.WireResponse {
 			if in := strings.TrimSpace(b.input.String()); in != "" {
 				// Fragments that do not join into an object are wrapped,
 				// as for a call sent back in a later request.
-				b.obj.Set("input", Input(json.RawMessage(in)))
+				b.obj.Set("input", RequestInput.Of(json.RawMessage(in)))
 			}
 		}
 		if len(b.cites) > 0 {

@@ -142,15 +142,31 @@ func (e Event) BlockIndex() int {
 	return *e.Index
 }
 
-// Delta is a content_block_delta's or message_delta's delta as the
-// provider reads it. The front writes its deltas as ordered objects
-// instead: a message_delta's delta has stop_sequence null and no type,
-// a text delta no stop_sequence at all, which one field cannot say
-// without changing the type the provider decodes it with.
+// Delta is a content_block_delta's or message_delta's delta, one shape
+// for both sides: the provider reads it with the struct's fields (and
+// their names in its decode errors), the front writes it with MarshalJSON.
 type Delta struct {
 	Type         string  `json:"type"`
 	Text         string  `json:"text"`
 	PartialJSON  string  `json:"partial_json"`
 	StopReason   *string `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
+}
+
+// MarshalJSON writes the delta as Anthropic sends it: a message_delta's
+// (no type) as its stop_reason and stop_sequence, null when unset; a
+// text_delta or input_json_delta as its type and the one field the type
+// carries, with no stop_sequence key at all. Another type writes every
+// field.
+func (d Delta) MarshalJSON() ([]byte, error) {
+	switch d.Type {
+	case "":
+		return fields("stop_reason", d.StopReason, "stop_sequence", d.StopSequence), nil
+	case "text_delta":
+		return fields("type", d.Type, "text", d.Text), nil
+	case "input_json_delta":
+		return fields("type", d.Type, "partial_json", d.PartialJSON), nil
+	}
+	type plain Delta
+	return rawjson.Marshal(plain(d))
 }

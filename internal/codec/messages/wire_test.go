@@ -19,7 +19,7 @@ func TestWireShapesWriteWhatTheObjectsWrote(t *testing.T) {
 	}
 	for _, args := range []string{"", "{}", `{"q": "<a&b>"}`, "not json", `[1]`} {
 		c := hooks.ToolCall{ID: "toolu_1", Name: "lookup<x>", Arguments: json.RawMessage(args)}
-		want := fields("type", "tool_use", "id", c.ID, "name", c.Name, "input", arguments(c.Arguments))
+		want := fields("type", "tool_use", "id", c.ID, "name", c.Name, "input", AnswerInput.Of(c.Arguments))
 		if got := toolUse(c); string(got) != string(want) {
 			t.Errorf("tool_use %q:\n got %s\nwant %s", args, got, want)
 		}
@@ -37,8 +37,8 @@ func TestWireShapesWriteWhatTheObjectsWrote(t *testing.T) {
 	}
 }
 
-// Both sides turn arguments into a tool_use input with toolInput; each
-// must still write what its own function wrote before: the provider the
+// Both sides turn arguments into a tool_use input with ToolInput; each
+// form must still write what its own function wrote before: the provider the
 // object as it came and the wrapper HTML-escaped, the front the object
 // compacted and the wrapper as written.
 func TestToolInputWritesWhatBothSidesWrote(t *testing.T) {
@@ -68,11 +68,11 @@ func TestToolInputWritesWhatBothSidesWrote(t *testing.T) {
 		return rawjson.MustMarshal(map[string]string{"invalid_arguments": string(raw)})
 	}
 	for _, args := range []string{"", "  ", "{}", " { \"q\" : \"<a&b>\" } \n", `{"a":[1, 2]}`, "null", "[1]", `"s"`, "not <json> & more", "{\"x\":\u2028}", "line\u2028sep"} {
-		if got, want := string(Input(json.RawMessage(args))), string(oldInput(json.RawMessage(args))); got != want {
-			t.Errorf("Input(%q) = %s, want %s", args, got, want)
+		if got, want := string(RequestInput.Of(json.RawMessage(args))), string(oldInput(json.RawMessage(args))); got != want {
+			t.Errorf("RequestInput.Of(%q) = %s, want %s", args, got, want)
 		}
-		if got, want := string(arguments(json.RawMessage(args))), string(oldArguments(json.RawMessage(args))); got != want {
-			t.Errorf("arguments(%q) = %s, want %s", args, got, want)
+		if got, want := string(AnswerInput.Of(json.RawMessage(args))), string(oldArguments(json.RawMessage(args))); got != want {
+			t.Errorf("AnswerInput.Of(%q) = %s, want %s", args, got, want)
 		}
 	}
 }
@@ -87,7 +87,7 @@ func TestEventWritesWhatTheObjectsWrote(t *testing.T) {
 	text := Block{Type: "text", Text: new(string)}
 	use := Block{Type: "tool_use", ID: "toolu_1", Name: "look<up>", Input: json.RawMessage("{}")}
 	textDelta := fields("type", "text_delta", "text", `a<b & "c"`)
-	argsDelta := fields("type", "input_json_delta", "partial_json", string(arguments(json.RawMessage(`{"q": "<x>"}`))))
+	argsDelta := fields("type", "input_json_delta", "partial_json", string(AnswerInput.Of(json.RawMessage(`{"q": "<x>"}`))))
 	stop := fields("stop_reason", "end_turn", "stop_sequence", nil)
 	cases := []struct {
 		name     string
@@ -132,5 +132,34 @@ func TestEventWritesWhatTheObjectsWrote(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"type":"content_block_stop","index":"x"}`), &e); err == nil ||
 		err.Error() != "json: cannot unmarshal string into Go struct field Event.index of type int" {
 		t.Errorf("a bad index gives %v", err)
+	}
+}
+
+// The front's deltas and the provider's are one type: written, each kind
+// is what the front's ordered objects were (a message_delta with
+// stop_sequence null, a text delta without the key); read, a bad one
+// fails with the text the provider reported before.
+func TestDeltaWritesWhatTheObjectsWrote(t *testing.T) {
+	for _, c := range []struct {
+		d    Delta
+		want json.RawMessage
+	}{
+		{Delta{Type: "text_delta", Text: `a<b & "c"`}, fields("type", "text_delta", "text", `a<b & "c"`)},
+		{Delta{Type: "input_json_delta", PartialJSON: `{"q":"<x>"}`}, fields("type", "input_json_delta", "partial_json", `{"q":"<x>"}`)},
+		{Delta{StopReason: new("end_turn")}, fields("stop_reason", "end_turn", "stop_sequence", nil)},
+		{Delta{StopReason: new("stop_sequence"), StopSequence: new("###")}, fields("stop_reason", "stop_sequence", "stop_sequence", "###")},
+	} {
+		if got := rawjson.MustMarshal(c.d); string(got) != string(c.want) {
+			t.Errorf("%+v:\n got %s\nwant %s", c.d, got, c.want)
+		}
+		var back Delta
+		if err := json.Unmarshal(rawjson.MustMarshal(c.d), &back); err != nil || back.Type != c.d.Type || back.Text != c.d.Text || back.PartialJSON != c.d.PartialJSON {
+			t.Errorf("%+v reads back as %+v, %v", c.d, back, err)
+		}
+	}
+	var d Delta
+	if err := json.Unmarshal([]byte(`{"type":"text_delta","text":1}`), &d); err == nil ||
+		err.Error() != "json: cannot unmarshal number into Go struct field Delta.text of type string" {
+		t.Errorf("a bad text delta gives %v", err)
 	}
 }

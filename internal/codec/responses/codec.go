@@ -4,18 +4,20 @@ import (
 	"encoding/json"
 
 	"github.com/hookhost/hookhost/internal/codec"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 var _ codec.Codec = (*Front)(nil)
 
 // ResponseWire is the package's ResponseWire, for a response that holds
 // its output.
-func (f *Front) ResponseWire(body []byte) (*llm.WireResponse, error) { return ResponseWire(body, nil) }
+func (f *Front) ResponseWire(body []byte) (*upstream.WireResponse, error) {
+	return ResponseWire(body, nil)
+}
 
 // HistoryForm is the response's output items as they came: a request's
 // input carries them in the same shape.
-func (f *Front) HistoryForm(w *llm.WireResponse) []json.RawMessage {
+func (f *Front) HistoryForm(w *upstream.WireResponse) []json.RawMessage {
 	if w == nil || len(w.Message) == 0 {
 		return nil
 	}
@@ -32,3 +34,6 @@ func (f *Front) IDFields() codec.IDFields {
 		"custom_tool_call_output": "call_id",
 	}}
 }
+
+// Upstream is the package's Upstream.
+func (f *Front) Upstream() upstream.Codec { return Upstream }

@@ -12,7 +12,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/rawjson"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
@@ -53,7 +53,7 @@ func (f *Front) Decode(body []byte) (*dialect.Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{call: &dialect.Call{Pass: &llm.Passthrough{Fields: map[string]json.RawMessage{}}}, names: map[string]string{}}
+	d := &decoder{call: &dialect.Call{Pass: &upstream.Passthrough{Fields: map[string]json.RawMessage{}}}, names: map[string]string{}}
 	st := &state{echo: map[string]json.RawMessage{}}
 	d.call.State = st
 	for _, k := range echoed {
@@ -231,7 +231,7 @@ func (d *decoder) field(k string, v json.RawMessage) error {
 		d.streamOptions(v)
 		return nil
 	}
-	switch handling[k] {
+	switch table.Handling(k) {
 	case dialect.Mapped:
 		// Read by decodeTop.
 	case dialect.Hint:
@@ -265,7 +265,7 @@ func (d *decoder) text(v json.RawMessage) {
 			if json.Unmarshal(sv, &f) != nil || f.Type != "text" {
 				d.foreign("text.format")
 			}
-		case isHint("text." + k):
+		case table.IsHint("text." + k):
 			d.call.Drop("text." + k)
 		default:
 			d.foreign("text." + k)
@@ -283,7 +283,7 @@ func (d *decoder) include(v json.RawMessage) {
 		return
 	}
 	for i, what := range list {
-		if path := "include[]: " + what; isHint(path) {
+		if path := "include[]: " + what; table.IsHint(path) {
 			d.call.Drop(path)
 			continue
 		}
@@ -305,7 +305,7 @@ func (d *decoder) streamOptions(v json.RawMessage) {
 		if isEmpty(so[k]) {
 			continue
 		}
-		if path := "stream_options." + k; isHint(path) {
+		if path := "stream_options." + k; table.IsHint(path) {
 			d.call.Drop(path)
 		} else {
 			d.call.Drop("stream_options.*")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 // generatedID matches the ids hookhost mints: 128 random bits and a tag.
@@ -86,8 +86,8 @@ func TestEncodeIncomplete(t *testing.T) {
 }
 
 // upstreamWire is a response as an upstream of this protocol sent it.
-func upstreamWire() *llm.WireResponse {
-	return &llm.WireResponse{
+func upstreamWire() *upstream.WireResponse {
+	return &upstream.WireResponse{
 		Fields: map[string]json.RawMessage{
 			"id": json.RawMessage(`"resp_upstream"`), "object": json.RawMessage(`"response"`), "created_at": json.RawMessage(`1761000000`),
 			"status": json.RawMessage(`"completed"`), "model": json.RawMessage(`"gpt-4.1-2025-04-14"`),

@@ -4,15 +4,15 @@ import (
 	"encoding/json"
 	"sort"
 
-	"github.com/hookhost/hookhost/llm"
+	"github.com/hookhost/hookhost/internal/upstream"
 )
 
 // The upstream side: what the openai provider needs to turn a response it
-// received into the wire form the front sends on (llm.WireResponse).
+// received into the wire form the front sends on (upstream.WireResponse).
 
 // ResponseWire splits a response object into its top-level fields and its
 // output items; items replaces the output when the object has none.
-func ResponseWire(data []byte, items []json.RawMessage) (*llm.WireResponse, error) {
+func ResponseWire(data []byte, items []json.RawMessage) (*upstream.WireResponse, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return nil, err
@@ -27,12 +27,12 @@ func ResponseWire(data []byte, items []json.RawMessage) (*llm.WireResponse, erro
 	if len(output) == 0 {
 		output = items
 	}
-	return &llm.WireResponse{Fields: fields, Message: output}, nil
+	return &upstream.WireResponse{Fields: fields, Message: output}, nil
 }
 
 // StreamedWire is the WireResponse of a stream from its final event's data
 // and the items it finished, by output index.
-func StreamedWire(event string, finished map[int]json.RawMessage) *llm.WireResponse {
+func StreamedWire(event string, finished map[int]json.RawMessage) *upstream.WireResponse {
 	idx := make([]int, 0, len(finished))
 	for i := range finished {
 		idx = append(idx, i)
@@ -50,5 +50,5 @@ func StreamedWire(event string, finished map[int]json.RawMessage) *llm.WireRespo
 			return w
 		}
 	}
-	return &llm.WireResponse{Fields: map[string]json.RawMessage{}, Message: items}
+	return &upstream.WireResponse{Fields: map[string]json.RawMessage{}, Message: items}
 }

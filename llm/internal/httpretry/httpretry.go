@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/internal/redact"
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/internal/sse"
 )
@@ -387,7 +388,7 @@ func (c *Client) statusError(status int, body []byte) *llm.ProviderError {
 		pe.Message = fmt.Sprintf("the server answered with a redirect (HTTP %d), which is not followed, since it would resend the conversation and the key elsewhere; set llm.base_url to the address that answers", status)
 		return pe
 	}
-	pe.Type, pe.Message = ParseError(body)
+	pe.Type, pe.Message = upstream.ParseError(body)
 	if pe.Type == "" && pe.Message == "" {
 		// Blank the secrets before cutting: a cut through one would
 		// leave part of it behind.
@@ -401,69 +402,6 @@ func (c *Client) statusError(status int, body []byte) *llm.ProviderError {
 		pe.Message = text
 	}
 	return pe
-}
-
-// ParseError reads the error type and message out of a provider's error
-// body, "" for what it does not carry. It also serves error frames inside
-// a stream, which use the same object.
-func ParseError(body []byte) (typ, msg string) {
-	var env struct {
-		Type    any             `json:"type"`
-		Message string          `json:"message"`
-		Code    any             `json:"code"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(body, &env) != nil {
-		return "", ""
-	}
-	var inner struct {
-		Type    any    `json:"type"`
-		Message string `json:"message"`
-		Code    any    `json:"code"`
-	}
-	var str string
-	switch {
-	case len(env.Error) > 0 && json.Unmarshal(env.Error, &inner) == nil && (inner.Message != "" || inner.Type != nil || inner.Code != nil):
-		typ, msg = scalar(inner.Type), inner.Message
-		if typ == "" {
-			typ = scalar(inner.Code)
-		}
-	case len(env.Error) > 0 && json.Unmarshal(env.Error, &str) == nil:
-		msg = str
-	default:
-		typ, msg = scalar(env.Type), env.Message
-		if typ == "error" || typ == "" {
-			// Anthropic's envelope says type "error" around the real type;
-			// without an inner object there is nothing more specific.
-			typ = scalar(env.Code)
-		}
-	}
-	return typ, msg
-}
-
-// Missing returns which of fields the JSON object body lacks or has as
-// null, for adapters to name what a response that decoded fine still
-// does not carry.
-func Missing(body []byte, fields ...string) []string {
-	var obj map[string]json.RawMessage
-	_ = json.Unmarshal(body, &obj)
-	var out []string
-	for _, f := range fields {
-		if v, ok := obj[f]; !ok || string(v) == "null" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func scalar(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return ""
 }
 
 // Redact blanks out every configured secret in s.
@@ -494,6 +432,10 @@ func (c *Client) seal(err error, key string) error {
 	pe, ok := err.(*llm.ProviderError)
 	if !ok {
 		pe = &llm.ProviderError{Provider: c.Provider, Err: err}
+	}
+	if pe.Provider == "" {
+		// A codec's error (upstream.Fail, upstream.Bad) names no provider.
+		pe.Provider = c.Provider
 	}
 	pe.Provider = c.redact(pe.Provider, key)
 	pe.Type = c.redact(pe.Type, key)
@@ -597,6 +539,29 @@ func (e *Events) Progress() {
 		e.b.sawEvent()
 	}
 }
+
+// Stream reads the events of a stream response from Do as a codec
+// decodes them (upstream.Events): as Events does, with every error but
+// the stream's end worded by ReadError.
+func (c *Client) Stream(resp *http.Response) upstream.Events { return decoded{c.Events(resp), c} }
+
+type decoded struct {
+	e *Events
+	c *Client
+}
+
+func (d decoded) Next() (name, data string, err error) {
+	ev, err := d.e.Next()
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return "", "", err
+		}
+		return "", "", d.c.ReadError(err)
+	}
+	return ev.Name, ev.Data, nil
+}
+
+func (d decoded) Progress() { d.e.Progress() }
 
 // body keeps an attempt's context and timer alive while the caller reads,
 // caps what is read, and turns a limit into an error that names it.

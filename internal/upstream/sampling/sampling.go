@@ -5,7 +5,7 @@
 // already says what the neutral value says.
 //
 // The second matters because a forwarded request carries the client's
-// fields byte for byte (llm.Passthrough): a setting is sent from its
+// fields byte for byte (upstream.Passthrough): a setting is sent from its
 // neutral value only where that value differs from the client's field or
 // the client sent none, so it is never sent twice and never re-encoded
 // when nothing changed it.
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -34,7 +35,7 @@ func Check(req llm.Request) error {
 }
 
 // field is pass's top-level field key, when it holds one that is not null.
-func field(pass *llm.Passthrough, key string) (json.RawMessage, bool) {
+func field(pass *upstream.Passthrough, key string) (json.RawMessage, bool) {
 	if pass == nil {
 		return nil, false
 	}
@@ -47,7 +48,7 @@ func field(pass *llm.Passthrough, key string) (json.RawMessage, bool) {
 
 // SameFloat reports whether pass holds the field key with the value *v.
 // A nil v has nothing to compare and is never the same.
-func SameFloat(pass *llm.Passthrough, key string, v *float64) bool {
+func SameFloat(pass *upstream.Passthrough, key string, v *float64) bool {
 	raw, ok := field(pass, key)
 	if !ok || v == nil {
 		return false
@@ -57,7 +58,7 @@ func SameFloat(pass *llm.Passthrough, key string, v *float64) bool {
 }
 
 // SameInt reports whether pass holds the field key with the value *v.
-func SameInt(pass *llm.Passthrough, key string, v *int64) bool {
+func SameInt(pass *upstream.Passthrough, key string, v *int64) bool {
 	raw, ok := field(pass, key)
 	if !ok || v == nil {
 		return false
@@ -68,7 +69,7 @@ func SameInt(pass *llm.Passthrough, key string, v *int64) bool {
 
 // SameString reports whether pass holds the field key with the value v.
 // An empty v is never the same.
-func SameString(pass *llm.Passthrough, key, v string) bool {
+func SameString(pass *upstream.Passthrough, key, v string) bool {
 	raw, ok := field(pass, key)
 	if !ok || v == "" {
 		return false
@@ -80,7 +81,7 @@ func SameString(pass *llm.Passthrough, key, v string) bool {
 // SameStrings reports whether pass holds the field key with the values v,
 // as a list or, as Chat Completions' stop allows, as one string. An empty
 // v is never the same.
-func SameStrings(pass *llm.Passthrough, key string, v []string) bool {
+func SameStrings(pass *upstream.Passthrough, key string, v []string) bool {
 	raw, ok := field(pass, key)
 	if !ok || len(v) == 0 {
 		return false

@@ -1,4 +1,4 @@
-package llm
+package upstream
 
 import (
 	"crypto/sha256"
@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/llm"
 )
 
-func hashOf(m Message) [32]byte {
+func hashOf(m llm.Message) [32]byte {
 	h := sha256.New()
 	HashMessage(h, m)
 	var d [32]byte
@@ -17,8 +18,8 @@ func hashOf(m Message) [32]byte {
 }
 
 func TestHashMessageTellsMessagesApart(t *testing.T) {
-	base := Message{Role: hooks.RoleAssistant, Content: "ab", ToolCalls: []hooks.ToolCall{{ID: "1", Name: "f", Arguments: json.RawMessage(`{"a":1}`)}}}
-	others := []Message{
+	base := llm.Message{Role: hooks.RoleAssistant, Content: "ab", ToolCalls: []hooks.ToolCall{{ID: "1", Name: "f", Arguments: json.RawMessage(`{"a":1}`)}}}
+	others := []llm.Message{
 		{Role: hooks.RoleUser, Content: "ab", ToolCalls: base.ToolCalls},
 		{Role: hooks.RoleAssistant, Content: "a", ToolName: "b", ToolCalls: base.ToolCalls},
 		{Role: hooks.RoleAssistant, Content: "ab"},

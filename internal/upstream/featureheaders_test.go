@@ -1,9 +1,11 @@
-package llm
+package upstream
 
 import (
 	"net/http"
 	"reflect"
 	"testing"
+
+	"github.com/hookhost/hookhost/llm"
 )
 
 func TestFeatureHeader(t *testing.T) {
@@ -16,17 +18,17 @@ func TestFeatureHeader(t *testing.T) {
 		"Cookie":            {"c=1"},
 		"Connection":        {"close"},
 	}
-	for p, want := range map[Protocol]http.Header{
-		ProtocolMessages:  {"Anthropic-Beta": {"a-1,b-2"}, "Anthropic-Version": {"2023-06-01"}},
-		ProtocolChat:      {"Openai-Beta": {"assistants=v2"}},
-		ProtocolResponses: {"Openai-Beta": {"assistants=v2"}},
-		"other":           nil,
+	for p, want := range map[llm.Protocol]http.Header{
+		llm.ProtocolMessages:  {"Anthropic-Beta": {"a-1,b-2"}, "Anthropic-Version": {"2023-06-01"}},
+		llm.ProtocolChat:      {"Openai-Beta": {"assistants=v2"}},
+		llm.ProtocolResponses: {"Openai-Beta": {"assistants=v2"}},
+		"other":               nil,
 	} {
 		if got := FeatureHeader(p, in); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %v, want %v", p, got, want)
 		}
 	}
-	if got := FeatureHeader(ProtocolMessages, http.Header{"Cookie": {"c"}}); got != nil {
+	if got := FeatureHeader(llm.ProtocolMessages, http.Header{"Cookie": {"c"}}); got != nil {
 		t.Errorf("no feature header gives %v, want nil", got)
 	}
 }
@@ -38,7 +40,7 @@ func TestWithFeatureHeaders(t *testing.T) {
 		"Anthropic-Version": {"2024-01-01"},
 		"X-Api-Key":         {"client"}, // not a feature header: never sent
 	}}
-	got := WithFeatureHeaders(ProtocolMessages, base, pass)
+	got := WithFeatureHeaders(llm.ProtocolMessages, base, pass)
 	want := http.Header{"X-Api-Key": {"own"}, "Anthropic-Version": {"2024-01-01"}, "Anthropic-Beta": {"configured-1,shared-2,client-3,client-4"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
@@ -47,7 +49,7 @@ func TestWithFeatureHeaders(t *testing.T) {
 		t.Errorf("the provider's own header was changed: %v", base)
 	}
 	for _, p := range []*Passthrough{nil, {}, {Header: http.Header{"Cookie": {"c"}}}} {
-		if got := WithFeatureHeaders(ProtocolMessages, base, p); !reflect.DeepEqual(got, base) {
+		if got := WithFeatureHeaders(llm.ProtocolMessages, base, p); !reflect.DeepEqual(got, base) {
 			t.Errorf("pass %v: %v, want the provider's header as it is", p, got)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -34,7 +35,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestSame(t *testing.T) {
-	pass := &llm.Passthrough{Fields: map[string]json.RawMessage{
+	pass := &upstream.Passthrough{Fields: map[string]json.RawMessage{
 		"top_p": json.RawMessage(`0.50`), "seed": json.RawMessage(` 7 `), "user": json.RawMessage(`"u"`),
 		"stop": json.RawMessage(`"END"`), "stop_sequences": json.RawMessage(`["a","b"]`), "null": json.RawMessage(`null`),
 	}}

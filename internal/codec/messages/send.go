@@ -1,8 +1,7 @@
-package anthropic
+package messages
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,24 +9,20 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/internal/codec/messages"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
+	"github.com/hookhost/hookhost/internal/upstream/history"
+	"github.com/hookhost/hookhost/internal/upstream/sampling"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/history"
-	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-var _ llm.Forwarder = (*Provider)(nil)
-
-// Protocol returns llm.ProtocolMessages.
-func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
-
-// Forward makes one call for a gateway whose client speaks Anthropic
-// Messages; see llm.Forwarder.
+// Upstream is the protocol as the anthropic provider speaks it.
 //
-// The body is written by hand rather than encoded, so that every wire form
-// pass kept reaches the model byte for byte, whitespace included:
+// Its forwarded body (a gateway's call) is written by hand rather than
+// encoded, so that every wire form pass kept reaches the model byte for
+// byte, whitespace included:
 //
 //   - model, max_tokens, system, messages, tools, temperature and stream
 //     are set from req as Complete sets them; every other key of
@@ -63,43 +58,45 @@ func (p *Provider) Protocol() llm.Protocol { return llm.ProtocolMessages }
 // thinking (with its signature), citations and tool input are carried;
 // the deltas of block types newer than this code are not, though the
 // blocks themselves are, as content_block_start opened them.
-func (p *Provider) Forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	resp, wire, err := p.forward(ctx, req, pass, onText)
-	return resp, wire, p.client.SealFor(ctx, err)
+var Upstream = upstream.Codec{
+	Protocol: llm.ProtocolMessages, Body: codec.Encoded(request), ForwardBody: forwardBody,
+	Decode: decodeResponse, DecodeForward: decodeForward, Read: readStream, ReadForward: readForwardStream,
 }
 
-func (p *Provider) forward(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	stream := onText != nil
-	body, names, err := p.forwardBody(req, pass, stream)
+// The request a provider sends upstream: Body for its own calls
+// (Complete, Stream), forwardBody for a gateway's (Forward). Errors are
+// upstream.Fail's, named by the transport that seals them.
+
+// request builds the body Complete and Stream send, and the name map that
+// turns the names the model calls back into tool ids. max_tokens is
+// mandatory in this API: s.MaxTokens fills it for a request without one.
+func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolfmt.NameMap, error) {
+	names, err := codec.Names(req, s)
 	if err != nil {
-		return llm.Response{}, nil, err
+		return Request{}, nil, err
 	}
-	header := llm.WithFeatureHeaders(llm.ProtocolMessages, p.headerFor(ctx), pass)
-	resp, err := p.client.Post(ctx, p.endpoint, header, body, stream)
+	body := Request{
+		Model: req.Model, MaxTokens: s.MaxTokensFor(req), Temperature: s.TemperatureFor(req), Stream: stream, Messages: []Message{},
+		TopP: req.TopP, StopSequences: req.Stop,
+	}
+	if req.User != "" {
+		body.Metadata = &Metadata{UserID: req.User}
+	}
+	// The API has no seed (see the anthropic provider's Unsupported).
+	if body.Tools, err = codec.Tools(req.Tools, toolfmt.ToAnthropic); err != nil {
+		return Request{}, nil, err
+	}
+	system := []string{}
+	if req.System != "" {
+		system = append(system, req.System)
+	}
+	msgs, system, err := History(history.Repair(req.Messages), system, names)
 	if err != nil {
-		return llm.Response{}, nil, err
+		return Request{}, nil, upstream.Fail(err.Error(), nil)
 	}
-	if stream {
-		w := &messages.WireStream{}
-		out, err := p.read(resp, names, onText, w)
-		if err != nil {
-			return llm.Response{}, nil, err
-		}
-		return out, w.Result(), nil
-	}
-	data, err := p.client.ReadAll(resp)
-	if err != nil {
-		return llm.Response{}, nil, err
-	}
-	out, err := p.parse(data, names)
-	if err != nil {
-		return llm.Response{}, nil, err
-	}
-	wire, err := messages.ResponseWire(data)
-	if err != nil {
-		return llm.Response{}, nil, p.badResponse("%v", err)
-	}
-	return out, wire, nil
+	body.Messages = msgs
+	body.System = strings.Join(system, "\n\n")
+	return body, names, nil
 }
 
 // wireMessage is one message of a forwarded body: a kept whole message
@@ -128,21 +125,16 @@ func (m wireMessage) encode() []byte {
 	return b.Bytes()
 }
 
-// forwardBody writes the request body Forward sends (see Forward).
-func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
-	names, err := toolfmt.NewNameMap(toolfmt.SpecNames(req.Tools))
-	if err != nil {
-		return nil, nil, p.fail("cannot offer the tools", err)
-	}
+// forwardBody writes the request body of a gateway's call (see the
+// comment above Upstream).
+func forwardBody(req llm.Request, s upstream.Settings, pass *upstream.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
 	// Checked before anything is encoded: a NaN would make the encoder
 	// panic, the body being written by hand.
-	temperature := req.Temperature
-	if temperature == nil {
-		temperature = p.temperature
+	names, err := codec.Names(req, s)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := sampling.Check(llm.Request{Temperature: temperature, TopP: req.TopP}); err != nil {
-		return nil, nil, p.fail("request not sent", err)
-	}
+	temperature := s.TemperatureFor(req)
 	forms := pass.Messages()
 	var msgs []wireMessage
 	add := func(role string, blocks ...json.RawMessage) {
@@ -152,7 +144,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		if n := len(msgs); n > 0 && msgs[n-1].role == role && msgs[n-1].whole == nil {
 			prev := &msgs[n-1]
 			if prev.text != nil {
-				prev.blocks = []json.RawMessage{rawjson.MustMarshal(messages.Block{Type: "text", Text: prev.text})}
+				prev.blocks = []json.RawMessage{rawjson.MustMarshal(Block{Type: "text", Text: prev.text})}
 				prev.text = nil
 			}
 			prev.blocks = append(prev.blocks, blocks...)
@@ -169,7 +161,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 			continue
 		}
 		if m.Role != hooks.RoleUser && m.Role != hooks.RoleAssistant && m.Role != hooks.RoleTool {
-			return nil, nil, p.fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
+			return nil, nil, upstream.Fail(fmt.Sprintf("message with unknown role %q", m.Role), nil)
 		}
 		role := string(m.Role)
 		if m.Role == hooks.RoleTool {
@@ -186,23 +178,23 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		switch m.Role {
 		case hooks.RoleUser:
 			if n := len(msgs); n > 0 && msgs[n-1].role == "user" && msgs[n-1].whole == nil {
-				add("user", rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
+				add("user", rawjson.MustMarshal(Block{Type: "text", Text: ptr(m.Content)}))
 				continue
 			}
-			msgs = append(msgs, wireMessage{role: "user", text: str(m.Content)})
+			msgs = append(msgs, wireMessage{role: "user", text: ptr(m.Content)})
 		case hooks.RoleAssistant:
 			var bs []json.RawMessage
 			if m.Content != "" {
-				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(m.Content)}))
+				bs = append(bs, rawjson.MustMarshal(Block{Type: "text", Text: ptr(m.Content)}))
 			}
 			for _, c := range m.ToolCalls {
-				bs = append(bs, rawjson.MustMarshal(messages.Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: messages.Input(c.Arguments)}))
+				bs = append(bs, rawjson.MustMarshal(Block{Type: "tool_use", ID: c.ID, Name: names.Wire(c.Name), Input: RequestInput.Of(c.Arguments)}))
 			}
 			add("assistant", bs...)
 		case hooks.RoleTool:
-			b := messages.Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+			b := Block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Content != "" {
-				b.Content = str(m.Content)
+				b.Content = ptr(m.Content)
 			}
 			add("user", rawjson.MustMarshal(b))
 		}
@@ -210,11 +202,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 
 	var out rawjson.Object
 	out.Set("model", rawjson.MustMarshal(req.Model))
-	maxTokens := p.maxTokens
-	if req.MaxTokens > 0 {
-		maxTokens = req.MaxTokens
-	}
-	out.Set("max_tokens", rawjson.MustMarshal(maxTokens))
+	out.Set("max_tokens", rawjson.MustMarshal(s.MaxTokensFor(req)))
 	if req.System != "" || len(system) > 0 {
 		kept, ok := forms.Take(hooks.Message{Role: hooks.RoleSystem, Content: req.System})
 		if ok && len(kept) == 1 && !systemInline && req.System != "" {
@@ -245,7 +233,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		}
 		t, err := toolfmt.ToAnthropic(s)
 		if err != nil {
-			return nil, nil, p.fail("cannot offer the tools", err)
+			return nil, nil, upstream.Fail("cannot offer the tools", err)
 		}
 		tools = append(tools, rawjson.MustMarshal(t))
 	}
@@ -253,7 +241,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 		if extra, ok := pass.Fields["tools"]; ok {
 			var more []json.RawMessage
 			if err := json.Unmarshal(extra, &more); err != nil {
-				return nil, nil, p.fail("the request's tools field is not a list", err)
+				return nil, nil, upstream.Fail("the request's tools field is not a list", err)
 			}
 			tools = append(tools, more...)
 		}
@@ -294,7 +282,7 @@ func (p *Provider) forwardBody(req llm.Request, pass *llm.Passthrough, stream bo
 // when the client's own metadata (sent as given) already names that user
 // or there is no user to name. A changed user replaces the client's
 // user_id and keeps its other keys.
-func metadataFor(user string, pass *llm.Passthrough) (json.RawMessage, bool) {
+func metadataFor(user string, pass *upstream.Passthrough) (json.RawMessage, bool) {
 	if user == "" {
 		return nil, false
 	}
@@ -304,7 +292,7 @@ func metadataFor(user string, pass *llm.Passthrough) (json.RawMessage, bool) {
 	}
 	obj, ok := rawjson.ParseObject(kept)
 	if !ok || obj == nil {
-		return rawjson.MustMarshal(messages.Metadata{UserID: user}), true
+		return rawjson.MustMarshal(Metadata{UserID: user}), true
 	}
 	var was string
 	if json.Unmarshal(obj.Get("user_id"), &was) == nil && was == user {
@@ -326,7 +314,7 @@ func withTextBlocks(kept []json.RawMessage, texts []string) (json.RawMessage, bo
 		return nil, false
 	}
 	for _, t := range texts {
-		blocks = append(blocks, rawjson.MustMarshal(messages.Block{Type: "text", Text: str(t)}))
+		blocks = append(blocks, rawjson.MustMarshal(Block{Type: "text", Text: ptr(t)}))
 	}
 	return rawjson.Array(blocks), true
 }

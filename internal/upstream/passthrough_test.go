@@ -1,17 +1,19 @@
-package llm
+package upstream
 
 import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/hookhost/hookhost/llm"
 )
 
 func TestPassthroughMatchesMessagesByValueInOrder(t *testing.T) {
 	var p Passthrough
-	hi := Message{Role: "user", Content: "what is this?"}
+	hi := llm.Message{Role: "user", Content: "what is this?"}
 	p.KeepMessage(hi, json.RawMessage(`{"n":1}`))
 	p.KeepMessage(hi, json.RawMessage(`{"n":2}`))
-	call := Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(`{"a":`)}}}
+	call := llm.Message{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(`{"a":`)}}}
 	p.KeepMessage(call, json.RawMessage(`{"n":3}`), json.RawMessage(`{"n":4}`))
 
 	w := p.Messages()
@@ -29,7 +31,7 @@ func TestPassthroughMatchesMessagesByValueInOrder(t *testing.T) {
 		t.Fatalf("Take(call) = %s, %v", got, ok)
 	}
 	changed := call
-	changed.ToolCalls = []ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(`{"a":1}`)}}
+	changed.ToolCalls = []llm.ToolCall{{ID: "c1", Name: "f", Arguments: json.RawMessage(`{"a":1}`)}}
 	if _, ok := p.Messages().Take(changed); ok {
 		t.Fatal("a message whose arguments changed matched the old wire form")
 	}
@@ -41,15 +43,15 @@ func TestPassthroughMatchesMessagesByValueInOrder(t *testing.T) {
 
 func TestPassthroughFieldsDoNotRunTogether(t *testing.T) {
 	var p Passthrough
-	p.KeepMessage(Message{Role: "user", Content: "ab", ToolName: "c"}, json.RawMessage(`1`))
-	if _, ok := p.Messages().Take(Message{Role: "user", Content: "a", ToolName: "bc"}); ok {
+	p.KeepMessage(llm.Message{Role: "user", Content: "ab", ToolName: "c"}, json.RawMessage(`1`))
+	if _, ok := p.Messages().Take(llm.Message{Role: "user", Content: "a", ToolName: "bc"}); ok {
 		t.Fatal("two messages with different fields matched")
 	}
 }
 
 func TestPassthroughTools(t *testing.T) {
 	var p Passthrough
-	spec := ToolSpec{Name: "f", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	spec := llm.ToolSpec{Name: "f", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}
 	p.KeepTool(spec, json.RawMessage(`{"strict":true}`))
 	if w, ok := p.Tool(spec); !ok || string(w) != `{"strict":true}` {
 		t.Fatalf("Tool = %s, %v", w, ok)
@@ -62,7 +64,7 @@ func TestPassthroughTools(t *testing.T) {
 	if _, ok := none.Tool(spec); ok {
 		t.Fatal("a nil Passthrough found a tool")
 	}
-	if _, ok := none.Messages().Take(Message{}); ok {
+	if _, ok := none.Messages().Take(llm.Message{}); ok {
 		t.Fatal("a nil Passthrough found a message")
 	}
 }
@@ -72,14 +74,14 @@ func TestPassthroughTools(t *testing.T) {
 // way.
 func TestPassthroughKeepsBetweenEncodings(t *testing.T) {
 	var p Passthrough
-	hi := Message{Role: "user", Content: "hi"}
+	hi := llm.Message{Role: "user", Content: "hi"}
 	for i := 0; i < 100; i++ {
-		p.KeepMessage(Message{Role: "user", Content: fmt.Sprint(i)}, json.RawMessage(fmt.Sprint(i)))
+		p.KeepMessage(llm.Message{Role: "user", Content: fmt.Sprint(i)}, json.RawMessage(fmt.Sprint(i)))
 	}
 	p.KeepMessage(hi, json.RawMessage(`1`))
 	during := p.Messages()
 	p.KeepMessage(hi, json.RawMessage(`2`))
-	p.KeepMessage(Message{Role: "user", Content: "late"}, json.RawMessage(`3`))
+	p.KeepMessage(llm.Message{Role: "user", Content: "late"}, json.RawMessage(`3`))
 	if got, ok := during.Take(hi); !ok || string(got[0]) != "1" {
 		t.Fatalf("Take = %s, %v", got, ok)
 	}
@@ -93,11 +95,11 @@ func TestPassthroughKeepsBetweenEncodings(t *testing.T) {
 		}
 	}
 	for i := 99; i >= 0; i-- {
-		if got, ok := w.Take(Message{Role: "user", Content: fmt.Sprint(i)}); !ok || string(got[0]) != fmt.Sprint(i) {
+		if got, ok := w.Take(llm.Message{Role: "user", Content: fmt.Sprint(i)}); !ok || string(got[0]) != fmt.Sprint(i) {
 			t.Fatalf("message %d: Take = %s, %v", i, got, ok)
 		}
 	}
-	if got, ok := w.Take(Message{Role: "user", Content: "late"}); !ok || string(got[0]) != "3" {
+	if got, ok := w.Take(llm.Message{Role: "user", Content: "late"}); !ok || string(got[0]) != "3" {
 		t.Fatalf("Take(late) = %s, %v", got, ok)
 	}
 }

@@ -1,4 +1,11 @@
-package llm
+// Package upstream is the passthrough plumbing between the gateway and
+// the providers that speak a public wire protocol: Forwarder, which such a
+// provider implements, the wire forms a client sent (Passthrough) and the
+// wire form of an answer (WireResponse), and the feature headers passed
+// from a client to the upstream of the same protocol. Only the gateway,
+// its relay and codecs, and hookhost's own providers use it; package llm
+// keeps what a provider author and a Go program need.
+package upstream
 
 import (
 	"bytes"
@@ -12,17 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-)
 
-// Protocol names one of the public wire protocols that providers speak and
-// that the gateway serves.
-type Protocol string
-
-// The wire protocols hookhost speaks on either side.
-const (
-	ProtocolChat      Protocol = "openai-chat"        // POST /v1/chat/completions
-	ProtocolResponses Protocol = "openai-responses"   // POST /v1/responses
-	ProtocolMessages  Protocol = "anthropic-messages" // POST /v1/messages
+	"github.com/hookhost/hookhost/llm"
 )
 
 // Forwarder is implemented by providers that speak a public wire protocol.
@@ -32,9 +30,9 @@ const (
 // fields added to the API after this code was written) reaches the model,
 // and what the model sent back reaches the client.
 type Forwarder interface {
-	Provider
+	llm.Provider
 	// Protocol is the wire protocol this provider sends, as configured.
-	Protocol() Protocol
+	Protocol() llm.Protocol
 	// Forward makes one model call like Complete, or like Stream when
 	// onText is non-nil. The body sent upstream is built from req as
 	// Complete builds it, then: every field of pass.Fields the provider
@@ -45,7 +43,7 @@ type Forwarder interface {
 	// The WireResponse is the response's wire form. For a streamed call
 	// it is built from what the stream carried (content the provider's
 	// stream parser does not model is not in it).
-	Forward(ctx context.Context, req Request, pass *Passthrough, onText func(string)) (Response, *WireResponse, error)
+	Forward(ctx context.Context, req llm.Request, pass *Passthrough, onText func(string)) (llm.Response, *WireResponse, error)
 }
 
 // WireResponse is one model response in its provider's protocol.
@@ -112,11 +110,11 @@ type keptForm struct {
 // features rather than identify anyone: a Forwarder passes them from the
 // client to the upstream of the same protocol. Credentials, cookies and
 // hop-by-hop headers are never among them.
-func FeatureHeaders(p Protocol) []string {
+func FeatureHeaders(p llm.Protocol) []string {
 	switch p {
-	case ProtocolMessages:
+	case llm.ProtocolMessages:
 		return []string{"Anthropic-Beta", "Anthropic-Version"}
-	case ProtocolChat, ProtocolResponses:
+	case llm.ProtocolChat, llm.ProtocolResponses:
 		return []string{"Openai-Beta"}
 	}
 	return nil
@@ -124,7 +122,7 @@ func FeatureHeaders(p Protocol) []string {
 
 // FeatureHeader copies from in the feature headers of protocol p, nil when
 // in has none.
-func FeatureHeader(p Protocol, in http.Header) http.Header {
+func FeatureHeader(p llm.Protocol, in http.Header) http.Header {
 	var out http.Header
 	for _, name := range FeatureHeaders(p) {
 		if v := in.Values(name); len(v) > 0 {
@@ -142,7 +140,7 @@ func FeatureHeader(p Protocol, in http.Header) http.Header {
 // has, without repeats, so that betas the configuration turns on stay on;
 // any other feature header (a version) is the client's. h itself is not
 // changed.
-func WithFeatureHeaders(p Protocol, h http.Header, pass *Passthrough) http.Header {
+func WithFeatureHeaders(p llm.Protocol, h http.Header, pass *Passthrough) http.Header {
 	if pass == nil || len(pass.Header) == 0 {
 		return h
 	}
@@ -179,13 +177,13 @@ func WithFeatureHeaders(p Protocol, h http.Header, pass *Passthrough) http.Heade
 // provider's protocol (Chat Completions, the message object; Responses,
 // its input items; Messages, the whole message object for a user or
 // assistant message, or the tool_result block for a tool message).
-func (p *Passthrough) KeepMessage(m Message, wire ...json.RawMessage) {
+func (p *Passthrough) KeepMessage(m llm.Message, wire ...json.RawMessage) {
 	p.kept = append(p.kept, keptForm{digest: p.h.digest(m), seq: int32(len(p.kept)), at: int32(len(p.units)), n: int32(len(wire))})
 	p.units = append(p.units, wire...)
 }
 
 // KeepTool records wire as the wire form of the tool t.
-func (p *Passthrough) KeepTool(t ToolSpec, wire json.RawMessage) {
+func (p *Passthrough) KeepTool(t llm.ToolSpec, wire json.RawMessage) {
 	if p.tools == nil {
 		p.tools = map[[32]byte]json.RawMessage{}
 	}
@@ -193,7 +191,7 @@ func (p *Passthrough) KeepTool(t ToolSpec, wire json.RawMessage) {
 }
 
 // Tool returns the wire form of t, if t is unchanged since it was kept.
-func (p *Passthrough) Tool(t ToolSpec) (json.RawMessage, bool) {
+func (p *Passthrough) Tool(t llm.ToolSpec) (json.RawMessage, bool) {
 	if p == nil || p.tools == nil {
 		return nil, false
 	}
@@ -288,7 +286,7 @@ func (w *WireMessages) take(run int) {
 
 // Take returns the wire form of m, if one was kept for a message equal to
 // it and not yet taken in this encoding.
-func (w *WireMessages) Take(m Message) ([]json.RawMessage, bool) {
+func (w *WireMessages) Take(m llm.Message) ([]json.RawMessage, bool) {
 	if w.p == nil {
 		return nil, false
 	}
@@ -324,10 +322,10 @@ func (x *hasher) digest(v any) [32]byte {
 	x.h.Reset()
 	put := func(s string) { writePrefixed(x.h, x.buf, s) }
 	switch v := v.(type) {
-	case Message:
+	case llm.Message:
 		put("message")
 		hashMessage(put, v)
-	case ToolSpec:
+	case llm.ToolSpec:
 		put("tool")
 		put(v.Name)
 		put(v.Description)
@@ -343,13 +341,13 @@ func (x *hasher) digest(v any) [32]byte {
 // identifies the message. Tool-call arguments are taken byte for byte:
 // they may be invalid JSON (a model's can be), and then they still
 // identify themselves.
-func HashMessage(h hash.Hash, m Message) {
+func HashMessage(h hash.Hash, m llm.Message) {
 	bp := prefixBuffers.Get().(*[]byte)
 	defer prefixBuffers.Put(bp)
 	hashMessage(func(s string) { writePrefixed(h, *bp, s) }, m)
 }
 
-func hashMessage(put func(string), m Message) {
+func hashMessage(put func(string), m llm.Message) {
 	put(string(m.Role))
 	put(m.Content)
 	put(m.ToolCallID)

@@ -1,71 +1,79 @@
-package openai
+package responses
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/internal/codec/responses"
+	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/rawjson"
+	"github.com/hookhost/hookhost/internal/upstream"
+	"github.com/hookhost/hookhost/internal/upstream/history"
+	"github.com/hookhost/hookhost/internal/upstream/sampling"
 	"github.com/hookhost/hookhost/llm"
-	"github.com/hookhost/hookhost/llm/internal/history"
-	"github.com/hookhost/hookhost/llm/internal/httpretry"
-	"github.com/hookhost/hookhost/llm/internal/sampling"
 	"github.com/hookhost/hookhost/llm/toolfmt"
 )
 
-// forwardResponses is Forward for api=responses. The body is the one
-// Complete sends, with the client's own wire forms put back: kept input
-// items (reasoning items, images, built-in tool calls an earlier turn
-// returned) are sent as they came, kept tools likewise, and top-level
-// fields the adapter does not set are added unchanged. The client's
-// openai-beta header, kept in pass, is sent too.
-func (p *Provider) forwardResponses(ctx context.Context, req llm.Request, pass *llm.Passthrough, onText func(string)) (llm.Response, *llm.WireResponse, error) {
-	stream := onText != nil
-	body, names, err := p.forwardResponsesBody(req, pass, stream)
-	if err != nil {
-		return llm.Response{}, nil, err
-	}
-	header := llm.WithFeatureHeaders(llm.ProtocolResponses, p.headerFor(ctx), pass)
-	if stream {
-		return p.streamResponsesBody(ctx, header, body, names, onText)
-	}
-	resp, err := p.client.PostJSON(ctx, p.endpoint, header, body, false)
-	if err != nil {
-		return llm.Response{}, nil, err
-	}
-	data, err := p.client.ReadAll(resp)
-	if err != nil {
-		return llm.Response{}, nil, err
-	}
-	var rr responses.Response
-	if err := json.Unmarshal(data, &rr); err != nil {
-		return llm.Response{}, nil, p.badResponse("response is not a Responses API object: %v", err)
-	}
-	if missing := httpretry.Missing(data, "status", "output"); len(missing) > 0 {
-		return llm.Response{}, nil, p.badResponse("response is missing %s, which a Responses API object must have", strings.Join(missing, ", "))
-	}
-	out, err := p.responsesResult(rr, names)
-	if err != nil {
-		return llm.Response{}, nil, err
-	}
-	wire, err := responses.ResponseWire(data, nil)
-	if err != nil {
-		return llm.Response{}, nil, p.badResponse("response is not a Responses API object: %v", err)
-	}
-	return out, wire, nil
+// Upstream is the protocol as the openai provider speaks it (api
+// responses).
+var Upstream = upstream.Codec{
+	Protocol: llm.ProtocolResponses, Body: codec.Encoded(request), ForwardBody: forwardBody,
+	Decode: decodeResponse, DecodeForward: decodeForward, Read: readStream, ReadForward: readForwardStream,
 }
 
-// forwardResponsesBody builds the request body as a map of raw fields, so
-// that what the client sent reaches the wire byte for byte.
-func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, stream bool) (map[string]json.RawMessage, *toolfmt.NameMap, error) {
+// The request a provider sends upstream: Body for its own calls
+// (Complete, Stream), forwardBody for a gateway's (Forward). Errors are
+// upstream.Fail's, named by the transport that seals them.
+
+// request builds the body Complete and Stream send: the system prompt is
+// the instructions, the history input items. Requests are sent with
+// store=false: hookhost sends the whole conversation every time.
+func request(req llm.Request, s upstream.Settings, stream bool) (Request, *toolfmt.NameMap, error) {
+	names, err := codec.Names(req, s)
+	if err != nil {
+		return Request{}, nil, err
+	}
+	// The API has no stop sequences and no seed (see the openai
+	// provider's Unsupported).
+	body := Request{
+		Model: req.Model, Instructions: req.System, Input: []Input{},
+		MaxOutputTokens: s.MaxTokensFor(req), Temperature: s.TemperatureFor(req), Stream: stream,
+		TopP: req.TopP, User: req.User,
+	}
+	if body.Tools, err = codec.Tools(req.Tools, toolfmt.ToResponses); err != nil {
+		return Request{}, nil, err
+	}
+	for _, m := range history.Repair(req.Messages) {
+		items, err := inputItems(m, names)
+		if err != nil {
+			return Request{}, nil, err
+		}
+		body.Input = append(body.Input, items...)
+	}
+	return body, names, nil
+}
+
+// inputItems is InputOf with its error as a request's.
+func inputItems(m hooks.Message, names *toolfmt.NameMap) ([]Input, error) {
+	items, err := InputOf(m, names)
+	if err != nil {
+		return nil, upstream.Fail(err.Error(), nil)
+	}
+	return items, nil
+}
+
+// forwardBody is the body of a forwarded request: the one Body
+// writes, with the client's own wire forms put back: kept input items
+// (reasoning items, images, built-in tool calls an earlier turn returned)
+// are sent as they came, kept tools likewise, and top-level fields the
+// adapter does not set are added unchanged. It is built as a map of raw
+// fields, so that what the client sent reaches the wire byte for byte.
+func forwardBody(req llm.Request, s upstream.Settings, pass *upstream.Passthrough, stream bool) ([]byte, *toolfmt.NameMap, error) {
 	// The base body's input is replaced below: encoding each message here
 	// only to drop it would cost more than the request when it holds many.
 	bare := req
 	bare.Messages = nil
-	base, names, err := p.responsesBody(bare, stream)
+	base, names, err := request(bare, s, stream)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,11 +90,11 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 	}
 	b, err := json.Marshal(base)
 	if err != nil {
-		return nil, nil, p.fail("cannot encode the request", err)
+		return nil, nil, upstream.Fail("cannot encode the request", err)
 	}
 	body := map[string]json.RawMessage{}
 	if err := json.Unmarshal(b, &body); err != nil {
-		return nil, nil, p.fail("cannot encode the request", err)
+		return nil, nil, upstream.Fail("cannot encode the request", err)
 	}
 
 	input := make([]json.RawMessage, 0, len(req.Messages))
@@ -117,14 +125,14 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 			input = append(input, wire...)
 			continue
 		}
-		items, err := p.inputItems(m, names)
+		items, err := inputItems(m, names)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, it := range items {
 			raw, err := json.Marshal(it)
 			if err != nil {
-				return nil, nil, p.fail("cannot encode the request", err)
+				return nil, nil, upstream.Fail("cannot encode the request", err)
 			}
 			input = append(input, raw)
 		}
@@ -143,7 +151,7 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 	var builtin []json.RawMessage
 	if raw, ok := passField(pass, "tools"); ok {
 		if err := json.Unmarshal(raw, &builtin); err != nil {
-			return nil, nil, p.fail("the kept built-in tools are not a JSON array", err)
+			return nil, nil, upstream.Fail("the kept built-in tools are not a JSON array", err)
 		}
 	}
 	if len(req.Tools) > 0 || len(builtin) > 0 {
@@ -155,26 +163,26 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 			}
 			t, err := toolfmt.ToResponses(s)
 			if err != nil {
-				return nil, nil, p.fail("cannot offer the tools", err)
+				return nil, nil, upstream.Fail("cannot offer the tools", err)
 			}
 			raw, err := json.Marshal(t)
 			if err != nil {
-				return nil, nil, p.fail("cannot offer the tools", err)
+				return nil, nil, upstream.Fail("cannot offer the tools", err)
 			}
 			tools = append(tools, raw)
 		}
 		tools = append(tools, builtin...)
 		if body["tools"], err = json.Marshal(tools); err != nil {
-			return nil, nil, p.fail("cannot offer the tools", err)
+			return nil, nil, upstream.Fail("cannot offer the tools", err)
 		}
 	}
 
-	// Complete sends store=false because its loop sends the whole
-	// conversation every time. A gateway client may rely on storage the
-	// other way round: the items of a response it receives can come back
-	// by id in its next request, which the provider resolves only if it
-	// stored them. So the client's own setting is sent, and none when it
-	// sent none, leaving the provider's default.
+	// Body sends store=false because the provider's loop sends the
+	// whole conversation every time. A gateway client may rely on storage
+	// the other way round: the items of a response it receives can come
+	// back by id in its next request, which the provider resolves only if
+	// it stored them. So the client's own setting is sent, and none when
+	// it sent none, leaving the provider's default.
 	if pass != nil {
 		if v, ok := pass.Fields["store"]; ok {
 			body["store"] = v
@@ -195,10 +203,14 @@ func (p *Provider) forwardResponsesBody(req llm.Request, pass *llm.Passthrough, 
 			body[k] = v
 		}
 	}
-	return body, names, nil
+	out, err := rawjson.Marshal(body)
+	if err != nil {
+		return nil, nil, upstream.Fail("cannot encode the request", err)
+	}
+	return out, names, nil
 }
 
-func passField(pass *llm.Passthrough, key string) (json.RawMessage, bool) {
+func passField(pass *upstream.Passthrough, key string) (json.RawMessage, bool) {
 	if pass == nil {
 		return nil, false
 	}
