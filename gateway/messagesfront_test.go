@@ -12,6 +12,7 @@ import (
 	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/internal/streamcheck"
 	"github.com/hookhost/hookhost/internal/upstream"
+	"github.com/hookhost/hookhost/llm"
 	"github.com/hookhost/hookhost/llm/anthropic"
 	"github.com/hookhost/hookhost/llm/offline"
 	"github.com/hookhost/hookhost/llm/openai"
