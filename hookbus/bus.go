@@ -56,6 +56,10 @@ type Config struct {
 	// range of any provider. A patch asking for more is malformed: the
 	// provider would refuse the whole call.
 	MaxTemperature float64
+	// OnCall, when set, is told of every plugin call once it is over (see
+	// CallRecord), on the goroutine that made it: it must return at once
+	// (queue the record, never write it out there). Nil costs nothing.
+	OnCall func(CallRecord)
 }
 
 // Bus fires hooks across plugins in priority order.
@@ -77,6 +81,8 @@ type Bus struct {
 	stretchers bool
 	// maxTemperature is Config.MaxTemperature, checked in every patch.
 	maxTemperature float64
+	// onCall is Config.OnCall.
+	onCall func(CallRecord)
 
 	warned sync.Map // warnKey → struct{}
 
@@ -130,6 +136,7 @@ func New(members []Member, cfg Config) (*Bus, error) {
 	b := &Bus{
 		log:            cfg.Logger,
 		maxTemperature: cfg.MaxTemperature,
+		onCall:         cfg.OnCall,
 		subs:           map[hooks.Name][]*subscriber{},
 		owners:         map[string]string{},
 		stop:           make(chan struct{}),
