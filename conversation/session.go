@@ -87,6 +87,10 @@ type Turn struct {
 	Usage      hooks.Usage // summed over every inference, reissues included
 	Inferences []Inference
 	ToolCalls  []dispatch.Outcome
+	// RequestID is the id this turn's hook calls carry in the decision
+	// log: the one on Send's context (hookbus.WithRequestID), else
+	// "<session id>.<turn number>".
+	RequestID string
 }
 
 // Session is one conversation: an id and its message history. It is not
@@ -98,6 +102,7 @@ type Session struct {
 	pipeline dispatch.Pipeline
 	history  []hooks.Message
 	started  bool
+	turns    int
 }
 
 // New starts a session. It fires nothing until the first Send.
@@ -176,7 +181,12 @@ func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
 		s.bus.OnSessionStart(hooks.SessionStart{SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route})
 	}
 	s.history = append(s.history, hooks.Message{Role: hooks.RoleUser, Content: text})
-	turn := &Turn{}
+	s.turns++
+	turn := &Turn{RequestID: hookbus.RequestID(ctx)}
+	if turn.RequestID == "" {
+		turn.RequestID = fmt.Sprintf("%s.%d", s.id, s.turns)
+		ctx = hookbus.WithRequestID(ctx, turn.RequestID)
+	}
 	err := s.run(ctx, turn)
 	end := hooks.SessionEnd{
 		SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route,

@@ -75,6 +75,9 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := logger(stderr, *verbose, false)
+	if *verbose {
+		inv.decisions = decisionLog(stderr, false)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	h, err := open(ctx, inv, log, stderr)
 	stop()

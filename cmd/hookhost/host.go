@@ -19,7 +19,7 @@ import (
 // decided, the model, the plugins. ctx cancelled during the start (Ctrl-C)
 // ends the command.
 func open(ctx context.Context, inv *invocation, log hclog.Logger, stderr io.Writer) (*hookhost.Host, error) {
-	h, err := hookhost.Open(ctx, inv.cfg, hookhost.Options{Logger: log, Version: version})
+	h, err := hookhost.Open(ctx, inv.cfg, hookhost.Options{Logger: log, Version: version, Decisions: inv.decisions})
 	if err != nil {
 		var ce *hookhost.ConfigError
 		if errors.As(err, &ce) {
@@ -88,4 +88,14 @@ func closeHost(h *hookhost.Host) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.Close(ctx)
+}
+
+// decisionLog shows every plugin hook call on stderr at DEBUG, for -v:
+// who was asked what, what it answered and how long it took, as the
+// decision log ([trace] file) records it.
+func decisionLog(stderr io.Writer, daemon bool) hclog.Logger {
+	if !daemon {
+		stderr = untimed{stderr}
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "hookhost.decision", Output: stderr, Level: hclog.Debug, DisableTime: !daemon})
 }

@@ -27,6 +27,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/hookhost/hookhost/config"
 
 	// The now tool takes IANA zone names; embed the database so it works
@@ -124,6 +126,8 @@ type invocation struct {
 	cfg      *config.Config
 	fromFile bool
 	words    []string
+	// decisions shows each plugin hook call (-v); nil: not shown.
+	decisions hclog.Logger
 }
 
 // parseWithConfig adds the -c flag to fs, parses args and loads the config.

@@ -59,6 +59,9 @@ func mcpServe(inv *invocation, stdin io.Reader, stdout, stderr io.Writer, verbos
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := logger(stderr, verbose, true)
+	if verbose {
+		inv.decisions = decisionLog(stderr, true)
+	}
 	h, err := open(ctx, inv, log, stderr)
 	if err != nil {
 		return err
