@@ -3,6 +3,8 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/dialect"
 )
@@ -101,6 +104,11 @@ func (s *Server) routes() http.Handler {
 		s.handlers.Add(1)
 		defer s.handlers.Done()
 		w := &recorder{ResponseWriter: rw, route: "none"}
+		// Every response, errors and streams included, names the request
+		// its hook calls are filed under in the decision log.
+		id := newRequestID()
+		w.Header().Set(RequestIDHeader, id)
+		r = r.WithContext(hookbus.WithRequestID(r.Context(), id))
 		// No server-wide write timeout (a stream lasts as long as the
 		// model takes), so each request gets one: otherwise a client that
 		// stops reading blocks a write, and the slot it holds, for good,
@@ -174,7 +182,7 @@ func (s *Server) finish(w *recorder, r *http.Request, endpoint string, begin tim
 	d := time.Since(begin)
 	s.metrics.requests.WithLabelValues(endpoint, w.route, fmt.Sprint(status)).Inc()
 	s.metrics.duration.WithLabelValues(endpoint, w.route).Observe(d.Seconds())
-	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "duration", d)
+	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "duration", d, "request_id", w.Header().Get(RequestIDHeader))
 }
 
 func apiError(status int, msg string) *dialect.Error {
@@ -292,4 +300,15 @@ func (s *Server) knownModel(model string) *dialect.Error {
 	e := notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served; server.models in the gateway's config adds more, and server.model_aliases serves a name on another model", model))
 	e.Param = "model"
 	return e
+}
+
+// RequestIDHeader is the response header that carries the request's id:
+// the request_id of its hook calls in the decision log ([trace] file).
+const RequestIDHeader = "x-hookhost-request-id"
+
+// newRequestID returns a fresh random request id.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
 }
