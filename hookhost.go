@@ -40,6 +40,7 @@ import (
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/decisionlog"
+	"github.com/hookhost/hookhost/internal/telemetry"
 	"github.com/hookhost/hookhost/llm"
 	// The providers llm.provider may name register themselves.
 	_ "github.com/hookhost/hookhost/llm/anthropic"
@@ -353,14 +354,19 @@ func (h *Host) Close(ctx context.Context) error {
 
 // openDecisions opens the decision log [trace] file names, and returns
 // what the Bus tells of each call: the log's record and the DEBUG line of
-// Options.Decisions, built once, redacted of every secret the host holds.
-// It returns nil when neither is wanted, so that the Bus spends nothing.
-func (h *Host) openDecisions(cfg *config.Config, opts Options, log hclog.Logger, key string) (func(hookbus.CallRecord), error) {
+// Options.Decisions, built once, redacted of every secret the host holds,
+// and the call's span when traces are exported. It returns nil when none
+// is wanted, so that the Bus spends nothing.
+func (h *Host) openDecisions(cfg *config.Config, opts Options, log hclog.Logger, key string) (func(context.Context, hookbus.CallRecord), error) {
 	debug := opts.Decisions
 	if debug != nil && !debug.IsDebug() {
 		debug = nil
 	}
+	spans := telemetry.Enabled()
 	if cfg.Trace.File == "" && debug == nil {
+		if spans {
+			return telemetry.HookCall, nil
+		}
 		return nil, nil
 	}
 	if cfg.Trace.File != "" {
@@ -375,7 +381,10 @@ func (h *Host) openDecisions(cfg *config.Config, opts Options, log hclog.Logger,
 	}
 	red := decisionlog.NewRedactor(h.secrets(cfg, key)...)
 	file := h.decisions
-	return func(c hookbus.CallRecord) {
+	return func(ctx context.Context, c hookbus.CallRecord) {
+		if spans {
+			telemetry.HookCall(ctx, c)
+		}
 		e := decisionlog.FromCall(c, red)
 		if file != nil {
 			file.Record(e)

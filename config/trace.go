@@ -34,6 +34,11 @@ type Trace struct {
 	// falls behind, new records are dropped and counted rather than
 	// making a request wait.
 	Queue int `toml:"queue"`
+	// IncludeContent puts prompts, answers, tool arguments and results
+	// and hook payloads in the exported OpenTelemetry spans (the
+	// OTEL_EXPORTER_OTLP_* variables switch them on); by default spans
+	// carry names, models, token counts, decisions and timings only.
+	IncludeContent bool `toml:"include_content"`
 }
 
 func defaultTrace() Trace {

@@ -26,8 +26,9 @@ file = "logs/decisions.jsonl"
 max_size = 1048576
 keep = 0
 queue = 16
+include_content = true
 `)
-	want := Trace{File: testDir + "/logs/decisions.jsonl", MaxSize: 1 << 20, Keep: 0, Queue: 16}
+	want := Trace{File: testDir + "/logs/decisions.jsonl", MaxSize: 1 << 20, Keep: 0, Queue: 16, IncludeContent: true}
 	if !reflect.DeepEqual(c.Trace, want) {
 		t.Fatalf("\n got %+v\nwant %+v", c.Trace, want)
 	}
@@ -53,6 +54,7 @@ func TestTraceBadValues(t *testing.T) {
 		{"keep negative", "file = \"d.jsonl\"\nkeep = -1", "keep", "must be between 0 and 100 files, got -1", 4},
 		{"queue zero", "file = \"d.jsonl\"\nqueue = 0", "queue", "must be between 1 and 1048576 records, got 0", 4},
 		{"file not a string", `file = 3`, "file", "expected a string", 3},
+		{"include_content not a bool", `include_content = "yes"`, "include_content", "expected true or false", 3},
 		{"settings without a file", "max_size = 8192", "max_size", `has no effect: trace.file is not set, so no decision log is written; set file = "decisions.jsonl" to write one, or remove this key`, 3},
 		{"unknown key with suggestion", `kepe = 2`, "kepe", "did you mean keep?", 3},
 		{"key of another table", `backend = "redis"`, "backend", "backend belongs in [state]", 3},

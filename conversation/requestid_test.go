@@ -19,7 +19,7 @@ func TestTurnRequestIDReachesEveryHookCall(t *testing.T) {
 		PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) { return nil, nil },
 		TransformLLMOutputFunc:   func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) { return nil, nil },
 	}
-	bus, err := hookbus.New([]hookbus.Member{{Plugin: plugin}}, hookbus.Config{OnCall: func(c hookbus.CallRecord) {
+	bus, err := hookbus.New([]hookbus.Member{{Plugin: plugin}}, hookbus.Config{OnCall: func(_ context.Context, c hookbus.CallRecord) {
 		mu.Lock()
 		defer mu.Unlock()
 		ids[c.Hook] = append(ids[c.Hook], c.RequestID)

@@ -16,10 +16,13 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/loop"
+	"github.com/hookhost/hookhost/internal/telemetry"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -187,7 +190,9 @@ func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
 		turn.RequestID = fmt.Sprintf("%s.%d", s.id, s.turns)
 		ctx = hookbus.WithRequestID(ctx, turn.RequestID)
 	}
+	ctx, span := telemetry.StartRequest(ctx, "hookhost.turn", turn.RequestID, attribute.String(telemetry.AttrSessionID, s.id))
 	err := s.run(ctx, turn)
+	telemetry.EndRequest(span, 0, err)
 	end := hooks.SessionEnd{
 		SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route,
 		Reason: turn.EndReason, Iterations: turn.Iterations, Usage: turn.Usage,

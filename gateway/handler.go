@@ -16,11 +16,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/telemetry"
 )
 
 // recorder remembers what a handler wrote, for the request's log line and
@@ -29,6 +32,7 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	route  string
+	span   trace.Span // the request's span; ended by finish
 }
 
 func (w *recorder) WriteHeader(code int) {
@@ -127,6 +131,10 @@ func (s *Server) routes() http.Handler {
 		if !known {
 			endpoint = "other"
 		}
+		var ctx context.Context
+		ctx, w.span = telemetry.StartRequest(r.Context(), r.Method+" "+endpoint, id,
+			attribute.String("http.request.method", r.Method), attribute.String("http.route", endpoint))
+		r = r.WithContext(ctx)
 		render := pg.render
 		if render == nil {
 			render = plainErrors(r)
@@ -180,6 +188,9 @@ func (s *Server) finish(w *recorder, r *http.Request, endpoint string, begin tim
 		status = 499
 	}
 	d := time.Since(begin)
+	if w.span != nil {
+		telemetry.EndRequest(w.span, status, nil)
+	}
 	s.metrics.requests.WithLabelValues(endpoint, w.route, fmt.Sprint(status)).Inc()
 	s.metrics.duration.WithLabelValues(endpoint, w.route).Observe(d.Seconds())
 	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "duration", d, "request_id", w.Header().Get(RequestIDHeader))

@@ -57,9 +57,11 @@ type Config struct {
 	// provider would refuse the whole call.
 	MaxTemperature float64
 	// OnCall, when set, is told of every plugin call once it is over (see
-	// CallRecord), on the goroutine that made it: it must return at once
-	// (queue the record, never write it out there). Nil costs nothing.
-	OnCall func(CallRecord)
+	// CallRecord), with the context the call was made with (a worker's for
+	// an observer delivery), on the goroutine that made it: it must return
+	// at once (queue the record, never write it out there). Nil costs
+	// nothing.
+	OnCall func(ctx context.Context, c CallRecord)
 }
 
 // Bus fires hooks across plugins in priority order.
@@ -82,7 +84,7 @@ type Bus struct {
 	// maxTemperature is Config.MaxTemperature, checked in every patch.
 	maxTemperature float64
 	// onCall is Config.OnCall.
-	onCall func(CallRecord)
+	onCall func(context.Context, CallRecord)
 
 	warned sync.Map // warnKey → struct{}
 

@@ -55,7 +55,7 @@ func (b *Bus) record(ctx context.Context, s *subscriber, payload any, start time
 	if rv := reflect.ValueOf(answer); answer != nil && rv.Kind() == reflect.Pointer && rv.IsNil() {
 		answer = nil
 	}
-	b.onCall(CallRecord{
+	b.onCall(ctx, CallRecord{
 		Start: start, Latency: time.Since(start), RequestID: RequestID(ctx),
 		Plugin: s.m.name, Hook: s.hook, Payload: payload, Answer: answer, Kind: kind, Err: err,
 	})

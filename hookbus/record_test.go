@@ -17,7 +17,7 @@ type recorder struct {
 	recs []hookbus.CallRecord
 }
 
-func (r *recorder) add(c hookbus.CallRecord) {
+func (r *recorder) add(_ context.Context, c hookbus.CallRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.recs = append(r.recs, c)

@@ -78,6 +78,11 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *verbose {
 		inv.decisions = decisionLog(stderr, false)
 	}
+	stopTelemetry, err := startTelemetry(inv)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	h, err := open(ctx, inv, log, stderr)
 	stop()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/telemetry"
 )
 
 // open assembles the host for chat and serve, reports the plugins that
@@ -98,4 +100,19 @@ func decisionLog(stderr io.Writer, daemon bool) hclog.Logger {
 		stderr = untimed{stderr}
 	}
 	return hclog.New(&hclog.LoggerOptions{Name: "hookhost.decision", Output: stderr, Level: hclog.Debug, DisableTime: !daemon})
+}
+
+// startTelemetry exports traces over OTLP/HTTP when the OTEL_* variables
+// ask for it (see package telemetry); the returned stop flushes what is
+// pending, within a bound, and is a no-op when nothing was started.
+func startTelemetry(inv *invocation) (stop func(), err error) {
+	shutdown, err := telemetry.Setup(context.Background(), os.Getenv, version, inv.cfg.Trace.IncludeContent)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shutdown(ctx)
+	}, nil
 }

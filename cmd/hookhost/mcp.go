@@ -62,6 +62,11 @@ func mcpServe(inv *invocation, stdin io.Reader, stdout, stderr io.Writer, verbos
 	if verbose {
 		inv.decisions = decisionLog(stderr, true)
 	}
+	stopTelemetry, err := startTelemetry(inv)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	h, err := open(ctx, inv, log, stderr)
 	if err != nil {
 		return err

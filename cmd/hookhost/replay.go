@@ -71,7 +71,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 		mu  sync.Mutex
 		got []hookbus.CallRecord
 	)
-	bus, err := hookbus.New(ph.Members(), hookbus.Config{Logger: log.Named("hooks"), OnCall: func(c hookbus.CallRecord) {
+	bus, err := hookbus.New(ph.Members(), hookbus.Config{Logger: log.Named("hooks"), OnCall: func(_ context.Context, c hookbus.CallRecord) {
 		mu.Lock()
 		got = append(got, c)
 		mu.Unlock()

@@ -43,6 +43,11 @@ func serveUntil(sigs <-chan os.Signal, inv *invocation, listen string, verbose b
 	if verbose {
 		inv.decisions = decisionLog(stderr, true)
 	}
+	stopTelemetry, err := startTelemetry(inv)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	now := make(chan struct{})
