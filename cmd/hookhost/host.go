@@ -94,12 +94,12 @@ func closeHost(h *hookhost.Host) {
 
 // decisionLog shows every plugin hook call on stderr at DEBUG, for -v:
 // who was asked what, what it answered and how long it took, as the
-// decision log ([trace] file) records it.
-func decisionLog(stderr io.Writer, daemon bool) hclog.Logger {
-	if !daemon {
-		stderr = untimed{stderr}
-	}
-	return hclog.New(&hclog.LoggerOptions{Name: "hookhost.decision", Output: stderr, Level: hclog.Debug, DisableTime: !daemon})
+// decision log ([trace] file) records it. It writes through log's writer
+// and lock, so that its lines never tear the others.
+func decisionLog(log hclog.Logger) hclog.Logger {
+	l := log.Named("decision")
+	l.SetLevel(hclog.Debug)
+	return l
 }
 
 // startTelemetry exports traces over OTLP/HTTP when the OTEL_* variables

@@ -60,7 +60,7 @@ func mcpServe(inv *invocation, stdin io.Reader, stdout, stderr io.Writer, verbos
 	defer stop()
 	log := logger(stderr, verbose, true)
 	if verbose {
-		inv.decisions = decisionLog(stderr, true)
+		inv.decisions = decisionLog(log)
 	}
 	stopTelemetry, err := startTelemetry(inv)
 	if err != nil {

@@ -41,7 +41,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 func serveUntil(sigs <-chan os.Signal, inv *invocation, listen string, verbose bool, stderr io.Writer) error {
 	log := logger(stderr, verbose, true)
 	if verbose {
-		inv.decisions = decisionLog(stderr, true)
+		inv.decisions = decisionLog(log)
 	}
 	stopTelemetry, err := startTelemetry(inv)
 	if err != nil {

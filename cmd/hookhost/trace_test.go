@@ -120,3 +120,20 @@ func TestServeResponsesNameTheirRequestInTheDecisionLog(t *testing.T) {
 		t.Errorf("a request refused before any hook has %d entries", n)
 	}
 }
+
+// chat -v shows each plugin hook call at DEBUG, as the log records it.
+func TestChatVerboseShowsEachDecision(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "decisions.jsonl")
+	cfg := writeConfig(t, guardTraceConfig(buildGuard(t), logFile, `\.env`))
+	code, out, errOut := runCLI(t, "", "chat", "-v", "-c", cfg, "read the file .env")
+	if code != 0 || !strings.Contains(out, "secrets stay out") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `[DEBUG] hookhost.decision: guard pre_tool_call → answer {"block":{"message":"blocked by guard: secrets stay out`) {
+		t.Errorf("stderr does not show the guard's decision:\n%s", errOut)
+	}
+	code, _, errOut = runCLI(t, "", "chat", "-c", cfg, "read the file .env")
+	if code != 0 || strings.Contains(errOut, "hookhost.decision") {
+		t.Errorf("without -v, decisions are shown (exit %d):\n%s", code, errOut)
+	}
+}
