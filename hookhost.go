@@ -39,6 +39,8 @@ import (
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/decisionlog"
+	"github.com/hookhost/hookhost/internal/telemetry"
 	"github.com/hookhost/hookhost/llm"
 	// The providers llm.provider may name register themselves.
 	_ "github.com/hookhost/hookhost/llm/anthropic"
@@ -57,6 +59,10 @@ type Options struct {
 	Getenv func(string) string
 	// Version is hookhost's, told to MCP servers and clients.
 	Version string
+	// Decisions, when set, receives every plugin hook call at DEBUG, as
+	// the decision log ([trace] file) records it: `chat -v` and
+	// `serve -v` show them on stderr.
+	Decisions hclog.Logger
 }
 
 // SessionOptions configure one session; the zero value is a plain one.
@@ -92,6 +98,7 @@ type Host struct {
 	nativeTools []dispatch.Tool
 	mcp         *mcpServers // nil when no MCP server is enabled
 	version     string
+	decisions   *decisionlog.Log // nil unless [trace] file is set
 
 	closeOnce sync.Once
 	closeErr  error
@@ -150,14 +157,22 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Host, error) 
 		h.offerMCP(log)
 		return h, nil
 	}
+	onCall, err := h.openDecisions(cfg, opts, log, key)
+	if err != nil {
+		h.mcp.close(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	ph, startErrs := host.Start(ctx, host.Specs(cfg), host.Options{Logger: log, Getenv: getenv})
 	for _, e := range startErrs {
 		h.startErrs = append(h.startErrs, e)
 	}
-	bus, err := hookbus.New(ph.Members(), hookbus.Config{Logger: log.Named("hooks"), MaxTemperature: info.MaxTemperature})
+	bus, err := hookbus.New(ph.Members(), hookbus.Config{Logger: log.Named("hooks"), MaxTemperature: info.MaxTemperature, OnCall: onCall})
 	if err != nil {
 		ph.Close(context.WithoutCancel(ctx))
 		h.mcp.close(context.WithoutCancel(ctx))
+		if h.decisions != nil {
+			h.decisions.Close()
+		}
 		return nil, fmt.Errorf("host: assembling the plugins' Bus: %w", err)
 	}
 	h.plugins, h.bus = ph, bus
@@ -329,7 +344,79 @@ func (h *Host) Close(ctx context.Context) error {
 			h.closeErr = mcpErr
 			return
 		}
-		h.closeErr = errors.Join(h.bus.Close(ctx), h.plugins.Close(ctx), mcpErr)
+		busErr := h.bus.Close(ctx)
+		// The observer deliveries Close made are in the log too.
+		var logErr error
+		if h.decisions != nil {
+			logErr = h.decisions.Close()
+		}
+		h.closeErr = errors.Join(busErr, h.plugins.Close(ctx), mcpErr, logErr)
 	})
 	return h.closeErr
+}
+
+// openDecisions opens the decision log [trace] file names, and returns
+// what the Bus tells of each call: the log's record and the DEBUG line of
+// Options.Decisions, built once, redacted of every secret the host holds,
+// and the call's span when traces are exported. It returns nil when none
+// is wanted, so that the Bus spends nothing.
+func (h *Host) openDecisions(cfg *config.Config, opts Options, log hclog.Logger, key string) (func(context.Context, hookbus.CallRecord), error) {
+	debug := opts.Decisions
+	if debug != nil && !debug.IsDebug() {
+		debug = nil
+	}
+	spans := telemetry.Enabled()
+	if cfg.Trace.File == "" && debug == nil {
+		if spans {
+			return telemetry.HookCall, nil
+		}
+		return nil, nil
+	}
+	if cfg.Trace.File != "" {
+		l, err := decisionlog.Open(decisionlog.Options{
+			File: cfg.Trace.File, MaxSize: cfg.Trace.MaxSize, Keep: cfg.Trace.Keep, Queue: cfg.Trace.Queue,
+			Logger: log.Named("trace"),
+		})
+		if err != nil {
+			return nil, &ConfigError{fmt.Errorf("config: trace.file: %w", err)}
+		}
+		h.decisions = l
+	}
+	red := decisionlog.NewRedactor(h.secrets(cfg, key)...)
+	file := h.decisions
+	return func(ctx context.Context, c hookbus.CallRecord) {
+		if spans {
+			telemetry.HookCall(ctx, c)
+		}
+		e := decisionlog.FromCall(c, red)
+		if file != nil {
+			file.Record(e)
+		}
+		if debug != nil {
+			debug.Debug(e.Summary())
+		}
+	}, nil
+}
+
+// secrets are the values the decision log must never show: the provider
+// key, credential headers sent upstream, the inbound keys and the MCP
+// servers' bearer tokens.
+func (h *Host) secrets(cfg *config.Config, key string) []string {
+	out := []string{key}
+	for name, v := range h.upstream.Header {
+		if n := strings.ToLower(name); strings.Contains(n, "auth") || strings.Contains(n, "key") || strings.Contains(n, "token") || strings.Contains(n, "secret") {
+			for _, s := range v {
+				out = append(out, s, strings.TrimPrefix(s, "Bearer "))
+			}
+		}
+	}
+	if cfg.Server.APIKeyEnv != "" {
+		out = append(out, strings.Split(h.getenv(cfg.Server.APIKeyEnv), ",")...)
+	}
+	for _, s := range cfg.MCP.EnabledServers() {
+		if s.BearerTokenEnv != "" {
+			out = append(out, h.getenv(s.BearerTokenEnv))
+		}
+	}
+	return out
 }

@@ -64,6 +64,7 @@ type Config struct {
 	Server       Server       `toml:"server"`
 	State        State        `toml:"state"`
 	MCP          MCP          `toml:"mcp"`
+	Trace        Trace        `toml:"trace"`
 
 	// Dir is the absolute directory of the config file (the working
 	// directory for Default and for Parse called with dir ""). Relative
@@ -299,6 +300,7 @@ func newDefault(dir string) *Config {
 		},
 		Server: defaultServer(),
 		State:  defaultState(),
+		Trace:  defaultTrace(),
 		Dir:    dir,
 	}
 }

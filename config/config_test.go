@@ -40,6 +40,7 @@ func TestDefaults(t *testing.T) {
 			StateTTL: time.Hour, StateEntries: 10000, ResponsesEntries: 100000, ResponsesMaxBytes: 256 << 20,
 		},
 		State: defaultState(), // spelled out by TestStateDefaults
+		Trace: defaultTrace(), // spelled out by TestTraceDefaults
 		Dir:   testDir,
 	}
 	// Where each key is written is TestWhereNamesTheLineOfAKeyInTheFile's business.

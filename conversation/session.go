@@ -16,10 +16,13 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/loop"
+	"github.com/hookhost/hookhost/internal/telemetry"
 	"github.com/hookhost/hookhost/llm"
 )
 
@@ -92,6 +95,10 @@ type Turn struct {
 	Usage      hooks.Usage // summed over every inference, reissues included
 	Inferences []Inference
 	ToolCalls  []dispatch.Outcome
+	// RequestID is the id this turn's hook calls carry in the decision
+	// log: the one on Send's context (hookbus.WithRequestID), else
+	// "<session id>.<turn number>".
+	RequestID string
 }
 
 // Session is one conversation: an id and its message history. It is not
@@ -103,6 +110,7 @@ type Session struct {
 	pipeline dispatch.Pipeline
 	history  []hooks.Message
 	started  bool
+	turns    int
 }
 
 // New starts a session. It fires nothing until the first Send.
@@ -189,8 +197,15 @@ func (s *Session) Send(ctx context.Context, text string) (*Turn, error) {
 		s.bus.OnSessionStart(hooks.SessionStart{SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route})
 	}
 	s.history = append(s.history, hooks.Message{Role: hooks.RoleUser, Content: text})
-	turn := &Turn{}
+	s.turns++
+	turn := &Turn{RequestID: hookbus.RequestID(ctx)}
+	if turn.RequestID == "" {
+		turn.RequestID = fmt.Sprintf("%s.%d", s.id, s.turns)
+		ctx = hookbus.WithRequestID(ctx, turn.RequestID)
+	}
+	ctx, span := telemetry.StartRequest(ctx, "hookhost.turn", turn.RequestID, attribute.String(telemetry.AttrSessionID, s.id))
 	err := s.run(ctx, turn)
+	telemetry.EndRequest(span, 0, err)
 	end := hooks.SessionEnd{
 		SessionID: s.id, Model: s.opts.Model, Route: s.opts.Route,
 		Reason: turn.EndReason, Iterations: turn.Iterations, Usage: turn.Usage,

@@ -3,6 +3,8 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,10 +16,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/telemetry"
 )
 
 // recorder remembers what a handler wrote, for the request's log line and
@@ -26,6 +32,7 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	route  string
+	span   trace.Span // the request's span; ended by finish
 }
 
 func (w *recorder) WriteHeader(code int) {
@@ -101,6 +108,11 @@ func (s *Server) routes() http.Handler {
 		s.handlers.Add(1)
 		defer s.handlers.Done()
 		w := &recorder{ResponseWriter: rw, route: "none"}
+		// Every response, errors and streams included, names the request
+		// its hook calls are filed under in the decision log.
+		id := newRequestID()
+		w.Header().Set(RequestIDHeader, id)
+		r = r.WithContext(hookbus.WithRequestID(r.Context(), id))
 		// No server-wide write timeout (a stream lasts as long as the
 		// model takes), so each request gets one: otherwise a client that
 		// stops reading blocks a write, and the slot it holds, for good,
@@ -119,6 +131,10 @@ func (s *Server) routes() http.Handler {
 		if !known {
 			endpoint = "other"
 		}
+		var ctx context.Context
+		ctx, w.span = telemetry.StartRequest(r.Context(), r.Method+" "+endpoint, id,
+			attribute.String("http.request.method", r.Method), attribute.String("http.route", endpoint))
+		r = r.WithContext(ctx)
 		render := pg.render
 		if render == nil {
 			render = plainErrors(r)
@@ -172,9 +188,12 @@ func (s *Server) finish(w *recorder, r *http.Request, endpoint string, begin tim
 		status = 499
 	}
 	d := time.Since(begin)
+	if w.span != nil {
+		telemetry.EndRequest(w.span, status, nil)
+	}
 	s.metrics.requests.WithLabelValues(endpoint, w.route, fmt.Sprint(status)).Inc()
 	s.metrics.duration.WithLabelValues(endpoint, w.route).Observe(d.Seconds())
-	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "duration", d)
+	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "duration", d, "request_id", w.Header().Get(RequestIDHeader))
 }
 
 func apiError(status int, msg string) *dialect.Error {
@@ -292,4 +311,15 @@ func (s *Server) knownModel(model string) *dialect.Error {
 	e := notFound(fmt.Sprintf("model %q is not served here; GET /v1/models lists the models served; server.models in the gateway's config adds more, and server.model_aliases serves a name on another model", model))
 	e.Param = "model"
 	return e
+}
+
+// RequestIDHeader is the response header that carries the request's id:
+// the request_id of its hook calls in the decision log ([trace] file).
+const RequestIDHeader = "x-hookhost-request-id"
+
+// newRequestID returns a fresh random request id.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
 }

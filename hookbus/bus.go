@@ -56,6 +56,12 @@ type Config struct {
 	// range of any provider. A patch asking for more is malformed: the
 	// provider would refuse the whole call.
 	MaxTemperature float64
+	// OnCall, when set, is told of every plugin call once it is over (see
+	// CallRecord), with the context the call was made with (a worker's for
+	// an observer delivery), on the goroutine that made it: it must return
+	// at once (queue the record, never write it out there). Nil costs
+	// nothing.
+	OnCall func(ctx context.Context, c CallRecord)
 }
 
 // Bus fires hooks across plugins in priority order.
@@ -77,6 +83,8 @@ type Bus struct {
 	stretchers bool
 	// maxTemperature is Config.MaxTemperature, checked in every patch.
 	maxTemperature float64
+	// onCall is Config.OnCall.
+	onCall func(context.Context, CallRecord)
 
 	warned sync.Map // warnKey → struct{}
 
@@ -130,6 +138,7 @@ func New(members []Member, cfg Config) (*Bus, error) {
 	b := &Bus{
 		log:            cfg.Logger,
 		maxTemperature: cfg.MaxTemperature,
+		onCall:         cfg.OnCall,
 		subs:           map[hooks.Name][]*subscriber{},
 		owners:         map[string]string{},
 		stop:           make(chan struct{}),

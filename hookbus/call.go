@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/hookstretch"
@@ -52,13 +53,30 @@ func ask[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, Failure
 
 // askErr is ask that also returns the failure (see invokeErr).
 func askErr[T any](ctx context.Context, b *Bus, s *subscriber, req any) (T, FailureKind, error) {
+	var start time.Time
+	if b.onCall != nil {
+		start = time.Now()
+	}
 	v, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
 		return hooks.Ask[T](ctx, s.m.plugin, s.hook, req)
 	})
+	return recorded(ctx, b, s, req, start, v, kind, err)
+}
+
+// recorded applies the hook's rules to what one call (plain, or a stage of
+// a stretch) returned, and tells Config.OnCall of the call when it is set.
+func recorded[T any](ctx context.Context, b *Bus, s *subscriber, payload any, start time.Time, v T, kind FailureKind, err error) (T, FailureKind, error) {
 	if kind != KindNone {
+		if b.onCall != nil {
+			b.record(ctx, s, payload, start, nil, kind, err)
+		}
 		return v, kind, err
 	}
-	return checked(b, s, v)
+	answer, kind, err := checked(b, s, v)
+	if b.onCall != nil {
+		b.record(ctx, s, payload, start, v, kind, err)
+	}
+	return answer, kind, err
 }
 
 // checked applies the hook's rules (CheckAnswer) to an answer: one that

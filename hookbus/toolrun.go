@@ -226,9 +226,13 @@ func (r *ToolRun) stage(ctx context.Context, s *subscriber, req hooks.ToolCallRe
 // failure classified and logged, and its rules checked. sendErr is why the
 // stretch could not be sent, when it could not: that is the stage's
 // failure.
-func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber, sendErr error) (T, FailureKind, error) {
+func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber, payload any, sendErr error) (T, FailureKind, error) {
 	r.next++
 	st := r.st
+	var start time.Time
+	if r.b.onCall != nil {
+		start = time.Now()
+	}
 	v, kind, err := invokeErr(ctx, r.b, s, func(ctx context.Context) (T, error) {
 		var zero T
 		if sendErr != nil {
@@ -244,10 +248,7 @@ func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber, sendErr er
 		}
 		return t, nil
 	})
-	if kind != KindNone {
-		return v, kind, err
-	}
-	return checked(r.b, s, v)
+	return recorded(ctx, r.b, s, payload, start, v, kind, err)
 }
 
 // closeStretch ends the stretch, if one is under way, and the plan: every
@@ -272,7 +273,7 @@ func (r *ToolRun) PreToolCall(ctx context.Context) PreToolCallOutcome {
 		if !use {
 			return r.b.askPre(ctx, s, req)
 		}
-		d, kind, err := readStage[*hooks.PreToolCallDecision](ctx, r, s, sendErr)
+		d, kind, err := readStage[*hooks.PreToolCallDecision](ctx, r, s, req, sendErr)
 		if kind != KindNone || (d != nil && d.Block != nil) {
 			r.closeStretch()
 		}
@@ -301,7 +302,7 @@ func (r *ToolRun) ProvideResult(ctx context.Context) *ProvidedResult {
 		if !use {
 			return r.b.askProvide(ctx, s, req)
 		}
-		res, kind, err := readStage[*hooks.ToolResult](ctx, r, s, sendErr)
+		res, kind, err := readStage[*hooks.ToolResult](ctx, r, s, req, sendErr)
 		if kind != KindNone || res == nil || r.next == len(r.plan.subs) {
 			r.closeStretch()
 		} else {
@@ -322,7 +323,7 @@ func (r *ToolRun) Transform(ctx context.Context, ev hooks.ToolCallOutcome) (hook
 	return r.b.transformToolResult(ctx, ev, func(ctx context.Context, s *subscriber, ev hooks.ToolCallOutcome) (*hooks.ToolResult, FailureKind, error) {
 		if r.st != nil && r.next < len(r.plan.subs) && r.plan.subs[r.next] == s {
 			if r.showsProvided(ev) {
-				res, kind, err := readStage[*hooks.ToolResult](ctx, r, s, nil)
+				res, kind, err := readStage[*hooks.ToolResult](ctx, r, s, ev, nil)
 				r.closeStretch()
 				return res, kind, err
 			}

@@ -49,7 +49,9 @@ func logger(stderr io.Writer, verbose, daemon bool) hclog.Logger {
 	if !daemon {
 		stderr = untimed{stderr}
 	}
-	return hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: stderr, Level: level, DisableTime: !daemon})
+	// Independent levels let -v's decision lines (decisionLog) be DEBUG
+	// while the rest stays at INFO, through the same writer and lock.
+	return hclog.New(&hclog.LoggerOptions{Name: "hookhost", Output: stderr, Level: level, DisableTime: !daemon, IndependentLevels: true})
 }
 
 // untimed drops the timestamp pair go-plugin adds to each line it relays
@@ -75,6 +77,14 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := logger(stderr, *verbose, false)
+	if *verbose {
+		inv.decisions = decisionLog(log)
+	}
+	stopTelemetry, err := startTelemetry(inv)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	h, err := open(ctx, inv, log, stderr)
 	stop()

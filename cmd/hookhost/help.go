@@ -137,6 +137,23 @@ stops it again. Exits 1 if any server fails, with the reason, so it can gate a
 deployment.`,
 		examples: `  hookhost mcp check -c hookhost.toml && echo ready`,
 	},
+	"replay": {
+		usage: "hookhost replay LOG -plugin NAME [-c file] [-v]",
+		about: `Starts plugin NAME as chat and serve start it (its [plugins.entries.NAME]
+table, config included, applies) and sends it again every call of it that
+the decision log LOG recorded ([trace] file), in order, each as the hook it
+was. It prints each call whose outcome or answer differs now: the hook, the
+request id, the log's line, what was recorded and what came now. Use it to
+check a plugin's new version or config against real traffic before
+deploying it. Latency and error texts are not compared. Recorded inputs are
+redacted, so a call whose secrets were blanked is replayed blanked.
+Exits 0 when every answer is as recorded, 1 when any differs, 2 when LOG
+cannot be read (the message names the line), holds no call of NAME, or the
+plugin is not in the config or does not start.`,
+		examples: `  hookhost replay decisions.jsonl -plugin guard     against ./hookhost.toml
+  hookhost replay decisions.jsonl -plugin guard -c staging.toml
+                                                   the same calls, a new deny list`,
+	},
 	"version": {
 		usage:    "hookhost version",
 		about:    `Prints hookhost's version and the plugin protocol versions it speaks.`,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/telemetry"
 )
 
 // open assembles the host for chat and serve, reports the plugins that
@@ -19,7 +21,7 @@ import (
 // decided, the model, the plugins. ctx cancelled during the start (Ctrl-C)
 // ends the command.
 func open(ctx context.Context, inv *invocation, log hclog.Logger, stderr io.Writer) (*hookhost.Host, error) {
-	h, err := hookhost.Open(ctx, inv.cfg, hookhost.Options{Logger: log, Version: version})
+	h, err := hookhost.Open(ctx, inv.cfg, hookhost.Options{Logger: log, Version: version, Decisions: inv.decisions})
 	if err != nil {
 		var ce *hookhost.ConfigError
 		if errors.As(err, &ce) {
@@ -88,4 +90,29 @@ func closeHost(h *hookhost.Host) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.Close(ctx)
+}
+
+// decisionLog shows every plugin hook call on stderr at DEBUG, for -v:
+// who was asked what, what it answered and how long it took, as the
+// decision log ([trace] file) records it. It writes through log's writer
+// and lock, so that its lines never tear the others.
+func decisionLog(log hclog.Logger) hclog.Logger {
+	l := log.Named("decision")
+	l.SetLevel(hclog.Debug)
+	return l
+}
+
+// startTelemetry exports traces over OTLP/HTTP when the OTEL_* variables
+// ask for it (see package telemetry); the returned stop flushes what is
+// pending, within a bound, and is a no-op when nothing was started.
+func startTelemetry(inv *invocation) (stop func(), err error) {
+	shutdown, err := telemetry.Setup(context.Background(), os.Getenv, version, inv.cfg.Trace.IncludeContent)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shutdown(ctx)
+	}, nil
 }

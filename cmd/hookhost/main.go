@@ -7,6 +7,7 @@
 //	hookhost plugins check [-c file]                   start, verify and stop every enabled plugin
 //	hookhost mcp serve [-c file] [-v]                  an MCP server over stdio guarding the configured MCP servers
 //	hookhost mcp list|check [-c file]                  each configured MCP server's state and tools
+//	hookhost replay LOG -plugin NAME [-c file]         re-send a plugin's recorded calls, show what changed
 //	hookhost version
 //	hookhost help [command]
 //
@@ -15,7 +16,8 @@
 // Without -c, hookhost.toml is read if it exists. HOOKHOST_USE_GATEWAY
 // (1/0/true/false) overrides routing.gateway.
 //
-// Exit codes: 0 success, 1 runtime failure, 2 usage or config error.
+// Exit codes: 0 success, 1 runtime failure (replay: an answer differs), 2
+// usage or config error.
 package main
 
 import (
@@ -26,6 +28,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/hookhost/hookhost/config"
 
@@ -49,6 +53,8 @@ usage:
                                              tool call through the plugins' hooks
   hookhost mcp list [-c file]                each MCP server's transport, state, protocol and tools
   hookhost mcp check [-c file]               start each MCP server and verify it
+  hookhost replay LOG -plugin NAME [-c file] re-send a plugin's calls from a decision log to it and
+                                             show where its answers now differ
   hookhost version                           version and plugin protocols
   hookhost help [command]                    this text, or a command's help (also: command --help)
 
@@ -95,6 +101,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = pluginsCmd(args[1:], stdout, stderr)
 	case "mcp":
 		err = mcpCmd(args[1:], stdin, stdout, stderr)
+	case "replay":
+		err = replayCmd(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -124,6 +132,8 @@ type invocation struct {
 	cfg      *config.Config
 	fromFile bool
 	words    []string
+	// decisions shows each plugin hook call (-v); nil: not shown.
+	decisions hclog.Logger
 }
 
 // parseWithConfig adds the -c flag to fs, parses args and loads the config.

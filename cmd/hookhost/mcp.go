@@ -59,6 +59,14 @@ func mcpServe(inv *invocation, stdin io.Reader, stdout, stderr io.Writer, verbos
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := logger(stderr, verbose, true)
+	if verbose {
+		inv.decisions = decisionLog(log)
+	}
+	stopTelemetry, err := startTelemetry(inv)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	h, err := open(ctx, inv, log, stderr)
 	if err != nil {
 		return err

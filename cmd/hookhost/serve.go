@@ -40,6 +40,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 // second signal cuts the requests still running and returns at once.
 func serveUntil(sigs <-chan os.Signal, inv *invocation, listen string, verbose bool, stderr io.Writer) error {
 	log := logger(stderr, verbose, true)
+	if verbose {
+		inv.decisions = decisionLog(log)
+	}
+	stopTelemetry, err := startTelemetry(inv)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	now := make(chan struct{})

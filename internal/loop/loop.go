@@ -25,6 +25,7 @@ import (
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/telemetry"
 )
 
 // DefaultMaxIterations bounds the model calls of a run (reissues aside)
@@ -159,7 +160,9 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 // call makes one model call and fires post_llm_call for it.
 func call[W any](ctx context.Context, l *Loop, up Upstream[W], c Call) (hooks.ModelResponse, W, error) {
 	start := time.Now()
-	resp, w, err := up(ctx, c)
+	sctx, span := telemetry.StartModelCall(ctx, l.SessionID, c.Iteration, c.Request)
+	resp, w, err := up(sctx, c)
+	telemetry.EndModelCall(span, resp, err)
 	ev := hooks.Inference{
 		SessionID: l.SessionID, Iteration: c.Iteration, Route: l.Route, Model: c.Request.Model, Usage: resp.Usage,
 		StopReason: resp.StopReason, Escalated: c.Reason != "", Reason: c.Reason, Duration: time.Since(start),
@@ -188,7 +191,10 @@ func (l *Loop) Output(ctx context.Context, iter int, text string) (string, []str
 
 // RunTool runs one tool call through the pipeline and its hooks.
 func (l *Loop) RunTool(ctx context.Context, c hooks.ToolCall) dispatch.Outcome {
-	return l.Pipeline.Run(ctx, l.SessionID, c)
+	ctx, span := telemetry.StartToolCall(ctx, c)
+	out := l.Pipeline.Run(ctx, l.SessionID, c)
+	telemetry.EndToolCall(span, out)
+	return out
 }
 
 // RunTools runs a response's tool calls in order, telling the Observer of

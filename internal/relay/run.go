@@ -16,6 +16,7 @@ import (
 	"github.com/hookhost/hookhost/internal/codec/codecs"
 	"github.com/hookhost/hookhost/internal/dialect"
 	"github.com/hookhost/hookhost/internal/loop"
+	"github.com/hookhost/hookhost/internal/telemetry"
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -770,12 +771,15 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		return d
 	}
 	req := hooks.ToolCallRequest{SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: args}
+	// The hook calls below are children of this call's span.
+	how := "client"
+	ctx, span := telemetry.StartToolCall(r.ctx, c)
+	defer func() { telemetry.EndToolCall(span, dispatch.Outcome{Path: dispatch.Path(how), Result: d.result}) }()
 	tr := r.bus.StartToolCall(req)
 	defer tr.Close()
 	var status hooks.CallStatus
-	how := "client"
 	if r.bus.Subscribed(hooks.PreToolCall, c.Name) {
-		pre := tr.PreToolCall(r.ctx)
+		pre := tr.PreToolCall(ctx)
 		switch {
 		case pre.Blocked:
 			d.answered, d.result, status, how = true, dispatch.ErrorResult(pre.Message), hooks.StatusBlocked, "blocked"
@@ -783,8 +787,8 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 			d.call.Arguments, req.Arguments, d.modified = pre.Arguments, pre.Arguments, true
 		}
 	}
-	if !d.answered && r.ctx.Err() == nil && r.bus.Subscribed(hooks.PreToolCallCanProvideResult, c.Name) {
-		if p := tr.ProvideResult(r.ctx); p != nil {
+	if !d.answered && ctx.Err() == nil && r.bus.Subscribed(hooks.PreToolCallCanProvideResult, c.Name) {
+		if p := tr.ProvideResult(ctx); p != nil {
 			d.answered, d.result, status, how = true, p.ToolResult.AsJSON(), hooks.ProvidedBy(p.Plugin), "provided"
 		}
 	}
@@ -801,7 +805,7 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		tr.Done(ev)
 	}
 	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
-		if t, by := tr.Transform(r.ctx, ev); len(by) > 0 {
+		if t, by := tr.Transform(ctx, ev); len(by) > 0 {
 			d.result = t.AsJSON()
 		}
 	}
