@@ -26,14 +26,14 @@ type Trace struct {
 	File string `toml:"file"`
 	// MaxSize is the size in bytes at which the file is rotated: it
 	// becomes File.1, File.1 becomes File.2, and so on.
-	MaxSize int64 `toml:"max_size"`
+	MaxSize int64 `toml:"max_size" range:"trace_size"`
 	// Keep is how many rotated files are kept; 0 keeps none (the file
 	// starts over).
-	Keep int `toml:"keep"`
+	Keep int `toml:"keep" range:"trace_keep"`
 	// Queue bounds the records waiting to be written. When the writer
 	// falls behind, new records are dropped and counted rather than
 	// making a request wait.
-	Queue int `toml:"queue"`
+	Queue int `toml:"queue" range:"trace_queue"`
 	// IncludeContent puts prompts, answers, tool arguments and results
 	// and hook payloads in the exported OpenTelemetry spans (the
 	// OTEL_EXPORTER_OTLP_* variables switch them on); by default spans
@@ -45,18 +45,9 @@ func defaultTrace() Trace {
 	return Trace{MaxSize: defaultTraceMaxSize, Keep: defaultTraceKeep, Queue: defaultTraceQueue}
 }
 
-// validate bounds the numbers, resolves the file against the config
-// file's directory, and refuses settings for a log that is not written.
+// validate resolves the file against the config file's directory, and
+// refuses settings for a log that is not written.
 func (c *Trace) validate(d *decoder, key toml.Key, set map[string]bool, ok, _ bool) bool {
-	bounded := func(name string, n, lo, hi, def int64, unit string) {
-		if set[name] && (n < lo || n > hi) {
-			d.fail(join(key, toml.Key{name}), -1, "must be between %d and %d %s, got %d (the default is %d)", lo, hi, unit, n, def)
-			ok = false
-		}
-	}
-	bounded("max_size", c.MaxSize, minTraceMaxSize, maxTraceMaxSize, defaultTraceMaxSize, "bytes (4 KiB to 1 TiB)")
-	bounded("keep", int64(c.Keep), 0, maxTraceKeep, defaultTraceKeep, "files")
-	bounded("queue", int64(c.Queue), 1, maxTraceQueue, defaultTraceQueue, "records")
 	if c.File != "" {
 		c.File = resolve(d.dir, c.File)
 		return ok

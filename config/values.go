@@ -160,6 +160,9 @@ var ranges = map[string]rule{
 	"concurrent":     between(1, maxConcurrentLimit, wholeNumber, "requests"),
 	"entries":        between(1, maxStateEntries, wholeNumber, "entries"),
 	"response_bytes": between(0, maxBodyBytesLimit, inBytes, "bytes (1 TiB; 0 keeps no responses)"),
+	"trace_size":     between(minTraceMaxSize, maxTraceMaxSize, inBytes, "bytes (4 KiB to 1 TiB)"),
+	"trace_keep":     between(0, maxTraceKeep, wholeNumber, "files"),
+	"trace_queue":    between(1, maxTraceQueue, wholeNumber, "records"),
 }
 
 // byGoType is the rule of a field with neither tag.
