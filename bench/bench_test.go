@@ -173,12 +173,20 @@ func remoteBus(b *testing.B, n, protocol int) (*hookbus.Bus, *host.Host) {
 	return newBus(b, h.Members()), h
 }
 
+// remotePlugin is what the Bus uses of a plugin the host runs: calls,
+// stretches of the tool pipeline, and the promise to honour contexts.
+type remotePlugin interface {
+	hooks.Plugin
+	hookstretch.Stretcher
+	hookbus.ContextHonouring
+}
+
 // exchanges counts the synchronous exchanges with a remote plugin: a
 // plain call of a hook that is not an observer, or a stretch (several
 // hooks of one tool call asked in one exchange), where the Bus's Stats
 // count one call per hook asked.
 type exchanges struct {
-	*host.Supervised
+	remotePlugin
 	n atomic.Uint64
 }
 
@@ -186,11 +194,11 @@ func (e *exchanges) Handle(ctx context.Context, hook hooks.Name, req any) (any, 
 	if !hook.Observer() {
 		e.n.Add(1)
 	}
-	return e.Supervised.Handle(ctx, hook, req)
+	return e.remotePlugin.Handle(ctx, hook, req)
 }
 
 func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
-	st, err := e.Supervised.Stretch(ctx, req)
+	st, err := e.remotePlugin.Stretch(ctx, req)
 	if err == nil {
 		e.n.Add(1)
 	}
@@ -407,7 +415,7 @@ func BenchmarkToolCall(b *testing.B) {
 		b.Run("remote-"+rp.name, func(b *testing.B) {
 			h := startHost(b, pluginCopies(b, 1, rp.protocol), rp.protocol)
 			members := h.Members()
-			ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
+			ex := &exchanges{remotePlugin: members[0].Plugin.(remotePlugin)}
 			members[0].Plugin = ex
 			bus := newBus(b, members)
 			p := &dispatch.Pipeline{Registry: reg, Bus: bus}

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hookhost/hookhost/dispatch"
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/host"
 	"github.com/hookhost/hookhost/internal/mcpgate"
 )
 
@@ -25,7 +26,8 @@ var echoArgs = json.RawMessage(`{"text":"hello"}`)
 // with one remote plugin (protocol 2) asked all four tool hooks; and as a
 // tool offered to the model (offer_to_model), run by the tool pipeline
 // straight to the upstream, with no plugin and with the same plugin.
-// rpcs/op counts the synchronous plugin calls per tool call.
+// rpcs/op counts the synchronous plugin calls per tool call; p50-µs and
+// p99-µs are the median and the tail of one call.
 func BenchmarkMCPToolCall(b *testing.B) {
 	ctx := context.Background()
 	b.Run("direct", func(b *testing.B) {
@@ -35,9 +37,11 @@ func BenchmarkMCPToolCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { sess.Close() })
+		var l latencies
 		for b.Loop() {
-			callEcho(b, sess, "echo")
+			l.time(func() { callEcho(b, sess, "echo") })
 		}
+		l.report(b)
 	})
 	for _, plugin := range []bool{false, true} {
 		suffix := ""
@@ -64,9 +68,11 @@ func BenchmarkMCPToolCall(b *testing.B) {
 			}
 			b.Cleanup(func() { sess.Close() })
 			before := bus.Stats().SyncCalls()
+			var l latencies
 			for b.Loop() {
-				callEcho(b, sess, "bench__echo")
+				l.time(func() { callEcho(b, sess, "bench__echo") })
 			}
+			l.report(b)
 			b.ReportMetric(float64(bus.Stats().SyncCalls()-before)/float64(b.N), "rpcs/op")
 		})
 		b.Run("model"+suffix, func(b *testing.B) {
@@ -74,11 +80,15 @@ func BenchmarkMCPToolCall(b *testing.B) {
 			p := &dispatch.Pipeline{Bus: bus, Hosted: mcpgate.NewModelTools([]*mcpgate.Upstream{u}, mcpgate.ModelToolsOptions{})}
 			call := hooks.ToolCall{ID: "c", Name: "bench__echo", Arguments: echoArgs}
 			before := bus.Stats().SyncCalls()
+			var l latencies
 			for b.Loop() {
-				if out := p.Run(ctx, "s", call); out.Path != dispatch.PathNative || out.Result.Content != `"echo: hello"` {
+				var out dispatch.Outcome
+				l.time(func() { out = p.Run(ctx, "s", call) })
+				if out.Path != dispatch.PathNative || out.Result.Content != `"echo: hello"` {
 					b.Fatalf("path %s: %s", out.Path, out.Result.Content)
 				}
 			}
+			l.report(b)
 			b.ReportMetric(float64(bus.Stats().SyncCalls()-before)/float64(b.N), "rpcs/op")
 		})
 	}
@@ -101,7 +111,7 @@ func mcpUpstream(b *testing.B, plugin bool) (*mcpgate.Upstream, *hookbus.Bus) {
 	}
 	h := startHost(b, pluginCopies(b, 1, 2), 2)
 	members := h.Members()
-	if _, ok := members[0].Plugin.(*host.Supervised); !ok {
+	if _, ok := members[0].Plugin.(remotePlugin); !ok {
 		b.Fatalf("plugin %T is not a remote one", members[0].Plugin)
 	}
 	return u, newBus(b, members)
@@ -115,4 +125,23 @@ func callEcho(b *testing.B, sess *mcp.ClientSession, name string) {
 	if res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "echo: hello" {
 		b.Fatalf("result %+v", res)
 	}
+}
+
+// latencies keeps how long each call took, for its median and its tail.
+type latencies []time.Duration
+
+func (l *latencies) time(call func()) {
+	start := time.Now()
+	call()
+	*l = append(*l, time.Since(start))
+}
+
+func (l latencies) report(b *testing.B) {
+	if len(l) == 0 {
+		return
+	}
+	slices.Sort(l)
+	at := func(q float64) float64 { return float64(l[int(q*float64(len(l)-1))].Nanoseconds()) / 1e3 }
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
 }

@@ -162,7 +162,7 @@ func TestInvalidUTF8CrossesTheBoundaryRepaired(t *testing.T) {
 			t.Fatalf("repaired text counted as a failure: %+v", hs)
 		}
 	}
-	if n := supervised(t, h, 0).invalidUTF8.Load(); n != 3 {
+	if n := memberOf(t, h, 0).invalidUTF8.Load(); n != 3 {
 		t.Fatalf("%d repaired requests counted, want 3", n)
 	}
 
@@ -219,10 +219,10 @@ func TestMessageSizeLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer bus.Close(context.Background())
-		ask := func(s *Supervised, tool, args string) (*hooks.ToolResult, error) {
+		ask := func(s *supervised, tool, args string) (*hooks.ToolResult, error) {
 			return callDirect(s, tool, args, 30*time.Second)
 		}
-		small0, roomy1, dflt2 := supervised(t, h, 0), supervised(t, h, 1), supervised(t, h, 2)
+		small0, roomy1, dflt2 := memberOf(t, h, 0), memberOf(t, h, 1), memberOf(t, h, 2)
 
 		// Over max_result_size (4 MiB by default): the plugin's malformed answer.
 		_, err = ask(small0, "big", bigArgs(0, 8<<20))
@@ -261,7 +261,7 @@ func TestMessageSizeLimits(t *testing.T) {
 			st.Failures(smallName, hooks.PreToolCallCanProvideResult, hookbus.KindRefused) != 1 {
 			t.Fatalf("stats %+v, want one malformed and one refused for small", st.Hooks)
 		}
-		for _, s := range []*Supervised{small0, roomy1, dflt2} {
+		for _, s := range []*supervised{small0, roomy1, dflt2} {
 			if r, err := ask(s, "ping", ""); err != nil || r == nil {
 				t.Fatalf("plugin %s not answering after the limits: %v", s.Name(), err)
 			}
@@ -293,7 +293,7 @@ func TestRequestRefusedByThePluginsServer(t *testing.T) {
 	e.ToolTimeout = time.Minute // a shared machine may be slow to move 8 MiB
 	h := startOK(t, configOf(plug{"oldsdk", e}), fastOptions())
 	bus := busOf(t, h)
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 
 	args := bigArgs(8<<20, 0)
 	_, err := callDirect(s, "argsize", args, time.Minute)

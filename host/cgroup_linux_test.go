@@ -73,7 +73,7 @@ func TestSetsidChildGoesWithItsPlugin(t *testing.T) {
 			h.Close(context.Background())
 		}
 	})
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	needCgroups(t, s.Status().PID)
 	setsidChild := func() int {
 		t.Helper()

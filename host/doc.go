@@ -20,7 +20,7 @@
 // the host stops waiting, and answers that come too late dropped and
 // counted. The host offers both and the highest the plugin also speaks
 // wins; plugins.entries.<name>.protocol pins one. Either way the plugin is
-// one Supervised over one internal/wire.Conn, which hides the version.
+// one supervised plugin over one internal/wire.Conn, which hides the version.
 //
 // A plugin can also be started by hand, under a debugger, and attached to
 // instead of launched (HOOKHOST_REATTACH_PLUGINS or

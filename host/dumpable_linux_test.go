@@ -17,7 +17,7 @@ import (
 func TestGoPluginIsNotDumpable(t *testing.T) {
 	t.Parallel()
 	h := startOK(t, configOf(plug{"sealed", entry(echoAs(t, "sealed"))}), fastOptions())
-	res, err := callDirect(supervised(t, h, 0), "dumpable", "", livenessTimeout)
+	res, err := callDirect(memberOf(t, h, 0), "dumpable", "", livenessTimeout)
 	if err != nil || res.Content != "0" {
 		t.Fatalf("the plugin's dumpable flag is %+v (err %v), want 0", res, err)
 	}

@@ -61,18 +61,18 @@ func TestPluginFaultMatrix(t *testing.T) {
 		bin  string // the faulty plugin's binary; the echo plugin when empty
 		// trigger makes the plugin at pid misbehave and returns the pids of
 		// whatever it spawned.
-		trigger func(t *testing.T, s *Supervised, pid int, record string) []int
+		trigger func(t *testing.T, s *supervised, pid int, record string) []int
 	}
-	call := func(t *testing.T, s *Supervised, tool string) {
+	call := func(t *testing.T, s *supervised, tool string) {
 		t.Helper()
 		_, _ = callDirect(s, tool, "", 10*time.Second)
 	}
 	faults := []fault{
-		{"stderr flood", "", func(t *testing.T, s *Supervised, pid int, _ string) []int {
+		{"stderr flood", "", func(t *testing.T, s *supervised, pid int, _ string) []int {
 			mustCall(t, s, "flood", "", "flooding")
 			return nil
 		}},
-		{"child spawned before dying", "", func(t *testing.T, s *Supervised, pid int, record string) []int {
+		{"child spawned before dying", "", func(t *testing.T, s *supervised, pid int, record string) []int {
 			call(t, s, "childexit")
 			var kids []int
 			waitFor(t, "the child to be recorded", func() bool { kids = pidsIn(record + ".childexit"); return len(kids) > 0 })
@@ -80,7 +80,7 @@ func TestPluginFaultMatrix(t *testing.T) {
 			waitFor(t, "the child of the dead plugin to be killed", func() bool { return gone(kids[0]) })
 			return kids
 		}},
-		{"stops reading its socket", bins.deaf, func(t *testing.T, s *Supervised, pid int, _ string) []int {
+		{"stops reading its socket", bins.deaf, func(t *testing.T, s *supervised, pid int, _ string) []int {
 			mustCall(t, s, "deaf", "", "deaf from now on")
 			// Enough to fill what the kernel buffers for the socket.
 			big := fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", 1<<20))
@@ -91,13 +91,13 @@ func TestPluginFaultMatrix(t *testing.T) {
 			}
 			return nil
 		}},
-		{"stopped (SIGSTOP)", "", func(t *testing.T, s *Supervised, pid int, _ string) []int {
+		{"stopped (SIGSTOP)", "", func(t *testing.T, s *supervised, pid int, _ string) []int {
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
 			return nil
 		}},
-		{"spinning the CPU", "", func(t *testing.T, s *Supervised, pid int, _ string) []int {
+		{"spinning the CPU", "", func(t *testing.T, s *supervised, pid int, _ string) []int {
 			if _, err := callDirect(s, "spin", "", time.Second); err == nil {
 				t.Fatal("spin answered")
 			}
@@ -130,7 +130,7 @@ func TestPluginFaultMatrix(t *testing.T) {
 					}
 				})
 				bus := busOf(t, h)
-				s := supervised(t, h, 0)
+				s := memberOf(t, h, 0)
 				pid := s.Status().PID
 				runtime.GC()
 				var base runtime.MemStats
@@ -155,7 +155,7 @@ func TestPluginFaultMatrix(t *testing.T) {
 					if r == nil || (r.Plugin != "witness" && r.Plugin != name) {
 						t.Fatalf("round %d: result %+v, want an answer from a plugin", round, r)
 					}
-					if w, err := callDirect(supervised(t, h, 1), "lookup", "", 5*time.Second); err != nil || w == nil {
+					if w, err := callDirect(memberOf(t, h, 1), "lookup", "", 5*time.Second); err != nil || w == nil {
 						t.Fatalf("round %d: the healthy plugin did not answer: %v", round, err)
 					}
 					var ms runtime.MemStats

@@ -163,7 +163,7 @@ type Status struct {
 // as a *StartError (which plugin, why, how to fix); the others run
 // regardless.
 //
-// Each running plugin is wrapped in a *Supervised, the hooks.Plugin that
+// Each running plugin is wrapped in a *supervised, the hooks.Plugin that
 // Members hands to the Bus. A supervisor goroutine per plugin watches its
 // process; a call that finds the plugin unreachable reports it too. A dead
 // plugin is restarted with a new process and a new go-plugin client, after
@@ -180,7 +180,7 @@ type Status struct {
 // version. On version 2 every call shares one stream: a call carries its
 // deadline, the plugin is sent a cancel when the host stops waiting, and an
 // answer that arrives after that is dropped and counted
-// (Status.LateAnswers); Supervised also forwards stretches of the tool
+// (Status.LateAnswers); a supervised plugin also forwards stretches of the tool
 // pipeline (hookstretch.Stretcher), which a version 1 process declines with
 // hookstretch.ErrNoStretch.
 //
@@ -211,7 +211,7 @@ type Status struct {
 // its circuit is open. Its Status has State StateDown.
 type Host struct {
 	log     hclog.Logger
-	plugins []*Supervised // the started plugins, in plugins.enabled order
+	plugins []*supervised // the started plugins, in plugins.enabled order
 	slots   []slot        // every member of the Bus, in plugins.enabled order
 
 	closeOnce sync.Once
@@ -273,7 +273,7 @@ func Start(ctx context.Context, plugins []PluginSpec, opts Options) (*Host, []*S
 // slot is one member of the Bus: a started plugin or a fail_closed plugin
 // that is down.
 type slot struct {
-	sup  *Supervised
+	sup  *supervised
 	down *downGuard
 }
 
@@ -369,7 +369,7 @@ func launchAll(ctx context.Context, plugins []PluginSpec, opts *Options) ([]stri
 
 // Members returns the started plugins in plugins.enabled order, ready for
 // hookbus.New, each with the options of its config entry. Every Plugin is a
-// *Supervised, except the stand-in for a fail_closed plugin that did not
+// *supervised, except the stand-in for a fail_closed plugin that did not
 // start (see Host).
 func (h *Host) Members() []hookbus.Member {
 	members := make([]hookbus.Member, len(h.slots))

@@ -189,7 +189,7 @@ func provide(bus *hookbus.Bus, tool, args string) *hookbus.ProvidedResult {
 }
 
 // callDirect asks one supervised plugin for a result, bypassing the Bus.
-func callDirect(s *Supervised, tool, args string, timeout time.Duration) (*hooks.ToolResult, error) {
+func callDirect(s *supervised, tool, args string, timeout time.Duration) (*hooks.ToolResult, error) {
 	if args == "" {
 		args = "{}"
 	}
@@ -198,13 +198,13 @@ func callDirect(s *Supervised, tool, args string, timeout time.Duration) (*hooks
 	return hooks.Ask[*hooks.ToolResult](ctx, s, hooks.PreToolCallCanProvideResult, hooks.ToolCallRequest{Name: tool, Arguments: json.RawMessage(args)})
 }
 
-func supervised(t *testing.T, h *Host, i int) *Supervised {
+func memberOf(t *testing.T, h *Host, i int) *supervised {
 	t.Helper()
 	ms := h.Members()
 	if len(ms) <= i {
 		t.Fatalf("host has %d members, want more than %d", len(ms), i)
 	}
-	return ms[i].Plugin.(*Supervised)
+	return ms[i].Plugin.(*supervised)
 }
 
 // waitFor polls cond until it holds or the liveness bound passes.
@@ -579,7 +579,7 @@ func TestV1OnlyPluginNegotiatesV1AndRefusesAPinToV2(t *testing.T) {
 	if sts := h.Plugins(); len(sts) != 1 || sts[0].Name != "oldsdk-neg" || sts[0].Protocol != 1 {
 		t.Fatalf("plugins = %+v, want oldsdk-neg running over protocol 1", sts)
 	}
-	if r, err := callDirect(supervised(t, h, 0), "ping", "", 10*time.Second); err != nil || r == nil {
+	if r, err := callDirect(memberOf(t, h, 0), "ping", "", 10*time.Second); err != nil || r == nil {
 		t.Fatalf("call over protocol 1: %+v, %v", r, err)
 	}
 }
@@ -712,7 +712,7 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 	e := entry(echoAs(t, "nosy"))
 	e.Env = []string{visibleVar, "HOST_TEST_NOT_SET_ANYWHERE"}
 	h := startOK(t, configOf(plug{"nosy", e}), fastOptions())
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	lookup := func(name string) (set bool, value string) {
 		t.Helper()
 		r, err := callDirect(s, "env", fmt.Sprintf(`{"name":%q}`, name), 5*time.Second)
@@ -757,7 +757,7 @@ func TestPluginRunsInTheConfigFilesDirectory(t *testing.T) {
 		t.Fatalf("the test runs in %s already and proves nothing", dir)
 	}
 	h := startOK(t, cfg, fastOptions())
-	r, err := callDirect(supervised(t, h, 0), "cwd", "", 5*time.Second)
+	r, err := callDirect(memberOf(t, h, 0), "cwd", "", 5*time.Second)
 	if err != nil || r == nil {
 		t.Fatalf("cwd: %v, %v", r, err)
 	}
@@ -775,7 +775,7 @@ func TestCloseKillsPluginAndItsChildren(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	pid := h.Plugins()[0].PID
 	r, err := callDirect(s, "child", "", 5*time.Second)
 	if err != nil || r == nil {
@@ -816,7 +816,7 @@ func TestCircuitOpensAfterRepeatedCrashesAndCloses(t *testing.T) {
 		name := named("flaky", v)
 		h := startOK(t, configOf(plug{name, pinned(entry(echoAs(t, name)), v)}), opts)
 		wantProtocol(t, h, v)
-		s := supervised(t, h, 0)
+		s := memberOf(t, h, 0)
 
 		for i := 1; i <= 2; i++ {
 			if _, err := callDirect(s, "crash", "", 5*time.Second); err == nil {

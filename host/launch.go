@@ -51,7 +51,7 @@ type instance struct {
 	// pid, and so its group id, may belong to another process.
 	exited <-chan struct{}
 	// manifest is what this process's Describe answered. The manifest the
-	// Bus uses is the first start's, held by Supervised; a restarted
+	// Bus uses is the first start's, held by the supervised plugin; a restarted
 	// process's is only compared with it.
 	manifest hooks.Manifest
 	// version is the plugin protocol version go-plugin negotiated.
@@ -261,7 +261,7 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 	}
 	in.rpc = rpc
 	// Describe's answer and Configure's are held to the plugin's limits
-	// too; the Supervised that adopts the process adds its own hooks.
+	// too; the supervised plugin that adopts the process adds its own hooks.
 	rpc.Apply(settings(name, entry, nil))
 	if v := rpc.Version(); v != in.version {
 		return startErr(name, nil, lang().rebuild(secVersions),

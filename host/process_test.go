@@ -39,7 +39,7 @@ func tracingOptions(out *syncbuf.Buffer) Options {
 
 // mustCall asks the plugin for tool and fails the test unless it answers
 // want (any answer when want is empty).
-func mustCall(t *testing.T, s *Supervised, tool, args, want string) {
+func mustCall(t *testing.T, s *supervised, tool, args, want string) {
 	t.Helper()
 	r, err := callDirect(s, tool, args, 10*time.Second)
 	if err != nil || r == nil {
@@ -54,7 +54,7 @@ func TestHostileStderrLinesDoNotCrashTheHost(t *testing.T) {
 	t.Parallel()
 	var logs syncbuf.Buffer
 	h := startOK(t, configOf(plug{"noisy", entry(echoAs(t, "noisy"))}), tracingOptions(&logs))
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	hostile := []string{
 		`{"@message":1700000000}`,
 		`{"@level":2,"@message":"level is a number"}`,
@@ -160,7 +160,7 @@ func TestLongStdoutLinesAreRead(t *testing.T) {
 	t.Parallel()
 	var logs syncbuf.Buffer
 	h := startOK(t, configOf(plug{"chatty", entry(echoAs(t, "chatty"))}), tracingOptions(&logs))
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	// Each line is far over bufio.Scanner's 64 KiB token and the pipe's
 	// buffer: a stalled reader blocks the plugin in its write.
 	for i := range 5 {
@@ -217,7 +217,7 @@ func TestEscapedChildHoldingPipesStallsNeitherRestartNorClose(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	crash := func(i int) {
 		t.Helper()
 		began := time.Now()
@@ -432,7 +432,7 @@ func TestPluginStartedThroughAWrapperScriptAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startOK(t, configOf(plug{"wrapped", entry(wrapper)}), fastOptions())
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	mustCall(t, s, "hello", "", "answered by wrapped")
 	r, err := callDirect(s, "pid", "", 10*time.Second)
 	if err != nil || r == nil {

@@ -151,7 +151,7 @@ func TestAttachedPluginThatDiesStaysDown(t *testing.T) {
 	opts.Getenv = envOf(map[string]string{config.ReattachEnv: d.line})
 	h := startOK(t, configOf(plug{name, e}), opts)
 	bus := busOf(t, h)
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	mustCall(t, s, "lookup", "", "answered by "+name)
 
 	if err := d.cmd.Process.Kill(); err != nil {

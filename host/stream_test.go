@@ -40,7 +40,7 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 		}
 		h := startOK(t, configOf(plug{name, e}), fastOptions())
 		wantProtocol(t, h, v)
-		s := supervised(t, h, 0)
+		s := memberOf(t, h, 0)
 		wait := func(ctx context.Context, line string) <-chan error {
 			done := make(chan error, 1)
 			go func() {
@@ -100,7 +100,7 @@ func TestManyConcurrentCallsOnOneStream(t *testing.T) {
 		e.ToolTimeout = time.Minute // a shared machine under -race is slow
 		h := startOK(t, configOf(plug{name, e}), fastOptions())
 		wantProtocol(t, h, v)
-		s := supervised(t, h, 0)
+		s := memberOf(t, h, 0)
 
 		const workers, each = 64, 50
 		errs := make(chan error, workers)
@@ -153,7 +153,7 @@ func TestPluginThatStopsReadingItsStream(t *testing.T) {
 	}
 	wantProtocol(t, h, 2)
 	bus := busOf(t, h)
-	ms, ss := supervised(t, h, 0), supervised(t, h, 1)
+	ms, ss := memberOf(t, h, 0), memberOf(t, h, 1)
 	mutePID := ms.Status().PID
 
 	// 24 calls of 1 MiB: more than any window gRPC grows a stream to.
@@ -205,7 +205,7 @@ func TestStretchOverV1AnswersNoStretch(t *testing.T) {
 	t.Parallel()
 	name := "stretchy-v1"
 	h := startOK(t, configOf(plug{name, pinned(entry(echoAs(t, name)), 1)}), fastOptions())
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	_, err := s.Stretch(context.Background(), hookstretch.Request{
 		Call: hooks.ToolCallRequest{Name: "lookup", Arguments: json.RawMessage("{}")},
 		Stages: []hookstretch.Stage{
@@ -230,7 +230,7 @@ func TestLateAnswersAreDroppedAndCounted(t *testing.T) {
 	e.Timeout, e.ToolTimeout = 300*time.Millisecond, 300*time.Millisecond
 	h := startOK(t, configOf(plug{name, e}), fastOptions())
 	wantProtocol(t, h, 2)
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	const calls = 3
 	for i := range calls {
 		if r, err := callDirect(s, "lookup", "", 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
@@ -257,7 +257,7 @@ func TestStretchOverV2(t *testing.T) {
 	}
 	h := startOK(t, configOf(plug{name, e}), fastOptions())
 	wantProtocol(t, h, 2)
-	s := supervised(t, h, 0)
+	s := memberOf(t, h, 0)
 	stretch := func(tool string) hookstretch.Stretch {
 		t.Helper()
 		st, err := s.Stretch(context.Background(), hookstretch.Request{

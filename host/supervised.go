@@ -28,11 +28,11 @@ const exitPoll = 100 * time.Millisecond
 // reapTimeout bounds cleaning up after a dead plugin before its restart.
 const reapTimeout = 10 * time.Second
 
-// Supervised is one remote plugin as the Bus sees it: a hooks.Plugin that
+// supervised is one remote plugin as the Bus sees it: a hooks.Plugin that
 // forwards every call to the plugin's current process and keeps a process
 // running (see Host for the lifecycle). While the plugin is down every call
 // fails at once with an error wrapping hooks.ErrUnavailable.
-type Supervised struct {
+type supervised struct {
 	name     string
 	entry    config.PluginEntry
 	opts     Options
@@ -60,14 +60,14 @@ type Supervised struct {
 }
 
 var (
-	_ hooks.Plugin             = (*Supervised)(nil)
-	_ hookstretch.Stretcher    = (*Supervised)(nil)
-	_ hookbus.ContextHonouring = (*Supervised)(nil)
+	_ hooks.Plugin             = (*supervised)(nil)
+	_ hookstretch.Stretcher    = (*supervised)(nil)
+	_ hookbus.ContextHonouring = (*supervised)(nil)
 )
 
-func newSupervised(name string, entry config.PluginEntry, opts Options, first *instance) *Supervised {
+func newSupervised(name string, entry config.PluginEntry, opts Options, first *instance) *supervised {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Supervised{
+	s := &supervised{
 		name:     name,
 		entry:    entry,
 		opts:     opts,
@@ -88,14 +88,14 @@ func newSupervised(name string, entry config.PluginEntry, opts Options, first *i
 
 // adopt applies the plugin's message rules to a newly started process,
 // before any hook call can reach it.
-func (s *Supervised) adopt(in *instance) {
+func (s *supervised) adopt(in *instance) {
 	in.rpc.Apply(settings(s.name, s.entry, s.repaired))
 }
 
 // repaired counts a request whose text was not valid UTF-8 and went out
 // repaired, and says so: WARN the first time per hook, DEBUG after. The
 // call itself went ahead, so this is no failure of anyone's.
-func (s *Supervised) repaired(hook string, fields int) {
+func (s *supervised) repaired(hook string, fields int) {
 	s.invalidUTF8.Add(1)
 	args := []any{"hook", hook, "fields", fields}
 	if _, seen := s.warnedUTF8.LoadOrStore(hook, struct{}{}); !seen {
@@ -106,18 +106,18 @@ func (s *Supervised) repaired(hook string, fields int) {
 }
 
 // Name is the plugin's name in plugins.enabled.
-func (s *Supervised) Name() string { return s.name }
+func (s *supervised) Name() string { return s.name }
 
 // Manifest returns the manifest from the plugin's first start.
-func (s *Supervised) Manifest() hooks.Manifest { return s.manifest }
+func (s *supervised) Manifest() hooks.Manifest { return s.manifest }
 
 // HonoursContext reports true: calls either fail at once or go through the
 // process's wire.Conn, which returns by the call's deadline whatever the
 // process does, so the Bus needs no watchdog goroutine.
-func (s *Supervised) HonoursContext() bool { return true }
+func (s *supervised) HonoursContext() bool { return true }
 
 // Status reports the plugin's current state.
-func (s *Supervised) Status() Status {
+func (s *supervised) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{
@@ -141,7 +141,7 @@ func (s *Supervised) Status() Status {
 
 // current returns the running instance, or an ErrUnavailable error without
 // waiting when there is none: a call must never wait on a dead process.
-func (s *Supervised) current() (*instance, error) {
+func (s *supervised) current() (*instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur == nil {
@@ -153,7 +153,7 @@ func (s *Supervised) current() (*instance, error) {
 // call forwards one hook call to the running process. A failure that means
 // the process is gone or unreachable marks the plugin down; only the first
 // caller to see a given process fail does so, however many fail at once.
-func call[T any](s *Supervised, fn func(wire.Conn) (T, error)) (T, error) {
+func call[T any](s *supervised, fn func(wire.Conn) (T, error)) (T, error) {
 	in, err := s.current()
 	if err != nil {
 		var zero T
@@ -171,7 +171,7 @@ func call[T any](s *Supervised, fn func(wire.Conn) (T, error)) (T, error) {
 // once its process is gone: the host could not start another, so a
 // connection that fails while the process lives (say, stopped in a
 // debugger) fails only that call.
-func (s *Supervised) failed(in *instance, err error) {
+func (s *supervised) failed(in *instance, err error) {
 	if in.attached != nil {
 		if in.client.Exited() || !childproc.Alive(in.pid) {
 			s.markDown(in, err.Error())
@@ -185,7 +185,7 @@ func (s *Supervised) failed(in *instance, err error) {
 
 // markDown takes in out of service and asks the supervisor to restart the
 // plugin, unless in is no longer the current process.
-func (s *Supervised) markDown(in *instance, reason string) {
+func (s *supervised) markDown(in *instance, reason string) {
 	s.mu.Lock()
 	if s.cur != in || s.closed {
 		s.mu.Unlock()
@@ -213,7 +213,7 @@ func (s *Supervised) markDown(in *instance, reason string) {
 
 // supervise runs until close: it notices processes that exited on their own
 // and restores the plugin whenever it is down.
-func (s *Supervised) supervise() {
+func (s *supervised) supervise() {
 	defer close(s.done)
 	tick := time.NewTicker(exitPoll)
 	defer tick.Stop()
@@ -249,7 +249,7 @@ func (s *Supervised) supervise() {
 }
 
 // restore brings the plugin back, or returns when the host closes it.
-func (s *Supervised) restore() {
+func (s *supervised) restore() {
 	trialFailed := false
 	for s.ctx.Err() == nil {
 		n := s.recentRestarts()
@@ -283,7 +283,7 @@ func (s *Supervised) restore() {
 
 // recentRestarts forgets restarts older than the circuit window and counts
 // the rest.
-func (s *Supervised) recentRestarts() int {
+func (s *supervised) recentRestarts() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cutoff := time.Now().Add(-s.opts.CircuitWindow)
@@ -293,7 +293,7 @@ func (s *Supervised) recentRestarts() int {
 
 // attempt makes one restart and reports whether the plugin is running (or
 // closed, which also ends the restarting).
-func (s *Supervised) attempt() bool {
+func (s *supervised) attempt() bool {
 	s.mu.Lock()
 	s.restarts++
 	s.recent = append(s.recent, time.Now())
@@ -327,7 +327,7 @@ func (s *Supervised) attempt() bool {
 	return true
 }
 
-func (s *Supervised) setState(state string) {
+func (s *supervised) setState(state string) {
 	s.mu.Lock()
 	if !s.closed {
 		s.state = state
@@ -336,7 +336,7 @@ func (s *Supervised) setState(state string) {
 }
 
 // sleep waits d, or returns false when the plugin is closed first.
-func (s *Supervised) sleep(d time.Duration) bool {
+func (s *supervised) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -348,7 +348,7 @@ func (s *Supervised) sleep(d time.Duration) bool {
 }
 
 // close stops supervision and the plugin's processes, bounded by ctx.
-func (s *Supervised) close(ctx context.Context) error {
+func (s *supervised) close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	s.state = StateStopped
@@ -400,14 +400,14 @@ func sameShape(a, b hooks.Manifest) bool {
 }
 
 // Handle forwards one hook call to the plugin's current process.
-func (s *Supervised) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
+func (s *supervised) Handle(ctx context.Context, hook hooks.Name, req any) (any, error) {
 	return call(s, func(c wire.Conn) (any, error) { return c.Handle(ctx, hook, req) })
 }
 
 // Stretch forwards a stretch of the tool pipeline to the plugin's current
 // process. One speaking protocol v1 answers hookstretch.ErrNoStretch, and the Bus
 // then asks hook by hook.
-func (s *Supervised) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
+func (s *supervised) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	in, err := s.current()
 	if err != nil {
 		return nil, err
@@ -424,7 +424,7 @@ func (s *Supervised) Stretch(ctx context.Context, req hookstretch.Request) (hook
 // away, as call does for single calls.
 type supervisedStretch struct {
 	hookstretch.Stretch
-	s  *Supervised
+	s  *supervised
 	in *instance
 }
 

@@ -219,10 +219,18 @@ func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*
 	return h, h.Members()
 }
 
+// remotePlugin is what the Bus uses of a plugin the host runs: calls,
+// stretches of the tool pipeline, and the promise to honour contexts.
+type remotePlugin interface {
+	hooks.Plugin
+	hookstretch.Stretcher
+	hookbus.ContextHonouring
+}
+
 // exchanges counts the synchronous exchanges with the plugin: a plain call
 // of a hook that is not an observer, or a stretch.
 type exchanges struct {
-	*host.Supervised
+	remotePlugin
 	n atomic.Int64
 }
 
@@ -230,11 +238,11 @@ func (e *exchanges) Handle(ctx context.Context, hook hooks.Name, req any) (any, 
 	if !hook.Observer() {
 		e.n.Add(1)
 	}
-	return e.Supervised.Handle(ctx, hook, req)
+	return e.remotePlugin.Handle(ctx, hook, req)
 }
 
 func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
-	st, err := e.Supervised.Stretch(ctx, req)
+	st, err := e.remotePlugin.Stretch(ctx, req)
 	if err == nil {
 		e.n.Add(1)
 	}
@@ -287,7 +295,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 		return names
 	}())
-	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
+	ex := &exchanges{remotePlugin: members[0].Plugin.(remotePlugin)}
 	members[0].Plugin = ex
 	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {
@@ -564,7 +572,7 @@ func checkEveryHook(t *testing.T, ctx context.Context, plugin hooks.Plugin, bus 
 func checkStretches(t *testing.T, p Plugin) {
 	l := &log{}
 	_, members := start(t, p, 2, "", l)
-	ex := &exchanges{Supervised: members[0].Plugin.(*host.Supervised)}
+	ex := &exchanges{remotePlugin: members[0].Plugin.(remotePlugin)}
 	members[0].Plugin = ex
 	bus, err := hookbus.New(members, hookbus.Config{})
 	if err != nil {

@@ -81,8 +81,8 @@ func Connect(t testing.TB, version int, p hooks.Plugin, configure wire.Configure
 	return c
 }
 
-// Remote is a wire.Conn seen as a hooks.Plugin, the way package host's
-// Supervised presents a plugin process to the Bus.
+// Remote is a wire.Conn seen as a hooks.Plugin, the way package host
+// presents a plugin process to the Bus.
 type Remote struct {
 	Conn     wire.Conn
 	manifest *hooks.Manifest
