@@ -125,8 +125,9 @@ func (k *kitchen) PreToolCall(ctx context.Context, call hooks.ToolCallRequest) (
 	case "fail_panic":
 		panic("nil map")
 	case "fail_slow":
+		// Well past every test's timeout: the timeout always comes first.
 		select {
-		case <-time.After(2 * time.Second):
+		case <-time.After(30 * time.Second):
 		case <-ctx.Done():
 		}
 		return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "too late"}}, nil
@@ -226,7 +227,9 @@ func TestObserversAndFlush(t *testing.T) {
 }
 
 func TestFailuresCountAsNoOpinion(t *testing.T) {
-	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hookbus.Options{Timeout: 50 * time.Millisecond}))
+	// Long enough that a panic, stack and all, is reported in time on a
+	// loaded machine; only fail_slow reaches it.
+	h := plugintest.New(t, &kitchen{}, plugintest.WithOptions(hookbus.Options{Timeout: time.Second}))
 	for name, kind := range map[string]hookbus.FailureKind{
 		"fail_error":     hookbus.KindError,
 		"fail_panic":     hookbus.KindPanic,
@@ -503,7 +506,7 @@ func TestWithProtocolConfiguresThroughTheWire(t *testing.T) {
 func TestFailuresOverTheWire(t *testing.T) {
 	for _, v := range protocols[1:] {
 		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
-			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hookbus.Options{Timeout: 200 * time.Millisecond}))
+			h := plugintest.New(t, &kitchen{}, plugintest.WithProtocol(v), plugintest.WithOptions(hookbus.Options{Timeout: time.Second}))
 			panicKind := hookbus.KindPanic
 			for _, c := range []struct {
 				name string
