@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/internal/mcpgate/mcptest"
 	"github.com/hookhost/hookhost/internal/syncbuf"
 	"github.com/hookhost/hookhost/internal/testenv"
 )
@@ -55,38 +55,6 @@ func buildExamplePlugins(t *testing.T, names ...string) string {
 		}
 	}
 	return dir
-}
-
-// pathOutside is a guard args_match pattern matching a call whose "path"
-// argument is not under dir. RE2 has no negative lookahead, so it spells
-// out every way of leaving the prefix dir+"/": ending early, or differing
-// at some byte.
-func pathOutside(dir string) string {
-	prefix := dir + "/"
-	alts := make([]string, 0, len(prefix))
-	for i := 0; i < len(prefix); i++ {
-		alts = append(alts, fmt.Sprintf(`%s(?:"|[^"\x{%x}])`, regexp.QuoteMeta(prefix[:i]), prefix[i]))
-	}
-	return `"path":"(?:` + strings.Join(alts, "|") + `)`
-}
-
-func TestPathOutside(t *testing.T) {
-	re := regexp.MustCompile(pathOutside("/srv/work/allowed"))
-	for args, want := range map[string]bool{
-		`{"content":"x","path":"/srv/work/allowed/a.txt"}`:             false,
-		`{"content":"x","path":"/srv/work/allowed/sub/b"}`:             false,
-		`{"content":"x","path":"/srv/work/notes.txt"}`:                 true,
-		`{"content":"x","path":"/srv/work/allowed"}`:                   true,
-		`{"content":"x","path":"/srv/work/allowedness/a"}`:             true,
-		`{"content":"x","path":"/etc/passwd"}`:                         true,
-		`{"content":"x","path":"relative/allowed/a.txt"}`:              true,
-		`{"content":"/srv/work/allowed/","path":"/tmp/x"}`:             true,
-		`{"content":"\"path\":\"/etc\"","path":"/srv/work/allowed/a"}`: false,
-	} {
-		if got := re.MatchString(args); got != want {
-			t.Errorf("%s: matched %v, want %v", args, got, want)
-		}
-	}
 }
 
 // filesystemSetup is a folder served by the reference filesystem server
@@ -132,7 +100,7 @@ ttl = "10m"
 [mcp.servers.fs]
 command = %q
 args = [%q, %q]
-%s`, plugins, pathOutside(allowed), allowed, node, filesystemJS, root, extra))
+%s`, plugins, mcptest.PathOutside(allowed), allowed, node, filesystemJS, root, extra))
 	return filesystemSetup{root: root, allowed: allowed, config: cfg}
 }
 

@@ -11,11 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/mcpgate/mcptest"
 )
 
 // The MCP scenario: an agent CLI is given hookhost mcp serve as its MCP
@@ -56,19 +57,6 @@ func needFilesystemServer(t *testing.T) (node, script string) {
 	return node, script
 }
 
-// pathOutside is a guard args_match pattern matching a call whose "path"
-// argument is not under dir. RE2 has no negative lookahead, so it spells
-// out every way of leaving the prefix dir+"/": ending early, or differing
-// at some byte.
-func pathOutside(dir string) string {
-	prefix := dir + "/"
-	alts := make([]string, 0, len(prefix))
-	for i := 0; i < len(prefix); i++ {
-		alts = append(alts, fmt.Sprintf(`%s(?:"|[^"\x{%x}])`, regexp.QuoteMeta(prefix[:i]), prefix[i]))
-	}
-	return `"path":"(?:` + strings.Join(alts, "|") + `)`
-}
-
 // mcpConfig is hookhost's config for hookhost mcp serve: the reference
 // filesystem server on root as fs, and the guard refusing its writes
 // outside allowed.
@@ -87,7 +75,7 @@ deny = [{ tool = %q, args_match = '%s', reason = %q }]
 [mcp.servers.fs]
 command = %q
 args = [%q, %q]
-`, binDir, mcpWriteTool, pathOutside(allowed), mcpGuardReason, node, script, root)
+`, binDir, mcpWriteTool, mcptest.PathOutside(allowed), mcpGuardReason, node, script, root)
 }
 
 // claudeMCPConfig is Claude Code's --mcp-config giving it hookhost (bin)
