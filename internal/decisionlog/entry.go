@@ -11,6 +11,7 @@ package decisionlog
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -57,12 +58,7 @@ func FromCall(c hookbus.CallRecord, r *Redactor) Entry {
 	if c.Answer != nil {
 		e.Answer = r.JSON(c.Answer)
 	}
-	var sess struct {
-		SessionID string `json:"session_id"`
-	}
-	if json.Unmarshal(e.Input, &sess) == nil {
-		e.SessionID = sess.SessionID
-	}
+	e.SessionID = sessionOf(c.Payload)
 	switch {
 	case c.Kind != hookbus.KindNone:
 		e.Outcome = c.Kind.String()
@@ -117,4 +113,17 @@ func abbrev(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// sessionOf is the session id every hook payload carries, read off the
+// payload itself rather than by decoding its JSON again.
+func sessionOf(payload any) string {
+	v := reflect.Indirect(reflect.ValueOf(payload))
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	if f := v.FieldByName("SessionID"); f.Kind() == reflect.String {
+		return f.String()
+	}
+	return ""
 }
