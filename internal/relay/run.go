@@ -118,7 +118,7 @@ func upstreamProtocol(p llm.Provider) string {
 // behind, and the client's results for calls handed to it passed through
 // post_tool_call and transform_tool_result once. It reports whether this
 // is a new session.
-func (r *run) restore() (fresh bool) {
+func (r *run) restore() (fresh bool, err error) {
 	msgs := r.call.Request.Messages
 	hist := historyOf(msgs)
 	cr := r.call.Request
@@ -136,7 +136,11 @@ func (r *run) restore() (fresh bool) {
 			for _, c := range m.ToolCalls {
 				carriedAt[c.ID] = here
 			}
-			if sid, hidden, ok := r.cfg.Store.rounds(roundsKey(here, m.ToolCalls)); ok {
+			sid, hidden, ok, err := r.cfg.Store.lookupRounds(r.ctx, r.call.Tenant, roundsKey(here, m.ToolCalls))
+			if err != nil {
+				return false, storeFailed(err)
+			}
+			if ok {
 				r.sessionID = sid
 				for _, k := range hidden {
 					hist.add(k.Message)
@@ -156,7 +160,11 @@ func (r *run) restore() (fresh bool) {
 			// text it was shown (joined its own way), the model gets back
 			// the rounds that led to it.
 			// An empty shown text would be in every message.
-			if sid, hidden, shown, ok := r.cfg.Store.final(finalKey(here)); ok && shown != "" && strings.Contains(m.Content, shown) {
+			sid, hidden, shown, ok, err := r.cfg.Store.lookupFinal(r.ctx, r.call.Tenant, finalKey(here))
+			if err != nil {
+				return false, storeFailed(err)
+			}
+			if ok && shown != "" && strings.Contains(m.Content, shown) {
 				r.sessionID = sid
 				for _, k := range hidden {
 					hist.add(k.Message)
@@ -169,7 +177,11 @@ func (r *run) restore() (fresh bool) {
 		case m.Role == hooks.RoleTool:
 			if where, ok := carriedAt[m.ToolCallID]; ok {
 				key := callKey(where, m.ToolCallID)
-				if sid, c, ok := r.cfg.Store.handed(key); ok {
+				sid, c, ok, err := r.cfg.Store.lookupHanded(r.ctx, r.call.Tenant, key)
+				if err != nil {
+					return false, storeFailed(err)
+				}
+				if ok {
 					r.sessionID = sid
 					if spliced[m.ToolCallID] && c.Upstream != "" {
 						// The kept rounds carry the upstream's ids; when
@@ -201,9 +213,22 @@ func (r *run) restore() (fresh bool) {
 	r.restored = len(r.history)
 	if r.sessionID == "" {
 		r.sessionID = hooks.NewSessionID()
-		return true
+		return true, nil
 	}
-	return false
+	return false, nil
+}
+
+// storeFailed is the request's error when the shared store of hidden
+// rounds failed: the backend's own (a 503 naming it) when it is one for
+// the client, else a 503 saying what failed. Going on without the rounds
+// would show the model a history it did not write.
+func storeFailed(err error) error {
+	var e *dialect.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &dialect.Error{Status: 503, Type: "api_error",
+		Message: "hookhost: the state backend keeping hidden tool-call rounds failed: " + err.Error() + "; retry once it is back"}
 }
 
 // history builds the history sent upstream from the client's messages
@@ -319,7 +344,10 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 			}
 		}
 	}
-	r.cfg.Store.answered(key, d, res)
+	if err := r.cfg.Store.record(r.ctx, r.call.Tenant, key, sid, c, d, res); err != nil {
+		// The hooks fire again on the result if it is sent again.
+		r.cfg.Logger.Warn("the outcome of a client's tool result was not kept; post_tool_call and transform_tool_result fire again if it is sent again", "error", err)
+	}
 	m.Content, m.IsError = res.Content, res.IsError
 	return m
 }
@@ -347,7 +375,9 @@ func (r *run) loop() (hooks.EndReason, error) {
 			}
 			if iter > 1 {
 				r.add(resp.Message, codecs.HistoryForm(r.protocol, wire))
-				r.keepFinal()
+				if err := r.keepFinal(); err != nil {
+					return r.failReason(), err
+				}
 			}
 			return r.finish(stop, wire, iter == 1)
 		}
@@ -374,11 +404,15 @@ func (r *run) loop() (hooks.EndReason, error) {
 		}
 		if len(handed) > 0 {
 			shown := r.mint(handed)
+			// Kept before the client sees the calls: calls it could not
+			// continue from must not be handed over.
+			if err := r.keep(handed, shown); err != nil {
+				return r.failReason(), err
+			}
 			r.res.ToolCalls = shown
 			for _, c := range shown {
 				r.sinkDo(func(s dialect.Sink) error { return s.ToolCall(c) })
 			}
-			r.keep(handed, shown)
 			return r.finish(hooks.StopToolUse, wire, iter == 1)
 		}
 		r.sinkDo(func(s dialect.Sink) error { return s.EndRound() })
@@ -462,15 +496,15 @@ func (r *run) mint(handed []hooks.ToolCall) []hooks.ToolCall {
 // what the client's echo of it may lack (Anthropic's thinking blocks and
 // their signatures, which a stream to the client cannot carry), and the
 // upstream refuses a continuation without it.
-func (r *run) keep(handed, shown []hooks.ToolCall) {
+func (r *run) keep(handed, shown []hooks.ToolCall) error {
 	if r.cfg.Store == nil || (r.bus == nil && r.cfg.Hosted == nil && r.fwd == nil) {
-		return
+		return nil
 	}
 	for _, c := range handed {
 		if c.ID == "" {
 			// An id-less call cannot be matched when the client continues.
 			r.cfg.Logger.Debug("hidden rounds not kept: the upstream gave a tool call no id", "tool", c.Name)
-			return
+			return nil
 		}
 	}
 	// The client's next request holds its messages as sent, then the
@@ -482,7 +516,10 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 	for i, c := range shown {
 		e.calls[callKey(r.at, c.ID)] = &handedCall{Name: c.Name, Arguments: c.Arguments, Upstream: handed[i].ID}
 	}
-	evicted, kept := r.cfg.Store.put(e)
+	evicted, kept, err := r.cfg.Store.keepEntry(r.ctx, e)
+	if err != nil {
+		return storeFailed(err)
+	}
 	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
 		so.StoreEvicted(evicted)
 	}
@@ -496,22 +533,26 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 		log("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
 			"session", r.sessionID, "calls", len(handed))
 	}
+	return nil
 }
 
 // keepFinal stores the rounds that led to a final answer, keyed by where
 // the answer stands, so that the client's next turn gets them back.
-func (r *run) keepFinal() {
+func (r *run) keepFinal() error {
 	if r.cfg.Store == nil || (r.bus == nil && r.cfg.Hosted == nil) || r.lastShown == "" {
 		// With no text shown there is nothing to recognise the answer by
 		// in the client's next turn.
-		return
+		return nil
 	}
 	e := &entry{key: finalKey(r.at), tenant: r.call.Tenant, sessionID: r.sessionID}
 	e.shown = r.lastShown
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
 	}
-	evicted, kept := r.cfg.Store.put(e)
+	evicted, kept, err := r.cfg.Store.keepEntry(r.ctx, e)
+	if err != nil {
+		return storeFailed(err)
+	}
 	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
 		so.StoreEvicted(evicted)
 	}
@@ -519,6 +560,7 @@ func (r *run) keepFinal() {
 		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's next turn will go upstream without them",
 			"session", r.sessionID)
 	}
+	return nil
 }
 
 // --- one upstream round ----------------------------------------------------
