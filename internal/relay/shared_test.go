@@ -139,8 +139,8 @@ func TestSharedStoreTransformsOnceAcrossReplicas(t *testing.T) {
 type failing struct{ err error }
 
 func (f failing) Put(context.Context, string, string, []byte, time.Duration) error { return f.err }
-func (f failing) Get(context.Context, string, string) ([]byte, bool, error)       { return nil, false, f.err }
-func (f failing) Delete(context.Context, string, string) (bool, error)            { return false, f.err }
+func (f failing) Get(context.Context, string, string) ([]byte, bool, error)        { return nil, false, f.err }
+func (f failing) Delete(context.Context, string, string) (bool, error)             { return false, f.err }
 
 // While the shared backend fails, a request that needs it fails with its
 // error (a continuation, a response whose calls would be handed over) and
