@@ -15,14 +15,18 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/relay"
 )
 
 // stateBackend is the server the Responses store lives in when [state]
 // backend = "redis", shared by every replica: its failures become 503s
 // that name it, its outages are logged once each, and /readyz reports it.
 type stateBackend struct {
-	redis *statestore.Redis
-	log   hclog.Logger
+	// redis keeps the Responses objects; rounds the hidden rounds of
+	// mixed tool calls (relay.NewSharedStore), on the same server under
+	// their own prefix, so that each has its own bounds per tenant.
+	redis, rounds *statestore.Redis
+	log           hclog.Logger
 	// down is set while the server does not answer, from the store's
 	// OnStateChange.
 	down atomic.Bool
@@ -67,7 +71,23 @@ func openStateBackend(p parts) (*stateBackend, error) {
 		return nil, fmt.Errorf("config: %s: the URL in %s: %w", at, cfg.URLEnv, err)
 	}
 	b.redis = r
-	b.log.Info("keeping stored responses in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
+	// The rounds' bounds per tenant are the memory store's in all
+	// (server.state_entries, relay.DefaultStoreMaxBytes): a replica's
+	// share of a tenant is the whole tenant's.
+	if b.rounds, err = statestore.NewRedis(statestore.RedisOptions{
+		URL:           url,
+		Prefix:        cfg.Prefix + roundsPrefix,
+		DialTimeout:   cfg.DialTimeout,
+		ReadTimeout:   cfg.ReadTimeout,
+		WriteTimeout:  cfg.WriteTimeout,
+		TenantBytes:   relay.DefaultStoreMaxBytes,
+		TenantEntries: p.server.StateEntries,
+		OnStateChange: b.changed,
+	}); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("config: %s: the URL in %s: %w", at, cfg.URLEnv, err)
+	}
+	b.log.Info("keeping stored responses and hidden tool-call rounds in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
 	ctx, cancel := context.WithTimeout(context.Background(), healthWait)
 	defer cancel()
 	// Unreachable at startup is not fatal: requests needing no state are
@@ -76,9 +96,15 @@ func openStateBackend(p parts) (*stateBackend, error) {
 	return b, nil
 }
 
-// changed logs an outage of the backend as it starts and as it ends.
+// roundsPrefix follows state.prefix in the keys of hidden rounds.
+const roundsPrefix = "rounds:"
+
+// changed logs an outage of the backend as it starts and as it ends:
+// once, though both stores (responses, rounds) report it.
 func (b *stateBackend) changed(err error) {
-	b.down.Store(err != nil)
+	if b.down.Swap(err != nil) == (err != nil) {
+		return
+	}
 	if err != nil {
 		b.log.Warn("the state backend is unreachable; requests that continue or store a response get 503 until it is back", "error", err)
 		return
@@ -104,7 +130,7 @@ func (b *stateBackend) unavailable(err error, why string) *dialect.Error {
 }
 
 // close closes the connections to the server.
-func (b *stateBackend) close() error { return b.redis.Close() }
+func (b *stateBackend) close() error { return errors.Join(b.redis.Close(), b.rounds.Close()) }
 
 // register exports whether the backend answers.
 func (b *stateBackend) register(reg *prometheus.Registry) {
@@ -125,15 +151,25 @@ func (b *stateBackend) register(reg *prometheus.Registry) {
 type backendStore struct {
 	statestore.Store
 	b *stateBackend
+	// why says what a request needed the backend for; needStored when
+	// empty.
+	why string
 }
 
-const needStored = "the request names stored responses, which are kept there; retry once it is back"
+const (
+	needStored = "the request names stored responses, which are kept there; retry once it is back"
+	needRounds = "the request continues a conversation whose hidden tool-call rounds (or the response's own, to be continued from) are kept there; retry once it is back"
+)
 
 func (s backendStore) fail(err error) error {
 	if err == nil || errors.Is(err, statestore.ErrTooLarge) {
 		return err
 	}
-	return s.b.unavailable(err, needStored)
+	why := s.why
+	if why == "" {
+		why = needStored
+	}
+	return s.b.unavailable(err, why)
 }
 
 func (s backendStore) Get(ctx context.Context, tenant, key string) ([]byte, bool, error) {
