@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,9 +28,11 @@ type stateBackend struct {
 	// their own prefix, so that each has its own bounds per tenant.
 	redis, rounds *statestore.Redis
 	log           hclog.Logger
-	// down is set while the server does not answer, from the store's
-	// OnStateChange.
-	down atomic.Bool
+	// down is set while the server does not answer either store, from
+	// their OnStateChange; failing is each one's (responses, rounds).
+	down    atomic.Bool
+	mu      sync.Mutex
+	failing [2]bool
 }
 
 // healthWait bounds how long /readyz and the check at startup wait for
@@ -64,7 +67,7 @@ func openStateBackend(p parts) (*stateBackend, error) {
 		WriteTimeout:  cfg.WriteTimeout,
 		TenantBytes:   p.server.ResponsesMaxBytes,
 		TenantEntries: entries,
-		OnStateChange: b.changed,
+		OnStateChange: b.watch(0),
 	})
 	if err != nil {
 		// NewRedis's error never repeats the URL, which holds the password.
@@ -82,7 +85,7 @@ func openStateBackend(p parts) (*stateBackend, error) {
 		WriteTimeout:  cfg.WriteTimeout,
 		TenantBytes:   relay.DefaultStoreMaxBytes,
 		TenantEntries: p.server.StateEntries,
-		OnStateChange: b.changed,
+		OnStateChange: b.watch(1),
 	}); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("config: %s: the URL in %s: %w", at, cfg.URLEnv, err)
@@ -99,10 +102,19 @@ func openStateBackend(p parts) (*stateBackend, error) {
 // roundsPrefix follows state.prefix in the keys of hidden rounds.
 const roundsPrefix = "rounds:"
 
-// changed logs an outage of the backend as it starts and as it ends:
-// once, though both stores (responses, rounds) report it.
-func (b *stateBackend) changed(err error) {
-	if b.down.Swap(err != nil) == (err != nil) {
+// watch returns the OnStateChange of store which (0 responses, 1
+// rounds): an outage of the backend is logged as it starts and as it
+// ends, once, though both stores see it, each in its own time.
+func (b *stateBackend) watch(which int) func(error) {
+	return func(err error) { b.changed(which, err) }
+}
+
+func (b *stateBackend) changed(which int, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failing[which] = err != nil
+	down := b.failing[0] || b.failing[1]
+	if b.down.Swap(down) == down {
 		return
 	}
 	if err != nil {
@@ -112,9 +124,13 @@ func (b *stateBackend) changed(err error) {
 	b.log.Info("the state backend is reachable again")
 }
 
-// health asks the server whether it answers.
+// health asks the server whether it answers, through both stores, so
+// that each learns the end of an outage.
 func (b *stateBackend) health(ctx context.Context) error {
-	return b.redis.Health(ctx)
+	if err := b.redis.Health(ctx); err != nil {
+		return err
+	}
+	return b.rounds.Health(ctx)
 }
 
 // unavailable is the 503 for a request that needs the backend, which
