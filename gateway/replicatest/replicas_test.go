@@ -150,6 +150,7 @@ func TestReplicasShareConversations(t *testing.T) {
 		want := "hookhost: state backend redis at " + redis.Addr() + " is unreachable"
 		for _, tc := range []struct{ name, path, body, why string }{
 			{"continuing a mixed call", "/v1/chat/completions", continuation(t, "3", first), "hidden tool-call rounds"},
+			{"continuing a mixed call, streamed", "/v1/chat/completions", strings.Replace(continuation(t, "3", first), `{"model"`, `{"stream":true,"model"`, 1), "hidden tool-call rounds"},
 			{"previous_response_id", "/v1/responses", `{"model":"` + model + `","store":false,"previous_response_id":"` + stored + `","input":"and then?"}`, "stored responses"},
 			{"a mixed call whose rounds could not be kept", "/v1/chat/completions", mixedBody("4"), "hidden tool-call rounds"},
 		} {
