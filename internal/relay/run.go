@@ -44,6 +44,7 @@ type run struct {
 	wires     map[int][]json.RawMessage // wire forms of messages this run added, by index
 	restored  int                       // history[:restored] came from the client
 	at        convKey                   // where the client's messages end
+	pre       prefetched                // a shared store's values read ahead by restore
 	res       *dialect.Result
 	rounds    int
 	toolsRan  bool
@@ -127,6 +128,9 @@ func (r *run) restore() (fresh bool, err error) {
 	spliced := map[string]bool{}      // ids of calls whose assistant message was replaced by kept rounds
 	lastMiss := -1
 	h := sha256.New()
+	if err := r.readAhead(at); err != nil {
+		return false, err
+	}
 	for i, m := range msgs {
 		here := at
 		at = at.next(h, m)
@@ -136,7 +140,7 @@ func (r *run) restore() (fresh bool, err error) {
 			for _, c := range m.ToolCalls {
 				carriedAt[c.ID] = here
 			}
-			sid, hidden, ok, err := r.cfg.Store.lookupRounds(r.ctx, r.call.Tenant, roundsKey(here, m.ToolCalls))
+			sid, hidden, ok, err := r.cfg.Store.lookupRounds(r.ctx, r.pre, r.call.Tenant, roundsKey(here, m.ToolCalls))
 			if err != nil {
 				return false, storeFailed(err)
 			}
@@ -160,7 +164,7 @@ func (r *run) restore() (fresh bool, err error) {
 			// text it was shown (joined its own way), the model gets back
 			// the rounds that led to it.
 			// An empty shown text would be in every message.
-			sid, hidden, shown, ok, err := r.cfg.Store.lookupFinal(r.ctx, r.call.Tenant, finalKey(here))
+			sid, hidden, shown, ok, err := r.cfg.Store.lookupFinal(r.ctx, r.pre, r.call.Tenant, finalKey(here))
 			if err != nil {
 				return false, storeFailed(err)
 			}
@@ -177,7 +181,7 @@ func (r *run) restore() (fresh bool, err error) {
 		case m.Role == hooks.RoleTool:
 			if where, ok := carriedAt[m.ToolCallID]; ok {
 				key := callKey(where, m.ToolCallID)
-				sid, c, ok, err := r.cfg.Store.lookupHanded(r.ctx, r.call.Tenant, key)
+				sid, c, ok, err := r.cfg.Store.lookupHanded(r.ctx, r.pre, r.call.Tenant, key)
 				if err != nil {
 					return false, storeFailed(err)
 				}
@@ -216,6 +220,43 @@ func (r *run) restore() (fresh bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// readAhead has a shared store read every value restore will look up, the
+// conversation starting at start, at once: one round trip's wait instead
+// of one per assistant message and handed result. The keys are restore's,
+// found the same way.
+func (r *run) readAhead(start convKey) error {
+	if r.cfg.Store == nil || r.cfg.Store.shared == nil {
+		return nil
+	}
+	var entries, calls []string
+	carriedAt := map[string]convKey{}
+	at := start
+	h := sha256.New()
+	for _, m := range r.call.Request.Messages {
+		here := at
+		at = at.next(h, m)
+		switch {
+		case m.Role == hooks.RoleAssistant && len(m.ToolCalls) > 0:
+			for _, c := range m.ToolCalls {
+				carriedAt[c.ID] = here
+			}
+			entries = append(entries, roundsKey(here, m.ToolCalls))
+		case m.Role == hooks.RoleAssistant:
+			entries = append(entries, finalKey(here))
+		case m.Role == hooks.RoleTool:
+			if where, ok := carriedAt[m.ToolCallID]; ok {
+				calls = append(calls, callKey(where, m.ToolCallID))
+			}
+		}
+	}
+	pre, err := r.cfg.Store.prefetch(r.ctx, r.call.Tenant, entries, calls)
+	if err != nil {
+		return storeFailed(err)
+	}
+	r.pre = pre
+	return nil
 }
 
 // storeFailed is the request's error when the shared store of hidden
@@ -344,7 +385,7 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 			}
 		}
 	}
-	if err := r.cfg.Store.record(r.ctx, r.call.Tenant, key, sid, c, d, res); err != nil {
+	if err := r.cfg.Store.record(r.ctx, r.pre, r.call.Tenant, key, sid, c, d, res); err != nil {
 		// The hooks fire again on the result if it is sent again.
 		r.cfg.Logger.Warn("the outcome of a client's tool result was not kept; post_tool_call and transform_tool_result fire again if it is sent again", "error", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"encoding/hex"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/hookhost/hookhost/gateway/statestore"
@@ -70,12 +71,82 @@ func encodeShared(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// getShared reads key into v; a value that does not decode (written by a
-// replica of another version under the same key) is a miss.
-func (s *Store) getShared(ctx context.Context, tenant, key string, v any) (bool, error) {
-	data, ok, err := s.shared.Get(ctx, tenant, key)
-	if err != nil || !ok {
-		return false, err
+// prefetched holds values of a shared store read ahead, by their keys in
+// the backend: a continuation's lookups, one per assistant message and per
+// result for a handed call, go to the backend at once rather than one
+// round trip after the other.
+type prefetched map[string]fetched
+
+type fetched struct {
+	data []byte
+	ok   bool
+}
+
+// prefetchParallel bounds the reads one request has in flight.
+const prefetchParallel = 8
+
+// prefetch reads ahead what the lookups of entries and calls (keys as
+// rounds, final and handed take them) will ask for; nil for a memory
+// store, or when there is at most one.
+func (s *Store) prefetch(ctx context.Context, tenant string, entries, calls []string) (prefetched, error) {
+	if s == nil || s.shared == nil || len(entries)+len(calls) < 2 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(entries)+len(calls))
+	for _, k := range entries {
+		keys = append(keys, sharedKey(sharedEntryPrefix, k))
+	}
+	for _, k := range calls {
+		keys = append(keys, sharedKey(sharedCallPrefix, k))
+	}
+	var (
+		out      = make(prefetched, len(keys))
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		slots    = make(chan struct{}, prefetchParallel)
+	)
+	for _, k := range keys {
+		mu.Lock()
+		_, seen := out[k]
+		if !seen {
+			out[k] = fetched{} // claimed: the read below fills it in
+		}
+		mu.Unlock()
+		if seen {
+			continue
+		}
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			data, ok, err := s.shared.Get(ctx, tenant, k)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			out[k] = fetched{data: data, ok: ok}
+		}()
+	}
+	wg.Wait()
+	return out, firstErr
+}
+
+// getShared reads key into v, from pre when it was read ahead; a value
+// that does not decode (written by a replica of another version under the
+// same key) is a miss.
+func (s *Store) getShared(ctx context.Context, pre prefetched, tenant, key string, v any) (bool, error) {
+	f, ahead := pre[key]
+	if !ahead {
+		var err error
+		if f.data, f.ok, err = s.shared.Get(ctx, tenant, key); err != nil {
+			return false, err
+		}
+	}
+	data, ok := f.data, f.ok
+	if !ok {
+		return false, nil
 	}
 	if gob.NewDecoder(bytes.NewReader(data)).Decode(v) != nil {
 		return false, nil
@@ -118,45 +189,47 @@ func (s *Store) keepEntry(ctx context.Context, e *entry) (evicted int, kept bool
 
 // lookupRounds is rounds, from whichever store s is; tenant is the
 // request's.
-func (s *Store) lookupRounds(ctx context.Context, tenant, key string) (sessionID string, hidden []keptMessage, ok bool, err error) {
+func (s *Store) lookupRounds(ctx context.Context, pre prefetched, tenant, key string) (sessionID string, hidden []keptMessage, ok bool, err error) {
 	if s == nil || s.shared == nil {
 		sessionID, hidden, ok = s.rounds(key)
 		return sessionID, hidden, ok, nil
 	}
 	var e sharedEntry
-	ok, err = s.getShared(ctx, tenant, sharedKey(sharedEntryPrefix, key), &e)
+	ok, err = s.getShared(ctx, pre, tenant, sharedKey(sharedEntryPrefix, key), &e)
 	return e.SessionID, e.Hidden, ok, err
 }
 
 // lookupFinal is final, from whichever store s is.
-func (s *Store) lookupFinal(ctx context.Context, tenant, key string) (sessionID string, hidden []keptMessage, shown string, ok bool, err error) {
+func (s *Store) lookupFinal(ctx context.Context, pre prefetched, tenant, key string) (sessionID string, hidden []keptMessage, shown string, ok bool, err error) {
 	if s == nil || s.shared == nil {
 		sessionID, hidden, shown, ok = s.final(key)
 		return sessionID, hidden, shown, ok, nil
 	}
 	var e sharedEntry
-	ok, err = s.getShared(ctx, tenant, sharedKey(sharedEntryPrefix, key), &e)
+	ok, err = s.getShared(ctx, pre, tenant, sharedKey(sharedEntryPrefix, key), &e)
 	return e.SessionID, e.Hidden, e.Shown, ok, err
 }
 
 // lookupHanded is handed, from whichever store s is.
-func (s *Store) lookupHanded(ctx context.Context, tenant, key string) (sessionID string, c handedCall, ok bool, err error) {
+func (s *Store) lookupHanded(ctx context.Context, pre prefetched, tenant, key string) (sessionID string, c handedCall, ok bool, err error) {
 	if s == nil || s.shared == nil {
 		sessionID, c, ok = s.handed(key)
 		return sessionID, c, ok, nil
 	}
 	var sc sharedCall
-	ok, err = s.getShared(ctx, tenant, sharedKey(sharedCallPrefix, key), &sc)
+	ok, err = s.getShared(ctx, pre, tenant, sharedKey(sharedCallPrefix, key), &sc)
 	return sc.SessionID, sc.Call, ok, err
 }
 
 // record is answered, in whichever store s is: c is the call as looked up,
-// in session sessionID.
-func (s *Store) record(ctx context.Context, tenant, key, sessionID string, c handedCall, digest [32]byte, res hooks.ToolResult) error {
+// in session sessionID. What pre read ahead of the call is dropped, so
+// that a later lookup sees the record.
+func (s *Store) record(ctx context.Context, pre prefetched, tenant, key, sessionID string, c handedCall, digest [32]byte, res hooks.ToolResult) error {
 	if s == nil || s.shared == nil {
 		s.answered(key, digest, res)
 		return nil
 	}
+	delete(pre, sharedKey(sharedCallPrefix, key))
 	c.Done, c.Digest, c.Result = true, digest, res
 	_, err := s.putShared(ctx, tenant, sharedKey(sharedCallPrefix, key), sharedCall{SessionID: sessionID, Call: c})
 	return err
