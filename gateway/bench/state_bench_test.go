@@ -206,3 +206,77 @@ func BenchmarkHiddenRoundsState(b *testing.B) {
 		})
 	}
 }
+
+// longHistory plays a conversation of turns turns on first and second in
+// turn, each a mixed call, the client's result and the final answer, and
+// returns its messages, ready for one more user message.
+func longHistory(b *testing.B, c *http.Client, first, second string, turns int) []string {
+	var msgs []string
+	ask := func(root, want string) json.RawMessage {
+		out, err := post(c, root, `{"model":"`+model+`","tools":`+readFileTool+`,"messages":[`+strings.Join(msgs, ",")+`]}`, want)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var r struct {
+			Choices []struct{ Message json.RawMessage }
+		}
+		if json.Unmarshal(out, &r) != nil || len(r.Choices) != 1 {
+			b.Fatalf("answer %s", out)
+		}
+		return r.Choices[0].Message
+	}
+	for i := range turns {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"turn %d"}`, i))
+		m := ask(first, `"read_file"`)
+		var calls struct {
+			ToolCalls []struct{ ID string } `json:"tool_calls"`
+		}
+		if json.Unmarshal(m, &calls) != nil || len(calls.ToolCalls) != 1 {
+			b.Fatalf("turn %d answered %s, want read_file alone", i, m)
+		}
+		msgs = append(msgs, string(m), `{"role":"tool","tool_call_id":"`+calls.ToolCalls[0].ID+`","content":"hi"}`)
+		msgs = append(msgs, string(ask(second, `"pong"`)))
+	}
+	return msgs
+}
+
+// BenchmarkHiddenRoundsStateLong measures one request continuing a
+// conversation of 10 turns that each took hidden rounds: every earlier
+// turn's rounds, answer and result are looked up (30 values), in memory or
+// in Redis.
+func BenchmarkHiddenRoundsStateLong(b *testing.B) {
+	up := mixedUpstream(b)
+	for _, backend := range []string{"memory", "redis"} {
+		b.Run(backend, func(b *testing.B) {
+			first := stateGateway(b, up, "")
+			second := first
+			if backend == "redis" {
+				srv := statestoretest.StartRedis(b)
+				first, second = stateGateway(b, up, srv.URL()), stateGateway(b, up, srv.URL())
+			}
+			c := client(1)
+			defer c.CloseIdleConnections()
+			msgs := longHistory(b, c, first, second, 10)
+			// The next turn's question: its answer is a mixed call again,
+			// whose history the upstream gets whole.
+			body := `{"model":"` + model + `","tools":` + readFileTool + `,"messages":[` + strings.Join(msgs, ",") + `,{"role":"user","content":"one more"}]}`
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				root := first
+				if i%2 == 1 {
+					root = second
+				}
+				t0 := time.Now()
+				if _, err := post(c, root, body, `"read_file"`); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(quantile(lat, 0.50).Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(quantile(lat, 0.99).Nanoseconds())/1e3, "p99-µs")
+		})
+	}
+}
