@@ -75,14 +75,16 @@ func openStateBackend(p parts) (*stateBackend, error) {
 	}
 	b.redis = r
 	// The rounds' bounds per tenant are the memory store's in all
-	// (server.state_entries, relay.DefaultStoreMaxBytes): a replica's
-	// share of a tenant is the whole tenant's.
+	// (server.state_entries, relay.DefaultStoreMaxBytes, which also
+	// bounds one entry): a replica's share of a tenant is the whole
+	// tenant's, and what one replica would keep, all keep.
 	if b.rounds, err = statestore.NewRedis(statestore.RedisOptions{
 		URL:           url,
 		Prefix:        cfg.Prefix + roundsPrefix,
 		DialTimeout:   cfg.DialTimeout,
 		ReadTimeout:   cfg.ReadTimeout,
 		WriteTimeout:  cfg.WriteTimeout,
+		MaxValue:      relay.DefaultStoreMaxBytes,
 		TenantBytes:   relay.DefaultStoreMaxBytes,
 		TenantEntries: p.server.StateEntries,
 		OnStateChange: b.watch(1),
