@@ -250,7 +250,8 @@ func objectSchema(raw json.RawMessage) (any, bool) {
 // its own arguments, with a schema this host need not understand.
 func upstreamTool(u *Upstream, t Tool) dispatch.Tool {
 	return dispatch.Tool{
-		Spec: hooks.ToolSpec{Name: t.Name, Description: t.MCP.Description, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Spec:   hooks.ToolSpec{Name: t.Name, Description: t.MCP.Description, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Origin: hooks.OriginMCP(u.Name()),
 		Run: func(ctx context.Context, args json.RawMessage) (any, error) {
 			st, _ := ctx.Value(callKey{}).(*callState)
 			var progress func(*mcp.ProgressNotificationParams)

@@ -93,15 +93,15 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 	bus := bustest.New(t, &hooks.Funcs{
 		Name: "watch",
 		PreToolCallFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-			note("pre " + r.Name + " " + string(r.Arguments))
+			note("pre " + r.Name + " " + string(r.Origin) + " " + string(r.Arguments))
 			return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"text":"changed"}`)}, nil
 		},
 		PreToolCallCanProvideResultFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-			note("provide? " + r.Name)
+			note("provide? " + r.Name + " " + string(r.Origin))
 			return nil, nil
 		},
 		PostToolCallFunc: func(_ context.Context, o hooks.ToolCallOutcome) error {
-			note("post " + o.Name + " " + o.Result.Content)
+			note("post " + o.Name + " " + string(o.Origin) + " " + o.Result.Content)
 			return nil
 		},
 		TransformToolResultFunc: func(_ context.Context, o hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
@@ -132,7 +132,7 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 	bustest.Flush(t, bus)
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{`pre fake__echo {"text":"hi"}`, "provide? fake__echo", `post fake__echo "echo: changed"`}
+	want := []string{`pre fake__echo mcp:fake {"text":"hi"}`, "provide? fake__echo mcp:fake", `post fake__echo mcp:fake "echo: changed"`}
 	if strings.Join(seen, "|") != strings.Join(want, "|") {
 		t.Errorf("hooks saw %q, want %q", seen, want)
 	}
