@@ -27,6 +27,7 @@ const (
 // Outcome is everything that happened to one tool call.
 type Outcome struct {
 	Call          hooks.ToolCall // as run: arguments after every modify
+	Origin        hooks.Origin   // where the call went, as tool hooks were told
 	Result        hooks.ToolResult
 	Status        hooks.CallStatus
 	Path          Path
@@ -73,6 +74,7 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 	out, run := p.decide(ctx, &req)
 	defer run.Close()
 	out.Call = hooks.ToolCall{ID: call.ID, Name: call.Name, Arguments: req.Arguments}
+	out.Origin = req.Origin
 	out.Result = out.Result.AsJSON()
 	out.Duration = time.Since(start)
 

@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -109,7 +110,9 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 		},
 	})
 	model := &scriptedModel{calls: []hooks.ToolCall{{ID: "c1", Name: "fake__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}}}
-	s, err := conversation.New(conversation.Options{Provider: model, Model: "m", Route: hooks.RouteGateway, Bus: bus, Hosted: tools})
+	var trace []string
+	s, err := conversation.New(conversation.Options{Provider: model, Model: "m", Route: hooks.RouteGateway, Bus: bus, Hosted: tools,
+		Trace: func(e conversation.Event) { trace = append(trace, e.Text) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +125,11 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 	}
 	if len(turn.ToolCalls) != 1 || turn.ToolCalls[0].Path != dispatch.PathNative || turn.ToolCalls[0].Result.IsError {
 		t.Errorf("tool calls %+v, want one run on the server", turn.ToolCalls)
+	}
+	if !slices.ContainsFunc(trace, func(line string) bool {
+		return strings.HasPrefix(line, `tool fake__echo({"text":"changed"}) [mcp:fake] → native, ok`)
+	}) {
+		t.Errorf("the trace %q lacks the call labelled with its server", trace)
 	}
 	if got := strings.Join(specNames(model.requests()[0].Tools), ","); got != "fake__echo,fake__fails" {
 		t.Errorf("the model was offered %s", got)
