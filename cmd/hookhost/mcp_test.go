@@ -35,7 +35,8 @@ func buildGuard(t *testing.T) string {
 }
 
 // guardedConfig fronts the fake server, its write calls logged to
-// writeLog, with the guard refusing writes outside /tmp/ok.
+// writeLog, with the guard refusing writes outside /tmp/ok and, by the
+// calls' origin, any text "secret" on their way to the fake server.
 func guardedConfig(t *testing.T, writeLog string) string {
 	fake, plugins := buildMCPFake(t), buildGuard(t)
 	t.Setenv("MCPFAKE_LOG", writeLog)
@@ -45,7 +46,10 @@ dir = "`+plugins+`"
 
 [plugins.entries.guard.config]
 message = "blocked by guard: {reason}"
-deny = [{ tool = "fake__write", args_match = '"path":"(?:[^/]|/[^t]|/t[^m]|/tm[^p])', reason = "writes stay in /tmp" }]
+deny = [
+  { tool = "fake__write", args_match = '"path":"(?:[^/]|/[^t]|/t[^m]|/tm[^p])', reason = "writes stay in /tmp" },
+  { origin = "mcp:fake", args_match = 'secret', reason = "secrets stay away from the fake server" },
+]
 
 [mcp.servers.fake]
 command = "`+fake+`"
@@ -101,6 +105,16 @@ func TestMCPServeOverStdio(t *testing.T) {
 	}
 	if res.IsError || resultText(res) != "echo: hi" {
 		t.Errorf("fake__echo: isError %v, %q; want echo: hi", res.IsError, resultText(res))
+	}
+
+	// The guard, a plugin process, is told the call goes to the server
+	// named fake: its rule keyed by that origin blocks.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake__echo", Arguments: map[string]any{"text": "a secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "blocked by guard: secrets stay away from the fake server") {
+		t.Errorf("fake__echo of a secret: isError %v, %q; want the guard's block by origin", res.IsError, resultText(res))
 	}
 
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake__write", Arguments: map[string]any{"path": "/etc/passwd"}})
