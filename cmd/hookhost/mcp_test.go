@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,13 +157,29 @@ func TestMCPListAndCheck(t *testing.T) {
 command = "`+fake+`"
 tools = ["echo"]
 
+[mcp.servers.offered]
+command = "`+fake+`"
+offer_to_model = true
+
 [mcp.servers.off]
 command = "./missing"
 enabled = false
 `)
 	code, out, errOut := runCLI(t, "", "mcp", "list", "-c", cfg)
-	if code != 0 || !strings.Contains(out, "fake") || !strings.Contains(out, "running") || !strings.Contains(out, "fake__echo") || strings.Contains(out, "fake__write") || strings.Contains(out, "off") {
+	if code != 0 || !strings.Contains(out, "fake") || !strings.Contains(out, "running") || !strings.Contains(out, "fake__echo") || strings.Contains(out, "fake__write") || strings.Contains(out, "off ") {
 		t.Errorf("mcp list: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The OFFERED column says whose tools join the model's.
+	rows := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	header := rows["NAME"]
+	col := slices.Index(header, "OFFERED")
+	if col < 0 || len(rows["fake"]) <= col || len(rows["offered"]) <= col || rows["fake"][col] != "no" || rows["offered"][col] != "yes" {
+		t.Errorf("mcp list: want an OFFERED column, no for fake and yes for offered:\n%s", out)
 	}
 	code, out, errOut = runCLI(t, "", "mcp", "check", "-c", cfg)
 	if code != 0 || !strings.Contains(out, "ok") || !strings.Contains(out, "1 tools") {
