@@ -380,6 +380,9 @@ func (g *Gateway) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 	}
 	ctx = context.WithValue(ctx, callKey{}, st)
+	if req.Session != nil {
+		ctx = withElicitor(ctx, req.Session)
+	}
 	out := snap.pipeline.Run(ctx, sid, hooks.ToolCall{ID: "mcp_" + hooks.NewSessionID(), Name: name, Arguments: req.Params.Arguments})
 	return callResult(out, st.upstream), nil
 }
