@@ -369,6 +369,7 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 	ev := hooks.ToolCallOutcome{
 		SessionID: sid, CallID: m.ToolCallID, Name: c.Name, Arguments: c.Arguments,
 		Result: hooks.ToolResult{Content: m.Content, IsError: m.IsError}.AsJSON(), Status: status,
+		Origin: hooks.OriginClient,
 	}
 	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
 		r.bus.PostToolCall(ev)
@@ -853,7 +854,7 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		r.count("client")
 		return d
 	}
-	req := hooks.ToolCallRequest{SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: args}
+	req := hooks.ToolCallRequest{SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: args, Origin: hooks.OriginClient}
 	// The hook calls below are children of this call's span.
 	how := "client"
 	ctx, span := telemetry.StartToolCall(r.ctx, c)
@@ -883,6 +884,7 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 	d.call.Arguments = req.Arguments
 	ev := hooks.ToolCallOutcome{
 		SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: req.Arguments, Result: d.result, Status: status,
+		Origin: hooks.OriginClient,
 	}
 	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
 		tr.Done(ev)

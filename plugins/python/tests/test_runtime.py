@@ -550,3 +550,23 @@ class LogTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OriginTest(unittest.TestCase):
+    def test_origin_travels_both_ways(self):
+        from hookhost_plugin import convert
+
+        req = convert.tool_call_request_from(
+            pb.ToolCallRequest(name="fs__read", arguments=b"{}", origin="mcp:fs")
+        )
+        self.assertEqual(req.origin, "mcp:fs")
+        self.assertEqual(hp.Origin.mcp_server(req.origin), "fs")
+        self.assertEqual(convert.tool_call_request_to(req).origin, "mcp:fs")
+        out = convert.outcome_from(pb.ToolCallOutcome(name="read_file", arguments=b"{}", origin="client"))
+        self.assertEqual(out.origin, hp.Origin.CLIENT)
+        self.assertEqual(convert.outcome_to(out).origin, "client")
+
+    def test_origin_helpers(self):
+        self.assertEqual(hp.Origin.mcp("github"), "mcp:github")
+        for other in (hp.Origin.NATIVE, hp.Origin.PLUGIN, hp.Origin.CLIENT, "", "mcp:"):
+            self.assertIsNone(hp.Origin.mcp_server(other))
