@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -36,6 +37,14 @@ type Outcome struct {
 	Duration      time.Duration
 }
 
+// Approver asks a person to approve one tool call; see Pipeline.Approve.
+type Approver func(ctx context.Context, call hooks.ToolCall, reason string) (bool, error)
+
+// ErrNoApprover is what an Approver returns when it finds no one to ask
+// about this call (an MCP client that cannot be asked): the call is
+// blocked exactly as with no Approver at all.
+var ErrNoApprover = errors.New("no one to ask for approval")
+
 // Pipeline runs tool calls through the hooks and the native registry. Its
 // Bus may be nil (the bypass route): then only native dispatch happens.
 // Set its fields before the first Run and do not copy it afterwards; Run
@@ -49,6 +58,11 @@ type Pipeline struct {
 	// its own, against a schema this host need not understand. A Registry
 	// tool of the same name wins.
 	Hosted ToolSet
+	// Approve asks a person whether a call a pre_tool_call plugin answered
+	// ask on may go ahead; reason is every asker's reason. True runs the
+	// call, with the arguments after every modify. False, an error, or a
+	// nil Approve blocks it, the reason in its error result.
+	Approve Approver
 
 	// The input schemas of the Bus's plugin tools, compiled on the first
 	// Run: a plugin's tools are fixed when its Bus is built.
@@ -122,6 +136,12 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 		req.Arguments = pre.Arguments
 	}
 	out := Outcome{ModifiedBy: pre.ModifiedBy}
+	if pre.Asked() {
+		call := hooks.ToolCall{ID: req.CallID, Name: req.Name, Arguments: req.Arguments}
+		if msg, ok := Approve(ctx, p.Approve, call, pre.AskReason); !ok {
+			pre.Blocked, pre.BlockedBy, pre.Message = true, pre.AskedBy[0], msg
+		}
+	}
 	if pre.Blocked {
 		out.Path, out.AnsweredBy, out.Status = PathBlocked, pre.BlockedBy, hooks.StatusBlocked
 		out.Result = ErrorResult(pre.Message)
@@ -166,6 +186,27 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 	out.Path = PathNative
 	out.Result, out.Status = runNative(ctx, tool, req.Arguments)
 	return out, run
+}
+
+// Approve asks approve about call, held by a pre_tool_call ask for reason.
+// It reports whether the call may go ahead and, when not, the message of
+// its blocked result: "blocked: approval required: <reason>" when there is
+// no one to ask or asking failed, "denied by the user: <reason>" when the
+// person said no.
+func Approve(ctx context.Context, approve Approver, call hooks.ToolCall, reason string) (msg string, ok bool) {
+	if approve == nil {
+		return "blocked: approval required: " + reason, false
+	}
+	yes, err := approve(ctx, call, reason)
+	switch {
+	case errors.Is(err, ErrNoApprover):
+		return "blocked: approval required: " + reason, false
+	case err != nil:
+		return fmt.Sprintf("blocked: approval required: %s (asking for approval failed: %v)", reason, err), false
+	case !yes:
+		return "denied by the user: " + reason, false
+	}
+	return "", true
 }
 
 // pluginSchema returns the compiled input schema of a plugin's tool, and

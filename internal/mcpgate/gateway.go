@@ -66,6 +66,9 @@ type snapshot struct {
 type callState struct {
 	upstream *mcp.CallToolResult
 	progress func(*mcp.ProgressNotificationParams)
+	// session is the client's, asked by elicitation to approve a call a
+	// plugin answered ask on.
+	session *mcp.ServerSession
 }
 
 type callKey struct{}
@@ -202,7 +205,7 @@ func (g *Gateway) rebuild(strict bool) error {
 	if err != nil {
 		return err
 	}
-	next := &snapshot{pipeline: &dispatch.Pipeline{Registry: reg, Bus: g.opts.Bus}, tools: offered}
+	next := &snapshot{pipeline: &dispatch.Pipeline{Registry: reg, Bus: g.opts.Bus, Approve: g.approve}, tools: offered}
 	keep := map[string]bool{}
 	for _, t := range offered {
 		keep[t.Name] = true
@@ -369,7 +372,7 @@ func (g *Gateway) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if keep := g.allowed(ctx, sid, snap); keep != nil && !keep[name] {
 		return textResult(fmt.Sprintf("tool %q is not offered to this client", name), true), nil
 	}
-	st := &callState{}
+	st := &callState{session: req.Session}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
 		st.progress = func(p *mcp.ProgressNotificationParams) {
@@ -382,6 +385,37 @@ func (g *Gateway) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	out := snap.pipeline.Run(ctx, sid, hooks.ToolCall{ID: "mcp_" + hooks.NewSessionID(), Name: name, Arguments: req.Params.Arguments})
 	return callResult(out, st.upstream), nil
 }
+
+// approve asks the client whose call this is, by a form elicitation, to
+// approve a call a plugin answered ask on: accept runs it, decline or
+// cancel blocks it. A client that did not declare the elicitation
+// capability cannot be asked: the call is blocked as with no one to ask.
+func (g *Gateway) approve(ctx context.Context, call hooks.ToolCall, reason string) (bool, error) {
+	st, _ := ctx.Value(callKey{}).(*callState)
+	if st == nil || st.session == nil {
+		return false, dispatch.ErrNoApprover
+	}
+	if ip := st.session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false, dispatch.ErrNoApprover
+	}
+	args := string(call.Arguments)
+	if len(args) > maxElicitArgs {
+		args = args[:maxElicitArgs] + fmt.Sprintf("… (%d bytes in all)", len(call.Arguments))
+	}
+	res, err := st.session.Elicit(ctx, &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("Approve the tool call %s?\nArguments: %s\nReason: %s", call.Name, args, reason),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	})
+	if err != nil {
+		return false, fmt.Errorf("the MCP client did not answer the approval request: %w", err)
+	}
+	g.log.Info("the MCP client answered an approval request", "tool", call.Name, "action", res.Action)
+	return res.Action == "accept", nil
+}
+
+// maxElicitArgs bounds the arguments shown in an approval request.
+const maxElicitArgs = 2000
 
 // callResult is the MCP result of a call: the upstream's own when it ran
 // and no hook changed its result, else what the pipeline produced.

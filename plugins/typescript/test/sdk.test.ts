@@ -575,7 +575,7 @@ test("the harness holds answers, matchers and the manifest to the host's rules",
   try {
     assert.equal(await h.preToolCall({ name: "write_file" }), null);
     assert.equal(asked, 0, "the host never asks about a tool the matchers exclude");
-    await assert.rejects(h.preToolCall({ name: "read_both" }), (e: HookFailure) => e.kind === "MALFORMED" && /both block and modified_args set/.test(e.message));
+    await assert.rejects(h.preToolCall({ name: "read_both" }), (e: HookFailure) => e.kind === "MALFORMED" && /more than one of block, ask and modified_args set/.test(e.message));
     await assert.rejects(h.preApiRequestMutable({}), /temperature 5 is outside \[0, 2\]/);
     await assert.rejects(h.transformToolResult({ name: "any" }), /carries 10 bytes, over max_result_size \(5 bytes\)/);
   } finally {
