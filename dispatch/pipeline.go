@@ -23,6 +23,10 @@ const (
 	PathProvided Path = "provided" // a plugin supplied the result
 	PathBlocked  Path = "blocked"  // a pre_tool_call plugin blocked it
 	PathRejected Path = "rejected" // never ran: bad arguments or unknown tool
+	// PathDeferred: the Approver will ask later (ErrApprovalDeferred); no
+	// result, and no post_tool_call or transform_tool_result, is produced
+	// now: the caller runs the call again once it has the answer.
+	PathDeferred Path = "deferred"
 )
 
 // Outcome is everything that happened to one tool call.
@@ -44,6 +48,11 @@ type Approver func(ctx context.Context, call hooks.ToolCall, reason string) (boo
 // about this call (an MCP client that cannot be asked): the call is
 // blocked exactly as with no Approver at all.
 var ErrNoApprover = errors.New("no one to ask for approval")
+
+// ErrApprovalDeferred is what an Approver returns when the answer comes
+// with a later request (an MCP client answers an input request by calling
+// the tool again): Run then ends the call with PathDeferred.
+var ErrApprovalDeferred = errors.New("approval deferred to a later request")
 
 // Pipeline runs tool calls through the hooks and the native registry. Its
 // Bus may be nil (the bypass route): then only native dispatch happens.
@@ -86,6 +95,10 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 	req := hooks.ToolCallRequest{SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: call.Arguments}
 	out, run := p.decide(ctx, &req)
 	defer run.Close()
+	if out.Path == PathDeferred {
+		out.Call = hooks.ToolCall{ID: call.ID, Name: call.Name, Arguments: req.Arguments}
+		return out
+	}
 	out.Call = hooks.ToolCall{ID: call.ID, Name: call.Name, Arguments: req.Arguments}
 	out.Result = out.Result.AsJSON()
 	out.Duration = time.Since(start)
@@ -138,7 +151,11 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 	out := Outcome{ModifiedBy: pre.ModifiedBy}
 	if pre.Asked() {
 		call := hooks.ToolCall{ID: req.CallID, Name: req.Name, Arguments: req.Arguments}
-		if msg, ok := Approve(ctx, p.Approve, call, pre.AskReason); !ok {
+		switch v, msg := askApproval(ctx, p.Approve, call, pre.AskReason); v {
+		case deferred:
+			out.Path, out.AnsweredBy = PathDeferred, pre.AskedBy[0]
+			return out, run
+		case refused:
 			pre.Blocked, pre.BlockedBy, pre.Message = true, pre.AskedBy[0], msg
 		}
 	}
@@ -188,25 +205,35 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 	return out, run
 }
 
-// Approve asks approve about call, held by a pre_tool_call ask for reason.
-// It reports whether the call may go ahead and, when not, the message of
-// its blocked result: "blocked: approval required: <reason>" when there is
-// no one to ask or asking failed, "denied by the user: <reason>" when the
-// person said no.
-func Approve(ctx context.Context, approve Approver, call hooks.ToolCall, reason string) (msg string, ok bool) {
+// verdict is what became of a call held by an ask.
+type verdict int
+
+const (
+	approved verdict = iota
+	refused          // blocked: denied, failed, or no one to ask
+	deferred         // the Approver answers with a later request
+)
+
+// askApproval asks approve about call, held by a pre_tool_call ask for
+// reason. A refused call's message is "blocked: approval required:
+// <reason>" when there is no one to ask or asking failed, "denied by the
+// user: <reason>" when the person said no.
+func askApproval(ctx context.Context, approve Approver, call hooks.ToolCall, reason string) (verdict, string) {
 	if approve == nil {
-		return "blocked: approval required: " + reason, false
+		return refused, "blocked: approval required: " + reason
 	}
 	yes, err := approve(ctx, call, reason)
 	switch {
+	case errors.Is(err, ErrApprovalDeferred):
+		return deferred, ""
 	case errors.Is(err, ErrNoApprover):
-		return "blocked: approval required: " + reason, false
+		return refused, "blocked: approval required: " + reason
 	case err != nil:
-		return fmt.Sprintf("blocked: approval required: %s (asking for approval failed: %v)", reason, err), false
+		return refused, fmt.Sprintf("blocked: approval required: %s (asking for approval failed: %v)", reason, err)
 	case !yes:
-		return "denied by the user: " + reason, false
+		return refused, "denied by the user: " + reason
 	}
-	return "", true
+	return approved, ""
 }
 
 // pluginSchema returns the compiled input schema of a plugin's tool, and
