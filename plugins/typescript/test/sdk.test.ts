@@ -250,6 +250,7 @@ const everything: Plugin = {
   transformLlmOutput: async (o) => ({ text: o.text.toUpperCase() }),
   preToolCall(c) {
     if (c.name === "block") return { block: { message: "no" } };
+    if (c.name === "ask") return { ask: { reason: "a person decides" } };
     if (c.name === "modify") return { modifiedArgs: { ...(c.args as object), seen: true } };
     if (c.name === "array") return { modifiedArgs: [1] as never };
     if (c.name === "throw") throw new Error("guard failed");
@@ -359,6 +360,10 @@ test("stretches follow RunStretch", async () => {
     // A block ends it.
     const b = await h.stretch([...three], { name: "block" });
     assert.deepEqual(b, [{ answer: { block: { message: "no" } }, last: true }]);
+    // So does an ask: nothing is provided before a person approves.
+    const a = await h.stretch([...three], { name: "ask" });
+    assert.deepEqual(a, [{ answer: { ask: { reason: "a person decides" } }, last: true }]);
+    assert.deepEqual(await h.preToolCall({ name: "ask" }), { ask: { reason: "a person decides" } });
     // A provide that gave nothing ends it.
     const n = await h.stretch(["pre_tool_call_can_provide_result", "transform_tool_result"], { name: "none" });
     assert.deepEqual(n, [{ answer: null, last: true }]);
