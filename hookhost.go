@@ -71,6 +71,10 @@ type SessionOptions struct {
 	Trace func(conversation.Event)
 	// OnText, when set, receives the model's text as it is generated.
 	OnText func(delta string)
+	// Approve, when set, asks a person whether a tool call a plugin
+	// answered ask on may go ahead (see conversation.Options.Approve);
+	// without it such a call is blocked with the plugin's reason.
+	Approve func(ctx context.Context, call hooks.ToolCall, reason string) (bool, error)
 }
 
 // ConfigError is an Open failure the configuration or the environment it
@@ -321,6 +325,7 @@ func (h *Host) NewSession(opts SessionOptions) (*conversation.Session, error) {
 		Hosted:        h.MCPModelTools(),
 		Trace:         opts.Trace,
 		OnText:        opts.OnText,
+		Approve:       opts.Approve,
 	})
 }
 

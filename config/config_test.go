@@ -38,6 +38,7 @@ func TestDefaults(t *testing.T) {
 			HeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 			RequestTimeout: 10 * time.Minute, DrainTimeout: 30 * time.Second,
 			StateTTL: time.Hour, StateEntries: 10000, ResponsesEntries: 100000, ResponsesMaxBytes: 256 << 20,
+			OnAsk: OnAskBlock,
 		},
 		State: defaultState(), // spelled out by TestStateDefaults
 		Trace: defaultTrace(), // spelled out by TestTraceDefaults

@@ -91,7 +91,20 @@ type Server struct {
 	// StateTTL after their last use. ResponsesMaxBytes 0 keeps none.
 	ResponsesEntries  int   `toml:"responses_entries" range:"entries"`
 	ResponsesMaxBytes int64 `toml:"responses_max_bytes" range:"response_bytes"`
+	// OnAsk decides a tool call hookhost runs itself (a plugin's or an MCP
+	// server's tool) that a pre_tool_call plugin answered ask on, since
+	// the gateway has no person to ask: OnAskBlock blocks it with the
+	// plugin's reason in its error result, OnAskAllow runs it. A client's
+	// own tool call on ask goes back to the client, whose own permission
+	// flow decides, whatever this says.
+	OnAsk string `toml:"on_ask" rule:"on_ask"`
 }
+
+// The values of server.on_ask.
+const (
+	OnAskBlock = "block"
+	OnAskAllow = "allow"
+)
 
 func defaultServer() Server {
 	return Server{
@@ -108,6 +121,7 @@ func defaultServer() Server {
 		StateEntries:         defaultStateEntries,
 		ResponsesEntries:     DefaultResponsesEntries,
 		ResponsesMaxBytes:    DefaultResponsesMaxBytes,
+		OnAsk:                OnAskBlock,
 	}
 }
 

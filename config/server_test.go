@@ -16,6 +16,7 @@ func TestServerDefaults(t *testing.T) {
 		HeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		RequestTimeout: 10 * time.Minute, DrainTimeout: 30 * time.Second,
 		StateTTL: time.Hour, StateEntries: 10000, ResponsesEntries: 100000, ResponsesMaxBytes: 256 << 20,
+		OnAsk: OnAskBlock,
 	}
 	if !reflect.DeepEqual(c.Server, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c.Server, want)
@@ -45,6 +46,7 @@ state_ttl = "6h"
 state_entries = 7
 responses_entries = 9
 responses_max_bytes = 0
+on_ask = "allow"
 `)
 	want := Server{
 		Listen: "0.0.0.0:9090", APIKeyEnv: "HOOKHOST_KEYS", AllowNoKey: true, ForwardClientKey: false,
@@ -53,6 +55,7 @@ responses_max_bytes = 0
 		HeaderTimeout: time.Second, ReadTimeout: 2 * time.Second, IdleTimeout: 3 * time.Second,
 		RequestTimeout: 4 * time.Minute, DrainTimeout: 5 * time.Second,
 		StateTTL: 6 * time.Hour, StateEntries: 7, ResponsesEntries: 9, ResponsesMaxBytes: 0,
+		OnAsk: OnAskAllow,
 	}
 	if !reflect.DeepEqual(c.Server, want) {
 		t.Fatalf("\n got %+v\nwant %+v", c.Server, want)

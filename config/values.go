@@ -74,6 +74,9 @@ var rules = map[string]rule{
 	"state_backend": text(func(s string) error {
 		return when(s != StateMemory && s != StateRedis, "unknown state backend %q (%suse %q to keep state in this process, or %q for a Redis or Valkey server shared by several replicas)", abbrev(s), didYouMean(s, []string{StateMemory, StateRedis}), StateMemory, StateRedis)
 	}).with(`strings need double quotes: %[1]s = "` + StateRedis + `"`),
+	"on_ask": text(func(s string) error {
+		return when(s != OnAskBlock && s != OnAskAllow, "unknown value %q (%suse %q to block a plugin's or an MCP server's tool call a plugin asks a person to approve, since the gateway has no one to ask, or %q to run it)", abbrev(s), didYouMean(s, []string{OnAskBlock, OnAskAllow}), OnAskBlock, OnAskAllow)
+	}).with(`strings need double quotes: %[1]s = "` + OnAskBlock + `"`),
 	"state_prefix": text(func(s string) error {
 		odd := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
 		return when(len(s) > 64 || odd, "%q must be at most 64 characters without spaces or control characters (e.g. prefix = %q)", abbrev(s), defaultStatePrefix)

@@ -54,6 +54,12 @@ type Options struct {
 	// response a plugin then reissues, as well as the final answer before
 	// transform_llm_output rewrites it (Turn.Answer has the rewritten one).
 	OnText func(delta string)
+	// Approve, when set, asks a person whether a tool call a pre_tool_call
+	// plugin answered ask on may go ahead (reason is every asker's
+	// reason). Approved, the call runs with its arguments after every
+	// modify; denied, failed, or with no Approve, it is blocked with the
+	// reason in its error result, and post_tool_call sees it blocked.
+	Approve func(ctx context.Context, call hooks.ToolCall, reason string) (bool, error)
 }
 
 // Event is one step of a run, for a human-readable trace.
@@ -138,7 +144,7 @@ func New(opts Options) (*Session, error) {
 	if opts.Route == hooks.RouteGateway {
 		s.bus = opts.Bus
 	}
-	s.pipeline = dispatch.Pipeline{Registry: opts.Tools, Bus: s.bus, Hosted: opts.Hosted}
+	s.pipeline = dispatch.Pipeline{Registry: opts.Tools, Bus: s.bus, Hosted: opts.Hosted, Approve: opts.Approve}
 	return s, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,6 +23,10 @@ const (
 	PathProvided Path = "provided" // a plugin supplied the result
 	PathBlocked  Path = "blocked"  // a pre_tool_call plugin blocked it
 	PathRejected Path = "rejected" // never ran: bad arguments or unknown tool
+	// PathDeferred: the Approver will ask later (ErrApprovalDeferred); no
+	// result, and no post_tool_call or transform_tool_result, is produced
+	// now: the caller runs the call again once it has the answer.
+	PathDeferred Path = "deferred"
 )
 
 // Outcome is everything that happened to one tool call.
@@ -37,6 +42,19 @@ type Outcome struct {
 	Duration      time.Duration
 }
 
+// Approver asks a person to approve one tool call; see Pipeline.Approve.
+type Approver func(ctx context.Context, call hooks.ToolCall, reason string) (bool, error)
+
+// ErrNoApprover is what an Approver returns when it finds no one to ask
+// about this call (an MCP client that cannot be asked): the call is
+// blocked exactly as with no Approver at all.
+var ErrNoApprover = errors.New("no one to ask for approval")
+
+// ErrApprovalDeferred is what an Approver returns when the answer comes
+// with a later request (an MCP client answers an input request by calling
+// the tool again): Run then ends the call with PathDeferred.
+var ErrApprovalDeferred = errors.New("approval deferred to a later request")
+
 // Pipeline runs tool calls through the hooks and the native registry. Its
 // Bus may be nil (the bypass route): then only native dispatch happens.
 // Set its fields before the first Run and do not copy it afterwards; Run
@@ -50,6 +68,11 @@ type Pipeline struct {
 	// its own, against a schema this host need not understand. A Registry
 	// tool of the same name wins.
 	Hosted ToolSet
+	// Approve asks a person whether a call a pre_tool_call plugin answered
+	// ask on may go ahead; reason is every asker's reason. True runs the
+	// call, with the arguments after every modify. False, an error, or a
+	// nil Approve blocks it, the reason in its error result.
+	Approve Approver
 
 	// The input schemas of the Bus's plugin tools, compiled on the first
 	// Run: a plugin's tools are fixed when its Bus is built.
@@ -73,6 +96,10 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 	req := hooks.ToolCallRequest{SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Origin: p.origin(call.Name)}
 	out, run := p.decide(ctx, &req)
 	defer run.Close()
+	if out.Path == PathDeferred {
+		out.Call = hooks.ToolCall{ID: call.ID, Name: call.Name, Arguments: req.Arguments}
+		return out
+	}
 	out.Call = hooks.ToolCall{ID: call.ID, Name: call.Name, Arguments: req.Arguments}
 	out.Origin = req.Origin
 	out.Result = out.Result.AsJSON()
@@ -124,6 +151,16 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 		req.Arguments = pre.Arguments
 	}
 	out := Outcome{ModifiedBy: pre.ModifiedBy}
+	if pre.Asked() {
+		call := hooks.ToolCall{ID: req.CallID, Name: req.Name, Arguments: req.Arguments}
+		switch v, msg := askApproval(ctx, p.Approve, call, pre.AskReason); v {
+		case deferred:
+			out.Path, out.AnsweredBy = PathDeferred, pre.AskedBy[0]
+			return out, run
+		case refused:
+			pre.Blocked, pre.BlockedBy, pre.Message = true, pre.AskedBy[0], msg
+		}
+	}
 	if pre.Blocked {
 		out.Path, out.AnsweredBy, out.Status = PathBlocked, pre.BlockedBy, hooks.StatusBlocked
 		out.Result = ErrorResult(pre.Message)
@@ -185,6 +222,37 @@ func (p *Pipeline) origin(name string) hooks.Origin {
 		return tool.Origin
 	}
 	return hooks.OriginNative
+}
+
+// verdict is what became of a call held by an ask.
+type verdict int
+
+const (
+	approved verdict = iota
+	refused          // blocked: denied, failed, or no one to ask
+	deferred         // the Approver answers with a later request
+)
+
+// askApproval asks approve about call, held by a pre_tool_call ask for
+// reason. A refused call's message is "blocked: approval required:
+// <reason>" when there is no one to ask or asking failed, "denied by the
+// user: <reason>" when the person said no.
+func askApproval(ctx context.Context, approve Approver, call hooks.ToolCall, reason string) (verdict, string) {
+	if approve == nil {
+		return refused, "blocked: approval required: " + reason
+	}
+	yes, err := approve(ctx, call, reason)
+	switch {
+	case errors.Is(err, ErrApprovalDeferred):
+		return deferred, ""
+	case errors.Is(err, ErrNoApprover):
+		return refused, "blocked: approval required: " + reason
+	case err != nil:
+		return refused, fmt.Sprintf("blocked: approval required: %s (asking for approval failed: %v)", reason, err)
+	case !yes:
+		return refused, "denied by the user: " + reason
+	}
+	return approved, ""
 }
 
 // pluginSchema returns the compiled input schema of a plugin's tool, and

@@ -259,6 +259,7 @@ func newServer(p parts) (*Server, error) {
 			Keepalive:     relay.DefaultKeepalive,
 			Logger:        p.logger.Named("relay"),
 			Observe:       s.metrics,
+			AllowAsked:    p.server.OnAsk == config.OnAskAllow,
 		}
 		if p.hooked == nil {
 			hooked := cfg

@@ -142,6 +142,11 @@ type PreToolCallOutcome struct {
 	Blocked    bool
 	BlockedBy  string
 	Message    string // the block message, for the error result
+	// AskedBy names the plugins that answered ask, in order, when none
+	// blocked: the call waits for a person's approval. AskReason is their
+	// reasons, joined by "; " in the same order.
+	AskedBy   []string
+	AskReason string
 	// Err is set when the block is a fail_closed guard's failure, not its
 	// decision: a *GuardFailedError saying which guard failed and how.
 	Err error
@@ -191,9 +196,15 @@ func (b *Bus) askTransform(ctx context.Context, s *subscriber, ev hooks.ToolCall
 	return askErr[*hooks.ToolResult](ctx, b, s, ev)
 }
 
+// Asked says the call needs a person's approval before it goes ahead.
+func (o PreToolCallOutcome) Asked() bool { return !o.Blocked && len(o.AskedBy) > 0 }
+
 // PreToolCall fires pre_tool_call. Any block wins and stops the round;
-// modifies apply in priority order, each plugin seeing the arguments as
-// modified so far. A FailClosed plugin that fails blocks the call.
+// else any ask holds the call for a person's approval, every asker's
+// reason joined in priority order (later plugins are still asked, since
+// one of them may block); modifies apply in priority order, each plugin
+// seeing the arguments as modified so far, and are what an approved call
+// runs with. A FailClosed plugin that fails blocks the call.
 func (b *Bus) PreToolCall(ctx context.Context, req hooks.ToolCallRequest) PreToolCallOutcome {
 	if b == nil {
 		return PreToolCallOutcome{Arguments: req.Arguments}
@@ -226,7 +237,20 @@ func (b *Bus) preToolCall(ctx context.Context, req hooks.ToolCallRequest, ask pr
 			if out.Message == "" {
 				out.Message = fmt.Sprintf("tool call blocked by plugin %q", s.m.name)
 			}
+			out.AskedBy, out.AskReason = nil, ""
 			return out
+		}
+		if d.Ask != nil {
+			reason := d.Ask.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("plugin %q asks for approval", s.m.name)
+			}
+			if out.AskReason != "" {
+				out.AskReason += "; "
+			}
+			out.AskReason += reason
+			out.AskedBy = append(out.AskedBy, s.m.name)
+			continue
 		}
 		if d.ModifiedArgs != nil {
 			req.Arguments = d.ModifiedArgs

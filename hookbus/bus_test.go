@@ -876,3 +876,41 @@ func TestTemperatureNoUpstreamTakesIsMalformed(t *testing.T) {
 		}
 	})
 }
+
+func asker(name, reason string) *hooks.Funcs {
+	return &hooks.Funcs{Name: name, PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+		return &hooks.PreToolCallDecision{Ask: &hooks.ApprovalRequest{Reason: reason}}, nil
+	}}
+}
+
+func TestPreToolCallAskCombine(t *testing.T) {
+	eachWay(t, func(t *testing.T, r rig) {
+		t.Run("a later block beats an ask", func(t *testing.T) {
+			r := r.sub(t)
+			b := newBus(t, r.in(asker("ask", "why")), r.in(blocker("guard", "no")))
+			out := b.PreToolCall(context.Background(), call)
+			if !out.Blocked || out.BlockedBy != "guard" || out.Asked() || len(out.AskedBy) != 0 {
+				t.Fatalf("got %+v, want blocked by guard, not asked", out)
+			}
+		})
+		t.Run("an ask beats modifies, which still apply", func(t *testing.T) {
+			r := r.sub(t)
+			b := newBus(t, r.in(modifier("first", "a")), r.in(asker("ask", "why")), r.in(modifier("second", "b")))
+			out := b.PreToolCall(context.Background(), call)
+			if out.Blocked || !out.Asked() || strings.Join(out.AskedBy, ",") != "ask" || out.AskReason != "why" {
+				t.Fatalf("got %+v, want asked by ask for why", out)
+			}
+			if got := string(out.Arguments); got != `{"a":0,"b":1}` || strings.Join(out.ModifiedBy, ",") != "first,second" {
+				t.Fatalf("args %s modified by %v, want both modifies applied", got, out.ModifiedBy)
+			}
+		})
+		t.Run("every asker's reason, joined in order", func(t *testing.T) {
+			r := r.sub(t)
+			b := newBus(t, r.in(asker("one", "first reason")), r.in(asker("two", "")))
+			out := b.PreToolCall(context.Background(), call)
+			if want := `first reason; plugin "two" asks for approval`; !out.Asked() || out.AskReason != want || strings.Join(out.AskedBy, ",") != "one,two" {
+				t.Fatalf("got %+v, want asked by one,two for %q", out, want)
+			}
+		})
+	})
+}

@@ -274,12 +274,14 @@ func (r *ToolRun) PreToolCall(ctx context.Context) PreToolCallOutcome {
 			return r.b.askPre(ctx, s, req)
 		}
 		d, kind, err := readStage[*hooks.PreToolCallDecision](ctx, r, s, req, sendErr)
-		if kind != KindNone || (d != nil && d.Block != nil) {
+		if kind != KindNone || (d != nil && (d.Block != nil || d.Ask != nil)) {
 			r.closeStretch()
 		}
 		return d, kind, err
 	})
-	if out.Blocked {
+	if out.Blocked || out.Asked() {
+		// Nothing is provided before a person approves: after an ask the
+		// remaining hooks are asked by plain calls, once approved.
 		r.closeStretch()
 	}
 	r.req.Arguments = out.Arguments

@@ -53,7 +53,7 @@ var catalogue = []hookSpec{
 		fires: "after every model call, reissues included", returns: "nothing", combine: "observe (async)",
 		funcs: func(f *Funcs) bound { return observing(f.PostLLMCallFunc) }},
 	{name: PreToolCall, toolScoped: true, stretchStage: 1,
-		fires: "before each tool call", returns: "block with a message, or modified arguments", combine: "any block wins; modifies apply in order, each plugin seeing the arguments so far",
+		fires: "before each tool call", returns: "block with a message, ask with a reason, or modified arguments", combine: "any block wins; else any ask holds the call for a person's approval (every asker's reason, joined); modifies apply in order, each plugin seeing the arguments so far",
 		funcs: func(f *Funcs) bound { return answering(f.PreToolCallFunc) }},
 	{name: PreToolCallCanProvideResult, toolScoped: true, stretchStage: 2,
 		fires: "before native dispatch", returns: "a tool result", combine: "first non-nil wins and skips native dispatch",

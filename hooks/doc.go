@@ -13,6 +13,15 @@
 // whichever protocol carried it. An answer that breaks them is malformed
 // (a MalformedError) and counts as no opinion.
 //
+// A pre_tool_call decision holds at most one of a block, an ask and
+// modified arguments. An ask (ApprovalRequest) holds the call until a
+// person approves it. Across plugins a block wins over everything; else
+// any ask holds the call, the person being asked once, shown every
+// asker's reason joined by "; " in priority order; modifies apply in
+// order all the same, and an approved call runs with them. Who asks is
+// the embedding's choice (dispatch.Pipeline.Approve); with no one to ask,
+// or denied, the call is blocked with the reason.
+//
 // Tool results are JSON. A result a plugin provides or transforms whose
 // content is not JSON is taken as plain text and carried as a JSON string
 // holding it ("sunny" becomes "\"sunny\""), the same for in-process and

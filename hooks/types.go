@@ -298,11 +298,21 @@ type ToolCallRequest struct {
 	Origin Origin `json:"origin,omitempty"`
 }
 
-// PreToolCallDecision is what a pre_tool_call handler returns: either a block
-// (its message becomes the error result) or replacement arguments, never both.
+// PreToolCallDecision is what a pre_tool_call handler returns: a block (its
+// message becomes the error result), an ask (a person must approve the
+// call first), or replacement arguments; at most one of the three.
 type PreToolCallDecision struct {
-	Block        *Block          `json:"block,omitempty"`
-	ModifiedArgs json.RawMessage `json:"modified_args,omitempty"`
+	Block        *Block           `json:"block,omitempty"`
+	Ask          *ApprovalRequest `json:"ask,omitempty"`
+	ModifiedArgs json.RawMessage  `json:"modified_args,omitempty"`
+}
+
+// ApprovalRequest is the ask of a pre_tool_call answer: it holds a tool
+// call until a person approves it; Reason tells the person why they are
+// asked. Denied, or with no one to ask, the call is blocked with the
+// reason. (Its name is not Ask: that is the function that asks a plugin.)
+type ApprovalRequest struct {
+	Reason string `json:"reason"`
 }
 
 // Block stops a tool call; Message tells the model why.

@@ -140,6 +140,9 @@ func checkAnswer(answer any, lim limits) error {
 		if a.Block != nil {
 			size += len(a.Block.Message)
 		}
+		if a.Ask != nil {
+			size += len(a.Ask.Reason)
+		}
 	case *ToolResult:
 		if a == nil {
 			return nil
@@ -304,8 +307,14 @@ func (p RequestPatch) Apply(req ModelRequest) (ModelRequest, []string) {
 }
 
 func (d *PreToolCallDecision) check() error {
-	if d.Block != nil && d.ModifiedArgs != nil {
-		return errors.New("both block and modified_args set")
+	set := 0
+	for _, isSet := range []bool{d.Block != nil, d.Ask != nil, d.ModifiedArgs != nil} {
+		if isSet {
+			set++
+		}
+	}
+	if set > 1 {
+		return errors.New("more than one of block, ask and modified_args set")
 	}
 	if d.ModifiedArgs != nil && !isJSONObject(d.ModifiedArgs) {
 		return errors.New("modified_args is not a JSON object")

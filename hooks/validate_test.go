@@ -49,3 +49,22 @@ func TestValidateManifest(t *testing.T) {
 		})
 	}
 }
+
+func TestPreToolCallDecisionHoldsOneAnswer(t *testing.T) {
+	ask := &hooks.ApprovalRequest{Reason: "why"}
+	for _, d := range []*hooks.PreToolCallDecision{
+		{Block: &hooks.Block{Message: "no"}, Ask: ask},
+		{Ask: ask, ModifiedArgs: json.RawMessage(`{}`)},
+		{Block: &hooks.Block{Message: "no"}, Ask: ask, ModifiedArgs: json.RawMessage(`{}`)},
+	} {
+		if err := hooks.CheckAnswer("p", hooks.PreToolCall, d, 1<<20, 0); err == nil || !strings.Contains(err.Error(), "more than one of block, ask and modified_args") {
+			t.Errorf("CheckAnswer(%+v) = %v, want more than one answer refused", d, err)
+		}
+	}
+	if err := hooks.CheckAnswer("p", hooks.PreToolCall, &hooks.PreToolCallDecision{Ask: ask}, 1<<20, 0); err != nil {
+		t.Errorf("an ask alone: %v", err)
+	}
+	if err := hooks.CheckAnswer("p", hooks.PreToolCall, &hooks.PreToolCallDecision{Ask: &hooks.ApprovalRequest{Reason: strings.Repeat("x", 100)}}, 10, 0); err == nil {
+		t.Error("an ask whose reason is over the size limit was accepted")
+	}
+}

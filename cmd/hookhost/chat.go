@@ -109,16 +109,17 @@ func chat(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		out = &streamOut{w: stdout}
 		onText = out.write
 	}
-	sess, err := h.NewSession(hookhost.SessionOptions{Trace: trace, OnText: onText})
+	con := newConsole(stdin, stderr)
+	sess, err := h.NewSession(hookhost.SessionOptions{Trace: trace, OnText: onText, Approve: con.approve})
 	if err != nil {
 		return err
 	}
 
 	message := strings.TrimSpace(strings.Join(inv.words, " "))
 	if message != "" {
-		err = turn(sess, message, stdout, stderr, *verbose, h.Bus(), out)
+		err = turn(sess, con, message, stdout, stderr, *verbose, h.Bus(), out)
 	} else {
-		err = repl(sess, stdin, stdout, stderr, *verbose, h.Bus(), out)
+		err = repl(sess, con, stdout, stderr, *verbose, h.Bus(), out)
 	}
 	return err
 }
@@ -154,10 +155,27 @@ func (s *streamOut) finish(t *conversation.Turn, err error) (answered bool) {
 	return printed && t.EndReason == hooks.EndCompleted
 }
 
-// turn runs one message; Ctrl-C cancels it.
-func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, verbose bool, bus *hookbus.Bus, stream *streamOut) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+// turn runs one message; Ctrl-C cancels it, except at an approval prompt,
+// where it denies that one tool call and the turn goes on.
+func turn(sess *conversation.Session, con *console, message string, stdout, stderr io.Writer, verbose bool, bus *hookbus.Bus, stream *streamOut) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
+	go func() {
+		for {
+			select {
+			case <-interrupts:
+				if !con.interrupt() {
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	before := bus.Stats().Calls()
 	start := time.Now()
 	t, err := sess.Send(ctx, message)
@@ -195,25 +213,8 @@ func turn(sess *conversation.Session, message string, stdout, stderr io.Writer, 
 // the prompt; Ctrl-C during a turn cancels only that turn. Either way the
 // deferred shutdown runs, so plugins stop cleanly and queued observer
 // events are delivered.
-func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer, verbose bool, bus *hookbus.Bus, stream *streamOut) error {
-	lines := make(chan readLine)
-	readErr := make(chan error, 1)
-	go func() {
-		in := newLineReader(stdin, maxLineBytes)
-		for {
-			line, err := in.next()
-			if err != nil {
-				if err == io.EOF {
-					err = nil
-				} else {
-					err = fmt.Errorf("reading standard input: %w", err)
-				}
-				readErr <- err
-				return
-			}
-			lines <- line
-		}
-	}()
+func repl(sess *conversation.Session, con *console, stdout, stderr io.Writer, verbose bool, bus *hookbus.Bus, stream *streamOut) error {
+	lines, done := con.input()
 	interrupts := make(chan os.Signal, 1)
 	signal.Notify(interrupts, os.Interrupt)
 	defer signal.Stop(interrupts)
@@ -230,9 +231,9 @@ func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer,
 				continue
 			}
 			line = in.text
-		case err := <-readErr:
+		case <-done:
 			fmt.Fprintln(stderr)
-			return err
+			return con.err
 		case <-interrupts:
 			fmt.Fprintln(stderr)
 			return nil
@@ -243,7 +244,7 @@ func repl(sess *conversation.Session, stdin io.Reader, stdout, stderr io.Writer,
 		case "/exit", "/quit":
 			return nil
 		}
-		if err := turn(sess, line, stdout, stderr, verbose, bus, stream); err != nil {
+		if err := turn(sess, con, line, stdout, stderr, verbose, bus, stream); err != nil {
 			// A failed turn is reported, not fatal: the session goes on.
 			fmt.Fprintln(stderr, "hookhost:", err)
 		}

@@ -477,6 +477,8 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 	})
 
+	t.Run("ask", func(t *testing.T) { checkAsk(t, ctx, members[0], bus) })
+
 	t.Run("observers", func(t *testing.T) {
 		bus.OnSessionStart(hooks.SessionStart{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway})
 		bus.PostLLMCall(hooks.Inference{SessionID: "s-obs", Model: "m-obs", Route: hooks.RouteGateway, StopReason: hooks.StopEndTurn})
@@ -493,6 +495,8 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 			"post_tool_call observed_tool ok", "post_tool_call fs__read ok mcp:fs", "on_session_end s-obs completed",
 			// From the pipeline's calls above, which know where each call went.
 			"post_tool_call conform__echo provided_by:conform plugin", "post_tool_call native_upper ok native",
+			// From checkAsk's denied call.
+			"post_tool_call conform__echo blocked plugin",
 		}
 		var seen []string
 		waitFor(t, "conform__seen to list every observer event", func() bool {
@@ -525,6 +529,93 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	}
 	waitFor(t, "the plugin to exit after Close", func() bool { return gone(pid) })
 	checkGraceful(t, l)
+}
+
+// checkAsk checks conform's ask, alone and against other plugins' answers:
+// any block wins over it, it wins over a modify, and the call that goes
+// ahead once approved runs with every modify applied.
+func checkAsk(t *testing.T, ctx context.Context, conform hookbus.Member, bus *hookbus.Bus) {
+	out := bus.PreToolCall(ctx, call("any_tool", `{"text":"ask:a person decides"}`))
+	if !out.Asked() || !slices.Equal(out.AskedBy, []string{"conform"}) || out.AskReason != "a person decides" || !jsonEqual(string(out.Arguments), `{"text":"ask:a person decides"}`) {
+		t.Errorf("ask: %+v, want asked by conform for \"a person decides\", arguments unchanged", out)
+	}
+
+	// Through the pipeline: no one to ask blocks; denied blocks; approved
+	// runs the call, which conform then provides.
+	pipe := &dispatch.Pipeline{Bus: bus}
+	echo := hooks.ToolCall{ID: "a1", Name: "conform__echo", Arguments: json.RawMessage(`{"text":"ask:echo it?"}`)}
+	res := pipe.Run(ctx, session, echo)
+	if res.Path != dispatch.PathBlocked || res.Status != hooks.StatusBlocked || !strings.Contains(res.Result.Content, "blocked: approval required: echo it?") {
+		t.Errorf("ask with no approver: %+v, want blocked, approval required", res)
+	}
+	var asked []string
+	pipe.Approve = func(_ context.Context, c hooks.ToolCall, reason string) (bool, error) {
+		asked = append(asked, c.Name+" "+reason)
+		return false, nil
+	}
+	if res := pipe.Run(ctx, session, echo); res.Path != dispatch.PathBlocked || !strings.Contains(res.Result.Content, "denied by the user: echo it?") {
+		t.Errorf("ask denied: %+v, want blocked, denied by the user", res)
+	}
+	pipe.Approve = func(_ context.Context, c hooks.ToolCall, reason string) (bool, error) {
+		asked = append(asked, c.Name+" "+reason)
+		return true, nil
+	}
+	if res := pipe.Run(ctx, session, echo); res.Path != dispatch.PathProvided || !strings.Contains(res.Result.Content, `\"echo\":\"ask:echo it?\"`) {
+		t.Errorf("ask approved: %+v, want conform's echo", res)
+	}
+	if want := []string{"conform__echo echo it?", "conform__echo echo it?"}; !slices.Equal(asked, want) {
+		t.Errorf("the approver was asked %q, want %q", asked, want)
+	}
+
+	// Against other plugins: one that modifies before conform, one that
+	// blocks after it when the arguments say so.
+	modifier := &hooks.Funcs{Name: "modifier", Matchers: []string{"prec_*"},
+		PreToolCallFunc: func(_ context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			var a map[string]any
+			if err := json.Unmarshal(req.Arguments, &a); err != nil {
+				return nil, err
+			}
+			a["modified"] = true
+			b, err := json.Marshal(a)
+			return &hooks.PreToolCallDecision{ModifiedArgs: b}, err
+		}}
+	blocker := &hooks.Funcs{Name: "blocker", Matchers: []string{"prec_*"},
+		PreToolCallFunc: func(_ context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			if strings.Contains(string(req.Arguments), `"block":true`) {
+				return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "blocker says no"}}, nil
+			}
+			return nil, nil
+		}}
+	prec, err := hookbus.New([]hookbus.Member{{Plugin: modifier}, conform, {Plugin: blocker}}, hookbus.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prec.Close(context.Background())
+	if out := prec.PreToolCall(ctx, call("prec_tool", `{"text":"ask:why","block":true}`)); !out.Blocked || out.BlockedBy != "blocker" || out.Message != "blocker says no" || out.Asked() {
+		t.Errorf("ask then block: %+v, want the block to win", out)
+	}
+	out = prec.PreToolCall(ctx, call("prec_tool", `{"text":"ask:why"}`))
+	if out.Blocked || !out.Asked() || out.AskReason != "why" || !slices.Equal(out.ModifiedBy, []string{"modifier"}) ||
+		!jsonEqual(string(out.Arguments), `{"text":"ask:why","modified":true}`) {
+		t.Errorf("modify then ask: %+v (arguments %s), want asked, with the modify applied", out, out.Arguments)
+	}
+	native := dispatch.Tool{
+		Spec: hooks.ToolSpec{Name: "prec_tool", Description: "returns its arguments", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Run:  func(_ context.Context, args json.RawMessage) (any, error) { return args, nil },
+	}
+	reg, err := dispatch.NewRegistry(native)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen json.RawMessage
+	precPipe := &dispatch.Pipeline{Registry: reg, Bus: prec, Approve: func(_ context.Context, c hooks.ToolCall, _ string) (bool, error) {
+		seen = c.Arguments
+		return true, nil
+	}}
+	res = precPipe.Run(ctx, session, hooks.ToolCall{ID: "a2", Name: "prec_tool", Arguments: json.RawMessage(`{"text":"ask:why"}`)})
+	if res.Path != dispatch.PathNative || !jsonEqual(res.Result.Content, `{"text":"ask:why","modified":true}`) || !jsonEqual(string(seen), res.Result.Content) {
+		t.Errorf("approved modify then ask: %+v (approver saw %s), want the native tool run with the modified arguments", res, seen)
+	}
 }
 
 // specObservers are the observers whose line the spec states; any other
@@ -627,6 +718,29 @@ func checkStretches(t *testing.T, p Plugin) {
 	// like any other, which transform_tool_result is asked about alone.
 	if got := ex.n.Load() - n; got != 2 {
 		t.Errorf("forbidden to conform__native took %d exchanges with the plugin, want 2 (a stretch that stops at the block, then the transform)", got)
+	}
+
+	// An ask ends the stretch as a block does: nothing may be provided
+	// before a person approves. With no one to ask the call is blocked;
+	// approved, the plugin is asked the provide stage again, by a plain
+	// call.
+	n = ex.n.Load()
+	ask := hooks.ToolCall{ID: "s3", Name: "conform__native", Arguments: json.RawMessage(`{"text":"ask:may I?"}`)}
+	out = pipe.Run(ctx, session, ask)
+	if out.Path != dispatch.PathBlocked || !strings.Contains(out.Result.Content, "blocked: approval required: may I?") {
+		t.Errorf("ask:may I? to conform__native with no approver: %+v, want blocked", out)
+	}
+	if got := ex.n.Load() - n; got != 2 {
+		t.Errorf("ask:may I? to conform__native with no approver took %d exchanges with the plugin, want 2 (a stretch that stops at the ask, then the transform)", got)
+	}
+	pipe.Approve = func(context.Context, hooks.ToolCall, string) (bool, error) { return true, nil }
+	n = ex.n.Load()
+	out = pipe.Run(ctx, session, ask)
+	if out.Path != dispatch.PathNative || out.Result.Content != `"native says ask:may I?"` {
+		t.Errorf("ask:may I? to conform__native, approved: %+v, want the native result", out)
+	}
+	if got := ex.n.Load() - n; got != 3 {
+		t.Errorf("ask:may I? to conform__native, approved, took %d exchanges with the plugin, want 3 (a stretch that stops at the ask, a plain provide, the transform)", got)
 	}
 
 	for _, hook := range fullStretch() {

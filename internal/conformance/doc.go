@@ -64,7 +64,8 @@
 //   - pre_tool_call, for any tool, looking at the arguments' "text" string
 //     (arguments that are not an object, or lack it, get no opinion): the
 //     text "forbidden" is blocked with the message "conform blocks
-//     forbidden text"; a text starting "shout:" gets modified arguments,
+//     forbidden text"; a text starting "ask:" gets an ask whose reason is
+//     the rest of the text; a text starting "shout:" gets modified arguments,
 //     the same object with text replaced by the rest of the text in upper
 //     case (ASCII).
 //   - pre_tool_call_can_provide_result (asked for conform__* only):

@@ -128,7 +128,7 @@ func checkStretch(req Request) error {
 // stage in order under the stage's own deadline and handing each answer (or
 // failure) to emit as soon as it is known: emit is called once per stage
 // answered, in stage order, from the calling goroutine, and never after
-// Run returns. It stops after a stage that failed, a block, a
+// Run returns. It stops after a stage that failed, a block, an ask, a
 // decision that breaks the rules, a provide that gave nothing, and when ctx
 // ends; a stage that was not started because ctx ended is emitted as a
 // failure wrapping ctx's error, so that the exchange always ends with a
@@ -169,7 +169,7 @@ func Run(ctx context.Context, p hooks.Plugin, req Request, emit func(answer any,
 			if d == nil {
 				continue
 			}
-			if d.Block != nil || hooks.CheckAnswer(p.Manifest().Name, hooks.PreToolCall, d, math.MaxInt, 0) != nil {
+			if d.Block != nil || d.Ask != nil || hooks.CheckAnswer(p.Manifest().Name, hooks.PreToolCall, d, math.MaxInt, 0) != nil {
 				return
 			}
 			if d.ModifiedArgs != nil {

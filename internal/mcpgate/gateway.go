@@ -2,6 +2,8 @@ package mcpgate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,6 +68,16 @@ type snapshot struct {
 type callState struct {
 	upstream *mcp.CallToolResult
 	progress func(*mcp.ProgressNotificationParams)
+	// session is the client's, asked by elicitation to approve a call a
+	// plugin answered ask on; answers and state are what the client sent
+	// back with its retry of the call (an input request's answers, and the
+	// state they answer); ask is the input request to send, with its state,
+	// when the call must wait for one.
+	session  *mcp.ServerSession
+	answers  mcp.InputResponseMap
+	state    string
+	ask      *mcp.ElicitParams
+	askState string
 }
 
 type callKey struct{}
@@ -202,7 +214,7 @@ func (g *Gateway) rebuild(strict bool) error {
 	if err != nil {
 		return err
 	}
-	next := &snapshot{pipeline: &dispatch.Pipeline{Registry: reg, Bus: g.opts.Bus}, tools: offered}
+	next := &snapshot{pipeline: &dispatch.Pipeline{Registry: reg, Bus: g.opts.Bus, Approve: g.approve}, tools: offered}
 	keep := map[string]bool{}
 	for _, t := range offered {
 		keep[t.Name] = true
@@ -370,7 +382,7 @@ func (g *Gateway) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if keep := g.allowed(ctx, sid, snap); keep != nil && !keep[name] {
 		return textResult(fmt.Sprintf("tool %q is not offered to this client", name), true), nil
 	}
-	st := &callState{}
+	st := &callState{session: req.Session, answers: req.Params.InputResponses, state: req.Params.RequestState}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
 		st.progress = func(p *mcp.ProgressNotificationParams) {
@@ -384,8 +396,71 @@ func (g *Gateway) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		ctx = withElicitor(ctx, req.Session)
 	}
 	out := snap.pipeline.Run(ctx, sid, hooks.ToolCall{ID: "mcp_" + hooks.NewSessionID(), Name: name, Arguments: req.Params.Arguments})
+	if out.Path == dispatch.PathDeferred {
+		// The client answers the elicitation and calls again with the
+		// answer (the SDK does either side of it for a client on an older
+		// protocol version).
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: st.ask}, RequestState: st.askState}, nil
+	}
 	return callResult(out, st.upstream), nil
 }
+
+// approve asks the client whose call this is, by a form elicitation, to
+// approve a call a plugin answered ask on: accept runs it, decline or
+// cancel blocks it. A client that did not declare the elicitation
+// capability cannot be asked: the call is blocked as with no one to ask.
+//
+// The elicitation is an input request of the call's result (the protocol's
+// multi round-trip requests): the first time, approve defers the call and
+// handle answers with the request; the client answers it and calls the tool
+// again, carrying the answer and the state, which names the call and the
+// reason asked about, so that an answer about one call cannot approve
+// another.
+func (g *Gateway) approve(ctx context.Context, call hooks.ToolCall, reason string) (bool, error) {
+	st, _ := ctx.Value(callKey{}).(*callState)
+	if st == nil || st.session == nil {
+		return false, dispatch.ErrNoApprover
+	}
+	if ip := st.session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false, dispatch.ErrNoApprover
+	}
+	state := approvalState(call, reason)
+	if answer, ok := st.answers[approvalInput]; ok && st.state == state {
+		res, ok := answer.(*mcp.ElicitResult)
+		if !ok {
+			return false, fmt.Errorf("the MCP client answered the approval request with a %T, not an elicitation result", answer)
+		}
+		g.log.Info("the MCP client answered an approval request", "tool", call.Name, "action", res.Action)
+		return res.Action == "accept", nil
+	}
+	args := string(call.Arguments)
+	if len(args) > maxElicitArgs {
+		args = args[:maxElicitArgs] + fmt.Sprintf("… (%d bytes in all)", len(call.Arguments))
+	}
+	st.ask = &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("Approve the tool call %s?\nArguments: %s\nReason: %s", call.Name, args, reason),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	}
+	st.askState = state
+	return false, dispatch.ErrApprovalDeferred
+}
+
+// approvalInput is the id of the approval's input request.
+const approvalInput = "hookhost_approval"
+
+// approvalState names what an approval answers: the call as it would run
+// and the reason the person was shown.
+func approvalState(call hooks.ToolCall, reason string) string {
+	h := sha256.New()
+	for _, part := range []string{call.Name, string(call.Arguments), reason} {
+		fmt.Fprintf(h, "%d:%s", len(part), part)
+	}
+	return "approval-" + hex.EncodeToString(h.Sum(nil))
+}
+
+// maxElicitArgs bounds the arguments shown in an approval request.
+const maxElicitArgs = 2000
 
 // callResult is the MCP result of a call: the upstream's own when it ran
 // and no hook changed its result, else what the pipeline produced.

@@ -106,6 +106,13 @@ type Config struct {
 	Logger    hclog.Logger
 	// Observe, when set, counts what happens for metrics.
 	Observe Observer
+	// AllowAsked runs a plugin's or a hosted tool's call that a
+	// pre_tool_call plugin answered ask on ([server] on_ask = "allow"):
+	// the gateway has no person to ask, so by default such a call is
+	// blocked with the plugin's reason. A call for the client's own tool
+	// on ask goes back to the client whatever this says: the client's own
+	// permission flow decides.
+	AllowAsked bool
 }
 
 // Observer is told what each request did, for metrics.
@@ -158,7 +165,11 @@ func New(cfg Config) *Relay {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	return &Relay{cfg: cfg, pipeline: &dispatch.Pipeline{Bus: cfg.Bus, Hosted: cfg.Hosted}}
+	pipeline := &dispatch.Pipeline{Bus: cfg.Bus, Hosted: cfg.Hosted}
+	if cfg.AllowAsked {
+		pipeline.Approve = func(context.Context, hooks.ToolCall, string) (bool, error) { return true, nil }
+	}
+	return &Relay{cfg: cfg, pipeline: pipeline}
 }
 
 // Error wraps a failure of Run, saying whether a plugin tool had already

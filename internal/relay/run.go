@@ -870,6 +870,15 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		case len(pre.ModifiedBy) > 0:
 			d.call.Arguments, req.Arguments, d.modified = pre.Arguments, pre.Arguments, true
 		}
+		if pre.Asked() {
+			// The client runs its own tools under its own permission flow,
+			// which is where a person approves: the call goes back to it,
+			// and no plugin may answer it in the client's place.
+			r.cfg.Logger.Info("gateway: a plugin asks for approval of a client's tool call; the client's own permission flow decides",
+				"tool", c.Name, "call", c.ID, "plugins", pre.AskedBy, "reason", pre.AskReason)
+			r.count(how)
+			return d
+		}
 	}
 	if !d.answered && ctx.Err() == nil && r.bus.Subscribed(hooks.PreToolCallCanProvideResult, c.Name) {
 		if p := tr.ProvideResult(ctx); p != nil {

@@ -534,7 +534,7 @@ func textFromPB(r *pluginv1.TextResponse) *hooks.TextReplacement {
 	return &hooks.TextReplacement{Text: *r.Text}
 }
 
-// decisionToPB maps a decision that neither blocks nor modifies to the
+// decisionToPB maps a decision that neither blocks, asks nor modifies to the
 // empty response: it changes nothing, exactly like no opinion.
 func decisionToPB(d *hooks.PreToolCallDecision) *pluginv1.PreToolCallResponse {
 	out := &pluginv1.PreToolCallResponse{}
@@ -544,6 +544,9 @@ func decisionToPB(d *hooks.PreToolCallDecision) *pluginv1.PreToolCallResponse {
 	if d.Block != nil {
 		out.Block = &pluginv1.Block{Message: d.Block.Message}
 	}
+	if d.Ask != nil {
+		out.Ask = &pluginv1.Ask{Reason: d.Ask.Reason}
+	}
 	if d.ModifiedArgs != nil {
 		// Non-nil marks the optional field present, even when empty.
 		out.ModifiedArgs = append([]byte{}, d.ModifiedArgs...)
@@ -552,12 +555,15 @@ func decisionToPB(d *hooks.PreToolCallDecision) *pluginv1.PreToolCallResponse {
 }
 
 func decisionFromPB(r *pluginv1.PreToolCallResponse) *hooks.PreToolCallDecision {
-	if r == nil || (r.Block == nil && r.ModifiedArgs == nil) {
+	if r == nil || (r.Block == nil && r.Ask == nil && r.ModifiedArgs == nil) {
 		return nil
 	}
 	d := &hooks.PreToolCallDecision{}
 	if r.GetBlock() != nil {
 		d.Block = &hooks.Block{Message: r.GetBlock().GetMessage()}
+	}
+	if r.GetAsk() != nil {
+		d.Ask = &hooks.ApprovalRequest{Reason: r.GetAsk().GetReason()}
 	}
 	if r.ModifiedArgs != nil {
 		d.ModifiedArgs = append(json.RawMessage{}, r.ModifiedArgs...)

@@ -305,12 +305,12 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 }
 
 // stops reports whether the catalogue's rules end a stretch after hook
-// answered v: a block, or a provide stage that gave nothing.
+// answered v: a block, an ask, or a provide stage that gave nothing.
 func stops(hook hooks.Name, v any) bool {
 	switch hook {
 	case hooks.PreToolCall:
 		d, _ := v.(*hooks.PreToolCallDecision)
-		return d != nil && d.Block != nil
+		return d != nil && (d.Block != nil || d.Ask != nil)
 	case hooks.PreToolCallCanProvideResult:
 		r, _ := v.(*hooks.ToolResult)
 		return r == nil

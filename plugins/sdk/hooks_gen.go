@@ -40,8 +40,10 @@ type (
 		PostLLMCall(context.Context, hooks.Inference) error
 	}
 	// ToolCallGuard answers pre_tool_call (before each tool call): it returns
-	// block with a message, or modified arguments; any block wins; modifies apply
-	// in order, each plugin seeing the arguments so far.
+	// block with a message, ask with a reason, or modified arguments; any block
+	// wins; else any ask holds the call for a person's approval (every asker's
+	// reason, joined); modifies apply in order, each plugin seeing the arguments
+	// so far.
 	ToolCallGuard interface {
 		PreToolCall(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error)
 	}

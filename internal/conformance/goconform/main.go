@@ -152,6 +152,8 @@ func (c *conform) PreToolCall(_ context.Context, req hooks.ToolCallRequest) (*ho
 		return nil, nil
 	case s == "forbidden":
 		return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "conform blocks forbidden text"}}, nil
+	case strings.HasPrefix(s, "ask:"):
+		return &hooks.PreToolCallDecision{Ask: &hooks.ApprovalRequest{Reason: strings.TrimPrefix(s, "ask:")}}, nil
 	case strings.HasPrefix(s, "shout:"):
 		var a map[string]any
 		_ = json.Unmarshal(req.Arguments, &a)

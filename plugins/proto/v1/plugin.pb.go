@@ -1890,9 +1890,11 @@ func (x *Block) GetMessage() string {
 
 type PreToolCallResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// At most one of these; both unset means no opinion.
+	// At most one of these; all unset means no opinion. ask holds the call
+	// for a person's approval; a block from any plugin still wins over it.
 	Block         *Block `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
 	ModifiedArgs  []byte `protobuf:"bytes,2,opt,name=modified_args,json=modifiedArgs,proto3,oneof" json:"modified_args,omitempty"`
+	Ask           *Ask   `protobuf:"bytes,3,opt,name=ask,proto3" json:"ask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1937,6 +1939,13 @@ func (x *PreToolCallResponse) GetBlock() *Block {
 func (x *PreToolCallResponse) GetModifiedArgs() []byte {
 	if x != nil {
 		return x.ModifiedArgs
+	}
+	return nil
+}
+
+func (x *PreToolCallResponse) GetAsk() *Ask {
+	if x != nil {
+		return x.Ask
 	}
 	return nil
 }
@@ -2082,6 +2091,51 @@ func (x *ToolCallOutcome) GetDurationNs() int64 {
 func (x *ToolCallOutcome) GetOrigin() string {
 	if x != nil {
 		return x.Origin
+	}
+	return ""
+}
+
+// Ask holds a tool call until a person approves it; reason tells them why.
+type Ask struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Ask) Reset() {
+	*x = Ask{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Ask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Ask) ProtoMessage() {}
+
+func (x *Ask) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Ask.ProtoReflect.Descriptor instead.
+func (*Ask) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *Ask) GetReason() string {
+	if x != nil {
+		return x.Reason
 	}
 	return ""
 }
@@ -2240,10 +2294,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\targuments\x18\x04 \x01(\fR\targuments\x12\x16\n" +
 	"\x06origin\x18\x05 \x01(\tR\x06origin\"!\n" +
 	"\x05Block\x12\x18\n" +
-	"\amessage\x18\x01 \x01(\tR\amessage\"\x82\x01\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\"\xad\x01\n" +
 	"\x13PreToolCallResponse\x12/\n" +
 	"\x05block\x18\x01 \x01(\v2\x19.hookhost.plugin.v1.BlockR\x05block\x12(\n" +
-	"\rmodified_args\x18\x02 \x01(\fH\x00R\fmodifiedArgs\x88\x01\x01B\x10\n" +
+	"\rmodified_args\x18\x02 \x01(\fH\x00R\fmodifiedArgs\x88\x01\x01\x12)\n" +
+	"\x03ask\x18\x03 \x01(\v2\x17.hookhost.plugin.v1.AskR\x03askB\x10\n" +
 	"\x0e_modified_args\"L\n" +
 	"\x12ToolResultResponse\x126\n" +
 	"\x06result\x18\x01 \x01(\v2\x1e.hookhost.plugin.v1.ToolResultR\x06result\"\x84\x02\n" +
@@ -2257,7 +2312,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
 	"durationNs\x12\x16\n" +
-	"\x06origin\x18\b \x01(\tR\x06origin2\x88\t\n" +
+	"\x06origin\x18\b \x01(\tR\x06origin\"\x1d\n" +
+	"\x03Ask\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason2\x88\t\n" +
 	"\x06Plugin\x12M\n" +
 	"\bDescribe\x12#.hookhost.plugin.v1.DescribeRequest\x1a\x1c.hookhost.plugin.v1.Manifest\x12X\n" +
 	"\tConfigure\x12$.hookhost.plugin.v1.ConfigureRequest\x1a%.hookhost.plugin.v1.ConfigureResponse\x12M\n" +
@@ -2285,7 +2342,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),                // 0: hookhost.plugin.v1.Empty
 	(*DescribeRequest)(nil),      // 1: hookhost.plugin.v1.DescribeRequest
@@ -2321,6 +2378,7 @@ var file_plugin_proto_goTypes = []any{
 	(*PreToolCallResponse)(nil),  // 31: hookhost.plugin.v1.PreToolCallResponse
 	(*ToolResultResponse)(nil),   // 32: hookhost.plugin.v1.ToolResultResponse
 	(*ToolCallOutcome)(nil),      // 33: hookhost.plugin.v1.ToolCallOutcome
+	(*Ask)(nil),                  // 34: hookhost.plugin.v1.Ask
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
@@ -2346,39 +2404,40 @@ var file_plugin_proto_depIdxs = []int32{
 	24, // 20: hookhost.plugin.v1.ReissueResponse.reissue:type_name -> hookhost.plugin.v1.Reissue
 	10, // 21: hookhost.plugin.v1.Inference.usage:type_name -> hookhost.plugin.v1.Usage
 	30, // 22: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
-	13, // 23: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
-	13, // 24: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
-	1,  // 25: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	5,  // 26: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	14, // 27: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
-	15, // 28: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
-	16, // 29: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
-	19, // 30: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
-	23, // 31: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
-	26, // 32: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
-	27, // 33: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
-	29, // 34: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
-	29, // 35: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
-	33, // 36: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	33, // 37: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	2,  // 38: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	6,  // 39: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	0,  // 40: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
-	0,  // 41: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
-	18, // 42: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
-	22, // 43: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
-	25, // 44: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
-	0,  // 45: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
-	28, // 46: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
-	31, // 47: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
-	32, // 48: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	0,  // 49: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
-	32, // 50: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	38, // [38:51] is the sub-list for method output_type
-	25, // [25:38] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	34, // 23: hookhost.plugin.v1.PreToolCallResponse.ask:type_name -> hookhost.plugin.v1.Ask
+	13, // 24: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
+	13, // 25: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
+	1,  // 26: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	5,  // 27: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	14, // 28: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
+	15, // 29: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
+	16, // 30: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
+	19, // 31: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
+	23, // 32: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
+	26, // 33: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
+	27, // 34: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
+	29, // 35: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
+	29, // 36: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
+	33, // 37: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	33, // 38: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	2,  // 39: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	6,  // 40: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	0,  // 41: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
+	0,  // 42: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
+	18, // 43: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
+	22, // 44: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
+	25, // 45: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
+	0,  // 46: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
+	28, // 47: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
+	31, // 48: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
+	32, // 49: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	0,  // 50: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
+	32, // 51: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	39, // [39:52] is the sub-list for method output_type
+	26, // [26:39] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2396,7 +2455,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -125,6 +125,8 @@ class Conform(hp.Plugin):
             return None
         if text == "forbidden":
             return hp.block("conform blocks forbidden text")
+        if text.startswith("ask:"):
+            return hp.ask(text[len("ask:"):])
         if text.startswith("shout:"):
             rest = text[len("shout:"):]
             return hp.modify(dict(args, text=upper(rest)))

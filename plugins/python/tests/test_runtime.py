@@ -46,6 +46,8 @@ class Sample(hp.Plugin):
             return hp.block("blocked by sample")
         if text == "modify":
             return hp.modify({"text": "MODIFIED"})
+        if text == "ask":
+            return hp.ask("a person decides")
         if text == "both":
             return hp.PreToolCallDecision(block=hp.Block("x"), modified_args={"text": "y"})
         if text == "not-object":
@@ -415,6 +417,14 @@ class StreamTest(unittest.TestCase):
 
     def test_stretch_stops_after_a_block(self):
         self.assertEqual(self.h.stretch(call("block"), ALL3), [hp.block("blocked by sample")])
+
+    def test_stretch_stops_after_an_ask(self):
+        # Nothing is provided before a person approves.
+        self.assertEqual(self.h.stretch(call("ask"), ALL3), [hp.ask("a person decides")])
+
+    def test_ask_crosses_the_wire(self):
+        d = self.h.pre_tool_call("sample__echo", {"text": "ask"})
+        self.assertEqual(d, hp.PreToolCallDecision(ask=hp.Ask("a person decides")))
 
     def test_stretch_stops_after_no_result(self):
         out = self.h.stretch(call("x", name="native"), ALL3)

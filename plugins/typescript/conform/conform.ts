@@ -93,6 +93,7 @@ serve({
     const text = textArg(call.args);
     if (text === undefined) return;
     if (text === "forbidden") return { block: { message: "conform blocks forbidden text" } };
+    if (text.startsWith("ask:")) return { ask: { reason: text.slice("ask:".length) } };
     if (text.startsWith("shout:")) return { modifiedArgs: { ...(call.args as JsonObject), text: upperASCII(text.slice("shout:".length)) } };
   },
   async preToolCallCanProvideResult(call, ctx) {

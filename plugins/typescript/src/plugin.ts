@@ -333,7 +333,7 @@ export class Runtime {
   /**
    * Answers a stretch as hookstretch.Run does: each stage in order under
    * its own deadline, each answer handed to emit as soon as it is known;
-   * it stops after a failed stage, a block, a decision that breaks the
+   * it stops after a failed stage, a block, an ask, a decision that breaks the
    * rules, a provide that gave nothing, and once signal is aborted (a
    * stage not started then is emitted as a failure, and a provide stage is
    * never started once cancelled).
@@ -371,7 +371,7 @@ export class Runtime {
         if (!o.ok) return;
         const d = o.answer as T.PreToolCallDecision | null;
         if (d === null) continue;
-        if (d.block || (d.modifiedArgs !== undefined && d.modifiedArgs !== null && !isJSONObject(d.modifiedArgs))) return;
+        if (d.block || d.ask || (d.modifiedArgs !== undefined && d.modifiedArgs !== null && !isJSONObject(d.modifiedArgs))) return;
         if (d.modifiedArgs !== undefined && d.modifiedArgs !== null) {
           const text = JSON.stringify(d.modifiedArgs);
           call = { ...call, arguments: text, args: parseJSON(text) };

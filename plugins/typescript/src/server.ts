@@ -199,9 +199,9 @@ export class HookStream {
   }
 }
 
-/** Whether the rules end a stretch after hook answered a: a block, or a provide that gave nothing. */
+/** Whether the rules end a stretch after hook answered a: a block, an ask, or a provide that gave nothing. */
 function stops(hook: string, a: unknown): boolean {
-  if (hook === "pre_tool_call") return a !== null && typeof a === "object" && !!(a as T.PreToolCallDecision).block;
+  if (hook === "pre_tool_call") return a !== null && typeof a === "object" && (!!(a as T.PreToolCallDecision).block || !!(a as T.PreToolCallDecision).ask);
   if (hook === "pre_tool_call_can_provide_result") return a === null;
   return false;
 }

@@ -199,11 +199,20 @@ export interface Block {
 }
 
 /**
- * Answer of pre_tool_call: a block, or replacement arguments (a JSON
- * object), never both.
+ * Holds a tool call until a person approves it; `reason` tells them why.
+ * Denied, or with no one to ask, the call is blocked with the reason.
+ */
+export interface Ask {
+  reason: string;
+}
+
+/**
+ * Answer of pre_tool_call: a block, an ask, or replacement arguments (a
+ * JSON object); at most one of the three.
  */
 export interface PreToolCallDecision {
   block?: Block | undefined;
+  ask?: Ask | undefined;
   modifiedArgs?: JsonObject | undefined;
 }
 

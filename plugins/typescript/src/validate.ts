@@ -98,11 +98,11 @@ export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT
       break;
     case "PreToolCallDecision": {
       const a = answer as T.PreToolCallDecision;
-      if (a.block && a.modifiedArgs !== undefined) problem = "both block and modified_args set";
+      if ([!!a.block, !!a.ask, a.modifiedArgs !== undefined].filter(Boolean).length > 1) problem = "more than one of block, ask and modified_args set";
       else if (a.modifiedArgs !== undefined && (typeof a.modifiedArgs !== "object" || a.modifiedArgs === null || Array.isArray(a.modifiedArgs))) {
         problem = "modified_args is not a JSON object";
       }
-      size = (a.modifiedArgs !== undefined ? bytes(JSON.stringify(a.modifiedArgs)) : 0) + bytes(a.block?.message);
+      size = (a.modifiedArgs !== undefined ? bytes(JSON.stringify(a.modifiedArgs)) : 0) + bytes(a.block?.message) + bytes(a.ask?.reason);
       break;
     }
     case "ToolResult":

@@ -381,10 +381,13 @@ export const TABLE: readonly HookRow[] = [
     toolCallRequestFrom, toolCallRequestTo,
     (a: T.PreToolCallDecision | null) => {
       if (a === null) return {};
-      const o = expectObject(a, "pre_tool_call", "a PreToolCallDecision {block} or {modifiedArgs}");
+      const o = expectObject(a, "pre_tool_call", "a PreToolCallDecision {block}, {ask} or {modifiedArgs}");
       const out: AnyObj = {};
       if (o.block !== undefined && o.block !== null) {
         out.block = { message: expectString(expectObject(o.block, "pre_tool_call", "a Block {message}").message, "block.message") };
+      }
+      if (o.ask !== undefined && o.ask !== null) {
+        out.ask = { reason: expectString(expectObject(o.ask, "pre_tool_call", "an Ask {reason}").reason, "ask.reason") };
       }
       if (o.modifiedArgs !== undefined && o.modifiedArgs !== null) {
         const s = JSON.stringify(o.modifiedArgs);
@@ -394,9 +397,10 @@ export const TABLE: readonly HookRow[] = [
       return out;
     },
     (m) => {
-      if (!m.block && (m.modifiedArgs === undefined || m.modifiedArgs === null)) return null;
+      if (!m.block && !m.ask && (m.modifiedArgs === undefined || m.modifiedArgs === null)) return null;
       const d: T.PreToolCallDecision = {};
       if (m.block) d.block = { message: str(m.block.message) };
+      if (m.ask) d.ask = { reason: str(m.ask.reason) };
       if (m.modifiedArgs !== undefined && m.modifiedArgs !== null) d.modifiedArgs = parseJSON(text(m.modifiedArgs)) as T.JsonObject;
       return d;
     }),

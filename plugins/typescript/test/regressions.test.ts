@@ -105,7 +105,7 @@ test("the harness refuses answers the host refuses as malformed", async () => {
     preApiRequestMutable: () => ({ temperature: 5 }),
   });
   try {
-    await assert.rejects(h.preToolCall({ name: "x", args: {} }), "both block and modified_args set: the host refuses it");
+    await assert.rejects(h.preToolCall({ name: "x", args: {} }), "more than one of block, ask and modified_args set: the host refuses it");
     await assert.rejects(h.preApiRequestMutable({}), "temperature 5 is outside [0, 2]: the host refuses it");
   } finally {
     h.close();

@@ -250,6 +250,7 @@ const everything: Plugin = {
   transformLlmOutput: async (o) => ({ text: o.text.toUpperCase() }),
   preToolCall(c) {
     if (c.name === "block") return { block: { message: "no" } };
+    if (c.name === "ask") return { ask: { reason: "a person decides" } };
     if (c.name === "modify") return { modifiedArgs: { ...(c.args as object), seen: true } };
     if (c.name === "array") return { modifiedArgs: [1] as never };
     if (c.name === "throw") throw new Error("guard failed");
@@ -359,6 +360,10 @@ test("stretches follow RunStretch", async () => {
     // A block ends it.
     const b = await h.stretch([...three], { name: "block" });
     assert.deepEqual(b, [{ answer: { block: { message: "no" } }, last: true }]);
+    // So does an ask: nothing is provided before a person approves.
+    const a = await h.stretch([...three], { name: "ask" });
+    assert.deepEqual(a, [{ answer: { ask: { reason: "a person decides" } }, last: true }]);
+    assert.deepEqual(await h.preToolCall({ name: "ask" }), { ask: { reason: "a person decides" } });
     // A provide that gave nothing ends it.
     const n = await h.stretch(["pre_tool_call_can_provide_result", "transform_tool_result"], { name: "none" });
     assert.deepEqual(n, [{ answer: null, last: true }]);
@@ -575,7 +580,7 @@ test("the harness holds answers, matchers and the manifest to the host's rules",
   try {
     assert.equal(await h.preToolCall({ name: "write_file" }), null);
     assert.equal(asked, 0, "the host never asks about a tool the matchers exclude");
-    await assert.rejects(h.preToolCall({ name: "read_both" }), (e: HookFailure) => e.kind === "MALFORMED" && /both block and modified_args set/.test(e.message));
+    await assert.rejects(h.preToolCall({ name: "read_both" }), (e: HookFailure) => e.kind === "MALFORMED" && /more than one of block, ask and modified_args set/.test(e.message));
     await assert.rejects(h.preApiRequestMutable({}), /temperature 5 is outside \[0, 2\]/);
     await assert.rejects(h.transformToolResult({ name: "any" }), /carries 10 bytes, over max_result_size \(5 bytes\)/);
   } finally {

@@ -277,7 +277,9 @@ class Conform:
         return pb.TextResponse(text=f"{req.text} -- {self.tag}")
 
     def pre_tool_call(self, req: "pb.ToolCallRequest", call: Call) -> "pb.PreToolCallResponse":
-        """Block the text "forbidden"; upper-case the rest of a text starting "shout:"."""
+        """Block the text "forbidden"; ask for approval, with the rest as the
+        reason, of a text starting "ask:"; upper-case the rest of a text
+        starting "shout:"."""
         try:
             args = json.loads(req.arguments or b"null")
         except ValueError:
@@ -287,6 +289,8 @@ class Conform:
         text = args["text"]
         if text == "forbidden":
             return pb.PreToolCallResponse(block=pb.Block(message="conform blocks forbidden text"))
+        if text.startswith("ask:"):
+            return pb.PreToolCallResponse(ask=pb.Ask(reason=text[len("ask:"):]))
         if text.startswith("shout:"):
             args["text"] = ascii_upper(text[len("shout:"):])
             return pb.PreToolCallResponse(modified_args=compact(args).encode())
@@ -541,7 +545,8 @@ class Stream:
                 resp = self.invoke(hc, call, i, req)
                 if resp is None:
                     return
-                stop = resp.HasField("block") or (resp.HasField("modified_args") and not is_object(resp.modified_args))
+                stop = (resp.HasField("block") or resp.HasField("ask")
+                        or (resp.HasField("modified_args") and not is_object(resp.modified_args)))
                 if not stop and resp.HasField("modified_args"):
                     req.arguments = resp.modified_args
                 self.send(hc.id, call, i, stop or i == final, answer=resp.SerializeToString())

@@ -55,6 +55,7 @@ from .runtime import Cancelled, Context, HookError, Plugin
 from .tools import ArgsError, Tool, ToolError, tool
 from .types import (
     APIRequest,
+    Ask,
     Block,
     Inference,
     LLMCall,
@@ -78,6 +79,7 @@ from .types import (
     ToolResult,
     ToolSpec,
     Usage,
+    ask,
     block,
     compact_json,
     modify,
@@ -99,9 +101,11 @@ __all__ = [
     "ConfigError",
     "logger",
     "block",
+    "ask",
     "modify",
     "compact_json",
     "APIRequest",
+    "Ask",
     "Block",
     "Inference",
     "LLMCall",

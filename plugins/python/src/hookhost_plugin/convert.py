@@ -316,6 +316,9 @@ def _decision_to(d: t.PreToolCallDecision) -> pb.PreToolCallResponse:
     if d.block is not None:
         _need(d.block, t.Block, "the block")
         m.block.CopyFrom(pb.Block(message=d.block.message))
+    if d.ask is not None:
+        _need(d.ask, t.Ask, "the ask")
+        m.ask.CopyFrom(pb.Ask(reason=d.ask.reason))
     if d.modified_args is not None:
         m.modified_args = _json_bytes(d.modified_args, "modified_args")
         # Tool arguments are a JSON object: anything else is the plugin's
@@ -334,11 +337,12 @@ def _decision_to(d: t.PreToolCallDecision) -> pb.PreToolCallResponse:
 
 def _decision_from(m: pb.PreToolCallResponse) -> Optional[t.PreToolCallDecision]:
     """The wire message of a pre_tool_call decision as its dataclass (None: no opinion)."""
-    if not m.HasField("block") and not m.HasField("modified_args"):
+    if not m.HasField("block") and not m.HasField("ask") and not m.HasField("modified_args"):
         return None
     return t.PreToolCallDecision(
         block=t.Block(m.block.message) if m.HasField("block") else None,
         modified_args=_text(m.modified_args) if m.HasField("modified_args") else None,
+        ask=t.Ask(m.ask.reason) if m.HasField("ask") else None,
     )
 
 

@@ -617,7 +617,7 @@ MAX_IN_FLIGHT = 64
 
 
 def _decision_breaks_rules(d: t.PreToolCallDecision) -> bool:
-    if d.block is not None and d.modified_args is not None:
+    if sum(x is not None for x in (d.block, d.ask, d.modified_args)) > 1:
         return True
     if d.modified_args is not None:
         try:
@@ -832,7 +832,10 @@ class HookStream:
             stops = (
                 row.name == "pre_tool_call"
                 and answer is not None
-                and getattr(answer, "block", None) is not None
+                and (
+                    getattr(answer, "block", None) is not None
+                    or getattr(answer, "ask", None) is not None
+                )
             ) or (row.name == "pre_tool_call_can_provide_result" and answer is None)
             state["over"] = failure is not None or i == len(rows) - 1 or stops
             if call_ctx._host_cancelled:
@@ -916,8 +919,8 @@ def run_stretch(
 ) -> None:
     """Answer a stretch with exactly the rules of the host's RunStretch:
     stages in order, each under its own deadline counted from its start,
-    each answer emitted as soon as known; stop after a failure, a block, a
-    decision that breaks the rules, a provide that gave nothing, or the
+    each answer emitted as soon as known; stop after a failure, a block, an
+    ask, a decision that breaks the rules, a provide that gave nothing, or the
     call's end (a stage not started then is emitted as a failure). The
     transform stage sees the arguments after the modify, the provided result
     as JSON, status provided_by:<name>, and the time taken so far."""
@@ -951,6 +954,7 @@ def run_stretch(
             if (
                 not isinstance(d, t.PreToolCallDecision)
                 or d.block is not None
+                or d.ask is not None
                 or _decision_breaks_rules(d)
             ):
                 return

@@ -331,17 +331,31 @@ class Block:
 
 
 @dataclass
+class Ask:
+    """Holds a tool call until a person approves it; ``reason`` tells them
+    why. Denied, or with no one to ask, the call is blocked with the reason."""
+
+    reason: str = ""
+
+
+@dataclass
 class PreToolCallDecision:
-    """Answer of pre_tool_call: a block, or replacement arguments (a JSON
-    object: a dict, or its JSON text), never both."""
+    """Answer of pre_tool_call: a block, an ask, or replacement arguments (a
+    JSON object: a dict, or its JSON text); at most one of the three."""
 
     block: Optional[Block] = None
     modified_args: Any = None
+    ask: Optional[Ask] = None
 
 
 def block(message: str) -> PreToolCallDecision:
     """A pre_tool_call answer that blocks the call with ``message``."""
     return PreToolCallDecision(block=Block(message=message))
+
+
+def ask(reason: str) -> PreToolCallDecision:
+    """A pre_tool_call answer that holds the call for a person's approval."""
+    return PreToolCallDecision(ask=Ask(reason=reason))
 
 
 def modify(args: Any) -> PreToolCallDecision:

@@ -17,7 +17,7 @@ export interface Hooks {
   postLlmCallCanReissue?(req: T.LlmCall, ctx: HookContext): Answer<T.Reissue>;
   /** post_llm_call: after every model call, reissues included (observe (async)). */
   postLlmCall?(event: T.Inference, ctx: HookContext): Observed;
-  /** pre_tool_call: before each tool call (any block wins; modifies apply in order, each plugin seeing the arguments so far). */
+  /** pre_tool_call: before each tool call (any block wins; else any ask holds the call for a person's approval (every asker's reason, joined); modifies apply in order, each plugin seeing the arguments so far). */
   preToolCall?(req: T.ToolCallRequest, ctx: HookContext): Answer<T.PreToolCallDecision>;
   /** pre_tool_call_can_provide_result: before native dispatch (first non-nil wins and skips native dispatch). */
   preToolCallCanProvideResult?(req: T.ToolCallRequest, ctx: HookContext): Answer<T.ToolResult>;

@@ -2,6 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { ApiRequest as _hookhost_plugin_v1_ApiRequest, ApiRequest__Output as _hookhost_plugin_v1_ApiRequest__Output } from './hookhost/plugin/v1/ApiRequest';
+import type { Ask as _hookhost_plugin_v1_Ask, Ask__Output as _hookhost_plugin_v1_Ask__Output } from './hookhost/plugin/v1/Ask';
 import type { Block as _hookhost_plugin_v1_Block, Block__Output as _hookhost_plugin_v1_Block__Output } from './hookhost/plugin/v1/Block';
 import type { ConfigKeys as _hookhost_plugin_v1_ConfigKeys, ConfigKeys__Output as _hookhost_plugin_v1_ConfigKeys__Output } from './hookhost/plugin/v1/ConfigKeys';
 import type { ConfigureRequest as _hookhost_plugin_v1_ConfigureRequest, ConfigureRequest__Output as _hookhost_plugin_v1_ConfigureRequest__Output } from './hookhost/plugin/v1/ConfigureRequest';
@@ -53,6 +54,7 @@ export interface ProtoGrpcType {
     plugin: {
       v1: {
         ApiRequest: MessageTypeDefinition<_hookhost_plugin_v1_ApiRequest, _hookhost_plugin_v1_ApiRequest__Output>
+        Ask: MessageTypeDefinition<_hookhost_plugin_v1_Ask, _hookhost_plugin_v1_Ask__Output>
         Block: MessageTypeDefinition<_hookhost_plugin_v1_Block, _hookhost_plugin_v1_Block__Output>
         ConfigKeys: MessageTypeDefinition<_hookhost_plugin_v1_ConfigKeys, _hookhost_plugin_v1_ConfigKeys__Output>
         ConfigureRequest: MessageTypeDefinition<_hookhost_plugin_v1_ConfigureRequest, _hookhost_plugin_v1_ConfigureRequest__Output>

@@ -132,6 +132,7 @@ serve({
     const args = call.args;
     if (!isObject(args) || typeof args.text !== "string") return;
     if (args.text === "forbidden") return { block: { message: "conform blocks forbidden text" } };
+    if (args.text.startsWith("ask:")) return { ask: { reason: args.text.slice("ask:".length) } };
     if (args.text.startsWith("shout:")) {
       return { modifiedArgs: { ...(args as JsonObject), text: asciiUpper(args.text.slice("shout:".length)) } };
     }
