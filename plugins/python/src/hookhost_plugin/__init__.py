@@ -55,6 +55,7 @@ from .runtime import Cancelled, Context, HookError, Plugin
 from .tools import ArgsError, Tool, ToolError, tool
 from .types import (
     APIRequest,
+    LLMRequest,
     Block,
     Inference,
     LLMCall,
@@ -101,6 +102,7 @@ __all__ = [
     "modify",
     "compact_json",
     "APIRequest",
+    "LLMRequest",
     "Block",
     "Inference",
     "LLMCall",
