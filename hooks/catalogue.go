@@ -92,6 +92,8 @@ type Funcs struct {
 	// Config declares the plugin's config keys (see Manifest); nil leaves
 	// them undeclared.
 	Config *ConfigKeys
+	// UnservedFunc, when set, is the plugin's Unserved (see Unserving).
+	UnservedFunc func() []Name
 
 	OnSessionStartFunc               func(context.Context, SessionStart) error
 	OnSessionEndFunc                 func(context.Context, SessionEnd) error
@@ -118,6 +120,14 @@ func (f *Funcs) Manifest() Manifest {
 		}
 	}
 	return m
+}
+
+// Unserved is what UnservedFunc says, nil when it is not set.
+func (f *Funcs) Unserved() []Name {
+	if f.UnservedFunc == nil {
+		return nil
+	}
+	return f.UnservedFunc()
 }
 
 // Handle calls the function set for hook; a hook without one answers nil.

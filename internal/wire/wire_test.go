@@ -553,13 +553,13 @@ func TestConfigureOverGRPC(t *testing.T) {
 			return nil
 		}
 		c := connect(t, version, &hooks.Funcs{Name: "cfg"}, configure).client
-		if err := c.Configure(t.Context(), []byte(`{"state_dir":".kora"}`)); err != nil {
+		if _, err := c.Configure(t.Context(), []byte(`{"state_dir":".kora"}`)); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Configure(t.Context(), nil); err != nil {
+		if _, err := c.Configure(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
-		err := c.Configure(t.Context(), []byte(`{"state_dir":"bad"}`))
+		_, err := c.Configure(t.Context(), []byte(`{"state_dir":"bad"}`))
 		if err == nil || err.Error() != `plugin "cfg": configure: state_dir: "bad" does not exist` {
 			t.Fatalf("configure error: got %v", err)
 		}
@@ -574,7 +574,7 @@ func TestConfigureOverGRPC(t *testing.T) {
 
 		// Without a configure function any config is accepted and ignored.
 		c2 := connect(t, version, &hooks.Funcs{Name: "nocfg"}, nil).client
-		if err := c2.Configure(t.Context(), []byte(`{"x":1}`)); err != nil {
+		if _, err := c2.Configure(t.Context(), []byte(`{"x":1}`)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -783,7 +783,7 @@ func TestV1ServiceThroughInterceptor(t *testing.T) {
 	if _, err := cn.client.Describe(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := cn.client.Configure(t.Context(), nil); err != nil {
+	if _, err := cn.client.Configure(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hooks.Catalogue {

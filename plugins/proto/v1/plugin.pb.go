@@ -355,7 +355,12 @@ func (x *ConfigureRequest) GetConfigJson() []byte {
 }
 
 type ConfigureResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Hooks of the manifest the plugin, as configured, does not serve (a
+	// hook that only some configs need): the host does not ask them. A name
+	// the manifest does not list is ignored. Hosts before this field ask
+	// every hook of the manifest.
+	UnservedHooks []string `protobuf:"bytes,1,rep,name=unserved_hooks,json=unservedHooks,proto3" json:"unserved_hooks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -388,6 +393,13 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ConfigureResponse) GetUnservedHooks() []string {
+	if x != nil {
+		return x.UnservedHooks
+	}
+	return nil
 }
 
 type ToolSpec struct {
@@ -2219,8 +2231,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\bmatchers\x18\x02 \x03(\tR\bmatchers\"3\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
-	"configJson\"\x13\n" +
-	"\x11ConfigureResponse\"c\n" +
+	"configJson\":\n" +
+	"\x11ConfigureResponse\x12%\n" +
+	"\x0eunserved_hooks\x18\x01 \x03(\tR\runservedHooks\"c\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +

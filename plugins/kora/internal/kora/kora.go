@@ -14,7 +14,8 @@
 //
 //   - pre_tool_call_can_provide_result, for kora__* tools only: the SDK
 //     answers them through the bridge's typed tools (package bridge);
-//   - pre_llm_call_can_provide_response: with budget_usd_per_day set, once
+//   - pre_llm_call_can_provide_response, only with budget_usd_per_day set
+//     (Configure tells the host so; see Unserved): once
 //     today's (UTC) spend on the call's route is at or past it, Kora
 //     answers the call itself with a message saying so, and the model is
 //     not called;
@@ -102,6 +103,7 @@ var (
 	_ sdk.Configurer                          = (*Plugin)(nil)
 	_ sdk.Reissuer                            = (*Plugin)(nil)
 	_ sdk.PreLLMCallCanProvideResponseHandler = (*Plugin)(nil)
+	_ sdk.Unserving                           = (*Plugin)(nil)
 	_ sdk.LLMCallObserver                     = (*Plugin)(nil)
 	_ sdk.ToolCallObserver                    = (*Plugin)(nil)
 )
@@ -286,6 +288,16 @@ func (p *Plugin) PostLLMCallCanReissue(_ context.Context, call hooks.LLMCall) (*
 			"from", call.Response.Model, "to", st.cfg.Router.StrongModel, "reason", d.Reason)
 	}
 	return r, nil
+}
+
+// Unserved leaves out pre_llm_call_can_provide_response unless a daily
+// budget is configured: every model call would otherwise cost a call to
+// Kora for nothing.
+func (p *Plugin) Unserved() []hooks.Name {
+	if st := p.st.Load(); st != nil && st.cfg.BudgetPerDay.Set() {
+		return nil
+	}
+	return []hooks.Name{hooks.PreLLMCallCanProvideResponse}
 }
 
 // PreLLMCallCanProvideResponse answers a model call itself when the

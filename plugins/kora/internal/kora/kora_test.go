@@ -319,8 +319,15 @@ func TestDailyBudget(t *testing.T) {
 		t.Errorf("bypass route, which has no budget: %+v, want no opinion", r)
 	}
 
-	// Without budget_usd_per_day Kora never answers, whatever it spent.
+	if !bus.Subscribed(hooks.PreLLMCallCanProvideResponse, "") {
+		t.Error("with a budget, Kora is not subscribed to pre_llm_call_can_provide_response")
+	}
+
+	// Without budget_usd_per_day Kora is not even asked, whatever it spent.
 	p2, bus2, _ := inProcess(t, `, "prices": {"priced": {"input_per_mtok": 1, "output_per_mtok": 0}}`)
+	if bus2.Subscribed(hooks.PreLLMCallCanProvideResponse, "") || !slices.Equal(p2.Unserved(), []hooks.Name{hooks.PreLLMCallCanProvideResponse}) {
+		t.Errorf("without a budget, Kora is subscribed to pre_llm_call_can_provide_response (unserved %v)", p2.Unserved())
+	}
 	if err := p2.PostLLMCall(ctx, hooks.Inference{Route: hooks.RouteGateway, Model: "priced", Usage: hooks.Usage{InputTokens: 50_000_000}}); err != nil {
 		t.Fatal(err)
 	}
