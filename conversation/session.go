@@ -90,7 +90,10 @@ type Inference struct {
 	Duration  time.Duration
 	Escalated bool   // this call was a reissue
 	Reason    string // the reissue reason, for escalated calls
-	Err       error  // the call failed
+	// ProvidedBy names the plugin that answered this call instead of the
+	// model (pre_llm_call_can_provide_response); empty when the model did.
+	ProvidedBy string
+	Err        error // the call failed
 }
 
 // Turn is the result of one run.
@@ -272,6 +275,13 @@ func (s *Session) run(ctx context.Context, turn *Turn) error {
 // complete calls the model once, streaming when the caller wants the text
 // as it comes.
 func (s *Session) complete(ctx context.Context, c loop.Call) (hooks.ModelResponse, struct{}, error) {
+	if c.Provided != nil {
+		// A plugin answered: shown as the model's answer would have been.
+		if _, ok := s.opts.Provider.(llm.Streamer); ok && s.opts.OnText != nil && c.Provided.Response.Message.Content != "" {
+			s.opts.OnText(c.Provided.Response.Message.Content)
+		}
+		return c.Provided.Response, struct{}{}, nil
+	}
 	if st, ok := s.opts.Provider.(llm.Streamer); ok && s.opts.OnText != nil {
 		resp, err := st.Stream(ctx, c.Request, s.opts.OnText)
 		return resp, struct{}{}, err
@@ -300,14 +310,22 @@ func (t *tracer) RequestChanged(iter int, changes []hookbus.RequestChange) {
 func (t *tracer) ModelCalled(ev hooks.Inference, resp hooks.ModelResponse, err error) {
 	t.turn.Inferences = append(t.turn.Inferences, Inference{
 		Iteration: ev.Iteration, Model: ev.Model, Usage: ev.Usage, Duration: ev.Duration,
-		Escalated: ev.Escalated, Reason: ev.Reason, Err: err,
+		Escalated: ev.Escalated, Reason: ev.Reason, ProvidedBy: ev.ProvidedBy, Err: err,
 	})
 	t.turn.Usage = t.turn.Usage.Add(resp.Usage)
 	if err != nil {
 		t.s.trace(ev.Iteration, EventModelCall, "model %s failed: %v", ev.Model, err)
 		return
 	}
+	if ev.ProvidedBy != "" {
+		t.s.trace(ev.Iteration, EventModelCall, "model %s (provided by %s): %s (%d in / %d out tokens)", ev.Model, ev.ProvidedBy, summarize(resp.Message), resp.Usage.InputTokens, resp.Usage.OutputTokens)
+		return
+	}
 	t.s.trace(ev.Iteration, EventModelCall, "model %s: %s (%d in / %d out tokens)", ev.Model, summarize(resp.Message), resp.Usage.InputTokens, resp.Usage.OutputTokens)
+}
+
+func (t *tracer) ResponseProvided(iter int, p *hookbus.ProvidedResponse) {
+	t.s.trace(iter, EventHook, "pre_llm_call_can_provide_response: %s answered instead of the model, which was not called", p.Plugin)
 }
 
 func (t *tracer) Reissuing(iter int, r *hookbus.ReissueRequest, req hooks.ModelRequest, fields []string) {

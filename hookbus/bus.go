@@ -158,6 +158,11 @@ func New(members []Member, cfg Config) (*Bus, error) {
 		if err := hooks.ValidateManifest(man, mb.Options.AllowToolOverride); err != nil {
 			return nil, err
 		}
+		if u, ok := mb.Plugin.(hooks.Unserving); ok {
+			// Configured already: the hooks it does not serve as configured
+			// are not asked (a remote plugin's manifest comes without them).
+			man = man.Without(u.Unserved())
+		}
 		if seen[man.Name] {
 			return nil, &ConflictError{Plugin: man.Name, Other: man.Name}
 		}

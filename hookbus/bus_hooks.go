@@ -107,6 +107,31 @@ func applyUnset(p hooks.RequestPatch, req hooks.ModelRequest, set requestFields)
 	return req, fields
 }
 
+// ProvidedResponse is a model response a plugin supplied instead of the
+// model's.
+type ProvidedResponse struct {
+	Plugin   string
+	Response hooks.ModelResponse
+}
+
+// PreLLMCallCanProvideResponse fires pre_llm_call_can_provide_response with
+// the request about to go upstream. First non-nil wins, and the model is
+// not called: the response stands as the model's, completed for the
+// request (see hooks.ModelResponse.Provided). nil means call the model.
+func (b *Bus) PreLLMCallCanProvideResponse(ctx context.Context, ev hooks.LLMRequest) *ProvidedResponse {
+	if b == nil {
+		return nil
+	}
+	for _, s := range b.subs[hooks.PreLLMCallCanProvideResponse] {
+		r, kind := ask[*hooks.ModelResponse](ctx, b, s, ev)
+		if kind != KindNone || r == nil {
+			continue
+		}
+		return &ProvidedResponse{Plugin: s.m.name, Response: r.Provided(ev.Request)}
+	}
+	return nil
+}
+
 // ReissueRequest is a plugin's accepted request to reissue a model call.
 type ReissueRequest struct {
 	Plugin string

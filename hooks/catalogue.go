@@ -13,17 +13,18 @@ type Name string
 // below gives each its payload and answer types (through its Funcs field),
 // and hookbus/bus_hooks.go its combine rule.
 const (
-	OnSessionStart              Name = "on_session_start"                 // a session begins (observe)
-	OnSessionEnd                Name = "on_session_end"                   // each run ends (observe)
-	PreToolListFinalized        Name = "pre_tool_list_finalized"          // before each model call
-	PreAPIRequestMutable        Name = "pre_api_request_mutable"          // before each model call
-	PostLLMCallCanReissue       Name = "post_llm_call_can_reissue"        // after each model response
-	PostLLMCall                 Name = "post_llm_call"                    // after every model call, reissues too (observe)
-	TransformLLMOutput          Name = "transform_llm_output"             // on the final answer text
-	PreToolCall                 Name = "pre_tool_call"                    // before each tool call
-	PreToolCallCanProvideResult Name = "pre_tool_call_can_provide_result" // after pre_tool_call, before native dispatch
-	PostToolCall                Name = "post_tool_call"                   // after every tool call (observe)
-	TransformToolResult         Name = "transform_tool_result"            // before a result joins the conversation
+	OnSessionStart               Name = "on_session_start"                  // a session begins (observe)
+	OnSessionEnd                 Name = "on_session_end"                    // each run ends (observe)
+	PreToolListFinalized         Name = "pre_tool_list_finalized"           // before each model call
+	PreAPIRequestMutable         Name = "pre_api_request_mutable"           // before each model call
+	PreLLMCallCanProvideResponse Name = "pre_llm_call_can_provide_response" // before each model call, with the final request
+	PostLLMCallCanReissue        Name = "post_llm_call_can_reissue"         // after each model response
+	PostLLMCall                  Name = "post_llm_call"                     // after every model call, reissues too (observe)
+	TransformLLMOutput           Name = "transform_llm_output"              // on the final answer text
+	PreToolCall                  Name = "pre_tool_call"                     // before each tool call
+	PreToolCallCanProvideResult  Name = "pre_tool_call_can_provide_result"  // after pre_tool_call, before native dispatch
+	PostToolCall                 Name = "post_tool_call"                    // after every tool call (observe)
+	TransformToolResult          Name = "transform_tool_result"             // before a result joins the conversation
 )
 
 // The catalogue as a table: one row per hook, in the firing order of a
@@ -45,6 +46,9 @@ var catalogue = []hookSpec{
 		fires: "before each model call", returns: "a patch of request fields",
 		combine: "merged in priority order; first write per field wins: a lower-priority plugin sees, and may patch, only fields nobody above it set",
 		funcs:   func(f *Funcs) bound { return answering(f.PreAPIRequestMutableFunc) }},
+	{name: PreLLMCallCanProvideResponse,
+		fires: "before each model call, with the final request", returns: "a model response", combine: "first non-nil wins and the model is not called",
+		funcs: func(f *Funcs) bound { return answering(f.PreLLMCallCanProvideResponseFunc) }},
 	{name: PostLLMCallCanReissue,
 		fires: "after each model response", returns: "a request patch + reason",
 		combine: "first non-nil wins; at most one reissue per iteration, not counted against the budget",
@@ -88,18 +92,21 @@ type Funcs struct {
 	// Config declares the plugin's config keys (see Manifest); nil leaves
 	// them undeclared.
 	Config *ConfigKeys
+	// UnservedFunc, when set, is the plugin's Unserved (see Unserving).
+	UnservedFunc func() []Name
 
-	OnSessionStartFunc              func(context.Context, SessionStart) error
-	OnSessionEndFunc                func(context.Context, SessionEnd) error
-	PreToolListFinalizedFunc        func(context.Context, ToolListRequest) (*ToolListOverride, error)
-	PreAPIRequestMutableFunc        func(context.Context, APIRequest) (*RequestPatch, error)
-	PostLLMCallCanReissueFunc       func(context.Context, LLMCall) (*Reissue, error)
-	PostLLMCallFunc                 func(context.Context, Inference) error
-	TransformLLMOutputFunc          func(context.Context, LLMOutput) (*TextReplacement, error)
-	PreToolCallFunc                 func(context.Context, ToolCallRequest) (*PreToolCallDecision, error)
-	PreToolCallCanProvideResultFunc func(context.Context, ToolCallRequest) (*ToolResult, error)
-	PostToolCallFunc                func(context.Context, ToolCallOutcome) error
-	TransformToolResultFunc         func(context.Context, ToolCallOutcome) (*ToolResult, error)
+	OnSessionStartFunc               func(context.Context, SessionStart) error
+	OnSessionEndFunc                 func(context.Context, SessionEnd) error
+	PreToolListFinalizedFunc         func(context.Context, ToolListRequest) (*ToolListOverride, error)
+	PreAPIRequestMutableFunc         func(context.Context, APIRequest) (*RequestPatch, error)
+	PreLLMCallCanProvideResponseFunc func(context.Context, LLMRequest) (*ModelResponse, error)
+	PostLLMCallCanReissueFunc        func(context.Context, LLMCall) (*Reissue, error)
+	PostLLMCallFunc                  func(context.Context, Inference) error
+	TransformLLMOutputFunc           func(context.Context, LLMOutput) (*TextReplacement, error)
+	PreToolCallFunc                  func(context.Context, ToolCallRequest) (*PreToolCallDecision, error)
+	PreToolCallCanProvideResultFunc  func(context.Context, ToolCallRequest) (*ToolResult, error)
+	PostToolCallFunc                 func(context.Context, ToolCallOutcome) error
+	TransformToolResultFunc          func(context.Context, ToolCallOutcome) (*ToolResult, error)
 }
 
 var _ Plugin = (*Funcs)(nil)
@@ -113,6 +120,14 @@ func (f *Funcs) Manifest() Manifest {
 		}
 	}
 	return m
+}
+
+// Unserved is what UnservedFunc says, nil when it is not set.
+func (f *Funcs) Unserved() []Name {
+	if f.UnservedFunc == nil {
+		return nil
+	}
+	return f.UnservedFunc()
 }
 
 // Handle calls the function set for hook; a hook without one answers nil.

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // Manifest is what a plugin says about itself. The host asks a plugin only
@@ -57,6 +58,32 @@ func (m Manifest) MatchersFor(h Name) []string {
 type Plugin interface {
 	Manifest() Manifest
 	Handle(ctx context.Context, hook Name, req any) (any, error)
+}
+
+// Unserving is a plugin whose hooks depend on its config. Its manifest
+// lists every hook it may serve, since it is read before the config is
+// handed over; once configured, Unserved lists those it does not serve as
+// configured, and the host asks them no more (a remote plugin says so in
+// its answer to Configure; the Bus asks an in-process one when it is
+// built). A hook the plugin only needs under some config so costs nothing
+// under the others.
+type Unserving interface {
+	Unserved() []Name
+}
+
+// Without returns m without the hooks in unserved.
+func (m Manifest) Without(unserved []Name) Manifest {
+	if len(unserved) == 0 {
+		return m
+	}
+	kept := make([]Name, 0, len(m.Hooks))
+	for _, h := range m.Hooks {
+		if !slices.Contains(unserved, h) {
+			kept = append(kept, h)
+		}
+	}
+	m.Hooks = kept
+	return m
 }
 
 // ErrUnavailable is returned by a plugin adapter whose process is not running

@@ -243,6 +243,16 @@ type RequestPatch struct {
 	Temperature *float64   `json:"temperature,omitempty"`
 }
 
+// LLMRequest is the payload of pre_llm_call_can_provide_response: the
+// request of one model call as it will go upstream, after
+// pre_tool_list_finalized and pre_api_request_mutable.
+type LLMRequest struct {
+	SessionID string       `json:"session_id"`
+	Iteration int          `json:"iteration"`
+	Route     Route        `json:"route"`
+	Request   ModelRequest `json:"request"`
+}
+
 // LLMCall is the payload of post_llm_call_can_reissue: one model response and
 // the request that produced it.
 type LLMCall struct {
@@ -273,6 +283,9 @@ type Inference struct {
 	Reason     string        `json:"reason,omitempty"`
 	Duration   time.Duration `json:"duration"`
 	Error      string        `json:"error,omitempty"`
+	// ProvidedBy names the plugin whose pre_llm_call_can_provide_response
+	// answered this call instead of the model; empty when the model did.
+	ProvidedBy string `json:"provided_by,omitempty"`
 }
 
 // LLMOutput is the payload of transform_llm_output: the final answer text.

@@ -148,6 +148,14 @@ func checkAnswer(answer any, lim limits) error {
 			return nil
 		}
 		size = len(a.Content)
+	case *ModelResponse:
+		if a == nil {
+			return nil
+		}
+		if err := a.checkProvided(); err != nil {
+			return err
+		}
+		size = messagesSize([]Message{a.Message}) + len(a.Model)
 	default:
 		return fmt.Errorf("no hook answers with a %T", answer)
 	}
@@ -223,6 +231,78 @@ func messagesSize(msgs []Message) int {
 		}
 	}
 	return n
+}
+
+// checkProvided applies the rules of a response a plugin provides instead
+// of the model's: it must read as a model's answer to every later hook and
+// to the client, so it is one assistant message (the role may be left
+// empty) with text or tool calls, each call with an id, a valid tool name
+// and JSON arguments, a known stop reason if any, and no negative usage.
+func (r *ModelResponse) checkProvided() error {
+	m := r.Message
+	if m.Role != "" && m.Role != RoleAssistant {
+		return fmt.Errorf("the message has role %q; a provided response is an assistant message", m.Role)
+	}
+	if m.ToolCallID != "" || m.ToolName != "" || m.IsError {
+		return errors.New("the message carries tool-result fields (tool_call_id, tool_name, is_error); a provided response is an assistant message")
+	}
+	if m.Content == "" && len(m.ToolCalls) == 0 {
+		return errors.New("the message has neither text nor tool calls")
+	}
+	ids := map[string]bool{}
+	for j, c := range m.ToolCalls {
+		switch {
+		case c.ID == "":
+			return fmt.Errorf("tool call %d has no id", j)
+		case !ValidToolName(c.Name):
+			return fmt.Errorf("tool call %q: tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", c.ID, c.Name)
+		case ids[c.ID]:
+			return fmt.Errorf("tool call id %q used twice", c.ID)
+		case len(c.Arguments) > 0 && !isJSONObject(c.Arguments):
+			return fmt.Errorf("tool call %q: arguments are not a JSON object", c.ID)
+		}
+		ids[c.ID] = true
+	}
+	switch r.StopReason {
+	case "", StopEndTurn, StopToolUse, StopMaxTokens, StopRefusal, StopOther:
+	default:
+		return fmt.Errorf("stop reason %q, want end_turn, tool_use, max_tokens, refusal or other", r.StopReason)
+	}
+	if r.StopReason == StopToolUse && len(m.ToolCalls) == 0 {
+		return errors.New("stop reason tool_use without tool calls")
+	}
+	if r.Usage.InputTokens < 0 || r.Usage.OutputTokens < 0 {
+		return errors.New("negative token counts in usage")
+	}
+	return nil
+}
+
+// Provided returns r as the answer of a model call for req: an assistant
+// message, every call's arguments at least {}, the request's model when r
+// names none, and the stop reason tool_use when r has tool calls and
+// end_turn when it has none, unless r states one.
+func (r ModelResponse) Provided(req ModelRequest) ModelResponse {
+	r.Message.Role = RoleAssistant
+	if len(r.Message.ToolCalls) > 0 {
+		calls := make([]ToolCall, len(r.Message.ToolCalls))
+		copy(calls, r.Message.ToolCalls)
+		for i := range calls {
+			if len(calls[i].Arguments) == 0 {
+				calls[i].Arguments = json.RawMessage("{}")
+			}
+		}
+		r.Message.ToolCalls = calls
+	}
+	if r.Model == "" {
+		r.Model = req.Model
+	}
+	if r.StopReason == "" {
+		r.StopReason = StopEndTurn
+		if len(r.Message.ToolCalls) > 0 {
+			r.StopReason = StopToolUse
+		}
+	}
+	return r
 }
 
 // check applies a patch's rules, with maxTemperature (0:

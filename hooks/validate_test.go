@@ -68,3 +68,47 @@ func TestPreToolCallDecisionHoldsOneAnswer(t *testing.T) {
 		t.Error("an ask whose reason is over the size limit was accepted")
 	}
 }
+
+func TestCheckProvidedResponse(t *testing.T) {
+	call := func(id, name, args string) hooks.ToolCall {
+		return hooks.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
+	}
+	text := hooks.Message{Content: "hello"}
+	cases := []struct {
+		name string
+		r    hooks.ModelResponse
+		want string // substring of the error; "" means legal
+	}{
+		{"text, role left empty", hooks.ModelResponse{Message: text}, ""},
+		{"assistant with a call", hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, ToolCalls: []hooks.ToolCall{call("c1", "notify", `{"a":1}`)}}, StopReason: hooks.StopToolUse}, ""},
+		{"call without arguments", hooks.ModelResponse{Message: hooks.Message{ToolCalls: []hooks.ToolCall{call("c1", "notify", "")}}}, ""},
+		{"user role", hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleUser, Content: "x"}}, `role "user"`},
+		{"tool-result fields", hooks.ModelResponse{Message: hooks.Message{Content: "x", ToolCallID: "c"}}, "tool-result fields"},
+		{"empty", hooks.ModelResponse{}, "neither text nor tool calls"},
+		{"call without id", hooks.ModelResponse{Message: hooks.Message{ToolCalls: []hooks.ToolCall{call("", "notify", "{}")}}}, "no id"},
+		{"bad tool name", hooks.ModelResponse{Message: hooks.Message{ToolCalls: []hooks.ToolCall{call("c1", "no good", "{}")}}}, "must match"},
+		{"id twice", hooks.ModelResponse{Message: hooks.Message{ToolCalls: []hooks.ToolCall{call("c1", "a", "{}"), call("c1", "b", "{}")}}}, "used twice"},
+		{"arguments not an object", hooks.ModelResponse{Message: hooks.Message{ToolCalls: []hooks.ToolCall{call("c1", "a", "[1]")}}}, "not a JSON object"},
+		{"unknown stop reason", hooks.ModelResponse{Message: text, StopReason: "bored"}, `stop reason "bored"`},
+		{"tool_use without calls", hooks.ModelResponse{Message: text, StopReason: hooks.StopToolUse}, "tool_use without tool calls"},
+		{"negative usage", hooks.ModelResponse{Message: text, Usage: hooks.Usage{OutputTokens: -1}}, "negative"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := hooks.CheckAnswer("p", hooks.PreLLMCallCanProvideResponse, &c.r, 0, 0)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, hooks.ErrMalformed) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want a malformed answer saying %q", err, c.want)
+			}
+		})
+	}
+	big := hooks.ModelResponse{Message: hooks.Message{Content: strings.Repeat("x", 100)}}
+	if err := hooks.CheckAnswer("p", hooks.PreLLMCallCanProvideResponse, &big, 50, 0); err == nil {
+		t.Error("a provided response over max_result_size is legal")
+	}
+}

@@ -319,7 +319,7 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		return serr
 	}
 	cctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
-	err = rpc.Configure(cctx, conf)
+	unserved, err := rpc.Configure(cctx, conf)
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -337,7 +337,8 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		}
 		return startErr(name, err, "look at the plugin's log", "Configure failed: %s", termtext.Printable(err.Error()))
 	}
-	in.manifest = m
+	// The hooks the plugin does not serve as configured are not asked.
+	in.manifest = m.Without(unserved)
 	return nil
 }
 

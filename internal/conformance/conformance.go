@@ -332,6 +332,24 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 	})
 
+	t.Run("pre_llm_call_can_provide_response", func(t *testing.T) {
+		req := hooks.ModelRequest{Model: "provide-me", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}
+		p := bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: session, Iteration: 1, Route: hooks.RouteGateway, Request: req})
+		want := hooks.ModelResponse{
+			Model: "provide-me",
+			Message: hooks.Message{Role: hooks.RoleAssistant, Content: "provided by " + tag,
+				ToolCalls: []hooks.ToolCall{{ID: "conform_call", Name: "conform__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}}},
+			Usage: hooks.Usage{InputTokens: 3, OutputTokens: 5}, StopReason: hooks.StopToolUse,
+		}
+		if p == nil || p.Plugin != "conform" || !reflect.DeepEqual(p.Response, want) {
+			t.Errorf("provided response for provide-me: %+v, want conform's %+v", p, want)
+		}
+		req.Model = "m"
+		if p := bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: session, Iteration: 1, Route: hooks.RouteGateway, Request: req}); p != nil {
+			t.Errorf("provided response for model m: %+v, want none", p)
+		}
+	})
+
 	t.Run("post_llm_call_can_reissue", func(t *testing.T) {
 		req := hooks.ModelRequest{Model: "m", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}
 		resp := func(text string) hooks.ModelResponse {

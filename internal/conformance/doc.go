@@ -55,6 +55,12 @@
 //     the list without those tools, in the order given.
 //   - pre_api_request_mutable: when the request's model is "patch-me", a
 //     patch setting system to "patched by <tag>" and temperature to 0.5.
+//   - pre_llm_call_can_provide_response: when the request's model is
+//     "provide-me", a response whose message (role left empty or
+//     "assistant") has the content "provided by <tag>" and one tool call,
+//     id "conform_call", name "conform__echo", arguments {"text":"hi"},
+//     with usage 3 input and 5 output tokens, and model and stop reason
+//     left empty (the host gives them the request's model and tool_use).
 //   - post_llm_call_can_reissue: when the response message's content
 //     contains "REISSUE", a reissue with reason "conform asked again" and a
 //     patch whose messages are the request's messages followed by one user

@@ -5,8 +5,10 @@
 // itself. A driver keeps what is its own: its history, how it reaches the
 // model (an Upstream), what it shows and to whom.
 //
-// One iteration (Infer) fires pre_tool_list_finalized and
-// pre_api_request_mutable, calls the model, fires post_llm_call and
+// One iteration (Infer) fires pre_tool_list_finalized,
+// pre_api_request_mutable and pre_llm_call_can_provide_response, calls the
+// model unless a plugin provided the response (which then stands as the
+// model's for everything after it), fires post_llm_call and
 // post_llm_call_can_reissue, and honours at most one reissue: a reissued
 // call is never offered for reissue again, its post_llm_call says
 // Escalated with the plugin's reason, and when it fails (the run not being
@@ -50,11 +52,17 @@ type Call struct {
 	Request   hooks.ModelRequest
 	// Reason is the reissuing plugin's reason; empty for a first call.
 	Reason string
+	// Provided is the response a pre_llm_call_can_provide_response plugin
+	// gave instead of the model's; nil when the model is to be called.
+	Provided *hookbus.ProvidedResponse
 }
 
 // Upstream makes one model call the driver's way (complete, stream or
 // forward). W is what else the driver needs back from the call it keeps,
-// such as the response's wire form.
+// such as the response's wire form. When the Call's Provided is set, the
+// Upstream must not call the model: it delivers the provided response the
+// way it delivers a model's (a streaming driver streams its text) and
+// returns it; the Loop keeps the provided response whatever it returns.
 type Upstream[W any] func(ctx context.Context, c Call) (hooks.ModelResponse, W, error)
 
 // Observer is told what an iteration did, for a driver's trace or log. Its
@@ -64,8 +72,12 @@ type Observer interface {
 	ToolListReplaced(iter int, change *hookbus.ToolListChange)
 	// RequestChanged: pre_api_request_mutable plugins set fields.
 	RequestChanged(iter int, changes []hookbus.RequestChange)
+	// ResponseProvided: a pre_llm_call_can_provide_response plugin
+	// answered instead of the model, which is not called.
+	ResponseProvided(iter int, p *hookbus.ProvidedResponse)
 	// ModelCalled: one model call ended and post_llm_call was fired with
-	// ev; err is the Upstream's own.
+	// ev (whose ProvidedBy is set when a plugin answered); err is the
+	// Upstream's own.
 	ModelCalled(ev hooks.Inference, resp hooks.ModelResponse, err error)
 	// Reissuing: a plugin asked to reissue; req is the request reissued,
 	// fields what its patch changed.
@@ -83,6 +95,7 @@ type Quiet struct{}
 
 func (Quiet) ToolListReplaced(int, *hookbus.ToolListChange)                        {}
 func (Quiet) RequestChanged(int, []hookbus.RequestChange)                          {}
+func (Quiet) ResponseProvided(int, *hookbus.ProvidedResponse)                      {}
 func (Quiet) ModelCalled(hooks.Inference, hooks.ModelResponse, error)              {}
 func (Quiet) Reissuing(int, *hookbus.ReissueRequest, hooks.ModelRequest, []string) {}
 func (Quiet) ReissueFailed(int, *hookbus.ReissueRequest, error)                    {}
@@ -117,7 +130,7 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 	n := len(req.Messages)
 	// Capped: a provider appending to it cannot write into the history.
 	req.Messages = req.Messages[:n:n]
-	if l.subscribed(hooks.PreAPIRequestMutable) || l.subscribed(hooks.PostLLMCallCanReissue) {
+	if l.subscribed(hooks.PreAPIRequestMutable) || l.subscribed(hooks.PreLLMCallCanProvideResponse) || l.subscribed(hooks.PostLLMCallCanReissue) {
 		// Plugins get the request, and an in-process one may change the
 		// messages in place: they get a copy. Without them the history
 		// goes as it is, not copied for every round of a long request.
@@ -131,7 +144,14 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 		}
 	}
 
-	resp, w, err := call(ctx, l, up, Call{Iteration: iter, Request: req})
+	first := Call{Iteration: iter, Request: req}
+	if l.subscribed(hooks.PreLLMCallCanProvideResponse) {
+		first.Provided = l.Bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req})
+		if first.Provided != nil {
+			obs.ResponseProvided(iter, first.Provided)
+		}
+	}
+	resp, w, err := call(ctx, l, up, first)
 	if err != nil {
 		return resp, none, err
 	}
@@ -162,10 +182,18 @@ func call[W any](ctx context.Context, l *Loop, up Upstream[W], c Call) (hooks.Mo
 	start := time.Now()
 	sctx, span := telemetry.StartModelCall(ctx, l.SessionID, c.Iteration, c.Request)
 	resp, w, err := up(sctx, c)
+	model := c.Request.Model
+	if c.Provided != nil && err == nil {
+		resp = c.Provided.Response
+		model = resp.Model
+	}
 	telemetry.EndModelCall(span, resp, err)
 	ev := hooks.Inference{
-		SessionID: l.SessionID, Iteration: c.Iteration, Route: l.Route, Model: c.Request.Model, Usage: resp.Usage,
+		SessionID: l.SessionID, Iteration: c.Iteration, Route: l.Route, Model: model, Usage: resp.Usage,
 		StopReason: resp.StopReason, Escalated: c.Reason != "", Reason: c.Reason, Duration: time.Since(start),
+	}
+	if c.Provided != nil {
+		ev.ProvidedBy = c.Provided.Plugin
 	}
 	if err != nil {
 		ev.Error = err.Error()

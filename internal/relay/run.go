@@ -679,6 +679,14 @@ func (r *run) upstream(ctx context.Context, c loop.Call, onText func(string)) (h
 		ctx = llm.WithInputReport(ctx, announce.InputTokens)
 	}
 	switch st, streams := r.cfg.Provider.(llm.Streamer); {
+	case c.Provided != nil:
+		// A plugin answered: no upstream call, and the client gets the
+		// answer as it would get the model's, streamed when it streams.
+		resp = c.Provided.Response
+		if onText != nil && resp.Message.Content != "" {
+			onText(resp.Message.Content)
+		}
+		r.rewritten = true
 	case r.fwd != nil:
 		resp, wire, err = r.fwd.Forward(ctx, c.Request, r.pass, onText)
 	case streams && onText != nil:
@@ -693,7 +701,7 @@ func (r *run) upstream(ctx context.Context, c loop.Call, onText func(string)) (h
 		announce.InputTokens(resp.Usage.InputTokens)
 	}
 	r.res.Usage = r.res.Usage.Add(resp.Usage)
-	if r.cfg.Observe != nil {
+	if r.cfg.Observe != nil && c.Provided == nil {
 		r.cfg.Observe.Round(r.protocol)
 	}
 	return resp, wire, err

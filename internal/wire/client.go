@@ -41,10 +41,14 @@ func (c *Client) Describe(ctx context.Context) (hooks.Manifest, error) {
 	})
 }
 
-// Configure hands the plugin its config table as a JSON object.
-func (c *Client) Configure(ctx context.Context, configJSON []byte) error {
-	_, err := pluginv1.NewPluginClient(c.cc).Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: configJSON})
-	return c.callError(ctx, "configure", err)
+// Configure hands the plugin its config table as a JSON object and
+// returns the hooks it does not serve as configured.
+func (c *Client) Configure(ctx context.Context, configJSON []byte) ([]hooks.Name, error) {
+	r, err := pluginv1.NewPluginClient(c.cc).Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: configJSON})
+	if err != nil {
+		return nil, c.callError(ctx, "configure", err)
+	}
+	return unservedFromPB(r), nil
 }
 
 // describe makes a Describe call through call, and rejects a manifest

@@ -17,8 +17,10 @@ type Conn interface {
 	Version() int
 	// Describe asks the plugin for its manifest.
 	Describe(ctx context.Context) (hooks.Manifest, error)
-	// Configure hands the plugin its config table as a JSON object.
-	Configure(ctx context.Context, configJSON []byte) error
+	// Configure hands the plugin its config table as a JSON object and
+	// returns the hooks of its manifest the plugin, as configured, does not
+	// serve (see hooks.Unserving).
+	Configure(ctx context.Context, configJSON []byte) ([]hooks.Name, error)
 	// Handle makes one hook call (see hooks.Plugin).
 	Handle(ctx context.Context, hook hooks.Name, req any) (any, error)
 	// Apply sets the rules for the calls made from now on.

@@ -372,6 +372,14 @@ func apiRequestFromPB(ev *pluginv1.ApiRequest) hooks.APIRequest {
 	return hooks.APIRequest{SessionID: ev.GetSessionId(), Iteration: int(ev.GetIteration()), Request: modelRequestFromPB(ev.GetRequest())}
 }
 
+func llmRequestToPB(ev hooks.LLMRequest) *pluginv1.LlmRequest {
+	return &pluginv1.LlmRequest{SessionId: ev.SessionID, Iteration: int64(ev.Iteration), Route: string(ev.Route), Request: modelRequestToPB(ev.Request)}
+}
+
+func llmRequestFromPB(ev *pluginv1.LlmRequest) hooks.LLMRequest {
+	return hooks.LLMRequest{SessionID: ev.GetSessionId(), Iteration: int(ev.GetIteration()), Route: hooks.Route(ev.GetRoute()), Request: modelRequestFromPB(ev.GetRequest())}
+}
+
 func llmCallToPB(ev hooks.LLMCall) *pluginv1.LlmCall {
 	return &pluginv1.LlmCall{
 		SessionId: ev.SessionID,
@@ -404,6 +412,7 @@ func inferenceToPB(ev hooks.Inference) *pluginv1.Inference {
 		Reason:     ev.Reason,
 		DurationNs: int64(ev.Duration),
 		Error:      ev.Error,
+		ProvidedBy: ev.ProvidedBy,
 	}
 }
 
@@ -419,6 +428,7 @@ func inferenceFromPB(ev *pluginv1.Inference) hooks.Inference {
 		Reason:     ev.GetReason(),
 		Duration:   time.Duration(ev.GetDurationNs()),
 		Error:      ev.GetError(),
+		ProvidedBy: ev.GetProvidedBy(),
 	}
 }
 
@@ -583,5 +593,20 @@ func toolResultResponseFromPB(r *pluginv1.ToolResultResponse) *hooks.ToolResult 
 		return nil
 	}
 	res := toolResultFromPB(r.GetResult())
+	return &res
+}
+
+func modelResponseResponseToPB(r *hooks.ModelResponse) *pluginv1.ModelResponseResponse {
+	if r == nil {
+		return &pluginv1.ModelResponseResponse{}
+	}
+	return &pluginv1.ModelResponseResponse{Response: modelResponseToPB(*r)}
+}
+
+func modelResponseResponseFromPB(r *pluginv1.ModelResponseResponse) *hooks.ModelResponse {
+	if r.GetResponse() == nil {
+		return nil
+	}
+	res := modelResponseFromPB(r.GetResponse())
 	return &res
 }

@@ -133,6 +133,27 @@ func (s *server) configureWith(ctx context.Context, req *pluginv1.ConfigureReque
 	return guard(ctx, "configure", func() error { return s.configure(ctx, cfg) })
 }
 
+// configured is the answer to a successful Configure: the hooks the
+// plugin, as configured, does not serve.
+func (s *server) configured() *pluginv1.ConfigureResponse {
+	r := &pluginv1.ConfigureResponse{}
+	if u, ok := s.p.(hooks.Unserving); ok {
+		for _, h := range u.Unserved() {
+			r.UnservedHooks = append(r.UnservedHooks, string(h))
+		}
+	}
+	return r
+}
+
+// unservedFromPB reads the hooks a Configure answer says are not served.
+func unservedFromPB(r *pluginv1.ConfigureResponse) []hooks.Name {
+	var out []hooks.Name
+	for _, h := range r.GetUnservedHooks() {
+		out = append(out, hooks.Name(h))
+	}
+	return out
+}
+
 // call answers one hook call: in is the hook's request message, the
 // result its response message, fit to send.
 func (s *server) call(ctx context.Context, row *hookRow, in proto.Message) (proto.Message, *failure) {
@@ -173,7 +194,7 @@ var v1Desc = func() grpc.ServiceDesc {
 					if f := s.configureWith(ctx, in.(*pluginv1.ConfigureRequest)); f != nil {
 						return nil, f
 					}
-					return &pluginv1.ConfigureResponse{}, nil
+					return s.configured(), nil
 				})},
 		},
 	}

@@ -19,6 +19,7 @@ var table = []hookRow{
 	observer(hooks.OnSessionEnd, "OnSessionEnd", sessionEndToPB, sessionEndFromPB),
 	answerer(hooks.PreToolListFinalized, "PreToolListFinalized", toolListRequestToPB, toolListRequestFromPB, overrideToPB, overrideFromPB),
 	answerer(hooks.PreAPIRequestMutable, "PreApiRequestMutable", apiRequestToPB, apiRequestFromPB, patchResponseToPB, patchResponseFromPB),
+	answerer(hooks.PreLLMCallCanProvideResponse, "PreLlmCallCanProvideResponse", llmRequestToPB, llmRequestFromPB, modelResponseResponseToPB, modelResponseResponseFromPB),
 	answerer(hooks.PostLLMCallCanReissue, "PostLlmCallCanReissue", llmCallToPB, llmCallFromPB, reissueToPB, reissueFromPB),
 	observer(hooks.PostLLMCall, "PostLlmCall", inferenceToPB, inferenceFromPB),
 	answerer(hooks.TransformLLMOutput, "TransformLlmOutput", llmOutputToPB, llmOutputFromPB, textToPB, textFromPB),

@@ -30,6 +30,10 @@ func badText(seen *sync.Map) *hooks.Funcs {
 			note(ev.SessionID)
 			return &hooks.RequestPatch{System: ptr(bad), Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}, nil
 		},
+		PreLLMCallCanProvideResponseFunc: func(_ context.Context, ev hooks.LLMRequest) (*hooks.ModelResponse, error) {
+			note(ev.SessionID)
+			return &hooks.ModelResponse{Message: hooks.Message{Content: bad}}, nil
+		},
 		PostLLMCallCanReissueFunc: func(_ context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
 			note(ev.SessionID)
 			return &hooks.Reissue{Reason: bad}, nil
@@ -94,6 +98,8 @@ func TestInvalidUTF8OnEveryHookOverGRPC(t *testing.T) {
 		check(hooks.PreToolListFinalized, o.Tools[0].Description)
 		p := ask(hooks.PreAPIRequestMutable, hooks.APIRequest{SessionID: id, Request: hooks.ModelRequest{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}}).(*hooks.RequestPatch)
 		check(hooks.PreAPIRequestMutable, *p.System, p.Messages[0].Content)
+		pr := ask(hooks.PreLLMCallCanProvideResponse, hooks.LLMRequest{SessionID: id, Request: hooks.ModelRequest{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: bad}}}}).(*hooks.ModelResponse)
+		check(hooks.PreLLMCallCanProvideResponse, pr.Message.Content)
 		r := ask(hooks.PostLLMCallCanReissue, hooks.LLMCall{SessionID: id, Response: hooks.ModelResponse{Message: hooks.Message{Content: bad}}}).(*hooks.Reissue)
 		check(hooks.PostLLMCallCanReissue, r.Reason)
 		tr := ask(hooks.TransformLLMOutput, hooks.LLMOutput{SessionID: id, Text: bad}).(*hooks.TextReplacement)

@@ -68,10 +68,14 @@ func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
 	})
 }
 
-// Configure hands the plugin its config table as a JSON object.
-func (c *V2Client) Configure(ctx context.Context, configJSON []byte) error {
-	_, err := pluginv2.NewPluginClient(c.unary).Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: configJSON})
-	return c.callError(ctx, "configure", err)
+// Configure hands the plugin its config table as a JSON object and
+// returns the hooks it does not serve as configured.
+func (c *V2Client) Configure(ctx context.Context, configJSON []byte) ([]hooks.Name, error) {
+	r, err := pluginv2.NewPluginClient(c.unary).Configure(ctx, &pluginv1.ConfigureRequest{ConfigJson: configJSON})
+	if err != nil {
+		return nil, c.callError(ctx, "configure", err)
+	}
+	return unservedFromPB(r), nil
 }
 
 // LateAnswers counts the answers that came for calls no one waited for any

@@ -59,7 +59,7 @@ func (v *v2Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest
 	if f := v.s.configureWith(ctx, req); f != nil {
 		return nil, f.status()
 	}
-	return &pluginv1.ConfigureResponse{}, nil
+	return v.s.configured(), nil
 }
 
 // Hooks serves one stream: every call runs on its own goroutine under its

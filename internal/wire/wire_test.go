@@ -135,14 +135,17 @@ var (
 	evEnd      = hooks.SessionEnd{SessionID: "s", Model: "m", Route: hooks.RouteGateway, Reason: hooks.EndMaxIterations, Iterations: 8, Usage: hooks.Usage{InputTokens: 1, OutputTokens: 2}, Error: "e"}
 	evToolList = hooks.ToolListRequest{SessionID: "s", Iteration: 1, Tools: req.Tools}
 	evAPI      = hooks.APIRequest{SessionID: "s", Iteration: 2, Request: req}
+	evLLMReq   = hooks.LLMRequest{SessionID: "s", Iteration: 2, Route: hooks.RouteGateway, Request: req}
 	evLLMCall  = hooks.LLMCall{SessionID: "s", Iteration: 3, Route: hooks.RouteGateway, Request: req, Response: resp}
-	evInf      = hooks.Inference{SessionID: "s", Iteration: 3, Route: hooks.RouteGateway, Model: "m", Usage: hooks.Usage{InputTokens: 9}, StopReason: hooks.StopToolUse, Escalated: true, Reason: "r", Duration: 1234 * time.Microsecond, Error: "x"}
+	evInf      = hooks.Inference{SessionID: "s", Iteration: 3, Route: hooks.RouteGateway, Model: "m", Usage: hooks.Usage{InputTokens: 9}, StopReason: hooks.StopToolUse, Escalated: true, Reason: "r", Duration: 1234 * time.Microsecond, Error: "x", ProvidedBy: "p"}
 	evOutput   = hooks.LLMOutput{SessionID: "s", Text: "answer"}
 	evCall     = hooks.ToolCallRequest{SessionID: "s", CallID: "c1", Name: "now", Arguments: json.RawMessage("{not json")}
 	evOutcome  = hooks.ToolCallOutcome{SessionID: "s", CallID: "c1", Name: "now", Arguments: json.RawMessage(`{}`), Result: hooks.ToolResult{Content: "12:00"}, Status: hooks.StatusOK, Duration: time.Millisecond}
 
-	resOverride = &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "only_this"}}}
-	resPatch    = &hooks.RequestPatch{Model: ptr("offline-large"), Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "again"}}}
+	resOverride         = &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "only_this"}}}
+	resPatch            = &hooks.RequestPatch{Model: ptr("offline-large"), Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "again"}}}
+	resProvidedResponse = &hooks.ModelResponse{Model: "own", StopReason: hooks.StopToolUse, Usage: hooks.Usage{InputTokens: 1, OutputTokens: 2},
+		Message: hooks.Message{Role: hooks.RoleAssistant, Content: "provided", ToolCalls: []hooks.ToolCall{{ID: "c9", Name: "now", Arguments: json.RawMessage(`{"tz":"UTC"}`)}}}}
 	resReissue  = &hooks.Reissue{Patch: hooks.RequestPatch{Model: ptr("offline-large")}, Reason: "hedged"}
 	resText     = &hooks.TextReplacement{Text: "ANSWER"}
 	resDecision = &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"tz":"UTC"}`)}
@@ -165,6 +168,10 @@ func everything(r *recorder) *hooks.Funcs {
 		PreAPIRequestMutableFunc: func(_ context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
 			r.saw(hooks.PreAPIRequestMutable, ev)
 			return resPatch, nil
+		},
+		PreLLMCallCanProvideResponseFunc: func(_ context.Context, ev hooks.LLMRequest) (*hooks.ModelResponse, error) {
+			r.saw(hooks.PreLLMCallCanProvideResponse, ev)
+			return resProvidedResponse, nil
 		},
 		PostLLMCallCanReissueFunc: func(_ context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
 			r.saw(hooks.PostLLMCallCanReissue, ev)
@@ -211,6 +218,9 @@ func call(ctx context.Context, p hooks.Plugin, h hooks.Name) (any, error) {
 	case hooks.PreAPIRequestMutable:
 		v, err := hooks.Ask[*hooks.RequestPatch](ctx, p, hooks.PreAPIRequestMutable, evAPI)
 		return untyped(v, v == nil, err)
+	case hooks.PreLLMCallCanProvideResponse:
+		v, err := hooks.Ask[*hooks.ModelResponse](ctx, p, hooks.PreLLMCallCanProvideResponse, evLLMReq)
+		return untyped(v, v == nil, err)
 	case hooks.PostLLMCallCanReissue:
 		v, err := hooks.Ask[*hooks.Reissue](ctx, p, hooks.PostLLMCallCanReissue, evLLMCall)
 		return untyped(v, v == nil, err)
@@ -249,13 +259,14 @@ func TestEveryHookOverGRPC(t *testing.T) {
 		}
 		payloads := map[hooks.Name]any{
 			hooks.OnSessionStart: evStart, hooks.OnSessionEnd: evEnd, hooks.PreToolListFinalized: evToolList,
-			hooks.PreAPIRequestMutable: evAPI, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
+			hooks.PreAPIRequestMutable: evAPI, hooks.PreLLMCallCanProvideResponse: evLLMReq, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
 			hooks.TransformLLMOutput: evOutput, hooks.PreToolCall: evCall, hooks.PreToolCallCanProvideResult: evCall,
 			hooks.PostToolCall: evOutcome, hooks.TransformToolResult: evOutcome,
 		}
 		results := map[hooks.Name]any{
 			hooks.PreToolListFinalized: resOverride, hooks.PreAPIRequestMutable: resPatch,
-			hooks.PostLLMCallCanReissue: resReissue, hooks.TransformLLMOutput: resText,
+			hooks.PreLLMCallCanProvideResponse: resProvidedResponse,
+			hooks.PostLLMCallCanReissue:        resReissue, hooks.TransformLLMOutput: resText,
 			hooks.PreToolCall: resDecision, hooks.PreToolCallCanProvideResult: resProvided,
 			hooks.TransformToolResult: resTransf,
 		}
@@ -298,14 +309,15 @@ func TestWrongPayloadType(t *testing.T) {
 
 func TestNilResultsOverGRPC(t *testing.T) {
 	nilEverything := &hooks.Funcs{
-		Name:                            "nil",
-		PreToolListFinalizedFunc:        func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) { return nil, nil },
-		PreAPIRequestMutableFunc:        func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) { return nil, nil },
-		PostLLMCallCanReissueFunc:       func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) { return nil, nil },
-		TransformLLMOutputFunc:          func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) { return nil, nil },
-		PreToolCallFunc:                 func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
-		PreToolCallCanProvideResultFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { return nil, nil },
-		TransformToolResultFunc:         func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, nil },
+		Name:                             "nil",
+		PreToolListFinalizedFunc:         func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) { return nil, nil },
+		PreAPIRequestMutableFunc:         func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) { return nil, nil },
+		PostLLMCallCanReissueFunc:        func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) { return nil, nil },
+		PreLLMCallCanProvideResponseFunc: func(context.Context, hooks.LLMRequest) (*hooks.ModelResponse, error) { return nil, nil },
+		TransformLLMOutputFunc:           func(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) { return nil, nil },
+		PreToolCallFunc:                  func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
+		PreToolCallCanProvideResultFunc:  func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { return nil, nil },
+		TransformToolResultFunc:          func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, nil },
 	}
 	overEach(t, func(t *testing.T, version int) {
 		// A plugin that implements no hook at all answers every call with
@@ -329,7 +341,7 @@ func TestNilResultsOverGRPC(t *testing.T) {
 func payloadOf(h hooks.Name) any {
 	return map[hooks.Name]any{
 		hooks.OnSessionStart: evStart, hooks.OnSessionEnd: evEnd, hooks.PreToolListFinalized: evToolList,
-		hooks.PreAPIRequestMutable: evAPI, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
+		hooks.PreAPIRequestMutable: evAPI, hooks.PreLLMCallCanProvideResponse: evLLMReq, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
 		hooks.TransformLLMOutput: evOutput, hooks.PreToolCall: evCall, hooks.PreToolCallCanProvideResult: evCall,
 		hooks.PostToolCall: evOutcome, hooks.TransformToolResult: evOutcome,
 	}[h]
@@ -553,13 +565,13 @@ func TestConfigureOverGRPC(t *testing.T) {
 			return nil
 		}
 		c := connect(t, version, &hooks.Funcs{Name: "cfg"}, configure).client
-		if err := c.Configure(t.Context(), []byte(`{"state_dir":".kora"}`)); err != nil {
+		if _, err := c.Configure(t.Context(), []byte(`{"state_dir":".kora"}`)); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Configure(t.Context(), nil); err != nil {
+		if _, err := c.Configure(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
-		err := c.Configure(t.Context(), []byte(`{"state_dir":"bad"}`))
+		_, err := c.Configure(t.Context(), []byte(`{"state_dir":"bad"}`))
 		if err == nil || err.Error() != `plugin "cfg": configure: state_dir: "bad" does not exist` {
 			t.Fatalf("configure error: got %v", err)
 		}
@@ -574,7 +586,7 @@ func TestConfigureOverGRPC(t *testing.T) {
 
 		// Without a configure function any config is accepted and ignored.
 		c2 := connect(t, version, &hooks.Funcs{Name: "nocfg"}, nil).client
-		if err := c2.Configure(t.Context(), []byte(`{"x":1}`)); err != nil {
+		if _, err := c2.Configure(t.Context(), []byte(`{"x":1}`)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -783,7 +795,7 @@ func TestV1ServiceThroughInterceptor(t *testing.T) {
 	if _, err := cn.client.Describe(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := cn.client.Configure(t.Context(), nil); err != nil {
+	if _, err := cn.client.Configure(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hooks.Catalogue {
@@ -792,7 +804,7 @@ func TestV1ServiceThroughInterceptor(t *testing.T) {
 		}
 	}
 	want := []string{"/hookhost.plugin.v1.Plugin/Describe", "/hookhost.plugin.v1.Plugin/Configure"}
-	for _, m := range []string{"OnSessionStart", "PreToolListFinalized", "PreApiRequestMutable", "PostLlmCallCanReissue", "PostLlmCall",
+	for _, m := range []string{"OnSessionStart", "PreToolListFinalized", "PreApiRequestMutable", "PreLlmCallCanProvideResponse", "PostLlmCallCanReissue", "PostLlmCall",
 		"PreToolCall", "PreToolCallCanProvideResult", "PostToolCall", "TransformToolResult", "TransformLlmOutput", "OnSessionEnd"} {
 		want = append(want, "/hookhost.plugin.v1.Plugin/"+m)
 	}

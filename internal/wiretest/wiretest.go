@@ -84,7 +84,10 @@ func Connect(t testing.TB, version int, p hooks.Plugin, configure wire.Configure
 // Remote is a wire.Conn seen as a hooks.Plugin, the way package host
 // presents a plugin process to the Bus.
 type Remote struct {
-	Conn     wire.Conn
+	Conn wire.Conn
+	// Unserved are the hooks the plugin's Configure said it does not
+	// serve; Manifest leaves them out, as the host does.
+	Unserved []hooks.Name
 	manifest *hooks.Manifest
 }
 
@@ -103,7 +106,7 @@ func (r *Remote) Manifest() hooks.Manifest {
 		}
 		r.manifest = &m
 	}
-	return *r.manifest
+	return r.manifest.Without(r.Unserved)
 }
 
 // Handle forwards one hook call.

@@ -55,6 +55,9 @@ func adapt(p Plugin, newLogger func(name string) hclog.Logger) *hooks.Funcs {
 	// names, before the plugin's own ResultProvider.
 	adaptHooks(p, f)
 	addToolFuncs(f, info, log)
+	if u, ok := p.(hooks.Unserving); ok {
+		f.UnservedFunc = u.Unserved
+	}
 	return f
 }
 

@@ -100,6 +100,9 @@ func (*everyHook) PreToolListFinalized(context.Context, hooks.ToolListRequest) (
 func (*everyHook) PreAPIRequestMutable(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
 	return nil, nil
 }
+func (*everyHook) PreLLMCallCanProvideResponse(context.Context, hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	return nil, nil
+}
 func (*everyHook) PostLLMCallCanReissue(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
 	return nil, nil
 }

@@ -28,6 +28,13 @@ type (
 	RequestMutator interface {
 		PreAPIRequestMutable(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error)
 	}
+	// PreLLMCallCanProvideResponseHandler answers
+	// pre_llm_call_can_provide_response (before each model call, with the final
+	// request): it returns a model response; first non-nil wins and the model is
+	// not called.
+	PreLLMCallCanProvideResponseHandler interface {
+		PreLLMCallCanProvideResponse(context.Context, hooks.LLMRequest) (*hooks.ModelResponse, error)
+	}
 	// Reissuer answers post_llm_call_can_reissue (after each model response): it
 	// returns a request patch + reason; first non-nil wins; at most one reissue
 	// per iteration, not counted against the budget.
@@ -84,6 +91,9 @@ func adaptHooks(p Plugin, f *hooks.Funcs) {
 	}
 	if h, ok := p.(RequestMutator); ok {
 		f.PreAPIRequestMutableFunc = h.PreAPIRequestMutable
+	}
+	if h, ok := p.(PreLLMCallCanProvideResponseHandler); ok {
+		f.PreLLMCallCanProvideResponseFunc = h.PreLLMCallCanProvideResponse
 	}
 	if h, ok := p.(Reissuer); ok {
 		f.PostLLMCallCanReissueFunc = h.PostLLMCallCanReissue

@@ -214,6 +214,13 @@ type Info struct {
 	Config any
 }
 
+// Unserving is a plugin whose hooks depend on its config: its manifest
+// lists every hook it implements, since the host reads it before
+// Configure, and after Configure Unserved lists those it does not serve
+// as configured, which the host then never asks (see hooks.Unserving). A
+// hook only some configs need so costs the others nothing.
+type Unserving = hooks.Unserving
+
 // Plugin is the one method every plugin has.
 type Plugin interface {
 	Info() Info

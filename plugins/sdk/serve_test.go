@@ -274,14 +274,14 @@ func testServeProcess(t *testing.T, version int) {
 		t.Fatalf("manifest\n got  %+v\n want %+v", got, want)
 	}
 
-	if err := c.Configure(ctx, []byte(`{"greeting":"hi"}`)); err != nil {
+	if _, err := c.Configure(ctx, []byte(`{"greeting":"hi"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if got := provide(t, c, "config", ""); got != `{"greeting":"hi"}` {
 		t.Fatalf("plugin was configured with %q", got)
 	}
 	var ce *wire.CallError
-	if err := c.Configure(ctx, []byte(`not json`)); !errors.As(err, &ce) || ce.Hook != "configure" || ce.Kind != nil || !strings.HasPrefix(ce.Msg, "config is not a JSON object") {
+	if _, err := c.Configure(ctx, []byte(`not json`)); !errors.As(err, &ce) || ce.Hook != "configure" || ce.Kind != nil || !strings.HasPrefix(ce.Msg, "config is not a JSON object") {
 		t.Fatalf("bad config: got %v", err)
 	}
 

@@ -2,7 +2,9 @@
 // subscribes to every tool hook; only provide-result answers, so a tool call
 // runs the whole pipeline. It provides no result for a namespaced tool
 // (an MCP server's NAME__tool), so such a call still reaches its server. Its name is its file name, so one binary copied
-// under several names can stand for several plugins.
+// under several names can stand for several plugins. It answers a model
+// call itself when the request's model is "provide", and gives no opinion
+// for any other.
 package main
 
 import (
@@ -37,6 +39,13 @@ func (p *bench) PostToolCall(context.Context, hooks.ToolCallOutcome) error { ret
 
 func (p *bench) TransformToolResult(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 	return nil, nil
+}
+
+func (p *bench) PreLLMCallCanProvideResponse(_ context.Context, req hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	if req.Request.Model != "provide" {
+		return nil, nil
+	}
+	return &hooks.ModelResponse{Message: hooks.Message{Content: "provided"}}, nil
 }
 
 func main() {

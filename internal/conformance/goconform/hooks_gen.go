@@ -27,6 +27,10 @@ func (defaults) PreAPIRequestMutable(context.Context, hooks.APIRequest) (*hooks.
 	return nil, nil
 }
 
+func (defaults) PreLLMCallCanProvideResponse(context.Context, hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	return nil, nil
+}
+
 func (defaults) PostLLMCallCanReissue(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
 	return nil, nil
 }

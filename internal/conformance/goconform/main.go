@@ -119,6 +119,19 @@ func (c *conform) PreAPIRequestMutable(_ context.Context, ev hooks.APIRequest) (
 	return &hooks.RequestPatch{System: &system, Temperature: &temperature}, nil
 }
 
+func (c *conform) PreLLMCallCanProvideResponse(_ context.Context, ev hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	if ev.Request.Model != "provide-me" {
+		return nil, nil
+	}
+	return &hooks.ModelResponse{
+		Message: hooks.Message{
+			Role: hooks.RoleAssistant, Content: "provided by " + c.tag,
+			ToolCalls: []hooks.ToolCall{{ID: "conform_call", Name: "conform__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}},
+		},
+		Usage: hooks.Usage{InputTokens: 3, OutputTokens: 5},
+	}, nil
+}
+
 func (c *conform) PostLLMCallCanReissue(_ context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
 	if !strings.Contains(ev.Response.Message.Content, "REISSUE") {
 		return nil, nil

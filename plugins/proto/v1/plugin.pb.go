@@ -355,7 +355,12 @@ func (x *ConfigureRequest) GetConfigJson() []byte {
 }
 
 type ConfigureResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Hooks of the manifest the plugin, as configured, does not serve (a
+	// hook that only some configs need): the host does not ask them. A name
+	// the manifest does not list is ignored. Hosts before this field ask
+	// every hook of the manifest.
+	UnservedHooks []string `protobuf:"bytes,1,rep,name=unserved_hooks,json=unservedHooks,proto3" json:"unserved_hooks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -388,6 +393,13 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ConfigureResponse) GetUnservedHooks() []string {
+	if x != nil {
+		return x.UnservedHooks
+	}
+	return nil
 }
 
 type ToolSpec struct {
@@ -1556,17 +1568,20 @@ func (x *ReissueResponse) GetReissue() *Reissue {
 }
 
 type Inference struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Iteration     int64                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
-	Route         string                 `protobuf:"bytes,3,opt,name=route,proto3" json:"route,omitempty"`
-	Model         string                 `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
-	Usage         *Usage                 `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
-	StopReason    string                 `protobuf:"bytes,6,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
-	Escalated     bool                   `protobuf:"varint,7,opt,name=escalated,proto3" json:"escalated,omitempty"`
-	Reason        string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
-	DurationNs    int64                  `protobuf:"varint,9,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
-	Error         string                 `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Iteration  int64                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	Route      string                 `protobuf:"bytes,3,opt,name=route,proto3" json:"route,omitempty"`
+	Model      string                 `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	Usage      *Usage                 `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
+	StopReason string                 `protobuf:"bytes,6,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	Escalated  bool                   `protobuf:"varint,7,opt,name=escalated,proto3" json:"escalated,omitempty"`
+	Reason     string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	DurationNs int64                  `protobuf:"varint,9,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	Error      string                 `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
+	// The plugin whose pre_llm_call_can_provide_response answered instead
+	// of the model; empty when the model answered.
+	ProvidedBy    string `protobuf:"bytes,11,opt,name=provided_by,json=providedBy,proto3" json:"provided_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1667,6 +1682,13 @@ func (x *Inference) GetDurationNs() int64 {
 func (x *Inference) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *Inference) GetProvidedBy() string {
+	if x != nil {
+		return x.ProvidedBy
 	}
 	return ""
 }
@@ -2140,6 +2162,124 @@ func (x *Ask) GetReason() string {
 	return ""
 }
 
+// The payload of pre_llm_call_can_provide_response: the request of one
+// model call as it will go upstream.
+type LlmRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Iteration     int64                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	Route         string                 `protobuf:"bytes,3,opt,name=route,proto3" json:"route,omitempty"`
+	Request       *ModelRequest          `protobuf:"bytes,4,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LlmRequest) Reset() {
+	*x = LlmRequest{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LlmRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LlmRequest) ProtoMessage() {}
+
+func (x *LlmRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LlmRequest.ProtoReflect.Descriptor instead.
+func (*LlmRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *LlmRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *LlmRequest) GetIteration() int64 {
+	if x != nil {
+		return x.Iteration
+	}
+	return 0
+}
+
+func (x *LlmRequest) GetRoute() string {
+	if x != nil {
+		return x.Route
+	}
+	return ""
+}
+
+func (x *LlmRequest) GetRequest() *ModelRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+// A response provided instead of the model's. The message is an assistant
+// message (the role may be left empty) with text or tool calls; an empty
+// model is the request's, an empty stop_reason is tool_use when there are
+// tool calls and end_turn otherwise, and usage is what the plugin states.
+type ModelResponseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Response      *ModelResponse         `protobuf:"bytes,1,opt,name=response,proto3" json:"response,omitempty"` // unset: no opinion, the model is called
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelResponseResponse) Reset() {
+	*x = ModelResponseResponse{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelResponseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelResponseResponse) ProtoMessage() {}
+
+func (x *ModelResponseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelResponseResponse.ProtoReflect.Descriptor instead.
+func (*ModelResponseResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ModelResponseResponse) GetResponse() *ModelResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2163,8 +2303,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\bmatchers\x18\x02 \x03(\tR\bmatchers\"3\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
-	"configJson\"\x13\n" +
-	"\x11ConfigureResponse\"c\n" +
+	"configJson\":\n" +
+	"\x11ConfigureResponse\x12%\n" +
+	"\x0eunserved_hooks\x18\x01 \x03(\tR\runservedHooks\"c\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
@@ -2263,7 +2404,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05patch\x18\x01 \x01(\v2 .hookhost.plugin.v1.RequestPatchR\x05patch\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"H\n" +
 	"\x0fReissueResponse\x125\n" +
-	"\areissue\x18\x01 \x01(\v2\x1b.hookhost.plugin.v1.ReissueR\areissue\"\xb3\x02\n" +
+	"\areissue\x18\x01 \x01(\v2\x1b.hookhost.plugin.v1.ReissueR\areissue\"\xd4\x02\n" +
 	"\tInference\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1c\n" +
@@ -2278,7 +2419,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\vduration_ns\x18\t \x01(\x03R\n" +
 	"durationNs\x12\x14\n" +
 	"\x05error\x18\n" +
-	" \x01(\tR\x05error\">\n" +
+	" \x01(\tR\x05error\x12\x1f\n" +
+	"\vprovided_by\x18\v \x01(\tR\n" +
+	"providedBy\">\n" +
 	"\tLlmOutput\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
@@ -2314,7 +2457,16 @@ const file_plugin_proto_rawDesc = "" +
 	"durationNs\x12\x16\n" +
 	"\x06origin\x18\b \x01(\tR\x06origin\"\x1d\n" +
 	"\x03Ask\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason2\x88\t\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x9b\x01\n" +
+	"\n" +
+	"LlmRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1c\n" +
+	"\titeration\x18\x02 \x01(\x03R\titeration\x12\x14\n" +
+	"\x05route\x18\x03 \x01(\tR\x05route\x12:\n" +
+	"\arequest\x18\x04 \x01(\v2 .hookhost.plugin.v1.ModelRequestR\arequest\"V\n" +
+	"\x15ModelResponseResponse\x12=\n" +
+	"\bresponse\x18\x01 \x01(\v2!.hookhost.plugin.v1.ModelResponseR\bresponse2\xf3\t\n" +
 	"\x06Plugin\x12M\n" +
 	"\bDescribe\x12#.hookhost.plugin.v1.DescribeRequest\x1a\x1c.hookhost.plugin.v1.Manifest\x12X\n" +
 	"\tConfigure\x12$.hookhost.plugin.v1.ConfigureRequest\x1a%.hookhost.plugin.v1.ConfigureResponse\x12M\n" +
@@ -2328,7 +2480,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\vPreToolCall\x12#.hookhost.plugin.v1.ToolCallRequest\x1a'.hookhost.plugin.v1.PreToolCallResponse\x12j\n" +
 	"\x1bPreToolCallCanProvideResult\x12#.hookhost.plugin.v1.ToolCallRequest\x1a&.hookhost.plugin.v1.ToolResultResponse\x12N\n" +
 	"\fPostToolCall\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a\x19.hookhost.plugin.v1.Empty\x12b\n" +
-	"\x13TransformToolResult\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a&.hookhost.plugin.v1.ToolResultResponseB8Z6github.com/hookhost/hookhost/plugins/proto/v1;pluginv1b\x06proto3"
+	"\x13TransformToolResult\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a&.hookhost.plugin.v1.ToolResultResponse\x12i\n" +
+	"\x1cPreLlmCallCanProvideResponse\x12\x1e.hookhost.plugin.v1.LlmRequest\x1a).hookhost.plugin.v1.ModelResponseResponseB8Z6github.com/hookhost/hookhost/plugins/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2342,43 +2495,45 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_plugin_proto_goTypes = []any{
-	(*Empty)(nil),                // 0: hookhost.plugin.v1.Empty
-	(*DescribeRequest)(nil),      // 1: hookhost.plugin.v1.DescribeRequest
-	(*Manifest)(nil),             // 2: hookhost.plugin.v1.Manifest
-	(*ConfigKeys)(nil),           // 3: hookhost.plugin.v1.ConfigKeys
-	(*HookMatchers)(nil),         // 4: hookhost.plugin.v1.HookMatchers
-	(*ConfigureRequest)(nil),     // 5: hookhost.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),    // 6: hookhost.plugin.v1.ConfigureResponse
-	(*ToolSpec)(nil),             // 7: hookhost.plugin.v1.ToolSpec
-	(*ToolCall)(nil),             // 8: hookhost.plugin.v1.ToolCall
-	(*Message)(nil),              // 9: hookhost.plugin.v1.Message
-	(*Usage)(nil),                // 10: hookhost.plugin.v1.Usage
-	(*ModelRequest)(nil),         // 11: hookhost.plugin.v1.ModelRequest
-	(*ModelResponse)(nil),        // 12: hookhost.plugin.v1.ModelResponse
-	(*ToolResult)(nil),           // 13: hookhost.plugin.v1.ToolResult
-	(*SessionStart)(nil),         // 14: hookhost.plugin.v1.SessionStart
-	(*SessionEnd)(nil),           // 15: hookhost.plugin.v1.SessionEnd
-	(*ToolListRequest)(nil),      // 16: hookhost.plugin.v1.ToolListRequest
-	(*ToolList)(nil),             // 17: hookhost.plugin.v1.ToolList
-	(*ToolListResponse)(nil),     // 18: hookhost.plugin.v1.ToolListResponse
-	(*ApiRequest)(nil),           // 19: hookhost.plugin.v1.ApiRequest
-	(*MessageList)(nil),          // 20: hookhost.plugin.v1.MessageList
-	(*RequestPatch)(nil),         // 21: hookhost.plugin.v1.RequestPatch
-	(*RequestPatchResponse)(nil), // 22: hookhost.plugin.v1.RequestPatchResponse
-	(*LlmCall)(nil),              // 23: hookhost.plugin.v1.LlmCall
-	(*Reissue)(nil),              // 24: hookhost.plugin.v1.Reissue
-	(*ReissueResponse)(nil),      // 25: hookhost.plugin.v1.ReissueResponse
-	(*Inference)(nil),            // 26: hookhost.plugin.v1.Inference
-	(*LlmOutput)(nil),            // 27: hookhost.plugin.v1.LlmOutput
-	(*TextResponse)(nil),         // 28: hookhost.plugin.v1.TextResponse
-	(*ToolCallRequest)(nil),      // 29: hookhost.plugin.v1.ToolCallRequest
-	(*Block)(nil),                // 30: hookhost.plugin.v1.Block
-	(*PreToolCallResponse)(nil),  // 31: hookhost.plugin.v1.PreToolCallResponse
-	(*ToolResultResponse)(nil),   // 32: hookhost.plugin.v1.ToolResultResponse
-	(*ToolCallOutcome)(nil),      // 33: hookhost.plugin.v1.ToolCallOutcome
-	(*Ask)(nil),                  // 34: hookhost.plugin.v1.Ask
+	(*Empty)(nil),                 // 0: hookhost.plugin.v1.Empty
+	(*DescribeRequest)(nil),       // 1: hookhost.plugin.v1.DescribeRequest
+	(*Manifest)(nil),              // 2: hookhost.plugin.v1.Manifest
+	(*ConfigKeys)(nil),            // 3: hookhost.plugin.v1.ConfigKeys
+	(*HookMatchers)(nil),          // 4: hookhost.plugin.v1.HookMatchers
+	(*ConfigureRequest)(nil),      // 5: hookhost.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),     // 6: hookhost.plugin.v1.ConfigureResponse
+	(*ToolSpec)(nil),              // 7: hookhost.plugin.v1.ToolSpec
+	(*ToolCall)(nil),              // 8: hookhost.plugin.v1.ToolCall
+	(*Message)(nil),               // 9: hookhost.plugin.v1.Message
+	(*Usage)(nil),                 // 10: hookhost.plugin.v1.Usage
+	(*ModelRequest)(nil),          // 11: hookhost.plugin.v1.ModelRequest
+	(*ModelResponse)(nil),         // 12: hookhost.plugin.v1.ModelResponse
+	(*ToolResult)(nil),            // 13: hookhost.plugin.v1.ToolResult
+	(*SessionStart)(nil),          // 14: hookhost.plugin.v1.SessionStart
+	(*SessionEnd)(nil),            // 15: hookhost.plugin.v1.SessionEnd
+	(*ToolListRequest)(nil),       // 16: hookhost.plugin.v1.ToolListRequest
+	(*ToolList)(nil),              // 17: hookhost.plugin.v1.ToolList
+	(*ToolListResponse)(nil),      // 18: hookhost.plugin.v1.ToolListResponse
+	(*ApiRequest)(nil),            // 19: hookhost.plugin.v1.ApiRequest
+	(*MessageList)(nil),           // 20: hookhost.plugin.v1.MessageList
+	(*RequestPatch)(nil),          // 21: hookhost.plugin.v1.RequestPatch
+	(*RequestPatchResponse)(nil),  // 22: hookhost.plugin.v1.RequestPatchResponse
+	(*LlmCall)(nil),               // 23: hookhost.plugin.v1.LlmCall
+	(*Reissue)(nil),               // 24: hookhost.plugin.v1.Reissue
+	(*ReissueResponse)(nil),       // 25: hookhost.plugin.v1.ReissueResponse
+	(*Inference)(nil),             // 26: hookhost.plugin.v1.Inference
+	(*LlmOutput)(nil),             // 27: hookhost.plugin.v1.LlmOutput
+	(*TextResponse)(nil),          // 28: hookhost.plugin.v1.TextResponse
+	(*ToolCallRequest)(nil),       // 29: hookhost.plugin.v1.ToolCallRequest
+	(*Block)(nil),                 // 30: hookhost.plugin.v1.Block
+	(*PreToolCallResponse)(nil),   // 31: hookhost.plugin.v1.PreToolCallResponse
+	(*ToolResultResponse)(nil),    // 32: hookhost.plugin.v1.ToolResultResponse
+	(*ToolCallOutcome)(nil),       // 33: hookhost.plugin.v1.ToolCallOutcome
+	(*Ask)(nil),                   // 34: hookhost.plugin.v1.Ask
+	(*LlmRequest)(nil),            // 35: hookhost.plugin.v1.LlmRequest
+	(*ModelResponseResponse)(nil), // 36: hookhost.plugin.v1.ModelResponseResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
@@ -2407,37 +2562,41 @@ var file_plugin_proto_depIdxs = []int32{
 	34, // 23: hookhost.plugin.v1.PreToolCallResponse.ask:type_name -> hookhost.plugin.v1.Ask
 	13, // 24: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
 	13, // 25: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
-	1,  // 26: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	5,  // 27: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	14, // 28: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
-	15, // 29: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
-	16, // 30: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
-	19, // 31: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
-	23, // 32: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
-	26, // 33: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
-	27, // 34: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
-	29, // 35: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
-	29, // 36: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
-	33, // 37: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	33, // 38: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	2,  // 39: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	6,  // 40: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	0,  // 41: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
-	0,  // 42: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
-	18, // 43: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
-	22, // 44: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
-	25, // 45: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
-	0,  // 46: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
-	28, // 47: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
-	31, // 48: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
-	32, // 49: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	0,  // 50: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
-	32, // 51: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	39, // [39:52] is the sub-list for method output_type
-	26, // [26:39] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	11, // 26: hookhost.plugin.v1.LlmRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
+	12, // 27: hookhost.plugin.v1.ModelResponseResponse.response:type_name -> hookhost.plugin.v1.ModelResponse
+	1,  // 28: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	5,  // 29: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	14, // 30: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
+	15, // 31: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
+	16, // 32: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
+	19, // 33: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
+	23, // 34: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
+	26, // 35: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
+	27, // 36: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
+	29, // 37: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
+	29, // 38: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
+	33, // 39: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	33, // 40: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	35, // 41: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:input_type -> hookhost.plugin.v1.LlmRequest
+	2,  // 42: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	6,  // 43: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	0,  // 44: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
+	0,  // 45: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
+	18, // 46: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
+	22, // 47: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
+	25, // 48: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
+	0,  // 49: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
+	28, // 50: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
+	31, // 51: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
+	32, // 52: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	0,  // 53: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
+	32, // 54: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	36, // 55: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:output_type -> hookhost.plugin.v1.ModelResponseResponse
+	42, // [42:56] is the sub-list for method output_type
+	28, // [28:42] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2455,7 +2614,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

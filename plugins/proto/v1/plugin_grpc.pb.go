@@ -32,19 +32,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Plugin_Describe_FullMethodName                    = "/hookhost.plugin.v1.Plugin/Describe"
-	Plugin_Configure_FullMethodName                   = "/hookhost.plugin.v1.Plugin/Configure"
-	Plugin_OnSessionStart_FullMethodName              = "/hookhost.plugin.v1.Plugin/OnSessionStart"
-	Plugin_OnSessionEnd_FullMethodName                = "/hookhost.plugin.v1.Plugin/OnSessionEnd"
-	Plugin_PreToolListFinalized_FullMethodName        = "/hookhost.plugin.v1.Plugin/PreToolListFinalized"
-	Plugin_PreApiRequestMutable_FullMethodName        = "/hookhost.plugin.v1.Plugin/PreApiRequestMutable"
-	Plugin_PostLlmCallCanReissue_FullMethodName       = "/hookhost.plugin.v1.Plugin/PostLlmCallCanReissue"
-	Plugin_PostLlmCall_FullMethodName                 = "/hookhost.plugin.v1.Plugin/PostLlmCall"
-	Plugin_TransformLlmOutput_FullMethodName          = "/hookhost.plugin.v1.Plugin/TransformLlmOutput"
-	Plugin_PreToolCall_FullMethodName                 = "/hookhost.plugin.v1.Plugin/PreToolCall"
-	Plugin_PreToolCallCanProvideResult_FullMethodName = "/hookhost.plugin.v1.Plugin/PreToolCallCanProvideResult"
-	Plugin_PostToolCall_FullMethodName                = "/hookhost.plugin.v1.Plugin/PostToolCall"
-	Plugin_TransformToolResult_FullMethodName         = "/hookhost.plugin.v1.Plugin/TransformToolResult"
+	Plugin_Describe_FullMethodName                     = "/hookhost.plugin.v1.Plugin/Describe"
+	Plugin_Configure_FullMethodName                    = "/hookhost.plugin.v1.Plugin/Configure"
+	Plugin_OnSessionStart_FullMethodName               = "/hookhost.plugin.v1.Plugin/OnSessionStart"
+	Plugin_OnSessionEnd_FullMethodName                 = "/hookhost.plugin.v1.Plugin/OnSessionEnd"
+	Plugin_PreToolListFinalized_FullMethodName         = "/hookhost.plugin.v1.Plugin/PreToolListFinalized"
+	Plugin_PreApiRequestMutable_FullMethodName         = "/hookhost.plugin.v1.Plugin/PreApiRequestMutable"
+	Plugin_PostLlmCallCanReissue_FullMethodName        = "/hookhost.plugin.v1.Plugin/PostLlmCallCanReissue"
+	Plugin_PostLlmCall_FullMethodName                  = "/hookhost.plugin.v1.Plugin/PostLlmCall"
+	Plugin_TransformLlmOutput_FullMethodName           = "/hookhost.plugin.v1.Plugin/TransformLlmOutput"
+	Plugin_PreToolCall_FullMethodName                  = "/hookhost.plugin.v1.Plugin/PreToolCall"
+	Plugin_PreToolCallCanProvideResult_FullMethodName  = "/hookhost.plugin.v1.Plugin/PreToolCallCanProvideResult"
+	Plugin_PostToolCall_FullMethodName                 = "/hookhost.plugin.v1.Plugin/PostToolCall"
+	Plugin_TransformToolResult_FullMethodName          = "/hookhost.plugin.v1.Plugin/TransformToolResult"
+	Plugin_PreLlmCallCanProvideResponse_FullMethodName = "/hookhost.plugin.v1.Plugin/PreLlmCallCanProvideResponse"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -67,6 +68,7 @@ type PluginClient interface {
 	PreToolCallCanProvideResult(ctx context.Context, in *ToolCallRequest, opts ...grpc.CallOption) (*ToolResultResponse, error)
 	PostToolCall(ctx context.Context, in *ToolCallOutcome, opts ...grpc.CallOption) (*Empty, error)
 	TransformToolResult(ctx context.Context, in *ToolCallOutcome, opts ...grpc.CallOption) (*ToolResultResponse, error)
+	PreLlmCallCanProvideResponse(ctx context.Context, in *LlmRequest, opts ...grpc.CallOption) (*ModelResponseResponse, error)
 }
 
 type pluginClient struct {
@@ -207,6 +209,16 @@ func (c *pluginClient) TransformToolResult(ctx context.Context, in *ToolCallOutc
 	return out, nil
 }
 
+func (c *pluginClient) PreLlmCallCanProvideResponse(ctx context.Context, in *LlmRequest, opts ...grpc.CallOption) (*ModelResponseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModelResponseResponse)
+	err := c.cc.Invoke(ctx, Plugin_PreLlmCallCanProvideResponse_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -227,6 +239,7 @@ type PluginServer interface {
 	PreToolCallCanProvideResult(context.Context, *ToolCallRequest) (*ToolResultResponse, error)
 	PostToolCall(context.Context, *ToolCallOutcome) (*Empty, error)
 	TransformToolResult(context.Context, *ToolCallOutcome) (*ToolResultResponse, error)
+	PreLlmCallCanProvideResponse(context.Context, *LlmRequest) (*ModelResponseResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -275,6 +288,9 @@ func (UnimplementedPluginServer) PostToolCall(context.Context, *ToolCallOutcome)
 }
 func (UnimplementedPluginServer) TransformToolResult(context.Context, *ToolCallOutcome) (*ToolResultResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method TransformToolResult not implemented")
+}
+func (UnimplementedPluginServer) PreLlmCallCanProvideResponse(context.Context, *LlmRequest) (*ModelResponseResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PreLlmCallCanProvideResponse not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -531,6 +547,24 @@ func _Plugin_TransformToolResult_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_PreLlmCallCanProvideResponse_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LlmRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).PreLlmCallCanProvideResponse(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_PreLlmCallCanProvideResponse_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).PreLlmCallCanProvideResponse(ctx, req.(*LlmRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -589,6 +623,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "TransformToolResult",
 			Handler:    _Plugin_TransformToolResult_Handler,
+		},
+		{
+			MethodName: "PreLlmCallCanProvideResponse",
+			Handler:    _Plugin_PreLlmCallCanProvideResponse_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

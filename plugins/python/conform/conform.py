@@ -110,6 +110,18 @@ class Conform(hp.Plugin):
             return hp.RequestPatch(system="patched by %s" % self.tag, temperature=0.5)
         return None
 
+    def pre_llm_call_can_provide_response(self, req):
+        if req.request.model != "provide-me":
+            return None
+        return hp.ModelResponse(
+            message=hp.Message(
+                role="assistant",
+                content="provided by %s" % self.tag,
+                tool_calls=[hp.ToolCall(id="conform_call", name="conform__echo", arguments='{"text":"hi"}')],
+            ),
+            usage=hp.Usage(input_tokens=3, output_tokens=5),
+        )
+
     def post_llm_call_can_reissue(self, call):
         if "REISSUE" in call.response.message.content:
             msgs = list(call.request.messages) + [hp.Message(role="user", content="again")]

@@ -25,6 +25,16 @@ func (h *Harness) PreAPIRequestMutable(req hooks.ModelRequest) (hooks.ModelReque
 	return h.Bus.PreAPIRequestMutable(h.ctx(), hooks.APIRequest{SessionID: SessionID, Request: req})
 }
 
+// PreLLMCallCanProvideResponse fires pre_llm_call_can_provide_response and returns what the Bus made
+// of the answers. An empty SessionID in ev is
+// filled in.
+func (h *Harness) PreLLMCallCanProvideResponse(ev hooks.LLMRequest) *hookbus.ProvidedResponse {
+	if ev.SessionID == "" {
+		ev.SessionID = SessionID
+	}
+	return h.Bus.PreLLMCallCanProvideResponse(h.ctx(), ev)
+}
+
 // PostLLMCallCanReissue fires post_llm_call_can_reissue on a response to req; nil means
 // no reissue.
 func (h *Harness) PostLLMCallCanReissue(req hooks.ModelRequest, resp hooks.ModelResponse) *hookbus.ReissueRequest {

@@ -114,8 +114,13 @@ func New(t testing.TB, p sdk.Plugin, opts ...Option) *Harness {
 	case 0:
 	case 1, 2:
 		conn := wiretest.Connect(t, s.protocol, impl, configure)
-		impl = &wiretest.Remote{Conn: conn}
-		configure = func(ctx context.Context, cfg json.RawMessage) error { return conn.Configure(ctx, cfg) }
+		remote := &wiretest.Remote{Conn: conn}
+		impl = remote
+		configure = func(ctx context.Context, cfg json.RawMessage) error {
+			unserved, err := conn.Configure(ctx, cfg)
+			remote.Unserved = unserved
+			return err
+		}
 	default:
 		t.Fatalf("plugintest: WithProtocol(%d): there are protocol versions 1 and 2 (0: in-process)", s.protocol)
 	}

@@ -98,6 +98,14 @@ func (k *kitchen) PreAPIRequestMutable(_ context.Context, ev hooks.APIRequest) (
 	return nil, nil
 }
 
+// PreLLMCallCanProvideResponse answers "menu?" itself.
+func (k *kitchen) PreLLMCallCanProvideResponse(_ context.Context, req hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	if n := len(req.Request.Messages); n > 0 && req.Request.Messages[n-1].Content == "menu?" {
+		return &hooks.ModelResponse{Message: hooks.Message{Content: "soup"}}, nil
+	}
+	return nil, nil
+}
+
 func (k *kitchen) PostLLMCallCanReissue(_ context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
 	if strings.Contains(ev.Response.Message.Content, "not sure") {
 		m := "offline-large"
@@ -573,5 +581,64 @@ func TestToolCallRunsThePipeline(t *testing.T) {
 				t.Fatalf("audited %q, want %q", audited, want)
 			}
 		})
+	}
+}
+
+func TestHarnessProvidedResponse(t *testing.T) {
+	h := plugintest.New(t, &kitchen{})
+	p := h.PreLLMCallCanProvideResponse(hooks.LLMRequest{Request: hooks.ModelRequest{Model: "m", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "menu?"}}}})
+	if p == nil || p.Plugin != "kitchen" || p.Response.Message.Content != "soup" || p.Response.Model != "m" || p.Response.StopReason != hooks.StopEndTurn {
+		t.Fatalf("provided %+v, want kitchen's soup as the model m's answer", p)
+	}
+	if p := h.PreLLMCallCanProvideResponse(hooks.LLMRequest{Request: hooks.ModelRequest{Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}}); p != nil {
+		t.Fatalf("provided %+v for hi, want nothing", p)
+	}
+}
+
+// optional serves pre_llm_call_can_provide_response only when its config
+// turns it on.
+type optional struct {
+	sdk.Base
+	on bool
+}
+
+func (*optional) Info() sdk.Info { return sdk.Info{Name: "optional", Version: "1"} }
+
+func (o *optional) Configure(_ context.Context, raw json.RawMessage) error {
+	var c struct {
+		On bool `json:"on"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return err
+	}
+	o.on = c.On
+	return nil
+}
+
+func (o *optional) Unserved() []hooks.Name {
+	if o.on {
+		return nil
+	}
+	return []hooks.Name{hooks.PreLLMCallCanProvideResponse}
+}
+
+func (*optional) PreLLMCallCanProvideResponse(context.Context, hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	return &hooks.ModelResponse{Message: hooks.Message{Content: "here"}}, nil
+}
+
+// A hook the plugin does not serve as configured is not asked, in process
+// and over both protocols (where Configure's answer says so).
+func TestUnservedHooksAreNotAsked(t *testing.T) {
+	for _, protocol := range []int{0, 1, 2} {
+		for _, on := range []bool{false, true} {
+			h := plugintest.New(t, &optional{}, plugintest.WithProtocol(protocol), plugintest.WithConfig(fmt.Sprintf(`{"on": %v}`, on)))
+			if got := h.Bus.Subscribed(hooks.PreLLMCallCanProvideResponse, ""); got != on {
+				t.Errorf("protocol %d, on %v: subscribed %v", protocol, on, got)
+			}
+			p := h.PreLLMCallCanProvideResponse(hooks.LLMRequest{Request: hooks.ModelRequest{Model: "m"}})
+			if (p != nil) != on {
+				t.Errorf("protocol %d, on %v: provided %+v", protocol, on, p)
+			}
+		}
 	}
 }

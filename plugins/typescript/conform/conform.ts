@@ -81,6 +81,19 @@ serve({
     if (req.request.model !== "patch-me") return;
     return { system: `patched by ${tag}`, temperature: 0.5 };
   },
+  preLlmCallCanProvideResponse(req) {
+    if (req.request.model !== "provide-me") return;
+    return {
+      model: "",
+      message: {
+        role: "assistant",
+        content: `provided by ${tag}`,
+        toolCalls: [{ id: "conform_call", name: "conform__echo", arguments: JSON.stringify({ text: "hi" }) }],
+      },
+      usage: { inputTokens: 3, outputTokens: 5 },
+      stopReason: "",
+    };
+  },
   postLlmCallCanReissue(call) {
     if (!(call.response.message.content ?? "").includes("REISSUE")) return;
     return { reason: "conform asked again", patch: { messages: [...call.request.messages, { role: "user", content: "again" }] } };

@@ -135,6 +135,19 @@ export interface LlmCall {
   response: ModelResponse;
 }
 
+/**
+ * Payload of pre_llm_call_can_provide_response: the request of one model
+ * call as it will go upstream. Answer with a ModelResponse (an assistant
+ * message with text or tool calls; model, usage and stopReason may be left
+ * empty) to answer instead of the model, or null to let the model answer.
+ */
+export interface LlmRequest {
+  sessionId: string;
+  iteration: number;
+  route: Route;
+  request: ModelRequest;
+}
+
 /** Answer of post_llm_call_can_reissue: make the call again, patched. */
 export interface Reissue {
   patch: RequestPatch;
@@ -154,6 +167,8 @@ export interface Inference {
   /** How long the call took, in nanoseconds. */
   durationNs: number;
   error?: string | undefined;
+  /** The plugin that answered instead of the model (pre_llm_call_can_provide_response). */
+  providedBy?: string | undefined;
 }
 
 /** Payload of transform_llm_output: the final answer text. */

@@ -62,6 +62,37 @@ function checkPatch(p: T.RequestPatch): string | undefined {
   return undefined;
 }
 
+const STOP_REASONS = ["", "end_turn", "tool_use", "max_tokens", "refusal", "other"];
+
+// A response given instead of the model's (hooks.ModelResponse.checkProvided).
+function checkProvided(r: T.ModelResponse): string | undefined {
+  const m = r.message;
+  if (m.role && m.role !== "assistant") return `the message has role ${JSON.stringify(m.role)}; a provided response is an assistant message`;
+  if (m.toolCallId || m.toolName || m.isError) return "the message carries tool-result fields (tool_call_id, tool_name, is_error); a provided response is an assistant message";
+  const calls = m.toolCalls ?? [];
+  if (!m.content && calls.length === 0) return "the message has neither text nor tool calls";
+  const ids = new Set<string>();
+  for (const [j, c] of calls.entries()) {
+    if (c.id === "") return `tool call ${j} has no id`;
+    if (!TOOL_NAME.test(c.name)) return `tool call ${JSON.stringify(c.id)}: tool name ${JSON.stringify(c.name)} must match ^[a-zA-Z0-9_-]{1,64}$`;
+    if (ids.has(c.id)) return `tool call id ${JSON.stringify(c.id)} used twice`;
+    if (c.arguments) {
+      let v: unknown;
+      try {
+        v = JSON.parse(c.arguments);
+      } catch {
+        v = undefined;
+      }
+      if (typeof v !== "object" || v === null || Array.isArray(v)) return `tool call ${JSON.stringify(c.id)}: arguments are not a JSON object`;
+    }
+    ids.add(c.id);
+  }
+  if (!STOP_REASONS.includes(r.stopReason ?? "")) return `stop reason ${JSON.stringify(r.stopReason)}, want end_turn, tool_use, max_tokens, refusal or other`;
+  if (r.stopReason === "tool_use" && calls.length === 0) return "stop reason tool_use without tool calls";
+  if ((r.usage?.inputTokens ?? 0) < 0 || (r.usage?.outputTokens ?? 0) < 0) return "negative token counts in usage";
+  return undefined;
+}
+
 const patchSize = (p: T.RequestPatch): number => messagesSize(p.messages) + toolsSize(p.tools) + bytes(p.model) + bytes(p.system);
 
 /**
@@ -108,6 +139,12 @@ export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT
     case "ToolResult":
       size = bytes((answer as T.ToolResult).content);
       break;
+    case "ModelResponse": {
+      const a = answer as T.ModelResponse;
+      problem = checkProvided(a);
+      size = messagesSize([a.message]) + bytes(a.model);
+      break;
+    }
   }
   if (problem) return problem;
   if (size > maxSize) return `the answer carries ${size} bytes, over max_result_size (${maxSize} bytes)`;

@@ -335,6 +335,23 @@ export const TABLE: readonly HookRow[] = [
     (p: Partial<T.ApiRequest>) => ({ sessionId: p.sessionId ?? "", iteration: p.iteration ?? 0, request: modelRequestTo(p.request ?? { model: "", messages: [] }) }),
     (a: T.RequestPatch | null) => (a === null ? {} : { patch: patchTo(expectObject(a, "pre_api_request_mutable", "a RequestPatch")) }),
     (m) => (m.patch ? patchFrom(m.patch) : null)),
+  row("pre_llm_call_can_provide_response", "preLlmCallCanProvideResponse", "PreLlmCallCanProvideResponse", "LlmRequest", "ModelResponseResponse",
+    (m) => ({ sessionId: str(m.sessionId), iteration: num(m.iteration), route: str(m.route), request: modelRequestFrom(m.request) }) satisfies T.LlmRequest,
+    (p: Partial<T.LlmRequest>) => ({ sessionId: p.sessionId ?? "", iteration: p.iteration ?? 0, route: p.route ?? "", request: modelRequestTo(p.request ?? { model: "", messages: [] }) }),
+    (a: T.ModelResponse | null) => {
+      if (a === null) return {};
+      const o = expectObject(a, "pre_llm_call_can_provide_response", "a ModelResponse {message: {content, toolCalls}}");
+      const m = expectObject(o.message ?? {}, "pre_llm_call_can_provide_response", "a Message {content, toolCalls}");
+      return {
+        response: {
+          model: expectString(o.model ?? "", "model"),
+          message: messageTo({ ...(m as T.Message), role: (m.role as T.Role | undefined) ?? "assistant" }),
+          usage: usageTo(o.usage as T.Usage | undefined),
+          stopReason: expectString(o.stopReason ?? "", "stopReason"),
+        },
+      };
+    },
+    (m) => (m.response ? modelResponseFrom(m.response) : null)),
   row("post_llm_call_can_reissue", "postLlmCallCanReissue", "PostLlmCallCanReissue", "LlmCall", "ReissueResponse",
     (m) => ({
       sessionId: str(m.sessionId), iteration: num(m.iteration), route: str(m.route),
@@ -360,12 +377,13 @@ export const TABLE: readonly HookRow[] = [
       if (m.escalated) out.escalated = true;
       if (m.reason) out.reason = m.reason;
       if (m.error) out.error = m.error;
+      if (m.providedBy) out.providedBy = m.providedBy;
       return out;
     },
     (p: Partial<T.Inference>) => ({
       sessionId: p.sessionId ?? "", iteration: p.iteration ?? 0, route: p.route ?? "", model: p.model ?? "",
       usage: usageTo(p.usage), stopReason: p.stopReason ?? "", escalated: p.escalated ?? false,
-      reason: p.reason ?? "", durationNs: p.durationNs ?? 0, error: p.error ?? "",
+      reason: p.reason ?? "", durationNs: p.durationNs ?? 0, error: p.error ?? "", providedBy: p.providedBy ?? "",
     }),
     null, null),
   row("transform_llm_output", "transformLlmOutput", "TransformLlmOutput", "LlmOutput", "TextResponse",

@@ -645,3 +645,35 @@ test("tool hooks get the call's origin, through a stretch too", async () => {
     h.close();
   }
 });
+
+test("a provided model response crosses the wire and is held to the host's rules", async () => {
+  const h = await harness({
+    name: "p",
+    preLlmCallCanProvideResponse(req) {
+      const last = req.request.messages[req.request.messages.length - 1]?.content ?? "";
+      if (last === "text") return { model: "", message: { role: "assistant", content: "from the plugin" }, usage: { inputTokens: 1, outputTokens: 2 }, stopReason: "" };
+      if (last === "call") {
+        return { model: "own", message: { role: "assistant", toolCalls: [{ id: "c1", name: "notify", arguments: JSON.stringify({ a: 1 }) }] }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "tool_use" };
+      }
+      if (last === "user role") return { model: "", message: { role: "user", content: "x" }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "" };
+      if (last === "bad args") return { model: "", message: { role: "assistant", toolCalls: [{ id: "c1", name: "notify", arguments: "[1]" }] }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "" };
+      return null;
+    },
+  });
+  try {
+    const ask = (content: string) =>
+      h.preLlmCallCanProvideResponse({ sessionId: "s", iteration: 1, route: "gateway", request: { model: "m", messages: [{ role: "user", content }] } });
+    const text = await ask("text");
+    assert.equal(text?.message.content, "from the plugin");
+    assert.deepEqual(text?.usage, { inputTokens: 1, outputTokens: 2 });
+    const call = await ask("call");
+    assert.equal(call?.model, "own");
+    assert.equal(call?.stopReason, "tool_use");
+    assert.deepEqual(call?.message.toolCalls?.map((c) => [c.id, c.name, JSON.parse(c.arguments)]), [["c1", "notify", { a: 1 }]]);
+    assert.equal(await ask("nothing"), null);
+    await assert.rejects(ask("user role"), (e: HookFailure) => e.kind === "MALFORMED" && e.message.includes('role "user"'));
+    await assert.rejects(ask("bad args"), (e: HookFailure) => e.kind === "MALFORMED" && e.message.includes("not a JSON object"));
+  } finally {
+    h.close();
+  }
+});

@@ -4,7 +4,10 @@
 // client's get_time call asks for, and answers get_time for UTC itself as
 // a cache would. So one plugin exercises both halves of the gateway's tool
 // split: calls hookhost runs and hides, and client calls hookhost answers
-// or rewrites before the client sees them.
+// or rewrites before the client sees them. It also answers a model call
+// itself, the model not called, when the client's last message starts
+// with "PROVIDE": a text for "PROVIDE: <text>", a get_time call for the
+// client for "PROVIDE CALL".
 package main
 
 import (
@@ -26,9 +29,31 @@ const (
 type lookup struct{ sdk.Base }
 
 var (
-	_ sdk.ToolCallGuard  = (*lookup)(nil)
-	_ sdk.ResultProvider = (*lookup)(nil)
+	_ sdk.ToolCallGuard                       = (*lookup)(nil)
+	_ sdk.ResultProvider                      = (*lookup)(nil)
+	_ sdk.PreLLMCallCanProvideResponseHandler = (*lookup)(nil)
 )
+
+// ProvidedPrefix starts the text the plugin answers instead of the model.
+const ProvidedPrefix = "Provided by lookup: "
+
+func (*lookup) PreLLMCallCanProvideResponse(_ context.Context, req hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	msgs := req.Request.Messages
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != hooks.RoleUser {
+		return nil, nil
+	}
+	last := msgs[len(msgs)-1].Content
+	usage := hooks.Usage{InputTokens: 2, OutputTokens: 7}
+	if last == "PROVIDE CALL" {
+		return &hooks.ModelResponse{Usage: usage, Message: hooks.Message{
+			ToolCalls: []hooks.ToolCall{{ID: "call_provided_1", Name: "get_time", Arguments: json.RawMessage(`{"zone":"CET"}`)}},
+		}}, nil
+	}
+	if text, ok := strings.CutPrefix(last, "PROVIDE: "); ok {
+		return &hooks.ModelResponse{Usage: usage, Message: hooks.Message{Content: ProvidedPrefix + text}}, nil
+	}
+	return nil, nil
+}
 
 // Info declares no matchers so that pre_tool_call also sees the client's
 // tools, which is where the block applies.

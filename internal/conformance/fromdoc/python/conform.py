@@ -262,6 +262,18 @@ class Conform:
             return pb.RequestPatchResponse()
         return pb.RequestPatchResponse(patch=pb.RequestPatch(system=f"patched by {self.tag}", temperature=0.5))
 
+    def pre_llm_call_can_provide_response(self, req: "pb.LlmRequest", call: Call) -> "pb.ModelResponseResponse":
+        """Answer instead of the model, with text and one tool call, for the model provide-me."""
+        if req.request.model != "provide-me":
+            return pb.ModelResponseResponse()
+        message = pb.Message(
+            role="assistant",
+            content=f"provided by {self.tag}",
+            tool_calls=[pb.ToolCall(id="conform_call", name="conform__echo", arguments=b'{"text":"hi"}')],
+        )
+        usage = pb.Usage(input_tokens=3, output_tokens=5)
+        return pb.ModelResponseResponse(response=pb.ModelResponse(message=message, usage=usage))
+
     def post_llm_call_can_reissue(self, req: "pb.LlmCall", call: Call) -> "pb.ReissueResponse":
         """Ask again, with one more user message, when the answer says REISSUE."""
         if "REISSUE" not in req.response.message.content:

@@ -38,6 +38,10 @@ type Config struct {
 	ClaimPermission string `json:"claim_permission"`
 	// Budget caps spending in USD; 0 means no cap.
 	Budget Budget `json:"budget"`
+	// BudgetPerDay, when set, makes Kora answer model calls itself, the
+	// model not called, once today's (UTC) spend on the call's route is at
+	// or past it.
+	BudgetPerDay DailyBudget `json:"budget_usd_per_day"`
 	// Prices per model, merged over DefaultPrices.
 	Prices map[string]Price `json:"prices"`
 	// Router configures escalation from the small tier to the strong model.
@@ -122,9 +126,11 @@ func defaults() Config {
 var knownKeys = map[string]any{
 	"state_dir": nil, "allowlist": nil, "primary_state": nil, "claim_permission": nil,
 	"budget": map[string]any{"daily_usd": nil, "total_usd": nil},
-	"prices": map[string]any{"*": map[string]any{"input_per_mtok": nil, "output_per_mtok": nil}},
-	"router": map[string]any{"enabled": nil, "small_models": nil, "strong_model": nil, "hedge_phrases": nil},
-	"ledger": map[string]any{"dsn": nil, "dsn_env": nil, "synchronous": nil, "keep_days": nil},
+	// A number, or a table of numbers by route: checked in validate.
+	"budget_usd_per_day": nil,
+	"prices":             map[string]any{"*": map[string]any{"input_per_mtok": nil, "output_per_mtok": nil}},
+	"router":             map[string]any{"enabled": nil, "small_models": nil, "strong_model": nil, "hedge_phrases": nil},
+	"ledger":             map[string]any{"dsn": nil, "dsn_env": nil, "synchronous": nil, "keep_days": nil},
 }
 
 // ParseConfig decodes and validates Kora's config. Every error names the key
@@ -277,6 +283,9 @@ func (c *Config) validate() error {
 	if err := amount("budget.total_usd", c.Budget.TotalUSD); err != nil {
 		return err
 	}
+	if err := c.BudgetPerDay.validate(); err != nil {
+		return err
+	}
 	models := make([]string, 0, len(c.Prices))
 	for m := range c.Prices {
 		models = append(models, m)
@@ -375,6 +384,62 @@ func redactDSN(dsn string) string {
 func amount(key string, v float64) error {
 	if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Errorf("%s = %v must be zero or more", key, v)
+	}
+	return nil
+}
+
+// DailyBudget is budget_usd_per_day: one amount in USD for every route
+// (budget_usd_per_day = 5), or one per route (budget_usd_per_day =
+// { gateway = 5 }, where a route left out has none). The zero value sets
+// no budget.
+type DailyBudget struct {
+	All     *float64
+	ByRoute map[string]float64
+}
+
+// UnmarshalJSON takes a number or a table of numbers by route.
+func (d *DailyBudget) UnmarshalJSON(b []byte) error {
+	var n float64
+	if err := json.Unmarshal(b, &n); err == nil {
+		d.All, d.ByRoute = &n, nil
+		return nil
+	}
+	var m map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("budget_usd_per_day: expected a number, or a table of numbers by route (gateway, bypass), got %s", b)
+	}
+	d.All, d.ByRoute = nil, m
+	return nil
+}
+
+// Set reports whether any route has a budget.
+func (d DailyBudget) Set() bool { return d.All != nil || len(d.ByRoute) > 0 }
+
+// For returns the budget of route, and whether it has one.
+func (d DailyBudget) For(route string) (float64, bool) {
+	if d.All != nil {
+		return *d.All, true
+	}
+	v, ok := d.ByRoute[route]
+	return v, ok
+}
+
+func (d DailyBudget) validate() error {
+	if d.All != nil {
+		return amount("budget_usd_per_day", *d.All)
+	}
+	routes := make([]string, 0, len(d.ByRoute))
+	for r := range d.ByRoute {
+		routes = append(routes, r)
+	}
+	sort.Strings(routes)
+	for _, r := range routes {
+		if r != "gateway" && r != "bypass" {
+			return fmt.Errorf("budget_usd_per_day.%s: unknown route (use gateway or bypass, or one number for every route)", r)
+		}
+		if err := amount("budget_usd_per_day."+r, d.ByRoute[r]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -14,6 +14,11 @@
 //
 //   - pre_tool_call_can_provide_result, for kora__* tools only: the SDK
 //     answers them through the bridge's typed tools (package bridge);
+//   - pre_llm_call_can_provide_response, only with budget_usd_per_day set
+//     (Configure tells the host so; see Unserved): once
+//     today's (UTC) spend on the call's route is at or past it, Kora
+//     answers the call itself with a message saying so, and the model is
+//     not called;
 //   - post_llm_call_can_reissue: the router may ask once for the strong
 //     model (package router);
 //   - post_llm_call and post_tool_call: every inference (priced) and every
@@ -34,6 +39,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -93,11 +99,13 @@ func New() *Plugin { return &Plugin{} }
 
 // Interface guards: these decide which hooks the manifest lists.
 var (
-	_ sdk.Plugin           = (*Plugin)(nil)
-	_ sdk.Configurer       = (*Plugin)(nil)
-	_ sdk.Reissuer         = (*Plugin)(nil)
-	_ sdk.LLMCallObserver  = (*Plugin)(nil)
-	_ sdk.ToolCallObserver = (*Plugin)(nil)
+	_ sdk.Plugin                              = (*Plugin)(nil)
+	_ sdk.Configurer                          = (*Plugin)(nil)
+	_ sdk.Reissuer                            = (*Plugin)(nil)
+	_ sdk.PreLLMCallCanProvideResponseHandler = (*Plugin)(nil)
+	_ sdk.Unserving                           = (*Plugin)(nil)
+	_ sdk.LLMCallObserver                     = (*Plugin)(nil)
+	_ sdk.ToolCallObserver                    = (*Plugin)(nil)
 )
 
 // Info is Kora's manifest.
@@ -280,6 +288,61 @@ func (p *Plugin) PostLLMCallCanReissue(_ context.Context, call hooks.LLMCall) (*
 			"from", call.Response.Model, "to", st.cfg.Router.StrongModel, "reason", d.Reason)
 	}
 	return r, nil
+}
+
+// Unserved leaves out pre_llm_call_can_provide_response unless a daily
+// budget is configured: every model call would otherwise cost a call to
+// Kora for nothing.
+func (p *Plugin) Unserved() []hooks.Name {
+	if st := p.st.Load(); st != nil && st.cfg.BudgetPerDay.Set() {
+		return nil
+	}
+	return []hooks.Name{hooks.PreLLMCallCanProvideResponse}
+}
+
+// PreLLMCallCanProvideResponse answers a model call itself when the
+// call's route has a daily budget (budget_usd_per_day) and today's (UTC)
+// spend on it, read from the ledger, is at or past it. A ledger that
+// cannot be read is an error, which the host takes as no opinion: the
+// budget is a guard against runaway spend, not a reason to stop serving.
+func (p *Plugin) PreLLMCallCanProvideResponse(ctx context.Context, req hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	st := p.st.Load()
+	if st == nil {
+		return nil, errNotConfigured
+	}
+	route := string(req.Route)
+	limit, ok := st.cfg.BudgetPerDay.For(route)
+	if !ok {
+		return nil, nil
+	}
+	now := time.Now
+	if p.now != nil {
+		now = p.now
+	}
+	t := now().UTC()
+	groups, err := st.ledger.Burn(ctx, time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		return nil, fmt.Errorf("kora: reading today's spend for the daily budget: %w", err)
+	}
+	var nano int64
+	for _, g := range groups {
+		if g.Route == route {
+			nano += g.CostNanoUSD
+		}
+	}
+	spent := float64(nano) / 1e9
+	if spent < limit {
+		return nil, nil
+	}
+	p.Logger().Warn("daily budget reached: answering instead of the model", "route", route,
+		"budget_usd_per_day", limit, "spent_today_usd", spent, "session", req.SessionID, "iteration", req.Iteration)
+	return &hooks.ModelResponse{Message: hooks.Message{Role: hooks.RoleAssistant, Content: BudgetMessage(limit, spent)}}, nil
+}
+
+// BudgetMessage is Kora's answer once the daily budget is reached.
+func BudgetMessage(limit, spent float64) string {
+	return fmt.Sprintf("Daily budget of $%.2f reached ($%.2f spent today); not calling the model. "+
+		"The budget resets at 00:00 UTC; to go on today, raise budget_usd_per_day in [plugins.entries.kora.config].", limit, spent)
 }
 
 // PostLLMCall records one inference, priced.

@@ -55,7 +55,7 @@ func readLedger(t *testing.T, dir string) ([]ledger.Inference, []ledger.ToolCall
 
 func TestManifest(t *testing.T) {
 	m := sdk.Adapt(New()).Manifest()
-	want := []hooks.Name{hooks.PostLLMCallCanReissue, hooks.PostLLMCall, hooks.PreToolCallCanProvideResult, hooks.PostToolCall}
+	want := []hooks.Name{hooks.PreLLMCallCanProvideResponse, hooks.PostLLMCallCanReissue, hooks.PostLLMCall, hooks.PreToolCallCanProvideResult, hooks.PostToolCall}
 	if m.Name != Name || m.Version != Version || !slices.Equal(m.Hooks, want) {
 		t.Errorf("manifest = %s %s %v, want hooks %v", m.Name, m.Version, m.Hooks, want)
 	}
@@ -280,5 +280,93 @@ func TestNativeToolCallMakesNoSynchronousCallToKora(t *testing.T) {
 				t.Fatalf("Kora was asked %d times for its own tool, want 1", n)
 			}
 		})
+	}
+}
+
+// TestDailyBudget: with budget_usd_per_day set for the gateway route, Kora
+// answers a model call itself once today's spend on that route in its
+// ledger is at or past the budget, and gives no opinion below it, on a
+// route without a budget, or without budget_usd_per_day at all.
+func TestDailyBudget(t *testing.T) {
+	p, bus, _ := inProcess(t, `, "budget_usd_per_day": {"gateway": 1}, "prices": {"priced": {"input_per_mtok": 1, "output_per_mtok": 0}}`)
+	ctx := context.Background()
+	spend := func(route hooks.Route, usd float64) {
+		t.Helper()
+		if err := p.PostLLMCall(ctx, hooks.Inference{SessionID: "s", Iteration: 1, Route: route, Model: "priced", Usage: hooks.Usage{InputTokens: int(usd * 1e6)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := func(route hooks.Route) *hookbus.ProvidedResponse {
+		return bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: "s", Iteration: 1, Route: route,
+			Request: hooks.ModelRequest{Model: "priced", Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}})
+	}
+	spend(hooks.RouteGateway, 0.4)
+	spend(hooks.RouteBypass, 5) // another route's spend does not count
+	if r := ask(hooks.RouteGateway); r != nil {
+		t.Fatalf("below the budget ($0.40 of $1): %+v, want no opinion", r)
+	}
+	spend(hooks.RouteGateway, 0.6)
+	r := ask(hooks.RouteGateway)
+	if r == nil {
+		t.Fatal("at the budget ($1.00 of $1): no opinion, want Kora's answer")
+	}
+	want := "Daily budget of $1.00 reached ($1.00 spent today); not calling the model."
+	if r.Plugin != "kora" || !strings.HasPrefix(r.Response.Message.Content, want) || r.Response.Message.Content != BudgetMessage(1, 1) ||
+		r.Response.Message.Role != hooks.RoleAssistant || r.Response.StopReason != hooks.StopEndTurn || r.Response.Model != "priced" || r.Response.Usage != (hooks.Usage{}) {
+		t.Errorf("provided response %+v, want Kora's message %q", r, want)
+	}
+	if r := ask(hooks.RouteBypass); r != nil {
+		t.Errorf("bypass route, which has no budget: %+v, want no opinion", r)
+	}
+
+	if !bus.Subscribed(hooks.PreLLMCallCanProvideResponse, "") {
+		t.Error("with a budget, Kora is not subscribed to pre_llm_call_can_provide_response")
+	}
+
+	// Without budget_usd_per_day Kora is not even asked, whatever it spent.
+	p2, bus2, _ := inProcess(t, `, "prices": {"priced": {"input_per_mtok": 1, "output_per_mtok": 0}}`)
+	if bus2.Subscribed(hooks.PreLLMCallCanProvideResponse, "") || !slices.Equal(p2.Unserved(), []hooks.Name{hooks.PreLLMCallCanProvideResponse}) {
+		t.Errorf("without a budget, Kora is subscribed to pre_llm_call_can_provide_response (unserved %v)", p2.Unserved())
+	}
+	if err := p2.PostLLMCall(ctx, hooks.Inference{Route: hooks.RouteGateway, Model: "priced", Usage: hooks.Usage{InputTokens: 50_000_000}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := bus2.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{Route: hooks.RouteGateway, Request: hooks.ModelRequest{Model: "priced"}}); r != nil {
+		t.Errorf("no budget configured: %+v, want no opinion", r)
+	}
+}
+
+// TestDailyBudgetConfig: one number for every route, a table by route,
+// and the mistakes named by key.
+func TestDailyBudgetConfig(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		table, wantErr string
+		gateway        float64
+		set            bool
+	}{
+		{`5`, "", 5, true},
+		{`{"gateway": 2.5}`, "", 2.5, true},
+		{`{"bypass": 1}`, "", 0, false},
+		{`-1`, "budget_usd_per_day = -1 must be zero or more", 0, false},
+		{`{"gateway": -2}`, "budget_usd_per_day.gateway = -2 must be zero or more", 0, false},
+		{`{"chat": 1}`, "budget_usd_per_day.chat: unknown route", 0, false},
+		{`"lots"`, "budget_usd_per_day: expected a number, or a table of numbers by route", 0, false},
+	} {
+		cfg, err := ParseConfig(json.RawMessage(fmt.Sprintf(`{"state_dir": %q, "budget_usd_per_day": %s}`, dir, tc.table)))
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("budget_usd_per_day = %s: error %v, want %q", tc.table, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("budget_usd_per_day = %s: %v", tc.table, err)
+			continue
+		}
+		got, ok := cfg.BudgetPerDay.For("gateway")
+		if ok != tc.set || got != tc.gateway || !cfg.BudgetPerDay.Set() {
+			t.Errorf("budget_usd_per_day = %s: gateway budget %v (%v), want %v (%v)", tc.table, got, ok, tc.gateway, tc.set)
+		}
 	}
 }

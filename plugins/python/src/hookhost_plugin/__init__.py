@@ -56,6 +56,7 @@ from .tools import ArgsError, Tool, ToolError, tool
 from .types import (
     APIRequest,
     Ask,
+    LLMRequest,
     Block,
     Inference,
     LLMCall,
@@ -106,6 +107,7 @@ __all__ = [
     "compact_json",
     "APIRequest",
     "Ask",
+    "LLMRequest",
     "Block",
     "Inference",
     "LLMCall",

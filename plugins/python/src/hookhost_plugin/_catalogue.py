@@ -8,6 +8,7 @@ HOOK_NAMES: Tuple[str, ...] = (
     "on_session_start",
     "pre_tool_list_finalized",
     "pre_api_request_mutable",
+    "pre_llm_call_can_provide_response",
     "post_llm_call_can_reissue",
     "post_llm_call",
     "pre_tool_call",

@@ -40,6 +40,10 @@ class HarnessHooks:
         """Fire pre_api_request_mutable."""
         return self._ask("pre_api_request_mutable", t.APIRequest(SESSION_ID, iteration, request))
 
+    def pre_llm_call_can_provide_response(self, payload: t.LLMRequest) -> Optional[t.ModelResponse]:
+        """Fire pre_llm_call_can_provide_response."""
+        return self._ask("pre_llm_call_can_provide_response", payload)
+
     def post_llm_call_can_reissue(
         self, request: t.ModelRequest, response: t.ModelResponse, iteration: int = 1
     ) -> Optional[t.Reissue]:

@@ -411,6 +411,24 @@ HOOKS: Tuple[HookRow, ...] = (
         lambda m: patch_from(m.patch) if m.HasField("patch") else None,
     ),
     _answerer(
+        "pre_llm_call_can_provide_response",
+        "PreLlmCallCanProvideResponse",
+        pb.LlmRequest,
+        pb.ModelResponseResponse,
+        lambda m: t.LLMRequest(
+            m.session_id, m.iteration, m.route, model_request_from(m.request)
+        ),
+        lambda v: pb.LlmRequest(
+            session_id=v.session_id,
+            iteration=v.iteration,
+            route=v.route,
+            request=model_request_to(v.request),
+        ),
+        t.ModelResponse,
+        lambda v: pb.ModelResponseResponse(response=model_response_to(v)),
+        lambda m: model_response_from(m.response) if m.HasField("response") else None,
+    ),
+    _answerer(
         "post_llm_call_can_reissue",
         "PostLlmCallCanReissue",
         pb.LlmCall,
@@ -450,6 +468,7 @@ HOOKS: Tuple[HookRow, ...] = (
             m.reason,
             m.duration_ns,
             m.error,
+            m.provided_by,
         ),
         lambda v: pb.Inference(
             session_id=v.session_id,
@@ -462,6 +481,7 @@ HOOKS: Tuple[HookRow, ...] = (
             reason=v.reason,
             duration_ns=v.duration_ns,
             error=v.error,
+            provided_by=v.provided_by,
         ),
     ),
     _answerer(

@@ -30,6 +30,7 @@ __all__ = [
     "ToolListOverride",
     "APIRequest",
     "RequestPatch",
+    "LLMRequest",
     "LLMCall",
     "Reissue",
     "Inference",
@@ -216,6 +217,19 @@ class APIRequest:
 
 
 @dataclass
+class LLMRequest:
+    """Payload of pre_llm_call_can_provide_response: the request of one
+    model call as it will go upstream. Answer with a ``ModelResponse``
+    (an assistant message with text or tool calls) to answer instead of
+    the model, or None to let the model answer."""
+
+    session_id: str = ""
+    iteration: int = 0
+    route: str = ""
+    request: ModelRequest = field(default_factory=ModelRequest)
+
+
+@dataclass
 class RequestPatch:
     """Overrides fields of a ModelRequest; None leaves a field alone."""
 
@@ -260,6 +274,9 @@ class Inference:
     reason: str = ""
     duration_ns: int = 0
     error: str = ""
+    # The plugin that answered instead of the model
+    # (pre_llm_call_can_provide_response); empty when the model did.
+    provided_by: str = ""
 
     @property
     def duration(self) -> datetime.timedelta:

@@ -6,6 +6,7 @@ export type HookName =
   | "on_session_start"
   | "pre_tool_list_finalized"
   | "pre_api_request_mutable"
+  | "pre_llm_call_can_provide_response"
   | "post_llm_call_can_reissue"
   | "post_llm_call"
   | "pre_tool_call"
@@ -27,6 +28,7 @@ export const HOOK_NAMES: readonly string[] = [
   "on_session_start",
   "pre_tool_list_finalized",
   "pre_api_request_mutable",
+  "pre_llm_call_can_provide_response",
   "post_llm_call_can_reissue",
   "post_llm_call",
   "pre_tool_call",
@@ -57,6 +59,7 @@ export const TOOL_HOOKS: readonly string[] = [
 export const ANSWER_TYPES: Readonly<Partial<Record<HookName, string>>> = {
   pre_tool_list_finalized: "ToolListOverride",
   pre_api_request_mutable: "RequestPatch",
+  pre_llm_call_can_provide_response: "ModelResponse",
   post_llm_call_can_reissue: "Reissue",
   pre_tool_call: "PreToolCallDecision",
   pre_tool_call_can_provide_result: "ToolResult",

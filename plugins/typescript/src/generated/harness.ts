@@ -25,6 +25,11 @@ export abstract class HarnessHooks {
     return this.call("pre_api_request_mutable", payload, o) as Promise<T.RequestPatch | null>;
   }
 
+  /** Calls pre_llm_call_can_provide_response (before each model call, with the final request). */
+  preLlmCallCanProvideResponse(payload: Partial<T.LlmRequest>, o?: CallOptions): Promise<T.ModelResponse | null> {
+    return this.call("pre_llm_call_can_provide_response", payload, o) as Promise<T.ModelResponse | null>;
+  }
+
   /** Calls post_llm_call_can_reissue (after each model response). */
   postLlmCallCanReissue(payload: Partial<T.LlmCall>, o?: CallOptions): Promise<T.Reissue | null> {
     return this.call("post_llm_call_can_reissue", payload, o) as Promise<T.Reissue | null>;

@@ -13,6 +13,8 @@ export interface Hooks {
   preToolListFinalized?(req: T.ToolListRequest, ctx: HookContext): Answer<T.ToolListOverride>;
   /** pre_api_request_mutable: before each model call (merged in priority order; first write per field wins: a lower-priority plugin sees, and may patch, only fields nobody above it set). */
   preApiRequestMutable?(req: T.ApiRequest, ctx: HookContext): Answer<T.RequestPatch>;
+  /** pre_llm_call_can_provide_response: before each model call, with the final request (first non-nil wins and the model is not called). */
+  preLlmCallCanProvideResponse?(req: T.LlmRequest, ctx: HookContext): Answer<T.ModelResponse>;
   /** post_llm_call_can_reissue: after each model response (first non-nil wins; at most one reissue per iteration, not counted against the budget). */
   postLlmCallCanReissue?(req: T.LlmCall, ctx: HookContext): Answer<T.Reissue>;
   /** post_llm_call: after every model call, reissues included (observe (async)). */

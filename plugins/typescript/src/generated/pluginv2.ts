@@ -13,11 +13,13 @@ import type { HookMatchers as _hookhost_plugin_v1_HookMatchers, HookMatchers__Ou
 import type { Inference as _hookhost_plugin_v1_Inference, Inference__Output as _hookhost_plugin_v1_Inference__Output } from './hookhost/plugin/v1/Inference';
 import type { LlmCall as _hookhost_plugin_v1_LlmCall, LlmCall__Output as _hookhost_plugin_v1_LlmCall__Output } from './hookhost/plugin/v1/LlmCall';
 import type { LlmOutput as _hookhost_plugin_v1_LlmOutput, LlmOutput__Output as _hookhost_plugin_v1_LlmOutput__Output } from './hookhost/plugin/v1/LlmOutput';
+import type { LlmRequest as _hookhost_plugin_v1_LlmRequest, LlmRequest__Output as _hookhost_plugin_v1_LlmRequest__Output } from './hookhost/plugin/v1/LlmRequest';
 import type { Manifest as _hookhost_plugin_v1_Manifest, Manifest__Output as _hookhost_plugin_v1_Manifest__Output } from './hookhost/plugin/v1/Manifest';
 import type { Message as _hookhost_plugin_v1_Message, Message__Output as _hookhost_plugin_v1_Message__Output } from './hookhost/plugin/v1/Message';
 import type { MessageList as _hookhost_plugin_v1_MessageList, MessageList__Output as _hookhost_plugin_v1_MessageList__Output } from './hookhost/plugin/v1/MessageList';
 import type { ModelRequest as _hookhost_plugin_v1_ModelRequest, ModelRequest__Output as _hookhost_plugin_v1_ModelRequest__Output } from './hookhost/plugin/v1/ModelRequest';
 import type { ModelResponse as _hookhost_plugin_v1_ModelResponse, ModelResponse__Output as _hookhost_plugin_v1_ModelResponse__Output } from './hookhost/plugin/v1/ModelResponse';
+import type { ModelResponseResponse as _hookhost_plugin_v1_ModelResponseResponse, ModelResponseResponse__Output as _hookhost_plugin_v1_ModelResponseResponse__Output } from './hookhost/plugin/v1/ModelResponseResponse';
 import type { PluginClient as _hookhost_plugin_v1_PluginClient, PluginDefinition as _hookhost_plugin_v1_PluginDefinition } from './hookhost/plugin/v1/Plugin';
 import type { PreToolCallResponse as _hookhost_plugin_v1_PreToolCallResponse, PreToolCallResponse__Output as _hookhost_plugin_v1_PreToolCallResponse__Output } from './hookhost/plugin/v1/PreToolCallResponse';
 import type { Reissue as _hookhost_plugin_v1_Reissue, Reissue__Output as _hookhost_plugin_v1_Reissue__Output } from './hookhost/plugin/v1/Reissue';
@@ -65,11 +67,13 @@ export interface ProtoGrpcType {
         Inference: MessageTypeDefinition<_hookhost_plugin_v1_Inference, _hookhost_plugin_v1_Inference__Output>
         LlmCall: MessageTypeDefinition<_hookhost_plugin_v1_LlmCall, _hookhost_plugin_v1_LlmCall__Output>
         LlmOutput: MessageTypeDefinition<_hookhost_plugin_v1_LlmOutput, _hookhost_plugin_v1_LlmOutput__Output>
+        LlmRequest: MessageTypeDefinition<_hookhost_plugin_v1_LlmRequest, _hookhost_plugin_v1_LlmRequest__Output>
         Manifest: MessageTypeDefinition<_hookhost_plugin_v1_Manifest, _hookhost_plugin_v1_Manifest__Output>
         Message: MessageTypeDefinition<_hookhost_plugin_v1_Message, _hookhost_plugin_v1_Message__Output>
         MessageList: MessageTypeDefinition<_hookhost_plugin_v1_MessageList, _hookhost_plugin_v1_MessageList__Output>
         ModelRequest: MessageTypeDefinition<_hookhost_plugin_v1_ModelRequest, _hookhost_plugin_v1_ModelRequest__Output>
         ModelResponse: MessageTypeDefinition<_hookhost_plugin_v1_ModelResponse, _hookhost_plugin_v1_ModelResponse__Output>
+        ModelResponseResponse: MessageTypeDefinition<_hookhost_plugin_v1_ModelResponseResponse, _hookhost_plugin_v1_ModelResponseResponse__Output>
         Plugin: SubtypeConstructor<typeof grpc.Client, _hookhost_plugin_v1_PluginClient> & { service: _hookhost_plugin_v1_PluginDefinition }
         PreToolCallResponse: MessageTypeDefinition<_hookhost_plugin_v1_PreToolCallResponse, _hookhost_plugin_v1_PreToolCallResponse__Output>
         Reissue: MessageTypeDefinition<_hookhost_plugin_v1_Reissue, _hookhost_plugin_v1_Reissue__Output>

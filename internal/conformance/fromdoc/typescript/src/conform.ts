@@ -9,6 +9,7 @@ import type {
   Inference,
   JsonObject,
   LlmCall,
+  LlmRequest,
   LlmOutput,
   SessionEnd,
   SessionStart,
@@ -113,6 +114,20 @@ serve({
   preApiRequestMutable(req: ApiRequest) {
     if (req.request.model !== "patch-me") return;
     return { system: `patched by ${tag}`, temperature: 0.5 };
+  },
+
+  preLlmCallCanProvideResponse(req: LlmRequest) {
+    if (req.request.model !== "provide-me") return;
+    return {
+      model: "",
+      message: {
+        role: "assistant" as const,
+        content: `provided by ${tag}`,
+        toolCalls: [{ id: "conform_call", name: "conform__echo", arguments: JSON.stringify({ text: "hi" }) }],
+      },
+      usage: { inputTokens: 3, outputTokens: 5 },
+      stopReason: "",
+    };
   },
 
   postLlmCallCanReissue(call: LlmCall) {

@@ -2,7 +2,9 @@
 
 
 export interface ConfigureResponse {
+  'unservedHooks'?: (string)[];
 }
 
 export interface ConfigureResponse__Output {
+  'unservedHooks'?: (string)[];
 }

@@ -14,6 +14,7 @@ export interface Inference {
   'reason'?: (string);
   'durationNs'?: (number | string | Long);
   'error'?: (string);
+  'providedBy'?: (string);
 }
 
 export interface Inference__Output {
@@ -27,4 +28,5 @@ export interface Inference__Output {
   'reason'?: (string);
   'durationNs'?: (string);
   'error'?: (string);
+  'providedBy'?: (string);
 }

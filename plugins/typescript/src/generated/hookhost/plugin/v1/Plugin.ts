@@ -10,7 +10,9 @@ import type { Empty as _hookhost_plugin_v1_Empty, Empty__Output as _hookhost_plu
 import type { Inference as _hookhost_plugin_v1_Inference, Inference__Output as _hookhost_plugin_v1_Inference__Output } from '../../../hookhost/plugin/v1/Inference';
 import type { LlmCall as _hookhost_plugin_v1_LlmCall, LlmCall__Output as _hookhost_plugin_v1_LlmCall__Output } from '../../../hookhost/plugin/v1/LlmCall';
 import type { LlmOutput as _hookhost_plugin_v1_LlmOutput, LlmOutput__Output as _hookhost_plugin_v1_LlmOutput__Output } from '../../../hookhost/plugin/v1/LlmOutput';
+import type { LlmRequest as _hookhost_plugin_v1_LlmRequest, LlmRequest__Output as _hookhost_plugin_v1_LlmRequest__Output } from '../../../hookhost/plugin/v1/LlmRequest';
 import type { Manifest as _hookhost_plugin_v1_Manifest, Manifest__Output as _hookhost_plugin_v1_Manifest__Output } from '../../../hookhost/plugin/v1/Manifest';
+import type { ModelResponseResponse as _hookhost_plugin_v1_ModelResponseResponse, ModelResponseResponse__Output as _hookhost_plugin_v1_ModelResponseResponse__Output } from '../../../hookhost/plugin/v1/ModelResponseResponse';
 import type { PreToolCallResponse as _hookhost_plugin_v1_PreToolCallResponse, PreToolCallResponse__Output as _hookhost_plugin_v1_PreToolCallResponse__Output } from '../../../hookhost/plugin/v1/PreToolCallResponse';
 import type { ReissueResponse as _hookhost_plugin_v1_ReissueResponse, ReissueResponse__Output as _hookhost_plugin_v1_ReissueResponse__Output } from '../../../hookhost/plugin/v1/ReissueResponse';
 import type { RequestPatchResponse as _hookhost_plugin_v1_RequestPatchResponse, RequestPatchResponse__Output as _hookhost_plugin_v1_RequestPatchResponse__Output } from '../../../hookhost/plugin/v1/RequestPatchResponse';
@@ -96,6 +98,15 @@ export interface PluginClient extends grpc.Client {
   preApiRequestMutable(argument: _hookhost_plugin_v1_ApiRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_RequestPatchResponse__Output>): grpc.ClientUnaryCall;
   preApiRequestMutable(argument: _hookhost_plugin_v1_ApiRequest, callback: grpc.requestCallback<_hookhost_plugin_v1_RequestPatchResponse__Output>): grpc.ClientUnaryCall;
   
+  PreLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  PreLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  PreLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  PreLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  preLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  preLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  preLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  preLlmCallCanProvideResponse(argument: _hookhost_plugin_v1_LlmRequest, callback: grpc.requestCallback<_hookhost_plugin_v1_ModelResponseResponse__Output>): grpc.ClientUnaryCall;
+  
   PreToolCall(argument: _hookhost_plugin_v1_ToolCallRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_PreToolCallResponse__Output>): grpc.ClientUnaryCall;
   PreToolCall(argument: _hookhost_plugin_v1_ToolCallRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_PreToolCallResponse__Output>): grpc.ClientUnaryCall;
   PreToolCall(argument: _hookhost_plugin_v1_ToolCallRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_PreToolCallResponse__Output>): grpc.ClientUnaryCall;
@@ -160,6 +171,8 @@ export interface PluginHandlers extends grpc.UntypedServiceImplementation {
   
   PreApiRequestMutable: grpc.handleUnaryCall<_hookhost_plugin_v1_ApiRequest__Output, _hookhost_plugin_v1_RequestPatchResponse>;
   
+  PreLlmCallCanProvideResponse: grpc.handleUnaryCall<_hookhost_plugin_v1_LlmRequest__Output, _hookhost_plugin_v1_ModelResponseResponse>;
+  
   PreToolCall: grpc.handleUnaryCall<_hookhost_plugin_v1_ToolCallRequest__Output, _hookhost_plugin_v1_PreToolCallResponse>;
   
   PreToolCallCanProvideResult: grpc.handleUnaryCall<_hookhost_plugin_v1_ToolCallRequest__Output, _hookhost_plugin_v1_ToolResultResponse>;
@@ -181,6 +194,7 @@ export interface PluginDefinition extends grpc.ServiceDefinition {
   PostLlmCallCanReissue: MethodDefinition<_hookhost_plugin_v1_LlmCall, _hookhost_plugin_v1_ReissueResponse, _hookhost_plugin_v1_LlmCall__Output, _hookhost_plugin_v1_ReissueResponse__Output>
   PostToolCall: MethodDefinition<_hookhost_plugin_v1_ToolCallOutcome, _hookhost_plugin_v1_Empty, _hookhost_plugin_v1_ToolCallOutcome__Output, _hookhost_plugin_v1_Empty__Output>
   PreApiRequestMutable: MethodDefinition<_hookhost_plugin_v1_ApiRequest, _hookhost_plugin_v1_RequestPatchResponse, _hookhost_plugin_v1_ApiRequest__Output, _hookhost_plugin_v1_RequestPatchResponse__Output>
+  PreLlmCallCanProvideResponse: MethodDefinition<_hookhost_plugin_v1_LlmRequest, _hookhost_plugin_v1_ModelResponseResponse, _hookhost_plugin_v1_LlmRequest__Output, _hookhost_plugin_v1_ModelResponseResponse__Output>
   PreToolCall: MethodDefinition<_hookhost_plugin_v1_ToolCallRequest, _hookhost_plugin_v1_PreToolCallResponse, _hookhost_plugin_v1_ToolCallRequest__Output, _hookhost_plugin_v1_PreToolCallResponse__Output>
   PreToolCallCanProvideResult: MethodDefinition<_hookhost_plugin_v1_ToolCallRequest, _hookhost_plugin_v1_ToolResultResponse, _hookhost_plugin_v1_ToolCallRequest__Output, _hookhost_plugin_v1_ToolResultResponse__Output>
   PreToolListFinalized: MethodDefinition<_hookhost_plugin_v1_ToolListRequest, _hookhost_plugin_v1_ToolListResponse, _hookhost_plugin_v1_ToolListRequest__Output, _hookhost_plugin_v1_ToolListResponse__Output>
