@@ -44,6 +44,27 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	}
 	defer release()
 
+	// Limits are checked before anything goes upstream, and before a
+	// slot is taken, so that a key over its budget holds none.
+	var (
+		used    hooks.Usage
+		settled bool
+	)
+	if s.limits != nil {
+		a, e := s.limits.admit(r.Context(), w, keyOf(r.Context()), body)
+		if e != nil {
+			reject("limit", e)
+			return
+		}
+		// A request that ends without usage (an error, the bypass
+		// proxy) keeps its estimate.
+		defer func() {
+			if settled {
+				s.limits.settle(r.Context(), a, used)
+			}
+		}()
+	}
+
 	// Never wait for a slot: a client told to retry is better off than
 	// one queued behind requests that may run for minutes.
 	select {
@@ -174,9 +195,13 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	if call.Stream {
 		tokens := max(1, size/4)
 		sink := f.NewStream(w, call, dialect.Meta{Model: asked, InputTokens: tokens})
-		if _, err := run.Run(ctx, f, call, sink); err != nil {
+		res, err := run.Run(ctx, f, call, sink)
+		if err != nil {
 			fail(err, sink)
 			return
+		}
+		if res != nil {
+			used, settled = res.Usage, true
 		}
 		s.keptState(turn)
 		return
@@ -186,6 +211,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		fail(err, nil)
 		return
 	}
+	used, settled = res.Usage, true
 	res.Model = asked
 	out, err := f.Encode(call, res)
 	if err != nil {

@@ -67,7 +67,7 @@ func openStateBackend(p parts) (*stateBackend, error) {
 		return nil, fmt.Errorf("config: %s: the URL in %s: %w", at, cfg.URLEnv, err)
 	}
 	b.redis = r
-	b.log.Info("keeping stored responses in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
+	b.log.Info("keeping state in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
 	ctx, cancel := context.WithTimeout(context.Background(), healthWait)
 	defer cancel()
 	// Unreachable at startup is not fatal: requests needing no state are
@@ -80,7 +80,7 @@ func openStateBackend(p parts) (*stateBackend, error) {
 func (b *stateBackend) changed(err error) {
 	b.down.Store(err != nil)
 	if err != nil {
-		b.log.Warn("the state backend is unreachable; requests that continue or store a response get 503 until it is back", "error", err)
+		b.log.Warn("the state backend is unreachable; requests that continue or store a response, or count against server.limits, get 503 until it is back", "error", err)
 		return
 	}
 	b.log.Info("the state backend is reachable again")
