@@ -130,6 +130,9 @@ type parts struct {
 	// nil means an in-memory store bounded by server.responses_entries
 	// and server.responses_max_bytes.
 	responses statestore.Store
+	// counter counts what server.limits bound; nil means the state
+	// backend's, or one in memory when [state] keeps none.
+	counter statestore.Counter
 	// state is the [state] table: a redis backend, unless responses is
 	// set, keeps the Responses objects; where says where a key is written
 	// in the config file, for errors (nil: nowhere).
@@ -232,7 +235,7 @@ func newServer(p parts) (*Server, error) {
 		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: nothing is stored there")
 	}
 	limited := s.limited()
-	if p.state.Backend == config.StateRedis && ((p.responses == nil && p.server.ResponsesMaxBytes > 0) || limited) {
+	if p.state.Backend == config.StateRedis && ((p.responses == nil && p.server.ResponsesMaxBytes > 0) || (limited && p.counter == nil)) {
 		if s.backend, err = openStateBackend(p); err != nil {
 			return nil, err
 		}
@@ -242,11 +245,15 @@ func newServer(p parts) (*Server, error) {
 		}
 	}
 	if limited {
-		var counter statestore.Counter = statestore.NewMemory(statestore.Limits{}, time.Now)
-		if s.backend != nil {
-			counter = s.backend.redis
+		counter, backend := p.counter, (*stateBackend)(nil)
+		switch {
+		case counter != nil:
+		case s.backend != nil:
+			counter, backend = s.backend.redis, s.backend
+		default:
+			counter = statestore.NewMemory(statestore.Limits{}, time.Now)
 		}
-		s.limits = newLimiter(counter, s.backend, s.metrics.reg)
+		s.limits = newLimiter(counter, backend, s.metrics.reg)
 	}
 	s.states = newStates(p.server, p.responses)
 	registerStateMetrics(s.metrics.reg, s.states)
