@@ -85,4 +85,3 @@ func (c Caller) may(name string) bool {
 	}
 	return false
 }
-
