@@ -49,6 +49,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	var (
 		used    hooks.Usage
 		settled bool
+		counted bool
 	)
 	if s.limits != nil {
 		a, e := s.limits.admit(r.Context(), w, keyOf(r.Context()), body)
@@ -56,8 +57,9 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 			reject("limit", e)
 			return
 		}
-		// A request that ends without usage (an error, the bypass
-		// proxy) keeps its estimate.
+		counted = a.counted
+		// A request that ends without usage (an error, an answer that
+		// reports none) keeps its estimate.
 		defer func() {
 			if settled {
 				s.limits.settle(r.Context(), a, used)
@@ -107,7 +109,13 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		s.proxy.ServeHTTP(w, r)
+		if !counted {
+			s.proxy.ServeHTTP(w, r)
+			return
+		}
+		note := &usageNote{}
+		s.proxy.ServeHTTP(w, r.WithContext(withUsageNote(r.Context(), note)))
+		used, settled = note.result()
 		return
 	}
 

@@ -60,10 +60,12 @@ func TestNamedKeysReachTheHandler(t *testing.T) {
 	if !strings.Contains(msg, "server.keys") {
 		t.Errorf("401 message %q does not say where keys are set", msg)
 	}
+	// A request's line is logged once its answer is out.
+	eventually(t, "the log lines to name the keys", func() bool {
+		logs := s.logs.String()
+		return strings.Contains(logs, "key=ci") && strings.Contains(logs, "key=default-2")
+	})
 	logs := s.logs.String()
-	if !strings.Contains(logs, "key=ci") || !strings.Contains(logs, "key=default-2") {
-		t.Errorf("the log lines do not name the keys:\n%s", logs)
-	}
 	if strings.Contains(logs, "secret-") {
 		t.Errorf("a key's secret reached the log:\n%s", logs)
 	}

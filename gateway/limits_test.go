@@ -23,6 +23,7 @@ import (
 	"github.com/hookhost/hookhost/gateway/statestore/statestoretest"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 )
 
 // fixedClock is a clock that stays where it is set, so that a test's
@@ -153,6 +154,8 @@ func TestTokensPerMinuteSettledByUsage(t *testing.T) {
 		} else {
 			readAll(t, resp)
 		}
+		// The client has the answer before the handler settles.
+		eventually(t, "the request's usage to be counted", func() bool { return tokensCounted(t, s) == int64(500*(i+1)) })
 	}
 	msg := wantFrontError(t, post(t, s.url, "/v1/chat/completions", body, "x-api-key", "secret-ci"), 429, "/v1/chat/completions", "rate_limit_error")
 	if want := `inbound key "ci" has used its 1000 tokens per minute (1000 counted in this minute`; !strings.HasPrefix(msg, want) {
@@ -175,6 +178,7 @@ func TestTokensRefusalGivesTheRequestBack(t *testing.T) {
 	} else {
 		readAll(t, resp)
 	}
+	eventually(t, "the first request's usage to be counted", func() bool { return tokensCounted(t, s) == 500 })
 	for range 3 {
 		wantFrontError(t, post(t, s.url, "/v1/chat/completions", big, "x-api-key", "secret-ci"), 429, "/v1/chat/completions", "rate_limit_error")
 	}
@@ -183,10 +187,19 @@ func TestTokensRefusalGivesTheRequestBack(t *testing.T) {
 	if err != nil || r.Count != 1 {
 		t.Fatalf("requests counted: %d (%v), want 1: the three refused on tokens count for nothing", r.Count, err)
 	}
-	r, err = c.Reserve(context.Background(), "ci", tokensCounter, 0, 0, limitWindow)
-	if err != nil || r.Count != 500 {
-		t.Fatalf("tokens counted: %d (%v), want the 500 the one request used", r.Count, err)
+	if n := tokensCounted(t, s); n != 500 {
+		t.Fatalf("tokens counted: %d, want the 500 the one request used", n)
 	}
+}
+
+// tokensCounted reads the tokens key ci has used in this minute.
+func tokensCounted(t *testing.T, s *testServer) int64 {
+	t.Helper()
+	r, err := s.limits.counter.Reserve(context.Background(), "ci", tokensCounter, 0, 0, limitWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Count
 }
 
 // waitForFreshMinute waits until the current minute has at least 20 s to
@@ -308,4 +321,47 @@ func TestLimitsBackendDown(t *testing.T) {
 		readAll(t, resp)
 		return resp.StatusCode == 200
 	})
+}
+
+// On the bypass route the tokens are settled by the usage the proxied
+// answer reports: a whole JSON answer's, or an event stream's (Anthropic
+// reports input in message_start and output in message_delta).
+func TestTokensSettledOnBypass(t *testing.T) {
+	for _, tc := range []struct {
+		name, provider, path, body string
+		reply                      fakeapi.Reply
+	}{
+		{"chat json", "openai", "/v1/chat/completions", `{"model":"m1","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`,
+			fakeapi.JSON(200, `{"id":"c","object":"chat.completion","choices":[],"usage":{"prompt_tokens":300,"completion_tokens":200,"total_tokens":500}}`)},
+		{"responses stream", "openai", "/v1/responses", `{"model":"m1","stream":true,"input":"hi"}`,
+			fakeapi.SSE(fakeapi.Data(`{"type":"response.created","response":{"id":"r","usage":null}}`),
+				fakeapi.Data(`{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":300,"output_tokens":200,"total_tokens":500}}}`))},
+		{"messages stream", "anthropic", "/v1/messages", `{"model":"m1","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+			fakeapi.SSE("event: message_start\n"+fakeapi.Data(`{"type":"message_start","message":{"id":"m","usage":{"input_tokens":250,"cache_read_input_tokens":50,"output_tokens":1}}}`),
+				"event: message_delta\n"+fakeapi.Data(`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":200}}`),
+				"event: message_stop\n"+fakeapi.Data(`{"type":"message_stop"}`))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := fakeapi.New(t, tc.reply)
+			base := fake.URL()
+			if tc.provider == "openai" {
+				base += "/v1"
+			}
+			p := bypassParts(t, tc.provider, base)
+			tpm := int64(100000)
+			p.server.Keys = map[string]config.ServerKey{"ci": {Name: "ci", Env: "HK_CI", TokensPerMinute: &tpm}}
+			p.getenv = envOf(map[string]string{"HK_CI": "secret-ci"})
+			clock := &fixedClock{now: time.Date(2026, 1, 1, 10, 0, 20, 0, time.UTC)}
+			p.counter = statestore.NewMemory(statestore.Limits{}, clock.Now)
+			s := newTest(t, p)
+			resp := post(t, s.url, tc.path, tc.body, "x-api-key", "secret-ci", "anthropic-version", "2023-06-01")
+			if body := readAll(t, resp); resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			// The client has the answer before the handler settles.
+			eventually(t, "the tokens counted to be the 500 the answer reported", func() bool {
+				return tokensCounted(t, s) == 500
+			})
+		})
+	}
 }
