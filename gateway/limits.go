@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
@@ -39,6 +40,9 @@ type limiter struct {
 	// backend is the shared backend the counts are in; nil in memory.
 	backend    *stateBackend
 	rejections *prometheus.CounterVec
+	// anonymous is who a request is when the server takes no key: the
+	// limits of [server.limits].
+	anonymous acceptedKey
 }
 
 // The counters' names in the backend, under the key's name as tenant.
@@ -50,8 +54,9 @@ const (
 // needLimits says why a request needed the backend when it is down.
 const needLimits = "the request counts against the rate limits of server.limits, which are kept there; retry once it is back"
 
-func newLimiter(counter statestore.Counter, backend *stateBackend, reg *prometheus.Registry) *limiter {
+func newLimiter(counter statestore.Counter, backend *stateBackend, defaults config.Limits, reg *prometheus.Registry) *limiter {
 	l := &limiter{counter: counter, backend: backend,
+		anonymous: acceptedKey{name: anonymous, requestsPerMinute: defaults.RequestsPerMinute, tokensPerMinute: defaults.TokensPerMinute},
 		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookhost_limit_rejections_total",
 			Help: "Requests refused with 429 because an inbound key (label key, its name) used up its requests or tokens per minute (label limit).",
@@ -72,10 +77,10 @@ type admission struct {
 // why not: a 429 with retry-after over a limit, a 503 when the backend
 // failed. Nothing is reserved when it refuses.
 func (l *limiter) admit(ctx context.Context, w http.ResponseWriter, key *acceptedKey, body []byte) (admission, *dialect.Error) {
-	name, rpm, tpm := anonymous, int64(0), int64(0)
-	if key != nil {
-		name, rpm, tpm = key.name, key.requestsPerMinute, key.tokensPerMinute
+	if key == nil {
+		key = &l.anonymous
 	}
+	name, rpm, tpm := key.name, key.requestsPerMinute, key.tokensPerMinute
 	var a admission
 	if rpm > 0 {
 		r, err := l.counter.Reserve(ctx, name, requestsCounter, 1, rpm, limitWindow)

@@ -365,3 +365,26 @@ func TestTokensSettledOnBypass(t *testing.T) {
 		})
 	}
 }
+
+// With no inbound key, [server.limits] bounds every client together, under
+// the name "anonymous".
+func TestLimitsWithoutKeys(t *testing.T) {
+	p := offlineParts()
+	p.server.Limits = config.Limits{RequestsPerMinute: 2}
+	clock := &fixedClock{now: time.Date(2026, 1, 1, 10, 0, 20, 0, time.UTC)}
+	p.counter = statestore.NewMemory(statestore.Limits{}, clock.Now)
+	s := newTest(t, p)
+	chat := `{"model":"offline-small","messages":[{"role":"user","content":"hi"}]}`
+	for range 2 {
+		if resp := post(t, s.url, "/v1/chat/completions", chat); resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, readAll(t, resp))
+		} else {
+			readAll(t, resp)
+		}
+	}
+	resp := post(t, s.url, "/v1/chat/completions", chat)
+	if raw := readAll(t, resp); resp.StatusCode != 429 || !strings.Contains(string(raw), `inbound key \"anonymous\" has used its 2 requests per minute`) {
+		t.Fatalf("third request: %d %s, want 429 naming anonymous", resp.StatusCode, raw)
+	}
+	wantMetrics(t, metricsOf(t, s.url), `hookhost_limit_rejections_total{key="anonymous",limit="requests"} 1`)
+}

@@ -253,7 +253,7 @@ func newServer(p parts) (*Server, error) {
 		default:
 			counter = statestore.NewMemory(statestore.Limits{}, time.Now)
 		}
-		s.limits = newLimiter(counter, backend, s.metrics.reg)
+		s.limits = newLimiter(counter, backend, p.server.Limits, s.metrics.reg)
 	}
 	s.states = newStates(p.server, p.responses)
 	registerStateMetrics(s.metrics.reg, s.states)
