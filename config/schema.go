@@ -79,6 +79,8 @@ func (d *decoder) decodeField(key toml.Key, v any, f reflect.StructField, dst re
 		return d.reattach(key, v, dst)
 	case "mcp_servers":
 		return d.mcpServers(key, v, dst)
+	case "server_keys":
+		return d.serverKeys(key, v, dst)
 	}
 	if dst.Kind() == reflect.Struct {
 		set, ok, clean := d.decodeTable(key, v, dst.Addr().Interface())

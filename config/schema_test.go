@@ -29,7 +29,7 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 			_, hasRange := ranges[rng]
 			_, decodable := ruleOf(f, f.Type)
 			switch {
-			case name == "entries", name == "reattach", name == "mcp_servers":
+			case name == "entries", name == "reattach", name == "mcp_servers", name == "server_keys":
 			case name != "" && !hasRule:
 				t.Errorf("%s: rule %q does not exist", at, name)
 			case rng != "" && !hasRange:
@@ -44,6 +44,7 @@ func TestSchemaDecodesEveryKey(t *testing.T) {
 	walk("", reflect.TypeOf(Config{}))
 	walk("plugins.entries.<name>.", reflect.TypeOf(PluginEntry{}))
 	walk("mcp.servers.<name>.", reflect.TypeOf(MCPServer{}))
+	walk("server.keys.<name>.", reflect.TypeOf(ServerKey{}))
 }
 
 func TestHomeOfFollowsTheStructs(t *testing.T) {

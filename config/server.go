@@ -41,6 +41,13 @@ type Server struct {
 	// keys may be given separated by commas. "" means no key is required,
 	// which is allowed only on a loopback address unless AllowNoKey is set.
 	APIKeyEnv string `toml:"api_key_env" rule:"api_key_env"`
+	// Keys are the named inbound keys, each [server.keys.<name>] table;
+	// nil when there are none. They are accepted beside those of
+	// APIKeyEnv.
+	Keys map[string]ServerKey `toml:"keys" rule:"server_keys"`
+	// Limits are the requests and tokens per minute each inbound key may
+	// use ([server.limits]); a key's table may override them.
+	Limits Limits `toml:"limits"`
 	// AllowNoKey allows listening on a non-loopback address with no
 	// inbound key. It exists so that doing so is a written decision.
 	AllowNoKey bool `toml:"allow_no_key"`
@@ -144,6 +151,10 @@ func (c *Server) validate(d *decoder, key toml.Key, set map[string]bool, ok, _ b
 		c.MaxBodyBytesInFlight = max(c.MaxBodyBytesInFlight, c.MaxBodySize)
 	case c.MaxBodyBytesInFlight < c.MaxBodySize:
 		d.fail(join(key, toml.Key{"max_body_bytes_in_flight"}), -1, "%d is less than server.max_body_size (%d), so a body of the largest size allowed could never be read; raise it to at least that", c.MaxBodyBytesInFlight, c.MaxBodySize)
+	}
+	c.validateKeys(d, key)
+	if c.ForwardClientKey && len(c.Keys) > 0 {
+		d.fail(join(key, toml.Key{"forward_client_key"}), -1, "is true while server.keys holds inbound keys: a client would then present hookhost's inbound key and its own provider key in the same two headers (Authorization, x-api-key), so the inbound key could be sent upstream to the provider; set only one of them")
 	}
 	if c.ForwardClientKey && c.APIKeyEnv != "" {
 		d.fail(join(key, toml.Key{"forward_client_key"}), -1, "is true while server.api_key_env is set: a client would then present hookhost's inbound key and its own provider key in the same two headers (Authorization, x-api-key), so the inbound key could be sent upstream to the provider; set only one of them")

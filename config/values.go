@@ -154,6 +154,9 @@ var rules = map[string]rule{
 	"strings":       list(func(int, string) error { return nil }, nil),
 	"plugin_config": {decode: decodePluginConfig},
 	"switch":        byGoType[reflect.TypeFor[bool]()],
+	"key_env":       keyEnv,
+	"tool_globs":    toolGlobs,
+	"per_minute":    perMinute,
 }
 
 // ranges maps a range tag to the bounds of an integer key.

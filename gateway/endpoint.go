@@ -44,6 +44,29 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	}
 	defer release()
 
+	// Limits are checked before anything goes upstream, and before a
+	// slot is taken, so that a key over its budget holds none.
+	var (
+		used    hooks.Usage
+		settled bool
+		counted bool
+	)
+	if s.limits != nil {
+		a, e := s.limits.admit(r.Context(), w, keyOf(r.Context()), body)
+		if e != nil {
+			reject("limit", e)
+			return
+		}
+		counted = a.counted
+		// A request that ends without usage (an error, an answer that
+		// reports none) keeps its estimate.
+		defer func() {
+			if settled {
+				s.limits.settle(r.Context(), a, used)
+			}
+		}()
+	}
+
 	// Never wait for a slot: a client told to retry is better off than
 	// one queued behind requests that may run for minutes.
 	select {
@@ -86,7 +109,13 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		s.proxy.ServeHTTP(w, r)
+		if !counted {
+			s.proxy.ServeHTTP(w, r)
+			return
+		}
+		note := &usageNote{}
+		s.proxy.ServeHTTP(w, r.WithContext(withUsageNote(r.Context(), note)))
+		used, settled = note.result()
 		return
 	}
 
@@ -174,9 +203,13 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 	if call.Stream {
 		tokens := max(1, size/4)
 		sink := f.NewStream(w, call, dialect.Meta{Model: asked, InputTokens: tokens})
-		if _, err := run.Run(ctx, f, call, sink); err != nil {
+		res, err := run.Run(ctx, f, call, sink)
+		if err != nil {
 			fail(err, sink)
 			return
+		}
+		if res != nil {
+			used, settled = res.Usage, true
 		}
 		s.keptState(turn)
 		return
@@ -186,6 +219,7 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 		fail(err, nil)
 		return
 	}
+	used, settled = res.Usage, true
 	res.Model = asked
 	out, err := f.Encode(call, res)
 	if err != nil {

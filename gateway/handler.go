@@ -23,6 +23,7 @@ import (
 	"github.com/hookhost/hookhost/hookbus"
 	"github.com/hookhost/hookhost/internal/codec"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/mcpgate"
 	"github.com/hookhost/hookhost/internal/telemetry"
 )
 
@@ -32,7 +33,9 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	route  string
-	span   trace.Span // the request's span; ended by finish
+	// key is the name of the inbound key the request presented.
+	key  string
+	span trace.Span // the request's span; ended by finish
 }
 
 func (w *recorder) WriteHeader(code int) {
@@ -167,14 +170,31 @@ func (s *Server) routes() http.Handler {
 			w.Header().Set("Allow", allow)
 			writeError(w, render, &dialect.Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
 				Message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, takes, r.Method)})
-		case (strings.HasPrefix(r.URL.Path, "/v1/") || pg.keyed) && !s.authorized(r):
+		case (strings.HasPrefix(r.URL.Path, "/v1/") || pg.keyed) && !s.admitKey(w, &r):
 			s.metrics.rejected.WithLabelValues("auth").Inc()
 			writeError(w, render, &dialect.Error{Status: http.StatusUnauthorized, Type: "authentication_error",
-				Message: "missing or wrong API key: send one of the keys in the variable named by server.api_key_env as Authorization: Bearer <key> or x-api-key: <key>"})
+				Message: "missing or wrong API key: send one of the inbound keys (server.api_key_env, server.keys) as Authorization: Bearer <key> or x-api-key: <key>"})
 		default:
 			pg.serve(w, r)
 		}
 	})
+}
+
+// admitKey checks the inbound key *r presents and, when it is one of the
+// server's, records its name in the request's context and w, for the
+// handler, the log line and /mcp's tool allowlist.
+func (s *Server) admitKey(w *recorder, r **http.Request) bool {
+	k, ok := s.authorize(*r)
+	if !ok {
+		return false
+	}
+	if k != nil {
+		w.key = k.name
+		ctx := withKey((*r).Context(), k)
+		ctx = mcpgate.WithCaller(ctx, mcpgate.Caller{Key: k.name, Tools: k.mcpTools})
+		*r = (*r).WithContext(ctx)
+	}
+	return true
 }
 
 // writeGrace is how long past server.request_timeout a response may still
@@ -193,7 +213,7 @@ func (s *Server) finish(w *recorder, r *http.Request, endpoint string, begin tim
 	}
 	s.metrics.requests.WithLabelValues(endpoint, w.route, fmt.Sprint(status)).Inc()
 	s.metrics.duration.WithLabelValues(endpoint, w.route).Observe(d.Seconds())
-	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "duration", d, "request_id", w.Header().Get(RequestIDHeader))
+	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "key", w.key, "duration", d, "request_id", w.Header().Get(RequestIDHeader))
 }
 
 func apiError(status int, msg string) *dialect.Error {

@@ -118,6 +118,7 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 			if asked, ok := askedModel(resp.Request.Context()); ok {
 				renameModels(resp, asked)
 			}
+			noteUsage(resp)
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -57,7 +57,7 @@ type Options struct {
 type Server struct {
 	p              parts
 	log            hclog.Logger
-	keys           [][32]byte
+	keys           []acceptedKey
 	listen         string
 	listenFrom     string // "-listen" or "server.listen", for errors
 	fronts         map[string]dialect.Front
@@ -72,6 +72,8 @@ type Server struct {
 	states *responses.States
 	// backend is the shared server states live in; nil in memory.
 	backend *stateBackend
+	// limits keeps keys within server.limits; nil when no limit is set.
+	limits *limiter
 
 	draining atomic.Bool
 	mu       sync.Mutex
@@ -128,6 +130,9 @@ type parts struct {
 	// nil means an in-memory store bounded by server.responses_entries
 	// and server.responses_max_bytes.
 	responses statestore.Store
+	// counter counts what server.limits bound; nil means the state
+	// backend's, or one in memory when [state] keeps none.
+	counter statestore.Counter
 	// state is the [state] table: a redis backend, unless responses is
 	// set, keeps the Responses objects; where says where a key is written
 	// in the config file, for errors (nil: nowhere).
@@ -199,7 +204,7 @@ func newServer(p parts) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: server.listen: %q (from %s) %v", s.listen, s.listenFrom, err)
 	}
-	if s.keys, err = inboundKeys(p.server.APIKeyEnv, p.getenv); err != nil {
+	if s.keys, err = inboundKeys(p.server, p.getenv, p.where); err != nil {
 		return nil, err
 	}
 	if !loopback && len(s.keys) == 0 && !p.server.AllowNoKey {
@@ -217,7 +222,7 @@ func newServer(p parts) (*Server, error) {
 	if p.server.MaxBodyBytesInFlight < p.server.MaxBodySize {
 		return nil, fmt.Errorf("config: server.max_body_bytes_in_flight: %d is less than server.max_body_size (%d), so a body of the largest size allowed could never be read; raise it to at least that", p.server.MaxBodyBytesInFlight, p.server.MaxBodySize)
 	}
-	if p.server.ForwardClientKey && p.server.APIKeyEnv != "" {
+	if p.server.ForwardClientKey && (p.server.APIKeyEnv != "" || len(p.server.Keys) > 0) {
 		return nil, errors.New(forwardWithInboundKey)
 	}
 	s.sem = make(chan struct{}, p.server.MaxConcurrent)
@@ -229,14 +234,26 @@ func newServer(p parts) (*Server, error) {
 	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes == 0 {
 		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: only hidden tool-call rounds are stored there")
 	}
-	if p.responses == nil && p.state.Backend == config.StateRedis {
+	limited := s.limited()
+	if p.state.Backend == config.StateRedis && (p.responses == nil || (limited && p.counter == nil)) {
 		if s.backend, err = openStateBackend(p); err != nil {
 			return nil, err
 		}
 		s.backend.register(s.metrics.reg)
-		if p.server.ResponsesMaxBytes > 0 {
+		if p.responses == nil && p.server.ResponsesMaxBytes > 0 {
 			p.responses = backendStore{Store: s.backend.redis, b: s.backend}
 		}
+	}
+	if limited {
+		counter, backend := p.counter, (*stateBackend)(nil)
+		switch {
+		case counter != nil:
+		case s.backend != nil:
+			counter, backend = s.backend.redis, s.backend
+		default:
+			counter = statestore.NewMemory(statestore.Limits{}, time.Now)
+		}
+		s.limits = newLimiter(counter, backend, p.server.Limits, s.metrics.reg)
 	}
 	s.states = newStates(p.server, p.responses)
 	registerStateMetrics(s.metrics.reg, s.states)
@@ -278,6 +295,21 @@ func newServer(p parts) (*Server, error) {
 	}
 	s.handler = s.routes()
 	return s, nil
+}
+
+// limited reports whether any inbound key, or the clients of a server
+// that takes none, has a limit.
+func (s *Server) limited() bool {
+	if len(s.keys) == 0 {
+		lim := s.p.server.Limits
+		return lim.RequestsPerMinute > 0 || lim.TokensPerMinute > 0
+	}
+	for _, k := range s.keys {
+		if k.requestsPerMinute > 0 || k.tokensPerMinute > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Handler returns the server's routes, for tests and for programs that

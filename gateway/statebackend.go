@@ -92,7 +92,7 @@ func openStateBackend(p parts) (*stateBackend, error) {
 		r.Close()
 		return nil, fmt.Errorf("config: %s: the URL in %s: %w", at, cfg.URLEnv, err)
 	}
-	b.log.Info("keeping stored responses and hidden tool-call rounds in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
+	b.log.Info("keeping stored responses, hidden tool-call rounds and limit counts in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
 	ctx, cancel := context.WithTimeout(context.Background(), healthWait)
 	defer cancel()
 	// Unreachable at startup is not fatal: requests needing no state are
@@ -120,7 +120,7 @@ func (b *stateBackend) changed(which int, err error) {
 		return
 	}
 	if err != nil {
-		b.log.Warn("the state backend is unreachable; requests that continue or store a response get 503 until it is back", "error", err)
+		b.log.Warn("the state backend is unreachable; requests that continue or store a response, or count against server.limits, get 503 until it is back", "error", err)
 		return
 	}
 	b.log.Info("the state backend is reachable again")

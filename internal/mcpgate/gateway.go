@@ -143,9 +143,11 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // HTTPHandler serves the gateway over Streamable HTTP, one session per
-// client; request bodies are bounded by the SDK's default.
+// client; request bodies are bounded by the SDK's default. A request whose
+// context holds a Caller (WithCaller) sees and calls only the tools the
+// Caller may, and its session is bound to the Caller's key.
 func (g *Gateway) HTTPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, nil)
+	return withCallers(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, nil))
 }
 
 // Tools returns the tools offered now, before any plugin filters them.
@@ -324,24 +326,52 @@ func (g *Gateway) sessionOf(s mcp.Session) string {
 	return g.sessionID
 }
 
-// allowed runs pre_tool_list_finalized over the whole tool set and returns
-// the names a plugin left in, or nil when none filters.
-func (g *Gateway) allowed(ctx context.Context, sessionID string, snap *snapshot) map[string]bool {
-	if !g.opts.Bus.Subscribed(hooks.PreToolListFinalized, "") {
-		return nil
+// allowed returns the names of the tools the caller may use, or nil when
+// every tool is: those its key's allowlist allows (when it has one), then
+// of those the ones pre_tool_list_finalized leaves in, which sees only
+// what the allowlist allows.
+func (g *Gateway) allowed(ctx context.Context, sessionID string, snap *snapshot, extra *mcp.RequestExtra) map[string]bool {
+	tools := snap.tools
+	caller, limited := callerOf(extra)
+	if limited && caller.Tools != nil {
+		tools = nil
+		for _, t := range snap.tools {
+			if caller.may(t.Name) {
+				tools = append(tools, t)
+			}
+		}
 	}
-	specs := make([]hooks.ToolSpec, len(snap.tools))
-	for i, t := range snap.tools {
+	if !g.opts.Bus.Subscribed(hooks.PreToolListFinalized, "") {
+		if !limited || caller.Tools == nil {
+			return nil
+		}
+		keep := make(map[string]bool, len(tools))
+		for _, t := range tools {
+			keep[t.Name] = true
+		}
+		return keep
+	}
+	specs := make([]hooks.ToolSpec, len(tools))
+	for i, t := range tools {
 		schema, _ := json.Marshal(t.InputSchema)
 		specs[i] = hooks.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: schema}
 	}
 	change := g.opts.Bus.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: sessionID, Tools: specs})
-	if change == nil {
+	if change == nil && (!limited || caller.Tools == nil) {
 		return nil
 	}
-	keep := make(map[string]bool, len(change.Tools))
-	for _, t := range change.Tools {
-		keep[t.Name] = true
+	keep := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		keep[t.Name] = change == nil
+	}
+	if change != nil {
+		for _, t := range change.Tools {
+			// A plugin may only leave tools out, never add one the
+			// key may not use.
+			if _, listed := keep[t.Name]; listed {
+				keep[t.Name] = true
+			}
+		}
 	}
 	return keep
 }
@@ -359,7 +389,7 @@ func (g *Gateway) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return res, err
 		}
-		keep := g.allowed(ctx, g.sessionOf(req.GetSession()), g.snap.Load())
+		keep := g.allowed(ctx, g.sessionOf(req.GetSession()), g.snap.Load(), req.GetExtra())
 		if keep == nil {
 			return res, err
 		}
@@ -379,7 +409,10 @@ func (g *Gateway) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	snap := g.snap.Load()
 	name := req.Params.Name
 	sid := g.sessionOf(req.Session)
-	if keep := g.allowed(ctx, sid, snap); keep != nil && !keep[name] {
+	if c, ok := callerOf(req.Extra); ok && !c.may(name) {
+		return textResult(fmt.Sprintf("the inbound key %q may not call tool %q: server.keys.%s.mcp_tools does not allow it", c.Key, name, c.Key), true), nil
+	}
+	if keep := g.allowed(ctx, sid, snap, req.Extra); keep != nil && !keep[name] {
 		return textResult(fmt.Sprintf("tool %q is not offered to this client", name), true), nil
 	}
 	st := &callState{session: req.Session, answers: req.Params.InputResponses, state: req.Params.RequestState}
