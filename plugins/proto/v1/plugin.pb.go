@@ -2068,6 +2068,172 @@ func (x *ToolCallOutcome) GetDurationNs() int64 {
 	return 0
 }
 
+type UserMessage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Route     string                 `protobuf:"bytes,2,opt,name=route,proto3" json:"route,omitempty"`
+	// The message's place in the conversation's messages.
+	Index         int64  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserMessage) Reset() {
+	*x = UserMessage{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessage) ProtoMessage() {}
+
+func (x *UserMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessage.ProtoReflect.Descriptor instead.
+func (*UserMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *UserMessage) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *UserMessage) GetRoute() string {
+	if x != nil {
+		return x.Route
+	}
+	return ""
+}
+
+func (x *UserMessage) GetIndex() int64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *UserMessage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type UserMessageResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most one of these; both unset means no opinion.
+	Block             *Block  `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	AdditionalContext *string `protobuf:"bytes,2,opt,name=additional_context,json=additionalContext,proto3,oneof" json:"additional_context,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *UserMessageResponse) Reset() {
+	*x = UserMessageResponse{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessageResponse) ProtoMessage() {}
+
+func (x *UserMessageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessageResponse.ProtoReflect.Descriptor instead.
+func (*UserMessageResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *UserMessageResponse) GetBlock() *Block {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *UserMessageResponse) GetAdditionalContext() string {
+	if x != nil && x.AdditionalContext != nil {
+		return *x.AdditionalContext
+	}
+	return ""
+}
+
+type AddedContextResponse struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AdditionalContext *string                `protobuf:"bytes,1,opt,name=additional_context,json=additionalContext,proto3,oneof" json:"additional_context,omitempty"` // unset: no opinion
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *AddedContextResponse) Reset() {
+	*x = AddedContextResponse{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddedContextResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddedContextResponse) ProtoMessage() {}
+
+func (x *AddedContextResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddedContextResponse.ProtoReflect.Descriptor instead.
+func (*AddedContextResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *AddedContextResponse) GetAdditionalContext() string {
+	if x != nil && x.AdditionalContext != nil {
+		return *x.AdditionalContext
+	}
+	return ""
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2237,7 +2403,21 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06result\x18\x05 \x01(\v2\x1e.hookhost.plugin.v1.ToolResultR\x06result\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
-	"durationNs2\x88\t\n" +
+	"durationNs\"l\n" +
+	"\vUserMessage\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05route\x18\x02 \x01(\tR\x05route\x12\x14\n" +
+	"\x05index\x18\x03 \x01(\x03R\x05index\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"\x91\x01\n" +
+	"\x13UserMessageResponse\x12/\n" +
+	"\x05block\x18\x01 \x01(\v2\x19.hookhost.plugin.v1.BlockR\x05block\x122\n" +
+	"\x12additional_context\x18\x02 \x01(\tH\x00R\x11additionalContext\x88\x01\x01B\x15\n" +
+	"\x13_additional_context\"a\n" +
+	"\x14AddedContextResponse\x122\n" +
+	"\x12additional_context\x18\x01 \x01(\tH\x00R\x11additionalContext\x88\x01\x01B\x15\n" +
+	"\x13_additional_context2\xcf\n" +
+	"\n" +
 	"\x06Plugin\x12M\n" +
 	"\bDescribe\x12#.hookhost.plugin.v1.DescribeRequest\x1a\x1c.hookhost.plugin.v1.Manifest\x12X\n" +
 	"\tConfigure\x12$.hookhost.plugin.v1.ConfigureRequest\x1a%.hookhost.plugin.v1.ConfigureResponse\x12M\n" +
@@ -2251,7 +2431,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\vPreToolCall\x12#.hookhost.plugin.v1.ToolCallRequest\x1a'.hookhost.plugin.v1.PreToolCallResponse\x12j\n" +
 	"\x1bPreToolCallCanProvideResult\x12#.hookhost.plugin.v1.ToolCallRequest\x1a&.hookhost.plugin.v1.ToolResultResponse\x12N\n" +
 	"\fPostToolCall\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a\x19.hookhost.plugin.v1.Empty\x12b\n" +
-	"\x13TransformToolResult\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a&.hookhost.plugin.v1.ToolResultResponseB8Z6github.com/hookhost/hookhost/plugins/proto/v1;pluginv1b\x06proto3"
+	"\x13TransformToolResult\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a&.hookhost.plugin.v1.ToolResultResponse\x12Y\n" +
+	"\rOnUserMessage\x12\x1f.hookhost.plugin.v1.UserMessage\x1a'.hookhost.plugin.v1.UserMessageResponse\x12j\n" +
+	"\x19PostToolCallCanAddContext\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a(.hookhost.plugin.v1.AddedContextResponseB8Z6github.com/hookhost/hookhost/plugins/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2265,7 +2447,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),                // 0: hookhost.plugin.v1.Empty
 	(*DescribeRequest)(nil),      // 1: hookhost.plugin.v1.DescribeRequest
@@ -2301,6 +2483,9 @@ var file_plugin_proto_goTypes = []any{
 	(*PreToolCallResponse)(nil),  // 31: hookhost.plugin.v1.PreToolCallResponse
 	(*ToolResultResponse)(nil),   // 32: hookhost.plugin.v1.ToolResultResponse
 	(*ToolCallOutcome)(nil),      // 33: hookhost.plugin.v1.ToolCallOutcome
+	(*UserMessage)(nil),          // 34: hookhost.plugin.v1.UserMessage
+	(*UserMessageResponse)(nil),  // 35: hookhost.plugin.v1.UserMessageResponse
+	(*AddedContextResponse)(nil), // 36: hookhost.plugin.v1.AddedContextResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
@@ -2328,37 +2513,42 @@ var file_plugin_proto_depIdxs = []int32{
 	30, // 22: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
 	13, // 23: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
 	13, // 24: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
-	1,  // 25: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	5,  // 26: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	14, // 27: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
-	15, // 28: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
-	16, // 29: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
-	19, // 30: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
-	23, // 31: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
-	26, // 32: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
-	27, // 33: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
-	29, // 34: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
-	29, // 35: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
-	33, // 36: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	33, // 37: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	2,  // 38: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	6,  // 39: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	0,  // 40: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
-	0,  // 41: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
-	18, // 42: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
-	22, // 43: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
-	25, // 44: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
-	0,  // 45: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
-	28, // 46: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
-	31, // 47: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
-	32, // 48: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	0,  // 49: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
-	32, // 50: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	38, // [38:51] is the sub-list for method output_type
-	25, // [25:38] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	30, // 25: hookhost.plugin.v1.UserMessageResponse.block:type_name -> hookhost.plugin.v1.Block
+	1,  // 26: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	5,  // 27: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	14, // 28: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
+	15, // 29: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
+	16, // 30: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
+	19, // 31: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
+	23, // 32: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
+	26, // 33: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
+	27, // 34: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
+	29, // 35: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
+	29, // 36: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
+	33, // 37: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	33, // 38: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	34, // 39: hookhost.plugin.v1.Plugin.OnUserMessage:input_type -> hookhost.plugin.v1.UserMessage
+	33, // 40: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	2,  // 41: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	6,  // 42: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	0,  // 43: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
+	0,  // 44: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
+	18, // 45: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
+	22, // 46: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
+	25, // 47: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
+	0,  // 48: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
+	28, // 49: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
+	31, // 50: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
+	32, // 51: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	0,  // 52: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
+	32, // 53: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	35, // 54: hookhost.plugin.v1.Plugin.OnUserMessage:output_type -> hookhost.plugin.v1.UserMessageResponse
+	36, // 55: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:output_type -> hookhost.plugin.v1.AddedContextResponse
+	41, // [41:56] is the sub-list for method output_type
+	26, // [26:41] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2370,13 +2560,15 @@ func file_plugin_proto_init() {
 	file_plugin_proto_msgTypes[21].OneofWrappers = []any{}
 	file_plugin_proto_msgTypes[28].OneofWrappers = []any{}
 	file_plugin_proto_msgTypes[31].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[35].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[36].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
