@@ -108,6 +108,15 @@ export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT
     case "ToolResult":
       size = bytes((answer as T.ToolResult).content);
       break;
+    case "UserMessageDecision": {
+      const a = answer as T.UserMessageDecision;
+      if (a.block && a.additionalContext) problem = "both block and additional_context set";
+      size = bytes(a.additionalContext) + bytes(a.block?.message);
+      break;
+    }
+    case "AddedContext":
+      size = bytes((answer as T.AddedContext).additionalContext);
+      break;
   }
   if (problem) return problem;
   if (size > maxSize) return `the answer carries ${size} bytes, over max_result_size (${maxSize} bytes)`;
