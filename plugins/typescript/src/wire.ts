@@ -410,9 +410,8 @@ export const TABLE: readonly HookRow[] = [
   row("on_user_message", "onUserMessage", "OnUserMessage", "UserMessage", "UserMessageResponse",
     (m) => ({ sessionId: str(m.sessionId), route: str(m.route), index: num(m.index), text: str(m.text) }) satisfies T.UserMessage,
     (p: Partial<T.UserMessage>) => ({ sessionId: p.sessionId ?? "", route: p.route ?? "", index: p.index ?? 0, text: p.text ?? "" }),
-    (a: T.UserMessageDecision | string | null) => {
+    (a: T.UserMessageDecision | null) => {
       if (a === null) return {};
-      if (typeof a === "string") return a === "" ? {} : { additionalContext: a };
       const o = expectObject(a, "on_user_message", "a UserMessageDecision {block} or {additionalContext}");
       const out: AnyObj = {};
       if (o.block !== undefined && o.block !== null) {
@@ -432,9 +431,8 @@ export const TABLE: readonly HookRow[] = [
     }),
   row("post_tool_call_can_add_context", "postToolCallCanAddContext", "PostToolCallCanAddContext", "ToolCallOutcome", "AddedContextResponse",
     outcomeFrom, outcomeTo,
-    (a: T.AddedContext | string | null) => {
+    (a: T.AddedContext | null) => {
       if (a === null) return {};
-      if (typeof a === "string") return { additionalContext: a };
       const o = expectObject(a, "post_tool_call_can_add_context", "an AddedContext {additionalContext: string}");
       return { additionalContext: expectString(o.additionalContext, "additionalContext") };
     },

@@ -611,3 +611,23 @@ test("globs refuse what Go's path.Match refuses", () => {
   assert.ok(!matchGlob("*_file", "a/read_file"));
   assert.ok(matchGlob("a*b*c", "axxbyyc"));
 });
+
+test("on_user_message and post_tool_call_can_add_context answer in shape", async () => {
+  const h = await harness({
+    name: "ctx",
+    onUserMessage(m) {
+      if (m.text === "forbidden") return { block: { message: "not here" } };
+      return { additionalContext: `context for ${m.text}` };
+    },
+    postToolCallCanAddContext(e) {
+      return { additionalContext: `seen ${e.name}` };
+    },
+  });
+  try {
+    assert.deepEqual(await h.onUserMessage({ text: "forbidden", index: 2 }), { block: { message: "not here" } });
+    assert.deepEqual(await h.onUserMessage({ text: "hello" }), { additionalContext: "context for hello" });
+    assert.deepEqual(await h.postToolCallCanAddContext({ name: "now" }), { additionalContext: "seen now" });
+  } finally {
+    h.close();
+  }
+});
