@@ -8,6 +8,13 @@
 // which does not consume the iteration budget), then runs the response's tool
 // calls. The final text goes through transform_llm_output. on_session_start
 // fires on the first run, on_session_end after every run.
+//
+// Before the first model call of a run, on_user_message fires for the
+// run's message. A block ends the run: the block's message is the answer
+// (and joins the history as the assistant's), no model is called.
+// Context joins the history as a user message of its own right after the
+// user's (loop.WithUserContext), so the model sees it in this run and in
+// every later one, as a transcript keeps it.
 package conversation
 
 import (
@@ -235,6 +242,9 @@ func routeLine(r hooks.Route) string {
 
 func (s *Session) run(ctx context.Context, turn *Turn) error {
 	l := &loop.Loop{Bus: s.bus, Pipeline: &s.pipeline, SessionID: s.id, Route: s.opts.Route, Observer: &tracer{s: s, turn: turn}}
+	if blocked := s.userMessage(ctx, l, turn); blocked {
+		return nil
+	}
 	for iter := 1; iter <= s.opts.MaxIterations; iter++ {
 		turn.Iterations = iter
 		req := hooks.ModelRequest{
@@ -270,6 +280,26 @@ func (s *Session) run(ctx context.Context, turn *Turn) error {
 	turn.Answer = fmt.Sprintf("Stopped after %d iterations without a final answer.", s.opts.MaxIterations)
 	s.trace(s.opts.MaxIterations, EventAnswer, "iteration budget exhausted")
 	return nil
+}
+
+// userMessage fires on_user_message for the message just added. A block
+// ends the turn with the block's message as the answer, no model called;
+// context joins the history as a message of its own right after the
+// user's, where the model sees it in this turn and every later one.
+func (s *Session) userMessage(ctx context.Context, l *loop.Loop, turn *Turn) (blocked bool) {
+	at := len(s.history) - 1
+	um := l.UserMessage(ctx, at, s.history[at].Content)
+	if um.Blocked {
+		s.trace(0, EventHook, "on_user_message: %s blocked the message; its message is the answer", um.BlockedBy)
+		s.history = append(s.history, hooks.Message{Role: hooks.RoleAssistant, Content: um.Message})
+		turn.Answer, turn.EndReason = um.Message, hooks.EndCompleted
+		return true
+	}
+	if um.Context != "" {
+		s.history = loop.WithUserContext(s.history, at, um.Context)
+		s.trace(0, EventHook, "on_user_message: %v added context", um.ContextBy)
+	}
+	return false
 }
 
 // complete calls the model once, streaming when the caller wants the text
@@ -386,5 +416,8 @@ func (t *tracer) ToolCalled(iter int, out dispatch.Outcome) {
 	t.s.trace(iter, EventToolCall, "tool %s(%s) [%s] → %s, %s: %s", out.Call.Name, out.Call.Arguments, out.Origin, how, status, clip(out.Result.Content, 120))
 	for _, p := range out.TransformedBy {
 		t.s.trace(iter, EventHook, "transform_tool_result: %s rewrote the result of %s", p, out.Call.Name)
+	}
+	for _, p := range out.ContextBy {
+		t.s.trace(iter, EventHook, "post_tool_call_can_add_context: %s added context to the result of %s", p, out.Call.Name)
 	}
 }

@@ -39,6 +39,7 @@ type Outcome struct {
 	AnsweredBy    string   // the plugin that blocked or provided
 	ModifiedBy    []string // plugins whose pre_tool_call modify applied
 	TransformedBy []string // plugins whose transform_tool_result applied
+	ContextBy     []string // plugins whose post_tool_call_can_add_context context was appended
 	Duration      time.Duration
 }
 
@@ -89,8 +90,11 @@ type pluginSchema struct {
 }
 
 // Run executes one tool call. It always returns a result for the model,
-// and its content is always JSON: a plugin's plain-text answer, provided or
-// transformed, is carried as a JSON string (hooks.ToolResult.AsJSON).
+// and its content is JSON: a plugin's plain-text answer, provided or
+// transformed, is carried as a JSON string (hooks.ToolResult.AsJSON). The
+// one exception is context from post_tool_call_can_add_context, asked last
+// on the final result: it follows the JSON after a blank line, in a marked
+// block (hookbus.WithContext).
 func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCall) Outcome {
 	start := time.Now()
 	req := hooks.ToolCallRequest{SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Origin: p.origin(call.Name)}
@@ -113,6 +117,11 @@ func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCal
 	out.Result, out.TransformedBy = run.Transform(ctx, ev)
 	if len(out.TransformedBy) > 0 {
 		out.Result = out.Result.AsJSON()
+	}
+	ev.Result = out.Result
+	var added string
+	if added, out.ContextBy = p.Bus.PostToolCallCanAddContext(ctx, ev); added != "" {
+		out.Result.Content = hookbus.WithContext(out.Result.Content, added)
 	}
 	return out
 }

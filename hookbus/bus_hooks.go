@@ -3,6 +3,7 @@ package hookbus
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
 )
@@ -365,4 +366,99 @@ func (b *Bus) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (strin
 // OnSessionEnd fires on_session_end. Observe.
 func (b *Bus) OnSessionEnd(ev hooks.SessionEnd) {
 	b.emit(hooks.OnSessionEnd, "", ev)
+}
+
+// UserMessageOutcome is the combined on_user_message decision.
+type UserMessageOutcome struct {
+	Blocked   bool
+	BlockedBy string
+	// Message is the block's message, the turn's answer.
+	Message string
+	// Context is the additional context of every plugin that gave one,
+	// in priority order, joined by blank lines; ContextBy names them.
+	Context   string
+	ContextBy []string
+}
+
+// OnUserMessage fires on_user_message. Any block wins and stops the round:
+// the first blocker's message is the turn's answer. Contexts concatenate in
+// priority order, blank-line separated.
+func (b *Bus) OnUserMessage(ctx context.Context, ev hooks.UserMessage) UserMessageOutcome {
+	var out UserMessageOutcome
+	if b == nil {
+		return out
+	}
+	var parts []string
+	for _, s := range b.subs[hooks.OnUserMessage] {
+		d, kind := ask[*hooks.UserMessageDecision](ctx, b, s, ev)
+		if kind != KindNone || d == nil {
+			continue
+		}
+		if d.Block != nil {
+			out = UserMessageOutcome{Blocked: true, BlockedBy: s.m.name, Message: d.Block.Message}
+			if out.Message == "" {
+				out.Message = fmt.Sprintf("message blocked by plugin %q", s.m.name)
+			}
+			return out
+		}
+		if d.AdditionalContext != "" {
+			parts = append(parts, d.AdditionalContext)
+			out.ContextBy = append(out.ContextBy, s.m.name)
+		}
+	}
+	out.Context = strings.Join(parts, "\n\n")
+	return out
+}
+
+// PostToolCallCanAddContext fires post_tool_call_can_add_context, on the
+// call's final result (after transform_tool_result). Contexts of the
+// plugins matching the tool concatenate in priority order, blank-line
+// separated; it returns them ("" for none) and who gave them.
+func (b *Bus) PostToolCallCanAddContext(ctx context.Context, ev hooks.ToolCallOutcome) (string, []string) {
+	if b == nil {
+		return "", nil
+	}
+	var parts, by []string
+	for _, s := range b.subs[hooks.PostToolCallCanAddContext] {
+		if !s.matches(ev.Name) {
+			continue
+		}
+		a, kind := ask[*hooks.AddedContext](ctx, b, s, ev)
+		if kind != KindNone || a == nil || a.AdditionalContext == "" {
+			continue
+		}
+		parts = append(parts, a.AdditionalContext)
+		by = append(by, s.m.name)
+	}
+	return strings.Join(parts, "\n\n"), by
+}
+
+// ContextOpen and ContextClose mark the text plugins add beside what the
+// model would see anyway (on_user_message, post_tool_call_can_add_context),
+// so that the model, and whoever reads a transcript, can tell it from the
+// user's words and the tool's output.
+const (
+	ContextOpen  = "<additional_context>"
+	ContextClose = "</additional_context>"
+)
+
+// ContextBlock is text wrapped in the context markers, on lines of their own.
+func ContextBlock(text string) string {
+	return ContextOpen + "\n" + text + "\n" + ContextClose
+}
+
+// WithContext appends a context block to a tool result's content, after a
+// blank line: tool results are strings in every provider's shape, so the
+// model gets the result as it was, then the context.
+func WithContext(content, context string) string {
+	if context == "" {
+		return content
+	}
+	return content + "\n\n" + ContextBlock(context)
+}
+
+// ContextMessage is the user message that carries on_user_message's
+// context to the model, placed right after the user's own message.
+func ContextMessage(context string) hooks.Message {
+	return hooks.Message{Role: hooks.RoleUser, Content: ContextBlock(context)}
 }

@@ -15,6 +15,7 @@ type Name string
 const (
 	OnSessionStart               Name = "on_session_start"                  // a session begins (observe)
 	OnSessionEnd                 Name = "on_session_end"                    // each run ends (observe)
+	OnUserMessage                Name = "on_user_message"                   // a new user message, before the turn's first model call
 	PreToolListFinalized         Name = "pre_tool_list_finalized"           // before each model call
 	PreAPIRequestMutable         Name = "pre_api_request_mutable"           // before each model call
 	PreLLMCallCanProvideResponse Name = "pre_llm_call_can_provide_response" // before each model call, with the final request
@@ -25,6 +26,7 @@ const (
 	PreToolCallCanProvideResult  Name = "pre_tool_call_can_provide_result"  // after pre_tool_call, before native dispatch
 	PostToolCall                 Name = "post_tool_call"                    // after every tool call (observe)
 	TransformToolResult          Name = "transform_tool_result"             // before a result joins the conversation
+	PostToolCallCanAddContext    Name = "post_tool_call_can_add_context"    // after transform_tool_result, on the final result
 )
 
 // The catalogue as a table: one row per hook, in the firing order of a
@@ -39,6 +41,10 @@ var catalogue = []hookSpec{
 	{name: OnSessionStart, observer: true,
 		fires: "a session begins", returns: "nothing", combine: "observe (async)",
 		funcs: func(f *Funcs) bound { return observing(f.OnSessionStartFunc) }},
+	{name: OnUserMessage,
+		fires: "on each new user message, before the turn's first model call", returns: "block with a message, or additional context",
+		combine: "any block wins (the first blocker's message is the turn's answer, no model call); contexts concatenate in priority order",
+		funcs:   func(f *Funcs) bound { return answering(f.OnUserMessageFunc) }},
 	{name: PreToolListFinalized,
 		fires: "before each model call", returns: "a replacement tool list", combine: "first non-nil wins, for that call only",
 		funcs: func(f *Funcs) bound { return answering(f.PreToolListFinalizedFunc) }},
@@ -68,6 +74,10 @@ var catalogue = []hookSpec{
 	{name: TransformToolResult, toolScoped: true, stretchStage: 3,
 		fires: "before a result joins the conversation", returns: "a replacement result", combine: "chain in priority order",
 		funcs: func(f *Funcs) bound { return answering(f.TransformToolResultFunc) }},
+	{name: PostToolCallCanAddContext, toolScoped: true,
+		fires: "after transform_tool_result, on the final result", returns: "additional context",
+		combine: "contexts concatenate in priority order, appended to the result the model sees",
+		funcs:   func(f *Funcs) bound { return answering(f.PostToolCallCanAddContextFunc) }},
 	{name: TransformLLMOutput,
 		fires: "on the final answer", returns: "replacement text", combine: "chain in priority order",
 		funcs: func(f *Funcs) bound { return answering(f.TransformLLMOutputFunc) }},
@@ -97,6 +107,7 @@ type Funcs struct {
 
 	OnSessionStartFunc               func(context.Context, SessionStart) error
 	OnSessionEndFunc                 func(context.Context, SessionEnd) error
+	OnUserMessageFunc                func(context.Context, UserMessage) (*UserMessageDecision, error)
 	PreToolListFinalizedFunc         func(context.Context, ToolListRequest) (*ToolListOverride, error)
 	PreAPIRequestMutableFunc         func(context.Context, APIRequest) (*RequestPatch, error)
 	PreLLMCallCanProvideResponseFunc func(context.Context, LLMRequest) (*ModelResponse, error)
@@ -107,6 +118,7 @@ type Funcs struct {
 	PreToolCallCanProvideResultFunc  func(context.Context, ToolCallRequest) (*ToolResult, error)
 	PostToolCallFunc                 func(context.Context, ToolCallOutcome) error
 	TransformToolResultFunc          func(context.Context, ToolCallOutcome) (*ToolResult, error)
+	PostToolCallCanAddContextFunc    func(context.Context, ToolCallOutcome) (*AddedContext, error)
 }
 
 var _ Plugin = (*Funcs)(nil)

@@ -29,6 +29,30 @@
 // tool-call pipeline applies it to each result before anyone downstream
 // (post_tool_call, the next transform, the model) sees it.
 //
+// # Context beside the conversation
+//
+// Two hooks let a plugin add text the model sees without rewriting what
+// the user or a tool said. on_user_message fires once per new user
+// message, before the first model call of its turn (in `hookhost chat`
+// for each message; on the gateway for a request whose last message is
+// the user's, not for one that only continues with tool results): a
+// block ends the turn with its message as the answer and no model call,
+// and context goes in a user message of its own right after the user's.
+// post_tool_call_can_add_context fires per tool call (matchers apply)
+// after transform_tool_result, on the final result, by a plain call: a
+// stretch cannot hold it, since it must see every plugin's transform. Its
+// context is appended to the result's content as the model sees it, after
+// a blank line (tool results are text in every provider's shape). Both
+// hooks' contexts concatenate in priority order, blank-line separated,
+// wrapped in <additional_context>…</additional_context> markers
+// (hookbus.ContextBlock), and are never shown to a gateway's client.
+//
+// post_tool_call stays an observer, asynchronous and never delaying a
+// request: attaching context is the separate answering hook
+// post_tool_call_can_add_context, named after the catalogue's _can_
+// convention, so that auditors keep costing nothing on the request path
+// and only the plugins that attach context are waited for.
+//
 // # Adding a hook
 //
 // The catalogue's facts (the hook's name, observer or not, tool-scoped or

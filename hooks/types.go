@@ -333,7 +333,34 @@ type Block struct {
 	Message string `json:"message"`
 }
 
-// ToolCallOutcome is the payload of post_tool_call and transform_tool_result.
+// UserMessage is the payload of on_user_message: a new user message,
+// before the first model call of its turn. Index is the message's place in
+// the conversation's messages (in `chat`, the session's history; on the
+// gateway, the messages of the client's request).
+type UserMessage struct {
+	SessionID string `json:"session_id"`
+	Route     Route  `json:"route"`
+	Index     int    `json:"index"`
+	Text      string `json:"text"`
+}
+
+// UserMessageDecision is what an on_user_message handler returns: either a
+// block (its message becomes the turn's answer and the model is not
+// called) or additional context the model sees beside the user's message,
+// never both.
+type UserMessageDecision struct {
+	Block             *Block `json:"block,omitempty"`
+	AdditionalContext string `json:"additional_context,omitempty"`
+}
+
+// AddedContext is what a post_tool_call_can_add_context handler returns:
+// text the model sees after the tool's result.
+type AddedContext struct {
+	AdditionalContext string `json:"additional_context"`
+}
+
+// ToolCallOutcome is the payload of post_tool_call, transform_tool_result
+// and post_tool_call_can_add_context.
 type ToolCallOutcome struct {
 	SessionID string          `json:"session_id"`
 	CallID    string          `json:"call_id"`

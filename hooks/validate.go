@@ -156,6 +156,22 @@ func checkAnswer(answer any, lim limits) error {
 			return err
 		}
 		size = messagesSize([]Message{a.Message}) + len(a.Model)
+	case *UserMessageDecision:
+		if a == nil {
+			return nil
+		}
+		if a.Block != nil && a.AdditionalContext != "" {
+			return errors.New("both block and additional_context set")
+		}
+		size = len(a.AdditionalContext)
+		if a.Block != nil {
+			size += len(a.Block.Message)
+		}
+	case *AddedContext:
+		if a == nil {
+			return nil
+		}
+		size = len(a.AdditionalContext)
 	default:
 		return fmt.Errorf("no hook answers with a %T", answer)
 	}

@@ -112,3 +112,20 @@ func TestCheckProvidedResponse(t *testing.T) {
 		t.Error("a provided response over max_result_size is legal")
 	}
 }
+
+func TestCheckUserMessageAndContextAnswers(t *testing.T) {
+	both := &hooks.UserMessageDecision{Block: &hooks.Block{Message: "no"}, AdditionalContext: "ctx"}
+	if err := hooks.CheckAnswer("p", hooks.OnUserMessage, both, 0, 0); !errors.Is(err, hooks.ErrMalformed) || !strings.Contains(err.Error(), "both block and additional_context") {
+		t.Fatalf("block and context at once: %v, want malformed", err)
+	}
+	for _, ok := range []any{&hooks.UserMessageDecision{Block: &hooks.Block{Message: "no"}}, &hooks.UserMessageDecision{AdditionalContext: "ctx"}, &hooks.AddedContext{AdditionalContext: "ctx"}} {
+		if err := hooks.CheckAnswer("p", hooks.OnUserMessage, ok, 0, 0); err != nil {
+			t.Fatalf("%+v: %v", ok, err)
+		}
+	}
+	big := &hooks.AddedContext{AdditionalContext: strings.Repeat("x", 11)}
+	var me *hooks.MalformedError
+	if err := hooks.CheckAnswer("p", hooks.PostToolCallCanAddContext, big, 10, 0); !errors.As(err, &me) || me.Size != 11 || me.Limit != 10 {
+		t.Fatalf("an 11-byte context under a 10-byte limit: %v", err)
+	}
+}

@@ -374,6 +374,32 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 	})
 
+	t.Run("on_user_message", func(t *testing.T) {
+		um := bus.OnUserMessage(ctx, hooks.UserMessage{SessionID: session, Route: hooks.RouteGateway, Index: 2, Text: "forbidden"})
+		if !um.Blocked || um.BlockedBy != "conform" || um.Message != "conform blocks forbidden text" {
+			t.Errorf("on_user_message forbidden: %+v, want conform's block", um)
+		}
+		um = bus.OnUserMessage(ctx, hooks.UserMessage{SessionID: session, Route: hooks.RouteGateway, Text: "context:ticket 7"})
+		if um.Blocked || um.Context != "ticket 7 -- "+tag || !slices.Equal(um.ContextBy, []string{"conform"}) {
+			t.Errorf("on_user_message context:ticket 7: %+v, want the context %q", um, "ticket 7 -- "+tag)
+		}
+		if um := bus.OnUserMessage(ctx, hooks.UserMessage{SessionID: session, Text: "hello"}); um.Blocked || um.Context != "" {
+			t.Errorf("on_user_message hello: %+v, want no opinion", um)
+		}
+	})
+
+	t.Run("post_tool_call_can_add_context", func(t *testing.T) {
+		ev := hooks.ToolCallOutcome{SessionID: session, CallID: "c", Name: "conform__echo", Arguments: json.RawMessage(`{}`),
+			Result: hooks.ToolResult{Content: `"x"`}, Status: hooks.ProvidedBy("conform")}
+		if added, by := bus.PostToolCallCanAddContext(ctx, ev); added != "echo checked by "+tag || !slices.Equal(by, []string{"conform"}) {
+			t.Errorf("post_tool_call_can_add_context: %q by %v, want %q", added, by, "echo checked by "+tag)
+		}
+		ev.Status = hooks.StatusOK
+		if added, by := bus.PostToolCallCanAddContext(ctx, ev); added != "" || len(by) != 0 {
+			t.Errorf("post_tool_call_can_add_context of a native result: %q by %v, want no opinion", added, by)
+		}
+	})
+
 	t.Run("pre_tool_call", func(t *testing.T) {
 		if out := bus.PreToolCall(ctx, call("any_tool", `{"text":"forbidden"}`)); !out.Blocked || out.BlockedBy != "conform" || out.Message != "conform blocks forbidden text" {
 			t.Errorf("forbidden: %+v, want blocked by conform", out)
@@ -466,21 +492,24 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 
 		n := ex.n.Load()
 		out := pipe.Run(ctx, session, hooks.ToolCall{ID: "p1", Name: "conform__echo", Arguments: json.RawMessage(`{"text":"shout:hi"}`)})
-		// The pipeline carries a plain-text result as a JSON string; the
-		// echo's keys come in the plugin's order.
+		// The pipeline carries a plain-text result as a JSON string, and
+		// post_tool_call_can_add_context's context follows it; the echo's
+		// keys come in the plugin's order.
 		want := fmt.Sprintf(`{"echo":"HI","tag":%q,"origin":"plugin"}`, tag)
 		var content string
-		_ = json.Unmarshal([]byte(out.Result.Content), &content)
+		result, added := strings.CutSuffix(out.Result.Content, "\n\n"+hookbus.ContextBlock("echo checked by "+tag))
+		_ = json.Unmarshal([]byte(result), &content)
 		echoed, transformed := strings.CutSuffix(content, " (transformed)")
-		if out.Path != dispatch.PathProvided || out.AnsweredBy != "conform" || !transformed || !jsonEqual(echoed, want) || out.Result.IsError ||
-			!slices.Equal(out.ModifiedBy, []string{"conform"}) || !slices.Equal(out.TransformedBy, []string{"conform"}) {
+		if out.Path != dispatch.PathProvided || out.AnsweredBy != "conform" || !added || !transformed || !jsonEqual(echoed, want) || out.Result.IsError ||
+			!slices.Equal(out.ModifiedBy, []string{"conform"}) || !slices.Equal(out.TransformedBy, []string{"conform"}) || !slices.Equal(out.ContextBy, []string{"conform"}) {
 			t.Errorf("echo shout:hi through the pipeline: %+v, want content %s", out, want)
 		}
 		// For a plugin's own tool the host asks pre_tool_call on its own (it
 		// checks the final arguments against the tool's schema before anyone
 		// may provide); protocol 2 then asks the provide and the transform in
-		// one exchange, protocol 1 in two.
-		if got, want := ex.n.Load()-n, map[int]int64{1: 3, 2: 2}[protocol]; got != want {
+		// one exchange, protocol 1 in two; post_tool_call_can_add_context is
+		// a plain call after them on both.
+		if got, want := ex.n.Load()-n, map[int]int64{1: 4, 2: 3}[protocol]; got != want {
 			t.Errorf("the call took %d exchanges with the plugin over protocol %d, want %d", got, protocol, want)
 		}
 
@@ -721,10 +750,11 @@ func checkStretches(t *testing.T, p Plugin) {
 	if out.Path != dispatch.PathNative || out.Result.Content != `"native says ABC"` || !slices.Equal(out.ModifiedBy, []string{"conform"}) || len(out.TransformedBy) != 0 {
 		t.Errorf("shout:abc to conform__native: %+v, want the native result of the modified arguments, untransformed", out)
 	}
-	// The stretch (modify, then no result: it stops) and a plain
-	// transform_tool_result after the native call.
-	if got := ex.n.Load() - n; got != 2 {
-		t.Errorf("shout:abc to conform__native took %d exchanges with the plugin, want 2 (a stretch, then the transform)", got)
+	// The stretch (modify, then no result: it stops), then a plain
+	// transform_tool_result and a plain post_tool_call_can_add_context
+	// after the native call.
+	if got := ex.n.Load() - n; got != 3 {
+		t.Errorf("shout:abc to conform__native took %d exchanges with the plugin, want 3 (a stretch, then the transform, then the context)", got)
 	}
 
 	n = ex.n.Load()
@@ -733,9 +763,10 @@ func checkStretches(t *testing.T, p Plugin) {
 		t.Errorf("forbidden to conform__native: %+v, want blocked", out)
 	}
 	// The stretch stops at the block; the blocked result is then a result
-	// like any other, which transform_tool_result is asked about alone.
-	if got := ex.n.Load() - n; got != 2 {
-		t.Errorf("forbidden to conform__native took %d exchanges with the plugin, want 2 (a stretch that stops at the block, then the transform)", got)
+	// like any other, which transform_tool_result and
+	// post_tool_call_can_add_context are asked about, each alone.
+	if got := ex.n.Load() - n; got != 3 {
+		t.Errorf("forbidden to conform__native took %d exchanges with the plugin, want 3 (a stretch that stops at the block, then the transform, then the context)", got)
 	}
 
 	// An ask ends the stretch as a block does: nothing may be provided

@@ -89,4 +89,11 @@
 //     "provided_by:", the result's content followed by " (transformed)",
 //     is_error kept; for the tool "native_upper", the content in upper
 //     case (ASCII); otherwise no opinion.
+//   - post_tool_call_can_add_context: for conform__echo with a status
+//     starting "provided_by:", the context "echo checked by <tag>";
+//     otherwise no opinion.
+//   - on_user_message: the text "forbidden" is blocked with the message
+//     "conform blocks forbidden text"; a text starting "context:" gets the
+//     context of the rest of the text followed by " -- <tag>"; otherwise
+//     no opinion.
 package conformance

@@ -255,3 +255,28 @@ func (l *Loop) RunTools(ctx context.Context, iter int, calls []hooks.ToolCall) (
 	}
 	return outs, msgs, nil
 }
+
+// UserMessage fires on_user_message for a new user message, the one at
+// index of the conversation's messages, before the first model call of
+// its turn. A block's message is the turn's answer; context goes to the
+// model as ContextMessage, right after the user's message (see
+// WithUserContext).
+func (l *Loop) UserMessage(ctx context.Context, index int, text string) hookbus.UserMessageOutcome {
+	if !l.subscribed(hooks.OnUserMessage) {
+		return hookbus.UserMessageOutcome{}
+	}
+	return l.Bus.OnUserMessage(ctx, hooks.UserMessage{SessionID: l.SessionID, Route: l.Route, Index: index, Text: text})
+}
+
+// WithUserContext returns msgs with on_user_message's context inserted
+// right after the user message at index, as a user message of its own
+// (hookbus.ContextMessage). The user's message itself is left as it came,
+// so what a wire form of it carries beside its text (images, files) still
+// reaches the model; every provider takes two user messages in a row. msgs
+// is not changed.
+func WithUserContext(msgs []hooks.Message, index int, context string) []hooks.Message {
+	out := make([]hooks.Message, 0, len(msgs)+1)
+	out = append(out, msgs[:index+1]...)
+	out = append(out, hookbus.ContextMessage(context))
+	return append(out, msgs[index+1:]...)
+}

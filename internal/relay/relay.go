@@ -6,6 +6,16 @@
 // kept and spliced back when it continues, and the answer streamed through a
 // dialect.Sink as it is produced.
 //
+// # Messages and results plugins add context to
+//
+// on_user_message fires when a request's last message is the user's (see
+// run.userMessage): a block is the answer and no round is made; context
+// joins the history after the user's message, as this request's addition,
+// so it is kept with the rounds below. post_tool_call_can_add_context
+// applies to the results of the tools hookhost runs, and to the result a
+// client sends for its own tool, once, when it passes through
+// post_tool_call and transform_tool_result.
+//
 // # Upstream modes
 //
 // When the provider is an upstream.Forwarder speaking the client's protocol, each

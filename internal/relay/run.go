@@ -55,6 +55,10 @@ type run struct {
 	// minted maps the upstream's ids of the calls handed to the client to
 	// the ids the client got instead.
 	minted map[string]string
+	// withContext is set when on_user_message added context to the
+	// history: a final answer then keeps its round (keepFinal), so that
+	// the context stays in the conversation.
+	withContext bool
 }
 
 // check refuses what cannot be served before anything fires.
@@ -352,7 +356,8 @@ func (r *run) upstreamID(m hooks.Message, id string) hooks.Message {
 }
 
 // clientResult passes the client's result for a call hookhost handed it
-// through post_tool_call and transform_tool_result, once: the same result
+// through post_tool_call, transform_tool_result and
+// post_tool_call_can_add_context, once: the same result
 // sent again (clients resend the whole history) gets the kept outcome.
 func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks.Message {
 	d := resultDigest(m.Content, m.IsError)
@@ -386,6 +391,14 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 			}
 		}
 	}
+	if r.bus.Subscribed(hooks.PostToolCallCanAddContext, c.Name) {
+		// Plugins see the result as transformed, as JSON; the model gets
+		// the context after the result it gets.
+		ev.Result = res.AsJSON()
+		if added, _ := r.bus.PostToolCallCanAddContext(r.ctx, ev); added != "" {
+			res.Content = hookbus.WithContext(res.Content, added)
+		}
+	}
 	if err := r.cfg.Store.record(r.ctx, r.pre, r.call.Tenant, key, sid, c, d, res); err != nil {
 		// The hooks fire again on the result if it is sent again.
 		r.cfg.Logger.Warn("the outcome of a client's tool result was not kept; post_tool_call and transform_tool_result fire again if it is sent again", "error", err)
@@ -397,6 +410,9 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 // loop runs upstream rounds until a final answer, calls for the client, the
 // iteration budget or a failure.
 func (r *run) loop() (hooks.EndReason, error) {
+	if done, reason, err := r.userMessage(); done {
+		return reason, err
+	}
 	var wire *upstream.WireResponse
 	for iter := 1; iter <= r.cfg.MaxIterations; iter++ {
 		r.rounds = iter
@@ -415,7 +431,7 @@ func (r *run) loop() (hooks.EndReason, error) {
 			if stop == "" {
 				stop = hooks.StopEndTurn
 			}
-			if iter > 1 {
+			if iter > 1 || r.withContext {
 				r.add(resp.Message, codecs.HistoryForm(r.protocol, wire))
 				if err := r.keepFinal(); err != nil {
 					return r.failReason(), err
@@ -470,6 +486,39 @@ func (r *run) loop() (hooks.EndReason, error) {
 		return hooks.EndCancelled, err
 	}
 	return hooks.EndMaxIterations, nil
+}
+
+// userMessage fires on_user_message when the request brings a new user
+// message: its last message is the user's. A request that continues with
+// tool results (or an assistant prefill) brings none, and a client that
+// resends its history sends each earlier user message again but never as
+// the last one, so each user message fires once, in the request that
+// brought it. A block is the answer, in the protocol's shape and streamed
+// when the client streams, and no upstream round is made (done is set).
+// Context joins the history as a message of its own after the user's
+// (loop.WithUserContext), as this request's addition: it goes upstream in
+// every round of this request, is never shown to the client, and is kept
+// with the rounds in the Store, so the client's continuation and later
+// turns carry it while the entry lives.
+func (r *run) userMessage() (done bool, reason hooks.EndReason, err error) {
+	msgs := r.call.Request.Messages
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != hooks.RoleUser || !r.bus.Subscribed(hooks.OnUserMessage, "") {
+		return false, "", nil
+	}
+	um := r.model.UserMessage(r.ctx, len(msgs)-1, msgs[len(msgs)-1].Content)
+	if um.Blocked {
+		r.rewritten = true
+		r.res.Text = append(r.res.Text, um.Message)
+		r.sinkDo(func(s dialect.Sink) error { return s.Text(um.Message) })
+		reason, err := r.finish(hooks.StopEndTurn, nil, false)
+		return true, reason, err
+	}
+	if um.Context != "" {
+		// The user's message is the history's last: the context follows it.
+		r.add(hookbus.ContextMessage(um.Context), nil)
+		r.withContext = true
+	}
+	return false, "", nil
 }
 
 func (r *run) failReason() hooks.EndReason {
@@ -909,6 +958,12 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 	if r.bus.Subscribed(hooks.TransformToolResult, c.Name) {
 		if t, by := tr.Transform(ctx, ev); len(by) > 0 {
 			d.result = t.AsJSON()
+		}
+	}
+	if r.bus.Subscribed(hooks.PostToolCallCanAddContext, c.Name) {
+		ev.Result = d.result
+		if added, _ := r.bus.PostToolCallCanAddContext(ctx, ev); added != "" {
+			d.result.Content = hookbus.WithContext(d.result.Content, added)
 		}
 	}
 	return d

@@ -480,6 +480,14 @@ func toolCallOutcomeFromPB(ev *pluginv1.ToolCallOutcome) hooks.ToolCallOutcome {
 	}
 }
 
+func userMessageToPB(ev hooks.UserMessage) *pluginv1.UserMessage {
+	return &pluginv1.UserMessage{SessionId: ev.SessionID, Route: string(ev.Route), Index: int64(ev.Index), Text: ev.Text}
+}
+
+func userMessageFromPB(ev *pluginv1.UserMessage) hooks.UserMessage {
+	return hooks.UserMessage{SessionID: ev.GetSessionId(), Route: hooks.Route(ev.GetRoute()), Index: int(ev.GetIndex()), Text: ev.GetText()}
+}
+
 // --- hook results -------------------------------------------------------------
 //
 // A nil result is "no opinion" and travels as an unset response field.
@@ -609,4 +617,48 @@ func modelResponseResponseFromPB(r *pluginv1.ModelResponseResponse) *hooks.Model
 	}
 	res := modelResponseFromPB(r.GetResponse())
 	return &res
+}
+
+// userMessageDecisionToPB maps a decision that neither blocks nor adds
+// context to the empty response: it changes nothing, exactly like no
+// opinion.
+func userMessageDecisionToPB(d *hooks.UserMessageDecision) *pluginv1.UserMessageResponse {
+	out := &pluginv1.UserMessageResponse{}
+	if d == nil {
+		return out
+	}
+	if d.Block != nil {
+		out.Block = &pluginv1.Block{Message: d.Block.Message}
+	}
+	if d.AdditionalContext != "" {
+		text := d.AdditionalContext
+		out.AdditionalContext = &text
+	}
+	return out
+}
+
+func userMessageDecisionFromPB(r *pluginv1.UserMessageResponse) *hooks.UserMessageDecision {
+	if r == nil || (r.Block == nil && r.GetAdditionalContext() == "") {
+		return nil
+	}
+	d := &hooks.UserMessageDecision{AdditionalContext: r.GetAdditionalContext()}
+	if r.GetBlock() != nil {
+		d.Block = &hooks.Block{Message: r.GetBlock().GetMessage()}
+	}
+	return d
+}
+
+func addedContextToPB(a *hooks.AddedContext) *pluginv1.AddedContextResponse {
+	if a == nil {
+		return &pluginv1.AddedContextResponse{}
+	}
+	text := a.AdditionalContext
+	return &pluginv1.AddedContextResponse{AdditionalContext: &text}
+}
+
+func addedContextFromPB(r *pluginv1.AddedContextResponse) *hooks.AddedContext {
+	if r == nil || r.AdditionalContext == nil {
+		return nil
+	}
+	return &hooks.AddedContext{AdditionalContext: *r.AdditionalContext}
 }

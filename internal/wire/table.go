@@ -27,6 +27,8 @@ var table = []hookRow{
 	answerer(hooks.PreToolCallCanProvideResult, "PreToolCallCanProvideResult", toolCallRequestToPB, toolCallRequestFromPB, toolResultResponseToPB, toolResultResponseFromPB),
 	observer(hooks.PostToolCall, "PostToolCall", toolCallOutcomeToPB, toolCallOutcomeFromPB),
 	answerer(hooks.TransformToolResult, "TransformToolResult", toolCallOutcomeToPB, toolCallOutcomeFromPB, toolResultResponseToPB, toolResultResponseFromPB),
+	answerer(hooks.OnUserMessage, "OnUserMessage", userMessageToPB, userMessageFromPB, userMessageDecisionToPB, userMessageDecisionFromPB),
+	answerer(hooks.PostToolCallCanAddContext, "PostToolCallCanAddContext", toolCallOutcomeToPB, toolCallOutcomeFromPB, addedContextToPB, addedContextFromPB),
 }
 
 // v1Service is the full name of protocol version 1's gRPC service.

@@ -54,6 +54,14 @@ func badText(seen *sync.Map) *hooks.Funcs {
 			note(ev.SessionID)
 			return &hooks.ToolResult{Content: bad}, nil
 		},
+		OnUserMessageFunc: func(_ context.Context, ev hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+			note(ev.SessionID)
+			return &hooks.UserMessageDecision{AdditionalContext: bad}, nil
+		},
+		PostToolCallCanAddContextFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
+			note(ev.SessionID)
+			return &hooks.AddedContext{AdditionalContext: bad}, nil
+		},
 	}
 }
 
@@ -110,6 +118,10 @@ func TestInvalidUTF8OnEveryHookOverGRPC(t *testing.T) {
 		check(hooks.PreToolCallCanProvideResult, res.Content)
 		res = ask(hooks.TransformToolResult, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}}).(*hooks.ToolResult)
 		check(hooks.TransformToolResult, res.Content)
+		u := ask(hooks.OnUserMessage, hooks.UserMessage{SessionID: id, Text: bad}).(*hooks.UserMessageDecision)
+		check(hooks.OnUserMessage, u.AdditionalContext)
+		a := ask(hooks.PostToolCallCanAddContext, hooks.ToolCallOutcome{SessionID: id, Result: hooks.ToolResult{Content: bad}}).(*hooks.AddedContext)
+		check(hooks.PostToolCallCanAddContext, a.AdditionalContext)
 
 		if _, ok := seen.Load(strings.ToValidUTF8(id, "\uFFFD")); !ok {
 			t.Error("the plugin never saw the repaired session id")

@@ -141,6 +141,7 @@ var (
 	evOutput   = hooks.LLMOutput{SessionID: "s", Text: "answer"}
 	evCall     = hooks.ToolCallRequest{SessionID: "s", CallID: "c1", Name: "now", Arguments: json.RawMessage("{not json")}
 	evOutcome  = hooks.ToolCallOutcome{SessionID: "s", CallID: "c1", Name: "now", Arguments: json.RawMessage(`{}`), Result: hooks.ToolResult{Content: "12:00"}, Status: hooks.StatusOK, Duration: time.Millisecond}
+	evUser     = hooks.UserMessage{SessionID: "s", Route: hooks.RouteGateway, Index: 4, Text: "what time is it?"}
 
 	resOverride         = &hooks.ToolListOverride{Tools: []hooks.ToolSpec{{Name: "only_this"}}}
 	resPatch            = &hooks.RequestPatch{Model: ptr("offline-large"), Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "again"}}}
@@ -151,6 +152,8 @@ var (
 	resDecision = &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"tz":"UTC"}`)}
 	resProvided = &hooks.ToolResult{Content: `"cached"`}
 	resTransf   = &hooks.ToolResult{Content: "[redacted]", IsError: true}
+	resUser     = &hooks.UserMessageDecision{AdditionalContext: "the user is in Lisbon"}
+	resContext  = &hooks.AddedContext{AdditionalContext: "times are local"}
 )
 
 // everything is a plugin subscribed to every hook that records what it was
@@ -194,6 +197,14 @@ func everything(r *recorder) *hooks.Funcs {
 		TransformToolResultFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 			r.saw(hooks.TransformToolResult, ev)
 			return resTransf, nil
+		},
+		OnUserMessageFunc: func(_ context.Context, ev hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+			r.saw(hooks.OnUserMessage, ev)
+			return resUser, nil
+		},
+		PostToolCallCanAddContextFunc: func(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
+			r.saw(hooks.PostToolCallCanAddContext, ev)
+			return resContext, nil
 		},
 	}
 }
@@ -240,6 +251,12 @@ func call(ctx context.Context, p hooks.Plugin, h hooks.Name) (any, error) {
 	case hooks.TransformToolResult:
 		v, err := hooks.Ask[*hooks.ToolResult](ctx, p, hooks.TransformToolResult, evOutcome)
 		return untyped(v, v == nil, err)
+	case hooks.OnUserMessage:
+		v, err := hooks.Ask[*hooks.UserMessageDecision](ctx, p, hooks.OnUserMessage, evUser)
+		return untyped(v, v == nil, err)
+	case hooks.PostToolCallCanAddContext:
+		v, err := hooks.Ask[*hooks.AddedContext](ctx, p, hooks.PostToolCallCanAddContext, evOutcome)
+		return untyped(v, v == nil, err)
 	}
 	panic("unknown hook " + h)
 }
@@ -262,6 +279,7 @@ func TestEveryHookOverGRPC(t *testing.T) {
 			hooks.PreAPIRequestMutable: evAPI, hooks.PreLLMCallCanProvideResponse: evLLMReq, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
 			hooks.TransformLLMOutput: evOutput, hooks.PreToolCall: evCall, hooks.PreToolCallCanProvideResult: evCall,
 			hooks.PostToolCall: evOutcome, hooks.TransformToolResult: evOutcome,
+			hooks.OnUserMessage: evUser, hooks.PostToolCallCanAddContext: evOutcome,
 		}
 		results := map[hooks.Name]any{
 			hooks.PreToolListFinalized: resOverride, hooks.PreAPIRequestMutable: resPatch,
@@ -269,6 +287,7 @@ func TestEveryHookOverGRPC(t *testing.T) {
 			hooks.PostLLMCallCanReissue:        resReissue, hooks.TransformLLMOutput: resText,
 			hooks.PreToolCall: resDecision, hooks.PreToolCallCanProvideResult: resProvided,
 			hooks.TransformToolResult: resTransf,
+			hooks.OnUserMessage:       resUser, hooks.PostToolCallCanAddContext: resContext,
 		}
 		for _, h := range hooks.Catalogue {
 			// Handle itself answers an untyped nil for no opinion and the
@@ -318,6 +337,8 @@ func TestNilResultsOverGRPC(t *testing.T) {
 		PreToolCallFunc:                  func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) { return nil, nil },
 		PreToolCallCanProvideResultFunc:  func(context.Context, hooks.ToolCallRequest) (*hooks.ToolResult, error) { return nil, nil },
 		TransformToolResultFunc:          func(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) { return nil, nil },
+		OnUserMessageFunc:                func(context.Context, hooks.UserMessage) (*hooks.UserMessageDecision, error) { return nil, nil },
+		PostToolCallCanAddContextFunc:    func(context.Context, hooks.ToolCallOutcome) (*hooks.AddedContext, error) { return nil, nil },
 	}
 	overEach(t, func(t *testing.T, version int) {
 		// A plugin that implements no hook at all answers every call with
@@ -344,6 +365,7 @@ func payloadOf(h hooks.Name) any {
 		hooks.PreAPIRequestMutable: evAPI, hooks.PreLLMCallCanProvideResponse: evLLMReq, hooks.PostLLMCallCanReissue: evLLMCall, hooks.PostLLMCall: evInf,
 		hooks.TransformLLMOutput: evOutput, hooks.PreToolCall: evCall, hooks.PreToolCallCanProvideResult: evCall,
 		hooks.PostToolCall: evOutcome, hooks.TransformToolResult: evOutcome,
+		hooks.OnUserMessage: evUser, hooks.PostToolCallCanAddContext: evOutcome,
 	}[h]
 }
 
@@ -804,8 +826,8 @@ func TestV1ServiceThroughInterceptor(t *testing.T) {
 		}
 	}
 	want := []string{"/hookhost.plugin.v1.Plugin/Describe", "/hookhost.plugin.v1.Plugin/Configure"}
-	for _, m := range []string{"OnSessionStart", "PreToolListFinalized", "PreApiRequestMutable", "PreLlmCallCanProvideResponse", "PostLlmCallCanReissue", "PostLlmCall",
-		"PreToolCall", "PreToolCallCanProvideResult", "PostToolCall", "TransformToolResult", "TransformLlmOutput", "OnSessionEnd"} {
+	for _, m := range []string{"OnSessionStart", "OnUserMessage", "PreToolListFinalized", "PreApiRequestMutable", "PreLlmCallCanProvideResponse", "PostLlmCallCanReissue", "PostLlmCall",
+		"PreToolCall", "PreToolCallCanProvideResult", "PostToolCall", "TransformToolResult", "PostToolCallCanAddContext", "TransformLlmOutput", "OnSessionEnd"} {
 		want = append(want, "/hookhost.plugin.v1.Plugin/"+m)
 	}
 	mu.Lock()

@@ -120,6 +120,12 @@ func (*everyHook) PostToolCall(context.Context, hooks.ToolCallOutcome) error { r
 func (*everyHook) TransformToolResult(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
 	return nil, nil
 }
+func (*everyHook) OnUserMessage(context.Context, hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+	return nil, nil
+}
+func (*everyHook) PostToolCallCanAddContext(context.Context, hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
+	return nil, nil
+}
 
 // baseOnly embeds Base and implements no hook.
 type baseOnly struct{ sdk.Base }

@@ -16,6 +16,13 @@ type (
 	SessionStarter interface {
 		OnSessionStart(context.Context, hooks.SessionStart) error
 	}
+	// OnUserMessageHandler answers on_user_message (on each new user message,
+	// before the turn's first model call): it returns block with a message, or
+	// additional context; any block wins (the first blocker's message is the
+	// turn's answer, no model call); contexts concatenate in priority order.
+	OnUserMessageHandler interface {
+		OnUserMessage(context.Context, hooks.UserMessage) (*hooks.UserMessageDecision, error)
+	}
 	// ToolListFinalizer answers pre_tool_list_finalized (before each model call):
 	// it returns a replacement tool list; first non-nil wins, for that call only.
 	ToolListFinalizer interface {
@@ -69,6 +76,13 @@ type (
 	ResultTransformer interface {
 		TransformToolResult(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error)
 	}
+	// PostToolCallCanAddContextHandler answers post_tool_call_can_add_context
+	// (after transform_tool_result, on the final result): it returns additional
+	// context; contexts concatenate in priority order, appended to the result the
+	// model sees.
+	PostToolCallCanAddContextHandler interface {
+		PostToolCallCanAddContext(context.Context, hooks.ToolCallOutcome) (*hooks.AddedContext, error)
+	}
 	// OutputTransformer answers transform_llm_output (on the final answer): it
 	// returns replacement text; chain in priority order.
 	OutputTransformer interface {
@@ -85,6 +99,9 @@ type (
 func adaptHooks(p Plugin, f *hooks.Funcs) {
 	if h, ok := p.(SessionStarter); ok {
 		f.OnSessionStartFunc = h.OnSessionStart
+	}
+	if h, ok := p.(OnUserMessageHandler); ok {
+		f.OnUserMessageFunc = h.OnUserMessage
 	}
 	if h, ok := p.(ToolListFinalizer); ok {
 		f.PreToolListFinalizedFunc = h.PreToolListFinalized
@@ -112,6 +129,9 @@ func adaptHooks(p Plugin, f *hooks.Funcs) {
 	}
 	if h, ok := p.(ResultTransformer); ok {
 		f.TransformToolResultFunc = h.TransformToolResult
+	}
+	if h, ok := p.(PostToolCallCanAddContextHandler); ok {
+		f.PostToolCallCanAddContextFunc = h.PostToolCallCanAddContext
 	}
 	if h, ok := p.(OutputTransformer); ok {
 		f.TransformLLMOutputFunc = h.TransformLLMOutput

@@ -19,6 +19,10 @@ func (d defaults) OnSessionStart(_ context.Context, ev hooks.SessionStart) error
 	return d.record("on_session_start " + ev.SessionID)
 }
 
+func (defaults) OnUserMessage(context.Context, hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+	return nil, nil
+}
+
 func (defaults) PreToolListFinalized(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
 	return nil, nil
 }
@@ -52,6 +56,10 @@ func (d defaults) PostToolCall(_ context.Context, ev hooks.ToolCallOutcome) erro
 }
 
 func (defaults) TransformToolResult(context.Context, hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+	return nil, nil
+}
+
+func (defaults) PostToolCallCanAddContext(context.Context, hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
 	return nil, nil
 }
 

@@ -232,6 +232,23 @@ func asciiUpper(s string) string {
 	}, []byte(s)))
 }
 
+func (c *conform) OnUserMessage(_ context.Context, m hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+	switch {
+	case m.Text == "forbidden":
+		return &hooks.UserMessageDecision{Block: &hooks.Block{Message: "conform blocks forbidden text"}}, nil
+	case strings.HasPrefix(m.Text, "context:"):
+		return &hooks.UserMessageDecision{AdditionalContext: strings.TrimPrefix(m.Text, "context:") + " -- " + c.tag}, nil
+	}
+	return nil, nil
+}
+
+func (c *conform) PostToolCallCanAddContext(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
+	if ev.Name == "conform__echo" && strings.HasPrefix(string(ev.Status), "provided_by:") {
+		return &hooks.AddedContext{AdditionalContext: "echo checked by " + c.tag}, nil
+	}
+	return nil, nil
+}
+
 func main() {
 	c := &conform{}
 	c.defaults.record = c.record

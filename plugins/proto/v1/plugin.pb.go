@@ -2280,6 +2280,172 @@ func (x *ModelResponseResponse) GetResponse() *ModelResponse {
 	return nil
 }
 
+type UserMessage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Route     string                 `protobuf:"bytes,2,opt,name=route,proto3" json:"route,omitempty"`
+	// The message's place in the conversation's messages.
+	Index         int64  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserMessage) Reset() {
+	*x = UserMessage{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessage) ProtoMessage() {}
+
+func (x *UserMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessage.ProtoReflect.Descriptor instead.
+func (*UserMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *UserMessage) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *UserMessage) GetRoute() string {
+	if x != nil {
+		return x.Route
+	}
+	return ""
+}
+
+func (x *UserMessage) GetIndex() int64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *UserMessage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type UserMessageResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most one of these; both unset means no opinion.
+	Block             *Block  `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	AdditionalContext *string `protobuf:"bytes,2,opt,name=additional_context,json=additionalContext,proto3,oneof" json:"additional_context,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *UserMessageResponse) Reset() {
+	*x = UserMessageResponse{}
+	mi := &file_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMessageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMessageResponse) ProtoMessage() {}
+
+func (x *UserMessageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMessageResponse.ProtoReflect.Descriptor instead.
+func (*UserMessageResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *UserMessageResponse) GetBlock() *Block {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *UserMessageResponse) GetAdditionalContext() string {
+	if x != nil && x.AdditionalContext != nil {
+		return *x.AdditionalContext
+	}
+	return ""
+}
+
+type AddedContextResponse struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AdditionalContext *string                `protobuf:"bytes,1,opt,name=additional_context,json=additionalContext,proto3,oneof" json:"additional_context,omitempty"` // unset: no opinion
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *AddedContextResponse) Reset() {
+	*x = AddedContextResponse{}
+	mi := &file_plugin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddedContextResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddedContextResponse) ProtoMessage() {}
+
+func (x *AddedContextResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddedContextResponse.ProtoReflect.Descriptor instead.
+func (*AddedContextResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *AddedContextResponse) GetAdditionalContext() string {
+	if x != nil && x.AdditionalContext != nil {
+		return *x.AdditionalContext
+	}
+	return ""
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2466,7 +2632,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05route\x18\x03 \x01(\tR\x05route\x12:\n" +
 	"\arequest\x18\x04 \x01(\v2 .hookhost.plugin.v1.ModelRequestR\arequest\"V\n" +
 	"\x15ModelResponseResponse\x12=\n" +
-	"\bresponse\x18\x01 \x01(\v2!.hookhost.plugin.v1.ModelResponseR\bresponse2\xf3\t\n" +
+	"\bresponse\x18\x01 \x01(\v2!.hookhost.plugin.v1.ModelResponseR\bresponse\"l\n" +
+	"\vUserMessage\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05route\x18\x02 \x01(\tR\x05route\x12\x14\n" +
+	"\x05index\x18\x03 \x01(\x03R\x05index\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"\x91\x01\n" +
+	"\x13UserMessageResponse\x12/\n" +
+	"\x05block\x18\x01 \x01(\v2\x19.hookhost.plugin.v1.BlockR\x05block\x122\n" +
+	"\x12additional_context\x18\x02 \x01(\tH\x00R\x11additionalContext\x88\x01\x01B\x15\n" +
+	"\x13_additional_context\"a\n" +
+	"\x14AddedContextResponse\x122\n" +
+	"\x12additional_context\x18\x01 \x01(\tH\x00R\x11additionalContext\x88\x01\x01B\x15\n" +
+	"\x13_additional_context2\xba\v\n" +
 	"\x06Plugin\x12M\n" +
 	"\bDescribe\x12#.hookhost.plugin.v1.DescribeRequest\x1a\x1c.hookhost.plugin.v1.Manifest\x12X\n" +
 	"\tConfigure\x12$.hookhost.plugin.v1.ConfigureRequest\x1a%.hookhost.plugin.v1.ConfigureResponse\x12M\n" +
@@ -2481,7 +2660,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\x1bPreToolCallCanProvideResult\x12#.hookhost.plugin.v1.ToolCallRequest\x1a&.hookhost.plugin.v1.ToolResultResponse\x12N\n" +
 	"\fPostToolCall\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a\x19.hookhost.plugin.v1.Empty\x12b\n" +
 	"\x13TransformToolResult\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a&.hookhost.plugin.v1.ToolResultResponse\x12i\n" +
-	"\x1cPreLlmCallCanProvideResponse\x12\x1e.hookhost.plugin.v1.LlmRequest\x1a).hookhost.plugin.v1.ModelResponseResponseB8Z6github.com/hookhost/hookhost/plugins/proto/v1;pluginv1b\x06proto3"
+	"\x1cPreLlmCallCanProvideResponse\x12\x1e.hookhost.plugin.v1.LlmRequest\x1a).hookhost.plugin.v1.ModelResponseResponse\x12Y\n" +
+	"\rOnUserMessage\x12\x1f.hookhost.plugin.v1.UserMessage\x1a'.hookhost.plugin.v1.UserMessageResponse\x12j\n" +
+	"\x19PostToolCallCanAddContext\x12#.hookhost.plugin.v1.ToolCallOutcome\x1a(.hookhost.plugin.v1.AddedContextResponseB8Z6github.com/hookhost/hookhost/plugins/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2495,7 +2676,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),                 // 0: hookhost.plugin.v1.Empty
 	(*DescribeRequest)(nil),       // 1: hookhost.plugin.v1.DescribeRequest
@@ -2534,6 +2715,9 @@ var file_plugin_proto_goTypes = []any{
 	(*Ask)(nil),                   // 34: hookhost.plugin.v1.Ask
 	(*LlmRequest)(nil),            // 35: hookhost.plugin.v1.LlmRequest
 	(*ModelResponseResponse)(nil), // 36: hookhost.plugin.v1.ModelResponseResponse
+	(*UserMessage)(nil),           // 37: hookhost.plugin.v1.UserMessage
+	(*UserMessageResponse)(nil),   // 38: hookhost.plugin.v1.UserMessageResponse
+	(*AddedContextResponse)(nil),  // 39: hookhost.plugin.v1.AddedContextResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
@@ -2564,39 +2748,44 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 25: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
 	11, // 26: hookhost.plugin.v1.LlmRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
 	12, // 27: hookhost.plugin.v1.ModelResponseResponse.response:type_name -> hookhost.plugin.v1.ModelResponse
-	1,  // 28: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	5,  // 29: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	14, // 30: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
-	15, // 31: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
-	16, // 32: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
-	19, // 33: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
-	23, // 34: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
-	26, // 35: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
-	27, // 36: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
-	29, // 37: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
-	29, // 38: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
-	33, // 39: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	33, // 40: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	35, // 41: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:input_type -> hookhost.plugin.v1.LlmRequest
-	2,  // 42: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	6,  // 43: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	0,  // 44: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
-	0,  // 45: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
-	18, // 46: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
-	22, // 47: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
-	25, // 48: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
-	0,  // 49: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
-	28, // 50: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
-	31, // 51: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
-	32, // 52: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	0,  // 53: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
-	32, // 54: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	36, // 55: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:output_type -> hookhost.plugin.v1.ModelResponseResponse
-	42, // [42:56] is the sub-list for method output_type
-	28, // [28:42] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	30, // 28: hookhost.plugin.v1.UserMessageResponse.block:type_name -> hookhost.plugin.v1.Block
+	1,  // 29: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	5,  // 30: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	14, // 31: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
+	15, // 32: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
+	16, // 33: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
+	19, // 34: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
+	23, // 35: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
+	26, // 36: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
+	27, // 37: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
+	29, // 38: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
+	29, // 39: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
+	33, // 40: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	33, // 41: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	35, // 42: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:input_type -> hookhost.plugin.v1.LlmRequest
+	37, // 43: hookhost.plugin.v1.Plugin.OnUserMessage:input_type -> hookhost.plugin.v1.UserMessage
+	33, // 44: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	2,  // 45: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	6,  // 46: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	0,  // 47: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
+	0,  // 48: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
+	18, // 49: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
+	22, // 50: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
+	25, // 51: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
+	0,  // 52: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
+	28, // 53: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
+	31, // 54: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
+	32, // 55: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	0,  // 56: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
+	32, // 57: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	36, // 58: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:output_type -> hookhost.plugin.v1.ModelResponseResponse
+	38, // 59: hookhost.plugin.v1.Plugin.OnUserMessage:output_type -> hookhost.plugin.v1.UserMessageResponse
+	39, // 60: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:output_type -> hookhost.plugin.v1.AddedContextResponse
+	45, // [45:61] is the sub-list for method output_type
+	29, // [29:45] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2608,13 +2797,15 @@ func file_plugin_proto_init() {
 	file_plugin_proto_msgTypes[21].OneofWrappers = []any{}
 	file_plugin_proto_msgTypes[28].OneofWrappers = []any{}
 	file_plugin_proto_msgTypes[31].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[38].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,8 @@ const (
 	Plugin_PostToolCall_FullMethodName                 = "/hookhost.plugin.v1.Plugin/PostToolCall"
 	Plugin_TransformToolResult_FullMethodName          = "/hookhost.plugin.v1.Plugin/TransformToolResult"
 	Plugin_PreLlmCallCanProvideResponse_FullMethodName = "/hookhost.plugin.v1.Plugin/PreLlmCallCanProvideResponse"
+	Plugin_OnUserMessage_FullMethodName                = "/hookhost.plugin.v1.Plugin/OnUserMessage"
+	Plugin_PostToolCallCanAddContext_FullMethodName    = "/hookhost.plugin.v1.Plugin/PostToolCallCanAddContext"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -69,6 +71,8 @@ type PluginClient interface {
 	PostToolCall(ctx context.Context, in *ToolCallOutcome, opts ...grpc.CallOption) (*Empty, error)
 	TransformToolResult(ctx context.Context, in *ToolCallOutcome, opts ...grpc.CallOption) (*ToolResultResponse, error)
 	PreLlmCallCanProvideResponse(ctx context.Context, in *LlmRequest, opts ...grpc.CallOption) (*ModelResponseResponse, error)
+	OnUserMessage(ctx context.Context, in *UserMessage, opts ...grpc.CallOption) (*UserMessageResponse, error)
+	PostToolCallCanAddContext(ctx context.Context, in *ToolCallOutcome, opts ...grpc.CallOption) (*AddedContextResponse, error)
 }
 
 type pluginClient struct {
@@ -219,6 +223,26 @@ func (c *pluginClient) PreLlmCallCanProvideResponse(ctx context.Context, in *Llm
 	return out, nil
 }
 
+func (c *pluginClient) OnUserMessage(ctx context.Context, in *UserMessage, opts ...grpc.CallOption) (*UserMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserMessageResponse)
+	err := c.cc.Invoke(ctx, Plugin_OnUserMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) PostToolCallCanAddContext(ctx context.Context, in *ToolCallOutcome, opts ...grpc.CallOption) (*AddedContextResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddedContextResponse)
+	err := c.cc.Invoke(ctx, Plugin_PostToolCallCanAddContext_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -240,6 +264,8 @@ type PluginServer interface {
 	PostToolCall(context.Context, *ToolCallOutcome) (*Empty, error)
 	TransformToolResult(context.Context, *ToolCallOutcome) (*ToolResultResponse, error)
 	PreLlmCallCanProvideResponse(context.Context, *LlmRequest) (*ModelResponseResponse, error)
+	OnUserMessage(context.Context, *UserMessage) (*UserMessageResponse, error)
+	PostToolCallCanAddContext(context.Context, *ToolCallOutcome) (*AddedContextResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -291,6 +317,12 @@ func (UnimplementedPluginServer) TransformToolResult(context.Context, *ToolCallO
 }
 func (UnimplementedPluginServer) PreLlmCallCanProvideResponse(context.Context, *LlmRequest) (*ModelResponseResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PreLlmCallCanProvideResponse not implemented")
+}
+func (UnimplementedPluginServer) OnUserMessage(context.Context, *UserMessage) (*UserMessageResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method OnUserMessage not implemented")
+}
+func (UnimplementedPluginServer) PostToolCallCanAddContext(context.Context, *ToolCallOutcome) (*AddedContextResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PostToolCallCanAddContext not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -565,6 +597,42 @@ func _Plugin_PreLlmCallCanProvideResponse_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_OnUserMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UserMessage)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).OnUserMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_OnUserMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).OnUserMessage(ctx, req.(*UserMessage))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_PostToolCallCanAddContext_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ToolCallOutcome)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).PostToolCallCanAddContext(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_PostToolCallCanAddContext_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).PostToolCallCanAddContext(ctx, req.(*ToolCallOutcome))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -627,6 +695,14 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PreLlmCallCanProvideResponse",
 			Handler:    _Plugin_PreLlmCallCanProvideResponse_Handler,
+		},
+		{
+			MethodName: "OnUserMessage",
+			Handler:    _Plugin_OnUserMessage_Handler,
+		},
+		{
+			MethodName: "PostToolCallCanAddContext",
+			Handler:    _Plugin_PostToolCallCanAddContext_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -171,6 +171,20 @@ class Conform(hp.Plugin):
             return hp.ToolResult(upper(ev.result.content), ev.result.is_error)
         return None
 
+    def on_user_message(self, m):
+        if m.text == "forbidden":
+            return hp.UserMessageDecision(block=hp.Block("conform blocks forbidden text"))
+        if m.text.startswith("context:"):
+            return hp.UserMessageDecision(
+                additional_context=m.text[len("context:"):] + " -- " + self.tag
+            )
+        return None
+
+    def post_tool_call_can_add_context(self, ev):
+        if ev.name == "conform__echo" and ev.status.startswith("provided_by:"):
+            return hp.AddedContext("echo checked by " + self.tag)
+        return None
+
 
 def _default(hook: str):
     """The spec's handler of a hook it does not name: an observer records

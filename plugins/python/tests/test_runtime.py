@@ -580,3 +580,35 @@ class OriginTest(unittest.TestCase):
         self.assertEqual(hp.Origin.mcp("github"), "mcp:github")
         for other in (hp.Origin.NATIVE, hp.Origin.PLUGIN, hp.Origin.CLIENT, "", "mcp:"):
             self.assertIsNone(hp.Origin.mcp_server(other))
+
+
+class ContextHooksTest(unittest.TestCase):
+    """on_user_message and post_tool_call_can_add_context, over both
+    protocols, with the str shorthand and the one-of rule."""
+
+    class Ctx(hp.Plugin):
+        name = "ctx"
+
+        def on_user_message(self, m):
+            if m.text == "forbidden":
+                return hp.UserMessageDecision(block=hp.Block("not here"))
+            if m.text == "both":
+                return hp.UserMessageDecision(block=hp.Block("x"), additional_context="y")
+            return "context for " + m.text
+
+        def post_tool_call_can_add_context(self, ev):
+            return hp.AddedContext("seen " + ev.name)
+
+    def test_answers(self):
+        for protocol in (2, 1):
+            with self.subTest(protocol=protocol):
+                h = Harness(self.Ctx(), protocol=protocol, timeout=2.0)
+                self.addCleanup(h.close)
+                d = h.on_user_message(hp.UserMessage(session_id="s", route="gateway", index=3, text="forbidden"))
+                self.assertEqual(d.block.message, "not here")
+                d = h.on_user_message(hp.UserMessage(text="hello"))
+                self.assertEqual(d, hp.UserMessageDecision(additional_context="context for hello"))
+                with self.assertRaises(CallFailed):
+                    h.on_user_message(hp.UserMessage(text="both"))
+                a = h.post_tool_call_can_add_context(hp.ToolCallOutcome(name="now"))
+                self.assertEqual(a, hp.AddedContext("seen now"))

@@ -14,6 +14,16 @@ func (h *Harness) OnSessionStart(model string) {
 	h.Bus.OnSessionStart(hooks.SessionStart{SessionID: SessionID, Model: model, Route: hooks.RouteGateway})
 }
 
+// OnUserMessage fires on_user_message and returns what the Bus made
+// of the answers. An empty SessionID in ev is
+// filled in.
+func (h *Harness) OnUserMessage(ev hooks.UserMessage) hookbus.UserMessageOutcome {
+	if ev.SessionID == "" {
+		ev.SessionID = SessionID
+	}
+	return h.Bus.OnUserMessage(h.ctx(), ev)
+}
+
 // PreToolListFinalized fires pre_tool_list_finalized with tools; nil means no override.
 func (h *Harness) PreToolListFinalized(tools ...hooks.ToolSpec) *hookbus.ToolListChange {
 	return h.Bus.PreToolListFinalized(h.ctx(), hooks.ToolListRequest{SessionID: SessionID, Tools: tools})
@@ -79,6 +89,16 @@ func (h *Harness) TransformToolResult(name, argsJSON, content string) (hooks.Too
 		SessionID: SessionID, CallID: h.callID(), Name: name, Arguments: args(argsJSON),
 		Result: hooks.ToolResult{Content: content}, Status: hooks.StatusOK,
 	})
+}
+
+// PostToolCallCanAddContext fires post_tool_call_can_add_context and returns what the Bus made
+// of the answers. An empty SessionID in ev is
+// filled in.
+func (h *Harness) PostToolCallCanAddContext(ev hooks.ToolCallOutcome) (string, []string) {
+	if ev.SessionID == "" {
+		ev.SessionID = SessionID
+	}
+	return h.Bus.PostToolCallCanAddContext(h.ctx(), ev)
 }
 
 // TransformLLMOutput fires transform_llm_output on the final answer text.

@@ -158,6 +158,17 @@ func (k *kitchen) TransformToolResult(_ context.Context, ev hooks.ToolCallOutcom
 	return &hooks.ToolResult{Content: strings.ReplaceAll(ev.Result.Content, "secret", "[redacted]")}, nil
 }
 
+func (k *kitchen) OnUserMessage(_ context.Context, m hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+	if strings.Contains(m.Text, "rm -rf") {
+		return &hooks.UserMessageDecision{Block: &hooks.Block{Message: "the kitchen does not take that order"}}, nil
+	}
+	return &hooks.UserMessageDecision{AdditionalContext: "the kitchen is open"}, nil
+}
+
+func (k *kitchen) PostToolCallCanAddContext(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
+	return &hooks.AddedContext{AdditionalContext: "served by the kitchen: " + ev.Name}, nil
+}
+
 func TestConfigureAndToolHooks(t *testing.T) {
 	k := &kitchen{}
 	h := plugintest.New(t, k, plugintest.WithConfig(`{"Denied":["rm -rf"]}`))
@@ -640,5 +651,18 @@ func TestUnservedHooksAreNotAsked(t *testing.T) {
 				t.Errorf("protocol %d, on %v: provided %+v", protocol, on, p)
 			}
 		}
+	}
+}
+
+func TestHarnessAsksUserMessageAndToolContext(t *testing.T) {
+	h := plugintest.New(t, &kitchen{})
+	if um := h.OnUserMessage(hooks.UserMessage{Text: "rm -rf the pantry"}); !um.Blocked || um.BlockedBy != "kitchen" || um.Message != "the kitchen does not take that order" {
+		t.Fatalf("on_user_message: %+v, want the kitchen's block", um)
+	}
+	if um := h.OnUserMessage(hooks.UserMessage{Text: "soup?"}); um.Blocked || um.Context != "the kitchen is open" {
+		t.Fatalf("on_user_message: %+v, want the kitchen's context", um)
+	}
+	if added, by := h.PostToolCallCanAddContext(hooks.ToolCallOutcome{Name: "kitchen__soup", Result: hooks.ToolResult{Content: `"hot"`}}); added != "served by the kitchen: kitchen__soup" || !reflect.DeepEqual(by, []string{"kitchen"}) {
+		t.Fatalf("post_tool_call_can_add_context: %q by %v", added, by)
 	}
 }

@@ -133,4 +133,11 @@ serve({
     }
     if (e.name === "native_upper") return { content: upperASCII(e.result.content) };
   },
+  onUserMessage(m) {
+    if (m.text === "forbidden") return { block: { message: "conform blocks forbidden text" } };
+    if (m.text.startsWith("context:")) return { additionalContext: `${m.text.slice("context:".length)} -- ${tag}` };
+  },
+  postToolCallCanAddContext(e) {
+    if (e.name === "conform__echo" && e.status.startsWith("provided_by:")) return { additionalContext: `echo checked by ${tag}` };
+  },
 });

@@ -231,7 +231,33 @@ export interface PreToolCallDecision {
   modifiedArgs?: JsonObject | undefined;
 }
 
-/** Payload of post_tool_call and transform_tool_result. */
+/**
+ * Payload of on_user_message: a new user message, before the first model
+ * call of its turn. `index` is its place in the conversation's messages.
+ */
+export interface UserMessage {
+  sessionId: string;
+  route: Route;
+  index: number;
+  text: string;
+}
+
+/**
+ * Answer of on_user_message: a block (its message is the turn's answer,
+ * and the model is not called), or context the model sees beside the
+ * user's message, never both.
+ */
+export interface UserMessageDecision {
+  block?: Block | undefined;
+  additionalContext?: string | undefined;
+}
+
+/** Answer of post_tool_call_can_add_context: text the model sees after the tool's result. */
+export interface AddedContext {
+  additionalContext: string;
+}
+
+/** Payload of post_tool_call, transform_tool_result and post_tool_call_can_add_context. */
 export interface ToolCallOutcome {
   sessionId: string;
   callId: string;

@@ -145,6 +145,15 @@ export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT
       size = messagesSize([a.message]) + bytes(a.model);
       break;
     }
+    case "UserMessageDecision": {
+      const a = answer as T.UserMessageDecision;
+      if (a.block && a.additionalContext) problem = "both block and additional_context set";
+      size = bytes(a.additionalContext) + bytes(a.block?.message);
+      break;
+    }
+    case "AddedContext":
+      size = bytes((answer as T.AddedContext).additionalContext);
+      break;
   }
   if (problem) return problem;
   if (size > maxSize) return `the answer carries ${size} bytes, over max_result_size (${maxSize} bytes)`;

@@ -432,6 +432,36 @@ export const TABLE: readonly HookRow[] = [
     outcomeFrom, outcomeTo,
     (a: T.ToolResult | null) => (a === null ? {} : { result: toolResultTo(a, "transform_tool_result") }),
     (m) => (m.result ? toolResultFrom(m.result) : null)),
+  row("on_user_message", "onUserMessage", "OnUserMessage", "UserMessage", "UserMessageResponse",
+    (m) => ({ sessionId: str(m.sessionId), route: str(m.route), index: num(m.index), text: str(m.text) }) satisfies T.UserMessage,
+    (p: Partial<T.UserMessage>) => ({ sessionId: p.sessionId ?? "", route: p.route ?? "", index: p.index ?? 0, text: p.text ?? "" }),
+    (a: T.UserMessageDecision | null) => {
+      if (a === null) return {};
+      const o = expectObject(a, "on_user_message", "a UserMessageDecision {block} or {additionalContext}");
+      const out: AnyObj = {};
+      if (o.block !== undefined && o.block !== null) {
+        out.block = { message: expectString(expectObject(o.block, "on_user_message", "a Block {message}").message, "block.message") };
+      }
+      if (o.additionalContext !== undefined && o.additionalContext !== null && o.additionalContext !== "") {
+        out.additionalContext = expectString(o.additionalContext, "additionalContext");
+      }
+      return out;
+    },
+    (m) => {
+      if (!m.block && !m.additionalContext) return null;
+      const d: T.UserMessageDecision = {};
+      if (m.block) d.block = { message: str(m.block.message) };
+      if (m.additionalContext) d.additionalContext = str(m.additionalContext);
+      return d;
+    }),
+  row("post_tool_call_can_add_context", "postToolCallCanAddContext", "PostToolCallCanAddContext", "ToolCallOutcome", "AddedContextResponse",
+    outcomeFrom, outcomeTo,
+    (a: T.AddedContext | null) => {
+      if (a === null) return {};
+      const o = expectObject(a, "post_tool_call_can_add_context", "an AddedContext {additionalContext: string}");
+      return { additionalContext: expectString(o.additionalContext, "additionalContext") };
+    },
+    (m) => (m.additionalContext !== undefined && m.additionalContext !== null ? ({ additionalContext: m.additionalContext } satisfies T.AddedContext) : null)),
 ];
 
 const byName = new Map(TABLE.map((r) => [r.hook as string, r]));

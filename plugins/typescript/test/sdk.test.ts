@@ -677,3 +677,23 @@ test("a provided model response crosses the wire and is held to the host's rules
     h.close();
   }
 });
+
+test("on_user_message and post_tool_call_can_add_context answer in shape", async () => {
+  const h = await harness({
+    name: "ctx",
+    onUserMessage(m) {
+      if (m.text === "forbidden") return { block: { message: "not here" } };
+      return { additionalContext: `context for ${m.text}` };
+    },
+    postToolCallCanAddContext(e) {
+      return { additionalContext: `seen ${e.name}` };
+    },
+  });
+  try {
+    assert.deepEqual(await h.onUserMessage({ text: "forbidden", index: 2 }), { block: { message: "not here" } });
+    assert.deepEqual(await h.onUserMessage({ text: "hello" }), { additionalContext: "context for hello" });
+    assert.deepEqual(await h.postToolCallCanAddContext({ name: "now" }), { additionalContext: "seen now" });
+  } finally {
+    h.close();
+  }
+});

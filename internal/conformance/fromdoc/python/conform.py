@@ -347,6 +347,20 @@ class Conform:
             return pb.ToolResultResponse(result=result)
         return pb.ToolResultResponse()
 
+    def on_user_message(self, req: "pb.UserMessage", call: Call) -> "pb.UserMessageResponse":
+        """Block "forbidden"; give "context:<rest>" the context "<rest> -- <tag>"."""
+        if req.text == "forbidden":
+            return pb.UserMessageResponse(block=pb.Block(message="conform blocks forbidden text"))
+        if req.text.startswith("context:"):
+            return pb.UserMessageResponse(additional_context=req.text[len("context:"):] + " -- " + self.tag)
+        return pb.UserMessageResponse()
+
+    def post_tool_call_can_add_context(self, req: "pb.ToolCallOutcome", call: Call) -> "pb.AddedContextResponse":
+        """Add context to conform__echo's provided results."""
+        if req.name == "conform__echo" and req.status.startswith("provided_by:"):
+            return pb.AddedContextResponse(additional_context="echo checked by " + self.tag)
+        return pb.AddedContextResponse()
+
 
 def snake_case(rpc: str) -> str:
     """A hook's name from its RPC's (PROTOCOL.md, "Hooks"): PreApiRequestMutable

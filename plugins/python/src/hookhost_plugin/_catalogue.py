@@ -6,6 +6,7 @@ from typing import FrozenSet, Tuple
 #: Every hook, in the catalogue's order (the firing order of a typical turn).
 HOOK_NAMES: Tuple[str, ...] = (
     "on_session_start",
+    "on_user_message",
     "pre_tool_list_finalized",
     "pre_api_request_mutable",
     "pre_llm_call_can_provide_response",
@@ -15,6 +16,7 @@ HOOK_NAMES: Tuple[str, ...] = (
     "pre_tool_call_can_provide_result",
     "post_tool_call",
     "transform_tool_result",
+    "post_tool_call_can_add_context",
     "transform_llm_output",
     "on_session_end",
 )
@@ -35,6 +37,7 @@ TOOL_HOOKS: Tuple[str, ...] = (
     "pre_tool_call_can_provide_result",
     "post_tool_call",
     "transform_tool_result",
+    "post_tool_call_can_add_context",
 )
 
 #: The runs of hooks one plugin may be asked in one exchange (protocol v2's stretches).

@@ -26,6 +26,10 @@ class HarnessHooks:
         """Fire on_session_start."""
         self._ask("on_session_start", t.SessionStart(SESSION_ID, model, route))
 
+    def on_user_message(self, payload: t.UserMessage) -> Optional[t.UserMessageDecision]:
+        """Fire on_user_message."""
+        return self._ask("on_user_message", payload)
+
     def pre_tool_list_finalized(
         self, tools: Sequence[t.ToolSpec], iteration: int = 1
     ) -> Optional[t.ToolListOverride]:
@@ -94,6 +98,10 @@ class HarnessHooks:
             t.ToolCallOutcome(SESSION_ID, "call-1", name, _args(args), result, status),
             name,
         )
+
+    def post_tool_call_can_add_context(self, payload: t.ToolCallOutcome) -> Optional[t.AddedContext]:
+        """Fire post_tool_call_can_add_context."""
+        return self._ask("post_tool_call_can_add_context", payload, payload.name)
 
     def transform_llm_output(self, text: str) -> Optional[str]:
         """Fire transform_llm_output; the new text, or None."""

@@ -346,6 +346,29 @@ def _decision_from(m: pb.PreToolCallResponse) -> Optional[t.PreToolCallDecision]
     )
 
 
+def _user_decision_to(d: t.UserMessageDecision) -> pb.UserMessageResponse:
+    """An on_user_message decision as its wire message."""
+    m = pb.UserMessageResponse()
+    if d.block is not None:
+        _need(d.block, t.Block, "the block")
+        m.block.CopyFrom(pb.Block(message=d.block.message))
+    if d.additional_context:
+        if d.block is not None:
+            raise AnswerError("both block and additional_context set; answer one of them")
+        m.additional_context = d.additional_context
+    return m
+
+
+def _user_decision_from(m: pb.UserMessageResponse) -> Optional[t.UserMessageDecision]:
+    """The wire message of an on_user_message decision (None: no opinion)."""
+    if not m.HasField("block") and not m.additional_context:
+        return None
+    return t.UserMessageDecision(
+        block=t.Block(m.block.message) if m.HasField("block") else None,
+        additional_context=m.additional_context,
+    )
+
+
 def _text_coerce(v: Any) -> Any:
     # transform_llm_output may answer the new text itself.
     return t.TextReplacement(text=v) if isinstance(v, str) else v
@@ -529,6 +552,32 @@ HOOKS: Tuple[HookRow, ...] = (
         t.ToolResult,
         lambda v: pb.ToolResultResponse(result=tool_result_to(v)),
         lambda m: tool_result_from(m.result) if m.HasField("result") else None,
+    ),
+    _answerer(
+        "on_user_message",
+        "OnUserMessage",
+        pb.UserMessage,
+        pb.UserMessageResponse,
+        lambda m: t.UserMessage(m.session_id, m.route, m.index, m.text),
+        lambda v: pb.UserMessage(session_id=v.session_id, route=v.route, index=v.index, text=v.text),
+        t.UserMessageDecision,
+        _user_decision_to,
+        _user_decision_from,
+        coerce=lambda v: t.UserMessageDecision(additional_context=v) if isinstance(v, str) else v,
+    ),
+    _answerer(
+        "post_tool_call_can_add_context",
+        "PostToolCallCanAddContext",
+        pb.ToolCallOutcome,
+        pb.AddedContextResponse,
+        outcome_from,
+        outcome_to,
+        t.AddedContext,
+        lambda v: pb.AddedContextResponse(additional_context=v.additional_context),
+        lambda m: t.AddedContext(m.additional_context)
+        if m.HasField("additional_context")
+        else None,
+        coerce=lambda v: t.AddedContext(additional_context=v) if isinstance(v, str) else v,
     ),
 )
 

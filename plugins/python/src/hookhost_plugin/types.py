@@ -41,6 +41,9 @@ __all__ = [
     "Block",
     "PreToolCallDecision",
     "ToolCallOutcome",
+    "UserMessage",
+    "UserMessageDecision",
+    "AddedContext",
     "block",
     "modify",
     "compact_json",
@@ -381,10 +384,41 @@ def modify(args: Any) -> PreToolCallDecision:
 
 
 @dataclass
+class UserMessage:
+    """Payload of on_user_message: a new user message, before the first
+    model call of its turn. ``index`` is its place in the conversation's
+    messages."""
+
+    session_id: str = ""
+    route: str = ""
+    index: int = 0
+    text: str = ""
+
+
+@dataclass
+class UserMessageDecision:
+    """Answer of on_user_message: a block (its message is the turn's
+    answer, and the model is not called), or context the model sees beside
+    the user's message, never both."""
+
+    block: Optional[Block] = None
+    additional_context: str = ""
+
+
+@dataclass
+class AddedContext:
+    """Answer of post_tool_call_can_add_context: text the model sees after
+    the tool's result."""
+
+    additional_context: str = ""
+
+
+@dataclass
 class ToolCallOutcome:
-    """Payload of post_tool_call and transform_tool_result. ``status``: ok,
-    error, blocked or provided_by:<plugin>; ``origin``: where the call went
-    (see :class:`Origin`)."""
+    """Payload of post_tool_call, transform_tool_result and
+    post_tool_call_can_add_context. ``status``: ok, error, blocked or
+    provided_by:<plugin>; ``origin``: where the call went (see
+    :class:`Origin`)."""
 
     session_id: str = ""
     call_id: str = ""

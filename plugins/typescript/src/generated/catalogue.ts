@@ -4,6 +4,7 @@
 /** The hooks of the catalogue, by their names on the wire. */
 export type HookName =
   | "on_session_start"
+  | "on_user_message"
   | "pre_tool_list_finalized"
   | "pre_api_request_mutable"
   | "pre_llm_call_can_provide_response"
@@ -13,6 +14,7 @@ export type HookName =
   | "pre_tool_call_can_provide_result"
   | "post_tool_call"
   | "transform_tool_result"
+  | "post_tool_call_can_add_context"
   | "transform_llm_output"
   | "on_session_end";
 
@@ -21,11 +23,13 @@ export type ToolHookName =
   | "pre_tool_call"
   | "pre_tool_call_can_provide_result"
   | "post_tool_call"
-  | "transform_tool_result";
+  | "transform_tool_result"
+  | "post_tool_call_can_add_context";
 
 /** Every hook, in the catalogue's order (the firing order of a typical turn). */
 export const HOOK_NAMES: readonly string[] = [
   "on_session_start",
+  "on_user_message",
   "pre_tool_list_finalized",
   "pre_api_request_mutable",
   "pre_llm_call_can_provide_response",
@@ -35,6 +39,7 @@ export const HOOK_NAMES: readonly string[] = [
   "pre_tool_call_can_provide_result",
   "post_tool_call",
   "transform_tool_result",
+  "post_tool_call_can_add_context",
   "transform_llm_output",
   "on_session_end",
 ];
@@ -53,10 +58,12 @@ export const TOOL_HOOKS: readonly string[] = [
   "pre_tool_call_can_provide_result",
   "post_tool_call",
   "transform_tool_result",
+  "post_tool_call_can_add_context",
 ];
 
 /** Each answering hook's answer type, by its name in ../types.ts; the host's rules for an answer are its type's (see ../validate.ts). */
 export const ANSWER_TYPES: Readonly<Partial<Record<HookName, string>>> = {
+  on_user_message: "UserMessageDecision",
   pre_tool_list_finalized: "ToolListOverride",
   pre_api_request_mutable: "RequestPatch",
   pre_llm_call_can_provide_response: "ModelResponse",
@@ -64,6 +71,7 @@ export const ANSWER_TYPES: Readonly<Partial<Record<HookName, string>>> = {
   pre_tool_call: "PreToolCallDecision",
   pre_tool_call_can_provide_result: "ToolResult",
   transform_tool_result: "ToolResult",
+  post_tool_call_can_add_context: "AddedContext",
   transform_llm_output: "TextReplacement",
 };
 

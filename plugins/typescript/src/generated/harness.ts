@@ -15,6 +15,11 @@ export abstract class HarnessHooks {
     return this.call("on_session_start", payload, o).then(() => undefined);
   }
 
+  /** Calls on_user_message (on each new user message, before the turn's first model call). */
+  onUserMessage(payload: Partial<T.UserMessage>, o?: CallOptions): Promise<T.UserMessageDecision | null> {
+    return this.call("on_user_message", payload, o) as Promise<T.UserMessageDecision | null>;
+  }
+
   /** Calls pre_tool_list_finalized (before each model call). */
   preToolListFinalized(payload: Partial<T.ToolListRequest>, o?: CallOptions): Promise<T.ToolListOverride | null> {
     return this.call("pre_tool_list_finalized", payload, o) as Promise<T.ToolListOverride | null>;
@@ -58,6 +63,11 @@ export abstract class HarnessHooks {
   /** Calls transform_tool_result (before a result joins the conversation). */
   transformToolResult(payload: Partial<T.ToolCallOutcome>, o?: CallOptions): Promise<T.ToolResult | null> {
     return this.call("transform_tool_result", payload, o) as Promise<T.ToolResult | null>;
+  }
+
+  /** Calls post_tool_call_can_add_context (after transform_tool_result, on the final result). */
+  postToolCallCanAddContext(payload: Partial<T.ToolCallOutcome>, o?: CallOptions): Promise<T.AddedContext | null> {
+    return this.call("post_tool_call_can_add_context", payload, o) as Promise<T.AddedContext | null>;
   }
 
   /** Calls transform_llm_output (on the final answer). */

@@ -9,6 +9,8 @@ import type * as T from "../types";
 export interface Hooks {
   /** on_session_start: a session begins (observe (async)). */
   onSessionStart?(event: T.SessionStart, ctx: HookContext): Observed;
+  /** on_user_message: on each new user message, before the turn's first model call (any block wins (the first blocker's message is the turn's answer, no model call); contexts concatenate in priority order). */
+  onUserMessage?(req: T.UserMessage, ctx: HookContext): Answer<T.UserMessageDecision>;
   /** pre_tool_list_finalized: before each model call (first non-nil wins, for that call only). */
   preToolListFinalized?(req: T.ToolListRequest, ctx: HookContext): Answer<T.ToolListOverride>;
   /** pre_api_request_mutable: before each model call (merged in priority order; first write per field wins: a lower-priority plugin sees, and may patch, only fields nobody above it set). */
@@ -27,6 +29,8 @@ export interface Hooks {
   postToolCall?(event: T.ToolCallOutcome, ctx: HookContext): Observed;
   /** transform_tool_result: before a result joins the conversation (chain in priority order). */
   transformToolResult?(req: T.ToolCallOutcome, ctx: HookContext): Answer<T.ToolResult>;
+  /** post_tool_call_can_add_context: after transform_tool_result, on the final result (contexts concatenate in priority order, appended to the result the model sees). */
+  postToolCallCanAddContext?(req: T.ToolCallOutcome, ctx: HookContext): Answer<T.AddedContext>;
   /** transform_llm_output: on the final answer (chain in priority order). */
   transformLlmOutput?(req: T.LlmOutput, ctx: HookContext): Answer<T.TextReplacement>;
   /** on_session_end: each run of a session ends (observe (async)). */

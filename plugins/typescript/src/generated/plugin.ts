@@ -1,6 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
+import type { AddedContextResponse as _hookhost_plugin_v1_AddedContextResponse, AddedContextResponse__Output as _hookhost_plugin_v1_AddedContextResponse__Output } from './hookhost/plugin/v1/AddedContextResponse';
 import type { ApiRequest as _hookhost_plugin_v1_ApiRequest, ApiRequest__Output as _hookhost_plugin_v1_ApiRequest__Output } from './hookhost/plugin/v1/ApiRequest';
 import type { Ask as _hookhost_plugin_v1_Ask, Ask__Output as _hookhost_plugin_v1_Ask__Output } from './hookhost/plugin/v1/Ask';
 import type { Block as _hookhost_plugin_v1_Block, Block__Output as _hookhost_plugin_v1_Block__Output } from './hookhost/plugin/v1/Block';
@@ -39,6 +40,8 @@ import type { ToolResult as _hookhost_plugin_v1_ToolResult, ToolResult__Output a
 import type { ToolResultResponse as _hookhost_plugin_v1_ToolResultResponse, ToolResultResponse__Output as _hookhost_plugin_v1_ToolResultResponse__Output } from './hookhost/plugin/v1/ToolResultResponse';
 import type { ToolSpec as _hookhost_plugin_v1_ToolSpec, ToolSpec__Output as _hookhost_plugin_v1_ToolSpec__Output } from './hookhost/plugin/v1/ToolSpec';
 import type { Usage as _hookhost_plugin_v1_Usage, Usage__Output as _hookhost_plugin_v1_Usage__Output } from './hookhost/plugin/v1/Usage';
+import type { UserMessage as _hookhost_plugin_v1_UserMessage, UserMessage__Output as _hookhost_plugin_v1_UserMessage__Output } from './hookhost/plugin/v1/UserMessage';
+import type { UserMessageResponse as _hookhost_plugin_v1_UserMessageResponse, UserMessageResponse__Output as _hookhost_plugin_v1_UserMessageResponse__Output } from './hookhost/plugin/v1/UserMessageResponse';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -48,6 +51,7 @@ export interface ProtoGrpcType {
   hookhost: {
     plugin: {
       v1: {
+        AddedContextResponse: MessageTypeDefinition<_hookhost_plugin_v1_AddedContextResponse, _hookhost_plugin_v1_AddedContextResponse__Output>
         ApiRequest: MessageTypeDefinition<_hookhost_plugin_v1_ApiRequest, _hookhost_plugin_v1_ApiRequest__Output>
         Ask: MessageTypeDefinition<_hookhost_plugin_v1_Ask, _hookhost_plugin_v1_Ask__Output>
         Block: MessageTypeDefinition<_hookhost_plugin_v1_Block, _hookhost_plugin_v1_Block__Output>
@@ -86,6 +90,8 @@ export interface ProtoGrpcType {
         ToolResultResponse: MessageTypeDefinition<_hookhost_plugin_v1_ToolResultResponse, _hookhost_plugin_v1_ToolResultResponse__Output>
         ToolSpec: MessageTypeDefinition<_hookhost_plugin_v1_ToolSpec, _hookhost_plugin_v1_ToolSpec__Output>
         Usage: MessageTypeDefinition<_hookhost_plugin_v1_Usage, _hookhost_plugin_v1_Usage__Output>
+        UserMessage: MessageTypeDefinition<_hookhost_plugin_v1_UserMessage, _hookhost_plugin_v1_UserMessage__Output>
+        UserMessageResponse: MessageTypeDefinition<_hookhost_plugin_v1_UserMessageResponse, _hookhost_plugin_v1_UserMessageResponse__Output>
       }
     }
   }

@@ -18,6 +18,7 @@ import type {
   ToolListRequest,
   ToolSpec,
   HookContext,
+  UserMessage,
 } from "@hookhost/plugin";
 
 const objectSchema: JsonObject = { type: "object" };
@@ -178,6 +179,19 @@ serve({
     }
     if (ev.name === "native_upper") {
       return { content: asciiUpper(ev.result.content), isError: ev.result.isError };
+    }
+    return;
+  },
+
+  onUserMessage(m: UserMessage) {
+    if (m.text === "forbidden") return { block: { message: "conform blocks forbidden text" } };
+    if (m.text.startsWith("context:")) return { additionalContext: `${m.text.slice("context:".length)} -- ${tag}` };
+    return;
+  },
+
+  postToolCallCanAddContext(ev: ToolCallOutcome) {
+    if (ev.name === "conform__echo" && ev.status.startsWith("provided_by:")) {
+      return { additionalContext: `echo checked by ${tag}` };
     }
     return;
   },

@@ -2,6 +2,7 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AddedContextResponse as _hookhost_plugin_v1_AddedContextResponse, AddedContextResponse__Output as _hookhost_plugin_v1_AddedContextResponse__Output } from '../../../hookhost/plugin/v1/AddedContextResponse';
 import type { ApiRequest as _hookhost_plugin_v1_ApiRequest, ApiRequest__Output as _hookhost_plugin_v1_ApiRequest__Output } from '../../../hookhost/plugin/v1/ApiRequest';
 import type { ConfigureRequest as _hookhost_plugin_v1_ConfigureRequest, ConfigureRequest__Output as _hookhost_plugin_v1_ConfigureRequest__Output } from '../../../hookhost/plugin/v1/ConfigureRequest';
 import type { ConfigureResponse as _hookhost_plugin_v1_ConfigureResponse, ConfigureResponse__Output as _hookhost_plugin_v1_ConfigureResponse__Output } from '../../../hookhost/plugin/v1/ConfigureResponse';
@@ -24,6 +25,8 @@ import type { ToolCallRequest as _hookhost_plugin_v1_ToolCallRequest, ToolCallRe
 import type { ToolListRequest as _hookhost_plugin_v1_ToolListRequest, ToolListRequest__Output as _hookhost_plugin_v1_ToolListRequest__Output } from '../../../hookhost/plugin/v1/ToolListRequest';
 import type { ToolListResponse as _hookhost_plugin_v1_ToolListResponse, ToolListResponse__Output as _hookhost_plugin_v1_ToolListResponse__Output } from '../../../hookhost/plugin/v1/ToolListResponse';
 import type { ToolResultResponse as _hookhost_plugin_v1_ToolResultResponse, ToolResultResponse__Output as _hookhost_plugin_v1_ToolResultResponse__Output } from '../../../hookhost/plugin/v1/ToolResultResponse';
+import type { UserMessage as _hookhost_plugin_v1_UserMessage, UserMessage__Output as _hookhost_plugin_v1_UserMessage__Output } from '../../../hookhost/plugin/v1/UserMessage';
+import type { UserMessageResponse as _hookhost_plugin_v1_UserMessageResponse, UserMessageResponse__Output as _hookhost_plugin_v1_UserMessageResponse__Output } from '../../../hookhost/plugin/v1/UserMessageResponse';
 
 export interface PluginClient extends grpc.Client {
   Configure(argument: _hookhost_plugin_v1_ConfigureRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_ConfigureResponse__Output>): grpc.ClientUnaryCall;
@@ -62,6 +65,15 @@ export interface PluginClient extends grpc.Client {
   onSessionStart(argument: _hookhost_plugin_v1_SessionStart, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
   onSessionStart(argument: _hookhost_plugin_v1_SessionStart, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
   
+  OnUserMessage(argument: _hookhost_plugin_v1_UserMessage, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  OnUserMessage(argument: _hookhost_plugin_v1_UserMessage, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  OnUserMessage(argument: _hookhost_plugin_v1_UserMessage, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  OnUserMessage(argument: _hookhost_plugin_v1_UserMessage, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  onUserMessage(argument: _hookhost_plugin_v1_UserMessage, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  onUserMessage(argument: _hookhost_plugin_v1_UserMessage, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  onUserMessage(argument: _hookhost_plugin_v1_UserMessage, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  onUserMessage(argument: _hookhost_plugin_v1_UserMessage, callback: grpc.requestCallback<_hookhost_plugin_v1_UserMessageResponse__Output>): grpc.ClientUnaryCall;
+  
   PostLlmCall(argument: _hookhost_plugin_v1_Inference, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
   PostLlmCall(argument: _hookhost_plugin_v1_Inference, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
   PostLlmCall(argument: _hookhost_plugin_v1_Inference, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
@@ -88,6 +100,15 @@ export interface PluginClient extends grpc.Client {
   postToolCall(argument: _hookhost_plugin_v1_ToolCallOutcome, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
   postToolCall(argument: _hookhost_plugin_v1_ToolCallOutcome, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
   postToolCall(argument: _hookhost_plugin_v1_ToolCallOutcome, callback: grpc.requestCallback<_hookhost_plugin_v1_Empty__Output>): grpc.ClientUnaryCall;
+  
+  PostToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
+  PostToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
+  PostToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
+  PostToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
+  postToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
+  postToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
+  postToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
+  postToolCallCanAddContext(argument: _hookhost_plugin_v1_ToolCallOutcome, callback: grpc.requestCallback<_hookhost_plugin_v1_AddedContextResponse__Output>): grpc.ClientUnaryCall;
   
   PreApiRequestMutable(argument: _hookhost_plugin_v1_ApiRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_hookhost_plugin_v1_RequestPatchResponse__Output>): grpc.ClientUnaryCall;
   PreApiRequestMutable(argument: _hookhost_plugin_v1_ApiRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_hookhost_plugin_v1_RequestPatchResponse__Output>): grpc.ClientUnaryCall;
@@ -163,11 +184,15 @@ export interface PluginHandlers extends grpc.UntypedServiceImplementation {
   
   OnSessionStart: grpc.handleUnaryCall<_hookhost_plugin_v1_SessionStart__Output, _hookhost_plugin_v1_Empty>;
   
+  OnUserMessage: grpc.handleUnaryCall<_hookhost_plugin_v1_UserMessage__Output, _hookhost_plugin_v1_UserMessageResponse>;
+  
   PostLlmCall: grpc.handleUnaryCall<_hookhost_plugin_v1_Inference__Output, _hookhost_plugin_v1_Empty>;
   
   PostLlmCallCanReissue: grpc.handleUnaryCall<_hookhost_plugin_v1_LlmCall__Output, _hookhost_plugin_v1_ReissueResponse>;
   
   PostToolCall: grpc.handleUnaryCall<_hookhost_plugin_v1_ToolCallOutcome__Output, _hookhost_plugin_v1_Empty>;
+  
+  PostToolCallCanAddContext: grpc.handleUnaryCall<_hookhost_plugin_v1_ToolCallOutcome__Output, _hookhost_plugin_v1_AddedContextResponse>;
   
   PreApiRequestMutable: grpc.handleUnaryCall<_hookhost_plugin_v1_ApiRequest__Output, _hookhost_plugin_v1_RequestPatchResponse>;
   
@@ -190,9 +215,11 @@ export interface PluginDefinition extends grpc.ServiceDefinition {
   Describe: MethodDefinition<_hookhost_plugin_v1_DescribeRequest, _hookhost_plugin_v1_Manifest, _hookhost_plugin_v1_DescribeRequest__Output, _hookhost_plugin_v1_Manifest__Output>
   OnSessionEnd: MethodDefinition<_hookhost_plugin_v1_SessionEnd, _hookhost_plugin_v1_Empty, _hookhost_plugin_v1_SessionEnd__Output, _hookhost_plugin_v1_Empty__Output>
   OnSessionStart: MethodDefinition<_hookhost_plugin_v1_SessionStart, _hookhost_plugin_v1_Empty, _hookhost_plugin_v1_SessionStart__Output, _hookhost_plugin_v1_Empty__Output>
+  OnUserMessage: MethodDefinition<_hookhost_plugin_v1_UserMessage, _hookhost_plugin_v1_UserMessageResponse, _hookhost_plugin_v1_UserMessage__Output, _hookhost_plugin_v1_UserMessageResponse__Output>
   PostLlmCall: MethodDefinition<_hookhost_plugin_v1_Inference, _hookhost_plugin_v1_Empty, _hookhost_plugin_v1_Inference__Output, _hookhost_plugin_v1_Empty__Output>
   PostLlmCallCanReissue: MethodDefinition<_hookhost_plugin_v1_LlmCall, _hookhost_plugin_v1_ReissueResponse, _hookhost_plugin_v1_LlmCall__Output, _hookhost_plugin_v1_ReissueResponse__Output>
   PostToolCall: MethodDefinition<_hookhost_plugin_v1_ToolCallOutcome, _hookhost_plugin_v1_Empty, _hookhost_plugin_v1_ToolCallOutcome__Output, _hookhost_plugin_v1_Empty__Output>
+  PostToolCallCanAddContext: MethodDefinition<_hookhost_plugin_v1_ToolCallOutcome, _hookhost_plugin_v1_AddedContextResponse, _hookhost_plugin_v1_ToolCallOutcome__Output, _hookhost_plugin_v1_AddedContextResponse__Output>
   PreApiRequestMutable: MethodDefinition<_hookhost_plugin_v1_ApiRequest, _hookhost_plugin_v1_RequestPatchResponse, _hookhost_plugin_v1_ApiRequest__Output, _hookhost_plugin_v1_RequestPatchResponse__Output>
   PreLlmCallCanProvideResponse: MethodDefinition<_hookhost_plugin_v1_LlmRequest, _hookhost_plugin_v1_ModelResponseResponse, _hookhost_plugin_v1_LlmRequest__Output, _hookhost_plugin_v1_ModelResponseResponse__Output>
   PreToolCall: MethodDefinition<_hookhost_plugin_v1_ToolCallRequest, _hookhost_plugin_v1_PreToolCallResponse, _hookhost_plugin_v1_ToolCallRequest__Output, _hookhost_plugin_v1_PreToolCallResponse__Output>
