@@ -88,6 +88,8 @@ type Funcs struct {
 	// Config declares the plugin's config keys (see Manifest); nil leaves
 	// them undeclared.
 	Config *ConfigKeys
+	// HookOptions are the manifest's per-hook options (see HookOptions).
+	HookOptions map[Name]HookOptions
 
 	OnSessionStartFunc              func(context.Context, SessionStart) error
 	OnSessionEndFunc                func(context.Context, SessionEnd) error
@@ -106,7 +108,7 @@ var _ Plugin = (*Funcs)(nil)
 
 // Manifest lists the hooks whose functions are set, in catalogue order.
 func (f *Funcs) Manifest() Manifest {
-	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools, Config: f.Config}
+	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools, Config: f.Config, HookOptions: f.HookOptions}
 	for _, s := range catalogue {
 		if s.funcs(f).handle != nil {
 			m.Hooks = append(m.Hooks, s.name)
