@@ -168,11 +168,15 @@ func windowScenarios() []windowScenario {
 	plain := "The answer is 43, plainly, with no hedge in its opening at all."
 	return []windowScenario{
 		{name: "secret split across windows", rounds: 1,
-			replies: func(chan struct{}) []fakeapi.Reply { return []fakeapi.Reply{fakeapi.SSE(fakeapi.ChatText(secretText, 7)...)} },
-			want:    strings.Replace(secretText, "SECRET-abcdefABCDEF", "[redacted]", 1)},
+			replies: func(chan struct{}) []fakeapi.Reply {
+				return []fakeapi.Reply{fakeapi.SSE(fakeapi.ChatText(secretText, 7)...)}
+			},
+			want: strings.Replace(secretText, "SECRET-abcdefABCDEF", "[redacted]", 1)},
 		{name: "stop", rounds: 1, stop: "refused",
-			replies: func(chan struct{}) []fakeapi.Reply { return []fakeapi.Reply{fakeapi.SSE(fakeapi.ChatText(stopText, 9)...)} },
-			want:    stopText[:strings.Index(stopText, "FORBIDDEN")]},
+			replies: func(chan struct{}) []fakeapi.Reply {
+				return []fakeapi.Reply{fakeapi.SSE(fakeapi.ChatText(stopText, 9)...)}
+			},
+			want: stopText[:strings.Index(stopText, "FORBIDDEN")]},
 		{name: "first text before the answer is whole", rounds: 1, gated: true,
 			replies: func(gate chan struct{}) []fakeapi.Reply {
 				frames := fakeapi.ChatText(long, 10)
@@ -188,8 +192,10 @@ func windowScenarios() []windowScenario {
 			},
 			want: reissued},
 		{name: "opening passes", rounds: 1,
-			replies: func(chan struct{}) []fakeapi.Reply { return []fakeapi.Reply{fakeapi.SSE(fakeapi.ChatText(plain, 6)...)} },
-			want:    plain},
+			replies: func(chan struct{}) []fakeapi.Reply {
+				return []fakeapi.Reply{fakeapi.SSE(fakeapi.ChatText(plain, 6)...)}
+			},
+			want: plain},
 	}
 }
 

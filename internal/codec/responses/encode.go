@@ -74,9 +74,9 @@ type response struct {
 	status    string // in_progress, completed, incomplete, failed
 	// incomplete is incomplete_details.reason when status is incomplete.
 	incomplete string
-	output    []json.RawMessage
-	usage     json.RawMessage // nil: null
-	errObj    json.RawMessage // nil: null
+	output     []json.RawMessage
+	usage      json.RawMessage // nil: null
+	errObj     json.RawMessage // nil: null
 }
 
 // own are the fields the front always sets itself; an upstream's value of
