@@ -22,7 +22,8 @@ const (
 )
 
 // State is the [state] table: where `hookhost serve` keeps the state
-// clients continue from (the stored Responses objects), so that several
+// clients continue from (the stored Responses objects, the hidden rounds
+// of mixed tool calls), so that several
 // replicas sharing one Redis or Valkey server serve the same
 // conversations. The bounds on what is kept stay in [server]
 // (responses_entries, responses_max_bytes, state_ttl).

@@ -359,7 +359,7 @@ func (t *tracer) ToolCalled(iter int, out dispatch.Outcome) {
 	if out.Result.IsError {
 		status = "error"
 	}
-	t.s.trace(iter, EventToolCall, "tool %s(%s) → %s, %s: %s", out.Call.Name, out.Call.Arguments, how, status, clip(out.Result.Content, 120))
+	t.s.trace(iter, EventToolCall, "tool %s(%s) [%s] → %s, %s: %s", out.Call.Name, out.Call.Arguments, out.Origin, how, status, clip(out.Result.Content, 120))
 	for _, p := range out.TransformedBy {
 		t.s.trace(iter, EventHook, "transform_tool_result: %s rewrote the result of %s", p, out.Call.Name)
 	}

@@ -27,6 +27,7 @@ const (
 // Outcome is everything that happened to one tool call.
 type Outcome struct {
 	Call          hooks.ToolCall // as run: arguments after every modify
+	Origin        hooks.Origin   // where the call went, as tool hooks were told
 	Result        hooks.ToolResult
 	Status        hooks.CallStatus
 	Path          Path
@@ -69,16 +70,17 @@ type pluginSchema struct {
 // transformed, is carried as a JSON string (hooks.ToolResult.AsJSON).
 func (p *Pipeline) Run(ctx context.Context, sessionID string, call hooks.ToolCall) Outcome {
 	start := time.Now()
-	req := hooks.ToolCallRequest{SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: call.Arguments}
+	req := hooks.ToolCallRequest{SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Origin: p.origin(call.Name)}
 	out, run := p.decide(ctx, &req)
 	defer run.Close()
 	out.Call = hooks.ToolCall{ID: call.ID, Name: call.Name, Arguments: req.Arguments}
+	out.Origin = req.Origin
 	out.Result = out.Result.AsJSON()
 	out.Duration = time.Since(start)
 
 	ev := hooks.ToolCallOutcome{
 		SessionID: sessionID, CallID: call.ID, Name: call.Name, Arguments: req.Arguments,
-		Result: out.Result, Status: out.Status, Duration: out.Duration,
+		Result: out.Result, Status: out.Status, Duration: out.Duration, Origin: req.Origin,
 	}
 	run.Done(ev)
 	out.Result, out.TransformedBy = run.Transform(ctx, ev)
@@ -166,6 +168,23 @@ func (p *Pipeline) decide(ctx context.Context, req *hooks.ToolCallRequest) (Outc
 	out.Path = PathNative
 	out.Result, out.Status = runNative(ctx, tool, req.Arguments)
 	return out, run
+}
+
+// origin says where a call to name goes, as the native step will find it:
+// a plugin's tool, a Registry tool, a hosted tool, in that order. A name
+// nobody offers is the host's to answer.
+func (p *Pipeline) origin(name string) hooks.Origin {
+	if _, ok := p.pluginSchema(name); ok {
+		return hooks.OriginPlugin
+	}
+	tool, ok := p.Registry.Lookup(name)
+	if !ok && p.Hosted != nil {
+		tool, ok = p.Hosted.Lookup(name)
+	}
+	if ok && tool.Origin != "" {
+		return tool.Origin
+	}
+	return hooks.OriginNative
 }
 
 // pluginSchema returns the compiled input schema of a plugin's tool, and

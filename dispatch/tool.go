@@ -16,6 +16,10 @@ type ToolFunc func(ctx context.Context, args json.RawMessage) (any, error)
 type Tool struct {
 	Spec hooks.ToolSpec
 	Run  ToolFunc
+	// Origin is what tool hooks are told of where the call goes; empty is
+	// hooks.OriginNative. A configured MCP server's tool run by hookhost
+	// has hooks.OriginMCP(server).
+	Origin hooks.Origin
 }
 
 // ToolSet is a set of tools hookhost runs itself that may change while it

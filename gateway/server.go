@@ -227,14 +227,16 @@ func newServer(p parts) (*Server, error) {
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
 	s.metrics.reg.MustRegister(&mcpCollector{servers: p.mcpServers, stats: p.mcpStats})
 	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes == 0 {
-		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: nothing is stored there")
+		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: only hidden tool-call rounds are stored there")
 	}
-	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes > 0 {
+	if p.responses == nil && p.state.Backend == config.StateRedis {
 		if s.backend, err = openStateBackend(p); err != nil {
 			return nil, err
 		}
 		s.backend.register(s.metrics.reg)
-		p.responses = backendStore{Store: s.backend.redis, b: s.backend}
+		if p.server.ResponsesMaxBytes > 0 {
+			p.responses = backendStore{Store: s.backend.redis, b: s.backend}
+		}
 	}
 	s.states = newStates(p.server, p.responses)
 	registerStateMetrics(s.metrics.reg, s.states)
@@ -247,6 +249,9 @@ func newServer(p parts) (*Server, error) {
 	}
 	if p.hooked == nil || p.plain == nil {
 		store := relay.NewStore(p.server.StateTTL, p.server.StateEntries)
+		if s.backend != nil {
+			store = relay.NewSharedStore(backendStore{Store: s.backend.rounds, b: s.backend, why: needRounds}, p.server.StateTTL)
+		}
 		cfg := relay.Config{
 			Provider:      p.provider,
 			MaxIterations: p.maxIterations,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,17 +16,23 @@ import (
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/relay"
 )
 
 // stateBackend is the server the Responses store lives in when [state]
 // backend = "redis", shared by every replica: its failures become 503s
 // that name it, its outages are logged once each, and /readyz reports it.
 type stateBackend struct {
-	redis *statestore.Redis
-	log   hclog.Logger
-	// down is set while the server does not answer, from the store's
-	// OnStateChange.
-	down atomic.Bool
+	// redis keeps the Responses objects; rounds the hidden rounds of
+	// mixed tool calls (relay.NewSharedStore), on the same server under
+	// their own prefix, so that each has its own bounds per tenant.
+	redis, rounds *statestore.Redis
+	log           hclog.Logger
+	// down is set while the server does not answer either store, from
+	// their OnStateChange; failing is each one's (responses, rounds).
+	down    atomic.Bool
+	mu      sync.Mutex
+	failing [2]bool
 }
 
 // healthWait bounds how long /readyz and the check at startup wait for
@@ -60,14 +67,32 @@ func openStateBackend(p parts) (*stateBackend, error) {
 		WriteTimeout:  cfg.WriteTimeout,
 		TenantBytes:   p.server.ResponsesMaxBytes,
 		TenantEntries: entries,
-		OnStateChange: b.changed,
+		OnStateChange: b.watch(0),
 	})
 	if err != nil {
 		// NewRedis's error never repeats the URL, which holds the password.
 		return nil, fmt.Errorf("config: %s: the URL in %s: %w", at, cfg.URLEnv, err)
 	}
 	b.redis = r
-	b.log.Info("keeping stored responses in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
+	// The rounds' bounds per tenant are the memory store's in all
+	// (server.state_entries, relay.DefaultStoreMaxBytes, which also
+	// bounds one entry): a replica's share of a tenant is the whole
+	// tenant's, and what one replica would keep, all keep.
+	if b.rounds, err = statestore.NewRedis(statestore.RedisOptions{
+		URL:           url,
+		Prefix:        cfg.Prefix + roundsPrefix,
+		DialTimeout:   cfg.DialTimeout,
+		ReadTimeout:   cfg.ReadTimeout,
+		WriteTimeout:  cfg.WriteTimeout,
+		MaxValue:      relay.DefaultStoreMaxBytes,
+		TenantBytes:   relay.DefaultStoreMaxBytes,
+		TenantEntries: p.server.StateEntries,
+		OnStateChange: b.watch(1),
+	}); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("config: %s: the URL in %s: %w", at, cfg.URLEnv, err)
+	}
+	b.log.Info("keeping stored responses and hidden tool-call rounds in redis", "addr", r.Addr(), "prefix", cfg.Prefix)
 	ctx, cancel := context.WithTimeout(context.Background(), healthWait)
 	defer cancel()
 	// Unreachable at startup is not fatal: requests needing no state are
@@ -76,9 +101,24 @@ func openStateBackend(p parts) (*stateBackend, error) {
 	return b, nil
 }
 
-// changed logs an outage of the backend as it starts and as it ends.
-func (b *stateBackend) changed(err error) {
-	b.down.Store(err != nil)
+// roundsPrefix follows state.prefix in the keys of hidden rounds.
+const roundsPrefix = "rounds:"
+
+// watch returns the OnStateChange of store which (0 responses, 1
+// rounds): an outage of the backend is logged as it starts and as it
+// ends, once, though both stores see it, each in its own time.
+func (b *stateBackend) watch(which int) func(error) {
+	return func(err error) { b.changed(which, err) }
+}
+
+func (b *stateBackend) changed(which int, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failing[which] = err != nil
+	down := b.failing[0] || b.failing[1]
+	if b.down.Swap(down) == down {
+		return
+	}
 	if err != nil {
 		b.log.Warn("the state backend is unreachable; requests that continue or store a response get 503 until it is back", "error", err)
 		return
@@ -86,9 +126,13 @@ func (b *stateBackend) changed(err error) {
 	b.log.Info("the state backend is reachable again")
 }
 
-// health asks the server whether it answers.
+// health asks the server whether it answers, through both stores, so
+// that each learns the end of an outage.
 func (b *stateBackend) health(ctx context.Context) error {
-	return b.redis.Health(ctx)
+	if err := b.redis.Health(ctx); err != nil {
+		return err
+	}
+	return b.rounds.Health(ctx)
 }
 
 // unavailable is the 503 for a request that needs the backend, which
@@ -104,7 +148,7 @@ func (b *stateBackend) unavailable(err error, why string) *dialect.Error {
 }
 
 // close closes the connections to the server.
-func (b *stateBackend) close() error { return b.redis.Close() }
+func (b *stateBackend) close() error { return errors.Join(b.redis.Close(), b.rounds.Close()) }
 
 // register exports whether the backend answers.
 func (b *stateBackend) register(reg *prometheus.Registry) {
@@ -125,15 +169,25 @@ func (b *stateBackend) register(reg *prometheus.Registry) {
 type backendStore struct {
 	statestore.Store
 	b *stateBackend
+	// why says what a request needed the backend for; needStored when
+	// empty.
+	why string
 }
 
-const needStored = "the request names stored responses, which are kept there; retry once it is back"
+const (
+	needStored = "the request names stored responses, which are kept there; retry once it is back"
+	needRounds = "the request continues a conversation whose hidden tool-call rounds (or the response's own, to be continued from) are kept there; retry once it is back"
+)
 
 func (s backendStore) fail(err error) error {
 	if err == nil || errors.Is(err, statestore.ErrTooLarge) {
 		return err
 	}
-	return s.b.unavailable(err, needStored)
+	why := s.why
+	if why == "" {
+		why = needStored
+	}
+	return s.b.unavailable(err, why)
 }
 
 func (s backendStore) Get(ctx context.Context, tenant, key string) ([]byte, bool, error) {

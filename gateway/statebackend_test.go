@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway/statestore/statestoretest"
+	"github.com/hookhost/hookhost/internal/fakeapi"
 	"github.com/hookhost/hookhost/llm/offline"
 )
 
@@ -217,5 +218,57 @@ func wantUp(t *testing.T, s *testServer, v string) {
 	t.Helper()
 	if body := metricsOf(t, s.url); !strings.Contains(body, "\nhookhost_gateway_state_backend_up "+v+"\n") {
 		t.Errorf("/metrics does not say hookhost_gateway_state_backend_up %s:\n%s", v, body)
+	}
+}
+
+// With [state] backend = "redis", the hidden round of a mixed call made
+// on one replica is spliced back when the client continues on another
+// (Chat Completions, whole history); with Redis down, that continuation
+// gets a 503 naming the backend, never an answer from a history without
+// the hidden round.
+func TestRedisHiddenRoundsSharedByReplicas(t *testing.T) {
+	srv := statestoretest.StartRedis(t)
+	mixed := fakeapi.JSON(200, `{"id":"c1","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[`+
+		`{"id":"call_c1","type":"function","function":{"name":"read_file","arguments":"{}"}},{"id":"call_k1","type":"function","function":{"name":"kora__burn","arguments":"{}"}}]}}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`)
+	up := fakeapi.New(t, mixed, chatText("the file says hi"))
+	replica := func() *testServer {
+		p := redisParts(srv.URL(), nil)
+		p.provider, p.models, p.bus = upstreamKinds[0].build(t, up.URL()), []string{"m1"}, koraBus(t)
+		s := newTest(t, p)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := replica(), replica()
+	tools := `"tools":[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}}]`
+	resp := post(t, a.url, "/v1/chat/completions", `{"model":"m1",`+tools+`,"messages":[{"role":"user","content":"read the file"}]}`)
+	raw := readAll(t, resp)
+	var out struct {
+		Choices []struct{ Message json.RawMessage }
+	}
+	var msg struct {
+		ToolCalls []struct{ ID string } `json:"tool_calls"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(raw, &out) != nil || len(out.Choices) != 1 ||
+		json.Unmarshal(out.Choices[0].Message, &msg) != nil || len(msg.ToolCalls) != 1 {
+		t.Fatalf("mixed call on replica A: %d %s, want read_file alone", resp.StatusCode, raw)
+	}
+	next := `{"model":"m1",` + tools + `,"messages":[{"role":"user","content":"read the file"},` + string(out.Choices[0].Message) +
+		`,{"role":"tool","tool_call_id":"` + msg.ToolCalls[0].ID + `","content":"hi"}]}`
+
+	resp = post(t, b.url, "/v1/chat/completions", next)
+	if raw = readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(string(raw), "the file says hi") {
+		t.Fatalf("continuation on replica B: %d %s", resp.StatusCode, raw)
+	}
+	inOrder(t, "the continuation's upstream request", string(up.Requests()[1].Body), "read the file", "call_c1", "call_k1", "burnt", "call_c1")
+
+	srv.Stop()
+	resp = post(t, b.url, "/v1/chat/completions", next)
+	raw = readAll(t, resp)
+	want := "hookhost: state backend redis at " + srv.Addr() + " is unreachable"
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(raw), want) || !strings.Contains(string(raw), "hidden tool-call rounds") {
+		t.Fatalf("continuation on B with Redis down: %d %s, want a 503 naming the backend and why", resp.StatusCode, raw)
+	}
+	if n := len(up.Requests()); n != 2 {
+		t.Fatalf("the upstream got %d requests, want 2: a continuation must not go up without its hidden round", n)
 	}
 }

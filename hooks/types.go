@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -143,6 +144,40 @@ const (
 
 // ProvidedBy is the status of a call whose result a plugin supplied.
 func ProvidedBy(plugin string) CallStatus { return CallStatus("provided_by:" + plugin) }
+
+// Origin says where a tool call is headed: who would run the tool were no
+// plugin to block it or provide its result. Tool hooks' matchers still
+// match the tool's name (a server's tools keep their namespaced names,
+// github__search); the origin lets a plugin tell, say, a configured MCP
+// server's tools from the host's own without knowing every name.
+type Origin string
+
+// The origins of a tool call. A configured MCP server's tools have the
+// origin OriginMCP(server).
+const (
+	// OriginNative is a native tool of the host; a call to a tool nobody
+	// offers has it too, since the host answers it (with an error).
+	OriginNative Origin = "native"
+	// OriginPlugin is a tool a plugin declares in its manifest.
+	OriginPlugin Origin = "plugin"
+	// OriginClient is a tool the gateway's client runs itself.
+	OriginClient Origin = "client"
+)
+
+// originMCPPrefix starts the origin of a configured MCP server's tool.
+const originMCPPrefix = "mcp:"
+
+// OriginMCP is the origin of a tool of the configured MCP server named
+// server, whether the model calls it (offer_to_model) or an MCP client does
+// through hookhost's MCP gateway: "mcp:" + server.
+func OriginMCP(server string) Origin { return Origin(originMCPPrefix + server) }
+
+// MCPServer returns the MCP server of an origin made by OriginMCP, and
+// false for every other origin.
+func (o Origin) MCPServer() (string, bool) {
+	server, ok := strings.CutPrefix(string(o), originMCPPrefix)
+	return server, ok && server != ""
+}
 
 // --- hook payloads and results -------------------------------------------
 
@@ -286,6 +321,9 @@ type ToolCallRequest struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Origin is where the call is headed: OriginNative, OriginPlugin,
+	// OriginClient or OriginMCP(server).
+	Origin Origin `json:"origin,omitempty"`
 }
 
 // PreToolCallDecision is what a pre_tool_call handler returns: either a block
@@ -309,4 +347,6 @@ type ToolCallOutcome struct {
 	Result    ToolResult      `json:"result"`
 	Status    CallStatus      `json:"status"`
 	Duration  time.Duration   `json:"duration"`
+	// Origin is where the call was headed, as in ToolCallRequest.
+	Origin Origin `json:"origin,omitempty"`
 }

@@ -125,7 +125,8 @@ reported on stderr and left out.`,
 	"mcp list": {
 		usage: "hookhost mcp list [-c file]",
 		about: `Starts each enabled MCP server once and prints its name, transport (stdio or
-http), state, negotiated protocol version and tools (as NAME__tool). A server
+http), state, negotiated protocol version, whether its tools are offered to
+the model (OFFERED: offer_to_model) and its tools (as NAME__tool). A server
 that does not start is listed as FAILED with the reason; the command then
 exits 1.`,
 		examples: `  hookhost mcp list -c hookhost.toml`,

@@ -36,7 +36,7 @@ func TestChatWhatTimeIsItOnBothRoutes(t *testing.T) {
 			if !strings.Contains(out, "From now:") {
 				t.Fatalf("answer does not come from the now tool: %q", out)
 			}
-			if !strings.Contains(errOut, "tool now({}) → native, ok") {
+			if !strings.Contains(errOut, "tool now({}) [native] → native, ok") {
 				t.Fatalf("trace does not show the native now call:\n%s", errOut)
 			}
 			wantRoute := map[string]string{"1": "route gateway", "0": "route bypass"}[gw]

@@ -128,7 +128,9 @@ func mcpInspect(sub string, cfg *config.Config, stdout, stderr io.Writer) error 
 
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if sub == "list" {
-		fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATE\tPROTOCOL\tTOOLS")
+		// OFFERED: whether the server's tools join the model's
+		// (offer_to_model), beside being served to MCP clients.
+		fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATE\tPROTOCOL\tOFFERED\tTOOLS")
 	} else {
 		fmt.Fprintln(tw, "NAME\tSTATUS\tTRANSPORT\tPROTOCOL\tDETAIL")
 	}
@@ -142,7 +144,11 @@ func mcpInspect(sub string, cfg *config.Config, stdout, stderr io.Writer) error 
 			if failures[i] != nil {
 				state, tools = "FAILED", "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Name, st.Transport, state, orDash(st.Protocol), termtext.Printable(tools))
+			offered := "no"
+			if servers[i].Spec().OfferToModel {
+				offered = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, st.Transport, state, orDash(st.Protocol), offered, termtext.Printable(tools))
 			continue
 		}
 		status, detail := "ok", fmt.Sprintf("%d tools", len(st.Tools))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,8 @@ func buildGuard(t *testing.T) string {
 }
 
 // guardedConfig fronts the fake server, its write calls logged to
-// writeLog, with the guard refusing writes outside /tmp/ok.
+// writeLog, with the guard refusing writes outside /tmp/ok and, by the
+// calls' origin, any text "secret" on their way to the fake server.
 func guardedConfig(t *testing.T, writeLog string) string {
 	fake, plugins := buildMCPFake(t), buildGuard(t)
 	t.Setenv("MCPFAKE_LOG", writeLog)
@@ -45,7 +47,10 @@ dir = "`+plugins+`"
 
 [plugins.entries.guard.config]
 message = "blocked by guard: {reason}"
-deny = [{ tool = "fake__write", args_match = '"path":"(?:[^/]|/[^t]|/t[^m]|/tm[^p])', reason = "writes stay in /tmp" }]
+deny = [
+  { tool = "fake__write", args_match = '"path":"(?:[^/]|/[^t]|/t[^m]|/tm[^p])', reason = "writes stay in /tmp" },
+  { origin = "mcp:fake", args_match = 'secret', reason = "secrets stay away from the fake server" },
+]
 
 [mcp.servers.fake]
 command = "`+fake+`"
@@ -103,6 +108,16 @@ func TestMCPServeOverStdio(t *testing.T) {
 		t.Errorf("fake__echo: isError %v, %q; want echo: hi", res.IsError, resultText(res))
 	}
 
+	// The guard, a plugin process, is told the call goes to the server
+	// named fake: its rule keyed by that origin blocks.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake__echo", Arguments: map[string]any{"text": "a secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "blocked by guard: secrets stay away from the fake server") {
+		t.Errorf("fake__echo of a secret: isError %v, %q; want the guard's block by origin", res.IsError, resultText(res))
+	}
+
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake__write", Arguments: map[string]any{"path": "/etc/passwd"}})
 	if err != nil {
 		t.Fatal(err)
@@ -142,13 +157,29 @@ func TestMCPListAndCheck(t *testing.T) {
 command = "`+fake+`"
 tools = ["echo"]
 
+[mcp.servers.offered]
+command = "`+fake+`"
+offer_to_model = true
+
 [mcp.servers.off]
 command = "./missing"
 enabled = false
 `)
 	code, out, errOut := runCLI(t, "", "mcp", "list", "-c", cfg)
-	if code != 0 || !strings.Contains(out, "fake") || !strings.Contains(out, "running") || !strings.Contains(out, "fake__echo") || strings.Contains(out, "fake__write") || strings.Contains(out, "off") {
+	if code != 0 || !strings.Contains(out, "fake") || !strings.Contains(out, "running") || !strings.Contains(out, "fake__echo") || strings.Contains(out, "fake__write") || strings.Contains(out, "off ") {
 		t.Errorf("mcp list: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The OFFERED column says whose tools join the model's.
+	rows := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	header := rows["NAME"]
+	col := slices.Index(header, "OFFERED")
+	if col < 0 || len(rows["fake"]) <= col || len(rows["offered"]) <= col || rows["fake"][col] != "no" || rows["offered"][col] != "yes" {
+		t.Errorf("mcp list: want an OFFERED column, no for fake and yes for offered:\n%s", out)
 	}
 	code, out, errOut = runCLI(t, "", "mcp", "check", "-c", cfg)
 	if code != 0 || !strings.Contains(out, "ok") || !strings.Contains(out, "1 tools") {

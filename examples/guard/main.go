@@ -1,5 +1,6 @@
 // Command guard is an example hookhost plugin that blocks tool calls by
-// rule, on pre_tool_call. A rule names a tool (a glob) and, optionally, a
+// rule, on pre_tool_call. A rule names a tool (a glob), where the call goes
+// (its origin, such as "mcp:fs", a glob too) or both and, optionally, a
 // regular expression its arguments must match; the model gets the block
 // message as the tool's error result. See README.md.
 //
@@ -53,11 +54,11 @@ func (g *guard) PreToolCall(_ context.Context, call hooks.ToolCallRequest) (*hoo
 		// calls through.
 		return nil, errors.New("guard: no rules loaded: Configure was never called")
 	}
-	r, ok := rs.match(call.Name, call.Arguments)
+	r, ok := rs.match(call.Name, call.Origin, call.Arguments)
 	if !ok {
 		return nil, nil
 	}
-	g.Logger().Info("blocked a tool call", "tool", call.Name, "rule", r.index, "session", call.SessionID, "call", call.CallID)
+	g.Logger().Info("blocked a tool call", "tool", call.Name, "origin", call.Origin, "rule", r.index, "session", call.SessionID, "call", call.CallID)
 	return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: rs.message(r, call.Name)}}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hookhost/hookhost/hookbus"
+	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk/plugintest"
 )
 
@@ -103,7 +104,8 @@ func TestConfigureRejectsBadRules(t *testing.T) {
 	for _, tc := range []struct{ config, want string }{
 		{`{"deny": [{"tool": "now"}, {"tool": "read_file", "args_match": "(secret"}]}`,
 			`deny[1]: args_match "(secret" is not a valid regular expression`},
-		{`{"deny": [{"args_match": "x"}]}`, `deny[0]: tool is required`},
+		{`{"deny": [{"args_match": "x"}]}`, `deny[0]: tool or origin is required`},
+		{`{"deny": [{"origin": "mcp:["}]}`, `deny[0]: origin "mcp:[" is not a valid glob`},
 		{`{"deny": [{"tool": "read_[file"}]}`, `deny[0]: tool "read_[file" is not a valid glob`},
 		{`{"deny": [{"tool": "now", "arg_match": "x"}]}`, `unknown key "arg_match"`},
 		{`{"message": "no {toool} here"}`, `message: unknown placeholder {toool}`},
@@ -128,5 +130,36 @@ func TestCanonicalJSON(t *testing.T) {
 		if got := canonicalJSON(json.RawMessage(in)); got != want {
 			t.Errorf("canonicalJSON(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// A rule keyed by origin blocks the calls going there whatever the tool's
+// name, and only those; it is told the origin over both protocols.
+func TestGuardBlocksByOrigin(t *testing.T) {
+	const rules = `{"deny": [
+		{"origin": "mcp:fs", "args_match": "/etc/", "reason": "the fs server stays out of /etc"},
+		{"tool": "*__delete", "origin": "mcp:*", "reason": "no deleting through an MCP server"}
+	]}`
+	for _, v := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("protocol %d", v), func(t *testing.T) {
+			h := plugintest.New(t, &guard{}, plugintest.WithConfig(rules), plugintest.WithProtocol(v))
+			for _, tc := range []struct {
+				tool, origin, args string
+				blocked            bool
+			}{
+				{"fs__read", "mcp:fs", `{"path":"/etc/passwd"}`, true},
+				{"fs__read", "mcp:fs", `{"path":"/tmp/a"}`, false},
+				{"read_file", "native", `{"path":"/etc/passwd"}`, false},
+				{"read_file", "client", `{"path":"/etc/passwd"}`, false},
+				{"github__delete", "mcp:github", `{}`, true},
+				{"kora__delete", "plugin", `{}`, false},
+			} {
+				out := h.Bus.PreToolCall(context.Background(), hooks.ToolCallRequest{
+					SessionID: "s", CallID: "c", Name: tc.tool, Arguments: json.RawMessage(tc.args), Origin: hooks.Origin(tc.origin)})
+				if out.Blocked != tc.blocked {
+					t.Errorf("%s from %s (%s): blocked = %v, want %v (%q)", tc.tool, tc.origin, tc.args, out.Blocked, tc.blocked, out.Message)
+				}
+			}
+		})
 	}
 }

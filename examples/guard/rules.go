@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
@@ -22,7 +23,11 @@ type config struct {
 }
 
 type ruleConfig struct {
-	Tool      string `json:"tool"`       // path.Match glob of tool names; required
+	Tool string `json:"tool"` // path.Match glob of tool names; "" matches any
+	// Origin is a path.Match glob of where the call goes: "native",
+	// "plugin", "client" or "mcp:SERVER" ("mcp:*" for every MCP
+	// server); "" matches any. A rule names a tool, an origin or both.
+	Origin    string `json:"origin"`
 	ArgsMatch string `json:"args_match"` // regexp over the arguments; "" matches any
 	Reason    string `json:"reason"`     // {reason} in the message
 }
@@ -36,7 +41,8 @@ var placeholderRE = regexp.MustCompile(`\{[^{}\s]*\}`)
 
 type rule struct {
 	index  int
-	tool   string
+	tool   string         // "" matches any
+	origin string         // "" matches any
 	args   *regexp.Regexp // nil: any arguments
 	reason string
 }
@@ -65,12 +71,15 @@ func parseRules(raw json.RawMessage) (*ruleset, error) {
 		}
 	}
 	for i, rc := range c.Deny {
-		r := rule{index: i, tool: rc.Tool, reason: rc.Reason}
-		if rc.Tool == "" {
-			return nil, fmt.Errorf("deny[%d]: tool is required (a tool name, or a glob such as \"*\")", i)
+		r := rule{index: i, tool: rc.Tool, origin: rc.Origin, reason: rc.Reason}
+		if rc.Tool == "" && rc.Origin == "" {
+			return nil, fmt.Errorf("deny[%d]: tool or origin is required (a tool name or a glob such as \"*\"; an origin such as \"mcp:fs\" or \"client\")", i)
 		}
 		if _, err := path.Match(rc.Tool, ""); err != nil {
 			return nil, fmt.Errorf("deny[%d]: tool %q is not a valid glob: %v", i, rc.Tool, err)
+		}
+		if _, err := path.Match(rc.Origin, ""); err != nil {
+			return nil, fmt.Errorf("deny[%d]: origin %q is not a valid glob: %v", i, rc.Origin, err)
 		}
 		if rc.ArgsMatch != "" {
 			re, err := regexp.Compile(rc.ArgsMatch)
@@ -91,10 +100,10 @@ func parseRules(raw json.RawMessage) (*ruleset, error) {
 }
 
 // match returns the first rule that denies the call.
-func (rs *ruleset) match(tool string, args json.RawMessage) (rule, bool) {
+func (rs *ruleset) match(tool string, origin hooks.Origin, args json.RawMessage) (rule, bool) {
 	var canon string // computed once, and only if a rule needs it
 	for _, r := range rs.deny {
-		if ok, _ := path.Match(r.tool, tool); !ok {
+		if !globMatch(r.tool, tool) || !globMatch(r.origin, string(origin)) {
 			continue
 		}
 		if r.args == nil {
@@ -108,6 +117,15 @@ func (rs *ruleset) match(tool string, args json.RawMessage) (rule, bool) {
 		}
 	}
 	return rule{}, false
+}
+
+// globMatch matches a rule's glob; an empty one matches anything.
+func globMatch(glob, s string) bool {
+	if glob == "" {
+		return true
+	}
+	ok, _ := path.Match(glob, s)
+	return ok
 }
 
 func (rs *ruleset) message(r rule, tool string) string {

@@ -380,6 +380,12 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		if r == nil || !r.IsError || r.Content != "conform refuses to echo fail" {
 			t.Errorf("echo fail: %+v, want conform's error result", r)
 		}
+		fromServer := call("conform__echo", `{"text":"where"}`)
+		fromServer.Origin = hooks.OriginMCP("fs")
+		r = bus.PreToolCallCanProvideResult(ctx, fromServer)
+		if r == nil || r.IsError || !jsonEqual(r.Content, fmt.Sprintf(`{"echo":"where","tag":%q,"origin":"mcp:fs"}`, tag)) {
+			t.Errorf("echo where, from an MCP server: %+v, want the origin echoed", r)
+		}
 		if r := bus.PreToolCallCanProvideResult(ctx, call("conform__unknown", `{}`)); r != nil {
 			t.Errorf("conform__unknown: %+v, want no opinion", r)
 		}
@@ -442,9 +448,13 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 
 		n := ex.n.Load()
 		out := pipe.Run(ctx, session, hooks.ToolCall{ID: "p1", Name: "conform__echo", Arguments: json.RawMessage(`{"text":"shout:hi"}`)})
-		// The pipeline carries a plain-text result as a JSON string.
-		want := hooks.ToolResult{Content: fmt.Sprintf(`{"echo":"HI","tag":%q} (transformed)`, tag)}.AsJSON().Content
-		if out.Path != dispatch.PathProvided || out.AnsweredBy != "conform" || out.Result.Content != want || out.Result.IsError ||
+		// The pipeline carries a plain-text result as a JSON string; the
+		// echo's keys come in the plugin's order.
+		want := fmt.Sprintf(`{"echo":"HI","tag":%q,"origin":"plugin"}`, tag)
+		var content string
+		_ = json.Unmarshal([]byte(out.Result.Content), &content)
+		echoed, transformed := strings.CutSuffix(content, " (transformed)")
+		if out.Path != dispatch.PathProvided || out.AnsweredBy != "conform" || !transformed || !jsonEqual(echoed, want) || out.Result.IsError ||
 			!slices.Equal(out.ModifiedBy, []string{"conform"}) || !slices.Equal(out.TransformedBy, []string{"conform"}) {
 			t.Errorf("echo shout:hi through the pipeline: %+v, want content %s", out, want)
 		}
@@ -471,6 +481,7 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		bus.OnSessionStart(hooks.SessionStart{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway})
 		bus.PostLLMCall(hooks.Inference{SessionID: "s-obs", Model: "m-obs", Route: hooks.RouteGateway, StopReason: hooks.StopEndTurn})
 		bus.PostToolCall(hooks.ToolCallOutcome{SessionID: "s-obs", CallID: "o1", Name: "observed_tool", Arguments: json.RawMessage(`{}`), Status: hooks.StatusOK})
+		bus.PostToolCall(hooks.ToolCallOutcome{SessionID: "s-obs", CallID: "o2", Name: "fs__read", Arguments: json.RawMessage(`{}`), Status: hooks.StatusOK, Origin: hooks.OriginMCP("fs")})
 		bus.OnSessionEnd(hooks.SessionEnd{SessionID: "s-obs", Model: "m", Route: hooks.RouteGateway, Reason: hooks.EndCompleted})
 		fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
@@ -479,9 +490,9 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 		want := []string{
 			"on_session_start s-obs", "post_llm_call s-obs m-obs",
-			"post_tool_call observed_tool ok", "on_session_end s-obs completed",
-			// From the pipeline's calls above.
-			"post_tool_call conform__echo provided_by:conform", "post_tool_call native_upper ok",
+			"post_tool_call observed_tool ok", "post_tool_call fs__read ok mcp:fs", "on_session_end s-obs completed",
+			// From the pipeline's calls above, which know where each call went.
+			"post_tool_call conform__echo provided_by:conform plugin", "post_tool_call native_upper ok native",
 		}
 		var seen []string
 		waitFor(t, "conform__seen to list every observer event", func() bool {

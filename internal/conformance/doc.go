@@ -47,7 +47,8 @@
 //   - on_session_start: "on_session_start <session_id>"
 //   - on_session_end: "on_session_end <session_id> <reason>"
 //   - post_llm_call: "post_llm_call <session_id> <model>"
-//   - post_tool_call: "post_tool_call <name> <status>"
+//   - post_tool_call: "post_tool_call <name> <status>", followed by
+//     " <origin>" when the call's origin is not empty
 //
 // Answering hooks (anything not listed is no opinion):
 //   - pre_tool_list_finalized: when any tool's name starts with "hidden_",
@@ -67,7 +68,9 @@
 //     the same object with text replaced by the rest of the text in upper
 //     case (ASCII).
 //   - pre_tool_call_can_provide_result (asked for conform__* only):
-//     conform__echo answers the JSON {"echo":<text>,"tag":<tag>}, except
+//     conform__echo answers the JSON {"echo":<text>,"tag":<tag>}, with a
+//     third key "origin":<origin> when the call's origin is not empty (in
+//     any key order: the host compares JSON values), except
 //     that the text "fail" answers an error result (is_error) with content
 //     "conform refuses to echo fail"; conform__seen answers the JSON array
 //     of the observer lines so far; conform__sleep sleeps its "ms"

@@ -196,3 +196,19 @@ func TestReadNamesTheBadLine(t *testing.T) {
 		t.Fatalf("read %d entries, err %v", n, err)
 	}
 }
+
+// A tool hook's entry records where the call went, in its input, for
+// every tool hook's payload type.
+func TestFromCallKeepsTheToolCallsOrigin(t *testing.T) {
+	r := NewRedactor()
+	for _, c := range []hookbus.CallRecord{
+		{Plugin: "guard", Hook: hooks.PreToolCall, Payload: hooks.ToolCallRequest{SessionID: "s", Name: "fs__read", Arguments: json.RawMessage(`{}`), Origin: hooks.OriginMCP("fs")}},
+		{Plugin: "watch", Hook: hooks.PostToolCall, Payload: hooks.ToolCallOutcome{SessionID: "s", Name: "fs__read", Arguments: json.RawMessage(`{}`), Origin: hooks.OriginMCP("fs")}},
+	} {
+		e := FromCall(c, r)
+		var in struct{ Origin string }
+		if err := json.Unmarshal(e.Input, &in); err != nil || in.Origin != "mcp:fs" {
+			t.Errorf("%s: input %s, want origin mcp:fs (%v)", c.Hook, e.Input, err)
+		}
+	}
+}

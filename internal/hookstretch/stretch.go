@@ -189,7 +189,7 @@ func Run(ctx context.Context, p hooks.Plugin, req Request, emit func(answer any,
 		case hooks.TransformToolResult:
 			ev := hooks.ToolCallOutcome{
 				SessionID: call.SessionID, CallID: call.CallID, Name: call.Name, Arguments: call.Arguments,
-				Result: provided.AsJSON(), Status: hooks.ProvidedBy(p.Manifest().Name), Duration: time.Since(start),
+				Result: provided.AsJSON(), Status: hooks.ProvidedBy(p.Manifest().Name), Duration: time.Since(start), Origin: call.Origin,
 			}
 			r, err := runStage[*hooks.ToolResult](ctx, p, st, ev)
 			emit(answerOf(r), err)

@@ -100,7 +100,35 @@ func runFake(mode, logFile string) {
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
+	askName := &mcp.ElicitParams{
+		Message: "what is your name?",
+		RequestedSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
+	}
+	said := func(res *mcp.ElicitResult) *mcp.CallToolResult {
+		return text(fmt.Sprintf("%s %v", res.Action, res.Content["name"]))
+	}
 	switch mode {
+	case "elicit":
+		// ask asks the user for a name the current protocol's way: a
+		// result that needs input, and the call again with the answer.
+		add("ask", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if r, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok {
+				return said(r), nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": askName}}, nil
+		})
+	case "elicit-legacy":
+		// ask asks the user for a name the way of protocol 2025-11-25: a
+		// request to the client while the call runs.
+		s = mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+		add("ask", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, askName)
+			if err != nil {
+				return text("elicitation failed: " + err.Error()), nil
+			}
+			return said(res), nil
+		})
 	case "collide":
 		add("a.b", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("dot"), nil })
 		add("a__b", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

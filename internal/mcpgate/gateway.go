@@ -250,7 +250,8 @@ func objectSchema(raw json.RawMessage) (any, bool) {
 // its own arguments, with a schema this host need not understand.
 func upstreamTool(u *Upstream, t Tool) dispatch.Tool {
 	return dispatch.Tool{
-		Spec: hooks.ToolSpec{Name: t.Name, Description: t.MCP.Description, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Spec:   hooks.ToolSpec{Name: t.Name, Description: t.MCP.Description, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Origin: hooks.OriginMCP(u.Name()),
 		Run: func(ctx context.Context, args json.RawMessage) (any, error) {
 			st, _ := ctx.Value(callKey{}).(*callState)
 			var progress func(*mcp.ProgressNotificationParams)
@@ -379,6 +380,9 @@ func (g *Gateway) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 	}
 	ctx = context.WithValue(ctx, callKey{}, st)
+	if req.Session != nil {
+		ctx = withElicitor(ctx, req.Session)
+	}
 	out := snap.pipeline.Run(ctx, sid, hooks.ToolCall{ID: "mcp_" + hooks.NewSessionID(), Name: name, Arguments: req.Params.Arguments})
 	return callResult(out, st.upstream), nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -543,5 +544,74 @@ func TestGatewayFollowsAnUpstreamsNewTools(t *testing.T) {
 	eventually(t, "the gateway to offer the new tool", func() bool { return slices.Contains(listed(), "fake__grown") })
 	if res := call(t, cs, "fake__grown", nil); res.IsError || textOf(res) != "new" {
 		t.Fatalf("the new tool = %+v", res)
+	}
+}
+
+// A call arriving over MCP tells tool hooks where it goes: the configured
+// server's tool is that server's, a plugin's tool the plugin's, an exposed
+// native tool the host's.
+func TestGatewayToolHooksSeeTheCallsOrigin(t *testing.T) {
+	spec, _ := fake(t, "fs", "normal")
+	u := startUpstream(t, spec, Options{})
+	var mu sync.Mutex
+	seen := map[string][]string{}
+	note := func(hook hooks.Name, name string, origin hooks.Origin) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[name] = append(seen[name], string(hook)+"="+string(origin))
+	}
+	watch := &hooks.Funcs{Name: "p", Tools: []hooks.ToolSpec{{Name: "p__hello", Description: "hello"}},
+		PreToolCallFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			note(hooks.PreToolCall, r.Name, r.Origin)
+			return nil, nil
+		},
+		PreToolCallCanProvideResultFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+			note(hooks.PreToolCallCanProvideResult, r.Name, r.Origin)
+			if r.Name == "p__hello" {
+				return &hooks.ToolResult{Content: `"hello"`}, nil
+			}
+			return nil, nil
+		},
+		PostToolCallFunc: func(_ context.Context, o hooks.ToolCallOutcome) error {
+			note(hooks.PostToolCall, o.Name, o.Origin)
+			return nil
+		},
+		TransformToolResultFunc: func(_ context.Context, o hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+			note(hooks.TransformToolResult, o.Name, o.Origin)
+			return nil, nil
+		},
+	}
+	bus := newBus(t, watch)
+	native := dispatch.Tool{Spec: hooks.ToolSpec{Name: "clock", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Run: func(context.Context, json.RawMessage) (any, error) { return "noon", nil }}
+	g, err := NewGateway([]*Upstream{u}, GatewayOptions{Bus: bus, Native: []dispatch.Tool{native}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := g.Server().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+
+	for tool, origin := range map[string]string{"fs__echo": "mcp:fs", "p__hello": "plugin", "clock": "native"} {
+		if res := call(t, cs, tool, map[string]any{"text": "x"}); res.IsError {
+			t.Fatalf("%s: %+v", tool, res)
+		}
+		bustest.Flush(t, bus)
+		want := []string{"post_tool_call=" + origin, "pre_tool_call=" + origin, "pre_tool_call_can_provide_result=" + origin, "transform_tool_result=" + origin}
+		mu.Lock()
+		got := append([]string(nil), seen[tool]...)
+		mu.Unlock()
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: hooks saw %q, want %q", tool, got, want)
+		}
 	}
 }

@@ -117,8 +117,9 @@ func (m *ModelTools) rebuild() {
 				desc = t.MCP.Title
 			}
 			tool := dispatch.Tool{
-				Spec: hooks.ToolSpec{Name: t.Name, Description: desc, InputSchema: schema},
-				Run:  modelToolRun(u, t.Original),
+				Spec:   hooks.ToolSpec{Name: t.Name, Description: desc, InputSchema: schema},
+				Run:    modelToolRun(u, t.Original),
+				Origin: hooks.OriginMCP(u.Name()),
 			}
 			next.byName[t.Name] = tool
 			next.specs = append(next.specs, tool.Spec)

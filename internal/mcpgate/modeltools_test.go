@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,15 +94,15 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 	bus := bustest.New(t, &hooks.Funcs{
 		Name: "watch",
 		PreToolCallFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-			note("pre " + r.Name + " " + string(r.Arguments))
+			note("pre " + r.Name + " " + string(r.Origin) + " " + string(r.Arguments))
 			return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"text":"changed"}`)}, nil
 		},
 		PreToolCallCanProvideResultFunc: func(_ context.Context, r hooks.ToolCallRequest) (*hooks.ToolResult, error) {
-			note("provide? " + r.Name)
+			note("provide? " + r.Name + " " + string(r.Origin))
 			return nil, nil
 		},
 		PostToolCallFunc: func(_ context.Context, o hooks.ToolCallOutcome) error {
-			note("post " + o.Name + " " + o.Result.Content)
+			note("post " + o.Name + " " + string(o.Origin) + " " + o.Result.Content)
 			return nil
 		},
 		TransformToolResultFunc: func(_ context.Context, o hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
@@ -109,7 +110,9 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 		},
 	})
 	model := &scriptedModel{calls: []hooks.ToolCall{{ID: "c1", Name: "fake__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}}}
-	s, err := conversation.New(conversation.Options{Provider: model, Model: "m", Route: hooks.RouteGateway, Bus: bus, Hosted: tools})
+	var trace []string
+	s, err := conversation.New(conversation.Options{Provider: model, Model: "m", Route: hooks.RouteGateway, Bus: bus, Hosted: tools,
+		Trace: func(e conversation.Event) { trace = append(trace, e.Text) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +126,11 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 	if len(turn.ToolCalls) != 1 || turn.ToolCalls[0].Path != dispatch.PathNative || turn.ToolCalls[0].Result.IsError {
 		t.Errorf("tool calls %+v, want one run on the server", turn.ToolCalls)
 	}
+	if !slices.ContainsFunc(trace, func(line string) bool {
+		return strings.HasPrefix(line, `tool fake__echo({"text":"changed"}) [mcp:fake] → native, ok`)
+	}) {
+		t.Errorf("the trace %q lacks the call labelled with its server", trace)
+	}
 	if got := strings.Join(specNames(model.requests()[0].Tools), ","); got != "fake__echo,fake__fails" {
 		t.Errorf("the model was offered %s", got)
 	}
@@ -132,7 +140,7 @@ func TestModelCallsAnMCPToolThroughThePipeline(t *testing.T) {
 	bustest.Flush(t, bus)
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{`pre fake__echo {"text":"hi"}`, "provide? fake__echo", `post fake__echo "echo: changed"`}
+	want := []string{`pre fake__echo mcp:fake {"text":"hi"}`, "provide? fake__echo mcp:fake", `post fake__echo mcp:fake "echo: changed"`}
 	if strings.Join(seen, "|") != strings.Join(want, "|") {
 		t.Errorf("hooks saw %q, want %q", seen, want)
 	}

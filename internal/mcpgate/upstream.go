@@ -158,6 +158,12 @@ type Upstream struct {
 	tokenSeq atomic.Uint64
 	stats    callStats
 
+	// The MCP clients whose calls are in flight, to relay the server's
+	// elicitations to (see elicit.go).
+	elicitMu  sync.Mutex
+	elicitSeq uint64
+	elicitors map[uint64]elicitor
+
 	mu        sync.Mutex
 	state     string
 	cur       *conn
@@ -208,8 +214,10 @@ func New(spec ServerSpec, opts Options) (*Upstream, error) {
 		done:   make(chan struct{}),
 	}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "hookhost", Version: opts.Version}, &mcp.ClientOptions{
-		// hookhost offers the server no roots, sampling or elicitation.
+		// hookhost offers the server no roots and no sampling; it relays
+		// elicitation to the MCP client whose call is running.
 		Capabilities:                &mcp.ClientCapabilities{},
+		ElicitationHandler:          u.onElicit,
 		ProgressNotificationHandler: u.onProgress,
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			go u.relist(req.Session)
@@ -714,6 +722,7 @@ func (u *Upstream) callTool(ctx context.Context, tool string, args json.RawMessa
 	if err != nil {
 		return nil, OutcomeUnavailable, err
 	}
+	defer u.trackElicitor(ctx)()
 	cctx, cancel := context.WithTimeout(ctx, u.spec.CallTimeout())
 	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}

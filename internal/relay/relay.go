@@ -49,8 +49,15 @@
 // assistant message there that contains the (non-empty) text it was
 // shown, the rounds that led to the answer take its place.
 //
+// A Store made by NewStore is one process's memory; one made by
+// NewSharedStore keeps entries in a backend shared by every replica
+// (Redis or Valkey), so that a continuation may land on any of them. A
+// shared store that fails fails the request (the client retries), rather
+// than letting the model continue from a history without its hidden
+// rounds.
+//
 // After an entry expired or was evicted, or when the continuation reaches
-// another replica (the Store is per process), the history goes upstream as
+// another replica of an in-memory Store, the history goes upstream as
 // the client holds it: the model sees the text it wrote and the calls handed
 // to the client (under the ids the client got, which its history uses
 // throughout), but not the hidden tool calls and results, and plugins see
@@ -61,7 +68,7 @@
 // saw, or from a client that rewrote the earlier history it sends (which
 // also misses), so it is logged at WARN only when plugins offer tools (when
 // there may have been hidden rounds). Deployments with several replicas
-// should route a conversation to one replica (sticky sessions).
+// share a store (NewSharedStore).
 package relay
 
 import (
@@ -180,7 +187,10 @@ func (r *Relay) Run(ctx context.Context, front dialect.Front, call *dialect.Call
 	if err := run.check(); err != nil {
 		return nil, &Error{Err: err}
 	}
-	started := run.restore()
+	started, err := run.restore()
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
 	run.model = loop.Loop{Bus: run.bus, Pipeline: r.pipeline, SessionID: run.sessionID, Route: hooks.RouteGateway, Observer: logger{r: run}}
 	if started {
 		run.bus.OnSessionStart(hooks.SessionStart{SessionID: run.sessionID, Model: call.Request.Model, Route: hooks.RouteGateway})

@@ -48,6 +48,7 @@ type run struct {
 	wires     map[int][]json.RawMessage // wire forms of messages this run added, by index
 	restored  int                       // history[:restored] came from the client
 	at        convKey                   // where the client's messages end
+	pre       prefetched                // a shared store's values read ahead by restore
 	res       *dialect.Result
 	rounds    int
 	toolsRan  bool
@@ -122,7 +123,7 @@ func upstreamProtocol(p llm.Provider) string {
 // behind, and the client's results for calls handed to it passed through
 // post_tool_call and transform_tool_result once. It reports whether this
 // is a new session.
-func (r *run) restore() (fresh bool) {
+func (r *run) restore() (fresh bool, err error) {
 	msgs := r.call.Request.Messages
 	hist := historyOf(msgs)
 	cr := r.call.Request
@@ -131,6 +132,9 @@ func (r *run) restore() (fresh bool) {
 	spliced := map[string]bool{}      // ids of calls whose assistant message was replaced by kept rounds
 	lastMiss := -1
 	h := sha256.New()
+	if err := r.readAhead(at); err != nil {
+		return false, err
+	}
 	for i, m := range msgs {
 		here := at
 		at = at.next(h, m)
@@ -140,7 +144,11 @@ func (r *run) restore() (fresh bool) {
 			for _, c := range m.ToolCalls {
 				carriedAt[c.ID] = here
 			}
-			if sid, hidden, ok := r.cfg.Store.rounds(roundsKey(here, m.ToolCalls)); ok {
+			sid, hidden, ok, err := r.cfg.Store.lookupRounds(r.ctx, r.pre, r.call.Tenant, roundsKey(here, m.ToolCalls))
+			if err != nil {
+				return false, storeFailed(err)
+			}
+			if ok {
 				r.sessionID = sid
 				for _, k := range hidden {
 					hist.add(k.Message)
@@ -160,7 +168,11 @@ func (r *run) restore() (fresh bool) {
 			// text it was shown (joined its own way), the model gets back
 			// the rounds that led to it.
 			// An empty shown text would be in every message.
-			if sid, hidden, shown, ok := r.cfg.Store.final(finalKey(here)); ok && shown != "" && strings.Contains(m.Content, shown) {
+			sid, hidden, shown, ok, err := r.cfg.Store.lookupFinal(r.ctx, r.pre, r.call.Tenant, finalKey(here))
+			if err != nil {
+				return false, storeFailed(err)
+			}
+			if ok && shown != "" && strings.Contains(m.Content, shown) {
 				r.sessionID = sid
 				for _, k := range hidden {
 					hist.add(k.Message)
@@ -173,7 +185,11 @@ func (r *run) restore() (fresh bool) {
 		case m.Role == hooks.RoleTool:
 			if where, ok := carriedAt[m.ToolCallID]; ok {
 				key := callKey(where, m.ToolCallID)
-				if sid, c, ok := r.cfg.Store.handed(key); ok {
+				sid, c, ok, err := r.cfg.Store.lookupHanded(r.ctx, r.pre, r.call.Tenant, key)
+				if err != nil {
+					return false, storeFailed(err)
+				}
+				if ok {
 					r.sessionID = sid
 					if spliced[m.ToolCallID] && c.Upstream != "" {
 						// The kept rounds carry the upstream's ids; when
@@ -205,9 +221,59 @@ func (r *run) restore() (fresh bool) {
 	r.restored = len(r.history)
 	if r.sessionID == "" {
 		r.sessionID = hooks.NewSessionID()
-		return true
+		return true, nil
 	}
-	return false
+	return false, nil
+}
+
+// readAhead has a shared store read every value restore will look up, the
+// conversation starting at start, at once: one round trip's wait instead
+// of one per assistant message and handed result. The keys are restore's,
+// found the same way.
+func (r *run) readAhead(start convKey) error {
+	if r.cfg.Store == nil || r.cfg.Store.shared == nil {
+		return nil
+	}
+	var entries, calls []string
+	carriedAt := map[string]convKey{}
+	at := start
+	h := sha256.New()
+	for _, m := range r.call.Request.Messages {
+		here := at
+		at = at.next(h, m)
+		switch {
+		case m.Role == hooks.RoleAssistant && len(m.ToolCalls) > 0:
+			for _, c := range m.ToolCalls {
+				carriedAt[c.ID] = here
+			}
+			entries = append(entries, roundsKey(here, m.ToolCalls))
+		case m.Role == hooks.RoleAssistant:
+			entries = append(entries, finalKey(here))
+		case m.Role == hooks.RoleTool:
+			if where, ok := carriedAt[m.ToolCallID]; ok {
+				calls = append(calls, callKey(where, m.ToolCallID))
+			}
+		}
+	}
+	pre, err := r.cfg.Store.prefetch(r.ctx, r.call.Tenant, entries, calls)
+	if err != nil {
+		return storeFailed(err)
+	}
+	r.pre = pre
+	return nil
+}
+
+// storeFailed is the request's error when the shared store of hidden
+// rounds failed: the backend's own (a 503 naming it) when it is one for
+// the client, else a 503 saying what failed. Going on without the rounds
+// would show the model a history it did not write.
+func storeFailed(err error) error {
+	var e *dialect.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &dialect.Error{Status: 503, Type: "api_error",
+		Message: "hookhost: the state backend keeping hidden tool-call rounds failed: " + err.Error() + "; retry once it is back"}
 }
 
 // history builds the history sent upstream from the client's messages
@@ -307,6 +373,7 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 	ev := hooks.ToolCallOutcome{
 		SessionID: sid, CallID: m.ToolCallID, Name: c.Name, Arguments: c.Arguments,
 		Result: hooks.ToolResult{Content: m.Content, IsError: m.IsError}.AsJSON(), Status: status,
+		Origin: hooks.OriginClient,
 	}
 	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
 		r.bus.PostToolCall(ev)
@@ -323,7 +390,10 @@ func (r *run) clientResult(m hooks.Message, key, sid string, c handedCall) hooks
 			}
 		}
 	}
-	r.cfg.Store.answered(key, d, res)
+	if err := r.cfg.Store.record(r.ctx, r.pre, r.call.Tenant, key, sid, c, d, res); err != nil {
+		// The hooks fire again on the result if it is sent again.
+		r.cfg.Logger.Warn("the outcome of a client's tool result was not kept; post_tool_call and transform_tool_result fire again if it is sent again", "error", err)
+	}
 	m.Content, m.IsError = res.Content, res.IsError
 	return m
 }
@@ -361,7 +431,9 @@ func (r *run) loop() (hooks.EndReason, error) {
 					m.ToolCalls, form = nil, nil
 				}
 				r.add(m, form)
-				r.keepFinal()
+				if err := r.keepFinal(); err != nil {
+					return r.failReason(), err
+				}
 			}
 			return r.finish(stop, wire, iter == 1)
 		}
@@ -388,11 +460,15 @@ func (r *run) loop() (hooks.EndReason, error) {
 		}
 		if len(handed) > 0 {
 			shown := r.mint(handed)
+			// Kept before the client sees the calls: calls it could not
+			// continue from must not be handed over.
+			if err := r.keep(handed, shown); err != nil {
+				return r.failReason(), err
+			}
 			r.res.ToolCalls = shown
 			for _, c := range shown {
 				r.sinkDo(func(s dialect.Sink) error { return s.ToolCall(c) })
 			}
-			r.keep(handed, shown)
 			return r.finish(hooks.StopToolUse, wire, iter == 1)
 		}
 		r.sinkDo(func(s dialect.Sink) error { return s.EndRound() })
@@ -476,15 +552,15 @@ func (r *run) mint(handed []hooks.ToolCall) []hooks.ToolCall {
 // what the client's echo of it may lack (Anthropic's thinking blocks and
 // their signatures, which a stream to the client cannot carry), and the
 // upstream refuses a continuation without it.
-func (r *run) keep(handed, shown []hooks.ToolCall) {
+func (r *run) keep(handed, shown []hooks.ToolCall) error {
 	if r.cfg.Store == nil || (r.bus == nil && r.cfg.Hosted == nil && r.fwd == nil) {
-		return
+		return nil
 	}
 	for _, c := range handed {
 		if c.ID == "" {
 			// An id-less call cannot be matched when the client continues.
 			r.cfg.Logger.Debug("hidden rounds not kept: the upstream gave a tool call no id", "tool", c.Name)
-			return
+			return nil
 		}
 	}
 	// The client's next request holds its messages as sent, then the
@@ -496,7 +572,10 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 	for i, c := range shown {
 		e.calls[callKey(r.at, c.ID)] = &handedCall{Name: c.Name, Arguments: c.Arguments, Upstream: handed[i].ID}
 	}
-	evicted, kept := r.cfg.Store.put(e)
+	evicted, kept, err := r.cfg.Store.keepEntry(r.ctx, e)
+	if err != nil {
+		return storeFailed(err)
+	}
 	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
 		so.StoreEvicted(evicted)
 	}
@@ -510,22 +589,26 @@ func (r *run) keep(handed, shown []hooks.ToolCall) {
 		log("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's continuation will go upstream without them",
 			"session", r.sessionID, "calls", len(handed))
 	}
+	return nil
 }
 
 // keepFinal stores the rounds that led to a final answer, keyed by where
 // the answer stands, so that the client's next turn gets them back.
-func (r *run) keepFinal() {
+func (r *run) keepFinal() error {
 	if r.cfg.Store == nil || (r.bus == nil && r.cfg.Hosted == nil) || r.lastShown == "" {
 		// With no text shown there is nothing to recognise the answer by
 		// in the client's next turn.
-		return
+		return nil
 	}
 	e := &entry{key: finalKey(r.at), tenant: r.call.Tenant, sessionID: r.sessionID}
 	e.shown = r.lastShown
 	for i := r.restored; i < len(r.history); i++ {
 		e.hidden = append(e.hidden, keptMessage{Message: r.history[i], Wire: r.wires[i]})
 	}
-	evicted, kept := r.cfg.Store.put(e)
+	evicted, kept, err := r.cfg.Store.keepEntry(r.ctx, e)
+	if err != nil {
+		return storeFailed(err)
+	}
 	if so, ok := r.cfg.Observe.(StoreObserver); ok && evicted > 0 {
 		so.StoreEvicted(evicted)
 	}
@@ -533,6 +616,7 @@ func (r *run) keepFinal() {
 		r.cfg.Logger.Warn("hidden rounds not kept: the store is disabled or the rounds exceed its byte cap; the client's next turn will go upstream without them",
 			"session", r.sessionID)
 	}
+	return nil
 }
 
 // --- one upstream round ----------------------------------------------------
@@ -789,7 +873,7 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 		r.count("client")
 		return d
 	}
-	req := hooks.ToolCallRequest{SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: args}
+	req := hooks.ToolCallRequest{SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: args, Origin: hooks.OriginClient}
 	// The hook calls below are children of this call's span.
 	how := "client"
 	ctx, span := telemetry.StartToolCall(r.ctx, c)
@@ -819,6 +903,7 @@ func (r *run) decideClient(c hooks.ToolCall) decision {
 	d.call.Arguments = req.Arguments
 	ev := hooks.ToolCallOutcome{
 		SessionID: r.sessionID, CallID: c.ID, Name: c.Name, Arguments: req.Arguments, Result: d.result, Status: status,
+		Origin: hooks.OriginClient,
 	}
 	if r.bus.Subscribed(hooks.PostToolCall, c.Name) {
 		tr.Done(ev)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookhost/hookhost/gateway/statestore"
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/upstream"
 )
@@ -51,6 +52,8 @@ type Store struct {
 	max      int
 	maxBytes int64
 	now      func() time.Time
+	// shared, when set, holds the entries instead (see NewSharedStore).
+	shared statestore.Store
 
 	mu      sync.Mutex
 	order   *list.List // of *entry, least recently used first, every tenant
@@ -372,9 +375,10 @@ func (s *Store) answered(id string, digest [32]byte, res hooks.ToolResult) {
 	}
 }
 
-// Len returns how many entries the store holds.
+// Len returns how many entries the store holds in memory (0 for a shared
+// store, whose entries are the backend's).
 func (s *Store) Len() int {
-	if s == nil {
+	if s == nil || s.shared != nil {
 		return 0
 	}
 	s.mu.Lock()

@@ -475,7 +475,7 @@ func llmOutputFromPB(ev *pluginv1.LlmOutput) hooks.LLMOutput {
 }
 
 func toolCallRequestToPB(ev hooks.ToolCallRequest) *pluginv1.ToolCallRequest {
-	return &pluginv1.ToolCallRequest{SessionId: ev.SessionID, CallId: ev.CallID, Name: ev.Name, Arguments: ev.Arguments}
+	return &pluginv1.ToolCallRequest{SessionId: ev.SessionID, CallId: ev.CallID, Name: ev.Name, Arguments: ev.Arguments, Origin: string(ev.Origin)}
 }
 
 func toolCallRequestFromPB(ev *pluginv1.ToolCallRequest) hooks.ToolCallRequest {
@@ -484,6 +484,7 @@ func toolCallRequestFromPB(ev *pluginv1.ToolCallRequest) hooks.ToolCallRequest {
 		CallID:    ev.GetCallId(),
 		Name:      ev.GetName(),
 		Arguments: bytesFromPB(ev.GetArguments()),
+		Origin:    hooks.Origin(ev.GetOrigin()),
 	}
 }
 
@@ -496,6 +497,7 @@ func toolCallOutcomeToPB(ev hooks.ToolCallOutcome) *pluginv1.ToolCallOutcome {
 		Result:     toolResultToPB(ev.Result),
 		Status:     string(ev.Status),
 		DurationNs: int64(ev.Duration),
+		Origin:     string(ev.Origin),
 	}
 }
 
@@ -508,6 +510,7 @@ func toolCallOutcomeFromPB(ev *pluginv1.ToolCallOutcome) hooks.ToolCallOutcome {
 		Result:    toolResultFromPB(ev.GetResult()),
 		Status:    hooks.CallStatus(ev.GetStatus()),
 		Duration:  time.Duration(ev.GetDurationNs()),
+		Origin:    hooks.Origin(ev.GetOrigin()),
 	}
 }
 

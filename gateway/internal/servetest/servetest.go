@@ -31,6 +31,20 @@ type Server struct {
 	stderr bytes.Buffer
 	exited chan struct{}
 	err    error // the process's exit status, once exited is closed
+	killed bool  // by Kill: its end is the test's doing
+}
+
+// Kill ends the process with SIGKILL, as a crash would, and waits for it
+// to exit; the test's end then expects it gone.
+func (s *Server) Kill(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	s.killed = true
+	s.mu.Unlock()
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatalf("SIGKILL to hookhost serve: %v", err)
+	}
+	<-s.exited
 }
 
 // Log is what the process has printed on stderr so far.
@@ -127,6 +141,12 @@ func Start(t testing.TB, bin, dir, config string, env []string) *Server {
 // stop sends SIGTERM and expects a clean exit: requests are done by then,
 // so the drain has nothing to wait for.
 func (s *Server) stop(t testing.TB) {
+	s.mu.Lock()
+	killed := s.killed
+	s.mu.Unlock()
+	if killed {
+		return
+	}
 	select {
 	case <-s.exited:
 		t.Errorf("hookhost serve exited on its own before the test ended (%v):\n%s", s.err, s.Log())

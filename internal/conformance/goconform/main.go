@@ -91,7 +91,11 @@ func (c *conform) PostLLMCall(_ context.Context, ev hooks.Inference) error {
 }
 
 func (c *conform) PostToolCall(_ context.Context, ev hooks.ToolCallOutcome) error {
-	return c.record(fmt.Sprintf("post_tool_call %s %s", ev.Name, ev.Status))
+	line := fmt.Sprintf("post_tool_call %s %s", ev.Name, ev.Status)
+	if ev.Origin != "" {
+		line += " " + string(ev.Origin)
+	}
+	return c.record(line)
 }
 
 func (c *conform) PreToolListFinalized(_ context.Context, req hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
@@ -165,7 +169,11 @@ func (c *conform) PreToolCallCanProvideResult(ctx context.Context, req hooks.Too
 		if s == "fail" {
 			return &hooks.ToolResult{Content: "conform refuses to echo fail", IsError: true}, nil
 		}
-		out, err := json.Marshal(map[string]string{"echo": s, "tag": c.tag})
+		echo := map[string]string{"echo": s, "tag": c.tag}
+		if req.Origin != "" {
+			echo["origin"] = string(req.Origin)
+		}
+		out, err := json.Marshal(echo)
 		return &hooks.ToolResult{Content: string(out)}, err
 	case "conform__seen":
 		c.mu.Lock()

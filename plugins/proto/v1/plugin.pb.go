@@ -1836,11 +1836,13 @@ func (x *TextResponse) GetStop() *OutputStop {
 }
 
 type ToolCallRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	CallId        string                 `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Arguments     []byte                 `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	CallId    string                 `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Name      string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Arguments []byte                 `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// Where the call goes: "native", "plugin", "client" or "mcp:<server>".
+	Origin        string `protobuf:"bytes,5,opt,name=origin,proto3" json:"origin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1901,6 +1903,13 @@ func (x *ToolCallRequest) GetArguments() []byte {
 		return x.Arguments
 	}
 	return nil
+}
+
+func (x *ToolCallRequest) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
 }
 
 type Block struct {
@@ -2045,14 +2054,16 @@ func (x *ToolResultResponse) GetResult() *ToolResult {
 }
 
 type ToolCallOutcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	CallId        string                 `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Arguments     []byte                 `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
-	Result        *ToolResult            `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
-	Status        string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"` // ok | error | blocked | provided_by:<plugin>
-	DurationNs    int64                  `protobuf:"varint,7,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	CallId     string                 `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Name       string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Arguments  []byte                 `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Result     *ToolResult            `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	Status     string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"` // ok | error | blocked | provided_by:<plugin>
+	DurationNs int64                  `protobuf:"varint,7,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	// Where the call went, as in ToolCallRequest.origin.
+	Origin        string `protobuf:"bytes,8,opt,name=origin,proto3" json:"origin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2134,6 +2145,13 @@ func (x *ToolCallOutcome) GetDurationNs() int64 {
 		return x.DurationNs
 	}
 	return 0
+}
+
+func (x *ToolCallOutcome) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
 }
 
 // HookOptions are a plugin's options for one hook it serves.
@@ -2406,13 +2424,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\fTextResponse\x12\x17\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01\x122\n" +
 	"\x04stop\x18\x02 \x01(\v2\x1e.hookhost.plugin.v1.OutputStopR\x04stopB\a\n" +
-	"\x05_text\"{\n" +
+	"\x05_text\"\x93\x01\n" +
 	"\x0fToolCallRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x04 \x01(\fR\targuments\"!\n" +
+	"\targuments\x18\x04 \x01(\fR\targuments\x12\x16\n" +
+	"\x06origin\x18\x05 \x01(\tR\x06origin\"!\n" +
 	"\x05Block\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"\x82\x01\n" +
 	"\x13PreToolCallResponse\x12/\n" +
@@ -2420,7 +2439,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\rmodified_args\x18\x02 \x01(\fH\x00R\fmodifiedArgs\x88\x01\x01B\x10\n" +
 	"\x0e_modified_args\"L\n" +
 	"\x12ToolResultResponse\x126\n" +
-	"\x06result\x18\x01 \x01(\v2\x1e.hookhost.plugin.v1.ToolResultR\x06result\"\xec\x01\n" +
+	"\x06result\x18\x01 \x01(\v2\x1e.hookhost.plugin.v1.ToolResultR\x06result\"\x84\x02\n" +
 	"\x0fToolCallOutcome\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -2430,7 +2449,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06result\x18\x05 \x01(\v2\x1e.hookhost.plugin.v1.ToolResultR\x06result\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
-	"durationNs\"\x97\x01\n" +
+	"durationNs\x12\x16\n" +
+	"\x06origin\x18\b \x01(\tR\x06origin\"\x97\x01\n" +
 	"\vHookOptions\x12\x12\n" +
 	"\x04hook\x18\x01 \x01(\tR\x04hook\x12!\n" +
 	"\fwindow_bytes\x18\x02 \x01(\x03R\vwindowBytes\x12#\n" +

@@ -97,7 +97,8 @@ class Conform(hp.Plugin):
         self.record("post_llm_call %s %s" % (ev.session_id, ev.model))
 
     def post_tool_call(self, ev):
-        self.record("post_tool_call %s %s" % (ev.name, ev.status))
+        line = "post_tool_call %s %s" % (ev.name, ev.status)
+        self.record(line + " " + ev.origin if ev.origin else line)
 
     def pre_tool_list_finalized(self, req):
         if any(t.name.startswith("hidden_") for t in req.tools):
@@ -134,7 +135,10 @@ class Conform(hp.Plugin):
             _, text = text_arg(call.arguments)
             if text == "fail":
                 return hp.ToolResult("conform refuses to echo fail", is_error=True)
-            return hp.ToolResult.json({"echo": text, "tag": self.tag})
+            echo = {"echo": text, "tag": self.tag}
+            if call.origin:
+                echo["origin"] = call.origin
+            return hp.ToolResult.json(echo)
         if call.name == "conform__seen":
             with self.lock:
                 return hp.ToolResult.json(list(self.lines))

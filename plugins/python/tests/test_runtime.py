@@ -548,10 +548,6 @@ class LogTest(unittest.TestCase):
         self.assertRegex(lines[0]["@timestamp"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class WindowedOutputTest(unittest.TestCase):
     class Guard(hp.Plugin):
         name = "wguard"
@@ -607,3 +603,25 @@ class WindowedOutputTest(unittest.TestCase):
 
         with self.assertRaises(ValueError):
             Harness(Bad())
+class OriginTest(unittest.TestCase):
+    def test_origin_travels_both_ways(self):
+        from hookhost_plugin import convert
+
+        req = convert.tool_call_request_from(
+            pb.ToolCallRequest(name="fs__read", arguments=b"{}", origin="mcp:fs")
+        )
+        self.assertEqual(req.origin, "mcp:fs")
+        self.assertEqual(hp.Origin.mcp_server(req.origin), "fs")
+        self.assertEqual(convert.tool_call_request_to(req).origin, "mcp:fs")
+        out = convert.outcome_from(pb.ToolCallOutcome(name="read_file", arguments=b"{}", origin="client"))
+        self.assertEqual(out.origin, hp.Origin.CLIENT)
+        self.assertEqual(convert.outcome_to(out).origin, "client")
+
+    def test_origin_helpers(self):
+        self.assertEqual(hp.Origin.mcp("github"), "mcp:github")
+        for other in (hp.Origin.NATIVE, hp.Origin.PLUGIN, hp.Origin.CLIENT, "", "mcp:"):
+            self.assertIsNone(hp.Origin.mcp_server(other))
+
+
+if __name__ == "__main__":
+    unittest.main()

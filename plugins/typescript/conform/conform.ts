@@ -70,7 +70,7 @@ serve({
     seen.push(`post_llm_call ${e.sessionId} ${e.model}`);
   },
   postToolCall(e) {
-    seen.push(`post_tool_call ${e.name} ${e.status}`);
+    seen.push(`post_tool_call ${e.name} ${e.status}` + (e.origin ? ` ${e.origin}` : ""));
   },
 
   preToolListFinalized(req) {
@@ -100,7 +100,7 @@ serve({
       case "conform__echo": {
         const text = textArg(call.args);
         if (text === "fail") return { content: "conform refuses to echo fail", isError: true };
-        return { content: JSON.stringify({ echo: text, tag }) };
+        return { content: JSON.stringify(call.origin ? { echo: text, tag, origin: call.origin } : { echo: text, tag }) };
       }
       case "conform__seen":
         return { content: JSON.stringify(seen) };

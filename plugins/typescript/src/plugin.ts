@@ -412,6 +412,7 @@ export class Runtime {
           result: asJSON(provided!),
           status: `provided_by:${this.manifest.name}`,
           durationNs: Number(process.hrtime.bigint() - start),
+          origin: call.origin,
         };
         emit(await this.call(row, ev, st.timeoutMs, signal, track));
       }

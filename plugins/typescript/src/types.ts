@@ -198,6 +198,19 @@ export interface HookOptions {
   decideAfterBytes?: number | undefined;
 }
 
+/**
+ * Where a tool call goes: `"native"` (a native tool of the host),
+ * `"plugin"` (a plugin's tool), `"client"` (a tool the gateway's client
+ * runs itself) or `"mcp:NAME"` (a tool of the configured MCP server NAME).
+ * Matchers still match the tool's name.
+ */
+export type Origin = "native" | "plugin" | "client" | `mcp:${string}`;
+
+/** The MCP server of an `"mcp:NAME"` origin, else undefined. */
+export function mcpServerOf(origin: string): string | undefined {
+  return origin.startsWith("mcp:") && origin.length > 4 ? origin.slice(4) : undefined;
+}
+
 /** Payload of pre_tool_call and pre_tool_call_can_provide_result. */
 export interface ToolCallRequest {
   sessionId: string;
@@ -207,6 +220,8 @@ export interface ToolCallRequest {
   arguments: string;
   /** `arguments` parsed, or undefined when it is not JSON. */
   args: unknown;
+  /** Where the call goes. */
+  origin: Origin;
 }
 
 /** Stops a tool call; `message` tells the model why. */
@@ -234,6 +249,8 @@ export interface ToolCallOutcome {
   status: CallStatus;
   /** How long the call took, in nanoseconds. */
   durationNs: number;
+  /** Where the call went. */
+  origin: Origin;
 }
 
 export type { HookName, ToolHookName } from "./generated/catalogue";

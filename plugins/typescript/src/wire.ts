@@ -170,7 +170,7 @@ function toolResultTo(r: T.ToolResult, hook: string): PbToolResult {
 
 function toolCallRequestFrom(m: AnyObj): T.ToolCallRequest {
   const args = text(m.arguments);
-  return { sessionId: str(m.sessionId), callId: str(m.callId), name: str(m.name), arguments: args, args: parseJSON(args) };
+  return { sessionId: str(m.sessionId), callId: str(m.callId), name: str(m.name), arguments: args, args: parseJSON(args), origin: str(m.origin) as T.Origin };
 }
 export function toolCallRequestTo(r: Partial<T.ToolCallRequest>): AnyObj {
   return {
@@ -178,6 +178,7 @@ export function toolCallRequestTo(r: Partial<T.ToolCallRequest>): AnyObj {
     callId: r.callId ?? "",
     name: r.name ?? "",
     arguments: Buffer.from(argumentsText(r), "utf8"),
+    origin: r.origin ?? "",
   };
 }
 
@@ -192,6 +193,7 @@ function outcomeFrom(m: AnyObj): T.ToolCallOutcome {
     result: toolResultFrom(m.result),
     status: str(m.status),
     durationNs: num(m.durationNs),
+    origin: str(m.origin) as T.Origin,
   };
 }
 function outcomeTo(o: Partial<T.ToolCallOutcome>): AnyObj {
@@ -203,6 +205,7 @@ function outcomeTo(o: Partial<T.ToolCallOutcome>): AnyObj {
     result: o.result ? { content: o.result.content, isError: o.result.isError ?? false } : undefined,
     status: o.status ?? "",
     durationNs: o.durationNs ?? 0,
+    origin: o.origin ?? "",
   };
 }
 

@@ -7,7 +7,7 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
-import { asJSON, checkGlob, errorResult, hostGone, matchGlob, negotiate, s, tool, type Infer, type Plugin } from "../src/index";
+import { asJSON, checkGlob, errorResult, hostGone, matchGlob, mcpServerOf, negotiate, s, tool, type Infer, type Plugin } from "../src/index";
 import { formatLine } from "../src/log";
 import { handshakeCertField, serverCertificate } from "../src/cert";
 import { PROTO_DIR, PROTO_FILES } from "../src/proto";
@@ -644,6 +644,30 @@ test("hook options reach the manifest; windows, stops and openings travel", asyn
       response: { model: "m", message: { role: "assistant", content: "x".repeat(512) }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "" },
     })) as { reason: string };
     assert.equal(r.reason, "opening of 512 bytes");
+test("tool hooks get the call's origin, through a stretch too", async () => {
+  const seen: string[] = [];
+  const h = await harness({
+    name: "origins",
+    preToolCall(c) {
+      seen.push(`pre ${c.origin}`);
+    },
+    preToolCallCanProvideResult(c) {
+      seen.push(`provide ${c.origin}`);
+      return { content: "1" };
+    },
+    transformToolResult(o) {
+      seen.push(`transform ${o.origin} ${mcpServerOf(o.origin)}`);
+    },
+    postToolCall(o) {
+      seen.push(`post ${o.origin}`);
+    },
+  });
+  try {
+    await h.preToolCall({ name: "read_file", origin: "client" });
+    await h.postToolCall({ name: "kora__burn", origin: "plugin" });
+    await h.stretch(["pre_tool_call", "pre_tool_call_can_provide_result", "transform_tool_result"], { name: "fs__read", origin: "mcp:fs" });
+    assert.deepEqual(seen, ["pre client", "post plugin", "pre mcp:fs", "provide mcp:fs", "transform mcp:fs fs"]);
+    assert.equal(mcpServerOf("native"), undefined);
   } finally {
     h.close();
   }

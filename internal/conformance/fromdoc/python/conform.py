@@ -246,7 +246,8 @@ class Conform:
 
     def post_tool_call(self, req: "pb.ToolCallOutcome", call: Call) -> "pb.Empty":
         """Record a tool call and its status."""
-        return self.record(f"post_tool_call {req.name} {req.status}")
+        line = f"post_tool_call {req.name} {req.status}"
+        return self.record(f"{line} {req.origin}" if req.origin else line)
 
     def pre_tool_list_finalized(self, req: "pb.ToolListRequest", call: Call) -> "pb.ToolListResponse":
         """Hide the tools named hidden_*; no opinion when there are none."""
@@ -304,7 +305,10 @@ class Conform:
             if text == "fail":
                 refusal = pb.ToolResult(content="conform refuses to echo fail", is_error=True)
                 return pb.ToolResultResponse(result=refusal)
-            return pb.ToolResultResponse(result=pb.ToolResult(content=compact({"echo": text, "tag": self.tag})))
+            echo = {"echo": text, "tag": self.tag}
+            if req.origin:
+                echo["origin"] = req.origin
+            return pb.ToolResultResponse(result=pb.ToolResult(content=compact(echo)))
         if req.name == "conform__seen":
             with self.lock:
                 seen = list(self.seen)

@@ -118,7 +118,11 @@ def patch_from(m: pb.RequestPatch) -> t.RequestPatch:
 def tool_call_request_from(m: pb.ToolCallRequest) -> t.ToolCallRequest:
     """The wire message of a tool call request as its dataclass."""
     return t.ToolCallRequest(
-        session_id=m.session_id, call_id=m.call_id, name=m.name, arguments=_text(m.arguments)
+        session_id=m.session_id,
+        call_id=m.call_id,
+        name=m.name,
+        arguments=_text(m.arguments),
+        origin=m.origin,
     )
 
 
@@ -132,6 +136,7 @@ def outcome_from(m: pb.ToolCallOutcome) -> t.ToolCallOutcome:
         result=tool_result_from(m.result),
         status=m.status,
         duration_ns=m.duration_ns,
+        origin=m.origin,
     )
 
 
@@ -231,6 +236,7 @@ def tool_call_request_to(v: t.ToolCallRequest) -> pb.ToolCallRequest:
         call_id=v.call_id,
         name=v.name,
         arguments=_json_bytes(v.arguments, "the arguments"),
+        origin=v.origin,
     )
 
 
@@ -244,6 +250,7 @@ def outcome_to(v: t.ToolCallOutcome) -> pb.ToolCallOutcome:
         result=tool_result_to(v.result),
         status=v.status,
         duration_ns=v.duration_ns,
+        origin=v.origin,
     )
 
 

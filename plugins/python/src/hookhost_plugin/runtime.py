@@ -1002,6 +1002,7 @@ def run_stretch(
                 result=provided.as_json(),
                 status="provided_by:" + p.name,
                 duration_ns=int((time.monotonic() - start) * 1e9),
+                origin=call.origin,
             )
             r, f = _stage(p, call_ctx, hook, timeout, ev, pool)
             emit(r, f)

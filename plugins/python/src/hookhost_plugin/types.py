@@ -36,6 +36,7 @@ __all__ = [
     "LLMOutput",
     "TextReplacement",
     "OutputStop",
+    "Origin",
     "ToolCallRequest",
     "Block",
     "PreToolCallDecision",
@@ -306,14 +307,40 @@ class TextReplacement:
     stop: Optional[OutputStop] = None
 
 
+class Origin:
+    """Where a tool call goes (``origin`` of ToolCallRequest and
+    ToolCallOutcome): a native tool of the host, a plugin's tool, a tool the
+    gateway's client runs itself, or a tool of the configured MCP server
+    NAME (``mcp:NAME``). Matchers still match the tool's name."""
+
+    NATIVE = "native"
+    PLUGIN = "plugin"
+    CLIENT = "client"
+    MCP_PREFIX = "mcp:"
+
+    @staticmethod
+    def mcp(server: str) -> str:
+        """The origin of a tool of the configured MCP server ``server``."""
+        return Origin.MCP_PREFIX + server
+
+    @staticmethod
+    def mcp_server(origin: str) -> Optional[str]:
+        """The MCP server of an ``mcp:NAME`` origin, else None."""
+        if origin.startswith(Origin.MCP_PREFIX) and len(origin) > len(Origin.MCP_PREFIX):
+            return origin[len(Origin.MCP_PREFIX) :]
+        return None
+
+
 @dataclass
 class ToolCallRequest:
-    """Payload of pre_tool_call and pre_tool_call_can_provide_result."""
+    """Payload of pre_tool_call and pre_tool_call_can_provide_result.
+    ``origin``: where the call goes (see :class:`Origin`)."""
 
     session_id: str = ""
     call_id: str = ""
     name: str = ""
     arguments: str = ""
+    origin: str = ""
 
     @property
     def args(self) -> Any:
@@ -350,7 +377,8 @@ def modify(args: Any) -> PreToolCallDecision:
 @dataclass
 class ToolCallOutcome:
     """Payload of post_tool_call and transform_tool_result. ``status``: ok,
-    error, blocked or provided_by:<plugin>."""
+    error, blocked or provided_by:<plugin>; ``origin``: where the call went
+    (see :class:`Origin`)."""
 
     session_id: str = ""
     call_id: str = ""
@@ -359,6 +387,7 @@ class ToolCallOutcome:
     result: ToolResult = field(default_factory=ToolResult)
     status: str = ""
     duration_ns: int = 0
+    origin: str = ""
 
     @property
     def args(self) -> Any:

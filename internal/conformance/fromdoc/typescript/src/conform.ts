@@ -101,7 +101,7 @@ serve({
     seen.push(`post_llm_call ${ev.sessionId} ${ev.model}`);
   },
   postToolCall(ev: ToolCallOutcome) {
-    seen.push(`post_tool_call ${ev.name} ${ev.status}`);
+    seen.push(`post_tool_call ${ev.name} ${ev.status}` + (ev.origin ? ` ${ev.origin}` : ""));
   },
 
   preToolListFinalized(req: ToolListRequest) {
@@ -143,7 +143,7 @@ serve({
     switch (call.name) {
       case "conform__echo":
         if (args.text === "fail") return { content: "conform refuses to echo fail", isError: true };
-        return { content: JSON.stringify({ echo: args.text, tag }) };
+        return { content: JSON.stringify(call.origin ? { echo: args.text, tag, origin: call.origin } : { echo: args.text, tag }) };
       case "conform__seen":
         return { content: JSON.stringify(seen) };
       case "conform__sleep":

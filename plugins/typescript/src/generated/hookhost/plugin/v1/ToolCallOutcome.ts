@@ -11,6 +11,7 @@ export interface ToolCallOutcome {
   'result'?: (_hookhost_plugin_v1_ToolResult | null);
   'status'?: (string);
   'durationNs'?: (number | string | Long);
+  'origin'?: (string);
 }
 
 export interface ToolCallOutcome__Output {
@@ -21,4 +22,5 @@ export interface ToolCallOutcome__Output {
   'result'?: (_hookhost_plugin_v1_ToolResult__Output);
   'status'?: (string);
   'durationNs'?: (string);
+  'origin'?: (string);
 }

@@ -6,6 +6,7 @@ export interface ToolCallRequest {
   'callId'?: (string);
   'name'?: (string);
   'arguments'?: (Buffer | Uint8Array | string);
+  'origin'?: (string);
 }
 
 export interface ToolCallRequest__Output {
@@ -13,4 +14,5 @@ export interface ToolCallRequest__Output {
   'callId'?: (string);
   'name'?: (string);
   'arguments'?: (Buffer);
+  'origin'?: (string);
 }
