@@ -644,6 +644,11 @@ test("hook options reach the manifest; windows, stops and openings travel", asyn
       response: { model: "m", message: { role: "assistant", content: "x".repeat(512) }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "" },
     })) as { reason: string };
     assert.equal(r.reason, "opening of 512 bytes");
+  } finally {
+    h.close();
+  }
+});
+
 test("tool hooks get the call's origin, through a stretch too", async () => {
   const seen: string[] = [];
   const h = await harness({
