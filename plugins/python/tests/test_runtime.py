@@ -603,6 +603,8 @@ class WindowedOutputTest(unittest.TestCase):
 
         with self.assertRaises(ValueError):
             Harness(Bad())
+
+
 class OriginTest(unittest.TestCase):
     def test_origin_travels_both_ways(self):
         from hookhost_plugin import convert
