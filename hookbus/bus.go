@@ -111,6 +111,7 @@ type subscriber struct {
 	hook     hooks.Name
 	matchers []string // tool globs, for tool hooks; empty: every tool
 	observer bool     // the hook only observes: its answer is not checked
+	options  hooks.HookOptions
 	timeout  time.Duration
 	calls    atomic.Uint64
 	fails    [numKinds]atomic.Uint64
@@ -186,7 +187,7 @@ func New(members []Member, cfg Config) (*Bus, error) {
 			if h == hooks.PreToolCallCanProvideResult {
 				timeout = opts.ToolTimeout
 			}
-			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), timeout: timeout})
+			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), options: man.HookOptions[h], timeout: timeout})
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
 			}

@@ -347,20 +347,96 @@ func (b *Bus) transformToolResult(ctx context.Context, ev hooks.ToolCallOutcome,
 }
 
 // TransformLLMOutput fires transform_llm_output on the final answer. Chain.
+// A plugin's stop answer ends the chain; its message becomes the text
+// (TransformOutput tells a stop apart, for callers that can end an answer
+// with the protocol's refusal form).
 func (b *Bus) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (string, []string) {
-	if b == nil {
-		return ev.Text, nil
+	ch := b.TransformOutput(ctx, ev)
+	if ch.Stop != nil {
+		return ch.Stop.Message, append(ch.By, ch.Stop.Plugin)
 	}
-	var changedBy []string
+	return ch.Text, ch.By
+}
+
+// OutputChange is what transform_llm_output's chain made of a text.
+type OutputChange struct {
+	Text string
+	// By are the plugins that replaced the text, in order.
+	By []string
+	// Stop is set when a plugin ended the answer; the chain stopped there.
+	Stop *OutputStop
+}
+
+// OutputStop is a plugin's answer that ends the answer (hooks.OutputStop),
+// its message filled in when the plugin gave none.
+type OutputStop struct {
+	Plugin  string
+	Message string
+}
+
+// TransformOutput fires transform_llm_output on ev (the final answer, or
+// one window of a streamed one), chaining the plugins in priority order,
+// each seeing the text as those before it left it. A failing plugin
+// counts as passing.
+func (b *Bus) TransformOutput(ctx context.Context, ev hooks.LLMOutput) OutputChange {
+	ch := OutputChange{Text: ev.Text}
+	if b == nil {
+		return ch
+	}
 	for _, s := range b.subs[hooks.TransformLLMOutput] {
 		r, kind := ask[*hooks.TextReplacement](ctx, b, s, ev)
 		if kind != KindNone || r == nil {
 			continue
 		}
+		if r.Stop != nil {
+			msg := r.Stop.Message
+			if msg == "" {
+				msg = fmt.Sprintf("answer stopped by plugin %q", s.m.name)
+			}
+			ch.Stop = &OutputStop{Plugin: s.m.name, Message: msg}
+			return ch
+		}
 		ev.Text = r.Text
-		changedBy = append(changedBy, s.m.name)
+		ch.Text = r.Text
+		ch.By = append(ch.By, s.m.name)
 	}
-	return ev.Text, changedBy
+	return ch
+}
+
+// OutputWindow reports whether every plugin serving transform_llm_output
+// declared windows (hooks.HookOptions), and if so the window a streamed
+// answer is guarded in: the largest window and the largest overlap any of
+// them declared, so that each sees at least what it asked for.
+func (b *Bus) OutputWindow() (window, overlap int, ok bool) {
+	if b == nil || len(b.subs[hooks.TransformLLMOutput]) == 0 {
+		return 0, 0, false
+	}
+	for _, s := range b.subs[hooks.TransformLLMOutput] {
+		w, o := s.options.Window()
+		if w == 0 {
+			return 0, 0, false
+		}
+		window, overlap = max(window, int(w)), max(overlap, int(o))
+	}
+	return window, overlap, true
+}
+
+// DecideAfter returns how many bytes of a streamed answer
+// post_llm_call_can_reissue decides on: the largest decide_after_bytes its
+// plugins declared, when every one of them declared it; 0 otherwise (the
+// hook decides on the whole answer).
+func (b *Bus) DecideAfter() int {
+	if b == nil {
+		return 0
+	}
+	n := 0
+	for _, s := range b.subs[hooks.PostLLMCallCanReissue] {
+		if s.options.DecideAfterBytes <= 0 {
+			return 0
+		}
+		n = max(n, int(s.options.DecideAfterBytes))
+	}
+	return n
 }
 
 // OnSessionEnd fires on_session_end. Observe.

@@ -104,6 +104,8 @@ type Funcs struct {
 	Config *ConfigKeys
 	// UnservedFunc, when set, is the plugin's Unserved (see Unserving).
 	UnservedFunc func() []Name
+	// HookOptions are the manifest's per-hook options (see HookOptions).
+	HookOptions map[Name]HookOptions
 
 	OnSessionStartFunc               func(context.Context, SessionStart) error
 	OnSessionEndFunc                 func(context.Context, SessionEnd) error
@@ -125,7 +127,7 @@ var _ Plugin = (*Funcs)(nil)
 
 // Manifest lists the hooks whose functions are set, in catalogue order.
 func (f *Funcs) Manifest() Manifest {
-	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools, Config: f.Config}
+	m := Manifest{Name: f.Name, Version: f.Version, Matchers: f.Matchers, HookMatchers: f.HookMatchers, Tools: f.Tools, Config: f.Config, HookOptions: f.HookOptions}
 	for _, s := range catalogue {
 		if s.funcs(f).handle != nil {
 			m.Hooks = append(m.Hooks, s.name)

@@ -26,6 +26,58 @@ type Manifest struct {
 	// plugin takes no config. The host refuses a config with any other key
 	// before Configure. Nil leaves the config to the plugin to check.
 	Config *ConfigKeys `json:"config,omitempty"`
+	// HookOptions are per-hook options: windowed streaming for
+	// transform_llm_output, an early decision for
+	// post_llm_call_can_reissue (see HookOptions).
+	HookOptions map[Name]HookOptions `json:"hook_options,omitempty"`
+}
+
+// HookOptions are a plugin's options for one hook it serves.
+//
+// On transform_llm_output, WindowBytes or OverlapBytes (either set means
+// windowed; the other takes its default) let a streamed answer reach the
+// client in windows instead of only once it is whole: each call carries
+// one window of text whose first bytes repeat the end of the previous
+// window, so that what spans a boundary is seen whole (see LLMOutput).
+//
+// On post_llm_call_can_reissue, DecideAfterBytes lets the hook decide on
+// a streamed answer's opening: when every subscriber declares it, the host
+// holds only that many bytes (the largest declared) and asks the hook on
+// them (LLMCall.Partial), then streams the rest unheld or reissues.
+type HookOptions struct {
+	WindowBytes      int64 `json:"window_bytes,omitempty"`
+	OverlapBytes     int64 `json:"overlap_bytes,omitempty"`
+	DecideAfterBytes int64 `json:"decide_after_bytes,omitempty"`
+}
+
+// Window defaults and bounds (bytes).
+const (
+	DefaultWindowBytes  = 1024
+	DefaultOverlapBytes = 256
+	// MinWindowBytes keeps a window larger than any one character.
+	MinWindowBytes = 16
+	// MaxWindowBytes bounds what the host holds back per stream, and what
+	// decide_after_bytes may hold.
+	MaxWindowBytes = 4 << 20
+)
+
+// Windowed reports whether o asks for windowed text.
+func (o HookOptions) Windowed() bool { return o.WindowBytes > 0 || o.OverlapBytes > 0 }
+
+// Window returns the window and overlap sizes o declares, defaults
+// filled in; zero when o is not windowed.
+func (o HookOptions) Window() (window, overlap int64) {
+	if !o.Windowed() {
+		return 0, 0
+	}
+	window, overlap = o.WindowBytes, o.OverlapBytes
+	if window == 0 {
+		window = max(DefaultWindowBytes, 4*overlap)
+	}
+	if overlap == 0 && o.WindowBytes > 0 {
+		overlap = min(DefaultOverlapBytes, window/4)
+	}
+	return window, overlap
 }
 
 // ConfigKeys is the declaration of a plugin's config keys.

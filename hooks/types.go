@@ -261,6 +261,10 @@ type LLMCall struct {
 	Route     Route         `json:"route"`
 	Request   ModelRequest  `json:"request"`
 	Response  ModelResponse `json:"response"`
+	// Partial says Response holds only the opening of a streamed answer
+	// (HookOptions.DecideAfterBytes): its text so far; its tool calls,
+	// usage and stop reason are not known yet.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Reissue asks the host to make the model call again with Patch applied to
@@ -292,11 +296,35 @@ type Inference struct {
 type LLMOutput struct {
 	SessionID string `json:"session_id"`
 	Text      string `json:"text"`
+	// Windowed says Text is one window of a streamed answer (a plugin
+	// that declared HookOptions.WindowBytes). None of Text has reached
+	// the client: its first Overlap bytes are the end of the previous
+	// window (as that window's answers left it), held back so that text
+	// spanning the boundary is seen whole; the rest is new. Offset is
+	// where Text starts in the answer as the client gets it. A
+	// replacement replaces the whole of Text; the host then releases all
+	// of it but its last overlap bytes, which open the next window. Last
+	// says the answer ends with this window (nothing is held back).
+	Windowed bool  `json:"windowed,omitempty"`
+	Offset   int64 `json:"offset,omitempty"`
+	Overlap  int64 `json:"overlap,omitempty"`
+	Last     bool  `json:"last,omitempty"`
 }
 
-// TextReplacement replaces the final answer text.
+// TextReplacement replaces the answer text (or, windowed, the window's
+// text). Stop, instead, ends the answer: the text not yet released is
+// dropped, Stop.Message is shown in its place, and the answer ends with
+// the protocol's refusal form (Anthropic stop_reason "refusal", Chat
+// Completions finish_reason "content_filter", Responses status
+// "incomplete" for "content_filter"). Text must be empty with Stop.
 type TextReplacement struct {
-	Text string `json:"text"`
+	Text string      `json:"text"`
+	Stop *OutputStop `json:"stop,omitempty"`
+}
+
+// OutputStop is transform_llm_output's answer that ends the answer.
+type OutputStop struct {
+	Message string `json:"message"`
 }
 
 // ToolCallRequest is the payload of pre_tool_call and

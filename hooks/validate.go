@@ -128,7 +128,13 @@ func checkAnswer(answer any, lim limits) error {
 		if a == nil {
 			return nil
 		}
+		if a.Stop != nil && a.Text != "" {
+			return errors.New("an answer both replaces the text and stops it; give one")
+		}
 		size = len(a.Text)
+		if a.Stop != nil {
+			size = len(a.Stop.Message)
+		}
 	case *PreToolCallDecision:
 		if a == nil {
 			return nil
@@ -528,6 +534,11 @@ func ValidateManifest(m Manifest, allowToolOverride bool) error {
 			return err
 		}
 	}
+	for h, o := range m.HookOptions {
+		if err := checkHookOptions(h, o, seenHook[h]); err != "" {
+			return bad("%s", err)
+		}
+	}
 	seenTool := map[string]bool{}
 	for _, t := range m.Tools {
 		if !ValidToolName(t.Name) {
@@ -551,4 +562,36 @@ func ValidateManifest(m Manifest, allowToolOverride bool) error {
 func isJSONObject(raw []byte) bool {
 	s := strings.TrimLeft(string(raw), " \t\r\n")
 	return strings.HasPrefix(s, "{") && json.Valid(raw)
+}
+
+// checkHookOptions returns what is wrong with a manifest's options for
+// hook h, or "".
+func checkHookOptions(h Name, o HookOptions, served bool) string {
+	switch {
+	case !h.Known():
+		return fmt.Sprintf("hook options name unknown hook %q", h)
+	case h != TransformLLMOutput && h != PostLLMCallCanReissue:
+		return fmt.Sprintf("hook options name %q, which takes none (only %s and %s do)", h, TransformLLMOutput, PostLLMCallCanReissue)
+	case !served:
+		return fmt.Sprintf("hook options name %q, which the plugin does not serve", h)
+	case o.WindowBytes < 0 || o.OverlapBytes < 0 || o.DecideAfterBytes < 0:
+		return fmt.Sprintf("%s: window_bytes, overlap_bytes and decide_after_bytes may not be negative", h)
+	case h == TransformLLMOutput && o.DecideAfterBytes != 0:
+		return fmt.Sprintf("%s: decide_after_bytes is an option of %s only", h, PostLLMCallCanReissue)
+	case h == PostLLMCallCanReissue && o.Windowed():
+		return fmt.Sprintf("%s: window_bytes and overlap_bytes are options of %s only", h, TransformLLMOutput)
+	case o.DecideAfterBytes > MaxWindowBytes:
+		return fmt.Sprintf("%s: decide_after_bytes %d is over %d", h, o.DecideAfterBytes, MaxWindowBytes)
+	}
+	if !o.Windowed() {
+		return ""
+	}
+	window, overlap := o.Window()
+	switch {
+	case window < MinWindowBytes || window > MaxWindowBytes:
+		return fmt.Sprintf("%s: window_bytes %d is outside %d..%d", h, window, MinWindowBytes, MaxWindowBytes)
+	case overlap >= window:
+		return fmt.Sprintf("%s: overlap_bytes %d must be less than window_bytes %d", h, overlap, window)
+	}
+	return ""
 }

@@ -28,6 +28,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/llm"
 )
@@ -114,6 +115,59 @@ func SSE(frames ...string) Reply {
 			w.(http.Flusher).Flush()
 		}
 	}
+}
+
+// Gated streams before, then waits until gate is closed (or the client
+// went away, or a minute has passed, so that a failed test cannot keep the
+// server up), then streams after: a test closes gate once it has seen
+// what must arrive before the upstream's answer is whole.
+func Gated(gate <-chan struct{}, before, after []string) Reply {
+	return func(w http.ResponseWriter, r Seen) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, f := range before {
+			io.WriteString(w, f)
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-gate:
+		case <-r.Done:
+			return
+		case <-time.After(time.Minute):
+			return
+		}
+		for _, f := range after {
+			io.WriteString(w, f)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// ChatText is an OpenAI Chat Completions stream of text, in deltas of at
+// most n bytes (whole characters), ending with finish_reason "stop" and
+// usage: the frames for SSE or Gated.
+func ChatText(text string, n int) []string {
+	var frames []string
+	chunk := func(delta, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = Quote(finish)
+		}
+		return Data(`{"id":"cw","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + f + `}]}`)
+	}
+	frames = append(frames, chunk(`{"role":"assistant","content":""}`, ""))
+	for len(text) > 0 {
+		k := min(n, len(text))
+		for k < len(text) && !utf8.RuneStart(text[k]) {
+			k++
+		}
+		frames = append(frames, chunk(`{"content":`+Quote(text[:k])+`}`, ""))
+		text = text[k:]
+	}
+	frames = append(frames, chunk(`{}`, "stop"),
+		Data(`{"id":"cw","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}}`),
+		Data(`[DONE]`))
+	return frames
 }
 
 // Endless streams frames, then repeats the last one every interval until

@@ -22,6 +22,8 @@ package loop
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hookhost/hookhost/dispatch"
@@ -55,6 +57,24 @@ type Call struct {
 	// Provided is the response a pre_llm_call_can_provide_response plugin
 	// gave instead of the model's; nil when the model is to be called.
 	Provided *hookbus.ProvidedResponse
+	// Decided is set on a first call for its Upstream to mark true when it
+	// asked post_llm_call_can_reissue itself on the opening of a streamed
+	// answer (hookbus.Bus.DecideAfter) and the answer stands: Infer then
+	// does not ask again on the whole answer. To reissue instead, the
+	// Upstream abandons the call and returns an *Early.
+	Decided *bool
+}
+
+// Early is the error an Upstream returns when post_llm_call_can_reissue,
+// asked on the opening of a streamed answer, asked for a reissue: the
+// call was abandoned before any of its text was shown, and Infer makes the
+// reissue.
+type Early struct {
+	Reissue *hookbus.ReissueRequest
+}
+
+func (e *Early) Error() string {
+	return fmt.Sprintf("abandoned after its opening: plugin %q asked for a reissue", e.Reissue.Plugin)
 }
 
 // Upstream makes one model call the driver's way (complete, stream or
@@ -144,7 +164,8 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 		}
 	}
 
-	first := Call{Iteration: iter, Request: req}
+	decided := false
+	first := Call{Iteration: iter, Request: req, Decided: &decided}
 	if l.subscribed(hooks.PreLLMCallCanProvideResponse) {
 		first.Provided = l.Bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req})
 		if first.Provided != nil {
@@ -152,21 +173,30 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 		}
 	}
 	resp, w, err := call(ctx, l, up, first)
-	if err != nil {
+	var early *Early
+	var r *hookbus.ReissueRequest
+	switch {
+	case errors.As(err, &early) && ctx.Err() == nil:
+		r = early.Reissue
+	case err != nil:
 		return resp, none, err
-	}
-	if !l.subscribed(hooks.PostLLMCallCanReissue) {
+	case decided || !l.subscribed(hooks.PostLLMCallCanReissue):
 		return resp, w, nil
-	}
-	r := l.Bus.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req, Response: resp})
-	if r == nil {
-		return resp, w, nil
+	default:
+		r = l.Bus.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req, Response: resp})
+		if r == nil {
+			return resp, w, nil
+		}
 	}
 	req2, fields := r.Patch.Apply(req)
 	obs.Reissuing(iter, r, req2, fields)
 	resp2, w2, err := call(ctx, l, up, Call{Iteration: iter, Request: req2, Reason: r.Reason})
 	if err != nil {
 		if ctx.Err() != nil {
+			return resp2, none, err
+		}
+		if early != nil {
+			// The first answer was abandoned: there is none to keep.
 			return resp2, none, err
 		}
 		// The first answer is still good; a failed escalation must not
@@ -205,16 +235,30 @@ func call[W any](ctx context.Context, l *Loop, up Upstream[W], c Call) (hooks.Mo
 
 // Output passes iteration iter's final answer through
 // transform_llm_output, returning the text to show and the plugins that
-// rewrote it.
+// rewrote it (a plugin's stop makes its message the text).
 func (l *Loop) Output(ctx context.Context, iter int, text string) (string, []string) {
-	if !l.subscribed(hooks.TransformLLMOutput) {
-		return text, nil
+	ch := l.TransformOutput(ctx, iter, hooks.LLMOutput{SessionID: l.SessionID, Text: text})
+	if ch.Stop != nil {
+		return ch.Stop.Message, append(ch.By, ch.Stop.Plugin)
 	}
-	final, by := l.Bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: l.SessionID, Text: text})
-	if len(by) > 0 {
+	return ch.Text, ch.By
+}
+
+// TransformOutput passes ev (iteration iter's final answer, or a window of
+// its streamed text) through transform_llm_output.
+func (l *Loop) TransformOutput(ctx context.Context, iter int, ev hooks.LLMOutput) hookbus.OutputChange {
+	if !l.subscribed(hooks.TransformLLMOutput) {
+		return hookbus.OutputChange{Text: ev.Text}
+	}
+	ev.SessionID = l.SessionID
+	ch := l.Bus.TransformOutput(ctx, ev)
+	if by := ch.By; len(by) > 0 || ch.Stop != nil {
+		if ch.Stop != nil {
+			by = append(by[:len(by):len(by)], ch.Stop.Plugin)
+		}
 		l.observer().OutputTransformed(iter, by)
 	}
-	return final, by
+	return ch
 }
 
 // RunTool runs one tool call through the pipeline and its hooks.

@@ -35,6 +35,10 @@ type run struct {
 	sinkErr   error
 	streamed  strings.Builder // what the current round has shown so far
 	lastShown string          // the text the last round showed
+	guard     *guard          // the current round's, when the client streams
+	// refused: transform_llm_output stopped the answer, which ends with
+	// the protocol's refusal form.
+	refused bool
 
 	fwd  upstream.Forwarder // set in forward mode
 	pass *upstream.Passthrough
@@ -421,7 +425,8 @@ func (r *run) loop() (hooks.EndReason, error) {
 			return r.failReason(), err
 		}
 		wire = w
-		final := len(resp.Message.ToolCalls) == 0
+		stopped := r.guard != nil && r.guard.stopped != nil
+		final := len(resp.Message.ToolCalls) == 0 || stopped
 		r.show(iter, resp.Message.Content, final)
 		if err := r.sinkFailed(); err != nil {
 			return hooks.EndCancelled, err
@@ -431,8 +436,17 @@ func (r *run) loop() (hooks.EndReason, error) {
 			if stop == "" {
 				stop = hooks.StopEndTurn
 			}
+			if r.refused {
+				stop = hooks.StopRefusal
+			}
 			if iter > 1 || r.withContext {
-				r.add(resp.Message, codecs.HistoryForm(r.protocol, wire))
+				m, form := resp.Message, codecs.HistoryForm(r.protocol, wire)
+				if stopped && len(m.ToolCalls) > 0 {
+					// The answer ended before its calls: none is run or
+					// handed, so none may stand in the history.
+					m.ToolCalls, form = nil, nil
+				}
+				r.add(m, form)
 				if err := r.keepFinal(); err != nil {
 					return r.failReason(), err
 				}
@@ -656,12 +670,6 @@ func (r *run) keepFinal() error {
 
 // --- one upstream round ----------------------------------------------------
 
-// holding reports whether a streamed round's text must wait for hooks that
-// may replace it.
-func (r *run) holding() bool {
-	return r.sink != nil && (r.bus.Subscribed(hooks.PostLLMCallCanReissue, "") || r.bus.Subscribed(hooks.TransformLLMOutput, ""))
-}
-
 func (r *run) infer(iter int) (hooks.ModelResponse, *upstream.WireResponse, error) {
 	cr := r.call.Request
 	req := hooks.ModelRequest{
@@ -671,22 +679,21 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *upstream.WireResponse, erro
 		Messages: r.history,
 	}
 	r.streamed.Reset()
-	var onText func(string)
+	r.guard = nil
 	if r.sink != nil {
-		hold := r.holding()
-		onText = func(d string) {
-			if hold || d == "" {
-				return
-			}
-			r.streamed.WriteString(d)
-			r.sinkDo(func(s dialect.Sink) error { return s.Text(d) })
-		}
+		r.guard = r.newGuard()
 	}
 	resp, wire, err := loop.Infer(r.ctx, &r.model, iter, req, func(ctx context.Context, c loop.Call) (hooks.ModelResponse, *upstream.WireResponse, error) {
-		return r.upstream(ctx, c, onText)
+		if r.guard == nil {
+			return r.upstream(ctx, c, nil)
+		}
+		return r.guard.call(ctx, c)
 	})
 	if err != nil {
 		return resp, nil, r.upstreamErr(err)
+	}
+	if r.guard != nil {
+		r.guard.end()
 	}
 	return resp, wire, nil
 }
@@ -787,21 +794,33 @@ func (l logger) ReissueFailed(_ int, rq *hookbus.ReissueRequest, err error) {
 	l.r.cfg.Logger.Warn("reissued upstream call failed; keeping the first answer", "plugin", rq.Plugin, "error", l.r.providerErr(err))
 }
 
-// show makes a round's text the client's: streamed already, or now that
-// the hooks that could replace it have answered. The final answer goes
-// through transform_llm_output.
+// show makes a round's text the client's: streamed already (through the
+// guard's windows), or now that the hooks that could replace it have
+// answered. The final answer goes through transform_llm_output, unless its
+// windows did.
 func (r *run) show(iter int, text string, final bool) {
-	if final {
-		var by []string
-		if text, by = r.model.Output(r.ctx, iter, text); len(by) > 0 {
+	if g := r.guard; g.streamed() {
+		text = r.streamed.String()
+		if len(g.by) > 0 || g.stopped != nil {
 			r.rewritten = true
 		}
-	}
-	if r.sink != nil && r.streamed.Len() > 0 {
-		text = r.streamed.String()
-	} else if r.sink != nil && text != "" {
-		// Held text, or a provider that does not stream.
-		r.sinkDo(func(s dialect.Sink) error { return s.Text(text) })
+		r.refused = g.stopped != nil
+	} else {
+		if final {
+			ch := r.model.TransformOutput(r.ctx, iter, hooks.LLMOutput{Text: text})
+			switch {
+			case ch.Stop != nil:
+				text, r.refused, r.rewritten = ch.Stop.Message, true, true
+			case len(ch.By) > 0:
+				text, r.rewritten = ch.Text, true
+			}
+		}
+		if r.sink != nil && r.streamed.Len() > 0 {
+			text = r.streamed.String()
+		} else if r.sink != nil && text != "" {
+			// Held text, or a provider that does not stream.
+			r.sinkDo(func(s dialect.Sink) error { return s.Text(text) })
+		}
 	}
 	if text != "" {
 		r.res.Text = append(r.res.Text, text)

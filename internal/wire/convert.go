@@ -260,6 +260,24 @@ func manifestToPB(m hooks.Manifest) *pluginv1.Manifest {
 	for _, h := range unknown {
 		out.HookMatchers = append(out.HookMatchers, &pluginv1.HookMatchers{Hook: h, Matchers: nilIfEmpty(m.HookMatchers[hooks.Name(h)])})
 	}
+	optionsPB := func(h string, o hooks.HookOptions) *pluginv1.HookOptions {
+		return &pluginv1.HookOptions{Hook: h, WindowBytes: o.WindowBytes, OverlapBytes: o.OverlapBytes, DecideAfterBytes: o.DecideAfterBytes}
+	}
+	for _, h := range hooks.Catalogue {
+		if o, ok := m.HookOptions[h]; ok {
+			out.HookOptions = append(out.HookOptions, optionsPB(string(h), o))
+		}
+	}
+	unknown = unknown[:0]
+	for h := range m.HookOptions {
+		if !h.Known() {
+			unknown = append(unknown, string(h))
+		}
+	}
+	slices.Sort(unknown)
+	for _, h := range unknown {
+		out.HookOptions = append(out.HookOptions, optionsPB(h, m.HookOptions[hooks.Name(h)]))
+	}
 	return out
 }
 
@@ -294,6 +312,16 @@ func manifestFromPB(m *pluginv1.Manifest) hooks.Manifest {
 			out.HookMatchers[hooks.Name(hm.GetHook())] = nilIfEmpty(hm.GetMatchers())
 		}
 	}
+	for _, ho := range m.GetHookOptions() {
+		if out.HookOptions == nil {
+			out.HookOptions = map[hooks.Name]hooks.HookOptions{}
+		}
+		if _, dup := out.HookOptions[hooks.Name(ho.GetHook())]; !dup {
+			out.HookOptions[hooks.Name(ho.GetHook())] = hooks.HookOptions{
+				WindowBytes: ho.GetWindowBytes(), OverlapBytes: ho.GetOverlapBytes(), DecideAfterBytes: ho.GetDecideAfterBytes(),
+			}
+		}
+	}
 	return out
 }
 
@@ -315,6 +343,17 @@ func checkManifest(m *pluginv1.Manifest) error {
 			return fmt.Errorf("unknown hook %q in the manifest's hook_matchers", h)
 		case seen[h]:
 			return fmt.Errorf("hook %q has two entries in the manifest's hook_matchers", h)
+		default:
+			seen[h] = true
+		}
+	}
+	clear(seen)
+	for _, ho := range m.GetHookOptions() {
+		switch h := ho.GetHook(); {
+		case !hooks.Name(h).Known():
+			return fmt.Errorf("unknown hook %q in the manifest's hook_options", h)
+		case seen[h]:
+			return fmt.Errorf("hook %q has two entries in the manifest's hook_options", h)
 		default:
 			seen[h] = true
 		}
@@ -387,6 +426,7 @@ func llmCallToPB(ev hooks.LLMCall) *pluginv1.LlmCall {
 		Route:     string(ev.Route),
 		Request:   modelRequestToPB(ev.Request),
 		Response:  modelResponseToPB(ev.Response),
+		Partial:   ev.Partial,
 	}
 }
 
@@ -397,6 +437,7 @@ func llmCallFromPB(ev *pluginv1.LlmCall) hooks.LLMCall {
 		Route:     hooks.Route(ev.GetRoute()),
 		Request:   modelRequestFromPB(ev.GetRequest()),
 		Response:  modelResponseFromPB(ev.GetResponse()),
+		Partial:   ev.GetPartial(),
 	}
 }
 
@@ -433,11 +474,14 @@ func inferenceFromPB(ev *pluginv1.Inference) hooks.Inference {
 }
 
 func llmOutputToPB(ev hooks.LLMOutput) *pluginv1.LlmOutput {
-	return &pluginv1.LlmOutput{SessionId: ev.SessionID, Text: ev.Text}
+	return &pluginv1.LlmOutput{SessionId: ev.SessionID, Text: ev.Text, Windowed: ev.Windowed, Offset: ev.Offset, Overlap: ev.Overlap, Last: ev.Last}
 }
 
 func llmOutputFromPB(ev *pluginv1.LlmOutput) hooks.LLMOutput {
-	return hooks.LLMOutput{SessionID: ev.GetSessionId(), Text: ev.GetText()}
+	return hooks.LLMOutput{
+		SessionID: ev.GetSessionId(), Text: ev.GetText(),
+		Windowed: ev.GetWindowed(), Offset: ev.GetOffset(), Overlap: ev.GetOverlap(), Last: ev.GetLast(),
+	}
 }
 
 func toolCallRequestToPB(ev hooks.ToolCallRequest) *pluginv1.ToolCallRequest {
@@ -541,12 +585,22 @@ func textToPB(t *hooks.TextReplacement) *pluginv1.TextResponse {
 	if t == nil {
 		return &pluginv1.TextResponse{}
 	}
+	if t.Stop != nil {
+		return &pluginv1.TextResponse{Stop: &pluginv1.OutputStop{Message: t.Stop.Message}}
+	}
 	text := t.Text
 	return &pluginv1.TextResponse{Text: &text}
 }
 
+// textFromPB keeps text beside stop, for hooks.CheckAnswer to call that
+// malformed.
 func textFromPB(r *pluginv1.TextResponse) *hooks.TextReplacement {
-	if r == nil || r.Text == nil {
+	switch {
+	case r == nil:
+		return nil
+	case r.Stop != nil:
+		return &hooks.TextReplacement{Text: r.GetText(), Stop: &hooks.OutputStop{Message: r.Stop.GetMessage()}}
+	case r.Text == nil:
 		return nil
 	}
 	return &hooks.TextReplacement{Text: *r.Text}

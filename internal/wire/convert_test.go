@@ -150,6 +150,7 @@ func TestRoundTripLLMCallAndReissue(t *testing.T) {
 	withCalls.StopReason = hooks.StopToolUse
 	same(t, "llm call with tool calls", hooks.LLMCall{Response: withCalls}, llmCallToPB, llmCallFromPB)
 	same(t, "llm call zero", hooks.LLMCall{}, llmCallToPB, llmCallFromPB)
+	same(t, "llm call on an opening", hooks.LLMCall{SessionID: "s", Iteration: 1, Response: someResponse, Partial: true}, llmCallToPB, llmCallFromPB)
 
 	same(t, "nil reissue", (*hooks.Reissue)(nil), reissueToPB, reissueFromPB)
 	same(t, "reissue", &hooks.Reissue{Patch: hooks.RequestPatch{Model: ptr("offline-large"), Messages: someMessages}, Reason: "low confidence"}, reissueToPB, reissueFromPB)
@@ -173,6 +174,33 @@ func TestRoundTripLLMOutput(t *testing.T) {
 	same(t, "replacement", &hooks.TextReplacement{Text: "[redacted]"}, textToPB, textFromPB)
 	// An empty replacement is an opinion (erase the text), not silence.
 	same(t, "empty replacement", &hooks.TextReplacement{}, textToPB, textFromPB)
+	same(t, "window", hooks.LLMOutput{SessionID: "s", Text: "ndow text", Windowed: true, Offset: 4096, Overlap: 256, Last: true}, llmOutputToPB, llmOutputFromPB)
+	same(t, "stop", &hooks.TextReplacement{Stop: &hooks.OutputStop{Message: "withheld"}}, textToPB, textFromPB)
+	same(t, "stop with no message", &hooks.TextReplacement{Stop: &hooks.OutputStop{}}, textToPB, textFromPB)
+	// Both set is kept as sent, for the answer's check to call malformed.
+	both := textFromPB(&pluginv1.TextResponse{Text: ptr("x"), Stop: &pluginv1.OutputStop{Message: "m"}})
+	if both == nil || both.Text != "x" || both.Stop == nil || hooks.CheckAnswer("g", hooks.TransformLLMOutput, both, 1<<20, 2) == nil {
+		t.Errorf("text and stop together: %+v, want both kept and refused by the answer's check", both)
+	}
+}
+
+func TestRoundTripHookOptions(t *testing.T) {
+	same(t, "manifest with hook options", hooks.Manifest{Name: "g", Hooks: []hooks.Name{hooks.PostLLMCallCanReissue, hooks.TransformLLMOutput},
+		HookOptions: map[hooks.Name]hooks.HookOptions{
+			hooks.TransformLLMOutput:    {WindowBytes: 4096, OverlapBytes: 256},
+			hooks.PostLLMCallCanReissue: {DecideAfterBytes: 512},
+		}}, manifestToPB, manifestFromPB)
+	for _, c := range []struct {
+		m    *pluginv1.Manifest
+		want string
+	}{
+		{&pluginv1.Manifest{Name: "g", HookOptions: []*pluginv1.HookOptions{{Hook: "pre_everything"}}}, `unknown hook "pre_everything" in the manifest's hook_options`},
+		{&pluginv1.Manifest{Name: "g", HookOptions: []*pluginv1.HookOptions{{Hook: "transform_llm_output"}, {Hook: "transform_llm_output"}}}, "two entries in the manifest's hook_options"},
+	} {
+		if err := checkManifest(c.m); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("checkManifest: %v, want %q", err, c.want)
+		}
+	}
 }
 
 func TestRoundTripToolCallRequest(t *testing.T) {

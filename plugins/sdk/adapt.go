@@ -47,6 +47,7 @@ func adapt(p Plugin, newLogger func(name string) hclog.Logger) *hooks.Funcs {
 		Version:      info.Version,
 		Matchers:     info.Matchers,
 		HookMatchers: info.HookMatchers,
+		HookOptions:  info.HookOptions,
 		Tools:        info.Tools,
 		Config:       configDeclaration(p, info),
 	}

@@ -195,6 +195,15 @@ type Info struct {
 	// Matchers for it: audit every tool in post_tool_call, provide results
 	// only for "<Name>__*".
 	HookMatchers map[hooks.Name][]string
+	// HookOptions are per-hook options (hooks.HookOptions): windows for
+	// transform_llm_output, so that a streamed answer reaches the client
+	// window by window instead of once whole, and decide_after_bytes for
+	// post_llm_call_can_reissue, so that the hook decides on the opening:
+	//
+	//	HookOptions: map[hooks.Name]hooks.HookOptions{
+	//		hooks.TransformLLMOutput: {WindowBytes: 4096, OverlapBytes: 256},
+	//	}
+	HookOptions map[hooks.Name]hooks.HookOptions
 	// Tools are tools the plugin answers itself, in its ResultProvider.
 	Tools []hooks.ToolSpec
 	// ToolFuncs are tools written as Go functions (NewTool), which the SDK

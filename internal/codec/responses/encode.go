@@ -27,9 +27,7 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 		status:    "completed",
 		usage:     usageJSON(res.Usage),
 	}
-	if res.Stop == hooks.StopMaxTokens {
-		r.status = "incomplete"
-	}
+	r.status, r.incomplete = statusOf(res.Stop)
 	if v, ok := wire["created_at"]; ok {
 		var t int64
 		if json.Unmarshal(v, &t) == nil {
@@ -74,9 +72,11 @@ type response struct {
 	createdAt int64
 	model     string
 	status    string // in_progress, completed, incomplete, failed
-	output    []json.RawMessage
-	usage     json.RawMessage // nil: null
-	errObj    json.RawMessage // nil: null
+	// incomplete is incomplete_details.reason when status is incomplete.
+	incomplete string
+	output     []json.RawMessage
+	usage      json.RawMessage // nil: null
+	errObj     json.RawMessage // nil: null
 }
 
 // own are the fields the front always sets itself; an upstream's value of
@@ -137,7 +137,11 @@ func (r response) object(st *state, wire map[string]json.RawMessage) map[string]
 	o["error"] = orNull(r.errObj)
 	o["incomplete_details"] = json.RawMessage(`null`)
 	if r.status == "incomplete" {
-		o["incomplete_details"] = json.RawMessage(`{"reason":"max_output_tokens"}`)
+		reason := r.incomplete
+		if reason == "" {
+			reason = "max_output_tokens"
+		}
+		o["incomplete_details"] = mustJSON(map[string]string{"reason": reason})
 	}
 	return o
 }
@@ -197,4 +201,18 @@ func mustJSON(v any) json.RawMessage {
 		panic("responses: cannot encode " + fmt.Sprintf("%T", v) + ": " + err.Error())
 	}
 	return b
+}
+
+// statusOf is a finished response's status for stop, with the reason
+// incomplete_details gives: the answer cut at the token limit, or stopped
+// by a filter (the upstream's refusal, or a plugin that stopped the
+// answer).
+func statusOf(stop hooks.StopReason) (status, incomplete string) {
+	switch stop {
+	case hooks.StopMaxTokens:
+		return "incomplete", "max_output_tokens"
+	case hooks.StopRefusal:
+		return "incomplete", "content_filter"
+	}
+	return "completed", ""
 }

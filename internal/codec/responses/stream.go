@@ -215,9 +215,9 @@ func (s *stream) Finish(stop hooks.StopReason, usage hooks.Usage) error {
 	s.ended = true
 	s.resp.usage = usageJSON(usage)
 	typ := "response.completed"
-	s.resp.status = "completed"
-	if stop == hooks.StopMaxTokens {
-		typ, s.resp.status = "response.incomplete", "incomplete"
+	s.resp.status, s.resp.incomplete = statusOf(stop)
+	if s.resp.status == "incomplete" {
+		typ = "response.incomplete"
 	}
 	snap := s.snapshot()
 	s.st.finalObject(snap.Verbatim)

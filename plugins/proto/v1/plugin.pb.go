@@ -127,7 +127,11 @@ type Manifest struct {
 	// line. Absent means undeclared: the host hands over whatever the file
 	// holds and the plugin checks it in Configure. Hosts before this field
 	// ignore it.
-	Config        *ConfigKeys `protobuf:"bytes,7,opt,name=config,proto3" json:"config,omitempty"`
+	Config *ConfigKeys `protobuf:"bytes,7,opt,name=config,proto3" json:"config,omitempty"`
+	// Per-hook options: windowed streaming for transform_llm_output, an
+	// early decision for post_llm_call_can_reissue. Hosts before this field
+	// ignore it and hold each streamed round's whole text for those hooks.
+	HookOptions   []*HookOptions `protobuf:"bytes,8,rep,name=hook_options,json=hookOptions,proto3" json:"hook_options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,6 +211,13 @@ func (x *Manifest) GetHookMatchers() []*HookMatchers {
 func (x *Manifest) GetConfig() *ConfigKeys {
 	if x != nil {
 		return x.Config
+	}
+	return nil
+}
+
+func (x *Manifest) GetHookOptions() []*HookOptions {
+	if x != nil {
+		return x.HookOptions
 	}
 	return nil
 }
@@ -1396,12 +1407,16 @@ func (x *RequestPatchResponse) GetPatch() *RequestPatch {
 }
 
 type LlmCall struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Iteration     int64                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
-	Route         string                 `protobuf:"bytes,3,opt,name=route,proto3" json:"route,omitempty"`
-	Request       *ModelRequest          `protobuf:"bytes,4,opt,name=request,proto3" json:"request,omitempty"`
-	Response      *ModelResponse         `protobuf:"bytes,5,opt,name=response,proto3" json:"response,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Iteration int64                  `protobuf:"varint,2,opt,name=iteration,proto3" json:"iteration,omitempty"`
+	Route     string                 `protobuf:"bytes,3,opt,name=route,proto3" json:"route,omitempty"`
+	Request   *ModelRequest          `protobuf:"bytes,4,opt,name=request,proto3" json:"request,omitempty"`
+	Response  *ModelResponse         `protobuf:"bytes,5,opt,name=response,proto3" json:"response,omitempty"`
+	// The response's text is only the opening of a streamed answer (the
+	// first decide_after_bytes bytes); its tool calls, usage and stop
+	// reason are not known yet.
+	Partial       bool `protobuf:"varint,6,opt,name=partial,proto3" json:"partial,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1469,6 +1484,13 @@ func (x *LlmCall) GetResponse() *ModelResponse {
 		return x.Response
 	}
 	return nil
+}
+
+func (x *LlmCall) GetPartial() bool {
+	if x != nil {
+		return x.Partial
+	}
+	return false
 }
 
 type Reissue struct {
@@ -1694,9 +1716,17 @@ func (x *Inference) GetProvidedBy() string {
 }
 
 type LlmOutput struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Text      string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// Set when the text is one window of a streamed answer: offset is the
+	// byte offset of text in the answer as released so far, overlap the
+	// length of text's opening already seen in the previous window (held
+	// back, not yet released), last whether the answer ends with it.
+	Windowed      bool  `protobuf:"varint,3,opt,name=windowed,proto3" json:"windowed,omitempty"`
+	Offset        int64 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	Overlap       int64 `protobuf:"varint,5,opt,name=overlap,proto3" json:"overlap,omitempty"`
+	Last          bool  `protobuf:"varint,6,opt,name=last,proto3" json:"last,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1745,9 +1775,40 @@ func (x *LlmOutput) GetText() string {
 	return ""
 }
 
+func (x *LlmOutput) GetWindowed() bool {
+	if x != nil {
+		return x.Windowed
+	}
+	return false
+}
+
+func (x *LlmOutput) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *LlmOutput) GetOverlap() int64 {
+	if x != nil {
+		return x.Overlap
+	}
+	return 0
+}
+
+func (x *LlmOutput) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
 type TextResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          *string                `protobuf:"bytes,1,opt,name=text,proto3,oneof" json:"text,omitempty"` // unset: no opinion
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Text  *string                `protobuf:"bytes,1,opt,name=text,proto3,oneof" json:"text,omitempty"` // unset: no opinion
+	// Stop ends the answer here with the protocol's refusal form; message
+	// is shown in place of the text not yet released. Not with text.
+	Stop          *OutputStop `protobuf:"bytes,2,opt,name=stop,proto3" json:"stop,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1787,6 +1848,13 @@ func (x *TextResponse) GetText() string {
 		return *x.Text
 	}
 	return ""
+}
+
+func (x *TextResponse) GetStop() *OutputStop {
+	if x != nil {
+		return x.Stop
+	}
+	return nil
 }
 
 type ToolCallRequest struct {
@@ -2446,13 +2514,131 @@ func (x *AddedContextResponse) GetAdditionalContext() string {
 	return ""
 }
 
+// HookOptions are a plugin's options for one hook it serves.
+type HookOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Hook  string                 `protobuf:"bytes,1,opt,name=hook,proto3" json:"hook,omitempty"`
+	// transform_llm_output: the window's size and the bytes of the previous
+	// window it repeats (defaults 1024 and 256 once either is set).
+	WindowBytes  int64 `protobuf:"varint,2,opt,name=window_bytes,json=windowBytes,proto3" json:"window_bytes,omitempty"`
+	OverlapBytes int64 `protobuf:"varint,3,opt,name=overlap_bytes,json=overlapBytes,proto3" json:"overlap_bytes,omitempty"`
+	// post_llm_call_can_reissue: decide on the streamed answer's first
+	// decide_after_bytes bytes instead of on the whole answer.
+	DecideAfterBytes int64 `protobuf:"varint,4,opt,name=decide_after_bytes,json=decideAfterBytes,proto3" json:"decide_after_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *HookOptions) Reset() {
+	*x = HookOptions{}
+	mi := &file_plugin_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookOptions) ProtoMessage() {}
+
+func (x *HookOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookOptions.ProtoReflect.Descriptor instead.
+func (*HookOptions) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *HookOptions) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *HookOptions) GetWindowBytes() int64 {
+	if x != nil {
+		return x.WindowBytes
+	}
+	return 0
+}
+
+func (x *HookOptions) GetOverlapBytes() int64 {
+	if x != nil {
+		return x.OverlapBytes
+	}
+	return 0
+}
+
+func (x *HookOptions) GetDecideAfterBytes() int64 {
+	if x != nil {
+		return x.DecideAfterBytes
+	}
+	return 0
+}
+
+// OutputStop ends a streamed answer (transform_llm_output).
+type OutputStop struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutputStop) Reset() {
+	*x = OutputStop{}
+	mi := &file_plugin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutputStop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutputStop) ProtoMessage() {}
+
+func (x *OutputStop) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutputStop.ProtoReflect.Descriptor instead.
+func (*OutputStop) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *OutputStop) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x12hookhost.plugin.v1\"\a\n" +
 	"\x05Empty\"\x11\n" +
-	"\x0fDescribeRequest\"\x9d\x02\n" +
+	"\x0fDescribeRequest\"\xe1\x02\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x14\n" +
@@ -2460,7 +2646,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\bmatchers\x18\x04 \x03(\tR\bmatchers\x122\n" +
 	"\x05tools\x18\x05 \x03(\v2\x1c.hookhost.plugin.v1.ToolSpecR\x05tools\x12E\n" +
 	"\rhook_matchers\x18\x06 \x03(\v2 .hookhost.plugin.v1.HookMatchersR\fhookMatchers\x126\n" +
-	"\x06config\x18\a \x01(\v2\x1e.hookhost.plugin.v1.ConfigKeysR\x06config\" \n" +
+	"\x06config\x18\a \x01(\v2\x1e.hookhost.plugin.v1.ConfigKeysR\x06config\x12B\n" +
+	"\fhook_options\x18\b \x03(\v2\x1f.hookhost.plugin.v1.HookOptionsR\vhookOptions\" \n" +
 	"\n" +
 	"ConfigKeys\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\">\n" +
@@ -2558,14 +2745,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\v_max_tokensB\x0e\n" +
 	"\f_temperature\"N\n" +
 	"\x14RequestPatchResponse\x126\n" +
-	"\x05patch\x18\x01 \x01(\v2 .hookhost.plugin.v1.RequestPatchR\x05patch\"\xd7\x01\n" +
+	"\x05patch\x18\x01 \x01(\v2 .hookhost.plugin.v1.RequestPatchR\x05patch\"\xf1\x01\n" +
 	"\aLlmCall\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1c\n" +
 	"\titeration\x18\x02 \x01(\x03R\titeration\x12\x14\n" +
 	"\x05route\x18\x03 \x01(\tR\x05route\x12:\n" +
 	"\arequest\x18\x04 \x01(\v2 .hookhost.plugin.v1.ModelRequestR\arequest\x12=\n" +
-	"\bresponse\x18\x05 \x01(\v2!.hookhost.plugin.v1.ModelResponseR\bresponse\"Y\n" +
+	"\bresponse\x18\x05 \x01(\v2!.hookhost.plugin.v1.ModelResponseR\bresponse\x12\x18\n" +
+	"\apartial\x18\x06 \x01(\bR\apartial\"Y\n" +
 	"\aReissue\x126\n" +
 	"\x05patch\x18\x01 \x01(\v2 .hookhost.plugin.v1.RequestPatchR\x05patch\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"H\n" +
@@ -2587,13 +2775,18 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05error\x18\n" +
 	" \x01(\tR\x05error\x12\x1f\n" +
 	"\vprovided_by\x18\v \x01(\tR\n" +
-	"providedBy\">\n" +
+	"providedBy\"\xa0\x01\n" +
 	"\tLlmOutput\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\"0\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1a\n" +
+	"\bwindowed\x18\x03 \x01(\bR\bwindowed\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x03R\x06offset\x12\x18\n" +
+	"\aoverlap\x18\x05 \x01(\x03R\aoverlap\x12\x12\n" +
+	"\x04last\x18\x06 \x01(\bR\x04last\"d\n" +
 	"\fTextResponse\x12\x17\n" +
-	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01B\a\n" +
+	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x88\x01\x01\x122\n" +
+	"\x04stop\x18\x02 \x01(\v2\x1e.hookhost.plugin.v1.OutputStopR\x04stopB\a\n" +
 	"\x05_text\"\x93\x01\n" +
 	"\x0fToolCallRequest\x12\x1d\n" +
 	"\n" +
@@ -2645,7 +2838,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\x13_additional_context\"a\n" +
 	"\x14AddedContextResponse\x122\n" +
 	"\x12additional_context\x18\x01 \x01(\tH\x00R\x11additionalContext\x88\x01\x01B\x15\n" +
-	"\x13_additional_context2\xba\v\n" +
+	"\x13_additional_context\"\x97\x01\n" +
+	"\vHookOptions\x12\x12\n" +
+	"\x04hook\x18\x01 \x01(\tR\x04hook\x12!\n" +
+	"\fwindow_bytes\x18\x02 \x01(\x03R\vwindowBytes\x12#\n" +
+	"\roverlap_bytes\x18\x03 \x01(\x03R\foverlapBytes\x12,\n" +
+	"\x12decide_after_bytes\x18\x04 \x01(\x03R\x10decideAfterBytes\"&\n" +
+	"\n" +
+	"OutputStop\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage2\xba\v\n" +
 	"\x06Plugin\x12M\n" +
 	"\bDescribe\x12#.hookhost.plugin.v1.DescribeRequest\x1a\x1c.hookhost.plugin.v1.Manifest\x12X\n" +
 	"\tConfigure\x12$.hookhost.plugin.v1.ConfigureRequest\x1a%.hookhost.plugin.v1.ConfigureResponse\x12M\n" +
@@ -2676,7 +2877,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),                 // 0: hookhost.plugin.v1.Empty
 	(*DescribeRequest)(nil),       // 1: hookhost.plugin.v1.DescribeRequest
@@ -2718,74 +2919,78 @@ var file_plugin_proto_goTypes = []any{
 	(*UserMessage)(nil),           // 37: hookhost.plugin.v1.UserMessage
 	(*UserMessageResponse)(nil),   // 38: hookhost.plugin.v1.UserMessageResponse
 	(*AddedContextResponse)(nil),  // 39: hookhost.plugin.v1.AddedContextResponse
+	(*HookOptions)(nil),           // 40: hookhost.plugin.v1.HookOptions
+	(*OutputStop)(nil),            // 41: hookhost.plugin.v1.OutputStop
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: hookhost.plugin.v1.Manifest.tools:type_name -> hookhost.plugin.v1.ToolSpec
 	4,  // 1: hookhost.plugin.v1.Manifest.hook_matchers:type_name -> hookhost.plugin.v1.HookMatchers
 	3,  // 2: hookhost.plugin.v1.Manifest.config:type_name -> hookhost.plugin.v1.ConfigKeys
-	8,  // 3: hookhost.plugin.v1.Message.tool_calls:type_name -> hookhost.plugin.v1.ToolCall
-	9,  // 4: hookhost.plugin.v1.ModelRequest.messages:type_name -> hookhost.plugin.v1.Message
-	7,  // 5: hookhost.plugin.v1.ModelRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	9,  // 6: hookhost.plugin.v1.ModelResponse.message:type_name -> hookhost.plugin.v1.Message
-	10, // 7: hookhost.plugin.v1.ModelResponse.usage:type_name -> hookhost.plugin.v1.Usage
-	10, // 8: hookhost.plugin.v1.SessionEnd.usage:type_name -> hookhost.plugin.v1.Usage
-	7,  // 9: hookhost.plugin.v1.ToolListRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	7,  // 10: hookhost.plugin.v1.ToolList.tools:type_name -> hookhost.plugin.v1.ToolSpec
-	17, // 11: hookhost.plugin.v1.ToolListResponse.override:type_name -> hookhost.plugin.v1.ToolList
-	11, // 12: hookhost.plugin.v1.ApiRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
-	9,  // 13: hookhost.plugin.v1.MessageList.messages:type_name -> hookhost.plugin.v1.Message
-	20, // 14: hookhost.plugin.v1.RequestPatch.messages:type_name -> hookhost.plugin.v1.MessageList
-	17, // 15: hookhost.plugin.v1.RequestPatch.tools:type_name -> hookhost.plugin.v1.ToolList
-	21, // 16: hookhost.plugin.v1.RequestPatchResponse.patch:type_name -> hookhost.plugin.v1.RequestPatch
-	11, // 17: hookhost.plugin.v1.LlmCall.request:type_name -> hookhost.plugin.v1.ModelRequest
-	12, // 18: hookhost.plugin.v1.LlmCall.response:type_name -> hookhost.plugin.v1.ModelResponse
-	21, // 19: hookhost.plugin.v1.Reissue.patch:type_name -> hookhost.plugin.v1.RequestPatch
-	24, // 20: hookhost.plugin.v1.ReissueResponse.reissue:type_name -> hookhost.plugin.v1.Reissue
-	10, // 21: hookhost.plugin.v1.Inference.usage:type_name -> hookhost.plugin.v1.Usage
-	30, // 22: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
-	34, // 23: hookhost.plugin.v1.PreToolCallResponse.ask:type_name -> hookhost.plugin.v1.Ask
-	13, // 24: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
-	13, // 25: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
-	11, // 26: hookhost.plugin.v1.LlmRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
-	12, // 27: hookhost.plugin.v1.ModelResponseResponse.response:type_name -> hookhost.plugin.v1.ModelResponse
-	30, // 28: hookhost.plugin.v1.UserMessageResponse.block:type_name -> hookhost.plugin.v1.Block
-	1,  // 29: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	5,  // 30: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	14, // 31: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
-	15, // 32: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
-	16, // 33: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
-	19, // 34: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
-	23, // 35: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
-	26, // 36: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
-	27, // 37: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
-	29, // 38: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
-	29, // 39: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
-	33, // 40: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	33, // 41: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	35, // 42: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:input_type -> hookhost.plugin.v1.LlmRequest
-	37, // 43: hookhost.plugin.v1.Plugin.OnUserMessage:input_type -> hookhost.plugin.v1.UserMessage
-	33, // 44: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:input_type -> hookhost.plugin.v1.ToolCallOutcome
-	2,  // 45: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	6,  // 46: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	0,  // 47: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
-	0,  // 48: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
-	18, // 49: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
-	22, // 50: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
-	25, // 51: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
-	0,  // 52: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
-	28, // 53: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
-	31, // 54: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
-	32, // 55: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	0,  // 56: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
-	32, // 57: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
-	36, // 58: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:output_type -> hookhost.plugin.v1.ModelResponseResponse
-	38, // 59: hookhost.plugin.v1.Plugin.OnUserMessage:output_type -> hookhost.plugin.v1.UserMessageResponse
-	39, // 60: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:output_type -> hookhost.plugin.v1.AddedContextResponse
-	45, // [45:61] is the sub-list for method output_type
-	29, // [29:45] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	40, // 3: hookhost.plugin.v1.Manifest.hook_options:type_name -> hookhost.plugin.v1.HookOptions
+	8,  // 4: hookhost.plugin.v1.Message.tool_calls:type_name -> hookhost.plugin.v1.ToolCall
+	9,  // 5: hookhost.plugin.v1.ModelRequest.messages:type_name -> hookhost.plugin.v1.Message
+	7,  // 6: hookhost.plugin.v1.ModelRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	9,  // 7: hookhost.plugin.v1.ModelResponse.message:type_name -> hookhost.plugin.v1.Message
+	10, // 8: hookhost.plugin.v1.ModelResponse.usage:type_name -> hookhost.plugin.v1.Usage
+	10, // 9: hookhost.plugin.v1.SessionEnd.usage:type_name -> hookhost.plugin.v1.Usage
+	7,  // 10: hookhost.plugin.v1.ToolListRequest.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	7,  // 11: hookhost.plugin.v1.ToolList.tools:type_name -> hookhost.plugin.v1.ToolSpec
+	17, // 12: hookhost.plugin.v1.ToolListResponse.override:type_name -> hookhost.plugin.v1.ToolList
+	11, // 13: hookhost.plugin.v1.ApiRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
+	9,  // 14: hookhost.plugin.v1.MessageList.messages:type_name -> hookhost.plugin.v1.Message
+	20, // 15: hookhost.plugin.v1.RequestPatch.messages:type_name -> hookhost.plugin.v1.MessageList
+	17, // 16: hookhost.plugin.v1.RequestPatch.tools:type_name -> hookhost.plugin.v1.ToolList
+	21, // 17: hookhost.plugin.v1.RequestPatchResponse.patch:type_name -> hookhost.plugin.v1.RequestPatch
+	11, // 18: hookhost.plugin.v1.LlmCall.request:type_name -> hookhost.plugin.v1.ModelRequest
+	12, // 19: hookhost.plugin.v1.LlmCall.response:type_name -> hookhost.plugin.v1.ModelResponse
+	21, // 20: hookhost.plugin.v1.Reissue.patch:type_name -> hookhost.plugin.v1.RequestPatch
+	24, // 21: hookhost.plugin.v1.ReissueResponse.reissue:type_name -> hookhost.plugin.v1.Reissue
+	10, // 22: hookhost.plugin.v1.Inference.usage:type_name -> hookhost.plugin.v1.Usage
+	41, // 23: hookhost.plugin.v1.TextResponse.stop:type_name -> hookhost.plugin.v1.OutputStop
+	30, // 24: hookhost.plugin.v1.PreToolCallResponse.block:type_name -> hookhost.plugin.v1.Block
+	34, // 25: hookhost.plugin.v1.PreToolCallResponse.ask:type_name -> hookhost.plugin.v1.Ask
+	13, // 26: hookhost.plugin.v1.ToolResultResponse.result:type_name -> hookhost.plugin.v1.ToolResult
+	13, // 27: hookhost.plugin.v1.ToolCallOutcome.result:type_name -> hookhost.plugin.v1.ToolResult
+	11, // 28: hookhost.plugin.v1.LlmRequest.request:type_name -> hookhost.plugin.v1.ModelRequest
+	12, // 29: hookhost.plugin.v1.ModelResponseResponse.response:type_name -> hookhost.plugin.v1.ModelResponse
+	30, // 30: hookhost.plugin.v1.UserMessageResponse.block:type_name -> hookhost.plugin.v1.Block
+	1,  // 31: hookhost.plugin.v1.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	5,  // 32: hookhost.plugin.v1.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	14, // 33: hookhost.plugin.v1.Plugin.OnSessionStart:input_type -> hookhost.plugin.v1.SessionStart
+	15, // 34: hookhost.plugin.v1.Plugin.OnSessionEnd:input_type -> hookhost.plugin.v1.SessionEnd
+	16, // 35: hookhost.plugin.v1.Plugin.PreToolListFinalized:input_type -> hookhost.plugin.v1.ToolListRequest
+	19, // 36: hookhost.plugin.v1.Plugin.PreApiRequestMutable:input_type -> hookhost.plugin.v1.ApiRequest
+	23, // 37: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:input_type -> hookhost.plugin.v1.LlmCall
+	26, // 38: hookhost.plugin.v1.Plugin.PostLlmCall:input_type -> hookhost.plugin.v1.Inference
+	27, // 39: hookhost.plugin.v1.Plugin.TransformLlmOutput:input_type -> hookhost.plugin.v1.LlmOutput
+	29, // 40: hookhost.plugin.v1.Plugin.PreToolCall:input_type -> hookhost.plugin.v1.ToolCallRequest
+	29, // 41: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:input_type -> hookhost.plugin.v1.ToolCallRequest
+	33, // 42: hookhost.plugin.v1.Plugin.PostToolCall:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	33, // 43: hookhost.plugin.v1.Plugin.TransformToolResult:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	35, // 44: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:input_type -> hookhost.plugin.v1.LlmRequest
+	37, // 45: hookhost.plugin.v1.Plugin.OnUserMessage:input_type -> hookhost.plugin.v1.UserMessage
+	33, // 46: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:input_type -> hookhost.plugin.v1.ToolCallOutcome
+	2,  // 47: hookhost.plugin.v1.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	6,  // 48: hookhost.plugin.v1.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	0,  // 49: hookhost.plugin.v1.Plugin.OnSessionStart:output_type -> hookhost.plugin.v1.Empty
+	0,  // 50: hookhost.plugin.v1.Plugin.OnSessionEnd:output_type -> hookhost.plugin.v1.Empty
+	18, // 51: hookhost.plugin.v1.Plugin.PreToolListFinalized:output_type -> hookhost.plugin.v1.ToolListResponse
+	22, // 52: hookhost.plugin.v1.Plugin.PreApiRequestMutable:output_type -> hookhost.plugin.v1.RequestPatchResponse
+	25, // 53: hookhost.plugin.v1.Plugin.PostLlmCallCanReissue:output_type -> hookhost.plugin.v1.ReissueResponse
+	0,  // 54: hookhost.plugin.v1.Plugin.PostLlmCall:output_type -> hookhost.plugin.v1.Empty
+	28, // 55: hookhost.plugin.v1.Plugin.TransformLlmOutput:output_type -> hookhost.plugin.v1.TextResponse
+	31, // 56: hookhost.plugin.v1.Plugin.PreToolCall:output_type -> hookhost.plugin.v1.PreToolCallResponse
+	32, // 57: hookhost.plugin.v1.Plugin.PreToolCallCanProvideResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	0,  // 58: hookhost.plugin.v1.Plugin.PostToolCall:output_type -> hookhost.plugin.v1.Empty
+	32, // 59: hookhost.plugin.v1.Plugin.TransformToolResult:output_type -> hookhost.plugin.v1.ToolResultResponse
+	36, // 60: hookhost.plugin.v1.Plugin.PreLlmCallCanProvideResponse:output_type -> hookhost.plugin.v1.ModelResponseResponse
+	38, // 61: hookhost.plugin.v1.Plugin.OnUserMessage:output_type -> hookhost.plugin.v1.UserMessageResponse
+	39, // 62: hookhost.plugin.v1.Plugin.PostToolCallCanAddContext:output_type -> hookhost.plugin.v1.AddedContextResponse
+	47, // [47:63] is the sub-list for method output_type
+	31, // [31:47] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2805,7 +3010,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -558,8 +558,61 @@ class LogTest(unittest.TestCase):
         self.assertRegex(lines[0]["@timestamp"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
-if __name__ == "__main__":
-    unittest.main()
+class WindowedOutputTest(unittest.TestCase):
+    class Guard(hp.Plugin):
+        name = "wguard"
+        hook_options = {
+            "transform_llm_output": {"window_bytes": 4096, "overlap_bytes": 256},
+            "post_llm_call_can_reissue": {"decide_after_bytes": 512},
+        }
+
+        def transform_llm_output(self, out):
+            if "FORBIDDEN" in out.text:
+                return hp.TextReplacement(stop=hp.OutputStop("withheld"))
+            if out.windowed and out.overlap == 3 and out.offset == 10 and out.last:
+                return out.text.upper()
+            return None
+
+        def post_llm_call_can_reissue(self, call):
+            if call.partial:
+                return hp.Reissue(reason="opening of %d bytes" % len(call.response.message.content))
+            return None
+
+    def test_manifest_declares_hook_options(self):
+        h = Harness(self.Guard())
+        got = [
+            (o.hook, o.window_bytes, o.overlap_bytes, o.decide_after_bytes)
+            for o in h.manifest.hook_options
+        ]
+        self.assertEqual(
+            got,
+            [("post_llm_call_can_reissue", 0, 0, 512), ("transform_llm_output", 4096, 256, 0)],
+        )
+
+    def test_window_stop_and_opening(self):
+        h = Harness(self.Guard())
+        win = hp.LLMOutput(session_id="s", text="abcdef", windowed=True, offset=10, overlap=3, last=True)
+        self.assertEqual(h.call("transform_llm_output", win), hp.TextReplacement("ABCDEF"))
+        stop = h.call("transform_llm_output", hp.LLMOutput(text="a FORBIDDEN word", windowed=True))
+        self.assertEqual(stop, hp.TextReplacement("", hp.OutputStop("withheld")))
+        self.assertIsNone(h.call("transform_llm_output", hp.LLMOutput(text="abcdef")))
+        call = hp.LLMCall(
+            session_id="s",
+            response=hp.ModelResponse(message=hp.Message(role="assistant", content="x" * 512)),
+            partial=True,
+        )
+        self.assertEqual(h.call("post_llm_call_can_reissue", call).reason, "opening of 512 bytes")
+
+    def test_bad_hook_options(self):
+        class Bad(hp.Plugin):
+            name = "bad"
+            hook_options = {"transform_llm_output": {"window": 10}}
+
+            def transform_llm_output(self, out):
+                return None
+
+        with self.assertRaises(ValueError):
+            Harness(Bad())
 
 
 class OriginTest(unittest.TestCase):
@@ -612,3 +665,7 @@ class ContextHooksTest(unittest.TestCase):
                     h.on_user_message(hp.UserMessage(text="both"))
                 a = h.post_tool_call_can_add_context(hp.ToolCallOutcome(name="now"))
                 self.assertEqual(a, hp.AddedContext("seen now"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -50,6 +50,13 @@ export interface Plugin<C = T.JsonObject> extends Hooks {
   /** Globs of one tool hook, overriding `matchers` for it; an empty list: every tool. */
   hookMatchers?: Partial<Record<T.ToolHookName, string[]>> | undefined;
   /**
+   * Per-hook options: `{transform_llm_output: {windowBytes: 4096, overlapBytes: 256}}`
+   * has a streamed answer reach the client window by window;
+   * `{post_llm_call_can_reissue: {decideAfterBytes: 512}}` decides a reissue
+   * on the answer's opening.
+   */
+  hookOptions?: Partial<Record<"transform_llm_output" | "post_llm_call_can_reissue", T.HookOptions>> | undefined;
+  /**
    * The tools the plugin contributes: typed tools (tool()), which the SDK
    * answers, and plain specs the plugin answers in
    * preToolCallCanProvideResult.
@@ -69,6 +76,7 @@ export interface Manifest {
   matchers: string[];
   tools: T.ToolSpec[];
   hookMatchers: Partial<Record<T.ToolHookName, string[]>>;
+  hookOptions: Partial<Record<string, T.HookOptions>>;
   /**
    * The top-level keys of the plugin's config table, sorted: those of an
    * s.object `config` schema; none for a plugin with neither a schema nor a
@@ -184,7 +192,20 @@ export class Runtime {
       hookMatchers[h as T.ToolHookName] = [...(globs ?? [])];
     }
     this.provideMatchers(hookMatchers, matchers);
-    return { name: p.name, version: p.version ?? "", hooks, matchers, tools, hookMatchers, config: configKeys(p) };
+    const hookOptions: Partial<Record<string, T.HookOptions>> = {};
+    for (const [h, o] of Object.entries(p.hookOptions ?? {})) {
+      if (h !== "transform_llm_output" && h !== "post_llm_call_can_reissue") {
+        throw new Error(`hook options name ${JSON.stringify(h)}, which takes none`);
+      }
+      if (!hooks.includes(h as T.HookName)) throw new Error(`hook options name ${JSON.stringify(h)}, which the plugin does not serve`);
+      for (const [k, v] of Object.entries(o ?? {})) {
+        if (v !== undefined && (!Number.isSafeInteger(v) || (v as number) < 0)) {
+          throw new Error(`hook options ${h}.${k} must be a non-negative integer`);
+        }
+      }
+      hookOptions[h] = { ...o };
+    }
+    return { name: p.name, version: p.version ?? "", hooks, matchers, tools, hookMatchers, hookOptions, config: configKeys(p) };
   }
 
   /**

@@ -33,6 +33,12 @@ export function manifestMessage(rt: Runtime): Buffer {
       inputSchema: t.inputSchema === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(t.inputSchema), "utf8"),
     })),
     hookMatchers: Object.entries(m.hookMatchers).map(([hook, matchers]) => ({ hook, matchers })),
+    hookOptions: Object.entries(m.hookOptions ?? {}).map(([hook, o]) => ({
+      hook,
+      windowBytes: o?.windowBytes ?? 0,
+      overlapBytes: o?.overlapBytes ?? 0,
+      decideAfterBytes: o?.decideAfterBytes ?? 0,
+    })),
     // Present, even with no keys, means declared.
     ...(m.config === undefined ? {} : { config: { keys: m.config } }),
   };

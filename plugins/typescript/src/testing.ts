@@ -197,6 +197,9 @@ export async function harness<C>(plugin: Plugin<C>, opts: HarnessOptions<C> = {}
       return { name: t.name ?? "", description: t.description ?? "", ...(schema !== undefined ? { inputSchema: schema as T.JsonObject } : {}) };
     }),
     hookMatchers: Object.fromEntries((m.hookMatchers ?? []).map((h) => [h.hook ?? "", h.matchers ?? []])),
+    hookOptions: Object.fromEntries((m.hookOptions ?? []).map((h) => [h.hook ?? "", {
+      windowBytes: Number(h.windowBytes ?? 0), overlapBytes: Number(h.overlapBytes ?? 0), decideAfterBytes: Number(h.decideAfterBytes ?? 0),
+    }])),
   };
   if (!opts.allowToolOverride) {
     for (const t of manifest.tools) {

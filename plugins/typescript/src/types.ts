@@ -133,6 +133,12 @@ export interface LlmCall {
   route: Route;
   request: ModelRequest;
   response: ModelResponse;
+  /**
+   * The response's text is only the opening of a streamed answer (the
+   * plugin declared decideAfterBytes); tool calls, usage and stop reason
+   * are not known yet.
+   */
+  partial?: boolean | undefined;
 }
 
 /**
@@ -171,15 +177,40 @@ export interface Inference {
   providedBy?: string | undefined;
 }
 
-/** Payload of transform_llm_output: the final answer text. */
+/**
+ * Payload of transform_llm_output: the final answer text, or one window of
+ * a streamed answer (`windowed`; the plugin declared windowBytes in
+ * hookOptions). None of a window's text has reached the client: its first
+ * `overlap` bytes repeat the previous window's held-back end, `offset` is
+ * where it starts in the answer as released, `last` says the answer ends
+ * with it. A replacement replaces the whole window.
+ */
 export interface LlmOutput {
   sessionId: string;
   text: string;
+  windowed?: boolean | undefined;
+  offset?: number | undefined;
+  overlap?: number | undefined;
+  last?: boolean | undefined;
 }
 
-/** Answer of transform_llm_output: the replacement text. */
+/**
+ * Answer of transform_llm_output: the replacement text, or `stop`, which
+ * ends the answer with the protocol's refusal form, its message shown
+ * instead of what was not released yet (then `text` must be empty).
+ */
 export interface TextReplacement {
   text: string;
+  stop?: { message: string } | undefined;
+}
+
+/** A plugin's options for one hook (see PROTOCOL.md, Describe). */
+export interface HookOptions {
+  /** transform_llm_output: window size and the bytes each window repeats. */
+  windowBytes?: number | undefined;
+  overlapBytes?: number | undefined;
+  /** post_llm_call_can_reissue: decide on the streamed answer's first bytes. */
+  decideAfterBytes?: number | undefined;
 }
 
 /**

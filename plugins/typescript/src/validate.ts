@@ -124,9 +124,16 @@ export function checkAnswer(hook: T.HookName, answer: unknown, maxSize = DEFAULT
       size = patchSize(a.patch) + bytes(a.reason);
       break;
     }
-    case "TextReplacement":
-      size = bytes((answer as T.TextReplacement).text);
+    case "TextReplacement": {
+      const a = answer as T.TextReplacement;
+      if (a.stop) {
+        if (a.text) problem = "an answer both replaces the text and stops it; give one";
+        size = bytes(a.stop.message);
+      } else {
+        size = bytes(a.text);
+      }
       break;
+    }
     case "PreToolCallDecision": {
       const a = answer as T.PreToolCallDecision;
       if ([!!a.block, !!a.ask, a.modifiedArgs !== undefined].filter(Boolean).length > 1) problem = "more than one of block, ask and modified_args set";

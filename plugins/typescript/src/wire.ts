@@ -353,14 +353,19 @@ export const TABLE: readonly HookRow[] = [
     },
     (m) => (m.response ? modelResponseFrom(m.response) : null)),
   row("post_llm_call_can_reissue", "postLlmCallCanReissue", "PostLlmCallCanReissue", "LlmCall", "ReissueResponse",
-    (m) => ({
-      sessionId: str(m.sessionId), iteration: num(m.iteration), route: str(m.route),
-      request: modelRequestFrom(m.request), response: modelResponseFrom(m.response),
-    }) satisfies T.LlmCall,
+    (m) => {
+      const out: T.LlmCall = {
+        sessionId: str(m.sessionId), iteration: num(m.iteration), route: str(m.route),
+        request: modelRequestFrom(m.request), response: modelResponseFrom(m.response),
+      };
+      if (m.partial) out.partial = true;
+      return out;
+    },
     (p: Partial<T.LlmCall>) => ({
       sessionId: p.sessionId ?? "", iteration: p.iteration ?? 0, route: p.route ?? "",
       request: modelRequestTo(p.request ?? { model: "", messages: [] }),
       response: modelResponseTo(p.response ?? { model: "", message: { role: "assistant" }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "" }),
+      partial: p.partial ?? false,
     }),
     (a: T.Reissue | null) => {
       if (a === null) return {};
@@ -387,14 +392,33 @@ export const TABLE: readonly HookRow[] = [
     }),
     null, null),
   row("transform_llm_output", "transformLlmOutput", "TransformLlmOutput", "LlmOutput", "TextResponse",
-    (m) => ({ sessionId: str(m.sessionId), text: str(m.text) }) satisfies T.LlmOutput,
-    (p: Partial<T.LlmOutput>) => ({ sessionId: p.sessionId ?? "", text: p.text ?? "" }),
+    (m) => {
+      const out: T.LlmOutput = { sessionId: str(m.sessionId), text: str(m.text) };
+      if (m.windowed) {
+        out.windowed = true;
+        out.offset = num(m.offset);
+        out.overlap = num(m.overlap);
+        out.last = m.last ?? false;
+      }
+      return out;
+    },
+    (p: Partial<T.LlmOutput>) => ({
+      sessionId: p.sessionId ?? "", text: p.text ?? "", windowed: p.windowed ?? false,
+      offset: p.offset ?? 0, overlap: p.overlap ?? 0, last: p.last ?? false,
+    }),
     (a: T.TextReplacement | null) => {
       if (a === null) return {};
-      const o = expectObject(a, "transform_llm_output", "a TextReplacement {text: string}");
+      const o = expectObject(a, "transform_llm_output", "a TextReplacement {text: string} or {text: \"\", stop: {message}}");
+      if (o.stop !== undefined && o.stop !== null) {
+        const st = expectObject(o.stop, "transform_llm_output", "a stop {message: string}");
+        return { stop: { message: expectString(st.message ?? "", "stop.message") } };
+      }
       return { text: expectString(o.text, "text") };
     },
-    (m) => (m.text !== undefined && m.text !== null ? ({ text: m.text } satisfies T.TextReplacement) : null)),
+    (m) => {
+      if (m.stop) return { text: str(m.text), stop: { message: str(m.stop.message) } } satisfies T.TextReplacement;
+      return m.text !== undefined && m.text !== null ? ({ text: m.text } satisfies T.TextReplacement) : null;
+    }),
   row("pre_tool_call", "preToolCall", "PreToolCall", "ToolCallRequest", "PreToolCallResponse",
     toolCallRequestFrom, toolCallRequestTo,
     (a: T.PreToolCallDecision | null) => {

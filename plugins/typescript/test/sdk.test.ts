@@ -617,6 +617,43 @@ test("globs refuse what Go's path.Match refuses", () => {
   assert.ok(matchGlob("a*b*c", "axxbyyc"));
 });
 
+test("hook options reach the manifest; windows, stops and openings travel", async () => {
+  const p: Plugin = {
+    name: "w",
+    hookOptions: {
+      transform_llm_output: { windowBytes: 4096, overlapBytes: 256 },
+      post_llm_call_can_reissue: { decideAfterBytes: 512 },
+    },
+    transformLlmOutput(out) {
+      if (out.text.includes("FORBIDDEN")) return { text: "", stop: { message: "withheld" } };
+      if (out.windowed && out.offset === 10 && out.overlap === 3 && out.last) return { text: out.text.toUpperCase() };
+      return null;
+    },
+    postLlmCallCanReissue(call) {
+      return call.partial ? { patch: {}, reason: `opening of ${call.response.message.content?.length} bytes` } : null;
+    },
+  };
+  const pb = ManifestCodec.decode(manifestMessage(new Runtime(p)));
+  assert.deepEqual(
+    (pb.hookOptions ?? []).map((o) => [o.hook, Number(o.windowBytes), Number(o.overlapBytes), Number(o.decideAfterBytes)]).sort(),
+    [["post_llm_call_can_reissue", 0, 0, 512], ["transform_llm_output", 4096, 256, 0]],
+  );
+  assert.throws(() => new Runtime({ name: "w", hookOptions: { transform_llm_output: { windowBytes: 64 } } }).manifest, /does not serve/);
+  const h = await harness(p);
+  try {
+    assert.deepEqual(await h.call("transform_llm_output", { sessionId: "s", text: "abcdef", windowed: true, offset: 10, overlap: 3, last: true }), { text: "ABCDEF" });
+    assert.deepEqual(await h.call("transform_llm_output", { sessionId: "s", text: "a FORBIDDEN word", windowed: true }), { text: "", stop: { message: "withheld" } });
+    assert.equal(await h.call("transform_llm_output", { sessionId: "s", text: "abcdef" }), null);
+    const r = (await h.call("post_llm_call_can_reissue", {
+      sessionId: "s", partial: true,
+      response: { model: "m", message: { role: "assistant", content: "x".repeat(512) }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "" },
+    })) as { reason: string };
+    assert.equal(r.reason, "opening of 512 bytes");
+  } finally {
+    h.close();
+  }
+});
+
 test("tool hooks get the call's origin, through a stretch too", async () => {
   const seen: string[] = [];
   const h = await harness({

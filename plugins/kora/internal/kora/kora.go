@@ -109,12 +109,19 @@ var (
 )
 
 // Info is Kora's manifest.
+// DecideAfterBytes is how much of a streamed answer the router decides on.
+const DecideAfterBytes = 512
+
 func (p *Plugin) Info() sdk.Info {
 	return sdk.Info{
 		Name: Name, Version: Version,
 		Config:       Config{},
 		HookMatchers: map[hooks.Name][]string{hooks.PreToolCallCanProvideResult: {bridge.Prefix + "*"}},
-		ToolFuncs:    bridge.Tools(p.configuredBridge),
+		// The router's hedge detector reads an answer's opening: a model
+		// that is unsure says so first. On a streamed gateway answer the
+		// host then holds only this much before the rest streams.
+		HookOptions: map[hooks.Name]hooks.HookOptions{hooks.PostLLMCallCanReissue: {DecideAfterBytes: DecideAfterBytes}},
+		ToolFuncs:   bridge.Tools(p.configuredBridge),
 	}
 }
 

@@ -374,6 +374,20 @@ def _text_coerce(v: Any) -> Any:
     return t.TextReplacement(text=v) if isinstance(v, str) else v
 
 
+def _text_response(v: t.TextReplacement) -> pb.TextResponse:
+    if v.stop is not None:
+        if v.text:
+            raise AnswerError("transform_llm_output: an answer both replaces the text and stops it; give one")
+        return pb.TextResponse(stop=pb.OutputStop(message=v.stop.message))
+    return pb.TextResponse(text=v.text)
+
+
+def _text_replacement(m: pb.TextResponse) -> Optional[t.TextReplacement]:
+    if m.HasField("stop"):
+        return t.TextReplacement(m.text, t.OutputStop(m.stop.message))
+    return t.TextReplacement(m.text) if m.HasField("text") else None
+
+
 HOOKS: Tuple[HookRow, ...] = (
     _observer(
         "on_session_start",
@@ -462,6 +476,7 @@ HOOKS: Tuple[HookRow, ...] = (
             m.route,
             model_request_from(m.request),
             model_response_from(m.response),
+            m.partial,
         ),
         lambda v: pb.LlmCall(
             session_id=v.session_id,
@@ -469,6 +484,7 @@ HOOKS: Tuple[HookRow, ...] = (
             route=v.route,
             request=model_request_to(v.request),
             response=model_response_to(v.response),
+            partial=v.partial,
         ),
         t.Reissue,
         lambda v: pb.ReissueResponse(reissue=pb.Reissue(patch=patch_to(v.patch), reason=v.reason)),
@@ -512,11 +528,18 @@ HOOKS: Tuple[HookRow, ...] = (
         "TransformLlmOutput",
         pb.LlmOutput,
         pb.TextResponse,
-        lambda m: t.LLMOutput(m.session_id, m.text),
-        lambda v: pb.LlmOutput(session_id=v.session_id, text=v.text),
+        lambda m: t.LLMOutput(m.session_id, m.text, m.windowed, m.offset, m.overlap, m.last),
+        lambda v: pb.LlmOutput(
+            session_id=v.session_id,
+            text=v.text,
+            windowed=v.windowed,
+            offset=v.offset,
+            overlap=v.overlap,
+            last=v.last,
+        ),
         t.TextReplacement,
-        lambda v: pb.TextResponse(text=v.text),
-        lambda m: t.TextReplacement(m.text) if m.HasField("text") else None,
+        _text_response,
+        _text_replacement,
         coerce=_text_coerce,
     ),
     _answerer(

@@ -232,6 +232,9 @@ class Context:
         cb()
 
 
+_HOOK_OPTION_KEYS = ("window_bytes", "overlap_bytes", "decide_after_bytes")
+
+
 class Plugin:
     """Base class of a plugin. Set ``name`` and ``version``, and define a
     method for each hook the plugin serves, named after the hook; the
@@ -249,7 +252,11 @@ class Plugin:
 
     Class attributes: ``matchers`` (globs of the tool names the tool hooks
     apply to; empty: every tool), ``hook_matchers`` (hook name -> globs,
-    overriding ``matchers`` for that hook), ``tools`` (ToolSpecs the plugin
+    overriding ``matchers`` for that hook), ``hook_options`` (hook name ->
+    options: ``{"transform_llm_output": {"window_bytes": 4096,
+    "overlap_bytes": 256}}`` has a streamed answer reach the client window
+    by window, ``{"post_llm_call_can_reissue": {"decide_after_bytes": 512}}``
+    decides a reissue on the answer's opening), ``tools`` (ToolSpecs the plugin
     answers in its own pre_tool_call_can_provide_result), ``config_type``
     (a dataclass: ``configure`` then receives the config decoded into it by
     :func:`decode_config`, strictly). Methods decorated with :func:`tool`,
@@ -261,6 +268,7 @@ class Plugin:
     version: str = "0.0.0"
     matchers: Sequence[str] = ()
     hook_matchers: Mapping[str, Sequence[str]] = {}
+    hook_options: Mapping[str, Mapping[str, int]] = {}
     tools: Sequence[t.ToolSpec] = ()
     typed_tools: Sequence[Tool] = ()
     config_type: Optional[type] = None
@@ -366,6 +374,9 @@ class Adapted:
         self.hook_matchers: Dict[str, List[str]] = {
             k: list(v) for k, v in dict(getattr(plugin, "hook_matchers", {}) or {}).items()
         }
+        self.hook_options: Dict[str, Dict[str, int]] = {
+            k: dict(v) for k, v in dict(getattr(plugin, "hook_options", {}) or {}).items()
+        }
         if self.tools:
             self._add_tools()
         conf = getattr(plugin, "configure", None)
@@ -425,6 +436,17 @@ class Adapted:
         for h in self.hook_matchers:
             if h not in HOOK_NAMES:
                 raise ValueError("hook_matchers names %r, which is not a hook" % h)
+        for h, opts in self.hook_options.items():
+            if h not in HOOK_NAMES:
+                raise ValueError("hook_options names %r, which is not a hook" % h)
+            for k, v in opts.items():
+                if k not in _HOOK_OPTION_KEYS:
+                    raise ValueError(
+                        "hook_options[%r] has key %r (use window_bytes, overlap_bytes, decide_after_bytes)"
+                        % (h, k)
+                    )
+                if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                    raise ValueError("hook_options[%r][%r] must be a non-negative int" % (h, k))
         for s in self.specs:
             if s.input_schema is not None and not isinstance(s.input_schema, dict):
                 raise ValueError(
@@ -455,6 +477,9 @@ class Adapted:
         for h in HOOK_NAMES:
             if h in self.hook_matchers:
                 m.hook_matchers.append(pb.HookMatchers(hook=h, matchers=self.hook_matchers[h]))
+        for h in HOOK_NAMES:
+            if h in self.hook_options:
+                m.hook_options.append(pb.HookOptions(hook=h, **self.hook_options[h]))
         if self.config_keys is not None:
             m.config.SetInParent()  # present, even with no keys: declared
             m.config.keys.extend(self.config_keys)

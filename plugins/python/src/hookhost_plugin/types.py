@@ -36,6 +36,7 @@ __all__ = [
     "Inference",
     "LLMOutput",
     "TextReplacement",
+    "OutputStop",
     "Origin",
     "ToolCallRequest",
     "Block",
@@ -253,6 +254,10 @@ class LLMCall:
     route: str = ""
     request: ModelRequest = field(default_factory=ModelRequest)
     response: ModelResponse = field(default_factory=ModelResponse)
+    # The response's text is only the opening of a streamed answer (the
+    # plugin declared decide_after_bytes); tool calls, usage and stop
+    # reason are not known yet.
+    partial: bool = False
 
 
 @dataclass
@@ -289,17 +294,37 @@ class Inference:
 
 @dataclass
 class LLMOutput:
-    """Payload of transform_llm_output: the final answer text."""
+    """Payload of transform_llm_output: the final answer text, or one
+    window of a streamed answer (``windowed``; the plugin declared
+    ``window_bytes`` in ``hook_options``). None of a window's text has
+    reached the client; its first ``overlap`` characters' bytes repeat the
+    previous window's held-back end, ``offset`` is where it starts in the
+    answer as released, ``last`` says the answer ends with it. A
+    replacement replaces the whole window."""
 
     session_id: str = ""
     text: str = ""
+    windowed: bool = False
+    offset: int = 0
+    overlap: int = 0
+    last: bool = False
+
+
+@dataclass
+class OutputStop:
+    """Answer of transform_llm_output that ends the answer: ``message`` is
+    shown instead of what was not released yet, and the answer ends with
+    the protocol's refusal form."""
+
+    message: str = ""
 
 
 @dataclass
 class TextReplacement:
-    """Answer of transform_llm_output."""
+    """Answer of transform_llm_output: replacement text, or ``stop``."""
 
     text: str = ""
+    stop: Optional[OutputStop] = None
 
 
 class Origin:

@@ -11,6 +11,7 @@ import type { ConfigureResponse as _hookhost_plugin_v1_ConfigureResponse, Config
 import type { DescribeRequest as _hookhost_plugin_v1_DescribeRequest, DescribeRequest__Output as _hookhost_plugin_v1_DescribeRequest__Output } from './hookhost/plugin/v1/DescribeRequest';
 import type { Empty as _hookhost_plugin_v1_Empty, Empty__Output as _hookhost_plugin_v1_Empty__Output } from './hookhost/plugin/v1/Empty';
 import type { HookMatchers as _hookhost_plugin_v1_HookMatchers, HookMatchers__Output as _hookhost_plugin_v1_HookMatchers__Output } from './hookhost/plugin/v1/HookMatchers';
+import type { HookOptions as _hookhost_plugin_v1_HookOptions, HookOptions__Output as _hookhost_plugin_v1_HookOptions__Output } from './hookhost/plugin/v1/HookOptions';
 import type { Inference as _hookhost_plugin_v1_Inference, Inference__Output as _hookhost_plugin_v1_Inference__Output } from './hookhost/plugin/v1/Inference';
 import type { LlmCall as _hookhost_plugin_v1_LlmCall, LlmCall__Output as _hookhost_plugin_v1_LlmCall__Output } from './hookhost/plugin/v1/LlmCall';
 import type { LlmOutput as _hookhost_plugin_v1_LlmOutput, LlmOutput__Output as _hookhost_plugin_v1_LlmOutput__Output } from './hookhost/plugin/v1/LlmOutput';
@@ -21,6 +22,7 @@ import type { MessageList as _hookhost_plugin_v1_MessageList, MessageList__Outpu
 import type { ModelRequest as _hookhost_plugin_v1_ModelRequest, ModelRequest__Output as _hookhost_plugin_v1_ModelRequest__Output } from './hookhost/plugin/v1/ModelRequest';
 import type { ModelResponse as _hookhost_plugin_v1_ModelResponse, ModelResponse__Output as _hookhost_plugin_v1_ModelResponse__Output } from './hookhost/plugin/v1/ModelResponse';
 import type { ModelResponseResponse as _hookhost_plugin_v1_ModelResponseResponse, ModelResponseResponse__Output as _hookhost_plugin_v1_ModelResponseResponse__Output } from './hookhost/plugin/v1/ModelResponseResponse';
+import type { OutputStop as _hookhost_plugin_v1_OutputStop, OutputStop__Output as _hookhost_plugin_v1_OutputStop__Output } from './hookhost/plugin/v1/OutputStop';
 import type { PluginClient as _hookhost_plugin_v1_PluginClient, PluginDefinition as _hookhost_plugin_v1_PluginDefinition } from './hookhost/plugin/v1/Plugin';
 import type { PreToolCallResponse as _hookhost_plugin_v1_PreToolCallResponse, PreToolCallResponse__Output as _hookhost_plugin_v1_PreToolCallResponse__Output } from './hookhost/plugin/v1/PreToolCallResponse';
 import type { Reissue as _hookhost_plugin_v1_Reissue, Reissue__Output as _hookhost_plugin_v1_Reissue__Output } from './hookhost/plugin/v1/Reissue';
@@ -68,6 +70,7 @@ export interface ProtoGrpcType {
         DescribeRequest: MessageTypeDefinition<_hookhost_plugin_v1_DescribeRequest, _hookhost_plugin_v1_DescribeRequest__Output>
         Empty: MessageTypeDefinition<_hookhost_plugin_v1_Empty, _hookhost_plugin_v1_Empty__Output>
         HookMatchers: MessageTypeDefinition<_hookhost_plugin_v1_HookMatchers, _hookhost_plugin_v1_HookMatchers__Output>
+        HookOptions: MessageTypeDefinition<_hookhost_plugin_v1_HookOptions, _hookhost_plugin_v1_HookOptions__Output>
         Inference: MessageTypeDefinition<_hookhost_plugin_v1_Inference, _hookhost_plugin_v1_Inference__Output>
         LlmCall: MessageTypeDefinition<_hookhost_plugin_v1_LlmCall, _hookhost_plugin_v1_LlmCall__Output>
         LlmOutput: MessageTypeDefinition<_hookhost_plugin_v1_LlmOutput, _hookhost_plugin_v1_LlmOutput__Output>
@@ -78,6 +81,7 @@ export interface ProtoGrpcType {
         ModelRequest: MessageTypeDefinition<_hookhost_plugin_v1_ModelRequest, _hookhost_plugin_v1_ModelRequest__Output>
         ModelResponse: MessageTypeDefinition<_hookhost_plugin_v1_ModelResponse, _hookhost_plugin_v1_ModelResponse__Output>
         ModelResponseResponse: MessageTypeDefinition<_hookhost_plugin_v1_ModelResponseResponse, _hookhost_plugin_v1_ModelResponseResponse__Output>
+        OutputStop: MessageTypeDefinition<_hookhost_plugin_v1_OutputStop, _hookhost_plugin_v1_OutputStop__Output>
         Plugin: SubtypeConstructor<typeof grpc.Client, _hookhost_plugin_v1_PluginClient> & { service: _hookhost_plugin_v1_PluginDefinition }
         PreToolCallResponse: MessageTypeDefinition<_hookhost_plugin_v1_PreToolCallResponse, _hookhost_plugin_v1_PreToolCallResponse__Output>
         Reissue: MessageTypeDefinition<_hookhost_plugin_v1_Reissue, _hookhost_plugin_v1_Reissue__Output>

@@ -10,6 +10,7 @@ export interface LlmCall {
   'route'?: (string);
   'request'?: (_hookhost_plugin_v1_ModelRequest | null);
   'response'?: (_hookhost_plugin_v1_ModelResponse | null);
+  'partial'?: (boolean);
 }
 
 export interface LlmCall__Output {
@@ -18,4 +19,5 @@ export interface LlmCall__Output {
   'route'?: (string);
   'request'?: (_hookhost_plugin_v1_ModelRequest__Output);
   'response'?: (_hookhost_plugin_v1_ModelResponse__Output);
+  'partial'?: (boolean);
 }

@@ -1,0 +1,10 @@
+// Original file: proto/v1/plugin.proto
+
+
+export interface OutputStop {
+  'message'?: (string);
+}
+
+export interface OutputStop__Output {
+  'message'?: (string);
+}
