@@ -1,16 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/syncbuf"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
+	// Plugins' stderr is relayed to the host's log from go-plugin's own
+	// goroutine while the chat writes its trace: both reach stderr at once,
+	// which os.Stderr takes and a bytes.Buffer does not.
+	var out, errb syncbuf.Buffer
 	code = run(args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }

@@ -779,8 +779,8 @@ func checkStretches(t *testing.T, p Plugin) {
 	if out.Path != dispatch.PathBlocked || !strings.Contains(out.Result.Content, "blocked: approval required: may I?") {
 		t.Errorf("ask:may I? to conform__native with no approver: %+v, want blocked", out)
 	}
-	if got := ex.n.Load() - n; got != 2 {
-		t.Errorf("ask:may I? to conform__native with no approver took %d exchanges with the plugin, want 2 (a stretch that stops at the ask, then the transform)", got)
+	if got := ex.n.Load() - n; got != 3 {
+		t.Errorf("ask:may I? to conform__native with no approver took %d exchanges with the plugin, want 3 (a stretch that stops at the ask, then the transform, then the context)", got)
 	}
 	pipe.Approve = func(context.Context, hooks.ToolCall, string) (bool, error) { return true, nil }
 	n = ex.n.Load()
@@ -788,8 +788,8 @@ func checkStretches(t *testing.T, p Plugin) {
 	if out.Path != dispatch.PathNative || out.Result.Content != `"native says ask:may I?"` {
 		t.Errorf("ask:may I? to conform__native, approved: %+v, want the native result", out)
 	}
-	if got := ex.n.Load() - n; got != 3 {
-		t.Errorf("ask:may I? to conform__native, approved, took %d exchanges with the plugin, want 3 (a stretch that stops at the ask, a plain provide, the transform)", got)
+	if got := ex.n.Load() - n; got != 4 {
+		t.Errorf("ask:may I? to conform__native, approved, took %d exchanges with the plugin, want 4 (a stretch that stops at the ask, a plain provide, the transform, the context)", got)
 	}
 
 	for _, hook := range fullStretch() {

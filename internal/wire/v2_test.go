@@ -538,11 +538,12 @@ func TestV2ApplyRetiresTheStream(t *testing.T) {
 func jam(t *testing.T, c wire.Conn) {
 	t.Helper()
 	big := hooks.ToolCallRequest{Name: "big", Arguments: json.RawMessage(`"` + strings.Repeat("a", 1<<20) + `"`)}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		_, _ = c.Handle(ctx, hooks.PreToolCall, big)
-	}()
+	// The big call is waited for until every small one has given up, so
+	// that on a loaded machine the sender cannot find it abandoned and skip
+	// it: it must be the send that blocks.
+	bigCtx, giveUp := context.WithCancel(context.Background())
+	defer giveUp()
+	go func() { _, _ = c.Handle(bigCtx, hooks.PreToolCall, big) }()
 	time.Sleep(100 * time.Millisecond) // the big one is in Send
 	var wg sync.WaitGroup
 	for range 400 { // more than the queue holds
