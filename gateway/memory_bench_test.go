@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,24 +95,7 @@ func BenchmarkManySmallMessages(b *testing.B) {
 			hs := httptest.NewServer(s.Handler())
 			defer hs.Close()
 
-			var peak atomic.Uint64
-			stop := make(chan struct{})
-			sampled := make(chan struct{})
-			go func() {
-				defer close(sampled)
-				var m runtime.MemStats
-				for {
-					select {
-					case <-stop:
-						return
-					case <-time.After(20 * time.Millisecond):
-					}
-					runtime.ReadMemStats(&m)
-					if m.HeapAlloc > peak.Load() {
-						peak.Store(m.HeapAlloc)
-					}
-				}
-			}()
+			stopSampling := samplePeak(20*time.Millisecond, func(m *runtime.MemStats) uint64 { return m.HeapAlloc })
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
@@ -134,11 +116,10 @@ func BenchmarkManySmallMessages(b *testing.B) {
 			}
 			b.StopTimer()
 			runtime.ReadMemStats(&after)
-			close(stop)
-			<-sampled
+			peak := stopSampling()
 			size := float64(len(body))
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/size, "allocated-bytes/body-byte")
-			b.ReportMetric(float64(peak.Load()-before.HeapAlloc)/size, "peak-heap/body-byte")
+			b.ReportMetric(float64(peak-before.HeapAlloc)/size, "peak-heap/body-byte")
 			b.ReportMetric(size/(1<<20), "body-MiB")
 		})
 	}
@@ -147,3 +128,30 @@ func BenchmarkManySmallMessages(b *testing.B) {
 // benchMessages is how many messages BenchmarkManySmallMessages sends:
 // about a million, 31 MiB of body.
 var benchMessages = 1 << 20
+
+// samplePeak reads the runtime's memory statistics every interval until the
+// returned stop is called, and stop returns the largest value of what
+// measure picks out of them.
+func samplePeak(interval time.Duration, measure func(*runtime.MemStats) uint64) (stop func() uint64) {
+	var peak uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(interval):
+			}
+			runtime.ReadMemStats(&m)
+			peak = max(peak, measure(&m))
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-sampled
+		return peak
+	}
+}

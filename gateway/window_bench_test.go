@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,24 +89,7 @@ func BenchmarkStreamGuard(b *testing.B) {
 			hs := httptest.NewServer(s.Handler())
 			defer hs.Close()
 
-			var peak atomic.Uint64
-			stop := make(chan struct{})
-			sampled := make(chan struct{})
-			go func() {
-				defer close(sampled)
-				var m runtime.MemStats
-				for {
-					select {
-					case <-stop:
-						return
-					case <-time.After(5 * time.Millisecond):
-					}
-					runtime.ReadMemStats(&m)
-					if m.HeapInuse > peak.Load() {
-						peak.Store(m.HeapInuse)
-					}
-				}
-			}()
+			stopSampling := samplePeak(5*time.Millisecond, func(m *runtime.MemStats) uint64 { return m.HeapInuse })
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
@@ -146,10 +128,9 @@ func BenchmarkStreamGuard(b *testing.B) {
 			}
 			b.StopTimer()
 			runtime.ReadMemStats(&after)
-			close(stop)
-			<-sampled
+			peak := stopSampling()
 			b.ReportMetric(float64(ttfb.Milliseconds())/float64(b.N), "ttfb-ms")
-			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MiB")
 		})
 	}
