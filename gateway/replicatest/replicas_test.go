@@ -45,7 +45,14 @@ func runMain(m *testing.M) int {
 const (
 	upstreamKeyEnv = "REPLICATEST_UPSTREAM_KEY"
 	redisURLEnv    = "REPLICATEST_REDIS_URL"
-	model          = "gpt-test"
+	// The inbound keys: the one every scenario presents, unlimited, and
+	// the one the rate-limit scenario spends.
+	clientKeyEnv  = "REPLICATEST_CLIENT_KEY"
+	clientKey     = "hk-client-0123"
+	limitedKeyEnv = "REPLICATEST_LIMITED_KEY"
+	limitedKey    = "hk-limited-0123"
+	limitedRPM    = 20
+	model         = "gpt-test"
 	// readFile is the client's own tool, handed back to it.
 	readFile = `[{"type":"function","function":{"name":"read_file","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]`
 )
@@ -72,9 +79,16 @@ func answer(req fakeapi.Request) fakeapi.Turn {
 }
 
 // replicaConfig is one replica's hookhost.toml: the fake upstream, the
-// plugin, and the state in Redis.
+// plugin, the inbound keys, and the state in Redis.
 func replicaConfig(up *fakeapi.Upstream) string {
-	return fmt.Sprintf(`[llm]
+	return fmt.Sprintf(`[server]
+api_key_env = %q
+
+[server.keys.limited]
+env = %q
+requests_per_minute = %d
+
+[llm]
 provider = "openai"
 api = "chat"
 model = %q
@@ -95,7 +109,7 @@ url_env = %q
 dial_timeout = "1s"
 read_timeout = "1s"
 write_timeout = "1s"
-`, model, up.BaseURL(), upstreamKeyEnv, binDir, redisURLEnv)
+`, clientKeyEnv, limitedKeyEnv, limitedRPM, model, up.BaseURL(), upstreamKeyEnv, binDir, redisURLEnv)
 }
 
 // The deployment of examples/deploy, in miniature: three replicas of
@@ -109,7 +123,8 @@ func TestReplicasShareConversations(t *testing.T) {
 	up := fakeapi.NewUpstream(t, fakeapi.Chat)
 	up.Use(answer)
 	cfg := replicaConfig(up)
-	env := append(environ(), "HOOKHOST_USE_GATEWAY=1", upstreamKeyEnv+"=sk-upstream-0123", redisURLEnv+"="+redis.URL())
+	env := append(environ(), "HOOKHOST_USE_GATEWAY=1", upstreamKeyEnv+"=sk-upstream-0123", redisURLEnv+"="+redis.URL(),
+		clientKeyEnv+"="+clientKey, limitedKeyEnv+"="+limitedKey)
 	var replicas []*servetest.Server
 	for range 3 {
 		replicas = append(replicas, servetest.StartWithConfig(t, filepath.Join(binDir, "hookhost"), cfg, env))
@@ -128,6 +143,11 @@ func TestReplicasShareConversations(t *testing.T) {
 		if len(served) != 3 {
 			t.Errorf("the chain was served by %v, want all three replicas (nginx round-robin)", served)
 		}
+	})
+
+	// Before the SIGKILL below, so that nginx still sends to all three.
+	t.Run("a key's requests per minute are shared by the replicas", func(t *testing.T) {
+		sharedLimit(t, lb, names)
 	})
 
 	t.Run("SIGKILL of the replica a conversation started on", func(t *testing.T) {
@@ -334,20 +354,39 @@ type reply struct {
 	status int
 	body   []byte
 	by     string // nginx's X-Upstream: the replica(s) tried
+	// retryAfter is the Retry-After header, which a 429 carries.
+	retryAfter string
 }
 
+// postJSON posts body to url+path with the unlimited client key.
 func postJSON(t *testing.T, url, path, body string) reply {
 	t.Helper()
-	resp, err := http.Post(url+path, "application/json", bytes.NewReader([]byte(body)))
+	r, err := send(http.DefaultClient, clientKey, url+path, body)
 	if err != nil {
-		t.Fatalf("POST %s%s: %v", url, path, err)
+		t.Fatal(err)
+	}
+	return r
+}
+
+// send posts body to url presenting the inbound key key. It fails no
+// test, so that goroutines other than the test's may call it.
+func send(client *http.Client, key, url, body string) (reply, error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return reply{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return reply{}, fmt.Errorf("POST %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return reply{}, fmt.Errorf("POST %s: reading the answer: %v", url, err)
 	}
-	return reply{status: resp.StatusCode, body: out, by: resp.Header.Get("X-Upstream")}
+	return reply{status: resp.StatusCode, body: out, by: resp.Header.Get("X-Upstream"), retryAfter: resp.Header.Get("Retry-After")}, nil
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -416,7 +455,7 @@ func environ() []string {
 // findNginx is Debian's nginx binary (in /usr/sbin, which a user's PATH
 // may lack); without it the test skips saying how to install it (under
 // CI, fails).
-func findNginx(t *testing.T) string {
+func findNginx(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -431,7 +470,7 @@ func findNginx(t *testing.T) string {
 // startNginx runs nginx in the foreground as a round-robin proxy in front
 // of replicas, on a free port, until the test ends; it returns its URL.
 // Each answer says which replica served it in X-Upstream.
-func startNginx(t *testing.T, bin string, replicas []*servetest.Server) string {
+func startNginx(t testing.TB, bin string, replicas []*servetest.Server) string {
 	t.Helper()
 	dir := t.TempDir()
 	var servers strings.Builder
