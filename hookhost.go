@@ -425,3 +425,13 @@ func (h *Host) secrets(cfg *config.Config, key string) []string {
 	}
 	return out
 }
+
+// DecisionsDropped returns how many records the decision log ([trace]
+// file) has dropped since the host opened because its queue was full; 0
+// when there is no decision log.
+func (h *Host) DecisionsDropped() uint64 {
+	if h.decisions == nil {
+		return 0
+	}
+	return h.decisions.Dropped()
+}

@@ -40,6 +40,7 @@ func TestMetricsExposeEveryFamily(t *testing.T) {
 			{Name: "slow", State: host.StateRunning},
 		}
 	}
+	p.decisionsDropped = func() uint64 { return 7 }
 	var obs relay.Observer
 	p.hooked = runFunc(func(ctx context.Context, f dialect.Front, call *dialect.Call, sink dialect.Sink) (*dialect.Result, error) {
 		obs.Round(llm.ProtocolMessages)
@@ -64,6 +65,7 @@ func TestMetricsExposeEveryFamily(t *testing.T) {
 		`hookhost_gateway_tool_calls_total{how="plugin"} 1`,
 		`hookhost_gateway_tool_calls_total{how="client"} 1`,
 		`hookhost_gateway_store_evicted_total 2`,
+		`hookhost_decision_log_dropped_total 7`,
 		`hookhost_hook_calls_total{hook="pre_tool_call",plugin="guard"} 1`,
 		`hookhost_hook_calls_total{hook="pre_tool_call",plugin="slow"} 1`,
 		`hookhost_hook_failures_total{hook="pre_tool_call",kind="error",plugin="guard"} 1`,

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
@@ -103,9 +104,12 @@ type parts struct {
 	server        config.Server
 	maxIterations int
 	plugins       func() []host.Status
-	getenv        func(string) string
-	logger        hclog.Logger
-	listen        string
+	// decisionsDropped counts the decision log's dropped records for
+	// /metrics; nil when there is none to count.
+	decisionsDropped func() uint64
+	getenv           func(string) string
+	logger           hclog.Logger
+	listen           string
 	// mcp serves /mcp (the MCP gateway over Streamable HTTP); nil when
 	// no MCP server is configured.
 	mcp http.Handler
@@ -164,23 +168,24 @@ func New(h *hookhost.Host, opts Options) (*Server, error) {
 		mcpHandler = gw.HTTPHandler()
 	}
 	return newServer(parts{
-		mcp:           mcpHandler,
-		hosted:        h.MCPModelTools(),
-		mcpServers:    h.MCPServers,
-		mcpStats:      h.MCPCallStats,
-		provider:      h.Provider(),
-		bus:           h.Bus(),
-		route:         route,
-		models:        h.Models(),
-		upstream:      h.Upstream(),
-		server:        cfg.Server,
-		maxIterations: cfg.Conversation.MaxIterations,
-		plugins:       h.Plugins,
-		getenv:        h.Getenv,
-		logger:        opts.Logger,
-		listen:        opts.Listen,
-		state:         cfg.State,
-		where:         cfg.Where,
+		mcp:              mcpHandler,
+		hosted:           h.MCPModelTools(),
+		mcpServers:       h.MCPServers,
+		mcpStats:         h.MCPCallStats,
+		provider:         h.Provider(),
+		bus:              h.Bus(),
+		route:            route,
+		models:           h.Models(),
+		upstream:         h.Upstream(),
+		server:           cfg.Server,
+		maxIterations:    cfg.Conversation.MaxIterations,
+		plugins:          h.Plugins,
+		decisionsDropped: h.DecisionsDropped,
+		getenv:           h.Getenv,
+		logger:           opts.Logger,
+		listen:           opts.Listen,
+		state:            cfg.State,
+		where:            cfg.Where,
 	})
 }
 
@@ -231,6 +236,12 @@ func newServer(p parts) (*Server, error) {
 
 	s.metrics = newMetrics(p.bus, p.plugins, s.budget)
 	s.metrics.reg.MustRegister(&mcpCollector{servers: p.mcpServers, stats: p.mcpStats})
+	if p.decisionsDropped != nil {
+		s.metrics.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "hookhost_decision_log_dropped_total",
+			Help: "Decision-log records ([trace] file) dropped because the writer's queue was full (trace.queue).",
+		}, func() float64 { return float64(p.decisionsDropped()) }))
+	}
 	if p.responses == nil && p.state.Backend == config.StateRedis && p.server.ResponsesMaxBytes == 0 {
 		s.log.Warn("state.backend is redis, but server.responses_max_bytes = 0 keeps no responses: only hidden tool-call rounds are stored there")
 	}
