@@ -62,30 +62,34 @@ func fakeUpstream(b *testing.B) *upstream {
 	return up
 }
 
-var (
-	buildOnce  sync.Once
-	pluginPath string
-	buildErr   error
-)
+// builds holds, per package, the build of its plugin binary, made once
+// per run whichever benchmark asks first.
+var builds sync.Map // package path → func() (string, error)
 
-// modelPlugin builds the benchmark's plugin once per run.
-func modelPlugin(b *testing.B) string {
-	buildOnce.Do(func() {
+// buildPlugin builds the plugin main in pkg (a path relative to this
+// package) once per run and returns the binary's path.
+func buildPlugin(b *testing.B, pkg string) string {
+	build, _ := builds.LoadOrStore(pkg, sync.OnceValues(func() (string, error) {
 		dir, err := os.MkdirTemp("", "hookhost-gateway-bench")
 		if err != nil {
-			buildErr = err
-			return
+			return "", err
 		}
-		pluginPath = filepath.Join(dir, "modelplugin")
-		if out, err := exec.Command("go", "build", "-o", pluginPath, "./internal/modelplugin").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build modelplugin: %v\n%s", err, out)
+		path := filepath.Join(dir, filepath.Base(pkg))
+		if out, err := exec.Command("go", "build", "-o", path, pkg).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)
 		}
-	})
-	if buildErr != nil {
-		b.Fatal(buildErr)
+		return path, nil
+	}))
+	path, err := build.(func() (string, error))()
+	if err != nil {
+		b.Fatal(err)
 	}
-	return pluginPath
+	return path
 }
+
+// modelPlugin is the benchmark's plugin, subscribed to the per-round model
+// hooks.
+func modelPlugin(b *testing.B) string { return buildPlugin(b, "./internal/modelplugin") }
 
 // serveGateway opens a host in front of the upstream at up, on the gateway
 // route or the bypass one, with the model plugin or none, and serves it on

@@ -8,12 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,31 +19,9 @@ import (
 	"github.com/hookhost/hookhost/gateway/statestore/statestoretest"
 )
 
-var (
-	lookupOnce sync.Once
-	lookupPath string
-	lookupErr  error
-)
-
-// lookupPlugin builds, once per run, the plugin the client tests run: it
-// owns lookup__weather, whose calls hookhost runs and hides.
-func lookupPlugin(b *testing.B) string {
-	lookupOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hookhost-state-bench")
-		if err != nil {
-			lookupErr = err
-			return
-		}
-		lookupPath = filepath.Join(dir, "lookup")
-		if out, err := exec.Command("go", "build", "-o", lookupPath, "../clienttest/internal/lookup").CombinedOutput(); err != nil {
-			lookupErr = fmt.Errorf("build lookup: %v\n%s", err, out)
-		}
-	})
-	if lookupErr != nil {
-		b.Fatal(lookupErr)
-	}
-	return lookupPath
-}
+// lookupPlugin is the plugin the client tests run: it owns
+// lookup__weather, whose calls hookhost runs and hides.
+func lookupPlugin(b *testing.B) string { return buildPlugin(b, "../clienttest/internal/lookup") }
 
 // mixedUpstream answers a conversation ending in the user's text with a
 // plugin call and a client call in one response, and anything else with
