@@ -131,9 +131,19 @@ type Manifest struct {
 	// Per-hook options: windowed streaming for transform_llm_output, an
 	// early decision for post_llm_call_can_reissue. Hosts before this field
 	// ignore it and hold each streamed round's whole text for those hooks.
-	HookOptions   []*HookOptions `protobuf:"bytes,8,rep,name=hook_options,json=hookOptions,proto3" json:"hook_options,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HookOptions []*HookOptions `protobuf:"bytes,8,rep,name=hook_options,json=hookOptions,proto3" json:"hook_options,omitempty"`
+	// Over protocol 2: the plugin answers a model-side stage (several of
+	// pre_tool_list_finalized, pre_api_request_mutable,
+	// pre_llm_call_can_provide_response; or post_llm_call_can_reissue and
+	// transform_llm_output) in one call, whose payload is a
+	// hookhost.plugin.v2.ModelStage. Hosts before this field, and plugins
+	// that leave it unset, ask those hooks one call each.
+	ModelStages bool `protobuf:"varint,9,opt,name=model_stages,json=modelStages,proto3" json:"model_stages,omitempty"`
+	// Over protocol 2: the plugin takes several observer events in one call
+	// (an observer batch, HookCall.payloads). Unset: one call per event.
+	ObserverBatches bool `protobuf:"varint,10,opt,name=observer_batches,json=observerBatches,proto3" json:"observer_batches,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Manifest) Reset() {
@@ -220,6 +230,20 @@ func (x *Manifest) GetHookOptions() []*HookOptions {
 		return x.HookOptions
 	}
 	return nil
+}
+
+func (x *Manifest) GetModelStages() bool {
+	if x != nil {
+		return x.ModelStages
+	}
+	return false
+}
+
+func (x *Manifest) GetObserverBatches() bool {
+	if x != nil {
+		return x.ObserverBatches
+	}
+	return false
 }
 
 // ConfigKeys declares which keys a plugin's config table may have. No keys
@@ -2638,7 +2662,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x12hookhost.plugin.v1\"\a\n" +
 	"\x05Empty\"\x11\n" +
-	"\x0fDescribeRequest\"\xe1\x02\n" +
+	"\x0fDescribeRequest\"\xaf\x03\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x14\n" +
@@ -2647,7 +2671,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x1c.hookhost.plugin.v1.ToolSpecR\x05tools\x12E\n" +
 	"\rhook_matchers\x18\x06 \x03(\v2 .hookhost.plugin.v1.HookMatchersR\fhookMatchers\x126\n" +
 	"\x06config\x18\a \x01(\v2\x1e.hookhost.plugin.v1.ConfigKeysR\x06config\x12B\n" +
-	"\fhook_options\x18\b \x03(\v2\x1f.hookhost.plugin.v1.HookOptionsR\vhookOptions\" \n" +
+	"\fhook_options\x18\b \x03(\v2\x1f.hookhost.plugin.v1.HookOptionsR\vhookOptions\x12!\n" +
+	"\fmodel_stages\x18\t \x01(\bR\vmodelStages\x12)\n" +
+	"\x10observer_batches\x18\n" +
+	" \x01(\bR\x0fobserverBatches\" \n" +
 	"\n" +
 	"ConfigKeys\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\">\n" +

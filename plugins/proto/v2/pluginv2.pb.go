@@ -107,7 +107,7 @@ func (x Failure_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Failure_Kind.Descriptor instead.
 func (Failure_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_pluginv2_proto_rawDescGZIP(), []int{5, 0}
+	return file_pluginv2_proto_rawDescGZIP(), []int{6, 0}
 }
 
 type HostMessage struct {
@@ -199,8 +199,15 @@ type HookCall struct {
 	// One stage: a plain call of that hook. Several: a stretch.
 	Stages []*Stage `protobuf:"bytes,2,rep,name=stages,proto3" json:"stages,omitempty"`
 	// The version 1 request message of the first stage's hook, serialized
-	// (for a stretch: a hookhost.plugin.v1.ToolCallRequest).
-	Payload       []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// (for a stretch: a hookhost.plugin.v1.ToolCallRequest; for a model
+	// stage: a ModelStage). Unset for an observer batch.
+	Payload []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// An observer batch (only to a plugin whose manifest sets
+	// observer_batches): every stage is an observer hook, and payloads holds
+	// each stage's version 1 request message, in stage order. The plugin
+	// handles them in order and answers every stage; the last answer is
+	// marked last.
+	Payloads      [][]byte `protobuf:"bytes,4,rep,name=payloads,proto3" json:"payloads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -256,6 +263,92 @@ func (x *HookCall) GetPayload() []byte {
 	return nil
 }
 
+func (x *HookCall) GetPayloads() [][]byte {
+	if x != nil {
+		return x.Payloads
+	}
+	return nil
+}
+
+// The payload of a model stage (only to a plugin whose manifest sets
+// model_stages): consecutive model-side hooks of one model call asked of
+// one plugin in one call. The pre-call stage's hooks are, in this order,
+// pre_tool_list_finalized, pre_api_request_mutable and
+// pre_llm_call_can_provide_response; the post-call stage's are
+// post_llm_call_can_reissue and transform_llm_output. The plugin builds
+// each stage's version 1 request from this message, applying its own
+// earlier answers in the stage: a tool list it replaced, and the fields of
+// its patch that are not in fields_set. PROTOCOL.md has the full rules.
+type ModelStage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model call: session_id, iteration, route and the request as the
+	// plugins above this one left it; in the post-call stage, the response
+	// too.
+	Call *v1.LlmCall `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	// Pre-call stage: the request fields (RequestPatch names: model,
+	// system, messages, tools, max_tokens, temperature) a plugin above this
+	// one already set. The host ignores this plugin's writes to them, so
+	// the plugin's later stages must not see those writes either.
+	FieldsSet []string `protobuf:"bytes,2,rep,name=fields_set,json=fieldsSet,proto3" json:"fields_set,omitempty"`
+	// Post-call stage: the answer's text as the plugins above this one left
+	// it, which transform_llm_output's stage transforms (the response's
+	// text is the model's own, which post_llm_call_can_reissue judges).
+	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelStage) Reset() {
+	*x = ModelStage{}
+	mi := &file_pluginv2_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelStage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelStage) ProtoMessage() {}
+
+func (x *ModelStage) ProtoReflect() protoreflect.Message {
+	mi := &file_pluginv2_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelStage.ProtoReflect.Descriptor instead.
+func (*ModelStage) Descriptor() ([]byte, []int) {
+	return file_pluginv2_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ModelStage) GetCall() *v1.LlmCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *ModelStage) GetFieldsSet() []string {
+	if x != nil {
+		return x.FieldsSet
+	}
+	return nil
+}
+
+func (x *ModelStage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 type Stage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Hook  string                 `protobuf:"bytes,1,opt,name=hook,proto3" json:"hook,omitempty"` // catalogue name, e.g. "pre_tool_call"
@@ -267,7 +360,7 @@ type Stage struct {
 
 func (x *Stage) Reset() {
 	*x = Stage{}
-	mi := &file_pluginv2_proto_msgTypes[2]
+	mi := &file_pluginv2_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -279,7 +372,7 @@ func (x *Stage) String() string {
 func (*Stage) ProtoMessage() {}
 
 func (x *Stage) ProtoReflect() protoreflect.Message {
-	mi := &file_pluginv2_proto_msgTypes[2]
+	mi := &file_pluginv2_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -292,7 +385,7 @@ func (x *Stage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stage.ProtoReflect.Descriptor instead.
 func (*Stage) Descriptor() ([]byte, []int) {
-	return file_pluginv2_proto_rawDescGZIP(), []int{2}
+	return file_pluginv2_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Stage) GetHook() string {
@@ -318,7 +411,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_pluginv2_proto_msgTypes[3]
+	mi := &file_pluginv2_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +423,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_pluginv2_proto_msgTypes[3]
+	mi := &file_pluginv2_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +436,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_pluginv2_proto_rawDescGZIP(), []int{3}
+	return file_pluginv2_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Cancel) GetId() uint64 {
@@ -370,7 +463,7 @@ type PluginMessage struct {
 
 func (x *PluginMessage) Reset() {
 	*x = PluginMessage{}
-	mi := &file_pluginv2_proto_msgTypes[4]
+	mi := &file_pluginv2_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -382,7 +475,7 @@ func (x *PluginMessage) String() string {
 func (*PluginMessage) ProtoMessage() {}
 
 func (x *PluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_pluginv2_proto_msgTypes[4]
+	mi := &file_pluginv2_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -395,7 +488,7 @@ func (x *PluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginMessage.ProtoReflect.Descriptor instead.
 func (*PluginMessage) Descriptor() ([]byte, []int) {
-	return file_pluginv2_proto_rawDescGZIP(), []int{4}
+	return file_pluginv2_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PluginMessage) GetId() uint64 {
@@ -443,7 +536,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_pluginv2_proto_msgTypes[5]
+	mi := &file_pluginv2_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -455,7 +548,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_pluginv2_proto_msgTypes[5]
+	mi := &file_pluginv2_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -468,7 +561,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_pluginv2_proto_rawDescGZIP(), []int{5}
+	return file_pluginv2_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Failure) GetKind() Failure_Kind {
@@ -493,11 +586,18 @@ const file_pluginv2_proto_rawDesc = "" +
 	"\vHostMessage\x122\n" +
 	"\x04call\x18\x01 \x01(\v2\x1c.hookhost.plugin.v2.HookCallH\x00R\x04call\x124\n" +
 	"\x06cancel\x18\x02 \x01(\v2\x1a.hookhost.plugin.v2.CancelH\x00R\x06cancelB\x06\n" +
-	"\x04kind\"g\n" +
+	"\x04kind\"\x83\x01\n" +
 	"\bHookCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x121\n" +
 	"\x06stages\x18\x02 \x03(\v2\x19.hookhost.plugin.v2.StageR\x06stages\x12\x18\n" +
-	"\apayload\x18\x03 \x01(\fR\apayload\":\n" +
+	"\apayload\x18\x03 \x01(\fR\apayload\x12\x1a\n" +
+	"\bpayloads\x18\x04 \x03(\fR\bpayloads\"p\n" +
+	"\n" +
+	"ModelStage\x12/\n" +
+	"\x04call\x18\x01 \x01(\v2\x1b.hookhost.plugin.v1.LlmCallR\x04call\x12\x1d\n" +
+	"\n" +
+	"fields_set\x18\x02 \x03(\tR\tfieldsSet\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\":\n" +
 	"\x05Stage\x12\x12\n" +
 	"\x04hook\x18\x01 \x01(\tR\x04hook\x12\x1d\n" +
 	"\n" +
@@ -539,37 +639,40 @@ func file_pluginv2_proto_rawDescGZIP() []byte {
 }
 
 var file_pluginv2_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pluginv2_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_pluginv2_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_pluginv2_proto_goTypes = []any{
 	(Failure_Kind)(0),            // 0: hookhost.plugin.v2.Failure.Kind
 	(*HostMessage)(nil),          // 1: hookhost.plugin.v2.HostMessage
 	(*HookCall)(nil),             // 2: hookhost.plugin.v2.HookCall
-	(*Stage)(nil),                // 3: hookhost.plugin.v2.Stage
-	(*Cancel)(nil),               // 4: hookhost.plugin.v2.Cancel
-	(*PluginMessage)(nil),        // 5: hookhost.plugin.v2.PluginMessage
-	(*Failure)(nil),              // 6: hookhost.plugin.v2.Failure
-	(*v1.DescribeRequest)(nil),   // 7: hookhost.plugin.v1.DescribeRequest
-	(*v1.ConfigureRequest)(nil),  // 8: hookhost.plugin.v1.ConfigureRequest
-	(*v1.Manifest)(nil),          // 9: hookhost.plugin.v1.Manifest
-	(*v1.ConfigureResponse)(nil), // 10: hookhost.plugin.v1.ConfigureResponse
+	(*ModelStage)(nil),           // 3: hookhost.plugin.v2.ModelStage
+	(*Stage)(nil),                // 4: hookhost.plugin.v2.Stage
+	(*Cancel)(nil),               // 5: hookhost.plugin.v2.Cancel
+	(*PluginMessage)(nil),        // 6: hookhost.plugin.v2.PluginMessage
+	(*Failure)(nil),              // 7: hookhost.plugin.v2.Failure
+	(*v1.LlmCall)(nil),           // 8: hookhost.plugin.v1.LlmCall
+	(*v1.DescribeRequest)(nil),   // 9: hookhost.plugin.v1.DescribeRequest
+	(*v1.ConfigureRequest)(nil),  // 10: hookhost.plugin.v1.ConfigureRequest
+	(*v1.Manifest)(nil),          // 11: hookhost.plugin.v1.Manifest
+	(*v1.ConfigureResponse)(nil), // 12: hookhost.plugin.v1.ConfigureResponse
 }
 var file_pluginv2_proto_depIdxs = []int32{
 	2,  // 0: hookhost.plugin.v2.HostMessage.call:type_name -> hookhost.plugin.v2.HookCall
-	4,  // 1: hookhost.plugin.v2.HostMessage.cancel:type_name -> hookhost.plugin.v2.Cancel
-	3,  // 2: hookhost.plugin.v2.HookCall.stages:type_name -> hookhost.plugin.v2.Stage
-	6,  // 3: hookhost.plugin.v2.PluginMessage.failure:type_name -> hookhost.plugin.v2.Failure
-	0,  // 4: hookhost.plugin.v2.Failure.kind:type_name -> hookhost.plugin.v2.Failure.Kind
-	7,  // 5: hookhost.plugin.v2.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
-	8,  // 6: hookhost.plugin.v2.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
-	1,  // 7: hookhost.plugin.v2.Plugin.Hooks:input_type -> hookhost.plugin.v2.HostMessage
-	9,  // 8: hookhost.plugin.v2.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
-	10, // 9: hookhost.plugin.v2.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
-	5,  // 10: hookhost.plugin.v2.Plugin.Hooks:output_type -> hookhost.plugin.v2.PluginMessage
-	8,  // [8:11] is the sub-list for method output_type
-	5,  // [5:8] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	5,  // 1: hookhost.plugin.v2.HostMessage.cancel:type_name -> hookhost.plugin.v2.Cancel
+	4,  // 2: hookhost.plugin.v2.HookCall.stages:type_name -> hookhost.plugin.v2.Stage
+	8,  // 3: hookhost.plugin.v2.ModelStage.call:type_name -> hookhost.plugin.v1.LlmCall
+	7,  // 4: hookhost.plugin.v2.PluginMessage.failure:type_name -> hookhost.plugin.v2.Failure
+	0,  // 5: hookhost.plugin.v2.Failure.kind:type_name -> hookhost.plugin.v2.Failure.Kind
+	9,  // 6: hookhost.plugin.v2.Plugin.Describe:input_type -> hookhost.plugin.v1.DescribeRequest
+	10, // 7: hookhost.plugin.v2.Plugin.Configure:input_type -> hookhost.plugin.v1.ConfigureRequest
+	1,  // 8: hookhost.plugin.v2.Plugin.Hooks:input_type -> hookhost.plugin.v2.HostMessage
+	11, // 9: hookhost.plugin.v2.Plugin.Describe:output_type -> hookhost.plugin.v1.Manifest
+	12, // 10: hookhost.plugin.v2.Plugin.Configure:output_type -> hookhost.plugin.v1.ConfigureResponse
+	6,  // 11: hookhost.plugin.v2.Plugin.Hooks:output_type -> hookhost.plugin.v2.PluginMessage
+	9,  // [9:12] is the sub-list for method output_type
+	6,  // [6:9] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_pluginv2_proto_init() }
@@ -587,7 +690,7 @@ func file_pluginv2_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pluginv2_proto_rawDesc), len(file_pluginv2_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

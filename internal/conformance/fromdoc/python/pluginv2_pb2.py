@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 import plugin_pb2 as plugin__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0epluginv2.proto\x12\x12hookhost.plugin.v2\x1a\x0cplugin.proto\"q\n\x0bHostMessage\x12,\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1c.hookhost.plugin.v2.HookCallH\x00\x12,\n\x06\x63\x61ncel\x18\x02 \x01(\x0b\x32\x1a.hookhost.plugin.v2.CancelH\x00\x42\x06\n\x04kind\"R\n\x08HookCall\x12\n\n\x02id\x18\x01 \x01(\x04\x12)\n\x06stages\x18\x02 \x03(\x0b\x32\x19.hookhost.plugin.v2.Stage\x12\x0f\n\x07payload\x18\x03 \x01(\x0c\")\n\x05Stage\x12\x0c\n\x04hook\x18\x01 \x01(\t\x12\x12\n\ntimeout_ns\x18\x02 \x01(\x03\"\x14\n\x06\x43\x61ncel\x12\n\n\x02id\x18\x01 \x01(\x04\"v\n\rPluginMessage\x12\n\n\x02id\x18\x01 \x01(\x04\x12\r\n\x05stage\x18\x02 \x01(\r\x12\x0e\n\x06\x61nswer\x18\x03 \x01(\x0c\x12,\n\x07\x66\x61ilure\x18\x04 \x01(\x0b\x32\x1b.hookhost.plugin.v2.Failure\x12\x0c\n\x04last\x18\x05 \x01(\x08\"\xc7\x01\n\x07\x46\x61ilure\x12.\n\x04kind\x18\x01 \x01(\x0e\x32 .hookhost.plugin.v2.Failure.Kind\x12\x0f\n\x07message\x18\x02 \x01(\t\"{\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\t\n\x05\x45RROR\x10\x01\x12\t\n\x05PANIC\x10\x02\x12\x15\n\x11\x44\x45\x41\x44LINE_EXCEEDED\x10\x03\x12\r\n\tCANCELLED\x10\x04\x12\x10\n\x0cUNKNOWN_HOOK\x10\x05\x12\x0f\n\x0b\x42\x41\x44_REQUEST\x10\x06\x32\x82\x02\n\x06Plugin\x12M\n\x08\x44\x65scribe\x12#.hookhost.plugin.v1.DescribeRequest\x1a\x1c.hookhost.plugin.v1.Manifest\x12X\n\tConfigure\x12$.hookhost.plugin.v1.ConfigureRequest\x1a%.hookhost.plugin.v1.ConfigureResponse\x12O\n\x05Hooks\x12\x1f.hookhost.plugin.v2.HostMessage\x1a!.hookhost.plugin.v2.PluginMessage(\x01\x30\x01\x42\x38Z6github.com/hookhost/hookhost/plugins/proto/v2;pluginv2b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0epluginv2.proto\x12\x12hookhost.plugin.v2\x1a\x0cplugin.proto\"q\n\x0bHostMessage\x12,\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1c.hookhost.plugin.v2.HookCallH\x00\x12,\n\x06\x63\x61ncel\x18\x02 \x01(\x0b\x32\x1a.hookhost.plugin.v2.CancelH\x00\x42\x06\n\x04kind\"d\n\x08HookCall\x12\n\n\x02id\x18\x01 \x01(\x04\x12)\n\x06stages\x18\x02 \x03(\x0b\x32\x19.hookhost.plugin.v2.Stage\x12\x0f\n\x07payload\x18\x03 \x01(\x0c\x12\x10\n\x08payloads\x18\x04 \x03(\x0c\"Y\n\nModelStage\x12)\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1b.hookhost.plugin.v1.LlmCall\x12\x12\n\nfields_set\x18\x02 \x03(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\")\n\x05Stage\x12\x0c\n\x04hook\x18\x01 \x01(\t\x12\x12\n\ntimeout_ns\x18\x02 \x01(\x03\"\x14\n\x06\x43\x61ncel\x12\n\n\x02id\x18\x01 \x01(\x04\"v\n\rPluginMessage\x12\n\n\x02id\x18\x01 \x01(\x04\x12\r\n\x05stage\x18\x02 \x01(\r\x12\x0e\n\x06\x61nswer\x18\x03 \x01(\x0c\x12,\n\x07\x66\x61ilure\x18\x04 \x01(\x0b\x32\x1b.hookhost.plugin.v2.Failure\x12\x0c\n\x04last\x18\x05 \x01(\x08\"\xc7\x01\n\x07\x46\x61ilure\x12.\n\x04kind\x18\x01 \x01(\x0e\x32 .hookhost.plugin.v2.Failure.Kind\x12\x0f\n\x07message\x18\x02 \x01(\t\"{\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\t\n\x05\x45RROR\x10\x01\x12\t\n\x05PANIC\x10\x02\x12\x15\n\x11\x44\x45\x41\x44LINE_EXCEEDED\x10\x03\x12\r\n\tCANCELLED\x10\x04\x12\x10\n\x0cUNKNOWN_HOOK\x10\x05\x12\x0f\n\x0b\x42\x41\x44_REQUEST\x10\x06\x32\x82\x02\n\x06Plugin\x12M\n\x08\x44\x65scribe\x12#.hookhost.plugin.v1.DescribeRequest\x1a\x1c.hookhost.plugin.v1.Manifest\x12X\n\tConfigure\x12$.hookhost.plugin.v1.ConfigureRequest\x1a%.hookhost.plugin.v1.ConfigureResponse\x12O\n\x05Hooks\x12\x1f.hookhost.plugin.v2.HostMessage\x1a!.hookhost.plugin.v2.PluginMessage(\x01\x30\x01\x42\x38Z6github.com/hookhost/hookhost/plugins/proto/v2;pluginv2b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pluginv2_pb2', globals())
@@ -25,17 +25,19 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _HOSTMESSAGE._serialized_start=52
   _HOSTMESSAGE._serialized_end=165
   _HOOKCALL._serialized_start=167
-  _HOOKCALL._serialized_end=249
-  _STAGE._serialized_start=251
-  _STAGE._serialized_end=292
-  _CANCEL._serialized_start=294
-  _CANCEL._serialized_end=314
-  _PLUGINMESSAGE._serialized_start=316
-  _PLUGINMESSAGE._serialized_end=434
-  _FAILURE._serialized_start=437
-  _FAILURE._serialized_end=636
-  _FAILURE_KIND._serialized_start=513
-  _FAILURE_KIND._serialized_end=636
-  _PLUGIN._serialized_start=639
-  _PLUGIN._serialized_end=897
+  _HOOKCALL._serialized_end=267
+  _MODELSTAGE._serialized_start=269
+  _MODELSTAGE._serialized_end=358
+  _STAGE._serialized_start=360
+  _STAGE._serialized_end=401
+  _CANCEL._serialized_start=403
+  _CANCEL._serialized_end=423
+  _PLUGINMESSAGE._serialized_start=425
+  _PLUGINMESSAGE._serialized_end=543
+  _FAILURE._serialized_start=546
+  _FAILURE._serialized_end=745
+  _FAILURE_KIND._serialized_start=622
+  _FAILURE_KIND._serialized_end=745
+  _PLUGIN._serialized_start=748
+  _PLUGIN._serialized_end=1006
 # @@protoc_insertion_point(module_scope)

@@ -48,6 +48,7 @@ import type { Cancel as _hookhost_plugin_v2_Cancel, Cancel__Output as _hookhost_
 import type { Failure as _hookhost_plugin_v2_Failure, Failure__Output as _hookhost_plugin_v2_Failure__Output } from './hookhost/plugin/v2/Failure';
 import type { HookCall as _hookhost_plugin_v2_HookCall, HookCall__Output as _hookhost_plugin_v2_HookCall__Output } from './hookhost/plugin/v2/HookCall';
 import type { HostMessage as _hookhost_plugin_v2_HostMessage, HostMessage__Output as _hookhost_plugin_v2_HostMessage__Output } from './hookhost/plugin/v2/HostMessage';
+import type { ModelStage as _hookhost_plugin_v2_ModelStage, ModelStage__Output as _hookhost_plugin_v2_ModelStage__Output } from './hookhost/plugin/v2/ModelStage';
 import type { PluginClient as _hookhost_plugin_v2_PluginClient, PluginDefinition as _hookhost_plugin_v2_PluginDefinition } from './hookhost/plugin/v2/Plugin';
 import type { PluginMessage as _hookhost_plugin_v2_PluginMessage, PluginMessage__Output as _hookhost_plugin_v2_PluginMessage__Output } from './hookhost/plugin/v2/PluginMessage';
 import type { Stage as _hookhost_plugin_v2_Stage, Stage__Output as _hookhost_plugin_v2_Stage__Output } from './hookhost/plugin/v2/Stage';
@@ -109,6 +110,7 @@ export interface ProtoGrpcType {
         Failure: MessageTypeDefinition<_hookhost_plugin_v2_Failure, _hookhost_plugin_v2_Failure__Output>
         HookCall: MessageTypeDefinition<_hookhost_plugin_v2_HookCall, _hookhost_plugin_v2_HookCall__Output>
         HostMessage: MessageTypeDefinition<_hookhost_plugin_v2_HostMessage, _hookhost_plugin_v2_HostMessage__Output>
+        ModelStage: MessageTypeDefinition<_hookhost_plugin_v2_ModelStage, _hookhost_plugin_v2_ModelStage__Output>
         Plugin: SubtypeConstructor<typeof grpc.Client, _hookhost_plugin_v2_PluginClient> & { service: _hookhost_plugin_v2_PluginDefinition }
         PluginMessage: MessageTypeDefinition<_hookhost_plugin_v2_PluginMessage, _hookhost_plugin_v2_PluginMessage__Output>
         Stage: MessageTypeDefinition<_hookhost_plugin_v2_Stage, _hookhost_plugin_v2_Stage__Output>

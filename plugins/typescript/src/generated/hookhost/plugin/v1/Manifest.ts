@@ -14,6 +14,8 @@ export interface Manifest {
   'hookMatchers'?: (_hookhost_plugin_v1_HookMatchers)[];
   'config'?: (_hookhost_plugin_v1_ConfigKeys | null);
   'hookOptions'?: (_hookhost_plugin_v1_HookOptions)[];
+  'modelStages'?: (boolean);
+  'observerBatches'?: (boolean);
 }
 
 export interface Manifest__Output {
@@ -25,4 +27,6 @@ export interface Manifest__Output {
   'hookMatchers'?: (_hookhost_plugin_v1_HookMatchers__Output)[];
   'config'?: (_hookhost_plugin_v1_ConfigKeys__Output);
   'hookOptions'?: (_hookhost_plugin_v1_HookOptions__Output)[];
+  'modelStages'?: (boolean);
+  'observerBatches'?: (boolean);
 }

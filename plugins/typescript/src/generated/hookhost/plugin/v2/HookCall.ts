@@ -7,10 +7,12 @@ export interface HookCall {
   'id'?: (number | string | Long);
   'stages'?: (_hookhost_plugin_v2_Stage)[];
   'payload'?: (Buffer | Uint8Array | string);
+  'payloads'?: (Buffer | Uint8Array | string)[];
 }
 
 export interface HookCall__Output {
   'id'?: (string);
   'stages'?: (_hookhost_plugin_v2_Stage__Output)[];
   'payload'?: (Buffer);
+  'payloads'?: (Buffer)[];
 }
