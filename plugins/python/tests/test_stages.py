@@ -474,19 +474,25 @@ class ObserverBatchTest(unittest.TestCase):
         )
         self.assertEqual(self.p.hooks_asked(), OBSERVERS4[:2])
 
-    def test_batches_that_are_not_batches(self):
-        self.w.call(1, ["post_llm_call", "pre_tool_call"], payloads=events()[:2])
-        self.w.call(2, OBSERVERS4, payloads=events()[:3])
-        self.w.call(3, ["post_llm_call", "no_such_hook"], payloads=events()[:2])
+    def test_an_event_of_no_observer_hook_fails_alone(self):
+        self.w.call(1, ["pre_tool_call", "post_llm_call", "no_such_hook"], payloads=events()[:3])
+        msgs = self.w.messages(1)
+        self.assertEqual(
+            self.w.shape(msgs),
+            [(0, "UNKNOWN_HOOK", False), (1, "answer", False), (2, "UNKNOWN_HOOK", True)],
+        )
+        self.assertIn("'no_such_hook'", msgs[2].failure.message)
+        self.assertEqual(self.p.hooks_asked(), ["post_llm_call"])
+
+    def test_malformed_batches(self):
+        self.w.call(1, OBSERVERS4, payloads=events()[:3])
+        self.w.call(2, OBSERVERS4[:2], payload=events()[0], payloads=events()[:2])
         # Observers only, but no payloads: not a plain call either.
-        self.w.call(4, OBSERVERS4[:2], payload=events()[0])
-        for cid, kind in (
-            (1, "BAD_REQUEST"),
-            (2, "BAD_REQUEST"),
-            (3, "UNKNOWN_HOOK"),
-            (4, "BAD_REQUEST"),
-        ):
-            self.assertEqual(self.w.shape(self.w.messages(cid)), [(0, kind, True)], cid)
+        self.w.call(3, OBSERVERS4[:2], payload=events()[0])
+        for cid in (1, 2, 3):
+            msgs = self.w.messages(cid)
+            self.assertEqual(self.w.shape(msgs), [(0, "BAD_REQUEST", True)], cid)
+            self.assertIn("a malformed observer batch", msgs[0].failure.message)
         self.w.settle()
         self.assertEqual(self.p.hooks_asked(), [])
 

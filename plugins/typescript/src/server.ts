@@ -131,7 +131,7 @@ export class HookStream {
     const payloads = call.payloads ?? [];
     let run: Promise<void>;
     if (payloads.length > 0 || (stages.length > 1 && stages.every((s) => OBSERVERS.includes(s.hook ?? "")))) {
-      run = this.batch(id, stages, payloads, ac.signal, track);
+      run = this.batch(id, stages, payloads, payload, ac.signal, track);
     } else if (stages.length === 1) {
       run = this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac.signal, track);
     } else if (stages.some((s) => MODEL_HOOKS.has(s.hook ?? ""))) {
@@ -279,24 +279,24 @@ export class HookStream {
 
   /**
    * An observer batch: stage i's event is payloads[i]. Every stage is
-   * answered, in order, a failed one too; the final answer is last. Once
+   * answered, in order, a failed one too (an event of a hook that is no
+   * observer this SDK knows: UNKNOWN_HOOK); the final answer is last. Once
    * the call is cancelled nothing more is sent.
    */
   private async batch(
     id: string,
     stages: NonNullable<HookCall__Output["stages"]>,
     payloads: Buffer[],
+    payload: Buffer,
     signal: AbortSignal,
     track: (h: Promise<unknown>) => void,
   ): Promise<void> {
-    const hooks = this.known(id, stages);
-    if (!hooks) return;
-    if (hooks.length === 0 || hooks.some((h) => !OBSERVERS.includes(h))) {
-      this.fail(id, 0, { kind: "BAD_REQUEST", message: `not an observer batch: stages [${hooks.join(", ")}] (an observer batch holds only ${OBSERVERS.join(", ")})` });
-      return;
-    }
-    if (payloads.length !== hooks.length) {
-      this.fail(id, 0, { kind: "BAD_REQUEST", message: `an observer batch of ${hooks.length} stages with ${payloads.length} payloads` });
+    const hooks = stages.map((s) => s.hook ?? "");
+    if (hooks.length === 0 || payloads.length !== hooks.length || payload.length > 0) {
+      this.fail(id, 0, {
+        kind: "BAD_REQUEST",
+        message: `a malformed observer batch: ${hooks.length} stages, ${payloads.length} payloads, payload set: ${payload.length > 0}`,
+      });
       return;
     }
     let answered = 0;
@@ -320,12 +320,13 @@ export class HookStream {
 
   /** One event of an observer batch, under its own deadline (none for 0). */
   private async observe(hook: string, payload: Buffer, timeoutNs: number, signal: AbortSignal, track: (h: Promise<unknown>) => void): Promise<StageOutcome> {
-    const row = rowOf(hook)!;
+    const row = rowOf(hook);
+    if (!row || !OBSERVERS.includes(hook)) return { ok: false, failure: { kind: "UNKNOWN_HOOK", message: `the plugin does not know observer hook ${JSON.stringify(hook)}` } };
     let event: unknown;
     try {
       event = row.payload(row.request.decode(payload));
     } catch (e) {
-      return { ok: false, failure: { kind: "BAD_REQUEST", message: `undecodable ${hook} event: ${(e as Error).message}` } };
+      return { ok: false, failure: { kind: "BAD_REQUEST", message: `undecodable ${hook} request: ${(e as Error).message}` } };
     }
     return this.rt.call(row, event, timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track);
   }

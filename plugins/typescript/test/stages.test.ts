@@ -405,16 +405,27 @@ test("observer batch: after a cancel nothing more is sent or started", async () 
   assert.deepEqual(p.hooksAsked(), OBSERVERS4.slice(0, 2));
 });
 
-test("observer batch: calls that are not batches get one failure", async () => {
+test("observer batch: an event of no observer hook fails alone", async () => {
   const p = new Model();
   const w = new Wire(p);
-  w.call(1, ["post_llm_call", "pre_tool_call"], { payloads: events().slice(0, 2) });
-  w.call(2, OBSERVERS4, { payloads: events().slice(0, 3) });
-  w.call(3, ["post_llm_call", "no_such_hook"], { payloads: events().slice(0, 2) });
+  w.call(1, ["pre_tool_call", "post_llm_call", "no_such_hook"], { payloads: events().slice(0, 3) });
+  const msgs = await w.messages(1);
+  assert.deepEqual(shape(msgs), [[0, "UNKNOWN_HOOK", false], [1, "answer", false], [2, "UNKNOWN_HOOK", true]]);
+  assert.match(msgs[2].failure?.message ?? "", /"no_such_hook"/);
+  assert.deepEqual(p.hooksAsked(), ["post_llm_call"]);
+});
+
+test("observer batch: a malformed batch gets one failure", async () => {
+  const p = new Model();
+  const w = new Wire(p);
+  w.call(1, OBSERVERS4, { payloads: events().slice(0, 3) });
+  w.call(2, OBSERVERS4.slice(0, 2), { payload: events()[0], payloads: events().slice(0, 2) });
   // Observers only, but no payloads: not a plain call either.
-  w.call(4, OBSERVERS4.slice(0, 2), { payload: events()[0] });
-  for (const [id, kind] of [[1, "BAD_REQUEST"], [2, "BAD_REQUEST"], [3, "UNKNOWN_HOOK"], [4, "BAD_REQUEST"]] as const) {
-    assert.deepEqual(shape(await w.messages(id)), [[0, kind, true]], String(id));
+  w.call(3, OBSERVERS4.slice(0, 2), { payload: events()[0] });
+  for (const id of [1, 2, 3]) {
+    const msgs = await w.messages(id);
+    assert.deepEqual(shape(msgs), [[0, "BAD_REQUEST", true]], String(id));
+    assert.match(msgs[0].failure?.message ?? "", /a malformed observer batch/);
   }
   assert.deepEqual(p.hooksAsked(), []);
 });

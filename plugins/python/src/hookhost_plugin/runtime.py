@@ -780,7 +780,7 @@ class HookStream:
                     len(stages) > 1 and all(st.hook in _OBSERVERS for st in stages)
                 ):
                     held = _Held(self._stages_pool, hold, release)
-                    self._observer_batch(cid, ctx, stages, list(call.payloads), held)
+                    self._observer_batch(cid, ctx, stages, list(call.payloads), call.payload, held)
                 elif len(stages) == 1:
                     self._one(cid, ctx, stages[0], call.payload)
                 elif any(st.hook in MODEL_HOOKS for st in stages):
@@ -997,42 +997,22 @@ class HookStream:
         call_ctx: Context,
         stages: List[pb2.Stage],
         payloads: List[bytes],
+        payload: bytes,
         pool: concurrent.futures.Executor,
     ) -> None:
         """An observer batch: stage i's event is payloads[i]. Every stage is
-        answered, in order, a failed one too; the final answer is last. A
+        answered, in order, a failed one too (an event of a hook that is no
+        observer this SDK knows: UNKNOWN_HOOK); the final answer is last. A
         Cancel ends it with nothing more sent."""
         hooks = [st.hook for st in stages]
-        for i, h in enumerate(hooks):
-            if convert.row_of(h) is None:
-                self.fail(
-                    cid,
-                    0,
-                    Failure(
-                        UNKNOWN_HOOK,
-                        "the plugin does not know hook %r (stage %d of the call)" % (h, i),
-                    ),
-                )
-                return
-        if not hooks or any(h not in _OBSERVERS for h in hooks):
+        if not hooks or len(payloads) != len(hooks) or payload:
             self.fail(
                 cid,
                 0,
                 Failure(
                     BAD_REQUEST,
-                    "not an observer batch: stages [%s] (an observer batch holds only %s)"
-                    % (", ".join(hooks), ", ".join(h for h in HOOK_NAMES if h in _OBSERVERS)),
-                ),
-            )
-            return
-        if len(payloads) != len(hooks):
-            self.fail(
-                cid,
-                0,
-                Failure(
-                    BAD_REQUEST,
-                    "an observer batch of %d stages with %d payloads"
-                    % (len(hooks), len(payloads)),
+                    "a malformed observer batch: %d stages, %d payloads, payload set: %s"
+                    % (len(hooks), len(payloads), "true" if payload else "false"),
                 ),
             )
             return
@@ -1041,20 +1021,7 @@ class HookStream:
             for i, (st, data) in enumerate(zip(stages, payloads)):
                 if call_ctx.cancelled:
                     return  # the host cancelled it, or the stream ended: no one reads more
-                row = convert.row_of(st.hook)
-                assert row is not None
-                failure: Optional[Failure] = None
-                try:
-                    event = row.payload_from(row.request.FromString(data))
-                except Exception as exc:
-                    failure = Failure(BAD_REQUEST, "undecodable %s event: %s" % (row.name, exc))
-                else:
-                    answer, failure = _stage(self.p, call_ctx, row.name, _seconds(st), event, pool)
-                    if failure is None:
-                        try:
-                            encode_answer(row, answer)
-                        except Failure as f:
-                            failure = f
+                failure = self._batch_event(call_ctx, st, data, pool)
                 if call_ctx._host_cancelled:
                     return
                 last = i == len(hooks) - 1
@@ -1073,6 +1040,30 @@ class HookStream:
                 self.fail(
                     cid, answered, Failure(PANIC, "panic answering an observer batch: %r" % exc)
                 )
+
+    def _batch_event(
+        self,
+        call_ctx: Context,
+        st: pb2.Stage,
+        data: bytes,
+        pool: concurrent.futures.Executor,
+    ) -> Optional[Failure]:
+        """One event of an observer batch, under its own deadline: None
+        when its handler returned in time."""
+        row = convert.row_of(st.hook)
+        if row is None or row.name not in _OBSERVERS:
+            return Failure(UNKNOWN_HOOK, "the plugin does not know observer hook %r" % st.hook)
+        try:
+            event = row.payload_from(row.request.FromString(data))
+        except Exception as exc:
+            return Failure(BAD_REQUEST, "undecodable %s request: %s" % (row.name, exc))
+        answer, failure = _stage(self.p, call_ctx, row.name, _seconds(st), event, pool)
+        if failure is None:
+            try:
+                encode_answer(row, answer)
+            except Failure as f:
+                return f
+        return failure
 
 
 def _seconds(st: pb2.Stage) -> Optional[float]:
