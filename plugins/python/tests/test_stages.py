@@ -497,5 +497,50 @@ class ObserverBatchTest(unittest.TestCase):
         self.assertEqual(self.p.hooks_asked(), [])
 
 
+class HarnessTest(unittest.TestCase):
+    """The harness asks model stages and observer batches as the host does."""
+
+    def setUp(self):
+        self.p = Model()
+        self.h = Harness(self.p)
+        self.addCleanup(self.h.close)
+
+    def test_model_stage(self):
+        self.p.patch = hp.RequestPatch(system="be long", model="m-2")
+        req = convert.model_request_from(request())
+        out = self.h.model_stage(hp.LLMCall("s1", 2, "r", req), PRE3[1:], fields_set=["model"])
+        self.assertEqual(out, [hp.RequestPatch(system="be long", model="m-2"), None])
+        seen = self.p.payload("pre_llm_call_can_provide_response").request
+        self.assertEqual((seen.model, seen.system), ("m-1", "be long"))
+        self.p.reissue = hp.Reissue(hp.RequestPatch(max_tokens=9), "again")
+        self.assertEqual(
+            self.h.model_stage(hp.LLMCall("s1", 2, "r", req), POST2, text="t"),
+            [hp.Reissue(hp.RequestPatch(max_tokens=9), "again")],
+        )
+        self.p.behave["pre_tool_list_finalized"] = "raise"
+        out = self.h.model_stage(hp.LLMCall("s1", 2, "r", req), PRE3)
+        self.assertEqual((len(out), out[0].kind, out[0].stage), (1, "ERROR", 0))
+
+    def test_observer_batch(self):
+        self.p.behave["post_llm_call"] = "raise"
+        out = self.h.observer_batch(
+            [
+                ("on_session_start", hp.SessionStart("s1", "m", "r")),
+                ("post_llm_call", hp.Inference(session_id="s1")),
+                ("on_session_end", hp.SessionEnd(session_id="s1", reason="done")),
+            ]
+        )
+        self.assertEqual(len(out), 3)
+        self.assertIsNone(out[0])
+        self.assertEqual((out[1].kind, out[1].stage), ("ERROR", 1))
+        self.assertIsNone(out[2])
+        self.assertEqual(
+            self.p.hooks_asked(), ["on_session_start", "post_llm_call", "on_session_end"]
+        )
+        self.assertEqual(self.p.payload("on_session_end").reason, "done")
+        with self.assertRaises(ValueError):
+            Harness(Model(), protocol=1).observer_batch([])
+
+
 if __name__ == "__main__":
     unittest.main()
