@@ -10,6 +10,7 @@ import { HostMessageCodec, ManifestCodec, ModelStageCodec, PluginMessageCodec, r
 import type * as T from "../src/types";
 import type { PluginMessage__Output } from "../src/generated/hookhost/plugin/v2/PluginMessage";
 import { setSink } from "../src/log";
+import { harness } from "../src/testing";
 
 // The handlers' failures are logged at DEBUG; this file checks messages, not logs.
 setSink(() => {});
@@ -428,4 +429,34 @@ test("observer batch: a malformed batch gets one failure", async () => {
     assert.match(msgs[0].failure?.message ?? "", /a malformed observer batch/);
   }
   assert.deepEqual(p.hooksAsked(), []);
+});
+
+test("the harness asks model stages and observer batches as the host does", async () => {
+  const p = new Model();
+  const h = await harness(p);
+  try {
+    p.patch = { system: "be long", model: "m-2" };
+    const call = { sessionId: "s1", iteration: 2, route: "r", request: { model: "m-1", system: "be brief", messages: [{ role: "user", content: "hi" }] } };
+    const out = await h.modelStage(["pre_api_request_mutable", "pre_llm_call_can_provide_response"], call, { fieldsSet: ["model"] });
+    assert.deepEqual(out, [{ answer: { system: "be long", model: "m-2" }, last: false }, { answer: null, last: true }]);
+    const seen = (p.payload("pre_llm_call_can_provide_response") as T.LlmRequest).request;
+    assert.deepEqual([seen.model, seen.system], ["m-1", "be long"]);
+    const post = await h.modelStage(["post_llm_call_can_reissue", "transform_llm_output"], call, { text: "t" });
+    assert.deepEqual(post, [{ answer: null, last: false }, { answer: { text: "t!" }, last: true }]);
+
+    p.behave.post_llm_call = "throw";
+    const b = await h.observerBatch([
+      ["on_session_start", { sessionId: "s1", model: "m", route: "r" }],
+      ["post_llm_call", { sessionId: "s1" }],
+      ["on_session_end", { sessionId: "s1", reason: "done" }],
+    ]);
+    assert.deepEqual(b, [
+      { answer: null, last: false },
+      { failure: { kind: "ERROR", message: "post_llm_call refuses" }, last: false },
+      { answer: null, last: true },
+    ]);
+    assert.equal((p.payload("on_session_end") as T.SessionEnd).reason, "done");
+  } finally {
+    h.close();
+  }
 });
