@@ -224,6 +224,7 @@ func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*
 type remotePlugin interface {
 	hooks.Plugin
 	hookstretch.Stretcher
+	hookstretch.ModelStager
 	hookbus.ContextHonouring
 }
 
@@ -249,8 +250,17 @@ func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hooks
 	return st, err
 }
 
+func (e *exchanges) ModelStage(ctx context.Context, req hookstretch.ModelStageRequest) (hookstretch.Stretch, error) {
+	st, err := e.remotePlugin.ModelStage(ctx, req)
+	if err == nil {
+		e.n.Add(1)
+	}
+	return st, err
+}
+
 var (
 	_ hookstretch.Stretcher    = (*exchanges)(nil)
+	_ hookstretch.ModelStager  = (*exchanges)(nil)
 	_ hookbus.ContextHonouring = (*exchanges)(nil)
 )
 
