@@ -344,4 +344,3 @@ func TestModelStageDeadlineIsTheHooks(t *testing.T) {
 		}
 	})
 }
-
