@@ -62,6 +62,7 @@ type supervised struct {
 var (
 	_ hooks.Plugin             = (*supervised)(nil)
 	_ hookstretch.Stretcher    = (*supervised)(nil)
+	_ hookstretch.ModelStager  = (*supervised)(nil)
 	_ hookbus.ContextHonouring = (*supervised)(nil)
 )
 
@@ -413,6 +414,22 @@ func (s *supervised) Stretch(ctx context.Context, req hookstretch.Request) (hook
 		return nil, err
 	}
 	st, err := in.rpc.Stretch(ctx, req)
+	if err != nil {
+		s.failed(in, err)
+		return nil, err
+	}
+	return &supervisedStretch{Stretch: st, s: s, in: in}, nil
+}
+
+// ModelStage forwards a model-side stage to the plugin's current process.
+// One speaking protocol v1, or whose manifest does not set model_stages,
+// answers hookstretch.ErrNoStretch, and the Bus asks hook by hook.
+func (s *supervised) ModelStage(ctx context.Context, req hookstretch.ModelStageRequest) (hookstretch.Stretch, error) {
+	in, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	st, err := in.rpc.ModelStage(ctx, req)
 	if err != nil {
 		s.failed(in, err)
 		return nil, err

@@ -41,6 +41,9 @@ type V2Client struct {
 	rpc   pluginv2.PluginClient    // the Hooks stream
 	ids   atomic.Uint64
 	late  atomic.Uint64
+	// modelStages is the manifest's model_stages: the plugin answers a
+	// model-side stage in one exchange (ModelStage).
+	modelStages atomic.Bool
 
 	mu     sync.Mutex
 	cur    *stream              // where new calls go
@@ -64,7 +67,9 @@ func (c *V2Client) Version() int { return 2 }
 // Describe asks the plugin for its manifest.
 func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
 	return describe(ctx, &c.rules, func(ctx context.Context) (*pluginv1.Manifest, error) {
-		return pluginv2.NewPluginClient(c.unary).Describe(ctx, &pluginv1.DescribeRequest{})
+		m, err := pluginv2.NewPluginClient(c.unary).Describe(ctx, &pluginv1.DescribeRequest{})
+		c.modelStages.Store(m.GetModelStages())
+		return m, err
 	})
 }
 
