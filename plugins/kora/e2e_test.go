@@ -112,6 +112,8 @@ protocol = %d
 state_dir = %q
 [plugins.entries.kora.config.budget]
 daily_usd = 1.0
+[plugins.entries.kora.config.router]
+enabled = true
 %s
 `, binDir, protocol, entryKeys, stateDir, tables)
 }
@@ -223,6 +225,30 @@ func (r *rig) readLedger(t *testing.T) ([]ledger.Inference, []ledger.ToolCall) {
 	return readLedger(t, r.stateDir)
 }
 
+// settled waits until the host has delivered its queued observer events
+// and the ledger holds at least wantInf inferences and wantCalls tool
+// calls, then reads both streams. Kora commits what it is sent in
+// batches, shortly after the hook returned, so a reader in another
+// process polls, for at most 10s.
+func (r *rig) settled(t *testing.T, wantInf, wantCalls int) ([]ledger.Inference, []ledger.ToolCall) {
+	t.Helper()
+	r.flush(t)
+	return settledLedger(t, r.stateDir, wantInf, wantCalls)
+}
+
+// settledLedger is settled for the ledger in stateDir, without a rig.
+func settledLedger(t *testing.T, stateDir string, wantInf, wantCalls int) ([]ledger.Inference, []ledger.ToolCall) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		infs, calls := readLedger(t, stateDir)
+		if len(infs) >= wantInf && len(calls) >= wantCalls || time.Now().After(deadline) {
+			return infs, calls
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // readLedger reads both streams of the ledger in stateDir, oldest first,
 // through a store of the test's own.
 func readLedger(t *testing.T, stateDir string) ([]ledger.Inference, []ledger.ToolCall) {
@@ -299,12 +325,11 @@ func testDemoBehaviours(t *testing.T, r *rig) {
 	}
 
 	// The ledger, written by the plugin process, tells the same story.
-	r.flush(t)
-	infs, calls := r.readLedger(t)
 	var turns []conversation.Inference
 	for _, turn := range []*conversation.Turn{burn, hedge, clock} {
 		turns = append(turns, turn.Inferences...)
 	}
+	infs, calls := r.settled(t, len(turns), len(burn.ToolCalls)+len(hedge.ToolCalls)+len(clock.ToolCalls))
 	if len(infs) != len(turns) {
 		t.Fatalf("ledger has %d inferences, the transcript %d", len(infs), len(turns))
 	}
@@ -391,8 +416,7 @@ func TestKoraKilledMidConversation(t *testing.T) {
 	if before.ToolCalls[0].AnsweredBy != "kora" {
 		t.Fatalf("before the kill: %+v", before.ToolCalls[0])
 	}
-	r.flush(t)
-	snapInfRecs, snapCallRecs := r.readLedger(t)
+	snapInfRecs, snapCallRecs := r.settled(t, len(before.Inferences), len(before.ToolCalls))
 	snapInf, snapCalls := jsonl(t, snapInfRecs), jsonl(t, snapCallRecs)
 	if len(snapInfRecs) == 0 || len(snapCallRecs) == 0 {
 		t.Fatalf("nothing recorded before the kill: %d inferences, %d tool calls", len(snapInfRecs), len(snapCallRecs))
@@ -462,10 +486,9 @@ func TestKoraKilledMidConversation(t *testing.T) {
 	if c := after.ToolCalls[0]; c.AnsweredBy != "kora" || c.Result.IsError {
 		t.Fatalf("after the restart %s answered %+v", bridge.ToolBudget, c)
 	}
-	r.flush(t)
 
 	// Nothing recorded before the kill was lost or changed.
-	infs, calls := r.readLedger(t)
+	infs, calls := r.settled(t, len(before.Inferences)+len(after.Inferences), len(before.ToolCalls)+len(after.ToolCalls))
 	if !bytes.HasPrefix(jsonl(t, infs), snapInf) || !bytes.HasPrefix(jsonl(t, calls), snapCalls) {
 		t.Fatal("the ledger no longer starts with what was recorded before the kill")
 	}
@@ -516,7 +539,7 @@ func TestConcurrentSessionsShareTheLedger(t *testing.T) {
 			wantCalls += len(turn.ToolCalls)
 		}
 	}
-	infs, calls := rigs[0].readLedger(t)
+	infs, calls := settledLedger(t, state, wantInf, wantCalls)
 	if len(infs) != wantInf || len(calls) != wantCalls {
 		t.Fatalf("ledger has %d inferences and %d tool calls, the transcripts %d and %d", len(infs), len(calls), wantInf, wantCalls)
 	}

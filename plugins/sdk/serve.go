@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -39,7 +40,9 @@ import (
 //     with the reason on stderr if it is invalid;
 //  4. serves the hook service with go-plugin over gRPC, protocol versions
 //     2 and 1 (handshake.VersionedPlugins); go-plugin picks the highest
-//     one the host offers too.
+//     one the host offers too;
+//  5. once the host has stopped it, calls p's Close when p is an
+//     io.Closer, then exits 0.
 //
 // With HOOKHOST_PLUGIN_DEBUG=1 in its environment, Serve skips step 1 and
 // serves in debug mode instead, for a plugin started by hand (see the
@@ -123,6 +126,13 @@ func Serve(p Plugin) {
 	if !serving {
 		log.Error("plugin cannot start: go-plugin failed before serving (see the error above)")
 		os.Exit(1)
+	}
+	// The host stopped the plugin: a plugin holding work in memory (a
+	// queue of records for a database, say) gets to finish it.
+	if c, ok := p.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			log.Error("plugin stopping: Close failed", "error", err.Error())
+		}
 	}
 	os.Exit(0)
 }
