@@ -121,13 +121,19 @@ enabled = true
 // startConfig is startOver with koraTOML's additions.
 func startConfig(t *testing.T, stateDir, binDir string, protocol int, opts host.Options, entryKeys, tables string) *rig {
 	t.Helper()
+	return startTOML(t, stateDir, opts, koraTOML(stateDir, binDir, protocol, entryKeys, tables))
+}
+
+// startTOML starts a rig on the host config src, whose Kora keeps its
+// ledger in stateDir.
+func startTOML(t *testing.T, stateDir string, opts host.Options, src string) *rig {
+	t.Helper()
 	logs := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("host and plugin log:\n%s", logs.String())
 		}
 	})
-	src := koraTOML(stateDir, binDir, protocol, entryKeys, tables)
 	cfg, err := config.Parse([]byte(src), "e2e.toml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -555,5 +561,40 @@ func TestConcurrentSessionsShareTheLedger(t *testing.T) {
 		if perSession[r.sess.ID()] != want {
 			t.Errorf("session %d: %d inferences in the ledger, %d in its transcript", i, perSession[r.sess.ID()], want)
 		}
+	}
+}
+
+// On the README's config (a ledger and a reporting budget; no daily stop,
+// the router off) a conversation through the real host waits for no call
+// to Kora but for its own tools: the hooks on a model call's path are
+// unserved, and the ledger still records every inference and tool call.
+func TestReadmeConfigAsksKoraNothingOnAModelCall(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	routed := koraTOML(state, pluginDir, 0, "", "")
+	src := strings.Replace(routed, "[plugins.entries.kora.config.router]\nenabled = true\n", "", 1)
+	if src == routed {
+		t.Fatal("koraTOML no longer turns the router on: update this test")
+	}
+	r := startTOML(t, state, host.Options{}, src)
+	hedge := r.send(t, "show the tokens spent lately")
+	for _, inf := range hedge.Inferences {
+		if inf.Escalated {
+			t.Fatalf("an answer was escalated with the router off: %+v", hedge.Inferences)
+		}
+	}
+	clock := r.send(t, "what time is it")
+	r.flush(t)
+	for _, hs := range r.bus.Stats().Hooks {
+		if hs.Hook.Observer() || hs.Calls == 0 {
+			continue
+		}
+		if hs.Hook != hooks.PreToolCallCanProvideResult {
+			t.Errorf("Kora was asked %s %d times on the README's config", hs.Hook, hs.Calls)
+		}
+	}
+	infs, calls := r.settled(t, len(hedge.Inferences)+len(clock.Inferences), len(hedge.ToolCalls)+len(clock.ToolCalls))
+	if len(infs) != len(hedge.Inferences)+len(clock.Inferences) || len(calls) != len(hedge.ToolCalls)+len(clock.ToolCalls) {
+		t.Fatalf("ledger holds %d inferences and %d tool calls, the transcripts %d and %d",
+			len(infs), len(calls), len(hedge.Inferences)+len(clock.Inferences), len(hedge.ToolCalls)+len(clock.ToolCalls))
 	}
 }
