@@ -42,7 +42,7 @@ import (
 //     2 and 1 (handshake.VersionedPlugins); go-plugin picks the highest
 //     one the host offers too;
 //  5. once the host has stopped it, calls p's Close when p is an
-//     io.Closer, then exits 0.
+//     io.Closer, then exits 0 (in debug mode too, after SIGINT or SIGTERM).
 //
 // With HOOKHOST_PLUGIN_DEBUG=1 in its environment, Serve skips step 1 and
 // serves in debug mode instead, for a plugin started by hand (see the
@@ -118,7 +118,9 @@ func Serve(p Plugin) {
 		Logger: log,
 	}
 	if debug {
-		os.Exit(serveDebug(cfg, m.Name, log))
+		code := serveDebug(cfg, m.Name, log)
+		closePlugin(p, log)
+		os.Exit(code)
 	}
 	plugin.Serve(cfg)
 	// plugin.Serve returns both when the host shuts the plugin down and
@@ -127,14 +129,19 @@ func Serve(p Plugin) {
 		log.Error("plugin cannot start: go-plugin failed before serving (see the error above)")
 		os.Exit(1)
 	}
-	// The host stopped the plugin: a plugin holding work in memory (a
-	// queue of records for a database, say) gets to finish it.
+	closePlugin(p, log)
+	os.Exit(0)
+}
+
+// closePlugin calls p's Close, when p is an io.Closer, once the host has
+// stopped it: a plugin holding work in memory (a queue of records for a
+// database, say) gets to finish it before the process exits.
+func closePlugin(p Plugin, log hclog.Logger) {
 	if c, ok := p.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			log.Error("plugin stopping: Close failed", "error", err.Error())
 		}
 	}
-	os.Exit(0)
 }
 
 // debugEnv, set to 1 (or true), makes Serve serve in debug mode.
