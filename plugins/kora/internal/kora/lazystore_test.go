@@ -237,8 +237,7 @@ func TestRetentionPrunesOldDetailsAndKeepsTotals(t *testing.T) {
 // ledger_locked and keeps the records, the reports still answer, and once
 // the lock is gone every record is committed, none lost.
 func TestLockedDatabaseKeepsRecordsUntilTheLockIsGone(t *testing.T) {
-	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
-	writeTimeout = 300 * time.Millisecond
+	set(t, &writeTimeout, 300*time.Millisecond)
 	dir := t.TempDir()
 	p := New()
 	ctx := context.Background()

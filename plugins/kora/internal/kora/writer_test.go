@@ -76,11 +76,16 @@ func (f *fakeBatches) snapshot() ([]ledger.Inference, []ledger.ToolCall, [][2]in
 // slowTicks makes the writer commit only when asked (Flush, a full
 // batch, Close) for the test's length, so what it batches is up to the
 // test.
-func slowTicks(t *testing.T) {
+func slowTicks(t *testing.T) { set(t, &flushEvery, time.Hour) }
+
+// set gives a pacing variable v for the test's length. Call it before
+// starting a writer: cleanups run last first, so the writer, closed by
+// its own cleanup, is gone before v is restored.
+func set[T any](t *testing.T, v *T, to T) {
 	t.Helper()
-	old := flushEvery
-	flushEvery = time.Hour
-	t.Cleanup(func() { flushEvery = old })
+	old := *v
+	*v = to
+	t.Cleanup(func() { *v = old })
 }
 
 func newTestWriter(t *testing.T, store batchStore, track bool) (*writer, *syncbuf.Buffer) {
@@ -136,8 +141,7 @@ func TestWriterBatchesInOrder(t *testing.T) {
 // transaction, without waiting for the tick.
 func TestWriterWritesAFullBatchAtOnce(t *testing.T) {
 	slowTicks(t)
-	defer func(n int) { maxBatch = n }(maxBatch)
-	maxBatch = 4
+	set(t, &maxBatch, 4)
 	store := &fakeBatches{}
 	w, _ := newTestWriter(t, store, false)
 	for i := range 4 {
@@ -227,8 +231,7 @@ func TestWriterRetriesAFailedBatch(t *testing.T) {
 	}
 
 	store.setFail(func([]ledger.Inference, []ledger.ToolCall) error { return locked })
-	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
-	writeTimeout = 100 * time.Millisecond
+	set(t, &writeTimeout, 100*time.Millisecond)
 	w2, logs := newTestWriter(t, store, false)
 	if err := w2.AppendToolCall(ledger.ToolCall{Name: "now"}); err != nil {
 		t.Fatal(err)
@@ -283,8 +286,7 @@ func TestWriterDropsOnlyTheRecordTheDatabaseRefuses(t *testing.T) {
 // is refused with an error the host logs, not silently lost.
 func TestWriterRefusesPastTheQueueBound(t *testing.T) {
 	slowTicks(t)
-	defer func(n int) { maxQueued = n }(maxQueued)
-	maxQueued = 3
+	set(t, &maxQueued, 3)
 	store := &fakeBatches{}
 	w, _ := newTestWriter(t, store, false)
 	for i := range 3 {
@@ -346,5 +348,37 @@ func TestWriterKeepsTodaysSpend(t *testing.T) {
 	}
 	if got := spent("bypass"); got != 7 {
 		t.Fatalf("bypass spent = %v, want 7", got)
+	}
+}
+
+// What another process sharing the ledger spends reaches the budget
+// check at the writer's next periodic reread, without the check itself
+// reading the database.
+func TestWriterRereadsTodaysSpendPeriodically(t *testing.T) {
+	set(t, &flushEvery, time.Millisecond)
+	set(t, &spendRefreshEvery, time.Millisecond)
+	store := &fakeBatches{}
+	w, _ := newTestWriter(t, store, true)
+	ctx := context.Background()
+	if usd, err := w.spentToday(ctx, "gateway"); err != nil || usd != 0 {
+		t.Fatalf("spent on an empty ledger = %v, %v", usd, err)
+	}
+	// Another replica commits $3 on the gateway route.
+	store.mu.Lock()
+	store.burned = map[string]int64{"gateway": ledger.NanoUSD(3)}
+	store.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		usd, err := w.spentToday(ctx, "gateway")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if usd == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spent = %v 10s after another process spent $3, want 3", usd)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
