@@ -28,6 +28,9 @@ var (
 	maxQueued = 100_000
 	// writeTimeout bounds one transaction, and the flush at Close.
 	writeTimeout = 10 * time.Second
+	// maxRetryEvery bounds the wait between two tries of a batch the
+	// database failed; the wait doubles from flushEvery up to it.
+	maxRetryEvery = 5 * time.Second
 	// spendRefreshEvery is how often the writer rereads today's spend
 	// from the database for the daily budget, which picks up what other
 	// processes sharing the ledger spent.
@@ -44,7 +47,8 @@ type batchStore interface {
 // post_tool_call queue their record and return, and one goroutine commits
 // what is queued every flushEvery, in one transaction per batch (one sync
 // of the database's log for many records). A batch that fails stays
-// queued, first in line, and is tried again at the next tick; a record the
+// queued, first in line, and is tried again after a wait that doubles up
+// to maxRetryEvery (at once when a flush is asked for); a record the
 // database refuses on its own (not a lock, a full disk or an outage: the
 // record itself) is logged whole at ERROR and dropped, so it cannot hold
 // up the others forever. Nothing queued is lost on Close, which writes it
@@ -244,7 +248,13 @@ func (w *writer) run() {
 	defer close(w.done)
 	tick := time.NewTicker(flushEvery)
 	defer tick.Stop()
-	var lastRefresh time.Time
+	var (
+		lastRefresh time.Time
+		// After a failed write, ticks wait for retryAt; a flush asked
+		// for tries at once.
+		backoff time.Duration
+		retryAt time.Time
+	)
 	for {
 		var req *writerRequest
 		select {
@@ -265,13 +275,23 @@ func (w *writer) run() {
 			req = &r
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		err := w.writeQueued(ctx)
+		var err error
+		if req != nil || !time.Now().Before(retryAt) {
+			err = w.writeQueued(ctx)
+			if err != nil {
+				backoff = min(max(2*backoff, flushEvery), maxRetryEvery)
+				retryAt = time.Now().Add(backoff)
+			} else {
+				backoff, retryAt = 0, time.Time{}
+			}
+		}
 		refresh := req != nil && req.refresh ||
-			w.trackSpend && w.now().Sub(lastRefresh) >= spendRefreshEvery
+			w.trackSpend && time.Now().Sub(lastRefresh) >= spendRefreshEvery
 		if refresh {
-			if rerr := w.refreshSpend(ctx); rerr == nil {
-				lastRefresh = w.now()
-			} else if req != nil && req.refresh {
+			// A failed reread waits for the next interval too: a
+			// database that is down is not asked every tick.
+			lastRefresh = time.Now()
+			if rerr := w.refreshSpend(ctx); rerr != nil && req != nil && req.refresh {
 				err = rerr
 			}
 		}
