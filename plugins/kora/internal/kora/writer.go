@@ -291,7 +291,10 @@ func (w *writer) run() {
 			// A failed reread waits for the next interval too: a
 			// database that is down is not asked every tick.
 			lastRefresh = time.Now()
-			if rerr := w.refreshSpend(ctx); rerr != nil && req != nil && req.refresh {
+			rerr := w.refreshSpend(ctx)
+			if req != nil && req.refresh {
+				// The spend counts what is queued whether or not it
+				// was written: the reread is the answer.
 				err = rerr
 			}
 		}
@@ -323,7 +326,7 @@ func (w *writer) writeQueued(ctx context.Context) error {
 		var written []ledger.Inference
 		if err == nil {
 			written = bi
-		} else if ledger.KindOf(err) == ledger.KindFailed {
+		} else if refusedRecord(err) {
 			// Not the database's state but something in the batch: find
 			// the record at fault by writing them one at a time.
 			written, bi, bc, err = w.writeEach(ctx, bi, bc)
@@ -352,7 +355,7 @@ func (w *writer) writeEach(ctx context.Context, infs []ledger.Inference, calls [
 		switch {
 		case err == nil:
 			written = append(written, rec)
-		case ledger.KindOf(err) == ledger.KindFailed:
+		case refusedRecord(err):
 			w.drop(rec)
 			w.log.Error("ledger: the database refuses this inference; it is dropped", "record", fmt.Sprintf("%+v", rec), "error", err.Error())
 		default:
@@ -363,7 +366,7 @@ func (w *writer) writeEach(ctx context.Context, infs []ledger.Inference, calls [
 		err := w.store.AppendBatch(ctx, nil, []ledger.ToolCall{rec})
 		switch {
 		case err == nil:
-		case ledger.KindOf(err) == ledger.KindFailed:
+		case refusedRecord(err):
 			w.log.Error("ledger: the database refuses this tool call; it is dropped", "record", fmt.Sprintf("%+v", rec), "error", err.Error())
 		default:
 			return written, nil, slices.Clone(calls[i:]), err
@@ -472,3 +475,11 @@ func (r readYourWrites) ExportToolCalls(ctx context.Context, since time.Time, fn
 }
 
 var _ ledger.Store = readYourWrites{}
+
+// refusedRecord tells a statement the database refused (a failure of no
+// known kind while writing) from a database that cannot be used at all
+// (locked, full, down, or not opened), which the records wait out.
+func refusedRecord(err error) bool {
+	var le *ledger.Error
+	return errors.As(err, &le) && le.Kind == ledger.KindFailed && le.Op == "append batch"
+}

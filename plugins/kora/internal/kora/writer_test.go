@@ -382,3 +382,30 @@ func TestWriterRereadsTodaysSpendPeriodically(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A failure that is not the database refusing a statement (a database that
+// cannot be opened, say) drops nothing: the records wait for it.
+func TestWriterKeepsRecordsWhenTheDatabaseCannotBeUsed(t *testing.T) {
+	slowTicks(t)
+	store := &fakeBatches{}
+	store.setFail(func([]ledger.Inference, []ledger.ToolCall) error { return errors.New("kora: ledger: no such DSN scheme") })
+	w, logs := newTestWriter(t, store, false)
+	for _, m := range []string{"a", "b"} {
+		if err := w.AppendInference(ledger.Inference{Model: m, Route: "gateway"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := flushWriter(t, w); err == nil {
+		t.Fatal("flush succeeded while the database could not be used")
+	}
+	store.setFail(nil)
+	if err := flushWriter(t, w); err != nil {
+		t.Fatal(err)
+	}
+	if infs, _, _, _ := store.snapshot(); len(infs) != 2 {
+		t.Fatalf("%d of 2 records written once the database works", len(infs))
+	}
+	if strings.Contains(logs.String(), "dropped") {
+		t.Errorf("a record was dropped:\n%s", logs.String())
+	}
+}
