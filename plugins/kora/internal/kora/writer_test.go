@@ -388,7 +388,9 @@ func TestWriterRereadsTodaysSpendPeriodically(t *testing.T) {
 func TestWriterKeepsRecordsWhenTheDatabaseCannotBeUsed(t *testing.T) {
 	slowTicks(t)
 	store := &fakeBatches{}
-	store.setFail(func([]ledger.Inference, []ledger.ToolCall) error { return errors.New("kora: ledger: no such DSN scheme") })
+	store.setFail(func([]ledger.Inference, []ledger.ToolCall) error {
+		return errors.New("kora: ledger: no such DSN scheme")
+	})
 	w, logs := newTestWriter(t, store, false)
 	for _, m := range []string{"a", "b"} {
 		if err := w.AppendInference(ledger.Inference{Model: m, Route: "gateway"}); err != nil {
