@@ -67,8 +67,12 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 	forward := s.p.server.ForwardClientKey
 	keys := upstreamKeys(up.Header)
 	return &httputil.ReverseProxy{
-		Transport:     transport,
-		FlushInterval: -1,
+		Transport: transport,
+		// No periodic flush: ReverseProxy flushes event streams and
+		// bodies of unknown length after every write anyway, and a
+		// body whose length is known goes out whole, headers and
+		// bytes in one write, when the handler returns.
+		FlushInterval: 0,
 		BufferPool:    copyBuffers,
 		ErrorLog:      s.log.StandardLogger(nil),
 		Rewrite: func(pr *httputil.ProxyRequest) {
