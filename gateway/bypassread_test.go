@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -57,5 +60,25 @@ func checkTopLevelModel(t *testing.T, body string) {
 		t.Errorf("%s: error %q (param %q), want %q (param %q)", body, e.Message, e.Param, want.Message, want.Param)
 	case model != wantModel:
 		t.Errorf("%s: model %q, want %q", body, model, wantModel)
+	}
+}
+
+// Headers are masked in every form Mask finds, the skip for values that
+// cannot hold a key included.
+func TestHideKeysMasksHeadersInEveryForm(t *testing.T) {
+	key := "sk-secret-123"
+	resp := &http.Response{Header: http.Header{
+		"Date":      {"Fri, 27 Nov 2026 18:00:00 GMT"},
+		"X-Echo":    {"Bearer " + key},
+		"X-Escaped": {`\u0073k-secret-123`},
+	}, Body: io.NopCloser(strings.NewReader(""))}
+	hideKeys(resp, []string{key})
+	if got := resp.Header.Get("Date"); got != "Fri, 27 Nov 2026 18:00:00 GMT" {
+		t.Errorf("Date became %q", got)
+	}
+	for _, h := range []string{"X-Echo", "X-Escaped"} {
+		if got := resp.Header.Get(h); strings.Contains(got, "secret") || strings.Contains(got, `\u0073k`) {
+			t.Errorf("%s still holds the key: %q", h, got)
+		}
 	}
 }
