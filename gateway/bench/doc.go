@@ -4,8 +4,8 @@
 // baseline; installed from Debian when missing), and through the gateway's
 // bypass route, its gateway route with no plugin, and its gateway route
 // with one remote plugin subscribed to every per-round model hook, at 1,
-// 16 and 64 concurrent clients; and a load run that must finish with no error. It also
-// measures what keeping hidden rounds in Redis ([state] backend = "redis")
+// 16 and 64 concurrent clients; and a load run that must finish with no
+// error. It also measures what keeping hidden rounds in Redis ([state] backend = "redis")
 // adds to a mixed plugin and client tool call and to its continuation on
 // another replica, against one replica's memory. `make bench`
 // runs it and bench/report prints the table.
