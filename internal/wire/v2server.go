@@ -62,45 +62,23 @@ func (v *v2Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest
 	return v.s.configured(), nil
 }
 
-// Hooks serves one stream: every call runs under its own context, and a
-// slow handler, or one that ignores its context, holds up no other call.
-//
-// One goroutine at a time reads the stream. It runs a plain call's handler
-// itself, sparing a hand-off per call, and goes back to reading when the
-// handler returns within handOverAfter; past that, another goroutine takes
-// over reading, and the first one ends with its handler. A stretch runs
-// on a goroutine of its own. Hooks itself only waits for the stream to end,
-// so that it returns then even when a handler ignores its context.
+// Hooks serves one stream: every call runs on its own goroutine under its
+// own context, so a slow handler, or one that ignores its context, holds up
+// no other call.
 func (v *v2Server) Hooks(stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]) error {
 	h := &hookStream{s: v.s, stream: stream, calls: map[uint64]*inFlight{},
-		maxInFlight: v.maxInFlight, runStretch: v.runStretch, done: make(chan struct{})}
+		maxInFlight: v.maxInFlight, runStretch: v.runStretch}
 	defer h.end()
-	go h.read()
-	// The host closed the stream or went away: every call's context
-	// derives from the stream's and ends with it.
-	<-h.done
-	return nil
-}
-
-// handOverAfter is how long the reader runs a handler before another
-// goroutine takes over reading: how long a call or Cancel that comes
-// meanwhile may wait to be read.
-const handOverAfter = 100 * time.Microsecond
-
-// read reads the stream until it ends, closing done, or until it handed
-// reading over while running a handler.
-func (h *hookStream) read() {
 	for {
-		m, err := h.stream.Recv()
+		m, err := stream.Recv()
 		if err != nil {
-			close(h.done)
-			return
+			// The host closed the stream or went away: every call's context
+			// derives from the stream's and ends with it.
+			return nil
 		}
 		switch k := m.GetKind().(type) {
 		case *pluginv2.HostMessage_Call:
-			if !h.start(k.Call) {
-				return
-			}
+			h.start(k.Call)
 		case *pluginv2.HostMessage_Cancel:
 			h.cancel(k.Cancel.GetId())
 		}
@@ -113,7 +91,6 @@ type hookStream struct {
 	stream      grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]
 	maxInFlight int
 	runStretch  func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
-	done        chan struct{} // closed by the reader that saw the stream end
 
 	mu    sync.Mutex
 	calls map[uint64]*inFlight // running calls, by id
@@ -160,24 +137,22 @@ func (h *hookStream) answer(id uint64, stage int, out proto.Message, f *failure,
 	h.send(m)
 }
 
-// start runs one call: a plain one here, a stretch on a goroutine of its
-// own. It reports whether the caller still reads the stream (see read).
-func (h *hookStream) start(call *pluginv2.HookCall) bool {
+func (h *hookStream) start(call *pluginv2.HookCall) {
 	id := call.GetId()
 	if len(call.GetStages()) == 0 {
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, "a hook call with no stages"})
-		return true
+		return
 	}
 	h.mu.Lock()
 	if _, dup := h.calls[id]; dup {
 		h.mu.Unlock()
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("call id %d is already in flight", id)})
-		return true
+		return
 	}
 	if len(h.calls) >= h.maxInFlight {
 		h.mu.Unlock()
 		h.fail(id, 0, &failure{pluginv2.Failure_ERROR, fmt.Sprintf("the plugin is already running %d hook calls; it answers no more until some finish", h.maxInFlight)})
-		return true
+		return
 	}
 	ctx, cancel := context.WithCancelCause(h.stream.Context())
 	running := &inFlight{cancel: cancel}
@@ -195,22 +170,17 @@ func (h *hookStream) start(call *pluginv2.HookCall) bool {
 		}
 		h.mu.Unlock()
 	}
-	if len(call.GetStages()) > 1 {
-		go func() {
-			defer func() {
-				release()
-				cancel(nil)
-			}()
-			h.stretch(ctx, id, call.GetStages(), call.GetPayload())
+	go func() {
+		defer func() {
+			release()
+			cancel(nil)
 		}()
-		return true
-	}
-	// Stop fails once the timer fired: its goroutine reads the stream now.
-	handOver := time.AfterFunc(handOverAfter, h.read)
-	h.one(ctx, id, call.GetStages()[0], call.GetPayload(), release)
-	release()
-	cancel(nil)
-	return handOver.Stop()
+		if len(call.GetStages()) == 1 {
+			h.one(ctx, id, call.GetStages()[0], call.GetPayload(), release)
+		} else {
+			h.stretch(ctx, id, call.GetStages(), call.GetPayload())
+		}
+	}()
 }
 
 // inFlight is a running call: its own value, so that a call's release
