@@ -30,7 +30,8 @@ import (
 // waiting for it. A caller sends its call itself, sparing the hand-off to
 // the sender, when nothing is queued and the send cannot block: when the
 // bytes sent that the plugin has not yet been seen to read are fewer than
-// gRPC lets a stream schedule before it blocks (see sendBudget). A call whose context ends first returns the context's
+// gRPC lets a stream schedule before it blocks (see sendBudget). A call
+// whose context ends first returns the context's
 // error: if it was still queued it is never sent, otherwise the plugin is
 // sent a Cancel for it, and its answer, if it still comes, is dropped and
 // counted (LateAnswers).
