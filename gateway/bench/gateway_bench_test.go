@@ -164,6 +164,18 @@ func pluginAsked(b *testing.B, h *hookhost.Host, n int) {
 	}
 }
 
+// pluginBytes counts the bytes of the messages the host exchanged with its
+// plugins, both ways; 0 without a host.
+func pluginBytes(h *hookhost.Host) uint64 {
+	var n uint64
+	if h != nil {
+		for _, st := range h.Plugins() {
+			n += st.Traffic.Sent + st.Traffic.Received
+		}
+	}
+	return n
+}
+
 // client keeps a connection per concurrent caller alive across requests.
 func client(conc int) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -290,11 +302,14 @@ func BenchmarkGatewayLatency(b *testing.B) {
 	for _, tg := range targets {
 		for _, conc := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/clients=%d", tg.name, conc), func(b *testing.B) {
+				bytesBefore := pluginBytes(tg.host)
 				if s := measure(b, up, tg.root, conc); s.errors > 0 {
 					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
 				}
 				if tg.host != nil {
 					pluginAsked(b, tg.host, b.N)
+					// measure warms up with one request per client.
+					b.ReportMetric(float64(pluginBytes(tg.host)-bytesBefore)/float64(b.N+conc), "plugin-bytes/op")
 				}
 			})
 		}
