@@ -511,6 +511,21 @@ var gatewayGoals = []gatewayGoal{
 		}, func(v float64) bool { return v >= 0.6 }},
 }
 
+// gatewayKora is the benchmark that runs Kora behind the gateway route,
+// with its own direct and no-plugin targets; koraGoals are read from it.
+const gatewayKora = "BenchmarkGatewayKora/"
+
+var koraGoals = []gatewayGoal{
+	{"Kora (README config) added p50 / gateway added p50 (1 client)", "%.2f×", "≤ 1.5×",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(added(at, "kora", latencyClients, "p50-µs"))(added(at, gatewayPlain, latencyClients, "p50-µs"))
+		}, func(v float64) bool { return v <= 1.5 }},
+	{"Kora (router on) added p50 / gateway added p50 (1 client)", "%.2f×", "",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(added(at, "kora-router", latencyClients, "p50-µs"))(added(at, gatewayPlain, latencyClients, "p50-µs"))
+		}, nil},
+}
+
 // added is what a route adds to calling the upstream directly: the
 // median of unit minus direct's at the same number of clients.
 func added(at func(route, clients, unit string) (float64, bool), route, clients, unit string) (float64, bool) {
@@ -535,13 +550,16 @@ func quotient(n float64, okN bool) func(d float64, okD bool) (float64, bool) {
 // ratios of those medians. A goal whose figures are missing (a target
 // failed, or was not run) says so.
 func printGatewayGoals(w io.Writer, samples map[string]map[string][]float64) {
-	at := func(route, clients, unit string) (float64, bool) {
-		m, ok := samples[gatewayLatency+route+"/clients="+clients]
-		if !ok || len(m[unit]) == 0 {
-			return 0, false
+	atIn := func(bench string) func(route, clients, unit string) (float64, bool) {
+		return func(route, clients, unit string) (float64, bool) {
+			m, ok := samples[bench+route+"/clients="+clients]
+			if !ok || len(m[unit]) == 0 {
+				return 0, false
+			}
+			return median(m[unit]), true
 		}
-		return median(m[unit]), true
 	}
+	at := atIn(gatewayLatency)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "gateway target (medians, same run)\tadded p50, %s client\tadded p99, %s client\treq/s, %s clients\t\n", latencyClients, latencyClients, throughputClients)
@@ -569,8 +587,19 @@ func printGatewayGoals(w io.Writer, samples map[string]map[string][]float64) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "gateway goals (medians, same run)\tvalue\ttarget\t")
+	type goalIn struct {
+		gatewayGoal
+		at func(route, clients, unit string) (float64, bool)
+	}
+	var goals []goalIn
 	for _, g := range gatewayGoals {
-		v, ok := g.of(at)
+		goals = append(goals, goalIn{g, at})
+	}
+	for _, g := range koraGoals {
+		goals = append(goals, goalIn{g, atIn(gatewayKora)})
+	}
+	for _, g := range goals {
+		v, ok := g.of(g.at)
 		switch {
 		case !ok:
 			fmt.Fprintf(tw, "%s\t-\t%s\tNOT MEASURED\n", g.label, g.target)
