@@ -103,6 +103,7 @@ type member struct {
 	opts    Options
 	inline  bool               // the plugin honours contexts: no watchdog goroutine needed
 	queue   chan observerEvent // nil when it observes nothing
+	wake    chan struct{}      // cuts its worker's linger short (hurry)
 	dropped atomic.Uint64
 }
 
@@ -190,6 +191,7 @@ func New(members []Member, cfg Config) (*Bus, error) {
 			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), options: man.HookOptions[h], timeout: timeout})
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
+				m.wake = make(chan struct{}, 1)
 			}
 		}
 		for _, t := range man.Tools {

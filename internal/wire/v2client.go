@@ -41,6 +41,9 @@ type V2Client struct {
 	rpc   pluginv2.PluginClient    // the Hooks stream
 	ids   atomic.Uint64
 	late  atomic.Uint64
+	// batches is the manifest's observer_batches: the plugin takes
+	// observer batches (ObserveBatch).
+	batches atomic.Bool
 
 	mu     sync.Mutex
 	cur    *stream              // where new calls go
@@ -64,7 +67,9 @@ func (c *V2Client) Version() int { return 2 }
 // Describe asks the plugin for its manifest.
 func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
 	return describe(ctx, &c.rules, func(ctx context.Context) (*pluginv1.Manifest, error) {
-		return pluginv2.NewPluginClient(c.unary).Describe(ctx, &pluginv1.DescribeRequest{})
+		m, err := pluginv2.NewPluginClient(c.unary).Describe(ctx, &pluginv1.DescribeRequest{})
+		c.batches.Store(m.GetObserverBatches())
+		return m, err
 	})
 }
 

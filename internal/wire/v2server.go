@@ -52,6 +52,8 @@ func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*
 	if f != nil {
 		return nil, f.status()
 	}
+	// This server answers observer batches (v2batch.go).
+	out.ObserverBatches = true
 	return out, nil
 }
 
@@ -175,7 +177,9 @@ func (h *hookStream) start(call *pluginv2.HookCall) {
 			release()
 			cancel(nil)
 		}()
-		if len(call.GetStages()) == 1 {
+		if len(call.GetPayloads()) > 0 {
+			h.batch(ctx, id, call)
+		} else if len(call.GetStages()) == 1 {
 			h.one(ctx, id, call.GetStages()[0], call.GetPayload(), release)
 		} else {
 			h.stretch(ctx, id, call.GetStages(), call.GetPayload())
