@@ -95,6 +95,8 @@ type Bus struct {
 	cancelWork  context.CancelFunc
 	workers     sync.WaitGroup
 	workersDone chan struct{}
+	// obsLinger is observerLinger when the Bus was made.
+	obsLinger time.Duration
 }
 
 type member struct {
@@ -145,6 +147,7 @@ func New(members []Member, cfg Config) (*Bus, error) {
 		owners:         map[string]string{},
 		stop:           make(chan struct{}),
 		workersDone:    make(chan struct{}),
+		obsLinger:      observerLinger,
 	}
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	if b.log == nil {

@@ -157,9 +157,9 @@ func (w *observerWorker) gather() chan struct{} {
 // event would wake the worker for nothing.
 func (w *observerWorker) wait() {
 	if w.timer == nil {
-		w.timer = time.NewTimer(observerLinger)
+		w.timer = time.NewTimer(w.b.obsLinger)
 	} else {
-		w.timer.Reset(observerLinger)
+		w.timer.Reset(w.b.obsLinger)
 	}
 	select {
 	case <-w.timer.C:

@@ -141,11 +141,11 @@ func (c *V2Client) ObserveBatch(ctx context.Context, events []hookstretch.Event,
 }
 
 // awaitStage waits for the message of stage j of a batch, at most timeout
-// (none when 0).
+// and its grace (none when 0).
 func (c *V2Client) awaitStage(ctx context.Context, st *stream, p *pending, hook string, j int, timeout time.Duration) (*pluginv2.PluginMessage, error) {
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
-		wctx, cancel = context.WithTimeout(ctx, timeout)
+		wctx, cancel = context.WithTimeout(ctx, timeout+batchGrace(timeout))
 	}
 	defer cancel()
 	m, err := st.await(wctx, p)
@@ -155,9 +155,19 @@ func (c *V2Client) awaitStage(ctx context.Context, st *stream, p *pending, hook 
 	if ctx.Err() == nil && wctx.Err() != nil {
 		return nil, &CallError{Plugin: c.current().Plugin, Hook: hook, Kind: context.DeadlineExceeded,
 			Status: status.New(codes.DeadlineExceeded, context.DeadlineExceeded.Error()),
-			Msg:    fmt.Sprintf("no answer to stage %d of the observer batch within its deadline (%v)", j, timeout)}
+			Msg:    fmt.Sprintf("no answer to stage %d of the observer batch within its deadline (%v, and %v of grace)", j, timeout, batchGrace(timeout))}
 	}
 	return nil, c.waitError(ctx, hook, err)
+}
+
+// batchGrace is how much longer than a stage's deadline the host waits
+// for its message: the plugin counts the deadline from when it starts the
+// stage, about when it sent the previous answer, and answers
+// DEADLINE_EXCEEDED then; without the grace that answer would race the
+// host's own deadline, and losing the race would leave the rest of the
+// batch undelivered.
+func batchGrace(timeout time.Duration) time.Duration {
+	return min(timeout/4, 250*time.Millisecond)
 }
 
 // errBatchNotTaken is why a batch was not sent: the plugin's stream had no
