@@ -131,8 +131,15 @@ func (c *V2Client) ObserveBatch(ctx context.Context, events []hookstretch.Event,
 		done(at[j], err)
 		next = at[j] + 1
 		if m.GetLast() && j < len(rows)-1 {
-			fail(&CallError{Plugin: c.current().Plugin, Hook: first, Kind: ErrMalformed,
-				Msg: fmt.Sprintf("the plugin ended the batch after stage %d of %d", j, len(rows))})
+			// The next event is the one the early end broke; those after it
+			// were not delivered.
+			hook := string(rows[j+1].name)
+			err := &CallError{Plugin: c.current().Plugin, Hook: hook, Kind: ErrMalformed,
+				Msg: fmt.Sprintf("the plugin ended the batch after stage %d of %d", j, len(rows))}
+			reportUpTo(at[j+1], nil)
+			done(at[j+1], err)
+			next = at[j+1] + 1
+			fail(undelivered(err, j+1, hook))
 			return nil
 		}
 	}
