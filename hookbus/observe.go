@@ -3,6 +3,7 @@ package hookbus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -187,7 +188,8 @@ func (w *observerWorker) deliver(batch []observerEvent) {
 		events[i] = hookstretch.Event{Hook: ev.sub.hook, Payload: ev.payload, Timeout: ev.sub.timeout}
 	}
 	start := time.Now()
-	err := w.batcher.ObserveBatch(ctx, events, func(i int, err error) {
+	reported := 0
+	report := func(i int, err error) {
 		s := batch[i].sub
 		s.calls.Add(1)
 		kind := KindNone
@@ -199,8 +201,10 @@ func (w *observerWorker) deliver(batch []observerEvent) {
 		// The next event's delivery starts when this one's ended: the
 		// plugin handles them in order.
 		start = time.Now()
-	})
-	if errors.Is(err, hookstretch.ErrNoBatch) {
+		reported = i + 1
+	}
+	err := w.batcher.ObserveBatch(ctx, events, report)
+	if errors.Is(err, hookstretch.ErrNoBatch) && reported == 0 {
 		w.linger = false
 		for _, ev := range batch {
 			ask[any](ctx, b, ev.sub, ev.payload)
@@ -208,6 +212,17 @@ func (w *observerWorker) deliver(batch []observerEvent) {
 		return
 	}
 	w.linger = true
+	// Never reached with a Batcher that keeps its contract; if one did not
+	// report every event, the rest count as failed rather than vanish.
+	if reported < len(batch) {
+		if err == nil {
+			err = errors.New("the plugin's adapter gave no outcome for it")
+		}
+		err = fmt.Errorf("host: observer event not delivered: %w", err)
+		for i := reported; i < len(batch); i++ {
+			report(i, err)
+		}
+	}
 }
 
 // Flush waits until every observer event queued before the call has been

@@ -343,3 +343,30 @@ func TestObserverBatchDeclinedDeliversOneByOne(t *testing.T) {
 		t.Fatalf("%d calls counted, want 3", got)
 	}
 }
+
+// shortchanging reports the first event of each batch and then gives up,
+// breaking the Batcher contract.
+type shortchanging struct{ hooks.Plugin }
+
+func (shortchanging) ObserveBatch(_ context.Context, _ []hookstretch.Event, done func(int, error)) error {
+	done(0, nil)
+	return errors.New("the adapter lost its connection")
+}
+
+// An adapter that leaves events without an outcome cannot lose them: they
+// count as failed.
+func TestObserverBatchEventsWithoutOutcomeCountAsFailed(t *testing.T) {
+	t.Cleanup(hookbus.SetObserverLinger(time.Hour))
+	p := &hooks.Funcs{Name: "lossy", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { return nil }}
+	b := newBus(t, hookbus.Member{Plugin: shortchanging{p}})
+	for _, n := range []string{"a", "b", "c"} {
+		b.PostToolCall(toolOutcome(n))
+	}
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := b.Stats()
+	if st.Calls() != 3 || st.Failures("lossy", hooks.PostToolCall, hookbus.KindError) != 2 {
+		t.Fatalf("stats %+v, want 3 calls of which 2 failed", st.Hooks)
+	}
+}
