@@ -5,6 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,11 +93,55 @@ func statsOf(h *hookhost.Host) hookStats {
 	return s
 }
 
+// cpu is CPU time spent so far by this process (the host, the fake
+// upstream and the clients) and by the plugin processes of h.
+type cpu struct{ self, plugins time.Duration }
+
+func cpuOf(b *testing.B, h *hookhost.Host) cpu {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	c := cpu{self: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	if h == nil {
+		return c
+	}
+	for _, st := range h.Plugins() {
+		// schedstat's first field is the time the thread ran, in ns.
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", st.PID))
+		for _, t := range tasks {
+			data, err := os.ReadFile(t)
+			if err != nil {
+				continue // the thread ended
+			}
+			if f := strings.Fields(string(data)); len(f) > 0 {
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				c.plugins += time.Duration(ns)
+			}
+		}
+	}
+	return c
+}
+
+// reportCPU reports the CPU time per request since before, in µs: this
+// process's, and the plugins' (threads that ended during the run are not
+// counted; the Go runtime keeps its threads).
+func reportCPU(b *testing.B, h *hookhost.Host, before cpu) {
+	after := cpuOf(b, h)
+	b.ReportMetric(float64((after.self-before.self).Microseconds())/float64(b.N), "self-cpu-µs/op")
+	if h != nil {
+		b.ReportMetric(float64((after.plugins-before.plugins).Microseconds())/float64(b.N), "plugin-cpu-µs/op")
+	}
+}
+
 // BenchmarkGatewayObserver is the gateway route with no plugin and with one
 // remote plugin that answers pre_api_request_mutable and observes
 // post_llm_call: what an observer adds to a request that it does not
 // delay. The observer's events are reported per request (observed/op,
-// dropped/op) once its queue is flushed, outside the timed part.
+// dropped/op) once its queue is flushed, outside the timed part, and so is
+// the CPU time per request of the benchmark's process (host, upstream and
+// clients: self-cpu-µs/op) and of the plugin's (plugin-cpu-µs/op), which a
+// loaded machine disturbs less than latency.
 func BenchmarkGatewayObserver(b *testing.B) {
 	up := fakeUpstream(b)
 	plain, _ := serveGateway(b, up.url, true, false)
@@ -108,7 +157,13 @@ func BenchmarkGatewayObserver(b *testing.B) {
 				if tg.host != nil {
 					before = statsOf(tg.host)
 				}
+				cpu0 := cpuOf(b, tg.host)
 				s := measure(b, up, tg.root, conc)
+				if tg.host != nil {
+					// The deliveries still queued are the run's too.
+					statsOf(tg.host)
+				}
+				reportCPU(b, tg.host, cpu0)
 				if s.errors > 0 {
 					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
 				}
