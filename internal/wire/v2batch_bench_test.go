@@ -72,7 +72,7 @@ func BenchmarkV2ObserverDelivery(b *testing.B) {
 			b.StopTimer()
 			n := float64(rounds * size)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/event")
-			b.ReportMetric(float64((cpuTime(b) - cpu0).Nanoseconds())/n, "cpu-ns/event")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/n, "cpu-ns/event")
 		})
 	}
 }
