@@ -241,7 +241,7 @@ func routeLine(r hooks.Route) string {
 }
 
 func (s *Session) run(ctx context.Context, turn *Turn) error {
-	l := &loop.Loop{Bus: s.bus, Pipeline: &s.pipeline, SessionID: s.id, Route: s.opts.Route, Observer: &tracer{s: s, turn: turn}}
+	l := &loop.Loop{Bus: s.bus, Pipeline: &s.pipeline, SessionID: s.id, Route: s.opts.Route, Observer: &tracer{s: s, turn: turn}, WholeOutput: true}
 	if blocked := s.userMessage(ctx, l, turn); blocked {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,6 +108,10 @@ type member struct {
 	queue   chan observerEvent // nil when it observes nothing
 	wake    chan struct{}      // cuts its worker's linger short (hurry)
 	dropped atomic.Uint64
+	// model holds, by model-side stage (hooks.PreCallStage,
+	// hooks.PostCallStage), the plugin's hooks of that stage in catalogue
+	// order.
+	model [hooks.PostCallStage + 1][]*subscriber
 }
 
 type subscriber struct {
@@ -191,11 +196,22 @@ func New(members []Member, cfg Config) (*Bus, error) {
 			if h == hooks.PreToolCallCanProvideResult {
 				timeout = opts.ToolTimeout
 			}
-			b.subs[h] = append(b.subs[h], &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), options: man.HookOptions[h], timeout: timeout})
+			s := &subscriber{m: m, hook: h, matchers: man.MatchersFor(h), observer: h.Observer(), options: man.HookOptions[h], timeout: timeout}
+			b.subs[h] = append(b.subs[h], s)
+			if st := h.ModelStage(); st != 0 {
+				m.model[st] = append(m.model[st], s)
+			}
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
 				m.wake = make(chan struct{}, 1)
 			}
+		}
+		for _, subs := range m.model {
+			// A manifest may list its hooks in any order; a stage asks them
+			// in the catalogue's.
+			slices.SortFunc(subs, func(a, b *subscriber) int {
+				return slices.Index(hooks.Catalogue, a.hook) - slices.Index(hooks.Catalogue, b.hook)
+			})
 		}
 		for _, t := range man.Tools {
 			if other, dup := b.owners[t.Name]; dup {

@@ -36,6 +36,11 @@
 // The tool pipeline is fired through a ToolRun, which may ask one plugin
 // several consecutive hooks of one call in one exchange (a stretch) with
 // the same outcome as hook by hook; ToolRun's comment is the design.
+// The model side is fired by stages: PreCall before a model call and
+// PostCall after it ask the model-side hooks plugin by plugin, in one
+// exchange per plugin and stage when it can take one; PreCall's comment is
+// the design. The per-hook methods (PreToolListFinalized, …) remain, for
+// callers that fire one hook alone.
 //
 // A nil *Bus is valid and fires nothing: it is the bypass route.
 package hookbus

@@ -45,17 +45,17 @@ var catalogue = []hookSpec{
 		fires: "on each new user message, before the turn's first model call", returns: "block with a message, or additional context",
 		combine: "any block wins (the first blocker's message is the turn's answer, no model call); contexts concatenate in priority order",
 		funcs:   func(f *Funcs) bound { return answering(f.OnUserMessageFunc) }},
-	{name: PreToolListFinalized,
+	{name: PreToolListFinalized, modelStage: PreCallStage,
 		fires: "before each model call", returns: "a replacement tool list", combine: "first non-nil wins, for that call only",
 		funcs: func(f *Funcs) bound { return answering(f.PreToolListFinalizedFunc) }},
-	{name: PreAPIRequestMutable,
+	{name: PreAPIRequestMutable, modelStage: PreCallStage,
 		fires: "before each model call", returns: "a patch of request fields",
 		combine: "merged in priority order; first write per field wins: a lower-priority plugin sees, and may patch, only fields nobody above it set",
 		funcs:   func(f *Funcs) bound { return answering(f.PreAPIRequestMutableFunc) }},
-	{name: PreLLMCallCanProvideResponse,
+	{name: PreLLMCallCanProvideResponse, modelStage: PreCallStage,
 		fires: "before each model call, with the final request", returns: "a model response", combine: "first non-nil wins and the model is not called",
 		funcs: func(f *Funcs) bound { return answering(f.PreLLMCallCanProvideResponseFunc) }},
-	{name: PostLLMCallCanReissue,
+	{name: PostLLMCallCanReissue, modelStage: PostCallStage,
 		fires: "after each model response", returns: "a request patch + reason",
 		combine: "first non-nil wins; at most one reissue per iteration, not counted against the budget",
 		funcs:   func(f *Funcs) bound { return answering(f.PostLLMCallCanReissueFunc) }},
@@ -78,7 +78,7 @@ var catalogue = []hookSpec{
 		fires: "after transform_tool_result, on the final result", returns: "additional context",
 		combine: "contexts concatenate in priority order, appended to the result the model sees",
 		funcs:   func(f *Funcs) bound { return answering(f.PostToolCallCanAddContextFunc) }},
-	{name: TransformLLMOutput,
+	{name: TransformLLMOutput, modelStage: PostCallStage,
 		fires: "on the final answer", returns: "replacement text", combine: "chain in priority order",
 		funcs: func(f *Funcs) bound { return answering(f.TransformLLMOutputFunc) }},
 	{name: OnSessionEnd, observer: true,
@@ -177,6 +177,10 @@ type Facts struct {
 	// StretchStage is the hook's place (1, 2, …) in the tool pipeline a
 	// stretch runs, 0 for a hook no stretch holds.
 	StretchStage int
+	// ModelStage is the model-side stage that holds the hook: PreCallStage
+	// or PostCallStage, 0 for none. Within a stage, hooks keep catalogue
+	// order.
+	ModelStage int
 	// Fires, Returns and Combine are one line each: when the hook fires,
 	// what a plugin returns, and how answers combine.
 	Fires, Returns, Combine string
@@ -192,11 +196,19 @@ func CatalogueFacts() []Facts {
 	out := make([]Facts, len(catalogue))
 	for i, s := range catalogue {
 		b := s.funcs(&Funcs{})
-		out[i] = Facts{Name: s.name, Observer: s.observer, ToolScoped: s.toolScoped, StretchStage: s.stretchStage,
+		out[i] = Facts{Name: s.name, Observer: s.observer, ToolScoped: s.toolScoped, StretchStage: s.stretchStage, ModelStage: s.modelStage,
 			Fires: s.fires, Returns: s.returns, Combine: s.combine, Payload: b.payload, Answer: b.answer}
 	}
 	return out
 }
+
+// The model-side stages (Facts.ModelStage): the hooks one plugin answers
+// before a model call, and after it, in one exchange when it can
+// (hookbus.Bus.PreCall and PostCall).
+const (
+	PreCallStage  = 1
+	PostCallStage = 2
+)
 
 // hookSpec is one row of the catalogue.
 type hookSpec struct {
@@ -207,6 +219,8 @@ type hookSpec struct {
 	observer bool
 	// stretchStage is the place in a stretch, 0 for none (see Facts.StretchStage).
 	stretchStage int
+	// modelStage is the model-side stage holding the hook, 0 for none (see Facts.ModelStage).
+	modelStage int
 	// fires, returns and combine are the README table's texts.
 	fires, returns, combine string
 	// funcs returns the Funcs field serving this hook (its handle nil
@@ -244,6 +258,16 @@ func (n Name) Known() bool {
 func (n Name) ToolScoped() bool {
 	s, ok := specOf(n)
 	return ok && s.toolScoped
+}
+
+// ModelStage is the model-side stage holding the hook (PreCallStage,
+// PostCallStage), 0 for a hook no model stage holds.
+func (n Name) ModelStage() int {
+	s, ok := specOf(n)
+	if !ok {
+		return 0
+	}
+	return s.modelStage
 }
 
 // Observer reports whether the hook only observes: it is delivered

@@ -56,7 +56,7 @@
 // # Adding a hook
 //
 // The catalogue's facts (the hook's name, observer or not, tool-scoped or
-// not, its place in a stretch, the texts of when it fires, what a plugin
+// not, its place in a stretch or a model-side stage, the texts of when it fires, what a plugin
 // returns and how answers combine, and, through its Funcs field, its
 // payload and answer types) are stated once, in the table of
 // catalogue.go. Go reads the table (Catalogue, Name.Observer,
@@ -76,8 +76,8 @@
 //     harness's method (plugins/typescript/src/generated/harness.ts);
 //   - the Go conform plugin's default handler
 //     (internal/conformance/goconform/hooks_gen.go);
-//   - the hook tables of README.md, PROTOCOL.md (with its list of
-//     stretches), plugins/python/README.md and plugins/typescript/README.md.
+//   - the hook tables of README.md, PROTOCOL.md (with its lists of
+//     stretches and model stages), plugins/python/README.md and plugins/typescript/README.md.
 //
 // `make proto` regenerates the protobuf code of every language. Generated
 // files are never edited by hand, and `make check-generated` (part of
@@ -98,7 +98,9 @@
 //     combine rule.
 //  3. Where it fires: internal/loop/loop.go for a hook of the model loop
 //     (the one loop that conversation/session.go and the gateway's
-//     internal/relay both run); for one of the tool pipeline,
+//     internal/relay both run), and, for a hook of a model-side stage,
+//     hookbus/modelstage.go (PreCall, PostCall) and the plugin's side of
+//     a stage, internal/hookstretch/model.go (RunModelStage); for one of the tool pipeline,
 //     hookbus/toolrun.go (ToolRun, which asks a stretch) and the two that
 //     drive it stage by stage, dispatch/pipeline.go and
 //     internal/relay/run.go (which also fires post_tool_call and

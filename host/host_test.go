@@ -27,7 +27,7 @@ import (
 )
 
 // The tests run real plugin processes built from internal/testplugins.
-var bins struct{ echo, garbage, oldproto, deaf, mute string }
+var bins struct{ echo, garbage, oldproto, deaf, mute, stager string }
 
 const (
 	// childHostEnv switches the test binary into a host process of its own,
@@ -82,6 +82,7 @@ func TestMain(m *testing.M) {
 	bins.oldproto = filepath.Join(dir, "oldproto")
 	bins.deaf = filepath.Join(dir, "deaf")
 	bins.mute = filepath.Join(dir, "mute")
+	bins.stager = filepath.Join(dir, "stager")
 	os.Setenv(visibleVar, "visible-value")
 	os.Setenv(hiddenVar, "hidden-secret")
 	os.Setenv(toolsVar, sharedTool)

@@ -63,6 +63,7 @@ var (
 	_ hooks.Plugin             = (*supervised)(nil)
 	_ hookstretch.Stretcher    = (*supervised)(nil)
 	_ hookstretch.Batcher      = (*supervised)(nil)
+	_ hookstretch.ModelStager  = (*supervised)(nil)
 	_ hookbus.ContextHonouring = (*supervised)(nil)
 )
 
@@ -441,6 +442,22 @@ func (s *supervised) ObserveBatch(ctx context.Context, events []hookstretch.Even
 		}
 		done(i, err)
 	})
+}
+
+// ModelStage forwards a model-side stage to the plugin's current process.
+// One speaking protocol v1, or whose manifest does not set model_stages,
+// answers hookstretch.ErrNoStretch, and the Bus asks hook by hook.
+func (s *supervised) ModelStage(ctx context.Context, req hookstretch.ModelStageRequest) (hookstretch.Stretch, error) {
+	in, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	st, err := in.rpc.ModelStage(ctx, req)
+	if err != nil {
+		s.failed(in, err)
+		return nil, err
+	}
+	return &supervisedStretch{Stretch: st, s: s, in: in}, nil
 }
 
 // supervisedStretch watches a stretch's answers for a process that went

@@ -87,8 +87,8 @@ func buildPlugin(b *testing.B, pkg string) string {
 	return path
 }
 
-// modelPlugin is the benchmark's plugin, subscribed to the per-round model
-// hooks.
+// modelPlugin is the benchmark's plugin, subscribed to the five model-side
+// hooks that answer.
 func modelPlugin(b *testing.B) string { return buildPlugin(b, "./internal/modelplugin") }
 
 // serveGateway opens a host in front of the upstream at up, on the gateway
@@ -140,9 +140,10 @@ func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) (string, *
 
 // pluginAsked fails the benchmark unless the host's plugins were asked
 // every per-round hook that answers at least n times and never failed, so
-// the plugin route measures hook round trips and not their fallback.
-// Observers (post_llm_call) are queued off the request's path and may be
-// dropped when the queue is full, so they are not counted.
+// the plugin route measures hook round trips and not their fallback. A
+// hook answered within a model-side stage counts as asked. Observers are
+// queued off the request's path and may be dropped when the queue is
+// full, so they are not counted.
 func pluginAsked(b *testing.B, h *hookhost.Host, n int) {
 	st := h.Bus().Stats()
 	asked := 0

@@ -38,6 +38,10 @@ type Plugin struct {
 	// Protocols are the plugin protocol versions it speaks; each is
 	// checked with the plugin pinned to it. Nil means 1 and 2.
 	Protocols []int
+	// ModelStages says its manifest sets model_stages under protocol 2:
+	// it answers each model-side stage in one exchange, and the check
+	// counts exchanges per round accordingly (hook by hook without it).
+	ModelStages bool
 }
 
 func (p Plugin) protocols() []int {
@@ -224,6 +228,7 @@ func start(t *testing.T, p Plugin, protocol int, pluginConfig string, l *log) (*
 type remotePlugin interface {
 	hooks.Plugin
 	hookstretch.Stretcher
+	hookstretch.ModelStager
 	hookbus.ContextHonouring
 }
 
@@ -249,8 +254,17 @@ func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hooks
 	return st, err
 }
 
+func (e *exchanges) ModelStage(ctx context.Context, req hookstretch.ModelStageRequest) (hookstretch.Stretch, error) {
+	st, err := e.remotePlugin.ModelStage(ctx, req)
+	if err == nil {
+		e.n.Add(1)
+	}
+	return st, err
+}
+
 var (
 	_ hookstretch.Stretcher    = (*exchanges)(nil)
+	_ hookstretch.ModelStager  = (*exchanges)(nil)
 	_ hookbus.ContextHonouring = (*exchanges)(nil)
 )
 
@@ -371,6 +385,31 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 		}
 		if text, by := bus.TransformLLMOutput(ctx, hooks.LLMOutput{SessionID: session}); text != "" || len(by) != 0 {
 			t.Errorf("transform_llm_output of nothing: %q by %v, want no opinion", text, by)
+		}
+	})
+
+	t.Run("model stages", func(t *testing.T) {
+		// One round: the pre-call stage on a request conform patches, the
+		// post-call stage on a final answer it transforms.
+		n := ex.n.Load()
+		pre := bus.PreCall(ctx, hooks.LLMRequest{SessionID: session, Iteration: 1, Route: hooks.RouteGateway,
+			Request: hooks.ModelRequest{Model: "patch-me", Tools: []hooks.ToolSpec{{Name: "a"}}, Messages: []hooks.Message{{Role: hooks.RoleUser, Content: "hi"}}}})
+		if pre.Request.System != "patched by "+tag || pre.ToolList != nil || pre.Provided != nil || len(pre.Changes) != 1 {
+			t.Errorf("pre-call stage for patch-me: %+v, want conform's patch only", pre)
+		}
+		post := bus.PostCall(ctx, hookbus.PostCallRequest{Reissue: true, Transform: true, Call: hooks.LLMCall{SessionID: session, Iteration: 1, Route: hooks.RouteGateway,
+			Request: pre.Request, Response: hooks.ModelResponse{Model: "patch-me", Message: hooks.Message{Role: hooks.RoleAssistant, Content: "fine"}, StopReason: hooks.StopEndTurn}}})
+		if post.Reissue != nil || post.Output == nil || post.Output.Text != "fine -- "+tag || !slices.Equal(post.Output.By, []string{"conform"}) {
+			t.Errorf("post-call stage on \"fine\": %+v (output %+v), want no reissue and conform's transform", post, post.Output)
+		}
+		// A plugin in all five model hooks costs one exchange per stage over
+		// protocol 2 when its manifest sets model_stages; five hook by hook.
+		want := int64(5)
+		if protocol == 2 && p.ModelStages {
+			want = 2
+		}
+		if got := ex.n.Load() - n; got != want {
+			t.Errorf("a round's model-side hooks took %d exchanges over protocol %d (model_stages %v), want %d", got, protocol, p.ModelStages, want)
 		}
 	})
 

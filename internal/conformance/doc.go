@@ -1,7 +1,10 @@
 // Package conformance checks that a plugin written in any language keeps
 // the whole plugin contract under the real host: it passes `plugins check`,
 // serves every hook kind over each protocol version it speaks, is asked a
-// stretch and answers it, honours deadlines without blocking other calls,
+// stretch and answers it, answers a round's model-side hooks in one
+// exchange per stage when its manifest sets model_stages (protocol 2; five
+// exchanges hook by hook otherwise: Plugin.ModelStages says which the
+// implementation does), honours deadlines without blocking other calls,
 // logs at the level it means, is restarted after a SIGKILL, exits when its
 // host is SIGKILLed and leaves gracefully when the host closes.
 //

@@ -14,5 +14,5 @@ func TestGo(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "./goconform").CombinedOutput(); err != nil {
 		t.Fatalf("build goconform: %v\n%s", err, out)
 	}
-	Run(t, Plugin{Language: "go", Path: bin})
+	Run(t, Plugin{Language: "go", Path: bin, ModelStages: true})
 }

@@ -26,5 +26,5 @@ func TestPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	Run(t, Plugin{Language: "python", Path: path})
+	Run(t, Plugin{Language: "python", Path: path, ModelStages: true})
 }

@@ -103,7 +103,7 @@ func generate(root string) (map[string][]byte, error) {
 	out[tsHooksPath] = tsHooks(facts)
 	for path, sections := range map[string]map[string]string{
 		readmePath:   {"catalogue": table(facts)},
-		protocolPath: {"hooks": hookTable, "stretches": stretchList()},
+		protocolPath: {"hooks": hookTable, "stretches": stretchList(), "model-stages": modelStageList()},
 		pyReadmePath: {"handlers": pythonHandlers(facts)},
 		tsReadmePath: {"handlers": typescriptHandlers(facts), "hooks": typescriptInterface(facts)},
 	} {
@@ -250,6 +250,19 @@ func stretchList() string {
 	var b strings.Builder
 	for _, s := range stretches() {
 		b.WriteString("- `" + strings.Join(s, "`, `") + "`\n")
+	}
+	return b.String()
+}
+
+// modelStageList is PROTOCOL.md's list of the legal model stages.
+func modelStageList() string {
+	var b strings.Builder
+	for _, s := range hookstretch.LegalModelStages() {
+		l := make([]string, len(s))
+		for i, h := range s {
+			l[i] = string(h)
+		}
+		b.WriteString("- `" + strings.Join(l, "`, `") + "`\n")
 	}
 	return b.String()
 }

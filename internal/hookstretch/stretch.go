@@ -209,6 +209,26 @@ func answerOf(v any) any {
 		if v == nil {
 			return nil
 		}
+	case *hooks.ToolListOverride:
+		if v == nil {
+			return nil
+		}
+	case *hooks.RequestPatch:
+		if v == nil {
+			return nil
+		}
+	case *hooks.ModelResponse:
+		if v == nil {
+			return nil
+		}
+	case *hooks.Reissue:
+		if v == nil {
+			return nil
+		}
+	case *hooks.TextReplacement:
+		if v == nil {
+			return nil
+		}
 	}
 	return v
 }

@@ -5,15 +5,19 @@
 // itself. A driver keeps what is its own: its history, how it reaches the
 // model (an Upstream), what it shows and to whom.
 //
-// One iteration (Infer) fires pre_tool_list_finalized,
-// pre_api_request_mutable and pre_llm_call_can_provide_response, calls the
-// model unless a plugin provided the response (which then stands as the
-// model's for everything after it), fires post_llm_call and
-// post_llm_call_can_reissue, and honours at most one reissue: a reissued
+// One iteration (Infer) fires the pre-call stage (hookbus.Bus.PreCall:
+// pre_tool_list_finalized, pre_api_request_mutable and
+// pre_llm_call_can_provide_response, plugin-major), calls the model unless
+// a plugin provided the response (which then stands as the model's for
+// everything after it), fires post_llm_call and the post-call stage
+// (hookbus.Bus.PostCall: post_llm_call_can_reissue, with
+// transform_llm_output when the answer is final and the driver transforms
+// it whole, Loop.WholeOutput), and honours at most one reissue: a reissued
 // call is never offered for reissue again, its post_llm_call says
 // Escalated with the plugin's reason, and when it fails (the run not being
 // cancelled) the first answer stands. The final text goes through
-// transform_llm_output (Output).
+// transform_llm_output (Output), which answers from the post-call stage
+// when it already asked on that text.
 //
 // A hook nobody subscribes to is not fired at all, and the history is not
 // copied for plugins that will not see it: a gateway request may carry a
@@ -46,6 +50,24 @@ type Loop struct {
 	Route     hooks.Route
 	// Observer, when set, is told what the hooks and the model did.
 	Observer Observer
+	// WholeOutput says the driver passes a final answer's text whole to
+	// Output or TransformOutput (not in windows of a streamed answer).
+	// Infer may then ask transform_llm_output in the post-call stage,
+	// beside post_llm_call_can_reissue, and Output answers from what it
+	// gave when asked for the same iteration and text.
+	WholeOutput bool
+
+	// transformed is the post-call stage's transform of the last final
+	// answer, until Output takes it.
+	transformed *transformed
+}
+
+// transformed is transform_llm_output's chain on iteration iter's text,
+// asked in the post-call stage.
+type transformed struct {
+	iter int
+	text string
+	ch   hookbus.OutputChange
 }
 
 // Call is one model call.
@@ -141,12 +163,6 @@ func (l *Loop) subscribed(hook hooks.Name) bool { return l.Bus.Subscribed(hook, 
 func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest, up Upstream[W]) (hooks.ModelResponse, W, error) {
 	var none W
 	obs := l.observer()
-	if l.subscribed(hooks.PreToolListFinalized) {
-		if ch := l.Bus.PreToolListFinalized(ctx, hooks.ToolListRequest{SessionID: l.SessionID, Iteration: iter, Tools: req.Tools}); ch != nil {
-			req.Tools = ch.Tools
-			obs.ToolListReplaced(iter, ch)
-		}
-	}
 	n := len(req.Messages)
 	// Capped: a provider appending to it cannot write into the history.
 	req.Messages = req.Messages[:n:n]
@@ -156,20 +172,19 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 		// goes as it is, not copied for every round of a long request.
 		req.Messages = append([]hooks.Message(nil), req.Messages...)
 	}
-	if l.subscribed(hooks.PreAPIRequestMutable) {
-		var changes []hookbus.RequestChange
-		req, changes = l.Bus.PreAPIRequestMutable(ctx, hooks.APIRequest{SessionID: l.SessionID, Iteration: iter, Request: req})
-		if len(changes) > 0 {
-			obs.RequestChanged(iter, changes)
-		}
-	}
-
 	decided := false
 	first := Call{Iteration: iter, Request: req, Decided: &decided}
-	if l.subscribed(hooks.PreLLMCallCanProvideResponse) {
-		first.Provided = l.Bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req})
-		if first.Provided != nil {
-			obs.ResponseProvided(iter, first.Provided)
+	if l.subscribed(hooks.PreToolListFinalized) || l.subscribed(hooks.PreAPIRequestMutable) || l.subscribed(hooks.PreLLMCallCanProvideResponse) {
+		pre := l.Bus.PreCall(ctx, hooks.LLMRequest{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req})
+		req, first.Request, first.Provided = pre.Request, pre.Request, pre.Provided
+		if pre.ToolList != nil {
+			obs.ToolListReplaced(iter, pre.ToolList)
+		}
+		if len(pre.Changes) > 0 {
+			obs.RequestChanged(iter, pre.Changes)
+		}
+		if pre.Provided != nil {
+			obs.ResponseProvided(iter, pre.Provided)
 		}
 	}
 	resp, w, err := call(ctx, l, up, first)
@@ -183,7 +198,18 @@ func Infer[W any](ctx context.Context, l *Loop, iter int, req hooks.ModelRequest
 	case decided || !l.subscribed(hooks.PostLLMCallCanReissue):
 		return resp, w, nil
 	default:
-		r = l.Bus.PostLLMCallCanReissue(ctx, hooks.LLMCall{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req, Response: resp})
+		post := l.Bus.PostCall(ctx, hookbus.PostCallRequest{
+			Call:    hooks.LLMCall{SessionID: l.SessionID, Iteration: iter, Route: l.Route, Request: req, Response: resp},
+			Reissue: true,
+			// The final answer's transform goes in the same stage when the
+			// driver will transform its text whole: Output then answers
+			// from it.
+			Transform: l.WholeOutput && len(resp.Message.ToolCalls) == 0 && l.subscribed(hooks.TransformLLMOutput),
+		})
+		if post.Output != nil {
+			l.transformed = &transformed{iter: iter, text: resp.Message.Content, ch: *post.Output}
+		}
+		r = post.Reissue
 		if r == nil {
 			return resp, w, nil
 		}
@@ -251,7 +277,14 @@ func (l *Loop) TransformOutput(ctx context.Context, iter int, ev hooks.LLMOutput
 		return hookbus.OutputChange{Text: ev.Text}
 	}
 	ev.SessionID = l.SessionID
-	ch := l.Bus.TransformOutput(ctx, ev)
+	var ch hookbus.OutputChange
+	if t := l.transformed; t != nil && !ev.Windowed && t.iter == iter && t.text == ev.Text {
+		// Asked already, in the post-call stage, on this very text.
+		ch = t.ch
+	} else {
+		ch = l.Bus.TransformOutput(ctx, ev)
+	}
+	l.transformed = nil
 	if by := ch.By; len(by) > 0 || ch.Stop != nil {
 		if ch.Stop != nil {
 			by = append(by[:len(by):len(by)], ch.Stop.Plugin)

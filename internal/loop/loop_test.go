@@ -452,3 +452,53 @@ func TestRunToolsAnswersEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// With WholeOutput, a final answer's transform is asked in the post-call
+// stage, beside the reissue hook, and Output answers from it without
+// asking again; another text, or an answer with tool calls, is asked as
+// before.
+func TestOutputAnswersFromThePostCallStage(t *testing.T) {
+	p := count(&hooks.Funcs{Name: "p",
+		PostLLMCallCanReissueFunc: func(context.Context, hooks.LLMCall) (*hooks.Reissue, error) { return nil, nil },
+		TransformLLMOutputFunc: func(_ context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+			return &hooks.TextReplacement{Text: ev.Text + " [p]"}, nil
+		},
+	})
+	j := &journal{}
+	l := &Loop{Bus: newBus(t, p), SessionID: "s", Observer: j, WholeOutput: true}
+	if _, _, err := Infer(context.Background(), l, 1, userAsks(), answers("final").upstream); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.counts()[hooks.TransformLLMOutput]; got != 1 {
+		t.Fatalf("transform_llm_output asked %d times in the post-call stage, want 1", got)
+	}
+	out, by := l.Output(context.Background(), 1, "final")
+	if out != "final [p]" || !reflect.DeepEqual(by, []string{"p"}) || !reflect.DeepEqual(j.rewrote, []string{"p"}) {
+		t.Errorf("Output = %q by %v (observer told %v), want \"final [p]\" by p", out, by, j.rewrote)
+	}
+	if got := p.counts()[hooks.TransformLLMOutput]; got != 1 {
+		t.Errorf("transform_llm_output asked %d times, want 1: Output answers from the stage", got)
+	}
+	// Taken once: asking again on the same text asks the plugin.
+	if out, _ := l.Output(context.Background(), 1, "final"); out != "final [p]" || p.counts()[hooks.TransformLLMOutput] != 2 {
+		t.Errorf("second Output = %q after %d asks, want the plugin asked again", out, p.counts()[hooks.TransformLLMOutput])
+	}
+
+	// Another text than the stage's is asked plainly.
+	if _, _, err := Infer(context.Background(), l, 2, userAsks(), answers("other").upstream); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := l.Output(context.Background(), 2, "shown differently"); out != "shown differently [p]" || p.counts()[hooks.TransformLLMOutput] != 4 {
+		t.Errorf("Output = %q after %d asks, want the new text transformed by a plain call", out, p.counts()[hooks.TransformLLMOutput])
+	}
+
+	// Without WholeOutput (a driver that streams the answer in windows),
+	// the post-call stage asks reissue only.
+	l.WholeOutput = false
+	if _, _, err := Infer(context.Background(), l, 3, userAsks(), answers("streamed").upstream); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.counts()[hooks.TransformLLMOutput]; got != 4 {
+		t.Errorf("transform_llm_output asked %d times, want 4: not in the stage without WholeOutput", got)
+	}
+}

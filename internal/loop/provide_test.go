@@ -55,7 +55,9 @@ func TestProvidedResponseStandsForTheModel(t *testing.T) {
 		return nil, nil
 	}}
 	meter := &inferences{}
-	bus := newBus(t, prov, patcher, watcher, meter.plugin())
+	// The patcher comes first: the model-side stages ask plugin by plugin,
+	// so a provider above it would answer before it patched.
+	bus := newBus(t, patcher, prov, watcher, meter.plugin())
 	j := &journal{}
 	l := &Loop{Bus: bus, SessionID: "s1", Route: hooks.RouteGateway, Observer: j}
 	d := &driver{model: answers("from the model")}

@@ -683,6 +683,9 @@ func (r *run) infer(iter int) (hooks.ModelResponse, *upstream.WireResponse, erro
 	if r.sink != nil {
 		r.guard = r.newGuard()
 	}
+	// A final answer held whole, or not streamed, is transformed whole
+	// (show): its transform may go in the post-call stage.
+	r.model.WholeOutput = r.guard == nil || r.guard.whole
 	resp, wire, err := loop.Infer(r.ctx, &r.model, iter, req, func(ctx context.Context, c loop.Call) (hooks.ModelResponse, *upstream.WireResponse, error) {
 		if r.guard == nil {
 			return r.upstream(ctx, c, nil)

@@ -13,6 +13,7 @@ import (
 // 2. It is safe for concurrent use; every call honours its context.
 type Conn interface {
 	hookstretch.Stretcher
+	hookstretch.ModelStager
 	// Version is the protocol version spoken.
 	Version() int
 	// Describe asks the plugin for its manifest.
@@ -46,6 +47,12 @@ func (c *Client) Version() int { return 1 }
 
 // Stretch answers hookstretch.ErrNoStretch: version 1 has one RPC per hook.
 func (c *Client) Stretch(context.Context, hookstretch.Request) (hookstretch.Stretch, error) {
+	return nil, hookstretch.ErrNoStretch
+}
+
+// ModelStage answers hookstretch.ErrNoStretch: version 1 has one RPC per
+// hook.
+func (c *Client) ModelStage(context.Context, hookstretch.ModelStageRequest) (hookstretch.Stretch, error) {
 	return nil, hookstretch.ErrNoStretch
 }
 

@@ -28,6 +28,9 @@ var maxInFlight = 4096
 // misbehave.
 var runStretch = hookstretch.Run
 
+// runModelStage answers a model-side stage; a variable for tests too.
+var runModelStage = hookstretch.RunModelStage
+
 // errHostCancelled is the cause of a call's context the host cancelled: no
 // one waits for its answer any more.
 var errHostCancelled = errors.New("the host cancelled the call")
@@ -37,7 +40,7 @@ func RegisterV2(s grpc.ServiceRegistrar, p hooks.Plugin, configure ConfigureFunc
 	// The test seams are read once here, not by each stream's goroutines,
 	// which may outlive the server a test started them on.
 	pluginv2.RegisterPluginServer(s, &v2Server{s: &server{p: p, configure: configure},
-		maxInFlight: maxInFlight, runStretch: runStretch})
+		maxInFlight: maxInFlight, runStretch: runStretch, runModelStage: runModelStage})
 }
 
 type v2Server struct {
@@ -45,6 +48,8 @@ type v2Server struct {
 	s           *server
 	maxInFlight int
 	runStretch  func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
+	// runModelStage is runStretch's counterpart for model stages.
+	runModelStage func(context.Context, hooks.Plugin, hookstretch.ModelStageRequest, func(any, error))
 }
 
 func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.Manifest, error) {
@@ -54,6 +59,9 @@ func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*
 	}
 	// This server answers observer batches (v2batch.go).
 	out.ObserverBatches = true
+	// This server answers a model-side stage in one exchange, whatever
+	// the plugin (modelStage).
+	out.ModelStages = true
 	return out, nil
 }
 
@@ -69,7 +77,7 @@ func (v *v2Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest
 // no other call.
 func (v *v2Server) Hooks(stream grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]) error {
 	h := &hookStream{s: v.s, stream: stream, calls: map[uint64]*inFlight{},
-		maxInFlight: v.maxInFlight, runStretch: v.runStretch}
+		maxInFlight: v.maxInFlight, runStretch: v.runStretch, runModelStage: v.runModelStage}
 	defer h.end()
 	for {
 		m, err := stream.Recv()
@@ -93,6 +101,8 @@ type hookStream struct {
 	stream      grpc.BidiStreamingServer[pluginv2.HostMessage, pluginv2.PluginMessage]
 	maxInFlight int
 	runStretch  func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
+	// runModelStage answers model stages (hookstretch.RunModelStage).
+	runModelStage func(context.Context, hooks.Plugin, hookstretch.ModelStageRequest, func(any, error))
 
 	mu    sync.Mutex
 	calls map[uint64]*inFlight // running calls, by id
@@ -177,11 +187,14 @@ func (h *hookStream) start(call *pluginv2.HookCall) {
 			release()
 			cancel(nil)
 		}()
-		if len(call.GetPayloads()) > 0 {
+		switch {
+		case len(call.GetPayloads()) > 0:
 			h.batch(ctx, id, call)
-		} else if len(call.GetStages()) == 1 {
+		case len(call.GetStages()) == 1:
 			h.one(ctx, id, call.GetStages()[0], call.GetPayload(), release)
-		} else {
+		case hooks.Name(call.GetStages()[0].GetHook()).ModelStage() != 0:
+			h.modelStage(ctx, id, call.GetStages(), call.GetPayload())
+		default:
 			h.stretch(ctx, id, call.GetStages(), call.GetPayload())
 		}
 	}()
@@ -255,8 +268,17 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 		return
 	}
 	req.Call = toolCallRequestFromPB(&call)
+	h.runStages(ctx, id, rows, func(p hooks.Plugin, emit func(any, error)) { h.runStretch(ctx, p, req, emit) })
+}
 
-	// RunStretch leaves a handler that ignores its stage's deadline
+// runStages runs the stages of one call (a stretch or a model stage)
+// through run, sending each answer as run emits it. The last message is
+// marked as such where the catalogue's rules say the call stops, and when
+// it stopped anyway (an answer that breaks the rules, which the host
+// refuses as malformed) a final ERROR failure for the next stage says no
+// more will come.
+func (h *hookStream) runStages(ctx context.Context, id uint64, rows []*hookRow, run func(hooks.Plugin, func(any, error))) {
+	// A runner leaves a handler that ignores its stage's deadline
 	// running. Answers still go out as they come, but the call stays
 	// counted against maxInFlight until every handler it started returned.
 	p := &stageHandlers{Plugin: h.s.p}
@@ -265,7 +287,7 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 	var mu sync.Mutex
 	next, over := 0, false
 	defer func() {
-		// RunStretch guards the handlers; this guards RunStretch, so that
+		// The runner guards the handlers; this guards the runner, so that
 		// one bad call never takes the plugin process down.
 		if v := recover(); v != nil {
 			hclog.Default().Debug("recovered a panic answering a stretch", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -277,7 +299,7 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 			}
 		}
 	}()
-	h.runStretch(ctx, p, req, func(v any, err error) {
+	run(p, func(v any, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if over || next >= len(rows) {
@@ -308,8 +330,9 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 	}
 }
 
-// stops reports whether the catalogue's rules end a stretch after hook
-// answered v: a block, an ask, or a provide stage that gave nothing.
+// stops reports whether the catalogue's rules end a stretch or a model
+// stage after hook answered v: a block, an ask, a provide stage that gave
+// nothing, a provided response or a reissue.
 func stops(hook hooks.Name, v any) bool {
 	switch hook {
 	case hooks.PreToolCall:
@@ -318,6 +341,12 @@ func stops(hook hooks.Name, v any) bool {
 	case hooks.PreToolCallCanProvideResult:
 		r, _ := v.(*hooks.ToolResult)
 		return r == nil
+	case hooks.PreLLMCallCanProvideResponse:
+		r, _ := v.(*hooks.ModelResponse)
+		return r != nil
+	case hooks.PostLLMCallCanReissue:
+		r, _ := v.(*hooks.Reissue)
+		return r != nil
 	}
 	return false
 }

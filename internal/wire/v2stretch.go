@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/internal/hookstretch"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
@@ -32,8 +34,15 @@ func (c *V2Client) Stretch(ctx context.Context, req hookstretch.Request) (hookst
 		rows[i] = row
 		stages[i] = &pluginv2.Stage{Hook: string(s.Hook), TimeoutNs: int64(s.Timeout)}
 	}
+	return c.exchange(ctx, rows, stages, toolCallRequestToPB(req.Call))
+}
+
+// exchange sends one HookCall of several stages, with first's request m
+// as its payload, and returns it as a stretch whose answers are read stage
+// by stage. Sending may take no longer than the first stage's deadline.
+func (c *V2Client) exchange(ctx context.Context, rows []*hookRow, stages []*pluginv2.Stage, m proto.Message) (hookstretch.Stretch, error) {
 	first := string(rows[0].name)
-	payload, err := c.encode(first, toolCallRequestToPB(req.Call))
+	payload, err := c.encode(first, m)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +53,7 @@ func (c *V2Client) Stretch(ctx context.Context, req hookstretch.Request) (hookst
 	// reading its stream must cost the turn no more than a plain call of
 	// that hook would.
 	sctx, cancel := ctx, context.CancelFunc(func() {})
-	if t := req.Stages[0].Timeout; t > 0 {
+	if t := time.Duration(stages[0].GetTimeoutNs()); t > 0 {
 		sctx, cancel = context.WithTimeoutCause(ctx, t, errNotTaken)
 	}
 	st, p, err := c.open(sctx, first, stages, payload)
@@ -54,7 +63,7 @@ func (c *V2Client) Stretch(ctx context.Context, req hookstretch.Request) (hookst
 		if notTaken {
 			return nil, &CallError{Plugin: c.current().Plugin, Hook: first, Kind: context.DeadlineExceeded,
 				Status: status.New(codes.DeadlineExceeded, errNotTaken.Error()),
-				Msg:    fmt.Sprintf("%v (%v): it is not reading its hook stream", errNotTaken, req.Stages[0].Timeout)}
+				Msg:    fmt.Sprintf("%v (%v): it is not reading its hook stream", errNotTaken, time.Duration(stages[0].GetTimeoutNs()))}
 		}
 		return nil, err
 	}

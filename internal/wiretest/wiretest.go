@@ -34,7 +34,7 @@ var Wire = Ways[1:]
 
 // Over returns p as a host sees it through way: p itself in-process, or a
 // hooks.Plugin that calls p through a wire.Conn of that protocol version
-// (Handle, Stretch, the manifest from Describe). The connection is closed
+// (Handle, Stretch, ModelStage, the manifest from Describe). The connection is closed
 // when the test ends.
 func Over(t testing.TB, way Way, p hooks.Plugin) hooks.Plugin {
 	t.Helper()
@@ -95,6 +95,7 @@ var (
 	_ hooks.Plugin             = (*Remote)(nil)
 	_ hookstretch.Stretcher    = (*Remote)(nil)
 	_ hookstretch.Batcher      = (*Remote)(nil)
+	_ hookstretch.ModelStager  = (*Remote)(nil)
 	_ hookbus.ContextHonouring = (*Remote)(nil)
 )
 
@@ -127,6 +128,12 @@ func (r *Remote) ObserveBatch(ctx context.Context, events []hookstretch.Event, d
 		return b.ObserveBatch(ctx, events, done)
 	}
 	return hookstretch.ErrNoBatch
+}
+
+// ModelStage forwards a model-side stage (version 1, or a manifest without
+// model_stages, answers hookstretch.ErrNoStretch).
+func (r *Remote) ModelStage(ctx context.Context, req hookstretch.ModelStageRequest) (hookstretch.Stretch, error) {
+	return r.Conn.ModelStage(ctx, req)
 }
 
 // HonoursContext reports true, as gRPC enforces deadlines.

@@ -121,7 +121,12 @@
 // newer hosts alike. The host then calls Describe, then Configure once with
 // the plugin's config table, then hooks, concurrently, each under a
 // deadline; a call the host stops waiting for is cancelled in the plugin
-// (its handler's context ends). The process exits when the host shuts it
+// (its handler's context ends). Over version 2 the manifest says
+// model_stages, and the host asks a plugin's hooks of one model call's
+// pre-call stage, and of its post-call stage, in one exchange each; the
+// SDK calls the handlers one after the other, each under its own
+// deadline, exactly as the host would have called them hook by hook. The
+// process exits when the host shuts it
 // down, and also when the host dies, however it died: on Linux, macOS and
 // the BSDs, Serve watches its parent and, once it is gone, kills the
 // plugin's process group (its children included) when the plugin leads

@@ -6,6 +6,7 @@
 
 import { isBug } from "./bug";
 import { LEGAL_STRETCHES, TOOL_HOOKS } from "./generated/catalogue";
+import type { ModelStage__Output as ModelStage } from "./generated/hookhost/plugin/v2/ModelStage";
 import type { Hooks } from "./generated/hooks";
 import { checkGlob, matchGlob } from "./glob";
 import { after } from "./timer";
@@ -416,6 +417,103 @@ export class Runtime {
         };
         emit(await this.call(row, ev, st.timeoutMs, signal, track));
       }
+    }
+  }
+}
+
+/**
+ * Model stages: the hooks of each side of a model call, in firing order. A
+ * model stage is two or more hooks of one side, in this order.
+ */
+export const PRE_CALL_HOOKS: readonly string[] = ["pre_tool_list_finalized", "pre_api_request_mutable", "pre_llm_call_can_provide_response"];
+export const POST_CALL_HOOKS: readonly string[] = ["post_llm_call_can_reissue", "transform_llm_output"];
+export const MODEL_HOOKS: ReadonlySet<string> = new Set([...PRE_CALL_HOOKS, ...POST_CALL_HOOKS]);
+
+/** Whether hooks is a model stage the host may send. */
+export function legalModelStage(hooks: readonly string[]): boolean {
+  if (hooks.length < 2) return false;
+  for (const side of [PRE_CALL_HOOKS, POST_CALL_HOOKS]) {
+    if (hooks.every((h) => side.includes(h))) {
+      const at = hooks.map((h) => side.indexOf(h));
+      return at.every((a, i) => i === 0 || at[i - 1] < a);
+    }
+  }
+  return false;
+}
+
+// RequestPatch's fields, by the names fields_set gives them.
+const PATCH_FIELDS: ReadonlyArray<[string, string]> = [
+  ["model", "model"],
+  ["system", "system"],
+  ["maxTokens", "max_tokens"],
+  ["temperature", "temperature"],
+];
+
+/**
+ * Answers a model stage: each hook in order under its own deadline counted
+ * from its start (none for a stage whose timeout is 0), each outcome handed
+ * to emit, with whether it ends the stage, as soon as known. Each stage's
+ * request is built from the ModelStage with the plugin's own earlier
+ * answers applied, read back from the bytes the host gets: a tool list it
+ * replaced becomes the request's tools, and its patch's fields replace the
+ * request's but for those in fields_set (a plugin above set them, and the
+ * host ignores this one's writes). It stops after a failure, a response
+ * provided, a reissue, the last stage, or once signal is aborted (a stage
+ * not started then is emitted as a failure).
+ */
+export async function runModelStage(
+  rt: Runtime,
+  stages: StretchStage[],
+  ms: ModelStage,
+  signal: AbortSignal,
+  emit: (o: StageOutcome, stop: boolean) => void,
+  track?: (handler: Promise<unknown>) => void,
+): Promise<void> {
+  const call: { [k: string]: any } = ms.call ?? {};
+  const req: { [k: string]: any } = { ...(call.request ?? {}) };
+  const fieldsSet = new Set(ms.fieldsSet ?? []);
+  for (const st of stages) {
+    if (signal.aborted) {
+      const f = contextFailure(signal.reason, st.hook);
+      emit({ ok: false, failure: { kind: f.kind, message: `${st.hook} not started: ${f.message}` } }, true);
+      return;
+    }
+    const row = rowOf(st.hook)!;
+    let msg: { [k: string]: any };
+    switch (st.hook) {
+      case "pre_tool_list_finalized":
+        msg = { sessionId: call.sessionId, iteration: call.iteration, tools: req.tools };
+        break;
+      case "pre_api_request_mutable":
+        msg = { sessionId: call.sessionId, iteration: call.iteration, request: req };
+        break;
+      case "pre_llm_call_can_provide_response":
+        msg = { sessionId: call.sessionId, iteration: call.iteration, route: call.route, request: req };
+        break;
+      case "post_llm_call_can_reissue":
+        msg = call;
+        break;
+      default: // transform_llm_output: the whole answer, never a window
+        msg = { sessionId: call.sessionId, text: ms.text ?? "" };
+    }
+    const o = await rt.call(row, row.payload(msg), st.timeoutMs > 0 ? st.timeoutMs : undefined, signal, track);
+    if (!o.ok) {
+      emit(o, true);
+      return;
+    }
+    const res: { [k: string]: any } = row.response.decode(o.bytes);
+    const stop = (st.hook === "pre_llm_call_can_provide_response" && !!res.response) || (st.hook === "post_llm_call_can_reissue" && !!res.reissue);
+    emit(o, stop);
+    if (stop) return;
+    if (st.hook === "pre_tool_list_finalized" && res.override) {
+      req.tools = res.override.tools ?? [];
+    } else if (st.hook === "pre_api_request_mutable" && res.patch) {
+      const patch = res.patch;
+      for (const [field, name] of PATCH_FIELDS) {
+        if (patch[field] !== undefined && patch[field] !== null && !fieldsSet.has(name)) req[field] = patch[field];
+      }
+      if (patch.messages && !fieldsSet.has("messages")) req.messages = patch.messages.messages ?? [];
+      if (patch.tools && !fieldsSet.has("tools")) req.tools = patch.tools.tools ?? [];
     }
   }
 }

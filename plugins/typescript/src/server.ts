@@ -5,10 +5,11 @@
 
 import * as grpc from "@grpc/grpc-js";
 import { codec } from "./proto";
-import { Failure, HostCancelled, Runtime, StageOutcome } from "./plugin";
+import { OBSERVERS } from "./generated/catalogue";
+import { Failure, HostCancelled, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
 import type { HookCall__Output } from "./generated/hookhost/plugin/v2/HookCall";
 import type { PluginMessage } from "./generated/hookhost/plugin/v2/PluginMessage";
-import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, PluginMessageCodec, rowOf, TABLE } from "./wire";
+import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, ModelStageCodec, PluginMessageCodec, rowOf, TABLE } from "./wire";
 import type { Manifest as PbManifest } from "./generated/hookhost/plugin/v1/Manifest";
 import type * as T from "./types";
 
@@ -41,6 +42,10 @@ export function manifestMessage(rt: Runtime): Buffer {
     })),
     // Present, even with no keys, means declared.
     ...(m.config === undefined ? {} : { config: { keys: m.config } }),
+    // HookStream answers both: the host may then ask consecutive
+    // model-side hooks, and several observer events, in one exchange each.
+    modelStages: true,
+    observerBatches: true,
   };
   return ManifestCodec.encode(pb);
 }
@@ -123,10 +128,17 @@ export class HookStream {
     const handlers: Promise<unknown>[] = [];
     const track = (h: Promise<unknown>) => handlers.push(h);
     const payload = call.payload ?? Buffer.alloc(0);
-    const run =
-      stages.length === 1
-        ? this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac.signal, track)
-        : this.stretch(id, stages, payload, ac.signal, track);
+    const payloads = call.payloads ?? [];
+    let run: Promise<void>;
+    if (payloads.length > 0 || (stages.length > 1 && stages.every((s) => OBSERVERS.includes(s.hook ?? "")))) {
+      run = this.batch(id, stages, payloads, payload, ac.signal, track);
+    } else if (stages.length === 1) {
+      run = this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac.signal, track);
+    } else if (stages.some((s) => MODEL_HOOKS.has(s.hook ?? ""))) {
+      run = this.modelStage(id, stages, payload, ac.signal, track);
+    } else {
+      run = this.stretch(id, stages, payload, ac.signal, track);
+    }
     run
       .catch((e) => {
         // Guards the SDK itself: one bad call never takes the process down.
@@ -202,6 +214,121 @@ export class HookStream {
       // breaks them, which the host refuses as malformed): say no more comes.
       this.fail(id, next, { kind: "ERROR", message: `the plugin ended the stretch before stage ${next}` });
     }
+  }
+
+  /** Fails the call at stage 0 when a stage names a hook this SDK does not know; returns the hooks otherwise. */
+  private known(id: string, stages: NonNullable<HookCall__Output["stages"]>): string[] | undefined {
+    const hooks = stages.map((s) => s.hook ?? "");
+    const i = hooks.findIndex((h) => !rowOf(h));
+    if (i < 0) return hooks;
+    this.fail(id, 0, { kind: "UNKNOWN_HOOK", message: `the plugin does not know hook ${JSON.stringify(hooks[i])} (stage ${i} of the call)` });
+    return undefined;
+  }
+
+  private async modelStage(
+    id: string,
+    stages: NonNullable<HookCall__Output["stages"]>,
+    payload: Buffer,
+    signal: AbortSignal,
+    track: (h: Promise<unknown>) => void,
+  ): Promise<void> {
+    const hooks = this.known(id, stages);
+    if (!hooks) return;
+    if (!legalModelStage(hooks)) {
+      this.fail(id, 0, {
+        kind: "BAD_REQUEST",
+        message: `not a legal model stage: stages [${hooks.join(", ")}] (want two or more of ${PRE_CALL_HOOKS.join(", ")} in this order, or ${POST_CALL_HOOKS.join(", ")})`,
+      });
+      return;
+    }
+    let ms;
+    try {
+      ms = ModelStageCodec.decode(payload);
+    } catch (e) {
+      this.fail(id, 0, { kind: "BAD_REQUEST", message: `undecodable model stage: ${(e as Error).message}` });
+      return;
+    }
+    let next = 0;
+    let over = false;
+    try {
+      await runModelStage(
+        this.rt,
+        stages.map((s, i) => ({ hook: hooks[i], timeoutMs: Number(s.timeoutNs ?? 0) / 1e6 })),
+        ms,
+        signal,
+        (o, stop) => {
+          if (over || next >= hooks.length) return;
+          const i = next++;
+          over = !o.ok || stop || i === hooks.length - 1;
+          if (!cancelledByHost(signal)) this.answer(id, i, o, over);
+        },
+        track,
+      );
+    } catch (e) {
+      this.rt.log.error("the SDK failed answering a model stage", { error: (e as Error)?.stack ?? String(e) });
+      if (!over && !cancelledByHost(signal)) {
+        over = true;
+        this.fail(id, next, { kind: "PANIC", message: `the SDK failed answering the model stage: ${String(e)}` });
+      }
+      return;
+    }
+    if (!over && !cancelledByHost(signal)) {
+      this.fail(id, next, { kind: "ERROR", message: `the plugin ended the model stage before stage ${next}` });
+    }
+  }
+
+  /**
+   * An observer batch: stage i's event is payloads[i]. Every stage is
+   * answered, in order, a failed one too (an event of a hook that is no
+   * observer this SDK knows: UNKNOWN_HOOK); the final answer is last. Once
+   * the call is cancelled nothing more is sent.
+   */
+  private async batch(
+    id: string,
+    stages: NonNullable<HookCall__Output["stages"]>,
+    payloads: Buffer[],
+    payload: Buffer,
+    signal: AbortSignal,
+    track: (h: Promise<unknown>) => void,
+  ): Promise<void> {
+    const hooks = stages.map((s) => s.hook ?? "");
+    if (hooks.length === 0 || payloads.length !== hooks.length || payload.length > 0) {
+      this.fail(id, 0, {
+        kind: "BAD_REQUEST",
+        message: `a malformed observer batch: ${hooks.length} stages, ${payloads.length} payloads, payload set: ${payload.length > 0}`,
+      });
+      return;
+    }
+    let answered = 0;
+    try {
+      for (let i = 0; i < hooks.length; i++) {
+        if (signal.aborted) return; // cancelled, or the stream ended: no one reads more
+        const o = await this.observe(hooks[i], payloads[i], Number(stages[i].timeoutNs ?? 0), signal, track);
+        if (cancelledByHost(signal)) return;
+        const last = i === hooks.length - 1;
+        if (o.ok) this.write({ id, stage: i, answer: Buffer.alloc(0), last });
+        else this.write({ id, stage: i, failure: { kind: o.failure.kind, message: o.failure.message }, last });
+        answered = i + 1;
+      }
+    } catch (e) {
+      this.rt.log.error("the SDK failed answering an observer batch", { error: (e as Error)?.stack ?? String(e) });
+      if (answered < hooks.length && !cancelledByHost(signal)) {
+        this.fail(id, answered, { kind: "PANIC", message: `the SDK failed answering the observer batch: ${String(e)}` });
+      }
+    }
+  }
+
+  /** One event of an observer batch, under its own deadline (none for 0). */
+  private async observe(hook: string, payload: Buffer, timeoutNs: number, signal: AbortSignal, track: (h: Promise<unknown>) => void): Promise<StageOutcome> {
+    const row = rowOf(hook);
+    if (!row || !OBSERVERS.includes(hook)) return { ok: false, failure: { kind: "UNKNOWN_HOOK", message: `the plugin does not know observer hook ${JSON.stringify(hook)}` } };
+    let event: unknown;
+    try {
+      event = row.payload(row.request.decode(payload));
+    } catch (e) {
+      return { ok: false, failure: { kind: "BAD_REQUEST", message: `undecodable ${hook} request: ${(e as Error).message}` } };
+    }
+    return this.rt.call(row, event, timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track);
   }
 }
 

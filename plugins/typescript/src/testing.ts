@@ -1,6 +1,7 @@
 // @hookhost/plugin/testing: call a plugin's hooks in-process, through the
 // same encoding, decoding and dispatch as the wire (protocol version 2's
-// stream, stretches included), with no host and no process. Works with
+// stream, stretches, model stages and observer batches included), with no
+// host and no process. Works with
 // node:test or any other runner.
 
 import { Fields, Level, setPluginLogger, setSink, Sink } from "./log";
@@ -11,7 +12,7 @@ import { matchGlob } from "./glob";
 import { TOOL_HOOKS } from "./generated/catalogue";
 import { HarnessHooks } from "./generated/harness";
 import { checkAnswer, DEFAULT_MAX_RESULT_SIZE } from "./validate";
-import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, parseJSON, PluginMessageCodec, rowOf } from "./wire";
+import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, ModelStageCodec, parseJSON, PluginMessageCodec, rowOf } from "./wire";
 
 
 /** A hook call that failed, as the host would see it. */
@@ -33,7 +34,7 @@ export interface LogLine {
   fields: Fields;
 }
 
-/** One stage's answer in a stretch: the answer (null: no opinion) or the failure. */
+/** One stage's answer in a stretch, a model stage or an observer batch: the answer (null: no opinion) or the failure. */
 export type StageResult = { answer: unknown; last: boolean } | { failure: { kind: FailureKind; message: string }; last: boolean };
 
 export interface CallOptions {
@@ -103,7 +104,7 @@ export class Harness extends HarnessHooks {
     }
   }
 
-  private send(hooks: string[], timeoutMs: number, payload: Buffer, signal: AbortSignal | undefined): Promise<StageResult[]> {
+  private send(hooks: string[], timeoutMs: number, payload: Buffer, signal: AbortSignal | undefined, payloads: Buffer[] = []): Promise<StageResult[]> {
     const id = String(this.nextId++);
     const rows = hooks.map((h) => rowOf(h));
     return new Promise<StageResult[]>((resolve) => {
@@ -124,7 +125,7 @@ export class Harness extends HarnessHooks {
       if (signal?.aborted) setImmediate(cancel);
       else signal?.addEventListener("abort", cancel, { once: true });
       this.stream.receive(
-        HostMessageCodec.encode({ call: { id, stages: hooks.map((hook) => ({ hook, timeoutNs: String(Math.round(timeoutMs * 1e6)) })), payload } }),
+        HostMessageCodec.encode({ call: { id, stages: hooks.map((hook) => ({ hook, timeoutNs: String(Math.round(timeoutMs * 1e6)) })), payload, payloads } }),
       );
     });
   }
@@ -164,6 +165,39 @@ export class Harness extends HarnessHooks {
   async stretch(hooks: T.ToolHookName[], call: Partial<T.ToolCallRequest>, opts: CallOptions = {}): Promise<StageResult[]> {
     const row = rowOf("pre_tool_call")!;
     return this.send(hooks, opts.timeoutMs ?? 5000, row.request.encode(row.toRequest(call)), opts.signal);
+  }
+
+  /**
+   * Asks a model stage (several model-side hooks of one model call in one
+   * exchange) and returns every stage's result as the plugin sent it. For
+   * the pre-call hooks (pre_tool_list_finalized, pre_api_request_mutable,
+   * pre_llm_call_can_provide_response), `call.request` is the request as
+   * the plugins above left it and `fieldsSet` the patch fields they set;
+   * for post_llm_call_can_reissue and transform_llm_output, `call.response`
+   * is the model's answer and `text` the answer's text as left above.
+   */
+  async modelStage(
+    hooks: T.HookName[],
+    call: Partial<T.LlmCall>,
+    opts: CallOptions & { fieldsSet?: string[] | undefined; text?: string | undefined } = {},
+  ): Promise<StageResult[]> {
+    const row = rowOf("post_llm_call_can_reissue")!;
+    const payload = ModelStageCodec.encode({ call: row.toRequest(call), fieldsSet: opts.fieldsSet ?? [], text: opts.text ?? "" });
+    return this.send(hooks, opts.timeoutMs ?? 5000, payload, opts.signal);
+  }
+
+  /**
+   * Sends observer events in one call, as the host does when several are
+   * queued for the plugin, and returns every event's result (answer null
+   * when handled, else the failure).
+   */
+  async observerBatch(events: [T.HookName, object][], opts: CallOptions = {}): Promise<StageResult[]> {
+    const payloads = events.map(([hook, ev]) => {
+      const row = rowOf(hook);
+      if (!row) throw new Error(`no hook is named ${JSON.stringify(hook)}`);
+      return row.request.encode(row.toRequest(ev));
+    });
+    return this.send(events.map(([hook]) => hook), opts.timeoutMs ?? 5000, Buffer.alloc(0), opts.signal, payloads);
   }
 
   /** Lines logged at `level`, or at every level. */

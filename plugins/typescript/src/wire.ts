@@ -18,6 +18,7 @@ import type { ToolResult as PbToolResult, ToolResult__Output as PbToolResultOut 
 import type { Manifest as PbManifest, Manifest__Output as PbManifestOut } from "./generated/hookhost/plugin/v1/Manifest";
 import type { HostMessage as PbHostMessage, HostMessage__Output as PbHostMessageOut } from "./generated/hookhost/plugin/v2/HostMessage";
 import type { PluginMessage as PbPluginMessage, PluginMessage__Output as PbPluginMessageOut } from "./generated/hookhost/plugin/v2/PluginMessage";
+import type { ModelStage as PbModelStage, ModelStage__Output as PbModelStageOut } from "./generated/hookhost/plugin/v2/ModelStage";
 import type { ConfigureRequest as PbConfigureRequest, ConfigureRequest__Output as PbConfigureRequestOut } from "./generated/hookhost/plugin/v1/ConfigureRequest";
 
 type AnyObj = { [k: string]: any };
@@ -29,6 +30,7 @@ export const ConfigureRequestCodec: Codec<PbConfigureRequest, PbConfigureRequest
 export const EmptyCodec: Codec<AnyObj, AnyObj> = codec("hookhost.plugin.v1.Empty");
 export const HostMessageCodec: Codec<PbHostMessage, PbHostMessageOut> = codec("hookhost.plugin.v2.HostMessage");
 export const PluginMessageCodec: Codec<PbPluginMessage, PbPluginMessageOut> = codec("hookhost.plugin.v2.PluginMessage");
+export const ModelStageCodec: Codec<PbModelStage, PbModelStageOut> = codec("hookhost.plugin.v2.ModelStage");
 
 // --- field conversions ------------------------------------------------------------
 

@@ -1,8 +1,11 @@
 // Command modelplugin is the remote plugin the gateway benchmarks run
-// behind the gateway route. It subscribes to the hooks every upstream round
-// fires (pre_tool_list_finalized, pre_api_request_mutable,
-// post_llm_call_can_reissue and post_llm_call) and has no opinion on any,
-// so a request pays each hook's round trip and nothing else.
+// behind the gateway route. It subscribes to the five model-side hooks
+// that answer (pre_tool_list_finalized, pre_api_request_mutable and
+// pre_llm_call_can_provide_response before each upstream round,
+// post_llm_call_can_reissue and transform_llm_output after it) and has no
+// opinion on any, so a request pays the model-side stages' round trips and
+// nothing else. It observes nothing: post_llm_call's cost is an observer's,
+// queued off the request's path.
 package main
 
 import (
@@ -12,29 +15,36 @@ import (
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
-type observer struct{ sdk.Base }
+type modelHooks struct{ sdk.Base }
 
 var (
-	_ sdk.ToolListFinalizer = (*observer)(nil)
-	_ sdk.RequestMutator    = (*observer)(nil)
-	_ sdk.Reissuer          = (*observer)(nil)
-	_ sdk.LLMCallObserver   = (*observer)(nil)
+	_ sdk.ToolListFinalizer                   = (*modelHooks)(nil)
+	_ sdk.RequestMutator                      = (*modelHooks)(nil)
+	_ sdk.PreLLMCallCanProvideResponseHandler = (*modelHooks)(nil)
+	_ sdk.Reissuer                            = (*modelHooks)(nil)
+	_ sdk.OutputTransformer                   = (*modelHooks)(nil)
 )
 
-func (*observer) Info() sdk.Info { return sdk.Info{Name: "modelplugin", Version: "1"} }
+func (*modelHooks) Info() sdk.Info { return sdk.Info{Name: "modelplugin", Version: "1"} }
 
-func (*observer) PreToolListFinalized(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+func (*modelHooks) PreToolListFinalized(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
 	return nil, nil
 }
 
-func (*observer) PreAPIRequestMutable(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+func (*modelHooks) PreAPIRequestMutable(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
 	return nil, nil
 }
 
-func (*observer) PostLLMCallCanReissue(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
+func (*modelHooks) PreLLMCallCanProvideResponse(context.Context, hooks.LLMRequest) (*hooks.ModelResponse, error) {
 	return nil, nil
 }
 
-func (*observer) PostLLMCall(context.Context, hooks.Inference) error { return nil }
+func (*modelHooks) PostLLMCallCanReissue(context.Context, hooks.LLMCall) (*hooks.Reissue, error) {
+	return nil, nil
+}
 
-func main() { sdk.Serve(&observer{}) }
+func (*modelHooks) TransformLLMOutput(context.Context, hooks.LLMOutput) (*hooks.TextReplacement, error) {
+	return nil, nil
+}
+
+func main() { sdk.Serve(&modelHooks{}) }

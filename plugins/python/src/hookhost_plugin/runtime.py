@@ -1,7 +1,7 @@
 """The plugin's side of the protocol, without gRPC: the plugin class, the
 context a handler gets, how a handler's outcome becomes an answer or a
-failure, and protocol version 2's stream of multiplexed calls and
-stretches. The server (server.py) and the test harness (testing.py) both
+failure, and protocol version 2's stream of multiplexed calls, stretches,
+model stages and observer batches. The server (server.py) and the test harness (testing.py) both
 drive this module, so a plugin behaves the same in a test as under the host.
 """
 
@@ -473,6 +473,11 @@ class Adapted:
             hooks=self.hooks(),
             matchers=self.matchers,
             tools=[convert.tool_spec_to(s) for s in self.specs],
+            # The v2 stream of this SDK answers both (HookStream): the host
+            # may then ask consecutive model-side hooks, and several
+            # observer events, in one exchange each.
+            model_stages=True,
+            observer_batches=True,
         )
         for h in HOOK_NAMES:
             if h in self.hook_matchers:
@@ -667,9 +672,9 @@ class HookStream:
     """The plugin's side of one Hooks stream: ``receive`` takes each
     HostMessage, ``send`` is called with each PluginMessage (from any
     thread; it must serialize), ``close`` ends the stream and cancels what
-    runs. Every call runs on ``calls``; a stretch's stages run on
-    ``stages``, so that a stage whose handler ignores its deadline does not
-    hold the stretch past it."""
+    runs. Every call runs on ``calls``; the stages of a stretch, of a model
+    stage and of an observer batch run on ``stages``, so that a stage whose
+    handler ignores its deadline does not hold the call past it."""
 
     def __init__(
         self,
@@ -770,11 +775,20 @@ class HookStream:
 
         def run() -> None:
             try:
-                if len(call.stages) == 1:
-                    self._one(cid, ctx, call.stages[0], call.payload)
+                stages = list(call.stages)
+                if call.payloads or (
+                    len(stages) > 1 and all(st.hook in _OBSERVERS for st in stages)
+                ):
+                    held = _Held(self._stages_pool, hold, release)
+                    self._observer_batch(cid, ctx, stages, list(call.payloads), call.payload, held)
+                elif len(stages) == 1:
+                    self._one(cid, ctx, stages[0], call.payload)
+                elif any(st.hook in MODEL_HOOKS for st in stages):
+                    held = _Held(self._stages_pool, hold, release)
+                    self._model_stage(cid, ctx, stages, call.payload, held)
                 else:
                     held = _Held(self._stages_pool, hold, release)
-                    self._stretch(cid, ctx, list(call.stages), call.payload, held)
+                    self._stretch(cid, ctx, stages, call.payload, held)
             except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
                 _log.debug(
                     "recovered a failure answering a call",
@@ -900,6 +914,267 @@ class HookStream:
                 Failure(ERROR, "the plugin ended the stretch before stage %d" % state["next"]),
             )
 
+    def _model_stage(
+        self,
+        cid: int,
+        call_ctx: Context,
+        stages: List[pb2.Stage],
+        payload: bytes,
+        pool: concurrent.futures.Executor,
+    ) -> None:
+        """A model stage: consecutive model-side hooks of one model call,
+        answered stage by stage (see run_model_stage)."""
+        hooks = [st.hook for st in stages]
+        for i, h in enumerate(hooks):
+            if convert.row_of(h) is None:
+                self.fail(
+                    cid,
+                    0,
+                    Failure(
+                        UNKNOWN_HOOK,
+                        "the plugin does not know hook %r (stage %d of the call)" % (h, i),
+                    ),
+                )
+                return
+        if not legal_model_stage(hooks):
+            self.fail(
+                cid,
+                0,
+                Failure(
+                    BAD_REQUEST,
+                    "not a legal model stage: stages [%s] (want two or more of %s in this "
+                    "order, or %s)"
+                    % (", ".join(hooks), ", ".join(_PRE_CALL), ", ".join(_POST_CALL)),
+                ),
+            )
+            return
+        try:
+            ms = pb2.ModelStage.FromString(payload)
+        except Exception as exc:
+            self.fail(cid, 0, Failure(BAD_REQUEST, "undecodable model stage: %s" % exc))
+            return
+        state = {"next": 0, "over": False}
+
+        def emit(answer: Optional[bytes], failure: Optional[Failure], stop: bool) -> None:
+            if state["over"] or state["next"] >= len(hooks):
+                return
+            i = state["next"]
+            state["next"] = i + 1
+            state["over"] = failure is not None or stop or i == len(hooks) - 1
+            if call_ctx._host_cancelled:
+                return
+            if failure is not None:
+                self.send(pb2.PluginMessage(id=cid, stage=i, failure=failure.pb(), last=True))
+            else:
+                self.send(pb2.PluginMessage(id=cid, stage=i, answer=answer, last=state["over"]))
+
+        try:
+            run_model_stage(
+                self.p, call_ctx, ms, hooks, [_seconds(st) for st in stages], emit, pool
+            )
+        except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
+            _log.debug(
+                "recovered a failure answering a model stage",
+                extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
+            )
+            if not state["over"] and not call_ctx._host_cancelled:
+                state["over"] = True
+                self.fail(
+                    cid, state["next"], Failure(PANIC, "panic answering a model stage: %r" % exc)
+                )
+            return
+        if not state["over"] and not call_ctx._host_cancelled:
+            state["over"] = True
+            self.fail(
+                cid,
+                state["next"],
+                Failure(ERROR, "the plugin ended the model stage before stage %d" % state["next"]),
+            )
+
+    def _observer_batch(
+        self,
+        cid: int,
+        call_ctx: Context,
+        stages: List[pb2.Stage],
+        payloads: List[bytes],
+        payload: bytes,
+        pool: concurrent.futures.Executor,
+    ) -> None:
+        """An observer batch: stage i's event is payloads[i]. Every stage is
+        answered, in order, a failed one too (an event of a hook that is no
+        observer this SDK knows: UNKNOWN_HOOK); the final answer is last. A
+        Cancel ends it with nothing more sent."""
+        hooks = [st.hook for st in stages]
+        if not hooks or len(payloads) != len(hooks) or payload:
+            self.fail(
+                cid,
+                0,
+                Failure(
+                    BAD_REQUEST,
+                    "a malformed observer batch: %d stages, %d payloads, payload set: %s"
+                    % (len(hooks), len(payloads), "true" if payload else "false"),
+                ),
+            )
+            return
+        answered = 0
+        try:
+            for i, (st, data) in enumerate(zip(stages, payloads)):
+                if call_ctx.cancelled:
+                    return  # the host cancelled it, or the stream ended: no one reads more
+                failure = self._batch_event(call_ctx, st, data, pool)
+                if call_ctx._host_cancelled:
+                    return
+                last = i == len(hooks) - 1
+                if failure is not None:
+                    m = pb2.PluginMessage(id=cid, stage=i, failure=failure.pb(), last=last)
+                else:
+                    m = pb2.PluginMessage(id=cid, stage=i, answer=b"", last=last)
+                answered = i + 1
+                self.send(m)
+        except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
+            _log.debug(
+                "recovered a failure answering an observer batch",
+                extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
+            )
+            if answered < len(hooks) and not call_ctx._host_cancelled:
+                self.fail(
+                    cid, answered, Failure(PANIC, "panic answering an observer batch: %r" % exc)
+                )
+
+    def _batch_event(
+        self,
+        call_ctx: Context,
+        st: pb2.Stage,
+        data: bytes,
+        pool: concurrent.futures.Executor,
+    ) -> Optional[Failure]:
+        """One event of an observer batch, under its own deadline: None
+        when its handler returned in time."""
+        row = convert.row_of(st.hook)
+        if row is None or row.name not in _OBSERVERS:
+            return Failure(UNKNOWN_HOOK, "the plugin does not know observer hook %r" % st.hook)
+        try:
+            event = row.payload_from(row.request.FromString(data))
+        except Exception as exc:
+            return Failure(BAD_REQUEST, "undecodable %s request: %s" % (row.name, exc))
+        answer, failure = _stage(self.p, call_ctx, row.name, _seconds(st), event, pool)
+        if failure is None:
+            try:
+                encode_answer(row, answer)
+            except Failure as f:
+                return f
+        return failure
+
+
+def _seconds(st: pb2.Stage) -> Optional[float]:
+    """A stage's deadline in seconds; None for none (the host sent 0)."""
+    return st.timeout_ns / 1e9 if st.timeout_ns > 0 else None
+
+
+# Model stages: the hooks of each side of a model call, in firing order.
+# A model stage is two or more hooks of one side, in this order.
+_PRE_CALL = (
+    "pre_tool_list_finalized",
+    "pre_api_request_mutable",
+    "pre_llm_call_can_provide_response",
+)
+_POST_CALL = ("post_llm_call_can_reissue", "transform_llm_output")
+MODEL_HOOKS = frozenset(_PRE_CALL + _POST_CALL)
+_OBSERVERS = _catalogue.OBSERVERS
+# RequestPatch's fields that are plain values (messages and tools are lists).
+_PATCH_SCALARS = ("model", "system", "max_tokens", "temperature")
+
+
+def legal_model_stage(hooks: Sequence[str]) -> bool:
+    """Whether ``hooks`` is a model stage the host may send."""
+    if len(hooks) < 2:
+        return False
+    for side in (_PRE_CALL, _POST_CALL):
+        if all(h in side for h in hooks):
+            at = [side.index(h) for h in hooks]
+            return all(a < b for a, b in zip(at, at[1:]))
+    return False
+
+
+def run_model_stage(
+    p: Adapted,
+    call_ctx: Context,
+    ms: pb2.ModelStage,
+    hooks: List[str],
+    timeouts: List[Optional[float]],
+    emit: Callable[[Optional[bytes], Optional[Failure], bool], None],
+    pool: concurrent.futures.Executor,
+) -> None:
+    """Answer a model stage: each hook in order under its own deadline
+    counted from its start, each answer emitted (with whether it ends the
+    stage) as soon as known. Each stage's request is built from the
+    ModelStage with the plugin's own earlier answers applied, read back
+    from the bytes the host gets: a tool list it replaced becomes the
+    request's tools, and its patch's fields replace the request's, but for
+    those in fields_set (a plugin above set them; the host ignores this
+    one's writes). It stops after a failure, a response provided, a
+    reissue, the last stage, or the call's end (a stage not started then
+    is emitted as a failure)."""
+    call = ms.call
+    req = pb.ModelRequest()
+    req.CopyFrom(call.request)
+    fields_set = set(ms.fields_set)
+    for hook, timeout in zip(hooks, timeouts):
+        r = call_ctx.reason
+        if r is not None:
+            kind = DEADLINE_EXCEEDED if r == "deadline exceeded" else CANCELLED
+            emit(None, Failure(kind, "%s not started: context canceled" % hook), True)
+            return
+        row = convert.row_of(hook)
+        assert row is not None
+        if hook == "pre_tool_list_finalized":
+            msg: Any = pb.ToolListRequest(
+                session_id=call.session_id, iteration=call.iteration, tools=req.tools
+            )
+        elif hook == "pre_api_request_mutable":
+            msg = pb.ApiRequest(session_id=call.session_id, iteration=call.iteration, request=req)
+        elif hook == "pre_llm_call_can_provide_response":
+            msg = pb.LlmRequest(
+                session_id=call.session_id,
+                iteration=call.iteration,
+                route=call.route,
+                request=req,
+            )
+        elif hook == "post_llm_call_can_reissue":
+            msg = call
+        else:  # transform_llm_output: the whole answer, never a window
+            msg = pb.LlmOutput(session_id=call.session_id, text=ms.text)
+        answer, f = _stage(p, call_ctx, hook, timeout, row.payload_from(msg), pool)
+        if f is None:
+            try:
+                data = encode_answer(row, answer)
+            except Failure as e:
+                f = e
+        if f is not None:
+            emit(None, f, True)
+            return
+        resp = row.response.FromString(data)
+        stop = (hook == "pre_llm_call_can_provide_response" and resp.HasField("response")) or (
+            hook == "post_llm_call_can_reissue" and resp.HasField("reissue")
+        )
+        emit(data, None, stop)
+        if stop:
+            return
+        if hook == "pre_tool_list_finalized" and resp.HasField("override"):
+            del req.tools[:]
+            req.tools.extend(resp.override.tools)
+        elif hook == "pre_api_request_mutable" and resp.HasField("patch"):
+            patch = resp.patch
+            for name in _PATCH_SCALARS:
+                if patch.HasField(name) and name not in fields_set:
+                    setattr(req, name, getattr(patch, name))
+            if patch.HasField("messages") and "messages" not in fields_set:
+                del req.messages[:]
+                req.messages.extend(patch.messages.messages)
+            if patch.HasField("tools") and "tools" not in fields_set:
+                del req.tools[:]
+                req.tools.extend(patch.tools.tools)
+
 
 class _Held(concurrent.futures.Executor):
     """A stage pool that tells its call when a handler is queued and when
@@ -1016,7 +1291,7 @@ def _stage(
     p: Adapted,
     call_ctx: Context,
     hook: str,
-    timeout: float,
+    timeout: Optional[float],
     payload: Any,
     pool: concurrent.futures.Executor,
 ) -> Tuple[Any, Optional[Failure]]:

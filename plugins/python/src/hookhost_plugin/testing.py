@@ -1,7 +1,8 @@
 """Test a plugin in-process, with no host: :class:`Harness` calls its hooks
 through the same code and the same encoding as under the host (payloads
 are serialized to the wire's messages and back, answers too), over
-protocol version 2's stream logic by default, or version 1's.
+protocol version 2's stream logic by default (stretches, model stages and
+observer batches included), or version 1's.
 
 Usable from unittest or pytest::
 
@@ -26,7 +27,7 @@ import concurrent.futures
 import itertools
 import json
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _catalogue, convert
 from . import types as t
@@ -171,13 +172,68 @@ class Harness(HarnessHooks):
         CallFailed."""
         if self.protocol != 2:
             raise ValueError("stretches are protocol version 2's")
+        return self._staged_call(
+            hooks, timeouts, payload=convert.tool_call_request_to(call).SerializeToString()
+        )
+
+    def model_stage(
+        self,
+        call: t.LLMCall,
+        hooks: Sequence[str],
+        fields_set: Sequence[str] = (),
+        text: str = "",
+        timeouts: Optional[Sequence[float]] = None,
+    ) -> List[Union[Any, CallFailed]]:
+        """Ask a model stage (protocol 2 only), as the host does when one
+        plugin answers several model-side hooks of one model call: the
+        pre-call hooks (pre_tool_list_finalized, pre_api_request_mutable,
+        pre_llm_call_can_provide_response) with ``call.request`` as the
+        plugins above left it and ``fields_set`` the patch fields they set,
+        or post_llm_call_can_reissue and transform_llm_output with
+        ``call.response`` and ``text``, the answer's text as left above.
+        Returns one answer per stage the plugin answered, each the stage's
+        answer (None for no opinion) or a CallFailed."""
+        if self.protocol != 2:
+            raise ValueError("model stages are protocol version 2's")
+        row = convert.row_of("post_llm_call_can_reissue")
+        assert row is not None
+        payload = pb2.ModelStage(
+            call=row.payload_to(call), fields_set=list(fields_set), text=text
+        ).SerializeToString()
+        return self._staged_call(hooks, timeouts, payload=payload)
+
+    def observer_batch(
+        self, events: Sequence[Tuple[str, Any]], timeouts: Optional[Sequence[float]] = None
+    ) -> List[Optional[CallFailed]]:
+        """Send observer events in one call (protocol 2 only), as the host
+        does when several are queued for the plugin: ``events`` are (hook,
+        payload) pairs, in order. Returns one entry per event the plugin
+        answered: None when handled, else a CallFailed."""
+        if self.protocol != 2:
+            raise ValueError("observer batches are protocol version 2's")
+        payloads = []
+        for hook, ev in events:
+            row = convert.row_of(hook)
+            if row is None:
+                raise ValueError("no hook is named %r" % hook)
+            payloads.append(row.payload_to(ev).SerializeToString())
+        return self._staged_call([h for h, _ in events], timeouts, payloads=payloads)
+
+    def _staged_call(
+        self,
+        hooks: Sequence[str],
+        timeouts: Optional[Sequence[float]],
+        payload: bytes = b"",
+        payloads: Sequence[bytes] = (),
+    ) -> List[Union[Any, CallFailed]]:
         timeouts = list(timeouts) if timeouts is not None else [self.timeout] * len(hooks)
         msgs = self._exchange(
             pb2.HookCall(
                 stages=[
                     pb2.Stage(hook=h, timeout_ns=int(to * 1e9)) for h, to in zip(hooks, timeouts)
                 ],
-                payload=convert.tool_call_request_to(call).SerializeToString(),
+                payload=payload,
+                payloads=list(payloads),
             ),
             sum(timeouts),
         )
