@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
@@ -237,22 +238,47 @@ func (s *Server) serveEndpoint(w *recorder, r *http.Request, f dialect.Front) {
 // that the request holds: headers never reach Decode. A row's header name
 // may end in "*", for a family of headers (x-stainless-*).
 func dropHeaders(h http.Header, f dialect.Front, call *dialect.Call) {
+	for _, row := range hintHeadersOf(f) {
+		if row.family {
+			for k := range h {
+				if len(k) >= len(row.name) && strings.EqualFold(k[:len(row.name)], row.name) {
+					call.Drop(row.path)
+					break
+				}
+			}
+		} else if h.Get(row.name) != "" {
+			call.Drop(row.path)
+		}
+	}
+}
+
+// hintHeader is a hint row of a front's field table that names a header:
+// its path, the header's name (a prefix when family), and whether it names
+// a family of headers.
+type hintHeader struct {
+	path, name string
+	family     bool
+}
+
+// hintHeaders keeps each front's hint header rows: Fields hands out a
+// fresh copy of the whole table, too much to make per request.
+var hintHeaders sync.Map // dialect.Front → []hintHeader
+
+func hintHeadersOf(f dialect.Front) []hintHeader {
+	if rows, ok := hintHeaders.Load(f); ok {
+		return rows.([]hintHeader)
+	}
+	var rows []hintHeader
 	for _, row := range f.Fields() {
 		name, ok := strings.CutPrefix(row.Path, "header: ")
 		if !ok || row.Handling != dialect.Hint {
 			continue
 		}
-		if prefix, family := strings.CutSuffix(name, "*"); family {
-			for k := range h {
-				if strings.HasPrefix(strings.ToLower(k), prefix) {
-					call.Drop(row.Path)
-					break
-				}
-			}
-		} else if h.Get(name) != "" {
-			call.Drop(row.Path)
-		}
+		prefix, family := strings.CutSuffix(name, "*")
+		rows = append(rows, hintHeader{path: row.Path, name: prefix, family: family})
 	}
+	got, _ := hintHeaders.LoadOrStore(f, rows)
+	return got.([]hintHeader)
 }
 
 // presentedKey is the key the client authenticated with, as the official
@@ -397,7 +423,114 @@ func bodyFailure(err error) string {
 // upstream will read it. encoding/json matches keys ignoring case and keeps
 // the last of several, so {"model":"x","MODEL":"y"} would pass a check of
 // "y" and reach the upstream as "x"; such a body is refused instead.
+//
+// The bypass route needs nothing else from the body, so a valid one is
+// checked in one pass (json.Valid) and its top-level keys found by
+// skipping over their values, with no copy of them; an invalid one is
+// read again by topLevelModelSlow only to say what is wrong with it.
 func topLevelModel(body []byte) (string, *dialect.Error) {
+	if !json.Valid(body) {
+		return topLevelModelSlow(body)
+	}
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return "", dialect.Invalid("", "the request body is not a JSON object")
+	}
+	i++
+	var model string
+	seen := false
+	for {
+		i = skipSpace(body, i)
+		if body[i] == '}' {
+			return model, nil
+		}
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+		end := skipString(body, i)
+		key := body[i+1 : end-1]
+		var name string
+		if bytes.IndexByte(key, '\\') >= 0 {
+			// Escaped: encoding/json would match it unescaped.
+			if err := json.Unmarshal(body[i:end], &name); err != nil {
+				return topLevelModelSlow(body)
+			}
+		} else if len(key) == len("model") {
+			name = string(key)
+		}
+		i = skipSpace(body, end)
+		i = skipSpace(body, i+1) // the colon
+		vEnd := skipValue(body, i)
+		switch {
+		case name == "model" && seen:
+			return "", dialect.Invalid("model", "model is given twice; send it once")
+		case name == "model":
+			seen = true
+			if json.Unmarshal(body[i:vEnd], &model) != nil {
+				return "", dialect.Invalid("model", "model must be a string")
+			}
+		case strings.EqualFold(name, "model"):
+			return "", dialect.Invalid(name, fmt.Sprintf("the key %q differs from \"model\" only in case; send \"model\" alone", name))
+		}
+		i = vEnd
+	}
+}
+
+// The skips below read JSON that json.Valid has accepted, so they need not
+// check it again.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string that opens at i.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipValue returns the index just past the value that starts at i.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	// A number, true, false or null: up to the next delimiter.
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// topLevelModelSlow is topLevelModel token by token, which says where and
+// why a body that is not a JSON object fails.
+func topLevelModelSlow(body []byte) (string, *dialect.Error) {
 	notObject := func(err error) *dialect.Error {
 		return dialect.Invalid("", "the request body is not a JSON object: "+err.Error())
 	}

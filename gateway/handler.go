@@ -59,6 +59,12 @@ func (w *recorder) Flush() {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	// The server's own writer is a Flusher; asserting it directly spares
+	// a ResponseController per flush, which a stream makes per event.
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+		return
+	}
 	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
@@ -134,10 +140,12 @@ func (s *Server) routes() http.Handler {
 		if !known {
 			endpoint = "other"
 		}
-		var ctx context.Context
-		ctx, w.span = telemetry.StartRequest(r.Context(), r.Method+" "+endpoint, id,
-			attribute.String("http.request.method", r.Method), attribute.String("http.route", endpoint))
-		r = r.WithContext(ctx)
+		if telemetry.Enabled() {
+			var ctx context.Context
+			ctx, w.span = telemetry.StartRequest(r.Context(), r.Method+" "+endpoint, id,
+				attribute.String("http.request.method", r.Method), attribute.String("http.route", endpoint))
+			r = r.WithContext(ctx)
+		}
 		render := pg.render
 		if render == nil {
 			render = plainErrors(r)
@@ -211,8 +219,12 @@ func (s *Server) finish(w *recorder, r *http.Request, endpoint string, begin tim
 	if w.span != nil {
 		telemetry.EndRequest(w.span, status, nil)
 	}
-	s.metrics.requests.WithLabelValues(endpoint, w.route, fmt.Sprint(status)).Inc()
-	s.metrics.duration.WithLabelValues(endpoint, w.route).Observe(d.Seconds())
+	s.metrics.observeServed(endpoint, w.route, status, d)
+	if !s.log.IsInfo() {
+		// Spares building the line's arguments for a logger that
+		// would drop it.
+		return
+	}
 	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "route", w.route, "key", w.key, "duration", d, "request_id", w.Header().Get(RequestIDHeader))
 }
 

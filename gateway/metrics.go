@@ -1,6 +1,10 @@
 package gateway
 
 import (
+	"strconv"
+	"sync"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookhost/hookhost/hookbus"
@@ -21,6 +25,38 @@ type metrics struct {
 	tools    *prometheus.CounterVec
 	evicted  prometheus.Counter
 	dropped  *prometheus.CounterVec
+
+	// served and roundsOf keep the children of requests, duration and
+	// rounds already asked for: WithLabelValues hashes its labels and
+	// takes the vector's lock on every call, on every request's path.
+	served   sync.Map // servedKey → servedChildren
+	roundsOf sync.Map // llm.Protocol → prometheus.Counter
+}
+
+// servedKey names the children one answered request counts in.
+type servedKey struct {
+	endpoint, route string
+	status          int
+}
+
+type servedChildren struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// observeServed counts one answered request and its duration.
+func (m *metrics) observeServed(endpoint, route string, status int, d time.Duration) {
+	k := servedKey{endpoint, route, status}
+	c, ok := m.served.Load(k)
+	if !ok {
+		c, _ = m.served.LoadOrStore(k, servedChildren{
+			requests: m.requests.WithLabelValues(endpoint, route, strconv.Itoa(status)),
+			duration: m.duration.WithLabelValues(endpoint, route),
+		})
+	}
+	sc := c.(servedChildren)
+	sc.requests.Inc()
+	sc.duration.Observe(d.Seconds())
 }
 
 var (
@@ -78,7 +114,13 @@ func newMetrics(bus *hookbus.Bus, plugins func() []host.Status, budget *bodyBudg
 }
 
 // Round counts one upstream call.
-func (m *metrics) Round(protocol llm.Protocol) { m.rounds.WithLabelValues(string(protocol)).Inc() }
+func (m *metrics) Round(protocol llm.Protocol) {
+	c, ok := m.roundsOf.Load(protocol)
+	if !ok {
+		c, _ = m.roundsOf.LoadOrStore(protocol, m.rounds.WithLabelValues(string(protocol)))
+	}
+	c.(prometheus.Counter).Inc()
+}
 
 // ToolCall counts one tool call the gateway handled.
 func (m *metrics) ToolCall(how string) { m.tools.WithLabelValues(how).Inc() }

@@ -67,8 +67,12 @@ func (s *Server) newProxy() (*httputil.ReverseProxy, error) {
 	forward := s.p.server.ForwardClientKey
 	keys := upstreamKeys(up.Header)
 	return &httputil.ReverseProxy{
-		Transport:     transport,
-		FlushInterval: -1,
+		Transport: transport,
+		// No periodic flush: ReverseProxy flushes event streams and
+		// bodies of unknown length after every write anyway, and a
+		// body whose length is known goes out whole, headers and
+		// bytes in one write, when the handler returns.
+		FlushInterval: 0,
 		BufferPool:    copyBuffers,
 		ErrorLog:      s.log.StandardLogger(nil),
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -180,6 +184,9 @@ func upstreamKeys(h http.Header) []string {
 func hideKeys(resp *http.Response, keys []string) {
 	for name, vs := range resp.Header {
 		for i, v := range vs {
+			if !mayHoldKey(v, keys) {
+				continue
+			}
 			b := []byte(v)
 			if redact.Mask(b, keys...) {
 				resp.Header[name][i] = string(b)
@@ -187,6 +194,22 @@ func hideKeys(resp *http.Response, keys []string) {
 		}
 	}
 	resp.Body = redact.NewReader(resp.Body, keys...)
+}
+
+// mayHoldKey is false when v cannot hold any of keys in a form Mask
+// finds: with no backslash, only a key written as it is, so a value that
+// contains none needs no copy to be masked. Most headers (Date,
+// Content-Type, Content-Length) are such.
+func mayHoldKey(v string, keys []string) bool {
+	if strings.IndexByte(v, '\\') >= 0 {
+		return true
+	}
+	for _, k := range keys {
+		if k != "" && strings.Contains(v, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // copyBuffers lends the proxy its copy buffers; without a pool it

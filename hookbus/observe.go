@@ -84,7 +84,10 @@ func (m *member) hurry() {
 func (b *Bus) observe(m *member) {
 	defer b.workers.Done()
 	batcher, _ := m.plugin.(hookstretch.Batcher)
-	w := &observerWorker{b: b, m: m, batcher: batcher, linger: batcher != nil}
+	// Until a batch is taken, the plugin is sent one event at a time: one
+	// that declines batches must not have events taken off its queue early,
+	// which would lift the queue's bound.
+	w := &observerWorker{b: b, m: m, batcher: batcher, declined: true}
 	defer w.stopTimer()
 	for {
 		select {
@@ -108,9 +111,10 @@ type observerWorker struct {
 	b       *Bus
 	m       *member
 	batcher hookstretch.Batcher
-	// linger is false while the plugin declines batches: waiting for more
-	// events would only delay them.
-	linger bool
+	// declined is true until the plugin takes a batch, and again after it
+	// declines one: it is then sent one event per exchange, with no
+	// gathering and no linger.
+	declined bool
 	timer  *time.Timer
 	batch  []observerEvent
 }
@@ -127,8 +131,11 @@ func (w *observerWorker) handle(ev observerEvent, mayLinger bool) {
 		return
 	}
 	w.batch = append(w.batch[:0], ev)
-	barrier := w.gather()
-	if barrier == nil && mayLinger && w.linger && len(w.batch) < maxObserverBatch {
+	var barrier chan struct{}
+	if !w.declined {
+		barrier = w.gather()
+	}
+	if barrier == nil && mayLinger && !w.declined && len(w.batch) < maxObserverBatch {
 		w.wait()
 		barrier = w.gather()
 	}
@@ -208,13 +215,13 @@ func (w *observerWorker) deliver(batch []observerEvent) {
 	}
 	err := w.batcher.ObserveBatch(ctx, events, report)
 	if errors.Is(err, hookstretch.ErrNoBatch) && reported == 0 {
-		w.linger = false
+		w.declined = true
 		for _, ev := range batch {
 			ask[any](ctx, b, ev.sub, ev.payload)
 		}
 		return
 	}
-	w.linger = true
+	w.declined = false
 	// Never reached with a Batcher that keeps its contract; if one did not
 	// report every event, the rest count as failed rather than vanish.
 	if reported < len(batch) {

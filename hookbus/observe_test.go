@@ -107,8 +107,10 @@ func TestObserverBatchesKeepOrderBoundAndFlushPromptly(t *testing.T) {
 	b.PostToolCall(toolOutcome("b"))
 	b.PostToolCall(toolOutcome("c"))
 	flush()
-	if got := fmt.Sprint(bp.sent()); got != "[[a b c]]" {
-		t.Fatalf("batches %s, want the three events in one", got)
+	// The first event goes alone: until the plugin takes a batch, the Bus
+	// sends one event at a time.
+	if got := fmt.Sprint(bp.sent()); got != "[[a] [b c]]" {
+		t.Fatalf("batches %s, want the first event alone, then the others in one", got)
 	}
 
 	const n = 300
@@ -118,7 +120,7 @@ func TestObserverBatchesKeepOrderBoundAndFlushPromptly(t *testing.T) {
 		b.PostToolCall(toolOutcome(fmt.Sprint(i)))
 	}
 	flush()
-	batches := bp.sent()[1:]
+	batches := bp.sent()[2:]
 	var got []string
 	for _, batch := range batches {
 		if len(batch) > hookbus.MaxObserverBatch {
@@ -261,8 +263,8 @@ func TestObserverBatchFailuresAreCountedPerEvent(t *testing.T) {
 				t.Fatal(err)
 			}
 			if bp != nil {
-				if got := fmt.Sprint(bp.sent()); got != "[[one fail two panic hang three m]]" {
-					t.Fatalf("batches %s, want every event in one", got)
+				if got := fmt.Sprint(bp.sent()); got != "[[one] [fail two panic hang three m]]" {
+					t.Fatalf("batches %s, want the first event alone (the plugin had taken no batch yet), then every other in one", got)
 				}
 			}
 			mu.Lock()
@@ -359,14 +361,15 @@ func TestObserverBatchEventsWithoutOutcomeCountAsFailed(t *testing.T) {
 	t.Cleanup(hookbus.SetObserverLinger(time.Hour))
 	p := &hooks.Funcs{Name: "lossy", PostToolCallFunc: func(context.Context, hooks.ToolCallOutcome) error { return nil }}
 	b := newBus(t, hookbus.Member{Plugin: shortchanging{p}})
-	for _, n := range []string{"a", "b", "c"} {
+	// The first goes alone; the three others in one batch.
+	for _, n := range []string{"a", "b", "c", "d"} {
 		b.PostToolCall(toolOutcome(n))
 	}
 	if err := b.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st := b.Stats()
-	if st.Calls() != 3 || st.Failures("lossy", hooks.PostToolCall, hookbus.KindError) != 2 {
-		t.Fatalf("stats %+v, want 3 calls of which 2 failed", st.Hooks)
+	if st.Calls() != 4 || st.Failures("lossy", hooks.PostToolCall, hookbus.KindError) != 2 {
+		t.Fatalf("stats %+v, want 4 calls of which 2 failed", st.Hooks)
 	}
 }

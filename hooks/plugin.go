@@ -123,7 +123,9 @@ type Unserving interface {
 	Unserved() []Name
 }
 
-// Without returns m without the hooks in unserved.
+// Without returns m without the hooks in unserved, and without the
+// per-hook matchers and options of those hooks, so that what remains is a
+// valid manifest of the hooks served. m's maps are not changed.
 func (m Manifest) Without(unserved []Name) Manifest {
 	if len(unserved) == 0 {
 		return m
@@ -135,7 +137,24 @@ func (m Manifest) Without(unserved []Name) Manifest {
 		}
 	}
 	m.Hooks = kept
+	m.HookMatchers = withoutKeys(m.HookMatchers, unserved)
+	m.HookOptions = withoutKeys(m.HookOptions, unserved)
 	return m
+}
+
+// withoutKeys returns a copy of in without the keys in drop, or in itself
+// when it holds none of them.
+func withoutKeys[V any](in map[Name]V, drop []Name) map[Name]V {
+	if !slices.ContainsFunc(drop, func(h Name) bool { _, ok := in[h]; return ok }) {
+		return in
+	}
+	out := make(map[Name]V, len(in))
+	for h, v := range in {
+		if !slices.Contains(drop, h) {
+			out[h] = v
+		}
+	}
+	return out
 }
 
 // ErrUnavailable is returned by a plugin adapter whose process is not running

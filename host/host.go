@@ -135,9 +135,21 @@ type Status struct {
 	// LateAnswers counts answers the plugin's processes sent after the
 	// host had stopped waiting for them, which were dropped, since Start.
 	LateAnswers uint64
+	// Traffic counts the bytes of the messages exchanged with the
+	// plugin's processes since Start (see wire.Traffic).
+	Traffic Traffic
 	// Attached is set for a plugin the host attached to instead of
 	// launching it (config.ReattachEnv or plugins.entries.<name>.reattach).
 	Attached bool
+}
+
+// Traffic counts the bytes of the protobuf messages exchanged with a
+// plugin: protocol 1's requests and responses, protocol 2's messages on its
+// hook stream, and Describe and Configure. gRPC framing, HTTP/2 and TLS are
+// not counted.
+type Traffic struct {
+	Sent     uint64 // host to plugin
+	Received uint64 // plugin to host
 }
 
 // Host runs the enabled plugins of one config.

@@ -138,6 +138,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		VersionedPlugins: versions,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
+		GRPCDialOptions:  wire.DialOptions(),
 		// The host runs the process and owns its output pipes; see
 		// procRunner. go-plugin passes the variables it adds (magic cookie,
 		// protocol versions, socket directory, client certificate) in

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/internal/childproc"
+	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/handshake"
 )
 
@@ -177,6 +178,7 @@ func attach(name string, entry config.PluginEntry, opts *Options) (*instance, *S
 		HandshakeConfig:  handshake.Config,
 		Plugins:          set,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  wire.DialOptions(),
 		// A debug-mode plugin serves without TLS, so AutoMTLS stays off.
 		// Test is set whatever the reattach line says: go-plugin then
 		// keeps no runner it could kill the plugin with, and takes the

@@ -126,8 +126,14 @@ func TestManyConcurrentCallsOnOneStream(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
-		if st := s.Status(); st.Restarts != 0 || st.State != StateRunning || st.LateAnswers != 0 {
+		st := s.Status()
+		if st.Restarts != 0 || st.State != StateRunning || st.LateAnswers != 0 {
 			t.Errorf("status = %+v, want running, no restarts, no late answers", st)
+		}
+		// Every call carried its arguments there and back, a dozen bytes
+		// at least each way.
+		if least := uint64(workers * each * 12); st.Traffic.Sent < least || st.Traffic.Received < least {
+			t.Errorf("traffic = %+v, want at least %d bytes each way", st.Traffic, least)
 		}
 	})
 }

@@ -48,6 +48,7 @@ type supervised struct {
 	reason   string      // for StateDown: why, and what to do
 	protocol int         // the protocol version of the latest process
 	late     uint64      // late answers dropped by processes no longer current
+	traffic  Traffic     // bytes exchanged with processes no longer current
 	recent   []time.Time // restart attempts within the circuit window
 
 	invalidUTF8 atomic.Uint64 // requests whose text had to be repaired; users see the WARN
@@ -134,9 +135,13 @@ func (s *supervised) Status() Status {
 		Attached: s.entry.Reattach != nil,
 	}
 	st.LateAnswers = s.late
+	st.Traffic = s.traffic
 	if s.cur != nil {
 		st.PID = s.cur.pid
 		st.LateAnswers += s.cur.rpc.LateAnswers()
+		t := s.cur.rpc.Traffic()
+		st.Traffic.Sent += t.Sent
+		st.Traffic.Received += t.Received
 	}
 	return st
 }
@@ -194,6 +199,9 @@ func (s *supervised) markDown(in *instance, reason string) {
 		return
 	}
 	s.late += in.rpc.LateAnswers()
+	t := in.rpc.Traffic()
+	s.traffic.Sent += t.Sent
+	s.traffic.Received += t.Received
 	if in.attached != nil {
 		// The host did not start it and cannot start it again.
 		s.cur, s.dead, s.state = nil, in, StateDown

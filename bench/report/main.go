@@ -4,7 +4,8 @@
 // and bidi stream over TLS, a process per hook, in-process; tool calls);
 // then the figures the project tracks (MCP tools/call through hookhost
 // against straight to the server among them), as ratios of medians measured in the
-// same run, against their targets; then the gateway's table; then Kora's
+// same run, against their targets; then the gateway's tables, nginx as
+// the baseline and its goals as ratios; then Kora's
 // ledger: reports on a generated year of traffic and append throughput.
 //
 //	go test -run '^$' -bench . -count 6 ./... | tee bench.txt
@@ -400,22 +401,32 @@ const (
 	gatewayLatency = "BenchmarkGatewayLatency/"
 	gatewayLoad    = "BenchmarkGatewayLoad"
 	gatewayDirect  = "direct"
+	gatewayNginx   = "nginx"
+	gatewayBypass  = "bypass"
+	gatewayPlain   = "gateway"
+	gatewayPlugin  = "plugin"
 	minLoad        = 10000
+	// The latency goals are read with one client, the throughput goal
+	// with sixteen.
+	latencyClients    = "1"
+	throughputClients = "16"
 )
 
 // gatewayRoutes are the rows of the gateway table, in order.
 var gatewayRoutes = []struct{ name, label string }{
 	{gatewayDirect, "direct to the upstream"},
-	{"bypass", "bypass route"},
-	{"gateway", "gateway route, no plugin"},
-	{"plugin", "gateway route, one remote plugin"},
+	{gatewayNginx, "nginx, plain reverse proxy"},
+	{gatewayBypass, "bypass route"},
+	{gatewayPlain, "gateway route, no plugin"},
+	{gatewayPlugin, "gateway route, one remote plugin"},
 }
 
 // printGateway prints what the gateway adds to a request, per route and
 // number of concurrent clients: its p50 and p99 minus those of calling the
 // upstream directly at the same concurrency, and how many connections to
-// the upstream each request opened (0 when they are reused); then the load
-// run's outcome.
+// the upstream each request opened (0 when they are reused); then the
+// targets' summary and the gateway's goals (printGatewayGoals); then the
+// load run's outcome.
 func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 	var clients []string
 	seen := map[string]bool{}
@@ -454,6 +465,7 @@ func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 			}
 		}
 		tw.Flush()
+		printGatewayGoals(w, samples)
 	}
 	if m, ok := samples[gatewayLoad]; ok {
 		reqs, errs := median(m["requests"]), median(m["errors"])
@@ -464,6 +476,142 @@ func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 		fmt.Fprintf(w, "\ngateway load run: %.0f requests, %.0f errors, %.0f req/s, p99 %s (target: ≥ %d requests, 0 errors) %s\n",
 			reqs, errs, median(m["req/s"]), micros(median(m["p99-µs"])), minLoad, verdict)
 	}
+}
+
+// gatewayGoal is one of the figures the gateway is held to, computed from
+// the medians of the latency benchmark's targets.
+type gatewayGoal struct {
+	label, format, target string
+	of                    func(at func(route, clients, unit string) (float64, bool)) (float64, bool)
+	ok                    func(v float64) bool
+}
+
+var gatewayGoals = []gatewayGoal{
+	{"bypass added p50 / nginx added p50 (1 client)", "%.2f×", "≤ 1.5×",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(added(at, gatewayBypass, latencyClients, "p50-µs"))(added(at, gatewayNginx, latencyClients, "p50-µs"))
+		}, func(v float64) bool { return v <= 1.5 }},
+	{"gateway added p50 / nginx added p50 (1 client)", "%.2f×", "",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(added(at, gatewayPlain, latencyClients, "p50-µs"))(added(at, gatewayNginx, latencyClients, "p50-µs"))
+		}, nil},
+	{"plugin p50 / gateway p50 (1 client)", "%.2f×", "≤ 3×",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(at(gatewayPlugin, latencyClients, "p50-µs"))(at(gatewayPlain, latencyClients, "p50-µs"))
+		}, func(v float64) bool { return v <= 3 }},
+	{"plugin p99 − gateway p99, what the plugin adds (1 client)", "%.0f µs", "< 1000 µs",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			p, okP := at(gatewayPlugin, latencyClients, "p99-µs")
+			g, okG := at(gatewayPlain, latencyClients, "p99-µs")
+			return p - g, okP && okG
+		}, func(v float64) bool { return v < 1000 }},
+	{"plugin req/s / gateway req/s (16 clients)", "%.2f", "≥ 0.60",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(at(gatewayPlugin, throughputClients, "req/s"))(at(gatewayPlain, throughputClients, "req/s"))
+		}, func(v float64) bool { return v >= 0.6 }},
+}
+
+// gatewayKora is the benchmark that runs Kora behind the gateway route,
+// with its own direct and no-plugin targets; koraGoals are read from it.
+const gatewayKora = "BenchmarkGatewayKora/"
+
+var koraGoals = []gatewayGoal{
+	{"Kora (README config) added p50 / gateway added p50 (1 client)", "%.2f×", "≤ 1.5×",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(added(at, "kora", latencyClients, "p50-µs"))(added(at, gatewayPlain, latencyClients, "p50-µs"))
+		}, func(v float64) bool { return v <= 1.5 }},
+	{"Kora (router on) added p50 / gateway added p50 (1 client)", "%.2f×", "",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(added(at, "kora-router", latencyClients, "p50-µs"))(added(at, gatewayPlain, latencyClients, "p50-µs"))
+		}, nil},
+}
+
+// added is what a route adds to calling the upstream directly: the
+// median of unit minus direct's at the same number of clients.
+func added(at func(route, clients, unit string) (float64, bool), route, clients, unit string) (float64, bool) {
+	v, okV := at(route, clients, unit)
+	d, okD := at(gatewayDirect, clients, unit)
+	return v - d, okV && okD
+}
+
+// quotient divides the first figure by the second, when both are known
+// and the second is above zero.
+func quotient(n float64, okN bool) func(d float64, okD bool) (float64, bool) {
+	return func(d float64, okD bool) (float64, bool) {
+		if !okN || !okD || d <= 0 {
+			return 0, false
+		}
+		return n / d, true
+	}
+}
+
+// printGatewayGoals prints, per route, what it adds to a request with one
+// client and its throughput with sixteen, then the gateway's goals as
+// ratios of those medians. A goal whose figures are missing (a target
+// failed, or was not run) says so.
+func printGatewayGoals(w io.Writer, samples map[string]map[string][]float64) {
+	atIn := func(bench string) func(route, clients, unit string) (float64, bool) {
+		return func(route, clients, unit string) (float64, bool) {
+			m, ok := samples[bench+route+"/clients="+clients]
+			if !ok || len(m[unit]) == 0 {
+				return 0, false
+			}
+			return median(m[unit]), true
+		}
+	}
+	at := atIn(gatewayLatency)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "gateway target (medians, same run)\tadded p50, %s client\tadded p99, %s client\treq/s, %s clients\t\n", latencyClients, latencyClients, throughputClients)
+	for _, r := range gatewayRoutes {
+		cells := make([]string, 0, 3)
+		for _, unit := range []string{"p50-µs", "p99-µs"} {
+			v, ok := added(at, r.name, latencyClients, unit)
+			switch {
+			case r.name == gatewayDirect:
+				cells = append(cells, "")
+			case ok:
+				cells = append(cells, micros(v))
+			default:
+				cells = append(cells, "-")
+			}
+		}
+		if v, ok := at(r.name, throughputClients, "req/s"); ok {
+			cells = append(cells, fmt.Sprintf("%.0f", v))
+		} else {
+			cells = append(cells, "-")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", r.name, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "gateway goals (medians, same run)\tvalue\ttarget\t")
+	type goalIn struct {
+		gatewayGoal
+		at func(route, clients, unit string) (float64, bool)
+	}
+	var goals []goalIn
+	for _, g := range gatewayGoals {
+		goals = append(goals, goalIn{g, at})
+	}
+	for _, g := range koraGoals {
+		goals = append(goals, goalIn{g, atIn(gatewayKora)})
+	}
+	for _, g := range goals {
+		v, ok := g.of(g.at)
+		switch {
+		case !ok:
+			fmt.Fprintf(tw, "%s\t-\t%s\tNOT MEASURED\n", g.label, g.target)
+		case g.ok == nil:
+			fmt.Fprintf(tw, "%s\t%s\t\t\n", g.label, fmt.Sprintf(g.format, v))
+		case g.ok(v):
+			fmt.Fprintf(tw, "%s\t%s\t%s\tmet\n", g.label, fmt.Sprintf(g.format, v), g.target)
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%s\tMISSED\n", g.label, fmt.Sprintf(g.format, v), g.target)
+		}
+	}
+	tw.Flush()
 }
 
 // micros formats a duration given in microseconds.

@@ -1,10 +1,11 @@
 // Package bench measures what `hookhost serve` adds to a model call: the
 // latency of a small non-streamed Chat Completions request sent straight
-// to a fake upstream, and through the gateway's bypass route, its gateway
-// route with no plugin, and its gateway route with one remote plugin
-// subscribed to every per-round model hook, at 1 and 64 concurrent
-// clients; and a load run that must finish with no error. It also
-// measures what keeping hidden rounds in Redis ([state] backend = "redis")
+// to a fake upstream, through nginx as a plain reverse proxy (the
+// baseline; installed from Debian when missing), and through the gateway's
+// bypass route, its gateway route with no plugin, and its gateway route
+// with one remote plugin subscribed to every per-round model hook, at 1,
+// 16 and 64 concurrent clients; and a load run that must finish with no
+// error. It also measures what keeping hidden rounds in Redis ([state] backend = "redis")
 // adds to a mixed plugin and client tool call and to its continuation on
 // another replica, against one replica's memory. `make bench`
 // runs it and bench/report prints the table.

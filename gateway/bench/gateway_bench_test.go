@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/hookhost/hookhost"
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/gateway"
+	"github.com/hookhost/hookhost/gateway/internal/nginxtest"
 )
 
 const (
@@ -161,6 +164,18 @@ func pluginAsked(b *testing.B, h *hookhost.Host, n int) {
 	}
 }
 
+// pluginBytes counts the bytes of the messages the host exchanged with its
+// plugins, both ways; 0 without a host.
+func pluginBytes(h *hookhost.Host) uint64 {
+	var n uint64
+	if h != nil {
+		for _, st := range h.Plugins() {
+			n += st.Traffic.Sent + st.Traffic.Received
+		}
+	}
+	return n
+}
+
 // client keeps a connection per concurrent caller alive across requests.
 func client(conc int) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -266,10 +281,12 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// BenchmarkGatewayLatency is one small request, four ways: straight to the
-// upstream, and through the gateway's bypass route, its gateway route with
-// no plugin, and its gateway route with one remote plugin subscribed to the
-// per-round model hooks. bench/report subtracts the first from the others.
+// BenchmarkGatewayLatency is one small request, five ways: straight to the
+// upstream, through nginx as a plain reverse proxy (the baseline a proxy's
+// cost is held to), and through the gateway's bypass route, its gateway
+// route with no plugin, and its gateway route with one remote plugin
+// subscribed to the per-round model hooks; each at 1, 16 and 64 concurrent
+// clients. bench/report subtracts the first from the others.
 func BenchmarkGatewayLatency(b *testing.B) {
 	up := fakeUpstream(b)
 	type target struct {
@@ -280,19 +297,43 @@ func BenchmarkGatewayLatency(b *testing.B) {
 	bypass, _ := serveGateway(b, up.url, false, false)
 	plain, _ := serveGateway(b, up.url, true, false)
 	withPlugin, h := serveGateway(b, up.url, true, true)
-	targets := []target{{"direct", up.url + "/v1", nil}, {"bypass", bypass, nil}, {"gateway", plain, nil}, {"plugin", withPlugin, h}}
+	targets := []target{{"direct", up.url + "/v1", nil}, {"nginx", nginxProxy(b, up.url) + "/v1", nil},
+		{"bypass", bypass, nil}, {"gateway", plain, nil}, {"plugin", withPlugin, h}}
 	for _, tg := range targets {
-		for _, conc := range []int{1, 64} {
+		for _, conc := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/clients=%d", tg.name, conc), func(b *testing.B) {
+				bytesBefore := pluginBytes(tg.host)
 				if s := measure(b, up, tg.root, conc); s.errors > 0 {
 					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
 				}
 				if tg.host != nil {
 					pluginAsked(b, tg.host, b.N)
+					// measure warms up with one request per client.
+					b.ReportMetric(float64(pluginBytes(tg.host)-bytesBefore)/float64(b.N+conc), "plugin-bytes/op")
 				}
 			})
 		}
 	}
+}
+
+// nginxProxy runs nginx as a plain reverse proxy to the upstream at up,
+// keeping idle connections to it as the gateway does, and returns its
+// URL. nginx is installed from Debian when missing; when it cannot be, the
+// benchmark fails saying what to install, since the gateway's figures are
+// read against it.
+func nginxProxy(b *testing.B, up string) string {
+	bin, err := nginxtest.FindOrInstall()
+	if err != nil {
+		b.Fatalf("nginx, the baseline of the gateway's latency, is not installed and could not be installed (install it with: %s): %v", nginxtest.InstallCommand, err)
+	}
+	return nginxtest.Start(b, bin, nginxtest.Proxy{
+		Servers: []string{strings.TrimPrefix(up, "http://")},
+		// As many idle connections as the most clients measured, so
+		// none is opened per request.
+		Keepalive: 128,
+		// One per core, as the gateway's Go runtime uses every core.
+		Workers: runtime.NumCPU(),
+	})
 }
 
 // BenchmarkGatewayLoad sends b.N requests (make bench asks for at least

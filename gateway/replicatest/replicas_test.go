@@ -1,20 +1,17 @@
 package replicatest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hookhost/hookhost/gateway/internal/nginxtest"
 	"github.com/hookhost/hookhost/gateway/internal/servetest"
 	"github.com/hookhost/hookhost/gateway/statestore/statestoretest"
 	"github.com/hookhost/hookhost/internal/fakeapi"
@@ -452,126 +449,31 @@ func environ() []string {
 	return env
 }
 
-// findNginx is Debian's nginx binary (in /usr/sbin, which a user's PATH
-// may lack); without it the test skips saying how to install it (under
-// CI, fails).
+// findNginx is Debian's nginx binary; without it the test skips saying
+// how to install it (under CI, fails).
 func findNginx(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("nginx")
+	bin, err := nginxtest.Find()
 	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/nginx"); serr == nil {
-			return "/usr/sbin/nginx"
-		}
-		testenv.Skip(t, "nginx not found (the replicas test runs it as the load balancer in front of three hookhost serve processes)", "sudo apt-get install nginx-light", err)
+		testenv.Skip(t, "nginx not found (the replicas test runs it as the load balancer in front of three hookhost serve processes)", nginxtest.InstallCommand, err)
 	}
 	return bin
 }
 
-// startNginx runs nginx in the foreground as a round-robin proxy in front
-// of replicas, on a free port, until the test ends; it returns its URL.
-// Each answer says which replica served it in X-Upstream.
+// startNginx runs nginx as a round-robin proxy in front of replicas until
+// the test ends; it returns its URL. Each answer says which replica served
+// it in X-Upstream.
 func startNginx(t testing.TB, bin string, replicas []*servetest.Server) string {
 	t.Helper()
-	dir := t.TempDir()
-	var servers strings.Builder
+	var servers []string
 	for _, r := range replicas {
-		fmt.Fprintf(&servers, "    server %s max_fails=1 fail_timeout=30s;\n", hostPort(r.URL))
+		servers = append(servers, hostPort(r.URL))
 	}
-	user := ""
-	if os.Geteuid() == 0 {
-		// Workers would otherwise run as nobody, who cannot enter the
-		// test's temporary directory.
-		user = "user root;\n"
-	}
-	var last error
-	for range 5 {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		conf := fmt.Sprintf(`%sdaemon off;
-worker_processes 1;
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path %[2]s/body;
-  proxy_temp_path %[2]s/proxy;
-  fastcgi_temp_path %[2]s/fastcgi;
-  uwsgi_temp_path %[2]s/uwsgi;
-  scgi_temp_path %[2]s/scgi;
-  upstream hookhost {
-%[3]s  }
-  server {
-    listen 127.0.0.1:%[4]d;
-    location / {
-      proxy_pass http://hookhost;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_next_upstream error timeout;
-      add_header X-Upstream $upstream_addr always;
-    }
-  }
-}
-`, user, dir, servers.String(), port)
-		path := filepath.Join(dir, "nginx.conf")
-		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		if last = waitListening(port, done); last == nil {
-			t.Cleanup(func() {
-				// The whole group: the master and its worker.
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				<-done
-			})
-			return fmt.Sprintf("http://127.0.0.1:%d", port)
-		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-		last = fmt.Errorf("%v: %s%s", last, out.Bytes(), log)
-	}
-	t.Fatalf("nginx did not start: %v", last)
-	return ""
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// waitListening waits for a connection to port to be accepted, or for the
-// process to exit (done).
-func waitListening(port int, done <-chan struct{}) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-done:
-			return fmt.Errorf("nginx exited")
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nginx did not listen on port %d within 30s", port)
-		}
-	}
+	return nginxtest.Start(t, bin, nginxtest.Proxy{
+		Servers:      servers,
+		ServerParams: "max_fails=1 fail_timeout=30s",
+		Location: `proxy_buffering off;
+proxy_next_upstream error timeout;
+add_header X-Upstream $upstream_addr always;`,
+	})
 }

@@ -8,7 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"unicode/utf8"
 )
 
 // Object is a JSON object written key by key, in order, with raw values.
@@ -25,27 +25,34 @@ type Object struct {
 // and its last value, as encoding/json reads it). When data is not a JSON
 // object it returns an empty object and false.
 func ParseObject(data []byte) (*Object, bool) {
-	var vals map[string]json.RawMessage
-	if json.Unmarshal(data, &vals) != nil || vals == nil {
+	if !json.Valid(data) {
 		return &Object{}, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
 		return &Object{}, false
 	}
+	// One copy of the whole, which the values are slices of: the caller
+	// may reuse data, and a copy per value would cost an allocation each.
+	data = bytes.Clone(data)
+	vals := map[string]json.RawMessage{}
 	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
+	for i = skipSpace(data, i+1); data[i] != '}'; {
+		end := skipValue(data, i)
+		key, ok := keyOf(data[i:end])
+		if !ok {
 			return &Object{}, false
 		}
-		k, _ := t.(string)
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the colon
+		end = skipValue(data, i)
+		if _, seen := vals[key]; !seen {
+			keys = append(keys, key)
 		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return &Object{}, false
+		vals[key] = data[i:end:end]
+		i = skipSpace(data, end)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
 	}
 	return &Object{keys: keys, vals: vals}, true
@@ -190,8 +197,8 @@ func Members(data []byte) (members map[string]json.RawMessage, ok bool) {
 	i = skipSpace(data, i+1)
 	for data[i] != '}' {
 		end := skipValue(data, i)
-		var key string
-		if json.Unmarshal(data[i:end], &key) != nil {
+		key, ok := keyOf(data[i:end])
+		if !ok {
 			return nil, false
 		}
 		i = skipSpace(data, end)
@@ -237,6 +244,21 @@ func Elements(data []byte) (elems []json.RawMessage, ok bool) {
 		}
 	}
 	return elems, true
+}
+
+// keyOf is the string a member's key (quoted, valid JSON) stands for. A
+// key with no escape and valid UTF-8 is its bytes; any other is decoded
+// as encoding/json decodes it (invalid UTF-8 becomes U+FFFD).
+func keyOf(quoted []byte) (string, bool) {
+	raw := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw), true
+	}
+	var key string
+	if json.Unmarshal(quoted, &key) != nil {
+		return "", false
+	}
+	return key, true
 }
 
 func skipSpace(data []byte, i int) int {

@@ -163,3 +163,35 @@ func TestSetArrayWritesAsSetWould(t *testing.T) {
 		t.Fatalf("Set after SetArray: %s", b.Bytes())
 	}
 }
+
+// Keys read without encoding/json (no escape, valid UTF-8) and with it
+// must come out as encoding/json reads them.
+func TestKeysDecodeAsEncodingJSONDoes(t *testing.T) {
+	for _, data := range []string{
+		`{"plain":1,"esc\u0061ped":2,"tab\t":3,"new\nline":4}`,
+		"{\"bad\xffutf8\":1,\"ok\":2}",
+		`{"é":1,"\u00e9x":2}`,
+		`{"a":1,"a":2,"b":{"a":3}}`,
+	} {
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(data), &want); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		members, ok := Members([]byte(data))
+		if !ok {
+			t.Fatalf("Members(%s) refused it", data)
+		}
+		obj, ok := ParseObject([]byte(data))
+		if !ok {
+			t.Fatalf("ParseObject(%s) refused it", data)
+		}
+		if len(members) != len(want) || len(obj.Keys()) != len(want) {
+			t.Errorf("%s: Members has %d keys, ParseObject %d, want %d", data, len(members), len(obj.Keys()), len(want))
+		}
+		for k, v := range want {
+			if string(members[k]) != string(v) || string(obj.Get(k)) != string(v) {
+				t.Errorf("%s: key %q is %s in Members and %s in ParseObject, want %s", data, k, members[k], obj.Get(k), v)
+			}
+		}
+	}
+}

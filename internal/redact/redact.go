@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"io"
 	"strings"
+	"sync"
 )
 
 // Marker is what String puts in place of a secret.
@@ -154,9 +155,13 @@ type Reader struct {
 	keep    int
 	in      []byte // arrived, not yet masked and passed on
 	out     []byte // masked, ready to be read
-	scratch []byte
 	err     error
 }
+
+// scratches are the buffers Read reads into, lent for one Read: a reader
+// per proxied response would otherwise allocate 32 KiB for an answer of a
+// few hundred bytes.
+var scratches = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // NewReader masks secrets out of what src sends.
 func NewReader(src io.ReadCloser, secrets ...string) *Reader {
@@ -166,7 +171,7 @@ func NewReader(src io.ReadCloser, secrets ...string) *Reader {
 			kept = append(kept, s)
 		}
 	}
-	return &Reader{src: src, secrets: kept, keep: longest(kept), scratch: make([]byte, 32<<10)}
+	return &Reader{src: src, secrets: kept, keep: longest(kept)}
 }
 
 func (r *Reader) Read(p []byte) (int, error) {
@@ -178,8 +183,10 @@ func (r *Reader) Read(p []byte) (int, error) {
 			}
 			return 0, r.err
 		}
-		n, err := r.src.Read(r.scratch)
-		r.in = append(r.in, r.scratch[:n]...)
+		scratch := scratches.Get().(*[]byte)
+		n, err := r.src.Read(*scratch)
+		r.in = append(r.in, (*scratch)[:n]...)
+		scratches.Put(scratch)
 		r.err = err
 		r.settle()
 	}

@@ -70,9 +70,26 @@ func (s Settings) configName() string {
 	return s.Plugin
 }
 
-// rules holds the Settings a client applies; both clients embed it.
+// rules holds the Settings a client applies and counts the bytes it
+// exchanges; both clients embed it.
 type rules struct {
 	settings atomic.Pointer[applied]
+	sent     atomic.Uint64
+	received atomic.Uint64
+}
+
+// Traffic counts the bytes of the protobuf messages a connection to a
+// plugin carried: version 1's requests and responses, version 2's
+// HostMessages and PluginMessages on its hook stream, and either version's
+// Describe and Configure. gRPC's framing, HTTP/2 and TLS are not counted.
+type Traffic struct {
+	Sent     uint64 // host to plugin
+	Received uint64 // plugin to host
+}
+
+// Traffic returns the bytes exchanged so far.
+func (r *rules) Traffic() Traffic {
+	return Traffic{Sent: r.sent.Load(), Received: r.received.Load()}
 }
 
 // Apply sets the rules for the calls made from now on. Call it before
@@ -164,6 +181,10 @@ func (b boundary) send(ctx context.Context, s *applied, method string, m proto.M
 		opts = append(opts, grpc.Header(&header))
 	}
 	err := b.cc.Invoke(ctx, method, args, reply, opts...)
+	b.r.sent.Add(uint64(size))
+	if r, ok := reply.(proto.Message); ok && err == nil {
+		b.r.received.Add(uint64(proto.Size(r)))
+	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && size > serverRefusalFloor && header == nil {
 		// gRPC words an oversized message the same way on both sides, and
 		// the limits may be equal, so the message cannot tell who refused.

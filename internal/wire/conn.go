@@ -29,6 +29,8 @@ type Conn interface {
 	// LateAnswers counts answers that arrived after the host stopped
 	// waiting for them and were dropped.
 	LateAnswers() uint64
+	// Traffic counts the bytes of the messages exchanged so far.
+	Traffic() Traffic
 	// Close ends what the connection holds open (version 2's stream); the
 	// gRPC connection itself belongs to go-plugin.
 	Close()

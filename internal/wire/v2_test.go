@@ -532,7 +532,8 @@ func TestV2ApplyRetiresTheStream(t *testing.T) {
 }
 
 // jam makes c's stream to a plugin that stopped reading hold a full send
-// queue: one call larger than the stream's flow-control window sticks the
+// queue: one call larger than the stream's flow-control window uses up
+// what gRPC lets the stream schedule, so that the next call sticks the
 // sender in Send, and enough small calls fill the queue behind it. Every
 // one of those calls times out, as it should.
 func jam(t *testing.T, c wire.Conn) {
@@ -544,7 +545,9 @@ func jam(t *testing.T, c wire.Conn) {
 	bigCtx, giveUp := context.WithCancel(context.Background())
 	defer giveUp()
 	go func() { _, _ = c.Handle(bigCtx, hooks.PreToolCall, big) }()
-	time.Sleep(100 * time.Millisecond) // the big one is in Send
+	// Once the big one is sent, the plugin is not seen to read anything
+	// more: every later call goes through the sender, which blocks.
+	eventually(t, "the big call to be sent", func() bool { return c.Traffic().Sent > 1<<20 })
 	var wg sync.WaitGroup
 	for range 400 { // more than the queue holds
 		wg.Go(func() {

@@ -27,7 +27,11 @@ import (
 // ended. Two goroutines serve it: a sender fed by a bounded queue, so that a
 // plugin that stops reading its stream makes calls to that plugin time out
 // and holds up nothing else, and a reader that hands each answer to the call
-// waiting for it. A call whose context ends first returns the context's
+// waiting for it. A caller sends its call itself, sparing the hand-off to
+// the sender, when nothing is queued and the send cannot block: when the
+// bytes sent that the plugin has not yet been seen to read are fewer than
+// gRPC lets a stream schedule before it blocks (see sendBudget). A call
+// whose context ends first returns the context's
 // error: if it was still queued it is never sent, otherwise the plugin is
 // sent a Cancel for it, and its answer, if it still comes, is dropped and
 // counted (LateAnswers).
@@ -249,8 +253,18 @@ type stream struct {
 	wake   chan struct{} // tells the sender there are cancels
 	dead   chan struct{} // closed when it broke; err says why
 
+	// sendMu serializes the sends on cs: the sender's, and a caller's own
+	// (which only tries it, and queues its call when it is held).
+	sendMu sync.Mutex
+
 	mu    sync.Mutex
+	cs    hooksClientStream // set once the stream is open
 	calls map[uint64]*pending
+	// sent counts the bytes handed to cs.Send, seen those the plugin has
+	// been seen to read: an answer to a call shows that the plugin read
+	// the call and everything sent before it. Both change under sendMu
+	// and mu.
+	sent, seen uint64
 	// cancels are the ids of calls sent whose callers gave up. Never
 	// dropped, and bounded by the calls in flight: each call sent adds at
 	// most one.
@@ -265,14 +279,29 @@ type pending struct {
 	id      uint64
 	call    *pluginv2.HookCall
 	stages  int
-	got     int  // messages delivered, under stream.mu
-	sent    bool // the sender took it, under stream.mu
+	got     int    // messages delivered, under stream.mu
+	sent    bool   // the sender took it, under stream.mu
+	end     uint64 // stream.sent once it was sent, under stream.mu
 	answers chan *pluginv2.PluginMessage
 	quit    chan struct{} // closed when the caller gave up
 	once    sync.Once
 }
 
 var errStreamGone = errors.New("the stream broke before the call could be sent")
+
+type hooksClientStream = grpc.BidiStreamingClient[pluginv2.HostMessage, pluginv2.PluginMessage]
+
+// sendBudget bounds the bytes sent and not yet seen read under which a
+// caller sends its call itself. gRPC's Send blocks only when a stream has
+// 64 KiB (its fixed write quota) handed to it and not yet written to the
+// connection; bytes not yet written are never more than those not seen
+// read, so under this budget a Send cannot block, whatever the plugin
+// does. Past it, calls go through the sender, whose Send may block.
+const sendBudget = 32 << 10
+
+// frameHeader is gRPC's length prefix of each message, counted against
+// its write quota.
+const frameHeader = 5
 
 // run opens the stream and sends what the callers queue: a call only while
 // its caller still waits for it, and a Cancel only for a call sent. Cancels
@@ -284,24 +313,20 @@ func (st *stream) run() {
 		st.broke(err)
 		return
 	}
+	st.mu.Lock()
+	st.cs = cs
+	st.mu.Unlock()
 	st.c.wg.Add(1)
 	go st.read(cs)
 	for {
-		for _, id := range st.takeCancels() {
-			if err := cs.Send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Cancel{Cancel: &pluginv2.Cancel{Id: id}}}); err != nil {
-				// The stream is over; Recv says why.
-				return
-			}
+		if !st.sendCancels(cs) {
+			// The stream is over; Recv says why.
+			return
 		}
 		select {
 		case <-st.wake:
 		case p := <-st.out:
-			if !st.taken(p) {
-				continue
-			}
-			call := p.call
-			p.call = nil // its payload is not held while the call runs
-			if err := cs.Send(&pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}); err != nil {
+			if !st.sendQueued(cs, p) {
 				return
 			}
 		case <-st.ctx.Done():
@@ -310,25 +335,54 @@ func (st *stream) run() {
 	}
 }
 
-// takeCancels returns the cancels waiting to be sent.
-func (st *stream) takeCancels() []uint64 {
+// sendCancels sends the cancels waiting to be sent; false when the stream
+// is over.
+func (st *stream) sendCancels(cs hooksClientStream) bool {
+	st.sendMu.Lock()
+	defer st.sendMu.Unlock()
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	ids := st.cancels
 	st.cancels = nil
-	return ids
+	st.mu.Unlock()
+	for _, id := range ids {
+		m := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Cancel{Cancel: &pluginv2.Cancel{Id: id}}}
+		size := uint64(proto.Size(m))
+		st.c.sent.Add(size)
+		st.mu.Lock()
+		st.sent += size + frameHeader
+		st.mu.Unlock()
+		if err := cs.Send(m); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
-// taken reports whether p's caller still waits for it, marking it sent:
-// from then on giving up on it sends a Cancel.
-func (st *stream) taken(p *pending) bool {
+// sendQueued sends a queued call if its caller still waits for it, marking
+// it sent: from then on giving up on it sends a Cancel. False when the
+// stream is over.
+func (st *stream) sendQueued(cs hooksClientStream, p *pending) bool {
+	st.sendMu.Lock()
+	defer st.sendMu.Unlock()
+	m := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: p.call}}
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	if st.calls[p.id] != p {
-		return false
+		st.mu.Unlock()
+		return true
 	}
+	st.markSentLocked(p, m)
+	st.mu.Unlock()
+	p.call = nil // its payload is not held while the call runs
+	return cs.Send(m) == nil
+}
+
+// markSentLocked counts m, p's call, as sent.
+func (st *stream) markSentLocked(p *pending, m *pluginv2.HostMessage) {
 	p.sent = true
-	return true
+	size := uint64(proto.Size(m))
+	st.c.sent.Add(size)
+	st.sent += size + frameHeader
+	p.end = st.sent
 }
 
 // read hands each answer to the call waiting for it.
@@ -340,6 +394,7 @@ func (st *stream) read(cs grpc.BidiStreamingClient[pluginv2.HostMessage, pluginv
 			st.broke(err)
 			return
 		}
+		st.c.received.Add(uint64(proto.Size(m)))
 		st.deliver(m)
 	}
 }
@@ -353,6 +408,9 @@ func (st *stream) deliver(m *pluginv2.PluginMessage) {
 		return
 	}
 	p.got++
+	if p.end > st.seen {
+		st.seen = p.end
+	}
 	if m.GetLast() || p.got >= p.stages {
 		// Nothing more is taken for this call: whatever else comes for
 		// its id is late.
@@ -364,7 +422,7 @@ func (st *stream) deliver(m *pluginv2.PluginMessage) {
 	p.answers <- m
 }
 
-// begin registers a call and queues it for sending.
+// begin registers a call and sends it, or queues it for the sender.
 func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending, error) {
 	p := &pending{
 		id:      call.GetId(),
@@ -373,13 +431,34 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending,
 		answers: make(chan *pluginv2.PluginMessage, len(call.GetStages())),
 		quit:    make(chan struct{}),
 	}
+	// Sending it here needs the send lock free (the sender is not in a
+	// Send, which may block) and no call queued before it.
+	own := len(st.out) == 0 && st.sendMu.TryLock()
 	st.mu.Lock()
 	if st.err != nil {
 		st.mu.Unlock()
+		if own {
+			st.sendMu.Unlock()
+		}
 		return nil, fmt.Errorf("%w: %w", errStreamGone, st.err)
 	}
 	st.calls[p.id] = p
+	if own && st.cs != nil && st.sent-st.seen < sendBudget {
+		cs := st.cs
+		m := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}
+		st.markSentLocked(p, m)
+		st.mu.Unlock()
+		p.call = nil
+		// A failed Send means the stream is over: the reader's Recv says
+		// why, and the call fails with it.
+		_ = cs.Send(m)
+		st.sendMu.Unlock()
+		return p, nil
+	}
 	st.mu.Unlock()
+	if own {
+		st.sendMu.Unlock()
+	}
 	select {
 	case st.out <- p:
 		return p, nil

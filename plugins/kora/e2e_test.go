@@ -112,6 +112,8 @@ protocol = %d
 state_dir = %q
 [plugins.entries.kora.config.budget]
 daily_usd = 1.0
+[plugins.entries.kora.config.router]
+enabled = true
 %s
 `, binDir, protocol, entryKeys, stateDir, tables)
 }
@@ -119,13 +121,19 @@ daily_usd = 1.0
 // startConfig is startOver with koraTOML's additions.
 func startConfig(t *testing.T, stateDir, binDir string, protocol int, opts host.Options, entryKeys, tables string) *rig {
 	t.Helper()
+	return startTOML(t, stateDir, opts, koraTOML(stateDir, binDir, protocol, entryKeys, tables))
+}
+
+// startTOML starts a rig on the host config src, whose Kora keeps its
+// ledger in stateDir.
+func startTOML(t *testing.T, stateDir string, opts host.Options, src string) *rig {
+	t.Helper()
 	logs := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("host and plugin log:\n%s", logs.String())
 		}
 	})
-	src := koraTOML(stateDir, binDir, protocol, entryKeys, tables)
 	cfg, err := config.Parse([]byte(src), "e2e.toml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +231,30 @@ func (r *rig) readLedger(t *testing.T) ([]ledger.Inference, []ledger.ToolCall) {
 	return readLedger(t, r.stateDir)
 }
 
+// settled waits until the host has delivered its queued observer events
+// and the ledger holds at least wantInf inferences and wantCalls tool
+// calls, then reads both streams. Kora commits what it is sent in
+// batches, shortly after the hook returned, so a reader in another
+// process polls, for at most 10s.
+func (r *rig) settled(t *testing.T, wantInf, wantCalls int) ([]ledger.Inference, []ledger.ToolCall) {
+	t.Helper()
+	r.flush(t)
+	return settledLedger(t, r.stateDir, wantInf, wantCalls)
+}
+
+// settledLedger is settled for the ledger in stateDir, without a rig.
+func settledLedger(t *testing.T, stateDir string, wantInf, wantCalls int) ([]ledger.Inference, []ledger.ToolCall) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		infs, calls := readLedger(t, stateDir)
+		if len(infs) >= wantInf && len(calls) >= wantCalls || time.Now().After(deadline) {
+			return infs, calls
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // readLedger reads both streams of the ledger in stateDir, oldest first,
 // through a store of the test's own.
 func readLedger(t *testing.T, stateDir string) ([]ledger.Inference, []ledger.ToolCall) {
@@ -299,12 +331,11 @@ func testDemoBehaviours(t *testing.T, r *rig) {
 	}
 
 	// The ledger, written by the plugin process, tells the same story.
-	r.flush(t)
-	infs, calls := r.readLedger(t)
 	var turns []conversation.Inference
 	for _, turn := range []*conversation.Turn{burn, hedge, clock} {
 		turns = append(turns, turn.Inferences...)
 	}
+	infs, calls := r.settled(t, len(turns), len(burn.ToolCalls)+len(hedge.ToolCalls)+len(clock.ToolCalls))
 	if len(infs) != len(turns) {
 		t.Fatalf("ledger has %d inferences, the transcript %d", len(infs), len(turns))
 	}
@@ -391,8 +422,7 @@ func TestKoraKilledMidConversation(t *testing.T) {
 	if before.ToolCalls[0].AnsweredBy != "kora" {
 		t.Fatalf("before the kill: %+v", before.ToolCalls[0])
 	}
-	r.flush(t)
-	snapInfRecs, snapCallRecs := r.readLedger(t)
+	snapInfRecs, snapCallRecs := r.settled(t, len(before.Inferences), len(before.ToolCalls))
 	snapInf, snapCalls := jsonl(t, snapInfRecs), jsonl(t, snapCallRecs)
 	if len(snapInfRecs) == 0 || len(snapCallRecs) == 0 {
 		t.Fatalf("nothing recorded before the kill: %d inferences, %d tool calls", len(snapInfRecs), len(snapCallRecs))
@@ -462,10 +492,9 @@ func TestKoraKilledMidConversation(t *testing.T) {
 	if c := after.ToolCalls[0]; c.AnsweredBy != "kora" || c.Result.IsError {
 		t.Fatalf("after the restart %s answered %+v", bridge.ToolBudget, c)
 	}
-	r.flush(t)
 
 	// Nothing recorded before the kill was lost or changed.
-	infs, calls := r.readLedger(t)
+	infs, calls := r.settled(t, len(before.Inferences)+len(after.Inferences), len(before.ToolCalls)+len(after.ToolCalls))
 	if !bytes.HasPrefix(jsonl(t, infs), snapInf) || !bytes.HasPrefix(jsonl(t, calls), snapCalls) {
 		t.Fatal("the ledger no longer starts with what was recorded before the kill")
 	}
@@ -516,7 +545,7 @@ func TestConcurrentSessionsShareTheLedger(t *testing.T) {
 			wantCalls += len(turn.ToolCalls)
 		}
 	}
-	infs, calls := rigs[0].readLedger(t)
+	infs, calls := settledLedger(t, state, wantInf, wantCalls)
 	if len(infs) != wantInf || len(calls) != wantCalls {
 		t.Fatalf("ledger has %d inferences and %d tool calls, the transcripts %d and %d", len(infs), len(calls), wantInf, wantCalls)
 	}
@@ -532,5 +561,40 @@ func TestConcurrentSessionsShareTheLedger(t *testing.T) {
 		if perSession[r.sess.ID()] != want {
 			t.Errorf("session %d: %d inferences in the ledger, %d in its transcript", i, perSession[r.sess.ID()], want)
 		}
+	}
+}
+
+// On the README's config (a ledger and a reporting budget; no daily stop,
+// the router off) a conversation through the real host waits for no call
+// to Kora but for its own tools: the hooks on a model call's path are
+// unserved, and the ledger still records every inference and tool call.
+func TestReadmeConfigAsksKoraNothingOnAModelCall(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	routed := koraTOML(state, pluginDir, 0, "", "")
+	src := strings.Replace(routed, "[plugins.entries.kora.config.router]\nenabled = true\n", "", 1)
+	if src == routed {
+		t.Fatal("koraTOML no longer turns the router on: update this test")
+	}
+	r := startTOML(t, state, host.Options{}, src)
+	hedge := r.send(t, "show the tokens spent lately")
+	for _, inf := range hedge.Inferences {
+		if inf.Escalated {
+			t.Fatalf("an answer was escalated with the router off: %+v", hedge.Inferences)
+		}
+	}
+	clock := r.send(t, "what time is it")
+	r.flush(t)
+	for _, hs := range r.bus.Stats().Hooks {
+		if hs.Hook.Observer() || hs.Calls == 0 {
+			continue
+		}
+		if hs.Hook != hooks.PreToolCallCanProvideResult {
+			t.Errorf("Kora was asked %s %d times on the README's config", hs.Hook, hs.Calls)
+		}
+	}
+	infs, calls := r.settled(t, len(hedge.Inferences)+len(clock.Inferences), len(hedge.ToolCalls)+len(clock.ToolCalls))
+	if len(infs) != len(hedge.Inferences)+len(clock.Inferences) || len(calls) != len(hedge.ToolCalls)+len(clock.ToolCalls) {
+		t.Fatalf("ledger holds %d inferences and %d tool calls, the transcripts %d and %d",
+			len(infs), len(calls), len(hedge.Inferences)+len(clock.Inferences), len(hedge.ToolCalls)+len(clock.ToolCalls))
 	}
 }

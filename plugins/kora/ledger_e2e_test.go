@@ -95,8 +95,7 @@ func TestOldJSONLStateDirIsImportedOnce(t *testing.T) {
 	if out.Result.IsError || b.Inferences != n {
 		t.Fatalf("burn after a restart = %s, want the same %d inferences (imported once)", out.Result.Content, n)
 	}
-	r.flush(t)
-	infs, calls := r.readLedger(t)
+	infs, calls := r.settled(t, n, n+3)
 	// n imported; burn and audit tail before the restart, burn after.
 	if len(infs) != n || len(calls) != n+3 {
 		t.Fatalf("ledger holds %d inferences and %d tool calls, want %d and %d", len(infs), len(calls), n, n+3)
@@ -178,10 +177,9 @@ func TestCorruptLedgerAnswersAndRecoversWithoutRestart(t *testing.T) {
 func TestExportCommand(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	r := start(t, state)
-	r.send(t, "what's my burn?")
-	r.send(t, "what time is it")
-	r.flush(t)
-	infs, calls := r.readLedger(t)
+	burn := r.send(t, "what's my burn?")
+	clock := r.send(t, "what time is it")
+	infs, calls := r.settled(t, len(burn.Inferences)+len(clock.Inferences), len(burn.ToolCalls)+len(clock.ToolCalls))
 
 	export := func(args ...string) (string, string, int) {
 		t.Helper()
@@ -255,7 +253,18 @@ func TestLedgerDSNFromTheEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	recs, total, err := st.RecentToolCalls(context.Background(), 10)
+	// Kora commits its records shortly after the hook returned: poll, for
+	// at most 10s.
+	var (
+		recs  []ledger.ToolCall
+		total int64
+	)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		recs, total, err = st.RecentToolCalls(context.Background(), 10)
+		if err != nil || total > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || total != 1 || recs[0].Name != bridge.ToolBurn {
 		t.Fatalf("the database dsn_env names holds %d tool calls (%+v, %v), want the one burn call", total, recs, err)
 	}

@@ -86,6 +86,7 @@ func startReplica(t *testing.T, bin, config string, env ...string) *replica {
 	select {
 	case r.url = <-addr:
 	case err := <-r.exited:
+		r.stopped = true // its exit is taken: the cleanup must not wait for it again
 		t.Fatalf("hookhost serve exited before serving (%v):\n%s", err, r.log.String())
 	case <-time.After(time.Minute):
 		t.Fatalf("hookhost serve did not say where it serves within a minute:\n%s", r.log.String())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -39,7 +40,9 @@ import (
 //     with the reason on stderr if it is invalid;
 //  4. serves the hook service with go-plugin over gRPC, protocol versions
 //     2 and 1 (handshake.VersionedPlugins); go-plugin picks the highest
-//     one the host offers too.
+//     one the host offers too;
+//  5. once the host has stopped it, calls p's Close when p is an
+//     io.Closer, then exits 0 (in debug mode too, after SIGINT or SIGTERM).
 //
 // With HOOKHOST_PLUGIN_DEBUG=1 in its environment, Serve skips step 1 and
 // serves in debug mode instead, for a plugin started by hand (see the
@@ -115,7 +118,9 @@ func Serve(p Plugin) {
 		Logger: log,
 	}
 	if debug {
-		os.Exit(serveDebug(cfg, m.Name, log))
+		code := serveDebug(cfg, m.Name, log)
+		closePlugin(p, log)
+		os.Exit(code)
 	}
 	plugin.Serve(cfg)
 	// plugin.Serve returns both when the host shuts the plugin down and
@@ -124,7 +129,19 @@ func Serve(p Plugin) {
 		log.Error("plugin cannot start: go-plugin failed before serving (see the error above)")
 		os.Exit(1)
 	}
+	closePlugin(p, log)
 	os.Exit(0)
+}
+
+// closePlugin calls p's Close, when p is an io.Closer, once the host has
+// stopped it: a plugin holding work in memory (a queue of records for a
+// database, say) gets to finish it before the process exits.
+func closePlugin(p Plugin, log hclog.Logger) {
+	if c, ok := p.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			log.Error("plugin stopping: Close failed", "error", err.Error())
+		}
+	}
 }
 
 // debugEnv, set to 1 (or true), makes Serve serve in debug mode.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
@@ -566,8 +567,10 @@ func (d *decoder) extraKeys(m map[string]json.RawMessage, at, row string, known 
 }
 
 func object(raw json.RawMessage, at string) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil || m == nil {
+	// Members reads what json.Unmarshal into a map would, without
+	// copying each value.
+	m, ok := rawjson.Members(raw)
+	if !ok {
 		return nil, dialect.Invalid(at, at+" must be a JSON object")
 	}
 	return m, nil
@@ -614,12 +617,35 @@ func isDefault(key string, raw json.RawMessage) bool {
 }
 
 func stringOf(raw json.RawMessage) (string, bool) {
+	if s, ok := plainString(raw); ok {
+		return s, true
+	}
 	var s string
 	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
 		return "", false
 	}
 	t := bytes.TrimSpace(raw)
 	return s, len(t) > 0 && t[0] == '"'
+}
+
+// plainString is the string raw holds when it is one with no escape, no
+// control character and valid UTF-8, which needs no decoding; ok is false
+// for anything else, left to encoding/json.
+func plainString(raw json.RawMessage) (string, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return "", false
+	}
+	inner := t[1 : len(t)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 func boolOf(raw json.RawMessage) (bool, bool) {

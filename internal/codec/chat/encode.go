@@ -122,21 +122,27 @@ func (f *Front) Encode(call *dialect.Call, res *dialect.Result) ([]byte, error) 
 	return encodeObject(top), nil
 }
 
-// encodeObject writes m with its keys in a stable order: OpenAI's own for
-// the keys it has, then the rest sorted.
-func encodeObject(m map[string]json.RawMessage) json.RawMessage {
+// encodeRank is each key's place in OpenAI's order (1 first), 0 for the
+// keys it does not have.
+var encodeRank = func() map[string]int {
 	order := []string{"id", "object", "created", "model", "index", "role", "content", "refusal", "tool_calls", "message",
 		"logprobs", "finish_reason", "choices", "usage"}
-	rank := map[string]int{}
+	rank := make(map[string]int, len(order))
 	for i, k := range order {
 		rank[k] = i + 1
 	}
+	return rank
+}()
+
+// encodeObject writes m with its keys in a stable order: OpenAI's own for
+// the keys it has, then the rest sorted.
+func encodeObject(m map[string]json.RawMessage) json.RawMessage {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		ri, rj := rank[keys[i]], rank[keys[j]]
+		ri, rj := encodeRank[keys[i]], encodeRank[keys[j]]
 		switch {
 		case ri != 0 && rj != 0:
 			return ri < rj

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/internal/upstream"
 )
 
@@ -15,9 +16,14 @@ import (
 // field but choices, the first choice's fields but message under
 // "choice", and the message itself.
 func ResponseWire(data []byte) (*upstream.WireResponse, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, err
+	// Members reads what json.Unmarshal into a map would, without
+	// copying each value; json.Unmarshal reads only what it refuses, to
+	// say why.
+	top, ok := rawjson.Members(data)
+	if !ok {
+		if err := json.Unmarshal(data, &top); err != nil {
+			return nil, err
+		}
 	}
 	var choices []map[string]json.RawMessage
 	if err := json.Unmarshal(top["choices"], &choices); err != nil || len(choices) == 0 {

@@ -101,7 +101,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{`{"state_dir": "s", "allowlist": ["kora__get_burn", "kora__get_burn"]}`, `allowlist[1] = "kora__get_burn" is listed twice`},
 		{`{"state_dir": "s", "claim_permission": "maybe"}`, `claim_permission = "maybe"`},
 		{`{"state_dir": "s", "primary_state": ""}`, "primary_state is empty"},
-		{`{"state_dir": "s", "router": {"strong_model": "offline-small"}}`, "router.small_models[0]"},
+		{`{"state_dir": "s", "router": {"enabled": true, "strong_model": "offline-small"}}`, "router.small_models[0]"},
 		{`[1, 2]`, "not a JSON object"},
 		{`{"state_dir": "s", "router": {"enabled": "yes"}}`, "router.enabled: expected true or false"},
 		{`{"state_dir": "s", "budget": 5}`, "budget: expected a table, got number"},

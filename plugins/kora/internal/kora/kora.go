@@ -16,13 +16,15 @@
 //     answers them through the bridge's typed tools (package bridge);
 //   - pre_llm_call_can_provide_response, only with budget_usd_per_day set
 //     (Configure tells the host so; see Unserved): once
-//     today's (UTC) spend on the call's route is at or past it, Kora
-//     answers the call itself with a message saying so, and the model is
-//     not called;
-//   - post_llm_call_can_reissue: the router may ask once for the strong
-//     model (package router);
+//     today's (UTC) spend on the call's route, kept in memory by the
+//     writer, is at or past it, Kora answers the call itself with a
+//     message saying so, and the model is not called;
+//   - post_llm_call_can_reissue, only with router.enabled: the router may
+//     ask once for the strong model (package router);
 //   - post_llm_call and post_tool_call: every inference (priced) and every
-//     tool call is appended to the ledger (package ledger).
+//     tool call is queued for the ledger (package ledger), which a writer
+//     goroutine commits in batches (writer.go); the hooks never wait for
+//     the database.
 //
 // A background loop folds closed days' totals hourly and, with
 // ledger.keep_days set, prunes detailed records past the horizon after
@@ -75,6 +77,8 @@ type Plugin struct {
 type state struct {
 	cfg    Config
 	ledger *lazyStore
+	// writer queues the observers' records and commits them in batches.
+	writer *writer
 	bridge *bridge.Bridge
 	// stopPruning ends the retention loop; nil without retention.
 	stopPruning func()
@@ -83,15 +87,17 @@ type state struct {
 	stopOpening func()
 }
 
-// close stops what s started and closes its database.
+// close writes what is queued, stops what s started and closes its
+// database.
 func (s *state) close() error {
+	werr := s.writer.Close()
 	if s.stopOpening != nil {
 		s.stopOpening()
 	}
 	if s.stopPruning != nil {
 		s.stopPruning()
 	}
-	return s.ledger.Close()
+	return errors.Join(werr, s.ledger.Close())
 }
 
 // New returns an unconfigured Kora.
@@ -156,7 +162,8 @@ func (p *Plugin) Configure(ctx context.Context, raw json.RawMessage) error {
 	_, err = store.get(openCtx) // a failure is logged, and retried on use
 	slow := err != nil && openCtx.Err() != nil
 	cancel()
-	b := bridge.New(store, bridge.Settings{
+	w := newWriter(store, log.Named("ledger"), p.now, cfg.BudgetPerDay.Set())
+	b := bridge.New(readYourWrites{store, w}, bridge.Settings{
 		Allowlist:     cfg.Allowlist,
 		Budget:        bridge.Budget{DailyUSD: cfg.Budget.DailyUSD, TotalUSD: cfg.Budget.TotalUSD},
 		PrimaryState:  cfg.PrimaryState,
@@ -165,7 +172,7 @@ func (p *Plugin) Configure(ctx context.Context, raw json.RawMessage) error {
 	if p.now != nil {
 		b.Now = p.now
 	}
-	st := &state{cfg: cfg, ledger: store, bridge: b}
+	st := &state{cfg: cfg, ledger: store, writer: w, bridge: b}
 	if slow {
 		// The open outlasted its share of the start, most likely importing
 		// a large JSONL ledger. Import commits as it goes: carry on in the
@@ -270,13 +277,23 @@ func (p *Plugin) prune(store *lazyStore, keepDays int) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// Close stops retention and closes the ledger's database. The process
-// exiting does as much; Close is for a Kora run in-process.
+// Close writes the records still queued, stops retention and closes the
+// ledger's database. The SDK calls it when the host stops Kora.
 func (p *Plugin) Close() error {
 	if st := p.st.Swap(nil); st != nil {
 		return st.close()
 	}
 	return nil
+}
+
+// flushLedger returns once every record the observers queued before it is
+// committed, or with the database's error.
+func (p *Plugin) flushLedger(ctx context.Context) error {
+	st := p.st.Load()
+	if st == nil {
+		return errNotConfigured
+	}
+	return st.writer.Flush(ctx)
 }
 
 var errNotConfigured = errors.New("kora: not configured yet (the host calls Configure before any hook)")
@@ -297,21 +314,32 @@ func (p *Plugin) PostLLMCallCanReissue(_ context.Context, call hooks.LLMCall) (*
 	return r, nil
 }
 
-// Unserved leaves out pre_llm_call_can_provide_response unless a daily
-// budget is configured: every model call would otherwise cost a call to
-// Kora for nothing.
+// Unserved leaves out the hooks on a model call's path that Kora's config
+// does not use, since each would cost every model call a round trip to
+// Kora for nothing: pre_llm_call_can_provide_response without a daily
+// budget, post_llm_call_can_reissue with the router off.
 func (p *Plugin) Unserved() []hooks.Name {
-	if st := p.st.Load(); st != nil && st.cfg.BudgetPerDay.Set() {
-		return nil
+	st := p.st.Load()
+	if st == nil {
+		return []hooks.Name{hooks.PreLLMCallCanProvideResponse, hooks.PostLLMCallCanReissue}
 	}
-	return []hooks.Name{hooks.PreLLMCallCanProvideResponse}
+	var out []hooks.Name
+	if !st.cfg.BudgetPerDay.Set() {
+		out = append(out, hooks.PreLLMCallCanProvideResponse)
+	}
+	if !st.cfg.Router.Enabled {
+		out = append(out, hooks.PostLLMCallCanReissue)
+	}
+	return out
 }
 
 // PreLLMCallCanProvideResponse answers a model call itself when the
 // call's route has a daily budget (budget_usd_per_day) and today's (UTC)
-// spend on it, read from the ledger, is at or past it. A ledger that
-// cannot be read is an error, which the host takes as no opinion: the
-// budget is a guard against runaway spend, not a reason to stop serving.
+// spend on it is at or past it. The spend is kept in memory by the
+// ledger's writer (see writer.spentToday), so the check reads no database
+// but on a day's first call. A spend that cannot be read is an error,
+// which the host takes as no opinion: the budget is a guard against
+// runaway spend, not a reason to stop serving.
 func (p *Plugin) PreLLMCallCanProvideResponse(ctx context.Context, req hooks.LLMRequest) (*hooks.ModelResponse, error) {
 	st := p.st.Load()
 	if st == nil {
@@ -322,22 +350,10 @@ func (p *Plugin) PreLLMCallCanProvideResponse(ctx context.Context, req hooks.LLM
 	if !ok {
 		return nil, nil
 	}
-	now := time.Now
-	if p.now != nil {
-		now = p.now
-	}
-	t := now().UTC()
-	groups, err := st.ledger.Burn(ctx, time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC))
+	spent, err := st.writer.spentToday(ctx, route)
 	if err != nil {
 		return nil, fmt.Errorf("kora: reading today's spend for the daily budget: %w", err)
 	}
-	var nano int64
-	for _, g := range groups {
-		if g.Route == route {
-			nano += g.CostNanoUSD
-		}
-	}
-	spent := float64(nano) / 1e9
 	if spent < limit {
 		return nil, nil
 	}
@@ -352,14 +368,15 @@ func BudgetMessage(limit, spent float64) string {
 		"The budget resets at 00:00 UTC; to go on today, raise budget_usd_per_day in [plugins.entries.kora.config].", limit, spent)
 }
 
-// PostLLMCall records one inference, priced.
-func (p *Plugin) PostLLMCall(ctx context.Context, inf hooks.Inference) error {
+// PostLLMCall records one inference, priced. The record is queued for the
+// ledger's writer: the call returns without waiting for the database.
+func (p *Plugin) PostLLMCall(_ context.Context, inf hooks.Inference) error {
 	st := p.st.Load()
 	if st == nil {
 		return errNotConfigured
 	}
 	price, priced := st.cfg.Prices[inf.Model]
-	return st.ledger.AppendInference(ctx, ledger.Inference{
+	return st.writer.AppendInference(ledger.Inference{
 		SessionID:    inf.SessionID,
 		Iteration:    inf.Iteration,
 		Model:        inf.Model,
@@ -383,8 +400,9 @@ const (
 	maxAuditError = 300
 )
 
-// PostToolCall records one tool call in the audit.
-func (p *Plugin) PostToolCall(ctx context.Context, out hooks.ToolCallOutcome) error {
+// PostToolCall records one tool call in the audit, queued as PostLLMCall's
+// inferences are.
+func (p *Plugin) PostToolCall(_ context.Context, out hooks.ToolCallOutcome) error {
 	st := p.st.Load()
 	if st == nil {
 		return errNotConfigured
@@ -404,7 +422,7 @@ func (p *Plugin) PostToolCall(ctx context.Context, out hooks.ToolCallOutcome) er
 	if out.Result.IsError || out.Status == hooks.StatusError || out.Status == hooks.StatusBlocked {
 		rec.Error = clip(errorText(out.Result.Content), maxAuditError)
 	}
-	return st.ledger.AppendToolCall(ctx, rec)
+	return st.writer.AppendToolCall(rec)
 }
 
 // answeredBy turns the host's status into who produced the result.

@@ -41,6 +41,16 @@ func inProcess(t *testing.T, extra string) (*Plugin, *hookbus.Bus, string) {
 	return p, bus, dir
 }
 
+// flushed waits for p's queued records to be committed.
+func flushed(t *testing.T, p *Plugin) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.flushLedger(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readLedger reads every record of the ledger in dir, oldest first, through
 // a store of its own, as another process would.
 func readLedger(t *testing.T, dir string) ([]ledger.Inference, []ledger.ToolCall) {
@@ -119,6 +129,7 @@ func TestRecordsArePricedAndAttributed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	flushed(t, p)
 	infs, calls := readLedger(t, dir)
 	if len(infs) != 2 || infs[0].CostUSD != 2.0 || infs[0].Unpriced || infs[0].DurationMS != 1.5 {
 		t.Errorf("priced inference recorded as %+v", infs[0])
@@ -144,7 +155,7 @@ func TestRecordsArePricedAndAttributed(t *testing.T) {
 // TestDemoTurnsInProcess runs the three demo behaviours through a real Bus
 // and conversation loop, with Kora in-process.
 func TestDemoTurnsInProcess(t *testing.T) {
-	_, bus, dir := inProcess(t, "")
+	p, bus, dir := inProcess(t, `, "router": {"enabled": true}`)
 	native, err := builtin.All(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +209,7 @@ func TestDemoTurnsInProcess(t *testing.T) {
 	if err := bus.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	flushed(t, p)
 	infs, calls := readLedger(t, dir)
 	if want := len(burn.Inferences) + len(hedge.Inferences) + len(clock.Inferences); len(infs) != want {
 		t.Fatalf("ledger has %d inferences, the transcript %d", len(infs), want)
@@ -325,7 +337,7 @@ func TestDailyBudget(t *testing.T) {
 
 	// Without budget_usd_per_day Kora is not even asked, whatever it spent.
 	p2, bus2, _ := inProcess(t, `, "prices": {"priced": {"input_per_mtok": 1, "output_per_mtok": 0}}`)
-	if bus2.Subscribed(hooks.PreLLMCallCanProvideResponse, "") || !slices.Equal(p2.Unserved(), []hooks.Name{hooks.PreLLMCallCanProvideResponse}) {
+	if bus2.Subscribed(hooks.PreLLMCallCanProvideResponse, "") || !slices.Equal(p2.Unserved(), []hooks.Name{hooks.PreLLMCallCanProvideResponse, hooks.PostLLMCallCanReissue}) {
 		t.Errorf("without a budget, Kora is subscribed to pre_llm_call_can_provide_response (unserved %v)", p2.Unserved())
 	}
 	if err := p2.PostLLMCall(ctx, hooks.Inference{Route: hooks.RouteGateway, Model: "priced", Usage: hooks.Usage{InputTokens: 50_000_000}}); err != nil {
@@ -368,5 +380,26 @@ func TestDailyBudgetConfig(t *testing.T) {
 		if ok != tc.set || got != tc.gateway || !cfg.BudgetPerDay.Set() {
 			t.Errorf("budget_usd_per_day = %s: gateway budget %v (%v), want %v (%v)", tc.table, got, ok, tc.gateway, tc.set)
 		}
+	}
+}
+
+// On the README's config (no daily budget, the router off) a model call
+// asks Kora nothing: the hooks on a model call's path are unserved, and
+// only the observers see it. Turning the router on subscribes Kora to
+// post_llm_call_can_reissue, and it then decides on every answer.
+func TestModelCallAsksKoraOnlyWhatItsConfigUses(t *testing.T) {
+	_, bus, _ := inProcess(t, `, "budget": {"daily_usd": 5}`)
+	for _, h := range []hooks.Name{hooks.PreLLMCallCanProvideResponse, hooks.PostLLMCallCanReissue} {
+		if bus.Subscribed(h, "") {
+			t.Errorf("on the README's config Kora is subscribed to %s", h)
+		}
+	}
+	if !bus.Subscribed(hooks.PostLLMCall, "") {
+		t.Error("Kora no longer observes post_llm_call: the ledger would miss inferences")
+	}
+
+	_, routed, _ := inProcess(t, `, "router": {"enabled": true}`)
+	if !routed.Subscribed(hooks.PostLLMCallCanReissue, "") || routed.Subscribed(hooks.PreLLMCallCanProvideResponse, "") {
+		t.Error("with the router on, Kora must be asked post_llm_call_can_reissue, and still not pre_llm_call_can_provide_response")
 	}
 }

@@ -126,7 +126,7 @@ func (l *lazyStore) report(op string, err error) {
 		return
 	}
 	args = append(args, "fix", remedy(kind))
-	l.log.Error("ledger: failing; Kora stays up, its tools answer kora_tool_dispatch_error and records are not kept until the database works (retried on use, no restart needed)", args...)
+	l.log.Error("ledger: failing; Kora stays up, its tools answer kora_tool_dispatch_error and records wait in memory until the database works (retried, no restart needed)", args...)
 }
 
 // remedy says what an operator does about each kind of failure.
@@ -169,6 +169,14 @@ func (l *lazyStore) AppendToolCall(ctx context.Context, rec ledger.ToolCall) err
 		return err
 	}
 	return l.fail("append tool call", s, s.AppendToolCall(ctx, rec))
+}
+
+func (l *lazyStore) AppendBatch(ctx context.Context, infs []ledger.Inference, calls []ledger.ToolCall) error {
+	s, err := l.get(ctx)
+	if err != nil {
+		return err
+	}
+	return l.fail("append batch", s, s.AppendBatch(ctx, infs, calls))
 }
 
 func (l *lazyStore) Burn(ctx context.Context, since time.Time) ([]ledger.BurnGroup, error) {

@@ -55,9 +55,13 @@ func TestCorruptDatabaseDoesNotStopKora(t *testing.T) {
 			t.Fatalf("burn on a garbage database = %s, want ledger_corrupt", r.Content)
 		}
 	}
-	err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway})
-	if ledger.KindOf(err) != ledger.KindCorrupt {
-		t.Fatalf("append on a garbage database = %v, want a ledger_corrupt error", err)
+	// A record is queued whatever the database; the writer reports why
+	// it cannot commit it, and keeps it.
+	if err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway, Usage: hooks.Usage{InputTokens: 5}}); err != nil {
+		t.Fatalf("queueing a record while the database is corrupt: %v", err)
+	}
+	if err := p.flushLedger(ctx); ledger.KindOf(err) != ledger.KindCorrupt {
+		t.Fatalf("writing to a garbage database = %v, want a ledger_corrupt error", err)
 	}
 	if got, _ := os.ReadFile(db); string(got) != string(garbage) {
 		t.Fatal("Kora changed the corrupt file; it must leave it for the operator")
@@ -72,8 +76,8 @@ func TestCorruptDatabaseDoesNotStopKora(t *testing.T) {
 	}
 	r := burn()
 	var b bridge.Burn
-	if r.IsError || json.Unmarshal([]byte(r.Content), &b) != nil || b.Inferences != 1 || b.InputTokens != 7 {
-		t.Fatalf("burn after the fix = %s, want the one inference recorded since", r.Content)
+	if r.IsError || json.Unmarshal([]byte(r.Content), &b) != nil || b.Inferences != 2 || b.InputTokens != 12 {
+		t.Fatalf("burn after the fix = %s, want both inferences: the one kept while the database was corrupt, and the one since", r.Content)
 	}
 }
 
@@ -228,10 +232,12 @@ func TestRetentionPrunesOldDetailsAndKeepsTotals(t *testing.T) {
 	}
 }
 
-// A database another process holds locked: an append gives up at its
-// hook's deadline with ledger_locked instead of hanging, the reports still
-// answer, and once the lock is gone appends work again.
-func TestLockedDatabaseFailsAppendsAtTheDeadline(t *testing.T) {
+// A database another process holds locked: the hook still returns at
+// once, the writer's transaction gives up at its deadline with
+// ledger_locked and keeps the records, the reports still answer, and once
+// the lock is gone every record is committed, none lost.
+func TestLockedDatabaseKeepsRecordsUntilTheLockIsGone(t *testing.T) {
+	set(t, &writeTimeout, 300*time.Millisecond)
 	dir := t.TempDir()
 	p := New()
 	ctx := context.Background()
@@ -240,6 +246,9 @@ func TestLockedDatabaseFailsAppendsAtTheDeadline(t *testing.T) {
 	}
 	t.Cleanup(func() { p.Close() })
 	if err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.flushLedger(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -256,11 +265,11 @@ func TestLockedDatabaseFailsAppendsAtTheDeadline(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
 		t.Fatal(err)
 	}
-	hookCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	err = p.PostLLMCall(hookCtx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway})
-	cancel()
-	if ledger.KindOf(err) != ledger.KindLocked {
-		t.Fatalf("append under another process's lock = %v, want ledger_locked", err)
+	if err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway}); err != nil {
+		t.Fatalf("queueing a record under another process's lock: %v", err)
+	}
+	if err := p.flushLedger(ctx); ledger.KindOf(err) != ledger.KindLocked {
+		t.Fatalf("writing under another process's lock = %v, want ledger_locked", err)
 	}
 	r, err := hooks.Ask[*hooks.ToolResult](ctx, sdk.Adapt(p), hooks.PreToolCallCanProvideResult,
 		hooks.ToolCallRequest{Name: bridge.ToolBurn, Arguments: json.RawMessage(`{"window":"all"}`)})
@@ -274,9 +283,11 @@ func TestLockedDatabaseFailsAppendsAtTheDeadline(t *testing.T) {
 	if err := p.PostLLMCall(ctx, hooks.Inference{Model: "offline-small", Route: hooks.RouteGateway}); err != nil {
 		t.Fatalf("append after the lock is gone: %v", err)
 	}
-	p.Close()
-	if infs, _ := readLedger(t, dir); len(infs) != 2 {
-		t.Fatalf("%d inferences recorded, want the 2 appended outside the lock", len(infs))
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close after the lock is gone: %v", err)
+	}
+	if infs, _ := readLedger(t, dir); len(infs) != 3 {
+		t.Fatalf("%d inferences recorded, want all 3, the one queued under the lock too", len(infs))
 	}
 }
 

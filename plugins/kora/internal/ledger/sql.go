@@ -225,6 +225,34 @@ func (s *sqlStore) AppendInference(ctx context.Context, rec Inference) error {
 	})
 }
 
+func (s *sqlStore) AppendBatch(ctx context.Context, infs []Inference, calls []ToolCall) error {
+	if len(infs) == 0 && len(calls) == 0 {
+		return nil
+	}
+	now := s.stamp()
+	return s.append(ctx, "append batch", func(ctx context.Context, tx *sql.Tx, days *dayTotals) error {
+		for _, rec := range infs {
+			if rec.Time.IsZero() {
+				rec.Time = now
+			}
+			days.addInference(rec)
+			if err := s.insertInference(ctx, tx, rec); err != nil {
+				return err
+			}
+		}
+		for _, rec := range calls {
+			if rec.Time.IsZero() {
+				rec.Time = now
+			}
+			days.addToolCall(rec)
+			if err := s.insertToolCall(ctx, tx, rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // append runs insert and adds what it recorded to the day totals, in one
 // transaction: a record and its totals are committed together or not at
 // all.

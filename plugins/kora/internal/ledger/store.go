@@ -38,6 +38,11 @@ type Store interface {
 	// AppendToolCall durably records one tool call. A zero Time is stamped
 	// as for inferences.
 	AppendToolCall(ctx context.Context, rec ToolCall) error
+	// AppendBatch durably records several inferences and tool calls in one
+	// transaction: all of them, each stream in the order given, or none.
+	// Zero Times are stamped as for single appends. One commit (one sync
+	// of the log) for many records is what lets a busy Kora keep up.
+	AppendBatch(ctx context.Context, infs []Inference, calls []ToolCall) error
 
 	// Burn totals the inferences recorded at or after since (the zero
 	// time: all time), one group per model and route. It stays exact

@@ -52,10 +52,13 @@ var DefaultHedgePhrases = []string{
 }
 
 // Defaults returns the router config used when Kora's config leaves it out:
-// offline-small escalates to offline-large.
+// off, and once turned on, offline-small escalates to offline-large. Off,
+// because the router changes which model answers and costs every model
+// call a round trip to Kora: an operator asks for it, naming their own
+// tiers.
 func Defaults() Config {
 	return Config{
-		Enabled:      true,
+		Enabled:      false,
 		SmallModels:  []string{"offline-small"},
 		StrongModel:  "offline-large",
 		HedgePhrases: append([]string(nil), DefaultHedgePhrases...),

@@ -26,7 +26,7 @@ func call(model, system, answer string, stop hooks.StopReason, toolCalls ...hook
 }
 
 func TestDecide(t *testing.T) {
-	cfg := Defaults()
+	cfg := onDefaults()
 	escalatedSystem := "be brief\n\n" + ContextNote + `: "I'm not sure". Answer.`
 	cases := []struct {
 		name    string
@@ -72,13 +72,13 @@ func TestDecideHonoursConfig(t *testing.T) {
 	if d := Decide(cfg, c); d.Reissue {
 		t.Fatalf("a disabled router escalated: %+v", d)
 	}
-	if d := Decide(Defaults(), call("offline-small", "", "Perhaps, maybe.", hooks.StopEndTurn)); d.Reissue {
+	if d := Decide(onDefaults(), call("offline-small", "", "Perhaps, maybe.", hooks.StopEndTurn)); d.Reissue {
 		t.Fatalf("a phrase outside the default list escalated: %+v", d)
 	}
 }
 
 func TestReissuePatch(t *testing.T) {
-	cfg := Defaults()
+	cfg := onDefaults()
 	c := call("offline-small", "You are terse.", "I'm not sure.", hooks.StopEndTurn)
 	r := Reissue(cfg, c, Decide(cfg, c))
 	if r == nil || r.Patch.Model == nil || *r.Patch.Model != "offline-large" {
@@ -124,11 +124,11 @@ func TestEscalationWithTheOfflineModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := hooks.LLMCall{Iteration: 1, Request: req, Response: resp}
-	d := Decide(Defaults(), c)
+	d := Decide(onDefaults(), c)
 	if !d.Reissue {
 		t.Fatalf("offline-small answered %q and the router let it through (%s)", resp.Message.Content, d.Reason)
 	}
-	req2, _ := Reissue(Defaults(), c, d).Patch.Apply(req)
+	req2, _ := Reissue(onDefaults(), c, d).Patch.Apply(req)
 	resp2, err := p.Complete(ctx, req2)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestEscalationWithTheOfflineModel(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	if err := Defaults().Validate(); err != nil {
+	if err := onDefaults().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 	bad := []struct {
@@ -152,7 +152,7 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.HedgePhrases = []string{"ok", ""} }, "router.hedge_phrases[1]"},
 	}
 	for _, b := range bad {
-		c := Defaults()
+		c := onDefaults()
 		b.mut(&c)
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("Validate() = %v, want an error naming %s", err, b.want)
@@ -161,5 +161,25 @@ func TestValidate(t *testing.T) {
 	off := Config{Enabled: false}
 	if err := off.Validate(); err != nil {
 		t.Errorf("a disabled router needs no models: %v", err)
+	}
+}
+
+// onDefaults is the default config with the router turned on.
+func onDefaults() Config {
+	c := Defaults()
+	c.Enabled = true
+	return c
+}
+
+// The router is off unless the operator turns it on: it changes which
+// model answers, and costs every model call a round trip to Kora.
+func TestRouterIsOffByDefault(t *testing.T) {
+	c := Defaults()
+	if c.Enabled {
+		t.Fatal("router enabled by default")
+	}
+	d := Decide(c, call("offline-small", "", "I'm not sure.", hooks.StopEndTurn))
+	if d.Reissue || Reissue(c, call("offline-small", "", "I'm not sure.", hooks.StopEndTurn), d) != nil {
+		t.Errorf("the default router decided %+v on a hedge, want no reissue", d)
 	}
 }

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentAppendsFromGoroutines", testConcurrentGoroutines},
 		{"CancelledContextRecordsNothing", testCancelled},
 		{"ClosedStoreFails", testClosed},
+		{"AppendBatchIsOneTransaction", testAppendBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
@@ -868,4 +869,69 @@ func testClosed(t *testing.T, open Opener) {
 		}
 	}
 	_ = s.Close() // a second Close must not panic; its error is the backend's business
+}
+
+// testAppendBatch: a batch lands whole, each stream in its order, its
+// totals exact across days; a zero time is stamped; a batch that fails
+// leaves nothing behind.
+func testAppendBatch(t *testing.T, open Opener) {
+	o := SuiteOptions(t, &Log{})
+	s := open(t, o)
+	ctx := ctxT(t)
+	infs := Inferences(7, 300, Base.Add(-3*day), Base)
+	calls := ToolCalls(8, 200, Base.Add(-3*day), Base)
+	if err := s.AppendBatch(ctx, infs[:150], calls[:120]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendBatch(ctx, infs[150:], nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendBatch(ctx, nil, calls[120:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendBatch(ctx, nil, nil); err != nil {
+		t.Fatalf("an empty batch: %v", err)
+	}
+	einfs, ecalls := ExportAll(t, s, time.Time{})
+	if len(einfs) != len(infs) || len(ecalls) != len(calls) {
+		t.Fatalf("export after batches: %d inferences, %d tool calls; want %d and %d", len(einfs), len(ecalls), len(infs), len(calls))
+	}
+	for i := range infs {
+		if d := SameInference(einfs[i], infs[i]); d != "" {
+			t.Fatalf("inference %d: %s", i, d)
+		}
+	}
+	for i := range calls {
+		if d := SameToolCall(ecalls[i], calls[i]); d != "" {
+			t.Fatalf("tool call %d: %s", i, d)
+		}
+	}
+	for _, since := range []time.Time{{}, Base.Add(-2 * day).Truncate(day), Base.Add(-36 * time.Hour)} {
+		CheckBurn(t, s, infs, since)
+	}
+	if _, total, err := s.RecentToolCalls(ctx, 1); err != nil || total != int64(len(calls)) {
+		t.Fatalf("tool calls ever recorded = %d (%v), want %d", total, err, len(calls))
+	}
+
+	stamped := open(t, SuiteOptions(t, &Log{}))
+	if err := stamped.AppendBatch(ctx, []ledger.Inference{{Model: "m", Route: "r"}}, []ledger.ToolCall{{Name: "n", Status: "ok", AnsweredBy: "native"}}); err != nil {
+		t.Fatal(err)
+	}
+	sinfs, scalls := ExportAll(t, stamped, time.Time{})
+	if len(sinfs) != 1 || len(scalls) != 1 || sinfs[0].Time.IsZero() || !sinfs[0].Time.Equal(scalls[0].Time) {
+		t.Fatalf("a batch of zero times was stamped %+v / %+v, want one stamp for both", sinfs, scalls)
+	}
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	empty := open(t, SuiteOptions(t, &Log{}))
+	if err := empty.AppendBatch(cancelled, infs[:10], calls[:10]); err == nil {
+		t.Fatal("a batch with a cancelled context succeeded")
+	}
+	if _, total, err := empty.RecentInferences(ctx, 1); err != nil || total != 0 {
+		t.Fatalf("after a failed batch: %d inferences recorded (%v), want none", total, err)
+	}
+	if e, c := ExportAll(t, empty, time.Time{}); len(e) != 0 || len(c) != 0 {
+		t.Fatalf("after a failed batch: %d inferences and %d tool calls exported, want none", len(e), len(c))
+	}
 }
