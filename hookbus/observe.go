@@ -115,8 +115,8 @@ type observerWorker struct {
 	// declines one: it is then sent one event per exchange, with no
 	// gathering and no linger.
 	declined bool
-	timer  *time.Timer
-	batch  []observerEvent
+	timer    *time.Timer
+	batch    []observerEvent
 }
 
 // handle delivers ev, and with it, for a batching plugin, what else is
