@@ -96,6 +96,8 @@ type Bus struct {
 	cancelWork  context.CancelFunc
 	workers     sync.WaitGroup
 	workersDone chan struct{}
+	// obsLinger is observerLinger when the Bus was made.
+	obsLinger time.Duration
 }
 
 type member struct {
@@ -104,6 +106,7 @@ type member struct {
 	opts    Options
 	inline  bool               // the plugin honours contexts: no watchdog goroutine needed
 	queue   chan observerEvent // nil when it observes nothing
+	wake    chan struct{}      // cuts its worker's linger short (hurry)
 	dropped atomic.Uint64
 	// model holds, by model-side stage (hooks.PreCallStage,
 	// hooks.PostCallStage), the plugin's hooks of that stage in catalogue
@@ -149,6 +152,7 @@ func New(members []Member, cfg Config) (*Bus, error) {
 		owners:         map[string]string{},
 		stop:           make(chan struct{}),
 		workersDone:    make(chan struct{}),
+		obsLinger:      observerLinger,
 	}
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	if b.log == nil {
@@ -199,6 +203,7 @@ func New(members []Member, cfg Config) (*Bus, error) {
 			}
 			if h.Observer() && m.queue == nil {
 				m.queue = make(chan observerEvent, queueLen)
+				m.wake = make(chan struct{}, 1)
 			}
 		}
 		for _, subs := range m.model {

@@ -133,23 +133,29 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 		return r.V, KindNone, nil
 	}
 	var zero T
-	kind := KindError
-	switch {
-	case errors.As(r.Err, new(*hookstretch.PanicError)) || errors.Is(r.Err, hooks.ErrPanicked):
-		kind = KindPanic
-	case errors.Is(r.Err, hooks.ErrUnavailable):
-		kind = KindUnavailable
-	case errors.Is(r.Err, hooks.ErrMalformed):
-		kind = KindMalformed
-	case errors.Is(r.Err, hooks.ErrRefused):
-		kind = KindRefused
-	case ctx.Err() != nil:
-		kind = KindCancelled
-	case hookstretch.PastDeadline(cctx) || errors.Is(r.Err, context.DeadlineExceeded):
-		kind = KindTimeout
-	}
+	kind := failureKind(ctx, r.Err, hookstretch.PastDeadline(cctx))
 	b.fail(s, kind, r.Err)
 	return zero, kind, r.Err
+}
+
+// failureKind classifies a failed call made under ctx; pastDeadline says
+// the call's own deadline passed.
+func failureKind(ctx context.Context, err error, pastDeadline bool) FailureKind {
+	switch {
+	case errors.As(err, new(*hookstretch.PanicError)) || errors.Is(err, hooks.ErrPanicked):
+		return KindPanic
+	case errors.Is(err, hooks.ErrUnavailable):
+		return KindUnavailable
+	case errors.Is(err, hooks.ErrMalformed):
+		return KindMalformed
+	case errors.Is(err, hooks.ErrRefused):
+		return KindRefused
+	case ctx.Err() != nil:
+		return KindCancelled
+	case pastDeadline || errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout
+	}
+	return KindError
 }
 
 // fail counts a failed call and logs it: WARN the first time this plugin

@@ -27,7 +27,9 @@
 //
 // Observer hooks (hooks.Name.Observer) are queued per plugin and delivered
 // in order by a worker, so they never delay the conversation; a full queue
-// drops the event and counts the drop. Stats tells them apart
+// drops the event and counts the drop. A plugin that takes observer batches
+// (a remote one over protocol v2) is sent what is queued in one exchange,
+// each event counted as its own call. Stats tells them apart
 // (HookStats.Observer), and Stats.SyncCalls counts only the calls the
 // conversation waited for.
 //

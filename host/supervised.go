@@ -63,6 +63,7 @@ type supervised struct {
 var (
 	_ hooks.Plugin             = (*supervised)(nil)
 	_ hookstretch.Stretcher    = (*supervised)(nil)
+	_ hookstretch.Batcher      = (*supervised)(nil)
 	_ hookstretch.ModelStager  = (*supervised)(nil)
 	_ hookbus.ContextHonouring = (*supervised)(nil)
 )
@@ -427,6 +428,28 @@ func (s *supervised) Stretch(ctx context.Context, req hookstretch.Request) (hook
 		return nil, err
 	}
 	return &supervisedStretch{Stretch: st, s: s, in: in}, nil
+}
+
+// ObserveBatch forwards an observer batch to the plugin's current process.
+// One that cannot take batches (protocol v1, a plugin whose manifest does
+// not set observer_batches), or no process at all, answers
+// hookstretch.ErrNoBatch, and the Bus then delivers the events one by one,
+// each failing as a plain call would.
+func (s *supervised) ObserveBatch(ctx context.Context, events []hookstretch.Event, done func(int, error)) error {
+	in, err := s.current()
+	if err != nil {
+		return hookstretch.ErrNoBatch
+	}
+	b, ok := in.rpc.(hookstretch.Batcher)
+	if !ok {
+		return hookstretch.ErrNoBatch
+	}
+	return b.ObserveBatch(ctx, events, func(i int, err error) {
+		if err != nil {
+			s.failed(in, err)
+		}
+		done(i, err)
+	})
 }
 
 // ModelStage forwards a model-side stage to the plugin's current process.

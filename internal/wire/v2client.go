@@ -45,6 +45,9 @@ type V2Client struct {
 	rpc   pluginv2.PluginClient    // the Hooks stream
 	ids   atomic.Uint64
 	late  atomic.Uint64
+	// batches is the manifest's observer_batches: the plugin takes
+	// observer batches (ObserveBatch).
+	batches atomic.Bool
 	// modelStages is the manifest's model_stages: the plugin answers a
 	// model-side stage in one exchange (ModelStage).
 	modelStages atomic.Bool
@@ -72,6 +75,7 @@ func (c *V2Client) Version() int { return 2 }
 func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
 	return describe(ctx, &c.rules, func(ctx context.Context) (*pluginv1.Manifest, error) {
 		m, err := pluginv2.NewPluginClient(c.unary).Describe(ctx, &pluginv1.DescribeRequest{})
+		c.batches.Store(m.GetObserverBatches())
 		c.modelStages.Store(m.GetModelStages())
 		return m, err
 	})

@@ -57,6 +57,8 @@ func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*
 	if f != nil {
 		return nil, f.status()
 	}
+	// This server answers observer batches (v2batch.go).
+	out.ObserverBatches = true
 	// This server answers a model-side stage in one exchange, whatever
 	// the plugin (modelStage).
 	out.ModelStages = true
@@ -186,6 +188,8 @@ func (h *hookStream) start(call *pluginv2.HookCall) {
 			cancel(nil)
 		}()
 		switch {
+		case len(call.GetPayloads()) > 0:
+			h.batch(ctx, id, call)
 		case len(call.GetStages()) == 1:
 			h.one(ctx, id, call.GetStages()[0], call.GetPayload(), release)
 		case hooks.Name(call.GetStages()[0].GetHook()).ModelStage() != 0:

@@ -94,6 +94,7 @@ type Remote struct {
 var (
 	_ hooks.Plugin             = (*Remote)(nil)
 	_ hookstretch.Stretcher    = (*Remote)(nil)
+	_ hookstretch.Batcher      = (*Remote)(nil)
 	_ hookstretch.ModelStager  = (*Remote)(nil)
 	_ hookbus.ContextHonouring = (*Remote)(nil)
 )
@@ -118,6 +119,15 @@ func (r *Remote) Handle(ctx context.Context, hook hooks.Name, req any) (any, err
 // Stretch forwards a stretch (version 1 answers hookstretch.ErrNoStretch).
 func (r *Remote) Stretch(ctx context.Context, req hookstretch.Request) (hookstretch.Stretch, error) {
 	return r.Conn.Stretch(ctx, req)
+}
+
+// ObserveBatch forwards an observer batch (a connection that cannot take
+// one answers hookstretch.ErrNoBatch).
+func (r *Remote) ObserveBatch(ctx context.Context, events []hookstretch.Event, done func(int, error)) error {
+	if b, ok := r.Conn.(hookstretch.Batcher); ok {
+		return b.ObserveBatch(ctx, events, done)
+	}
+	return hookstretch.ErrNoBatch
 }
 
 // ModelStage forwards a model-side stage (version 1, or a manifest without
