@@ -99,17 +99,37 @@ func modelPlugin(b *testing.B) string { return buildPlugin(b, "./internal/modelp
 // a real loopback listener. It returns the API root clients use and the
 // host.
 func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) (string, *hookhost.Host) {
+	cfg := benchConfig(up)
+	if plugin {
+		withPlugin(cfg, "modelplugin", modelPlugin(b), `{}`)
+	}
+	return serveConfig(b, cfg, gatewayRoute)
+}
+
+// benchConfig is the host's config for every benchmark target: the OpenAI
+// chat upstream at up, no retries, and room for every client of the load
+// run in flight at once.
+func benchConfig(up string) *config.Config {
 	cfg := config.Default()
 	cfg.LLM.Provider, cfg.LLM.API, cfg.LLM.Model = "openai", "chat", model
 	cfg.LLM.BaseURL, cfg.LLM.APIKeyEnv, cfg.LLM.MaxRetries = up+"/v1", keyEnv, 0
-	// Every client of the load run may be in flight at once.
 	cfg.Server.MaxConcurrent = 1024
-	if plugin {
-		cfg.Plugins.Enabled = []string{"modelplugin"}
-		cfg.Plugins.Entries = map[string]config.PluginEntry{"modelplugin": {
-			Path: modelPlugin(b), Timeout: 5 * time.Second, ToolTimeout: 10 * time.Second, Config: json.RawMessage(`{}`),
-		}}
-	}
+	return cfg
+}
+
+// withPlugin enables one remote plugin, the binary at path, with its
+// config table given as JSON.
+func withPlugin(cfg *config.Config, name, path, pluginConfig string) {
+	cfg.Plugins.Enabled = []string{name}
+	cfg.Plugins.Entries = map[string]config.PluginEntry{name: {
+		Path: path, Timeout: 5 * time.Second, ToolTimeout: 10 * time.Second, Config: json.RawMessage(pluginConfig),
+	}}
+}
+
+// serveConfig opens a host on cfg, on the gateway route or the bypass one,
+// and serves it on a real loopback listener. It returns the API root
+// clients use and the host.
+func serveConfig(b *testing.B, cfg *config.Config, gatewayRoute bool) (string, *hookhost.Host) {
 	route := "0"
 	if gatewayRoute {
 		route = "1"
@@ -123,8 +143,7 @@ func serveGateway(b *testing.B, up string, gatewayRoute, plugin bool) (string, *
 		}
 		return ""
 	}
-	ctx := context.Background()
-	h, err := hookhost.Open(ctx, cfg, hookhost.Options{Getenv: getenv})
+	h, err := hookhost.Open(context.Background(), cfg, hookhost.Options{Getenv: getenv})
 	if err != nil {
 		b.Fatal(err)
 	}

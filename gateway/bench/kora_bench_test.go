@@ -1,16 +1,11 @@
 package bench
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/hookhost/hookhost"
-	"github.com/hookhost/hookhost/config"
-	"github.com/hookhost/hookhost/gateway"
 )
 
 // koraPlugin is Kora, built from plugins/kora.
@@ -21,43 +16,13 @@ func koraPlugin(b *testing.B) string { return buildPlugin(b, "../../plugins/kora
 // JSON; %s is replaced by a fresh state directory), and returns the API
 // root clients use and the host.
 func koraGateway(b *testing.B, up, koraConfig string) (string, *hookhost.Host) {
-	cfg := config.Default()
-	cfg.LLM.Provider, cfg.LLM.API, cfg.LLM.Model = "openai", "chat", model
-	cfg.LLM.BaseURL, cfg.LLM.APIKeyEnv, cfg.LLM.MaxRetries = up+"/v1", keyEnv, 0
-	cfg.Server.MaxConcurrent = 1024
 	stateDir, err := json.Marshal(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.Plugins.Enabled = []string{"kora"}
-	cfg.Plugins.Entries = map[string]config.PluginEntry{"kora": {
-		Path: koraPlugin(b), Timeout: 5 * time.Second, ToolTimeout: 10 * time.Second,
-		Config: json.RawMessage(fmt.Sprintf(koraConfig, stateDir)),
-	}}
-	getenv := func(name string) string {
-		switch name {
-		case keyEnv:
-			return "sk-bench"
-		case config.GatewayEnv:
-			return "1"
-		}
-		return ""
-	}
-	h, err := hookhost.Open(context.Background(), cfg, hookhost.Options{Getenv: getenv})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { h.Close(context.Background()) })
-	if errs := h.StartErrors(); len(errs) > 0 {
-		b.Fatal(errs[0])
-	}
-	srv, err := gateway.New(h, gateway.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	b.Cleanup(ts.Close)
-	return ts.URL + "/v1", h
+	cfg := benchConfig(up)
+	withPlugin(cfg, "kora", koraPlugin(b), fmt.Sprintf(koraConfig, stateDir))
+	return serveConfig(b, cfg, true)
 }
 
 // Kora's configs the benchmark loads: the one the README's rollout

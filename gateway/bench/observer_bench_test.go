@@ -2,9 +2,7 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,8 +12,6 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost"
-	"github.com/hookhost/hookhost/config"
-	"github.com/hookhost/hookhost/gateway"
 	"github.com/hookhost/hookhost/hooks"
 )
 
@@ -23,38 +19,9 @@ import (
 // one remote plugin answering pre_api_request_mutable and observing
 // post_llm_call.
 func serveObserved(b *testing.B, up string) (string, *hookhost.Host) {
-	cfg := config.Default()
-	cfg.LLM.Provider, cfg.LLM.API, cfg.LLM.Model = "openai", "chat", model
-	cfg.LLM.BaseURL, cfg.LLM.APIKeyEnv, cfg.LLM.MaxRetries = up+"/v1", keyEnv, 0
-	cfg.Server.MaxConcurrent = 1024
-	cfg.Plugins.Enabled = []string{"observerplugin"}
-	cfg.Plugins.Entries = map[string]config.PluginEntry{"observerplugin": {
-		Path: buildPlugin(b, "./internal/observerplugin"), Timeout: 5 * time.Second, ToolTimeout: 10 * time.Second, Config: json.RawMessage(`{}`),
-	}}
-	getenv := func(name string) string {
-		switch name {
-		case keyEnv:
-			return "sk-bench"
-		case config.GatewayEnv:
-			return "1"
-		}
-		return ""
-	}
-	h, err := hookhost.Open(context.Background(), cfg, hookhost.Options{Getenv: getenv})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { h.Close(context.Background()) })
-	if errs := h.StartErrors(); len(errs) > 0 {
-		b.Fatal(errs[0])
-	}
-	srv, err := gateway.New(h, gateway.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	b.Cleanup(ts.Close)
-	return ts.URL + "/v1", h
+	cfg := benchConfig(up)
+	withPlugin(cfg, "observerplugin", buildPlugin(b, "./internal/observerplugin"), `{}`)
+	return serveConfig(b, cfg, true)
 }
 
 // observed reports how the observer's events of one run fared: delivered,
