@@ -5,8 +5,12 @@
 // bypass route, its gateway route with no plugin, and its gateway route
 // with one remote plugin subscribed to every per-round model hook, at 1,
 // 16 and 64 concurrent clients; and a load run that must finish with no
-// error. It also measures what keeping hidden rounds in Redis ([state] backend = "redis")
+// error. BenchmarkGatewayKora measures the gateway route with Kora loaded
+// (its README config, and the same with the router on), and
+// BenchmarkGatewayObserver one remote plugin that observes post_llm_call,
+// with the observer events delivered and dropped per request. It also
+// measures what keeping hidden rounds in Redis ([state] backend = "redis")
 // adds to a mixed plugin and client tool call and to its continuation on
-// another replica, against one replica's memory. `make bench`
-// runs it and bench/report prints the table.
+// another replica, against one replica's memory. `make bench` runs it and
+// bench/report prints the tables and the goals.
 package bench
