@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/dialect"
+	"github.com/hookhost/hookhost/internal/rawjson"
 	"github.com/hookhost/hookhost/internal/upstream"
 	"github.com/hookhost/hookhost/llm"
 )
@@ -425,107 +426,36 @@ func bodyFailure(err error) string {
 // "y" and reach the upstream as "x"; such a body is refused instead.
 //
 // The bypass route needs nothing else from the body, so a valid one is
-// checked in one pass (json.Valid) and its top-level keys found by
-// skipping over their values, with no copy of them; an invalid one is
-// read again by topLevelModelSlow only to say what is wrong with it.
+// read in one pass (rawjson.EachMember), with no copy of its values; an
+// invalid one is read again by topLevelModelSlow only to say what is
+// wrong with it.
 func topLevelModel(body []byte) (string, *dialect.Error) {
-	if !json.Valid(body) {
-		return topLevelModelSlow(body)
-	}
-	i := skipSpace(body, 0)
-	if i >= len(body) || body[i] != '{' {
-		return "", dialect.Invalid("", "the request body is not a JSON object")
-	}
-	i++
-	var model string
-	seen := false
-	for {
-		i = skipSpace(body, i)
-		if body[i] == '}' {
-			return model, nil
-		}
-		if body[i] == ',' {
-			i = skipSpace(body, i+1)
-		}
-		end := skipString(body, i)
-		key := body[i+1 : end-1]
-		var name string
-		if bytes.IndexByte(key, '\\') >= 0 {
-			// Escaped: encoding/json would match it unescaped.
-			if err := json.Unmarshal(body[i:end], &name); err != nil {
-				return topLevelModelSlow(body)
-			}
-		} else if len(key) == len("model") {
-			name = string(key)
-		}
-		i = skipSpace(body, end)
-		i = skipSpace(body, i+1) // the colon
-		vEnd := skipValue(body, i)
+	var (
+		model string
+		seen  bool
+		bad   *dialect.Error
+	)
+	object := rawjson.EachMember(body, func(name string, value json.RawMessage) bool {
 		switch {
 		case name == "model" && seen:
-			return "", dialect.Invalid("model", "model is given twice; send it once")
+			bad = dialect.Invalid("model", "model is given twice; send it once")
 		case name == "model":
 			seen = true
-			if json.Unmarshal(body[i:vEnd], &model) != nil {
-				return "", dialect.Invalid("model", "model must be a string")
+			if json.Unmarshal(value, &model) != nil {
+				bad = dialect.Invalid("model", "model must be a string")
 			}
 		case strings.EqualFold(name, "model"):
-			return "", dialect.Invalid(name, fmt.Sprintf("the key %q differs from \"model\" only in case; send \"model\" alone", name))
+			bad = dialect.Invalid(name, fmt.Sprintf("the key %q differs from \"model\" only in case; send \"model\" alone", name))
 		}
-		i = vEnd
+		return bad == nil
+	})
+	switch {
+	case bad != nil:
+		return "", bad
+	case !object:
+		return topLevelModelSlow(body)
 	}
-}
-
-// The skips below read JSON that json.Valid has accepted, so they need not
-// check it again.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string that opens at i.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// skipValue returns the index just past the value that starts at i.
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	// A number, true, false or null: up to the next delimiter.
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
-		i++
-	}
-	return i
+	return model, nil
 }
 
 // topLevelModelSlow is topLevelModel token by token, which says where and

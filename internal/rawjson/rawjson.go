@@ -186,31 +186,48 @@ func MustMarshal(v any) json.RawMessage {
 // repeated keys wins, as with encoding/json. ok is false when data is not
 // valid JSON or not an object.
 func Members(data []byte) (members map[string]json.RawMessage, ok bool) {
-	if !json.Valid(data) {
+	members = map[string]json.RawMessage{}
+	if !EachMember(data, func(key string, value json.RawMessage) bool {
+		members[key] = value
+		return true
+	}) {
 		return nil, false
+	}
+	return members, true
+}
+
+// EachMember calls fn with each member of the JSON object data, in the
+// order they stand, repeated keys included, until fn returns false. The
+// key is decoded as encoding/json decodes it; the value is a sub-slice of
+// data. It reports false when data is not valid JSON or not an object,
+// or fn stopped it.
+func EachMember(data []byte, fn func(key string, value json.RawMessage) bool) bool {
+	if !json.Valid(data) {
+		return false
 	}
 	i := skipSpace(data, 0)
 	if data[i] != '{' {
-		return nil, false
+		return false
 	}
-	members = map[string]json.RawMessage{}
 	i = skipSpace(data, i+1)
 	for data[i] != '}' {
 		end := skipValue(data, i)
 		key, ok := keyOf(data[i:end])
 		if !ok {
-			return nil, false
+			return false
 		}
 		i = skipSpace(data, end)
 		i = skipSpace(data, i+1) // the colon
 		end = skipValue(data, i)
-		members[key] = data[i:end:end]
+		if !fn(key, data[i:end:end]) {
+			return false
+		}
 		i = skipSpace(data, end)
 		if data[i] == ',' {
 			i = skipSpace(data, i+1)
 		}
 	}
-	return members, true
+	return true
 }
 
 // Elements returns the elements of the JSON array data, each a sub-slice

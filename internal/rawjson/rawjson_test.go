@@ -195,3 +195,24 @@ func TestKeysDecodeAsEncodingJSONDoes(t *testing.T) {
 		}
 	}
 }
+
+func TestEachMemberKeepsOrderAndRepeatsAndStops(t *testing.T) {
+	var got []string
+	ok := EachMember([]byte(` {"b":1, "a" : [2,{"x":"}"}] ,"b":"\u0033","\u0063":null} `), func(k string, v json.RawMessage) bool {
+		got = append(got, k+"="+string(v))
+		return true
+	})
+	want := []string{`b=1`, `a=[2,{"x":"}"}]`, `b="\u0033"`, `c=null`}
+	if !ok || !slices.Equal(got, want) {
+		t.Errorf("EachMember = %v, %q; want true, %q", ok, got, want)
+	}
+	n := 0
+	if EachMember([]byte(`{"a":1,"b":2}`), func(string, json.RawMessage) bool { n++; return false }) || n != 1 {
+		t.Errorf("fn's false did not stop the walk at once: %d calls", n)
+	}
+	for _, bad := range []string{`[1]`, `{"a":}`, `"s"`, ``} {
+		if EachMember([]byte(bad), func(string, json.RawMessage) bool { return true }) {
+			t.Errorf("EachMember(%q) = true, want false", bad)
+		}
+	}
+}
