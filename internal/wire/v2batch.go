@@ -93,7 +93,7 @@ func (c *V2Client) ObserveBatch(ctx context.Context, events []hookstretch.Event,
 	if t := events[at[0]].Timeout; t > 0 {
 		sctx, cancel = context.WithTimeoutCause(ctx, t, errBatchNotTaken)
 	}
-	st, p, err := c.openBatch(sctx, first, stages, payloads)
+	st, p, err := c.open(sctx, first, &pluginv2.HookCall{Stages: stages, Payloads: payloads})
 	notTaken := ctx.Err() == nil && context.Cause(sctx) == errBatchNotTaken
 	cancel()
 	if err != nil {
@@ -207,27 +207,6 @@ func undelivered(err error, j int, hook string) error {
 		e.Msg = fmt.Sprintf("not delivered: the observer batch ended at stage %d (%s): %v", j, hook, ce.Kind)
 	}
 	return &e
-}
-
-// openBatch sends one batch on the current stream, opening one if needed,
-// as open does for other calls.
-func (c *V2Client) openBatch(ctx context.Context, hook string, stages []*pluginv2.Stage, payloads [][]byte) (*stream, *pending, error) {
-	for retried := false; ; retried = true {
-		st, err := c.stream()
-		if err != nil {
-			return nil, nil, c.streamError(hook, err)
-		}
-		call := &pluginv2.HookCall{Id: c.ids.Add(1), Stages: stages, Payloads: payloads}
-		p, err := st.begin(ctx, call)
-		switch {
-		case err == nil:
-			return st, p, nil
-		case errors.Is(err, errStreamGone) && !retried:
-			continue
-		default:
-			return nil, nil, c.waitError(ctx, hook, err)
-		}
-	}
 }
 
 // batch answers an observer batch on the plugin's side: the events in

@@ -136,7 +136,7 @@ func (c *V2Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, e
 		timeout = max(time.Until(d), 1)
 	}
 	stages := []*pluginv2.Stage{{Hook: string(hook), TimeoutNs: int64(timeout)}}
-	st, p, err := c.open(ctx, string(hook), stages, payload)
+	st, p, err := c.open(ctx, string(hook), &pluginv2.HookCall{Stages: stages, Payload: payload})
 	if err != nil {
 		return nil, err
 	}
@@ -177,14 +177,15 @@ func (c *V2Client) encode(hook string, m proto.Message) ([]byte, error) {
 	return b, nil
 }
 
-// open sends one HookCall on the current stream, opening one if needed.
-func (c *V2Client) open(ctx context.Context, hook string, stages []*pluginv2.Stage, payload []byte) (*stream, *pending, error) {
+// open sends a call of want's stages and payload or payloads, with an id
+// of its own, on the current stream, opening one if needed.
+func (c *V2Client) open(ctx context.Context, hook string, want *pluginv2.HookCall) (*stream, *pending, error) {
 	for retried := false; ; retried = true {
 		st, err := c.stream()
 		if err != nil {
 			return nil, nil, c.streamError(hook, err)
 		}
-		call := &pluginv2.HookCall{Id: c.ids.Add(1), Stages: stages, Payload: payload}
+		call := &pluginv2.HookCall{Id: c.ids.Add(1), Stages: want.Stages, Payload: want.Payload, Payloads: want.Payloads}
 		p, err := st.begin(ctx, call)
 		switch {
 		case err == nil:

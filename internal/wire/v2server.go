@@ -250,18 +250,11 @@ func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, 
 // refuses as malformed) a final ERROR failure for the next stage says no
 // more will come.
 func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.Stage, payload []byte) {
-	req := hookstretch.Request{Stages: make([]hookstretch.Stage, len(stages))}
-	rows := make([]*hookRow, len(stages))
-	for i, st := range stages {
-		row, ok := rowOf(hooks.Name(st.GetHook()))
-		if !ok {
-			// Answered as stage 0: no stage of the call has run.
-			h.fail(id, 0, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q (stage %d of the call)", st.GetHook(), i)})
-			return
-		}
-		rows[i] = row
-		req.Stages[i] = hookstretch.Stage{Hook: row.name, Timeout: time.Duration(st.GetTimeoutNs())}
+	rows, runStages, ok := h.stageRows(id, stages)
+	if !ok {
+		return
 	}
+	req := hookstretch.Request{Stages: runStages}
 	var call pluginv1.ToolCallRequest
 	if err := proto.Unmarshal(payload, &call); err != nil {
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("undecodable stretch request: %v", err)})
@@ -269,6 +262,24 @@ func (h *hookStream) stretch(ctx context.Context, id uint64, stages []*pluginv2.
 	}
 	req.Call = toolCallRequestFromPB(&call)
 	h.runStages(ctx, id, rows, func(p hooks.Plugin, emit func(any, error)) { h.runStretch(ctx, p, req, emit) })
+}
+
+// stageRows reads a multi-stage call's stages: each hook's row and the
+// stage as the runner takes it. A hook the plugin does not know fails the
+// call, answered as stage 0 since no stage has run.
+func (h *hookStream) stageRows(id uint64, stages []*pluginv2.Stage) ([]*hookRow, []hookstretch.Stage, bool) {
+	rows := make([]*hookRow, len(stages))
+	out := make([]hookstretch.Stage, len(stages))
+	for i, st := range stages {
+		row, ok := rowOf(hooks.Name(st.GetHook()))
+		if !ok {
+			h.fail(id, 0, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q (stage %d of the call)", st.GetHook(), i)})
+			return nil, nil, false
+		}
+		rows[i] = row
+		out[i] = hookstretch.Stage{Hook: row.name, Timeout: time.Duration(st.GetTimeoutNs())}
+	}
+	return rows, out, true
 }
 
 // runStages runs the stages of one call (a stretch or a model stage)

@@ -3,7 +3,6 @@ package wire
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -43,17 +42,11 @@ func (c *V2Client) ModelStage(ctx context.Context, req hookstretch.ModelStageReq
 // soon as its answer is known (hookstretch.RunModelStage decides which
 // hooks run).
 func (h *hookStream) modelStage(ctx context.Context, id uint64, stages []*pluginv2.Stage, payload []byte) {
-	req := hookstretch.ModelStageRequest{Stages: make([]hookstretch.Stage, len(stages))}
-	rows := make([]*hookRow, len(stages))
-	for i, st := range stages {
-		row, ok := rowOf(hooks.Name(st.GetHook()))
-		if !ok {
-			h.fail(id, 0, &failure{pluginv2.Failure_UNKNOWN_HOOK, fmt.Sprintf("the plugin does not know hook %q (stage %d of the call)", st.GetHook(), i)})
-			return
-		}
-		rows[i] = row
-		req.Stages[i] = hookstretch.Stage{Hook: row.name, Timeout: time.Duration(st.GetTimeoutNs())}
+	rows, runStages, ok := h.stageRows(id, stages)
+	if !ok {
+		return
 	}
+	req := hookstretch.ModelStageRequest{Stages: runStages}
 	var ms pluginv2.ModelStage
 	if err := proto.Unmarshal(payload, &ms); err != nil {
 		h.fail(id, 0, &failure{pluginv2.Failure_BAD_REQUEST, fmt.Sprintf("undecodable model stage request: %v", err)})

@@ -56,7 +56,7 @@ func (c *V2Client) exchange(ctx context.Context, rows []*hookRow, stages []*plug
 	if t := time.Duration(stages[0].GetTimeoutNs()); t > 0 {
 		sctx, cancel = context.WithTimeoutCause(ctx, t, errNotTaken)
 	}
-	st, p, err := c.open(sctx, first, stages, payload)
+	st, p, err := c.open(sctx, first, &pluginv2.HookCall{Stages: stages, Payload: payload})
 	notTaken := ctx.Err() == nil && context.Cause(sctx) == errNotTaken
 	cancel()
 	if err != nil {
