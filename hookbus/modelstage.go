@@ -325,27 +325,7 @@ func stageAsk[T any](ctx context.Context, x *modelExchange, s *subscriber, paylo
 		return v, kind
 	}
 	x.next++
-	st, sendErr := x.st, x.sendErr
-	var start time.Time
-	if b.onCall != nil {
-		start = time.Now()
-	}
-	v, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
-		var zero T
-		if sendErr != nil {
-			return zero, sendErr
-		}
-		a, err := st.Next(ctx)
-		if err != nil || a == nil {
-			return zero, err
-		}
-		t, ok := a.(T)
-		if !ok {
-			return zero, fmt.Errorf("%w: %s stage answered with a %T, want %T", hooks.ErrMalformed, s.hook, a, zero)
-		}
-		return t, nil
-	})
-	v, kind, _ = recorded(ctx, b, s, payload, start, v, kind, err)
+	v, kind, _ := readAnswer[T](ctx, b, s, payload, x.st, x.sendErr)
 	if kind != KindNone || x.next == len(x.subs) {
 		x.close()
 	}

@@ -221,19 +221,25 @@ func (r *ToolRun) stage(ctx context.Context, s *subscriber, req hooks.ToolCallRe
 	return true, nil
 }
 
-// readStage reads the answer of the stretch's next stage, the answer of s,
-// as a plain call's answer is read: under s's deadline, counted, its
-// failure classified and logged, and its rules checked. sendErr is why the
-// stretch could not be sent, when it could not: that is the stage's
-// failure.
+// readStage reads the answer of the stretch's next stage, the answer of s
+// (readAnswer). sendErr is why the stretch could not be sent, when it
+// could not: that is the stage's failure.
 func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber, payload any, sendErr error) (T, FailureKind, error) {
 	r.next++
-	st := r.st
+	return readAnswer[T](ctx, r.b, s, payload, r.st, sendErr)
+}
+
+// readAnswer reads s's answer from the exchange st (a stretch or a model
+// stage) as a plain call's answer is read: under s's deadline, counted,
+// its failure classified and logged, recorded, and its rules checked;
+// sendErr, when set, is why the exchange could not be sent, and is the
+// answer's failure.
+func readAnswer[T any](ctx context.Context, b *Bus, s *subscriber, payload any, st hookstretch.Stretch, sendErr error) (T, FailureKind, error) {
 	var start time.Time
-	if r.b.onCall != nil {
+	if b.onCall != nil {
 		start = time.Now()
 	}
-	v, kind, err := invokeErr(ctx, r.b, s, func(ctx context.Context) (T, error) {
+	v, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
 		var zero T
 		if sendErr != nil {
 			return zero, sendErr
@@ -248,7 +254,7 @@ func readStage[T any](ctx context.Context, r *ToolRun, s *subscriber, payload an
 		}
 		return t, nil
 	})
-	return recorded(ctx, r.b, s, payload, start, v, kind, err)
+	return recorded(ctx, b, s, payload, start, v, kind, err)
 }
 
 // closeStretch ends the stretch, if one is under way, and the plan: every
