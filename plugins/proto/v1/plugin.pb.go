@@ -142,8 +142,15 @@ type Manifest struct {
 	// Over protocol 2: the plugin takes several observer events in one call
 	// (an observer batch, HookCall.payloads). Unset: one call per event.
 	ObserverBatches bool `protobuf:"varint,10,opt,name=observer_batches,json=observerBatches,proto3" json:"observer_batches,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Over protocol 2: the plugin serves its hook stream on the lane too: a
+	// Unix socket the host hands it as the descriptor HOOKHOST_LANE_FD names,
+	// carrying the same HostMessages and PluginMessages as Hooks, each
+	// after a 4-byte big-endian length. The host then sends its calls there
+	// instead of on Hooks, which stays served. Unset: the host closes its
+	// end and uses Hooks.
+	Lane          bool `protobuf:"varint,11,opt,name=lane,proto3" json:"lane,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Manifest) Reset() {
@@ -242,6 +249,13 @@ func (x *Manifest) GetModelStages() bool {
 func (x *Manifest) GetObserverBatches() bool {
 	if x != nil {
 		return x.ObserverBatches
+	}
+	return false
+}
+
+func (x *Manifest) GetLane() bool {
+	if x != nil {
+		return x.Lane
 	}
 	return false
 }
@@ -2662,7 +2676,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x12hookhost.plugin.v1\"\a\n" +
 	"\x05Empty\"\x11\n" +
-	"\x0fDescribeRequest\"\xaf\x03\n" +
+	"\x0fDescribeRequest\"\xc3\x03\n" +
 	"\bManifest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x14\n" +
@@ -2674,7 +2688,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\fhook_options\x18\b \x03(\v2\x1f.hookhost.plugin.v1.HookOptionsR\vhookOptions\x12!\n" +
 	"\fmodel_stages\x18\t \x01(\bR\vmodelStages\x12)\n" +
 	"\x10observer_batches\x18\n" +
-	" \x01(\bR\x0fobserverBatches\" \n" +
+	" \x01(\bR\x0fobserverBatches\x12\x12\n" +
+	"\x04lane\x18\v \x01(\bR\x04lane\" \n" +
 	"\n" +
 	"ConfigKeys\x12\x12\n" +
 	"\x04keys\x18\x01 \x03(\tR\x04keys\">\n" +

@@ -16,6 +16,7 @@ export interface Manifest {
   'hookOptions'?: (_hookhost_plugin_v1_HookOptions)[];
   'modelStages'?: (boolean);
   'observerBatches'?: (boolean);
+  'lane'?: (boolean);
 }
 
 export interface Manifest__Output {
@@ -29,4 +30,5 @@ export interface Manifest__Output {
   'hookOptions'?: (_hookhost_plugin_v1_HookOptions__Output)[];
   'modelStages'?: (boolean);
   'observerBatches'?: (boolean);
+  'lane'?: (boolean);
 }
