@@ -56,6 +56,9 @@ type instance struct {
 	manifest hooks.Manifest
 	// version is the plugin protocol version go-plugin negotiated.
 	version int
+	// lane is the host's end of the plugin's lane (wire.LaneFDEnv) until
+	// ready hands it to the connection, nil when there is none.
+	lane net.Conn
 	// attached is set when the host attached to a plugin started by hand
 	// instead of starting it: its process is not the host's to stop.
 	attached *attachment
@@ -133,6 +136,8 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 	var run *procRunner
 	var started atomic.Pointer[procRunner] // run, for the unflushed probe
 	tail := &tailWriter{max: 2048}
+	var lane net.Conn
+	var laneEnd *os.File // the plugin's end, the host's copy
 	ccfg := &plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config,
 		VersionedPlugins: versions,
@@ -151,6 +156,14 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 			// not the host's stdin, which is the user's terminal.
 			cmd.Env = append(pluginEnv(entry.Env), spec.Env...)
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", handshake.HostPIDEnv, os.Getpid()))
+			if h, p, err := newLane(); err == nil {
+				lane, laneEnd = h, p
+				// The first of ExtraFiles is the process's descriptor 3.
+				cmd.ExtraFiles = []*os.File{p}
+				cmd.Env = append(cmd.Env, wire.LaneFDEnv+"=3")
+			} else {
+				log.Debug("the plugin gets no lane; its hook calls go on the Hooks stream", "error", err.Error())
+			}
 			run = newProcRunner(log, cmd, secure, socketDir)
 			run.name = name
 			started.Store(run)
@@ -174,6 +187,10 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		return r != nil && r.handshakeLine() != ""
 	})
 	proto, err := client.Client()
+	if laneEnd != nil {
+		// The process has its own copy, or never started.
+		_ = laneEnd.Close()
+	}
 	timedOut := err != nil && strings.Contains(err.Error(), "timeout while waiting for plugin to start")
 	ttyLine := probe.result(timedOut)
 	if run != nil && run.cmd.Process != nil {
@@ -185,6 +202,7 @@ func spawn(ctx context.Context, name string, entry config.PluginEntry, opts *Opt
 		in.addr = lineAddr(string(socketFromDir([]byte(in.line), run.cmd.Dir)))
 		in.run = run
 	}
+	in.lane = lane
 	if err != nil {
 		in.abort()
 		return nil, classifyStart(ctx, &startFailure{
@@ -261,6 +279,14 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 			"the plugin at %s does not serve the hookhost plugin service (got %T)", path, raw), ProblemService)
 	}
 	in.rpc = rpc
+	if in.lane != nil {
+		if v2, ok := rpc.(*wire.V2Client); ok {
+			v2.OfferLane(in.lane)
+		} else {
+			_ = in.lane.Close()
+		}
+		in.lane = nil
+	}
 	// Describe's answer and Configure's are held to the plugin's limits
 	// too; the supervised plugin that adopts the process adds its own hooks.
 	rpc.Apply(settings(name, entry, nil))
@@ -425,6 +451,9 @@ func (in *instance) deliberateKill() {
 func (in *instance) stop(ctx context.Context, graceful bool) error {
 	if in.rpc != nil {
 		in.rpc.Close()
+	}
+	if in.lane != nil {
+		_ = in.lane.Close()
 	}
 	if in.attached != nil {
 		return in.attached.detach(in)

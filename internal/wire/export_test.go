@@ -2,6 +2,9 @@ package wire
 
 import (
 	"context"
+	"net"
+
+	"google.golang.org/grpc"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/hookstretch"
@@ -21,4 +24,9 @@ func SetMaxInFlight(n int) (restore func()) {
 	old := maxInFlight
 	maxInFlight = n
 	return func() { maxInFlight = old }
+}
+
+// RegisterV2Lane serves protocol version 2 for p on s and on lane.
+func RegisterV2Lane(s grpc.ServiceRegistrar, p hooks.Plugin, configure ConfigureFunc, lane net.Conn) {
+	registerV2(s, p, configure, lane)
 }

@@ -62,7 +62,7 @@ func TestTrafficCountsEveryMessage(t *testing.T) {
 			var rec recorder
 			p := everything(&rec)
 			cn := dial(t, version, func(s *grpc.Server) {
-				if version == 1 {
+				if protocol(version) == 1 {
 					wire.RegisterV1(s, p, nil)
 				} else {
 					wire.RegisterV2(s, p, nil)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +55,8 @@ type V2Client struct {
 	modelStages atomic.Bool
 
 	mu     sync.Mutex
+	lane   *laneClient          // offered and not yet taken by a stream
+	onLane atomic.Bool          // a stream runs on the lane
 	cur    *stream              // where new calls go
 	live   map[*stream]struct{} // cur and streams retired with calls in flight
 	closed bool
@@ -77,6 +81,9 @@ func (c *V2Client) Describe(ctx context.Context) (hooks.Manifest, error) {
 		m, err := pluginv2.NewPluginClient(c.unary).Describe(ctx, &pluginv1.DescribeRequest{})
 		c.batches.Store(m.GetObserverBatches())
 		c.modelStages.Store(m.GetModelStages())
+		if err == nil && !m.GetLane() {
+			c.dropLane()
+		}
 		return m, err
 	})
 }
@@ -89,6 +96,33 @@ func (c *V2Client) Configure(ctx context.Context, configJSON []byte) ([]hooks.Na
 		return nil, c.callError(ctx, "configure", err)
 	}
 	return unservedFromPB(r), nil
+}
+
+// OfferLane gives the client the host's end of the plugin's lane (see
+// LaneFDEnv). Describe keeps it when the plugin serves it and closes it
+// otherwise; from then on new streams run on it until it breaks. Call it
+// before Describe.
+func (c *V2Client) OfferLane(conn net.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.lane != nil {
+		_ = conn.Close()
+		return
+	}
+	c.lane = newLaneClient(conn)
+}
+
+// OnLane tells whether the hook stream runs on the lane.
+func (c *V2Client) OnLane() bool { return c.onLane.Load() }
+
+func (c *V2Client) dropLane() {
+	c.mu.Lock()
+	l := c.lane
+	c.lane = nil
+	c.mu.Unlock()
+	if l != nil {
+		_ = l.conn.Close()
+	}
 }
 
 // LateAnswers counts the answers that came for calls no one waited for any
@@ -105,7 +139,12 @@ func (c *V2Client) Close() {
 	for st := range c.live {
 		live = append(live, st)
 	}
+	lane := c.lane
+	c.lane = nil
 	c.mu.Unlock()
+	if lane != nil {
+		_ = lane.conn.Close()
+	}
 	for _, st := range live {
 		st.broke(errClientClosed)
 	}
@@ -210,7 +249,10 @@ func (c *V2Client) stream() (*stream, error) {
 	}
 	s := c.current()
 	if st := c.cur; st != nil {
-		if !st.isBroken() && st.s == s {
+		// A lane stream reads each answer against the limit of the
+		// moment, so new settings need no new stream; there is only one
+		// lane.
+		if !st.isBroken() && (st.s == s || st.lane != nil) {
 			return st, nil
 		}
 		st.retire()
@@ -222,6 +264,13 @@ func (c *V2Client) stream() (*stream, error) {
 		wake:  make(chan struct{}, 1),
 		dead:  make(chan struct{}),
 		calls: map[uint64]*pending{},
+	}
+	if c.lane != nil {
+		st.lane, c.lane = c.lane, nil
+		st.cs = st.lane
+		st.turn = make(chan struct{}, 1)
+		st.turn <- struct{}{}
+		c.onLane.Store(true)
 	}
 	c.cur = st
 	c.live[st] = struct{}{}
@@ -258,8 +307,14 @@ type stream struct {
 	// (which only tries it, and queues its call when it is held).
 	sendMu sync.Mutex
 
+	// lane is set when the stream runs on the plugin's lane. Then no
+	// goroutine of its own reads it: the callers waiting for answers read
+	// it, one at a time, whoever holds turn, and hand the others theirs.
+	lane *laneClient
+	turn chan struct{}
+
 	mu    sync.Mutex
-	cs    hooksClientStream // set once the stream is open
+	cs    hookSender // set once the stream is open
 	calls map[uint64]*pending
 	// sent counts the bytes handed to cs.Send, seen those the plugin has
 	// been seen to read: an answer to a call shows that the plugin read
@@ -270,6 +325,8 @@ type stream struct {
 	// dropped, and bounded by the calls in flight: each call sent adds at
 	// most one.
 	cancels []uint64
+	// reading is the call whose caller reads the lane, nil when none does.
+	reading *pending
 	err     *CallError // template: Kind, Msg, Status
 	retired bool       // no new calls; ends when the last one does
 }
@@ -290,10 +347,16 @@ type pending struct {
 
 var errStreamGone = errors.New("the stream broke before the call could be sent")
 
-type hooksClientStream = grpc.BidiStreamingClient[pluginv2.HostMessage, pluginv2.PluginMessage]
+// hookSender is where a stream's messages go: the Hooks stream, or the
+// lane.
+type hookSender interface {
+	Send(*pluginv2.HostMessage) error
+}
 
 // sendBudget bounds the bytes sent and not yet seen read under which a
-// caller sends its call itself. gRPC's Send blocks only when a stream has
+// caller sends its call itself. On a lane the call must also fit, with
+// them, in the room its socket buffers (laneClient.room): a write past it
+// would wait for the plugin to read. gRPC's Send blocks only when a stream has
 // 64 KiB (its fixed write quota) handed to it and not yet written to the
 // connection; bytes not yet written are never more than those not seen
 // read, so under this budget a Send cannot block, whatever the plugin
@@ -309,16 +372,28 @@ const frameHeader = 5
 // go first, each one sparing the plugin work no one waits for.
 func (st *stream) run() {
 	defer st.c.wg.Done()
-	cs, err := st.c.rpc.Hooks(st.ctx, st.s.recvLimit)
-	if err != nil {
-		st.broke(err)
-		return
+	var cs hookSender = st.lane
+	if st.lane != nil {
+		// Ending the stream closes the lane: a send blocked on it, and
+		// the caller reading it, return.
+		lane := st.lane
+		context.AfterFunc(st.ctx, func() {
+			_ = lane.conn.Close()
+			st.c.onLane.Store(false)
+		})
+	} else {
+		hs, err := st.c.rpc.Hooks(st.ctx, st.s.recvLimit)
+		if err != nil {
+			st.broke(err)
+			return
+		}
+		st.mu.Lock()
+		st.cs = hs
+		st.mu.Unlock()
+		st.c.wg.Add(1)
+		go st.read(hs)
+		cs = hs
 	}
-	st.mu.Lock()
-	st.cs = cs
-	st.mu.Unlock()
-	st.c.wg.Add(1)
-	go st.read(cs)
 	for {
 		if !st.sendCancels(cs) {
 			// The stream is over; Recv says why.
@@ -338,7 +413,7 @@ func (st *stream) run() {
 
 // sendCancels sends the cancels waiting to be sent; false when the stream
 // is over.
-func (st *stream) sendCancels(cs hooksClientStream) bool {
+func (st *stream) sendCancels(cs hookSender) bool {
 	st.sendMu.Lock()
 	defer st.sendMu.Unlock()
 	st.mu.Lock()
@@ -362,7 +437,7 @@ func (st *stream) sendCancels(cs hooksClientStream) bool {
 // sendQueued sends a queued call if its caller still waits for it, marking
 // it sent: from then on giving up on it sends a Cancel. False when the
 // stream is over.
-func (st *stream) sendQueued(cs hooksClientStream, p *pending) bool {
+func (st *stream) sendQueued(cs hookSender, p *pending) bool {
 	st.sendMu.Lock()
 	defer st.sendMu.Unlock()
 	m := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: p.call}}
@@ -379,8 +454,12 @@ func (st *stream) sendQueued(cs hooksClientStream, p *pending) bool {
 
 // markSentLocked counts m, p's call, as sent.
 func (st *stream) markSentLocked(p *pending, m *pluginv2.HostMessage) {
+	st.markSentLockedSize(p, uint64(proto.Size(m)))
+}
+
+// markSentLockedSize is markSentLocked for a message of size bytes.
+func (st *stream) markSentLockedSize(p *pending, size uint64) {
 	p.sent = true
-	size := uint64(proto.Size(m))
 	st.c.sent.Add(size)
 	st.sent += size + frameHeader
 	p.end = st.sent
@@ -447,14 +526,16 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending,
 	if own && st.cs != nil && st.sent-st.seen < sendBudget {
 		cs := st.cs
 		m := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}
-		st.markSentLocked(p, m)
-		st.mu.Unlock()
-		p.call = nil
-		// A failed Send means the stream is over: the reader's Recv says
-		// why, and the call fails with it.
-		_ = cs.Send(m)
-		st.sendMu.Unlock()
-		return p, nil
+		if size := uint64(proto.Size(m)); st.lane == nil || st.sent-st.seen+size+laneHeader <= uint64(st.lane.room) {
+			st.markSentLockedSize(p, size)
+			st.mu.Unlock()
+			p.call = nil
+			// A failed Send means the stream is over: the reader says
+			// why, and the call fails with it.
+			_ = cs.Send(m)
+			st.sendMu.Unlock()
+			return p, nil
+		}
 	}
 	st.mu.Unlock()
 	if own {
@@ -474,26 +555,79 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending,
 	}
 }
 
-// await waits for the call's next message.
+// await waits for the call's next message. On a lane it takes its turn at
+// reading when no one else reads.
 func (st *stream) await(ctx context.Context, p *pending) (*pluginv2.PluginMessage, error) {
-	select {
-	case m := <-p.answers:
-		return m, nil
-	case <-ctx.Done():
-		st.giveUp(p)
-		return nil, ctx.Err()
-	case <-p.quit:
-		return nil, errStretchClosed
-	case <-st.dead:
-		// An answer delivered just before the stream broke still counts.
+	for {
 		select {
 		case m := <-p.answers:
 			return m, nil
-		default:
+		case <-ctx.Done():
+			st.giveUp(p)
+			return nil, ctx.Err()
+		case <-p.quit:
+			return nil, errStretchClosed
+		case <-st.dead:
+			// An answer delivered just before the stream broke still
+			// counts.
+			select {
+			case m := <-p.answers:
+				return m, nil
+			default:
+			}
+			return nil, st.err
+		case <-st.turn: // nil, never ready, off the lane
+			st.readFor(ctx, p)
+			st.turn <- struct{}{}
 		}
-		return nil, st.err
 	}
 }
+
+// readFor reads the lane, handing each answer to the call it is for, until
+// p has one, p's caller gives up, or the lane breaks. The read is
+// interrupted when ctx ends, and when p is given up from elsewhere (a
+// stretch closed under its Next); what was read of a frame stays for the
+// next reader.
+func (st *stream) readFor(ctx context.Context, p *pending) {
+	l := st.lane
+	st.mu.Lock()
+	st.reading = p
+	// With other calls waiting there is other work to do, and polling
+	// would take the processor from it.
+	l.polling(len(st.calls) <= 1)
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		st.reading = nil
+		st.mu.Unlock()
+	}()
+	_ = l.conn.SetReadDeadline(time.Time{})
+	stop := context.AfterFunc(ctx, l.interrupt)
+	defer stop()
+	for len(p.answers) == 0 && ctx.Err() == nil {
+		select {
+		case <-p.quit:
+			return
+		case <-st.dead:
+			return
+		default:
+		}
+		m, err := l.recv(st.c.current().MaxResultSize)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// ctx ended, or a caller gave up: the loop's conditions say
+			// whether that concerns p, and the read goes on if not.
+			_ = l.conn.SetReadDeadline(time.Time{})
+			continue
+		}
+		if err != nil {
+			st.broke(err)
+			return
+		}
+		st.c.received.Add(uint64(proto.Size(m)))
+		st.deliver(m)
+	}
+}
+
 
 // giveUp ends a call the caller no longer waits for. A call still queued
 // is not sent at all; the plugin is told to cancel one it was sent, unless
@@ -508,7 +642,12 @@ func (st *stream) giveUp(p *pending) {
 	if cancel {
 		st.cancels = append(st.cancels, p.id)
 	}
+	reading := st.reading == p
 	st.mu.Unlock()
+	if reading {
+		// The call's caller reads the lane; it looks again.
+		st.lane.interrupt()
+	}
 	if cancel {
 		select {
 		case st.wake <- struct{}{}:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -35,16 +36,41 @@ var runModelStage = hookstretch.RunModelStage
 // one waits for its answer any more.
 var errHostCancelled = errors.New("the host cancelled the call")
 
-// RegisterV2 serves protocol version 2 for p on s.
+// RegisterV2 serves protocol version 2 for p on s, and on the lane the host
+// handed the process, if it handed one (see LaneFDEnv).
 func RegisterV2(s grpc.ServiceRegistrar, p hooks.Plugin, configure ConfigureFunc) {
+	lane, err := takeLane()
+	if err != nil {
+		hclog.Default().Warn("the plugin cannot serve the host's lane; its hook calls come on the Hooks stream", "error", err.Error())
+	}
+	registerV2(s, p, configure, lane)
+}
+
+// registerV2 is RegisterV2 with the lane given, nil for none.
+func registerV2(s grpc.ServiceRegistrar, p hooks.Plugin, configure ConfigureFunc, lane net.Conn) {
 	// The test seams are read once here, not by each stream's goroutines,
 	// which may outlive the server a test started them on.
-	pluginv2.RegisterPluginServer(s, &v2Server{s: &server{p: p, configure: configure},
-		maxInFlight: maxInFlight, runStretch: runStretch, runModelStage: runModelStage})
+	v := &v2Server{s: &server{p: p, configure: configure},
+		maxInFlight: maxInFlight, runStretch: runStretch, runModelStage: runModelStage}
+	pluginv2.RegisterPluginServer(s, v)
+	if lane != nil {
+		v.lane = true
+		go v.serveLane(lane)
+	}
+}
+
+// serveLane serves the hook stream on the lane until the host closes it or
+// sends what is not the protocol.
+func (v *v2Server) serveLane(conn net.Conn) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer conn.Close()
+	_ = v.Hooks(newLaneServerStream(ctx, conn))
 }
 
 type v2Server struct {
 	pluginv2.UnimplementedPluginServer
+	lane        bool // the lane is served
 	s           *server
 	maxInFlight int
 	runStretch  func(context.Context, hooks.Plugin, hookstretch.Request, func(any, error))
@@ -62,6 +88,7 @@ func (v *v2Server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*
 	// This server answers a model-side stage in one exchange, whatever
 	// the plugin (modelStage).
 	out.ModelStages = true
+	out.Lane = v.lane
 	return out, nil
 }
 

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,14 +31,52 @@ import (
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
-// versions lists the protocol versions every test runs over.
-var versions = []int{1, 2}
+// versions lists the protocol versions every test runs over: 1, 2, and 2
+// on a lane (onLane).
+var versions = []int{1, 2, onLane}
+
+// onLane stands for protocol version 2 with its hook calls on a lane, a
+// Unix socket pair, instead of the Hooks stream.
+const onLane = -2
+
+// protocol is the protocol version v speaks.
+func protocol(v int) int {
+	if v == onLane {
+		return 2
+	}
+	return v
+}
 
 // overEach runs test once per protocol version.
 func overEach(t *testing.T, test func(t *testing.T, version int)) {
 	for _, v := range versions {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { test(t, v) })
+		name := fmt.Sprintf("v%d", v)
+		if v == onLane {
+			name = "v2-lane"
+		}
+		t.Run(name, func(t *testing.T) { test(t, v) })
 	}
+}
+
+// lanePair makes a lane: the host's end and the plugin's.
+func lanePair(t testing.TB) (hostEnd, pluginEnd net.Conn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := make([]net.Conn, 2)
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "lane")
+		c, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		ends[i] = c
+	}
+	return ends[0], ends[1]
 }
 
 // conn is one plugin server and a client connected to it over an in-memory
@@ -45,6 +85,16 @@ type conn struct {
 	client wire.Conn
 	server *grpc.Server
 	cc     *grpc.ClientConn // for raw calls
+	lane   net.Conn         // the plugin's end of its lane, if it has one
+}
+
+// stop ends the plugin's side as its process's end would: its server, and
+// its lane.
+func (c *conn) stop() {
+	c.server.Stop()
+	if c.lane != nil {
+		c.lane.Close()
+	}
 }
 
 // dial serves what register registers and connects the client of version.
@@ -61,7 +111,7 @@ func dial(t testing.TB, version int, register func(*grpc.Server), opts ...grpc.S
 		t.Fatal(err)
 	}
 	var c wire.Conn = wire.NewClient(cc)
-	if version == 2 {
+	if protocol(version) == 2 {
 		c = wire.NewV2Client(cc)
 	}
 	t.Cleanup(func() {
@@ -76,13 +126,24 @@ func dial(t testing.TB, version int, register func(*grpc.Server), opts ...grpc.S
 // name, as the host does.
 func connect(t testing.TB, version int, p hooks.Plugin, configure wire.ConfigureFunc) *conn {
 	t.Helper()
+	var hostEnd, pluginEnd net.Conn
+	if version == onLane {
+		hostEnd, pluginEnd = lanePair(t)
+	}
 	cn := dial(t, version, func(s *grpc.Server) {
-		if version == 1 {
+		switch version {
+		case 1:
 			wire.RegisterV1(s, p, configure)
-		} else {
+		case onLane:
+			wire.RegisterV2Lane(s, p, configure, pluginEnd)
+		default:
 			wire.RegisterV2(s, p, configure)
 		}
 	})
+	if hostEnd != nil {
+		cn.client.(*wire.V2Client).OfferLane(hostEnd)
+		cn.lane = pluginEnd
+	}
 	cn.client.Apply(wire.Settings{Plugin: p.Manifest().Name})
 	return cn
 }
@@ -533,7 +594,7 @@ func TestServerStoppedIsUnavailable(t *testing.T) {
 		if _, err := cn.client.Handle(t.Context(), hooks.PreToolCall, evCall); err != nil {
 			t.Fatal(err)
 		}
-		cn.server.Stop()
+		cn.stop()
 		for _, h := range hooks.Catalogue {
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			_, err := cn.client.Handle(ctx, h, payloadOf(h))
@@ -565,7 +626,7 @@ func TestServerStoppedMidCallIsUnavailable(t *testing.T) {
 		cn := connect(t, version, p, nil)
 		go func() {
 			<-entered
-			cn.server.Stop()
+			cn.stop()
 		}()
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
@@ -617,14 +678,14 @@ func TestConfigureOverGRPC(t *testing.T) {
 func TestVersion(t *testing.T) {
 	overEach(t, func(t *testing.T, version int) {
 		c := connect(t, version, &hooks.Funcs{Name: "v"}, nil).client
-		if c.Version() != version {
+		if c.Version() != protocol(version) {
 			t.Fatalf("Version() = %d", c.Version())
 		}
 		_, err := c.Stretch(t.Context(), hookstretch.Request{})
-		if version == 1 && !errors.Is(err, hookstretch.ErrNoStretch) {
+		if protocol(version) == 1 && !errors.Is(err, hookstretch.ErrNoStretch) {
 			t.Fatalf("v1 stretch: got %v, want hookstretch.ErrNoStretch", err)
 		}
-		if version == 2 && (err == nil || errors.Is(err, hookstretch.ErrNoStretch)) {
+		if protocol(version) == 2 && (err == nil || errors.Is(err, hookstretch.ErrNoStretch)) {
 			t.Fatalf("v2 stretch of no stages: got %v", err)
 		}
 	})
@@ -663,7 +724,7 @@ func TestMalformedManifest(t *testing.T) {
 	} {
 		overEach(t, func(t *testing.T, version int) {
 			cn := dial(t, version, func(s *grpc.Server) {
-				if version == 1 {
+				if protocol(version) == 1 {
 					pluginv1.RegisterPluginServer(s, rogue{manifest: c.m})
 				} else {
 					pluginv2.RegisterPluginServer(s, rogueV2{manifest: c.m})
@@ -725,7 +786,7 @@ func TestBusClassifiesRemoteFailures(t *testing.T) {
 				t.Fatalf("%s: a failure blocked the call", name)
 			}
 		}
-		cn.server.Stop()
+		cn.stop()
 		bus.PreToolCall(t.Context(), hooks.ToolCallRequest{Name: "block"})
 
 		want := map[hookbus.FailureKind]uint64{

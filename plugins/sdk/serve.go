@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,6 +74,15 @@ import (
 // mode), so a Ctrl-C meant for the host does not kill its plugins behind
 // its back.
 func Serve(p Plugin) {
+	if os.Getenv("GOMAXPROCS") == "" {
+		// A plugin shares the machine with its host, and mostly waits for
+		// it. With more than one processor, each hand-off between the
+		// goroutine that reads a hook call and the one that answers it
+		// wakes a thread on another core, which costs more than the call;
+		// with one it does not. A plugin that needs more cores lists
+		// GOMAXPROCS in its entry's env.
+		runtime.GOMAXPROCS(1)
+	}
 	debug := debugMode()
 	if !debug && os.Getenv(handshake.Config.MagicCookieKey) != handshake.Config.MagicCookieValue {
 		fmt.Fprintf(os.Stderr, "This binary is a hookhost plugin: hookhost starts it when its name is in plugins.enabled.\n"+

@@ -1,0 +1,369 @@
+package wire
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
+)
+
+// The lane is a second carrier for protocol 2's hook stream: a connected
+// Unix socket the host creates for each plugin process it starts and hands
+// it as an inherited descriptor, named by the LaneFDEnv variable. It
+// carries the same HostMessages and PluginMessages as the Hooks stream,
+// each after a 4-byte big-endian length, with the same meaning; a plugin
+// that serves it says so in its manifest (Manifest.lane) and the host then
+// sends its calls there. Describe, Configure, health and shutdown stay on
+// gRPC, and so does the hook stream of a plugin that does not serve the
+// lane, or whose lane broke.
+//
+// Why a second carrier: on a small machine a gRPC message between two
+// processes costs several goroutine hand-offs on each side (the transport's
+// reader and writer, the stream's receive buffer), and each one that finds
+// an idle processor wakes a thread of its own. A lane message is one write
+// by the goroutine that has it and one read by the goroutine that waits for
+// it: a hook exchange took a quarter of the time on a 2-core machine. The
+// socket is private to the two processes, as the handshake's pipes are, so
+// it needs no TLS; the kernel's socket buffer is its flow control.
+
+// LaneFDEnv names the variable that tells a plugin which of its descriptors
+// is its lane.
+const LaneFDEnv = "HOOKHOST_LANE_FD"
+
+// laneHeader is a lane frame's length prefix.
+const laneHeader = 4
+
+// laneBuffer is what a lane reader reads at once; a frame longer than it
+// is read into a buffer of its own size.
+const laneBuffer = 64 << 10
+
+// frameReader reads a lane's frames. A read cut short (by a read deadline)
+// keeps what it got, and the next call goes on from there, so that the
+// goroutines taking turns at reading a lane never split a frame.
+type frameReader struct {
+	rd   io.Reader
+	buf  []byte
+	r, w int
+	big  []byte // a frame longer than buf, being read
+	got  int    // of big
+}
+
+func newFrameReader(rd io.Reader) *frameReader {
+	return &frameReader{rd: rd, buf: make([]byte, laneBuffer)}
+}
+
+// errFrameTooLarge is a frame whose length prefix is over the reader's
+// limit; the lane cannot go on, since what follows is that frame.
+type errFrameTooLarge struct{ size, limit int }
+
+func (e errFrameTooLarge) Error() string {
+	return fmt.Sprintf("received message larger than max (%d vs. %d)", e.size, e.limit)
+}
+
+// next returns the next frame's bytes, valid until the following call. A
+// frame over limit is refused from its length prefix, before anything is
+// allocated for it.
+func (f *frameReader) next(limit int) ([]byte, error) {
+	if f.big == nil {
+		for f.w-f.r < laneHeader {
+			if err := f.fill(); err != nil {
+				return nil, err
+			}
+		}
+		size := int(binary.BigEndian.Uint32(f.buf[f.r:]))
+		if size > limit {
+			return nil, errFrameTooLarge{size, limit}
+		}
+		if laneHeader+size <= len(f.buf) {
+			for f.w-f.r < laneHeader+size {
+				if err := f.fill(); err != nil {
+					return nil, err
+				}
+			}
+			frame := f.buf[f.r+laneHeader : f.r+laneHeader+size]
+			f.r += laneHeader + size
+			return frame, nil
+		}
+		f.big = make([]byte, size)
+		f.got = copy(f.big, f.buf[f.r+laneHeader:f.w])
+		f.r = f.w
+	}
+	for f.got < len(f.big) {
+		n, err := f.rd.Read(f.big[f.got:])
+		f.got += n
+		if err != nil && f.got < len(f.big) {
+			return nil, err
+		}
+	}
+	frame := f.big
+	f.big, f.got = nil, 0
+	return frame, nil
+}
+
+// fill reads more into buf, moving what is unread to its start first when
+// the room after it is short.
+func (f *frameReader) fill() error {
+	if f.r == f.w {
+		f.r, f.w = 0, 0
+	} else if len(f.buf)-f.w < laneHeader+1 || f.r > len(f.buf)/2 {
+		f.w = copy(f.buf, f.buf[f.r:f.w])
+		f.r = 0
+	}
+	n, err := f.rd.Read(f.buf[f.w:])
+	f.w += n
+	if n > 0 {
+		// An error that came with bytes comes again on the next read.
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// frameWriter writes a lane's frames, one whole frame per write.
+type frameWriter struct {
+	mu   sync.Mutex
+	conn net.Conn
+	buf  []byte
+}
+
+// write sends m as one frame. The buffer is kept for the next frame unless
+// the frame was unusually large.
+func (w *frameWriter) write(m proto.Message) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	size := proto.Size(m)
+	b := binary.BigEndian.AppendUint32(w.buf[:0], uint32(size))
+	b, err := proto.MarshalOptions{}.MarshalAppend(b, m)
+	if err != nil {
+		return err
+	}
+	_, err = w.conn.Write(b)
+	if cap(b) <= laneBuffer {
+		w.buf = b
+	}
+	return err
+}
+
+// laneClient is the host's end of a lane, in the shape of the Hooks
+// stream's client side for the sender. Its reading is done by the callers
+// themselves, in turn (see stream.readFor), not through Recv.
+type laneClient struct {
+	conn   net.Conn
+	out    frameWriter
+	frames *frameReader // read only by the goroutine whose turn it is
+	// room is what the socket surely buffers: writes that, with what the
+	// plugin has not been seen to read, fit in it never wait.
+	room int
+}
+
+// laneRoom is the room assumed of a socket whose buffer size is unknown.
+const laneRoom = 32 << 10
+
+func newLaneClient(conn net.Conn) *laneClient {
+	l := &laneClient{conn: conn, out: frameWriter{conn: conn}, room: laneRoom}
+	var rd io.Reader = conn
+	if sc, ok := conn.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			rd = &spinReader{conn: conn, raw: raw}
+			_ = raw.Control(func(fd uintptr) {
+				// A quarter of the send buffer: the kernel counts its own
+				// bookkeeping of each write against it too.
+				if n, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF); err == nil && n/4 > laneRoom {
+					l.room = n / 4
+				}
+			})
+		}
+	}
+	l.frames = newFrameReader(rd)
+	return l
+}
+
+// spinReader reads a lane, polling it for a while before it waits. An
+// answer usually comes within a few hundred microseconds; a thread that
+// went to sleep waiting for it takes tens of microseconds to wake, each
+// time, and leaves the next step of the request on a cold processor.
+// Between polls it yields, so that other goroutines' work goes first.
+type spinReader struct {
+	conn net.Conn
+	raw  syscall.RawConn
+	// Spin is set while polling is worth it: while the reader is the
+	// only call waiting.
+	spin bool
+}
+
+// laneSpin bounds the polling of one read.
+const laneSpin = 200 * time.Microsecond
+
+func (s *spinReader) Read(b []byte) (int, error) {
+	var n int
+	var rerr error
+	var until time.Time
+	err := s.raw.Read(func(fd uintptr) bool {
+		for {
+			n, rerr = syscall.Read(int(fd), b)
+			if rerr == syscall.EINTR {
+				continue
+			}
+			if rerr != syscall.EAGAIN {
+				return true
+			}
+			if !s.spin {
+				return false
+			}
+			now := time.Now()
+			if until.IsZero() {
+				until = now.Add(laneSpin)
+			} else if now.After(until) {
+				return false
+			}
+			runtime.Gosched()
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	if rerr != nil {
+		return 0, rerr
+	}
+	if n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Send writes m to the plugin. The stream's sendMu already serializes the
+// senders; a write blocks only while the socket's buffer is full.
+func (l *laneClient) Send(m *pluginv2.HostMessage) error { return l.out.write(m) }
+
+// recv reads the next message, refusing one over limit bytes. Errors are
+// those of gRPC's stream for the same causes, so that stream.classify reads
+// both alike; a deadline that passed is returned as it is.
+func (l *laneClient) recv(limit int) (*pluginv2.PluginMessage, error) {
+	b, err := l.frames.next(limit)
+	if err != nil {
+		var tooLarge errFrameTooLarge
+		switch {
+		case errors.As(err, &tooLarge):
+			return nil, status.Error(codes.ResourceExhausted, err.Error())
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, err
+		case errors.Is(err, io.EOF):
+			return nil, io.EOF
+		}
+		return nil, status.Errorf(codes.Unavailable, "the plugin's lane: %v", err)
+	}
+	m := new(pluginv2.PluginMessage)
+	if err := proto.Unmarshal(b, m); err != nil {
+		return nil, status.Errorf(codes.Internal, "the plugin's lane: cannot decode a message: %v", err)
+	}
+	return m, nil
+}
+
+// polling says whether the next reads poll before they wait (see
+// spinReader); only the goroutine whose turn it is to read calls it.
+func (l *laneClient) polling(on bool) {
+	if s, ok := l.frames.rd.(*spinReader); ok {
+		s.spin = on
+	}
+}
+
+// interrupt wakes the goroutine reading the lane, if any: it looks again at
+// why it reads, and reads on when it still should.
+func (l *laneClient) interrupt() { _ = l.conn.SetReadDeadline(aLongTimeAgo) }
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// laneServerStream is a plugin's end of a lane in the shape of a Hooks
+// stream, so that one hookStream serves either.
+type laneServerStream struct {
+	ctx    context.Context
+	out    frameWriter
+	frames *frameReader
+}
+
+func newLaneServerStream(ctx context.Context, conn net.Conn) *laneServerStream {
+	return &laneServerStream{ctx: ctx, out: frameWriter{conn: conn}, frames: newFrameReader(conn)}
+}
+
+func (s *laneServerStream) Recv() (*pluginv2.HostMessage, error) {
+	b, err := s.frames.next(MaxMessageSize)
+	if err != nil {
+		return nil, err
+	}
+	m := new(pluginv2.HostMessage)
+	if err := proto.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("plugin: cannot decode a message from the host's lane: %w", err)
+	}
+	return m, nil
+}
+
+func (s *laneServerStream) Send(m *pluginv2.PluginMessage) error { return s.out.write(m) }
+func (s *laneServerStream) Context() context.Context             { return s.ctx }
+func (s *laneServerStream) SetHeader(metadata.MD) error          { return nil }
+func (s *laneServerStream) SendHeader(metadata.MD) error         { return nil }
+func (s *laneServerStream) SetTrailer(metadata.MD)               {}
+
+func (s *laneServerStream) SendMsg(m any) error {
+	pm, ok := m.(*pluginv2.PluginMessage)
+	if !ok {
+		return fmt.Errorf("plugin: the lane carries PluginMessages, not %T", m)
+	}
+	return s.Send(pm)
+}
+
+func (s *laneServerStream) RecvMsg(m any) error {
+	hm, ok := m.(*pluginv2.HostMessage)
+	if !ok {
+		return fmt.Errorf("plugin: the lane carries HostMessages, not %T", m)
+	}
+	got, err := s.Recv()
+	if err != nil {
+		return err
+	}
+	proto.Merge(hm, got)
+	return nil
+}
+
+// takeLane returns the lane the host handed this process, or nil when it
+// handed none or the descriptor is not a socket. The variable is removed so
+// that a process the plugin starts does not take the lane for its own.
+func takeLane() (net.Conn, error) {
+	v, ok := os.LookupEnv(LaneFDEnv)
+	if !ok {
+		return nil, nil
+	}
+	_ = os.Unsetenv(LaneFDEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("plugin: %s=%q is not a descriptor the host could have handed over", LaneFDEnv, v)
+	}
+	f := os.NewFile(uintptr(fd), "hookhost-lane")
+	if f == nil {
+		return nil, fmt.Errorf("plugin: %s=%d is not an open descriptor", LaneFDEnv, fd)
+	}
+	// FileConn duplicates the descriptor, close-on-exec; the inherited
+	// one is closed so that no child of the plugin keeps the lane open.
+	conn, err := net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("plugin: the lane descriptor %d: %w", fd, err)
+	}
+	return conn, nil
+}
