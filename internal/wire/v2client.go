@@ -628,7 +628,6 @@ func (st *stream) readFor(ctx context.Context, p *pending) {
 	}
 }
 
-
 // giveUp ends a call the caller no longer waits for. A call still queued
 // is not sent at all; the plugin is told to cancel one it was sent, unless
 // it already said it was done.
