@@ -1,8 +1,9 @@
 // Command deaf is a test plugin that stops reading its socket while it
 // lives on. It serves through a proxy of its own, placed between the host
 // and its gRPC server by rewriting the address in go-plugin's handshake
-// line; after a call for the tool "deaf", the proxy no longer reads what
-// the host sends, on every connection. Its name is the base name it was
+// line, and another between the host's lane and the SDK; after a call for
+// the tool "deaf", the proxies no longer read what the host sends, on
+// every connection and on the lane. Its name is the base name it was
 // started as.
 package main
 
@@ -14,10 +15,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
@@ -48,7 +52,46 @@ func main() {
 	// go-plugin prints its handshake line to os.Stdout.
 	os.Stdout = w
 	go relayHandshake(bufio.NewReader(r), stdout)
+	proxyLane()
 	sdk.Serve(&plugin{name: filepath.Base(os.Args[0])})
+}
+
+// proxyLane puts a proxy between the host's lane and the SDK, which gets a
+// lane of the proxy's instead, so that going deaf covers the lane too.
+func proxyLane() {
+	v := os.Getenv(wire.LaneFDEnv)
+	if v == "" {
+		return
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deaf: bad lane:", v)
+		os.Exit(1)
+	}
+	hostEnd, err := fileConn(fd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deaf: lane:", err)
+		os.Exit(1)
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deaf: socketpair:", err)
+		os.Exit(1)
+	}
+	mine, err := fileConn(fds[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deaf: lane:", err)
+		os.Exit(1)
+	}
+	os.Setenv(wire.LaneFDEnv, strconv.Itoa(fds[1]))
+	go relay(hostEnd, mine)
+	go io.Copy(hostEnd, mine)
+}
+
+func fileConn(fd int) (net.Conn, error) {
+	f := os.NewFile(uintptr(fd), "lane")
+	defer f.Close()
+	return net.FileConn(f)
 }
 
 // relayHandshake passes the handshake line on with the proxy's address in
@@ -89,6 +132,11 @@ func proxy(host net.Conn, network, addr string) {
 		return
 	}
 	go io.Copy(host, server)
+	relay(host, server)
+}
+
+// relay passes on what the host sends until the plugin goes deaf.
+func relay(host, server net.Conn) {
 	buf := make([]byte, 4096)
 	for {
 		if deaf.Load() {
