@@ -136,27 +136,67 @@ func (f *frameReader) fill() error {
 	return err
 }
 
-// frameWriter writes a lane's frames, one whole frame per write.
+// frameWriter writes a lane's frames, whole frames per write.
 type frameWriter struct {
 	mu   sync.Mutex
 	conn net.Conn
-	buf  []byte
+	buf  []byte // frames held, not yet written
+	// flushing is set while a flush of held frames is scheduled.
+	flushing bool
 }
 
-// write sends m as one frame. The buffer is kept for the next frame unless
-// the frame was unusually large.
+// write sends m, after the frames held, in one write.
 func (w *frameWriter) write(m proto.Message) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	size := proto.Size(m)
-	b := binary.BigEndian.AppendUint32(w.buf[:0], uint32(size))
+	if err := w.appendLocked(m); err != nil {
+		return err
+	}
+	return w.flushLocked()
+}
+
+// hold adds m to the frames written by the next write, or by a flush
+// that runs once the goroutines ready to run now have run: a stage's
+// answers that follow each other at once go out in one write, and one
+// that waits for a slow handler does not wait with it.
+func (w *frameWriter) hold(m proto.Message) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.appendLocked(m); err != nil {
+		return err
+	}
+	if !w.flushing {
+		w.flushing = true
+		go func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.flushing = false
+			_ = w.flushLocked()
+		}()
+	}
+	return nil
+}
+
+func (w *frameWriter) appendLocked(m proto.Message) error {
+	b := binary.BigEndian.AppendUint32(w.buf, uint32(proto.Size(m)))
 	b, err := proto.MarshalOptions{}.MarshalAppend(b, m)
 	if err != nil {
 		return err
 	}
-	_, err = w.conn.Write(b)
-	if cap(b) <= laneBuffer {
-		w.buf = b
+	w.buf = b
+	return nil
+}
+
+// flushLocked writes the frames held. The buffer is kept for the next
+// frames unless it grew unusually large.
+func (w *frameWriter) flushLocked() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	_, err := w.conn.Write(w.buf)
+	w.buf = w.buf[:0]
+	if cap(w.buf) > laneBuffer {
+		w.buf = nil
 	}
 	return err
 }
@@ -314,11 +354,18 @@ func (s *laneServerStream) Recv() (*pluginv2.HostMessage, error) {
 	return m, nil
 }
 
-func (s *laneServerStream) Send(m *pluginv2.PluginMessage) error { return s.out.write(m) }
-func (s *laneServerStream) Context() context.Context             { return s.ctx }
-func (s *laneServerStream) SetHeader(metadata.MD) error          { return nil }
-func (s *laneServerStream) SendHeader(metadata.MD) error         { return nil }
-func (s *laneServerStream) SetTrailer(metadata.MD)               {}
+// Send writes m; an answer that is not its call's last is held for the
+// next one (see frameWriter.hold).
+func (s *laneServerStream) Send(m *pluginv2.PluginMessage) error {
+	if m.GetLast() {
+		return s.out.write(m)
+	}
+	return s.out.hold(m)
+}
+func (s *laneServerStream) Context() context.Context     { return s.ctx }
+func (s *laneServerStream) SetHeader(metadata.MD) error  { return nil }
+func (s *laneServerStream) SendHeader(metadata.MD) error { return nil }
+func (s *laneServerStream) SetTrailer(metadata.MD)       {}
 
 func (s *laneServerStream) SendMsg(m any) error {
 	pm, ok := m.(*pluginv2.PluginMessage)
