@@ -377,10 +377,7 @@ func (st *stream) run() {
 		// Ending the stream closes the lane: a send blocked on it, and
 		// the caller reading it, return.
 		lane := st.lane
-		context.AfterFunc(st.ctx, func() {
-			_ = lane.conn.Close()
-			st.c.onLane.Store(false)
-		})
+		context.AfterFunc(st.ctx, func() { _ = lane.conn.Close() })
 	} else {
 		hs, err := st.c.rpc.Hooks(st.ctx, st.s.recvLimit)
 		if err != nil {
@@ -694,6 +691,10 @@ func (st *stream) broke(err error) {
 	st.calls = map[uint64]*pending{}
 	close(st.dead)
 	st.mu.Unlock()
+	if st.lane != nil {
+		// There is one lane: no stream runs on it from now on.
+		st.c.onLane.Store(false)
+	}
 	st.cancel()
 	st.c.forget(st)
 }
