@@ -292,28 +292,29 @@ func (s *spinReader) Read(b []byte) (int, error) {
 // senders; a write blocks only while the socket's buffer is full.
 func (l *laneClient) Send(m *pluginv2.HostMessage) error { return l.out.write(m) }
 
-// recv reads the next message, refusing one over limit bytes. Errors are
-// those of gRPC's stream for the same causes, so that stream.classify reads
-// both alike; a deadline that passed is returned as it is.
-func (l *laneClient) recv(limit int) (*pluginv2.PluginMessage, error) {
+// recv reads the next message and its size, refusing one over limit
+// bytes. Errors are those of gRPC's stream for the same causes, so that
+// stream.classify reads both alike; a deadline that passed is returned as
+// it is.
+func (l *laneClient) recv(limit int) (*pluginv2.PluginMessage, int, error) {
 	b, err := l.frames.next(limit)
 	if err != nil {
 		var tooLarge errFrameTooLarge
 		switch {
 		case errors.As(err, &tooLarge):
-			return nil, status.Error(codes.ResourceExhausted, err.Error())
+			return nil, 0, status.Error(codes.ResourceExhausted, err.Error())
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return nil, err
+			return nil, 0, err
 		case errors.Is(err, io.EOF):
-			return nil, io.EOF
+			return nil, 0, io.EOF
 		}
-		return nil, status.Errorf(codes.Unavailable, "the plugin's lane: %v", err)
+		return nil, 0, status.Errorf(codes.Unavailable, "the plugin's lane: %v", err)
 	}
 	m := new(pluginv2.PluginMessage)
 	if err := proto.Unmarshal(b, m); err != nil {
-		return nil, status.Errorf(codes.Internal, "the plugin's lane: cannot decode a message: %v", err)
+		return nil, 0, status.Errorf(codes.Internal, "the plugin's lane: cannot decode a message: %v", err)
 	}
-	return m, nil
+	return m, len(b), nil
 }
 
 // polling says whether the next reads poll before they wait (see

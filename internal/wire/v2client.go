@@ -609,7 +609,7 @@ func (st *stream) readFor(ctx context.Context, p *pending) {
 			return
 		default:
 		}
-		m, err := l.recv(st.c.current().MaxResultSize)
+		m, size, err := l.recv(st.c.current().MaxResultSize)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// ctx ended, or a caller gave up: the loop's conditions say
 			// whether that concerns p, and the read goes on if not.
@@ -620,7 +620,7 @@ func (st *stream) readFor(ctx context.Context, p *pending) {
 			st.broke(err)
 			return
 		}
-		st.c.received.Add(uint64(proto.Size(m)))
+		st.c.received.Add(uint64(size))
 		st.deliver(m)
 	}
 }
