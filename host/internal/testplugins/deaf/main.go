@@ -3,7 +3,8 @@
 // and its gRPC server by rewriting the address in go-plugin's handshake
 // line; after a call for the tool "deaf", the proxy no longer reads what
 // the host sends, on every connection. Its name is the base name it was
-// started as.
+// started as. It declines the host's lane, so that its hook calls go
+// through the proxy too.
 package main
 
 import (
@@ -14,10 +15,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
@@ -39,6 +43,15 @@ func (p *plugin) PreToolCallCanProvideResult(_ context.Context, req hooks.ToolCa
 }
 
 func main() {
+	if fd, ok := os.LookupEnv(wire.LaneFDEnv); ok {
+		// Without the variable the SDK does not take the lane, and the
+		// manifest says so; the descriptor itself is closed so that it
+		// lingers nowhere.
+		_ = os.Unsetenv(wire.LaneFDEnv)
+		if n, err := strconv.Atoi(fd); err == nil {
+			_ = syscall.Close(n)
+		}
+	}
 	stdout := os.Stdout
 	r, w, err := os.Pipe()
 	if err != nil {
