@@ -201,7 +201,13 @@ func (s *supervised) failed(in *instance, err error) {
 		// closed), and the next call opens another. Only a process that
 		// no longer answers its health check is down; a crashed one fails
 		// it at once.
+		// One check at a time: the calls in flight on a stream all fail
+		// together.
+		if !in.checking.CompareAndSwap(false, true) {
+			return
+		}
 		go func() {
+			defer in.checking.Store(false)
 			if !in.answersHealth(healthCheckTimeout) {
 				s.markDown(in, err.Error())
 			}
