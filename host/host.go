@@ -132,6 +132,11 @@ type Status struct {
 	// Protocol is the plugin protocol version spoken with the latest
 	// process (1 or 2); 0 when none ever started.
 	Protocol int
+	// Lane is set while the current process's hook calls go on its lane,
+	// the socket the host hands each plugin process it starts, instead of
+	// protocol 2's gRPC hook stream; it is false before the first call, for
+	// protocol 1, for an attached plugin, and once a lane broke.
+	Lane bool
 	// LateAnswers counts answers the plugin's processes sent after the
 	// host had stopped waiting for them, which were dropped, since Start.
 	LateAnswers uint64

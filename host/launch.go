@@ -77,6 +77,9 @@ type instance struct {
 	// killing is set when the host ends the process on purpose, nil when
 	// attached; see killLogger.
 	killing *atomic.Bool
+	// checking is set while a health check decides whether a broken hook
+	// stream means the process is down (see supervised.failed).
+	checking atomic.Bool
 }
 
 // launch brings one plugin from its config entry to the point where it can

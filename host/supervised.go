@@ -142,6 +142,9 @@ func (s *supervised) Status() Status {
 		t := s.cur.rpc.Traffic()
 		st.Traffic.Sent += t.Sent
 		st.Traffic.Received += t.Received
+		if v2, ok := s.cur.rpc.(*wire.V2Client); ok {
+			st.Lane = v2.OnLane()
+		}
 	}
 	return st
 }
@@ -185,8 +188,53 @@ func (s *supervised) failed(in *instance, err error) {
 		}
 		return
 	}
-	if errors.Is(err, hooks.ErrUnavailable) || in.client.Exited() {
+	if in.client.Exited() {
 		s.markDown(in, err.Error())
+		return
+	}
+	if !errors.Is(err, hooks.ErrUnavailable) {
+		return
+	}
+	if in.version == 2 {
+		// A protocol 2 hook stream, the lane or gRPC's Hooks stream, can
+		// break while its process lives on (a lane the plugin garbled or
+		// closed), and the next call opens another. Only a process that
+		// no longer answers its health check is down; a crashed one fails
+		// it at once.
+		// One check at a time: the calls in flight on a stream all fail
+		// together.
+		if !in.checking.CompareAndSwap(false, true) {
+			return
+		}
+		go func() {
+			defer in.checking.Store(false)
+			if !in.answersHealth(healthCheckTimeout) {
+				s.markDown(in, err.Error())
+			}
+		}()
+		return
+	}
+	s.markDown(in, err.Error())
+}
+
+// healthCheckTimeout bounds the health check of a process whose hook
+// stream broke; one that does not answer by then is restarted.
+const healthCheckTimeout = 2 * time.Second
+
+// answersHealth reports whether the process answers go-plugin's health
+// check within timeout.
+func (in *instance) answersHealth(timeout time.Duration) bool {
+	done := make(chan error, 1)
+	// Ping has no deadline of its own; a hung process's ends when the
+	// host stops it and closes its connection.
+	go func() { done <- in.proto.Ping() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err == nil
+	case <-t.C:
+		return false
 	}
 }
 

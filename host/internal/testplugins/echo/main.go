@@ -204,6 +204,17 @@ func (e *echo) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCa
 		}
 		go cmd.Wait()
 		return &hooks.ToolResult{Content: strconv.Itoa(cmd.Process.Pid)}, nil
+	case "lanechild":
+		// What a child of the plugin sees of the host's lane: the
+		// descriptors it inherited, with what each one is, and the
+		// variable that names the lane.
+		cmd := exec.Command(shBinary(), "-c", `ls -l /proc/$$/fd; echo "HOOKHOST_LANE_FD=${HOOKHOST_LANE_FD-unset}"`)
+		cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("the child: %w", err)
+		}
+		return &hooks.ToolResult{Content: string(out)}, nil
 	case "child":
 		cmd := exec.Command(sleepBinary(), "300")
 		if err := cmd.Start(); err != nil {
@@ -244,6 +255,16 @@ func sleepBinary() string {
 		}
 	}
 	return "sleep"
+}
+
+// shBinary finds sh without PATH, which the host does not pass on.
+func shBinary() string {
+	for _, p := range []string{"/bin/sh", "/usr/bin/sh"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "sh"
 }
 
 func main() {
