@@ -106,6 +106,13 @@ func TestMain(m *testing.M) {
 // highest both sides speak). The config is written as TOML so that the
 // benchmarks go through the same keys a user writes.
 func pluginCopies(b *testing.B, n, protocol int) *config.Config {
+	return namedPluginCopies(b, "bench", n, protocol)
+}
+
+// namedPluginCopies is pluginCopies with the copies named prefix1,
+// prefix2, ...: copies named stream* do not serve the lane (see
+// benchplugin).
+func namedPluginCopies(b *testing.B, prefix string, n, protocol int) *config.Config {
 	src, err := os.ReadFile(binary(b, "benchplugin"))
 	if err != nil {
 		b.Fatal(err)
@@ -113,7 +120,7 @@ func pluginCopies(b *testing.B, n, protocol int) *config.Config {
 	var names []string
 	var entries strings.Builder
 	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("bench%d", i)
+		name := fmt.Sprintf("%s%d", prefix, i)
 		path := filepath.Join(binDir, name)
 		if _, err := os.Stat(path); err != nil {
 			if err := os.WriteFile(path, src, 0o755); err != nil {
@@ -220,7 +227,8 @@ var remoteProtocols = []struct {
 var toolCall = hooks.ToolCallRequest{SessionID: "s", CallID: "c", Name: "lookup", Arguments: json.RawMessage(`{"key":"k"}`)}
 
 // BenchmarkHookRoundTrip is one pre_tool_call_can_provide_result answered
-// by one plugin: in process; remote over protocol 1 and 2; the same answer
+// by one plugin: in process; remote over protocol 1 and 2 (v2 on the lane,
+// v2-stream on the gRPC Hooks stream); the same answer
 // from a raw gRPC child (no go-plugin, no host) as a unary call over TLS,
 // as one message each way on a long-lived bidirectional stream over TLS,
 // and as a plaintext unary call; and from a process started per hook.
@@ -255,6 +263,18 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 			}
 		})
 	}
+
+	// v2 runs on the lane; v2-stream is the same plugin with its calls on
+	// the gRPC Hooks stream, as for a plugin that does not serve the lane.
+	b.Run("v2-stream", func(b *testing.B) {
+		h := startHost(b, namedPluginCopies(b, "stream", 1, 2), 2)
+		bus := newBus(b, h.Members())
+		for b.Loop() {
+			if bus.PreToolCallCanProvideResult(ctx, toolCall) == nil {
+				b.Fatal("no result")
+			}
+		}
+	})
 
 	req := &pluginv1.ToolCallRequest{SessionId: toolCall.SessionID, CallId: toolCall.CallID, Name: toolCall.Name, Arguments: toolCall.Arguments}
 

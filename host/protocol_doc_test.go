@@ -231,3 +231,73 @@ func ipOnlyCert(t *testing.T) []byte {
 	}
 	return der
 }
+
+// PROTOCOL.md's "What the host puts in the environment" names every
+// variable the host sets for a plugin, the lane's among them, and the lane
+// is the socket on descriptor 3 that it says.
+func TestProtocolDocNamesEveryVariableTheHostSets(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, ok := docSection(string(doc), "### What the host puts in the environment")
+	if !ok {
+		t.Fatal(`PROTOCOL.md has no section "### What the host puts in the environment"`)
+	}
+	dir := t.TempDir()
+	envFile, fdFile := dir+"/env", dir+"/fd3"
+	// The plugin records what it was given, then fails to start.
+	path := writeScript(t, dir, "envdump", "#!/bin/sh\n/usr/bin/env > "+envFile+"\n"+
+		"if [ -S /dev/fd/3 ]; then echo socket > "+fdFile+"; fi\nexit 1\n")
+	if _, errs := start(t, configOf(plug{"envdump", entry(path)}), fastOptions()); findErr(errs, "envdump") == nil {
+		t.Fatalf("a plugin that exits at once started: %v", errs)
+	}
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatalf("the plugin did not record its environment: %v", err)
+	}
+	vars := map[string]string{}
+	for _, l := range strings.Split(string(env), "\n") {
+		// PLUGIN_CLIENT_CERT's value runs over several lines.
+		if name, value, ok := strings.Cut(l, "="); ok && name != "" && strings.ToUpper(name) == name && !strings.ContainsAny(name, " -") {
+			vars[name] = value
+		}
+	}
+	delete(vars, "PWD") // the shell's own
+	if len(vars) < 5 {
+		t.Fatalf("found %d variables in the plugin's environment, want the host's handshake ones at least:\n%s", len(vars), env)
+	}
+	for name := range vars {
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("the host sets %s for a plugin, but PROTOCOL.md's \"What the host puts in the environment\" does not name it", name)
+		}
+	}
+	if v := vars["HOOKHOST_LANE_FD"]; v != "3" {
+		t.Errorf("HOOKHOST_LANE_FD=%q, PROTOCOL.md says it is always 3", v)
+	}
+	if b, err := os.ReadFile(fdFile); err != nil || strings.TrimSpace(string(b)) != "socket" {
+		t.Errorf("the plugin's descriptor 3 is not a socket (%q, %v), PROTOCOL.md says it is the lane", b, err)
+	}
+}
+
+// docSection returns the text under heading up to the next heading of any
+// level.
+func docSection(doc, heading string) (string, bool) {
+	_, rest, ok := strings.Cut(doc, "\n"+heading+"\n")
+	if !ok {
+		return "", false
+	}
+	var lines []string
+	inCode := false
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(l, "```") {
+			inCode = !inCode
+		}
+		if !inCode && strings.HasPrefix(l, "#") {
+			break
+		}
+		lines = append(lines, l)
+	}
+	return strings.Join(lines, "\n"), true
+}

@@ -1,6 +1,7 @@
 // Command report reads `go test -bench` output (several -count runs) and
 // prints the median of every metric per benchmark; then the plugin
-// boundary's costs (hook round trip over protocol 2 and 1, bare gRPC unary
+// boundary's costs (hook round trip over protocol 2, on the lane and on the
+// gRPC Hooks stream, and 1, bare gRPC unary
 // and bidi stream over TLS, a process per hook, in-process; tool calls);
 // then the figures the project tracks (MCP tools/call through hookhost
 // against straight to the server among them), as ratios of medians measured in the
@@ -29,6 +30,7 @@ import (
 // The benchmarks the tables read (bench/bench_test.go).
 const (
 	rtV2        = "BenchmarkHookRoundTrip/v2"
+	rtV2Stream  = "BenchmarkHookRoundTrip/v2-stream"
 	rtV1        = "BenchmarkHookRoundTrip/v1"
 	rtUnaryTLS  = "BenchmarkHookRoundTrip/rawgrpc-unary-tls"
 	rtBidiTLS   = "BenchmarkHookRoundTrip/rawgrpc-bidi-tls"
@@ -52,7 +54,8 @@ const (
 
 // boundaryRows are the rows of the plugin-boundary table, in order.
 var boundaryRows = []struct{ name, label string }{
-	{rtV2, "hook round trip, protocol 2 (one stream per plugin)"},
+	{rtV2, "hook round trip, protocol 2 on the lane (one Unix socket per plugin)"},
+	{rtV2Stream, "hook round trip, protocol 2 on the gRPC Hooks stream (lane not served)"},
 	{rtV1, "hook round trip, protocol 1 (one unary RPC per hook)"},
 	{rtUnaryTLS, "bare gRPC unary call over TLS, child process"},
 	{rtBidiTLS, "bare gRPC bidi stream message over TLS, child process"},
@@ -95,6 +98,8 @@ var checks = []check{
 	{"v1 round trip / bare unary call over TLS", ratio(rtV1, rtUnaryTLS), "%.2f×", "", nil},
 	{"bare bidi stream message / bare unary call (both TLS)", ratio(rtBidiTLS, rtUnaryTLS), "%.2f×", "", nil},
 	{"v2 round trip / bare bidi stream message over TLS", ratio(rtV2, rtBidiTLS), "%.2f×", "", nil},
+	{"v2 round trip on the Hooks stream / bare bidi stream message over TLS", ratio(rtV2Stream, rtBidiTLS), "%.2f×", "", nil},
+	{"v2 round trip on the lane / on the Hooks stream", ratio(rtV2, rtV2Stream), "%.2f×", "", nil},
 	{"process per hook / v2 round trip", ratio(rtExec, rtV2), "%.0f×", "≥ 25×", func(v float64) bool { return v >= 25 }},
 	{"v2 round trip / in-process plugin", ratio(rtV2, rtInProcess), "%.0f×", "", nil},
 	{"tool call, one plugin in four hooks, v2, in v2 round trips", ratio(tcV2, rtV2), "%.2f", "≤ 2", func(v float64) bool { return v <= 2 }},

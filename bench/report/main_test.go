@@ -16,6 +16,8 @@ BenchmarkHookRoundTrip/v1-2                	    5000	    262000 ns/op
 BenchmarkHookRoundTrip/v1-2                	    5000	    262000 ns/op
 BenchmarkHookRoundTrip/v2-2                	    5000	    170000 ns/op
 BenchmarkHookRoundTrip/v2-2                	    5000	    190000 ns/op
+BenchmarkHookRoundTrip/v2-stream-2         	    5000	    350000 ns/op
+BenchmarkHookRoundTrip/v2-stream-2         	    5000	    370000 ns/op
 BenchmarkHookRoundTrip/rawgrpc-unary-tls-2 	    5000	    224000 ns/op
 BenchmarkHookRoundTrip/rawgrpc-unary-tls-2 	    5000	    224000 ns/op
 BenchmarkHookRoundTrip/rawgrpc-bidi-tls-2  	    5000	    175000 ns/op
@@ -52,7 +54,8 @@ func line(t *testing.T, out, label, want string) {
 func TestReportBoundaryAndTargets(t *testing.T) {
 	out := report(t, run)
 	// Medians over the runs: v2 is (170+190)/2 = 180 µs.
-	line(t, out, "hook round trip, protocol 2", `180\.0 µs\s+170\.0 µs – 190\.0 µs\s+1\.00`)
+	line(t, out, "hook round trip, protocol 2 on the lane", `180\.0 µs\s+170\.0 µs – 190\.0 µs\s+1\.00`)
+	line(t, out, "hook round trip, protocol 2 on the gRPC Hooks stream", `360\.0 µs\s+350\.0 µs – 370\.0 µs\s+2\.00`)
 	line(t, out, "hook round trip, protocol 1", `262\.0 µs\s+262\.0 µs – 262\.0 µs\s+1\.46`)
 	line(t, out, "bare gRPC bidi stream message over TLS", `175\.0 µs`)
 	line(t, out, "tool call, one remote plugin in all four tool hooks, protocol 2", `450\.0 µs\s+\S+ µs – \S+ µs\s+2\.50\s+3 hooks asked in 1 exchange\(s\)`)
@@ -61,6 +64,9 @@ func TestReportBoundaryAndTargets(t *testing.T) {
 	line(t, out, "v2 round trip / bare unary call over TLS", `0\.80×\s+≤ 0\.85×\s+met`)
 	line(t, out, "v1 round trip / bare unary call over TLS", `1\.17×\s*$`)
 	line(t, out, "bare bidi stream message / bare unary call (both TLS)", `0\.78×`)
+	line(t, out, "v2 round trip / bare bidi stream message over TLS", `1\.03×`)
+	line(t, out, "v2 round trip on the Hooks stream / bare bidi stream message over TLS", `2\.06×`)
+	line(t, out, "v2 round trip on the lane / on the Hooks stream", `0\.50×`)
 	line(t, out, "tool call, one plugin in four hooks, v2, in v2 round trips", `2\.50\s+≤ 2\s+MISSED`)
 	line(t, out, "native tool call with the demo config: synchronous rpcs/op", `1\.00\s+0\s+MISSED`)
 	line(t, out, "process per hook / v2 round trip", `50×\s+≥ 25×\s+met`)

@@ -42,6 +42,13 @@ type Plugin struct {
 	// it answers each model-side stage in one exchange, and the check
 	// counts exchanges per round accordingly (hook by hook without it).
 	ModelStages bool
+	// Lane says it serves the lane under protocol 2, and logs, the first
+	// time a hook call comes by each carrier, "conform hook calls arrive"
+	// with carrier=lane or carrier=grpc (as goconform does): the check
+	// asserts that over protocol 2 every call came on the lane, and over
+	// protocol 1 on gRPC. A plugin without it is held to no carrier: the
+	// host sends its calls on the Hooks stream.
+	Lane bool
 }
 
 func (p Plugin) protocols() []int {
@@ -604,6 +611,10 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 
 	t.Run("every hook", func(t *testing.T) { checkEveryHook(t, ctx, ex, bus) })
 
+	if p.Lane {
+		checkCarrier(t, l, protocol)
+	}
+
 	if f := failures(bus, hooks.OnSessionStart); len(f) != 0 {
 		t.Errorf("on_session_start failures: %v", f)
 	}
@@ -615,6 +626,22 @@ func checkHooks(t *testing.T, p Plugin, protocol int) {
 	}
 	waitFor(t, "the plugin to exit after Close", func() bool { return gone(pid) })
 	checkGraceful(t, l)
+}
+
+// checkCarrier checks, from what a Lane plugin logged, that the calls of
+// the round came on the lane over protocol 2 and on gRPC over protocol 1.
+func checkCarrier(t *testing.T, l *log, protocol int) {
+	t.Helper()
+	want, not := "carrier=lane", "carrier=grpc"
+	if protocol == 1 {
+		want, not = not, want
+	}
+	waitFor(t, `an INFO line "conform hook calls arrive" with `+want+` in the host's log`, func() bool {
+		return hasLogLine(l.String(), "[INFO]", "conform hook calls arrive", want)
+	})
+	if hasLogLine(l.String(), "conform hook calls arrive", not) {
+		t.Errorf("over protocol %d a hook call came with %s, want every one with %s\nhost log:\n%s", protocol, not, want, l)
+	}
 }
 
 // checkAsk checks conform's ask, alone and against other plugins' answers:

@@ -99,4 +99,15 @@
 //     "conform blocks forbidden text"; a text starting "context:" gets the
 //     context of the rest of the text followed by " -- <tag>"; otherwise
 //     no opinion.
+//
+// # The lane
+//
+// Serving the lane (PROTOCOL.md, "The lane") is optional, and so is this
+// part. A plugin that serves it (Plugin.Lane; goconform does, through the
+// SDK) also logs, at level INFO, the message "conform hook calls arrive"
+// with the field carrier=lane or carrier=grpc the first time an answering
+// hook's call comes by that carrier; Run then wants every call of a
+// protocol 2 round on the lane, and every call over protocol 1 on gRPC.
+// A plugin that does not serve the lane is sent its calls on the Hooks
+// stream, and is held to the rest of the spec alike.
 package conformance

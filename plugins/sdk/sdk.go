@@ -125,12 +125,32 @@
 // model_stages, and the host asks a plugin's hooks of one model call's
 // pre-call stage, and of its post-call stage, in one exchange each; the
 // SDK calls the handlers one after the other, each under its own
-// deadline, exactly as the host would have called them hook by hook. The
+// deadline, exactly as the host would have called them hook by hook.
+// Serve also serves version 2's hook stream on the lane, the Unix socket
+// the host hands the process as the descriptor HOOKHOST_LANE_FD names: the
+// manifest says lane, and the host sends its hook calls there, which costs
+// far less per call than gRPC's transport (PROTOCOL.md, "The lane"). Serve
+// takes the descriptor close-on-exec and unsets the variable, so that
+// processes the plugin starts neither inherit the lane nor see it. The
 // process exits when the host shuts it
 // down, and also when the host dies, however it died: on Linux, macOS and
 // the BSDs, Serve watches its parent and, once it is gone, kills the
 // plugin's process group (its children included) when the plugin leads
 // one, or exits otherwise.
+//
+// # GOMAXPROCS
+//
+// Serve sets runtime.GOMAXPROCS(1) unless GOMAXPROCS is in the plugin's
+// environment. A plugin mostly waits for its host, on the same machine;
+// with more than one processor, each hand-off between the goroutine that
+// reads a hook call and the one that answers it wakes a thread on another
+// core, which costs more than a small handler's work. A plugin whose
+// handlers need several cores lists GOMAXPROCS in its entry's env (the
+// host's environment reaches a plugin only through that list), and the
+// Go runtime then reads it as usual:
+//
+//	[plugins.entries.guard]
+//	env = ["GOMAXPROCS"]   # with GOMAXPROCS=4 in hookhost's environment
 //
 // # Debugging a plugin
 //

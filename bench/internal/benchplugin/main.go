@@ -5,15 +5,21 @@
 // under several names can stand for several plugins. It answers a model
 // call itself when the request's model is "provide", and gives no opinion
 // for any other.
+//
+// A copy whose name starts with "stream" does not serve the lane: its
+// hook calls come on the gRPC Hooks stream, the carrier of a plugin that
+// does not serve the lane, and of any plugin once its lane broke.
 package main
 
 import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/wire"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
 
@@ -49,5 +55,20 @@ func (p *bench) PreLLMCallCanProvideResponse(_ context.Context, req hooks.LLMReq
 }
 
 func main() {
-	sdk.Serve(&bench{name: filepath.Base(os.Args[0])})
+	name := filepath.Base(os.Args[0])
+	if strings.HasPrefix(name, "stream") {
+		refuseLane()
+	}
+	sdk.Serve(&bench{name: name})
+}
+
+// refuseLane closes the lane the host handed the process and unsets its
+// variable, so that the SDK does not serve it and the manifest says so.
+func refuseLane() {
+	if fd, err := strconv.Atoi(os.Getenv(wire.LaneFDEnv)); err == nil && fd > 2 {
+		if f := os.NewFile(uintptr(fd), "lane"); f != nil {
+			_ = f.Close()
+		}
+	}
+	_ = os.Unsetenv(wire.LaneFDEnv)
 }

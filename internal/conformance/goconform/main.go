@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/peer"
+
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/plugins/sdk"
 )
@@ -25,6 +27,8 @@ type conform struct {
 
 	mu   sync.Mutex
 	seen []string
+	// carriers are those hook calls came by so far: "lane" or "grpc".
+	carriers sync.Map
 }
 
 func (c *conform) Info() sdk.Info {
@@ -71,6 +75,21 @@ func (c *conform) Configure(_ context.Context, raw json.RawMessage) error {
 	return nil
 }
 
+// arrived logs, the first time a hook call comes by each carrier, which
+// one it came by: the lane, or gRPC (a call on gRPC, a unary RPC or the
+// Hooks stream, has a peer in its context; one on the lane has none). The
+// conformance check of this plugin asserts that over protocol 2 its calls
+// came on the lane.
+func (c *conform) arrived(ctx context.Context) {
+	carrier := "lane"
+	if _, ok := peer.FromContext(ctx); ok {
+		carrier = "grpc"
+	}
+	if _, seen := c.carriers.LoadOrStore(carrier, true); !seen {
+		c.Logger().Info("conform hook calls arrive", "carrier", carrier)
+	}
+}
+
 func (c *conform) record(line string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -98,7 +117,8 @@ func (c *conform) PostToolCall(_ context.Context, ev hooks.ToolCallOutcome) erro
 	return c.record(line)
 }
 
-func (c *conform) PreToolListFinalized(_ context.Context, req hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+func (c *conform) PreToolListFinalized(ctx context.Context, req hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+	c.arrived(ctx)
 	kept := []hooks.ToolSpec{}
 	for _, t := range req.Tools {
 		if !strings.HasPrefix(t.Name, "hidden_") {
@@ -111,7 +131,8 @@ func (c *conform) PreToolListFinalized(_ context.Context, req hooks.ToolListRequ
 	return &hooks.ToolListOverride{Tools: kept}, nil
 }
 
-func (c *conform) PreAPIRequestMutable(_ context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
+func (c *conform) PreAPIRequestMutable(ctx context.Context, ev hooks.APIRequest) (*hooks.RequestPatch, error) {
+	c.arrived(ctx)
 	if ev.Request.Model != "patch-me" {
 		return nil, nil
 	}
@@ -119,7 +140,8 @@ func (c *conform) PreAPIRequestMutable(_ context.Context, ev hooks.APIRequest) (
 	return &hooks.RequestPatch{System: &system, Temperature: &temperature}, nil
 }
 
-func (c *conform) PreLLMCallCanProvideResponse(_ context.Context, ev hooks.LLMRequest) (*hooks.ModelResponse, error) {
+func (c *conform) PreLLMCallCanProvideResponse(ctx context.Context, ev hooks.LLMRequest) (*hooks.ModelResponse, error) {
+	c.arrived(ctx)
 	if ev.Request.Model != "provide-me" {
 		return nil, nil
 	}
@@ -132,7 +154,8 @@ func (c *conform) PreLLMCallCanProvideResponse(_ context.Context, ev hooks.LLMRe
 	}, nil
 }
 
-func (c *conform) PostLLMCallCanReissue(_ context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
+func (c *conform) PostLLMCallCanReissue(ctx context.Context, ev hooks.LLMCall) (*hooks.Reissue, error) {
+	c.arrived(ctx)
 	if !strings.Contains(ev.Response.Message.Content, "REISSUE") {
 		return nil, nil
 	}
@@ -140,7 +163,8 @@ func (c *conform) PostLLMCallCanReissue(_ context.Context, ev hooks.LLMCall) (*h
 	return &hooks.Reissue{Reason: "conform asked again", Patch: hooks.RequestPatch{Messages: messages}}, nil
 }
 
-func (c *conform) TransformLLMOutput(_ context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+func (c *conform) TransformLLMOutput(ctx context.Context, ev hooks.LLMOutput) (*hooks.TextReplacement, error) {
+	c.arrived(ctx)
 	if ev.Text == "" {
 		return nil, nil
 	}
@@ -158,7 +182,8 @@ func text(args json.RawMessage) (string, bool) {
 	return s, ok
 }
 
-func (c *conform) PreToolCall(_ context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+func (c *conform) PreToolCall(ctx context.Context, req hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+	c.arrived(ctx)
 	s, ok := text(req.Arguments)
 	switch {
 	case !ok:
@@ -178,6 +203,7 @@ func (c *conform) PreToolCall(_ context.Context, req hooks.ToolCallRequest) (*ho
 }
 
 func (c *conform) PreToolCallCanProvideResult(ctx context.Context, req hooks.ToolCallRequest) (*hooks.ToolResult, error) {
+	c.arrived(ctx)
 	switch req.Name {
 	case "conform__echo":
 		s, _ := text(req.Arguments)
@@ -211,7 +237,8 @@ func (c *conform) PreToolCallCanProvideResult(ctx context.Context, req hooks.Too
 	return nil, nil
 }
 
-func (c *conform) TransformToolResult(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+func (c *conform) TransformToolResult(ctx context.Context, ev hooks.ToolCallOutcome) (*hooks.ToolResult, error) {
+	c.arrived(ctx)
 	switch {
 	case ev.Name == "conform__echo" && strings.HasPrefix(string(ev.Status), "provided_by:"):
 		return &hooks.ToolResult{Content: ev.Result.Content + " (transformed)", IsError: ev.Result.IsError}, nil
@@ -232,7 +259,8 @@ func asciiUpper(s string) string {
 	}, []byte(s)))
 }
 
-func (c *conform) OnUserMessage(_ context.Context, m hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+func (c *conform) OnUserMessage(ctx context.Context, m hooks.UserMessage) (*hooks.UserMessageDecision, error) {
+	c.arrived(ctx)
 	switch {
 	case m.Text == "forbidden":
 		return &hooks.UserMessageDecision{Block: &hooks.Block{Message: "conform blocks forbidden text"}}, nil
@@ -242,7 +270,8 @@ func (c *conform) OnUserMessage(_ context.Context, m hooks.UserMessage) (*hooks.
 	return nil, nil
 }
 
-func (c *conform) PostToolCallCanAddContext(_ context.Context, ev hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
+func (c *conform) PostToolCallCanAddContext(ctx context.Context, ev hooks.ToolCallOutcome) (*hooks.AddedContext, error) {
+	c.arrived(ctx)
 	if ev.Name == "conform__echo" && strings.HasPrefix(string(ev.Status), "provided_by:") {
 		return &hooks.AddedContext{AdditionalContext: "echo checked by " + c.tag}, nil
 	}
