@@ -239,7 +239,11 @@ func newLaneClient(conn net.Conn) *laneClient {
 // answer usually comes within a few hundred microseconds; a thread that
 // went to sleep waiting for it takes tens of microseconds to wake, each
 // time, and leaves the next step of the request on a cold processor.
-// Between polls it yields, so that other goroutines' work goes first.
+// Between polls it lets other goroutines run. It polls only while the
+// machine's processors are partly idle (machineIdle): on a busy machine a
+// thread that polls instead of sleeping is scheduled as one that
+// computes, behind the others, and the plugin it waits for gets less of
+// the processors.
 type spinReader struct {
 	conn net.Conn
 	raw  syscall.RawConn
@@ -255,6 +259,7 @@ func (s *spinReader) Read(b []byte) (int, error) {
 	var n int
 	var rerr error
 	var until time.Time
+	spin := s.spin && machineIdle()
 	err := s.raw.Read(func(fd uintptr) bool {
 		for {
 			n, rerr = syscall.Read(int(fd), b)
@@ -264,7 +269,7 @@ func (s *spinReader) Read(b []byte) (int, error) {
 			if rerr != syscall.EAGAIN {
 				return true
 			}
-			if !s.spin {
+			if !spin {
 				return false
 			}
 			now := time.Now()
