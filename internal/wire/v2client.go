@@ -354,13 +354,13 @@ type hookSender interface {
 }
 
 // sendBudget bounds the bytes sent and not yet seen read under which a
-// caller sends its call itself. On a lane the call must also fit, with
-// them, in the room its socket buffers (laneClient.room): a write past it
-// would wait for the plugin to read. gRPC's Send blocks only when a stream has
+// caller sends its call itself. gRPC's Send blocks only when a stream has
 // 64 KiB (its fixed write quota) handed to it and not yet written to the
 // connection; bytes not yet written are never more than those not seen
 // read, so under this budget a Send cannot block, whatever the plugin
-// does. Past it, calls go through the sender, whose Send may block.
+// does. Past it, calls go through the sender, whose Send may block. On a
+// lane the call must also fit, with them, in the room its socket buffers
+// (laneClient.room): a write past it would wait for the plugin to read.
 const sendBudget = 32 << 10
 
 // frameHeader is gRPC's length prefix of each message, counted against
