@@ -8,10 +8,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -217,80 +215,7 @@ type laneClient struct {
 const laneRoom = 32 << 10
 
 func newLaneClient(conn net.Conn) *laneClient {
-	l := &laneClient{conn: conn, out: frameWriter{conn: conn}, room: laneRoom}
-	var rd io.Reader = conn
-	if sc, ok := conn.(syscall.Conn); ok {
-		if raw, err := sc.SyscallConn(); err == nil {
-			rd = &spinReader{conn: conn, raw: raw}
-			_ = raw.Control(func(fd uintptr) {
-				// A quarter of the send buffer: the kernel counts its own
-				// bookkeeping of each write against it too.
-				if n, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF); err == nil && n/4 > laneRoom {
-					l.room = n / 4
-				}
-			})
-		}
-	}
-	l.frames = newFrameReader(rd)
-	return l
-}
-
-// spinReader reads a lane, polling it for a while before it waits. An
-// answer usually comes within a few hundred microseconds; a thread that
-// went to sleep waiting for it takes tens of microseconds to wake, each
-// time, and leaves the next step of the request on a cold processor.
-// Between polls it lets other goroutines run. It polls only while the
-// machine's processors are partly idle (machineIdle): on a busy machine a
-// thread that polls instead of sleeping is scheduled as one that
-// computes, behind the others, and the plugin it waits for gets less of
-// the processors.
-type spinReader struct {
-	conn net.Conn
-	raw  syscall.RawConn
-	// Spin is set while polling is worth it: while the reader is the
-	// only call waiting.
-	spin bool
-}
-
-// laneSpin bounds the polling of one read.
-const laneSpin = 200 * time.Microsecond
-
-func (s *spinReader) Read(b []byte) (int, error) {
-	var n int
-	var rerr error
-	var until time.Time
-	spin := s.spin && machineIdle()
-	err := s.raw.Read(func(fd uintptr) bool {
-		for {
-			n, rerr = syscall.Read(int(fd), b)
-			if rerr == syscall.EINTR {
-				continue
-			}
-			if rerr != syscall.EAGAIN {
-				return true
-			}
-			if !spin {
-				return false
-			}
-			now := time.Now()
-			if until.IsZero() {
-				until = now.Add(laneSpin)
-			} else if now.After(until) {
-				return false
-			}
-			runtime.Gosched()
-		}
-	})
-	if err != nil {
-		return 0, err
-	}
-	if rerr != nil {
-		return 0, rerr
-	}
-	if n == 0 && len(b) > 0 {
-		return 0, io.EOF
-	}
-	return n, nil
+	return &laneClient{conn: conn, out: frameWriter{conn: conn}, room: sendRoom(conn), frames: newFrameReader(laneReader(conn))}
 }
 
 // Send writes m to the plugin. The stream's sendMu already serializes the
@@ -322,11 +247,15 @@ func (l *laneClient) recv(limit int) (*pluginv2.PluginMessage, int, error) {
 	return m, len(b), nil
 }
 
-// polling says whether the next reads poll before they wait (see
-// spinReader); only the goroutine whose turn it is to read calls it.
+// poller is a lane reader that can poll before it waits.
+type poller interface{ setPolling(on bool) }
+
+// polling says whether the next reads poll before they wait, where the
+// reader can (see spinReader); only the goroutine whose turn it is to read
+// calls it.
 func (l *laneClient) polling(on bool) {
-	if s, ok := l.frames.rd.(*spinReader); ok {
-		s.spin = on
+	if p, ok := l.frames.rd.(poller); ok {
+		p.setPolling(on)
 	}
 }
 
