@@ -35,7 +35,7 @@ import (
 // reader and writer, the stream's receive buffer), and each one that finds
 // an idle processor wakes a thread of its own. A lane message is one write
 // by the goroutine that has it and one read by the goroutine that waits for
-// it: a hook exchange took a quarter of the time on a 2-core machine. The
+// it: a hook round trip took half the time on a 2-core machine. The
 // socket is private to the two processes, as the handshake's pipes are, so
 // it needs no TLS; the kernel's socket buffer is its flow control.
 
