@@ -885,8 +885,12 @@ class HookStream:
                 self.send(pb2.PluginMessage(id=cid, stage=i, answer=data, last=state["over"]))
 
         timeouts = [st.timeout_ns / 1e9 for st in stages]
-        try:
-            run_stretch(
+        self._run_guarded(
+            cid,
+            call_ctx,
+            state,
+            "stretch",
+            lambda: run_stretch(
                 self.p,
                 call_ctx,
                 call,
@@ -894,16 +898,32 @@ class HookStream:
                 timeouts,
                 emit,
                 pool or self._stages_pool,
-            )
-        except BaseException as exc:  # noqa: B036 - guards run_stretch, as the Go server does
+            ),
+        )
+
+    def _run_guarded(
+        self,
+        cid: int,
+        call_ctx: Context,
+        state: Dict[str, Any],
+        what: str,
+        run: Callable[[], None],
+    ) -> None:
+        """Runs a multi-stage call's runner so that one bad call never takes
+        the plugin down, as the Go server does: a runner that raises fails
+        the stage it was at as a panic, and one that returns before its last
+        stage fails the next one."""
+        try:
+            run()
+        except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
             _log.debug(
-                "recovered a failure answering a stretch",
+                "recovered a failure answering a %s" % what,
                 extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
             )
             if not state["over"] and not call_ctx._host_cancelled:
                 state["over"] = True
                 self.fail(
-                    cid, state["next"], Failure(PANIC, "panic answering a stretch: %r" % exc)
+                    cid, state["next"], Failure(PANIC, "panic answering a %s: %r" % (what, exc))
                 )
             return
         if not state["over"] and not call_ctx._host_cancelled:
@@ -911,7 +931,7 @@ class HookStream:
             self.fail(
                 cid,
                 state["next"],
-                Failure(ERROR, "the plugin ended the stretch before stage %d" % state["next"]),
+                Failure(ERROR, "the plugin ended the %s before stage %d" % (what, state["next"])),
             )
 
     def _model_stage(
@@ -968,28 +988,15 @@ class HookStream:
             else:
                 self.send(pb2.PluginMessage(id=cid, stage=i, answer=answer, last=state["over"]))
 
-        try:
-            run_model_stage(
+        self._run_guarded(
+            cid,
+            call_ctx,
+            state,
+            "model stage",
+            lambda: run_model_stage(
                 self.p, call_ctx, ms, hooks, [_seconds(st) for st in stages], emit, pool
-            )
-        except BaseException as exc:  # noqa: B036 - one bad call never takes the plugin down
-            _log.debug(
-                "recovered a failure answering a model stage",
-                extra={"hookhost": {"error": repr(exc), "traceback": traceback.format_exc()}},
-            )
-            if not state["over"] and not call_ctx._host_cancelled:
-                state["over"] = True
-                self.fail(
-                    cid, state["next"], Failure(PANIC, "panic answering a model stage: %r" % exc)
-                )
-            return
-        if not state["over"] and not call_ctx._host_cancelled:
-            state["over"] = True
-            self.fail(
-                cid,
-                state["next"],
-                Failure(ERROR, "the plugin ended the model stage before stage %d" % state["next"]),
-            )
+            ),
+        )
 
     def _observer_batch(
         self,
