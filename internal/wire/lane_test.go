@@ -15,6 +15,17 @@ import (
 	"github.com/hookhost/hookhost/internal/wire"
 )
 
+// streamAnswerer is a plugin whose pre_tool_call blocks with "stream":
+// the lane tests serve it on the Hooks stream, to tell its answers there
+// from what the test sends on the lane.
+func streamAnswerer(name string) *hooks.Funcs {
+	return &hooks.Funcs{Name: name,
+		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "stream"}}, nil
+		},
+	}
+}
+
 // laneClient connects p on a lane and reads its manifest, as the host
 // does.
 func laneClient(t *testing.T, p hooks.Plugin) (*wire.V2Client, *conn) {
@@ -129,11 +140,7 @@ func TestLaneManyCallersTakeTurnsReading(t *testing.T) {
 // A plugin whose manifest does not say lane gets its calls on the Hooks
 // stream, and the host's end of the lane is closed.
 func TestLaneNotServedIsClosed(t *testing.T) {
-	p := &hooks.Funcs{Name: "nolane",
-		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "stream"}}, nil
-		},
-	}
+	p := streamAnswerer("nolane")
 	cn := connect(t, 2, p, nil)
 	c := cn.client.(*wire.V2Client)
 	hostEnd, pluginEnd := lanePair(t)
@@ -174,11 +181,7 @@ func TestLaneGarbageFromPlugin(t *testing.T) {
 		}, "ended its hook stream"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &hooks.Funcs{Name: "bad",
-				PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-					return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "stream"}}, nil
-				},
-			}
+			p := streamAnswerer("bad")
 			// The plugin's gRPC side is real; its lane is this test's.
 			cn := connect(t, 2, p, nil)
 			c := cn.client.(*wire.V2Client)
@@ -214,11 +217,7 @@ func TestLaneGarbageFromPlugin(t *testing.T) {
 // stops reading its Hooks stream does: none hangs, and closing the client
 // ends the send that waits for the plugin to read.
 func TestLanePluginThatStopsReading(t *testing.T) {
-	p := &hooks.Funcs{Name: "deaf",
-		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
-			return &hooks.PreToolCallDecision{Block: &hooks.Block{Message: "stream"}}, nil
-		},
-	}
+	p := streamAnswerer("deaf")
 	cn := connect(t, 2, p, nil)
 	c := cn.client.(*wire.V2Client)
 	hostEnd, _ := lanePair(t) // the plugin's end is never read

@@ -15,7 +15,7 @@ import (
 func laneReader(conn net.Conn) io.Reader {
 	if sc, ok := conn.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
-			return &spinReader{conn: conn, raw: raw}
+			return &spinReader{raw: raw}
 		}
 	}
 	return conn
@@ -48,8 +48,7 @@ func sendRoom(conn net.Conn) int {
 // computes, behind the others, and the plugin it waits for gets less of
 // the processors.
 type spinReader struct {
-	conn net.Conn
-	raw  syscall.RawConn
+	raw syscall.RawConn
 	// Spin is set while polling is worth it: while the reader is the
 	// only call waiting.
 	spin bool

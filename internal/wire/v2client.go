@@ -443,19 +443,14 @@ func (st *stream) sendQueued(cs hookSender, p *pending) bool {
 		st.mu.Unlock()
 		return true
 	}
-	st.markSentLocked(p, m)
+	st.markSentLocked(p, uint64(proto.Size(m)))
 	st.mu.Unlock()
 	p.call = nil // its payload is not held while the call runs
 	return cs.Send(m) == nil
 }
 
-// markSentLocked counts m, p's call, as sent.
-func (st *stream) markSentLocked(p *pending, m *pluginv2.HostMessage) {
-	st.markSentLockedSize(p, uint64(proto.Size(m)))
-}
-
-// markSentLockedSize is markSentLocked for a message of size bytes.
-func (st *stream) markSentLockedSize(p *pending, size uint64) {
+// markSentLocked counts p's call, a message of size bytes, as sent.
+func (st *stream) markSentLocked(p *pending, size uint64) {
 	p.sent = true
 	st.c.sent.Add(size)
 	st.sent += size + frameHeader
@@ -524,7 +519,7 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending,
 		cs := st.cs
 		m := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}
 		if size := uint64(proto.Size(m)); st.lane == nil || st.sent-st.seen+size+laneHeader <= uint64(st.lane.room) {
-			st.markSentLockedSize(p, size)
+			st.markSentLocked(p, size)
 			st.mu.Unlock()
 			p.call = nil
 			// A failed Send means the stream is over: the reader says
