@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -138,9 +139,14 @@ func (f *frameReader) fill() error {
 type frameWriter struct {
 	mu   sync.Mutex
 	conn net.Conn
-	buf  []byte // frames held, not yet written
+	out  io.Writer // conn, written through laneWriter
+	buf  []byte    // frames held, not yet written
 	// flushing is set while a flush of held frames is scheduled.
 	flushing bool
+}
+
+func newFrameWriter(conn net.Conn) *frameWriter {
+	return &frameWriter{conn: conn, out: laneWriter(conn)}
 }
 
 // write sends m, after the frames held, in one write.
@@ -166,10 +172,17 @@ func (w *frameWriter) hold(m proto.Message) error {
 	if !w.flushing {
 		w.flushing = true
 		go func() {
+			// The goroutines ready to run now run first: what they send
+			// joins this write.
+			runtime.Gosched()
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			w.flushing = false
-			_ = w.flushLocked()
+			if err := w.flushLocked(); err != nil {
+				// No sender is there to be told: closing the lane tells
+				// its reader, and the calls fail with it.
+				_ = w.conn.Close()
+			}
 		}()
 	}
 	return nil
@@ -191,7 +204,7 @@ func (w *frameWriter) flushLocked() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	_, err := w.conn.Write(w.buf)
+	_, err := w.out.Write(w.buf)
 	w.buf = w.buf[:0]
 	if cap(w.buf) > laneBuffer {
 		w.buf = nil
@@ -204,7 +217,7 @@ func (w *frameWriter) flushLocked() error {
 // themselves, in turn (see stream.readFor), not through Recv.
 type laneClient struct {
 	conn   net.Conn
-	out    frameWriter
+	out    *frameWriter
 	frames *frameReader // read only by the goroutine whose turn it is
 	// room is what the socket surely buffers: writes that, with what the
 	// plugin has not been seen to read, fit in it never wait.
@@ -215,7 +228,7 @@ type laneClient struct {
 const laneRoom = 32 << 10
 
 func newLaneClient(conn net.Conn) *laneClient {
-	return &laneClient{conn: conn, out: frameWriter{conn: conn}, room: sendRoom(conn), frames: newFrameReader(laneReader(conn))}
+	return &laneClient{conn: conn, out: newFrameWriter(conn), room: sendRoom(conn), frames: newFrameReader(laneReader(conn))}
 }
 
 // Send writes m to the plugin. The stream's sendMu already serializes the
@@ -269,12 +282,12 @@ var aLongTimeAgo = time.Unix(1, 0)
 // stream, so that one hookStream serves either.
 type laneServerStream struct {
 	ctx    context.Context
-	out    frameWriter
+	out    *frameWriter
 	frames *frameReader
 }
 
 func newLaneServerStream(ctx context.Context, conn net.Conn) *laneServerStream {
-	return &laneServerStream{ctx: ctx, out: frameWriter{conn: conn}, frames: newFrameReader(conn)}
+	return &laneServerStream{ctx: ctx, out: newFrameWriter(conn), frames: newFrameReader(laneReader(conn))}
 }
 
 func (s *laneServerStream) Recv() (*pluginv2.HostMessage, error) {
@@ -297,10 +310,14 @@ func (s *laneServerStream) Send(m *pluginv2.PluginMessage) error {
 	}
 	return s.out.hold(m)
 }
-func (s *laneServerStream) Context() context.Context     { return s.ctx }
-func (s *laneServerStream) SetHeader(metadata.MD) error  { return nil }
-func (s *laneServerStream) SendHeader(metadata.MD) error { return nil }
-func (s *laneServerStream) SetTrailer(metadata.MD)       {}
+
+// SendHeld holds m for a write shared with what other goroutines send
+// (see frameWriter.hold).
+func (s *laneServerStream) SendHeld(m *pluginv2.PluginMessage) error { return s.out.hold(m) }
+func (s *laneServerStream) Context() context.Context                 { return s.ctx }
+func (s *laneServerStream) SetHeader(metadata.MD) error              { return nil }
+func (s *laneServerStream) SendHeader(metadata.MD) error             { return nil }
+func (s *laneServerStream) SetTrailer(metadata.MD)                   {}
 
 func (s *laneServerStream) SendMsg(m any) error {
 	pm, ok := m.(*pluginv2.PluginMessage)

@@ -58,7 +58,7 @@ func framesIn(t *testing.T, b []byte) []uint64 {
 // measure.)
 func TestFrameWriterHoldsUntilTheNextWrite(t *testing.T) {
 	w := &writes{}
-	fw := &frameWriter{conn: w}
+	fw := newFrameWriter(w)
 	for id := uint64(1); id <= 2; id++ {
 		if err := fw.hold(&pluginv2.PluginMessage{Id: id}); err != nil {
 			t.Fatal(err)

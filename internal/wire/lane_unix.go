@@ -13,12 +13,57 @@ import (
 // laneReader is what a lane is read through: a spinReader where the
 // socket's descriptor can be reached.
 func laneReader(conn net.Conn) io.Reader {
-	if sc, ok := conn.(syscall.Conn); ok {
-		if raw, err := sc.SyscallConn(); err == nil {
-			return &spinReader{raw: raw}
-		}
+	if raw := rawConnOf(conn); raw != nil {
+		return &spinReader{raw: raw}
 	}
 	return conn
+}
+
+// laneWriter is what a lane is written through: a rawWriter where the
+// socket's descriptor can be reached.
+func laneWriter(conn net.Conn) io.Writer {
+	if raw := rawConnOf(conn); raw != nil {
+		return &rawWriter{raw: raw}
+	}
+	return conn
+}
+
+func rawConnOf(conn net.Conn) syscall.RawConn {
+	if sc, ok := conn.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			return raw
+		}
+	}
+	return nil
+}
+
+// rawWriter writes a lane with rawWrite, waiting through the runtime's
+// poller only when the socket has no room.
+type rawWriter struct{ raw syscall.RawConn }
+
+func (w *rawWriter) Write(b []byte) (int, error) {
+	var n int
+	var werr error
+	err := w.raw.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			m, err := rawWrite(int(fd), b[n:])
+			switch err {
+			case nil:
+				n += m
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false
+			default:
+				werr = err
+				return true
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = werr
+	}
+	return n, err
 }
 
 // sendRoom is what conn surely buffers: a quarter of its send buffer, as
@@ -66,7 +111,7 @@ func (s *spinReader) Read(b []byte) (int, error) {
 	spin := s.spin && machineIdle()
 	err := s.raw.Read(func(fd uintptr) bool {
 		for {
-			n, rerr = syscall.Read(int(fd), b)
+			n, rerr = rawRead(int(fd), b)
 			if rerr == syscall.EINTR {
 				continue
 			}

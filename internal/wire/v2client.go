@@ -520,11 +520,16 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending,
 		m := &pluginv2.HostMessage{Kind: &pluginv2.HostMessage_Call{Call: call}}
 		if size := uint64(proto.Size(m)); st.lane == nil || st.sent-st.seen+size+laneHeader <= uint64(st.lane.room) {
 			st.markSentLocked(p, size)
+			busy := len(st.calls) > 1
 			st.mu.Unlock()
 			p.call = nil
 			// A failed Send means the stream is over: the reader says
 			// why, and the call fails with it.
-			_ = cs.Send(m)
+			if st.lane != nil && busy {
+				_ = st.lane.out.hold(m)
+			} else {
+				_ = cs.Send(m)
+			}
 			st.sendMu.Unlock()
 			return p, nil
 		}

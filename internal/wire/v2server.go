@@ -153,7 +153,25 @@ func (h *hookStream) send(m *pluginv2.PluginMessage) {
 		return
 	}
 	// A failed Send means the stream is gone; Recv in Hooks sees it too.
+	if hs, ok := h.stream.(heldSender); ok && h.othersRunning() {
+		_ = hs.SendHeld(m)
+		return
+	}
 	_ = h.stream.Send(m)
+}
+
+// heldSender is a stream that can hold an answer for a write shared with
+// other calls' answers: the lane.
+type heldSender interface {
+	SendHeld(*pluginv2.PluginMessage) error
+}
+
+// othersRunning reports whether calls other than one are running, whose
+// answers may join a held one's write.
+func (h *hookStream) othersRunning() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.calls) > 1
 }
 
 func (h *hookStream) fail(id uint64, stage int, f *failure) {
