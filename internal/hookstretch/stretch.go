@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/gopool"
 )
 
 // A stretch is consecutive hooks of the tool pipeline, for one tool call,
@@ -240,9 +241,9 @@ func runStage[T any](ctx context.Context, p hooks.Plugin, st Stage, req any) (T,
 	cctx, cancel := context.WithTimeout(ctx, st.Timeout)
 	defer cancel()
 	done := make(chan CallResult[T], 1)
-	go func() {
+	gopool.Go(func() {
 		done <- Guarded(cctx, func(ctx context.Context) (T, error) { return hooks.Ask[T](ctx, p, st.Hook, req) })
-	}()
+	})
 	var r CallResult[T]
 	select {
 	case r = <-done:

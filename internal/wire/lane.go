@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hookhost/hookhost/internal/gopool"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
@@ -171,7 +172,7 @@ func (w *frameWriter) hold(m proto.Message) error {
 	}
 	if !w.flushing {
 		w.flushing = true
-		go func() {
+		gopool.Go(func() {
 			// The goroutines ready to run now run first: what they send
 			// joins this write.
 			runtime.Gosched()
@@ -183,7 +184,7 @@ func (w *frameWriter) hold(m proto.Message) error {
 				// its reader, and the calls fail with it.
 				_ = w.conn.Close()
 			}
-		}()
+		})
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/gopool"
 	"github.com/hookhost/hookhost/internal/hookstretch"
 	pluginv1 "github.com/hookhost/hookhost/plugins/proto/v1"
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
@@ -227,7 +228,7 @@ func (h *hookStream) start(call *pluginv2.HookCall) {
 		}
 		h.mu.Unlock()
 	}
-	go func() {
+	gopool.Go(func() {
 		defer func() {
 			release()
 			cancel(nil)
@@ -242,7 +243,7 @@ func (h *hookStream) start(call *pluginv2.HookCall) {
 		default:
 			h.stretch(ctx, id, call.GetStages(), call.GetPayload())
 		}
-	}()
+	})
 }
 
 // inFlight is a running call: its own value, so that a call's release
