@@ -271,6 +271,14 @@ func (b *Bus) openStage(ctx context.Context, m *member, subs []*subscriber, buil
 	for _, s := range subs {
 		req.Stages = append(req.Stages, hookstretch.Stage{Hook: s.hook, Timeout: s.timeout})
 	}
+	if m.inline {
+		// A plugin that honours contexts bounds the sending by the first
+		// hook's deadline itself (a remote plugin's connection does), and
+		// its exchange ends when it is closed.
+		st, err := stager.ModelStage(ctx, req)
+		x.took(st, err, func() {})
+		return x
+	}
 	// The exchange lives as long as ctx allows, but sending it may take
 	// no longer than its first hook's deadline.
 	sctx, cancel := context.WithCancel(ctx)
@@ -285,6 +293,13 @@ func (b *Bus) openStage(ctx context.Context, m *member, subs []*subscriber, buil
 		x.sendErr = fmt.Errorf("the plugin did not take the model stage within the deadline of its first hook: %w", context.DeadlineExceeded)
 		return x
 	}
+	x.took(st, err, cancel)
+	return x
+}
+
+// took keeps the exchange the plugin's stager opened, or why it did not
+// open one; cancel ends the exchange's context.
+func (x *modelExchange) took(st hookstretch.Stretch, err error, cancel context.CancelFunc) {
 	switch {
 	case err != nil && !errors.Is(err, hookstretch.ErrNoStretch):
 		// The first hook failed as a plain call would have; asking it
@@ -297,7 +312,6 @@ func (b *Bus) openStage(ctx context.Context, m *member, subs []*subscriber, buil
 	default:
 		x.st, x.cancel = st, cancel
 	}
-	return x
 }
 
 // close ends the exchange, if one is under way: every hook still to ask

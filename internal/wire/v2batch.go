@@ -89,15 +89,9 @@ func (c *V2Client) ObserveBatch(ctx context.Context, events []hookstretch.Event,
 	// As for a stretch: sending may take no longer than the first event's
 	// deadline, so that a plugin that stopped reading its stream costs no
 	// more than a plain delivery would.
-	sctx, cancel := ctx, context.CancelFunc(func() {})
-	if t := events[at[0]].Timeout; t > 0 {
-		sctx, cancel = context.WithTimeoutCause(ctx, t, errBatchNotTaken)
-	}
-	st, p, err := c.open(sctx, first, &pluginv2.HookCall{Stages: stages, Payloads: payloads})
-	notTaken := ctx.Err() == nil && context.Cause(sctx) == errBatchNotTaken
-	cancel()
+	st, p, err := c.open(ctx, first, &pluginv2.HookCall{Stages: stages, Payloads: payloads}, events[at[0]].Timeout)
 	if err != nil {
-		if notTaken {
+		if errors.Is(err, errSendBound) {
 			err = &CallError{Plugin: c.current().Plugin, Hook: first, Kind: context.DeadlineExceeded,
 				Status: status.New(codes.DeadlineExceeded, errBatchNotTaken.Error()),
 				Msg:    fmt.Sprintf("%v (%v): it is not reading its hook stream", errBatchNotTaken, events[at[0]].Timeout)}

@@ -175,7 +175,7 @@ func (c *V2Client) Handle(ctx context.Context, hook hooks.Name, req any) (any, e
 		timeout = max(time.Until(d), 1)
 	}
 	stages := []*pluginv2.Stage{{Hook: string(hook), TimeoutNs: int64(timeout)}}
-	st, p, err := c.open(ctx, string(hook), &pluginv2.HookCall{Stages: stages, Payload: payload})
+	st, p, err := c.open(ctx, string(hook), &pluginv2.HookCall{Stages: stages, Payload: payload}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -217,15 +217,17 @@ func (c *V2Client) encode(hook string, m proto.Message) ([]byte, error) {
 }
 
 // open sends a call of want's stages and payload or payloads, with an id
-// of its own, on the current stream, opening one if needed.
-func (c *V2Client) open(ctx context.Context, hook string, want *pluginv2.HookCall) (*stream, *pending, error) {
+// of its own, on the current stream, opening one if needed. A call that
+// waits for room on the stream waits no longer than bound, when bound is
+// set, and then fails with errSendBound.
+func (c *V2Client) open(ctx context.Context, hook string, want *pluginv2.HookCall, bound time.Duration) (*stream, *pending, error) {
 	for retried := false; ; retried = true {
 		st, err := c.stream()
 		if err != nil {
 			return nil, nil, c.streamError(hook, err)
 		}
 		call := &pluginv2.HookCall{Id: c.ids.Add(1), Stages: want.Stages, Payload: want.Payload, Payloads: want.Payloads}
-		p, err := st.begin(ctx, call)
+		p, err := st.begin(ctx, call, bound)
 		switch {
 		case err == nil:
 			return st, p, nil
@@ -233,6 +235,8 @@ func (c *V2Client) open(ctx context.Context, hook string, want *pluginv2.HookCal
 			// It broke between being picked and being used: once more on
 			// a fresh one.
 			continue
+		case errors.Is(err, errSendBound):
+			return nil, nil, err
 		default:
 			return nil, nil, c.waitError(ctx, hook, err)
 		}
@@ -494,8 +498,13 @@ func (st *stream) deliver(m *pluginv2.PluginMessage) {
 	p.answers <- m
 }
 
-// begin registers a call and sends it, or queues it for the sender.
-func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending, error) {
+// errSendBound is why a call was not sent: it waited for room on the
+// stream for as long as open's bound allowed.
+var errSendBound = errors.New("the call waited for room on the stream past its bound")
+
+// begin registers a call and sends it, or queues it for the sender, for
+// no longer than bound when bound is set (see open).
+func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall, bound time.Duration) (*pending, error) {
 	p := &pending{
 		id:      call.GetId(),
 		call:    call,
@@ -538,14 +547,25 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall) (*pending,
 	if own {
 		st.sendMu.Unlock()
 	}
+	// The bound's timer is made only here: a call sent at once, as most
+	// are, costs none.
+	wait := ctx
+	if bound > 0 {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeoutCause(ctx, bound, errSendBound)
+		defer cancel()
+	}
 	select {
 	case st.out <- p:
 		return p, nil
-	case <-ctx.Done():
+	case <-wait.Done():
 		// Never sent, so there is nothing to cancel.
 		st.mu.Lock()
 		st.removeLocked(p)
 		st.mu.Unlock()
+		if ctx.Err() == nil {
+			return nil, errSendBound
+		}
 		return nil, ctx.Err()
 	case <-st.dead:
 		return nil, fmt.Errorf("%w: %w", errStreamGone, st.err)

@@ -52,15 +52,9 @@ func (c *V2Client) exchange(ctx context.Context, rows []*hookRow, stages []*plug
 	// Sending may take no longer than the first stage: a plugin that stopped
 	// reading its stream must cost the turn no more than a plain call of
 	// that hook would.
-	sctx, cancel := ctx, context.CancelFunc(func() {})
-	if t := time.Duration(stages[0].GetTimeoutNs()); t > 0 {
-		sctx, cancel = context.WithTimeoutCause(ctx, t, errNotTaken)
-	}
-	st, p, err := c.open(sctx, first, &pluginv2.HookCall{Stages: stages, Payload: payload})
-	notTaken := ctx.Err() == nil && context.Cause(sctx) == errNotTaken
-	cancel()
+	st, p, err := c.open(ctx, first, &pluginv2.HookCall{Stages: stages, Payload: payload}, time.Duration(stages[0].GetTimeoutNs()))
 	if err != nil {
-		if notTaken {
+		if errors.Is(err, errSendBound) {
 			return nil, &CallError{Plugin: c.current().Plugin, Hook: first, Kind: context.DeadlineExceeded,
 				Status: status.New(codes.DeadlineExceeded, errNotTaken.Error()),
 				Msg:    fmt.Sprintf("%v (%v): it is not reading its hook stream", errNotTaken, time.Duration(stages[0].GetTimeoutNs()))}
