@@ -239,22 +239,57 @@ func readAnswer[T any](ctx context.Context, b *Bus, s *subscriber, payload any, 
 	if b.onCall != nil {
 		start = time.Now()
 	}
+	if r, ok := st.(hookstretch.Ready); ok && sendErr == nil {
+		// An answer already received is on time whatever the deadline:
+		// it needs no deadline to wait under.
+		if a, got, err := r.TryNext(); got {
+			v, kind, err := settleReady[T](ctx, b, s, a, err)
+			return recorded(ctx, b, s, payload, start, v, kind, err)
+		}
+	}
 	v, kind, err := invokeErr(ctx, b, s, func(ctx context.Context) (T, error) {
 		var zero T
 		if sendErr != nil {
 			return zero, sendErr
 		}
 		a, err := st.Next(ctx)
-		if err != nil || a == nil {
+		if err != nil {
 			return zero, err
 		}
-		t, ok := a.(T)
-		if !ok {
-			return zero, fmt.Errorf("%w: %s stage answered with a %T, want %T", hooks.ErrMalformed, s.hook, a, zero)
-		}
-		return t, nil
+		return answerAs[T](s, a)
 	})
 	return recorded(ctx, b, s, payload, start, v, kind, err)
+}
+
+// answerAs is a stage's answer a as the hook's answer type; nil is no
+// opinion.
+func answerAs[T any](s *subscriber, a any) (T, error) {
+	var zero T
+	if a == nil {
+		return zero, nil
+	}
+	t, ok := a.(T)
+	if !ok {
+		return zero, fmt.Errorf("%w: %s stage answered with a %T, want %T", hooks.ErrMalformed, s.hook, a, zero)
+	}
+	return t, nil
+}
+
+// settleReady counts and classifies an answer taken without waiting
+// (hookstretch.Ready) as invokeErr does one waited for.
+func settleReady[T any](ctx context.Context, b *Bus, s *subscriber, a any, err error) (T, FailureKind, error) {
+	s.calls.Add(1)
+	var v T
+	if err == nil {
+		v, err = answerAs[T](s, a)
+	}
+	if err == nil {
+		return v, KindNone, nil
+	}
+	var zero T
+	kind := failureKind(ctx, err, false)
+	b.fail(s, kind, err)
+	return zero, kind, err
 }
 
 // closeStretch ends the stretch, if one is under way, and the plan: every

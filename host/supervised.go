@@ -531,3 +531,17 @@ func (t *supervisedStretch) Next(ctx context.Context) (any, error) {
 	}
 	return v, err
 }
+
+// TryNext is the stretch's TryNext (see hookstretch.Ready), watched as
+// Next is.
+func (t *supervisedStretch) TryNext() (any, bool, error) {
+	r, ok := t.Stretch.(hookstretch.Ready)
+	if !ok {
+		return nil, false, nil
+	}
+	v, got, err := r.TryNext()
+	if got && err != nil {
+		t.s.failed(t.in, err)
+	}
+	return v, got, err
+}

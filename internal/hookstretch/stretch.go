@@ -60,6 +60,17 @@ type Stretch interface {
 	Close()
 }
 
+// Ready is a Stretch that can give an answer it has already received
+// without waiting: a plugin answers a stage's hooks together, and the
+// answers after the first are usually there by the time they are asked
+// for.
+type Ready interface {
+	// TryNext is Next for an answer already received. When the next
+	// answer has not come, got is false and nothing changed: Next waits
+	// for it.
+	TryNext() (v any, got bool, err error)
+}
+
 // ErrNoStretch is what Stretcher.Stretch returns when the plugin cannot
 // answer a stretch now (its process speaks protocol v1).
 var ErrNoStretch = errors.New("plugin cannot answer several hooks in one exchange")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -178,5 +179,75 @@ func TestV2ModelStageGarbage(t *testing.T) {
 	}
 	if a, err := st.Next(t.Context()); err != nil || a.(*hooks.ModelResponse).Message.Content != "mine" {
 		t.Fatalf("provide stage: %#v, %v", a, err)
+	}
+}
+
+// TryNext gives an answer only once it has come, in order with Next's,
+// and none past the stage's last: a stage held by its first hook has
+// nothing to give, and once the plugin has answered the stage the rest
+// come without waiting.
+func TestV2StageTryNextTakesOnlyWhatHasCome(t *testing.T) {
+	release := make(chan struct{})
+	p := &hooks.Funcs{Name: "stager",
+		PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+			<-release
+			return nil, nil
+		},
+		PreAPIRequestMutableFunc: func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+			s := "patched"
+			return &hooks.RequestPatch{System: &s}, nil
+		},
+		PreLLMCallCanProvideResponseFunc: func(context.Context, hooks.LLMRequest) (*hooks.ModelResponse, error) {
+			return nil, nil
+		},
+	}
+	c := serveV2(t, p).client
+	if _, err := c.Describe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.ModelStage(t.Context(), stageRequest(preStage...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ready, ok := st.(hookstretch.Ready)
+	if !ok {
+		t.Fatalf("%T does not give answers already received", st)
+	}
+	if a, got, err := ready.TryNext(); got {
+		t.Fatalf("TryNext before the plugin answered: %#v, %v", a, err)
+	}
+	close(release)
+	if a, err := st.Next(t.Context()); err != nil || !isNilAnswer(a) {
+		t.Fatalf("tool list stage: %#v, %v; want no opinion", a, err)
+	}
+	// The rest of the stage follows the first answer at once; wait for it
+	// through Next's own path once, if it is slow to come.
+	a, got, err := ready.TryNext()
+	if !got {
+		a, err = st.Next(t.Context())
+	}
+	if r, ok := a.(*hooks.RequestPatch); err != nil || !ok || *r.System != "patched" {
+		t.Fatalf("patch stage: %#v, %v", a, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a, got, err := ready.TryNext()
+		if got {
+			if err != nil || !isNilAnswer(a) {
+				t.Fatalf("provide stage: %#v, %v; want no opinion", a, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the provide stage's answer never came to TryNext")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if a, got, err := ready.TryNext(); got {
+		t.Fatalf("TryNext past the stage's last answer: %#v, %v", a, err)
+	}
+	if _, err := st.Next(t.Context()); err == nil {
+		t.Error("Next after the last stage answered")
 	}
 }

@@ -91,7 +91,10 @@ type stretch struct {
 	early bool
 }
 
-var _ hookstretch.Stretch = (*stretch)(nil)
+var (
+	_ hookstretch.Stretch = (*stretch)(nil)
+	_ hookstretch.Ready   = (*stretch)(nil)
+)
 
 // Next waits for the next stage's answer, typed like Handle's answer for
 // that stage's hook.
@@ -106,13 +109,35 @@ func (x *stretch) Next(ctx context.Context) (any, error) {
 	if x.over {
 		return nil, fmt.Errorf("host: Next called on a stretch that has no more stages (%d of %d answered)", x.next, len(x.rows))
 	}
-	i := x.next
-	hook := string(x.rows[i].name)
 	m, err := x.st.await(ctx, x.p)
 	if err != nil {
 		x.over = true
-		return nil, x.c.waitError(ctx, hook, err)
+		return nil, x.c.waitError(ctx, string(x.rows[x.next].name), err)
 	}
+	return x.took(m)
+}
+
+// TryNext gives the next stage's answer if it has come (see
+// hookstretch.Ready).
+func (x *stretch) TryNext() (any, bool, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.early || x.over {
+		return nil, false, nil // Next says what is wrong
+	}
+	select {
+	case m := <-x.p.answers:
+		v, err := x.took(m)
+		return v, true, err
+	default:
+		return nil, false, nil
+	}
+}
+
+// took settles m, the answer to the next stage, and says whether the
+// stretch goes on. x.mu is held.
+func (x *stretch) took(m *pluginv2.PluginMessage) (any, error) {
+	i := x.next
 	x.next++
 	v, err := x.c.settle(x.rows[i], i, m)
 	if err != nil || m.GetLast() || x.next == len(x.rows) {
