@@ -428,8 +428,11 @@ var gatewayRoutes = []struct{ name, label string }{
 
 // printGateway prints what the gateway adds to a request, per route and
 // number of concurrent clients: its p50 and p99 minus those of calling the
-// upstream directly at the same concurrency, and how many connections to
-// the upstream each request opened (0 when they are reused); then the
+// upstream directly at the same concurrency, how many connections to the
+// upstream each request opened (0 when they are reused), and the CPU time
+// per request of the benchmark's process (the host, the fake upstream and
+// the clients) and of the plugin's, which a noisy machine disturbs less
+// than latency; then the
 // targets' summary and the gateway's goals (printGatewayGoals); then the
 // load run's outcome.
 func printGateway(w io.Writer, samples map[string]map[string][]float64) {
@@ -453,7 +456,7 @@ func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 	if len(clients) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "gateway (medians, same run)\tclients\tp50\tp99\tadded p50\tadded p99\treq/s\tnew upstream conns/req\t")
+		fmt.Fprintln(tw, "gateway (medians, same run)\tclients\tp50\tp99\tadded p50\tadded p99\treq/s\tnew upstream conns/req\tCPU/req: benchmark process\tplugin\t")
 		for _, c := range clients {
 			direct := samples[gatewayLatency+gatewayDirect+"/clients="+c]
 			for _, r := range gatewayRoutes {
@@ -466,7 +469,14 @@ func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 					added50 = micros(median(m["p50-µs"]) - median(direct["p50-µs"]))
 					added99 = micros(median(m["p99-µs"]) - median(direct["p99-µs"]))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t\n", r.label, c, micros(median(m["p50-µs"])), micros(median(m["p99-µs"])), added50, added99, median(m["req/s"]), median(m["upstream-conns/op"]))
+				cpu, pluginCPU := "", ""
+				if v, ok := m["self-cpu-µs/op"]; ok {
+					cpu = micros(median(v))
+				}
+				if v, ok := m["plugin-cpu-µs/op"]; ok {
+					pluginCPU = micros(median(v))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t%s\t%s\t\n", r.label, c, micros(median(m["p50-µs"])), micros(median(m["p99-µs"])), added50, added99, median(m["req/s"]), median(m["upstream-conns/op"]), cpu, pluginCPU)
 			}
 		}
 		tw.Flush()

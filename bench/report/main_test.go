@@ -187,3 +187,14 @@ func TestReportGatewayGoals(t *testing.T) {
 	line(t, out, "bypass added p50 / nginx added p50 (1 client)", `-\s+≤ 1\.5×\s+NOT MEASURED`)
 	line(t, out, "nginx  ", `^\s+-\s+-\s+-\s*$`)
 }
+
+// The gateway table gives each target's CPU time per request, the
+// benchmark process's and the plugin's, as medians.
+func TestReportGatewayCPUPerRequest(t *testing.T) {
+	out := report(t, `
+BenchmarkGatewayLatency/plugin/clients=16-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 70 plugin-cpu-µs/op 	 3000 req/s 	 400 self-cpu-µs/op
+BenchmarkGatewayLatency/plugin/clients=16-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 80 plugin-cpu-µs/op 	 3000 req/s 	 420 self-cpu-µs/op
+BenchmarkGatewayLatency/plugin/clients=16-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 90 plugin-cpu-µs/op 	 3000 req/s 	 410 self-cpu-µs/op
+`)
+	line(t, out, "gateway route, one remote plugin", `16\s.*410 µs\s+80 µs`)
+}
