@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -15,32 +14,11 @@ import (
 	pluginv2 "github.com/hookhost/hookhost/plugins/proto/v2"
 )
 
-// socketPair is a connected pair of Unix sockets, as the host makes a lane.
-func socketPair(t *testing.T) (a, b net.Conn) {
-	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ends := make([]net.Conn, 2)
-	for i, fd := range fds {
-		f := os.NewFile(uintptr(fd), "lane")
-		c, err := net.FileConn(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		ends[i] = c
-	}
-	return ends[0], ends[1]
-}
-
 // A write many times the socket's buffer waits for room as often as it
 // must and delivers every byte, in order, to a reader that reads slowly;
 // a read of a socket with nothing in it waits for what comes.
 func TestRawLaneIOWaitsForRoomAndForBytes(t *testing.T) {
-	a, b := socketPair(t)
+	a, b := LanePair(t)
 	want := make([]byte, 8<<20)
 	for i := range want {
 		want[i] = byte(i * 7)
@@ -77,7 +55,7 @@ func TestRawLaneIOWaitsForRoomAndForBytes(t *testing.T) {
 // A write to a lane whose other end is gone fails, and so does a read of
 // one closed under it: neither waits.
 func TestRawLaneIOFailsOnAClosedLane(t *testing.T) {
-	a, b := socketPair(t)
+	a, b := LanePair(t)
 	b.Close()
 	var err error
 	for range 100 { // the first writes may still be buffered
@@ -88,7 +66,7 @@ func TestRawLaneIOFailsOnAClosedLane(t *testing.T) {
 	if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("write to a lane whose reader is gone: %v, want EPIPE or ECONNRESET", err)
 	}
-	c, d := socketPair(t)
+	c, d := LanePair(t)
 	_ = d
 	done := make(chan error, 1)
 	go func() { _, err := laneReader(c).Read(make([]byte, 10)); done <- err }()
@@ -108,7 +86,7 @@ func TestRawLaneIOFailsOnAClosedLane(t *testing.T) {
 // told, so the lane is closed and whoever reads it learns so, instead of
 // waiting for answers to calls that were never sent.
 func TestFrameWriterClosesTheLaneWhenAHeldWriteFails(t *testing.T) {
-	a, b := socketPair(t)
+	a, b := LanePair(t)
 	b.Close()
 	fw := newFrameWriter(a)
 	deadline := time.Now().Add(10 * time.Second)

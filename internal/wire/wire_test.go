@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,25 +57,7 @@ func overEach(t *testing.T, test func(t *testing.T, version int)) {
 }
 
 // lanePair makes a lane: the host's end and the plugin's.
-func lanePair(t testing.TB) (hostEnd, pluginEnd net.Conn) {
-	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ends := make([]net.Conn, 2)
-	for i, fd := range fds {
-		f := os.NewFile(uintptr(fd), "lane")
-		c, err := net.FileConn(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		ends[i] = c
-	}
-	return ends[0], ends[1]
-}
+func lanePair(t testing.TB) (hostEnd, pluginEnd net.Conn) { return wire.LanePair(t) }
 
 // conn is one plugin server and a client connected to it over an in-memory
 // gRPC connection: the full protocol stack without a process.
