@@ -4,8 +4,9 @@
 // baseline; installed from Debian when missing), and through the gateway's
 // bypass route, its gateway route with no plugin, and its gateway route
 // with one remote plugin subscribed to every per-round model hook, at 1,
-// 16 and 64 concurrent clients; and a load run that must finish with no
-// error. BenchmarkGatewayKora measures the gateway route with Kora loaded
+// 16 and 64 concurrent clients, with the CPU time per request of the
+// benchmark's process and of the plugin's; and a load run that must
+// finish with no error. BenchmarkGatewayKora measures the gateway route with Kora loaded
 // (its README config, and the same with the router on), and
 // BenchmarkGatewayObserver one remote plugin that observes post_llm_call,
 // with the observer events delivered and dropped per request. It also
