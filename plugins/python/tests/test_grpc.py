@@ -31,12 +31,32 @@ class Plugin(hp.Plugin):
         return hp.block("no") if call.name == "block" else None
 
 
+class Optional_(hp.Plugin):
+    """Serves transform_llm_output only when its config says "on"."""
+
+    name = "optional"
+
+    def configure(self, config):
+        self.on = config.get("on")
+
+    def unserved(self):
+        if self.on == "broken":
+            return [3]
+        return [] if self.on else ["transform_llm_output"]
+
+    def pre_tool_call(self, call):
+        return None
+
+    def transform_llm_output(self, out):
+        return out.text
+
+
 class Server:
-    def __init__(self, version):
+    def __init__(self, version, plugin=None):
         self.dir = tempfile.mkdtemp()
         self.pool = concurrent.futures.ThreadPoolExecutor(8)
         self.server = grpc.server(concurrent.futures.ThreadPoolExecutor(8))
-        p = Adapted(Plugin())
+        p = Adapted(plugin if plugin is not None else Plugin())
         self.close_streams = lambda: None
         if version == 2:
             service, self.close_streams = v2_service(grpc, p, self.pool, self.pool)
@@ -157,6 +177,34 @@ class V2Test(unittest.TestCase):
         with self.assertRaises(StopIteration):
             next(responses)
         more.set()
+
+
+class ConfigureTest(unittest.TestCase):
+    """Configure's answer names the hooks the plugin does not serve as
+    configured, over both versions; a broken unserved() fails the call."""
+
+    def test_unserved_hooks(self):
+        for version in (1, 2):
+            for on, want in (("", ["transform_llm_output"]), ("yes", []), ("broken", None)):
+                with self.subTest(version=version, on=on):
+                    s = Server(version, Optional_())
+                    self.addCleanup(s.close)
+                    configure = s.unary(
+                        "/hookhost.plugin.v%d.Plugin/Configure" % version,
+                        pb.ConfigureRequest,
+                        pb.ConfigureResponse,
+                    )
+                    req = pb.ConfigureRequest(config_json=b'{"on": "%s"}' % on.encode())
+                    if want is None:
+                        with self.assertRaises(grpc.RpcError) as cm:
+                            configure(req)
+                        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNKNOWN)
+                        self.assertEqual(
+                            cm.exception.details(),
+                            "unserved() must return hook names (strings), got int 3",
+                        )
+                    else:
+                        self.assertEqual(list(configure(req).unserved_hooks), want)
 
 
 if __name__ == "__main__":

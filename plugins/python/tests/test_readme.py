@@ -1,5 +1,6 @@
 """README.md's examples work: the plugin in 20 lines, its unit tests, the
-ledger's typed tool and the config example."""
+ledger's typed tool, the config example and the hooks only some configs
+need."""
 
 import os
 import re
@@ -56,6 +57,24 @@ class ReadmeTest(unittest.TestCase):
         with self.assertRaises(ConfigureFailed) as cm:
             Harness(ns["Guard"](), config={"polcy": "x"})
         self.assertEqual(cm.exception.message, "unknown key 'polcy' (known keys: policy, strict)")
+
+    def test_unserved_example(self):
+        ns = {}
+        exec("import hookhost_plugin as hp\n" + block_with("def unserved(self)"), ns)
+        from hookhost_plugin.testing import Harness
+
+        hook = "pre_llm_call_can_provide_response"
+        off = Harness(ns["Canned"]())
+        self.assertIn(hook, off.hooks)
+        self.assertEqual(off.unserved, [hook])
+        self.assertFalse(off.subscribed(hook))
+        ask = ns["hp"].LLMRequest(
+            request=ns["hp"].ModelRequest(messages=[ns["hp"].Message(role="user", content="hours?")])
+        )
+        self.assertIsNone(off.pre_llm_call_can_provide_response(ask))
+        on = Harness(ns["Canned"](), config={"answers": {"hours?": "9 to 5"}})
+        self.assertEqual(on.unserved, [])
+        self.assertEqual(on.pre_llm_call_can_provide_response(ask).message.content, "9 to 5")
 
 
 if __name__ == "__main__":

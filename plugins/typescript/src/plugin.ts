@@ -67,7 +67,19 @@ export interface Plugin<C = T.JsonObject> extends Hooks {
   config?: Schema<C> | undefined;
   /** Receives the plugin's config table, once, before any hook. A throw refuses it; its message is the operator's reason. */
   configure?(config: C, ctx: ConfigureContext): void | Promise<void>;
+  /**
+   * The hooks, of those the plugin's methods serve, that it does not serve
+   * as configured (a hook only some configs need): asked once, right after
+   * `configure` accepts the config, and the host never asks them of this
+   * process. Nothing or an empty list: every hook is served. A name that is
+   * not a hook, or an answer that is not a list of names, refuses the
+   * config, saying so; a hook the plugin has no method for is left out.
+   */
+  unserved?(): Unserved | Promise<Unserved>;
 }
+
+/** What `unserved` answers: hook names, or nothing (every hook served). */
+export type Unserved = readonly T.HookName[] | null | undefined | void;
 
 /** The manifest the host reads (Describe). */
 export interface Manifest {
@@ -132,6 +144,11 @@ function configKeys(p: Plugin<any>): string[] | undefined {
 export class Runtime {
   readonly manifest: Manifest;
   readonly log: Logger;
+  /**
+   * The hooks of the manifest the plugin does not serve as configured, in
+   * catalogue order: its `unserved` answer, once configure has succeeded.
+   */
+  unserved: T.HookName[] = [];
   private readonly typed = new Map<string, Tool<any>>();
 
   constructor(readonly plugin: Plugin<any>) {
@@ -242,8 +259,12 @@ export class Runtime {
     return this.manifest.hooks.includes(hook as T.HookName);
   }
 
-  /** Hands the plugin its config (JSON text; empty means {}). Throws with the operator's reason. */
-  async configure(configJSON: string): Promise<void> {
+  /**
+   * Hands the plugin its config (JSON text; empty means {}) and returns the
+   * hooks it does not serve as configured, as ConfigureResponse's
+   * unserved_hooks carries them. Throws with the operator's reason.
+   */
+  async configure(configJSON: string): Promise<T.HookName[]> {
     let v: unknown = {};
     if (configJSON.trim() !== "") {
       try {
@@ -261,6 +282,39 @@ export class Runtime {
     if (typeof this.plugin.configure === "function") {
       await this.plugin.configure.call(this.plugin, v, { log: this.log });
     }
+    this.unserved = await this.askUnserved();
+    return [...this.unserved];
+  }
+
+  /**
+   * The plugin's `unserved` answer, checked: a mistake in it refuses the
+   * config with the mistake named (as a `configure` that throws does),
+   * rather than leaving the host to ask hooks the plugin meant to give up,
+   * or to skip hooks it meant to serve.
+   */
+  private async askUnserved(): Promise<T.HookName[]> {
+    const fn: unknown = this.plugin.unserved;
+    if (fn === undefined || fn === null) return [];
+    if (typeof fn !== "function") throw new Error(`unserved must be a method returning hook names, got ${typeName(fn)}`);
+    let names: unknown;
+    try {
+      names = await fn.call(this.plugin);
+    } catch (e) {
+      const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      this.log.debug("the plugin's unserved failed", { error: text, stack: e instanceof Error ? e.stack : undefined });
+      throw new Error(`unserved() failed: ${text}`);
+    }
+    if (names === undefined || names === null) return [];
+    if (!Array.isArray(names)) throw new Error(`unserved() must return an array of hook names, got ${typeName(names)}`);
+    for (const n of names) {
+      if (typeof n !== "string") throw new Error(`unserved() must return hook names (strings), got ${typeName(n)} ${JSON.stringify(n) ?? String(n)}`);
+      if (!TABLE.some((r) => r.hook === n)) {
+        throw new Error(`unserved() names ${JSON.stringify(n)}, which is not a hook (the hooks are ${TABLE.map((r) => r.hook).join(", ")})`);
+      }
+    }
+    // A hook the plugin has no method for is not in its manifest: the host
+    // would ignore the name, so it is not sent.
+    return this.manifest.hooks.filter((h) => names.includes(h));
   }
 
   /** Calls the handler of row with payload: the answer, null for no opinion. */
@@ -516,6 +570,13 @@ export async function runModelStage(
       if (patch.tools && !fieldsSet.has("tools")) req.tools = patch.tools.tools ?? [];
     }
   }
+}
+
+/** The kind of value v is, for a message about a plugin's mistake. */
+function typeName(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
 }
 
 function isJSONObject(v: unknown): boolean {

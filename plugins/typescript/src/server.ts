@@ -369,7 +369,8 @@ function statusOf(f: Failure): grpc.ServiceError {
 
 type Unary = grpc.handleUnaryCall<Buffer, Buffer>;
 
-function describeAndConfigure(rt: Runtime): { Describe: Unary; Configure: Unary } {
+/** Describe and Configure, the same in both protocol versions. */
+export function describeAndConfigure(rt: Runtime): { Describe: Unary; Configure: Unary } {
   return {
     Describe: (_call, cb) => cb(null, manifestMessage(rt)),
     Configure: (call, cb) => {
@@ -381,7 +382,7 @@ function describeAndConfigure(rt: Runtime): { Describe: Unary; Configure: Unary 
         return;
       }
       rt.configure(text).then(
-        () => cb(null, codec<object, object>("hookhost.plugin.v1.ConfigureResponse").encode({})),
+        (unserved) => cb(null, codec<object, object>("hookhost.plugin.v1.ConfigureResponse").encode({ unservedHooks: unserved })),
         (e) => cb(statusOf({ kind: "ERROR", message: e instanceof Error ? e.message : String(e) })),
       );
     },

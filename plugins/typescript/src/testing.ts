@@ -147,11 +147,20 @@ export class Harness extends HarnessHooks {
   }
 
   /**
+   * The hooks the plugin does not serve as configured (its `unserved`), as
+   * the host reads them from Configure's answer: call() does not ask them.
+   */
+  get unserved(): T.HookName[] {
+    return [...this.runtime.unserved];
+  }
+
+  /**
    * Whether the host would ask the plugin this hook for this payload: it
-   * serves the hook, and for a tool hook its matchers cover the tool.
+   * serves the hook, as configured, and for a tool hook its matchers cover
+   * the tool.
    */
   private asked(hook: T.HookName, payload: object): boolean {
-    if (!this.manifest.hooks.includes(hook)) return false;
+    if (!this.manifest.hooks.includes(hook) || this.runtime.unserved.includes(hook)) return false;
     if (!TOOL_HOOKS.includes(hook)) return true;
     const globs = (this.manifest.hookMatchers as Record<string, string[] | undefined>)[hook] ?? this.manifest.matchers;
     const name = (payload as { name?: string }).name ?? "";

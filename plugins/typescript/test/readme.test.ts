@@ -79,3 +79,39 @@ test("README: config refused with the key named", async () => {
   await assert.rejects(harness(p, { config: { tools: ["a"], tll: "1s" } }), /config: unexpected property "tll"; allowed properties are "tools", "ttl"/);
   await assert.rejects(harness(p, { config: { tools: [] } }), /tools: list the tools to cache/);
 });
+
+test("README: hooks only some configs need", async () => {
+  // The plugin of "Hooks only some configs need", without its serve() call.
+  let answers: Record<string, string> = {};
+  const canned: Plugin<{ answers: Record<string, string> }> = {
+    name: "canned",
+    config: s.object({ answers: s.record(s.string()).default({}) }), // question -> answer
+    configure(config) {
+      answers = config.answers;
+    },
+    unserved() {
+      // No canned answers: no model call waits for this plugin.
+      return Object.keys(answers).length > 0 ? [] : ["pre_llm_call_can_provide_response"];
+    },
+    preLlmCallCanProvideResponse(req) {
+      const text = answers[req.request.messages.at(-1)?.content ?? ""];
+      if (text) return { model: req.request.model, message: { role: "assistant", content: text }, usage: { inputTokens: 0, outputTokens: 0 }, stopReason: "end_turn" };
+    },
+  };
+  const ask = { request: { model: "m", messages: [{ role: "user" as const, content: "hours?" }] } };
+  const off = await harness(canned);
+  try {
+    assert.deepEqual(off.manifest.hooks, ["pre_llm_call_can_provide_response"]);
+    assert.deepEqual(off.unserved, ["pre_llm_call_can_provide_response"]);
+    assert.equal(await off.preLlmCallCanProvideResponse(ask), null);
+  } finally {
+    off.close();
+  }
+  const on = await harness(canned, { config: { answers: { "hours?": "9 to 5" } } });
+  try {
+    assert.deepEqual(on.unserved, []);
+    assert.equal((await on.preLlmCallCanProvideResponse(ask))?.message.content, "9 to 5");
+  } finally {
+    on.close();
+  }
+});

@@ -16,7 +16,8 @@ import re
 import threading
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from collections import abc
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import _catalogue, convert
 from . import types as t
@@ -261,7 +262,8 @@ class Plugin:
     (a dataclass: ``configure`` then receives the config decoded into it by
     :func:`decode_config`, strictly). Methods decorated with :func:`tool`,
     and :class:`Tool` objects in ``typed_tools``, are typed tools the SDK
-    answers.
+    answers. A plugin whose hooks depend on its config names those it does
+    not serve as configured in :meth:`unserved`.
     """
 
     name: str = ""
@@ -277,6 +279,16 @@ class Plugin:
         """Receive the plugin's config table (a dict, or a ``config_type``
         instance), once, before any hook. Raise (any exception) to refuse
         it: its message is the operator's reason."""
+
+    def unserved(self) -> Optional[Iterable[str]]:
+        """The hooks, of those the plugin's methods serve, that it does not
+        serve as configured (a hook only some configs need): asked once,
+        right after ``configure`` accepts the config, and the host never
+        asks them of this process. None (the default) or an empty list:
+        every hook is served. A name that is not a hook, or an answer that
+        is not a list of names, refuses the config, saying so; a hook the
+        plugin has no method for is left out."""
+        return None
 
     @property
     def log(self) -> Any:
@@ -384,6 +396,10 @@ class Adapted:
             conf if callable(conf) else None
         )
         self.config_keys = _config_keys(plugin, self.configure)
+        #: The hooks of the manifest the plugin does not serve as
+        #: configured, in catalogue order: unserved()'s answer, once
+        #: configure_json has succeeded.
+        self.unserved: List[str] = []
 
     def _add_tools(self) -> None:
         own = self.handlers.get("pre_tool_call_can_provide_result")
@@ -490,8 +506,10 @@ class Adapted:
             m.config.keys.extend(self.config_keys)
         return m
 
-    def configure_json(self, config_json: bytes) -> None:
-        """Configure from the JSON the host sends; raises Failure."""
+    def configure_json(self, config_json: bytes) -> List[str]:
+        """Configure from the JSON the host sends, and return the hooks
+        the plugin does not serve as configured (see Plugin.unserved), as
+        ConfigureResponse.unserved_hooks carries them; raises Failure."""
         try:
             config = json.loads(config_json or b"{}")
         except ValueError as exc:
@@ -500,8 +518,13 @@ class Adapted:
             ) from None
         if not isinstance(config, dict):
             raise Failure(BAD_REQUEST, "the host sent a config that is not a JSON object")
-        if self.configure is None:
-            return
+        if self.configure is not None:
+            self._configure(config)
+        self.unserved = self._ask_unserved()
+        return list(self.unserved)
+
+    def _configure(self, config: Dict[str, Any]) -> None:
+        assert self.configure is not None
         config_type = getattr(self.plugin, "config_type", None)
 
         def configure() -> Any:
@@ -519,6 +542,53 @@ class Adapted:
             if f.kind == ERROR and isinstance(exc, Exception) and str(exc):
                 raise Failure(ERROR, str(exc)) from None
             raise
+
+    def _ask_unserved(self) -> List[str]:
+        """unserved()'s answer, checked: a plugin's mistake in it refuses
+        the config with the mistake named (as a configure that raises
+        does), rather than leaving the host to ask hooks the plugin meant
+        to give up, or to skip hooks it meant to serve."""
+        fn = getattr(self.plugin, "unserved", None)
+        if fn is None:
+            return []
+        if not callable(fn):
+            raise Failure(
+                ERROR,
+                "unserved must be a method returning hook names, got %s" % type(fn).__name__,
+            )
+        try:
+            names = outcome(fn, None, "unserved")
+        except Failure as f:
+            raise Failure(f.kind, "unserved() failed: %s" % f.message) from None
+        if names is None:
+            return []
+        if isinstance(names, (str, bytes)) or not isinstance(names, abc.Iterable):
+            raise Failure(
+                ERROR,
+                "unserved() must return a list of hook names, got %s" % type(names).__name__,
+            )
+        try:
+            names = list(names)
+        except Exception as exc:
+            raise Failure(
+                ERROR, "unserved() failed: %s: %s" % (type(exc).__name__, exc)
+            ) from None
+        for n in names:
+            if not isinstance(n, str):
+                raise Failure(
+                    ERROR,
+                    "unserved() must return hook names (strings), got %s %r"
+                    % (type(n).__name__, n),
+                )
+            if n not in HOOK_NAMES:
+                raise Failure(
+                    ERROR,
+                    "unserved() names %r, which is not a hook (the hooks are %s)"
+                    % (n, ", ".join(HOOK_NAMES)),
+                )
+        # A hook the plugin has no method for is not in its manifest: the
+        # host would ignore the name, so it is not sent.
+        return [h for h in self.hooks() if h in names]
 
     # --- one call -------------------------------------------------------
 

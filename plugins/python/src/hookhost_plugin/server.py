@@ -19,7 +19,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import convert
 from . import log as hlog
@@ -349,13 +349,14 @@ def _describe_configure(grpc: Any, p: Adapted) -> dict:
         return p.manifest().SerializeToString()
 
     def configure(req: bytes, context: Any) -> bytes:
+        unserved: List[str] = []
         try:
-            p.configure_json(pb.ConfigureRequest.FromString(req).config_json)
+            unserved = p.configure_json(pb.ConfigureRequest.FromString(req).config_json)
         except Failure as f:
             _abort(grpc, context, f)
         except Exception as exc:
             _abort(grpc, context, Failure(BAD_REQUEST, "undecodable Configure request: %s" % exc))
-        return pb.ConfigureResponse().SerializeToString()
+        return pb.ConfigureResponse(unserved_hooks=unserved).SerializeToString()
 
     return {
         "Describe": grpc.unary_unary_rpc_method_handler(

@@ -17,8 +17,8 @@ Usable from unittest or pytest::
 A handler's failure raises :class:`CallFailed` (``kind`` is the failure
 kind's name: "ERROR", "PANIC", "DEADLINE_EXCEEDED", ...). The typed
 helpers apply the plugin's matchers as the host does: a hook the plugin
-does not serve, or a tool its matchers do not cover, answers None without
-calling it.
+does not serve (or, per its ``unserved()``, does not serve as configured),
+or a tool its matchers do not cover, answers None without calling it.
 """
 
 from __future__ import annotations
@@ -84,7 +84,10 @@ class Harness(HarnessHooks):
         #: The manifest as the host reads it from Describe.
         self.manifest: pb.Manifest = pb.Manifest.FromString(self._p.manifest().SerializeToString())
         try:
-            self._p.configure_json(json.dumps(config or {}).encode())
+            #: The hooks the plugin does not serve as configured (its
+            #: unserved()), as the host reads them from Configure's answer:
+            #: the typed helpers do not ask them.
+            self.unserved: List[str] = self._p.configure_json(json.dumps(config or {}).encode())
         except Failure as f:
             raise ConfigureFailed(f.message) from None
         self._ids = itertools.count(1)
@@ -112,8 +115,9 @@ class Harness(HarnessHooks):
 
     def subscribed(self, hook: str, tool: str = "") -> bool:
         """Whether the host would ask the plugin ``hook`` (for ``tool``, for
-        a tool hook), per-hook matchers applied."""
-        if hook not in self.manifest.hooks:
+        a tool hook), per-hook matchers applied: not for a hook it does not
+        serve as configured."""
+        if hook not in self.manifest.hooks or hook in self.unserved:
             return False
         if hook not in _TOOL_HOOKS:
             return True

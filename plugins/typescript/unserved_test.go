@@ -1,0 +1,127 @@
+package typescript
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hookhost/hookhost/config"
+	"github.com/hookhost/hookhost/hookbus"
+	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/plugins/typescript/tsbuild"
+)
+
+// optionalJS provides a model answer only when its config turns it on
+// (its unserved says so); its handler answers whenever it is asked, and
+// counts the calls, which preToolCall's block tells: a call that reaches
+// the process shows both in the bus's answer and in the plugin's count.
+const optionalJS = `#!%s
+const { serve } = require(%q);
+let on = false;
+let asked = 0;
+serve({
+  name: "optional",
+  version: "1.0.0",
+  configure(config) { on = config.on; },
+  unserved() {
+    if (on === "broken") return [3];
+    return on ? [] : ["pre_llm_call_can_provide_response"];
+  },
+  preToolCall(call) { return { block: { message: "optional blocks " + call.name + "; asked to provide " + asked + " times" } }; },
+  preLlmCallCanProvideResponse(req) {
+    asked++;
+    return { model: req.request.model, message: { role: "assistant", content: "here" } };
+  },
+});
+`
+
+func writeOptional(t *testing.T) string {
+	t.Helper()
+	index := tsbuild.Need(t, "plugins/typescript/dist/src/index.js")
+	path := filepath.Join(t.TempDir(), "optional.js")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(optionalJS, tsbuild.Node, index)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func optionalConfig(t *testing.T, path string, protocol int, on string) *config.Config {
+	t.Helper()
+	toml := fmt.Sprintf("[plugins]\nenabled = [\"optional\"]\n[plugins.entries.optional]\npath = %q\nprotocol = %d\n[plugins.entries.optional.config]\non = %s\n", path, protocol, on)
+	cfg, err := config.Parse([]byte(toml), "t.toml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestUnservedHooksNotAskedUnderTheHost runs a plugin written with the
+// SDK under the real host, over both protocols: a hook its unserved gives
+// up as configured is never asked of the process, while its other hook
+// is, and with the config that turns the hook on it is asked.
+func TestUnservedHooksNotAskedUnderTheHost(t *testing.T) {
+	path := writeOptional(t)
+	ctx := context.Background()
+	for _, protocol := range []int{1, 2} {
+		for _, on := range []bool{false, true} {
+			t.Run(fmt.Sprintf("protocol%d/on=%v", protocol, on), func(t *testing.T) {
+				h, errs := host.Start(ctx, host.Specs(optionalConfig(t, path, protocol, fmt.Sprint(on))), host.Options{})
+				defer func() { _ = h.Close(ctx) }()
+				if len(errs) > 0 {
+					t.Fatal(errs[0])
+				}
+				if got := h.Plugins()[0].Protocol; got != protocol {
+					t.Fatalf("protocol = %d, want %d", got, protocol)
+				}
+				bus, err := hookbus.New(h.Members(), hookbus.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = bus.Close(ctx) }()
+				if got := bus.Subscribed(hooks.PreLLMCallCanProvideResponse, ""); got != on {
+					t.Errorf("subscribed to pre_llm_call_can_provide_response: %v, want %v", got, on)
+				}
+				p := bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: "s1", Request: hooks.ModelRequest{Model: "m"}})
+				if on && (p == nil || p.Plugin != "optional" || p.Response.Message.Content != "here") {
+					t.Errorf("pre_llm_call_can_provide_response with the hook on: %+v, want optional's answer", p)
+				}
+				if !on && p != nil {
+					t.Errorf("pre_llm_call_can_provide_response was asked of the plugin, which does not serve it as configured: %+v", p)
+				}
+				// Asked after the provide call was answered: the count is final.
+				asked := 0
+				if on {
+					asked = 1
+				}
+				pre := bus.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "x", Arguments: json.RawMessage(`{}`)})
+				if want := fmt.Sprintf("optional blocks x; asked to provide %d times", asked); !pre.Blocked || pre.Message != want {
+					t.Errorf("pre_tool_call, which the plugin serves: %+v, want the block %q", pre, want)
+				}
+				for _, hs := range bus.Stats().Hooks {
+					if len(hs.Failures) > 0 {
+						t.Errorf("%s failed: %v", hs.Hook, hs.Failures)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBrokenUnservedStopsThePluginStarting: an unserved that answers
+// something other than hook names makes the plugin refuse its config,
+// and the host says why.
+func TestBrokenUnservedStopsThePluginStarting(t *testing.T) {
+	path := writeOptional(t)
+	ctx := context.Background()
+	h, errs := host.Start(ctx, host.Specs(optionalConfig(t, path, 2, `"broken"`)), host.Options{})
+	defer func() { _ = h.Close(ctx) }()
+	want := "plugin optional: rejected its config: unserved() must return hook names (strings), got number 3"
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
+		t.Fatalf("start errors %v, want one saying %q", errs, want)
+	}
+}
