@@ -533,7 +533,11 @@ func (st *stream) begin(ctx context.Context, call *pluginv2.HookCall, bound time
 			st.mu.Unlock()
 			p.call = nil
 			// A failed Send means the stream is over: the reader says
-			// why, and the call fails with it.
+			// why, and the call fails with it. With other calls in
+			// flight on a lane, the call is held for a write it may
+			// share with theirs (frameWriter.hold): a busy lane then
+			// costs fewer writes, and wakes the plugin fewer times,
+			// than it carries calls.
 			if st.lane != nil && busy {
 				_ = st.lane.out.hold(m)
 			} else {
