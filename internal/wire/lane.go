@@ -191,7 +191,9 @@ func (w *frameWriter) hold(m proto.Message) error {
 
 func (w *frameWriter) appendLocked(m proto.Message) error {
 	b := binary.BigEndian.AppendUint32(w.buf, uint32(proto.Size(m)))
-	b, err := proto.MarshalOptions{}.MarshalAppend(b, m)
+	// Size has just measured m and each message in it: marshalling need
+	// not measure them again.
+	b, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)
 	if err != nil {
 		return err
 	}
