@@ -4,6 +4,8 @@ package bustest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,5 +39,40 @@ func Flush(t testing.TB, b *hookbus.Bus) {
 	defer cancel()
 	if err := b.Flush(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// CheckUnserved checks a bus over the SDK tests' "optional" plugin, which
+// serves pre_llm_call_can_provide_response (answering "here") only when
+// configured on, and pre_tool_call always (blocking, and saying how often
+// it was asked to provide): that the bus neither subscribes to nor asks
+// the hook the plugin does not serve as configured, and asks the one it
+// serves.
+func CheckUnserved(t *testing.T, bus *hookbus.Bus, on bool) {
+	t.Helper()
+	ctx := context.Background()
+	if got := bus.Subscribed(hooks.PreLLMCallCanProvideResponse, ""); got != on {
+		t.Errorf("subscribed to pre_llm_call_can_provide_response: %v, want %v", got, on)
+	}
+	p := bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: "s1", Request: hooks.ModelRequest{Model: "m"}})
+	if on && (p == nil || p.Plugin != "optional" || p.Response.Message.Content != "here") {
+		t.Errorf("pre_llm_call_can_provide_response with the hook on: %+v, want optional's answer", p)
+	}
+	if !on && p != nil {
+		t.Errorf("pre_llm_call_can_provide_response was asked of the plugin, which does not serve it as configured: %+v", p)
+	}
+	// Asked after the provide call was answered: the count is final.
+	asked := 0
+	if on {
+		asked = 1
+	}
+	pre := bus.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "x", Arguments: json.RawMessage(`{}`)})
+	if want := fmt.Sprintf("optional blocks x; asked to provide %d times", asked); !pre.Blocked || pre.Message != want {
+		t.Errorf("pre_tool_call, which the plugin serves: %+v, want the block %q", pre, want)
+	}
+	for _, hs := range bus.Stats().Hooks {
+		if len(hs.Failures) > 0 {
+			t.Errorf("%s failed: %v", hs.Hook, hs.Failures)
+		}
 	}
 }

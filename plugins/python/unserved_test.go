@@ -2,15 +2,14 @@ package python
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/bustest"
 )
 
 // optionalPy provides a model answer only when its config turns it on
@@ -56,7 +55,6 @@ func TestUnservedHooksNotAskedUnderTheHost(t *testing.T) {
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(optionalPy, abs(t, "src"))), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	for _, protocol := range []int{1, 2} {
 		for _, on := range []bool{false, true} {
 			t.Run(fmt.Sprintf("protocol%d/on=%v", protocol, on), func(t *testing.T) {
@@ -73,28 +71,7 @@ on = %v
 				if got := h.Plugins()[0].Protocol; got != protocol {
 					t.Fatalf("protocol = %d, want %d", got, protocol)
 				}
-				if got := bus.Subscribed(hooks.PreLLMCallCanProvideResponse, ""); got != on {
-					t.Errorf("subscribed to pre_llm_call_can_provide_response: %v, want %v", got, on)
-				}
-				p := bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: "s1", Request: hooks.ModelRequest{Model: "m"}})
-				if on && (p == nil || p.Plugin != "optional" || p.Response.Message.Content != "here") {
-					t.Errorf("pre_llm_call_can_provide_response with the hook on: %+v, want optional's answer", p)
-				}
-				if !on && p != nil {
-					t.Errorf("pre_llm_call_can_provide_response was asked of the plugin, which does not serve it as configured: %+v", p)
-				}
-				// Asked after the provide call was answered: the count is final.
-				asked := 0
-				if on {
-					asked = 1
-				}
-				pre := bus.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "x", Arguments: json.RawMessage(`{}`)})
-				if want := fmt.Sprintf("optional blocks x; asked to provide %d times", asked); !pre.Blocked || pre.Message != want {
-					t.Errorf("pre_tool_call, which the plugin serves: %+v, want the block %q", pre, want)
-				}
-				if f := failures(bus.Stats()); len(f) != 0 {
-					t.Errorf("failures: %v", f)
-				}
+				bustest.CheckUnserved(t, bus, on)
 			})
 		}
 	}

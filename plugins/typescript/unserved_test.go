@@ -2,7 +2,6 @@ package typescript
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +10,8 @@ import (
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hookbus"
-	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/host"
+	"github.com/hookhost/hookhost/internal/bustest"
 	"github.com/hookhost/hookhost/plugins/typescript/tsbuild"
 )
 
@@ -83,30 +82,7 @@ func TestUnservedHooksNotAskedUnderTheHost(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer func() { _ = bus.Close(ctx) }()
-				if got := bus.Subscribed(hooks.PreLLMCallCanProvideResponse, ""); got != on {
-					t.Errorf("subscribed to pre_llm_call_can_provide_response: %v, want %v", got, on)
-				}
-				p := bus.PreLLMCallCanProvideResponse(ctx, hooks.LLMRequest{SessionID: "s1", Request: hooks.ModelRequest{Model: "m"}})
-				if on && (p == nil || p.Plugin != "optional" || p.Response.Message.Content != "here") {
-					t.Errorf("pre_llm_call_can_provide_response with the hook on: %+v, want optional's answer", p)
-				}
-				if !on && p != nil {
-					t.Errorf("pre_llm_call_can_provide_response was asked of the plugin, which does not serve it as configured: %+v", p)
-				}
-				// Asked after the provide call was answered: the count is final.
-				asked := 0
-				if on {
-					asked = 1
-				}
-				pre := bus.PreToolCall(ctx, hooks.ToolCallRequest{SessionID: "s1", CallID: "c1", Name: "x", Arguments: json.RawMessage(`{}`)})
-				if want := fmt.Sprintf("optional blocks x; asked to provide %d times", asked); !pre.Blocked || pre.Message != want {
-					t.Errorf("pre_tool_call, which the plugin serves: %+v, want the block %q", pre, want)
-				}
-				for _, hs := range bus.Stats().Hooks {
-					if len(hs.Failures) > 0 {
-						t.Errorf("%s failed: %v", hs.Hook, hs.Failures)
-					}
-				}
+				bustest.CheckUnserved(t, bus, on)
 			})
 		}
 	}

@@ -1,17 +1,20 @@
 // Package tsbuild finds what `make typescript` builds (the TypeScript SDK
 // in plugins/typescript and the plugins written with it), for the Go tests
-// that run them under the real host. A build that is missing makes the
-// test skip, saying how to build it, or fail when the environment variable
-// CI is set: CI builds them (make test depends on make typescript).
+// that run them under the real host. A build that is missing, or older
+// than the SDK's sources, makes the test skip, saying how to build it, or
+// fail when the environment variable CI is set: CI builds them (make test
+// depends on make typescript).
 package tsbuild
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/internal/testenv"
 )
@@ -62,7 +65,37 @@ func missing(rel string) (reason, install, why string) {
 	if head, _ := os.ReadFile(p); len(head) > 2 && string(head[:2]) == "#!" && st.Mode()&0o111 == 0 {
 		return NotBuiltReason, BuildCommand, fmt.Sprintf("%s starts with #! but is not executable", rel)
 	}
+	if src, newer := newestSource(); newer.After(st.ModTime()) {
+		// A build older than the SDK's sources would test the SDK as it
+		// was, and pass or fail for the wrong reason.
+		return NotBuiltReason, BuildCommand, fmt.Sprintf("%s is older than %s", rel, src)
+	}
 	return "", "", ""
+}
+
+// newestSource is the SDK source file changed last, relative to the
+// repository root, and when. The generated sources are left out: `make
+// test` regenerates them after building, with the same bytes and new
+// times, and their drift is `make check-generated`'s to find.
+func newestSource() (rel string, at time.Time) {
+	root := Root()
+	_ = filepath.WalkDir(filepath.Join(root, "plugins", "typescript", "src"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if d.Name() == "generated" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.ModTime().After(at) {
+			at = info.ModTime()
+			rel, _ = filepath.Rel(root, path)
+		}
+		return nil
+	})
+	return rel, at
 }
 
 // Need returns the absolute path of the built file rel, or stops t: a
