@@ -129,13 +129,20 @@ func invokeErr[T any](ctx context.Context, b *Bus, s *subscriber, fn func(contex
 		// that ignores its deadline must not win by racing the watchdog.
 		r.Err = fmt.Errorf("result arrived after the deadline and was dropped: %w", hookstretch.Ended(cctx))
 	}
-	if r.Err == nil {
-		return r.V, KindNone, nil
+	return classified(ctx, b, s, r.V, r.Err, r.Err != nil && hookstretch.PastDeadline(cctx))
+}
+
+// classified is a call's outcome as the Bus takes it: v when err is nil,
+// else no answer, the failure's kind (pastDeadline says the call's own
+// deadline passed), counted and logged.
+func classified[T any](ctx context.Context, b *Bus, s *subscriber, v T, err error, pastDeadline bool) (T, FailureKind, error) {
+	if err == nil {
+		return v, KindNone, nil
 	}
 	var zero T
-	kind := failureKind(ctx, r.Err, hookstretch.PastDeadline(cctx))
-	b.fail(s, kind, r.Err)
-	return zero, kind, r.Err
+	kind := failureKind(ctx, err, pastDeadline)
+	b.fail(s, kind, err)
+	return zero, kind, err
 }
 
 // failureKind classifies a failed call made under ctx; pastDeadline says

@@ -283,13 +283,7 @@ func settleReady[T any](ctx context.Context, b *Bus, s *subscriber, a any, err e
 	if err == nil {
 		v, err = answerAs[T](s, a)
 	}
-	if err == nil {
-		return v, KindNone, nil
-	}
-	var zero T
-	kind := failureKind(ctx, err, false)
-	b.fail(s, kind, err)
-	return zero, kind, err
+	return classified(ctx, b, s, v, err, false)
 }
 
 // closeStretch ends the stretch, if one is under way, and the plan: every
