@@ -75,6 +75,8 @@ class Conform(hp.Plugin):
         self.tag = "conform"
         self.lines = []
         self.lock = threading.Lock()
+        # The carriers hook calls came by so far: "lane" or "grpc".
+        self.carriers = set()
 
     config_type = Config
 
@@ -82,6 +84,16 @@ class Conform(hp.Plugin):
         tag = config.tag
         self.tag = tag
         hp.logger().warn("conform configured", tag=tag)
+
+    def arrived(self, ctx) -> None:
+        """Log, the first time a hook call comes by each carrier, which one
+        it came by (ctx.carrier: the lane, or gRPC); the conformance check
+        asserts that over protocol 2 the calls came on the lane."""
+        with self.lock:
+            if ctx.carrier in self.carriers:
+                return
+            self.carriers.add(ctx.carrier)
+        hp.logger().info("conform hook calls arrive", carrier=ctx.carrier)
 
     def record(self, line: str) -> None:
         with self.lock:
@@ -203,6 +215,21 @@ def _default(hook: str):
 for _hook in _catalogue.HOOK_NAMES:
     if not hasattr(Conform, _hook):
         setattr(Conform, _hook, _default(_hook))
+
+
+def _arriving(handler):
+    """handler, noting first the carrier its call came by (Conform.arrived)."""
+    takes_ctx = handler.__code__.co_argcount >= 3
+
+    def handle(self, payload, ctx):
+        self.arrived(ctx)
+        return handler(self, payload, ctx) if takes_ctx else handler(self, payload)
+
+    return handle
+
+
+for _hook in _catalogue.HOOK_NAMES:
+    setattr(Conform, _hook, _arriving(getattr(Conform, _hook)))
 
 
 if __name__ == "__main__":

@@ -155,6 +155,11 @@ class Context:
     A handler that may take long checks ``ctx.cancelled`` (or calls
     ``ctx.check()``, which raises :class:`Cancelled`), or sleeps with
     ``ctx.wait(seconds)``, which returns early, True, when the call is over.
+
+    ``ctx.carrier`` says how the call came from the host: ``"lane"`` (the
+    socket the host hands the plugin, protocol version 2), ``"grpc"`` (a
+    version 1 call, or version 2's Hooks stream), or ``""`` when no host
+    sent it (the test harness).
     """
 
     def __init__(
@@ -169,7 +174,10 @@ class Context:
         self._callbacks: List[Callable[[], None]] = []
         # Set by a stream when the host sent Cancel: no answer is wanted.
         self._host_cancelled = False
+        #: "lane", "grpc", or "" (see the class's doc).
+        self.carrier = ""
         if parent is not None:
+            self.carrier = parent.carrier
             if parent.deadline is not None and (
                 self.deadline is None or parent.deadline < self.deadline
             ):
@@ -744,7 +752,8 @@ class HookStream:
     thread; it must serialize), ``close`` ends the stream and cancels what
     runs. Every call runs on ``calls``; the stages of a stretch, of a model
     stage and of an observer batch run on ``stages``, so that a stage whose
-    handler ignores its deadline does not hold the call past it."""
+    handler ignores its deadline does not hold the call past it.
+    ``carrier`` is what its calls' contexts say they came by."""
 
     def __init__(
         self,
@@ -753,8 +762,10 @@ class HookStream:
         calls: concurrent.futures.Executor,
         stages: concurrent.futures.Executor,
         max_in_flight: int = MAX_IN_FLIGHT,
+        carrier: str = "",
     ) -> None:
         self.p = plugin
+        self.carrier = carrier
         self._send = send
         self._calls_pool = calls
         self._stages_pool = stages
@@ -812,6 +823,7 @@ class HookStream:
                 full = len(self._calls) >= self._max
                 if not full:
                     ctx = Context("call")
+                    ctx.carrier = self.carrier
                     self._calls[cid] = ctx
                     # The call counts in flight until run() and every stage
                     # handler it started have returned, as the Go server's

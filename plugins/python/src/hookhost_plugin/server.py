@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import convert
 from . import log as hlog
+from ._lane import Lane, take_lane
 from ._proto import grpc_controller_pb2 as ctlpb
 from ._proto import health_pb2 as healthpb
 from ._proto import plugin_pb2 as pb
@@ -71,6 +72,19 @@ def _protect_environ() -> str:
 
 
 _PROTECT_ERROR = _protect_environ()
+
+
+def _take_lane() -> Tuple[Any, str]:
+    """The lane the host handed a process it launched, taken at import,
+    before the plugin's own code can start a child that would inherit it
+    (see _lane.take_lane); why it could not be taken, "" if it was or the
+    host handed none."""
+    if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
+        return None, ""
+    return take_lane()
+
+
+_LANE_SOCKET, _LANE_ERROR = _take_lane()
 CORE_PROTOCOL = 1  # go-plugin's own
 PROTOCOLS = (1, 2)  # hookhost.plugin.v1 and v2, oldest first
 HOST_PID_ENV = "HOOKHOST_HOST_PID"
@@ -344,9 +358,13 @@ def _raw(data: bytes) -> bytes:
     return data
 
 
-def _describe_configure(grpc: Any, p: Adapted) -> dict:
+def _describe_configure(grpc: Any, p: Adapted, lane: Optional[Lane] = None) -> dict:
     def describe(_req: bytes, context: Any) -> bytes:
-        return p.manifest().SerializeToString()
+        m = p.manifest()
+        # Only while the lane is served: one that has ended already would
+        # have the host send its calls where no one reads them.
+        m.lane = lane is not None and not lane.ended
+        return m.SerializeToString()
 
     def configure(req: bytes, context: Any) -> bytes:
         unserved: List[str] = []
@@ -396,6 +414,7 @@ def v1_service(
             ctx = Context(
                 row.name, remaining if remaining is not None and remaining < 1e8 else None
             )
+            ctx.carrier = "grpc"
             with lock:
                 full = running[0] >= max_in_flight
                 if not full:
@@ -487,13 +506,18 @@ class _Outbox:
 
 
 def v2_service(
-    grpc: Any, p: Adapted, calls: concurrent.futures.Executor, stages: concurrent.futures.Executor
+    grpc: Any,
+    p: Adapted,
+    calls: concurrent.futures.Executor,
+    stages: concurrent.futures.Executor,
+    lane: Optional[Lane] = None,
 ) -> Tuple[Any, Callable[[], None]]:
-    """hookhost.plugin.v2.Plugin: Describe, Configure and the Hooks stream.
-    Also returns what ends every open stream, for a shutdown: a stream
-    ends only when the host closes it, and a graceful stop would otherwise
-    wait for it until its grace ran out."""
-    handlers = _describe_configure(grpc, p)
+    """hookhost.plugin.v2.Plugin: Describe, Configure and the Hooks stream;
+    ``lane``, when given, is the lane being served, which the manifest then
+    announces. Also returns what ends every open stream, the lane's too,
+    for a shutdown: a stream ends only when the host closes it, and a
+    graceful stop would otherwise wait for it until its grace ran out."""
+    handlers = _describe_configure(grpc, p, lane)
     lock = threading.Lock()
     open_streams: Dict[HookStream, _Outbox] = {}
 
@@ -503,10 +527,14 @@ def v2_service(
         for stream, out in streams:
             stream.close()
             out.close()
+        if lane is not None:
+            lane.close()
 
     def hooks(requests: Iterator[bytes], context: Any) -> Iterator[bytes]:
         out = _Outbox()
-        stream = HookStream(p, lambda m: out.put(m.SerializeToString()), calls, stages)
+        stream = HookStream(
+            p, lambda m: out.put(m.SerializeToString()), calls, stages, carrier="grpc"
+        )
         with lock:
             open_streams[stream] = out
 
@@ -680,6 +708,11 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
             "cannot make the plugin's memory and environment unreadable to other processes of its user",
             extra={"hookhost": {"error": _PROTECT_ERROR}},
         )
+    if _LANE_ERROR:
+        _log.warning(
+            "the plugin cannot serve the host's lane; its hook calls come on gRPC",
+            extra={"hookhost": {"error": _LANE_ERROR}},
+        )
     try:
         import grpc
     except ImportError as exc:
@@ -732,8 +765,16 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
         max_workers=STAGE_WORKERS, thread_name_prefix="stage"
     )
     close_streams: Callable[[], None] = lambda: None
+    lane: Optional[Lane] = None
+    if version == 2 and _LANE_SOCKET is not None:
+        # Read before the server starts: the host may send a call on it as
+        # soon as Describe has answered.
+        lane = Lane(_LANE_SOCKET, p, calls, stages, MAX_MESSAGE_SIZE).start()
+    elif _LANE_SOCKET is not None:
+        # Version 1 has no lane: the host closes its end after Describe.
+        _LANE_SOCKET.close()
     if version == 2:
-        service, close_streams = v2_service(grpc, p, calls, stages)
+        service, close_streams = v2_service(grpc, p, calls, stages, lane)
         server.add_generic_rpc_handlers([service])
     else:
         server.add_generic_rpc_handlers([v1_service(grpc, p, calls)])
