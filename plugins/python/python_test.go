@@ -210,8 +210,8 @@ tag = "py"
 // TestConformUnderTheHost runs conform.py, written with the SDK from the
 // repository, under the real host over each protocol version: the tool
 // pipeline (stretched on version 2), the other hooks, a failing handler,
-// a deadline that does not hold up other calls, a restart after SIGKILL
-// and a graceful close.
+// a deadline that does not hold up other calls, the lane on version 2, a
+// restart after SIGKILL and a graceful close.
 func TestConformUnderTheHost(t *testing.T) {
 	needPython(t)
 	path := abs(t, "conform/conform.py")
@@ -232,6 +232,7 @@ func TestConformUnderTheHost(t *testing.T) {
 				return warnConfigured.MatchString(log.String())
 			})
 			checkConform(t, bus)
+			checkLane(t, h, protocol)
 
 			if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -241,6 +242,8 @@ func TestConformUnderTheHost(t *testing.T) {
 				return now.State == host.StateRunning && now.PID != st.PID && now.PID != 0
 			})
 			checkConform(t, bus)
+			// The restarted process serves the new lane the host handed it.
+			checkLane(t, h, protocol)
 
 			pid := h.Plugins()[0].PID
 			if err := h.Close(context.Background()); err != nil {
@@ -251,6 +254,15 @@ func TestConformUnderTheHost(t *testing.T) {
 				t.Error("conform did not exit when the host asked it to shut down; it was killed")
 			}
 		})
+	}
+}
+
+// checkLane checks that the calls went on the lane over protocol 2 and
+// on gRPC over protocol 1, as the host reports it.
+func checkLane(t *testing.T, h *host.Host, protocol int) {
+	t.Helper()
+	if st := h.Plugins()[0]; st.Lane != (protocol == 2) {
+		t.Errorf("over protocol %d Host.Plugins says Lane %v, want %v", protocol, st.Lane, protocol == 2)
 	}
 }
 
