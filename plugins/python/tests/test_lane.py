@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import unittest
 
 import grpc
@@ -235,7 +236,7 @@ class LaneTest(unittest.TestCase):
         self.host, plugin_end = pair()
         self.addCleanup(self.host.close)
         self.plugin = Slow()
-        self.lane = Lane(plugin_end, Adapted(self.plugin), self.pool, self.pool, limit=1 << 20).start()
+        self.lane = Lane(plugin_end, Adapted(self.plugin), self.pool, limit=1 << 20).start()
         self.addCleanup(self.lane.close)
         self.frames = FrameReader(self.host, limit=1 << 20)
 
@@ -246,7 +247,7 @@ class LaneTest(unittest.TestCase):
         """The lane ended: its reader is gone, its socket closed, and the
         host's end reads the end of the lane, no answer before it."""
         self.assertEqual(read_to_eof(self.host), b"", "the plugin answered on an ended lane")
-        self.lane.join(LIVENESS)
+        self.assertTrue(self.lane.join(LIVENESS), "the lane's socket was not closed")
         self.assertTrue(self.lane.ended)
         self.assertEqual(self.lane._sock.fileno(), -1, "the plugin's end of the lane is not closed")
 
@@ -308,8 +309,81 @@ class LaneTest(unittest.TestCase):
         # the plugin is not hurt.
         self.host.sendall(b"".join(call(i, "x" * 50000) for i in range(1, 40)))
         self.host.close()
-        self.lane.join(LIVENESS)
+        self.assertTrue(self.lane.join(LIVENESS), "the lane's socket was not closed")
         self.assertTrue(self.lane.ended)
+
+
+class Waiters(hp.Plugin):
+    """pre_tool_call "wait" waits until its call is over and counts it."""
+
+    name = "waiters"
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.waiting = 0
+        self.cancelled = 0
+
+    def pre_tool_call(self, call, ctx):
+        if call.name != "wait":
+            return hp.block(call.name)
+        with self.cond:
+            self.waiting += 1
+            self.cond.notify_all()
+        ctx.wait(LIVENESS)
+        with self.cond:
+            if ctx.reason == "cancelled":
+                self.cancelled += 1
+            self.cond.notify_all()
+        return None
+
+
+def lane_threads():
+    return {t for t in threading.enumerate() if t.name == "hookhost-lane"}
+
+
+class LaneConcurrencyTest(unittest.TestCase):
+    def setUp(self):
+        self.pool = concurrent.futures.ThreadPoolExecutor(8)
+        self.addCleanup(self.pool.shutdown, wait=False)
+        self.host, plugin_end = pair()
+        self.addCleanup(self.host.close)
+        self.plugin = Waiters()
+        self.before = lane_threads()
+        self.lane = Lane(plugin_end, Adapted(self.plugin), self.pool, limit=1 << 20).start()
+        self.addCleanup(self.lane.close)
+        self.frames = FrameReader(self.host, limit=1 << 20)
+
+    def test_read_while_calls_run(self):
+        # Each call holds the thread that read it: the lane is still read,
+        # a quick call answered, and Cancel reaches the calls that wait.
+        n = 12
+        self.host.sendall(b"".join(call(i, "wait") for i in range(1, n + 1)))
+        with self.plugin.cond:
+            self.assertTrue(self.plugin.cond.wait_for(lambda: self.plugin.waiting == n, LIVENESS))
+        self.host.sendall(call(100, "quick"))
+        m = pb2.PluginMessage.FromString(self.frames.next())
+        self.assertEqual(m.id, 100)
+        self.assertEqual(pb.PreToolCallResponse.FromString(m.answer).block.message, "quick")
+        cancels = [pb2.HostMessage(cancel=pb2.Cancel(id=i)).SerializeToString() for i in range(1, n + 1)]
+        self.host.sendall(b"".join(frame(c) for c in cancels))
+        with self.plugin.cond:
+            self.assertTrue(self.plugin.cond.wait_for(lambda: self.plugin.cancelled == n, LIVENESS))
+        self.assertFalse(self.lane.ended)
+
+    def test_threads_are_reused(self):
+        for i in range(1, 201):
+            self.host.sendall(call(i, "x"))
+            self.assertEqual(pb2.PluginMessage.FromString(self.frames.next()).id, i)
+        # One call at a time needs the thread reading and the one
+        # answering, and a few on their way to wait for the turn: not a
+        # thread per call.
+        self.assertLess(len(lane_threads() - self.before), 20)
+        self.lane.close()
+        self.assertTrue(self.lane.join(LIVENESS))
+        deadline = time.monotonic() + LIVENESS
+        while lane_threads() - self.before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(lane_threads() - self.before, set(), "the lane's threads outlived it")
 
 
 class LaneBesideHooksTest(unittest.TestCase):
@@ -324,7 +398,7 @@ class LaneBesideHooksTest(unittest.TestCase):
         self.host, plugin_end = pair()
         self.addCleanup(self.host.close)
         p = Adapted(Slow())
-        self.lane = Lane(plugin_end, p, self.pool, self.pool, MAX_MESSAGE_SIZE).start()
+        self.lane = Lane(plugin_end, p, self.pool, MAX_MESSAGE_SIZE).start()
         service, self.close_streams = v2_service(grpc, p, self.pool, self.pool, self.lane)
         self.server = grpc.server(concurrent.futures.ThreadPoolExecutor(8))
         self.server.add_generic_rpc_handlers([service])
@@ -367,7 +441,7 @@ class LaneBesideHooksTest(unittest.TestCase):
         with self.assertLogs("hookhost_plugin", "WARNING"):
             self.host.sendall((MAX_MESSAGE_SIZE + 1).to_bytes(4, "big"))
             self.assertEqual(read_to_eof(self.host), b"")
-            self.lane.join(LIVENESS)
+            self.assertTrue(self.lane.join(LIVENESS), "the lane's socket was not closed")
         self.assertFalse(self.describe().lane, "the manifest says lane after it ended")
         m = self.hooks_call("next")
         self.assertEqual((m.id, m.last), (9, True))
@@ -377,7 +451,7 @@ class LaneBesideHooksTest(unittest.TestCase):
     def test_shutdown_closes_the_lane(self):
         self.close_streams()
         self.assertEqual(read_to_eof(self.host), b"")
-        self.lane.join(LIVENESS)
+        self.assertTrue(self.lane.join(LIVENESS), "the lane's socket was not closed")
         self.assertTrue(self.lane.ended)
 
 

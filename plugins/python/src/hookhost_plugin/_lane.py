@@ -20,7 +20,7 @@ import os
 import socket
 import stat
 import threading
-from typing import MutableMapping, Optional, Tuple, Union
+from typing import List, MutableMapping, Optional, Tuple, Union
 
 from ._proto import pluginv2_pb2 as pb2
 from .runtime import Adapted, HookStream
@@ -186,19 +186,51 @@ class FrameWriter:
             self._sock.close()
 
 
+class _Idle:
+    """A lane thread waiting for the turn: woken with turn set, it reads;
+    woken without, it leaves."""
+
+    def __init__(self) -> None:
+        self.wake = threading.Event()
+        self.turn = False
+
+
+class _TakeTurn(concurrent.futures.Executor):
+    """The executor of a lane's calls: the thread that read a call hands
+    the reading to another thread and answers the call itself (see Lane)."""
+
+    def __init__(self, lane: "Lane") -> None:
+        self._lane = lane
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def,override]
+        self._lane._pass_turn()
+        f: "concurrent.futures.Future[object]" = concurrent.futures.Future()
+        try:
+            f.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: B036 - the future holds it, as a pool's would
+            f.set_exception(exc)
+        return f
+
+
 class Lane:
-    """The plugin's end of the lane, served as a ``Hooks`` stream: one
-    thread reads the frames and hands each message to a HookStream, whose
+    """The plugin's end of the lane, served as a ``Hooks`` stream whose
     answers go out as frames. It ends at the end of the lane, at a frame
     that is not the protocol (too long, or undecodable), or by
     :meth:`close`: the calls it carried are cancelled and the socket closed.
+
+    One thread at a time reads the lane (holds the turn). When it reads a
+    call it passes the turn to an idle thread of the lane's, or a new one,
+    and answers the call itself: a call's way from the socket to its
+    handler crosses no thread, and the next reader wakes while the call
+    runs, not before it. A thread whose call is answered waits, idle, for
+    the turn again. So the lane is read at all times, and its threads are
+    at most its calls in flight (HookStream bounds them) and one reader.
     """
 
     def __init__(
         self,
         sock: socket.socket,
         plugin: Adapted,
-        calls: concurrent.futures.Executor,
         stages: concurrent.futures.Executor,
         limit: int,
     ) -> None:
@@ -207,13 +239,51 @@ class Lane:
         self._out = FrameWriter(sock)
         self._lock = threading.Lock()
         self._ended = False
-        self.stream = HookStream(plugin, self._send, calls, stages, carrier="lane")
-        self._thread = threading.Thread(target=self._read, name="hookhost-lane-reader", daemon=True)
+        # Idle threads, each waiting to be given the turn or to leave.
+        self._idle: List[_Idle] = []
+        self._turn = threading.local()
+        self._closed = threading.Event()  # the socket is closed
+        self.stream = HookStream(plugin, self._send, _TakeTurn(self), stages, carrier="lane")
 
     def start(self) -> "Lane":
         """Start reading the lane."""
-        self._thread.start()
+        self._spawn()
         return self
+
+    def _spawn(self) -> None:
+        threading.Thread(target=self._work, name="hookhost-lane", daemon=True).start()
+
+    def _pass_turn(self) -> None:
+        """Give the turn to an idle thread, or to a new one. Once the lane
+        has ended the turn is kept: its holder reads the end and closes the
+        socket."""
+        with self._lock:
+            if self._ended:
+                return
+            idle = self._idle.pop() if self._idle else None
+            if idle is not None:
+                idle.turn = True
+        self._turn.passed = True
+        if idle is None:
+            self._spawn()
+        else:
+            idle.wake.set()
+
+    def _work(self) -> None:
+        """A lane thread: read while it holds the turn, then wait for it.
+        A thread given the turn reads even if the lane has ended meanwhile:
+        it reads the end, and closes the socket."""
+        me = _Idle()
+        while self._read():
+            with self._lock:
+                if self._ended:
+                    return
+                me.turn = False
+                me.wake.clear()
+                self._idle.append(me)
+            me.wake.wait()
+            if not me.turn:
+                return  # the lane ended
 
     def _send(self, m: pb2.PluginMessage) -> None:
         try:
@@ -227,7 +297,9 @@ class Lane:
             )
             self.close()
 
-    def _read(self) -> None:
+    def _read(self) -> bool:
+        """Read the lane while holding the turn: True once a call took this
+        thread (the turn passed on), False once the lane ended."""
         why = ""
         try:
             while True:
@@ -237,7 +309,10 @@ class Lane:
                 except Exception as exc:
                     why = "the host sent a message on the lane that does not decode: %s" % exc
                     break
+                self._turn.passed = False
                 self.stream.receive(m)
+                if self._turn.passed:
+                    return True
         except FrameTooLarge as exc:
             why = "the host sent a frame on the lane over the plugin's limit: %s" % exc
         except (EOFError, OSError) as exc:
@@ -249,10 +324,13 @@ class Lane:
                 extra={"hookhost": {"reason": why}},
             )
         self.close()
-        # Closed here only, by the one thread that reads it: no read can
-        # then use the descriptor after it was closed (and maybe reused).
+        # Closed here only, by the thread holding the turn, which no other
+        # takes once the lane ended: no read can then use the descriptor
+        # after it was closed (and maybe reused).
         with self._lock:
             self._out.close()
+        self._closed.set()
+        return False
 
     def close(self) -> None:
         """End the lane: cancel the calls it carried and stop reading it
@@ -261,6 +339,7 @@ class Lane:
             if self._ended:
                 return
             self._ended = True
+            idle, self._idle = self._idle, []
             try:
                 # Wakes the reader, and a write blocked on a full socket.
                 # Under the lock, as the reader's closing of the socket is,
@@ -268,6 +347,8 @@ class Lane:
                 self._sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass  # the host's end is gone already
+        for waiting in idle:
+            waiting.wake.set()  # to leave, without the turn
         self.stream.close()
 
     @property
@@ -276,6 +357,7 @@ class Lane:
         with self._lock:
             return self._ended
 
-    def join(self, timeout: Optional[float] = None) -> None:
-        """Wait for the reader's thread to end, the socket closed."""
-        self._thread.join(timeout)
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the lane has ended and its socket is closed; whether
+        it has."""
+        return self._closed.wait(timeout)

@@ -769,7 +769,7 @@ def _serve(plugin: Any, handshake_out: Any) -> int:
     if version == 2 and _LANE_SOCKET is not None:
         # Read before the server starts: the host may send a call on it as
         # soon as Describe has answered.
-        lane = Lane(_LANE_SOCKET, p, calls, stages, MAX_MESSAGE_SIZE).start()
+        lane = Lane(_LANE_SOCKET, p, stages, MAX_MESSAGE_SIZE).start()
     elif _LANE_SOCKET is not None:
         # Version 1 has no lane: the host closes its end after Describe.
         _LANE_SOCKET.close()
