@@ -8,8 +8,8 @@ lane carries the same messages as a ``Hooks`` stream, with the same
 meaning, so one :class:`~hookhost_plugin.runtime.HookStream` serves it.
 
 Why: a gRPC message in Python crosses several threads of the gRPC runtime
-on each side; a lane message is one ``recv_into`` on the reader's thread
-and one ``sendall`` on the thread that has the answer.
+on each side; a lane call is one ``recv_into`` on the thread that then
+answers it, and one ``sendall``.
 """
 
 from __future__ import annotations
@@ -263,11 +263,19 @@ class Lane:
             idle = self._idle.pop() if self._idle else None
             if idle is not None:
                 idle.turn = True
-        self._turn.passed = True
-        if idle is None:
-            self._spawn()
-        else:
+        if idle is not None:
             idle.wake.set()
+        else:
+            try:
+                self._spawn()
+            except RuntimeError as exc:
+                # The call is answered all the same; reading waits for it.
+                _log.warning(
+                    "cannot start a thread to read the lane; it is read again once this call is answered",
+                    extra={"hookhost": {"error": str(exc)}},
+                )
+                return
+        self._turn.passed = True
 
     def _work(self) -> None:
         """A lane thread: read while it holds the turn, then wait for it.
