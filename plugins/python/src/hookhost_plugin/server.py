@@ -85,6 +85,7 @@ def _take_lane() -> Tuple[Any, str]:
 
 
 _LANE_SOCKET, _LANE_ERROR = _take_lane()
+
 CORE_PROTOCOL = 1  # go-plugin's own
 PROTOCOLS = (1, 2)  # hookhost.plugin.v1 and v2, oldest first
 HOST_PID_ENV = "HOOKHOST_HOST_PID"
