@@ -43,7 +43,10 @@ export function takeLane(log: Logger, env: NodeJS.ProcessEnv = process.env): net
   if (!/^[0-9]+$/.test(v) || Number(v) < 3) return refuse(`${LANE_FD_ENV}=${JSON.stringify(v)} is not a descriptor the host could have handed over`);
   const fd = Number(v);
   try {
-    if (!fs.fstatSync(fd).isSocket()) return refuse(`descriptor ${fd} is not a socket`);
+    // bigint: on Node 20 a plain fstatSync here made the require()s that
+    // follow resolve a symlinked node_modules by the link's path rather
+    // than its target, loading second copies of modules already loaded.
+    if (!fs.fstatSync(fd, { bigint: true }).isSocket()) return refuse(`descriptor ${fd} is not a socket`);
   } catch (e) {
     return refuse(`descriptor ${fd}: ${(e as Error).message}`);
   }
