@@ -158,8 +158,6 @@ export interface ServedLane {
   close(): void;
   /** Lets the process exit with the lane open (for a shutdown). */
   unref(): void;
-  /** Resolves once the lane has ended, by either side. */
-  readonly ended: Promise<void>;
 }
 
 /**
@@ -171,11 +169,11 @@ export interface ServedLane {
  *
  * The answers that become ready together (those of the calls one chunk
  * carried, say) go out as one write of whole frames: the write waits for
- * the promise callbacks queued at the time, no longer. When the socket's buffer is over its high-water mark
- * (socket.write returned false: the host does not read), the lane is not
- * read until it drains, so that no new call adds answers to memory: what
- * is held then is bounded by the calls in flight, and the host's own
- * writes wait on the socket instead.
+ * the promise callbacks queued at the time, no longer. When the socket's
+ * buffer is over its high-water mark (socket.write returned false: the
+ * host does not read), the lane is not read until it drains, so that no
+ * new call adds answers to memory: what is held then is bounded by the
+ * calls in flight, and the host's own writes wait on the socket instead.
  */
 export function serveLane(socket: net.Socket, rt: Runtime, limit: number): ServedLane {
   const frames = new FrameReader(limit);
@@ -184,8 +182,6 @@ export function serveLane(socket: net.Socket, rt: Runtime, limit: number): Serve
   let flushing = false;
   let draining = false;
   let over = false;
-  let resolveEnded: () => void = () => {};
-  const ended = new Promise<void>((r) => (resolveEnded = r));
 
   const flush = () => {
     flushing = false;
@@ -232,7 +228,6 @@ export function serveLane(socket: net.Socket, rt: Runtime, limit: number): Serve
     hs.close();
     held = [];
     socket.destroy();
-    resolveEnded();
   };
   socket.on("data", (chunk: Buffer) => {
     if (over) return;
@@ -250,5 +245,5 @@ export function serveLane(socket: net.Socket, rt: Runtime, limit: number): Serve
   socket.on("end", () => end("end of file"));
   socket.on("error", (e) => end(e.message, "warn"));
   socket.on("close", () => end("closed"));
-  return { close: () => end("the plugin is stopping"), unref: () => socket.unref(), ended };
+  return { close: () => end("the plugin is stopping"), unref: () => socket.unref() };
 }

@@ -406,9 +406,7 @@ export function addV2(server: grpc.Server, rt: Runtime, lane = false): void {
   };
   const hooks: grpc.handleBidiStreamingCall<Buffer, Buffer> = (call) => {
     let paused = false;
-    const hs = new HookStream(
-      rt,
-      (m) => {
+    const send = (m: Buffer) => {
       if (!call.write(m) && !paused) {
         // The host stopped reading: stop reading its calls too, until what
         // was written drains, so that answers do not pile up in memory and
@@ -420,9 +418,8 @@ export function addV2(server: grpc.Server, rt: Runtime, lane = false): void {
           call.resume();
         });
       }
-      },
-      "grpc",
-    );
+    };
+    const hs = new HookStream(rt, send, "grpc");
     const end = () => hs.close();
     call.on("data", (b: Buffer) => {
       if (!hs.receive(b)) {
