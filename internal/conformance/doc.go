@@ -103,8 +103,8 @@
 // # The lane
 //
 // Serving the lane (PROTOCOL.md, "The lane") is optional, and so is this
-// part. A plugin that serves it (Plugin.Lane; goconform does, through the
-// SDK) also logs, at level INFO, the message "conform hook calls arrive"
+// part. A plugin that serves it (Plugin.Lane; the Go, Python and TypeScript
+// conform plugins do, through their SDKs) also logs, at level INFO, the message "conform hook calls arrive"
 // with the field carrier=lane or carrier=grpc the first time an answering
 // hook's call comes by that carrier; Run then wants every call of a
 // protocol 2 round on the lane, and every call over protocol 1 on gRPC.

@@ -3,7 +3,7 @@
 // as internal/conformance/doc.go specifies it; the conformance harness
 // drives it under the real host.
 
-import { HOOK_NAMES, OBSERVERS, serve, s, type Hooks, type JsonObject, type ToolSpec } from "../src/index";
+import { HOOK_NAMES, OBSERVERS, serve, s, type Carrier, type HookContext, type Hooks, type JsonObject, type Plugin, type ToolSpec } from "../src/index";
 
 let tag = "conform";
 const seen: string[] = [];
@@ -48,7 +48,37 @@ function defaults(): Hooks {
   return out as unknown as Hooks;
 }
 
-serve({
+// The carriers hook calls came by so far: "lane" or "grpc".
+const carriers = new Set<Carrier | undefined>();
+
+/**
+ * Logs, the first time an answering hook's call comes by each carrier,
+ * which one it came by; the conformance check of this plugin asserts that
+ * over protocol 2 its calls came on the lane.
+ */
+function arrived(ctx: HookContext): void {
+  if (carriers.has(ctx.carrier)) return;
+  carriers.add(ctx.carrier);
+  ctx.log.info("conform hook calls arrive", { carrier: ctx.carrier ?? "none" });
+}
+
+/** plugin with arrived called first in each of its answering hooks. */
+function noticingCarriers<C>(plugin: Plugin<C>): Plugin<C> {
+  const methods = plugin as unknown as Record<string, unknown>;
+  for (const hook of HOOK_NAMES) {
+    if (OBSERVERS.includes(hook)) continue;
+    const method = hook.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    const fn = methods[method];
+    if (typeof fn !== "function") continue;
+    methods[method] = function (this: unknown, payload: unknown, ctx: HookContext) {
+      arrived(ctx);
+      return fn.call(this, payload, ctx);
+    };
+  }
+  return plugin;
+}
+
+serve(noticingCarriers({
   ...defaults(),
   name: "conform",
   version: "1.0.0",
@@ -140,4 +170,4 @@ serve({
   postToolCallCanAddContext(e) {
     if (e.name === "conform__echo" && e.status.startsWith("provided_by:")) return { additionalContext: `echo checked by ${tag}` };
   },
-});
+}));

@@ -14,7 +14,7 @@
 // PROTOCOL.md at the top of the repository for the contract serve() keeps.
 
 export { serve, negotiate, hostGone, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, PROTOCOLS, HOST_PID_ENV } from "./serve";
-export type { Plugin, Hooks, HookContext, ConfigureContext, Manifest, Answer, Observed, FailureKind, Unserved } from "./plugin";
+export type { Plugin, Hooks, HookContext, Carrier, ConfigureContext, Manifest, Answer, Observed, FailureKind, Unserved } from "./plugin";
 export { asJSON } from "./plugin";
 export { tool, Tool, errorResult } from "./tool";
 export type { ToolOptions } from "./tool";

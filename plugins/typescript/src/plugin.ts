@@ -27,7 +27,16 @@ export interface HookContext {
   signal: AbortSignal;
   /** The plugin's logger. */
   log: Logger;
+  /**
+   * How the call reached the process: "lane" on the host's lane, "grpc"
+   * on a Hooks stream or a protocol 1 RPC; undefined in the test harness.
+   * For diagnostics: a handler answers alike whichever way a call came.
+   */
+  carrier?: Carrier | undefined;
 }
+
+/** The ways a hook call reaches the process (see PROTOCOL.md, "The lane"). */
+export type Carrier = "lane" | "grpc";
 
 /** What Configure gets besides the config. */
 export interface ConfigureContext {
@@ -342,6 +351,7 @@ export class Runtime {
     timeoutMs: number | undefined,
     parent: AbortSignal | undefined,
     track?: (handler: Promise<unknown>) => void,
+    carrier?: Carrier,
   ): Promise<StageOutcome> {
     const ac = new AbortController();
     const onParent = () => ac.abort(parent!.reason);
@@ -355,7 +365,7 @@ export class Runtime {
       deadline = Date.now() + timeoutMs;
       stopTimer = after(timeoutMs, () => ac.abort(new DeadlineExceeded(row.hook)));
     }
-    const ctx: HookContext = { hook: row.hook, deadline, signal: ac.signal, log: this.log };
+    const ctx: HookContext = { hook: row.hook, deadline, signal: ac.signal, log: this.log, carrier };
     type Settled = { done: true; value: unknown } | { done: false; error: unknown };
     let stopWaiting: () => void = () => {};
     const aborted = new Promise<"aborted">((resolve) => {
@@ -420,6 +430,7 @@ export class Runtime {
     signal: AbortSignal,
     emit: (o: StageOutcome) => void,
     track?: (handler: Promise<unknown>) => void,
+    carrier?: Carrier,
   ): Promise<void> {
     const start = process.hrtime.bigint();
     const hooks = stages.map((s) => s.hook);
@@ -442,7 +453,7 @@ export class Runtime {
       }
       const row = rowOf(st.hook)!;
       if (st.hook === "pre_tool_call") {
-        const o = await this.call(row, call, st.timeoutMs, signal, track);
+        const o = await this.call(row, call, st.timeoutMs, signal, track, carrier);
         emit(o);
         if (!o.ok) return;
         const d = o.answer as T.PreToolCallDecision | null;
@@ -453,7 +464,7 @@ export class Runtime {
           call = { ...call, arguments: text, args: parseJSON(text) };
         }
       } else if (st.hook === "pre_tool_call_can_provide_result") {
-        const o = await this.call(row, call, st.timeoutMs, signal, track);
+        const o = await this.call(row, call, st.timeoutMs, signal, track, carrier);
         emit(o);
         if (!o.ok || o.answer === null) return;
         provided = o.answer as T.ToolResult;
@@ -469,7 +480,7 @@ export class Runtime {
           durationNs: Number(process.hrtime.bigint() - start),
           origin: call.origin,
         };
-        emit(await this.call(row, ev, st.timeoutMs, signal, track));
+        emit(await this.call(row, ev, st.timeoutMs, signal, track, carrier));
       }
     }
   }
@@ -522,6 +533,7 @@ export async function runModelStage(
   signal: AbortSignal,
   emit: (o: StageOutcome, stop: boolean) => void,
   track?: (handler: Promise<unknown>) => void,
+  carrier?: Carrier,
 ): Promise<void> {
   const call: { [k: string]: any } = ms.call ?? {};
   const req: { [k: string]: any } = { ...(call.request ?? {}) };
@@ -550,7 +562,7 @@ export async function runModelStage(
       default: // transform_llm_output: the whole answer, never a window
         msg = { sessionId: call.sessionId, text: ms.text ?? "" };
     }
-    const o = await rt.call(row, row.payload(msg), st.timeoutMs > 0 ? st.timeoutMs : undefined, signal, track);
+    const o = await rt.call(row, row.payload(msg), st.timeoutMs > 0 ? st.timeoutMs : undefined, signal, track, carrier);
     if (!o.ok) {
       emit(o, true);
       return;

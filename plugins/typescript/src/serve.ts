@@ -3,12 +3,14 @@
 // health, controller, leaving with the host, and stdout kept clean.
 
 import * as fs from "node:fs";
+import type * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Worker } from "node:worker_threads";
 import * as grpc from "@grpc/grpc-js";
 import { handshakeCertField, serverCertificate } from "./cert";
 import { fixLongServerDeadlines } from "./grpcfix";
+import { serveLane, takeLane } from "./lane";
 import { captureConsole, formatLine, log, setPluginLogger } from "./log";
 import { Plugin, Runtime } from "./plugin";
 import { addController, addHealth, addV1, addV2 } from "./server";
@@ -245,11 +247,14 @@ export function serve<C>(plugin: Plugin<C>): void {
     log.warn(`${DEBUG_ENV} is set, but the host launched this plugin: serving normally`);
   }
   const name = typeof plugin?.name === "string" && plugin.name !== "" ? plugin.name : "plugin";
+  // First, before the plugin can start a process that would take the
+  // variable for a lane of its own.
+  const lane = takeLane(log);
   watchHost(name);
   // A Ctrl-C in the host's terminal reaches the whole process group; the
   // host decides when its plugins stop.
   process.on("SIGINT", () => {});
-  start(plugin).catch((e) => {
+  start(plugin, lane).catch((e) => {
     log.error(`plugin cannot start: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   });
@@ -271,12 +276,12 @@ function runtimeOf<C>(plugin: Plugin<C>): Runtime {
 }
 
 /** The gRPC server of a plugin process, every service registered but the controller. */
-function newServer(rt: Runtime, version: number): grpc.Server {
+function newServer(rt: Runtime, version: number, lane = false): grpc.Server {
   if (version === 1 && !fixLongServerDeadlines()) {
     rt.log.debug("cannot fix @grpc/grpc-js's handling of deadlines past 24.8 days; such protocol 1 calls fail at once");
   }
   const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_SIZE, "grpc.max_send_message_length": -1 });
-  if (version === 2) addV2(server, rt);
+  if (version === 2) addV2(server, rt, lane);
   else addV1(server, rt);
   addHealth(server);
   return server;
@@ -327,7 +332,7 @@ async function serveDebug<C>(plugin: Plugin<C>): Promise<void> {
   fs.writeSync(1, `${REATTACH_ENV}='${JSON.stringify(reattach).replace(/'/g, "'\\''")}'\n`);
 }
 
-async function start<C>(plugin: Plugin<C>): Promise<void> {
+async function start<C>(plugin: Plugin<C>, laneSocket: net.Socket | undefined): Promise<void> {
   const rt = runtimeOf(plugin);
 
   const version = negotiate(process.env.PLUGIN_PROTOCOL_VERSIONS);
@@ -341,9 +346,12 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
   if (clientCert === "") {
     throw new Error("PLUGIN_CLIENT_CERT is not set: the host must start plugins with go-plugin's AutoMTLS on (see PROTOCOL.md, AutoMTLS)");
   }
+  // Over protocol 1 the host closes its end after Describe; so does the plugin.
+  if (version !== 2) laneSocket?.destroy();
+  const lane = version === 2 && laneSocket !== undefined ? serveLane(laneSocket, rt, MAX_MESSAGE_SIZE) : undefined;
   const cert = await serverCertificate(rt.manifest.name);
 
-  const server = newServer(rt, version);
+  const server = newServer(rt, version, lane !== undefined);
   const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), "plugin"));
   socketDir = dir;
   const sock = path.join(dir, "plugin.sock");
@@ -352,7 +360,11 @@ async function start<C>(plugin: Plugin<C>): Promise<void> {
     if (stopping) return;
     stopping = true;
     rt.log.debug("stopping: the host asked the plugin to shut down");
+    // The lane, like the Hooks stream, stays open until the host closes
+    // it: it must not hold the process meanwhile.
+    lane?.unref();
     const done = () => {
+      lane?.close();
       fs.rmSync(dir, { recursive: true, force: true });
       process.exit(0);
     };

@@ -6,7 +6,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { codec } from "./proto";
 import { OBSERVERS } from "./generated/catalogue";
-import { Failure, HostCancelled, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
+import { Carrier, Failure, HostCancelled, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
 import type { HookCall__Output } from "./generated/hookhost/plugin/v2/HookCall";
 import type { PluginMessage } from "./generated/hookhost/plugin/v2/PluginMessage";
 import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, ModelStageCodec, PluginMessageCodec, rowOf, TABLE } from "./wire";
@@ -20,8 +20,8 @@ import type * as T from "./types";
  */
 export const MAX_IN_FLIGHT = 4096;
 
-/** The manifest as the Manifest message. */
-export function manifestMessage(rt: Runtime): Buffer {
+/** The manifest as the Manifest message; lane says the plugin serves the host's lane. */
+export function manifestMessage(rt: Runtime, lane = false): Buffer {
   const m = rt.manifest;
   const pb: PbManifest = {
     name: m.name,
@@ -46,6 +46,7 @@ export function manifestMessage(rt: Runtime): Buffer {
     // model-side hooks, and several observer events, in one exchange each.
     modelStages: true,
     observerBatches: true,
+    lane,
   };
   return ManifestCodec.encode(pb);
 }
@@ -61,7 +62,8 @@ export function configText(bytes: Buffer): string {
 /**
  * One Hooks stream, the plugin's side: every call runs concurrently under
  * its own AbortController, and each answer goes out as soon as it is known.
- * `send` writes one PluginMessage; the stream ends with `close`.
+ * `send` writes one PluginMessage; the stream ends with `close`. carrier
+ * is what the handlers' context says the calls came by.
  */
 export class HookStream {
   /** MAX_IN_FLIGHT, but tests may lower it. */
@@ -69,7 +71,7 @@ export class HookStream {
   private readonly calls = new Map<string, AbortController>();
   private ended = false;
 
-  constructor(private readonly rt: Runtime, private readonly send: (m: Buffer) => void) {}
+  constructor(private readonly rt: Runtime, private readonly send: (m: Buffer) => void, private readonly carrier?: Carrier) {}
 
   /** Handles one HostMessage's bytes. Returns false for bytes that are not one. */
   receive(bytes: Buffer): boolean {
@@ -165,7 +167,7 @@ export class HookStream {
       return;
     }
     // A host with no deadline of its own sends none (0).
-    const o = await this.rt.call(row, row.payload(req), timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track);
+    const o = await this.rt.call(row, row.payload(req), timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track, this.carrier);
     if (cancelledByHost(signal)) return; // no one waits for it
     this.answer(id, 0, o, true);
   }
@@ -208,6 +210,7 @@ export class HookStream {
         if (!cancelledByHost(signal)) this.answer(id, i, o, over);
       },
       track,
+      this.carrier,
     );
     if (!over && !cancelledByHost(signal)) {
       // The stretch stopped where the rules do not end it (a decision that
@@ -263,6 +266,7 @@ export class HookStream {
           if (!cancelledByHost(signal)) this.answer(id, i, o, over);
         },
         track,
+        this.carrier,
       );
     } catch (e) {
       this.rt.log.error("the SDK failed answering a model stage", { error: (e as Error)?.stack ?? String(e) });
@@ -328,7 +332,7 @@ export class HookStream {
     } catch (e) {
       return { ok: false, failure: { kind: "BAD_REQUEST", message: `undecodable ${hook} request: ${(e as Error).message}` } };
     }
-    return this.rt.call(row, event, timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track);
+    return this.rt.call(row, event, timeoutNs > 0 ? timeoutNs / 1e6 : undefined, signal, track, this.carrier);
   }
 }
 
@@ -370,9 +374,9 @@ function statusOf(f: Failure): grpc.ServiceError {
 type Unary = grpc.handleUnaryCall<Buffer, Buffer>;
 
 /** Describe and Configure, the same in both protocol versions. */
-export function describeAndConfigure(rt: Runtime): { Describe: Unary; Configure: Unary } {
+export function describeAndConfigure(rt: Runtime, lane = false): { Describe: Unary; Configure: Unary } {
   return {
-    Describe: (_call, cb) => cb(null, manifestMessage(rt)),
+    Describe: (_call, cb) => cb(null, manifestMessage(rt, lane)),
     Configure: (call, cb) => {
       let text: string;
       try {
@@ -389,8 +393,11 @@ export function describeAndConfigure(rt: Runtime): { Describe: Unary; Configure:
   };
 }
 
-/** Protocol version 2: Describe, Configure and the Hooks stream. */
-export function addV2(server: grpc.Server, rt: Runtime): void {
+/**
+ * Protocol version 2: Describe, Configure and the Hooks stream; lane says
+ * the plugin serves the host's lane too (Describe tells the host so).
+ */
+export function addV2(server: grpc.Server, rt: Runtime, lane = false): void {
   const svc = "/hookhost.plugin.v2.Plugin/";
   const def: grpc.ServiceDefinition = {
     Describe: method(svc + "Describe"),
@@ -399,7 +406,7 @@ export function addV2(server: grpc.Server, rt: Runtime): void {
   };
   const hooks: grpc.handleBidiStreamingCall<Buffer, Buffer> = (call) => {
     let paused = false;
-    const hs = new HookStream(rt, (m) => {
+    const send = (m: Buffer) => {
       if (!call.write(m) && !paused) {
         // The host stopped reading: stop reading its calls too, until what
         // was written drains, so that answers do not pile up in memory and
@@ -411,7 +418,8 @@ export function addV2(server: grpc.Server, rt: Runtime): void {
           call.resume();
         });
       }
-    });
+    };
+    const hs = new HookStream(rt, send, "grpc");
     const end = () => hs.close();
     call.on("data", (b: Buffer) => {
       if (!hs.receive(b)) {
@@ -427,7 +435,7 @@ export function addV2(server: grpc.Server, rt: Runtime): void {
     call.on("error", end);
     call.on("close", end);
   };
-  server.addService(def, { ...describeAndConfigure(rt), Hooks: hooks });
+  server.addService(def, { ...describeAndConfigure(rt, lane), Hooks: hooks });
 }
 
 /** Protocol version 1: one unary RPC per hook. */
@@ -450,7 +458,7 @@ export function addV1(server: grpc.Server, rt: Runtime): void {
       const d = call.getDeadline();
       const at = d instanceof Date ? d.getTime() : d;
       const timeout = Number.isFinite(at) ? Math.max(1, at - Date.now()) : undefined;
-      rt.call(row, row.payload(req), timeout, ac.signal).then(
+      rt.call(row, row.payload(req), timeout, ac.signal, undefined, "grpc").then(
         (o) => (o.ok ? cb(null, o.bytes) : cb(statusOf(o.failure))),
         (e) => cb(statusOf({ kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` })),
       );
