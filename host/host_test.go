@@ -700,12 +700,20 @@ func TestNameMismatchAndRejectedConfig(t *testing.T) {
 	t.Parallel()
 	rejecting := entry(echoAs(t, "picky"))
 	rejecting.Config = json.RawMessage(`{"reject":"threshold must be positive"}`)
+	// A Configure that panics is the plugin's fault, not its config's.
+	panicking := entry(echoAs(t, "crashy"))
+	panicking.Config = json.RawMessage(`{"panic":"assignment to entry in nil map"}`)
 	_, errs := start(t, configOf(
 		plug{"impostor", entry(bins.echo)},
 		plug{"picky", rejecting},
+		plug{"crashy", panicking},
 	), fastOptions())
 	wantErr(t, errs, "impostor", "plugin binary at "+bins.echo+` calls itself "echo"`)
 	wantErr(t, errs, "picky", "rejected its config", "threshold must be positive", "[plugins.entries.picky.config]")
+	wantErr(t, errs, "crashy", "failed in Configure", "assignment to entry in nil map", "a fault in the plugin", "look at the plugin's log")
+	if e := findErr(errs, "crashy"); e != nil && strings.Contains(e.Error(), "rejected its config") {
+		t.Errorf("a plugin whose Configure panicked is said to have rejected its config: %v", e)
+	}
 }
 
 func TestEnvironmentIsScrubbed(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc/codes"
 
 	"github.com/hookhost/hookhost/config"
 	"github.com/hookhost/hookhost/hooks"
@@ -359,11 +360,18 @@ func (in *instance) ready(ctx context.Context, name string, entry config.PluginE
 		// A CallError without a Kind is the plugin's own refusal, in its
 		// own words; anything else is a failure to ask.
 		if ce := (*wire.CallError)(nil); errors.As(err, &ce) && ce.Kind == nil {
-			fix := fmt.Sprintf("correct [plugins.entries.%s.config]", name)
+			where := fmt.Sprintf("[plugins.entries.%s.config]", name)
 			if at := entry.Source.At(entry.Source.ConfigLine); entry.Source.ConfigLine > 0 {
-				fix += " at " + at
+				where += " at " + at
 			}
-			return startErr(name, err, fix, "rejected its config: %s", termtext.Printable(ce.Msg))
+			if ce.Status.Code() == codes.Internal {
+				// A panic in the plugin's Configure, or a mistake its SDK
+				// found in the plugin's code (an unserved list that is not
+				// one): no change to the config is sure to cure it.
+				return startErr(name, err, "this is a fault in the plugin, not a refusal of its config: look at the plugin's log, and report it to the plugin's author; "+where+" may be what it trips on",
+					"failed in Configure: %s", termtext.Printable(ce.Msg))
+			}
+			return startErr(name, err, "correct "+where, "rejected its config: %s", termtext.Printable(ce.Msg))
 		}
 		return startErr(name, err, "look at the plugin's log", "Configure failed: %s", termtext.Printable(err.Error()))
 	}

@@ -78,8 +78,8 @@ on = %v
 }
 
 // TestBrokenUnservedStopsThePluginStarting: an unserved() that answers
-// something other than hook names makes the plugin refuse its config,
-// and the host says why.
+// something other than hook names stops the plugin starting, and the host
+// says why, as a fault in the plugin rather than in its config.
 func TestBrokenUnservedStopsThePluginStarting(t *testing.T) {
 	needPython(t)
 	path := filepath.Join(t.TempDir(), "optional.py")
@@ -90,8 +90,8 @@ func TestBrokenUnservedStopsThePluginStarting(t *testing.T) {
 	log := newLog(t)
 	h, errs := host.Start(context.Background(), host.Specs(cfg), host.Options{Logger: log.logger()})
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	want := "plugin optional: rejected its config: unserved() must return hook names (strings), got int 3"
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
-		t.Fatalf("start errors %v, want one saying %q", errs, want)
+	want := "plugin optional: failed in Configure: unserved() must return hook names (strings), got int 3"
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) || !strings.Contains(errs[0].Error(), "a fault in the plugin") {
+		t.Fatalf("start errors %v, want one saying %q, as a fault in the plugin", errs, want)
 	}
 }

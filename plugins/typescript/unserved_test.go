@@ -89,15 +89,15 @@ func TestUnservedHooksNotAskedUnderTheHost(t *testing.T) {
 }
 
 // TestBrokenUnservedStopsThePluginStarting: an unserved that answers
-// something other than hook names makes the plugin refuse its config,
-// and the host says why.
+// something other than hook names stops the plugin starting, and the host
+// says why, as a fault in the plugin rather than in its config.
 func TestBrokenUnservedStopsThePluginStarting(t *testing.T) {
 	path := writeOptional(t)
 	ctx := context.Background()
 	h, errs := host.Start(ctx, host.Specs(optionalConfig(t, path, 2, `"broken"`)), host.Options{})
 	defer func() { _ = h.Close(ctx) }()
-	want := "plugin optional: rejected its config: unserved() must return hook names (strings), got number 3"
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
-		t.Fatalf("start errors %v, want one saying %q", errs, want)
+	want := "plugin optional: failed in Configure: unserved() must return hook names (strings), got number 3"
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) || !strings.Contains(errs[0].Error(), "a fault in the plugin") {
+		t.Fatalf("start errors %v, want one saying %q, as a fault in the plugin", errs, want)
 	}
 }

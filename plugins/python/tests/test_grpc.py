@@ -198,7 +198,7 @@ class ConfigureTest(unittest.TestCase):
                     if want is None:
                         with self.assertRaises(grpc.RpcError) as cm:
                             configure(req)
-                        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNKNOWN)
+                        self.assertEqual(cm.exception.code(), grpc.StatusCode.INTERNAL)
                         self.assertEqual(
                             cm.exception.details(),
                             "unserved() must return hook names (strings), got int 3",

@@ -1,11 +1,12 @@
 """Plugin.unserved: the hooks a plugin does not serve as configured, asked
 once after a successful configure and answered in ConfigureResponse; a
-plugin's mistake in it refuses the config with the mistake named."""
+plugin's mistake in it stops the plugin starting, as its own fault, with
+the mistake named."""
 
 import unittest
 
 import hookhost_plugin as hp
-from hookhost_plugin.runtime import ERROR, PANIC, Adapted, Failure
+from hookhost_plugin.runtime import PANIC, Adapted, Failure
 from hookhost_plugin.testing import ConfigureFailed, Harness
 
 PROVIDE = "pre_llm_call_can_provide_response"
@@ -123,7 +124,7 @@ class UnservedTest(unittest.TestCase):
         p = answering(lambda: None)
         self.assertEqual(Adapted(p).configure_json(b"{}"), [])
 
-    def test_mistakes_refuse_the_config_saying_so(self):
+    def test_mistakes_stop_the_plugin_as_its_own_fault_saying_so(self):
         def boom():
             return 1 // 0
 
@@ -145,7 +146,7 @@ class UnservedTest(unittest.TestCase):
                 with self.assertRaises(Failure) as cm:
                     Adapted(answering(fn)).configure_json(b"{}")
                 self.assertTrue(cm.exception.message.startswith(want), cm.exception.message)
-                self.assertEqual(cm.exception.kind, ERROR)
+                self.assertEqual(cm.exception.kind, PANIC)
                 with self.assertRaises(ConfigureFailed) as hc:
                     Harness(answering(fn))
                 self.assertTrue(hc.exception.message.startswith(want), hc.exception.message)

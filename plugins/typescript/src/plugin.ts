@@ -110,6 +110,14 @@ export interface Manifest {
 }
 
 /** protocol v2's failure kinds, as the Go server maps failures onto them. */
+/**
+ * A mistake the SDK found in the plugin's own code while configuring it (an
+ * `unserved` that answers no list of hook names): Configure fails with it
+ * as PANIC, which the host reports as a fault in the plugin, where a
+ * `configure` that throws refuses the config.
+ */
+export class PluginFault extends Error {}
+
 export type FailureKind = "ERROR" | "PANIC" | "DEADLINE_EXCEEDED" | "CANCELLED" | "UNKNOWN_HOOK" | "BAD_REQUEST";
 
 export interface Failure {
@@ -296,29 +304,30 @@ export class Runtime {
   }
 
   /**
-   * The plugin's `unserved` answer, checked: a mistake in it refuses the
-   * config with the mistake named (as a `configure` that throws does),
-   * rather than leaving the host to ask hooks the plugin meant to give up,
-   * or to skip hooks it meant to serve.
+   * The plugin's `unserved` answer, checked: a mistake in it stops the
+   * plugin starting with the mistake named, as a fault in the plugin
+   * (PluginFault: no change to the config cures it), rather than leaving
+   * the host to ask hooks the plugin meant to give up, or to skip hooks it
+   * meant to serve.
    */
   private async askUnserved(): Promise<T.HookName[]> {
     const fn: unknown = this.plugin.unserved;
     if (fn === undefined || fn === null) return [];
-    if (typeof fn !== "function") throw new Error(`unserved must be a method returning hook names, got ${typeName(fn)}`);
+    if (typeof fn !== "function") throw new PluginFault(`unserved must be a method returning hook names, got ${typeName(fn)}`);
     let names: unknown;
     try {
       names = await fn.call(this.plugin);
     } catch (e) {
       const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
       this.log.debug("the plugin's unserved failed", { error: text, stack: e instanceof Error ? e.stack : undefined });
-      throw new Error(`unserved() failed: ${text}`);
+      throw new PluginFault(`unserved() failed: ${text}`);
     }
     if (names === undefined || names === null) return [];
-    if (!Array.isArray(names)) throw new Error(`unserved() must return an array of hook names, got ${typeName(names)}`);
+    if (!Array.isArray(names)) throw new PluginFault(`unserved() must return an array of hook names, got ${typeName(names)}`);
     for (const n of names) {
-      if (typeof n !== "string") throw new Error(`unserved() must return hook names (strings), got ${typeName(n)} ${JSON.stringify(n) ?? String(n)}`);
+      if (typeof n !== "string") throw new PluginFault(`unserved() must return hook names (strings), got ${typeName(n)} ${JSON.stringify(n) ?? String(n)}`);
       if (!TABLE.some((r) => r.hook === n)) {
-        throw new Error(`unserved() names ${JSON.stringify(n)}, which is not a hook (the hooks are ${TABLE.map((r) => r.hook).join(", ")})`);
+        throw new PluginFault(`unserved() names ${JSON.stringify(n)}, which is not a hook (the hooks are ${TABLE.map((r) => r.hook).join(", ")})`);
       }
     }
     // A hook the plugin has no method for is not in its manifest: the host

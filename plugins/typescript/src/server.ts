@@ -6,7 +6,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { codec } from "./proto";
 import { OBSERVERS } from "./generated/catalogue";
-import { Carrier, Failure, HostCancelled, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
+import { Carrier, Failure, HostCancelled, PluginFault, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
 import type { HookCall__Output } from "./generated/hookhost/plugin/v2/HookCall";
 import type { PluginMessage } from "./generated/hookhost/plugin/v2/PluginMessage";
 import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, ModelStageCodec, PluginMessageCodec, rowOf, TABLE } from "./wire";
@@ -387,7 +387,7 @@ export function describeAndConfigure(rt: Runtime, lane = false): { Describe: Una
       }
       rt.configure(text).then(
         (unserved) => cb(null, codec<object, object>("hookhost.plugin.v1.ConfigureResponse").encode({ unservedHooks: unserved })),
-        (e) => cb(statusOf({ kind: "ERROR", message: e instanceof Error ? e.message : String(e) })),
+        (e) => cb(statusOf({ kind: e instanceof PluginFault ? "PANIC" : "ERROR", message: e instanceof Error ? e.message : String(e) })),
       );
     },
   };

@@ -1,12 +1,13 @@
 // A plugin's `unserved`: the hooks it does not serve as configured, asked
 // once after a successful configure and sent in Configure's answer; a
-// plugin's mistake in it refuses the config with the mistake named.
+// plugin's mistake in it stops the plugin starting, as its own fault, with
+// the mistake named.
 
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import type { Plugin, Unserved } from "../src/index";
-import { Runtime } from "../src/plugin";
+import { PluginFault, Runtime } from "../src/plugin";
 import { describeAndConfigure } from "../src/server";
 import { codec } from "../src/proto";
 import { ConfigureRequestCodec } from "../src/wire";
@@ -82,7 +83,8 @@ test("unserved: Configure's answer carries them", async () => {
   assert.deepEqual(await configure(optional([]), {}), { err: null, unserved: [PROVIDE] });
   assert.deepEqual(await configure(optional([]), { on: true }), { err: null, unserved: [] });
   const bad = await configure(answering(() => [3]), {});
-  assert.equal(bad.err?.code, grpc.status.UNKNOWN);
+  // A fault in the plugin, not a refusal of its config.
+  assert.equal(bad.err?.code, grpc.status.INTERNAL);
   assert.equal(bad.err?.details, "unserved() must return hook names (strings), got number 3");
 });
 
@@ -97,7 +99,7 @@ test("unserved: names in catalogue order, once, and only the manifest's", async 
   assert.deepEqual(await new Runtime({ name: "plain", preToolCall: () => undefined }).configure("{}"), [], "no unserved: every hook served");
 });
 
-test("unserved: a mistake refuses the config, saying so", async () => {
+test("unserved: a mistake stops the plugin as its own fault, saying so", async () => {
   const cases: Array<[() => unknown, string | RegExp]> = [
     [() => { throw new Error("lost the list"); }, "unserved() failed: Error: lost the list"],
     [() => (undefined as any).x, /^unserved\(\) failed: TypeError: Cannot read properties of undefined/],
@@ -113,10 +115,11 @@ test("unserved: a mistake refuses the config, saying so", async () => {
     await assert.rejects(new Runtime(answering(fn)).configure("{}"), (e: Error) => {
       if (typeof want === "string") assert.equal(e.message, want);
       else assert.match(e.message, want);
+      assert.ok(e instanceof PluginFault, `${e.name}, want a PluginFault`);
       return true;
     });
     await assert.rejects(harness(answering(fn)), (e: Error) => (typeof want === "string" ? e.message === want : want.test(e.message)));
   }
   const listed = { name: "listed", unserved: ["pre_tool_call"], preToolCall: () => undefined } as unknown as Plugin;
-  await assert.rejects(new Runtime(listed).configure("{}"), /^Error: unserved must be a method returning hook names, got array$/);
+  await assert.rejects(new Runtime(listed).configure("{}"), /unserved must be a method returning hook names, got array$/);
 });

@@ -53,11 +53,13 @@ func (e *echo) Info() sdk.Info {
 	return sdk.Info{Name: e.name, Version: "1.0.0", Tools: e.tools}
 }
 
-// Configure refuses a config that asks to be refused, to exercise the
-// host's handling of a rejected config.
+// Configure refuses a config that asks to be refused, and panics on one
+// that asks for that, to exercise the host's handling of a rejected config
+// and of a plugin whose Configure is at fault.
 func (e *echo) Configure(_ context.Context, raw json.RawMessage) error {
 	var c struct {
 		Reject string `json:"reject"`
+		Panic  string `json:"panic"`
 		// Dumpable sets the dumpable flag again: a plugin that does not
 		// keep its environment from other processes of its user.
 		Dumpable bool `json:"dumpable"`
@@ -67,6 +69,9 @@ func (e *echo) Configure(_ context.Context, raw json.RawMessage) error {
 	}
 	if c.Reject != "" {
 		return errors.New(c.Reject)
+	}
+	if c.Panic != "" {
+		panic(c.Panic)
 	}
 	if c.Dumpable {
 		return setDumpable()

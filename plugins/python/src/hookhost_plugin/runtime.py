@@ -294,8 +294,9 @@ class Plugin:
         right after ``configure`` accepts the config, and the host never
         asks them of this process. None (the default) or an empty list:
         every hook is served. A name that is not a hook, or an answer that
-        is not a list of names, refuses the config, saying so; a hook the
-        plugin has no method for is left out."""
+        is not a list of names, stops the plugin starting, saying so, as a
+        fault in the plugin; a hook the plugin has no method for is left
+        out."""
         return None
 
     @property
@@ -552,45 +553,46 @@ class Adapted:
             raise
 
     def _ask_unserved(self) -> List[str]:
-        """unserved()'s answer, checked: a plugin's mistake in it refuses
-        the config with the mistake named (as a configure that raises
-        does), rather than leaving the host to ask hooks the plugin meant
-        to give up, or to skip hooks it meant to serve."""
+        """unserved()'s answer, checked: a plugin's mistake in it stops the
+        plugin starting with the mistake named, as a fault in the plugin
+        (PANIC, not the config's refusal: no change to the config cures
+        it), rather than leaving the host to ask hooks the plugin meant to
+        give up, or to skip hooks it meant to serve."""
         fn = getattr(self.plugin, "unserved", None)
         if fn is None:
             return []
         if not callable(fn):
             raise Failure(
-                ERROR,
+                PANIC,
                 "unserved must be a method returning hook names, got %s" % type(fn).__name__,
             )
         try:
             names = outcome(fn, None, "unserved")
         except Failure as f:
-            raise Failure(f.kind, "unserved() failed: %s" % f.message) from None
+            raise Failure(PANIC, "unserved() failed: %s" % f.message) from None
         if names is None:
             return []
         if isinstance(names, (str, bytes)) or not isinstance(names, abc.Iterable):
             raise Failure(
-                ERROR,
+                PANIC,
                 "unserved() must return a list of hook names, got %s" % type(names).__name__,
             )
         try:
             names = list(names)
         except Exception as exc:
             raise Failure(
-                ERROR, "unserved() failed: %s: %s" % (type(exc).__name__, exc)
+                PANIC, "unserved() failed: %s: %s" % (type(exc).__name__, exc)
             ) from None
         for n in names:
             if not isinstance(n, str):
                 raise Failure(
-                    ERROR,
+                    PANIC,
                     "unserved() must return hook names (strings), got %s %r"
                     % (type(n).__name__, n),
                 )
             if n not in HOOK_NAMES:
                 raise Failure(
-                    ERROR,
+                    PANIC,
                     "unserved() names %r, which is not a hook (the hooks are %s)"
                     % (n, ", ".join(HOOK_NAMES)),
                 )
