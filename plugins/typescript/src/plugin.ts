@@ -128,6 +128,49 @@ export interface Failure {
 /** One stage's outcome: the answer (null: no opinion) and its response message's bytes, or a failure. */
 export type StageOutcome = { ok: true; answer: unknown; bytes: Buffer } | { ok: false; failure: Failure };
 
+/**
+ * What cancels a call inside the SDK: an AbortSignal, or a Cancellation.
+ * The SDK makes an AbortSignal only for a handler that reads ctx.signal:
+ * in Node 20 one costs several microseconds to make, a good part of a
+ * whole hook call on the lane.
+ */
+export interface CallSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+/**
+ * A CallSignal and what aborts it, as an AbortController's signal behaves:
+ * aborted once, with the first reason; each listener called once, in the
+ * order added; one added after the abort is never called.
+ */
+export class Cancellation implements CallSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: (() => void)[] | undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const ls = this.listeners;
+    this.listeners = undefined;
+    if (ls) for (const l of ls) l();
+  }
+
+  /** Every listener is called once at most, so { once } changes nothing. */
+  addEventListener(_type: "abort", listener: () => void, _options?: { once?: boolean }): void {
+    if (!this.aborted) (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(_type: "abort", listener: () => void): void {
+    const i = this.listeners?.indexOf(listener) ?? -1;
+    if (i >= 0) this.listeners!.splice(i, 1);
+  }
+}
+
 /** Why a call's signal was aborted. */
 export class DeadlineExceeded extends Error {
   constructor(hook: string) {
@@ -358,45 +401,70 @@ export class Runtime {
     row: HookRow,
     payload: unknown,
     timeoutMs: number | undefined,
-    parent: AbortSignal | undefined,
+    parent: CallSignal | undefined,
     track?: (handler: Promise<unknown>) => void,
     carrier?: Carrier,
   ): Promise<StageOutcome> {
-    const ac = new AbortController();
-    const onParent = () => ac.abort(parent!.reason);
+    type Settled = { done: true; value: unknown } | { done: false; error: unknown };
+    let aborted = false;
+    let reason: unknown;
+    // The handler's AbortController, made when it first reads ctx.signal.
+    let ac: AbortController | undefined;
+    let wake = (): void => {};
+    const abort = (why: unknown): void => {
+      if (aborted) return;
+      aborted = true;
+      reason = why;
+      ac?.abort(why);
+      wake();
+    };
+    const onParent = () => abort(parent!.reason);
     if (parent) {
-      if (parent.aborted) ac.abort(parent.reason);
+      if (parent.aborted) abort(parent.reason);
       else parent.addEventListener("abort", onParent, { once: true });
     }
     let stopTimer = (): void => {};
     let deadline: number | undefined;
     if (timeoutMs !== undefined && timeoutMs > 0) {
       deadline = Date.now() + timeoutMs;
-      stopTimer = after(timeoutMs, () => ac.abort(new DeadlineExceeded(row.hook)));
+      stopTimer = after(timeoutMs, () => abort(new DeadlineExceeded(row.hook)));
     }
-    const ctx: HookContext = { hook: row.hook, deadline, signal: ac.signal, log: this.log, carrier };
-    type Settled = { done: true; value: unknown } | { done: false; error: unknown };
-    let stopWaiting: () => void = () => {};
-    const aborted = new Promise<"aborted">((resolve) => {
-      stopWaiting = () => resolve("aborted");
-      if (ac.signal.aborted) resolve("aborted");
-      else ac.signal.addEventListener("abort", () => resolve("aborted"), { once: true });
-    });
+    const ctx: HookContext = {
+      hook: row.hook,
+      deadline,
+      get signal(): AbortSignal {
+        if (!ac) {
+          ac = new AbortController();
+          if (aborted) ac.abort(reason);
+        }
+        return ac.signal;
+      },
+      set signal(s: AbortSignal) {
+        Object.defineProperty(this, "signal", { value: s, writable: true, enumerable: true, configurable: true });
+      },
+      log: this.log,
+      carrier,
+    };
     const run: Promise<Settled> = (async () => this.invoke(row, payload, ctx))().then(
       (value) => ({ done: true, value }),
       (error) => ({ done: false, error }),
     );
     track?.(run);
-    const r = await Promise.race([run, aborted]);
+    // The handler's outcome, or undefined once the call is aborted (the
+    // handler, left running, is not waited for).
+    const r = await new Promise<Settled | undefined>((resolve) => {
+      wake = () => resolve(undefined);
+      if (aborted) resolve(undefined);
+      else run.then(resolve);
+    });
     stopTimer();
     parent?.removeEventListener("abort", onParent);
-    stopWaiting();
-    if (ac.signal.aborted) {
+    if (aborted || r === undefined) {
       // Late, even if it raced the deadline and won: the host has been
       // told, or will be, that the call ended.
-      return { ok: false, failure: contextFailure(ac.signal.reason, row.hook) };
+      return { ok: false, failure: contextFailure(reason, row.hook) };
     }
-    const settled = r as Settled;
+    const settled = r;
     if (!settled.done) return { ok: false, failure: this.handlerFailure(row.hook, settled.error) };
     try {
       const bytes = row.response.encode(row.toResponse(settled.value ?? null));
@@ -436,7 +504,7 @@ export class Runtime {
   async stretch(
     stages: StretchStage[],
     call: T.ToolCallRequest,
-    signal: AbortSignal,
+    signal: CallSignal,
     emit: (o: StageOutcome) => void,
     track?: (handler: Promise<unknown>) => void,
     carrier?: Carrier,
@@ -539,7 +607,7 @@ export async function runModelStage(
   rt: Runtime,
   stages: StretchStage[],
   ms: ModelStage,
-  signal: AbortSignal,
+  signal: CallSignal,
   emit: (o: StageOutcome, stop: boolean) => void,
   track?: (handler: Promise<unknown>) => void,
   carrier?: Carrier,

@@ -86,11 +86,38 @@ export function wellFormedText(s: string): string {
 }
 
 function wellFormed(v: unknown): unknown {
+  // Most answers need no repair: they are encoded as they are, uncopied.
+  return plainAndWellFormed(v) ? v : repaired(v);
+}
+
+/**
+ * Whether repaired(v) would hold the same as v: v has no lone surrogate,
+ * and nothing but primitives, byte arrays, arrays without holes, and
+ * objects of Object's prototype (or none) without inherited enumerable
+ * keys, the only objects repaired() copies as they are.
+ */
+function plainAndWellFormed(v: unknown): boolean {
+  if (typeof v === "string") return !LONE_SURROGATE.test(v);
+  if (v === null || typeof v !== "object" || v instanceof Uint8Array) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!(i in v) || !plainAndWellFormed(v[i])) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k in v) {
+    if (!Object.prototype.hasOwnProperty.call(v, k)) return false;
+    if (!plainAndWellFormed((v as { [k: string]: unknown })[k])) return false;
+  }
+  return true;
+}
+
+function repaired(v: unknown): unknown {
   if (typeof v === "string") return wellFormedText(v);
-  if (Array.isArray(v)) return v.map(wellFormed);
+  if (Array.isArray(v)) return v.map(repaired);
   if (v !== null && typeof v === "object" && !(v instanceof Uint8Array)) {
     const out: { [k: string]: unknown } = {};
-    for (const [k, x] of Object.entries(v)) out[k] = wellFormed(x);
+    for (const [k, x] of Object.entries(v)) out[k] = repaired(x);
     return out;
   }
   return v;

@@ -6,7 +6,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { codec } from "./proto";
 import { OBSERVERS } from "./generated/catalogue";
-import { Carrier, Failure, HostCancelled, PluginFault, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
+import { CallSignal, Cancellation, Carrier, Failure, HostCancelled, PluginFault, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
 import type { HookCall__Output } from "./generated/hookhost/plugin/v2/HookCall";
 import type { PluginMessage } from "./generated/hookhost/plugin/v2/PluginMessage";
 import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, ModelStageCodec, PluginMessageCodec, rowOf, TABLE } from "./wire";
@@ -61,14 +61,14 @@ export function configText(bytes: Buffer): string {
 
 /**
  * One Hooks stream, the plugin's side: every call runs concurrently under
- * its own AbortController, and each answer goes out as soon as it is known.
+ * its own Cancellation, and each answer goes out as soon as it is known.
  * `send` writes one PluginMessage; the stream ends with `close`. carrier
  * is what the handlers' context says the calls came by.
  */
 export class HookStream {
   /** MAX_IN_FLIGHT, but tests may lower it. */
   maxInFlight = MAX_IN_FLIGHT;
-  private readonly calls = new Map<string, AbortController>();
+  private readonly calls = new Map<string, Cancellation>();
   private ended = false;
 
   constructor(private readonly rt: Runtime, private readonly send: (m: Buffer) => void, private readonly carrier?: Carrier) {}
@@ -123,7 +123,7 @@ export class HookStream {
       this.fail(id, 0, { kind: "ERROR", message: `the plugin is already running ${this.maxInFlight} hook calls; it answers no more until some finish` });
       return;
     }
-    const ac = new AbortController();
+    const ac = new Cancellation();
     this.calls.set(id, ac);
     // A handler that ignores its signal keeps running after its answer (a
     // deadline failure) went out: the call stays counted until it returns.
@@ -133,19 +133,19 @@ export class HookStream {
     const payloads = call.payloads ?? [];
     let run: Promise<void>;
     if (payloads.length > 0 || (stages.length > 1 && stages.every((s) => OBSERVERS.includes(s.hook ?? "")))) {
-      run = this.batch(id, stages, payloads, payload, ac.signal, track);
+      run = this.batch(id, stages, payloads, payload, ac, track);
     } else if (stages.length === 1) {
-      run = this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac.signal, track);
+      run = this.one(id, stages[0].hook ?? "", Number(stages[0].timeoutNs ?? 0), payload, ac, track);
     } else if (stages.some((s) => MODEL_HOOKS.has(s.hook ?? ""))) {
-      run = this.modelStage(id, stages, payload, ac.signal, track);
+      run = this.modelStage(id, stages, payload, ac, track);
     } else {
-      run = this.stretch(id, stages, payload, ac.signal, track);
+      run = this.stretch(id, stages, payload, ac, track);
     }
     run
       .catch((e) => {
         // Guards the SDK itself: one bad call never takes the process down.
         this.rt.log.error("the SDK failed answering a hook call", { error: (e as Error)?.stack ?? String(e) });
-        if (!cancelledByHost(ac.signal)) this.fail(id, 0, { kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` });
+        if (!cancelledByHost(ac)) this.fail(id, 0, { kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` });
       })
       .then(() => Promise.allSettled(handlers))
       .finally(() => {
@@ -153,7 +153,7 @@ export class HookStream {
       });
   }
 
-  private async one(id: string, hook: string, timeoutNs: number, payload: Buffer, signal: AbortSignal, track: (h: Promise<unknown>) => void): Promise<void> {
+  private async one(id: string, hook: string, timeoutNs: number, payload: Buffer, signal: CallSignal, track: (h: Promise<unknown>) => void): Promise<void> {
     const row = rowOf(hook);
     if (!row) {
       this.fail(id, 0, { kind: "UNKNOWN_HOOK", message: `the plugin does not know hook ${JSON.stringify(hook)}` });
@@ -176,7 +176,7 @@ export class HookStream {
     id: string,
     stages: NonNullable<HookCall__Output["stages"]>,
     payload: Buffer,
-    signal: AbortSignal,
+    signal: CallSignal,
     track: (h: Promise<unknown>) => void,
   ): Promise<void> {
     const hooks: string[] = [];
@@ -232,7 +232,7 @@ export class HookStream {
     id: string,
     stages: NonNullable<HookCall__Output["stages"]>,
     payload: Buffer,
-    signal: AbortSignal,
+    signal: CallSignal,
     track: (h: Promise<unknown>) => void,
   ): Promise<void> {
     const hooks = this.known(id, stages);
@@ -292,7 +292,7 @@ export class HookStream {
     stages: NonNullable<HookCall__Output["stages"]>,
     payloads: Buffer[],
     payload: Buffer,
-    signal: AbortSignal,
+    signal: CallSignal,
     track: (h: Promise<unknown>) => void,
   ): Promise<void> {
     const hooks = stages.map((s) => s.hook ?? "");
@@ -323,7 +323,7 @@ export class HookStream {
   }
 
   /** One event of an observer batch, under its own deadline (none for 0). */
-  private async observe(hook: string, payload: Buffer, timeoutNs: number, signal: AbortSignal, track: (h: Promise<unknown>) => void): Promise<StageOutcome> {
+  private async observe(hook: string, payload: Buffer, timeoutNs: number, signal: CallSignal, track: (h: Promise<unknown>) => void): Promise<StageOutcome> {
     const row = rowOf(hook);
     if (!row || !OBSERVERS.includes(hook)) return { ok: false, failure: { kind: "UNKNOWN_HOOK", message: `the plugin does not know observer hook ${JSON.stringify(hook)}` } };
     let event: unknown;
@@ -343,7 +343,7 @@ function stops(hook: string, a: unknown): boolean {
   return false;
 }
 
-function cancelledByHost(signal: AbortSignal): boolean {
+function cancelledByHost(signal: CallSignal): boolean {
   return signal.aborted && signal.reason instanceof HostCancelled;
 }
 
@@ -453,12 +453,12 @@ export function addV1(server: grpc.Server, rt: Runtime): void {
         cb(statusOf({ kind: "BAD_REQUEST", message: `undecodable ${row.hook} request: ${(e as Error).message}` }));
         return;
       }
-      const ac = new AbortController();
+      const ac = new Cancellation();
       call.on("cancelled", () => ac.abort(new HostCancelled()));
       const d = call.getDeadline();
       const at = d instanceof Date ? d.getTime() : d;
       const timeout = Number.isFinite(at) ? Math.max(1, at - Date.now()) : undefined;
-      rt.call(row, row.payload(req), timeout, ac.signal, undefined, "grpc").then(
+      rt.call(row, row.payload(req), timeout, ac, undefined, "grpc").then(
         (o) => (o.ok ? cb(null, o.bytes) : cb(statusOf(o.failure))),
         (e) => cb(statusOf({ kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` })),
       );

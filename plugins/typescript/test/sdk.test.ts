@@ -10,9 +10,9 @@ import { spawnSync } from "node:child_process";
 import { asJSON, checkGlob, errorResult, hostGone, matchGlob, mcpServerOf, negotiate, s, tool, type Infer, type Plugin } from "../src/index";
 import { formatLine } from "../src/log";
 import { handshakeCertField, serverCertificate } from "../src/cert";
-import { PROTO_DIR, PROTO_FILES } from "../src/proto";
+import { codec, PROTO_DIR, PROTO_FILES } from "../src/proto";
 import { HookStream, manifestMessage } from "../src/server";
-import { Runtime } from "../src/plugin";
+import { Cancellation, DeadlineExceeded, HostCancelled, Runtime } from "../src/plugin";
 import { HostMessageCodec, ManifestCodec, PluginMessageCodec, rowOf } from "../src/wire";
 import { harness, HookFailure } from "../src/testing";
 
@@ -733,4 +733,114 @@ test("on_user_message and post_tool_call_can_add_context answer in shape", async
   } finally {
     h.close();
   }
+});
+
+test("a Cancellation aborts once, with its first reason, calling each listener once in order", () => {
+  const c = new Cancellation();
+  const seen: string[] = [];
+  const removed = () => seen.push("removed");
+  c.addEventListener("abort", () => seen.push("a"), { once: true });
+  c.addEventListener("abort", removed);
+  c.addEventListener("abort", () => seen.push("b"));
+  c.removeEventListener("abort", removed);
+  assert.equal(c.aborted, false);
+  assert.equal(c.reason, undefined);
+  const first = new Error("first");
+  c.abort(first);
+  c.abort(new Error("second"));
+  c.addEventListener("abort", () => seen.push("late"));
+  assert.equal(c.aborted, true);
+  assert.equal(c.reason, first);
+  assert.deepEqual(seen, ["a", "b"]);
+});
+
+test("a handler that first reads ctx.signal after its deadline finds it aborted by the deadline", async () => {
+  let read: { aborted: boolean; reason: unknown } | undefined;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  const h = await harness({
+    name: "p",
+    async preToolCall(_c, ctx) {
+      await new Promise((r) => setTimeout(r, 100));
+      read = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+      done();
+      return null;
+    },
+  });
+  try {
+    await assert.rejects(h.call("pre_tool_call", { name: "x" }, { timeoutMs: 10 }), (e: HookFailure) => e.kind === "DEADLINE_EXCEEDED");
+    await finished;
+    assert.equal(read!.aborted, true);
+    assert.ok(read!.reason instanceof DeadlineExceeded, `reason: ${String(read!.reason)}`);
+  } finally {
+    h.close();
+  }
+});
+
+test("a handler that first reads ctx.signal after the host cancelled finds it aborted by the host", async () => {
+  let read: { aborted: boolean; reason: unknown } | undefined;
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  const h = await harness({
+    name: "p",
+    async preToolCall(_c, ctx) {
+      started();
+      await new Promise((r) => setTimeout(r, 100));
+      read = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+      done();
+      return null;
+    },
+  });
+  try {
+    const ac = new AbortController();
+    const p = h.call("pre_tool_call", { name: "x" }, { signal: ac.signal });
+    p.catch(() => {});
+    await running;
+    ac.abort();
+    await finished;
+    assert.equal(read!.aborted, true);
+    assert.ok(read!.reason instanceof HostCancelled, `reason: ${String(read!.reason)}`);
+  } finally {
+    h.close();
+  }
+});
+
+test("a handler's ctx.signal is one AbortSignal for the whole call, and ctx.signal may be replaced", async () => {
+  const h = await harness({
+    name: "p",
+    preToolCall(_c, ctx) {
+      assert.ok(ctx.signal instanceof AbortSignal);
+      assert.equal(ctx.signal, ctx.signal);
+      assert.equal(ctx.signal.aborted, false);
+      const mine = new AbortController().signal;
+      ctx.signal = mine;
+      assert.equal(ctx.signal, mine);
+      return { block: { message: "seen" } };
+    },
+  });
+  try {
+    assert.deepEqual(await h.preToolCall({ name: "x" }), { block: { message: "seen" } });
+  } finally {
+    h.close();
+  }
+});
+
+test("encoding repairs lone surrogates in arrays, nested messages and objects of no prototype, and changes nothing else", () => {
+  const m = codec<object, { name?: string; hooks?: string[]; tools?: { name?: string; description?: string }[] }>("hookhost.plugin.v1.Manifest");
+  const tool = Object.assign(Object.create(null) as object, { name: "t", description: "d\ud800" });
+  const sparse: string[] = ["a\udc00"];
+  sparse[2] = "c";
+  assert.deepEqual(m.decode(m.encode({ name: "n\ud800", hooks: ["h\udc00", "ok\ud83d\ude00"], tools: [tool, { name: "u", description: "fine" }] })), {
+    name: "n\ufffd",
+    hooks: ["h\ufffd", "ok\ud83d\ude00"],
+    tools: [{ name: "t", description: "d\ufffd" }, { name: "u", description: "fine" }],
+  });
+  const clean = { name: "n", hooks: ["a", "b"], tools: [{ name: "t", description: "d" }] };
+  const before = JSON.stringify(clean);
+  assert.deepEqual(m.decode(m.encode(clean)), clean);
+  assert.equal(JSON.stringify(clean), before, "encoding leaves its input as it was");
+  // A hole is encoded as it always was: the text "undefined".
+  assert.deepEqual(m.decode(m.encode({ hooks: sparse })), { hooks: ["a\ufffd", "undefined", "c"] });
 });
