@@ -127,8 +127,16 @@ export class HookStream {
     this.calls.set(id, ac);
     // A handler that ignores its signal keeps running after its answer (a
     // deadline failure) went out: the call stays counted until it returns.
-    const handlers: Promise<unknown>[] = [];
-    const track = (h: Promise<unknown>) => handlers.push(h);
+    // Counted rather than awaited together: a call's answer costs a few
+    // promises fewer.
+    let pending = 1; // the call's run, and each handler it started
+    const release = () => {
+      if (--pending === 0 && this.calls.get(id) === ac) this.calls.delete(id);
+    };
+    const track = (h: Promise<unknown>) => {
+      pending++;
+      h.then(release, release);
+    };
     const payload = call.payload ?? Buffer.alloc(0);
     const payloads = call.payloads ?? [];
     let run: Promise<void>;
@@ -141,16 +149,15 @@ export class HookStream {
     } else {
       run = this.stretch(id, stages, payload, ac, track);
     }
-    run
-      .catch((e) => {
+    run.then(release, (e) => {
+      try {
         // Guards the SDK itself: one bad call never takes the process down.
         this.rt.log.error("the SDK failed answering a hook call", { error: (e as Error)?.stack ?? String(e) });
         if (!cancelledByHost(ac)) this.fail(id, 0, { kind: "PANIC", message: `the SDK failed answering the call: ${String(e)}` });
-      })
-      .then(() => Promise.allSettled(handlers))
-      .finally(() => {
-        if (this.calls.get(id) === ac) this.calls.delete(id);
-      });
+      } finally {
+        release();
+      }
+    });
   }
 
   private async one(id: string, hook: string, timeoutNs: number, payload: Buffer, signal: CallSignal, track: (h: Promise<unknown>) => void): Promise<void> {
