@@ -9,7 +9,7 @@ import { OBSERVERS } from "./generated/catalogue";
 import { CallSignal, Cancellation, Carrier, Failure, HostCancelled, PluginFault, legalModelStage, MODEL_HOOKS, POST_CALL_HOOKS, PRE_CALL_HOOKS, runModelStage, Runtime, StageOutcome } from "./plugin";
 import type { HookCall__Output } from "./generated/hookhost/plugin/v2/HookCall";
 import type { PluginMessage } from "./generated/hookhost/plugin/v2/PluginMessage";
-import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, ModelStageCodec, PluginMessageCodec, rowOf, TABLE } from "./wire";
+import { ConfigureRequestCodec, HostMessageCodec, ManifestCodec, ModelStageCodec, encodePluginMessage, rowOf, TABLE } from "./wire";
 import type { Manifest as PbManifest } from "./generated/hookhost/plugin/v1/Manifest";
 import type * as T from "./types";
 
@@ -96,7 +96,7 @@ export class HookStream {
 
   private write(m: PluginMessage): void {
     if (this.ended) return;
-    this.send(PluginMessageCodec.encode(m));
+    this.send(encodePluginMessage(m));
   }
 
   private fail(id: string, stage: number, f: Failure): void {

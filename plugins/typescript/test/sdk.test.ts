@@ -13,7 +13,7 @@ import { handshakeCertField, serverCertificate } from "../src/cert";
 import { codec, PROTO_DIR, PROTO_FILES } from "../src/proto";
 import { HookStream, manifestMessage } from "../src/server";
 import { Cancellation, DeadlineExceeded, HostCancelled, Runtime } from "../src/plugin";
-import { HostMessageCodec, ManifestCodec, PluginMessageCodec, rowOf } from "../src/wire";
+import { encodePluginMessage, HostMessageCodec, ManifestCodec, PluginMessageCodec, rowOf } from "../src/wire";
 import { harness, HookFailure } from "../src/testing";
 
 const REPO_PROTO = path.join(__dirname, "..", "..", "..", "proto");
@@ -843,4 +843,33 @@ test("encoding repairs lone surrogates in arrays, nested messages and objects of
   assert.equal(JSON.stringify(clean), before, "encoding leaves its input as it was");
   // A hole is encoded as it always was: the text "undefined".
   assert.deepEqual(m.decode(m.encode({ hooks: sparse })), { hooks: ["a\ufffd", "undefined", "c"] });
+});
+
+test("encodePluginMessage writes every PluginMessage byte for byte as the codec does", () => {
+  const ids = ["0", "1", "127", "128", "300", "16383", "16384", "2097151", "999999999999999", "1000000000000000", "4294967296", "18446744073709551615"];
+  const answers = [Buffer.alloc(0), Buffer.from("x"), Buffer.alloc(200, 7), new Uint8Array([1, 2, 3])];
+  let cases = 0;
+  for (const id of ids) {
+    for (const stage of [0, 1, 127, 128, 4294967295]) {
+      for (const answer of answers) {
+        for (const last of [true, false]) {
+          const m = { id, stage, answer, last };
+          assert.deepEqual(encodePluginMessage(m), PluginMessageCodec.encode(m), JSON.stringify({ id, stage, answer: answer.length, last }));
+          cases++;
+        }
+      }
+    }
+  }
+  for (const m of [
+    { id: "7", stage: 2, failure: { kind: "ERROR" as const, message: "no" }, last: true },
+    { id: "7", stage: 0, last: true },
+    { id: 7, stage: 0, answer: Buffer.from("a"), last: true },
+    { id: "7", answer: Buffer.from("a") },
+  ]) {
+    assert.deepEqual(encodePluginMessage(m), PluginMessageCodec.encode(m), JSON.stringify(m));
+    cases++;
+  }
+  assert.equal(cases, ids.length * 5 * answers.length * 2 + 4);
+  const back = PluginMessageCodec.decode(encodePluginMessage({ id: "18446744073709551615", stage: 3, answer: Buffer.from("hi"), last: false }));
+  assert.deepEqual(back, { id: "18446744073709551615", stage: 3, answer: Buffer.from("hi"), last: false });
 });
