@@ -156,8 +156,6 @@ export class FrameReader {
 export interface ServedLane {
   /** Ends the lane: its calls are cancelled and the socket closed. */
   close(): void;
-  /** Lets the process exit with the lane open (for a shutdown). */
-  unref(): void;
 }
 
 /**
@@ -245,5 +243,5 @@ export function serveLane(socket: net.Socket, rt: Runtime, limit: number): Serve
   socket.on("end", () => end("end of file"));
   socket.on("error", (e) => end(e.message, "warn"));
   socket.on("close", () => end("closed"));
-  return { close: () => end("the plugin is stopping"), unref: () => socket.unref() };
+  return { close: () => end("the plugin is stopping") };
 }

@@ -109,7 +109,6 @@ export interface Manifest {
   config?: string[] | undefined;
 }
 
-/** protocol v2's failure kinds, as the Go server maps failures onto them. */
 /**
  * A mistake the SDK found in the plugin's own code while configuring it (an
  * `unserved` that answers no list of hook names): Configure fails with it
@@ -118,6 +117,7 @@ export interface Manifest {
  */
 export class PluginFault extends Error {}
 
+/** protocol v2's failure kinds, as the Go server maps failures onto them. */
 export type FailureKind = "ERROR" | "PANIC" | "DEADLINE_EXCEEDED" | "CANCELLED" | "UNKNOWN_HOOK" | "BAD_REQUEST";
 
 export interface Failure {
@@ -459,16 +459,15 @@ export class Runtime {
     });
     stopTimer();
     parent?.removeEventListener("abort", onParent);
-    if (aborted || r === undefined) {
+    if (r === undefined || aborted) {
       // Late, even if it raced the deadline and won: the host has been
       // told, or will be, that the call ended.
       return { ok: false, failure: contextFailure(reason, row.hook) };
     }
-    const settled = r;
-    if (!settled.done) return { ok: false, failure: this.handlerFailure(row.hook, settled.error) };
+    if (!r.done) return { ok: false, failure: this.handlerFailure(row.hook, r.error) };
     try {
-      const bytes = row.response.encode(row.toResponse(settled.value ?? null));
-      return { ok: true, answer: row.observer ? null : settled.value ?? null, bytes };
+      const bytes = row.response.encode(row.toResponse(r.value ?? null));
+      return { ok: true, answer: row.observer ? null : r.value ?? null, bytes };
     } catch (e) {
       const msg = e instanceof MalformedAnswer ? e.message : `the plugin could not encode its ${row.hook} answer: ${(e as Error).message}`;
       // DEBUG, not ERROR: the host warns of the failure once per plugin,

@@ -360,9 +360,6 @@ async function start<C>(plugin: Plugin<C>, laneSocket: net.Socket | undefined): 
     if (stopping) return;
     stopping = true;
     rt.log.debug("stopping: the host asked the plugin to shut down");
-    // The lane, like the Hooks stream, stays open until the host closes
-    // it: it must not hold the process meanwhile.
-    lane?.unref();
     const done = () => {
       lane?.close();
       fs.rmSync(dir, { recursive: true, force: true });

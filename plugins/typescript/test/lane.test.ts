@@ -385,7 +385,7 @@ test("lane: over protocol 1 the plugin closes it and says nothing of it", { time
   }
 });
 
-test("lane: an open lane does not keep the plugin from exiting on Shutdown", { timeout: 30_000 }, async () => {
+test("lane: Shutdown with the lane still open ends the plugin cleanly (exit 0)", { timeout: 30_000 }, async () => {
   const p = await startPlugin({});
   try {
     assert.equal(blockOf(await onLane(p, "1", "x")), "x on lane, variable unset");
