@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,6 +52,7 @@ var children = map[string]string{
 	"benchplugin": "./internal/benchplugin",
 	"rawgrpc":     "./internal/rawgrpc",
 	"execjson":    "./internal/execjson",
+	"pingpong":    "./internal/pingpong",
 	"kora":        "../plugins/kora",
 	"goconform":   "../internal/conformance/goconform",
 	"cache":       "../examples/cache",
@@ -332,6 +334,19 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 		}
 	})
 
+	b.Run("pingpong", func(b *testing.B) {
+		w, r := pingPong(b)
+		buf := []byte{'x'}
+		for b.Loop() {
+			if n, err := syscall.Write(w, buf); n != 1 || err != nil {
+				b.Fatalf("ping: %d, %v", n, err)
+			}
+			if n, err := syscall.Read(r, buf); n != 1 || err != nil {
+				b.Fatalf("pong: %d, %v", n, err)
+			}
+		}
+	})
+
 	b.Run("exec", func(b *testing.B) {
 		bin := binary(b, "execjson")
 		in, _ := json.Marshal(toolCall)
@@ -344,6 +359,37 @@ func BenchmarkHookRoundTrip(b *testing.B) {
 			}
 		}
 	})
+}
+
+// pingPong starts the ping-pong child with two blocking pipes, and returns
+// the descriptors its parent writes to and reads from. They are used with
+// plain system calls, not through the runtime's poller, so that the
+// exchange costs what the operating system charges and nothing else.
+func pingPong(b *testing.B) (w, r int) {
+	childIn, ping, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pong, childOut, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(binary(b, "pingpong"))
+	cmd.ExtraFiles = []*os.File{childIn, childOut} // descriptors 3 and 4
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	childIn.Close()
+	childOut.Close()
+	b.Cleanup(func() {
+		// The child ends when its read does.
+		ping.Close()
+		cmd.Wait()
+		pong.Close()
+	})
+	// Fd puts each descriptor back in blocking mode.
+	return int(ping.Fd()), int(pong.Fd())
 }
 
 // rawGRPC starts the raw gRPC child and returns a connection to it over a

@@ -36,6 +36,7 @@ const (
 	rtBidiTLS   = "BenchmarkHookRoundTrip/rawgrpc-bidi-tls"
 	rtPlain     = "BenchmarkHookRoundTrip/rawgrpc"
 	rtExec      = "BenchmarkHookRoundTrip/exec"
+	rtPingPong  = "BenchmarkHookRoundTrip/pingpong"
 	rtInProcess = "BenchmarkHookRoundTrip/inprocess"
 	tcNative    = "BenchmarkToolCall/native"
 	tcV1        = "BenchmarkToolCall/remote-v1"
@@ -61,6 +62,7 @@ var boundaryRows = []struct{ name, label string }{
 	{rtBidiTLS, "bare gRPC bidi stream message over TLS, child process"},
 	{rtPlain, "bare gRPC unary call, plaintext, child process"},
 	{rtExec, "process per hook (exec, JSON on stdin/stdout)"},
+	{rtPingPong, "one byte to a child process and back over pipes: the floor of any exchange between processes"},
 	{rtInProcess, "in-process plugin"},
 	{tcNative, "tool call, native, no plugin"},
 	{tcV2, "tool call, one remote plugin in all four tool hooks, protocol 2"},
@@ -100,6 +102,7 @@ var checks = []check{
 	{"v2 round trip / bare bidi stream message over TLS", ratio(rtV2, rtBidiTLS), "%.2f×", "", nil},
 	{"v2 round trip on the Hooks stream / bare bidi stream message over TLS", ratio(rtV2Stream, rtBidiTLS), "%.2f×", "", nil},
 	{"v2 round trip on the lane / on the Hooks stream", ratio(rtV2, rtV2Stream), "%.2f×", "", nil},
+	{"v2 round trip / one byte to a child process and back", ratio(rtV2, rtPingPong), "%.2f×", "", nil},
 	{"process per hook / v2 round trip", ratio(rtExec, rtV2), "%.0f×", "≥ 25×", func(v float64) bool { return v >= 25 }},
 	{"v2 round trip / in-process plugin", ratio(rtV2, rtInProcess), "%.0f×", "", nil},
 	{"tool call, one plugin in four hooks, v2, in v2 round trips", ratio(tcV2, rtV2), "%.2f", "≤ 2", func(v float64) bool { return v <= 2 }},
@@ -456,7 +459,7 @@ func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 	if len(clients) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "gateway (medians, same run)\tclients\tp50\tp99\tadded p50\tadded p99\treq/s\tnew upstream conns/req\tCPU/req: benchmark process\tplugin\t")
+		fmt.Fprintln(tw, "gateway (medians, same run)\tclients\tp50\tp99\tadded p50\tadded p99\treq/s\tnew upstream conns/req\tCPU/req: benchmark process\tplugin\tswitches/req: benchmark process\tplugin\tplugin waited for a CPU/req\t")
 		for _, c := range clients {
 			direct := samples[gatewayLatency+gatewayDirect+"/clients="+c]
 			for _, r := range gatewayRoutes {
@@ -469,14 +472,9 @@ func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 					added50 = micros(median(m["p50-µs"]) - median(direct["p50-µs"]))
 					added99 = micros(median(m["p99-µs"]) - median(direct["p99-µs"]))
 				}
-				cpu, pluginCPU := "", ""
-				if v, ok := m["self-cpu-µs/op"]; ok {
-					cpu = micros(median(v))
-				}
-				if v, ok := m["plugin-cpu-µs/op"]; ok {
-					pluginCPU = micros(median(v))
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t%s\t%s\t\n", r.label, c, micros(median(m["p50-µs"])), micros(median(m["p99-µs"])), added50, added99, median(m["req/s"]), median(m["upstream-conns/op"]), cpu, pluginCPU)
+				cpu, pluginCPU, pluginWait := optional(m, "self-cpu-µs/op", micros), optional(m, "plugin-cpu-µs/op", micros), optional(m, "plugin-wait-µs/op", micros)
+				switches, pluginSwitches := optional(m, "self-switches/op", count), optional(m, "plugin-switches/op", count)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", r.label, c, micros(median(m["p50-µs"])), micros(median(m["p99-µs"])), added50, added99, median(m["req/s"]), median(m["upstream-conns/op"]), cpu, pluginCPU, switches, pluginSwitches, pluginWait)
 			}
 		}
 		tw.Flush()
@@ -636,6 +634,18 @@ func micros(us float64) string {
 	}
 	return fmt.Sprintf("%.0f µs", us)
 }
+
+// optional is the median of a metric some targets report, formatted; ""
+// where the target does not report it.
+func optional(m map[string][]float64, unit string, format func(float64) string) string {
+	if v, ok := m[unit]; ok {
+		return format(median(v))
+	}
+	return ""
+}
+
+// count formats a count per request.
+func count(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // The Kora ledger benchmarks (plugins/kora/internal/korabench): reports
 // named <bench>/<ledger>/<report>, appends <bench>/<backend>/<k>-writers.

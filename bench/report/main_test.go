@@ -22,6 +22,7 @@ BenchmarkHookRoundTrip/rawgrpc-unary-tls-2 	    5000	    224000 ns/op
 BenchmarkHookRoundTrip/rawgrpc-unary-tls-2 	    5000	    224000 ns/op
 BenchmarkHookRoundTrip/rawgrpc-bidi-tls-2  	    5000	    175000 ns/op
 BenchmarkHookRoundTrip/exec-2              	     100	   9000000 ns/op
+BenchmarkHookRoundTrip/pingpong-2          	   20000	     60000 ns/op
 BenchmarkToolCall/remote-v1-2              	    2000	    771000 ns/op	         3.000 rpcs/op	         3.000 exchanges/op
 BenchmarkToolCall/remote-v2-2              	    2000	    450000 ns/op	         3.000 rpcs/op	         1.000 exchanges/op
 BenchmarkToolCall/native-demo-2            	   50000	     30000 ns/op	         1.000 rpcs/op
@@ -70,6 +71,8 @@ func TestReportBoundaryAndTargets(t *testing.T) {
 	line(t, out, "tool call, one plugin in four hooks, v2, in v2 round trips", `2\.50\s+≤ 2\s+MISSED`)
 	line(t, out, "native tool call with the demo config: synchronous rpcs/op", `1\.00\s+0\s+MISSED`)
 	line(t, out, "process per hook / v2 round trip", `50×\s+≥ 25×\s+met`)
+	line(t, out, "one byte to a child process and back over pipes", `60\.0 µs`)
+	line(t, out, "v2 round trip / one byte to a child process and back", `3\.00×\s*$`)
 	// A figure whose benchmark failed must not pass for met; one whose
 	// benchmark function was not run is left out.
 	line(t, out, "native tool call with the demo config: synchronous rpcs/op", `1\.00\s+0\s+MISSED`)
@@ -197,4 +200,18 @@ BenchmarkGatewayLatency/plugin/clients=16-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90
 BenchmarkGatewayLatency/plugin/clients=16-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 90 plugin-cpu-µs/op 	 3000 req/s 	 410 self-cpu-µs/op
 `)
 	line(t, out, "gateway route, one remote plugin", `16\s.*410 µs\s+80 µs`)
+}
+
+// The gateway table gives, per request, the times each process was given
+// a processor and how long the plugin waited for one, as medians; a
+// target that does not report them leaves the cells empty.
+func TestReportGatewaySwitchesPerRequest(t *testing.T) {
+	out := report(t, `
+BenchmarkGatewayLatency/gateway/clients=1-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 3000 req/s 	 200 self-cpu-µs/op
+BenchmarkGatewayLatency/plugin/clients=1-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 1.5 plugin-switches/op 	 30 plugin-wait-µs/op 	 3000 req/s 	 400 self-cpu-µs/op 	 2.25 self-switches/op
+BenchmarkGatewayLatency/plugin/clients=1-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 2.5 plugin-switches/op 	 50 plugin-wait-µs/op 	 3000 req/s 	 400 self-cpu-µs/op 	 2.75 self-switches/op
+BenchmarkGatewayLatency/plugin/clients=1-2 	 100 	 5000 ns/op 	 40 p50-µs 	 90 p99-µs 	 2.0 plugin-switches/op 	 40 plugin-wait-µs/op 	 3000 req/s 	 400 self-cpu-µs/op 	 2.50 self-switches/op
+`)
+	line(t, out, "gateway route, one remote plugin", `400 µs\s+2\.50\s+2\.00\s+40 µs\s*$`)
+	line(t, out, "gateway route, no plugin", `200 µs\s*$`)
 }

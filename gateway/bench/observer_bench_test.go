@@ -61,8 +61,22 @@ func statsOf(h *hookhost.Host) hookStats {
 }
 
 // cpu is CPU time spent so far by this process (the host, the fake
-// upstream and the clients) and by the plugin processes of h.
-type cpu struct{ self, plugins time.Duration }
+// upstream and the clients) and by the plugin processes of h, with what
+// the scheduler says of their threads (see schedOf).
+type cpu struct {
+	self, plugins          time.Duration
+	selfSched, pluginSched sched
+}
+
+// sched is what /proc/PID/task/*/schedstat says of a process's threads,
+// summed: how long they waited, runnable, for a processor, and how many
+// times one was given to them. On a small or virtual machine a switch
+// between processes costs tens of microseconds, and these say how many a
+// request took and how long the plugin waited to run.
+type sched struct {
+	waited   time.Duration
+	switches int64
+}
 
 func cpuOf(b *testing.B, h *hookhost.Host) cpu {
 	var ru syscall.Rusage
@@ -70,34 +84,58 @@ func cpuOf(b *testing.B, h *hookhost.Host) cpu {
 		b.Fatal(err)
 	}
 	c := cpu{self: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	_, c.selfSched = schedOf(os.Getpid())
 	if h == nil {
 		return c
 	}
 	for _, st := range h.Plugins() {
-		// schedstat's first field is the time the thread ran, in ns.
-		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", st.PID))
-		for _, t := range tasks {
-			data, err := os.ReadFile(t)
-			if err != nil {
-				continue // the thread ended
-			}
-			if f := strings.Fields(string(data)); len(f) > 0 {
-				ns, _ := strconv.ParseInt(f[0], 10, 64)
-				c.plugins += time.Duration(ns)
-			}
-		}
+		ran, s := schedOf(st.PID)
+		c.plugins += ran
+		c.pluginSched.waited += s.waited
+		c.pluginSched.switches += s.switches
 	}
 	return c
 }
 
-// reportCPU reports the CPU time per request since before, in µs: this
-// process's, and the plugins' (threads that ended during the run are not
-// counted; the Go runtime keeps its threads).
+// schedOf sums the schedstat of pid's threads: the time they ran, the time
+// they waited to run, and the times they were run. Threads that ended are
+// not counted; the Go runtime keeps its threads. Where the kernel keeps no
+// schedstat, all are zero.
+func schedOf(pid int) (time.Duration, sched) {
+	var ran time.Duration
+	var s sched
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 3 {
+			continue
+		}
+		r, _ := strconv.ParseInt(f[0], 10, 64)
+		w, _ := strconv.ParseInt(f[1], 10, 64)
+		n, _ := strconv.ParseInt(f[2], 10, 64)
+		ran += time.Duration(r)
+		s.waited += time.Duration(w)
+		s.switches += n
+	}
+	return ran, s
+}
+
+// reportCPU reports, per request since before, the CPU time in µs of this
+// process and of the plugins, the times each was given a processor, and
+// how long the plugins waited for one.
 func reportCPU(b *testing.B, h *hookhost.Host, before cpu) {
 	after := cpuOf(b, h)
-	b.ReportMetric(float64((after.self-before.self).Microseconds())/float64(b.N), "self-cpu-µs/op")
+	n := float64(b.N)
+	b.ReportMetric(float64((after.self-before.self).Microseconds())/n, "self-cpu-µs/op")
+	b.ReportMetric(float64(after.selfSched.switches-before.selfSched.switches)/n, "self-switches/op")
 	if h != nil {
-		b.ReportMetric(float64((after.plugins-before.plugins).Microseconds())/float64(b.N), "plugin-cpu-µs/op")
+		b.ReportMetric(float64((after.plugins-before.plugins).Microseconds())/n, "plugin-cpu-µs/op")
+		b.ReportMetric(float64(after.pluginSched.switches-before.pluginSched.switches)/n, "plugin-switches/op")
+		b.ReportMetric(float64((after.pluginSched.waited-before.pluginSched.waited).Microseconds())/n, "plugin-wait-µs/op")
 	}
 }
 
