@@ -76,6 +76,7 @@ type cpu struct {
 type sched struct {
 	waited   time.Duration
 	switches int64
+	read     bool // some thread's schedstat was read
 }
 
 func cpuOf(b *testing.B, h *hookhost.Host) cpu {
@@ -93,6 +94,7 @@ func cpuOf(b *testing.B, h *hookhost.Host) cpu {
 		c.plugins += ran
 		c.pluginSched.waited += s.waited
 		c.pluginSched.switches += s.switches
+		c.pluginSched.read = c.pluginSched.read || s.read
 	}
 	return c
 }
@@ -100,7 +102,7 @@ func cpuOf(b *testing.B, h *hookhost.Host) cpu {
 // schedOf sums the schedstat of pid's threads: the time they ran, the time
 // they waited to run, and the times they were run. Threads that ended are
 // not counted; the Go runtime keeps its threads. Where the kernel keeps no
-// schedstat, all are zero.
+// schedstat, read is false.
 func schedOf(pid int) (time.Duration, sched) {
 	var ran time.Duration
 	var s sched
@@ -120,6 +122,7 @@ func schedOf(pid int) (time.Duration, sched) {
 		ran += time.Duration(r)
 		s.waited += time.Duration(w)
 		s.switches += n
+		s.read = true
 	}
 	return ran, s
 }
@@ -131,8 +134,12 @@ func reportCPU(b *testing.B, h *hookhost.Host, before cpu) {
 	after := cpuOf(b, h)
 	n := float64(b.N)
 	b.ReportMetric(float64((after.self-before.self).Microseconds())/n, "self-cpu-µs/op")
-	b.ReportMetric(float64(after.selfSched.switches-before.selfSched.switches)/n, "self-switches/op")
-	if h != nil {
+	// Without schedstat nothing is reported, rather than zeros that would
+	// read as measured.
+	if after.selfSched.read {
+		b.ReportMetric(float64(after.selfSched.switches-before.selfSched.switches)/n, "self-switches/op")
+	}
+	if h != nil && after.pluginSched.read {
 		b.ReportMetric(float64((after.plugins-before.plugins).Microseconds())/n, "plugin-cpu-µs/op")
 		b.ReportMetric(float64(after.pluginSched.switches-before.pluginSched.switches)/n, "plugin-switches/op")
 		b.ReportMetric(float64((after.pluginSched.waited-before.pluginSched.waited).Microseconds())/n, "plugin-wait-µs/op")
