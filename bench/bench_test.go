@@ -3,7 +3,8 @@
 // over go-plugin (AutoMTLS) speaking protocol 1 (one unary RPC per hook) or
 // protocol 2 (one bidirectional stream per plugin), the same answer from a
 // raw gRPC child process over a unix socket (unary and on a stream, with and
-// without TLS), a process started per hook, and an in-process plugin; then
+// without TLS), a process started per hook, an in-process plugin, and one
+// byte to a child process and back, the floor of any of them; then
 // whole tool calls, an MCP tools/call through hookhost against straight to
 // its server, startup and idle memory. `make bench` runs them and
 // bench/report prints medians and ratios.

@@ -5,7 +5,8 @@
 // bypass route, its gateway route with no plugin, and its gateway route
 // with one remote plugin subscribed to every per-round model hook, at 1,
 // 16 and 64 concurrent clients, with the CPU time per request of the
-// benchmark's process and of the plugin's; and a load run that must
+// benchmark's process and of the plugin's, the times each was given a
+// processor, and how long the plugin waited for one; and a load run that must
 // finish with no error. BenchmarkGatewayKora measures the gateway route with Kora loaded
 // (its README config, and the same with the router on), and
 // BenchmarkGatewayObserver one remote plugin that observes post_llm_call,
