@@ -3,38 +3,24 @@ package bench
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
-// pythonPackages are the Debian packages the Python plugins need beside
-// /usr/bin/python3 (the interpreter their #! lines name): gRPC, protobuf,
-// and cryptography for go-plugin's automatic mTLS.
-var pythonPackages = []string{"python3-grpcio", "python3-protobuf", "python3-cryptography"}
-
-// pythonInstallCommand is what installs them by hand.
-var pythonInstallCommand = "sudo apt-get install -y " + strings.Join(pythonPackages, " ")
-
 // pythonReady is the outcome of the one check, and install attempt, a run
-// makes: the packages are installed when missing, as root or through sudo
-// that asks for no password, as the gateway benchmark installs nginx.
+// makes: the Debian packages the Python plugins need beside
+// /usr/bin/python3 (the interpreter their #! lines name) are installed
+// when missing, as the gateway benchmark installs nginx.
 var pythonReady = sync.OnceValue(func() error {
 	if pythonImports() == nil {
 		return nil
 	}
-	apt := append([]string{"apt-get", "install", "-y", "--no-install-recommends"}, pythonPackages...)
-	if os.Geteuid() != 0 {
-		// -n: never wait for a password nobody will type.
-		apt = append([]string{"sudo", "-n"}, apt...)
-	}
-	cmd := exec.Command(apt[0], apt[1:]...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-		return fmt.Errorf("%s: %v\n%s", strings.Join(apt, " "), err, bytes.Join(lines[max(0, len(lines)-10):], []byte("\n")))
+	if err := testenv.AptInstall(testenv.DebianPythonPackages...); err != nil {
+		return err
 	}
 	return pythonImports()
 })
@@ -55,6 +41,6 @@ func needPython(b *testing.B) {
 	b.Helper()
 	if err := pythonReady(); err != nil {
 		b.Fatalf("the Python plugins need Debian's %s, which are missing and could not be installed (install them with: %s): %v",
-			strings.Join(pythonPackages, ", "), pythonInstallCommand, err)
+			strings.Join(testenv.DebianPythonPackages, ", "), testenv.DebianPython, err)
 	}
 }

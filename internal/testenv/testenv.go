@@ -9,6 +9,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -98,6 +99,28 @@ func details(detail []any) string {
 // Debian's /usr/bin/python3: grpc, google.protobuf and cryptography (for
 // go-plugin's automatic mTLS).
 const DebianPython = "sudo apt-get install python3-grpcio python3-protobuf python3-cryptography"
+
+// DebianPythonPackages are the packages DebianPython installs.
+var DebianPythonPackages = []string{"python3-grpcio", "python3-protobuf", "python3-cryptography"}
+
+// AptInstall installs Debian packages, as root or through sudo that asks
+// for no password (never waiting for one nobody will type), for a
+// benchmark that installs what it lacks rather than fail. The error ends
+// with the last lines apt-get printed.
+func AptInstall(packages ...string) error {
+	apt := append([]string{"apt-get", "install", "-y", "--no-install-recommends"}, packages...)
+	if os.Geteuid() != 0 {
+		apt = append([]string{"sudo", "-n"}, apt...)
+	}
+	cmd := exec.Command(apt[0], apt[1:]...)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		return fmt.Errorf("%s: %v\n%s", strings.Join(apt, " "), err, strings.Join(lines[max(0, len(lines)-10):], "\n"))
+	}
+	return nil
+}
 
 // NoTmpfs is the reason of tests that mount a tmpfs (to fill a disk or
 // make it read-only) where mount(2) is not allowed.

@@ -111,3 +111,12 @@ func TestParseReadsMessage(t *testing.T) {
 		t.Errorf("Message = %q", got)
 	}
 }
+
+// The install command shown to people and the packages a benchmark
+// installs are the same list.
+func TestDebianPythonNamesItsPackages(t *testing.T) {
+	got := strings.Fields(strings.TrimPrefix(DebianPython, "sudo apt-get install "))
+	if strings.Join(got, " ") != strings.Join(DebianPythonPackages, " ") {
+		t.Errorf("DebianPython installs %q, DebianPythonPackages lists %q", got, DebianPythonPackages)
+	}
+}

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookhost/hookhost/internal/testenv"
 )
 
 // Package is the Debian package that installs nginx.
@@ -46,16 +48,8 @@ var installed = sync.OnceValues(func() (string, error) {
 	if bin, err := Find(); err == nil {
 		return bin, nil
 	}
-	apt := []string{"apt-get", "install", "-y", "--no-install-recommends", Package}
-	if os.Geteuid() != 0 {
-		// -n: never wait for a password nobody will type.
-		apt = append([]string{"sudo", "-n"}, apt...)
-	}
-	cmd := exec.Command(apt[0], apt[1:]...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", strings.Join(apt, " "), err, lastLines(out, 10))
+	if err := testenv.AptInstall(Package); err != nil {
+		return "", err
 	}
 	return Find()
 })
@@ -64,14 +58,6 @@ var installed = sync.OnceValues(func() (string, error) {
 // first when it is missing (as root, or through sudo that asks for no
 // password). The install is tried once per process.
 func FindOrInstall() (string, error) { return installed() }
-
-func lastLines(b []byte, n int) []byte {
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return bytes.Join(lines, []byte("\n"))
-}
 
 // Proxy is how nginx proxies: to which servers, and what the upstream
 // block and the location add.
