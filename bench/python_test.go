@@ -1,9 +1,6 @@
 package bench
 
 import (
-	"bytes"
-	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -12,28 +9,18 @@ import (
 )
 
 // pythonReady is the outcome of the one check, and install attempt, a run
-// makes: the Debian packages the Python plugins need beside
-// /usr/bin/python3 (the interpreter their #! lines name) are installed
-// when missing, as the gateway benchmark installs nginx.
+// makes: the Debian packages the Python plugins need beside Debian's
+// Python (the interpreter their #! lines name) are installed when
+// missing, as the gateway benchmark installs nginx.
 var pythonReady = sync.OnceValue(func() error {
-	if pythonImports() == nil {
+	if testenv.DebianPythonImports() == nil {
 		return nil
 	}
 	if err := testenv.AptInstall(testenv.DebianPythonPackages...); err != nil {
 		return err
 	}
-	return pythonImports()
+	return testenv.DebianPythonImports()
 })
-
-// pythonImports checks that /usr/bin/python3 imports what the Python
-// plugins import.
-func pythonImports() error {
-	out, err := exec.Command("/usr/bin/python3", "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("/usr/bin/python3 cannot import grpc, google.protobuf and cryptography: %v\n%s", err, bytes.TrimSpace(out))
-	}
-	return nil
-}
 
 // needPython fails b, saying what to install, unless the Python plugins
 // can run.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -259,11 +258,7 @@ func TestDeafLaneCallsEndByTheirDeadlines(t *testing.T) {
 // as a Go SDK plugin does.
 func TestPythonPluginAnswersOnItsLane(t *testing.T) {
 	t.Parallel()
-	const python = "/usr/bin/python3"
-	if out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput(); err != nil {
-		testenv.Skip(t, python+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
-			fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(out))))
-	}
+	testenv.NeedDebianPython(t)
 	script, err := filepath.Abs("../plugins/python/conform/conform.py")
 	if err != nil {
 		t.Fatal(err)

@@ -25,15 +25,11 @@ import (
 	"github.com/hookhost/hookhost/internal/testenv"
 )
 
-const python = "/usr/bin/python3"
+const python = testenv.DebianPythonPath
 
 func needPython(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
-	if err != nil {
-		testenv.Skip(t, python+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
-			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
-	}
+	testenv.NeedDebianPython(t)
 }
 
 func script(t *testing.T) string {

@@ -36,7 +36,7 @@ import (
 	"github.com/hookhost/hookhost/internal/testenv"
 )
 
-const python = "/usr/bin/python3"
+const python = testenv.DebianPythonPath
 
 // childHostEnv turns the test binary into a host of its own, for the test
 // that SIGKILLs a host: it starts the plugin at the path it holds, prints
@@ -69,13 +69,9 @@ func childHost(path string) int {
 // script is plugin.py's absolute path, as a config would give it.
 func script(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
-	if err != nil {
-		// CI installs them (.ci/run), so there a missing module is a
-		// broken install, not a reason to skip.
-		testenv.Skip(t, python+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
-			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
-	}
+	// CI installs them (.ci/run), so there a missing module is a broken
+	// install, not a reason to skip.
+	testenv.NeedDebianPython(t)
 	p, err := filepath.Abs("plugin.py")
 	if err != nil {
 		t.Fatal(err)

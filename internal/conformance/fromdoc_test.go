@@ -1,10 +1,8 @@
 package conformance
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -17,19 +15,13 @@ import (
 // SDK; the TypeScript one from the TypeScript SDK's README. They check that
 // those documents are enough to write a plugin that keeps the contract.
 
-const systemPython = "/usr/bin/python3"
-
 // fromDocPython returns the Python fromdoc plugin's absolute path, skipping
 // the test (failing it under CI) when Debian's modules are missing.
 func fromDocPython(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(systemPython, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
-	if err != nil {
-		// CI installs them (.ci/run): there a missing module is a broken
-		// install, not a reason to skip.
-		testenv.Skip(t, systemPython+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
-			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
-	}
+	// CI installs them (.ci/run): there a missing module is a broken
+	// install, not a reason to skip.
+	testenv.NeedDebianPython(t)
 	p, err := filepath.Abs(filepath.Join("fromdoc", "python", "conform.py"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,6 @@
 package conformance
 
 import (
-	"bytes"
-	"fmt"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -18,11 +15,7 @@ import (
 // lane: over protocol 2 every hook call must come on it.
 func TestPython(t *testing.T) {
 	t.Parallel()
-	const python = "/usr/bin/python3"
-	if out, err := exec.Command(python, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput(); err != nil {
-		testenv.Skip(t, python+" cannot import grpc, google.protobuf and cryptography", testenv.DebianPython,
-			fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out)))
-	}
+	testenv.NeedDebianPython(t)
 	path, err := filepath.Abs(filepath.Join("..", "..", "plugins", "python", "conform", "conform.py"))
 	if err != nil {
 		t.Fatal(err)

@@ -100,6 +100,29 @@ func details(detail []any) string {
 // go-plugin's automatic mTLS).
 const DebianPython = "sudo apt-get install python3-grpcio python3-protobuf python3-cryptography"
 
+// DebianPythonPath is Debian's Python, which the Python plugins' #! lines
+// name.
+const DebianPythonPath = "/usr/bin/python3"
+
+// DebianPythonImports reports whether Debian's Python imports the modules
+// DebianPythonPackages install; the error holds what Python said.
+func DebianPythonImports() error {
+	out, err := exec.Command(DebianPythonPath, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// NeedDebianPython stops a test that runs a Python plugin unless
+// DebianPythonImports succeeds (see Skip).
+func NeedDebianPython(tb testing.TB) {
+	tb.Helper()
+	if err := DebianPythonImports(); err != nil {
+		Skip(tb, DebianPythonPath+" cannot import grpc, google.protobuf and cryptography", DebianPython, err.Error())
+	}
+}
+
 // DebianPythonPackages are the packages DebianPython installs.
 var DebianPythonPackages = []string{"python3-grpcio", "python3-protobuf", "python3-cryptography"}
 
