@@ -140,50 +140,56 @@ func RunModelStage(ctx context.Context, p hooks.Plugin, req ModelStageRequest, e
 		emit(nil, err)
 		return
 	}
+	supervise(ctx, shortest(req.Stages), emit, func(run *stageRun) { runModelStage(run, p, req) })
+}
+
+// runModelStage is RunModelStage's hooks, on the goroutine supervise gives
+// them.
+func runModelStage(run *stageRun, p hooks.Plugin, req ModelStageRequest) {
 	call := req.Call
 	for _, st := range req.Stages {
-		if err := ctx.Err(); err != nil {
-			emit(nil, fmt.Errorf("%s not started: %w", st.Hook, err))
+		if err := run.ctx.Err(); err != nil {
+			run.emit(nil, fmt.Errorf("%s not started: %w", st.Hook, err))
 			return
 		}
 		switch st.Hook {
 		case hooks.PreToolListFinalized:
-			o, err := runStage[*hooks.ToolListOverride](ctx, p, st, hooks.ToolListRequest{SessionID: call.SessionID, Iteration: call.Iteration, Tools: call.Request.Tools})
+			o, err := runStage[*hooks.ToolListOverride](run, p, st, hooks.ToolListRequest{SessionID: call.SessionID, Iteration: call.Iteration, Tools: call.Request.Tools})
 			if err != nil {
-				emit(nil, err)
+				run.emit(nil, err)
 				return
 			}
-			emit(answerOf(o), nil)
+			run.emit(answerOf(o), nil)
 			if o != nil {
 				call.Request.Tools = o.Tools
 			}
 		case hooks.PreAPIRequestMutable:
-			patch, err := runStage[*hooks.RequestPatch](ctx, p, st, hooks.APIRequest{SessionID: call.SessionID, Iteration: call.Iteration, Request: call.Request})
+			patch, err := runStage[*hooks.RequestPatch](run, p, st, hooks.APIRequest{SessionID: call.SessionID, Iteration: call.Iteration, Request: call.Request})
 			if err != nil {
-				emit(nil, err)
+				run.emit(nil, err)
 				return
 			}
-			emit(answerOf(patch), nil)
+			run.emit(answerOf(patch), nil)
 			if patch != nil {
 				call.Request, _ = withoutFields(*patch, req.FieldsSet).Apply(call.Request)
 			}
 		case hooks.PreLLMCallCanProvideResponse:
-			r, err := runStage[*hooks.ModelResponse](ctx, p, st, hooks.LLMRequest{SessionID: call.SessionID, Iteration: call.Iteration, Route: call.Route, Request: call.Request})
+			r, err := runStage[*hooks.ModelResponse](run, p, st, hooks.LLMRequest{SessionID: call.SessionID, Iteration: call.Iteration, Route: call.Route, Request: call.Request})
 			if err != nil || r != nil {
-				emit(answerOf(r), err)
+				run.emit(answerOf(r), err)
 				return
 			}
-			emit(nil, nil)
+			run.emit(nil, nil)
 		case hooks.PostLLMCallCanReissue:
-			r, err := runStage[*hooks.Reissue](ctx, p, st, call)
+			r, err := runStage[*hooks.Reissue](run, p, st, call)
 			if err != nil || r != nil {
-				emit(answerOf(r), err)
+				run.emit(answerOf(r), err)
 				return
 			}
-			emit(nil, nil)
+			run.emit(nil, nil)
 		case hooks.TransformLLMOutput:
-			r, err := runStage[*hooks.TextReplacement](ctx, p, st, hooks.LLMOutput{SessionID: call.SessionID, Text: req.Text})
-			emit(answerOf(r), err)
+			r, err := runStage[*hooks.TextReplacement](run, p, st, hooks.LLMOutput{SessionID: call.SessionID, Text: req.Text})
+			run.emit(answerOf(r), err)
 		}
 	}
 }

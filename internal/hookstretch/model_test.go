@@ -5,7 +5,10 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hookhost/hookhost/hooks"
 	"github.com/hookhost/hookhost/internal/hookstretch"
@@ -166,5 +169,76 @@ func TestRunModelStageRefusesIllegalStages(t *testing.T) {
 	}
 	if len(legal) != 5 {
 		t.Errorf("%d legal model stages, want 5 (four in the pre-call stage, one after)", len(legal))
+	}
+}
+
+// A later stage is held to its own deadline, counted from its start, not
+// the first stage's; and ctx ending while it hangs ends the exchange too.
+// Either way nothing is emitted once RunModelStage has returned.
+func TestRunModelStageWatchesTheStageUnderWay(t *testing.T) {
+	release := hang(t)
+	var mu sync.Mutex
+	var started time.Time
+	p := &hooks.Funcs{Name: "p",
+		PreToolListFinalizedFunc: func(context.Context, hooks.ToolListRequest) (*hooks.ToolListOverride, error) {
+			return nil, nil
+		},
+		PreAPIRequestMutableFunc: func(ctx context.Context, _ hooks.APIRequest) (*hooks.RequestPatch, error) {
+			mu.Lock()
+			started = time.Now()
+			mu.Unlock()
+			release()
+			return nil, nil
+		},
+	}
+	const first, second = 10 * time.Millisecond, 300 * time.Millisecond
+	stages := []hookstretch.Stage{{Hook: hooks.PreToolListFinalized, Timeout: first}, {Hook: hooks.PreAPIRequestMutable, Timeout: second}}
+
+	var out []emitted
+	var failedAt time.Time
+	returned := false
+	emit := func(a any, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if returned {
+			t.Errorf("emitted %v, %v after RunModelStage returned", a, err)
+		}
+		if err != nil {
+			failedAt = time.Now()
+		}
+		out = append(out, emitted{a, err})
+	}
+	within(t, func() {
+		hookstretch.RunModelStage(context.Background(), p, hookstretch.ModelStageRequest{Call: llmCall, Stages: stages}, emit)
+	})
+	mu.Lock()
+	returned = true
+	if len(out) != 2 || out[0].err != nil || !errors.Is(out[1].err, context.DeadlineExceeded) {
+		t.Fatalf("emitted %+v, want the tool list's answer, then the patch's deadline", out)
+	}
+	if !strings.Contains(out[1].err.Error(), string(hooks.PreAPIRequestMutable)) {
+		t.Errorf("the failure %q does not name the stage that timed out", out[1].err)
+	}
+	if failedAt.Sub(started) < second {
+		t.Errorf("the patch stage was abandoned %v after it started, before its own deadline of %v", failedAt.Sub(started), second)
+	}
+	out, returned = nil, false
+	mu.Unlock()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stages[1].Timeout = time.Hour
+	p.PreAPIRequestMutableFunc = func(context.Context, hooks.APIRequest) (*hooks.RequestPatch, error) {
+		cancel()
+		release()
+		return nil, nil
+	}
+	within(t, func() {
+		hookstretch.RunModelStage(ctx, p, hookstretch.ModelStageRequest{Call: llmCall, Stages: stages}, emit)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	returned = true
+	if len(out) != 2 || out[0].err != nil || !errors.Is(out[1].err, context.Canceled) {
+		t.Fatalf("emitted %+v, want the tool list's answer, then the patch cancelled", out)
 	}
 }

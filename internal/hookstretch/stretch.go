@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hookhost/hookhost/hooks"
-	"github.com/hookhost/hookhost/internal/gopool"
 )
 
 // A stretch is consecutive hooks of the tool pipeline, for one tool call,
@@ -139,8 +138,8 @@ func checkStretch(req Request) error {
 // Run answers a stretch on the plugin's side, calling p for each
 // stage in order under the stage's own deadline and handing each answer (or
 // failure) to emit as soon as it is known: emit is called once per stage
-// answered, in stage order, from the calling goroutine, and never after
-// Run returns. It stops after a stage that failed, a block, an ask, a
+// answered, in stage order, never by two goroutines at once, and never
+// after Run returns. It stops after a stage that failed, a block, an ask, a
 // decision that breaks the rules, a provide that gave nothing, and when ctx
 // ends; a stage that was not started because ctx ended is emitted as a
 // failure wrapping ctx's error, so that the exchange always ends with a
@@ -158,26 +157,31 @@ func checkStretch(req Request) error {
 // far. A request that is not a legal stretch is answered with one failure
 // wrapping ErrBadStretch.
 func Run(ctx context.Context, p hooks.Plugin, req Request, emit func(answer any, err error)) {
-	start := time.Now()
 	if err := checkStretch(req); err != nil {
 		emit(nil, err)
 		return
 	}
+	supervise(ctx, shortest(req.Stages), emit, func(run *stageRun) { runStretch(run, p, req) })
+}
+
+// runStretch is Run's stages, on the goroutine supervise gives them.
+func runStretch(run *stageRun, p hooks.Plugin, req Request) {
+	start := time.Now()
 	call := req.Call
 	var provided *hooks.ToolResult
 	for _, st := range req.Stages {
-		if err := ctx.Err(); err != nil {
-			emit(nil, fmt.Errorf("%s not started: %w", st.Hook, err))
+		if err := run.ctx.Err(); err != nil {
+			run.emit(nil, fmt.Errorf("%s not started: %w", st.Hook, err))
 			return
 		}
 		switch st.Hook {
 		case hooks.PreToolCall:
-			d, err := runStage[*hooks.PreToolCallDecision](ctx, p, st, call)
+			d, err := runStage[*hooks.PreToolCallDecision](run, p, st, call)
 			if err != nil {
-				emit(nil, err)
+				run.emit(nil, err)
 				return
 			}
-			emit(answerOf(d), nil)
+			run.emit(answerOf(d), nil)
 			if d == nil {
 				continue
 			}
@@ -188,12 +192,12 @@ func Run(ctx context.Context, p hooks.Plugin, req Request, emit func(answer any,
 				call.Arguments = d.ModifiedArgs
 			}
 		case hooks.PreToolCallCanProvideResult:
-			r, err := runStage[*hooks.ToolResult](ctx, p, st, call)
+			r, err := runStage[*hooks.ToolResult](run, p, st, call)
 			if err != nil {
-				emit(nil, err)
+				run.emit(nil, err)
 				return
 			}
-			emit(answerOf(r), nil)
+			run.emit(answerOf(r), nil)
 			if r == nil {
 				return
 			}
@@ -203,8 +207,8 @@ func Run(ctx context.Context, p hooks.Plugin, req Request, emit func(answer any,
 				SessionID: call.SessionID, CallID: call.CallID, Name: call.Name, Arguments: call.Arguments,
 				Result: provided.AsJSON(), Status: hooks.ProvidedBy(p.Manifest().Name), Duration: time.Since(start), Origin: call.Origin,
 			}
-			r, err := runStage[*hooks.ToolResult](ctx, p, st, ev)
-			emit(answerOf(r), err)
+			r, err := runStage[*hooks.ToolResult](run, p, st, ev)
+			run.emit(answerOf(r), err)
 		}
 	}
 }
@@ -243,32 +247,4 @@ func answerOf(v any) any {
 		}
 	}
 	return v
-}
-
-// runStage calls one stage of a stretch under the stage's deadline, on a
-// goroutine so that a handler that ignores its context cannot hold the
-// stretch past the deadline.
-func runStage[T any](ctx context.Context, p hooks.Plugin, st Stage, req any) (T, error) {
-	cctx, cancel := context.WithTimeout(ctx, st.Timeout)
-	defer cancel()
-	done := make(chan CallResult[T], 1)
-	gopool.Go(func() {
-		done <- Guarded(cctx, func(ctx context.Context) (T, error) { return hooks.Ask[T](ctx, p, st.Hook, req) })
-	})
-	var r CallResult[T]
-	select {
-	case r = <-done:
-	case <-cctx.Done():
-	}
-	if r.Err == nil && PastDeadline(cctx) {
-		// Late, even if it raced the deadline and won: the host has been
-		// told, or will be, that the stage timed out.
-		var zero T
-		return zero, fmt.Errorf("%s: %w", st.Hook, Ended(cctx))
-	}
-	if r.Err != nil {
-		var zero T
-		return zero, fmt.Errorf("%s: %w", st.Hook, r.Err)
-	}
-	return r.V, nil
 }

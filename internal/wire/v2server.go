@@ -278,7 +278,7 @@ func (h *hookStream) one(ctx context.Context, id uint64, stage *pluginv2.Stage, 
 	// A host with no deadline of its own sends none (0).
 	if t := stage.GetTimeoutNs(); t > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(t))
+		ctx, cancel = hookstretch.WithTimeout(ctx, time.Duration(t))
 		defer cancel()
 	}
 	out, f := h.s.call(ctx, row, in)
