@@ -376,3 +376,32 @@ func within(t *testing.T, fn func()) {
 		t.Fatal("call did not return: the deadline was not enforced")
 	}
 }
+
+// panickyManifest is a plugin whose Manifest panics: Run reads it outside
+// any handler, to check a pre_tool_call decision.
+type panickyManifest struct{ *hooks.Funcs }
+
+func (panickyManifest) Manifest() hooks.Manifest { panic("manifest") }
+
+// A panic of the runner itself, not of a handler, reaches Run's caller, on
+// its own goroutine, as it did when the stages ran there: the caller's
+// recover decides what the host is told.
+func TestRunRaisesARunnersPanicOnTheCallersGoroutine(t *testing.T) {
+	p := panickyManifest{&hooks.Funcs{Name: "p",
+		PreToolCallFunc: func(context.Context, hooks.ToolCallRequest) (*hooks.PreToolCallDecision, error) {
+			return &hooks.PreToolCallDecision{ModifiedArgs: json.RawMessage(`{"x":1}`)}, nil
+		},
+	}}
+	req := hookstretch.Request{Call: call}
+	for _, h := range preProvide {
+		req.Stages = append(req.Stages, hookstretch.Stage{Hook: h, Timeout: stageTimeout})
+	}
+	var recovered any
+	within(t, func() {
+		defer func() { recovered = recover() }()
+		hookstretch.Run(context.Background(), p, req, func(any, error) {})
+	})
+	if recovered != "manifest" {
+		t.Fatalf("recovered %v, want the runner's panic", recovered)
+	}
+}
