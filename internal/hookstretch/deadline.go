@@ -14,14 +14,14 @@ import (
 // goroutine, while the goroutine that called Run or RunModelStage watches
 // the deadline of the stage under way and ctx (supervise). A handler that
 // ignores its deadline is then abandoned, and the call answered, without
-// a goroutine and a timer for each stage: a plugin that answers its hooks
-// at once spent most of a stage on those, as many hand-offs between
-// goroutines as hooks, and two runtime timers per hook (the handler's
-// context.WithTimeout and the watch's), which the runtime keeps in its
-// heap for a while once stopped. Now an exchange hands off once each way,
-// whatever its number of stages; the handler's context arms a timer only
-// if the handler waits on Done, which one that just computes never does;
-// and the watch is one pooled timer.
+// a goroutine and a timer for each stage. A plugin that answers its hooks
+// at once spent about a sixth of its processor time on those: a hand-off
+// between goroutines each way per hook, and a runtime timer per hook (the
+// handler's context.WithTimeout, which the watch waited on), which the
+// runtime keeps in its heap for a while once stopped. Now an exchange
+// hands off once each way, whatever its number of stages; the handler's
+// context arms a timer only if the handler waits on Done, which one that
+// just computes never does; and the watch is one pooled timer.
 
 // stageContext is a stage handler's context: its parent's values and
 // cancellation, and the stage's deadline. Until Done is called it holds no
