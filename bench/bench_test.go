@@ -184,10 +184,13 @@ func remoteBus(b *testing.B, n, protocol int) (*hookbus.Bus, *host.Host) {
 }
 
 // remotePlugin is what the Bus uses of a plugin the host runs: calls,
-// stretches of the tool pipeline, and the promise to honour contexts.
+// stretches of the tool pipeline, observer batches, and the promise to
+// honour contexts. A wrapper that drops one of them measures a host that
+// does not exist: without Batcher, every observer event was sent alone.
 type remotePlugin interface {
 	hooks.Plugin
 	hookstretch.Stretcher
+	hookstretch.Batcher
 	hookbus.ContextHonouring
 }
 
@@ -217,6 +220,7 @@ func (e *exchanges) Stretch(ctx context.Context, req hookstretch.Request) (hooks
 
 var (
 	_ hookstretch.Stretcher    = (*exchanges)(nil)
+	_ hookstretch.Batcher      = (*exchanges)(nil)
 	_ hookbus.ContextHonouring = (*exchanges)(nil)
 )
 

@@ -13,6 +13,9 @@
 // with the observer events delivered and dropped per request. It also
 // measures what keeping hidden rounds in Redis ([state] backend = "redis")
 // adds to a mixed plugin and client tool call and to its continuation on
-// another replica, against one replica's memory. `make bench` runs it and
+// another replica, against one replica's memory. BenchmarkGatewayThroughput
+// reads the throughput goal with its targets alternating in short slices,
+// beside a floor of two bare crossings to another process per request.
+// `make bench` runs it and
 // bench/report prints the tables and the goals.
 package bench

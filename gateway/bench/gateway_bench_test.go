@@ -47,9 +47,19 @@ type upstream struct {
 	conns atomic.Int64
 }
 
-func fakeUpstream(b *testing.B) *upstream {
+func fakeUpstream(b *testing.B) *upstream { return fakeUpstreamWith(b, nil) }
+
+// fakeUpstreamWith is fakeUpstream calling first, when set, as each
+// request comes in; its error fails the request.
+func fakeUpstreamWith(b *testing.B, first func() error) *upstream {
 	up := &upstream{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if first != nil {
+			if err := first(); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
