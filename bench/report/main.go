@@ -683,13 +683,13 @@ func printThroughput(w io.Writer, m map[string][]float64) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "gateway throughput, %s clients, targets in alternating slices (medians)\treq/s\tCPU/req: benchmark process and the plugin or echo process\t\n", throughputClients)
+	fmt.Fprintf(tw, "gateway throughput, %s clients, targets in alternating slices (medians)\treq/s\tCPU/req: benchmark process and the plugin or echo process\tof which the plugin or echo process\t\n", throughputClients)
 	for _, t := range throughputTargets {
 		rps, cpu := optional(m, t.name+"-req/s", func(v float64) string { return fmt.Sprintf("%.0f", v) }), optional(m, t.name+"-cpu-µs/req", micros)
 		if rps == "" {
 			rps = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", t.label, rps, cpu)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", t.label, rps, cpu, optional(m, t.name+"-child-cpu-µs/req", micros))
 	}
 	tw.Flush()
 }

@@ -195,7 +195,7 @@ func TestReportGatewayGoals(t *testing.T) {
 // decide the throughput goal, the separate runs' figure is shown without
 // a verdict, and its targets get a table of their own.
 func TestReportGatewayThroughputSlices(t *testing.T) {
-	run := gatewayRun + `BenchmarkGatewayThroughput-2 	 1 	 9400000000 ns/op 	 360 floor-cpu-µs/req 	 4700 floor-req/s 	 0.62 floor/gateway 	 230 gateway-cpu-µs/req 	 8000 gateway-req/s 	 400 plugin-cpu-µs/req 	 4400 plugin-req/s 	 0.90 plugin/floor 	 0.55 plugin/gateway
+	run := gatewayRun + `BenchmarkGatewayThroughput-2 	 1 	 9400000000 ns/op 	 20 floor-child-cpu-µs/req 	 60 plugin-child-cpu-µs/req 	 360 floor-cpu-µs/req 	 4700 floor-req/s 	 0.62 floor/gateway 	 230 gateway-cpu-µs/req 	 8000 gateway-req/s 	 400 plugin-cpu-µs/req 	 4400 plugin-req/s 	 0.90 plugin/floor 	 0.55 plugin/gateway
 BenchmarkGatewayThroughput-2 	 1 	 9400000000 ns/op 	 380 floor-cpu-µs/req 	 4500 floor-req/s 	 0.60 floor/gateway 	 250 gateway-cpu-µs/req 	 7600 gateway-req/s 	 420 plugin-cpu-µs/req 	 4600 plugin-req/s 	 0.96 plugin/floor 	 0.65 plugin/gateway
 BenchmarkGatewayThroughput-2 	 1 	 9400000000 ns/op 	 370 floor-cpu-µs/req 	 4600 floor-req/s 	 0.64 floor/gateway 	 240 gateway-cpu-µs/req 	 7800 gateway-req/s 	 410 plugin-cpu-µs/req 	 4500 plugin-req/s 	 0.92 plugin/floor 	 0.61 plugin/gateway
 `
@@ -205,8 +205,8 @@ BenchmarkGatewayThroughput-2 	 1 	 9400000000 ns/op 	 370 floor-cpu-µs/req 	 46
 	line(t, out, "floor req/s / gateway req/s (16 clients)", `0\.62\s*$`)
 	line(t, out, "plugin req/s / floor req/s (16 clients)", `0\.92\s*$`)
 	line(t, out, "no plugin  ", `7800\s+240 µs\s*$`)
-	line(t, out, "floor: no plugin, two bare crossings to another process per request  ", `4600\s+370 µs\s*$`)
-	line(t, out, "one remote plugin  ", `4500\s+410 µs\s*$`)
+	line(t, out, "floor: no plugin, two bare crossings to another process per request  ", `4600\s+370 µs\s+20 µs\s*$`)
+	line(t, out, "one remote plugin  ", `4500\s+410 µs\s+60 µs\s*$`)
 
 	// A slower plugin misses the goal on the slices' figures, whatever
 	// the separate runs say.

@@ -43,7 +43,8 @@ const (
 //
 // Per target it reports the median req/s over the rounds and the CPU time
 // per request of the benchmark's process with its child (the plugin, the
-// echo process), and the medians of each round's ratios.
+// echo process), and of the child alone, and the medians of each round's
+// ratios.
 func BenchmarkGatewayThroughput(b *testing.B) {
 	up := fakeUpstream(b)
 	plain, _ := serveGateway(b, up.url, true, false)
@@ -69,6 +70,7 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 	pluginRequests := 0
 	rps := map[string][]float64{}
 	cpu := map[string][]float64{}
+	childCPU := map[string][]float64{}
 	ratios := map[string][]float64{}
 	for i := range b.N * throughputRounds {
 		round := map[string]float64{}
@@ -78,6 +80,9 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 			round[t.name] = s.perSec
 			rps[t.name] = append(rps[t.name], s.perSec)
 			cpu[t.name] = append(cpu[t.name], s.cpuPerRequest)
+			if t.child != 0 {
+				childCPU[t.name] = append(childCPU[t.name], s.childCPUPerRequest)
+			}
 			if t.name == "plugin" {
 				pluginRequests += s.requests
 			}
@@ -90,6 +95,9 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 	for _, t := range targets {
 		b.ReportMetric(medianOf(rps[t.name]), t.name+"-req/s")
 		b.ReportMetric(medianOf(cpu[t.name]), t.name+"-cpu-µs/req")
+		if t.child != 0 {
+			b.ReportMetric(medianOf(childCPU[t.name]), t.name+"-child-cpu-µs/req")
+		}
 	}
 	for name, v := range ratios {
 		b.ReportMetric(medianOf(v), name)
@@ -108,9 +116,11 @@ type throughputTarget struct {
 
 // sliceRun is what one target did in one slice.
 type sliceRun struct {
-	requests      int
-	perSec        float64
-	cpuPerRequest float64 // µs, the benchmark's process and the child
+	requests int
+	perSec   float64
+	// CPU time per request in µs: the benchmark's process and the child
+	// together, and the child's alone.
+	cpuPerRequest, childCPUPerRequest float64
 }
 
 // run sends requests to t from throughputClients clients, each waiting
@@ -124,7 +134,7 @@ func (t *throughputTarget) run(b *testing.B, c *http.Client, d time.Duration) sl
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	cpuBefore := t.cpu(b)
+	cpuBefore, childBefore := t.cpu(b)
 	start := time.Now()
 	stop := start.Add(d)
 	for range throughputClients {
@@ -155,18 +165,19 @@ func (t *throughputTarget) run(b *testing.B, c *http.Client, d time.Duration) sl
 	if n == 0 {
 		b.Fatalf("%s: no request was answered in %v", t.name, d)
 	}
+	cpuAfter, childAfter := t.cpu(b)
+	perRequest := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
 	return sliceRun{requests: n, perSec: float64(n) / elapsed.Seconds(),
-		cpuPerRequest: float64((t.cpu(b) - cpuBefore).Microseconds()) / float64(n)}
+		cpuPerRequest: perRequest(cpuAfter - cpuBefore), childCPUPerRequest: perRequest(childAfter - childBefore)}
 }
 
-// cpu is the CPU time the benchmark's process and t's child have used.
-func (t *throughputTarget) cpu(b *testing.B) time.Duration {
-	c := cpuOf(b, nil).self
+// cpu is the CPU time the benchmark's process and t's child have used
+// together, and the child alone.
+func (t *throughputTarget) cpu(b *testing.B) (all, child time.Duration) {
 	if t.child != 0 {
-		ran, _ := schedOf(t.child)
-		c += ran
+		child, _ = schedOf(t.child)
 	}
-	return c
+	return cpuOf(b, nil).self + child, child
 }
 
 // echoCrossing starts the echo process and returns a crossing to it (one
