@@ -413,6 +413,7 @@ const (
 	gatewayBypass  = "bypass"
 	gatewayPlain   = "gateway"
 	gatewayPlugin  = "plugin"
+	gatewayFloor   = "floor"
 	minLoad        = 10000
 	// The latency goals are read with one client, the throughput goal
 	// with sixteen.
@@ -427,6 +428,7 @@ var gatewayRoutes = []struct{ name, label string }{
 	{gatewayBypass, "bypass route"},
 	{gatewayPlain, "gateway route, no plugin"},
 	{gatewayPlugin, "gateway route, one remote plugin"},
+	{gatewayFloor, "gateway route, no plugin, two bare crossings per request (floor)"},
 }
 
 // printGateway prints what the gateway adds to a request, per route and
@@ -518,6 +520,16 @@ var gatewayGoals = []gatewayGoal{
 			g, okG := at(gatewayPlain, latencyClients, "p99-µs")
 			return p - g, okP && okG
 		}, func(v float64) bool { return v < 1000 }},
+	{"floor p50 / gateway p50 (1 client): two bare crossings per request", "%.2f×", "",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			return quotient(at(gatewayFloor, latencyClients, "p50-µs"))(at(gatewayPlain, latencyClients, "p50-µs"))
+		}, nil},
+	{"floor p99 − gateway p99, what two bare crossings add (1 client)", "%.0f µs", "",
+		func(at func(string, string, string) (float64, bool)) (float64, bool) {
+			f, okF := at(gatewayFloor, latencyClients, "p99-µs")
+			g, okG := at(gatewayPlain, latencyClients, "p99-µs")
+			return f - g, okF && okG
+		}, nil},
 	{separateThroughput, "%.2f", "≥ 0.60",
 		func(at func(string, string, string) (float64, bool)) (float64, bool) {
 			return quotient(at(gatewayPlugin, throughputClients, "req/s"))(at(gatewayPlain, throughputClients, "req/s"))

@@ -153,6 +153,7 @@ BenchmarkGatewayLatency/gateway/clients=1-2 	 1000 	 60000 ns/op 	 260 p50-µs 	
 BenchmarkGatewayLatency/gateway/clients=16-2 	 1000 	 60000 ns/op 	 2000 p50-µs 	 5000 p99-µs 	 6000 req/s 	 0 upstream-conns/op
 BenchmarkGatewayLatency/plugin/clients=1-2 	 1000 	 60000 ns/op 	 1040 p50-µs 	 2000 p99-µs 	 900 req/s 	 0 upstream-conns/op
 BenchmarkGatewayLatency/plugin/clients=16-2 	 1000 	 60000 ns/op 	 4000 p50-µs 	 9000 p99-µs 	 3000 req/s 	 0 upstream-conns/op
+BenchmarkGatewayLatency/floor/clients=1-2 	 1000 	 60000 ns/op 	 520 p50-µs 	 1200 p99-µs 	 1900 req/s 	 0 upstream-conns/op
 BenchmarkGatewayKora/direct/clients=1-2 	 1000 	 60000 ns/op 	 40 p50-µs 	 100 p99-µs 	 9000 req/s
 BenchmarkGatewayKora/gateway/clients=1-2 	 1000 	 60000 ns/op 	 240 p50-µs 	 600 p99-µs 	 3000 req/s
 BenchmarkGatewayKora/kora/clients=1-2 	 1000 	 60000 ns/op 	 280 p50-µs 	 700 p99-µs 	 2800 req/s
@@ -170,6 +171,10 @@ func TestReportGatewayGoals(t *testing.T) {
 	line(t, out, "plugin p50 / gateway p50 (1 client)", `4\.00×\s+≤ 3×\s+MISSED`)
 	line(t, out, "plugin p99 − gateway p99, what the plugin adds (1 client)", `1300 µs\s+< 1000 µs\s+MISSED`)
 	line(t, out, "plugin req/s / gateway req/s (16 clients, separate runs)", `0\.50\s+≥ 0\.60\s+MISSED`)
+	line(t, out, "floor p50 / gateway p50 (1 client)", `2\.00×\s*$`)
+	line(t, out, "floor p99 − gateway p99, what two bare crossings add (1 client)", `500 µs\s*$`)
+	line(t, out, "gateway route, no plugin, two bare crossings per request (floor)", `^\s+1\s+520 µs\s+1\.20 ms\s+460 µs\s+1\.10 ms\s+1900\s`)
+	line(t, out, "floor  ", `^\s+460 µs\s+1\.10 ms\s+-\s*$`)
 	// Kora's goals read its own benchmark: added 240 µs against 200 µs.
 	line(t, out, "Kora (README config) added p50 / gateway added p50 (1 client)", `1\.20×\s+≤ 1\.5×\s+met`)
 	line(t, out, "Kora (router on) added p50 / gateway added p50 (1 client)", `4\.00×\s*$`)

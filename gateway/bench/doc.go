@@ -2,9 +2,10 @@
 // latency of a small non-streamed Chat Completions request sent straight
 // to a fake upstream, through nginx as a plain reverse proxy (the
 // baseline; installed from Debian when missing), and through the gateway's
-// bypass route, its gateway route with no plugin, and its gateway route
-// with one remote plugin subscribed to every per-round model hook, at 1,
-// 16 and 64 concurrent clients, with the CPU time per request of the
+// bypass route, its gateway route with no plugin, its gateway route with
+// one remote plugin subscribed to every per-round model hook, and that
+// route's floor (no plugin, two bare crossings to another process per
+// request), at 1, 16 and 64 concurrent clients, with the CPU time per request of the
 // benchmark's process and of the plugin's, the times each was given a
 // processor, and how long the plugin waited for one; and a load run that must
 // finish with no error. BenchmarkGatewayKora measures the gateway route with Kora loaded

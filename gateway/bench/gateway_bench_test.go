@@ -245,6 +245,13 @@ type stats struct {
 // per request, requests/s, and the connections opened to the upstream per
 // request, beside ns/op.
 func measure(b *testing.B, up *upstream, root string, conc int) stats {
+	return measureWith(b, up, root, conc, nil)
+}
+
+// measureWith is measure with after, when set, called by each client once
+// it has its answer, within the request's time: the floor's second
+// crossing.
+func measureWith(b *testing.B, up *upstream, root string, conc int, after func() error) stats {
 	c := client(conc)
 	defer c.CloseIdleConnections()
 	var (
@@ -261,7 +268,7 @@ func measure(b *testing.B, up *upstream, root string, conc int) stats {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			warm[i] = call(c, root)
+			warm[i] = callThen(c, root, after)
 		}()
 	}
 	wg.Wait()
@@ -280,7 +287,7 @@ func measure(b *testing.B, up *upstream, root string, conc int) stats {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
 				t0 := time.Now()
-				err := call(c, root)
+				err := callThen(c, root, after)
 				lat[i] = append(lat[i], time.Since(t0))
 				if err != nil {
 					errs.Add(1)
@@ -302,6 +309,15 @@ func measure(b *testing.B, up *upstream, root string, conc int) stats {
 	return s
 }
 
+// callThen is call followed, when it succeeded and after is set, by after.
+func callThen(c *http.Client, root string, after func() error) error {
+	err := call(c, root)
+	if err == nil && after != nil {
+		err = after()
+	}
+	return err
+}
+
 func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
@@ -310,12 +326,13 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// BenchmarkGatewayLatency is one small request, five ways: straight to the
+// BenchmarkGatewayLatency is one small request, six ways: straight to the
 // upstream, through nginx as a plain reverse proxy (the baseline a proxy's
 // cost is held to), and through the gateway's bypass route, its gateway
-// route with no plugin, and its gateway route with one remote plugin
-// subscribed to the per-round model hooks; each at 1, 16 and 64 concurrent
-// clients. bench/report subtracts the first from the others. Beside the
+// route with no plugin, its gateway route with one remote plugin
+// subscribed to the per-round model hooks, and the floor of
+// BenchmarkGatewayThroughput (no plugin, two bare crossings to another
+// process per request); each at 1, 16 and 64 concurrent clients. bench/report subtracts the first from the others. Beside the
 // latencies it reports the CPU time per request of the benchmark's process
 // and of the plugin's (see reportCPU): throughput on a small machine is
 // what that CPU time allows, and a noisy machine disturbs it less than it
@@ -326,17 +343,28 @@ func BenchmarkGatewayLatency(b *testing.B) {
 		name string
 		root string
 		host *hookhost.Host // nil when no plugin runs
+		up   *upstream      // nil for up
+		// after is what each client does once it has its answer.
+		after func() error
 	}
 	bypass, _ := serveGateway(b, up.url, false, false)
 	plain, _ := serveGateway(b, up.url, true, false)
 	withPlugin, h := serveGateway(b, up.url, true, true)
-	targets := []target{{"direct", up.url + "/v1", nil}, {"nginx", nginxProxy(b, up.url) + "/v1", nil},
-		{"bypass", bypass, nil}, {"gateway", plain, nil}, {"plugin", withPlugin, h}}
+	cross, _ := echoCrossing(b, 2*64)
+	floorUp := fakeUpstreamWith(b, cross)
+	floor, _ := serveGateway(b, floorUp.url, true, false)
+	targets := []target{{name: "direct", root: up.url + "/v1"}, {name: "nginx", root: nginxProxy(b, up.url) + "/v1"},
+		{name: "bypass", root: bypass}, {name: "gateway", root: plain}, {name: "plugin", root: withPlugin, host: h},
+		{name: "floor", root: floor, up: floorUp, after: cross}}
 	for _, tg := range targets {
+		tgUp := up
+		if tg.up != nil {
+			tgUp = tg.up
+		}
 		for _, conc := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/clients=%d", tg.name, conc), func(b *testing.B) {
 				bytesBefore, cpuBefore := pluginBytes(tg.host), cpuOf(b, tg.host)
-				if s := measure(b, up, tg.root, conc); s.errors > 0 {
+				if s := measureWith(b, tgUp, tg.root, conc, tg.after); s.errors > 0 {
 					b.Fatalf("%d of %d requests failed; the first: %v", s.errors, b.N, s.firstErr)
 				}
 				reportCPU(b, tg.host, cpuBefore)

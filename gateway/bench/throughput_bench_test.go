@@ -49,7 +49,7 @@ func BenchmarkGatewayThroughput(b *testing.B) {
 	up := fakeUpstream(b)
 	plain, _ := serveGateway(b, up.url, true, false)
 	withPlugin, h := serveGateway(b, up.url, true, true)
-	cross, echoPID := echoCrossing(b)
+	cross, echoPID := echoCrossing(b, 2*throughputClients)
 	floorUp := fakeUpstreamWith(b, cross)
 	floor, _ := serveGateway(b, floorUp.url, true, false)
 	pluginPID := 0
@@ -181,9 +181,10 @@ func (t *throughputTarget) cpu(b *testing.B) (all, child time.Duration) {
 }
 
 // echoCrossing starts the echo process and returns a crossing to it (one
-// byte there and back over a connection of a pool, so concurrent
-// requests cross at once) and its pid.
-func echoCrossing(b *testing.B) (func() error, int) {
+// byte there and back over a connection of a pool of conns, so concurrent
+// requests cross at once) and its pid. Two crossings per request may be
+// under way at once for each client.
+func echoCrossing(b *testing.B, conns int) (func() error, int) {
 	sock := filepath.Join(b.TempDir(), "echo.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -209,8 +210,7 @@ func echoCrossing(b *testing.B) (func() error, int) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	// Two crossings per request may be under way at once for each client.
-	pool := make(chan net.Conn, 2*throughputClients)
+	pool := make(chan net.Conn, conns)
 	for range cap(pool) {
 		conn, err := net.Dial("unix", sock)
 		if err != nil {
