@@ -37,9 +37,12 @@ const (
 // path, crosses to another process and back twice, as the plugin's two
 // stages do: one byte to an echo process (internal/echo) and back as the
 // upstream takes the request, and again as the client has its answer. It
-// speaks no protocol, so it is what any plugin in another process costs
-// at least, on this machine, whatever the protocol; plugin/floor is the
-// share of that bound the plugin route reaches.
+// speaks no protocol: it is what two crossings cost on this machine when
+// each is a plain write and a blocking read, the bound a plugin's protocol
+// is held to. A plugin route can do better only by what the crossings
+// themselves do, sharing writes between requests or polling instead of
+// sleeping; plugin/floor is the share of the floor's throughput the
+// plugin route reaches.
 //
 // Per target it reports the median req/s over the rounds and the CPU time
 // per request of the benchmark's process with its child (the plugin, the
