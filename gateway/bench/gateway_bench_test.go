@@ -332,8 +332,9 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // route with no plugin, its gateway route with one remote plugin
 // subscribed to the per-round model hooks, and the floor of
 // BenchmarkGatewayThroughput (no plugin, two bare crossings to another
-// process per request); each at 1, 16 and 64 concurrent clients. bench/report subtracts the first from the others. Beside the
-// latencies it reports the CPU time per request of the benchmark's process
+// process per request); each at 1, 16 and 64 concurrent clients.
+// bench/report subtracts the first from the others. Beside the latencies
+// it reports the CPU time per request of the benchmark's process
 // and of the plugin's (see reportCPU): throughput on a small machine is
 // what that CPU time allows, and a noisy machine disturbs it less than it
 // disturbs latency.
