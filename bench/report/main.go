@@ -480,6 +480,8 @@ func printGateway(w io.Writer, samples map[string]map[string][]float64) {
 			}
 		}
 		tw.Flush()
+	}
+	if _, paired := samples[gatewayThroughput]; len(clients) > 0 || paired {
 		printGatewayGoals(w, samples)
 	}
 	if m, ok := samples[gatewayLoad]; ok {
