@@ -145,15 +145,9 @@ func (t *throughputTarget) run(b *testing.B, c *http.Client, d time.Duration) sl
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(stop) {
-				if err := call(c, t.root); err != nil {
+				if err := callThen(c, t.root, t.after); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					return
-				}
-				if t.after != nil {
-					if err := t.after(); err != nil {
-						errOnce.Do(func() { firstErr = err })
-						return
-					}
 				}
 				done.Add(1)
 			}

@@ -148,10 +148,6 @@ func RunModelStage(ctx context.Context, p hooks.Plugin, req ModelStageRequest, e
 func runModelStage(run *stageRun, p hooks.Plugin, req ModelStageRequest) {
 	call := req.Call
 	for _, st := range req.Stages {
-		if err := run.ctx.Err(); err != nil {
-			run.emit(nil, fmt.Errorf("%s not started: %w", st.Hook, err))
-			return
-		}
 		switch st.Hook {
 		case hooks.PreToolListFinalized:
 			o, err := runStage[*hooks.ToolListOverride](run, p, st, hooks.ToolListRequest{SessionID: call.SessionID, Iteration: call.Iteration, Tools: call.Request.Tools})

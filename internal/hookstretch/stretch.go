@@ -170,10 +170,6 @@ func runStretch(run *stageRun, p hooks.Plugin, req Request) {
 	call := req.Call
 	var provided *hooks.ToolResult
 	for _, st := range req.Stages {
-		if err := run.ctx.Err(); err != nil {
-			run.emit(nil, fmt.Errorf("%s not started: %w", st.Hook, err))
-			return
-		}
 		switch st.Hook {
 		case hooks.PreToolCall:
 			d, err := runStage[*hooks.PreToolCallDecision](run, p, st, call)
