@@ -18,9 +18,9 @@ import (
 // round (self-cpu-µs/op, plugin-cpu-µs/op), one round at a time and with
 // sixteen rounds in flight. Read beside the gateway's plugin route, it
 // tells the protocol's own cost from what the crossings cost inside a
-// busy request path: there the same stages cost both processes more,
-// since fewer of them share a write and each crossing wakes a process
-// whose caches the rest of the request has taken.
+// busy request path: there the same stages cost both processes more, as
+// fewer of them share a write and each process is woken more often per
+// stage (plugin-switches/op).
 func BenchmarkModelStages(b *testing.B) {
 	up := fakeUpstream(b)
 	_, h := serveGateway(b, up.url, true, true)
