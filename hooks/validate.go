@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hookhost/hookhost/internal/rawjson"
 )
 
 // The checks in this file decide what "malformed" means for each answer
@@ -559,10 +561,7 @@ func ValidateManifest(m Manifest, allowToolOverride bool) error {
 	return nil
 }
 
-func isJSONObject(raw []byte) bool {
-	s := strings.TrimLeft(string(raw), " \t\r\n")
-	return strings.HasPrefix(s, "{") && json.Valid(raw)
-}
+func isJSONObject(raw []byte) bool { return rawjson.IsObject(raw) }
 
 // checkHookOptions returns what is wrong with a manifest's options for
 // hook h, or "".

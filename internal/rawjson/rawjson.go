@@ -20,6 +20,14 @@ type Object struct {
 	arrays map[string][]json.RawMessage
 }
 
+// IsObject reports whether data, leading white space aside, is one JSON
+// object. It checks the bytes without decoding them: it runs on every
+// tool schema of every request, and a decode would copy each schema.
+func IsObject(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
+
 // ParseObject splits data, a JSON object, into its keys in the order they
 // first appear and their raw values (a repeated key keeps its first place
 // and its last value, as encoding/json reads it). When data is not a JSON

@@ -216,3 +216,24 @@ func TestEachMemberKeepsOrderAndRepeatsAndStops(t *testing.T) {
 		}
 	}
 }
+
+func TestIsObject(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{}`:                    true,
+		` {"a":[1,{"b":null}]}`: true,
+		"\n\t{\"a\":1}\r\n":     true,
+		`[]`:                    false,
+		`"{}"`:                  false,
+		`null`:                  false,
+		``:                      false,
+		`   `:                   false,
+		`{`:                     false,
+		`{"a":}`:                false,
+		`{} {}`:                 false,
+		`{}x`:                   false,
+	} {
+		if got := IsObject([]byte(in)); got != want {
+			t.Errorf("IsObject(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

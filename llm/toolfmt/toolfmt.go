@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/hookhost/hookhost/hooks"
+	"github.com/hookhost/hookhost/internal/rawjson"
 )
 
 // NamePattern is the tool name rule shared by OpenAI and Anthropic.
@@ -130,8 +131,7 @@ func schemaIn(tool string, s json.RawMessage) (json.RawMessage, error) {
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return nil, nil
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(t, &obj) != nil {
+	if !rawjson.IsObject(t) {
 		return nil, fmt.Errorf("tool %q: input schema is not a JSON object", tool)
 	}
 	return t, nil

@@ -2,6 +2,7 @@ package toolfmt
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -185,5 +186,22 @@ func TestToMCPKeepsDottedIDs(t *testing.T) {
 	}
 	if _, err := ToMCP(Tool{Spec: hooks.ToolSpec{Name: "a b"}}); err == nil {
 		t.Error("an invalid MCP name was exported")
+	}
+}
+
+// A tool's schema is checked on every request that offers it, so the
+// check must not copy it: a client's tools run to tens of kilobytes.
+func TestSchemaCheckCopiesNothing(t *testing.T) {
+	props := make([]string, 200)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{"type":"string","description":"property %d"}`, i, i)
+	}
+	spec := hooks.ToolSpec{Name: "big", InputSchema: json.RawMessage(`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`)}
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := ToOpenAIChat(spec); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("ToOpenAIChat of a %d-byte schema allocated %v times, want 0", len(spec.InputSchema), allocs)
 	}
 }
