@@ -199,7 +199,7 @@ func checkToolList(tools []ToolSpec) error {
 			return fmt.Errorf("tool %q listed twice", t.Name)
 		}
 		seen[t.Name] = true
-		if len(t.InputSchema) > 0 && !isJSONObject(t.InputSchema) {
+		if len(t.InputSchema) > 0 && !rawjson.IsObject(t.InputSchema) {
 			return fmt.Errorf("tool %q: input schema is not a JSON object", t.Name)
 		}
 	}
@@ -282,7 +282,7 @@ func (r *ModelResponse) checkProvided() error {
 			return fmt.Errorf("tool call %q: tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", c.ID, c.Name)
 		case ids[c.ID]:
 			return fmt.Errorf("tool call id %q used twice", c.ID)
-		case len(c.Arguments) > 0 && !isJSONObject(c.Arguments):
+		case len(c.Arguments) > 0 && !rawjson.IsObject(c.Arguments):
 			return fmt.Errorf("tool call %q: arguments are not a JSON object", c.ID)
 		}
 		ids[c.ID] = true
@@ -420,7 +420,7 @@ func (d *PreToolCallDecision) check() error {
 	if set > 1 {
 		return errors.New("more than one of block, ask and modified_args set")
 	}
-	if d.ModifiedArgs != nil && !isJSONObject(d.ModifiedArgs) {
+	if d.ModifiedArgs != nil && !rawjson.IsObject(d.ModifiedArgs) {
 		return errors.New("modified_args is not a JSON object")
 	}
 	return nil
@@ -554,14 +554,12 @@ func ValidateManifest(m Manifest, allowToolOverride bool) error {
 			return bad("tool %q declared twice", t.Name)
 		}
 		seenTool[t.Name] = true
-		if len(t.InputSchema) > 0 && !isJSONObject(t.InputSchema) {
+		if len(t.InputSchema) > 0 && !rawjson.IsObject(t.InputSchema) {
 			return bad("tool %q: input schema is not a JSON object", t.Name)
 		}
 	}
 	return nil
 }
-
-func isJSONObject(raw []byte) bool { return rawjson.IsObject(raw) }
 
 // checkHookOptions returns what is wrong with a manifest's options for
 // hook h, or "".
